@@ -1,0 +1,59 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'UsageError'
+  }
+}
+
+export interface CommandIo {
+  env: NodeJS.ProcessEnv
+  out: (line: string) => void
+  err: (line: string) => void
+}
+
+export interface Command {
+  /** Words after `sitegrid`, e.g. `['key', 'mint']`. */
+  path: string[]
+  summary: string
+  usage: string
+  options: NonNullable<ParseArgsConfig['options']>
+  /** Exact number of positional arguments. */
+  positionals: string[]
+  run(args: { values: Record<string, string | boolean | undefined>; positionals: string[] }, io: CommandIo): Promise<number | void>
+}
+
+export function parseCommandArgs(command: Command, argv: string[]) {
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+  if (parsed.values.help) return { help: true as const }
+  if (parsed.positionals.length !== command.positionals.length) {
+    throw new UsageError(`expected ${command.positionals.length ? command.positionals.join(' ') : 'no arguments'}, got ${parsed.positionals.length} argument(s)`)
+  }
+  return { help: false as const, values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals }
+}
+
+export function helpText(command: Command): string {
+  const lines = [`Usage: sitegrid ${command.path.join(' ')} ${command.usage}`.trimEnd(), '', command.summary]
+  const opts = Object.entries(command.options)
+  if (opts.length) {
+    lines.push('', 'Options:')
+    for (const [name, o] of opts) lines.push(`  --${name}${o.type === 'string' ? ' VALUE' : ''}`)
+  }
+  lines.push('  -h, --help')
+  return lines.join('\n')
+}
+
+const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
+
+/** `30d`, `12h`, `90m`, `2w` → milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d{1,6})([mhdw])$/.exec(text)
+  if (!match) throw new UsageError(`--expires-in: expected a number and a unit m, h, d or w (e.g. 30d), got "${text}"`)
+  return Number(match[1]) * UNITS[match[2]!]!
+}

@@ -1,0 +1,63 @@
+import { ConfigInvalid } from '../config/load.ts'
+import { DomainError } from '../errors/domain-error.ts'
+import { helpText, parseCommandArgs, UsageError, type Command, type CommandIo } from './command.ts'
+import { initCommand } from './init.ts'
+import { keyCommands } from './key.ts'
+import { orgCommands } from './org.ts'
+import { migrateCommand, serveCommand } from './serve.ts'
+
+export const commands: Command[] = [initCommand, serveCommand, migrateCommand, ...orgCommands, ...keyCommands]
+
+function overview(): string {
+  return ['Usage: sitegrid COMMAND [options]   (sitegrid COMMAND --help for details)', '', 'Commands:',
+    ...commands.map((c) => `  ${c.path.join(' ').padEnd(14)} ${c.summary.split('. ')[0]}`)].join('\n')
+}
+
+/** Runs one command; returns the exit code. Domain errors and bad usage go to stderr, never a stack trace. */
+export async function runCli(argv: string[], io: CommandIo): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    io.out(overview())
+    return argv.length === 0 ? 2 : 0
+  }
+  const command = commands
+    .filter((c) => c.path.every((word, i) => argv[i] === word))
+    .sort((a, b) => b.path.length - a.path.length)[0]
+  if (!command) {
+    const group = commands.filter((c) => c.path[0] === argv[0])
+    const asked = argv[1] === '--help' || argv[1] === '-h'
+    if (group.length && asked) {
+      io.out(group.map((c) => `sitegrid ${c.path.join(' ')} ${c.usage}\n    ${c.summary}`).join('\n'))
+      return 0
+    }
+    io.err(group.length ? `sitegrid ${argv[0]}: expected one of ${group.map((c) => c.path[1]).join(', ')}` : `sitegrid: unknown command "${argv[0]}"`)
+    io.err(group.length ? group.map((c) => `  sitegrid ${c.path.join(' ')} ${c.usage}`).join('\n') : overview())
+    return 2
+  }
+  try {
+    const parsed = parseCommandArgs(command, argv.slice(command.path.length))
+    if (parsed.help) {
+      io.out(helpText(command))
+      return 0
+    }
+    return (await command.run(parsed, io)) ?? 0
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`sitegrid ${command.path.join(' ')}: ${err.message}\n${helpText(command)}`)
+      return 2
+    }
+    if (err instanceof ConfigInvalid) {
+      io.err(`sitegrid: ${err.message}`)
+      return 78 // EX_CONFIG
+    }
+    if (err instanceof DomainError) {
+      const fields = err.errors?.map((e) => ` (${e.pointer.slice(1)}: ${e.message})`).join('') ?? ''
+      io.err(`sitegrid ${command.path.join(' ')}: ${err.code}: ${err.message}${fields}`)
+      return 1
+    }
+    io.err(`sitegrid ${command.path.join(' ')}: ${(err as Error).message}`)
+    return 1
+  }
+}
+
+const io: CommandIo = { env: process.env, out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) }
+process.exitCode = await runCli(process.argv.slice(2), io)

@@ -1,0 +1,31 @@
+import type { Command } from './command.ts'
+import { withServices } from './runtime.ts'
+
+export const orgCommands: Command[] = [
+  {
+    path: ['org', 'create'], usage: 'SLUG [--name NAME]', positionals: ['SLUG'],
+    summary: 'Provisions an organisation served at {SLUG}.{base domain}; prints its id (org_ + 8 Crockford base32) alone.',
+    options: { name: { type: 'string' } },
+    run: ({ values, positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+      const org = await orgs.provision(positionals[0]!, values.name as string | undefined)
+      io.out(org.id)
+    }),
+  },
+  {
+    path: ['org', 'list'], usage: '[--json]', positionals: [],
+    summary: 'Lists the organisations: id, slug, name, creation time (tab-separated, or JSON lines with --json).',
+    options: { json: { type: 'boolean' } },
+    run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+      for (const org of await orgs.list()) io.out(values.json ? JSON.stringify(org) : [org.id, org.slug, org.name, org.createdAt].join('\t'))
+    }),
+  },
+  {
+    path: ['org', 'delete'], usage: 'SLUG', positionals: ['SLUG'],
+    summary: 'Deprovisions an organisation: removes it and everything it owns, its keys included, in one transaction.',
+    options: {},
+    run: ({ positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+      await orgs.deprovision(positionals[0]!)
+      io.err(`deleted organisation ${positionals[0]}`)
+    }),
+  },
+]

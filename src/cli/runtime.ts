@@ -1,0 +1,28 @@
+import { systemClock } from '../clock.ts'
+import { loadConfig, type LoadOptions } from '../config/load.ts'
+import type { Config } from '../config/schema.ts'
+import { connectDatabase, type DatabaseHandle } from '../db/connect.ts'
+import { migrateToLatest } from '../db/migrate.ts'
+import { createApiKeysService } from '../modules/api-keys/service.ts'
+import { createOrgsService } from '../modules/orgs/service.ts'
+
+/** Opens the configured database (schema brought up to date) and builds the services a command needs. */
+export async function withServices<T>(
+  env: NodeJS.ProcessEnv,
+  options: LoadOptions,
+  fn: (s: { config: Config; handle: DatabaseHandle; orgs: ReturnType<typeof createOrgsService>; apiKeys: ReturnType<typeof createApiKeysService> }) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig(env, options)
+  const handle = await connectDatabase(config.databaseUrl, { poolSize: 2 })
+  try {
+    await migrateToLatest(handle.db)
+    const clock = systemClock
+    return await fn({
+      config, handle,
+      orgs: createOrgsService({ handle, clock }),
+      apiKeys: createApiKeysService({ handle, clock, keySecret: config.keySecret }),
+    })
+  } finally {
+    await handle.close()
+  }
+}

@@ -1,0 +1,62 @@
+import { buildApp } from '../app.ts'
+import { systemClock } from '../clock.ts'
+import { loadConfig } from '../config/load.ts'
+import { connectDatabase } from '../db/connect.ts'
+import { migrateToLatest } from '../db/migrate.ts'
+import { createLogger } from '../http/logger.ts'
+import type { Command } from './command.ts'
+
+function describeDatabase(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@')
+}
+
+export const serveCommand: Command = {
+  path: ['serve'], usage: '[--no-migrate]', positionals: [],
+  summary: 'Serves the API on HOST:PORT (default 127.0.0.1:8080). Migrates the schema first unless --no-migrate or SITEGRID_MIGRATE_ON_START=false. SIGTERM drains in-flight requests and exits 0.',
+  options: { 'no-migrate': { type: 'boolean' } },
+  run: async ({ values }, io) => {
+    const config = loadConfig(io.env, { requireKeySecret: true })
+    const log = createLogger(config.logLevel)
+    const handle = await connectDatabase(config.databaseUrl)
+    if (config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
+    const app = await buildApp({ config, handle, clock: systemClock, log })
+    await app.listen({ host: config.host, port: config.port })
+    log.info({ mode: config.mode, database: describeDatabase(config.databaseUrl), keySecretSource: config.keySecretSource, baseDomain: config.baseDomain }, 'sitegrid serving')
+
+    return new Promise<number>((resolve) => {
+      let stopping = false
+      const stop = (signal: string) => {
+        if (stopping) return
+        stopping = true
+        log.info({ signal }, 'draining')
+        const force = setTimeout(() => {
+          log.error('grace period over; exiting with requests still open')
+          resolve(1)
+        }, config.shutdownGraceMs)
+        force.unref()
+        app.close()
+          .then(() => handle.close())
+          .then(() => { clearTimeout(force); log.info('stopped'); resolve(0) })
+          .catch((err: unknown) => { log.error({ err }, 'shutdown failed'); resolve(1) })
+      }
+      process.once('SIGTERM', () => stop('SIGTERM'))
+      process.once('SIGINT', () => stop('SIGINT'))
+    })
+  },
+}
+
+export const migrateCommand: Command = {
+  path: ['migrate'], usage: '', positionals: [], options: {},
+  summary: 'Creates or upgrades the database schema (DATABASE_URL) and prints the migrations it applied.',
+  run: async (_args, io) => {
+    const config = loadConfig(io.env, { requireKeySecret: false })
+    const handle = await connectDatabase(config.databaseUrl, { poolSize: 1 })
+    try {
+      const results = await migrateToLatest(handle.db)
+      for (const r of results) io.out(`${r.status.toLowerCase()}\t${r.migrationName}`)
+      if (results.length === 0) io.err('migrate: schema already up to date')
+    } finally {
+      await handle.close()
+    }
+  },
+}

@@ -1,0 +1,137 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import pg from 'pg'
+import type { Database } from './schema.ts'
+
+export type Dialect = 'sqlite' | 'postgres'
+
+const INVALIDATION_CHANNEL = 'sitegrid_invalidate'
+
+/**
+ * The open database plus a cross-process invalidation signal. `generation()` changes whenever another
+ * process may have revoked a credential or removed an organisation: caches that matter for security
+ * compare it on every use and drop everything when it moved.
+ */
+export interface DatabaseHandle {
+  readonly db: Kysely<Database>
+  readonly dialect: Dialect
+  generation(): number
+  /** Inside the transaction that revokes: tells the other processes once it commits. */
+  announceInvalidation(trx: Kysely<Database>): Promise<void>
+  /** After that transaction committed: this process's own caches. */
+  invalidateLocally(): void
+  /** Cheap round trip for readiness checks. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface ConnectOptions {
+  /** PostgreSQL pool size per process. */
+  poolSize?: number
+  /** Fail a query that waits longer than this for a connection or a statement (PostgreSQL). */
+  statementTimeoutMs?: number
+}
+
+export async function connectDatabase(url: string, options: ConnectOptions = {}): Promise<DatabaseHandle> {
+  if (url.startsWith('sqlite:')) return connectSqlite(url.slice('sqlite:'.length))
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return connectPostgres(url, options)
+  throw new TypeError('DATABASE_URL must start with sqlite: or postgres://')
+}
+
+function connectSqlite(path: string): DatabaseHandle {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const raw = new BetterSqlite3(path)
+  raw.pragma('journal_mode = WAL')
+  raw.pragma('synchronous = NORMAL')
+  raw.pragma('foreign_keys = ON')
+  raw.pragma('busy_timeout = 5000')
+  // data_version moves when another connection (another process) commits; our own writes bump `local`.
+  const dataVersion = raw.prepare('PRAGMA data_version').pluck()
+  let local = 0
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) })
+  return {
+    db,
+    dialect: 'sqlite',
+    generation: () => (dataVersion.get() as number) * 1_000_000 + local,
+    announceInvalidation: async () => {},
+    invalidateLocally: () => { local += 1 },
+    ping: async () => { await sql`select 1`.execute(db) },
+    close: async () => { await db.destroy() },
+  }
+}
+
+async function connectPostgres(url: string, options: ConnectOptions): Promise<DatabaseHandle> {
+  const types = {
+    getTypeParser: (oid: number, format?: string) => {
+      // int8 (epoch ms, counts) and numeric fit a JS number for every value this service stores.
+      if (oid === 20 || oid === 1700) return (v: string) => Number(v)
+      return pg.types.getTypeParser(oid, format as 'text')
+    },
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    types,
+    connectionTimeoutMillis: options.statementTimeoutMs ?? 5_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+  })
+  pool.on('error', () => {}) // idle-client errors surface on the next query; never crash the process
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const listener = createListener(url, types)
+  await listener.start()
+  let local = 0
+  return {
+    db,
+    dialect: 'postgres',
+    generation: () => listener.generation() + local,
+    announceInvalidation: async (trx) => { await sql`select pg_notify(${INVALIDATION_CHANNEL}, '')`.execute(trx) },
+    invalidateLocally: () => { local += 1 },
+    ping: async () => { await sql`select 1`.execute(db) },
+    close: async () => {
+      await listener.stop()
+      await db.destroy()
+    },
+  }
+}
+
+// A dedicated connection LISTENs for invalidations. While it is down we cannot hear revocations,
+// so generation() changes on every call and every cache lookup goes to the database: fail safe, not fast.
+function createListener(url: string, types: pg.CustomTypesConfig) {
+  let counter = 0
+  let healthy = false
+  let stopped = false
+  let client: pg.Client | undefined
+  let retry: NodeJS.Timeout | undefined
+
+  async function connect(): Promise<void> {
+    const c = new pg.Client({ connectionString: url, types })
+    c.on('notification', () => { counter += 1 })
+    c.on('error', () => reconnect())
+    c.on('end', () => reconnect())
+    await c.connect()
+    await c.query(`LISTEN ${INVALIDATION_CHANNEL}`)
+    client = c
+    healthy = true
+    counter += 1 // anything may have happened while we were not listening
+  }
+  function reconnect(): void {
+    healthy = false
+    if (stopped || retry) return
+    retry = setTimeout(() => {
+      retry = undefined
+      connect().catch(() => reconnect())
+    }, 500)
+    retry.unref()
+  }
+  return {
+    start: connect,
+    generation: () => (healthy ? counter : (counter += 1)),
+    stop: async () => {
+      stopped = true
+      if (retry) clearTimeout(retry)
+      await client?.end().catch(() => {})
+    },
+  }
+}

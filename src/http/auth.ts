@@ -1,0 +1,98 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { ApiKeyValidator } from '../auth/api-key-validator.ts'
+import { roleAtLeast, type Principal, type Role } from '../auth/principal.ts'
+import type { Config } from '../config/schema.ts'
+import { DomainError, Forbidden, Unauthorized } from '../errors/domain-error.ts'
+import type { Org } from '../modules/orgs/service.ts'
+import type { createRateLimiter } from './rate-limit.ts'
+import type { Tenancy } from './tenancy.ts'
+
+/**
+ * Every route names its policy in `config.policy`; a route without one fails at start-up (closed by default).
+ * - `public`: no credential (health, readiness, OpenAPI, problem pages, sign-in endpoints, the local key set).
+ * - `member` | `admin` | `owner`: the caller's role — organisation role in cloud mode, site role in site mode —
+ *   must be at least this. Platform admins pass every role policy.
+ * - `platformAdmin`: platform admins only.
+ */
+export type Policy = 'public' | 'member' | 'admin' | 'owner' | 'platformAdmin'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    policy?: Policy
+  }
+  interface FastifyRequest {
+    principal: Principal
+    org: Org
+  }
+}
+
+/** A bearer validator claims the tokens of its issuer; the selector routes by `iss`. */
+export interface BearerValidator {
+  accepts(issuer: string): boolean
+  validate(token: string, org: Org): Promise<Principal | undefined>
+}
+
+export interface AuthDeps {
+  config: Config
+  tenancy: Tenancy
+  validateApiKey: ApiKeyValidator
+  bearerValidators: BearerValidator[]
+  peekIssuer: (token: string) => string | undefined
+  rateLimiter: ReturnType<typeof createRateLimiter>
+}
+
+export function satisfiesPolicy(principal: Principal, policy: Exclude<Policy, 'public'>): boolean {
+  if (principal.isPlatformAdmin) return true
+  if (policy === 'platformAdmin') return false
+  return roleAtLeast(principal.role, policy satisfies Role)
+}
+
+export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
+  app.decorateRequest('principal', null as unknown as Principal)
+  app.decorateRequest('org', null as unknown as Org)
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.policy) {
+      throw new TypeError(`route ${String(route.method)} ${route.url} declares no policy (config.policy); routes are closed by default`)
+    }
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    const policy = request.routeOptions.config.policy
+    if (policy === undefined || policy === 'public') return // undefined: the not-found handler
+    const retryAfter = deps.rateLimiter.hit(rateBucket(request))
+    if (retryAfter > 0) {
+      reply.header('retry-after', String(retryAfter))
+      throw new DomainError('RateLimited', 'Too many requests for this credential; see Retry-After.')
+    }
+    const org = await deps.tenancy.resolve(request.hostname)
+    const principal = org && await authenticate(request, org, deps)
+    // Spec 5 rule 3 and 1 (tenancy): one uniform 401 whatever failed, including a credential of another org.
+    if (!org || !principal || principal.orgId !== org.id) throw new Unauthorized()
+    request.org = org
+    request.principal = principal
+    if (!satisfiesPolicy(principal, policy)) throw new Forbidden()
+  })
+}
+
+async function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps): Promise<Principal | undefined> {
+  const apiKey = request.headers['x-api-key']
+  const authorization = request.headers.authorization
+  if (apiKey !== undefined) {
+    // Spec 5 rule 1: the API key wins; never a 400 for sending both.
+    if (authorization !== undefined) request.log.warn({ event: 'auth.both_credentials' }, 'X-Api-Key and Authorization both present; using the API key')
+    return typeof apiKey === 'string' ? deps.validateApiKey(apiKey) : undefined
+  }
+  if (authorization === undefined) return undefined
+  const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(authorization)
+  if (!match) return undefined
+  const token = match[1]!
+  const issuer = deps.peekIssuer(token)
+  const validator = issuer === undefined ? undefined : deps.bearerValidators.find((v) => v.accepts(issuer))
+  return validator?.validate(token, org)
+}
+
+function rateBucket(request: FastifyRequest): string {
+  const credential = request.headers['x-api-key'] ?? request.headers.authorization
+  return typeof credential === 'string' ? `c:${credential}` : `ip:${request.ip}`
+}

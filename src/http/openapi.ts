@@ -1,0 +1,31 @@
+import swagger from '@fastify/swagger'
+import type { FastifyInstance } from 'fastify'
+import type { Config } from '../config/schema.ts'
+
+const PAGING = `Lists that can grow use one paging convention across the API: \`limit\` (default and maximum given per route) and an opaque \`cursor\`; the answer carries \`nextCursor\` (null on the last page). Order is stable, so pages neither skip nor repeat items while others write.`
+
+const AUTH = `Every endpoint needs \`X-Api-Key: csk_…\` (a tenant API key) or \`Authorization: Bearer …\` (an OIDC access token, or a site-PIN token on a site server), except those marked with no security. When both headers are present the API key is used. Every failed credential answers the same 401. The organisation is the one of the Host header (\`{slug}.{base domain}\`); a credential of another organisation answers the same 401.`
+
+const ERRORS = `Errors are RFC 9457 \`application/problem+json\` with a stable \`code\`; \`type\` links a page explaining it. Validation failures list each field in \`errors\` (\`in\`, \`pointer\`, \`message\`). A caller whose role is too low gets 403 \`Forbidden\`; an absent or foreign resource the same 404 \`NotFound\`.`
+
+/** Registers the OpenAPI 3.1 generator; must run before any route is added. */
+export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'sitegrid',
+        version: '0.1.0',
+        description: `Multi-tenant management of industrial sites: controllers, equipment instances, electrical networks, alarms and historian data, with tenant API keys and organisation administration. This server runs in ${config.mode} mode.\n\n## Authentication\n${AUTH}\n\n## Errors\n${ERRORS}\n\n## Paging\n${PAGING}`,
+      },
+      components: {
+        securitySchemes: {
+          ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'Tenant API key, `csk_` + 32 base62 characters.' },
+          Bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'OIDC access token (cloud) or site-PIN token (site server).' },
+        },
+      },
+      security: [{ ApiKey: [] }, { Bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  })
+}

@@ -1,0 +1,119 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { catalog, isErrorCode, type ErrorCode } from '../errors/catalog.ts'
+import { DomainError, type FieldProblem } from '../errors/domain-error.ts'
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+/** RFC 9457 problem details with our stable `code` extension. */
+export const ProblemSchema = Type.Object({
+  type: Type.String({ description: 'A page documenting this code: GET it for the explanation.' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.String(),
+  instance: Type.String({ description: 'The request id; quote it when asking the operator.' }),
+  code: Type.String({ description: 'Stable machine-readable code, e.g. `ValidationFailed`, `NotFound`, `ReservedRole`.' }),
+  errors: Type.Optional(Type.Array(Type.Object({
+    in: Type.String({ description: 'body, query, params, headers or part' }),
+    pointer: Type.String({ description: 'RFC 6901 JSON pointer to the field' }),
+    message: Type.String({ description: 'the rule the field breaks' }),
+  }))),
+}, { $id: 'Problem', additionalProperties: true })
+
+/** Response schema entries for the problem statuses a route can answer, for the OpenAPI document. */
+export function problemResponses(...statuses: number[]) {
+  const out: Record<number, unknown> = {}
+  for (const status of statuses) {
+    out[status] = { description: describeStatus(status), content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref('Problem') } } }
+  }
+  return out
+}
+
+function describeStatus(status: number): string {
+  const codes = Object.entries(catalog).filter(([, v]) => v.status === status).map(([k]) => `\`${k}\``)
+  return `Problem (${codes.join(', ') || 'see code'})`
+}
+
+export function problemTypeUri(code: ErrorCode): string {
+  return `/problems/${code}`
+}
+
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, detail: string, extra?: { errors?: FieldProblem[]; extensions?: Record<string, unknown> }) {
+  const { status, title } = catalog[code]
+  const body: Record<string, unknown> = { type: problemTypeUri(code), title, status, detail, instance: request.id, code }
+  if (extra?.errors) body.errors = extra.errors
+  if (extra?.extensions) Object.assign(body, extra.extensions)
+  if (code === 'Unauthorized') reply.header('www-authenticate', 'Bearer, ApiKey')
+  return reply.code(status).header('content-type', PROBLEM_CONTENT_TYPE).send(JSON.stringify(body))
+}
+
+interface AjvError { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }
+
+function fieldProblems(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): FieldProblem[] {
+  const where = (err.validationContext === 'querystring' ? 'query' : err.validationContext ?? 'body') as FieldProblem['in']
+  return (err.validation ?? []).map((v) => {
+    const child = v.params.missingProperty ?? v.params.additionalProperty
+    const pointer = child === undefined ? v.instancePath : `${v.instancePath}/${String(child)}`
+    const message = v.keyword === 'additionalProperties' ? 'is not a known property' : v.message ?? 'is not valid'
+    return { in: where, pointer, message }
+  })
+}
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PayloadTooLarge',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UnsupportedMediaType',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'MalformedBody',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'MalformedBody',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'MalformedBody',
+}
+
+/** The one place where any error becomes an RFC 9457 answer. No stack, SQL or secret reaches the body. */
+export function installProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+    if (error instanceof DomainError) {
+      return sendProblem(reply, request, error.code, error.message, { errors: error.errors, extensions: error.extensions })
+    }
+    if (error.validation) {
+      const errors = fieldProblems(error)
+      const summary = errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')
+      return sendProblem(reply, request, 'ValidationFailed', `The ${errors[0]?.in ?? 'request'} is not valid: ${summary}`, { errors })
+    }
+    const mapped = error.code ? FASTIFY_CODES[error.code] : undefined
+    if (mapped) return sendProblem(reply, request, mapped, catalog[mapped].doc)
+    if (error instanceof SyntaxError || (error.statusCode === 400 && error.code?.startsWith('FST_ERR_CTP'))) {
+      return sendProblem(reply, request, 'MalformedBody', 'The body could not be parsed for its content type.')
+    }
+    if (error.statusCode === 429) {
+      return sendProblem(reply, request, 'RateLimited', 'Too many requests for this credential; see Retry-After.')
+    }
+    if (error.statusCode === 503) return sendProblem(reply, request, 'ServiceUnavailable', 'The service is not available right now.')
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      const code: ErrorCode = error.statusCode === 413 ? 'PayloadTooLarge' : error.statusCode === 415 ? 'UnsupportedMediaType' : 'MalformedBody'
+      return sendProblem(reply, request, code, catalog[code].doc)
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: error }, 'database unavailable')
+      return sendProblem(reply, request, 'ServiceUnavailable', 'The database is not reachable; retry later.')
+    }
+    request.log.error({ err: error }, 'unhandled error')
+    return sendProblem(reply, request, 'InternalError', 'An unexpected error occurred.')
+  })
+
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, request, 'NotFound', 'No such resource.'))
+
+  // The problem pages the `type` URIs point at (public).
+  app.get('/problems/:code', {
+    config: { policy: 'public' },
+    schema: { hide: true, params: Type.Object({ code: Type.String() }) },
+  }, async (request, reply) => {
+    const { code } = request.params as { code: string }
+    if (!isErrorCode(code)) return sendProblem(reply, request, 'NotFound', 'No such resource.')
+    const { status, title, doc } = catalog[code]
+    return reply.type('text/plain; charset=utf-8').send(`${code} (${status}): ${title}\n\n${doc}\n`)
+  })
+}
+
+function isDatabaseUnavailable(error: { code?: string; message?: string }): boolean {
+  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300', 'SQLITE_BUSY'].includes(error.code ?? '')
+    || /timeout exceeded when trying to connect|Connection terminated/i.test(error.message ?? '')
+}

@@ -1,0 +1,38 @@
+import type { DatabaseHandle } from '../db/connect.ts'
+import { markKeysUsed } from '../modules/api-keys/store.ts'
+
+/**
+ * Spec 3.1: lastUsedAt is best-effort. Uses are gathered in memory and written in one transaction every
+ * `flushMs`, so a key sees at most one write per interval however busy it is, and no request waits for it.
+ */
+export function createLastUsedTracker(deps: { handle: DatabaseHandle; flushMs: number; onError: (err: unknown) => void }) {
+  let pending = new Map<string, { orgId: string; keyId: string; at: number }>()
+  let flushing: Promise<void> | undefined
+
+  async function flush(): Promise<void> {
+    if (flushing) return flushing
+    if (pending.size === 0) return
+    const batch = [...pending.values()]
+    pending = new Map()
+    flushing = deps.handle.db.transaction().execute((trx) => markKeysUsed(trx, batch))
+      .catch(deps.onError)
+      .finally(() => { flushing = undefined })
+    return flushing
+  }
+
+  const timer = setInterval(() => { void flush() }, deps.flushMs)
+  timer.unref()
+
+  return {
+    touch(orgId: string, keyId: string, at: number): void {
+      const seen = pending.get(keyId)
+      if (!seen || seen.at < at) pending.set(keyId, { orgId, keyId, at })
+    },
+    flush,
+    async stop(): Promise<void> {
+      clearInterval(timer)
+      await flushing
+      await flush()
+    },
+  }
+}

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto'
+import { roleAtLeast, isRole, type Actor } from '../../auth/principal.ts'
+import type { Clock } from '../../clock.ts'
+import type { DatabaseHandle } from '../../db/connect.ts'
+import { invalidField, NotFound } from '../../errors/domain-error.ts'
+import type { OrgId } from '../../ids.ts'
+import { recordAudit } from '../audit/service.ts'
+import { ExpiryPolicyViolation, ReservedRole, RoleAboveCaller } from './errors.ts'
+import { generatePlaintext, KEY_PREFIX_LENGTH, verifierOf } from './plaintext.ts'
+import type { ApiKey, MintApiKeyInput, MintedApiKey } from './schemas.ts'
+import { findActiveApiKey, insertApiKey, listActiveApiKeys, revokeApiKey } from './store.ts'
+
+const HOUR_MS = 3_600_000
+export const MIN_LIFETIME_MS = HOUR_MS
+export const MAX_LIFETIME_MS = 730 * 24 * HOUR_MS
+const RESERVED_ROLES = new Set(['platform_admin', 'platform_operator', 'service'])
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** Checks a mint request against spec 4.1 rules 5 and 6; throws ReservedRole, ValidationFailed, Forbidden or ExpiryPolicyViolation. */
+export function checkMintRequest(actor: Actor, input: MintApiKeyInput, now: number): { expiresAt: number } {
+  if (RESERVED_ROLES.has(input.role.toLowerCase())) throw new ReservedRole(input.role)
+  if (!isRole(input.role)) throw invalidField('/role', 'must be one of owner, admin, member')
+  if (!roleAtLeast(actor.role, input.role)) throw new RoleAboveCaller()
+  const expiresAt = Date.parse(input.expiresAt)
+  if (!Number.isFinite(expiresAt)) throw invalidField('/expiresAt', 'must be an RFC 3339 date-time')
+  if (expiresAt - now < MIN_LIFETIME_MS || expiresAt - now > MAX_LIFETIME_MS) throw new ExpiryPolicyViolation()
+  return { expiresAt }
+}
+
+export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Clock; keySecret: Buffer | undefined }) {
+  const { handle, clock } = deps
+  const db = handle.db
+  return {
+    /** Mints a key for the caller's organisation; the plaintext is in the result and nowhere else. */
+    async mint(orgId: OrgId, actor: Actor, input: MintApiKeyInput): Promise<MintedApiKey> {
+      if (!deps.keySecret) throw new TypeError('minting a key needs the verifier secret')
+      const now = clock.now()
+      const { expiresAt } = checkMintRequest(actor, input, now)
+      const plaintext = generatePlaintext()
+      const keyId = randomUUID()
+      await db.transaction().execute(async (trx) => {
+        await insertApiKey(trx, {
+          org_id: orgId, id: keyId, prefix: plaintext.slice(0, KEY_PREFIX_LENGTH), verifier: verifierOf(deps.keySecret!, plaintext),
+          role: input.role, name: input.name, created_by_kind: actor.kind, created_by_user_id: actor.subject,
+          created_at: now, expires_at: expiresAt, last_used_at: null, revoked_at: null, revoke_reason: null, revoked_by: null,
+        })
+        await recordAudit(trx, clock, orgId, actor, { action: 'api_key.minted', target: keyId, detail: { role: input.role, name: input.name } })
+      })
+      return {
+        keyId, keyPrefix: plaintext.slice(0, KEY_PREFIX_LENGTH), plaintext, role: input.role, name: input.name,
+        expiresAt: iso(expiresAt), createdAt: iso(now),
+      }
+    },
+
+    /** Non-revoked keys of the organisation, newest created first. */
+    async list(orgId: OrgId): Promise<ApiKey[]> {
+      const rows = await listActiveApiKeys(db, orgId)
+      return rows.map((r) => ({
+        keyId: r.id, keyPrefix: r.prefix, role: r.role, name: r.name, createdByUserId: r.created_by_user_id,
+        createdAt: iso(r.created_at), expiresAt: iso(r.expires_at), lastUsedAt: r.last_used_at === null ? null : iso(r.last_used_at),
+      }))
+    },
+
+    /** Revokes at once in every process sharing the database; absent, foreign or revoked: NotFound. */
+    async revoke(orgId: OrgId, actor: Actor, keyId: string, reason: string | null): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const result = await revokeApiKey(trx, orgId, keyId, clock.now(), actor.subject, reason)
+        if (Number(result.numUpdatedRows) === 0) throw new NotFound()
+        await recordAudit(trx, clock, orgId, actor, { action: 'api_key.revoked', target: keyId, detail: reason === null ? undefined : { reason } })
+        await handle.announceInvalidation(trx)
+      })
+      handle.invalidateLocally()
+    },
+
+    /** The creator chain of a key, for reminders: who minted it, by kind. */
+    async findCreator(orgId: OrgId, keyId: string) {
+      const row = await findActiveApiKey(db, orgId, keyId)
+      return row && { kind: row.created_by_kind, subject: row.created_by_user_id }
+    },
+  }
+}
+
+export type ApiKeysService = ReturnType<typeof createApiKeysService>

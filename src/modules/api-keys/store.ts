@@ -1,0 +1,48 @@
+import type { ApiKeysTable, Db } from '../../db/schema.ts'
+import type { OrgId } from '../../ids.ts'
+
+export function insertApiKey(db: Db, row: ApiKeysTable) {
+  return db.insertInto('api_keys').values(row).execute()
+}
+
+const PUBLIC_COLUMNS = ['id', 'prefix', 'role', 'name', 'created_by_user_id', 'created_at', 'expires_at', 'last_used_at'] as const
+
+export function listActiveApiKeys(db: Db, orgId: OrgId) {
+  return db.selectFrom('api_keys').select(PUBLIC_COLUMNS)
+    .where('org_id', '=', orgId).where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc').orderBy('id', 'desc')
+    .execute()
+}
+
+export function findActiveApiKey(db: Db, orgId: OrgId, keyId: string) {
+  return db.selectFrom('api_keys').select(['id', 'created_by_kind', 'created_by_user_id'])
+    .where('org_id', '=', orgId).where('id', '=', keyId).where('revoked_at', 'is', null)
+    .executeTakeFirst()
+}
+
+/** Sets revoked_at once: a key already revoked matches no row, so the timestamp never advances. */
+export function revokeApiKey(db: Db, orgId: OrgId, keyId: string, at: number, by: string, reason: string | null) {
+  return db.updateTable('api_keys')
+    .set({ revoked_at: at, revoked_by: by, revoke_reason: reason })
+    .where('org_id', '=', orgId).where('id', '=', keyId).where('revoked_at', 'is', null)
+    .executeTakeFirst()
+}
+
+/**
+ * Authentication runs before the tenant is known: the verifier (a keyed hash of ~190 random bits) is the
+ * lookup, and the row it finds names the tenant. The only store query without an org filter.
+ */
+export function findActiveKeyByVerifier(db: Db, verifier: string) {
+  return db.selectFrom('api_keys').select(['org_id', 'id', 'verifier', 'role', 'expires_at'])
+    .where('verifier', '=', verifier).where('revoked_at', 'is', null)
+    .executeTakeFirst()
+}
+
+export async function markKeysUsed(db: Db, uses: ReadonlyArray<{ orgId: string; keyId: string; at: number }>) {
+  for (const use of uses) {
+    await db.updateTable('api_keys').set({ last_used_at: use.at })
+      .where('org_id', '=', use.orgId).where('id', '=', use.keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', use.at)]))
+      .execute()
+  }
+}

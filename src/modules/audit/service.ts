@@ -1,0 +1,28 @@
+import type { Actor } from '../../auth/principal.ts'
+import type { Clock } from '../../clock.ts'
+import type { Db } from '../../db/schema.ts'
+import { newId, type OrgId } from '../../ids.ts'
+import { insertAuditEvent, listAuditEvents } from './store.ts'
+
+export interface AuditEntry {
+  action: string
+  target: string
+  detail?: Record<string, unknown>
+}
+
+/** Audit rows are written by the caller's transaction, so they exist exactly when the change does. */
+export async function recordAudit(trx: Db, clock: Clock, orgId: OrgId, actor: Actor, entry: AuditEntry): Promise<void> {
+  const at = clock.now()
+  await insertAuditEvent(trx, orgId, {
+    id: newId('aud', at), at, actorKind: actor.kind, actorId: actor.subject,
+    action: entry.action, target: entry.target, detail: entry.detail ? JSON.stringify(entry.detail) : null,
+  })
+}
+
+export async function readAudit(db: Db, orgId: OrgId, limit: number) {
+  const rows = await listAuditEvents(db, orgId, limit)
+  return rows.map((r) => ({
+    id: r.id, at: new Date(r.at).toISOString(), actorKind: r.actor_kind, actorId: r.actor_id,
+    action: r.action, target: r.target, detail: r.detail === null ? null : JSON.parse(r.detail) as unknown,
+  }))
+}

@@ -1,0 +1,59 @@
+import type { Clock } from '../../clock.ts'
+import type { DatabaseHandle } from '../../db/connect.ts'
+import { newOrgId, type OrgId } from '../../ids.ts'
+import { NotFound } from '../../errors/domain-error.ts'
+import { InvalidOrgSlug, OrgSlugTaken } from './errors.ts'
+import { countOrgs, deleteOrgBySlug, findOrgBySlug, insertOrg, listOrgs } from './store.ts'
+
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+export interface Org {
+  id: OrgId
+  slug: string
+  name: string
+  createdAt: string
+}
+
+function toOrg(row: { id: string; slug: string; name: string; created_at: number }): Org {
+  return { id: row.id as OrgId, slug: row.slug, name: row.name, createdAt: new Date(row.created_at).toISOString() }
+}
+
+export function createOrgsService(deps: { handle: DatabaseHandle; clock: Clock }) {
+  const { handle, clock } = deps
+  const db = handle.db
+  return {
+    /** Provisions an organisation; throws InvalidOrgSlug or OrgSlugTaken (Conflict). */
+    async provision(slug: string, name?: string): Promise<Org> {
+      if (!SLUG_PATTERN.test(slug)) throw new InvalidOrgSlug()
+      const row = { id: newOrgId(), slug, name: name ?? slug, created_at: clock.now() }
+      try {
+        await insertOrg(db, row)
+      } catch (err) {
+        if (await findOrgBySlug(db, slug)) throw new OrgSlugTaken(slug)
+        throw err
+      }
+      return toOrg(row)
+    },
+    async findBySlug(slug: string): Promise<Org | undefined> {
+      const row = await findOrgBySlug(db, slug)
+      return row && toOrg(row)
+    },
+    async list(): Promise<Org[]> {
+      return (await listOrgs(db)).map(toOrg)
+    },
+    async count(): Promise<number> {
+      return Number((await countOrgs(db)).n)
+    },
+    /** Deprovisioning: the organisation and everything it owns, in one transaction; NotFound if absent. */
+    async deprovision(slug: string): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const result = await deleteOrgBySlug(trx, slug)
+        if (Number(result.numDeletedRows) === 0) throw new NotFound()
+        await handle.announceInvalidation(trx)
+      })
+      handle.invalidateLocally()
+    },
+  }
+}
+
+export type OrgsService = ReturnType<typeof createOrgsService>
