@@ -27,8 +27,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     if (env[key] !== undefined && env[key] !== '') merged[key] = env[key]
   }
   const candidate = Value.Convert(RawConfigSchema, Value.Default(RawConfigSchema, merged)) as RawConfig
+  const named = new Set<string>()
   for (const error of Value.Errors(RawConfigSchema, candidate)) {
-    problems.push(`${error.instancePath.slice(1) || 'config'}: ${error.message}`)
+    const key = error.instancePath.slice(1) || 'config'
+    if (named.has(key)) continue // one line per setting: a union reports once per branch
+    named.add(key)
+    const choices = (RawConfigSchema.properties as Record<string, { anyOf?: Array<{ const?: unknown }> }>)[key]?.anyOf?.map((s) => s.const)
+    problems.push(`${key}: ${choices ? `must be one of ${choices.join(', ')}` : error.message}`)
   }
   const secret = problems.length === 0 ? readKeySecret(candidate, problems, options) : undefined
   if (problems.length > 0) throw new ConfigInvalid(problems)

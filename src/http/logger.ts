@@ -13,9 +13,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     serializers: {
       // Query strings of sign-in callbacks carry codes and state: log the path only there.
-      req: (req: { method: string; url: string; hostname?: string; id?: string }) => ({
+      req: (req: { method?: string; url?: string; hostname?: string }) => ({
         method: req.method,
-        url: req.url.startsWith('/auth/') ? req.url.split('?')[0] : req.url,
+        url: req.url?.startsWith('/auth/') ? req.url.split('?')[0] : req.url,
         host: req.hostname,
       }),
     },

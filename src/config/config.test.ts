@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import { ConfigInvalid, loadConfig } from './load.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'sitegrid-config-'))
+const secret = Buffer.alloc(32, 9).toString('base64')
+const base = { SITEGRID_DATA_DIR: dir }
+
+describe('configuration', () => {
+  it('defaults: site mode, SQLite under ./data, 127.0.0.1:8080', () => {
+    const config = loadConfig({ ...base, SITEGRID_KEY_SECRET: secret }, { requireKeySecret: true })
+    assert.equal(config.mode, 'site')
+    assert.equal(config.databaseUrl, 'sqlite:./data/sitegrid.db')
+    assert.equal(config.host, '127.0.0.1')
+    assert.equal(config.port, 8080)
+    assert.ok(Object.isFrozen(config))
+  })
+
+  it('no verifier secret configured is a hard failure when one is required, and never invented', () => {
+    assert.throws(() => loadConfig({ ...base }, { requireKeySecret: true }), (err: ConfigInvalid) => err.problems.some((p) => p.includes('no API-key verifier secret')))
+    assert.equal(loadConfig({ ...base }, { requireKeySecret: false }).keySecret, undefined)
+  })
+
+  it('a secret shorter than 32 bytes, not base64, or a missing or unreadable file is refused', () => {
+    const short = Buffer.alloc(31, 1).toString('base64')
+    assert.throws(() => loadConfig({ ...base, SITEGRID_KEY_SECRET: short }, { requireKeySecret: true }), /at least 32 bytes/)
+    assert.throws(() => loadConfig({ ...base, SITEGRID_KEY_SECRET: 'not base64 at all!' }, { requireKeySecret: true }), /must be base64/)
+    assert.throws(() => loadConfig({ ...base, SITEGRID_KEY_SECRET_FILE: join(dir, 'missing') }, { requireKeySecret: true }), /cannot read/)
+    const shortFile = join(dir, 'short')
+    writeFileSync(shortFile, short)
+    assert.throws(() => loadConfig({ ...base, SITEGRID_KEY_SECRET_FILE: shortFile }, { requireKeySecret: true }), /at least 32 bytes/)
+    const goodFile = join(dir, 'good')
+    writeFileSync(goodFile, `${secret}\n`)
+    assert.equal(loadConfig({ ...base, SITEGRID_KEY_SECRET_FILE: goodFile }, { requireKeySecret: true }).keySecret?.length, 32)
+  })
+
+  it('every invalid setting is reported at once', () => {
+    assert.throws(() => loadConfig({ ...base, SITEGRID_MODE: 'moon', PORT: '99999', DATABASE_URL: 'mysql://x' }, { requireKeySecret: false }),
+      (err: ConfigInvalid) => ['SITEGRID_MODE', 'PORT', 'DATABASE_URL'].every((k) => err.problems.some((p) => p.startsWith(k))))
+  })
+
+  it('the config file adds settings, the environment wins, and an unknown setting in the file is refused', () => {
+    const file = join(dir, 'cfg.json')
+    writeFileSync(file, JSON.stringify({ SITEGRID_MODE: 'cloud', PORT: 9000 }))
+    const config = loadConfig({ ...base, SITEGRID_CONFIG_FILE: file, PORT: '9100' }, { requireKeySecret: false })
+    assert.equal(config.mode, 'cloud')
+    assert.equal(config.port, 9100)
+    writeFileSync(file, JSON.stringify({ SITEGRID_MODEE: 'cloud' }))
+    assert.throws(() => loadConfig({ ...base, SITEGRID_CONFIG_FILE: file }, { requireKeySecret: false }), /unknown setting SITEGRID_MODEE/)
+  })
+})
