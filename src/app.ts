@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createApiKeyValidator } from './auth/api-key-validator.ts'
+import { peekIssuer } from './auth/oidc/peek-issuer.ts'
 import type { Clock } from './clock.ts'
 import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
@@ -55,7 +56,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
     tenancy: createTenancy({ config, orgs, handle }),
     validateApiKey: createApiKeyValidator({ handle, clock, keySecret: config.keySecret, onUse: lastUsed.touch }),
     bearerValidators: [],
-    peekIssuer: () => undefined,
+    peekIssuer,
     rateLimiter: createRateLimiter({ perMinute: config.rateLimitPerMinute, clock }),
   })
 

@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { ConfigInvalid, loadConfig } from './load.ts'
+import type { ConfigInvalid} from './load.ts';
+import { loadConfig } from './load.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegrid-config-'))
 const secret = Buffer.alloc(32, 9).toString('base64')

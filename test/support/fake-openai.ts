@@ -65,9 +65,11 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
   const sockets = new Set<Socket>()
   const timers = new Set<{ timer: ReturnType<typeof setTimeout>; resolve: () => void }>()
   let count = 0
+  let isClosed = false
 
   // Delays end early (and the handler stops) when the server closes, so close() never waits on a script.
   const wait = (ms: number): Promise<void> => new Promise((resolve) => {
+    if (isClosed) return resolve()
     const entry = { timer: setTimeout(() => { timers.delete(entry); resolve() }, ms), resolve }
     timers.add(entry)
   })
@@ -125,9 +127,14 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
     send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], ...usageField })
     for (const [index, piece] of pieces.entries()) {
-      if (resetAfterChunks !== undefined && index >= resetAfterChunks) return void res.socket?.resetAndDestroy()
+      if (resetAfterChunks !== undefined && index >= resetAfterChunks) {
+        // A reset discards unread data; let the client take what was sent first, as a real mid-stream drop would.
+        await new Promise<void>((resolve) => res.write('', () => resolve()))
+        await wait(50)
+        return void res.socket?.resetAndDestroy()
+      }
       if (ok.chunkDelayMs) await wait(ok.chunkDelayMs)
-      if (res.destroyed) return
+      if (isClosed || res.destroyed || res.socket === null || res.socket.destroyed) return
       send({ ...base, choices: [{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }], ...usageField })
     }
     send({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: ok.finishReason ?? 'stop' }], ...usageField })
@@ -142,6 +149,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     requests,
     enqueue: (...behaviours) => void queue.push(...behaviours),
     close: async () => {
+      isClosed = true
       for (const entry of timers) {
         clearTimeout(entry.timer)
         entry.resolve()

@@ -48,10 +48,10 @@ export interface OidcTestProvider {
   signJwt(payload: JWTPayload, header?: Partial<JWTHeaderParameters>): Promise<string>
 }
 
-/** The provider stamps real time into tokens, so the relying party's clock is real time plus a movable offset. */
+/** A frozen clock for the relying party, starting at the real time the provider stamps into its tokens. */
 export function createTestClock(): { now: () => Date; advance(ms: number): void } {
-  let offsetMs = 0
-  return { now: () => new Date(Date.now() + offsetMs), advance: (ms) => { offsetMs += ms } }
+  let nowMs = Date.now()
+  return { now: () => new Date(nowMs), advance: (ms) => { nowMs += ms } }
 }
 
 interface SigningKey { kid: string; alg: 'RS256' | 'ES256'; privateKey: CryptoKey; jwk: Record<string, unknown> }

@@ -1,0 +1,119 @@
+import { errors, jwtVerify } from 'jose'
+import type { JWTPayload } from 'jose'
+import { InvalidBearerToken, JwksFetchFailed } from './errors.ts'
+import type { FetchLike } from './http-json.ts'
+import { createOidcKeySet } from './key-set.ts'
+import type { OidcKeySet } from './key-set.ts'
+import {
+  checkAlgorithms, checkAudience, checkClockTolerance, checkFunction, checkNonEmptyString, MAX_TOKEN_LENGTH,
+} from './options.ts'
+
+/** Who an interactive bearer token speaks for. The org role is recomputed from `oid`, never read from here. */
+export interface OidcIdentity {
+  /** Directory object id: the stable membership key (spec §5 rule 5). */
+  readonly oid: string
+  /** Pairwise subject; differs from `oid` (spec §2.1 createdByUserId). */
+  readonly sub: string
+  readonly orgSlug: string
+  readonly email?: string
+  readonly name?: string
+}
+
+export interface OidcBearerValidatorOptions {
+  issuer: string
+  audience: string | readonly string[]
+  algorithms?: readonly string[]
+  clockToleranceSec: number
+  clock: () => Date
+  /**
+   * Either a shared `keySet` (preferred: load it at start-up and give it to the ID-token check too) or a
+   * `jwksUri`, for which the validator keeps its own cache, fetched on the first token. Not both.
+   */
+  jwksUri?: string
+  keySet?: OidcKeySet
+  fetch?: FetchLike
+  jwksRefetchIntervalMs?: number
+}
+
+export type OidcBearerValidator = (token: string) => Promise<OidcIdentity>
+
+// RFC 9068 §4 wants typ at+jwt; Entra ID v2 access tokens say "JWT", so both pass (an ID token, also
+// "JWT", is kept out by `aud`: its audience is the client id). Any other type is refused: RFC 8725 §3.11.
+const ACCEPTED_TYPES = new Set([undefined, 'jwt', 'at+jwt', 'application/at+jwt'])
+const MAX_CLAIM_LENGTH = 255
+
+/** Builds a local bearer validator (no provider call on the request path); throws TypeError on misuse. */
+export function createOidcBearerValidator(options: OidcBearerValidatorOptions): OidcBearerValidator {
+  const issuer = checkNonEmptyString(options.issuer, 'issuer')
+  const audience = checkAudience(options.audience)
+  const algorithms = [...checkAlgorithms(options.algorithms)]
+  const clockTolerance = checkClockTolerance(options.clockToleranceSec)
+  const clock = checkFunction(options.clock, 'clock')
+  const keySet = resolveKeySet(options)
+
+  return async function validateOidcBearer(token: string): Promise<OidcIdentity> {
+    if (typeof token !== 'string') throw new InvalidBearerToken('ERR_JWT_INVALID')
+    if (token.length > MAX_TOKEN_LENGTH) throw new InvalidBearerToken('ERR_TOKEN_TOO_LARGE')
+    try {
+      const { payload, protectedHeader } = await jwtVerify(token, keySet.getKey, {
+        issuer,
+        audience,
+        algorithms,
+        clockTolerance,
+        currentDate: clock(),
+        requiredClaims: ['iss', 'aud', 'exp', 'sub'],
+      })
+      if (!ACCEPTED_TYPES.has(protectedHeader.typ?.toLowerCase())) {
+        throw new InvalidBearerToken('ERR_JWT_CLAIM_VALIDATION_FAILED', { claim: 'typ' })
+      }
+      return toIdentity(payload)
+    } catch (error) {
+      throw toRejection(error)
+    }
+  }
+}
+
+function resolveKeySet(options: OidcBearerValidatorOptions): OidcKeySet {
+  const { jwksUri, keySet, fetch, jwksRefetchIntervalMs, clock } = options
+  if (keySet !== undefined) {
+    if (jwksUri !== undefined || fetch !== undefined || jwksRefetchIntervalMs !== undefined) {
+      throw new TypeError('give either "keySet" or "jwksUri" (with "fetch" and "jwksRefetchIntervalMs"), not both')
+    }
+    if (typeof keySet?.getKey !== 'function') throw new TypeError('"keySet" must come from createOidcKeySet')
+    return keySet
+  }
+  if (jwksUri === undefined) throw new TypeError('"jwksUri" or "keySet" is required')
+  return createOidcKeySet({ jwksUri, clock, fetch, refetchIntervalMs: jwksRefetchIntervalMs })
+}
+
+function toIdentity(payload: JWTPayload): OidcIdentity {
+  // A sender-constrained token (RFC 9449 §7, RFC 8705 §3) presented without its proof is refused.
+  if (payload.cnf !== undefined) throw new InvalidBearerToken('ERR_JWT_CLAIM_VALIDATION_FAILED', { claim: 'cnf' })
+  const identity: { -readonly [K in keyof OidcIdentity]: OidcIdentity[K] } = {
+    oid: requiredString(payload, 'oid'),
+    sub: requiredString(payload, 'sub'),
+    orgSlug: requiredString(payload, 'org_slug'),
+  }
+  if (typeof payload['email'] === 'string') identity.email = payload['email']
+  if (typeof payload['name'] === 'string') identity.name = payload['name']
+  return Object.freeze(identity)
+}
+
+function requiredString(payload: JWTPayload, claim: string): string {
+  const value = payload[claim]
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_CLAIM_LENGTH) {
+    throw new InvalidBearerToken('ERR_JWT_CLAIM_VALIDATION_FAILED', { claim })
+  }
+  return value
+}
+
+function toRejection(error: unknown): InvalidBearerToken {
+  if (error instanceof InvalidBearerToken) return error
+  if (error instanceof JwksFetchFailed) return new InvalidBearerToken('ERR_JWKS_FETCH_FAILED', { cause: error })
+  if (error instanceof errors.JWTClaimValidationFailed || error instanceof errors.JWTExpired) {
+    return new InvalidBearerToken(error.code as errors.JOSEErrorCode, { claim: error.claim })
+  }
+  if (error instanceof errors.JOSEError) return new InvalidBearerToken(error.code as errors.JOSEErrorCode)
+  // Not a token problem we know: still the uniform 401 for the caller, with the cause for the operator.
+  return new InvalidBearerToken('ERR_UNEXPECTED', { cause: error })
+}
