@@ -18,6 +18,8 @@ import { createLastUsedTracker } from './jobs/last-used.ts'
 import { apiKeysRoutes } from './modules/api-keys/routes.ts'
 import { createApiKeysService } from './modules/api-keys/service.ts'
 import { createOrgsService } from './modules/orgs/service.ts'
+import { sitesRoutes } from './modules/sites/routes.ts'
+import { createSitesService, type SiteDependent } from './modules/sites/service.ts'
 
 export interface AppDeps {
   config: Config
@@ -61,6 +63,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   })
 
   await app.register(healthRoutes, { handle, openapi: () => app.swagger() })
+  // Each site-scoped area adds what it owns under a site, for the deletion preview (DELETE /api/sites/{code}).
+  const siteDependents: SiteDependent[] = []
+  const sites = createSitesService({ handle, clock, dependents: siteDependents })
+  await app.register(sitesRoutes, { prefix: '/api/sites', sites })
   await app.register(apiKeysRoutes, { prefix: '/api/admin/api-keys', apiKeys: createApiKeysService({ handle, clock, keySecret: config.keySecret }) })
 
   app.addHook('onClose', async () => { await lastUsed.stop() })

@@ -39,7 +39,20 @@ export interface AuditEventsTable {
   detail: string | null
 }
 
+export interface SitesTable {
+  org_id: string
+  code: string
+  name: string
+  description: string | null
+  location: string | null
+  time_zone: string
+  status: number
+  created_at: number
+  updated_at: number
+}
+
 export interface Database {
+  sites: SitesTable
   orgs: OrgsTable
   api_keys: ApiKeysTable
   audit_events: AuditEventsTable

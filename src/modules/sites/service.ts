@@ -1,0 +1,115 @@
+import type { Actor } from '../../auth/principal.ts'
+import type { Clock } from '../../clock.ts'
+import type { DatabaseHandle } from '../../db/connect.ts'
+import type { Db, SitesTable } from '../../db/schema.ts'
+import { invalidField, NotFound } from '../../errors/domain-error.ts'
+import { decodeCursor, toPage } from '../../http/paging.ts'
+import type { OrgId } from '../../ids.ts'
+import { recordAudit } from '../audit/service.ts'
+import { siteStatusName } from './codes.ts'
+import { SiteCodeTaken, SiteDeletionUnconfirmed } from './errors.ts'
+import type { CreateSiteInput, Site, UpdateSiteInput } from './schemas.ts'
+import { deleteSite, findSiteByCode, insertSite, listSites, updateSite } from './store.ts'
+import { isIanaTimeZone } from './time-zone.ts'
+
+/**
+ * What another area owns under a site, for the deletion preview. Areas register one in app.ts; their tables
+ * reference (org_id, site code) with ON DELETE CASCADE, so the delete itself is one statement.
+ */
+export interface SiteDependent {
+  name: string
+  count(db: Db, orgId: OrgId, siteCode: string): Promise<number>
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+export function toSite(row: SitesTable): Site {
+  return {
+    code: row.code, name: row.name, description: row.description, location: row.location, timeZone: row.time_zone,
+    status: row.status, statusName: siteStatusName(row.status), createdAt: iso(row.created_at), updatedAt: iso(row.updated_at),
+  }
+}
+
+function checkTimeZone(zone: string | undefined): void {
+  if (zone !== undefined && !isIanaTimeZone(zone)) throw invalidField('/timeZone', 'must be an IANA time zone such as Europe/Paris or UTC')
+}
+
+export function createSitesService(deps: { handle: DatabaseHandle; clock: Clock; dependents: SiteDependent[] }) {
+  const { handle, clock } = deps
+  const db = handle.db
+  return {
+    /** The site or the uniform NotFound; every site-scoped area starts here. */
+    async require(orgId: OrgId, code: string): Promise<Site> {
+      const row = await findSiteByCode(db, orgId, code)
+      if (!row) throw new NotFound()
+      return toSite(row)
+    },
+
+    async create(orgId: OrgId, actor: Actor, input: CreateSiteInput): Promise<Site> {
+      checkTimeZone(input.timeZone)
+      const now = clock.now()
+      const row: SitesTable = {
+        org_id: orgId, code: input.code, name: input.name, description: input.description ?? null, location: input.location ?? null,
+        time_zone: input.timeZone ?? 'UTC', status: input.status ?? 0, created_at: now, updated_at: now,
+      }
+      await db.transaction().execute(async (trx) => {
+        if (await findSiteByCode(trx, orgId, input.code)) throw new SiteCodeTaken(input.code)
+        try {
+          await insertSite(trx, row)
+        } catch (err) {
+          if (await findSiteByCode(db, orgId, input.code)) throw new SiteCodeTaken(input.code)
+          throw err
+        }
+        await recordAudit(trx, clock, orgId, actor, { action: 'site.created', target: input.code })
+      })
+      return toSite(row)
+    },
+
+    async list(orgId: OrgId, query: { limit?: number; cursor?: string; status?: number }) {
+      const limit = query.limit ?? 50
+      const after = decodeCursor(query.cursor, ['string'])
+      const rows = await listSites(db, orgId, { limit, after: after?.[0] as string | undefined, status: query.status })
+      return toPage(rows, limit, toSite, (r) => [r.code])
+    },
+
+    /** Spec 2.2: only the fields present change; a null clears a nullable field. */
+    async update(orgId: OrgId, actor: Actor, code: string, input: UpdateSiteInput): Promise<Site> {
+      checkTimeZone(input.timeZone)
+      const changes: Partial<SitesTable> = { updated_at: clock.now() }
+      if (input.name !== undefined) changes.name = input.name
+      if (input.description !== undefined) changes.description = input.description
+      if (input.location !== undefined) changes.location = input.location
+      if (input.timeZone !== undefined) changes.time_zone = input.timeZone
+      if (input.status !== undefined) changes.status = input.status
+      return db.transaction().execute(async (trx) => {
+        const result = await updateSite(trx, orgId, code, changes)
+        if (Number(result.numUpdatedRows) === 0) throw new NotFound()
+        await recordAudit(trx, clock, orgId, actor, { action: 'site.updated', target: code, detail: { fields: Object.keys(input) } })
+        return toSite((await findSiteByCode(trx, orgId, code))!)
+      })
+    },
+
+    /** What deleting the site would remove, by area. */
+    async dependents(orgId: OrgId, code: string): Promise<Record<string, number>> {
+      const counts: Record<string, number> = {}
+      for (const d of deps.dependents) counts[d.name] = await d.count(db, orgId, code)
+      return counts
+    },
+
+    /** Deletes the site and all it owns in one transaction, only when `confirm` equals its code. */
+    async remove(orgId: OrgId, actor: Actor, code: string, confirm: string | undefined): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        if (!(await findSiteByCode(trx, orgId, code))) throw new NotFound()
+        if (confirm !== code) {
+          const counts: Record<string, number> = {}
+          for (const d of deps.dependents) counts[d.name] = await d.count(trx, orgId, code)
+          throw new SiteDeletionUnconfirmed(code, counts)
+        }
+        await deleteSite(trx, orgId, code)
+        await recordAudit(trx, clock, orgId, actor, { action: 'site.deleted', target: code })
+      })
+    },
+  }
+}
+
+export type SitesService = ReturnType<typeof createSitesService>

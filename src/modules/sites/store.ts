@@ -1,0 +1,26 @@
+import type { Db, SitesTable } from '../../db/schema.ts'
+import type { OrgId } from '../../ids.ts'
+
+export function insertSite(db: Db, row: SitesTable) {
+  return db.insertInto('sites').values(row).execute()
+}
+
+export function findSiteByCode(db: Db, orgId: OrgId, code: string) {
+  return db.selectFrom('sites').selectAll().where('org_id', '=', orgId).where('code', '=', code).executeTakeFirst()
+}
+
+export function listSites(db: Db, orgId: OrgId, options: { limit: number; after?: string; status?: number }) {
+  let query = db.selectFrom('sites').selectAll().where('org_id', '=', orgId)
+  if (options.after !== undefined) query = query.where('code', '>', options.after)
+  if (options.status !== undefined) query = query.where('status', '=', options.status)
+  return query.orderBy('code').limit(options.limit + 1).execute()
+}
+
+export function updateSite(db: Db, orgId: OrgId, code: string, changes: Partial<Omit<SitesTable, 'org_id' | 'code' | 'created_at'>>) {
+  return db.updateTable('sites').set(changes).where('org_id', '=', orgId).where('code', '=', code).executeTakeFirst()
+}
+
+/** Foreign keys of every area cascade from (org_id, code). */
+export function deleteSite(db: Db, orgId: OrgId, code: string) {
+  return db.deleteFrom('sites').where('org_id', '=', orgId).where('code', '=', code).executeTakeFirst()
+}
