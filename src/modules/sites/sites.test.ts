@@ -18,7 +18,7 @@ for (const dialect of testDialects()) {
       const { as } = await setup(t, dialect)
       const res = await as('POST', '/api/sites', { code: 'HV-CHPP_1', name: 'Hunter Valley CHPP' })
       assert.equal(res.statusCode, 201)
-      assert.deepEqual({ ...res.json(), createdAt: undefined, updatedAt: undefined }, {
+      assert.deepEqual({ ...(res.json() as object), createdAt: undefined, updatedAt: undefined }, {
         code: 'HV-CHPP_1', name: 'Hunter Valley CHPP', description: null, location: null, timeZone: 'UTC', status: 0, statusName: 'Planned', createdAt: undefined, updatedAt: undefined,
       })
       const dup = await as('POST', '/api/sites', { code: 'HV-CHPP_1', name: 'again' })
