@@ -1,0 +1,30 @@
+// The candidate: the whole application over a real database, one owner key minted.
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { buildApp } from '../../src/app.ts'
+import { CLI_ACTOR } from '../../src/auth/principal.ts'
+import { systemClock } from '../../src/clock.ts'
+import { loadConfig } from '../../src/config/load.ts'
+import { connectDatabase } from '../../src/db/connect.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
+import { createLogger } from '../../src/http/logger.ts'
+import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
+import { createOrgsService } from '../../src/modules/orgs/service.ts'
+
+const databaseUrl = process.env.BENCH_DATABASE_URL ?? `sqlite:${join(mkdtempSync(join(tmpdir(), 'sitegrid-bench-')), 'bench.db')}`
+const config = loadConfig({
+  DATABASE_URL: databaseUrl, SITEGRID_KEY_SECRET: randomBytes(32).toString('base64'), SITEGRID_MODE: 'cloud',
+  SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITEGRID_DATA_DIR: tmpdir(),
+}, { requireKeySecret: true })
+const handle = await connectDatabase(config.databaseUrl)
+await migrateToLatest(handle.db)
+const org = await createOrgsService({ handle, clock: systemClock }).provision(`bench-${randomBytes(3).toString('hex')}`)
+const minted = await createApiKeysService({ handle, clock: systemClock, keySecret: config.keySecret }).mint(org.id, CLI_ACTOR, {
+  role: 'owner', name: 'bench', expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+})
+const app = await buildApp({ config, handle, clock: systemClock, log: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn') })
+await app.listen({ host: '127.0.0.1', port: 0 })
+console.log(JSON.stringify({ port: (app.server.address() as { port: number }).port, key: minted.plaintext, host: `${org.slug}.localhost` }))
+process.on('SIGTERM', () => { void app.close().then(() => handle.close()).then(() => process.exit(0)) })
