@@ -1,13 +1,21 @@
 // npm run bench: every hot path as a ratio against a baseline measured in the same run.
-// BENCH_SECONDS (default 5) per measurement; BENCH_DIALECTS=sqlite,postgres (PostgreSQL is started here unless
-// TEST_DATABASE_URL names one).
+// BENCH_SECONDS (default 5) per HTTP measurement; BENCH_DIALECTS=sqlite,postgres (PostgreSQL is started here unless
+// TEST_DATABASE_URL names one); BENCH_ONLY=api-keys,alarms,electrical,historian,tenant-transfer picks benches.
+// Sizes: BENCH_ALARM_EVENTS (1 000 000), BENCH_HISTORIAN_ROWS (5 000 000), BENCH_TRANSFER_SAMPLES (1 000 000),
+// BENCH_TRANSFER_ALARMS (10 000), BENCH_ELECTRICAL_NODES (50 000).
 import { startPostgres, createTestDatabase } from '../test/postgres.ts'
+import { benchAlarms } from './alarms.ts'
 import { benchApiKeys } from './api-keys.ts'
+import { benchElectrical } from './electrical.ts'
+import { benchHistorian } from './historian.ts'
+import { benchTenantTransfer } from './tenant-transfer.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const wanted = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',')
+const only = process.env.BENCH_ONLY?.split(',')
+const runs = (name: string) => !only || only.includes(name)
 let stop: (() => Promise<void>) | undefined
-const dialects: Array<{ name: string; url?: string }> = []
+const dialects: Array<{ name: string; url?: string; fresh?: () => Promise<string> }> = []
 if (wanted.includes('sqlite')) dialects.push({ name: 'sqlite' })
 if (wanted.includes('postgres')) {
   let admin = process.env.TEST_DATABASE_URL
@@ -16,11 +24,16 @@ if (wanted.includes('postgres')) {
     admin = pg.url
     stop = pg.stop
   }
-  dialects.push({ name: 'postgres', url: await createTestDatabase(admin) })
+  const adminUrl = admin
+  dialects.push({ name: 'postgres', url: await createTestDatabase(adminUrl), fresh: () => createTestDatabase(adminUrl) })
 }
-console.log(`# sitegrid bench: ${seconds} s per measurement, 32 connections, loopback, node ${process.version}`)
+console.log(`# sitegrid bench: node ${process.version}, ${dialects.map((d) => d.name).join(' + ')}, loopback`)
 try {
-  await benchApiKeys(dialects, seconds)
+  if (runs('api-keys')) await benchApiKeys(dialects, seconds)
+  if (runs('alarms')) await benchAlarms(dialects)
+  if (runs('electrical')) await benchElectrical(dialects, Number(process.env.BENCH_ELECTRICAL_NODES ?? 50_000))
+  if (runs('historian')) await benchHistorian(dialects)
+  if (runs('tenant-transfer')) await benchTenantTransfer(dialects.map((d) => ({ name: d.name, url: d.fresh })))
 } finally {
   await stop?.()
 }

@@ -3,8 +3,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createApiKeyValidator } from './auth/api-key-validator.ts'
+import { createIdentity } from './auth/oidc/install.ts'
 import { peekIssuer } from './auth/oidc/peek-issuer.ts'
+import { createSitePin } from './auth/site-pin/install.ts'
 import type { Clock } from './clock.ts'
+import { createConfigHolder } from './config/holder.ts'
 import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import { installAuth } from './http/auth.ts'
@@ -15,17 +18,38 @@ import { createRateLimiter } from './http/rate-limit.ts'
 import { createTenancy } from './http/tenancy.ts'
 import { installValidators } from './http/validation.ts'
 import { createLastUsedTracker } from './jobs/last-used.ts'
+import { aiRoutes } from './modules/ai/routes.ts'
+import { alarmsRoutes } from './modules/alarms/routes.ts'
+import { alarmsSiteDependent, createAlarmsService } from './modules/alarms/service.ts'
+import { createAiService } from './modules/ai/service.ts'
 import { apiKeysRoutes } from './modules/api-keys/routes.ts'
 import { createApiKeysService } from './modules/api-keys/service.ts'
+import { historianRoutes, historianSeriesRoutes } from './modules/historian/routes.ts'
+import { createHistorianService, historianSiteDependents } from './modules/historian/service/index.ts'
+import { auditRoutes } from './modules/orgs/audit-routes.ts'
+import { domainsRoutes } from './modules/orgs/domains-routes.ts'
+import { createDomainsService } from './modules/orgs/domains-service.ts'
+import { reloadRoutes } from './modules/orgs/reload-routes.ts'
+import { createReloadService } from './modules/orgs/reload-service.ts'
 import { createOrgsService } from './modules/orgs/service.ts'
+import { tenantTransferRoutes } from './modules/tenant-transfer/routes.ts'
+import { createTenantTransferService } from './modules/tenant-transfer/service.ts'
 import { sitesRoutes } from './modules/sites/routes.ts'
 import { createSitesService, type SiteDependent } from './modules/sites/service.ts'
+import { controllersRoutes } from './modules/controllers/routes.ts'
+import { controllersSiteDependent, createControllersService } from './modules/controllers/service.ts'
+import { instancesRoutes } from './modules/instances/routes.ts'
+import { electricalRoutes } from './modules/electrical/routes.ts'
+import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
+import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
 
 export interface AppDeps {
   config: Config
   handle: DatabaseHandle
   clock: Clock
   log: FastifyBaseLogger
+  /** Rereads the configuration for POST /api/admin/config/reload (throws ConfigInvalid); absent: nothing to reread. */
+  reloadConfig?: () => Config
 }
 
 /** Builds the whole HTTP application from its dependencies; no globals, so tests build their own. */
@@ -52,22 +76,61 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   await installOpenApi(app, config)
 
   const orgs = createOrgsService({ handle, clock })
+  // A reload swaps in the reloadable settings (config/holder.ts); read them through the holder, not `config`.
+  const holder = createConfigHolder(config, deps.reloadConfig ?? (() => config), (next) => { log.level = next.logLevel })
+  const domains = createDomainsService({ handle, clock, baseDomain: config.baseDomain })
   const lastUsed = createLastUsedTracker({ handle, flushMs: config.lastUsedFlushMs, onError: (err) => log.warn({ err }, 'lastUsedAt flush failed') })
+  const tenancy = createTenancy({ config, orgs, handle, domains })
+  const sitePin = createSitePin({ config, handle, clock, log })
+  const identity = await createIdentity({ config, handle, clock, log })
   installAuth(app, {
     config,
-    tenancy: createTenancy({ config, orgs, handle }),
+    tenancy,
     validateApiKey: createApiKeyValidator({ handle, clock, keySecret: config.keySecret, onUse: lastUsed.touch }),
-    bearerValidators: [],
+    bearerValidators: [...sitePin.bearerValidators, ...identity.bearerValidators],
     peekIssuer,
-    rateLimiter: createRateLimiter({ perMinute: config.rateLimitPerMinute, clock }),
+    rateLimiter: createRateLimiter({ perMinute: () => holder.current().rateLimitPerMinute, clock }),
   })
 
   await app.register(healthRoutes, { handle, openapi: () => app.swagger() })
+  await sitePin.register(app, tenancy)
+  await identity.register(app, { tenancy, orgs })
   // Each site-scoped area adds what it owns under a site, for the deletion preview (DELETE /api/sites/{code}).
   const siteDependents: SiteDependent[] = []
   const sites = createSitesService({ handle, clock, dependents: siteDependents })
   await app.register(sitesRoutes, { prefix: '/api/sites', sites })
+  siteDependents.push(controllersSiteDependent, instancesSiteDependent)
+  // Each needs the other: instances check their controller, a controller's poll budget counts its instances' tags.
+  const controllers = createControllersService({ handle, clock, sites, load: (db, orgId, site, ids) => instances.controllerLoad(db, orgId, site, ids) })
+  const instances = createInstancesService({ handle, clock, sites, controllers })
+  await app.register(controllersRoutes, { prefix: '/api/sites', controllers })
+  await app.register(instancesRoutes, { prefix: '/api/sites', instances })
+  siteDependents.push(...electricalSiteDependents)
+  await app.register(electricalRoutes, { prefix: '/api/sites', electrical: createElectricalService({ handle, clock, sites }) })
+  siteDependents.push(alarmsSiteDependent)
+  const alarms = createAlarmsService({ handle, clock, sites, instances })
+  await app.register(alarmsRoutes, { prefix: '/api/sites', alarms })
+  siteDependents.push(...historianSiteDependents)
+  const historian = createHistorianService({ handle, clock, sites, instances, maxFileBytes: config.historianMaxFileBytes })
+  await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
+  await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
+  // A batch left running by a process that died: its samples go, it is marked failed (historian/service/session.ts).
+  app.addHook('onReady', async () => {
+    const cleaned = await historian.recoverInterrupted()
+    if (cleaned > 0) log.warn({ cleaned }, 'historian: interrupted import batches marked failed')
+  })
+  // AI grounding reads a site through the areas' own services.
+  const grounding = { sites, controllers, alarms }
+  await app.register(aiRoutes, { prefix: '/api/ai', ai: createAiService({ config, handle, clock, grounding, log }) })
   await app.register(apiKeysRoutes, { prefix: '/api/admin/api-keys', apiKeys: createApiKeysService({ handle, clock, keySecret: config.keySecret }) })
+  await app.register(domainsRoutes, { prefix: '/api/admin/orgs', domains, orgs })
+  await app.register(auditRoutes, { prefix: '/api/admin/orgs', handle, orgs })
+  await app.register(reloadRoutes, { prefix: '/api/admin/config', mode: config.mode, reloads: createReloadService({ holder, handle, clock }) })
+
+  await app.register(tenantTransferRoutes, {
+    prefix: '/api/admin/orgs', orgs,
+    transfer: createTenantTransferService({ handle, clock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes }),
+  })
 
   app.addHook('onClose', async () => { await lastUsed.stop() })
   return app

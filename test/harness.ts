@@ -96,7 +96,7 @@ export async function harness(t: TestContext, dialect: TestDialect, env: Record<
   const clock = testClock()
   let buffer = ''
   const sink = new Writable({ write(chunk, _enc, cb) { buffer += String(chunk); cb() } })
-  const app = await buildApp({ config, handle, clock, log: createLogger('info', sink) })
+  const app = await buildApp({ config, handle, clock, log: createLogger(config.logLevel, sink) })
   t.after(async () => {
     await app.close()
     await handle.close()

@@ -25,7 +25,7 @@ if (wantsPostgres && !url) {
   console.log(`# PostgreSQL for tests on ${url.replace(/:[^:@/]*@/, ':***@')}`)
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files], {
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=900000', ...files], {
   stdio: 'inherit',
   env: { ...process.env, ...(url ? { TEST_DATABASE_URL: url } : {}) },
 })

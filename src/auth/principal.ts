@@ -28,6 +28,11 @@ export interface Principal {
   /** keyId for an API key, OIDC `sub` for a bearer session, site user id for a site-PIN principal. */
   readonly subject: string
   readonly isPlatformAdmin: boolean
+  /**
+   * A signed-in user whose membership request awaits approval (issue 4): authenticated, so it is told 403
+   * rather than 401, but it fails every policy. `role` is then a placeholder and grants nothing.
+   */
+  readonly isPending?: boolean
 }
 
 /** Who did something, as recorded in audit rows and `createdByUserId`. */

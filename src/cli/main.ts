@@ -4,9 +4,13 @@ import { helpText, parseCommandArgs, UsageError, type Command, type CommandIo } 
 import { initCommand } from './init.ts'
 import { keyCommands } from './key.ts'
 import { orgCommands } from './org.ts'
+import { platformAdminCommands } from './platform-admin.ts'
 import { migrateCommand, serveCommand } from './serve.ts'
+import { remindersCommand } from './reminders.ts'
+import { tenantCommands } from './tenant.ts'
+import { siteKeyCommands, siteUserCommands } from './site-user.ts'
 
-export const commands: Command[] = [initCommand, serveCommand, migrateCommand, ...orgCommands, ...keyCommands]
+export const commands: Command[] = [initCommand, serveCommand, migrateCommand, ...orgCommands, ...keyCommands, ...platformAdminCommands, ...siteUserCommands, ...siteKeyCommands, remindersCommand, ...tenantCommands]
 
 function overview(): string {
   return ['Usage: sitegrid COMMAND [options]   (sitegrid COMMAND --help for details)', '', 'Commands:',

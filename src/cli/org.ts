@@ -3,11 +3,11 @@ import { withServices } from './runtime.ts'
 
 export const orgCommands: Command[] = [
   {
-    path: ['org', 'create'], usage: 'SLUG [--name NAME]', positionals: ['SLUG'],
-    summary: 'Provisions an organisation served at {SLUG}.{base domain}; prints its id (org_ + 8 Crockford base32) alone.',
-    options: { name: { type: 'string' } },
+    path: ['org', 'create'], usage: 'SLUG [--name NAME] [--id org_XXXXXXXX]', positionals: ['SLUG'],
+    summary: 'Provisions an organisation served at {SLUG}.{base domain}; prints its id (org_ + 8 Crockford base32) alone. --id gives the id the account control plane assigned (the same organisation on a site server and in its cloud cell, so tenant packages move between them).',
+    options: { name: { type: 'string' }, id: { type: 'string' } },
     run: ({ values, positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
-      const org = await orgs.provision(positionals[0]!, values.name as string | undefined)
+      const org = await orgs.provision(positionals[0]!, values.name as string | undefined, values.id as string | undefined)
       io.out(org.id)
     }),
   },

@@ -4,6 +4,8 @@ import { loadConfig } from '../config/load.ts'
 import { connectDatabase } from '../db/connect.ts'
 import { migrateToLatest } from '../db/migrate.ts'
 import { createLogger } from '../http/logger.ts'
+import { creatorDirectory } from '../jobs/creator-directory.ts'
+import { reminderServiceFrom, startReminderJob } from '../jobs/reminders.ts'
 import type { Command } from './command.ts'
 
 function describeDatabase(url: string): string {
@@ -19,8 +21,12 @@ export const serveCommand: Command = {
     const log = createLogger(config.logLevel)
     const handle = await connectDatabase(config.databaseUrl)
     if (config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
-    const app = await buildApp({ config, handle, clock: systemClock, log })
+    // POST /api/admin/config/reload rereads the same sources the start did (the file and this environment).
+    const app = await buildApp({ config, handle, clock: systemClock, log, reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }) })
     await app.listen({ host: config.host, port: config.port })
+    const reminders = reminderServiceFrom({ config, handle, clock: systemClock, directory: creatorDirectory(handle, systemClock), log })
+    const stopReminders = reminders ? startReminderJob(reminders, config.reminderIntervalMs, log) : async () => {}
+    if (!reminders) log.info('no SMTP relay configured (SITEGRID_SMTP_HOST): key-expiry reminders are off')
     log.info({ mode: config.mode, database: describeDatabase(config.databaseUrl), keySecretSource: config.keySecretSource, baseDomain: config.baseDomain }, 'sitegrid serving')
 
     return new Promise<number>((resolve) => {
@@ -34,7 +40,8 @@ export const serveCommand: Command = {
           resolve(1)
         }, config.shutdownGraceMs)
         force.unref()
-        app.close()
+        stopReminders()
+          .then(() => app.close())
           .then(() => handle.close())
           .then(() => { clearTimeout(force); log.info('stopped'); resolve(0) })
           .catch((err: unknown) => { log.error({ err }, 'shutdown failed'); resolve(1) })

@@ -43,6 +43,11 @@ describe('configuration', () => {
       (err: ConfigInvalid) => ['SITEGRID_MODE', 'PORT', 'DATABASE_URL'].every((k) => err.problems.some((p) => p.startsWith(k))))
   })
 
+  it('every invalid setting is reported even after a bad choice setting (TypeBox buffers only 8 errors per check)', () => {
+    assert.throws(() => loadConfig({ ...base, SITEGRID_LOG_LEVEL: 'loud', SITEGRID_RATE_LIMIT_PER_MINUTE: '0', SITEGRID_TRUST_PROXY: 'maybe' }, { requireKeySecret: false }),
+      (err: ConfigInvalid) => ['SITEGRID_LOG_LEVEL', 'SITEGRID_RATE_LIMIT_PER_MINUTE', 'SITEGRID_TRUST_PROXY'].every((k) => err.problems.some((p) => p.startsWith(k))))
+  })
+
   it('the config file adds settings, the environment wins, and an unknown setting in the file is refused', () => {
     const file = join(dir, 'cfg.json')
     writeFileSync(file, JSON.stringify({ SITEGRID_MODE: 'cloud', PORT: 9000 }))

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
+import type { TSchema } from 'typebox'
 import { Value } from 'typebox/value'
-import { RawConfigSchema, type Config, type RawConfig } from './schema.ts'
+import { RawConfigSchema, type Config, type SmtpConfig, type OidcConfig, type RawConfig } from './schema.ts'
 
 export const MIN_KEY_SECRET_BYTES = 32
 
@@ -27,15 +28,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     if (env[key] !== undefined && env[key] !== '') merged[key] = env[key]
   }
   const candidate = Value.Convert(RawConfigSchema, Value.Default(RawConfigSchema, merged)) as RawConfig
-  const named = new Set<string>()
-  for (const error of Value.Errors(RawConfigSchema, candidate)) {
-    const key = error.instancePath.slice(1) || 'config'
-    if (named.has(key)) continue // one line per setting: a union reports once per branch
-    named.add(key)
-    const choices = (RawConfigSchema.properties as Record<string, { anyOf?: Array<{ const?: unknown }> }>)[key]?.anyOf?.map((s) => s.const)
-    problems.push(`${key}: ${choices ? `must be one of ${choices.join(', ')}` : error.message}`)
+  // Setting by setting: TypeBox buffers at most 8 errors per call, and one bad union setting alone fills them.
+  for (const [key, schema] of Object.entries(RawConfigSchema.properties) as Array<[string, TSchema & { anyOf?: Array<{ const?: unknown }> }]>) {
+    const value = (candidate as Record<string, unknown>)[key]
+    if (value === undefined || Value.Check(schema, value)) continue // every required setting has a default
+    const choices = schema.anyOf?.map((s) => s.const)
+    const [error] = Value.Errors(schema, value)
+    problems.push(`${key}: ${choices ? `must be one of ${choices.join(', ')}` : error?.message ?? 'is not valid'}`)
   }
   const secret = problems.length === 0 ? readKeySecret(candidate, problems, options) : undefined
+  const oidc = problems.length === 0 ? readOidc(candidate, problems) : undefined
+  const smtp = problems.length === 0 ? readSmtp(candidate, problems) : undefined
   if (problems.length > 0) throw new ConfigInvalid(problems)
   return Object.freeze({
     mode: candidate.SITEGRID_MODE,
@@ -54,6 +57,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     shutdownGraceMs: candidate.SITEGRID_SHUTDOWN_GRACE_MS,
     lastUsedFlushMs: candidate.SITEGRID_LAST_USED_FLUSH_MS,
     trustProxy: candidate.SITEGRID_TRUST_PROXY,
+    pinScryptLog2N: candidate.SITEGRID_PIN_SCRYPT_LOG2N,
+    tenantPackageMaxBytes: candidate.SITEGRID_TENANT_PACKAGE_MAX_BYTES,
+    smtp,
+    operatorEmail: candidate.SITEGRID_OPERATOR_EMAIL,
+    reminderIntervalMs: candidate.SITEGRID_REMINDER_INTERVAL_MS,
+    historianMaxFileBytes: candidate.SITEGRID_HISTORIAN_MAX_FILE_BYTES,
+    aiConfigFile: candidate.SITEGRID_AI_CONFIG_FILE,
+    readEnv: (name: string) => env[name],
+    oidc,
+    publicOriginScheme: candidate.SITEGRID_PUBLIC_ORIGIN_SCHEME as 'https' | 'http',
   })
 }
 
@@ -115,4 +128,63 @@ function readKeySecret(raw: RawConfig, problems: string[], options: LoadOptions)
     return undefined
   }
   return { value, source }
+}
+
+// Issue 4: OIDC is the cloud cell's sign-in. The client secret, like the key secret, is never logged.
+function readOidc(raw: RawConfig, problems: string[]): OidcConfig | undefined {
+  const issuer = raw.SITEGRID_OIDC_ISSUER
+  const clientFields = [raw.SITEGRID_OIDC_AUDIENCE, raw.SITEGRID_OIDC_CLIENT_ID, raw.SITEGRID_OIDC_CLIENT_SECRET, raw.SITEGRID_OIDC_CLIENT_SECRET_FILE]
+  if (issuer === undefined) {
+    if (clientFields.some((v) => v !== undefined)) problems.push('SITEGRID_OIDC_ISSUER: required when other SITEGRID_OIDC_* settings are given')
+    return undefined
+  }
+  if (raw.SITEGRID_MODE !== 'cloud') {
+    problems.push('SITEGRID_OIDC_ISSUER: OIDC sign-in is for cloud mode (SITEGRID_MODE=cloud); a site server signs in with site PINs')
+    return undefined
+  }
+  if (raw.SITEGRID_OIDC_AUDIENCE === undefined) {
+    problems.push('SITEGRID_OIDC_AUDIENCE: required with SITEGRID_OIDC_ISSUER (the `aud` of the access tokens this cell accepts)')
+    return undefined
+  }
+  const clientId = raw.SITEGRID_OIDC_CLIENT_ID
+  let secret = raw.SITEGRID_OIDC_CLIENT_SECRET
+  if (secret === undefined && raw.SITEGRID_OIDC_CLIENT_SECRET_FILE !== undefined) {
+    try {
+      secret = readFileSync(raw.SITEGRID_OIDC_CLIENT_SECRET_FILE, 'utf8').trim()
+    } catch (err) {
+      problems.push(`SITEGRID_OIDC_CLIENT_SECRET_FILE: cannot read ${raw.SITEGRID_OIDC_CLIENT_SECRET_FILE} (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+      return undefined
+    }
+  }
+  if ((clientId === undefined) !== (secret === undefined || secret === '')) {
+    problems.push('SITEGRID_OIDC_CLIENT_ID and SITEGRID_OIDC_CLIENT_SECRET (or _FILE): give both for browser sign-in, or neither')
+    return undefined
+  }
+  return Object.freeze({
+    issuer,
+    audience: raw.SITEGRID_OIDC_AUDIENCE,
+    clockSkewSec: raw.SITEGRID_OIDC_CLOCK_SKEW_SEC,
+    client: clientId === undefined || !secret ? undefined : Object.freeze({ id: clientId, secret }),
+  })
+}
+
+function readSmtp(raw: RawConfig, problems: string[]): SmtpConfig | undefined {
+  if (raw.SITEGRID_SMTP_HOST === undefined) return undefined
+  let password = raw.SITEGRID_SMTP_PASSWORD
+  if (password === undefined && raw.SITEGRID_SMTP_PASSWORD_FILE !== undefined) {
+    try {
+      password = readFileSync(raw.SITEGRID_SMTP_PASSWORD_FILE, 'utf8').trim()
+    } catch (err) {
+      problems.push(`SITEGRID_SMTP_PASSWORD_FILE: cannot read ${raw.SITEGRID_SMTP_PASSWORD_FILE} (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+      return undefined
+    }
+  }
+  if ((raw.SITEGRID_SMTP_USER === undefined) !== (password === undefined)) {
+    problems.push('SITEGRID_SMTP_USER and SITEGRID_SMTP_PASSWORD (or _FILE): give both, or neither')
+    return undefined
+  }
+  return Object.freeze({
+    host: raw.SITEGRID_SMTP_HOST, port: raw.SITEGRID_SMTP_PORT, security: raw.SITEGRID_SMTP_SECURITY,
+    user: raw.SITEGRID_SMTP_USER, password, from: raw.SITEGRID_SMTP_FROM,
+  })
 }

@@ -22,10 +22,40 @@ export const RawConfigSchema = Type.Object({
   SITEGRID_SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   SITEGRID_LAST_USED_FLUSH_MS: Type.Integer({ default: 2_000, minimum: 10, maximum: 60_000 }),
   SITEGRID_TRUST_PROXY: Type.Boolean({ default: false }),
+  SITEGRID_PIN_SCRYPT_LOG2N: Type.Integer({ default: 15, minimum: 10, maximum: 20, description: 'site PINs: scrypt cost N = 2^this (r=8, p=1); lower only in tests' }),
+  SITEGRID_TENANT_PACKAGE_MAX_BYTES: Type.Integer({ default: 4 * 1024 ** 3, minimum: 1024, description: 'largest tenant package accepted by PUT …/tenant/import/package' }),
+  SITEGRID_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, description: 'SMTP relay for key-expiry reminders; unset: reminders are recorded as skipped' })),
+  SITEGRID_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535 }),
+  SITEGRID_SMTP_SECURITY: Type.Union([Type.Literal('starttls'), Type.Literal('tls'), Type.Literal('none')], { default: 'starttls', description: '`starttls` (required upgrade), `tls` (implicit, port 465) or `none` (loopback relays only)' }),
+  SITEGRID_SMTP_USER: Type.Optional(Type.String({ minLength: 1 })),
+  SITEGRID_SMTP_PASSWORD: Type.Optional(Type.String({ minLength: 1 })),
+  SITEGRID_SMTP_PASSWORD_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  SITEGRID_SMTP_FROM: Type.String({ default: 'sitegrid <no-reply@localhost>', minLength: 3 }),
+  SITEGRID_OPERATOR_EMAIL: Type.Optional(Type.String({ format: 'email', description: 'receives reminders for keys minted with the CLI' })),
+  SITEGRID_REMINDER_INTERVAL_MS: Type.Integer({ default: 86_400_000, minimum: 1000, description: 'how often the expiry-reminder job polls (spec 8: every 24 hours)' }),
+  SITEGRID_HISTORIAN_MAX_FILE_BYTES: Type.Integer({ default: 2_147_483_648, minimum: 1024, description: 'largest file part of a historian import upload (413 `PayloadTooLarge` above); separate from the JSON body limit' }),
+  SITEGRID_AI_CONFIG_FILE: Type.Optional(Type.String({ minLength: 1, description: 'JSON file with the AI providers and tiers (src/modules/ai/config.ts); unset: `POST /api/ai/complete` answers 503 `AiNotConfigured`' })),
+  SITEGRID_OIDC_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'cloud mode: the OpenID provider (relying party for bearer tokens and browser sign-in)' })),
+  SITEGRID_OIDC_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'the `aud` our access tokens carry' })),
+  SITEGRID_OIDC_CLIENT_ID: Type.Optional(Type.String({ minLength: 1, description: 'browser sign-in client; without it /auth/* is not served' })),
+  SITEGRID_OIDC_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  SITEGRID_OIDC_CLIENT_SECRET_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  SITEGRID_OIDC_CLOCK_SKEW_SEC: Type.Integer({ default: 60, minimum: 0, maximum: 300 }),
+  SITEGRID_PUBLIC_ORIGIN_SCHEME: Type.Union([Type.Literal('https'), Type.Literal('http')], { default: 'https', description: 'scheme of the public tenant origins (redirect URI, Origin checks)' }),
 })
 export type RawConfig = Static<typeof RawConfigSchema>
 
 export type Mode = 'site' | 'cloud'
+
+/** SMTP relay for reminders (issue 12); the password never leaves this object except to the transport. */
+export interface SmtpConfig {
+  readonly host: string
+  readonly port: number
+  readonly security: 'starttls' | 'tls' | 'none'
+  readonly user: string | undefined
+  readonly password: string | undefined
+  readonly from: string
+}
 
 /** The validated, frozen configuration every part of the program receives. */
 export interface Config {
@@ -46,4 +76,27 @@ export interface Config {
   readonly shutdownGraceMs: number
   readonly lastUsedFlushMs: number
   readonly trustProxy: boolean
+  /** Site PINs are hashed with scrypt N = 2^pinScryptLog2N; stored hashes keep their own cost. */
+  readonly pinScryptLog2N: number
+  readonly tenantPackageMaxBytes: number
+  readonly smtp: SmtpConfig | undefined
+  readonly operatorEmail: string | undefined
+  readonly reminderIntervalMs: number
+  /** Largest file part of a historian import upload (multipart), apart from the JSON body limit. */
+  readonly historianMaxFileBytes: number
+  /** Path of the AI configuration JSON; undefined switches AI completion off. */
+  readonly aiConfigFile: string | undefined
+  /** Looks up an environment variable named by the AI configuration (`apiKey: { env }`); a function, so it never prints. */
+  readonly readEnv: (name: string) => string | undefined
+  /** Cloud mode with an issuer configured; undefined otherwise. */
+  readonly oidc: OidcConfig | undefined
+  readonly publicOriginScheme: 'https' | 'http'
+}
+
+export interface OidcConfig {
+  readonly issuer: string
+  readonly audience: string
+  readonly clockSkewSec: number
+  /** The browser sign-in client; undefined when only bearer tokens are accepted. */
+  readonly client: { readonly id: string; readonly secret: string } | undefined
 }

@@ -51,11 +51,370 @@ export interface SitesTable {
   updated_at: number
 }
 
+export interface DomainBindingsTable {
+  org_id: string
+  /** Lower-case host name; unique across organisations. */
+  domain: string
+  is_enabled: number
+  created_at: number
+  updated_at: number
+  created_by: string
+}
+
+export interface MembershipsTable {
+  org_id: string
+  /** The OIDC `oid`: the stable membership key (spec 5 rule 5). */
+  account_id: string
+  /** pending | active | revoked */
+  status: string
+  role: string | null
+  email: string | null
+  name: string | null
+  requested_at: number
+  decided_at: number | null
+  decided_by: string | null
+}
+
+export interface PlatformAdminsTable {
+  account_id: string
+  note: string | null
+  added_at: number
+}
+
+export interface SessionsTable {
+  org_id: string
+  /** SHA-256 of the cookie value: a database read does not yield a usable cookie. */
+  id: string
+  account_id: string
+  sub: string
+  /** Sealed (AES-256-GCM) provider tokens. */
+  access_token: string
+  access_expires_at: number
+  refresh_token: string | null
+  created_at: number
+  expires_at: number
+}
+
+export interface PendingLoginsTable {
+  org_id: string
+  id: string
+  state: string
+  nonce: string
+  verifier: string
+  redirect_uri: string
+  return_to: string
+  expires_at: number
+}
+
+export interface SiteUsersTable {
+  org_id: string
+  id: string
+  /** Lower-case; unique per organisation. */
+  email: string
+  display_name: string
+  site_role: string
+  /** `scrypt$N$r$p$salt$hash`; never leaves the store except to the PIN check. */
+  pin_hash: string
+  /** Bumped when the PIN changes: older access and refresh tokens stop working. */
+  token_version: number
+  created_at: number
+  updated_at: number
+  pin_changed_at: number
+}
+
+export interface SiteSigningKeysTable {
+  org_id: string
+  kid: string
+  alg: string
+  public_jwk: string
+  /** AES-256-GCM under a key derived from the verifier secret; never logged, never served. */
+  sealed_private_jwk: string
+  created_at: number
+  retired_at: number | null
+}
+
+export interface SiteRefreshTokensTable {
+  org_id: string
+  id: string
+  family_id: string
+  user_id: string
+  /** SHA-256 of the token, hex. */
+  token_hash: string
+  token_version: number
+  created_at: number
+  expires_at: number
+  family_expires_at: number
+  used_at: number | null
+  revoked_at: number | null
+}
+
+export interface SiteSignInFailuresTable {
+  org_id: string
+  /** `email:<address>` or `addr:<client address>`. */
+  subject: string
+  failures: number
+  last_failure_at: number
+  locked_until: number
+}
+
+export interface AiUsageTable {
+  org_id: string
+  id: string
+  at: number
+  /** UTC calendar day of `at`, `YYYY-MM-DD`: the tokens-per-day window and the grouping of the usage read. */
+  day: string
+  tier: string
+  provider: string
+  model: string
+  actor_kind: string
+  actor_id: string
+  /** `pending` while the provider works, then `ok`, `failed` or `cancelled` (the client left). */
+  status: string
+  is_stream: number
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  /** 1 when the provider reported no usage and the tokens are estimated from the text length. */
+  is_estimated: number
+  redactions: number
+  site_code: string | null
+  error_code: string | null
+  finished_at: number | null
+}
+
+export interface ControllersTable {
+  org_id: string
+  site_code: string
+  id: string
+  name: string | null
+  platform: number
+  firmware_version: string | null
+  asset_number: string
+  protocol: string
+  ip_address: string
+  /** Null: not given and the protocol has no well-known port. */
+  port: number | null
+  cip_path: string | null
+  poll_interval_ms: number
+  timeout_ms: number
+  retry_delay_ms: number
+  max_retries: number
+  edge_id: string | null
+  edge_plc_id: string | null
+  created_at: number
+  updated_at: number
+}
+
+export interface InstancesTable {
+  org_id: string
+  site_code: string
+  id: string
+  name: string
+  type_id: string
+  type_version: string | null
+  asset_number: string
+  controller_id: string
+  area: string | null
+  /** JSON object of strings. */
+  tag_mappings: string
+  /** Number of keys of tag_mappings, so the poll budget is one SUM. */
+  tag_count: number
+  /** JSON object. */
+  config: string
+  created_at: number
+  updated_at: number
+}
+
+export interface AlarmsTable {
+  org_id: string
+  site_code: string
+  id: string
+  instance_id: string
+  condition: string
+  priority: string
+  message: string | null
+  value: number | null
+  limit_value: number | null
+  /** The effective ISA-18.2 state, materialised for filtering (see modules/alarms/lifecycle.ts). */
+  state: string
+  is_active: number
+  is_acknowledged: number
+  is_out_of_service: number
+  shelved_until: number | null
+  /** `activeKey(instance_id, condition)` while the alarm is open, NULL once closed: the unique index allows one open alarm per tag. */
+  active_key: string | null
+  activation_count: number
+  raised_at: number
+  last_event_at: number
+  changed_at: number
+  created_at: number
+  /** Bumped by every write (optimistic concurrency); at least the seq of the latest history row. */
+  version: number
+}
+
+export interface AlarmEventsTable {
+  org_id: string
+  site_code: string
+  event_id: string
+  alarm_id: string | null
+  instance_id: string
+  condition: string
+  priority: string
+  is_active: number
+  occurred_at: number
+  received_at: number
+  message: string | null
+  value: number | null
+  limit_value: number | null
+  /** activated | suppressed | returned | none */
+  effect: string
+}
+
+export interface AlarmHistoryTable {
+  org_id: string
+  site_code: string
+  alarm_id: string
+  seq: number
+  at: number
+  action: string
+  from_state: string
+  to_state: string
+  actor_kind: string
+  actor_id: string
+  comment: string | null
+  event_id: string | null
+}
+
+export interface HistorianBatchesTable {
+  org_id: string
+  site_code: string
+  id: string
+  format: string
+  /** running | complete | failed */
+  status: string
+  rows_read: number
+  samples_stored: number
+  rejected_count: number
+  collision_count: number
+  replaced_count: number
+  bytes_read: number
+  bytes_total: number | null
+  first_ts: number | null
+  last_ts: number | null
+  /** JSON: [{ instanceId, tagKey, historianTag, samples }] */
+  tags: string
+  /** JSON: the first rejections, unmapped tags, collisions (see historian/service/report.ts) */
+  report: string
+  /** JSON: the parse options used */
+  options: string
+  trend_sha256: string
+  mapping_sha256: string
+  trend_name: string | null
+  is_forced: number
+  error: string | null
+  created_by: string
+  created_at: number
+  updated_at: number
+  completed_at: number | null
+}
+
+export interface HistorianSamplesTable {
+  org_id: string
+  site_code: string
+  instance_id: string
+  tag_key: string
+  ts: number
+  value: number | null
+  text: string | null
+  /** OPC-style: 192 good, 64 uncertain, 0 bad */
+  quality: number
+  batch_id: string
+}
+
+export interface HistorianStagingTable {
+  org_id: string
+  batch_id: string
+  instance_id: string
+  tag_key: string
+  ts: number
+  value: number | null
+  text: string | null
+  quality: number
+}
+
+export interface KeyRemindersTable {
+  org_id: string
+  key_id: string
+  expires_at: number
+  /** claimed → sent | failed | skipped (no address); failed is retried on the next poll. */
+  status: string
+  recipient: string | null
+  attempts: number
+  claimed_by: string
+  claimed_at: number
+  sent_at: number | null
+  last_error: string | null
+}
+
+export interface ElectricalNodesTable {
+  org_id: string
+  site_code: string
+  id: string
+  name: string | null
+  node_type: number
+  rated_voltage_v: number | null
+  rated_current_a: number | null
+  rated_power_kw: number | null
+  impedance_ohms: number | null
+  cable_size: string | null
+  cable_length_m: number | null
+  protection_curve: string | null
+  protection_pickup_a: number | null
+  protection_tms: number | null
+  description: string | null
+  /** JSON object of strings. */
+  tag_bindings: string
+  /** JSON object. */
+  metadata: string
+  created_at: number
+  updated_at: number
+}
+
+export interface ElectricalEdgesTable {
+  org_id: string
+  site_code: string
+  source_id: string
+  target_id: string
+  edge_type: number
+  created_at: number
+}
+
 export interface Database {
+  electrical_nodes: ElectricalNodesTable
+  electrical_edges: ElectricalEdgesTable
+  key_reminders: KeyRemindersTable
+  historian_batches: HistorianBatchesTable
+  historian_samples: HistorianSamplesTable
+  historian_staging: HistorianStagingTable
+  ai_usage: AiUsageTable
+  domain_bindings: DomainBindingsTable
   sites: SitesTable
+  alarms: AlarmsTable
+  alarm_events: AlarmEventsTable
+  alarm_history: AlarmHistoryTable
+  controllers: ControllersTable
+  instances: InstancesTable
   orgs: OrgsTable
   api_keys: ApiKeysTable
   audit_events: AuditEventsTable
+  site_users: SiteUsersTable
+  site_signing_keys: SiteSigningKeysTable
+  site_refresh_tokens: SiteRefreshTokensTable
+  site_sign_in_failures: SiteSignInFailuresTable
+  memberships: MembershipsTable
+  platform_admins: PlatformAdminsTable
+  sessions: SessionsTable
+  pending_logins: PendingLoginsTable
 }
 
 /** A Kysely instance or a transaction: store functions run inside or outside one. */

@@ -17,8 +17,9 @@ export class DomainError<C extends ErrorCode = ErrorCode> extends Error {
   readonly errors: FieldProblem[] | undefined
   readonly extensions: Record<string, unknown> | undefined
 
-  constructor(code: C, detail: string, options?: { errors?: FieldProblem[]; extensions?: Record<string, unknown> }) {
-    super(detail)
+  constructor(code: C, detail: string, options?: { errors?: FieldProblem[]; extensions?: Record<string, unknown>; cause?: unknown }) {
+    // `cause` is for logs (debug) only; the error handler never puts it in a response.
+    super(detail, options?.cause === undefined ? undefined : { cause: options.cause })
     this.name = code
     this.code = code
     this.errors = options?.errors

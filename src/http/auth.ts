@@ -13,8 +13,9 @@ import type { Tenancy } from './tenancy.ts'
  * - `member` | `admin` | `owner`: the caller's role — organisation role in cloud mode, site role in site mode —
  *   must be at least this. Platform admins pass every role policy.
  * - `platformAdmin`: platform admins only.
+ * - `orgAdmin`: organisation administration (spec 4.5): a platform admin, or role ≥ admin and never a site-PIN principal.
  */
-export type Policy = 'public' | 'member' | 'admin' | 'owner' | 'platformAdmin'
+export type Policy = 'public' | 'member' | 'admin' | 'owner' | 'platformAdmin' | 'orgAdmin'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -43,7 +44,9 @@ export interface AuthDeps {
 
 export function satisfiesPolicy(principal: Principal, policy: Exclude<Policy, 'public'>): boolean {
   if (principal.isPlatformAdmin) return true
+  if (principal.isPending === true) return false
   if (policy === 'platformAdmin') return false
+  if (policy === 'orgAdmin') return principal.kind !== 'sitePin' && roleAtLeast(principal.role, 'admin')
   return roleAtLeast(principal.role, policy satisfies Role)
 }
 

@@ -51,11 +51,19 @@ interface AjvError { instancePath: string; message?: string; keyword: string; pa
 
 function fieldProblems(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): FieldProblem[] {
   const where = (err.validationContext === 'querystring' ? 'query' : err.validationContext ?? 'body') as FieldProblem['in']
-  return (err.validation ?? []).map((v) => {
+  const byPointer = new Map<string, string[]>()
+  for (const v of err.validation ?? []) {
     const child = v.params.missingProperty ?? v.params.additionalProperty
     const pointer = child === undefined ? v.instancePath : `${v.instancePath}/${String(child)}`
     const message = v.keyword === 'additionalProperties' ? 'is not a known property' : v.message ?? 'is not valid'
-    return { in: where, pointer, message }
+    const messages = byPointer.get(pointer) ?? []
+    if (!messages.includes(message)) messages.push(message)
+    byPointer.set(pointer, messages)
+  }
+  // A nullable field (anyOf [T, null]) fails every branch: name the rule of T, not "must be null" and "anyOf".
+  return [...byPointer].map(([pointer, messages]) => {
+    const specific = messages.filter((m) => m !== 'must be null' && m !== 'must match a schema in anyOf')
+    return { in: where, pointer, message: (specific.length ? specific : messages).join('; ') }
   })
 }
 

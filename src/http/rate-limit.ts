@@ -6,7 +6,9 @@ const MAX_TRACKED = 100_000
  * A fixed one-minute window per credential (the X-Api-Key or Authorization value, else the client address).
  * In memory per process: N processes allow N × the limit, which the README states.
  */
-export function createRateLimiter(deps: { perMinute: number; clock: Clock }) {
+/** `perMinute` may be a function: it is read on every hit, so a configuration reload takes effect at once. */
+export function createRateLimiter(deps: { perMinute: number | (() => number); clock: Clock }) {
+  const limit = typeof deps.perMinute === 'function' ? deps.perMinute : () => deps.perMinute as number
   let windowStart = 0
   let counts = new Map<string, number>()
   return {
@@ -19,7 +21,7 @@ export function createRateLimiter(deps: { perMinute: number; clock: Clock }) {
       }
       const n = (counts.get(bucket) ?? 0) + 1
       counts.set(bucket, n)
-      return n > deps.perMinute ? Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000)) : 0
+      return n > limit() ? Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000)) : 0
     },
   }
 }

@@ -28,13 +28,18 @@ export async function startServer(options: { cwd: string; env: Record<string, st
   child.stderr?.on('data', (d) => { output += String(d) })
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200; i++) {
+  let healthy = false
+  for (let i = 0; i < 1200 && !healthy; i++) {
     if (child.exitCode !== null) throw new Error(`server exited early: ${output}`)
     try {
-      if ((await fetch(`${url}/healthz`)).ok) break
+      healthy = (await fetch(`${url}/healthz`)).ok
     } catch {
       await sleep(100)
     }
+  }
+  if (!healthy) {
+    child.kill('SIGKILL')
+    throw new Error(`server not healthy after 120 s: ${output}`)
   }
   return {
     url, port, child, output: () => output,
@@ -56,5 +61,17 @@ export function httpRequest(url: string, init: { method?: string; headers?: Reco
     })
     req.on('error', reject)
     req.end(init.body)
+  })
+}
+
+/** Like runCli, without blocking this process's event loop (for servers the test itself runs, e.g. SMTP). */
+export function runCliAsync(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(BIN, args, { cwd: options.cwd, env: { PATH: process.env.PATH, ...options.env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => { stdout += String(d) })
+    child.stderr.on('data', (d) => { stderr += String(d) })
+    child.on('exit', (code) => resolve({ code, stdout, stderr }))
   })
 }

@@ -1,6 +1,16 @@
 import type { Migration } from 'kysely'
+import * as historian from './0900-historian.ts'
 import * as foundation from './0001-foundation.ts'
+import * as ai from './0500-ai.ts'
+import * as siteUsers from './0200-site-users.ts'
+import * as identity from './0300-identity.ts'
+import * as domains from './0400-domains.ts'
 import * as sites from './0100-sites.ts'
+import * as alarms from './0700-alarms.ts'
+import * as controllersInstances from './0600-controllers-instances.ts'
+import * as reminders from './1000-reminders.ts'
+import * as electrical from './0800-electrical.ts'
+import * as tenantTransfer from './1100-tenant-transfer.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -8,5 +18,15 @@ import * as sites from './0100-sites.ts'
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0500-ai': ai,
+  '0200-site-users': siteUsers,
+  '0300-identity': identity,
+  '0400-domains': domains,
   '0100-sites': sites,
+  '0700-alarms': alarms,
+  '0600-controllers-instances': controllersInstances,
+  '0900-historian': historian,
+  '1000-reminders': reminders,
+  '0800-electrical': electrical,
+  '1100-tenant-transfer': tenantTransfer,
 }

@@ -2,7 +2,8 @@ import type { Actor } from '../../auth/principal.ts'
 import type { Clock } from '../../clock.ts'
 import type { Db } from '../../db/schema.ts'
 import { newId, type OrgId } from '../../ids.ts'
-import { insertAuditEvent, listAuditEvents } from './store.ts'
+import { decodeCursor, toPage } from '../../http/paging.ts'
+import { insertAuditEvent, listAuditEvents, listAuditEventsPage } from './store.ts'
 
 export interface AuditEntry {
   action: string
@@ -25,4 +26,29 @@ export async function readAudit(db: Db, orgId: OrgId, limit: number) {
     id: r.id, at: new Date(r.at).toISOString(), actorKind: r.actor_kind, actorId: r.actor_id,
     action: r.action, target: r.target, detail: r.detail === null ? null : JSON.parse(r.detail) as unknown,
   }))
+}
+
+export interface AuditEvent {
+  id: string
+  at: string
+  actorKind: string
+  actorId: string
+  action: string
+  target: string
+  detail: Record<string, unknown> | null
+}
+
+function toAuditEvent(r: { id: string; at: number; actor_kind: string; actor_id: string; action: string; target: string; detail: string | null }): AuditEvent {
+  return {
+    id: r.id, at: new Date(r.at).toISOString(), actorKind: r.actor_kind, actorId: r.actor_id,
+    action: r.action, target: r.target, detail: r.detail === null ? null : JSON.parse(r.detail) as Record<string, unknown>,
+  }
+}
+
+/** One page of the organisation's audit trail, newest first; a bad cursor is a 400 naming `cursor`. */
+export async function readAuditPage(db: Db, orgId: OrgId, page: { limit: number; cursor?: string; actionPrefix?: string }) {
+  const key = decodeCursor(page.cursor, ['number', 'string'])
+  const before = key && { at: key[0] as number, id: key[1] as string }
+  const rows = await listAuditEventsPage(db, orgId, { limit: page.limit + 1, before, actionPrefix: page.actionPrefix })
+  return toPage(rows, page.limit, toAuditEvent, (r) => [r.at, r.id])
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 
@@ -24,4 +25,16 @@ export function listAuditEvents(db: Db, orgId: OrgId, limit: number) {
     .orderBy('at', 'desc').orderBy('id', 'desc')
     .limit(limit)
     .execute()
+}
+
+/** Newest first; after a keyset cursor (at, id); optionally only actions starting with `actionPrefix` (case-sensitive on both dialects). */
+export function listAuditEventsPage(db: Db, orgId: OrgId, options: { limit: number; before?: { at: number; id: string }; actionPrefix?: string }) {
+  let query = db.selectFrom('audit_events').selectAll().where('org_id', '=', orgId)
+  const { before, actionPrefix } = options
+  if (before) {
+    query = query.where((eb) => eb.or([eb('at', '<', before.at), eb.and([eb('at', '=', before.at), eb('id', '<', before.id)])]))
+  }
+  // Not LIKE: SQLite's LIKE ignores ASCII case and both treat % and _ as wildcards.
+  if (actionPrefix !== undefined) query = query.where(sql<boolean>`substr(action, 1, ${sql.lit(actionPrefix.length)}) = ${actionPrefix}`)
+  return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(options.limit).execute()
 }

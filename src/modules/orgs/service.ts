@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
-import { newOrgId, type OrgId } from '../../ids.ts'
-import { NotFound } from '../../errors/domain-error.ts'
+import { newOrgId, ORG_ID_PATTERN, type OrgId } from '../../ids.ts'
+import { DomainError, invalidField, NotFound } from '../../errors/domain-error.ts'
 import { InvalidOrgSlug, OrgSlugTaken } from './errors.ts'
 import { countOrgs, deleteOrgBySlug, findOrgBySlug, insertOrg, listOrgs } from './store.ts'
 
@@ -23,13 +23,15 @@ export function createOrgsService(deps: { handle: DatabaseHandle; clock: Clock }
   const db = handle.db
   return {
     /** Provisions an organisation; throws InvalidOrgSlug or OrgSlugTaken (Conflict). */
-    async provision(slug: string, name?: string): Promise<Org> {
+    async provision(slug: string, name?: string, id?: string): Promise<Org> {
       if (!SLUG_PATTERN.test(slug)) throw new InvalidOrgSlug()
-      const row = { id: newOrgId(), slug, name: name ?? slug, created_at: clock.now() }
+      if (id !== undefined && !ORG_ID_PATTERN.test(id)) throw invalidField('/id', 'must be org_ followed by 8 Crockford base32 characters (upper case, no I L O U)')
+      const row = { id: id ?? newOrgId(), slug, name: name ?? slug, created_at: clock.now() }
       try {
         await insertOrg(db, row)
       } catch (err) {
         if (await findOrgBySlug(db, slug)) throw new OrgSlugTaken(slug)
+        if (id !== undefined) throw new DomainError('Conflict', `An organisation with id ${id} already exists.`)
         throw err
       }
       return toOrg(row)

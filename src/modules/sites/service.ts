@@ -1,5 +1,6 @@
 import type { Actor } from '../../auth/principal.ts'
 import type { Clock } from '../../clock.ts'
+import { isUniqueViolation } from '../../db/constraint-errors.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db, SitesTable } from '../../db/schema.ts'
 import { invalidField, NotFound } from '../../errors/domain-error.ts'
@@ -53,11 +54,10 @@ export function createSitesService(deps: { handle: DatabaseHandle; clock: Clock;
         time_zone: input.timeZone ?? 'UTC', status: input.status ?? 0, created_at: now, updated_at: now,
       }
       await db.transaction().execute(async (trx) => {
-        if (await findSiteByCode(trx, orgId, input.code)) throw new SiteCodeTaken(input.code)
         try {
           await insertSite(trx, row)
         } catch (err) {
-          if (await findSiteByCode(db, orgId, input.code)) throw new SiteCodeTaken(input.code)
+          if (isUniqueViolation(err)) throw new SiteCodeTaken(input.code)
           throw err
         }
         await recordAudit(trx, clock, orgId, actor, { action: 'site.created', target: input.code })

@@ -1,0 +1,183 @@
+// Issue 9: historian import of a generated `long` file (BENCH_HISTORIAN_ROWS samples, default 5 000 000) through the
+// service, against a raw load of the same rows in the same run: PostgreSQL `COPY … FROM STDIN` (CSV as-is) and SQLite
+// prepared inserts in one transaction, both into a table with the same kind of primary key. Also the parser on its
+// own, and the peak RSS growth of the import.
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { once } from 'node:events'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import pg from 'pg'
+import { CLI_ACTOR } from '../src/auth/principal.ts'
+import { systemClock } from '../src/clock.ts'
+import { connectDatabase } from '../src/db/connect.ts'
+import { migrateToLatest } from '../src/db/migrate.ts'
+import type { OrgId } from '../src/ids.ts'
+import { parseStream } from '../src/modules/historian/parse/index.ts'
+import { createHistorianService, type UploadPart } from '../src/modules/historian/service/index.ts'
+import { createOrgsService } from '../src/modules/orgs/service.ts'
+import { ratio } from './lib.ts'
+
+const TAGS = 100
+const SEED = 9
+
+/** `timestamp,tag,value` rows: TAGS tags, one sample per tag per second, values from a fixed LCG (seed SEED). */
+async function generate(path: string, rows: number): Promise<void> {
+  const out = createWriteStream(path)
+  out.write('timestamp,tag,value\n')
+  let x = SEED
+  const base = Date.UTC(2024, 0, 1)
+  let chunk = ''
+  for (let i = 0; i < rows; i++) {
+    x = (x * 1_103_515_245 + 12_345) % 2_147_483_648
+    chunk += `${new Date(base + Math.floor(i / TAGS) * 1000).toISOString()},T${i % TAGS},${(x / 1e6).toFixed(3)}\n`
+    if (chunk.length > 1 << 20) {
+      if (!out.write(chunk)) await once(out, 'drain')
+      chunk = ''
+    }
+  }
+  out.end(chunk)
+  await once(out, 'finish')
+}
+
+function rssWatch() {
+  const start = process.memoryUsage().rss
+  let peak = start
+  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss) }, 20)
+  return { stop: () => { clearInterval(timer); return { start, peak, growthMiB: (peak - start) / 1_048_576 } } }
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const t0 = performance.now()
+  const value = await fn()
+  return { ms: performance.now() - t0, value }
+}
+
+const perSecond = (n: number, ms: number) => (n / ms) * 1000
+const fmt = (n: number) => `${Math.round(n).toLocaleString('en')} samples/s`
+
+async function parserAlone(file: string): Promise<number> {
+  const run = parseStream(createReadStream(file, { highWaterMark: 256 * 1024 }), { format: 'long' })
+  const { ms } = await timed(async () => { for await (const _ of run) { /* drain */ } })
+  return perSecond(run.summary.samples, ms)
+}
+
+async function importOnce(url: string, file: string, rows: number) {
+  const handle = await connectDatabase(url, { poolSize: 4, statementTimeoutMs: 600_000 })
+  await migrateToLatest(handle.db)
+  const org = await createOrgsService({ handle, clock: systemClock }).provision(`bench-${Date.now().toString(36)}`)
+  const orgId = org.id as OrgId
+  const now = Date.now()
+  await handle.db.insertInto('sites').values({ org_id: orgId, code: 'bench', name: 'Bench', description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now }).execute()
+  const historian = createHistorianService({
+    handle, clock: systemClock, maxFileBytes: 2 ** 40,
+    sites: { require: async (_o, code) => ({ code, timeZone: 'UTC' }) },
+    instances: { existingIds: async (_o, _s, ids) => new Set(ids) },
+  })
+  const mapping = `historian_tag,instance_id,tag_key\n${Array.from({ length: TAGS }, (_, i) => `T${i},ins_${i % 10},tag_${i}`).join('\n')}\n`
+  async function* parts(): AsyncGenerator<UploadPart> {
+    yield { kind: 'field', name: 'site_id', value: 'bench' }
+    yield { kind: 'field', name: 'format', value: 'long' }
+    yield { kind: 'file', name: 'mapping_csv', filename: 'm.csv', stream: [Buffer.from(mapping)] as unknown as AsyncIterable<Uint8Array> }
+    yield { kind: 'file', name: 'trend_csv', filename: 't.csv', stream: createReadStream(file, { highWaterMark: 256 * 1024 }) }
+  }
+  const rss = rssWatch()
+  const { ms, value } = await timed(() => historian.importBatch(orgId, CLI_ACTOR, parts(), { bytesTotal: null }))
+  const memory = rss.stop()
+  if (value.samplesStored !== rows) throw new Error(`stored ${value.samplesStored} of ${rows}`)
+  await handle.db.deleteFrom('orgs').where('id', '=', orgId).execute()
+  await handle.close()
+  return { rate: perSecond(rows, ms), memory }
+}
+
+async function rawSqlite(dir: string, file: string, rows: number): Promise<number> {
+  const db = new BetterSqlite3(join(dir, 'raw.db'))
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.exec('create table raw (tag text not null, ts integer not null, value real, primary key (tag, ts))')
+  const insert = db.prepare('insert into raw (tag, ts, value) values (?, ?, ?)')
+  const { ms } = await timed(async () => {
+    db.exec('begin')
+    let rest = ''
+    let header = true
+    for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
+      const lines = (rest + chunk).split('\n')
+      rest = lines.pop()!
+      for (const line of lines) {
+        if (header) { header = false; continue }
+        const a = line.indexOf(',')
+        const b = line.indexOf(',', a + 1)
+        insert.run(line.slice(a + 1, b), Date.parse(line.slice(0, a)), Number(line.slice(b + 1)))
+      }
+    }
+    db.exec('commit')
+  })
+  db.close()
+  return perSecond(rows, ms)
+}
+
+/** The minimum of the COPY sub-protocol on a pg.Client (pg-copy-streams is not a dependency). */
+function copyFrom(client: pg.Client, text: string, source: AsyncIterable<Buffer>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let failed: unknown
+    const submittable = {
+      submit: (connection: { query(text: string): void }) => connection.query(text),
+      handleCopyInResponse: (connection: { sendCopyFromChunk(c: Buffer): void; endCopyFrom(): void; sendCopyFail(m: string): void; stream: NodeJS.WritableStream & { writableNeedDrain?: boolean } }) => {
+        void (async () => {
+          for await (const chunk of source) {
+            connection.sendCopyFromChunk(chunk)
+            if (connection.stream.writableNeedDrain) await once(connection.stream, 'drain')
+          }
+          connection.endCopyFrom()
+        })().catch((err: unknown) => connection.sendCopyFail(String(err)))
+      },
+      handleCommandComplete: () => {},
+      handleReadyForQuery: () => (failed === undefined ? resolve() : reject(failed)),
+      handleError: (err: unknown) => { failed = err },
+    }
+    void client.query(submittable as unknown as pg.QueryConfig)
+  })
+}
+
+async function rawCopy(url: string, file: string, rows: number): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query('drop table if exists bench_raw')
+  await client.query('create table bench_raw (ts timestamptz not null, tag text not null, value float8, primary key (tag, ts))')
+  const { ms } = await timed(() => copyFrom(client, 'copy bench_raw (ts, tag, value) from stdin (format csv, header true)', createReadStream(file, { highWaterMark: 256 * 1024 })))
+  const count = await client.query<{ n: string }>('select count(*) as n from bench_raw')
+  if (Number(count.rows[0]!.n) !== rows) throw new Error('COPY lost rows')
+  await client.query('drop table bench_raw')
+  await client.end()
+  return perSecond(rows, ms)
+}
+
+export async function benchHistorian(dialects: Array<{ name: string; url?: string }>): Promise<void> {
+  const rows = Number(process.env.BENCH_HISTORIAN_ROWS ?? 5_000_000)
+  const dir = mkdtempSync(join(tmpdir(), 'sitegrid-bench-historian-'))
+  try {
+    const file = join(dir, 'long.csv')
+    await generate(file, rows)
+    const mib = statSync(file).size / 1_048_576
+    console.log(`# historian import: long file of ${rows.toLocaleString('en')} samples (${mib.toFixed(0)} MiB, ${TAGS} tags, seed ${SEED})`)
+    const parser = await parserAlone(file)
+    console.log(`historian parser alone        ${fmt(parser)}  (${(mib / (rows / parser)).toFixed(0)} MiB/s)`)
+    for (const dialect of dialects) {
+      const url = dialect.url ?? `sqlite:${join(dir, 'import.db')}`
+      const raw = dialect.url ? await rawCopy(dialect.url, file, rows) : await rawSqlite(dir, file, rows)
+      const imported = await importOnce(url, file, rows)
+      const baseline = dialect.url ? 'raw COPY' : 'raw prepared insert'
+      console.log(`${dialect.name.padEnd(8)} ${baseline.padEnd(20)} ${fmt(raw)}`)
+      console.log(`${dialect.name.padEnd(8)} historian import     ${fmt(imported.rate)}  vs ${baseline} ${ratio(imported.rate, raw)}  parser/import ${ratio(parser, imported.rate)}  peak RSS +${imported.memory.growthMiB.toFixed(1)} MiB (${(imported.memory.peak / 1_048_576).toFixed(0)} MiB)`)
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+// `node --import tsx bench/historian.ts` runs it alone on SQLite (BENCH_DATABASE_URL adds a PostgreSQL database).
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const dialects: Array<{ name: string; url?: string }> = [{ name: 'sqlite' }]
+  if (process.env.BENCH_DATABASE_URL) dialects.push({ name: 'postgres', url: process.env.BENCH_DATABASE_URL })
+  await benchHistorian(dialects)
+}

@@ -1,0 +1,82 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { DatabaseHandle } from '../../db/connect.ts'
+import type { BearerValidator } from '../../http/auth.ts'
+import type { OrgId } from '../../ids.ts'
+import type { Access, MembersService } from '../../modules/orgs/members-service.ts'
+import type { Org } from '../../modules/orgs/service.ts'
+import type { PlatformAdminsService } from '../../modules/orgs/platform-admins-service.ts'
+import type { Principal } from '../principal.ts'
+import { InvalidBearerToken } from './errors.ts'
+import type { RelyingParty } from './relying-party.ts'
+
+interface CachedAccess { access: Access; isPlatformAdmin: boolean }
+
+const MAX_CACHED = 50_000
+
+/**
+ * Spec 5 rule 5: the provider's token says who the caller is; the membership table says what it may do.
+ * A token for another organisation than the host's is the uniform 401 (undefined), whatever the caller.
+ * An unknown account gets a pending membership recorded and a pending principal (403 everywhere); a platform
+ * admin passes every policy. Access is cached per (org, oid) and dropped whenever the database handle's
+ * invalidation generation moves (an approval, a revocation or a platform-admin change in any process).
+ */
+export function createOidcPrincipalValidator(deps: {
+  relyingParty: RelyingParty
+  members: MembersService
+  platformAdmins: PlatformAdminsService
+  handle: DatabaseHandle
+  log: FastifyBaseLogger
+}): BearerValidator {
+  const { relyingParty, members, platformAdmins, handle, log } = deps
+  const issuer = relyingParty.metadata.issuer
+  const cache = new Map<string, CachedAccess>()
+  let cachedGeneration = handle.generation()
+
+  async function accessOf(orgId: OrgId, claims: { oid: string; email?: string; name?: string }): Promise<CachedAccess> {
+    const generation = handle.generation()
+    if (generation !== cachedGeneration) {
+      cache.clear()
+      cachedGeneration = generation
+    }
+    const key = `${orgId}\u0000${claims.oid}`
+    const hit = cache.get(key)
+    if (hit) return hit
+    const isPlatformAdmin = await platformAdmins.isPlatformAdmin(claims.oid)
+    // A platform admin acting at a host is not asking to join it: no membership request is recorded.
+    const access: Access = isPlatformAdmin
+      ? await members.accessOf(orgId, claims.oid) ?? { status: 'pending' }
+      : await members.accessForBearer(orgId, claims)
+    const value = { access, isPlatformAdmin }
+    if (handle.generation() === generation) {
+      if (cache.size >= MAX_CACHED) cache.clear()
+      cache.set(key, value)
+    }
+    return value
+  }
+
+  return {
+    accepts: (iss) => iss === issuer,
+    async validate(token: string, org: Org): Promise<Principal | undefined> {
+      let identity
+      try {
+        identity = await relyingParty.validateBearer(token)
+      } catch (error) {
+        // The reason is for the operator; the caller gets the one uniform 401.
+        if (error instanceof InvalidBearerToken) log.debug({ event: 'auth.bearer_rejected', reason: error.reason, claim: error.claim }, 'bearer token rejected')
+        else log.warn({ err: error }, 'bearer validation failed unexpectedly')
+        return undefined
+      }
+      if (identity.orgSlug !== org.slug) {
+        log.debug({ event: 'auth.bearer_rejected', reason: 'org_slug differs from the host organisation' }, 'bearer token rejected')
+        return undefined
+      }
+      const { access, isPlatformAdmin } = await accessOf(org.id, identity)
+      const base = { orgId: org.id, kind: 'user' as const, subject: identity.sub, isPlatformAdmin }
+      if (access.status === 'active') return { ...base, role: access.role }
+      // A platform admin without a membership acts with full authority (it passes every policy anyway);
+      // anyone else is pending or revoked: authenticated, refused by every policy.
+      if (isPlatformAdmin) return { ...base, role: 'owner' }
+      return { ...base, role: 'member', isPending: true }
+    },
+  }
+}

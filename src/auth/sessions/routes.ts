@@ -1,0 +1,87 @@
+import fastifyCookie from '@fastify/cookie'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { NotFound } from '../../errors/domain-error.ts'
+import { problemResponses } from '../../http/problem.ts'
+import type { Tenancy } from '../../http/tenancy.ts'
+import type { Org } from '../../modules/orgs/service.ts'
+import { clearHostCookie, LOGIN_COOKIE, originOf, readCookie, requireSameOrigin, SESSION_COOKIE, setHostCookie } from './cookies.ts'
+import { CallbackQuery, LoginQuery, Redirect, SessionTokenSchema } from './schemas.ts'
+import { LOGIN_TTL_MS, type SessionsService } from './service.ts'
+
+const TAGS = ['Sign-in']
+
+export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsService; tenancy: Tenancy; scheme: 'https' | 'http' }> = async (app, { sessions, tenancy, scheme }) => {
+  await app.register(fastifyCookie)
+
+  // Public routes skip the auth hook, so the host's organisation is resolved here (unknown host: uniform 404).
+  async function hostOrg(request: FastifyRequest): Promise<Org> {
+    const org = await tenancy.resolve(request.hostname)
+    if (!org) throw new NotFound()
+    return org
+  }
+
+  app.get('/auth/login', {
+    config: { policy: 'public' },
+    schema: {
+      tags: TAGS, summary: 'Start a browser sign-in', security: [],
+      description: 'Redirects (302) to the identity provider\'s authorize URL (authorization code with PKCE S256, `state` and `nonce`). The pending sign-in is kept server-side for 10 minutes under a `__Host-sitegrid-login` cookie, so the callback must come back to the same browser. Policy: public.',
+      querystring: LoginQuery,
+      response: { 302: Redirect('To the provider\'s authorize URL.'), ...problemResponses(400, 404) },
+    },
+  }, async (request, reply) => {
+    const org = await hostOrg(request)
+    const { cookie, authorizeUrl } = await sessions.startLogin(org, { origin: originOf(request, scheme), returnTo: request.query.returnTo, loginHint: request.query.loginHint })
+    setHostCookie(reply, LOGIN_COOKIE, cookie, LOGIN_TTL_MS / 1000)
+    return reply.code(302).header('cache-control', 'no-store').header('location', authorizeUrl).send(null)
+  })
+
+  app.get('/auth/callback', {
+    config: { policy: 'public' },
+    schema: {
+      tags: TAGS, summary: 'Finish a browser sign-in (the provider redirects here)', security: [],
+      description: 'Checks `state` (and `iss`, RFC 9207) against the pending sign-in of this browser, redeems the code with the PKCE verifier, verifies the ID token (`nonce`) and the access token, then creates a NEW server-side session and sets `__Host-sitegrid-session` (HttpOnly, Secure, SameSite=Lax) before redirecting (303) to the `returnTo` given at login. An account unknown to the organisation gets a pending membership request: the session exists, and API calls answer 403 until an owner or admin approves it. A sign-in that cannot be accepted: 400 `SignInFailed`. Policy: public.',
+      querystring: CallbackQuery,
+      response: { 303: Redirect('To the `returnTo` path given at login (default `/`).'), ...problemResponses(400, 404, 503) },
+    },
+  }, async (request, reply) => {
+    const org = await hostOrg(request)
+    const query = new URLSearchParams(request.raw.url?.split('?')[1] ?? '')
+    clearHostCookie(reply, LOGIN_COOKIE)
+    const session = await sessions.completeLogin(org, {
+      loginCookie: readCookie(request, LOGIN_COOKIE), previousSession: readCookie(request, SESSION_COOKIE), query,
+    })
+    setHostCookie(reply, SESSION_COOKIE, session.cookie, session.maxAgeSec)
+    return reply.code(303).header('cache-control', 'no-store').header('location', session.returnTo).send(null)
+  })
+
+  app.post('/auth/token', {
+    config: { policy: 'public' },
+    schema: {
+      tags: TAGS, summary: 'The session\'s access token', security: [],
+      description: 'No body. Answers the access token of the browser session named by the `__Host-sitegrid-session` cookie, refreshed at the provider when less than a minute is left. The console keeps it in memory and calls the API with `Authorization: Bearer`. `Origin` must be this host (403 otherwise). No session, an ended or expired one, or a refresh the provider refuses: the uniform 401. Policy: the session cookie.',
+      response: { 200: SessionTokenSchema, ...problemResponses(401, 403, 404, 503) },
+    },
+  }, async (request, reply) => {
+    const org = await hostOrg(request)
+    requireSameOrigin(request, scheme)
+    const token = await sessions.tokenFor(org, readCookie(request, SESSION_COOKIE))
+    return reply.header('cache-control', 'no-store')
+      .send({ accessToken: token.accessToken, tokenType: 'Bearer' as const, expiresAt: new Date(token.expiresAt).toISOString() })
+  })
+
+  app.post('/auth/logout', {
+    config: { policy: 'public' },
+    schema: {
+      tags: TAGS, summary: 'Sign out', security: [],
+      description: 'No body. Deletes the server-side session (in every process at once) and clears the cookie; 204 whether or not there was a session (idempotent). `Origin` must be this host (403 otherwise). The provider\'s own session is not ended. Policy: the session cookie, if any.',
+      response: { 204: { type: 'null', description: 'Signed out.' }, ...problemResponses(403, 404) },
+    },
+  }, async (request, reply) => {
+    const org = await hostOrg(request)
+    requireSameOrigin(request, scheme)
+    await sessions.logout(org, readCookie(request, SESSION_COOKIE))
+    clearHostCookie(reply, SESSION_COOKIE)
+    return reply.code(204).send(null)
+  })
+}

@@ -1,0 +1,169 @@
+import { createInterface } from 'node:readline'
+import { Writable } from 'node:stream'
+import { CLI_ACTOR, isRole } from '../auth/principal.ts'
+import { createSigningKeys } from '../auth/site-pin/signing-keys.ts'
+import { systemClock } from '../clock.ts'
+import type { Config } from '../config/schema.ts'
+import { invalidField, NotFound } from '../errors/domain-error.ts'
+import type { Org, OrgsService } from '../modules/orgs/service.ts'
+import { PIN_PATTERN, pinScryptCost } from '../modules/site-users/pin-hash.ts'
+import { createSiteUsersService, type SiteUsersService } from '../modules/site-users/service.ts'
+import { UsageError, type Command } from './command.ts'
+import { withServices } from './runtime.ts'
+
+const ORG_OPTION = { org: { type: 'string' } } as const
+
+/** `--org SLUG`, else the site's organisation: SITEGRID_SITE_ORG, or the only one there is. */
+async function siteOrg(orgs: OrgsService, config: Config, slug: unknown): Promise<Org> {
+  const wanted = typeof slug === 'string' ? slug : config.siteOrgSlug
+  if (wanted !== undefined) {
+    const org = await orgs.findBySlug(wanted)
+    if (!org) throw new NotFound()
+    return org
+  }
+  const all = await orgs.list()
+  if (all.length !== 1) throw new UsageError(all.length === 0 ? 'no organisation exists yet: run `sitegrid org create SLUG` first' : '--org SLUG is required when several organisations exist')
+  return all[0]!
+}
+
+function role(values: Record<string, unknown>): 'owner' | 'admin' | 'member' {
+  const value = values.role
+  if (typeof value !== 'string' || !isRole(value)) throw new UsageError('--role must be owner, admin or member')
+  return value
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const value = values[name]
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
+  return value
+}
+
+/** USER is an e-mail or a site user id. */
+async function findUser(siteUsers: SiteUsersService, org: Org, user: string) {
+  return user.includes('@') ? siteUsers.findByEmail(org.id, user) : siteUsers.get(org.id, user).catch(() => undefined)
+}
+
+// The PIN never goes on the command line (it would show in `ps` and the shell history): it is read from
+// standard input, without echo on a terminal, twice to confirm.
+async function readPin(): Promise<string> {
+  const stdin = process.stdin
+  const pin = stdin.isTTY ? await promptTwice() : (await readAll(stdin)).split(/\r?\n/)[0]!.trim()
+  if (!PIN_PATTERN.test(pin)) throw invalidField('/pin', 'must be 6 to 12 digits (read from standard input)')
+  return pin
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = ''
+  for await (const chunk of stream) text += String(chunk)
+  return text
+}
+
+async function promptTwice(): Promise<string> {
+  const ask = (label: string) => new Promise<string>((resolve) => {
+    const rl = createInterface({ input: process.stdin, output: new Writable({ write: (_c, _e, cb) => cb() }), terminal: true })
+    process.stderr.write(label)
+    rl.question('', (answer) => { rl.close(); process.stderr.write('\n'); resolve(answer.trim()) })
+  })
+  const first = await ask('PIN (6 to 12 digits): ')
+  if (first !== await ask('Repeat the PIN: ')) throw new UsageError('the two PINs differ')
+  return first
+}
+
+function withSiteUsers<T>(env: NodeJS.ProcessEnv, slug: unknown, fn: (s: { org: Org; siteUsers: SiteUsersService }) => Promise<T>): Promise<T> {
+  return withServices(env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
+    const org = await siteOrg(orgs, config, slug)
+    return fn({ org, siteUsers: createSiteUsersService({ handle, clock: systemClock, scryptCost: pinScryptCost(config) }) })
+  })
+}
+
+export const siteUserCommands: Command[] = [
+  {
+    path: ['site-user', 'add'], usage: '--email EMAIL --name NAME --role owner|admin|member [--org SLUG]  (PIN on standard input)', positionals: [],
+    summary: 'Adds a site user who signs in with e-mail and PIN (POST /auth/site/login). The PIN (6 to 12 digits) is read from standard input, never from the command line; prints the new id.',
+    options: { ...ORG_OPTION, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } },
+    run: async ({ values }, io) => {
+      const input = { email: required(values, 'email'), displayName: required(values, 'name'), siteRole: role(values) }
+      const pin = await readPin()
+      await withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
+        const user = await siteUsers.create(org.id, CLI_ACTOR, { ...input, pin })
+        io.out(user.id)
+        io.err(`added ${user.siteRole} ${user.email} to ${org.slug}`)
+      })
+    },
+  },
+  {
+    path: ['site-user', 'list'], usage: '[--org SLUG] [--json]', positionals: [],
+    summary: 'Lists the site users: id, e-mail, site role, name (tab-separated, or JSON lines with --json). Never a PIN.',
+    options: { ...ORG_OPTION, json: { type: 'boolean' } },
+    run: ({ values }, io) => withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
+      let cursor: string | undefined
+      do {
+        const page = await siteUsers.list(org.id, { limit: 200, cursor })
+        for (const u of page.items) io.out(values.json ? JSON.stringify(u) : [u.id, u.email, u.siteRole, u.displayName].join('\t'))
+        cursor = page.nextCursor ?? undefined
+      } while (cursor)
+    }),
+  },
+  {
+    path: ['site-user', 'set-role'], usage: 'USER --role owner|admin|member [--org SLUG]', positionals: ['USER'],
+    summary: 'Changes a site user\'s role (USER is the e-mail or the id). The last owner cannot be demoted.',
+    options: { ...ORG_OPTION, role: { type: 'string' } },
+    run: ({ values, positionals }, io) => withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
+      const siteRole = role(values)
+      const user = await findUser(siteUsers, org, positionals[0]!)
+      if (!user) throw new NotFound()
+      await siteUsers.update(org.id, CLI_ACTOR, user.id, { siteRole })
+      io.err(`${user.email} is now ${siteRole}`)
+    }),
+  },
+  {
+    path: ['site-user', 'set-pin'], usage: 'USER [--org SLUG]  (new PIN on standard input)', positionals: ['USER'],
+    summary: 'Replaces a site user\'s PIN (read from standard input); every session they had ends.',
+    options: { ...ORG_OPTION },
+    run: async ({ values, positionals }, io) => {
+      const pin = await readPin()
+      await withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
+        const user = await findUser(siteUsers, org, positionals[0]!)
+        if (!user) throw new NotFound()
+        await siteUsers.setPin(org.id, CLI_ACTOR, user.id, pin)
+        io.err(`PIN replaced for ${user.email}`)
+      })
+    },
+  },
+  {
+    path: ['site-user', 'remove'], usage: 'USER [--org SLUG]', positionals: ['USER'],
+    summary: 'Removes a site user (e-mail or id); their tokens stop working at once. The last owner cannot be removed.',
+    options: { ...ORG_OPTION },
+    run: ({ values, positionals }, io) => withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
+      const user = await findUser(siteUsers, org, positionals[0]!)
+      if (!user) throw new NotFound()
+      await siteUsers.remove(org.id, CLI_ACTOR, user.id)
+      io.err(`removed ${user.email}`)
+    }),
+  },
+]
+
+export const siteKeyCommands: Command[] = [
+  {
+    path: ['site-key', 'rotate'], usage: '[--org SLUG]', positionals: [],
+    summary: 'Adds a new local signing key for site-PIN tokens and retires the old ones; they keep verifying until their tokens expire (15 minutes). Prints the new kid.',
+    options: { ...ORG_OPTION },
+    run: ({ values }, io) => withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+      const org = await siteOrg(orgs, config, values.org)
+      const kid = await createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! }).rotate(org.id)
+      io.out(kid)
+      io.err(`new signing key ${kid} for ${org.slug}; the previous keys verify for 15 more minutes`)
+    }),
+  },
+  {
+    path: ['site-key', 'list'], usage: '[--org SLUG]', positionals: [],
+    summary: 'Lists the signing keys that still verify: kid, algorithm, created, retired (or -). Never a private key.',
+    options: { ...ORG_OPTION },
+    run: ({ values }, io) => withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+      const org = await siteOrg(orgs, config, values.org)
+      for (const k of await createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! }).list(org.id)) {
+        io.out([k.kid, k.alg, k.createdAt, k.retiredAt ?? '-'].join('\t'))
+      }
+    }),
+  },
+]

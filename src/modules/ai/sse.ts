@@ -1,0 +1,122 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import { isAiError } from './errors.ts'
+import type { ChatStreamEvent } from './wire.ts'
+
+// Server-Sent Events (WHATWG HTML §9.2) for `POST /api/ai/complete` with `stream: true`.
+export type SseEventName = 'delta' | 'done' | 'error'
+
+export interface SseErrorData {
+  readonly code: string
+  readonly status: number
+  readonly message: string
+  readonly retryAfterSeconds?: number
+}
+
+/** Writes the status line and SSE headers; proxies are told not to buffer or transform the stream. */
+export function startSse(res: ServerResponse, headers: OutgoingHttpHeaders = {}): void {
+  res.writeHead(200, {
+    ...headers,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    'x-accel-buffering': 'no',
+  })
+  res.flushHeaders()
+}
+
+/**
+ * Writes one event with JSON data. JSON.stringify escapes every line break, so the data is always one line.
+ * Resolves when the socket can take more (backpressure); resolves false when the client has gone.
+ */
+export function writeSseEvent(res: ServerResponse, event: SseEventName, data: unknown): Promise<boolean> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve(false)
+  if (res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const done = (isOpen: boolean) => () => {
+      res.off('drain', onDrain)
+      res.off('close', onClose)
+      resolve(isOpen)
+    }
+    const onDrain = done(true)
+    const onClose = done(false)
+    res.once('drain', onDrain)
+    res.once('close', onClose)
+  })
+}
+
+/** Aborts when the client disconnects before the response is finished; pass it to `provider.stream`. */
+export function clientGoneSignal(res: ServerResponse): AbortSignal {
+  const controller = new AbortController()
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new DOMException('The client closed the connection', 'AbortError'))
+  })
+  return controller.signal
+}
+
+/** The `error` event's data: an AI error's code, status and caller-safe message; anything else is a generic 500. */
+export function toSseError(error: unknown): SseErrorData {
+  if (!isAiError(error)) return { code: 'InternalError', status: 500, message: 'Internal error.' }
+  const retry = 'retryAfterSeconds' in error && error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}
+  return { code: error.code, status: error.status, message: error.message, ...retry }
+}
+
+export interface SseStreamResult {
+  /** The provider's final event (finish reason, usage) when the stream completed. */
+  readonly done: Extract<ChatStreamEvent, { type: 'done' }> | undefined
+  /** The failure sent as an `error` event, for the route to log with its cause. */
+  readonly error: unknown
+  readonly isClientGone: boolean
+  /** Characters of completion text sent, to estimate usage when the provider reported none. */
+  readonly completionChars: number
+}
+
+export interface SseStreamOptions {
+  readonly onStart?: () => void
+  readonly headers?: OutgoingHttpHeaders
+  /** The data of the `done` event (default: the provider's finish reason, usage and model). */
+  readonly doneData?: (done: Extract<ChatStreamEvent, { type: 'done' }>, completionChars: number) => unknown
+}
+
+/**
+ * Streams provider events to the client as `delta` ({text}), `done` ({finishReason, usage, model}) and `error`.
+ * The first event is awaited before any header is written, so a provider that fails before answering still gets
+ * a normal problem response: that error is rethrown (unless the client has already gone). `onStart` runs just
+ * before the headers (Fastify: `reply.hijack()`).
+ */
+export async function sendSseStream(
+  res: ServerResponse, events: AsyncIterable<ChatStreamEvent>, options: SseStreamOptions = {},
+): Promise<SseStreamResult> {
+  const iterator = events[Symbol.asyncIterator]()
+  let next: IteratorResult<ChatStreamEvent>
+  try {
+    next = await iterator.next()
+  } catch (error) {
+    // Gone before the first event: there is nobody left to answer, with a stream or with a problem.
+    if (res.destroyed) return { done: undefined, error: undefined, isClientGone: true, completionChars: 0 }
+    throw error
+  }
+  options.onStart?.()
+  startSse(res, options.headers)
+  let completionChars = 0
+  try {
+    for (; !next.done; next = await iterator.next()) {
+      const event = next.value
+      const { type, ...fields } = event
+      if (event.type === 'delta') completionChars += event.text.length
+      const data = event.type === 'done' && options.doneData ? options.doneData(event, completionChars) : fields
+      if (!(await writeSseEvent(res, type, data))) return { done: undefined, error: undefined, isClientGone: true, completionChars }
+      if (event.type === 'done') {
+        res.end()
+        return { done: event, error: undefined, isClientGone: false, completionChars }
+      }
+    }
+    res.end()
+    return { done: undefined, error: undefined, isClientGone: false, completionChars }
+  } catch (error) {
+    const isClientGone = res.destroyed
+    if (!isClientGone) await writeSseEvent(res, 'error', toSseError(error))
+    res.end()
+    return { done: undefined, error: isClientGone ? undefined : error, isClientGone, completionChars }
+  } finally {
+    await iterator.return?.()
+  }
+}

@@ -1,0 +1,170 @@
+import type { Actor } from '../../auth/principal.ts'
+import type { Clock } from '../../clock.ts'
+import type { DatabaseHandle } from '../../db/connect.ts'
+import { invalidField, NotFound } from '../../errors/domain-error.ts'
+import { decodeCursor, toPage } from '../../http/paging.ts'
+import type { OrgId } from '../../ids.ts'
+import { recordAudit } from '../audit/service.ts'
+import type { SiteDependent } from '../sites/service.ts'
+import { AlarmStateConflict } from './errors.ts'
+import { applyEventBatch, type CheckedEvent } from './ingest.ts'
+import type { OperatorAction } from './lifecycle.ts'
+import { computeAlarmLoad } from './load.ts'
+import { applyAction, expireShelvesIn } from './operate.ts'
+import { retryOnRace } from './retry.ts'
+import { MAX_FUTURE_SKEW_MS, MAX_LOAD_PERIOD_MS, MAX_SHELVE_MS, type AlarmEventInput, type AlarmLoad, type EventResult, type ListAlarmsInput } from './schemas.ts'
+import { countAlarmsOfSite, findAlarm, findExpiredShelves, listActivationEvents, listAlarmHistory, listAlarmsBySite } from './store.ts'
+import { toAlarm, toTransition } from './view.ts'
+
+/** The instances area answers which instance ids exist in a site (through its service, never its table). */
+export interface InstanceLookup {
+  existingIds(orgId: OrgId, siteCode: string, ids: string[]): Promise<Set<string>>
+}
+
+export interface AlarmsDeps {
+  handle: DatabaseHandle
+  clock: Clock
+  sites: { require(orgId: OrgId, code: string): Promise<unknown> }
+  instances: InstanceLookup
+}
+
+/** For the site deletion preview: the alarms a site delete would remove. */
+export const alarmsSiteDependent: SiteDependent = { name: 'alarms', count: countAlarmsOfSite }
+
+export function createAlarmsService(deps: AlarmsDeps) {
+  const { handle, clock, sites, instances } = deps
+  const db = handle.db
+
+  async function expireShelves(orgId: OrgId, siteCode: string): Promise<void> {
+    const expired = await findExpiredShelves(db, orgId, siteCode, clock.now())
+    if (expired.length > 0) await db.transaction().execute((trx) => expireShelvesIn(trx, orgId, expired))
+  }
+
+  async function act(orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, action: OperatorAction, comment: string | null, shelvedUntil?: number) {
+    await sites.require(orgId, siteCode)
+    await expireShelves(orgId, siteCode)
+    await retryOnRace(() => db.transaction().execute(async (trx) => {
+      const row = await findAlarm(trx, orgId, siteCode, alarmId)
+      if (!row) throw new NotFound()
+      await applyAction(trx, orgId, actor, row, { action, at: clock.now(), comment, shelvedUntil })
+      if (action !== 'acknowledge') {
+        await recordAudit(trx, clock, orgId, actor, { action: `alarm.${action}`, target: alarmId, detail: { siteId: siteCode, comment, shelvedUntil: shelvedUntil ?? null } })
+      }
+    }))
+    return read(orgId, siteCode, alarmId)
+  }
+
+  async function read(orgId: OrgId, siteCode: string, alarmId: string) {
+    const row = await findAlarm(db, orgId, siteCode, alarmId)
+    if (!row) throw new NotFound()
+    const history = await listAlarmHistory(db, orgId, siteCode, alarmId)
+    return { ...toAlarm(row), history: history.map(toTransition) }
+  }
+
+  return {
+    /**
+     * Stores a gateway's batch: events for unknown instances or stamped in the future are refused one by one, a
+     * resent event id is a duplicate, and the accepted ones land in one transaction (retried when it lost a race).
+     */
+    async ingest(orgId: OrgId, actor: Actor, siteCode: string, events: AlarmEventInput[]) {
+      await sites.require(orgId, siteCode)
+      await expireShelves(orgId, siteCode)
+      const now = clock.now()
+      const results: EventResult[] = events.map((e) => ({ eventId: e.eventId, status: 'accepted', alarmId: null }))
+      const seen = new Set<string>()
+      const checked: CheckedEvent[] = []
+      events.forEach((event, index) => {
+        const occurredAt = Date.parse(event.occurredAt)
+        if (seen.has(event.eventId)) results[index]!.status = 'duplicate'
+        else if (occurredAt > now + MAX_FUTURE_SKEW_MS) refuse(results[index]!, 'OccurredInFuture', `occurredAt is more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of the server clock`)
+        else checked.push({ index, event, occurredAt })
+        seen.add(event.eventId)
+      })
+      const known = await instances.existingIds(orgId, siteCode, [...new Set(checked.map((c) => c.event.instanceId))])
+      const accepted = checked.filter((c) => known.has(c.event.instanceId) || refuse(results[c.index]!, 'UnknownInstance', `no instance ${c.event.instanceId} in this site`))
+      const outcomes = await retryOnRace(() => db.transaction().execute((trx) => applyEventBatch(trx, orgId, siteCode, actor, now, accepted)))
+      for (const [index, outcome] of outcomes) Object.assign(results[index]!, outcome)
+      const tally = (s: EventResult['status']) => results.filter((r) => r.status === s).length
+      return { accepted: tally('accepted'), duplicates: tally('duplicate'), refused: tally('refused'), results }
+    },
+
+    /** One page, newest change first; keyset on (changed_at, id), so concurrent inserts never shift a page. */
+    async list(orgId: OrgId, siteCode: string, query: ListAlarmsInput) {
+      await sites.require(orgId, siteCode)
+      await expireShelves(orgId, siteCode)
+      const limit = query.limit ?? 100
+      const key = decodeCursor(query.cursor, ['number', 'string'])
+      const rows = await listAlarmsBySite(db, orgId, siteCode, {
+        limit, before: key && { changedAt: key[0] as number, id: key[1] as string },
+        instanceId: query.instanceId, states: query.state, priorities: query.priority,
+      })
+      return toPage(rows, limit, toAlarm, (r) => [r.changed_at, r.id])
+    },
+
+    /** The alarm with every transition, oldest first; NotFound when absent or in another site or organisation. */
+    async get(orgId: OrgId, siteCode: string, alarmId: string) {
+      await sites.require(orgId, siteCode)
+      await expireShelves(orgId, siteCode)
+      return read(orgId, siteCode, alarmId)
+    },
+
+    /** ISA-18.2 acknowledge: active unack → active ack, returned unack → normal. AlarmStateConflict otherwise. */
+    acknowledge: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string | null) =>
+      act(orgId, actor, siteCode, alarmId, 'acknowledge', comment),
+
+    /** Acknowledges each alarm it can, in one transaction; the others are reported, not failed. */
+    async acknowledgeMany(orgId: OrgId, actor: Actor, siteCode: string, alarmIds: string[], comment: string | null) {
+      await sites.require(orgId, siteCode)
+      await expireShelves(orgId, siteCode)
+      const results = await retryOnRace(() => db.transaction().execute(async (trx) => {
+        const out: Array<{ alarmId: string; status: 'acknowledged' | 'refused'; code?: string }> = []
+        for (const alarmId of alarmIds) {
+          const row = await findAlarm(trx, orgId, siteCode, alarmId)
+          if (!row) {
+            out.push({ alarmId, status: 'refused', code: 'NotFound' })
+            continue
+          }
+          try {
+            await applyAction(trx, orgId, actor, row, { action: 'acknowledge', at: clock.now(), comment })
+            out.push({ alarmId, status: 'acknowledged' })
+          } catch (err) {
+            if (!(err instanceof AlarmStateConflict)) throw err
+            out.push({ alarmId, status: 'refused', code: err.code })
+          }
+        }
+        return out
+      }))
+      return { acknowledged: results.filter((r) => r.status === 'acknowledged').length, results }
+    },
+
+    /** Shelves until `until` (after now, at most MAX_SHELVE_MS ahead), with a comment. */
+    shelve(orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string, until: string) {
+      const untilMs = Date.parse(until)
+      const now = clock.now()
+      if (untilMs <= now) throw invalidField('/until', 'must be in the future')
+      if (untilMs > now + MAX_SHELVE_MS) throw invalidField('/until', `must be at most ${MAX_SHELVE_MS / 86_400_000} days ahead; use out of service for longer`)
+      return act(orgId, actor, siteCode, alarmId, 'shelve', comment, untilMs)
+    },
+    unshelve: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) => act(orgId, actor, siteCode, alarmId, 'unshelve', comment),
+    removeFromService: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) => act(orgId, actor, siteCode, alarmId, 'remove_from_service', comment),
+    returnToService: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) => act(orgId, actor, siteCode, alarmId, 'return_to_service', comment),
+
+    /** The site's alarm load over [from, to): rates per 10 minutes and position, floods, most frequent, chattering. */
+    async load(orgId: OrgId, siteCode: string, query: { from: string; to: string; operatorPositions?: number }): Promise<AlarmLoad> {
+      const from = Date.parse(query.from)
+      const to = Date.parse(query.to)
+      if (to <= from) throw invalidField('/to', 'must be after from', 'query')
+      if (to - from > MAX_LOAD_PERIOD_MS) throw invalidField('/to', `must be at most ${MAX_LOAD_PERIOD_MS / 86_400_000} days after from`, 'query')
+      await sites.require(orgId, siteCode)
+      const rows = await listActivationEvents(db, orgId, siteCode, from, to)
+      return computeAlarmLoad(rows, { from, to, operatorPositions: query.operatorPositions ?? 1 })
+    },
+  }
+}
+
+function refuse(result: EventResult, code: string, detail: string): false {
+  Object.assign(result, { status: 'refused', code, detail })
+  return false
+}
+
+export type AlarmsService = ReturnType<typeof createAlarmsService>

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { EdgeType as E, NodeType as N } from './codes.ts'
+import { toPandapowerNet } from './pandapower.ts'
+import type { PandasFrameJson } from './pandapower.ts'
+import { buildGraph } from './topology.ts'
+import type { ElectricalEdge, ElectricalNode } from './topology.ts'
+
+type Row = Record<string, unknown>
+
+/** Reads a frame the way pandas `read_json(orient="split")` would: columns × data rows. */
+function rowsOf(frame: PandasFrameJson): Row[] {
+  const split = JSON.parse(frame._object) as { columns: string[]; index: number[]; data: unknown[][] }
+  assert.deepEqual(Object.keys(frame.dtype), split.columns)
+  assert.deepEqual(split.index, split.data.map((_, i) => i))
+  return split.data.map((values) => {
+    assert.equal(values.length, split.columns.length)
+    return Object.fromEntries(split.columns.map((c, i) => [c, values[i]]))
+  })
+}
+
+const edge = (sourceId: string, targetId: string, edgeType: number = E.Cable): ElectricalEdge => ({ sourceId, targetId, edgeType })
+
+// 33 kV grid → 5 MVA 33/6.6 kV → switchboard → breaker → 500 kW motor; switchboard → breaker → 1 MVA 6.6/0.415 kV
+// → MCC → fuse-switch → 55 kW motor.
+const nodes: ElectricalNode[] = [
+  { id: 'GRID', nodeType: N.UtilitySupply, ratedVoltageV: 33000 },
+  { id: 'TX1', nodeType: N.PowerTransformer, ratedPowerKw: 5000, cableLengthM: 200 },
+  { id: 'SWB1', nodeType: N.Switchboard, ratedVoltageV: 6600 },
+  { id: 'CB1', nodeType: N.CircuitBreaker, ratedCurrentA: 630 },
+  { id: 'M1', nodeType: N.Motor, ratedVoltageV: 6600, ratedPowerKw: 500, cableLengthM: 120 },
+  { id: 'CB2', nodeType: N.CircuitBreaker },
+  { id: 'TX2', nodeType: N.PowerTransformer, ratedPowerKw: 1000, cableLengthM: 80 },
+  { id: 'MCC1', nodeType: N.MotorControlCentre, ratedVoltageV: 415 },
+  { id: 'FS1', nodeType: N.FuseSwitch },
+  { id: 'M2', nodeType: N.Motor, ratedVoltageV: 415, ratedPowerKw: 55, cableLengthM: 40 },
+]
+const edges = [
+  edge('GRID', 'TX1'), edge('TX1', 'SWB1', E.TransformerWinding), edge('SWB1', 'CB1', E.BusbarLink), edge('CB1', 'M1'),
+  edge('SWB1', 'CB2', E.BusbarLink), edge('CB2', 'TX2'), edge('TX2', 'MCC1', E.TransformerWinding),
+  edge('MCC1', 'FS1', E.BusbarLink), edge('FS1', 'M2'),
+]
+
+describe('pandapower export of a radial plant feeder', () => {
+  const { net, notes, busesByNodeIndex } = toPandapowerNet(buildGraph(nodes, edges), { name: 'Pit 3' })
+  const tables = net._object
+
+  it('writes the pandapowerNet envelope with split-orient DataFrames', () => {
+    assert.equal(net._module, 'pandapower.auxiliary')
+    assert.equal(net._class, 'pandapowerNet')
+    assert.equal(tables.bus._class, 'DataFrame')
+    assert.equal(tables.bus.orient, 'split')
+    assert.equal(tables.format_version, '3.0.0')
+    assert.equal(tables.name, 'Pit 3')
+    assert.ok(!/NaN|Infinity/.test(JSON.stringify(net)))
+  })
+
+  it('makes one bus per node, two per two-terminal device, merging busbar links and winding connections', () => {
+    assert.deepEqual(rowsOf(tables.bus).map((b) => [b.name, b.vn_kv, b.type]), [
+      ['GRID', 33, 'b'], ['TX1/1', 33, 'n'], ['SWB1', 6.6, 'b'], ['CB1/2', 6.6, 'n'], ['M1', 6.6, 'n'],
+      ['CB2/2', 6.6, 'n'], ['TX2/1', 6.6, 'n'], ['MCC1', 0.415, 'b'], ['FS1/2', 0.415, 'n'], ['M2', 0.415, 'n'],
+    ])
+    assert.deepEqual(busesByNodeIndex[1], [1, 2]) // TX1
+    assert.deepEqual(busesByNodeIndex[2], [2]) // SWB1
+  })
+
+  it('puts the grid infeed as ext_grid and motors as motor on their buses', () => {
+    assert.deepEqual(rowsOf(tables.ext_grid).map((r) => [r.name, r.bus, r.vm_pu]), [['GRID', 0, 1]])
+    assert.deepEqual(rowsOf(tables.motor).map((r) => [r.name, r.bus, r.pn_mech_mw, r.vn_kv]), [['M1', 4, 0.5, 6.6], ['M2', 9, 0.055, 0.415]])
+  })
+
+  it('connects transformers HV to LV by bus voltage with IEC 60076-5 impedances', () => {
+    assert.deepEqual(rowsOf(tables.trafo).map((r) => [r.name, r.hv_bus, r.lv_bus, r.sn_mva, r.vn_hv_kv, r.vn_lv_kv, r.vk_percent]), [
+      ['TX1', 1, 2, 5, 33, 6.6, 7], ['TX2', 6, 7, 1, 6.6, 0.415, 5],
+    ])
+  })
+
+  it('turns breakers and fuse-switches into closed bus-bus switches', () => {
+    assert.deepEqual(rowsOf(tables.switch).map((r) => [r.name, r.bus, r.element, r.et, r.type, r.closed, r.in_ka]), [
+      ['CB1', 2, 3, 'b', 'CB', true, 0.63], ['CB2', 2, 5, 'b', 'CB', true, null], ['FS1', 7, 8, 'b', 'LBS', true, null],
+    ])
+  })
+
+  it('turns cables into lines with the fed node length and a standard type for the voltage', () => {
+    assert.deepEqual(rowsOf(tables.line).map((r) => [r.from_bus, r.to_bus, r.length_km, r.std_type]), [
+      [0, 1, 0.2, 'NA2XS2Y 1x185 RM/25 12/20 kV'], [3, 4, 0.12, 'NA2XS2Y 1x185 RM/25 6/10 kV'],
+      [5, 6, 0.08, 'NA2XS2Y 1x185 RM/25 6/10 kV'], [8, 9, 0.04, 'NAYY 4x150 SE'],
+    ])
+  })
+
+  it('needs no approximation note when every rating is present', () => {
+    assert.deepEqual(notes, [])
+  })
+})
+
+describe('pandapower export notes and islands', () => {
+  it('makes an island generator the slack and notes missing lengths, ratings and voltages', () => {
+    const graph = buildGraph([
+      { id: 'GEN', nodeType: N.Generator, ratedVoltageV: 415, ratedPowerKw: 200 },
+      { id: 'DB', nodeType: N.Switchboard },
+      { id: 'L', nodeType: N.FeederLoad },
+      { id: 'C', nodeType: N.CapacitorBank, ratedVoltageV: 415, ratedPowerKw: 50 },
+      { id: 'X', nodeType: N.FeederLoad },
+    ], [edge('GEN', 'DB', E.BusbarLink), edge('DB', 'L'), edge('DB', 'C', E.BusbarLink)])
+    const { net, notes } = toPandapowerNet(graph)
+    assert.deepEqual(rowsOf(net._object.gen).map((r) => [r.name, r.p_mw, r.slack]), [['GEN', 0.2, true]])
+    assert.deepEqual(rowsOf(net._object.shunt).map((r) => [r.name, r.q_mvar, r.vn_kv]), [['C', -0.05, 0.415]])
+    assert.deepEqual(rowsOf(net._object.load).map((r) => [r.name, r.p_mw]), [['L', 0], ['X', 0]])
+    const byCode = Object.fromEntries(notes.map((n) => [n.code, n.nodeIds]))
+    assert.deepEqual(byCode.CableLengthMissing, ['L'])
+    assert.deepEqual(byCode.RatingMissing, ['L', 'X'])
+    assert.deepEqual(byCode.IslandWithoutSupply, ['X'])
+    assert.deepEqual(byCode.BusVoltageUnknown, ['X'])
+  })
+})

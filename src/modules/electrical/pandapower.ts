@@ -1,0 +1,402 @@
+import { EdgeType, NodeType } from './codes.ts'
+import { componentLabels } from './topology.ts'
+import type { ElectricalNode, Graph } from './topology.ts'
+
+/**
+ * Export of a site network as the JSON that `pandapower.from_json` reads (layout of pandapower 3.0 files:
+ * `{_module: "pandapower.auxiliary", _class: "pandapowerNet", _object: {...}}`, each table a pandas DataFrame
+ * serialised with `orient: "split"` as a JSON string plus its `dtype` map). pandapower starts from
+ * `create_empty_network()` and `update()`s it with what the file holds, so tables not written here (sgen,
+ * trafo3w, std_types, results…) keep their defaults. `format_version` is "3.0.0": a newer pandapower runs
+ * `convert_format`, which adds columns introduced since.
+ *
+ * Buses. Every node is a bus, except a two-terminal device (PowerTransformer, CircuitBreaker, FuseSwitch,
+ * Disconnector) with exactly two connections, which gets one terminal bus per connection. BusbarLink and
+ * TransformerWinding edges have no impedance: their two ends are the same bus. Bus `name` is the node id
+ * (`<id>/1`, `<id>/2` for the terminals of a two-terminal device, in edge order). Bus voltage comes from the
+ * `ratedVoltageV` of the nodes on the bus (not transformers or switching devices, whose rating is not the
+ * system voltage) and spreads through lines and switches, never across a transformer.
+ *
+ * Node types:
+ * - UtilitySupply → ext_grid (vm_pu 1.0, va 0°). Source impedance (`impedanceOhms`) is not exported.
+ * - Generator → gen, p_mw = ratedPowerKw/1000, vm_pu 1.0; it is the slack (`slack: true`) when its island
+ *   has no utility supply and it is that island's first generator.
+ * - PowerTransformer (2 connections) → trafo. HV side = the side with the higher bus voltage; when unknown,
+ *   the side whose edge points into the transformer. sn_mva = ratedPowerKw/1000 (the kVA rating); vk_percent
+ *   from the IEC 60076-5 Table 1 minimum for the rating (4 % ≤ 630 kVA … 12.5 % ≤ 100 MVA); vkr_percent 1.0
+ *   (0.5 above 2.5 MVA); no-load losses, phase shift and tap changer omitted.
+ * - CircuitBreaker / FuseSwitch / Disconnector (2 connections) → closed bus-bus switch, type CB / LBS / DS,
+ *   in_ka = ratedCurrentA/1000. pandapower has no fuse; protection settings do not map.
+ * - Switchboard, MCC → bus of type "b". Motor → motor (pn_mech_mw = ratedPowerKw/1000, cos_phi 0.85,
+ *   efficiency 100 %, the pandapower default). FeederLoad → load (p = ratedPowerKw/1000, cos φ 0.9 lagging).
+ *   CapacitorBank → shunt with q_mvar = −ratedPowerKw/1000 (the kvar rating is read from ratedPowerKw).
+ *   UpsBattery → storage at p = 0 (idle). VariableSpeedDrive, EarthingPoint → bus only.
+ *
+ * Edge types: Cable / OverheadLine → line, length_km = the target node's cableLengthM/1000 (the node a
+ * circuit feeds records its cable), 1 m when missing; per-km values of one pandapower standard type chosen
+ * by voltage (table LINE_STD_TYPES below); cableSize is not parsed. BusTie → closed bus-bus switch (CB).
+ *
+ * Does not map: impedanceOhms, cableSize, protection settings, tagBindings, metadata, node names, switch
+ * open/closed state (all exported closed), three-winding transformers, converter behaviour of VSDs.
+ * Each approximation applied is listed in `notes` with the ids it touched.
+ */
+
+type Dtype = 'object' | 'float64' | 'bool' | 'uint32' | 'int64'
+type Cell = string | number | boolean | null
+type TableSpec = readonly (readonly [column: string, dtype: Dtype])[]
+
+// Column sets and dtypes as pandapower 3.0 writes them (create_empty_network defaults).
+const TABLES = {
+  bus: [['name', 'object'], ['vn_kv', 'float64'], ['type', 'object'], ['zone', 'object'], ['in_service', 'bool'],
+    ['geo', 'object']],
+  line: [['name', 'object'], ['std_type', 'object'], ['from_bus', 'uint32'], ['to_bus', 'uint32'],
+    ['length_km', 'float64'], ['r_ohm_per_km', 'float64'], ['x_ohm_per_km', 'float64'], ['c_nf_per_km', 'float64'],
+    ['g_us_per_km', 'float64'], ['max_i_ka', 'float64'], ['df', 'float64'], ['parallel', 'uint32'],
+    ['type', 'object'], ['in_service', 'bool'], ['geo', 'object']],
+  trafo: [['name', 'object'], ['std_type', 'object'], ['hv_bus', 'uint32'], ['lv_bus', 'uint32'],
+    ['sn_mva', 'float64'], ['vn_hv_kv', 'float64'], ['vn_lv_kv', 'float64'], ['vk_percent', 'float64'],
+    ['vkr_percent', 'float64'], ['pfe_kw', 'float64'], ['i0_percent', 'float64'], ['shift_degree', 'float64'],
+    ['tap_side', 'object'], ['tap_neutral', 'float64'], ['tap_min', 'float64'], ['tap_max', 'float64'],
+    ['tap_step_percent', 'float64'], ['tap_step_degree', 'float64'], ['tap_pos', 'float64'],
+    ['tap_phase_shifter', 'bool'], ['parallel', 'uint32'], ['df', 'float64'], ['in_service', 'bool'],
+    ['tap_changer_type', 'object']],
+  switch: [['bus', 'int64'], ['element', 'int64'], ['et', 'object'], ['type', 'object'], ['closed', 'bool'],
+    ['name', 'object'], ['z_ohm', 'float64'], ['in_ka', 'float64']],
+  ext_grid: [['name', 'object'], ['bus', 'uint32'], ['vm_pu', 'float64'], ['va_degree', 'float64'],
+    ['slack_weight', 'float64'], ['in_service', 'bool']],
+  gen: [['name', 'object'], ['bus', 'uint32'], ['p_mw', 'float64'], ['vm_pu', 'float64'], ['sn_mva', 'float64'],
+    ['min_q_mvar', 'float64'], ['max_q_mvar', 'float64'], ['scaling', 'float64'], ['slack', 'bool'],
+    ['in_service', 'bool'], ['slack_weight', 'float64'], ['type', 'object']],
+  load: [['name', 'object'], ['bus', 'uint32'], ['p_mw', 'float64'], ['q_mvar', 'float64'],
+    ['const_z_percent', 'float64'], ['const_i_percent', 'float64'], ['sn_mva', 'float64'], ['scaling', 'float64'],
+    ['in_service', 'bool'], ['type', 'object']],
+  motor: [['name', 'object'], ['bus', 'int64'], ['pn_mech_mw', 'float64'], ['loading_percent', 'float64'],
+    ['cos_phi', 'float64'], ['cos_phi_n', 'float64'], ['efficiency_percent', 'float64'],
+    ['efficiency_n_percent', 'float64'], ['lrc_pu', 'float64'], ['vn_kv', 'float64'], ['scaling', 'float64'],
+    ['in_service', 'bool'], ['rx', 'float64']],
+  shunt: [['bus', 'uint32'], ['name', 'object'], ['q_mvar', 'float64'], ['p_mw', 'float64'], ['vn_kv', 'float64'],
+    ['step', 'uint32'], ['max_step', 'uint32'], ['in_service', 'bool']],
+  storage: [['name', 'object'], ['bus', 'int64'], ['p_mw', 'float64'], ['q_mvar', 'float64'], ['sn_mva', 'float64'],
+    ['soc_percent', 'float64'], ['min_e_mwh', 'float64'], ['max_e_mwh', 'float64'], ['scaling', 'float64'],
+    ['in_service', 'bool'], ['type', 'object']],
+} as const satisfies Record<string, TableSpec>
+
+type TableName = keyof typeof TABLES
+
+/** Per-km values copied from pandapower's basic standard types (std_types.py), so std_type and values agree. */
+export const LINE_STD_TYPES = [
+  { forEdge: 'cable', maxKv: 1, std: 'NAYY 4x150 SE', r: 0.208, x: 0.08, c: 261, maxIKa: 0.27, type: 'cs' },
+  { forEdge: 'cable', maxKv: 12, std: 'NA2XS2Y 1x185 RM/25 6/10 kV', r: 0.161, x: 0.11, c: 406, maxIKa: 0.358, type: 'cs' },
+  { forEdge: 'cable', maxKv: Infinity, std: 'NA2XS2Y 1x185 RM/25 12/20 kV', r: 0.161, x: 0.117, c: 273, maxIKa: 0.362, type: 'cs' },
+  { forEdge: 'overhead', maxKv: 30, std: '149-AL1/24-ST1A 20.0', r: 0.194, x: 0.337, c: 10.5, maxIKa: 0.47, type: 'ol' },
+  { forEdge: 'overhead', maxKv: Infinity, std: '149-AL1/24-ST1A 110.0', r: 0.194, x: 0.41, c: 8.75, maxIKa: 0.47, type: 'ol' },
+] as const
+
+// IEC 60076-5 Table 1: minimum short-circuit impedance by rated power.
+const VK_PERCENT_BY_KVA = [[630, 4], [1250, 5], [2500, 6], [6300, 7], [25000, 8], [40000, 10], [63000, 11],
+  [Infinity, 12.5]] as const
+
+export interface PandasFrameJson {
+  readonly _module: 'pandas.core.frame'
+  readonly _class: 'DataFrame'
+  /** `{"columns": [...], "index": [...], "data": [[...]]}` as a string, the way pandas `to_json` writes it. */
+  readonly _object: string
+  readonly orient: 'split'
+  readonly dtype: Record<string, string>
+  readonly is_multiindex: false
+  readonly is_multicolumn: false
+}
+
+export interface PandapowerNetJson {
+  readonly _module: 'pandapower.auxiliary'
+  readonly _class: 'pandapowerNet'
+  readonly _object: Record<TableName, PandasFrameJson> & {
+    readonly version: string
+    readonly format_version: string
+    readonly name: string
+    readonly f_hz: number
+    readonly sn_mva: number
+  }
+}
+
+export interface ExportNote {
+  readonly code: string
+  readonly message: string
+  readonly count: number
+  /** The first 20 node ids concerned. */
+  readonly nodeIds: string[]
+}
+
+export interface PandapowerExport {
+  readonly net: PandapowerNetJson
+  readonly notes: ExportNote[]
+  /** Index-aligned with `graph.nodes`: the pandapower bus index(es) each node became (two for a two-terminal device). */
+  readonly busesByNodeIndex: number[][]
+}
+
+export interface PandapowerExportOptions {
+  readonly name?: string
+  readonly fHz?: number
+  readonly snMva?: number
+}
+
+// Codes copied into module constants so the per-node loops touch no imported binding (measurably slower under tsx).
+const { UtilitySupply, Generator, PowerTransformer, Switchboard, MotorControlCentre, CircuitBreaker, FuseSwitch,
+  Disconnector, Motor, VariableSpeedDrive, FeederLoad, CapacitorBank, EarthingPoint, UpsBattery } = NodeType
+const { Cable, OverheadLine, BusbarLink, TransformerWinding, BusTie } = EdgeType
+const TWO_TERMINAL: ReadonlySet<number> = new Set([PowerTransformer, CircuitBreaker, FuseSwitch, Disconnector])
+const SWITCH_TYPE: Readonly<Record<number, string>> = { [CircuitBreaker]: 'CB', [FuseSwitch]: 'LBS', [Disconnector]: 'DS' }
+const LOAD_TAN_PHI = Math.tan(Math.acos(0.9))
+
+function positive(value: number | null | undefined): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null
+}
+
+class UnionFind {
+  private readonly parent: Int32Array
+  constructor(size: number) { this.parent = Int32Array.from({ length: size }, (_, i) => i) }
+  find(x: number): number {
+    let root = x
+    while (this.parent[root] !== root) root = this.parent[root]!
+    while (this.parent[x] !== root) { const next = this.parent[x]!; this.parent[x] = root; x = next }
+    return root
+  }
+  union(a: number, b: number): void {
+    const ra = this.find(a)
+    const rb = this.find(b)
+    if (ra !== rb) this.parent[Math.max(ra, rb)] = Math.min(ra, rb)
+  }
+}
+
+/** Builds the pandapower JSON for a validated network; never throws for missing ratings, it notes them. */
+export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions = {}): PandapowerExport {
+  const { nodes, edges, adjStart, adjEdge, edgeSource, edgeTarget } = graph
+  const n = nodes.length
+  const notes = new Map<string, { message: string; count: number; nodeIds: string[] }>()
+  const note = (code: string, message: string, nodeId: string): void => {
+    const entry = notes.get(code) ?? { message, count: 0, nodeIds: [] }
+    entry.count++
+    if (entry.nodeIds.length < 20) entry.nodeIds.push(nodeId)
+    notes.set(code, entry)
+  }
+
+  // Terminals: one per node, two for a two-terminal device with exactly two connections.
+  const pair = Uint8Array.from(nodes, (node, i) =>
+    TWO_TERMINAL.has(node.nodeType) && adjStart[i + 1]! - adjStart[i]! === 2 ? 1 : 0)
+  const isPair = (i: number): boolean => pair[i] === 1
+  const termBase = new Int32Array(n)
+  let termCount = 0
+  for (let i = 0; i < n; i++) { termBase[i] = termCount; termCount += 1 + pair[i]! }
+  const terminalOf = (i: number, e: number): number =>
+    pair[i] === 1 && adjEdge[adjStart[i]!] !== e ? termBase[i]! + 1 : termBase[i]!
+  const uf = new UnionFind(termCount)
+  for (let e = 0; e < edges.length; e++) {
+    const type = edges[e]!.edgeType
+    if (type === BusbarLink || type === TransformerWinding) {
+      uf.union(terminalOf(edgeSource[e]!, e), terminalOf(edgeTarget[e]!, e))
+    }
+  }
+
+  // Buses, numbered in order of their first terminal; named after the first whole node on them.
+  const busOfRoot = new Int32Array(termCount).fill(-1)
+  const busOfTerm = new Int32Array(termCount)
+  const busName: string[] = []
+  const busNamedByNode: boolean[] = []
+  const busIsBar: boolean[] = []
+  const busKv: (number | null)[] = []
+  const busesByNodeIndex: number[][] = []
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i]!
+    const twoTerminal = isPair(i)
+    const nodeBuses: number[] = []
+    busesByNodeIndex.push(nodeBuses)
+    for (let slot = 0; slot < (twoTerminal ? 2 : 1); slot++) {
+      const t = termBase[i]! + slot
+      const root = uf.find(t)
+      if (busOfRoot[root] === -1) {
+        busOfRoot[root] = busName.length
+        busName.push(twoTerminal ? `${node.id}/${slot + 1}` : node.id)
+        busNamedByNode.push(!twoTerminal)
+        busIsBar.push(false)
+        busKv.push(null)
+      }
+      const bus = busOfRoot[root]!
+      busOfTerm[t] = bus
+      nodeBuses.push(bus)
+      if (!twoTerminal && !busNamedByNode[bus]) { busName[bus] = node.id; busNamedByNode[bus] = true }
+      const type = node.nodeType
+      if (type === Switchboard || type === MotorControlCentre || type === UtilitySupply) busIsBar[bus] = true
+      // A breaker's or transformer's rating (12 kV for an 11 kV board) is not the system voltage.
+      const kv = TWO_TERMINAL.has(type) ? null : positive(node.ratedVoltageV)
+      if (kv === null) continue
+      const known = busKv[bus]
+      if (known == null) busKv[bus] = kv / 1000
+      else if (known !== kv / 1000) note('BusVoltageConflict', 'Nodes on one bus disagree on ratedVoltageV; the first was used.', node.id)
+    }
+  }
+  const busCount = busName.length
+  const busOf = (i: number, e: number): number => busOfTerm[terminalOf(i, e)]!
+
+  // Voltage zones: buses joined by lines or switches share a nominal voltage.
+  const zones = new UnionFind(busCount)
+  for (let e = 0; e < edges.length; e++) {
+    const type = edges[e]!.edgeType
+    if (type === Cable || type === OverheadLine || type === BusTie) {
+      zones.union(busOf(edgeSource[e]!, e), busOf(edgeTarget[e]!, e))
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    if (isPair(i) && nodes[i]!.nodeType !== PowerTransformer) zones.union(busOfTerm[termBase[i]!]!, busOfTerm[termBase[i]! + 1]!)
+  }
+  const zoneKv = new Map<number, number>()
+  for (let b = 0; b < busCount; b++) {
+    const kv = busKv[b]
+    if (kv != null && !zoneKv.has(zones.find(b))) zoneKv.set(zones.find(b), kv)
+  }
+  const vn: (number | null)[] = busKv.map((kv, b) => kv ?? zoneKv.get(zones.find(b)) ?? null)
+  const rows: Record<TableName, Cell[][]> = {
+    bus: [], line: [], trafo: [], switch: [], ext_grid: [], gen: [], load: [], motor: [], shunt: [], storage: [],
+  }
+  for (let b = 0; b < busCount; b++) {
+    rows.bus.push([busName[b]!, vn[b] ?? null, busIsBar[b] ? 'b' : 'n', null, true, null])
+    if (vn[b] === null) note('BusVoltageUnknown', 'No ratedVoltageV on or connected to this bus; vn_kv left empty (pandapower needs it).', busName[b]!)
+  }
+
+  for (let e = 0; e < edges.length; e++) {
+    const edge = edges[e]!
+    const s = edgeSource[e]!
+    const t = edgeTarget[e]!
+    const from = busOf(s, e)
+    const to = busOf(t, e)
+    if (edge.edgeType === BusTie) {
+      rows.switch.push([from, to, 'b', 'CB', true, `${edge.sourceId}>${edge.targetId}`, 0, null])
+      continue
+    }
+    if (edge.edgeType !== Cable && edge.edgeType !== OverheadLine) continue
+    if (from === to) { note('LineWithinOneBus', 'A cable or line joins two points already on the same bus; skipped.', edge.targetId); continue }
+    const lengthM = positive(nodes[t]!.cableLengthM)
+    if (lengthM === null) note('CableLengthMissing', 'No cableLengthM on the node the circuit feeds; 1 m assumed.', edge.targetId)
+    const kv = vn[from] ?? vn[to]
+    if (busKv[from] != null && busKv[to] != null && busKv[from] !== busKv[to]) {
+      note('LineAcrossVoltages', 'A cable or line joins buses rated for different voltages; check the data.', edge.targetId)
+    }
+    if (kv === null) note('LineVoltageUnknown', 'Line voltage unknown; the 6/10 kV cable or 20 kV line type was used.', edge.targetId)
+    const kind = edge.edgeType === Cable ? 'cable' : 'overhead'
+    const std = LINE_STD_TYPES.find((l) => l.forEdge === kind && (kv ?? (kind === 'cable' ? 10 : 20)) <= l.maxKv)!
+    rows.line.push([`${edge.sourceId}>${edge.targetId}`, std.std, from, to, (lengthM ?? 1) / 1000, std.r, std.x, std.c,
+      0, std.maxIKa, 1, 1, std.type, true, null])
+  }
+
+  const { labels } = componentLabels(graph)
+  const islandHasSlack = new Uint8Array(n)
+  for (let i = 0; i < n; i++) if (nodes[i]!.nodeType === UtilitySupply) islandHasSlack[labels[i]!] = 1
+  const islandHasSupply = islandHasSlack.slice()
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i]!
+    if (node.nodeType === Generator || node.nodeType === UpsBattery) islandHasSupply[labels[i]!] = 1
+  }
+
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i]!
+    const bus = busOfTerm[termBase[i]!]!
+    const kw = positive(node.ratedPowerKw)
+    const mw = kw === null ? null : kw / 1000
+    if (islandHasSupply[labels[i]!] === 0) {
+      note('IslandWithoutSupply', 'Node in an island with no supply; pandapower will leave it unsupplied.', node.id)
+      islandHasSupply[labels[i]!] = 2
+    }
+    switch (node.nodeType) {
+      case UtilitySupply:
+        rows.ext_grid.push([node.id, bus, 1, 0, 1, true])
+        break
+      case Generator: {
+        const slack = islandHasSlack[labels[i]!] === 0
+        if (slack) islandHasSlack[labels[i]!] = 1
+        rows.gen.push([node.id, bus, requirePower(node, mw, 'generator'), 1, null, null, null, 1, slack, true, slack ? 1 : 0, null])
+        break
+      }
+      case UpsBattery:
+        rows.storage.push([node.id, bus, 0, 0, mw, null, 0, null, 1, true, null])
+        break
+      case Motor:
+        rows.motor.push([node.id, bus, requirePower(node, mw, 'motor'), 100, 0.85, null, 100, null, null, vn[bus] ?? null, 1, true, null])
+        break
+      case FeederLoad: {
+        const p = requirePower(node, mw, 'load')
+        rows.load.push([node.id, bus, p, p * LOAD_TAN_PHI, 0, 0, null, 1, true, 'wye'])
+        break
+      }
+      case CapacitorBank: {
+        const kv = positive(node.ratedVoltageV)
+        rows.shunt.push([bus, node.id, -requirePower(node, mw, 'capacitor bank'), 0, kv === null ? vn[bus] ?? null : kv / 1000, 1, 1, true])
+        break
+      }
+      case VariableSpeedDrive:
+      case EarthingPoint:
+        note('NotModelled', 'VSDs and earthing points have no load-flow model; exported as a plain bus.', node.id)
+        break
+      default:
+        if (TWO_TERMINAL.has(node.nodeType)) exportTwoTerminal(i, node, rows, note)
+    }
+  }
+
+  function requirePower(node: ElectricalNode, mw: number | null, what: string): number {
+    if (mw === null) note('RatingMissing', `No ratedPowerKw; the ${what} was exported at 0.`, node.id)
+    return mw ?? 0
+  }
+
+  function exportTwoTerminal(i: number, node: ElectricalNode, out: typeof rows, add: typeof note): void {
+    if (!isPair(i)) {
+      add('DeviceNotBetweenTwoConnections', 'A transformer or switching device without exactly two connections; exported as a bus only.', node.id)
+      return
+    }
+    const a = busOfTerm[termBase[i]!]!
+    const b = busOfTerm[termBase[i]! + 1]!
+    if (a === b) { add('DeviceShorted', 'Both sides of the device are the same bus; skipped.', node.id); return }
+    if (node.nodeType !== PowerTransformer) {
+      const inKa = positive(node.ratedCurrentA)
+      out.switch.push([a, b, 'b', SWITCH_TYPE[node.nodeType]!, true, node.id, 0, inKa === null ? null : inKa / 1000])
+      return
+    }
+    const [va, vb] = [vn[a], vn[b]]
+    let aIsHv: boolean
+    if (va != null && vb != null && va !== vb) aIsHv = va > vb
+    else {
+      add('TransformerSidesByDirection', 'Winding voltages unknown or equal; HV side taken from edge direction.', node.id)
+      aIsHv = edgeTarget[adjEdge[adjStart[i]!]!] === i || edgeTarget[adjEdge[adjStart[i]! + 1]!] !== i
+    }
+    const [hv, lv] = aIsHv ? [a, b] : [b, a]
+    let kva = positive(node.ratedPowerKw)
+    if (kva === null) { add('RatingMissing', 'No ratedPowerKw (kVA) on the transformer; 1000 kVA assumed.', node.id); kva = 1000 }
+    const vk = VK_PERCENT_BY_KVA.find(([limit]) => kva <= limit)![1]
+    out.trafo.push([node.id, null, hv, lv, kva / 1000, vn[hv] ?? null, vn[lv] ?? null, vk, kva > 2500 ? 0.5 : 1, 0, 0, 0,
+      null, null, null, null, null, null, null, false, 1, 1, true, null])
+  }
+
+  const frames = Object.fromEntries((Object.keys(TABLES) as TableName[]).map((name) => [name, frame(TABLES[name], rows[name])]))
+  return {
+    net: {
+      _module: 'pandapower.auxiliary',
+      _class: 'pandapowerNet',
+      _object: {
+        ...(frames as Record<TableName, PandasFrameJson>),
+        version: '3.0.0', format_version: '3.0.0',
+        name: options.name ?? '', f_hz: options.fHz ?? 50, sn_mva: options.snMva ?? 1,
+      },
+    },
+    notes: [...notes].map(([code, v]) => ({ code, ...v })),
+    busesByNodeIndex,
+  }
+}
+
+function frame(spec: TableSpec, data: Cell[][]): PandasFrameJson {
+  return {
+    _module: 'pandas.core.frame',
+    _class: 'DataFrame',
+    _object: JSON.stringify({ columns: spec.map(([c]) => c), index: data.map((_, i) => i), data }),
+    orient: 'split',
+    dtype: Object.fromEntries(spec),
+    is_multiindex: false,
+    is_multicolumn: false,
+  }
+}

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { testDialects } from '../../../test/harness.ts'
+import { BASE, electricalSetup, type As } from './test-support.ts'
+
+/**
+ * A radial feeder: grid → transformer → main switchboard → CB1 → MCC → CB2 → motor M1 (and CB3 → M2),
+ * plus a spare feeder ISO connected to nothing.
+ */
+const RADIAL = {
+  nodes: [
+    { id: 'G', name: 'Grid 11 kV', nodeType: 0, ratedVoltageV: 11000 },
+    { id: 'TX', name: 'TX1 11/0.415 kV', nodeType: 2, ratedPowerKw: 1500, protectionCurve: 'IEC SI' },
+    { id: 'MSB', name: 'Main switchboard', nodeType: 3, ratedVoltageV: 415 },
+    { id: 'CB1', name: 'MCC incomer', nodeType: 5, protectionCurve: 'IEC SI', protectionPickupA: 400, protectionTms: 0.3 },
+    { id: 'MCC', name: 'MCC-1', nodeType: 4, ratedVoltageV: 415 },
+    { id: 'CB2', name: 'Conveyor starter', nodeType: 5, protectionCurve: 'iec standard inverse', protectionPickupA: 100, protectionTms: 0.1 },
+    { id: 'M1', name: 'Conveyor motor', nodeType: 8, ratedPowerKw: 55, cableLengthM: 80 },
+    { id: 'CB3', name: 'Pump starter', nodeType: 5 },
+    { id: 'M2', name: 'Pump motor', nodeType: 8, ratedPowerKw: 30 },
+    { id: 'ISO', name: 'Spare feeder', nodeType: 10 },
+  ],
+  edges: [
+    { sourceId: 'G', targetId: 'TX', edgeType: 3 }, { sourceId: 'TX', targetId: 'MSB', edgeType: 3 },
+    { sourceId: 'MSB', targetId: 'CB1', edgeType: 2 }, { sourceId: 'CB1', targetId: 'MCC', edgeType: 0 },
+    { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 }, { sourceId: 'CB2', targetId: 'M1', edgeType: 0 },
+    { sourceId: 'MCC', targetId: 'CB3', edgeType: 2 }, { sourceId: 'CB3', targetId: 'M2', edgeType: 0 },
+  ],
+}
+
+async function load(as: As, network: { nodes: object[]; edges: object[] }) {
+  const res = await as('PUT', `${BASE}/network`, network)
+  if (res.statusCode !== 200) throw new Error(`network load: ${res.statusCode} ${res.body}`)
+}
+
+// IEC 60255-151 t = TMS·k/(M^α − 1); IEEE C37.112 t = TD·(A/(M^p − 1) + B), evaluated the plain way.
+const iec = (tms: number, k: number, alpha: number, m: number) => (tms * k) / (Math.pow(m, alpha) - 1)
+const ieee = (td: number, a: number, b: number, p: number, m: number) => td * (a / (Math.pow(m, p) - 1) + b)
+const close = (actual: number, expected: number, message: string) => assert.ok(Math.abs(actual - expected) <= 1e-9 * Math.max(1, expected), `${message}: ${actual} vs ${expected}`)
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: electrical protection and export`, () => {
+    it('trip time matches the curve formulas computed by hand (IEC SI/VI/EI, IEEE VI, DT)', async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      const nodes = [
+        { id: 'SI', protectionCurve: 'IEC SI', protectionPickupA: 100, protectionTms: 0.1 },
+        { id: 'VI', protectionCurve: 'IEC VI', protectionPickupA: 100, protectionTms: 0.2 },
+        { id: 'EI', protectionCurve: 'IEC EI', protectionPickupA: 100, protectionTms: 0.5 },
+        { id: 'UVI', protectionCurve: 'IEEE VI', protectionPickupA: 200, protectionTms: 2 },
+        { id: 'DT', protectionCurve: 'DT', protectionPickupA: 100, protectionTms: 0.4 },
+      ]
+      await load(as, { nodes: nodes.map((n) => ({ ...n, name: n.id, nodeType: 5 })), edges: [] })
+      const ask = async (id: string, amps: number) => {
+        const res = await as('GET', `${BASE}/nodes/${id}/trip-time?faultCurrentA=${amps}`)
+        assert.equal(res.statusCode, 200, res.body)
+        return res.json()
+      }
+      const si = await ask('SI', 1000)
+      assert.equal(si.curve, 'IEC_SI')
+      assert.equal(si.multiple, 10)
+      close(si.tripTimeS, iec(0.1, 0.14, 0.02, 10), 'IEC SI at 10×')
+      assert.ok(Math.abs(si.tripTimeS - 0.2971) < 0.0001, 'the textbook 2.971 s at TMS 1, 10× scaled by 0.1')
+      assert.match(si.formula, /0\.14/)
+      close((await ask('VI', 300)).tripTimeS, 1.35, 'IEC VI: 0.2·13.5/(3 − 1)')
+      close((await ask('EI', 500)).tripTimeS, 40 / 24, 'IEC EI: 0.5·80/(25 − 1)')
+      close((await ask('UVI', 1000)).tripTimeS, ieee(2, 19.61, 0.491, 2, 5), 'IEEE VI: 2·(19.61/24 + 0.491)')
+      close((await ask('UVI', 1000)).tripTimeS, 2.6161666666666665, 'IEEE VI by hand')
+      close((await ask('DT', 150)).tripTimeS, 0.4, 'DT: the delay once above pickup')
+      for (const id of ['SI', 'DT']) {
+        const at = await ask(id, 100)
+        assert.equal(at.trips, false, `${id} at pickup does not trip`)
+        assert.equal(at.tripTimeS, null)
+      }
+      assert.equal((await ask('SI', 0)).trips, false)
+    })
+
+    it('trip time: 422 for a node without usable settings, 400 for a missing or negative fault current, 404 for no node', async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      await load(as, RADIAL)
+      const none = await as('GET', `${BASE}/nodes/MSB/trip-time?faultCurrentA=1000`)
+      assert.equal(none.statusCode, 422)
+      assert.match(none.json().detail, /not set/)
+      const partial = await as('GET', `${BASE}/nodes/TX/trip-time?faultCurrentA=1000`)
+      assert.equal(partial.statusCode, 422)
+      assert.match(partial.json().detail, /protectionPickupA/)
+      await as('PUT', `${BASE}/nodes/CB2`, { protectionPickupA: 0 })
+      assert.equal((await as('GET', `${BASE}/nodes/CB2/trip-time?faultCurrentA=1000`)).statusCode, 422, 'a pickup of 0 is stored but unusable')
+      assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time`)).statusCode, 400)
+      assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time?faultCurrentA=-1`)).statusCode, 400)
+      assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time?faultCurrentA=abc`)).statusCode, 400)
+      assert.equal((await as('GET', `${BASE}/nodes/NOPE/trip-time?faultCurrentA=1`)).statusCode, 404)
+    })
+
+    it('coordination along the supply path: the table with trip times, margins and status; a tighter margin is a violation', async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      await load(as, RADIAL)
+      const res = await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000`)
+      assert.equal(res.statusCode, 200, res.body)
+      const report = res.json()
+      const t2 = iec(0.1, 0.14, 0.02, 20)
+      const t1 = iec(0.3, 0.14, 0.02, 5)
+      assert.equal(report.supplyId, 'G')
+      assert.deepEqual(report.pathNodeIds, ['M1', 'CB2', 'MCC', 'CB1', 'MSB', 'TX', 'G'])
+      assert.equal(report.gradingMarginS, 0.3)
+      assert.deepEqual(report.rows.map((r: { deviceId: string; upstreamDeviceId: string | null; status: string }) => [r.deviceId, r.upstreamDeviceId, r.status]), [['CB2', 'CB1', 'OK'], ['CB1', null, 'OK']])
+      close(report.rows[0].tripTimeS, t2, 'CB2 at 20×')
+      close(report.rows[1].tripTimeS, t1, 'CB1 at 5×')
+      close(report.rows[0].marginS, t1 - t2, 'margin')
+      assert.equal(report.isCoordinated, true)
+      assert.equal(report.clearingDeviceId, 'CB2')
+      assert.deepEqual(report.skipped, [{ nodeId: 'TX', reason: 'protectionPickupA is not a finite number > 0' }])
+      const tight = (await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000&gradingMarginS=1.1`)).json()
+      assert.equal(tight.isCoordinated, false)
+      assert.equal(tight.violationCount, 1)
+      assert.equal(tight.rows[0].status, 'Violation')
+      const low = (await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=300`)).json()
+      assert.deepEqual(low.rows.map((r: { status: string }) => r.status), ['OK', 'NotTripping'], 'CB1 does not see 300 A as a fault')
+      assert.equal((await as('GET', `${BASE}/nodes/ISO/coordination?faultCurrentA=2000`)).statusCode, 422, 'no supply, no path')
+      assert.equal((await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000&supplyId=ISO`)).statusCode, 422)
+      assert.equal((await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000&supplyId=G`)).statusCode, 200)
+      assert.equal((await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000&gradingMarginS=-0.1`)).statusCode, 400)
+      assert.equal((await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000&gradingMarginS=10.01`)).statusCode, 400)
+      assert.equal((await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000&gradingMarginS=0`)).statusCode, 200)
+    })
+
+    it('pandapower export: the file itself by default, with notes in the envelope', async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      await load(as, RADIAL)
+      const res = await as('GET', `${BASE}/export/pandapower?fHz=60`)
+      assert.equal(res.statusCode, 200, res.body.slice(0, 300))
+      assert.match(String(res.headers['content-disposition']), /S1-pandapower\.json/)
+      const net = res.json()
+      assert.equal(net._class, 'pandapowerNet')
+      assert.equal(net._object.f_hz, 60)
+      assert.equal(net._object.name, 'S1')
+      const buses = JSON.parse(net._object.bus._object) as { data: unknown[][] }
+      assert.ok(buses.data.length > 0)
+      const trafo = JSON.parse(net._object.trafo._object) as { data: unknown[][] }
+      assert.equal(trafo.data.length, 1, 'TX becomes one transformer')
+      const envelope = (await as('GET', `${BASE}/export/pandapower?envelope=true`)).json()
+      assert.equal(envelope.net._class, 'pandapowerNet')
+      assert.ok(Array.isArray(envelope.notes))
+      assert.equal((await as('GET', `${BASE}/export/pandapower?fHz=55`)).statusCode, 400)
+      assert.equal((await as('GET', `${BASE}/export/pandapower?snMva=0`)).statusCode, 400)
+    })
+  })
+}

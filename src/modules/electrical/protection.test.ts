@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { EdgeType as E, NodeType as N } from './codes.ts'
+import {
+  ACCEPTED_CURVE_NAMES, InvalidProtectionInput, UnknownProtectionCurve, checkCoordination, devicesOnSupplyPath,
+  resolveCurve, tripTime,
+} from './protection.ts'
+import { buildGraph, findSupplyPaths } from './topology.ts'
+
+// Expected times are written out from the standard formulas, never taken from the code under test.
+const close = (actual: number | null, expected: number, tolerance = 1e-9): void => {
+  assert.ok(actual !== null && Math.abs(actual - expected) <= tolerance, `expected ${expected}, got ${actual}`)
+}
+
+describe('trip times per curve', () => {
+  it('IEC Standard Inverse, TMS 0.1, 10 × pickup: 0.1·0.14/(10^0.02 − 1) ≈ 0.297 s', () => {
+    const outcome = tripTime({ curve: 'IEC SI', pickupA: 100, tms: 0.1 }, 1000)
+    close(outcome.tripTimeS, (0.1 * 0.14) / (Math.pow(10, 0.02) - 1))
+    close(outcome.tripTimeS, 0.297, 5e-4)
+    assert.equal(outcome.multiple, 10)
+  })
+
+  it('IEC Very Inverse, TMS 0.5, 5 × pickup: 0.5·13.5/(5 − 1) = 1.6875 s', () => {
+    close(tripTime({ curve: 'IEC-VI', pickupA: 200, tms: 0.5 }, 1000).tripTimeS, 1.6875)
+  })
+
+  it('IEC Extremely Inverse, TMS 0.2, 4 × pickup: 0.2·80/(16 − 1) s', () => {
+    close(tripTime({ curve: 'iec extremely inverse', pickupA: 50, tms: 0.2 }, 200).tripTimeS, (0.2 * 80) / 15)
+  })
+
+  it('IEC Long-Time Inverse, TMS 1, 3 × pickup: 120/(3 − 1) = 60 s', () => {
+    close(tripTime({ curve: 'IEC Long-Time Inverse', pickupA: 10, tms: 1 }, 30).tripTimeS, 60)
+  })
+
+  it('IEEE Moderately Inverse, TD 1, 5 × pickup: 0.0515/(5^0.02 − 1) + 0.114 s', () => {
+    close(tripTime({ curve: 'IEEE-MI', pickupA: 100, tms: 1 }, 500).tripTimeS, 0.0515 / (Math.pow(5, 0.02) - 1) + 0.114)
+  })
+
+  it('IEEE Very Inverse, TD 2, 3 × pickup: 2·(19.61/8 + 0.491) = 5.8845 s', () => {
+    close(tripTime({ curve: 'ieee_vi', pickupA: 100, tms: 2 }, 300).tripTimeS, 5.8845)
+  })
+
+  it('IEEE Extremely Inverse, TD 0.5, 10 × pickup: 0.5·(28.2/99 + 0.1217) s', () => {
+    close(tripTime({ curve: 'IEEE Extremely Inverse', pickupA: 100, tms: 0.5 }, 1000).tripTimeS, 0.5 * (28.2 / 99 + 0.1217))
+  })
+
+  it('definite time trips after the TMS field read as seconds once above pickup', () => {
+    close(tripTime({ curve: 'DT', pickupA: 100, tms: 0.25 }, 150).tripTimeS, 0.25)
+  })
+
+  it('trips with a finite time just above pickup, where pow(M, 0.02) − 1 would cancel', () => {
+    const outcome = tripTime({ curve: 'IEC SI', pickupA: 100, tms: 0.1 }, 100 * (1 + 1e-12))
+    assert.equal(outcome.trips, true)
+    assert.ok(Number.isFinite(outcome.tripTimeS))
+  })
+})
+
+describe('no trip and invalid settings', () => {
+  it('does not trip at or below pickup and says so without Infinity in JSON', () => {
+    for (const current of [100, 99, 0]) {
+      const outcome = tripTime({ curve: 'IEC SI', pickupA: 100, tms: 0.1 }, current)
+      assert.equal(outcome.trips, false)
+      assert.equal(outcome.tripTimeS, null)
+      assert.ok(!JSON.stringify(outcome).includes('Infinity'))
+    }
+  })
+
+  it('rejects pickup or TMS that are zero, negative, NaN or infinite, naming the field', () => {
+    const bad = [0, -1, Number.NaN, Number.POSITIVE_INFINITY]
+    for (const value of bad) {
+      for (const field of ['pickupA', 'tms'] as const) {
+        const setting = { curve: 'IEC SI', pickupA: 100, tms: 0.1, [field]: value }
+        assert.throws(() => tripTime(setting, 1000),
+          (err: unknown) => err instanceof InvalidProtectionInput && err.code === 'ValidationFailed' && err.errors?.[0]?.pointer === `/${field}`)
+      }
+    }
+    assert.throws(() => tripTime({ curve: 'IEC SI', pickupA: 100, tms: 0.1 }, -5),
+      (err: unknown) => err instanceof InvalidProtectionInput && err.field === 'faultCurrentA')
+  })
+})
+
+describe('curve names', () => {
+  it('accepts case, hyphen, underscore and spacing variants of each documented name', () => {
+    assert.equal(resolveCurve('iec-si'), 'IEC_SI')
+    assert.equal(resolveCurve('  IEC   Standard   Inverse '), 'IEC_SI')
+    assert.equal(resolveCurve('IEC_NORMAL_INVERSE'), 'IEC_SI')
+    assert.equal(resolveCurve('IEEE-VI'), 'IEEE_VI')
+    assert.equal(resolveCurve('ieee moderately inverse'), 'IEEE_MI')
+    assert.equal(resolveCurve('Definite Time'), 'DT')
+  })
+
+  it('rejects an ambiguous or unknown name with an error listing the accepted names', () => {
+    for (const name of ['Very Inverse', 'SI', 'CO-8']) {
+      assert.throws(() => resolveCurve(name), (err: unknown) => {
+        assert.ok(err instanceof UnknownProtectionCurve)
+        assert.equal(err.code, 'ValidationFailed')
+        assert.equal(err.errors?.[0]?.pointer, '/protectionCurve')
+        assert.deepEqual(err.extensions?.acceptedCurveNames, ACCEPTED_CURVE_NAMES)
+        for (const accepted of ACCEPTED_CURVE_NAMES) assert.ok(err.message.includes(accepted))
+        return true
+      })
+    }
+  })
+})
+
+describe('coordination along a supply path', () => {
+  // Fault 2000 A. Feeder 200 A/0.05 (10×), incomer 400 A/0.1 (5×), upstream 500 A/0.3 (4×), all IEC SI.
+  const feeder = { id: 'CB-FDR', curve: 'IEC SI', pickupA: 200, tms: 0.05 }
+  const incomer = { id: 'CB-INC', curve: 'IEC SI', pickupA: 400, tms: 0.1 }
+  const upstream = { id: 'CB-UP', curve: 'IEC SI', pickupA: 500, tms: 0.3 }
+  const tFeeder = (0.05 * 0.14) / (Math.pow(10, 0.02) - 1)
+  const tIncomer = (0.1 * 0.14) / (Math.pow(5, 0.02) - 1)
+  const tUpstream = (0.3 * 0.14) / (Math.pow(4, 0.02) - 1)
+
+  it('flags the feeder whose margin to the incomer is under 0.3 s and passes the rest', () => {
+    const report = checkCoordination([feeder, incomer, upstream], 2000)
+    assert.deepEqual(report.rows.map((r) => [r.deviceId, r.status, r.upstreamDeviceId]), [
+      ['CB-FDR', 'Violation', 'CB-INC'], ['CB-INC', 'OK', 'CB-UP'], ['CB-UP', 'OK', null],
+    ])
+    close(report.rows[0]!.tripTimeS, tFeeder)
+    close(report.rows[0]!.marginS, tIncomer - tFeeder)
+    close(report.rows[1]!.marginS, tUpstream - tIncomer)
+    assert.equal(report.rows[2]!.marginS, null)
+    assert.deepEqual(report.rows.map((r) => r.multiple), [10, 5, 4])
+    assert.equal(report.isCoordinated, false)
+    assert.equal(report.violationCount, 1)
+    assert.equal(report.clearingDeviceId, 'CB-FDR')
+  })
+
+  it('passes the same path with a configured 0.25 s grading margin', () => {
+    assert.equal(checkCoordination([feeder, incomer, upstream], 2000, { gradingMarginS: 0.25 }).isCoordinated, true)
+  })
+
+  it('marks devices that do not pick up as NotTripping rather than violations', () => {
+    const report = checkCoordination([feeder, incomer, upstream], 300)
+    assert.deepEqual(report.rows.map((r) => [r.status, r.tripTimeS === null]), [['OK', false], ['NotTripping', true], ['NotTripping', true]])
+    assert.equal(report.isCoordinated, true)
+  })
+
+  it('counts a margin equal to the setting as met despite floating-point rounding', () => {
+    const report = checkCoordination([
+      { id: 'a', curve: 'DT', pickupA: 10, tms: 0.4 }, { id: 'b', curve: 'DT', pickupA: 10, tms: 0.7 },
+    ], 100)
+    assert.ok(report.rows[0]!.marginS! < 0.3) // 0.7 − 0.4 = 0.29999999999999993
+    assert.equal(report.rows[0]!.status, 'OK')
+  })
+
+  it('uses a device-specific current, e.g. the HV side of a transformer', () => {
+    const report = checkCoordination([feeder, { ...incomer, faultCurrentA: 4000 }], 2000)
+    assert.equal(report.rows[1]!.multiple, 10)
+  })
+
+  it('collects the relays met on the path from a motor to the grid, skipping a node with an incomplete setting', () => {
+    const graph = buildGraph([
+      { id: 'GRID', nodeType: N.UtilitySupply },
+      { id: 'CB-INC', nodeType: N.CircuitBreaker, protectionCurve: 'IEC SI', protectionPickupA: 400, protectionTms: 0.1 },
+      { id: 'SWB', nodeType: N.Switchboard },
+      { id: 'CB-FDR', nodeType: N.CircuitBreaker, protectionCurve: 'IEC-SI', protectionPickupA: 200, protectionTms: null },
+      { id: 'CB-M', nodeType: N.CircuitBreaker, protectionCurve: 'iec si', protectionPickupA: 200, protectionTms: 0.05 },
+      { id: 'M', nodeType: N.Motor },
+    ], [
+      { sourceId: 'GRID', targetId: 'CB-INC', edgeType: E.Cable }, { sourceId: 'CB-INC', targetId: 'SWB', edgeType: E.BusbarLink },
+      { sourceId: 'SWB', targetId: 'CB-FDR', edgeType: E.BusbarLink }, { sourceId: 'CB-FDR', targetId: 'CB-M', edgeType: E.Cable },
+      { sourceId: 'CB-M', targetId: 'M', edgeType: E.Cable },
+    ])
+    const path = findSupplyPaths(graph, 'M').paths[0]!
+    const { devices, skipped } = devicesOnSupplyPath(graph, path)
+    assert.deepEqual(devices.map((d) => d.id), ['CB-M', 'CB-INC'])
+    assert.deepEqual(skipped, [{ nodeId: 'CB-FDR', reason: 'protectionTms is not a finite number > 0' }])
+    assert.deepEqual(checkCoordination(devices, 2000).rows.map((r) => r.status), ['Violation', 'OK'])
+  })
+})

@@ -1,0 +1,231 @@
+import { DomainError } from '../../errors/domain-error.ts'
+import type { ElectricalNode, Graph, SupplyPath } from './topology.ts'
+
+/**
+ * Inverse-time overcurrent curves.
+ * IEC 60255-151 (formerly IEC 60255-3):  t = TMS · k / ((I/Is)^α − 1)
+ * IEEE C37.112-1996:                     t = TD · (A / ((I/Is)^p − 1) + B)
+ * TD multiplies the standard formula directly; relays whose dial runs 0.5–15 (TD/7 or TD/5 scaling of the
+ * older US CO curves) must have their setting converted before it is stored.
+ * Definite time (DT): trips after a fixed delay once I > Is; the delay in seconds is stored in `protectionTms`.
+ * No curve here is clamped at 20 × Is, as some relays do above that multiple.
+ */
+export const CURVES = {
+  IEC_SI: { kind: 'iec', label: 'IEC Standard Inverse', k: 0.14, alpha: 0.02,
+    aliases: ['IEC SI', 'IEC NI', 'IEC A', 'IEC STANDARD INVERSE', 'IEC NORMAL INVERSE'] },
+  IEC_VI: { kind: 'iec', label: 'IEC Very Inverse', k: 13.5, alpha: 1,
+    aliases: ['IEC VI', 'IEC B', 'IEC VERY INVERSE'] },
+  IEC_EI: { kind: 'iec', label: 'IEC Extremely Inverse', k: 80, alpha: 2,
+    aliases: ['IEC EI', 'IEC C', 'IEC EXTREMELY INVERSE'] },
+  IEC_LTI: { kind: 'iec', label: 'IEC Long-Time Inverse', k: 120, alpha: 1,
+    aliases: ['IEC LTI', 'IEC LI', 'IEC LONG TIME INVERSE', 'IEC LONG INVERSE'] },
+  IEEE_MI: { kind: 'ieee', label: 'IEEE Moderately Inverse', a: 0.0515, b: 0.114, p: 0.02,
+    aliases: ['IEEE MI', 'IEEE MODERATELY INVERSE'] },
+  IEEE_VI: { kind: 'ieee', label: 'IEEE Very Inverse', a: 19.61, b: 0.491, p: 2,
+    aliases: ['IEEE VI', 'IEEE VERY INVERSE'] },
+  IEEE_EI: { kind: 'ieee', label: 'IEEE Extremely Inverse', a: 28.2, b: 0.1217, p: 2,
+    aliases: ['IEEE EI', 'IEEE EXTREMELY INVERSE'] },
+  DT: { kind: 'definite', label: 'Definite Time', aliases: ['DT', 'DEFINITE TIME', 'IEC DT'] },
+} as const
+
+export type CurveId = keyof typeof CURVES
+
+/** Spellings are compared after upper-casing and treating runs of spaces, '-', '_', '.' and '/' as one space. */
+export function normaliseCurveName(raw: string): string {
+  return raw.toUpperCase().replace(/[\s\-_./]+/g, ' ').trim()
+}
+
+const CURVE_BY_ALIAS: ReadonlyMap<string, CurveId> = new Map(
+  (Object.keys(CURVES) as CurveId[]).flatMap((id) => CURVES[id].aliases.map((alias) => [alias, id] as const)),
+)
+
+/** Every accepted spelling, in normalised form, for documentation and error messages. */
+export const ACCEPTED_CURVE_NAMES: readonly string[] = [...CURVE_BY_ALIAS.keys()]
+
+/** A 400 on `/protectionCurve` whose message lists every accepted name (also in the `acceptedCurveNames` extension). */
+export class UnknownProtectionCurve extends DomainError<'ValidationFailed'> {
+  constructor(readonly curve: string) {
+    const message = `Unknown protection curve ${JSON.stringify(curve)}. Accepted (case-insensitive; spaces, '-', '_', ` +
+      `'.', '/' are interchangeable): ${ACCEPTED_CURVE_NAMES.join(', ')}.`
+    super('ValidationFailed', message, {
+      errors: [{ in: 'body', pointer: '/protectionCurve', message }],
+      extensions: { acceptedCurveNames: ACCEPTED_CURVE_NAMES },
+    })
+    this.name = 'UnknownProtectionCurve'
+  }
+}
+
+/** A 400 naming the unusable setting or study value (`/pickupA`, `/tms`, `/faultCurrentA`, `/gradingMarginS`). */
+export class InvalidProtectionInput extends DomainError<'ValidationFailed'> {
+  constructor(readonly field: string, message: string) {
+    super('ValidationFailed', message, { errors: [{ in: 'body', pointer: `/${field}`, message }] })
+    this.name = 'InvalidProtectionInput'
+  }
+}
+
+/** Maps a stored `protectionCurve` to its curve; throws UnknownProtectionCurve listing the accepted names. */
+export function resolveCurve(name: string): CurveId {
+  const id = CURVE_BY_ALIAS.get(normaliseCurveName(name))
+  if (id === undefined) throw new UnknownProtectionCurve(name)
+  return id
+}
+
+export interface RelaySetting {
+  readonly curve: string
+  readonly pickupA: number
+  readonly tms: number
+}
+
+export type TripOutcome =
+  | { readonly curve: CurveId; readonly multiple: number; readonly trips: true; readonly tripTimeS: number }
+  | { readonly curve: CurveId; readonly multiple: number; readonly trips: false; readonly tripTimeS: null;
+      readonly reason: 'AtOrBelowPickup' }
+
+function requirePositive(field: string, value: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidProtectionInput(field, `${field} must be a finite number greater than 0 (got ${String(value)}).`)
+  }
+}
+
+/**
+ * Operating time of one relay for a fault current. At or below pickup it does not trip: the answer says so
+ * with `tripTimeS: null` (never Infinity, which JSON cannot carry). Throws InvalidProtectionInput for a
+ * pickup or TMS that is not finite and > 0, or a fault current that is not finite and ≥ 0.
+ */
+export function tripTime(setting: RelaySetting, faultCurrentA: number): TripOutcome {
+  const curve = resolveCurve(setting.curve)
+  requirePositive('pickupA', setting.pickupA)
+  requirePositive('tms', setting.tms)
+  if (typeof faultCurrentA !== 'number' || !Number.isFinite(faultCurrentA) || faultCurrentA < 0) {
+    throw new InvalidProtectionInput('faultCurrentA', `faultCurrentA must be a finite number ≥ 0 (got ${String(faultCurrentA)}).`)
+  }
+  const multiple = faultCurrentA / setting.pickupA
+  const noTrip = { curve, multiple, trips: false, tripTimeS: null, reason: 'AtOrBelowPickup' } as const
+  if (!(multiple > 1)) return noTrip
+  const spec = CURVES[curve]
+  // expm1(x·ln M) keeps M^x − 1 accurate just above pickup, where plain pow() − 1 cancels to 0.
+  const logM = Math.log(multiple)
+  let seconds: number
+  if (spec.kind === 'iec') seconds = (setting.tms * spec.k) / Math.expm1(spec.alpha * logM)
+  else if (spec.kind === 'ieee') seconds = setting.tms * (spec.a / Math.expm1(spec.p * logM) + spec.b)
+  else seconds = setting.tms
+  if (!Number.isFinite(seconds) || seconds <= 0) return noTrip
+  return { curve, multiple, trips: true, tripTimeS: seconds }
+}
+
+export interface ProtectiveDevice extends RelaySetting {
+  readonly id: string
+  /** Current this device sees, when it differs from the study's (e.g. I·Vlv/Vhv on a transformer's HV side). */
+  readonly faultCurrentA?: number
+}
+
+export type CoordinationStatus = 'OK' | 'Violation' | 'NotTripping'
+
+export interface CoordinationRow {
+  readonly deviceId: string
+  readonly curve: CurveId
+  readonly curveLabel: string
+  readonly pickupA: number
+  readonly tms: number
+  readonly faultCurrentA: number
+  readonly multiple: number
+  readonly tripTimeS: number | null
+  readonly upstreamDeviceId: string | null
+  /** Upstream trip time minus this device's, when both trip. */
+  readonly marginS: number | null
+  readonly status: CoordinationStatus
+}
+
+export interface CoordinationReport {
+  readonly faultCurrentA: number
+  readonly gradingMarginS: number
+  readonly rows: CoordinationRow[]
+  readonly isCoordinated: boolean
+  readonly violationCount: number
+  /** The device that clears the fault (shortest trip time, the most downstream on a tie), if any trips. */
+  readonly clearingDeviceId: string | null
+}
+
+// Margins equal to the setting up to floating-point noise (0.7 − 0.4 = 0.29999999999999993) count as met.
+const MARGIN_TOLERANCE_S = 1e-9
+
+/**
+ * Grading check for devices ordered from the fault upstream to the supply: every device that trips must do
+ * so at least `gradingMarginS` (default 0.3 s) before the next device upstream, unless that one does not
+ * trip at all. A device that does not trip is reported as NotTripping, not as a grading violation.
+ */
+export function checkCoordination(
+  devices: readonly ProtectiveDevice[],
+  faultCurrentA: number,
+  options: { gradingMarginS?: number } = {},
+): CoordinationReport {
+  const gradingMarginS = options.gradingMarginS ?? 0.3
+  if (typeof gradingMarginS !== 'number' || !Number.isFinite(gradingMarginS) || gradingMarginS < 0) {
+    throw new InvalidProtectionInput('gradingMarginS', 'gradingMarginS must be a finite number ≥ 0.')
+  }
+  const outcomes = devices.map((d) => tripTime(d, d.faultCurrentA ?? faultCurrentA))
+  const rows = devices.map((device, i): CoordinationRow => {
+    const own = outcomes[i]!
+    const upstream = outcomes[i + 1]
+    const marginS = own.trips && upstream?.trips === true ? upstream.tripTimeS - own.tripTimeS : null
+    const status: CoordinationStatus = !own.trips ? 'NotTripping'
+      : marginS !== null && marginS < gradingMarginS - MARGIN_TOLERANCE_S ? 'Violation' : 'OK'
+    return {
+      deviceId: device.id, curve: own.curve, curveLabel: CURVES[own.curve].label,
+      pickupA: device.pickupA, tms: device.tms, faultCurrentA: device.faultCurrentA ?? faultCurrentA,
+      multiple: own.multiple, tripTimeS: own.tripTimeS, upstreamDeviceId: devices[i + 1]?.id ?? null,
+      marginS, status,
+    }
+  })
+  let clearing: CoordinationRow | null = null
+  for (const row of rows) {
+    if (row.tripTimeS !== null && (clearing === null || row.tripTimeS < clearing.tripTimeS!)) clearing = row
+  }
+  const violationCount = rows.filter((r) => r.status === 'Violation').length
+  return {
+    faultCurrentA, gradingMarginS, rows, isCoordinated: violationCount === 0, violationCount,
+    clearingDeviceId: clearing?.deviceId ?? null,
+  }
+}
+
+export interface SkippedDevice {
+  readonly nodeId: string
+  readonly reason: string
+}
+
+/**
+ * Protective devices among nodes given in path order (fault first): every node with any protection field set.
+ * A node whose curve, pickup or TMS is missing or unusable is skipped with the reason, never guessed.
+ */
+export function devicesFromNodes(nodes: readonly ElectricalNode[]): {
+  devices: ProtectiveDevice[]
+  skipped: SkippedDevice[]
+} {
+  const devices: ProtectiveDevice[] = []
+  const skipped: SkippedDevice[] = []
+  for (const node of nodes) {
+    const { protectionCurve: curve, protectionPickupA: pickupA, protectionTms: tms } = node
+    const hasCurve = typeof curve === 'string' && curve.trim() !== ''
+    if (!hasCurve && pickupA == null && tms == null) continue
+    if (!hasCurve) { skipped.push({ nodeId: node.id, reason: 'protectionCurve is not set' }); continue }
+    if (!CURVE_BY_ALIAS.has(normaliseCurveName(curve))) {
+      skipped.push({ nodeId: node.id, reason: `unknown protectionCurve ${JSON.stringify(curve)}` })
+      continue
+    }
+    if (typeof pickupA !== 'number' || !Number.isFinite(pickupA) || pickupA <= 0) {
+      skipped.push({ nodeId: node.id, reason: 'protectionPickupA is not a finite number > 0' })
+      continue
+    }
+    if (typeof tms !== 'number' || !Number.isFinite(tms) || tms <= 0) {
+      skipped.push({ nodeId: node.id, reason: 'protectionTms is not a finite number > 0' })
+      continue
+    }
+    devices.push({ id: node.id, curve, pickupA, tms })
+  }
+  return { devices, skipped }
+}
+
+/** The protective devices met walking a supply path from its node (the fault) to the supply. */
+export function devicesOnSupplyPath(graph: Graph, path: SupplyPath): ReturnType<typeof devicesFromNodes> {
+  return devicesFromNodes(path.nodeIds.map((id) => graph.nodes[graph.indexOf.get(id)!]!))
+}

@@ -1,0 +1,99 @@
+import type { DatabaseHandle } from '../../../db/connect.ts'
+import type { OrgId } from '../../../ids.ts'
+import type { SitesService } from '../../sites/service.ts'
+import { NodeNotSupplied, NoProtectionSettings } from '../errors.ts'
+import { toPandapowerNet } from '../pandapower.ts'
+import { checkCoordination, CURVES, devicesFromNodes, devicesOnSupplyPath, tripTime, type CurveId } from '../protection.ts'
+import { compareEdges, compareIds, toGraphEdge, toGraphNode } from '../rows.ts'
+import { edgeTriples, engineeringNodes, topologyNodes } from '../store.ts'
+import { buildGraph, findIslands, findIsolatedNodes, findLoops, findSupplyPaths, NodeNotInNetwork, type ElectricalNode, type Graph } from '../topology.ts'
+
+export interface AnalysisDeps { handle: DatabaseHandle; sites: SitesService }
+
+/** The curve formula with its constants, as a protection engineer would check it by hand. */
+export function curveFormula(id: CurveId): string {
+  const spec = CURVES[id]
+  if (spec.kind === 'iec') return `t = TMS × ${spec.k} / ((I/Is)^${spec.alpha} − 1)  [IEC 60255-151 ${spec.label}]`
+  if (spec.kind === 'ieee') return `t = TD × (${spec.a} / ((I/Is)^${spec.p} − 1) + ${spec.b})  [IEEE C37.112 ${spec.label}]`
+  return 't = TMS seconds when I > Is  [Definite Time]'
+}
+
+export function createAnalysisService(deps: AnalysisDeps) {
+  const { sites } = deps
+  const db = deps.handle.db
+
+  /**
+   * The site's stored network as a graph: nodes by id, edges by (source, target, type), code-unit order.
+   * `lean` reads only ids and types (topology); otherwise ratings and protection settings come too.
+   */
+  async function loadGraph(orgId: OrgId, siteCode: string, lean = false): Promise<Graph> {
+    await sites.require(orgId, siteCode)
+    const nodes: ElectricalNode[] = lean
+      ? (await topologyNodes(db, orgId, siteCode)).map((r) => ({ id: r.id, nodeType: r.node_type }))
+      : (await engineeringNodes(db, orgId, siteCode)).map(toGraphNode)
+    const edgeRows = await edgeTriples(db, orgId, siteCode)
+    nodes.sort((a, b) => compareIds(a.id, b.id))
+    edgeRows.sort(compareEdges)
+    return buildGraph(nodes, edgeRows.map(toGraphEdge))
+  }
+
+  function nodeOf(graph: Graph, nodeId: string) {
+    const index = graph.indexOf.get(nodeId)
+    if (index === undefined) throw new NodeNotInNetwork(nodeId)
+    return graph.nodes[index]!
+  }
+
+  return {
+    loadGraph,
+
+    async islands(orgId: OrgId, siteCode: string) {
+      const islands = findIslands(await loadGraph(orgId, siteCode, true))
+      return {
+        islandCount: islands.length,
+        unsuppliedIslandCount: islands.filter((i) => !i.hasSupply).length,
+        islands: islands.map((i) => ({ nodeCount: i.nodeIds.length, hasSupply: i.hasSupply, supplyIds: i.supplyIds, nodeIds: i.nodeIds })),
+      }
+    },
+
+    async supplyPaths(orgId: OrgId, siteCode: string, nodeId: string) {
+      return findSupplyPaths(await loadGraph(orgId, siteCode, true), nodeId)
+    },
+
+    async loops(orgId: OrgId, siteCode: string, maxLoops: number | undefined) {
+      return findLoops(await loadGraph(orgId, siteCode, true), { maxLoops })
+    },
+
+    async isolated(orgId: OrgId, siteCode: string) {
+      const nodeIds = findIsolatedNodes(await loadGraph(orgId, siteCode, true))
+      return { count: nodeIds.length, nodeIds }
+    },
+
+    /** Trip time of the node's own relay for a fault current; 422 when its settings are incomplete or unusable. */
+    async tripTime(orgId: OrgId, siteCode: string, nodeId: string, faultCurrentA: number) {
+      const node = nodeOf(await loadGraph(orgId, siteCode), nodeId)
+      const { devices, skipped } = devicesFromNodes([node])
+      const device = devices[0]
+      if (!device) throw new NoProtectionSettings(nodeId, skipped[0]?.reason ?? 'protectionCurve, protectionPickupA and protectionTms are not set')
+      const outcome = tripTime(device, faultCurrentA)
+      return {
+        nodeId, curve: outcome.curve, curveLabel: CURVES[outcome.curve].label, pickupA: device.pickupA, tms: device.tms, faultCurrentA,
+        multiple: outcome.multiple, trips: outcome.trips, tripTimeS: outcome.tripTimeS, formula: curveFormula(outcome.curve),
+      }
+    },
+
+    /** Grading along the path from the node to a supply (the nearest unless `supplyId` names one). */
+    async coordination(orgId: OrgId, siteCode: string, nodeId: string, query: { faultCurrentA: number; gradingMarginS?: number; supplyId?: string }) {
+      const graph = await loadGraph(orgId, siteCode)
+      const { paths } = findSupplyPaths(graph, nodeId)
+      const path = query.supplyId === undefined ? paths[0] : paths.find((p) => p.supplyId === query.supplyId)
+      if (!path) throw new NodeNotSupplied(nodeId, query.supplyId)
+      const { devices, skipped } = devicesOnSupplyPath(graph, path)
+      const report = checkCoordination(devices, query.faultCurrentA, { gradingMarginS: query.gradingMarginS })
+      return { nodeId, supplyId: path.supplyId, pathNodeIds: path.nodeIds, ...report, skipped }
+    },
+
+    async pandapower(orgId: OrgId, siteCode: string, options: { fHz?: number; snMva?: number }) {
+      return toPandapowerNet(await loadGraph(orgId, siteCode), { name: siteCode, fHz: options.fHz, snMva: options.snMva })
+    },
+  }
+}

@@ -1,0 +1,227 @@
+import { isForeignKeyViolation, isUniqueViolation } from '../../../db/constraint-errors.ts'
+import type { Actor } from '../../../auth/principal.ts'
+import type { Clock } from '../../../clock.ts'
+import type { DatabaseHandle } from '../../../db/connect.ts'
+import type { ElectricalEdgesTable, ElectricalNodesTable } from '../../../db/schema.ts'
+import { DomainError, invalidField, NotFound, type FieldProblem } from '../../../errors/domain-error.ts'
+import { decodeCursor, toPage } from '../../../http/paging.ts'
+import type { OrgId } from '../../../ids.ts'
+import { recordAudit } from '../../audit/service.ts'
+import type { SitesService } from '../../sites/service.ts'
+import { EDGE_TYPES } from '../codes.ts'
+import {
+  createOnly, EdgeEndsUnknown, EdgeExists, NodeHasEdges, NodeIdTaken, notUpdatable, SelfLoop,
+} from '../errors.ts'
+import { compareEdges, compareIds, nodeFieldProblems, nodeRow, toEdge, toNode } from '../rows.ts'
+import type { CreateNodeInput, Edge, EdgeInput, NetworkInput, Node, UpdateNodeInput } from '../schemas.ts'
+import {
+  allEdges, allNodeIds, allNodes, countEdgesTouching, deleteEdge, deleteEdgesTouching, deleteNetwork, deleteNode, findEdge, findNode,
+  insertEdge, insertEdges, insertNode, insertNodes, listEdges, listNodes, lockSite, updateNode, type NodeChanges,
+} from '../store.ts'
+import { buildGraph } from '../topology.ts'
+
+export interface NetworkDeps { handle: DatabaseHandle; clock: Clock; sites: SitesService }
+
+const MAX_PROBLEMS = 100
+
+function throwProblems(problems: FieldProblem[], total = problems.length): void {
+  if (problems.length === 0) return
+  const summary = problems.slice(0, 3).map((p) => `${p.pointer.slice(1)}: ${p.message}`).join('; ')
+  throw new DomainError('ValidationFailed', total > 3 ? `${summary} (and ${total - 3} more)` : summary, {
+    errors: problems.slice(0, MAX_PROBLEMS), extensions: total > MAX_PROBLEMS ? { problemCount: total } : undefined,
+  })
+}
+
+/** `type` of DELETE …/edges: the code `0`…`4` or the name (`Cable`, any case). */
+export function parseEdgeType(raw: string): number {
+  const trimmed = raw.trim()
+  if (/^[0-9]+$/.test(trimmed) && Number(trimmed) < EDGE_TYPES.length) return Number(trimmed)
+  const byName = EDGE_TYPES.find((t) => t.name.toLowerCase() === trimmed.toLowerCase())
+  if (byName) return byName.code
+  throw invalidField('/type', `must be an edge type code 0 to ${EDGE_TYPES.length - 1} or its name (${EDGE_TYPES.map((t) => t.name).join(', ')})`, 'query')
+}
+
+export function createNetworkService(deps: NetworkDeps) {
+  const { handle, clock, sites } = deps
+  const db = handle.db
+
+  async function requireNodeRow(orgId: OrgId, siteCode: string, id: string): Promise<ElectricalNodesTable> {
+    const row = await findNode(db, orgId, siteCode, id)
+    if (!row) throw new NotFound()
+    return row
+  }
+
+  return {
+    async createNode(orgId: OrgId, actor: Actor, siteCode: string, input: CreateNodeInput): Promise<Node> {
+      await sites.require(orgId, siteCode)
+      throwProblems(nodeFieldProblems(input))
+      const now = clock.now()
+      const row = nodeRow(orgId, siteCode, input, now, now)
+      try {
+        await db.transaction().execute(async (trx) => {
+          if (await findNode(trx, orgId, siteCode, input.id)) throw new NodeIdTaken(input.id)
+          await insertNode(trx, row)
+          await recordAudit(trx, clock, orgId, actor, { action: 'electrical.node.created', target: `${siteCode}/${input.id}`, detail: { nodeType: input.nodeType } })
+        })
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new NodeIdTaken(input.id)
+        if (isForeignKeyViolation(err)) throw new NotFound() // the site went meanwhile
+        throw err
+      }
+      return toNode(row)
+    },
+
+    async getNode(orgId: OrgId, siteCode: string, id: string): Promise<Node> {
+      await sites.require(orgId, siteCode)
+      return toNode(await requireNodeRow(orgId, siteCode, id))
+    },
+
+    async listNodes(orgId: OrgId, siteCode: string, query: { limit?: number; cursor?: string; nodeType?: number }) {
+      await sites.require(orgId, siteCode)
+      const limit = query.limit ?? 100
+      const after = decodeCursor(query.cursor, ['string'])
+      const rows = await listNodes(db, orgId, siteCode, { limit, after: after?.[0] as string | undefined, nodeType: query.nodeType })
+      return toPage(rows, limit, toNode, (r) => [r.id])
+    },
+
+    /** Spec 2.5: only the fields present change; null clears; id not updatable; tagBindings and metadata create-only. */
+    async updateNode(orgId: OrgId, actor: Actor, siteCode: string, id: string, input: UpdateNodeInput): Promise<Node> {
+      await sites.require(orgId, siteCode)
+      if (input.id !== undefined) throw notUpdatable()
+      if (input.tagBindings !== undefined) throw createOnly('tagBindings')
+      if (input.metadata !== undefined) throw createOnly('metadata')
+      throwProblems(nodeFieldProblems(input))
+      const changes: NodeChanges = { updated_at: clock.now() }
+      if (input.name !== undefined) changes.name = input.name
+      if (input.nodeType !== undefined) changes.node_type = input.nodeType
+      if (input.ratedVoltageV !== undefined) changes.rated_voltage_v = input.ratedVoltageV
+      if (input.ratedCurrentA !== undefined) changes.rated_current_a = input.ratedCurrentA
+      if (input.ratedPowerKw !== undefined) changes.rated_power_kw = input.ratedPowerKw
+      if (input.impedanceOhms !== undefined) changes.impedance_ohms = input.impedanceOhms
+      if (input.cableSize !== undefined) changes.cable_size = input.cableSize
+      if (input.cableLengthM !== undefined) changes.cable_length_m = input.cableLengthM
+      if (input.protectionCurve !== undefined) changes.protection_curve = input.protectionCurve
+      if (input.protectionPickupA !== undefined) changes.protection_pickup_a = input.protectionPickupA
+      if (input.protectionTms !== undefined) changes.protection_tms = input.protectionTms
+      if (input.description !== undefined) changes.description = input.description
+      return db.transaction().execute(async (trx) => {
+        const result = await updateNode(trx, orgId, siteCode, id, changes)
+        if (Number(result.numUpdatedRows) === 0) throw new NotFound()
+        await recordAudit(trx, clock, orgId, actor, { action: 'electrical.node.updated', target: `${siteCode}/${id}`, detail: { fields: Object.keys(input) } })
+        return toNode((await findNode(trx, orgId, siteCode, id))!)
+      })
+    },
+
+    /** Refused (409) while edges touch the node, unless `cascade` removes them in the same transaction. */
+    async deleteNode(orgId: OrgId, actor: Actor, siteCode: string, id: string, cascade: boolean): Promise<void> {
+      await sites.require(orgId, siteCode)
+      try {
+        await db.transaction().execute(async (trx) => {
+          if (!(await findNode(trx, orgId, siteCode, id))) throw new NotFound()
+          const edgeCount = await countEdgesTouching(trx, orgId, siteCode, id)
+          if (edgeCount > 0 && !cascade) throw new NodeHasEdges(id, edgeCount)
+          if (edgeCount > 0) await deleteEdgesTouching(trx, orgId, siteCode, id)
+          const result = await deleteNode(trx, orgId, siteCode, id)
+          if (Number(result.numDeletedRows) === 0) throw new NotFound()
+          await recordAudit(trx, clock, orgId, actor, { action: 'electrical.node.deleted', target: `${siteCode}/${id}`, detail: { edgesDeleted: edgeCount } })
+        })
+      } catch (err) {
+        // An edge added between the count and the delete: the foreign key refuses, and so do we.
+        if (isForeignKeyViolation(err)) throw new NodeHasEdges(id, await countEdgesTouching(db, orgId, siteCode, id))
+        throw err
+      }
+    },
+
+    async createEdge(orgId: OrgId, actor: Actor, siteCode: string, input: EdgeInput): Promise<Edge> {
+      await sites.require(orgId, siteCode)
+      if (input.sourceId === input.targetId) throw new SelfLoop()
+      const row: ElectricalEdgesTable = {
+        org_id: orgId, site_code: siteCode, source_id: input.sourceId, target_id: input.targetId, edge_type: input.edgeType, created_at: clock.now(),
+      }
+      const checkEnds = async () => {
+        const unknown: Array<'sourceId' | 'targetId'> = []
+        if (!(await findNode(db, orgId, siteCode, input.sourceId))) unknown.push('sourceId')
+        if (!(await findNode(db, orgId, siteCode, input.targetId))) unknown.push('targetId')
+        if (unknown.length > 0) throw new EdgeEndsUnknown(unknown)
+      }
+      await checkEnds()
+      try {
+        await db.transaction().execute(async (trx) => {
+          if (await findEdge(trx, orgId, siteCode, input)) throw new EdgeExists()
+          await insertEdge(trx, row)
+          await recordAudit(trx, clock, orgId, actor, { action: 'electrical.edge.created', target: `${siteCode}/${input.sourceId}->${input.targetId}`, detail: { edgeType: input.edgeType } })
+        })
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new EdgeExists()
+        if (isForeignKeyViolation(err)) { await checkEnds(); throw new NotFound() }
+        throw err
+      }
+      return toEdge(row)
+    },
+
+    async deleteEdge(orgId: OrgId, actor: Actor, siteCode: string, query: { source: string; target: string; type: string }): Promise<void> {
+      const key = { sourceId: query.source, targetId: query.target, edgeType: parseEdgeType(query.type) }
+      await sites.require(orgId, siteCode)
+      await db.transaction().execute(async (trx) => {
+        const result = await deleteEdge(trx, orgId, siteCode, key)
+        if (Number(result.numDeletedRows) === 0) throw new NotFound()
+        await recordAudit(trx, clock, orgId, actor, { action: 'electrical.edge.deleted', target: `${siteCode}/${key.sourceId}->${key.targetId}`, detail: { edgeType: key.edgeType } })
+      })
+    },
+
+    async listEdges(orgId: OrgId, siteCode: string, query: { limit?: number; cursor?: string; nodeId?: string }) {
+      await sites.require(orgId, siteCode)
+      const limit = query.limit ?? 500
+      const after = decodeCursor(query.cursor, ['string', 'string', 'number']) as [string, string, number] | undefined
+      const rows = await listEdges(db, orgId, siteCode, { limit, after, nodeId: query.nodeId })
+      return toPage(rows, limit, toEdge, (r) => [r.source_id, r.target_id, r.edge_type])
+    },
+
+    /** The whole graph in one document, nodes by id and edges by (source, target, type). */
+    async getNetwork(orgId: OrgId, siteCode: string) {
+      await sites.require(orgId, siteCode)
+      const nodes = (await allNodes(db, orgId, siteCode)).sort((a, b) => compareIds(a.id, b.id))
+      const edges = (await allEdges(db, orgId, siteCode)).sort(compareEdges)
+      return { siteId: siteCode, nodeCount: nodes.length, edgeCount: edges.length, nodes: nodes.map(toNode), edges: edges.map(toEdge) }
+    },
+
+    /**
+     * Replaces the site's network atomically: validated as a whole first (every field rule, then the graph:
+     * unique ids, known ends, no self-loop, no repeated triple), then one transaction deletes and inserts.
+     * Nodes whose id existed before keep their createdAt.
+     */
+    async replaceNetwork(orgId: OrgId, actor: Actor, siteCode: string, input: NetworkInput) {
+      await sites.require(orgId, siteCode)
+      const problems: FieldProblem[] = []
+      let total = 0
+      input.nodes.forEach((node, i) => {
+        for (const p of nodeFieldProblems(node, `/nodes/${i}`)) { total++; if (problems.length < MAX_PROBLEMS) problems.push(p) }
+      })
+      throwProblems(problems, total)
+      buildGraph(input.nodes, input.edges) // throws InvalidNetwork (422) listing each problem
+      const now = clock.now()
+      return db.transaction().execute(async (trx) => {
+        if (!(await lockSite(trx, handle.dialect, orgId, siteCode))) throw new NotFound()
+        const before = new Map((await allNodeIds(trx, orgId, siteCode)).map((r) => [r.id, r.created_at]))
+        let kept = 0
+        const nodeRows = input.nodes.map((node) => {
+          const createdAt = before.get(node.id)
+          if (createdAt !== undefined) kept++
+          return nodeRow(orgId, siteCode, node, createdAt ?? now, now)
+        })
+        const edgeRows = input.edges.map((e): ElectricalEdgesTable => ({
+          org_id: orgId, site_code: siteCode, source_id: e.sourceId, target_id: e.targetId, edge_type: e.edgeType, created_at: now,
+        }))
+        await deleteNetwork(trx, orgId, siteCode)
+        await insertNodes(trx, nodeRows)
+        await insertEdges(trx, edgeRows)
+        const summary = {
+          siteId: siteCode, nodeCount: nodeRows.length, edgeCount: edgeRows.length,
+          nodesAdded: nodeRows.length - kept, nodesRemoved: before.size - kept, nodesKept: kept,
+        }
+        await recordAudit(trx, clock, orgId, actor, { action: 'electrical.network.replaced', target: siteCode, detail: summary })
+        return summary
+      })
+    },
+  }
+}

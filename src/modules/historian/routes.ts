@@ -1,0 +1,104 @@
+import multipart from '@fastify/multipart'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { actorOf } from '../../auth/principal.ts'
+import { DomainError } from '../../errors/domain-error.ts'
+import { problemResponses } from '../../http/problem.ts'
+import { BatchPage, BatchParams, BatchSchema, ListBatchesQuery, RejectionReportSchema, RejectionsQuery, SeriesParams, SeriesQuerySchema, SeriesSchema } from './schemas.ts'
+import type { HistorianService, UploadPart } from './service/index.ts'
+import { FIELD_NAMES } from './service/form.ts'
+
+const READ = 'Policy: members read (cloud: organisation role; site server: site role).'
+const WRITE = 'Policy: admins and owners (cloud: organisation role; site server: site role); members get 403.'
+
+/** POST/GET/DELETE /api/historian/import-batches. Multipart is registered in this scope only. */
+export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService; maxFileBytes: number }> = async (app, { historian, maxFileBytes }) => {
+  await app.register(multipart, {
+    limits: { fileSize: maxFileBytes, files: 2, fields: FIELD_NAMES.length, parts: FIELD_NAMES.length + 2, fieldSize: 64 * 1024 },
+  })
+
+  app.post('/', {
+    config: { policy: 'admin' },
+    schema: {
+      tags: ['Historian'], summary: 'Import a historian export',
+      description: `\`multipart/form-data\` (spec 4.3). Parts: \`site_id\` (the site's code), \`format\` (auto, long, wide, ignition-tall, aveva-history, proficy, citect-pa, piconfig), \`trend_csv\` (file), \`mapping_csv\` (file: historian_tag,instance_id,tag_key[,unit][,scale]), optional \`force\`, \`dryRun\`, \`timezone\` (IANA; default the site's), \`separator\` (, ; tab), \`decimal\` (. ,), \`dateOrder\` (dmy mdy ymd), \`qualityScale\` (percent opc), \`sentinels\` (comma-separated), \`maxRejections\`. Send \`trend_csv\` last to have it streamed straight into the database (otherwise it waits in a temporary file). All or nothing: the batch becomes visible when complete; any failure keeps none of its samples. The same two files for the same site again: 409 naming the earlier batch unless force=true (latest value wins). \`dryRun=true\` answers 200 with the report and stores nothing. A file over SITEGRID_HISTORIAN_MAX_FILE_BYTES: 413. ${WRITE}`,
+      response: { 200: BatchSchema, 201: BatchSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+    },
+  }, async (request, reply) => {
+    if (!request.isMultipart()) throw new DomainError('UnsupportedMediaType', 'Send multipart/form-data with the parts site_id, format, trend_csv and mapping_csv.')
+    const length = Number(request.headers['content-length'])
+    const batch = await historian.importBatch(request.principal.orgId, actorOf(request.principal), uploadParts(request), {
+      bytesTotal: Number.isSafeInteger(length) ? length : null,
+    })
+    return reply.code(batch.isDryRun ? 200 : 201).send(batch)
+  })
+
+  app.get('/', {
+    config: { policy: 'member' },
+    schema: {
+      tags: ['Historian'], summary: 'List the import batches of a site', description: `Paged, newest first; running and failed batches included. ${READ}`,
+      querystring: ListBatchesQuery, response: { 200: BatchPage, ...problemResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request) => historian.list(request.principal.orgId, request.query))
+
+  app.get('/:batchId', {
+    config: { policy: 'member' },
+    schema: {
+      tags: ['Historian'], summary: 'Read an import batch', description: `With \`progress\` while it runs. ${READ}`,
+      params: BatchParams, response: { 200: BatchSchema, ...problemResponses(401, 403, 404, 429) },
+    },
+  }, async (request) => historian.get(request.principal.orgId, request.params.batchId))
+
+  app.get('/:batchId/rejections', {
+    config: { policy: 'member' },
+    schema: {
+      tags: ['Historian'], summary: 'Download the rejection report of a batch',
+      description: `The first rejected rows and why (JSON; \`?as=csv\` for \`line,column,reason\`). ${READ}`,
+      params: BatchParams, querystring: RejectionsQuery,
+      response: { 200: RejectionReportSchema, ...problemResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request, reply) => {
+    const report = await historian.rejections(request.principal.orgId, request.params.batchId)
+    if (request.query.as !== 'csv') return report
+    const lines = ['line,column,reason', ...report.rejections.map((r) => [String(r.line), csvCell(r.column ?? ''), csvCell(r.reason)].join(','))]
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${report.batchId}-rejections.csv"`)
+      .serializer((payload: unknown) => String(payload))
+      // The CSV form bypasses the JSON response schema (its own serializer).
+      .send(`${lines.join('\r\n')}\r\n` as unknown as typeof report)
+  })
+
+  app.delete('/:batchId', {
+    config: { policy: 'admin' },
+    schema: {
+      tags: ['Historian'], summary: 'Delete an import batch and its samples',
+      description: `204. A running batch answers 409. Values a forced batch replaced are not restored. ${WRITE}`,
+      params: BatchParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...problemResponses(401, 403, 404, 409, 429) },
+    },
+  }, async (request, reply) => {
+    await historian.remove(request.principal.orgId, actorOf(request.principal), request.params.batchId)
+    return reply.code(204).send(null)
+  })
+}
+
+/** GET /api/sites/{siteId}/historian/series. */
+export const historianSeriesRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService }> = async (app, { historian }) => {
+  app.get('/:siteId/historian/series', {
+    config: { policy: 'member' },
+    schema: {
+      tags: ['Historian'], summary: 'Read a tag\'s history',
+      description: `Raw samples of complete batches in [from, to), or with \`bucket\` time buckets (min, max, mean, first, last, count of the numeric samples) computed in the database; bucket starts are multiples of the width since 1970-01-01T00:00Z. Paged by \`cursor\`. ${READ}`,
+      params: SeriesParams, querystring: SeriesQuerySchema, response: { 200: SeriesSchema, ...problemResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request) => historian.series(request.principal.orgId, request.params.siteId, request.query))
+}
+
+async function* uploadParts(request: FastifyRequest): AsyncGenerator<UploadPart> {
+  for await (const part of request.parts()) {
+    if (part.type === 'field') yield { kind: 'field', name: part.fieldname, value: typeof part.value === 'string' ? part.value : String(part.value) }
+    else yield { kind: 'file', name: part.fieldname, filename: part.filename, stream: part.file }
+  }
+}
+
+function csvCell(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
+}

@@ -1,0 +1,98 @@
+import { Type, type Static } from 'typebox'
+import { Page, PageQuery } from '../../http/paging.ts'
+
+const Iso = Type.String({ format: 'date-time' })
+const NullableIso = Type.Union([Iso, Type.Null()])
+
+const RejectionSchema = Type.Object({
+  line: Type.Integer({ description: '1-based line of trend_csv where the row starts.' }),
+  reason: Type.String(),
+  column: Type.Optional(Type.String({ description: 'The column (tag) of a wide layout whose cell was rejected.' })),
+}, { additionalProperties: false })
+
+const TagCoverageSchema = Type.Object({
+  historianTag: Type.String(), instanceId: Type.String(), tagKey: Type.String(),
+  unit: Type.Union([Type.String(), Type.Null()]), scale: Type.Number({ description: 'Applied to numeric values.' }),
+  samples: Type.Integer({ description: 'Samples read for the tag (collisions included).' }),
+  firstTs: NullableIso, lastTs: NullableIso,
+}, { additionalProperties: false })
+
+export const BatchSchema = Type.Object({
+  id: Type.Union([Type.String({ description: '`bat_…`' }), Type.Null()], { description: 'Null for a dry run (nothing stored).' }),
+  siteId: Type.String(),
+  format: Type.String({ description: 'The layout used: the one sent, or the one `auto` chose.' }),
+  status: Type.String({ description: '`running` (invisible to reads), `complete`, `failed` (nothing kept) or `dryRun`.' }),
+  isDryRun: Type.Boolean(),
+  isForced: Type.Boolean({ description: 'Imported with force=true: its samples replaced stored ones at the same tag and timestamp.' }),
+  forcedOver: Type.Union([Type.String(), Type.Null()], { description: 'The earlier batch of the same two files, when forced over one.' }),
+  rowsRead: Type.Integer(),
+  samplesStored: Type.Integer(),
+  rowsRejected: Type.Integer({ description: 'Rejected rows (cells in wide layouts), unmapped tags included.' }),
+  collisions: Type.Integer({ description: 'Without force: samples not stored because another batch holds a value at that tag and timestamp.' }),
+  replaced: Type.Integer({ description: 'With force: stored values this batch replaced.' }),
+  rejections: Type.Object({
+    count: Type.Integer(),
+    first: Type.Array(RejectionSchema, { description: 'The first rejections (maxRejections, default 100), in file order.' }),
+    reportUrl: Type.Union([Type.String(), Type.Null()], { description: 'The downloadable report (JSON, or CSV with ?as=csv).' }),
+  }, { additionalProperties: false }),
+  unmappedTags: Type.Array(Type.Object({ tag: Type.String(), rows: Type.Integer() }, { additionalProperties: false })),
+  timeRange: Type.Union([Type.Object({ from: Iso, to: Iso }, { additionalProperties: false }), Type.Null()]),
+  tags: Type.Array(TagCoverageSchema),
+  contentHash: Type.Object({ trendCsv: Type.String(), mappingCsv: Type.String() }, { additionalProperties: false, description: '`sha256:` + hex of each file as sent; empty while running.' }),
+  trendFileName: Type.Union([Type.String(), Type.Null()]),
+  separator: Type.Union([Type.String(), Type.Null()]),
+  timezone: Type.String({ description: 'IANA zone used for local timestamps (the `timezone` part, or the site\'s).' }),
+  progress: Type.Object({
+    bytesRead: Type.Integer(), bytesTotal: Type.Union([Type.Integer(), Type.Null()], { description: 'The request\'s Content-Length, when sent.' }),
+    rowsRead: Type.Integer(), samplesWritten: Type.Integer(),
+  }, { additionalProperties: false, description: 'Updated after every write transaction while running.' }),
+  error: Type.Union([Type.String(), Type.Null()]),
+  createdBy: Type.String(),
+  createdAt: Iso, updatedAt: Iso, completedAt: NullableIso,
+}, { $id: 'HistorianBatch', additionalProperties: false })
+export type Batch = Static<typeof BatchSchema>
+
+export const BatchPage = Page(BatchSchema, 'Batches of the site, newest first.')
+
+export const ListBatchesQuery = Type.Object({
+  siteId: Type.String({ minLength: 1, maxLength: 50, description: 'The site\'s code.' }),
+  ...PageQuery({ defaultLimit: 50, maxLimit: 200 }),
+}, { additionalProperties: false })
+
+export const BatchParams = Type.Object({ batchId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false })
+
+export const RejectionsQuery = Type.Object({
+  as: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { default: 'json', description: '`csv` downloads `line,column,reason`.' })),
+}, { additionalProperties: false })
+
+export const RejectionReportSchema = Type.Object({
+  batchId: Type.String(),
+  count: Type.Integer({ description: 'Every rejection; `rejections` holds the first ones.' }),
+  rejections: Type.Array(RejectionSchema),
+  unmappedTags: Type.Array(Type.Object({ tag: Type.String(), rows: Type.Integer() }, { additionalProperties: false })),
+}, { additionalProperties: false })
+
+export const SeriesParams = Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 50 }) }, { additionalProperties: false })
+
+export const SeriesQuerySchema = Type.Object({
+  instanceId: Type.String({ minLength: 1, maxLength: 200 }),
+  tag: Type.String({ minLength: 1, maxLength: 200, description: 'The instance\'s tag key (mapping `tag_key`).' }),
+  from: Type.Optional(Type.String({ description: 'RFC 3339, inclusive.' })),
+  to: Type.Optional(Type.String({ description: 'RFC 3339, exclusive.' })),
+  bucket: Type.Optional(Type.String({ description: 'Width of time buckets: 500ms, 10s, 15m, 1h, 1d. Absent: raw samples.' })),
+  ...PageQuery({ defaultLimit: 1000, maxLimit: 10_000 }),
+}, { additionalProperties: false })
+
+export const SeriesSchema = Type.Object({
+  instanceId: Type.String(),
+  tag: Type.String(),
+  bucket: Type.Union([Type.String(), Type.Null()]),
+  samples: Type.Union([Type.Array(Type.Object({
+    ts: Iso, value: Type.Union([Type.Number(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]),
+    quality: Type.String({ description: 'good, uncertain or bad' }), batchId: Type.String(),
+  }, { additionalProperties: false })), Type.Null()], { description: 'Raw samples, oldest first (no bucket).' }),
+  buckets: Type.Union([Type.Array(Type.Object({
+    start: Iso, min: Type.Number(), max: Type.Number(), mean: Type.Number(), first: Type.Number(), last: Type.Number(), count: Type.Integer(),
+  }, { additionalProperties: false })), Type.Null()], { description: 'Buckets of numeric samples (text states are left out), oldest first; empty buckets are absent.' }),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+}, { additionalProperties: false })

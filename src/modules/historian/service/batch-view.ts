@@ -1,0 +1,68 @@
+import type { HistorianBatchesTable } from '../../../db/schema.ts'
+import type { Rejection } from '../parse/index.ts'
+
+export interface TagCoverage {
+  historianTag: string
+  instanceId: string
+  tagKey: string
+  unit: string | null
+  scale: number
+  samples: number
+  firstTs: number | null
+  lastTs: number | null
+}
+
+/** What the batch keeps besides its counters (historian_batches.report, JSON). */
+export interface BatchReport {
+  separator: string | null
+  timezone: string
+  rejections: Rejection[]
+  unmappedTags: Array<{ tag: string; rows: number }>
+  emptyCells: number
+  sentinelCells: number
+  /** force=true over an earlier import of the same two files. */
+  forcedOver: string | null
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+
+/** The API shape of a batch (schemas.ts BatchSchema); `id` is null for a dry run. */
+export function toBatch(row: HistorianBatchesTable, options: { isDryRun?: boolean } = {}) {
+  const report = JSON.parse(row.report) as BatchReport
+  const tags = JSON.parse(row.tags) as TagCoverage[]
+  const isDryRun = options.isDryRun === true
+  return {
+    id: isDryRun ? null : row.id,
+    siteId: row.site_code,
+    format: row.format,
+    status: isDryRun ? 'dryRun' : row.status,
+    isDryRun,
+    isForced: row.is_forced === 1,
+    forcedOver: report.forcedOver,
+    rowsRead: row.rows_read,
+    samplesStored: row.samples_stored,
+    rowsRejected: row.rejected_count,
+    collisions: row.collision_count,
+    replaced: row.replaced_count,
+    rejections: {
+      count: row.rejected_count,
+      first: report.rejections.map((r) => (r.column === undefined ? { line: r.line, reason: r.reason } : { line: r.line, reason: r.reason, column: r.column })),
+      reportUrl: isDryRun ? null : `/api/historian/import-batches/${row.id}/rejections`,
+    },
+    unmappedTags: report.unmappedTags,
+    timeRange: row.first_ts === null || row.last_ts === null ? null : { from: iso(row.first_ts)!, to: iso(row.last_ts)! },
+    tags: tags.map((t) => ({ ...t, firstTs: iso(t.firstTs), lastTs: iso(t.lastTs) })),
+    contentHash: { trendCsv: `sha256:${row.trend_sha256}`, mappingCsv: `sha256:${row.mapping_sha256}` },
+    trendFileName: row.trend_name,
+    separator: report.separator,
+    timezone: report.timezone,
+    progress: { bytesRead: row.bytes_read, bytesTotal: row.bytes_total, rowsRead: row.rows_read, samplesWritten: row.samples_stored },
+    error: row.error,
+    createdBy: row.created_by,
+    createdAt: iso(row.created_at)!,
+    updatedAt: iso(row.updated_at)!,
+    completedAt: iso(row.completed_at),
+  }
+}
+
+export type BatchView = ReturnType<typeof toBatch>

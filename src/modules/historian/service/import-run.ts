@@ -1,0 +1,255 @@
+import { sql } from 'kysely'
+import type { Actor } from '../../../auth/principal.ts'
+import type { Clock } from '../../../clock.ts'
+import type { DatabaseHandle } from '../../../db/connect.ts'
+import type { HistorianBatchesTable } from '../../../db/schema.ts'
+import { DomainError } from '../../../errors/domain-error.ts'
+import { newId, type OrgId } from '../../../ids.ts'
+import { recordAudit } from '../../audit/service.ts'
+import { DuplicateBatch, fromParseError } from '../errors.ts'
+import { parseStream } from '../parse/index.ts'
+import type { ParseOptions, Quality, Rejection, TagMapping } from '../parse/index.ts'
+import { countStagedCollisions, countStoredOfBatch, deleteBatchRow, deleteSamplesOfBatch, findCompleteTwin, insertBatch, mergeStaged, updateBatch } from '../store.ts'
+import type { BatchReport, TagCoverage } from './batch-view.ts'
+import { SampleBuffer } from './sample-buffer.ts'
+import { createSampleWriter, type SampleWriter } from './sample-writer.ts'
+import { openImportSession, type ImportSession } from './session.ts'
+
+/** Samples per write transaction: large enough that commits cost little, small enough to bound memory. */
+export const FLUSH_SAMPLES = 50_000
+
+const QUALITY_CODE: Record<Quality, number> = { good: 192, uncertain: 64, bad: 0 }
+
+export interface ImportPlan {
+  orgId: OrgId
+  actor: Actor
+  siteCode: string
+  options: ParseOptions & { timezone: string }
+  mapping: Map<string, TagMapping>
+  mappingSha256: string
+  trendName: string | null
+  isForced: boolean
+  isDryRun: boolean
+  bytesTotal: number | null
+}
+
+/** The trend file as it streams in: its bytes, and the running hash and byte count of what was read. */
+export interface TrendSource {
+  chunks: AsyncIterable<Uint8Array>
+  bytesRead(): number
+  /** Hex SHA-256 of the whole file; valid once `chunks` has ended. */
+  sha256(): string
+}
+
+interface TagState { coverage: TagCoverage | null; rows: number }
+
+/**
+ * One import from the first byte of the trend file to the complete batch. Samples are written under a `running`
+ * batch (invisible to reads) in transactions of FLUSH_SAMPLES; the batch turns `complete` in one last transaction
+ * that also checks for a duplicate and, with force, merges the staged samples. Any failure removes the samples.
+ */
+export class ImportRun {
+  readonly #deps: { handle: DatabaseHandle; clock: Clock }
+  readonly #plan: ImportPlan
+  readonly #row: HistorianBatchesTable
+  readonly #tags = new Map<string, TagState>()
+  readonly #buffer = new SampleBuffer()
+  readonly #ownRejections: Rejection[] = []
+  #session: ImportSession | undefined
+  #writer: SampleWriter | undefined
+  #hasBatchRow = false
+
+  constructor(deps: { handle: DatabaseHandle; clock: Clock }, plan: ImportPlan) {
+    this.#deps = deps
+    this.#plan = plan
+    const now = deps.clock.now()
+    this.#row = {
+      org_id: plan.orgId, site_code: plan.siteCode, id: newId('bat', now), format: plan.options.format, status: 'running',
+      rows_read: 0, samples_stored: 0, rejected_count: 0, collision_count: 0, replaced_count: 0, bytes_read: 0, bytes_total: plan.bytesTotal,
+      first_ts: null, last_ts: null, tags: '[]', report: JSON.stringify(this.#report(null, 0, 0, null)), options: JSON.stringify(optionsRecord(plan.options)),
+      trend_sha256: '', mapping_sha256: plan.mappingSha256, trend_name: plan.trendName, is_forced: plan.isForced ? 1 : 0, error: null,
+      created_by: `${plan.actor.kind}:${plan.actor.subject}`, created_at: now, updated_at: now, completed_at: null,
+    }
+  }
+
+  get batchId(): string {
+    return this.#row.id
+  }
+
+  get isDryRun(): boolean {
+    return this.#plan.isDryRun
+  }
+
+  /** Parses and writes the whole trend file under the running batch; on failure cleans up and rethrows. */
+  async ingest(source: TrendSource): Promise<void> {
+    try {
+      if (!this.#plan.isDryRun) await this.#start()
+      await this.#consume(source)
+      this.#row.trend_sha256 = source.sha256()
+    } catch (err) {
+      await this.abandon(err)
+      throw err
+    }
+  }
+
+  /** Makes the batch visible (or, for a dry run, just answers it); on failure cleans up and rethrows. */
+  async finish(): Promise<HistorianBatchesTable> {
+    if (this.#plan.isDryRun) return this.#row
+    try {
+      const row = await this.#complete()
+      await this.#session?.release()
+      return row
+    } catch (err) {
+      await this.abandon(err)
+      throw err
+    }
+  }
+
+  async #start(): Promise<void> {
+    const { handle } = this.#deps
+    // Lock first, then insert: a recovering process never sees this batch running without its lock.
+    this.#session = await openImportSession(handle, this.#row.id)
+    await insertBatch(this.#session.db, this.#row)
+    this.#hasBatchRow = true
+    this.#writer = createSampleWriter(handle.dialect, this.#plan.isForced ? 'staging' : 'samples', { orgId: this.#plan.orgId, siteCode: this.#plan.siteCode, batchId: this.#row.id })
+  }
+
+  async #consume(source: TrendSource): Promise<void> {
+    const parse = parseStream(source.chunks, this.#plan.options)
+    const row = this.#row
+    const maxKept = this.#plan.options.maxRejections ?? 100
+    try {
+      for await (const batch of parse) {
+        row.format = batch.format
+        for (const s of batch.samples) {
+          let state = this.#tags.get(s.tag)
+          if (state === undefined) {
+            const m = this.#plan.mapping.get(s.tag)
+            state = { coverage: m === undefined ? null : { historianTag: s.tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null }, rows: 0 }
+            this.#tags.set(s.tag, state)
+          }
+          const c = state.coverage
+          if (c === null) {
+            state.rows++
+            row.rejected_count++
+            if (this.#ownRejections.length < maxKept) this.#ownRejections.push({ line: s.line, reason: `historian tag '${s.tag}' is not in mapping_csv` })
+            continue
+          }
+          c.samples++
+          if (c.firstTs === null || s.ts < c.firstTs) c.firstTs = s.ts
+          if (c.lastTs === null || s.ts > c.lastTs) c.lastTs = s.ts
+          // Mapping `scale` multiplies numbers only; a text state is kept as it is.
+          this.#buffer.push(c.instanceId, c.tagKey, s.ts, s.value === null ? null : s.value * c.scale, s.text, QUALITY_CODE[s.quality])
+        }
+        row.rows_read += batch.rowsRead
+        row.rejected_count += batch.rejections.length
+        row.bytes_read = source.bytesRead()
+        if (this.#buffer.length >= FLUSH_SAMPLES) await this.#flush()
+      }
+    } catch (err) {
+      throw fromParseError(err, 'trend_csv')
+    }
+    if (this.#buffer.length > 0) await this.#flush()
+    row.bytes_read = source.bytesRead()
+    this.#finishTotals(parse.summary)
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#plan.isDryRun) {
+      this.#buffer.dedupe()
+      this.#row.samples_stored += this.#buffer.length
+      this.#buffer.clear()
+      return
+    }
+    const row = this.#row
+    const writer = this.#writer!
+    await this.#session!.db.transaction().execute(async (trx) => {
+      const { attempted, written } = await writer.write(trx, this.#buffer)
+      row.collision_count += attempted - written
+      row.samples_stored += written
+      row.updated_at = this.#deps.clock.now()
+      await updateBatch(trx, this.#plan.orgId, row.id, {
+        rows_read: row.rows_read, samples_stored: row.samples_stored, rejected_count: row.rejected_count, collision_count: row.collision_count,
+        bytes_read: row.bytes_read, updated_at: row.updated_at,
+      })
+    })
+    this.#buffer.clear()
+  }
+
+  #finishTotals(summary: { separator: string | null; rejections: Rejection[]; emptyCells: number; sentinelCells: number; format: string | null }): void {
+    const row = this.#row
+    if (summary.format !== null) row.format = summary.format
+    const covered = [...this.#tags.values()].flatMap((s) => (s.coverage === null ? [] : [s.coverage]))
+    for (const c of covered) {
+      if (c.firstTs !== null && (row.first_ts === null || c.firstTs < row.first_ts)) row.first_ts = c.firstTs
+      if (c.lastTs !== null && (row.last_ts === null || c.lastTs > row.last_ts)) row.last_ts = c.lastTs
+    }
+    row.tags = JSON.stringify(covered)
+    const maxKept = this.#plan.options.maxRejections ?? 100
+    const rejections = [...summary.rejections, ...this.#ownRejections].sort((a, b) => a.line - b.line).slice(0, maxKept)
+    row.report = JSON.stringify(this.#report(summary.separator, summary.emptyCells, summary.sentinelCells, null, rejections))
+  }
+
+  #report(separator: string | null, emptyCells: number, sentinelCells: number, forcedOver: string | null, rejections: Rejection[] = []): BatchReport {
+    const unmappedTags = [...this.#tags.entries()].filter(([, s]) => s.coverage === null).map(([tag, s]) => ({ tag, rows: s.rows })).slice(0, 1000)
+    return { separator, timezone: this.#plan.options.timezone, rejections, unmappedTags, emptyCells, sentinelCells, forcedOver }
+  }
+
+  async #complete(): Promise<HistorianBatchesTable> {
+    const { handle, clock } = this.#deps
+    const { orgId, siteCode, isForced, actor } = this.#plan
+    const row = this.#row
+    await this.#session!.db.transaction().execute(async (trx) => {
+      // A forced merge of millions of rows may run longer than the pool's per-statement timeout.
+      if (handle.dialect === 'postgres') await sql`set local statement_timeout = 0`.execute(trx)
+      const twin = await findCompleteTwin(trx, orgId, siteCode, row.trend_sha256, row.mapping_sha256, row.id)
+      if (twin !== undefined && !isForced) throw new DuplicateBatch(twin.id)
+      if (isForced) {
+        row.replaced_count = await countStagedCollisions(trx, orgId, siteCode, row.id)
+        await mergeStaged(trx, orgId, siteCode, row.id)
+        const report = JSON.parse(row.report) as BatchReport
+        report.forcedOver = twin?.id ?? null
+        row.report = JSON.stringify(report)
+      }
+      row.samples_stored = await countStoredOfBatch(trx, orgId, row.id)
+      row.status = 'complete'
+      row.completed_at = row.updated_at = clock.now()
+      const { org_id: _o, id: _i, site_code: _s, created_at: _c, created_by: _b, ...changes } = row
+      await updateBatch(trx, orgId, row.id, changes)
+      await recordAudit(trx, clock, orgId, actor, {
+        action: 'historian.batch.imported', target: row.id,
+        detail: { site: siteCode, format: row.format, samples: row.samples_stored, rejected: row.rejected_count, isForced },
+      })
+    })
+    return row
+  }
+
+  /**
+   * Removes what the batch wrote. A refused import (a problem answered to the client) leaves no trace; one that
+   * stopped for another reason (connection closed, database error) stays as `failed` with a generic reason.
+   */
+  async abandon(err: unknown): Promise<void> {
+    if (!this.#hasBatchRow) {
+      await this.#session?.release()
+      return
+    }
+    this.#hasBatchRow = false
+    const { handle, clock } = this.#deps
+    const { orgId } = this.#plan
+    const db = this.#session?.db ?? handle.db
+    const refused = err instanceof DomainError
+    await db.transaction().execute(async (trx) => {
+      await deleteSamplesOfBatch(trx, orgId, this.#row.id)
+      if (refused) await deleteBatchRow(trx, orgId, this.#row.id)
+      else await updateBatch(trx, orgId, this.#row.id, { status: 'failed', error: 'The import stopped before it completed (the upload was interrupted or the server failed); nothing of it was kept.', updated_at: clock.now() })
+    }).catch(() => {
+      // The start-up recovery (service.recoverInterrupted) removes what is left.
+    })
+    await this.#session?.release()
+  }
+}
+
+function optionsRecord(options: ParseOptions): Record<string, unknown> {
+  const { format, separator, decimal, timezone, dateOrder, sentinels, qualityScale, maxRejections } = options
+  return { format, separator, decimal, timezone, dateOrder, sentinels, qualityScale, maxRejections }
+}

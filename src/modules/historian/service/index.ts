@@ -1,0 +1,168 @@
+import type { Actor } from '../../../auth/principal.ts'
+import type { Clock } from '../../../clock.ts'
+import type { DatabaseHandle } from '../../../db/connect.ts'
+import { DomainError, NotFound, invalidField } from '../../../errors/domain-error.ts'
+import { decodeCursor, toPage } from '../../../http/paging.ts'
+import type { OrgId } from '../../../ids.ts'
+import { recordAudit } from '../../audit/service.ts'
+import type { SiteDependent } from '../../sites/service.ts'
+import { countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches, updateBatch } from '../store.ts'
+import { toBatch, type BatchReport, type BatchView } from './batch-view.ts'
+import { FormFields, type UploadPart } from './form.ts'
+import { ImportRun, type TrendSource } from './import-run.ts'
+import { readMapping, type InstanceDirectory } from './mapping.ts'
+import { readSeries, type SeriesQuery } from './series.ts'
+import { readSmallFile, spoolToDisk, streamingSource, unknownFilePart } from './upload.ts'
+import { whenAbandoned } from './session.ts'
+
+export type { UploadPart } from './form.ts'
+export type { InstanceDirectory } from './mapping.ts'
+
+export interface HistorianDeps {
+  handle: DatabaseHandle
+  clock: Clock
+  sites: { require(orgId: OrgId, code: string): Promise<{ code: string; timeZone: string }> }
+  instances: InstanceDirectory
+  maxFileBytes: number
+}
+
+/** The mapping is a small file: one line per historian tag. */
+const MAX_MAPPING_BYTES = 16 * 1024 * 1024
+
+/** Deletion preview of a site: its batches and samples. */
+export const historianSiteDependents: SiteDependent[] = [
+  { name: 'historianBatches', count: countBatchesOfSite },
+  { name: 'historianSamples', count: countSamplesOfSite },
+]
+
+export function createHistorianService(deps: HistorianDeps) {
+  const { handle, clock, sites, instances, maxFileBytes } = deps
+  const db = handle.db
+
+  return {
+    /**
+     * Imports one upload (spec 4.3): all or nothing. Throws ValidationFailed (a part missing, unknown or bad),
+     * NotFound (site), HistorianMappingInvalid, HistorianHeaderInvalid/FormatUndetected/CsvInvalid (trend file),
+     * Conflict (the same two files already imported without force), PayloadTooLarge.
+     */
+    async importBatch(orgId: OrgId, actor: Actor, parts: AsyncIterable<UploadPart>, meta: { bytesTotal: number | null }): Promise<BatchView> {
+      const fields = new FormFields()
+      let mapping: { bytes: Buffer; sha256: string } | undefined
+      let spool: Awaited<ReturnType<typeof spoolToDisk>> | undefined
+      let trendName: string | null = null
+      let run: ImportRun | undefined
+      const plan = async () => {
+        const f = fields.read()
+        if (mapping === undefined) throw invalidField('/mapping_csv', 'is required: historian_tag,instance_id,tag_key[,unit][,scale]', 'part')
+        const site = await sites.require(orgId, f.siteCode)
+        const tags = await readMapping(instances, orgId, site.code, mapping.bytes)
+        return {
+          orgId, actor, siteCode: site.code, options: { ...f.parse, format: f.format, timezone: f.timezone ?? site.timeZone },
+          mapping: tags, mappingSha256: mapping.sha256, trendName, isForced: f.isForced, isDryRun: f.isDryRun, bytesTotal: meta.bytesTotal,
+        }
+      }
+      const ingest = async (source: TrendSource) => {
+        const started = new ImportRun({ handle, clock }, await plan())
+        await started.ingest(source)
+        return started
+      }
+      try {
+        for await (const part of parts) {
+          if (part.kind === 'field') {
+            if (run !== undefined) throw invalidField(`/${part.name}`, 'arrived after trend_csv; send every other part before trend_csv', 'part')
+            fields.add(part.name, part.value)
+            continue
+          }
+          if (part.name === 'mapping_csv') {
+            if (mapping !== undefined || run !== undefined) throw invalidField('/mapping_csv', run ? 'arrived after trend_csv; send it before' : 'is sent twice', 'part')
+            mapping = await readSmallFile(part, Math.min(MAX_MAPPING_BYTES, maxFileBytes))
+            continue
+          }
+          if (part.name !== 'trend_csv') throw unknownFilePart(part.name)
+          if (run !== undefined || spool !== undefined) throw invalidField('/trend_csv', 'is sent twice', 'part')
+          trendName = part.filename || null
+          // Everything needed is known: stream the file straight into the database; otherwise keep it on disk.
+          if (mapping !== undefined && fields.has('site_id') && fields.has('format')) run = await ingest(streamingSource(part, maxFileBytes))
+          else spool = await spoolToDisk(part, maxFileBytes)
+        }
+        if (run === undefined) {
+          if (spool === undefined) {
+            fields.read()
+            if (mapping === undefined) throw invalidField('/mapping_csv', 'is required: historian_tag,instance_id,tag_key[,unit][,scale]', 'part')
+            throw invalidField('/trend_csv', 'is required: the historian export', 'part')
+          }
+          run = await ingest(spool.source())
+        }
+      } catch (err) {
+        // A part after trend_csv was refused: what the batch already wrote goes too (all or nothing).
+        await run?.abandon(err)
+        throw err
+      } finally {
+        await spool?.remove()
+      }
+      const row = await run.finish()
+      return toBatch(row, { isDryRun: run.isDryRun })
+    },
+
+    async list(orgId: OrgId, query: { siteId: string; limit?: number; cursor?: string }) {
+      await sites.require(orgId, query.siteId)
+      const limit = query.limit ?? 50
+      const before = decodeCursor(query.cursor, ['string'])?.[0] as string | undefined
+      const rows = await listBatchesOfSite(db, orgId, query.siteId, { limit, before })
+      return toPage(rows, limit, (r) => toBatch(r), (r) => [r.id])
+    },
+
+    async get(orgId: OrgId, batchId: string): Promise<BatchView> {
+      const row = await findBatch(db, orgId, batchId)
+      if (!row) throw new NotFound()
+      return toBatch(row)
+    },
+
+    /** The rejection report: the first rejected rows (or cells) and why. */
+    async rejections(orgId: OrgId, batchId: string) {
+      const row = await findBatch(db, orgId, batchId)
+      if (!row) throw new NotFound()
+      const report = JSON.parse(row.report) as BatchReport
+      return { batchId: row.id, count: row.rejected_count, rejections: report.rejections, unmappedTags: report.unmappedTags }
+    },
+
+    /** Deletes a batch and every sample it holds; a running batch cannot be deleted (409). */
+    async remove(orgId: OrgId, actor: Actor, batchId: string): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const row = await findBatch(trx, orgId, batchId)
+        if (!row) throw new NotFound()
+        if (row.status === 'running') throw new DomainError('Conflict', `Batch ${batchId} is still running; delete it once it has completed or failed.`)
+        const samples = await deleteSamplesOfBatch(trx, orgId, batchId)
+        await deleteBatchRow(trx, orgId, batchId)
+        await recordAudit(trx, clock, orgId, actor, { action: 'historian.batch.deleted', target: batchId, detail: { site: row.site_code, samples } })
+      })
+    },
+
+    async series(orgId: OrgId, siteCode: string, query: SeriesQuery) {
+      await sites.require(orgId, siteCode)
+      return readSeries(db, orgId, siteCode, query)
+    },
+
+    /**
+     * Start-up: a batch left `running` by a process that died is marked failed and its samples removed. On
+     * PostgreSQL only batches whose importing connection is gone (see session.ts), so live imports of other
+     * processes are left alone. Returns how many were cleaned.
+     */
+    async recoverInterrupted(): Promise<number> {
+      let cleaned = 0
+      for (const { org_id, id } of await listRunningBatches(db)) {
+        const orgId = org_id as OrgId
+        const done = await whenAbandoned(handle, id, async (conn) => {
+          await conn.transaction().execute(async (trx) => {
+            await deleteSamplesOfBatch(trx, orgId, id)
+            await updateBatch(trx, orgId, id, { status: 'failed', error: 'The server stopped during the import; nothing of it was kept.', updated_at: clock.now() })
+          })
+        })
+        if (done) cleaned++
+      }
+      return cleaned
+    },
+  }
+}
+
+export type HistorianService = ReturnType<typeof createHistorianService>

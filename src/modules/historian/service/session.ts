@@ -1,0 +1,57 @@
+import { sql } from 'kysely'
+import type { DatabaseHandle } from '../../../db/connect.ts'
+import type { Db } from '../../../db/schema.ts'
+
+/** Where one import runs; released when the import ends, however it ends. */
+export interface ImportSession {
+  db: Db
+  release(): Promise<void>
+}
+
+const lockKey = (batchId: string) => sql`hashtextextended(${`sitegrid.historian.${batchId}`}, 0)`
+
+/**
+ * PostgreSQL: the import runs on one pinned connection that holds a session advisory lock named by the batch. A
+ * process that dies drops its connection and with it the lock, so any process can tell a dead import from a live
+ * one (`isAbandoned`), which N processes sharing the database need. SQLite (one server process per file, site
+ * mode): the shared connection; a running batch found at start-up is abandoned by definition.
+ */
+export async function openImportSession(handle: DatabaseHandle, batchId: string): Promise<ImportSession> {
+  if (handle.dialect === 'sqlite') return { db: handle.db, release: async () => {} }
+  let release!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  let finished!: Promise<void>
+  const db = await new Promise<Db>((resolve, reject) => {
+    finished = handle.db.connection().execute(async (conn) => {
+      await sql`select pg_advisory_lock(${lockKey(batchId)})`.execute(conn)
+      resolve(conn)
+      await released
+      await sql`select pg_advisory_unlock(${lockKey(batchId)})`.execute(conn).catch(() => {})
+    }).catch((err: unknown) => reject(err))
+  })
+  return {
+    db,
+    release: async () => {
+      release()
+      await finished.catch(() => {})
+    },
+  }
+}
+
+/** Whether the process running this batch is gone (see openImportSession); calls `clean` while holding its lock. */
+export async function whenAbandoned(handle: DatabaseHandle, batchId: string, clean: (db: Db) => Promise<void>): Promise<boolean> {
+  if (handle.dialect === 'sqlite') {
+    await clean(handle.db)
+    return true
+  }
+  return handle.db.connection().execute(async (conn) => {
+    const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(batchId)}) as ok`.execute(conn)
+    if (got.rows[0]?.ok !== true) return false
+    try {
+      await clean(conn)
+      return true
+    } finally {
+      await sql`select pg_advisory_unlock(${lockKey(batchId)})`.execute(conn)
+    }
+  })
+}

@@ -1,0 +1,138 @@
+import { sql } from 'kysely'
+import type { Db, HistorianBatchesTable } from '../../db/schema.ts'
+import type { OrgId } from '../../ids.ts'
+
+export async function insertBatch(db: Db, row: HistorianBatchesTable): Promise<void> {
+  await db.insertInto('historian_batches').values(row).execute()
+}
+
+export async function updateBatch(db: Db, orgId: OrgId, id: string, changes: Partial<HistorianBatchesTable>): Promise<void> {
+  await db.updateTable('historian_batches').set(changes).where('org_id', '=', orgId).where('id', '=', id).execute()
+}
+
+export function findBatch(db: Db, orgId: OrgId, id: string): Promise<HistorianBatchesTable | undefined> {
+  return db.selectFrom('historian_batches').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst()
+}
+
+export function listBatchesOfSite(db: Db, orgId: OrgId, siteCode: string, page: { limit: number; before?: string }): Promise<HistorianBatchesTable[]> {
+  let query = db.selectFrom('historian_batches').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode)
+  if (page.before !== undefined) query = query.where('id', '<', page.before)
+  return query.orderBy('id', 'desc').limit(page.limit + 1).execute()
+}
+
+/** The earlier complete batch of the same pair of files in the site, if any. */
+export function findCompleteTwin(db: Db, orgId: OrgId, siteCode: string, trendSha: string, mappingSha: string, exceptId: string): Promise<{ id: string } | undefined> {
+  return db.selectFrom('historian_batches').select('id')
+    .where('org_id', '=', orgId).where('site_code', '=', siteCode)
+    .where('trend_sha256', '=', trendSha).where('mapping_sha256', '=', mappingSha)
+    .where('status', '=', 'complete').where('id', '<>', exceptId)
+    .orderBy('id').limit(1).executeTakeFirst()
+}
+
+export async function deleteSamplesOfBatch(db: Db, orgId: OrgId, batchId: string): Promise<number> {
+  const result = await db.deleteFrom('historian_samples').where('org_id', '=', orgId).where('batch_id', '=', batchId).executeTakeFirst()
+  await db.deleteFrom('historian_staging').where('org_id', '=', orgId).where('batch_id', '=', batchId).execute()
+  return Number(result.numDeletedRows)
+}
+
+export async function deleteBatchRow(db: Db, orgId: OrgId, batchId: string): Promise<void> {
+  await db.deleteFrom('historian_batches').where('org_id', '=', orgId).where('id', '=', batchId).execute()
+}
+
+export async function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string): Promise<number> {
+  const row = await db.selectFrom('historian_samples').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId).where('batch_id', '=', batchId).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+export async function countStagedOfBatch(db: Db, orgId: OrgId, batchId: string): Promise<number> {
+  const row = await db.selectFrom('historian_staging').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId).where('batch_id', '=', batchId).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Staged samples of a forced batch that will replace a stored value (of any batch). */
+export async function countStagedCollisions(db: Db, orgId: OrgId, siteCode: string, batchId: string): Promise<number> {
+  const row = await sql<{ n: number }>`
+    select count(*) as n from historian_staging s
+    join historian_samples h on h.org_id = s.org_id and h.site_code = ${siteCode} and h.instance_id = s.instance_id and h.tag_key = s.tag_key and h.ts = s.ts
+    where s.org_id = ${orgId} and s.batch_id = ${batchId}`.execute(db)
+  return Number(row.rows[0]?.n ?? 0)
+}
+
+/** force=true: the staged samples replace stored ones at the same tag and timestamp ("latest value wins"). */
+export async function mergeStaged(db: Db, orgId: OrgId, siteCode: string, batchId: string): Promise<void> {
+  // `where true`-style filter: SQLite needs a WHERE before ON CONFLICT in INSERT … SELECT to parse the upsert.
+  await sql`
+    insert into historian_samples (org_id, site_code, instance_id, tag_key, ts, value, text, quality, batch_id)
+    select s.org_id, ${siteCode}, s.instance_id, s.tag_key, s.ts, s.value, s.text, s.quality, s.batch_id
+    from historian_staging s where s.org_id = ${orgId} and s.batch_id = ${batchId}
+    on conflict (org_id, site_code, instance_id, tag_key, ts)
+    do update set value = excluded.value, text = excluded.text, quality = excluded.quality, batch_id = excluded.batch_id`.execute(db)
+  await db.deleteFrom('historian_staging').where('org_id', '=', orgId).where('batch_id', '=', batchId).execute()
+}
+
+/** Running batches of every organisation: the start-up recovery looks for ones whose process died. */
+export function listRunningBatches(db: Db): Promise<Array<{ org_id: string; id: string }>> {
+  return db.selectFrom('historian_batches').select(['org_id', 'id']).where('status', '=', 'running').execute()
+}
+
+/** Site dependents (deletion preview): batches of the site. */
+export async function countBatchesOfSite(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
+  const row = await db.selectFrom('historian_batches').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId).where('site_code', '=', siteCode).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+export async function countSamplesOfSite(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
+  const row = await db.selectFrom('historian_samples').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId).where('site_code', '=', siteCode).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+export interface SeriesKey { siteCode: string; instanceId: string; tagKey: string; from: number; to: number }
+
+/** Raw samples of complete batches only, oldest first, keyset-paged by timestamp. */
+export function listRawSamples(db: Db, orgId: OrgId, key: SeriesKey, page: { limit: number; after?: number }) {
+  let query = db.selectFrom('historian_samples as s')
+    .innerJoin('historian_batches as b', (j) => j.onRef('b.org_id', '=', 's.org_id').onRef('b.id', '=', 's.batch_id'))
+    .select(['s.ts', 's.value', 's.text', 's.quality', 's.batch_id'])
+    .where('s.org_id', '=', orgId).where('s.site_code', '=', key.siteCode)
+    .where('s.instance_id', '=', key.instanceId).where('s.tag_key', '=', key.tagKey)
+    .where('s.ts', '>=', key.from).where('s.ts', '<', key.to)
+    .where('b.status', '=', 'complete')
+  if (page.after !== undefined) query = query.where('s.ts', '>', page.after)
+  return query.orderBy('s.ts').limit(page.limit + 1).execute()
+}
+
+export interface BucketRow { start: number; min: number; max: number; mean: number; count: number; first: number; last: number }
+
+/**
+ * Time buckets of the numeric samples, computed in the database with the same SQL on both dialects. The bucket
+ * start is ts − ((ts mod b) + b) mod b, i.e. floor(ts / b) · b in integer arithmetic, right for times before 1970
+ * too. first/last are the values at the bucket's earliest and latest timestamps (unique per tag by the primary key).
+ */
+export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number }): Promise<BucketRow[]> {
+  const after = page.after ?? Number.MIN_SAFE_INTEGER
+  const result = await sql<BucketRow>`
+    with visible as (
+      select s.ts, s.value, s.ts - (((s.ts % ${bucketMs}) + ${bucketMs}) % ${bucketMs}) as bucket_start
+      from historian_samples s
+      join historian_batches b on b.org_id = s.org_id and b.id = s.batch_id and b.status = 'complete'
+      where s.org_id = ${orgId} and s.site_code = ${key.siteCode} and s.instance_id = ${key.instanceId} and s.tag_key = ${key.tagKey}
+        and s.ts >= ${key.from} and s.ts < ${key.to} and s.value is not null
+    ), buckets as (
+      select bucket_start, min(value) as mn, max(value) as mx, avg(value) as mean, count(*) as n, min(ts) as t0, max(ts) as t1
+      from visible group by bucket_start
+    )
+    select bk.bucket_start as start, bk.mn as min, bk.mx as max, bk.mean as mean, bk.n as count, f.value as first, l.value as last
+    from buckets bk
+    join visible f on f.ts = bk.t0
+    join visible l on l.ts = bk.t1
+    where bk.bucket_start > ${after}
+    order by bk.bucket_start
+    limit ${page.limit + 1}`.execute(db)
+  return result.rows.map((r) => ({
+    start: Number(r.start), min: Number(r.min), max: Number(r.max), mean: Number(r.mean), count: Number(r.count), first: Number(r.first), last: Number(r.last),
+  }))
+}

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { testDialects } from '../../../test/harness.ts'
+import { createController, equipmentSetup, rowCount, snapshot } from '../controllers/test-support.ts'
+import { parseCsvRecords } from './csv.ts'
+
+const URL = '/api/sites/S1/instances'
+const BULK = `${URL}/bulk`
+const CSV = { 'content-type': 'text/csv' }
+
+const item = (id: string, controllerId: string, over: Record<string, unknown> = {}) => ({ id, name: `Equipment ${id}`, typeId: 'pump', assetNumber: `A-${id}`, controllerId, ...over })
+
+describe('CSV records', () => {
+  it('reads quoted fields with commas, doubled quotes and line breaks, and reports where each record starts', () => {
+    const records = parseCsvRecords('\ufeffa,b\r\n"x, y","say ""hi"""\n"multi\nline",2\n\n3,4')
+    assert.deepEqual(records, [
+      { line: 1, fields: ['a', 'b'] }, { line: 2, fields: ['x, y', 'say "hi"'] }, { line: 3, fields: ['multi\nline', '2'] }, { line: 6, fields: ['3', '4'] },
+    ])
+  })
+})
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: instances bulk`, () => {
+    it('dryRun reports created, updated, unchanged and refused by line and writes nothing', async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const c = await createController(as)
+      await as('POST', URL, item('P1', c.id, { config: { a: 1, b: 2 } }))
+      await as('POST', URL, item('P2', c.id))
+      const before = await snapshot(h, org)
+      const body = [
+        item('P1', c.id, { config: { b: 2, a: 1 } }),
+        item('P2', c.id, { name: 'renamed' }),
+        item('P3', c.id),
+        item('P4', 'ctl_nope'),
+        { id: 'P5', name: '' },
+        item('P3', c.id),
+        'not an object',
+      ]
+      const res = await as('POST', `${BULK}?dryRun=true`, body)
+      assert.equal(res.statusCode, 200, res.body)
+      const report = res.json()
+      assert.deepEqual([report.dryRun, report.created, report.updated, report.unchanged, report.refused], [true, 1, 1, 1, 4])
+      assert.deepEqual(report.lines.map((l: { line: number; outcome: string }) => [l.line, l.outcome]), [
+        [1, 'unchanged'], [2, 'updated'], [3, 'created'], [4, 'refused'], [5, 'refused'], [6, 'refused'], [7, 'refused'],
+      ])
+      assert.deepEqual(report.lines[3].errors, [{ pointer: '/controllerId', message: 'names no controller of this site' }])
+      assert.ok(report.lines[4].errors.some((e: { pointer: string }) => e.pointer === '/name'))
+      assert.ok(report.lines[4].errors.some((e: { pointer: string }) => e.pointer === '/typeId'))
+      assert.match(report.lines[5].errors[0].message, /line 3/)
+      assert.equal(report.lines[6].id, null)
+      assert.equal(await snapshot(h, org), before)
+    })
+
+    it('without dryRun it is all or nothing: one refused line is a 422 with the report and nothing is written', async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const c = await createController(as)
+      await as('POST', URL, item('P1', c.id))
+      const before = await snapshot(h, org)
+      const res = await as('POST', BULK, [item('P1', c.id, { name: 'changed' }), item('P2', c.id), item('P3', c.id, { tagMappings: { a: 1 } })])
+      assert.equal(res.statusCode, 422)
+      assert.equal(res.json().code, 'UnprocessableEntity')
+      assert.equal(res.json().report.refused, 1)
+      assert.equal(res.json().report.dryRun, false)
+      assert.deepEqual(res.json().errors.map((e: { pointer: string }) => e.pointer), ['/2/tagMappings/a'])
+      assert.equal(await snapshot(h, org), before)
+    })
+
+    it('a clean batch creates and replaces whole (absent optional fields cleared) in one go', async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const c = await createController(as)
+      await as('POST', URL, item('P1', c.id, { area: 'North', tagMappings: { run: 'R' } }))
+      const res = await as('POST', BULK, [item('P1', c.id), item('P2', c.id, { tagMappings: { run: 'X', speed: 'Y' } })])
+      assert.equal(res.statusCode, 200)
+      assert.deepEqual([res.json().created, res.json().updated, res.json().unchanged, res.json().refused, res.json().dryRun], [1, 1, 0, 0, false])
+      const p1 = (await as('GET', `${URL}/P1`)).json()
+      assert.deepEqual([p1.area, p1.tagMappings], [null, {}])
+      assert.equal(await rowCount(h, 'instances', org.id), 2)
+      assert.equal((await as('GET', `/api/sites/S1/controllers/${c.id}`)).json().pollBudget.mappedTags, 2)
+      const again = (await as('POST', BULK, [item('P1', c.id), item('P2', c.id, { tagMappings: { speed: 'Y', run: 'X' } })])).json()
+      assert.equal(again.unchanged, 2)
+    })
+
+    it('CSV: header columns name the fields, tag:NAME columns add mappings, empty cells are absent; lines are file lines', async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const c = await createController(as)
+      const csv = [
+        'id,name,typeId,assetNumber,controllerId,area,tag:running,tag:speed,config',
+        `CV-1,"Conveyor, main",conveyor,A1,${c.id},Stockpile,Program:Main.CV1.Run,,"{""beltWidthMm"":1200}"`,
+        `CV-2,Conveyor 2,conveyor,A2,${c.id},,R2,S2,`,
+        `CV-3,,conveyor,A3,${c.id},,,,`,
+        `CV-4,Bad config,conveyor,A4,${c.id},,,,{nope`,
+      ].join('\r\n')
+      const dry = await as('POST', `${BULK}?dryRun=true`, csv, CSV)
+      assert.equal(dry.statusCode, 200, dry.body)
+      assert.deepEqual(dry.json().lines.map((l: { line: number; outcome: string }) => [l.line, l.outcome]), [[2, 'created'], [3, 'created'], [4, 'refused'], [5, 'refused']])
+      assert.equal(dry.json().lines[2].errors[0].pointer, '/name')
+      assert.equal(dry.json().lines[3].errors[0].pointer, '/config')
+      assert.equal(await rowCount(h, 'instances', org.id), 0)
+      const refused = await as('POST', BULK, csv, CSV)
+      assert.equal(refused.statusCode, 422)
+      assert.deepEqual(refused.json().errors.map((e: { pointer: string }) => e.pointer), ['/line/4/name', '/line/5/config'])
+      const good = csv.split('\r\n').slice(0, 3).join('\n')
+      const res = await as('POST', BULK, good, CSV)
+      assert.equal(res.statusCode, 200)
+      assert.equal(res.json().created, 2)
+      const cv1 = (await as('GET', `${URL}/CV-1`)).json()
+      assert.deepEqual([cv1.name, cv1.area, cv1.tagMappings, cv1.config], ['Conveyor, main', 'Stockpile', { running: 'Program:Main.CV1.Run' }, { beltWidthMm: 1200 }])
+      assert.deepEqual((await as('GET', `${URL}/CV-2`)).json().tagMappings, { running: 'R2', speed: 'S2' })
+    })
+
+    it('a malformed request as a whole is a 400: not an array, unknown or missing CSV columns, too many lines', async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const c = await createController(as)
+      assert.equal((await as('POST', BULK, { id: 'x' })).statusCode, 400)
+      assert.equal((await as('POST', BULK, 'id,name,typeId,assetNumber,controllerId,colour\nA,n,t,a,c,red', CSV)).statusCode, 400)
+      assert.equal((await as('POST', BULK, 'id,name,typeId,assetNumber\nA,n,t,a', CSV)).statusCode, 400)
+      assert.equal((await as('POST', BULK, 'id,name,typeId,assetNumber,controllerId\n"A,n,t,a,c', CSV)).statusCode, 400)
+      assert.equal((await as('POST', BULK, '', CSV)).statusCode, 400)
+      assert.equal((await as('POST', `${BULK}?dryRun=maybe`, [])).statusCode, 400)
+      assert.equal((await as('POST', BULK, 'x', { 'content-type': 'text/plain' })).statusCode, 415)
+      const tooMany = Array.from({ length: 5001 }, (_, i) => item(`I${i}`, c.id))
+      assert.equal((await as('POST', `${BULK}?dryRun=true`, tooMany)).statusCode, 400)
+      const empty = await as('POST', BULK, [])
+      assert.equal(empty.statusCode, 200)
+      assert.equal(empty.json().created, 0)
+      assert.equal(await rowCount(h, 'instances', org.id), 0)
+    })
+
+    it('bulk into another organisation\'s or an unknown site is the uniform 404', async (t) => {
+      const { h, as } = await equipmentSetup(t, dialect)
+      const other = await h.orgWithKey('owner')
+      await h.inject({ org: other.org, apiKey: other.key }, { method: 'POST', url: '/api/sites', payload: { code: 'THEIRS', name: 'x' } })
+      assert.equal((await as('POST', '/api/sites/THEIRS/instances/bulk?dryRun=true', [])).statusCode, 404)
+      assert.equal((await as('POST', '/api/sites/NOPE/instances/bulk', [])).statusCode, 404)
+    })
+  })
+}

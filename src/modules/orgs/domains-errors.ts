@@ -1,0 +1,6 @@
+import { DomainError } from '../../errors/domain-error.ts'
+
+export class DomainTaken extends DomainError<'Conflict'> {
+  // The same answer whichever organisation holds it: the caller learns only that it is taken.
+  constructor(domain: string) { super('Conflict', `The domain ${domain} is already bound to an organisation.`) }
+}

@@ -1,0 +1,21 @@
+import type { Db } from '../../db/schema.ts'
+
+export function isPlatformAdminAccount(db: Db, accountId: string) {
+  return db.selectFrom('platform_admins').select('account_id').where('account_id', '=', accountId).executeTakeFirst()
+}
+
+/** Idempotent: adding an existing admin keeps its first `added_at`. */
+export async function insertPlatformAdmin(db: Db, accountId: string, note: string | null, at: number): Promise<boolean> {
+  const result = await db.insertInto('platform_admins').values({ account_id: accountId, note, added_at: at })
+    .onConflict((oc) => oc.column('account_id').doNothing())
+    .executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0
+}
+
+export function deletePlatformAdmin(db: Db, accountId: string) {
+  return db.deleteFrom('platform_admins').where('account_id', '=', accountId).executeTakeFirst()
+}
+
+export function listPlatformAdmins(db: Db) {
+  return db.selectFrom('platform_admins').selectAll().orderBy('account_id').execute()
+}

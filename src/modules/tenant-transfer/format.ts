@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto'
+import { createInterface } from 'node:readline'
+import { Readable } from 'node:stream'
+import { createGunzip } from 'node:zlib'
+import { DomainError } from '../../errors/domain-error.ts'
+import { PackageCorrupt, PackageVersionUnsupported } from './errors.ts'
+
+/**
+ * A tenant package is gzip of newline-delimited JSON, one record a line, streamable both ways in constant memory:
+ *   {"type":"header","format":"sitegrid-tenant-package","formatVersion":1,"sourceMode":…,"exportedAt":…,"org":{id,slug,name},"site":null|code,"tables":[…]}
+ *   {"type":"row","part":"sites","row":{…columns sorted by name, without org_id…}}         (per table, in dependency order)
+ *   {"type":"partEnd","part":"sites","count":N,"sha256":"<hex of that part's row lines>"}
+ *   {"type":"end","counts":{part: N…},"sha256":"<hex of every line before this one>"}
+ * A package without its end record is truncated; any checksum or count that does not match is tampering.
+ */
+export const PACKAGE_FORMAT = 'sitegrid-tenant-package'
+export const PACKAGE_FORMAT_VERSION = 1
+
+export interface PackageHeader {
+  type: 'header'
+  format: string
+  formatVersion: number
+  sourceMode: 'site' | 'cloud'
+  exportedAt: string
+  org: { id: string; slug: string; name: string }
+  site: string | null
+  tables: string[]
+}
+
+export type Row = Record<string, unknown>
+
+export interface PackageEvent { part: string; row: Row }
+
+/** Serialises header and parts to the package's text (not yet gzipped) in ~64 KiB pieces, computing every checksum on the way. */
+export async function* writePackage(header: PackageHeader, parts: AsyncIterable<{ part: string; rows: AsyncIterable<Row> }>): AsyncGenerator<string> {
+  const whole = createHash('sha256')
+  let pending = ''
+  const emit = (line: string) => {
+    whole.update(line)
+    pending += line
+  }
+  emit(`${JSON.stringify(header)}\n`)
+  const counts: Record<string, number> = {}
+  for await (const { part, rows } of parts) {
+    const hash = createHash('sha256')
+    let count = 0
+    const prefix = `{"type":"row","part":${JSON.stringify(part)},"row":`
+    for await (const row of rows) {
+      const line = `${prefix}${JSON.stringify(row)}}\n`
+      hash.update(line)
+      count += 1
+      emit(line)
+      if (pending.length >= 65_536) {
+        yield pending
+        pending = ''
+      }
+    }
+    counts[part] = count
+    emit(`${JSON.stringify({ type: 'partEnd', part, count, sha256: hash.digest('hex') })}\n`)
+  }
+  yield `${pending}${JSON.stringify({ type: 'end', counts, sha256: whole.digest('hex') })}\n`
+}
+
+/**
+ * Reads a package from its gzipped bytes, checking format version, part counts and checksums as it goes.
+ * `onHeader` runs before any row is yielded; rows of a part are yielded before its checksum is known, so a
+ * caller that writes must do so inside a transaction it rolls back when this throws.
+ */
+export async function* readPackage(bytes: AsyncIterable<Buffer>, onHeader: (header: PackageHeader) => void): AsyncGenerator<PackageEvent> {
+  const gunzip = createGunzip()
+  const lines = createInterface({ input: Readable.from(bytes).pipe(gunzip), crlfDelay: Infinity })
+  const whole = createHash('sha256')
+  let header: PackageHeader | undefined
+  let part: { name: string; hash: ReturnType<typeof createHash>; count: number } | undefined
+  const seen = new Set<string>()
+  let ended = false
+  try {
+    for await (const text of lines) {
+      if (ended) throw new PackageCorrupt('data after the end record')
+      const line = `${text}\n`
+      const record = parseRecord(text)
+      if (!header) {
+        header = checkHeader(record)
+        onHeader(header)
+        whole.update(line)
+        continue
+      }
+      if (record.type === 'row') {
+        const name = String(record.part)
+        if (!part) {
+          if (!header.tables.includes(name) || seen.has(name)) throw new PackageCorrupt(`unexpected part ${name}`)
+          part = { name, hash: createHash('sha256'), count: 0 }
+        }
+        if (name !== part.name || typeof record.row !== 'object' || record.row === null) throw new PackageCorrupt(`row of part ${name} out of place`)
+        part.hash.update(line)
+        part.count += 1
+        whole.update(line)
+        yield { part: name, row: record.row as Row }
+      } else if (record.type === 'partEnd') {
+        const name = String(record.part)
+        const current = part ?? (header.tables.includes(name) && !seen.has(name) ? { name, hash: createHash('sha256'), count: 0 } : undefined)
+        if (!current || current.name !== name) throw new PackageCorrupt(`unexpected end of part ${name}`)
+        if (record.count !== current.count || record.sha256 !== current.hash.digest('hex')) throw new PackageCorrupt(`part ${name} does not match its checksum`)
+        seen.add(name)
+        part = undefined
+        whole.update(line)
+      } else if (record.type === 'end') {
+        if (part) throw new PackageCorrupt(`part ${part.name} has no end record`)
+        if (record.sha256 !== whole.digest('hex')) throw new PackageCorrupt('the package does not match its checksum')
+        ended = true
+      } else {
+        throw new PackageCorrupt(`unknown record type ${String(record.type)}`)
+      }
+    }
+  } catch (err) {
+    if (err instanceof DomainError) throw err
+    throw new PackageCorrupt('not a gzip of JSON lines')
+  }
+  if (!header) throw new PackageCorrupt('empty package')
+  if (!ended) throw new PackageCorrupt('truncated: no end record')
+}
+
+function parseRecord(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text)
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>
+  } catch {
+    // below
+  }
+  throw new PackageCorrupt('a line is not a JSON record')
+}
+
+function checkHeader(record: Record<string, unknown>): PackageHeader {
+  if (record.type !== 'header' || record.format !== PACKAGE_FORMAT) throw new PackageCorrupt('not a sitegrid tenant package')
+  if (typeof record.formatVersion !== 'number' || record.formatVersion > PACKAGE_FORMAT_VERSION || record.formatVersion < 1) {
+    throw new PackageVersionUnsupported(record.formatVersion)
+  }
+  const org = record.org as PackageHeader['org'] | undefined
+  if (!org || typeof org.id !== 'string' || !Array.isArray(record.tables)) throw new PackageCorrupt('the header is incomplete')
+  return record as unknown as PackageHeader
+}

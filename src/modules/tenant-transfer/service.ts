@@ -1,0 +1,204 @@
+import { Readable } from 'node:stream'
+import { createGzip } from 'node:zlib'
+import type { Actor } from '../../auth/principal.ts'
+import type { Clock } from '../../clock.ts'
+import type { Mode } from '../../config/schema.ts'
+import type { DatabaseHandle } from '../../db/connect.ts'
+import type { Db } from '../../db/schema.ts'
+import type { OrgId } from '../../ids.ts'
+import { recordAudit } from '../audit/service.ts'
+import type { Org } from '../orgs/service.ts'
+import type { SitesService } from '../sites/service.ts'
+import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, PackageTooLarge } from './errors.ts'
+import { PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION, readPackage, writePackage, type PackageHeader, type Row } from './format.ts'
+import { describeTable, type TableShape } from './introspect.ts'
+import { appendChunk, dropStaged, findExisting, findStaged, hasAnyRow, markStaged, readChunks, replaceStagedPackage, streamRows, upsertRows } from './store.ts'
+import { EXPORTED_TABLES, type ExportedTable } from './tables.ts'
+
+const CHUNK_BYTES = 1 << 20
+const MAX_LISTED_CONFLICTS = 100
+
+export interface ImportReport {
+  dryRun: boolean
+  force: boolean
+  source: { orgSlug: string; site: string | null; sourceMode: string; exportedAt: string }
+  parts: Record<string, { create: number; replace: number; unchanged: number }>
+}
+
+interface Part { spec: ExportedTable; shape: TableShape; columns: string[] }
+
+export function createTenantTransferService(deps: { handle: DatabaseHandle; clock: Clock; mode: Mode; sites: SitesService; maxPackageBytes: number }) {
+  const { handle, clock } = deps
+  const db = handle.db
+
+  async function partsFor(scope: 'org' | 'site', on: Db = db): Promise<Part[]> {
+    const parts: Part[] = []
+    for (const spec of EXPORTED_TABLES) {
+      if (scope === 'site' && spec.scope === 'org') continue
+      const shape = await describeTable(on, handle.dialect, spec.name)
+      if (!shape) continue // an area not in this build
+      parts.push({ spec, shape, columns: shape.columns.filter((c) => c !== 'org_id' && !spec.omit?.includes(c)) })
+    }
+    return parts
+  }
+
+  /** Applies (or, with dryRun, only measures) the staged package in one transaction: all or nothing. */
+  async function apply(org: Org, actor: Actor, bytes: (trx: Db) => AsyncIterable<Buffer>, options: { force: boolean; dryRun: boolean }): Promise<ImportReport> {
+    let report: ImportReport | undefined
+    const rollback = new Error('dry run')
+    try {
+      await db.transaction().execute(async (trx) => {
+        let header: PackageHeader | undefined
+        const parts = new Map((await partsFor('org', trx)).map((p) => [p.spec.name, p]))
+        const counts: ImportReport['parts'] = {}
+        const conflicts: Array<{ part: string; key: Record<string, unknown> }> = []
+        let conflictCount = 0
+        let batch: Row[] = []
+        let batchPart: Part | undefined
+        const occupied = new Map<string, boolean>()
+        const flush = async () => {
+          if (!batchPart || batch.length === 0) return
+          const part = batchPart
+          const key = part.shape.primaryKey.filter((c) => c !== 'org_id')
+          const keyOf = (r: Row) => JSON.stringify(key.map((c) => r[c]))
+          if (!occupied.has(part.spec.name)) occupied.set(part.spec.name, await hasAnyRow(trx, part.shape, org.id))
+          const found = occupied.get(part.spec.name) ? await findExisting(trx, handle.dialect, part.shape, part.columns, org.id, batch) : []
+          const existing = new Map(found.map((r) => [keyOf(r), r]))
+          const count = (counts[part.spec.name] ??= { create: 0, replace: 0, unchanged: 0 })
+          const writes: Row[] = []
+          for (const row of batch) {
+            const old = existing.get(keyOf(row))
+            if (!old) {
+              count.create += 1
+              writes.push(row)
+            } else if (sameRow(old, row, part.columns)) {
+              count.unchanged += 1
+            } else {
+              count.replace += 1
+              conflictCount += 1
+              if (conflicts.length < MAX_LISTED_CONFLICTS) conflicts.push({ part: part.spec.name, key: Object.fromEntries(key.map((c) => [c, row[c]])) })
+              writes.push(row)
+            }
+          }
+          if (!options.dryRun && writes.length > 0 && (options.force || conflictCount === 0)) {
+            const restored = part.spec.restore ? writes.map(part.spec.restore) : writes
+            for (let i = 0; i < restored.length; i += rowsPerStatement(part.shape)) {
+              await upsertRows(trx, part.shape, org.id, restored.slice(i, i + rowsPerStatement(part.shape)))
+            }
+          }
+          batch = []
+        }
+        for await (const { part: name, row } of readPackage(bytes(trx), (h) => {
+          if (h.org.id !== org.id) throw new PackageOfAnotherOrg()
+          header = h
+        })) {
+          const part = parts.get(name)
+          if (!part) throw new PackageCorrupt(`part ${name} is not a table of this server`)
+          checkRow(part, row)
+          if (part !== batchPart || batch.length >= 500) await flush()
+          batchPart = part
+          batch.push(row)
+        }
+        await flush()
+        if (conflictCount > 0 && !options.force && !options.dryRun) throw new ImportConflicts(conflicts, conflictCount)
+        report = {
+          dryRun: options.dryRun, force: options.force, parts: counts,
+          source: { orgSlug: header!.org.slug, site: header!.site, sourceMode: header!.sourceMode, exportedAt: header!.exportedAt },
+        }
+        if (options.dryRun) throw rollback
+        await recordAudit(trx, clock, org.id as OrgId, actor, { action: 'tenant.imported', target: org.slug, detail: { force: options.force, source: report.source } })
+        await handle.announceInvalidation(trx)
+      })
+    } catch (err) {
+      if (err !== rollback) throw err
+    }
+    handle.invalidateLocally()
+    return report!
+  }
+
+  return {
+    /** The organisation's package (or one site's), as gzip bytes, streamed in constant memory. */
+    async exportPackage(org: Org, siteCode: string | null): Promise<Readable> {
+      if (siteCode !== null) await deps.sites.require(org.id, siteCode)
+      const parts = await partsFor(siteCode === null ? 'org' : 'site')
+      const header: PackageHeader = {
+        type: 'header', format: PACKAGE_FORMAT, formatVersion: PACKAGE_FORMAT_VERSION, sourceMode: deps.mode,
+        exportedAt: new Date(clock.now()).toISOString(), org: { id: org.id, slug: org.slug, name: org.name }, site: siteCode,
+        tables: parts.map((p) => p.spec.name),
+      }
+      async function* partStreams() {
+        for (const p of parts) yield { part: p.spec.name, rows: streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode) }
+      }
+      return Readable.from(writePackage(header, partStreams())).pipe(createGzip())
+    },
+
+    /** Stores the uploaded package, then checks it whole (format version, counts, checksums, organisation). */
+    async stage(org: Org, actor: Actor, body: AsyncIterable<Buffer>): Promise<{ bytes: number; header: PackageHeader; counts: Record<string, number> }> {
+      await replaceStagedPackage(db, org.id, { stagedAt: clock.now(), stagedBy: actor.subject })
+      let seq = 0
+      let total = 0
+      let pending: Buffer[] = []
+      let pendingBytes = 0
+      const write = async () => {
+        if (pendingBytes === 0) return
+        await appendChunk(db, org.id, seq++, Buffer.concat(pending))
+        pending = []
+        pendingBytes = 0
+      }
+      try {
+        for await (const chunk of body) {
+          total += chunk.length
+          if (total > deps.maxPackageBytes) throw new PackageTooLarge(deps.maxPackageBytes)
+          pending.push(chunk)
+          pendingBytes += chunk.length
+          if (pendingBytes >= CHUNK_BYTES) await write()
+        }
+        await write()
+        let header: PackageHeader | undefined
+        const counts: Record<string, number> = {}
+        for await (const { part } of readPackage(readChunks(db, org.id), (h) => {
+          if (h.org.id !== org.id) throw new PackageOfAnotherOrg()
+          header = h
+        })) counts[part] = (counts[part] ?? 0) + 1
+        await markStaged(db, org.id, total, JSON.stringify({ header, counts }))
+        return { bytes: total, header: header!, counts }
+      } catch (err) {
+        await dropStaged(db, org.id)
+        throw err
+      }
+    },
+
+    async applyStaged(org: Org, actor: Actor, options: { force: boolean; dryRun: boolean }): Promise<ImportReport> {
+      const staged = await findStaged(db, org.id)
+      if (!staged || staged.is_valid !== 1) throw new NoStagedPackage()
+      const report = await apply(org, actor, (trx) => readChunks(trx, org.id), options)
+      if (!options.dryRun) await dropStaged(db, org.id)
+      return report
+    },
+
+    /** The CLI's offline import: the file is checked while it is applied, inside the one transaction. */
+    importFile: (org: Org, actor: Actor, bytes: () => AsyncIterable<Buffer>, options: { force: boolean; dryRun: boolean }) => apply(org, actor, () => bytes(), options),
+  }
+}
+
+export type TenantTransferService = ReturnType<typeof createTenantTransferService>
+
+// SQLite binds at most 32 766 parameters a statement; PostgreSQL 65 535.
+function rowsPerStatement(shape: TableShape): number {
+  return Math.max(1, Math.floor(30_000 / shape.columns.length))
+}
+
+function checkRow(part: Part, row: Row): void {
+  const keys = Object.keys(row)
+  if (keys.length !== part.columns.length || !keys.every((k) => part.columns.includes(k))) {
+    throw new PackageCorrupt(`a row of part ${part.spec.name} does not have the columns of this server's table`)
+  }
+  for (const k of keys) {
+    const v = row[k]
+    if (v !== null && typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new PackageCorrupt(`a value of part ${part.spec.name} is not a scalar`)
+  }
+}
+
+function sameRow(a: Row, b: Row, columns: string[]): boolean {
+  return columns.every((c) => (a[c] ?? null) === (b[c] ?? null))
+}

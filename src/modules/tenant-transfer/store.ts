@@ -1,0 +1,98 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { Dialect } from '../../db/connect.ts'
+import type { Db } from '../../db/schema.ts'
+import type { TableShape } from './introspect.ts'
+import type { Row } from './format.ts'
+
+// Generic over the exported tables, so every query here is raw SQL built from introspected column names
+// (never from package content: a package's keys are checked against the table's columns first).
+
+const PAGE = 2000
+
+function scopeFilter(table: TableShape, orgId: string, siteCode: string | null): RawBuilder<unknown> {
+  const site = siteCode === null ? sql`` : table.name === 'sites' ? sql` and ${sql.ref('code')} = ${siteCode}` : sql` and ${sql.ref('site_code')} = ${siteCode}`
+  return sql`${sql.ref('org_id')} = ${orgId}${site}`
+}
+
+// PostgreSQL sorts text by its collation; "C" makes the keyset order byte order, as SQLite's.
+function keyRef(table: TableShape, dialect: Dialect, column: string): RawBuilder<unknown> {
+  return dialect === 'postgres' && table.textColumns.has(column) ? sql`${sql.ref(column)} collate "C"` : sql`${sql.ref(column)}`
+}
+
+/** The organisation's (or one site's) rows of a table in primary-key order, a page at a time: constant memory. */
+export async function* streamRows(db: Db, dialect: Dialect, table: TableShape, columns: string[], orgId: string, siteCode: string | null): AsyncGenerator<Row> {
+  const key = table.primaryKey.filter((c) => c !== 'org_id')
+  let after: Row | undefined
+  const select = sql.join(columns.map((c) => sql.ref(c)))
+  const order = sql.join(key.map((c) => keyRef(table, dialect, c)))
+  for (;;) {
+    const cursor = after === undefined ? sql`` : sql` and (${order}) > (${sql.join(key.map((c) => dialect === 'postgres' && table.textColumns.has(c) ? sql`${after![c]} collate "C"` : sql`${after![c]}`))})`
+    const { rows } = await sql<Row>`select ${select} from ${sql.table(table.name)} where ${scopeFilter(table, orgId, siteCode)}${cursor} order by ${order} limit ${PAGE}`.execute(db)
+    for (const row of rows) yield row
+    if (rows.length < PAGE) return
+    after = rows[rows.length - 1]
+  }
+}
+
+/** Existing rows of the target organisation with the same primary keys as `rows`. */
+export async function findExisting(db: Db, dialect: Dialect, table: TableShape, columns: string[], orgId: string, rows: Row[]): Promise<Row[]> {
+  const key = table.primaryKey.filter((c) => c !== 'org_id')
+  // A row-value IN over a VALUES list uses the primary-key index on both dialects; PostgreSQL needs the
+  // parameters typed, since a VALUES list is resolved before the comparison.
+  const value = (c: string, v: unknown) => (dialect === 'postgres' ? sql`cast(${v} as ${sql.raw(table.types[c]!)})` : sql`${v}`)
+  const list = sql.join(rows.map((r) => sql`(${sql.join(key.map((c) => value(c, r[c])))})`))
+  const { rows: found } = await sql<Row>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table.name)}
+    where ${sql.ref('org_id')} = ${orgId} and (${sql.join(key.map((c) => sql.ref(c)))}) in (values ${list})`.execute(db)
+  return found
+}
+
+/** Whether the organisation has any row in the table: an import into an empty table needs no per-row lookups. */
+export async function hasAnyRow(db: Db, table: TableShape, orgId: string): Promise<boolean> {
+  const { rows } = await sql`select 1 from ${sql.table(table.name)} where ${sql.ref('org_id')} = ${orgId} limit 1`.execute(db)
+  return rows.length > 0
+}
+
+/** Inserts rows, replacing those with the same primary key (the caller decided they may be replaced). */
+export async function upsertRows(db: Db, table: TableShape, orgId: string, rows: Row[]): Promise<void> {
+  const columns = table.columns
+  const others = columns.filter((c) => !table.primaryKey.includes(c))
+  const values = sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => (c === 'org_id' ? orgId : r[c] ?? null)))})`))
+  const update = others.length === 0 ? sql`do nothing` : sql`do update set ${sql.join(others.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}`
+  await sql`insert into ${sql.table(table.name)} (${sql.join(columns.map((c) => sql.ref(c)))}) values ${values}
+    on conflict (${sql.join(table.primaryKey.map((c) => sql.ref(c)))}) ${update}`.execute(db)
+}
+
+export async function replaceStagedPackage(db: Db, orgId: string, row: { stagedAt: number; stagedBy: string }) {
+  await sql`delete from tenant_import_chunks where org_id = ${orgId}`.execute(db)
+  await sql`delete from tenant_import_packages where org_id = ${orgId}`.execute(db)
+  await sql`insert into tenant_import_packages (org_id, staged_at, staged_by, bytes, is_valid) values (${orgId}, ${row.stagedAt}, ${row.stagedBy}, 0, 0)`.execute(db)
+}
+
+export async function appendChunk(db: Db, orgId: string, seq: number, data: Buffer): Promise<void> {
+  await sql`insert into tenant_import_chunks (org_id, seq, data) values (${orgId}, ${seq}, ${data.toString('base64')})`.execute(db)
+}
+
+export async function markStaged(db: Db, orgId: string, bytes: number, summary: string): Promise<void> {
+  await sql`update tenant_import_packages set bytes = ${bytes}, is_valid = 1, summary = ${summary} where org_id = ${orgId}`.execute(db)
+}
+
+export async function findStaged(db: Db, orgId: string) {
+  const { rows } = await sql<{ bytes: number; is_valid: number; summary: string | null; staged_at: number }>`select bytes, is_valid, summary, staged_at from tenant_import_packages where org_id = ${orgId}`.execute(db)
+  return rows[0]
+}
+
+export async function dropStaged(db: Db, orgId: string): Promise<void> {
+  await sql`delete from tenant_import_chunks where org_id = ${orgId}`.execute(db)
+  await sql`delete from tenant_import_packages where org_id = ${orgId}`.execute(db)
+}
+
+/** The staged bytes in order, a few chunks at a time. */
+export async function* readChunks(db: Db, orgId: string): AsyncGenerator<Buffer> {
+  let after = -1
+  for (;;) {
+    const { rows } = await sql<{ seq: number; data: string }>`select seq, data from tenant_import_chunks where org_id = ${orgId} and seq > ${after} order by seq limit 8`.execute(db)
+    for (const r of rows) yield Buffer.from(r.data, 'base64')
+    if (rows.length < 8) return
+    after = rows[rows.length - 1]!.seq
+  }
+}

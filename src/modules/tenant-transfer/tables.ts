@@ -1,0 +1,52 @@
+/**
+ * What a tenant package holds, in dependency order (a row's foreign keys point only at earlier parts).
+ * `tables.test.ts` fails when a table with an `org_id` column is neither here nor in EXCLUDED, so a new area
+ * decides explicitly whether its data moves with the organisation.
+ */
+export interface ExportedTable {
+  name: string
+  /** `site`: rows carry `site_code`, and a one-site export keeps that site's rows. `org`: organisation-wide exports only. */
+  scope: 'site' | 'org'
+  /** Columns never written to a package (secrets and verifiers). */
+  omit?: readonly string[]
+  /** Fills omitted NOT NULL columns on import. */
+  restore?: (row: Record<string, unknown>) => Record<string, unknown>
+}
+
+export const EXPORTED_TABLES: readonly ExportedTable[] = [
+  { name: 'sites', scope: 'site' },
+  { name: 'controllers', scope: 'site' },
+  { name: 'instances', scope: 'site' },
+  { name: 'electrical_nodes', scope: 'site' },
+  { name: 'electrical_edges', scope: 'site' },
+  { name: 'alarms', scope: 'site' },
+  { name: 'alarm_events', scope: 'site' },
+  { name: 'alarm_history', scope: 'site' },
+  { name: 'historian_batches', scope: 'site' },
+  { name: 'historian_samples', scope: 'site' },
+  { name: 'memberships', scope: 'org' },
+  { name: 'domain_bindings', scope: 'org' },
+  {
+    name: 'api_keys', scope: 'org', omit: ['verifier'],
+    // Metadata only: a moved key cannot authenticate on the new server (its verifier is not in the package and
+    // this placeholder is never a 64-hex HMAC). Mint new keys after a move.
+    restore: (row) => ({ ...row, verifier: `moved:${String(row.id)}` }),
+  },
+]
+
+/** Tenant tables that stay where they are, and why. */
+export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
+  orgs: 'the organisation itself is the package header; the target must exist with the same id',
+  audit_events: 'the audit trail of this server; the import writes its own audit row',
+  ai_usage: 'usage counters of this server\'s AI limits',
+  key_reminders: 'reminder bookkeeping of this server',
+  sessions: 'browser sessions are bound to this server',
+  pending_logins: 'in-flight browser sign-ins',
+  site_users: 'site-PIN users and their PIN hashes are credentials of one site server',
+  site_refresh_tokens: 'credentials of one site server',
+  site_sign_in_failures: 'lockout state of one site server',
+  site_signing_keys: 'the site server\'s own signing keys never leave it',
+  historian_staging: 'transient rows of imports in progress',
+  tenant_import_packages: 'the staged package itself',
+  tenant_import_chunks: 'the staged package itself',
+}

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import { gunzipSync } from 'node:zlib'
+import { spawnSync } from 'node:child_process'
+import { BIN, runCli } from './process.ts'
+
+function exportTo(cwd: string, slug: string): Buffer {
+  const res = spawnSync(BIN, ['tenant', 'export', slug], { cwd, env: { PATH: process.env.PATH }, timeout: 60_000 })
+  assert.equal(res.status, 0, String(res.stderr))
+  return res.stdout
+}
+
+describe('sitegrid tenant export | import (offline)', () => {
+  it('moves an organisation between two servers by id; dry-run, conflicts and force behave as the API', (t) => {
+    const a = mkdtempSync(join(tmpdir(), 'sitegrid-ta-'))
+    const b = mkdtempSync(join(tmpdir(), 'sitegrid-tb-'))
+    t.after(() => { rmSync(a, { recursive: true, force: true }); rmSync(b, { recursive: true, force: true }) })
+    runCli(['init'], { cwd: a })
+    runCli(['init'], { cwd: b })
+    const id = runCli(['org', 'create', 'plant', '--name', 'Plant'], { cwd: a }).stdout.trim()
+    runCli(['key', 'mint', '--org', 'plant', '--role', 'member', '--name', 'gw', '--expires-in', '30d'], { cwd: a })
+    const pkg = exportTo(a, 'plant')
+    assert.match(gunzipSync(pkg).toString('utf8'), /"format":"sitegrid-tenant-package"/)
+    const file = join(b, 'plant.jsonl.gz')
+    writeFileSync(file, pkg)
+
+    assert.equal(runCli(['org', 'create', 'plant', '--id', 'org_BAD!'], { cwd: b }).code, 1)
+    runCli(['org', 'create', 'other'], { cwd: b })
+    assert.match(runCli(['tenant', 'import', 'other', file], { cwd: b }).stderr, /another organisation/)
+    assert.equal(runCli(['org', 'create', 'plant', '--id', id], { cwd: b }).stdout.trim(), id)
+    const dry = runCli(['tenant', 'import', 'plant', file, '--dry-run'], { cwd: b })
+    assert.equal(JSON.parse(dry.stdout).parts.api_keys.create, 1)
+    assert.equal(runCli(['key', 'list', '--org', 'plant'], { cwd: b }).stdout, '', 'dry run wrote nothing')
+    assert.equal(runCli(['tenant', 'import', 'plant', file], { cwd: b }).code, 0)
+    assert.match(runCli(['key', 'list', '--org', 'plant'], { cwd: b }).stdout, /\tgw\t/)
+    assert.equal(JSON.parse(runCli(['tenant', 'import', 'plant', file], { cwd: b }).stdout).parts.api_keys.unchanged, 1, 'a second import leaves identical records alone')
+    const again = exportTo(b, 'plant')
+    const rows = (p: Buffer) => gunzipSync(p).toString('utf8').split('\n').filter((l) => l.includes('"type":"row"')).sort()
+    assert.deepEqual(rows(again), rows(pkg))
+  })
+})
