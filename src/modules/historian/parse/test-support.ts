@@ -6,8 +6,8 @@ import type { ParseOptions } from './options.ts'
 import type { ParseSummary, Sample } from './types.ts'
 
 export const FIXTURE_DIR = fileURLToPath(new URL('../../../../test/fixtures/historian/', import.meta.url))
-/** Third-party exports, read as they are (see the README there). */
-export const SAMPLES_DIR = '/work/shared/data/historian-samples/'
+/** Third-party exports, read as they are (see the README there): `shared/` sits beside the project's folder. */
+export const SAMPLES_DIR = fileURLToPath(new URL('../../../../../shared/data/historian-samples/', import.meta.url))
 
 export function fixtureBytes(name: string): Buffer {
   return readFileSync(FIXTURE_DIR + name)
