@@ -50,7 +50,7 @@ function connectSqlite(path: string): DatabaseHandle {
   // data_version moves when another connection (another process) commits; our own writes bump `local`.
   const dataVersion = raw.prepare('PRAGMA data_version').pluck()
   let local = 0
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(raw) }) })
   return {
     db,
     dialect: 'sqlite',
@@ -60,6 +60,26 @@ function connectSqlite(path: string): DatabaseHandle {
     ping: async () => { await sql`select 1`.execute(db) },
     close: async () => { await db.destroy() },
   }
+}
+
+/**
+ * Kysely's SQLite driver prepares every query anew; preparing costs more than running a small indexed query.
+ * Statements are reused by their SQL text. Safe because the driver runs one query at a time on its one connection
+ * and completes each synchronously (nothing here streams with `iterate`).
+ */
+function cachingStatements(raw: BetterSqlite3.Database): BetterSqlite3.Database {
+  const prepare = raw.prepare.bind(raw)
+  const cache = new Map<string, BetterSqlite3.Statement>()
+  raw.prepare = ((source: string) => {
+    let statement = cache.get(source)
+    if (!statement) {
+      if (cache.size >= 2000) cache.clear() // bulk paths build many distinct statements
+      statement = prepare(source)
+      cache.set(source, statement)
+    }
+    return statement
+  }) as typeof raw.prepare
+  return raw
 }
 
 async function connectPostgres(url: string, options: ConnectOptions): Promise<DatabaseHandle> {
