@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox'
 import { Page, PageQuery } from '../../http/paging.ts'
-import { describeCodes } from '../sites/codes.ts'
+import { describeCodes } from '../../http/code-tables.ts'
 import { KNOWN_PROTOCOLS_TEXT, PLATFORM_CODES, PLATFORMS } from './codes.ts'
 import { NEAR_CAPACITY, ROUND_TRIP_MS, ROUTED_HOP_MS, SLOW_DETECTION_MS } from './poll-budget.ts'
 

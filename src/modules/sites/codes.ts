@@ -13,8 +13,3 @@ export const SITE_STATUS_CODES = SITE_STATUS.map((s) => s.code)
 export function siteStatusName(code: number): string {
   return SITE_STATUS.find((s) => s.code === code)?.name ?? 'Unknown'
 }
-
-/** `0 = Planned (…), 1 = …` for a schema description. */
-export function describeCodes(codes: ReadonlyArray<{ code: number; name: string; description: string }>): string {
-  return codes.map((c) => `${c.code} = ${c.name} (${c.description})`).join('; ')
-}

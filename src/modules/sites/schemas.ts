@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { Page, PageQuery } from '../../http/paging.ts'
-import { describeCodes, SITE_STATUS, SITE_STATUS_CODES } from './codes.ts'
+import { describeCodes } from '../../http/code-tables.ts'
+import { SITE_STATUS, SITE_STATUS_CODES } from './codes.ts'
 
 export const SITE_CODE_PATTERN = '^[A-Za-z0-9_-]{1,50}$'
 
