@@ -28,6 +28,8 @@ export interface Principal {
   /** keyId for an API key, OIDC `sub` for a bearer session, site user id for a site-PIN principal. */
   readonly subject: string
   readonly isPlatformAdmin: boolean
+  /** A signed-in user's membership key (OIDC `oid`); `subject` is then the pairwise `sub`. */
+  readonly account?: string
   /**
    * A signed-in user whose membership request awaits approval (issue 4): authenticated, so it is told 403
    * rather than 401, but it fails every policy. `role` is then a placeholder and grants nothing.
@@ -40,10 +42,14 @@ export interface Actor {
   readonly kind: PrincipalKind | 'cli'
   readonly subject: string
   readonly role: Role
+  /** As Principal.account: set for signed-in users only. */
+  readonly account?: string
 }
 
 export function actorOf(principal: Principal): Actor {
-  return { kind: principal.kind, subject: principal.subject, role: principal.role }
+  return principal.account === undefined
+    ? { kind: principal.kind, subject: principal.subject, role: principal.role }
+    : { kind: principal.kind, subject: principal.subject, role: principal.role, account: principal.account }
 }
 
 export const CLI_ACTOR: Actor = { kind: 'cli', subject: 'cli', role: 'owner' }

@@ -20,6 +20,8 @@ export interface ApiKeysTable {
   name: string
   created_by_kind: string
   created_by_user_id: string
+  /** The creator's membership key (OIDC `oid`) when a signed-in user minted the key; null otherwise. */
+  created_by_account: string | null
   created_at: number
   expires_at: number
   last_used_at: number | null
@@ -342,6 +344,26 @@ export interface HistorianStagingTable {
   quality: number
 }
 
+export interface IdempotencyKeysTable {
+  org_id: string
+  key: string
+  request_method: string
+  /** The path with its query string: a key reused on another operation is refused (422). */
+  request_path: string
+  /** SHA-256 of the canonical JSON body. */
+  fingerprint: string
+  /** running (claimed, executing) → done (answer stored). */
+  state: string
+  status: number | null
+  /** JSON object of the stored response headers (content-type, location). */
+  headers: string | null
+  /** The response body, sealed (AES-256-GCM under a key derived from the verifier secret). */
+  body: string | null
+  created_at: number
+  locked_at: number
+  completed_at: number | null
+}
+
 export interface KeyRemindersTable {
   org_id: string
   key_id: string
@@ -393,6 +415,7 @@ export interface Database {
   electrical_nodes: ElectricalNodesTable
   electrical_edges: ElectricalEdgesTable
   key_reminders: KeyRemindersTable
+  idempotency_keys: IdempotencyKeysTable
   historian_batches: HistorianBatchesTable
   historian_samples: HistorianSamplesTable
   historian_staging: HistorianStagingTable

@@ -78,6 +78,9 @@ for (const dialect of testDialects()) {
       const created = listed.find((k) => k.keyId === minted.json().keyId)
       assert.equal(created?.createdByUserId, decodeJwt(token).sub)
       assert.notEqual(created?.createdByUserId, h.oidOf('ada'))
+      // The membership key is kept beside it, for the expiry reminder's recipient (issue 12).
+      const row = await h.handle.db.selectFrom('api_keys').select('created_by_account').where('id', '=', minted.json().keyId).executeTakeFirstOrThrow()
+      assert.equal(row.created_by_account, h.oidOf('ada'))
     })
 
     it('a revoked member\'s still-valid token is refused (403) at once, and no new request is recorded', async (t) => {

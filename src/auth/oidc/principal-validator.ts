@@ -71,7 +71,7 @@ export function createOidcPrincipalValidator(deps: {
         return undefined
       }
       const { access, isPlatformAdmin } = await accessOf(org.id, identity)
-      const base = { orgId: org.id, kind: 'user' as const, subject: identity.sub, isPlatformAdmin }
+      const base = { orgId: org.id, kind: 'user' as const, subject: identity.sub, account: identity.oid, isPlatformAdmin }
       if (access.status === 'active') return { ...base, role: access.role }
       // A platform admin without a membership acts with full authority (it passes every policy anyway);
       // anyone else is pending or revoked: authenticated, refused by every policy.

@@ -11,6 +11,9 @@ import * as controllersInstances from './0600-controllers-instances.ts'
 import * as reminders from './1000-reminders.ts'
 import * as electrical from './0800-electrical.ts'
 import * as tenantTransfer from './1100-tenant-transfer.ts'
+import * as rowLevelSecurity from './1200-row-level-security.ts'
+import * as idempotency from './1300-idempotency.ts'
+import * as keyCreatorAccount from './1400-key-creator-account.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -29,4 +32,7 @@ export const migrations: Record<string, Migration> = {
   '1000-reminders': reminders,
   '0800-electrical': electrical,
   '1100-tenant-transfer': tenantTransfer,
+  '1200-row-level-security': rowLevelSecurity,
+  '1300-idempotency': idempotency,
+  '1400-key-creator-account': keyCreatorAccount,
 }

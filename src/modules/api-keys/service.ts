@@ -42,7 +42,7 @@ export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Cloc
       await db.transaction().execute(async (trx) => {
         await insertApiKey(trx, {
           org_id: orgId, id: keyId, prefix: plaintext.slice(0, KEY_PREFIX_LENGTH), verifier: verifierOf(deps.keySecret!, plaintext),
-          role: input.role, name: input.name, created_by_kind: actor.kind, created_by_user_id: actor.subject,
+          role: input.role, name: input.name, created_by_kind: actor.kind, created_by_user_id: actor.subject, created_by_account: actor.account ?? null,
           created_at: now, expires_at: expiresAt, last_used_at: null, revoked_at: null, revoke_reason: null, revoked_by: null,
         })
         await recordAudit(trx, clock, orgId, actor, { action: 'api_key.minted', target: keyId, detail: { role: input.role, name: input.name } })
@@ -77,6 +77,11 @@ export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Cloc
     async findCreator(orgId: OrgId, keyId: string) {
       const row = await findActiveApiKey(db, orgId, keyId)
       return row && { kind: row.created_by_kind, subject: row.created_by_user_id }
+    },
+
+    /** The name of a key that still authenticates, for GET /api/me. */
+    async nameOf(orgId: OrgId, keyId: string): Promise<string | undefined> {
+      return (await findActiveApiKey(db, orgId, keyId))?.name
     },
   }
 }

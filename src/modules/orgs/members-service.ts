@@ -90,6 +90,18 @@ export function createMembersService(deps: { handle: DatabaseHandle; clock: Cloc
       })
     },
 
+    /** The e-mail an account's membership holds, while the membership is not revoked. */
+    async emailOf(orgId: OrgId, accountId: string): Promise<string | undefined> {
+      const row = await findMembership(db, orgId, accountId)
+      return row && row.status !== 'revoked' ? row.email ?? undefined : undefined
+    },
+
+    /** The name and e-mail an account's membership holds (from its last sign-in), for GET /api/me. */
+    async profileOf(orgId: OrgId, accountId: string): Promise<{ name: string | null; email: string | null } | undefined> {
+      const row = await findMembership(db, orgId, accountId)
+      return row && { name: row.name, email: row.email }
+    },
+
     /** Pending and active members, by account id. */
     async list(orgId: OrgId, query: ListMembersQueryInput): Promise<MemberList> {
       const limit = query.limit ?? 100

@@ -82,7 +82,7 @@ for (const dialect of testDialects()) {
       const orphanOrg = await h.createOrg()
       await h.handle.db.insertInto('api_keys').values({
         org_id: orphanOrg.id, id: '11111111-1111-4111-8111-111111111111', prefix: 'csk_XXXX', verifier: 'f'.repeat(64), role: 'member', name: 'orphan',
-        created_by_kind: 'user', created_by_user_id: 'pairwise-sub', created_at: h.clock.now(), expires_at: h.clock.now() + 26 * DAY,
+        created_by_kind: 'user', created_by_user_id: 'pairwise-sub', created_by_account: null, created_at: h.clock.now(), expires_at: h.clock.now() + 26 * DAY,
         last_used_at: null, revoked_at: null, revoke_reason: null, revoked_by: null,
       }).execute()
       const summary = await service().runOnce()
@@ -100,6 +100,23 @@ for (const dialect of testDialects()) {
       await h.mintKey(org, 'member', { lifetimeMs: 25 * DAY, name: 'pin-minted', actor: { kind: 'sitePin', subject: user.id, role: 'admin' } })
       await service().runOnce()
       assert.deepEqual(mailsFor(smtp, 'pin-minted').map((m) => m.to), [['shift.lead@plant.example']])
+    })
+
+    it('a key minted by a signed-in user is reminded to that member\'s e-mail, found by its oid; a revoked member is skipped', async (t) => {
+      const { h, smtp, service } = await setup(t, dialect)
+      const org = await h.createOrg()
+      const member = (oid: string, email: string, status: string) => ({
+        org_id: org.id, account_id: oid, status, role: status === 'active' ? 'admin' : null, email, name: null,
+        requested_at: h.clock.now(), decided_at: h.clock.now(), decided_by: 'cli',
+      })
+      await h.handle.db.insertInto('memberships').values([member('oid-ada', 'ada@plant.example', 'active'), member('oid-mo', 'mo@plant.example', 'revoked')]).execute()
+      await h.mintKey(org, 'member', { lifetimeMs: 25 * DAY, name: 'ada-minted', actor: { kind: 'user', subject: 'pairwise-ada', account: 'oid-ada', role: 'admin' } })
+      await h.mintKey(org, 'member', { lifetimeMs: 25 * DAY, name: 'mo-minted', actor: { kind: 'user', subject: 'pairwise-mo', account: 'oid-mo', role: 'admin' } })
+      const summary = await service().runOnce()
+      assert.deepEqual(mailsFor(smtp, 'ada-minted').map((m) => m.to), [['ada@plant.example']])
+      assert.equal(mailsFor(smtp, 'mo-minted').length, 0)
+      assert.equal(summary.sent, 1)
+      assert.equal(summary.skipped, 1)
     })
 
     it('an SMTP failure is retried on the next poll, and a successful send is never repeated', async (t) => {

@@ -10,8 +10,17 @@ export const WINDOW = { fromMs: 24 * DAY_MS, toMs: 30 * DAY_MS }
 const LEASE_MS = 10 * 60_000
 const MAX_CHAIN = 16
 
-/** Finds the e-mail of a person who created a key: a signed-in user (`user`, by OIDC sub) or a site user. */
-export type CreatorDirectory = (orgId: string, kind: 'user' | 'sitePin', subject: string) => Promise<string | undefined>
+/** Who minted a key, as the key row records it. */
+export interface KeyCreator {
+  readonly kind: string
+  /** Key id, OIDC `sub`, site user id or `cli`. */
+  readonly subject: string
+  /** A signed-in user's membership key (OIDC `oid`), when the key recorded one. */
+  readonly account: string | null
+}
+
+/** Finds the e-mail of a person who created a key: a signed-in user (`user`) or a site user (`sitePin`). */
+export type CreatorDirectory = (orgId: string, creator: KeyCreator & { kind: 'user' | 'sitePin' }) => Promise<string | undefined>
 
 export interface ReminderRunSummary {
   due: number
@@ -37,15 +46,15 @@ export function createReminderService(deps: {
   const db = deps.handle.db
   const processId = `${process.pid}-${randomBytes(4).toString('hex')}`
 
-  async function recipientOf(orgId: string, kind: string, subject: string): Promise<string | undefined> {
+  async function recipientOf(orgId: string, creator: KeyCreator): Promise<string | undefined> {
     for (let depth = 0; depth < MAX_CHAIN; depth++) {
+      const { kind } = creator
       if (kind === 'cli') return deps.operatorEmail
-      if (kind === 'user' || kind === 'sitePin') return deps.directory(orgId, kind, subject)
+      if (kind === 'user' || kind === 'sitePin') return deps.directory(orgId, { ...creator, kind })
       if (kind !== 'apiKey') return undefined
-      const parent = await findKeyCreator(db, orgId, subject)
+      const parent = await findKeyCreator(db, orgId, creator.subject)
       if (!parent) return undefined
-      kind = parent.created_by_kind
-      subject = parent.created_by_user_id
+      creator = { kind: parent.created_by_kind, subject: parent.created_by_user_id, account: parent.created_by_account }
     }
     return undefined
   }
@@ -64,7 +73,7 @@ export function createReminderService(deps: {
           summary.claimedElsewhere += 1
           continue
         }
-        const to = await recipientOf(key.org_id, key.created_by_kind, key.created_by_user_id)
+        const to = await recipientOf(key.org_id, { kind: key.created_by_kind, subject: key.created_by_user_id, account: key.created_by_account })
         if (!to) {
           await settleReminder(db, claim, { status: 'skipped', recipient: null, at: deps.clock.now(), error: 'no address for the key\'s creator' })
           summary.skipped += 1

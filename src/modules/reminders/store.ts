@@ -10,7 +10,7 @@ const COOLDOWN_MS = 7 * 86_400_000
 export function findDueKeys(db: Db, window: { from: number; to: number; now: number; leaseMs: number }) {
   return db.selectFrom('api_keys as k')
     .innerJoin('orgs as o', 'o.id', 'k.org_id')
-    .select(['k.org_id', 'k.id', 'k.name', 'k.prefix', 'k.role', 'k.expires_at', 'k.created_by_kind', 'k.created_by_user_id', 'o.name as org_name', 'o.slug as org_slug'])
+    .select(['k.org_id', 'k.id', 'k.name', 'k.prefix', 'k.role', 'k.expires_at', 'k.created_by_kind', 'k.created_by_user_id', 'k.created_by_account', 'o.name as org_name', 'o.slug as org_slug'])
     .where('k.revoked_at', 'is', null)
     .where('k.expires_at', '>=', window.from)
     .where('k.expires_at', '<=', window.to)
@@ -60,6 +60,6 @@ export function settleReminder(db: Db, key: { orgId: string; keyId: string; expi
 
 /** Any key of the organisation, revoked or not: the creator chain follows keys that are gone. */
 export function findKeyCreator(db: Db, orgId: string, keyId: string) {
-  return db.selectFrom('api_keys').select(['created_by_kind', 'created_by_user_id'])
+  return db.selectFrom('api_keys').select(['created_by_kind', 'created_by_user_id', 'created_by_account'])
     .where('org_id', '=', orgId).where('id', '=', keyId).executeTakeFirst()
 }
