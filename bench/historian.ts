@@ -1,6 +1,7 @@
 // Issue 9: historian import of a generated `long` file (BENCH_HISTORIAN_ROWS samples, default 5 000 000) through the
 // service, against a raw load of the same rows in the same run: PostgreSQL `COPY … FROM STDIN` (CSV as-is) and SQLite
-// prepared inserts in one transaction, both into a table with the same kind of primary key. Also the parser on its
+// prepared inserts in one transaction, both into a table with the same kind of primary key; on PostgreSQL also a raw
+// COPY into a table of historian_samples' own shape (what the schema costs before any import work). Also the parser on its
 // own, and the peak RSS growth of the import.
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { once } from 'node:events'
@@ -8,6 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
+import copyStreams from 'pg-copy-streams'
+import { pipeline } from 'node:stream/promises'
+import { Readable } from 'node:stream'
 import { CLI_ACTOR } from '../src/auth/principal.ts'
 import { systemClock } from '../src/clock.ts'
 import { connectDatabase } from '../src/db/connect.ts'
@@ -116,27 +120,9 @@ async function rawSqlite(dir: string, file: string, rows: number): Promise<numbe
   return perSecond(rows, ms)
 }
 
-/** The minimum of the COPY sub-protocol on a pg.Client (pg-copy-streams is not a dependency). */
-function copyFrom(client: pg.Client, text: string, source: AsyncIterable<Buffer>): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let failed: unknown
-    const submittable = {
-      submit: (connection: { query(text: string): void }) => connection.query(text),
-      handleCopyInResponse: (connection: { sendCopyFromChunk(c: Buffer): void; endCopyFrom(): void; sendCopyFail(m: string): void; stream: NodeJS.WritableStream & { writableNeedDrain?: boolean } }) => {
-        void (async () => {
-          for await (const chunk of source) {
-            connection.sendCopyFromChunk(chunk)
-            if (connection.stream.writableNeedDrain) await once(connection.stream, 'drain')
-          }
-          connection.endCopyFrom()
-        })().catch((err: unknown) => connection.sendCopyFail(String(err)))
-      },
-      handleCommandComplete: () => {},
-      handleReadyForQuery: () => (failed === undefined ? resolve() : reject(failed)),
-      handleError: (err: unknown) => { failed = err },
-    }
-    void client.query(submittable as unknown as pg.QueryConfig)
-  })
+/** `COPY … FROM STDIN` of a byte stream on a pg.Client (pg-copy-streams). */
+async function copyFrom(client: pg.Client, text: string, source: NodeJS.ReadableStream): Promise<void> {
+  await pipeline(source, client.query(copyStreams.from(text)))
 }
 
 async function rawCopy(url: string, file: string, rows: number): Promise<number> {
@@ -148,6 +134,46 @@ async function rawCopy(url: string, file: string, rows: number): Promise<number>
   const count = await client.query<{ n: string }>('select count(*) as n from bench_raw')
   if (Number(count.rows[0]!.n) !== rows) throw new Error('COPY lost rows')
   await client.query('drop table bench_raw')
+  await client.end()
+  return perSecond(rows, ms)
+}
+
+/**
+ * The same rows COPYed into a table of historian_samples' shape (nine columns, the five-column primary key, the
+ * batch index and the foreign key to a site): what the schema alone costs, before any import work.
+ */
+async function rawCopyShaped(url: string, file: string, rows: number): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query('drop table if exists bench_shaped; drop table if exists bench_sites; drop table if exists bench_csv')
+  await client.query('create table bench_sites (org_id text, code text, primary key (org_id, code))')
+  await client.query(`insert into bench_sites values ('org_bench_0000000000000000000', 'bench')`)
+  await client.query(`create table bench_shaped (org_id text not null, site_code text not null, instance_id text not null, tag_key text not null, ts bigint not null,
+    value float8, text text, quality smallint not null, batch_id text not null, primary key (org_id, site_code, instance_id, tag_key, ts),
+    foreign key (org_id, site_code) references bench_sites on delete cascade)`)
+  await client.query('create index bench_shaped_batch on bench_shaped (org_id, batch_id)')
+  // The shaped rows come from the same file, converted while streaming (a few string operations per line).
+  const shaped = async function* () {
+    let rest = ''
+    let header = true
+    for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
+      const lines = (rest + chunk).split('\n')
+      rest = lines.pop()!
+      let out = ''
+      for (const line of lines) {
+        if (header) { header = false; continue }
+        const a = line.indexOf(',')
+        const b = line.indexOf(',', a + 1)
+        const tag = line.slice(a + 1, b)
+        out += `org_bench_0000000000000000000\tbench\tins_${Number(tag.slice(1)) % 10}\ttag_${tag.slice(1)}\t${Date.parse(line.slice(0, a))}\t${line.slice(b + 1)}\t\\N\t192\tbat_bench_00000000000000000\n`
+      }
+      yield Buffer.from(out)
+    }
+  }
+  const { ms } = await timed(() => pipeline(Readable.from(shaped()), client.query(copyStreams.from('copy bench_shaped (org_id, site_code, instance_id, tag_key, ts, value, text, quality, batch_id) from stdin'))))
+  const count = await client.query<{ n: string }>('select count(*) as n from bench_shaped')
+  if (Number(count.rows[0]!.n) !== rows) throw new Error('shaped COPY lost rows')
+  await client.query('drop table bench_shaped; drop table bench_sites')
   await client.end()
   return perSecond(rows, ms)
 }
@@ -165,10 +191,12 @@ export async function benchHistorian(dialects: Array<{ name: string; url?: strin
     for (const dialect of dialects) {
       const url = dialect.url ?? `sqlite:${join(dir, 'import.db')}`
       const raw = dialect.url ? await rawCopy(dialect.url, file, rows) : await rawSqlite(dir, file, rows)
+      const shaped = dialect.url ? await rawCopyShaped(dialect.url, file, rows) : undefined
       const imported = await importOnce(url, file, rows)
       const baseline = dialect.url ? 'raw COPY' : 'raw prepared insert'
       console.log(`${dialect.name.padEnd(8)} ${baseline.padEnd(20)} ${fmt(raw)}`)
-      console.log(`${dialect.name.padEnd(8)} historian import     ${fmt(imported.rate)}  vs ${baseline} ${ratio(imported.rate, raw)}  parser/import ${ratio(parser, imported.rate)}  peak RSS +${imported.memory.growthMiB.toFixed(1)} MiB (${(imported.memory.peak / 1_048_576).toFixed(0)} MiB)`)
+      if (shaped !== undefined) console.log(`${dialect.name.padEnd(8)} raw COPY, service's table shape ${fmt(shaped)}  (${ratio(shaped, raw)} of raw COPY)`)
+      console.log(`${dialect.name.padEnd(8)} historian import     ${fmt(imported.rate)}  vs ${baseline} ${ratio(imported.rate, raw)}${shaped === undefined ? '' : `  vs the shaped COPY ${ratio(imported.rate, shaped)}`}  parser/import ${ratio(parser, imported.rate)}  peak RSS +${imported.memory.growthMiB.toFixed(1)} MiB (${(imported.memory.peak / 1_048_576).toFixed(0)} MiB)`)
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })

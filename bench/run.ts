@@ -1,11 +1,13 @@
 // npm run bench: every hot path as a ratio against a baseline measured in the same run.
 // BENCH_SECONDS (default 5) per HTTP measurement; BENCH_DIALECTS=sqlite,postgres (PostgreSQL is started here unless
-// TEST_DATABASE_URL names one); BENCH_ONLY=api-keys,alarms,electrical,historian,tenant-transfer picks benches.
+// TEST_DATABASE_URL names one); BENCH_ONLY=api-keys,bearer,alarms,controllers,electrical,historian,tenant-transfer picks benches.
 // Sizes: BENCH_ALARM_EVENTS (1 000 000), BENCH_HISTORIAN_ROWS (5 000 000), BENCH_TRANSFER_SAMPLES (1 000 000),
-// BENCH_TRANSFER_ALARMS (10 000), BENCH_ELECTRICAL_NODES (50 000).
+// BENCH_TRANSFER_ALARMS (10 000), BENCH_ELECTRICAL_NODES (50 000), BENCH_CONTROLLERS (1 000), BENCH_INSTANCES (50 000).
 import { startPostgres, createTestDatabase } from '../test/postgres.ts'
 import { benchAlarms } from './alarms.ts'
 import { benchApiKeys } from './api-keys.ts'
+import { benchBearer } from './bearer.ts'
+import { benchControllers } from './controllers.ts'
 import { benchElectrical } from './electrical.ts'
 import { benchHistorian } from './historian.ts'
 import { benchTenantTransfer } from './tenant-transfer.ts'
@@ -30,7 +32,9 @@ if (wanted.includes('postgres')) {
 console.log(`# sitegrid bench: node ${process.version}, ${dialects.map((d) => d.name).join(' + ')}, loopback`)
 try {
   if (runs('api-keys')) await benchApiKeys(dialects, seconds)
+  if (runs('bearer')) await benchBearer(dialects, seconds)
   if (runs('alarms')) await benchAlarms(dialects)
+  if (runs('controllers')) await benchControllers(dialects)
   if (runs('electrical')) await benchElectrical(dialects, Number(process.env.BENCH_ELECTRICAL_NODES ?? 50_000))
   if (runs('historian')) await benchHistorian(dialects)
   if (runs('tenant-transfer')) await benchTenantTransfer(dialects.map((d) => ({ name: d.name, url: d.fresh })))

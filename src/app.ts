@@ -10,10 +10,13 @@ import type { Clock } from './clock.ts'
 import { createConfigHolder } from './config/holder.ts'
 import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
+import { withSystemScope } from './db/tenant-scope.ts'
+import { DomainError } from './errors/domain-error.ts'
 import { installAuth } from './http/auth.ts'
+import { installIdempotency } from './http/idempotency.ts'
 import { healthRoutes } from './http/health.ts'
 import { installOpenApi } from './http/openapi.ts'
-import { installProblemHandlers, ProblemSchema } from './http/problem.ts'
+import { frameworkErrorProblem, installProblemHandlers, MAX_PARAM_LENGTH, ProblemSchema } from './http/problem.ts'
 import { createRateLimiter } from './http/rate-limit.ts'
 import { createTenancy } from './http/tenancy.ts'
 import { installValidators } from './http/validation.ts'
@@ -39,6 +42,11 @@ import { createSitesService, type SiteDependent } from './modules/sites/service.
 import { controllersRoutes } from './modules/controllers/routes.ts'
 import { controllersSiteDependent, createControllersService } from './modules/controllers/service.ts'
 import { instancesRoutes } from './modules/instances/routes.ts'
+import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './modules/console/routes.ts'
+import { meRoutes } from './modules/me/routes.ts'
+import { createMeService } from './modules/me/service.ts'
+import { createMembersService } from './modules/orgs/members-service.ts'
+import { createSiteUsersService } from './modules/site-users/service.ts'
 import { electricalRoutes } from './modules/electrical/routes.ts'
 import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
@@ -50,6 +58,8 @@ export interface AppDeps {
   log: FastifyBaseLogger
   /** Rereads the configuration for POST /api/admin/config/reload (throws ConfigInvalid); absent: nothing to reread. */
   reloadConfig?: () => Config
+  /** The web console's build (web/build.ts); absent: web/dist/console. */
+  consoleDir?: string
 }
 
 /** Builds the whole HTTP application from its dependencies; no globals, so tests build their own. */
@@ -63,16 +73,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
     loggerInstance: log,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    return503OnClosing: false, // draining answers the 503 problem below, not Fastify's own body
     forceCloseConnections: 'idle',
+    // Slow clients (API4): a request must arrive whole within requestTimeout, its headers within headersTimeout;
+    // at most maxConnections sockets are open (README § Resource limits).
+    requestTimeout: config.requestTimeoutMs,
     // Fixed-length ids keep every uniform 401 the same length.
     genReqId: () => `${requestIdPrefix}-${(requestCounter++ % 0xffffffff).toString(16).padStart(8, '0')}`,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorProblem,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.server.headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs)
+  app.server.maxConnections = config.maxConnections
 
   app.addSchema(ProblemSchema)
   installValidators(app)
-  installProblemHandlers(app)
   await installOpenApi(app, config)
 
   const orgs = createOrgsService({ handle, clock })
@@ -90,7 +105,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
     bearerValidators: [...sitePin.bearerValidators, ...identity.bearerValidators],
     peekIssuer,
     rateLimiter: createRateLimiter({ perMinute: () => holder.current().rateLimitPerMinute, clock }),
+    authRateLimiter: createRateLimiter({ perMinute: () => holder.current().authRateLimitPerMinute, clock }),
   })
+  // After installAuth: its onRoute check (a policy on every route) and route table then see /problems/:code too.
+  installProblemHandlers(app)
+  // Draining (SIGTERM): a request that arrives on a kept-alive connection gets a 503 problem and the connection closes.
+  let closing = false
+  app.addHook('preClose', async () => { closing = true })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return
+    reply.header('connection', 'close')
+    throw new DomainError('ServiceUnavailable', 'The server is shutting down; retry on a new connection.')
+  })
+  installIdempotency(app, { handle, clock, keySecret: config.keySecret, waitMs: config.idempotencyWaitMs })
 
   await app.register(healthRoutes, { handle, openapi: () => app.swagger() })
   await sitePin.register(app, tenancy)
@@ -106,7 +133,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   await app.register(controllersRoutes, { prefix: '/api/sites', controllers })
   await app.register(instancesRoutes, { prefix: '/api/sites', instances })
   siteDependents.push(...electricalSiteDependents)
-  await app.register(electricalRoutes, { prefix: '/api/sites', electrical: createElectricalService({ handle, clock, sites }) })
+  const electrical = createElectricalService({ handle, clock, sites })
+  await app.register(electricalRoutes, { prefix: '/api/sites', electrical })
   siteDependents.push(alarmsSiteDependent)
   const alarms = createAlarmsService({ handle, clock, sites, instances })
   await app.register(alarmsRoutes, { prefix: '/api/sites', alarms })
@@ -116,13 +144,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
   // A batch left running by a process that died: its samples go, it is marked failed (historian/service/session.ts).
   app.addHook('onReady', async () => {
-    const cleaned = await historian.recoverInterrupted()
+    const cleaned = await withSystemScope(() => historian.recoverInterrupted()) // every organisation's batches
     if (cleaned > 0) log.warn({ cleaned }, 'historian: interrupted import batches marked failed')
   })
   // AI grounding reads a site through the areas' own services.
-  const grounding = { sites, controllers, alarms }
+  const grounding = { sites, controllers, alarms, electrical }
   await app.register(aiRoutes, { prefix: '/api/ai', ai: createAiService({ config, handle, clock, grounding, log }) })
-  await app.register(apiKeysRoutes, { prefix: '/api/admin/api-keys', apiKeys: createApiKeysService({ handle, clock, keySecret: config.keySecret }) })
+  const apiKeys = createApiKeysService({ handle, clock, keySecret: config.keySecret })
+  await app.register(apiKeysRoutes, { prefix: '/api/admin/api-keys', apiKeys })
+  await app.register(meRoutes, { prefix: '/api/me', me: createMeService({ mode: config.mode, apiKeys, members: createMembersService({ handle, clock }), siteUsers: createSiteUsersService({ handle, clock }) }) })
+  await app.register(consoleRoutes, { dir: deps.consoleDir ?? DEFAULT_CONSOLE_DIR, mode: config.mode, browserSignIn: config.oidc?.client !== undefined })
   await app.register(domainsRoutes, { prefix: '/api/admin/orgs', domains, orgs })
   await app.register(auditRoutes, { prefix: '/api/admin/orgs', handle, orgs })
   await app.register(reloadRoutes, { prefix: '/api/admin/config', mode: config.mode, reloads: createReloadService({ holder, handle, clock }) })

@@ -12,10 +12,11 @@ import { loadConfig } from '../src/config/load.ts'
 import type { Config } from '../src/config/schema.ts'
 import { connectDatabase, type DatabaseHandle } from '../src/db/connect.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
+import { grantAppRole } from '../src/db/row-level-security.ts'
 import { createLogger } from '../src/http/logger.ts'
 import { createApiKeysService } from '../src/modules/api-keys/service.ts'
 import { createOrgsService, type Org } from '../src/modules/orgs/service.ts'
-import { createTestDatabase } from './postgres.ts'
+import { appRoleUrl, createTestDatabase, ensureAppRole, TEST_APP_ROLE } from './postgres.ts'
 
 export type TestDialect = 'sqlite' | 'postgres'
 
@@ -35,10 +36,37 @@ export function postgresUrl(): Promise<string> {
     const url = await createTestDatabase(admin)
     const handle = await connectDatabase(url, { poolSize: 1 })
     await migrateToLatest(handle.db)
+    if (rowLevelSecurityInTests()) {
+      await ensureAppRole(admin)
+      await grantAppRole(handle.db, TEST_APP_ROLE)
+    }
     await handle.close()
     return url
   })()
   return processDatabase
+}
+
+/**
+ * With SITEGRID_TEST_RLS=on, PostgreSQL tests run the application as a role that row-level security applies to
+ * (test/postgres.ts TEST_APP_ROLE); the test's own `h.handle` stays the owner, so its checks see every row.
+ * Opt-in until a whole PostgreSQL run under it has been seen green (test/hardening/row-level-security.test.ts
+ * checks the policies either way).
+ */
+export function rowLevelSecurityInTests(): boolean {
+  return process.env.SITEGRID_TEST_RLS === 'on'
+}
+
+/** The test's handle: the owner's queries, and the invalidation signals of both it and the application's handle. */
+function ownerWithAppSignals(owner: DatabaseHandle, app: DatabaseHandle): DatabaseHandle {
+  return {
+    db: owner.db,
+    dialect: owner.dialect,
+    generation: () => owner.generation() + app.generation(),
+    announceInvalidation: (trx) => owner.announceInvalidation(trx),
+    invalidateLocally: () => { owner.invalidateLocally(); app.invalidateLocally() },
+    ping: () => owner.ping(),
+    close: async () => { await app.close(); await owner.close() },
+  }
 }
 
 export async function databaseUrlFor(t: TestContext, dialect: TestDialect): Promise<string> {
@@ -87,16 +115,19 @@ export async function harness(t: TestContext, dialect: TestDialect, env: Record<
   const databaseUrl = await databaseUrlFor(t, dialect)
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegrid-data-'))
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
+  const appRole = dialect === 'postgres' && rowLevelSecurityInTests()
   const config = loadConfig({
-    DATABASE_URL: databaseUrl, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_LAST_USED_FLUSH_MS: '50',
+    DATABASE_URL: databaseUrl, ...(appRole ? { SITEGRID_DATABASE_APP_URL: appRoleUrl(databaseUrl) } : {}), SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_LAST_USED_FLUSH_MS: '50',
     SITEGRID_LOG_LEVEL: 'info', SITEGRID_DATA_DIR: dataDir, SITEGRID_BASE_DOMAIN: 'localhost', ...env,
   }, { requireKeySecret: true })
-  const handle = await connectDatabase(config.databaseUrl, { poolSize: 4 })
-  if (dialect === 'sqlite') await migrateToLatest(handle.db)
+  const owner = await connectDatabase(config.databaseUrl, { poolSize: appRole ? 2 : 4 })
+  if (dialect === 'sqlite') await migrateToLatest(owner.db)
+  const appHandle = config.databaseAppUrl ? await connectDatabase(config.databaseAppUrl, { poolSize: 4 }) : owner
+  const handle = appHandle === owner ? owner : ownerWithAppSignals(owner, appHandle)
   const clock = testClock()
   let buffer = ''
   const sink = new Writable({ write(chunk, _enc, cb) { buffer += String(chunk); cb() } })
-  const app = await buildApp({ config, handle, clock, log: createLogger(config.logLevel, sink) })
+  const app = await buildApp({ config, handle: appHandle, clock, log: createLogger(config.logLevel, sink) })
   t.after(async () => {
     await app.close()
     await handle.close()

@@ -45,7 +45,10 @@ export async function startPostgres(): Promise<{ url: string; stop: () => Promis
 
 /** A fresh database on the test server, for one test process or one test. */
 export async function createTestDatabase(adminUrl: string): Promise<string> {
-  const name = `${TEST_DB_PREFIX}${process.pid}_${Math.random().toString(36).slice(2, 10)}`
+  // Named after the run (test/run.ts sets SITEGRID_TEST_RUN), so that a run's clean-up drops its own databases
+  // only, never those of another run on the same server.
+  const run = process.env.SITEGRID_TEST_RUN ?? 'x'
+  const name = `${TEST_DB_PREFIX}${run}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
   const client = new pg.Client({ connectionString: adminUrl })
   await client.connect()
   try {
@@ -58,11 +61,45 @@ export async function createTestDatabase(adminUrl: string): Promise<string> {
   return url.toString()
 }
 
-export async function dropTestDatabases(adminUrl: string): Promise<void> {
+/**
+ * The role the application runs as in PostgreSQL tests: a login role that is neither superuser, owner nor
+ * BYPASSRLS, so that row-level security applies to every request of every test (README § PostgreSQL).
+ * Cluster-wide and created once; each test database grants it its rights after migrating.
+ */
+export const TEST_APP_ROLE = 'sitegrid_test_app'
+
+export async function ensureAppRole(adminUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl })
   await client.connect()
   try {
-    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${TEST_DB_PREFIX}%`])
+    for (let attempt = 0; ; attempt += 1) {
+      const { rows } = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [TEST_APP_ROLE])
+      if (rows.length > 0) return
+      try {
+        await client.query(`CREATE ROLE ${TEST_APP_ROLE} LOGIN PASSWORD '${TEST_APP_ROLE}' NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE`)
+        return
+      } catch (err) {
+        if (attempt >= 3) throw err // another test process created it at the same moment: look again
+      }
+    }
+  } finally {
+    await client.end()
+  }
+}
+
+/** The same database as `url`, reached as the test application role. */
+export function appRoleUrl(url: string): string {
+  const u = new URL(url)
+  u.username = TEST_APP_ROLE
+  u.password = TEST_APP_ROLE
+  return u.toString()
+}
+
+export async function dropTestDatabases(adminUrl: string, run: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${TEST_DB_PREFIX}${run}_%`])
     for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
   } finally {
     await client.end()

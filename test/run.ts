@@ -1,5 +1,5 @@
 // The whole test suite: starts a real PostgreSQL (unless TEST_DATABASE_URL names one), then runs every
-// *.test.ts under src/ and test/ with Node's test runner, whose closing summary is the result.
+// *.test.ts under src/, test/ and web/ with Node's test runner, whose closing summary is the result.
 import { spawn } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -14,7 +14,7 @@ function findTests(dir: string): string[] {
   })
 }
 
-const files = process.argv.length > 2 ? process.argv.slice(2) : ['src', 'test'].flatMap(findTests).sort()
+const files = process.argv.length > 2 ? process.argv.slice(2) : ['src', 'test', 'web'].flatMap(findTests).sort()
 const wantsPostgres = (process.env.SITEGRID_TEST_DIALECTS ?? 'sqlite,postgres').includes('postgres')
 let url = process.env.TEST_DATABASE_URL
 let stop: (() => Promise<void>) | undefined
@@ -25,11 +25,13 @@ if (wantsPostgres && !url) {
   console.log(`# PostgreSQL for tests on ${url.replace(/:[^:@/]*@/, ':***@')}`)
 }
 
+// This run's databases carry its id (test/postgres.ts), so the clean-up below leaves other runs' databases alone.
+const run = Math.random().toString(36).slice(2, 8)
 const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=900000', ...files], {
   stdio: 'inherit',
-  env: { ...process.env, ...(url ? { TEST_DATABASE_URL: url } : {}) },
+  env: { ...process.env, SITEGRID_TEST_RUN: run, ...(url ? { TEST_DATABASE_URL: url } : {}) },
 })
 const code = await new Promise<number>((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))))
-if (url && !stop) await dropTestDatabases(url).catch((err: unknown) => console.error('could not drop test databases:', err))
+if (url && !stop) await dropTestDatabases(url, run).catch((err: unknown) => console.error('could not drop test databases:', err))
 await stop?.()
 process.exit(code)

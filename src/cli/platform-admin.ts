@@ -1,3 +1,5 @@
+import { userInfo } from 'node:os'
+import type { Actor } from '../auth/principal.ts'
 import { createPlatformAdminsService } from '../modules/orgs/platform-admins-service.ts'
 import { systemClock } from '../clock.ts'
 import { UsageError, type Command } from './command.ts'
@@ -13,6 +15,17 @@ function checkOid(value: string): string {
   return value
 }
 
+/** Who ran the command, for the platform audit record: the operating-system account (`cli:root`). */
+function cliActor(env: NodeJS.ProcessEnv): Actor {
+  let name = env.SUDO_USER ?? env.USER ?? env.LOGNAME
+  try {
+    name ??= userInfo().username
+  } catch {
+    name ??= 'unknown'
+  }
+  return { kind: 'cli', subject: `cli:${name}`, role: 'owner' }
+}
+
 export const platformAdminCommands: Command[] = [
   {
     path: ['platform-admin', 'add'], usage: 'OID [--note TEXT]', positionals: ['OID'],
@@ -20,7 +33,7 @@ export const platformAdminCommands: Command[] = [
     options: { note: { type: 'string' } },
     run: ({ values, positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ handle }) => {
       const oid = checkOid(positionals[0]!)
-      const added = await createPlatformAdminsService({ handle, clock: systemClock }).add(oid, (values.note as string | undefined) ?? null)
+      const added = await createPlatformAdminsService({ handle, clock: systemClock }).add(oid, (values.note as string | undefined) ?? null, cliActor(io.env))
       io.err(added ? `platform admin added: ${oid}` : `already a platform admin: ${oid}`)
     }),
   },
@@ -30,7 +43,7 @@ export const platformAdminCommands: Command[] = [
     options: {},
     run: ({ positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ handle }) => {
       const oid = checkOid(positionals[0]!)
-      await createPlatformAdminsService({ handle, clock: systemClock }).remove(oid)
+      await createPlatformAdminsService({ handle, clock: systemClock }).remove(oid, cliActor(io.env))
       io.err(`platform admin removed: ${oid}`)
     }),
   },
@@ -41,6 +54,18 @@ export const platformAdminCommands: Command[] = [
     run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ handle }) => {
       for (const admin of await createPlatformAdminsService({ handle, clock: systemClock }).list()) {
         io.out(values.json ? JSON.stringify(admin) : [admin.accountId, admin.addedAt, admin.note ?? ''].join('\t'))
+      }
+    }),
+  },
+  {
+    path: ['platform-admin', 'audit'], usage: '[--limit N] [--json]', positionals: [],
+    summary: 'The platform audit records (additions and removals of platform admins: who, when, what), newest first; default 100, at most 10000 (tab-separated, or JSON lines with --json).',
+    options: { limit: { type: 'string' }, json: { type: 'boolean' } },
+    run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ handle }) => {
+      const limit = values.limit === undefined ? 100 : Number(values.limit)
+      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit: an integer from 1 to 10000')
+      for (const r of await createPlatformAdminsService({ handle, clock: systemClock }).auditLog(limit)) {
+        io.out(values.json ? JSON.stringify(r) : [r.at, r.actorKind, r.actorId, r.action, r.target, JSON.stringify(r.detail)].join('\t'))
       }
     }),
   },

@@ -1,6 +1,7 @@
 import { systemClock } from '../clock.ts'
 import { loadConfig } from '../config/load.ts'
 import { connectDatabase } from '../db/connect.ts'
+import { withSystemScope } from '../db/tenant-scope.ts'
 import { migrateToLatest } from '../db/migrate.ts'
 import { createLogger } from '../http/logger.ts'
 import { reminderServiceFrom } from '../jobs/reminders.ts'
@@ -21,7 +22,8 @@ export const remindersCommand: Command = {
       await migrateToLatest(handle.db)
       const log = createLogger(config.logLevel, process.stderr) // stdout carries the summary alone
       const service = reminderServiceFrom({ config, handle, clock: systemClock, directory: creatorDirectory(handle, systemClock), log })!
-      io.out(JSON.stringify(await service.runOnce()))
+      // Row-level security: the poll looks at the expiring keys of every organisation.
+      io.out(JSON.stringify(await withSystemScope(() => service.runOnce())))
     } finally {
       await handle.close()
     }

@@ -3,6 +3,7 @@ import { loadConfig, type LoadOptions } from '../config/load.ts'
 import type { Config } from '../config/schema.ts'
 import { connectDatabase, type DatabaseHandle } from '../db/connect.ts'
 import { migrateToLatest } from '../db/migrate.ts'
+import { withSystemScope } from '../db/tenant-scope.ts'
 import { createApiKeysService } from '../modules/api-keys/service.ts'
 import { createOrgsService } from '../modules/orgs/service.ts'
 
@@ -17,11 +18,13 @@ export async function withServices<T>(
   try {
     await migrateToLatest(handle.db)
     const clock = systemClock
-    return await fn({
+    // Row-level security: an operator's command acts on any organisation it names (org delete, key mint, tenant
+    // export/import, reminders) and connects as the owner (DATABASE_URL); it runs in the system scope.
+    return await withSystemScope(() => fn({
       config, handle,
       orgs: createOrgsService({ handle, clock }),
       apiKeys: createApiKeysService({ handle, clock, keySecret: config.keySecret }),
-    })
+    }))
   } finally {
     await handle.close()
   }

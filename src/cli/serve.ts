@@ -3,6 +3,9 @@ import { systemClock } from '../clock.ts'
 import { loadConfig } from '../config/load.ts'
 import { connectDatabase } from '../db/connect.ts'
 import { migrateToLatest } from '../db/migrate.ts'
+import { grantAppRole, roleOfUrl } from '../db/row-level-security.ts'
+import type { Config } from '../config/schema.ts'
+import type { DatabaseHandle } from '../db/connect.ts'
 import { createLogger } from '../http/logger.ts'
 import { creatorDirectory } from '../jobs/creator-directory.ts'
 import { reminderServiceFrom, startReminderJob } from '../jobs/reminders.ts'
@@ -19,8 +22,14 @@ export const serveCommand: Command = {
   run: async ({ values }, io) => {
     const config = loadConfig(io.env, { requireKeySecret: true })
     const log = createLogger(config.logLevel)
-    const handle = await connectDatabase(config.databaseUrl)
-    if (config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
+    // PostgreSQL with SITEGRID_DATABASE_APP_URL: the owner (DATABASE_URL) migrates and grants, then closes; the
+    // service runs as the app role, which row-level security applies to (README § PostgreSQL).
+    if (config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) {
+      const owner = await connectDatabase(config.databaseUrl, { poolSize: 1 })
+      try { await migrateAndGrant(owner, config) } finally { await owner.close() }
+    }
+    const handle = await connectDatabase(config.databaseAppUrl ?? config.databaseUrl, config.database)
+    if (!config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
     // POST /api/admin/config/reload rereads the same sources the start did (the file and this environment).
     const app = await buildApp({ config, handle, clock: systemClock, log, reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }) })
     await app.listen({ host: config.host, port: config.port })
@@ -52,14 +61,21 @@ export const serveCommand: Command = {
   },
 }
 
+/** Migrates, then (PostgreSQL with SITEGRID_DATABASE_APP_URL) grants the app role its rights on every table. */
+async function migrateAndGrant(handle: DatabaseHandle, config: Config) {
+  const results = await migrateToLatest(handle.db)
+  if (config.databaseAppUrl && handle.dialect === 'postgres') await grantAppRole(handle.db, roleOfUrl(config.databaseAppUrl))
+  return results
+}
+
 export const migrateCommand: Command = {
   path: ['migrate'], usage: '', positionals: [], options: {},
-  summary: 'Creates or upgrades the database schema (DATABASE_URL) and prints the migrations it applied.',
+  summary: 'Creates or upgrades the database schema (DATABASE_URL, the owner) and prints the migrations it applied; on PostgreSQL with SITEGRID_DATABASE_APP_URL it grants that role its table rights.',
   run: async (_args, io) => {
     const config = loadConfig(io.env, { requireKeySecret: false })
     const handle = await connectDatabase(config.databaseUrl, { poolSize: 1 })
     try {
-      const results = await migrateToLatest(handle.db)
+      const results = await migrateAndGrant(handle, config)
       for (const r of results) io.out(`${r.status.toLowerCase()}\t${r.migrationName}`)
       if (results.length === 0) io.err('migrate: schema already up to date')
     } finally {

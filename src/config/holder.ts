@@ -7,18 +7,20 @@ import type { Config } from './schema.ts'
  * reload reports such a change under `requiresRestart` and keeps the running value, so `current()` always
  * describes what is actually in force.
  */
-export const RELOADABLE: ReadonlySet<keyof Config> = new Set<keyof Config>(['logLevel', 'rateLimitPerMinute'])
+export const RELOADABLE: ReadonlySet<keyof Config> = new Set<keyof Config>(['logLevel', 'rateLimitPerMinute', 'authRateLimitPerMinute'])
 
 /** Config field → the setting's name as the operator writes it (README § Configuration). */
 const SETTING_NAMES: Record<string, string> = {
   mode: 'SITEGRID_MODE', databaseUrl: 'DATABASE_URL', baseDomain: 'SITEGRID_BASE_DOMAIN', siteOrgSlug: 'SITEGRID_SITE_ORG',
   keySecret: 'SITEGRID_KEY_SECRET', keySecretSource: 'SITEGRID_KEY_SECRET_FILE', dataDir: 'SITEGRID_DATA_DIR', host: 'HOST',
   port: 'PORT', logLevel: 'SITEGRID_LOG_LEVEL', bodyLimitBytes: 'SITEGRID_BODY_LIMIT_BYTES',
-  rateLimitPerMinute: 'SITEGRID_RATE_LIMIT_PER_MINUTE', migrateOnStart: 'SITEGRID_MIGRATE_ON_START',
+  rateLimitPerMinute: 'SITEGRID_RATE_LIMIT_PER_MINUTE', authRateLimitPerMinute: 'SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE', migrateOnStart: 'SITEGRID_MIGRATE_ON_START',
   shutdownGraceMs: 'SITEGRID_SHUTDOWN_GRACE_MS', lastUsedFlushMs: 'SITEGRID_LAST_USED_FLUSH_MS', trustProxy: 'SITEGRID_TRUST_PROXY',
   smtp: 'SITEGRID_SMTP_*', operatorEmail: 'SITEGRID_OPERATOR_EMAIL', reminderIntervalMs: 'SITEGRID_REMINDER_INTERVAL_MS',
-  historianMaxFileBytes: 'SITEGRID_HISTORIAN_MAX_FILE_BYTES', aiConfigFile: 'SITEGRID_AI_CONFIG_FILE', oidc: 'SITEGRID_OIDC_*',
+  historianMaxFileBytes: 'SITEGRID_HISTORIAN_MAX_FILE_BYTES', aiConfigFile: 'SITEGRID_AI_CONFIG_FILE', idempotencyWaitMs: 'SITEGRID_IDEMPOTENCY_WAIT_MS', oidc: 'SITEGRID_OIDC_*',
   publicOriginScheme: 'SITEGRID_PUBLIC_ORIGIN_SCHEME',
+  databaseAppUrl: 'SITEGRID_DATABASE_APP_URL', requestTimeoutMs: 'SITEGRID_REQUEST_TIMEOUT_MS', headersTimeoutMs: 'SITEGRID_HEADERS_TIMEOUT_MS',
+  maxConnections: 'SITEGRID_MAX_CONNECTIONS',
 }
 
 export function settingName(field: string): string {

@@ -7,6 +7,7 @@ import { Type, type Static } from 'typebox'
  */
 export const RawConfigSchema = Type.Object({
   DATABASE_URL: Type.String({ default: 'sqlite:./data/sitegrid.db', pattern: '^(sqlite:|postgres://|postgresql://)', description: '`sqlite:PATH` or `postgres://…`' }),
+  SITEGRID_DATABASE_APP_URL: Type.Optional(Type.String({ pattern: '^(postgres://|postgresql://)', description: 'PostgreSQL: the role `serve` runs as (neither owner nor BYPASSRLS; row-level security applies); DATABASE_URL (the owner) then only migrates, and `sitegrid migrate` grants this role its table rights' })),
   SITEGRID_MODE: Type.Union([Type.Literal('site'), Type.Literal('cloud')], { default: 'site' }),
   SITEGRID_BASE_DOMAIN: Type.String({ default: 'localhost', minLength: 1, pattern: '^[a-z0-9.-]+$' }),
   SITEGRID_SITE_ORG: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'site mode: the organisation served on hosts that are not `{slug}.{base domain}`' })),
@@ -17,9 +18,16 @@ export const RawConfigSchema = Type.Object({
   PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
   SITEGRID_LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
   SITEGRID_BODY_LIMIT_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 104_857_600 }),
+  SITEGRID_REQUEST_TIMEOUT_MS: Type.Integer({ default: 900_000, minimum: 1000, description: 'a request (headers and body) must arrive within this; long for multi-gigabyte historian and tenant uploads' }),
+  SITEGRID_HEADERS_TIMEOUT_MS: Type.Integer({ default: 20_000, minimum: 1000, description: 'the request headers must arrive within this (slow-header clients are cut off)' }),
+  SITEGRID_MAX_CONNECTIONS: Type.Integer({ default: 10_000, minimum: 1, description: 'open client connections per process; further connections are refused by the server' }),
   SITEGRID_RATE_LIMIT_PER_MINUTE: Type.Integer({ default: 1200, minimum: 1 }),
+  SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE: Type.Integer({ default: 60, minimum: 1, description: 'sign-in endpoints (/auth/*): requests per client address per minute and process; 429 `RateLimited` with `Retry-After` above' }),
   SITEGRID_MIGRATE_ON_START: Type.Boolean({ default: true }),
   SITEGRID_SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  SITEGRID_DB_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5_000, minimum: 100, description: 'PostgreSQL: longest wait for a pool connection (or a new one); then the request fails with 503 `ServiceUnavailable`' }),
+  SITEGRID_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'PostgreSQL: the server cancels a statement running longer (`statement_timeout`); historian merges lift it for their own transaction' }),
+  SITEGRID_DB_QUERY_TIMEOUT_MS: Type.Integer({ default: 0, minimum: 0, description: 'PostgreSQL: a query without any answer from the server within this fails (503) and its connection is discarded; catches a silent network (blackhole) that statement_timeout cannot. 0: off. Must exceed the longest statement (historian merges run without a statement timeout)' }),
   SITEGRID_LAST_USED_FLUSH_MS: Type.Integer({ default: 2_000, minimum: 10, maximum: 60_000 }),
   SITEGRID_TRUST_PROXY: Type.Boolean({ default: false }),
   SITEGRID_PIN_SCRYPT_LOG2N: Type.Integer({ default: 15, minimum: 10, maximum: 20, description: 'site PINs: scrypt cost N = 2^this (r=8, p=1); lower only in tests' }),
@@ -34,6 +42,7 @@ export const RawConfigSchema = Type.Object({
   SITEGRID_OPERATOR_EMAIL: Type.Optional(Type.String({ format: 'email', description: 'receives reminders for keys minted with the CLI' })),
   SITEGRID_REMINDER_INTERVAL_MS: Type.Integer({ default: 86_400_000, minimum: 1000, description: 'how often the expiry-reminder job polls (spec 8: every 24 hours)' }),
   SITEGRID_HISTORIAN_MAX_FILE_BYTES: Type.Integer({ default: 2_147_483_648, minimum: 1024, description: 'largest file part of a historian import upload (413 `PayloadTooLarge` above); separate from the JSON body limit' }),
+  SITEGRID_IDEMPOTENCY_WAIT_MS: Type.Integer({ default: 30_000, minimum: 0, maximum: 600_000, description: 'how long a request whose `Idempotency-Key` is still executing elsewhere waits for that answer before 409 `IdempotencyKeyInProgress`' }),
   SITEGRID_AI_CONFIG_FILE: Type.Optional(Type.String({ minLength: 1, description: 'JSON file with the AI providers and tiers (src/modules/ai/config.ts); unset: `POST /api/ai/complete` answers 503 `AiNotConfigured`' })),
   SITEGRID_OIDC_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'cloud mode: the OpenID provider (relying party for bearer tokens and browser sign-in)' })),
   SITEGRID_OIDC_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'the `aud` our access tokens carry' })),
@@ -61,6 +70,8 @@ export interface SmtpConfig {
 export interface Config {
   readonly mode: Mode
   readonly databaseUrl: string
+  /** PostgreSQL: the non-owner role `serve` connects as (row-level security); undefined: DATABASE_URL serves too. */
+  readonly databaseAppUrl: string | undefined
   readonly baseDomain: string
   readonly siteOrgSlug: string | undefined
   /** The API-key verifier secret; `undefined` only for commands that never verify or mint keys. */
@@ -72,8 +83,16 @@ export interface Config {
   readonly logLevel: string
   readonly bodyLimitBytes: number
   readonly rateLimitPerMinute: number
+  /** Requests per client address per minute to the sign-in endpoints (/auth/*). */
+  readonly authRateLimitPerMinute: number
+  /** HTTP server limits (API4): whole request, headers alone, open connections. */
+  readonly requestTimeoutMs: number
+  readonly headersTimeoutMs: number
+  readonly maxConnections: number
   readonly migrateOnStart: boolean
   readonly shutdownGraceMs: number
+  /** PostgreSQL timeouts (0 query timeout: off); see README § Configuration. */
+  readonly database: { readonly connectTimeoutMs: number; readonly statementTimeoutMs: number; readonly queryTimeoutMs: number }
   readonly lastUsedFlushMs: number
   readonly trustProxy: boolean
   /** Site PINs are hashed with scrypt N = 2^pinScryptLog2N; stored hashes keep their own cost. */
@@ -84,6 +103,8 @@ export interface Config {
   readonly reminderIntervalMs: number
   /** Largest file part of a historian import upload (multipart), apart from the JSON body limit. */
   readonly historianMaxFileBytes: number
+  /** A request whose Idempotency-Key is still executing waits at most this long for its answer (then 409). */
+  readonly idempotencyWaitMs: number
   /** Path of the AI configuration JSON; undefined switches AI completion off. */
   readonly aiConfigFile: string | undefined
   /** Looks up an environment variable named by the AI configuration (`apiKey: { env }`); a function, so it never prints. */

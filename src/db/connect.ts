@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type Driver } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.ts'
+import { currentScope } from './tenant-scope.ts'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -32,6 +33,10 @@ export interface ConnectOptions {
   poolSize?: number
   /** Fail a query that waits longer than this for a connection or a statement (PostgreSQL). */
   statementTimeoutMs?: number
+  /** PostgreSQL: longest wait for a pool connection or a new connection (default: statementTimeoutMs, else 5 s). */
+  connectTimeoutMs?: number
+  /** PostgreSQL: a query the server does not answer within this fails and its connection is discarded (0: off). */
+  queryTimeoutMs?: number
 }
 
 export async function connectDatabase(url: string, options: ConnectOptions = {}): Promise<DatabaseHandle> {
@@ -94,11 +99,12 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
     connectionString: url,
     max: options.poolSize ?? 10,
     types,
-    connectionTimeoutMillis: options.statementTimeoutMs ?? 5_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? options.statementTimeoutMs ?? 5_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
   })
   pool.on('error', () => {}) // idle-client errors surface on the next query; never crash the process
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new TenantScopedPostgresDialect({ pool: discardingBrokenClients(pool) }) })
   const listener = createListener(url, types)
   await listener.start()
   let local = 0
@@ -113,6 +119,85 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
       await listener.stop()
       await db.destroy()
     },
+  }
+}
+
+/**
+ * A client whose query timed out (no answer from the server: the query is still pending on it) or whose connection
+ * failed must not go back to the pool, or every later request would queue behind it. pg-pool destroys a client
+ * released with an error; Kysely releases without one, so the release is wrapped.
+ */
+function discardingBrokenClients(pool: pg.Pool): { connect(): Promise<pg.PoolClient>; end(): Promise<void> } {
+  const broken = new WeakSet<pg.PoolClient>()
+  const watched = new WeakSet<pg.PoolClient>()
+  return {
+    async connect() {
+      const client = await pool.connect()
+      if (!watched.has(client)) {
+        watched.add(client)
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown
+        client.on('error', () => broken.add(client))
+        client.query = ((...args: unknown[]) => {
+          const result = query(...args)
+          if (result instanceof Promise) result.catch((err: unknown) => { if (isConnectionFault(err)) broken.add(client) })
+          return result
+        }) as typeof client.query
+      }
+      const release = client.release.bind(client)
+      client.release = (err?: Error | boolean) => release(err ?? (broken.has(client) ? true : undefined))
+      return client
+    },
+    end: () => pool.end(),
+  }
+}
+
+/** Errors after which a connection cannot be trusted with another query. */
+export function isConnectionFault(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: string; message?: string }
+  return ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'].includes(code ?? '')
+    || /Query read timeout|Connection terminated|timeout exceeded when trying to connect/i.test(message ?? '')
+}
+
+/**
+ * Row-level security (migration 1200): every connection a query or transaction acquires carries the tenant
+ * scope of the async context that acquired it (tenant-scope.ts) in its session setting `sitegrid.org_id`; no
+ * scope is '' and shows no tenant rows. The setting is session-wide (`set_config(…, false)`), so it is written
+ * only when the connection last carried another scope: one extra round trip per change, none per query.
+ * A transaction keeps the scope of its start (its connection is acquired once).
+ */
+class TenantScopedPostgresDialect extends PostgresDialect {
+  override createDriver(): Driver {
+    return tenantScopedDriver(super.createDriver())
+  }
+}
+
+function tenantScopedDriver(inner: Driver): Driver {
+  const applied = new WeakMap<DatabaseConnection, string>()
+  return {
+    init: () => inner.init(),
+    async acquireConnection() {
+      const connection = await inner.acquireConnection()
+      const scope = currentScope()
+      if (applied.get(connection) !== scope) {
+        try {
+          applied.delete(connection)
+          await connection.executeQuery(CompiledQuery.raw(`select set_config('sitegrid.org_id', $1, false)`, [scope]))
+        } catch (err) {
+          await inner.releaseConnection(connection)
+          throw err
+        }
+        applied.set(connection, scope)
+      }
+      return connection
+    },
+    beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
+    commitTransaction: (connection) => inner.commitTransaction(connection),
+    rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
+    savepoint: inner.savepoint ? (...args) => inner.savepoint!(...args) : undefined,
+    rollbackToSavepoint: inner.rollbackToSavepoint ? (...args) => inner.rollbackToSavepoint!(...args) : undefined,
+    releaseSavepoint: inner.releaseSavepoint ? (...args) => inner.releaseSavepoint!(...args) : undefined,
+    releaseConnection: (connection) => inner.releaseConnection(connection),
+    destroy: () => inner.destroy(),
   }
 }
 

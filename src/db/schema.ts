@@ -83,6 +83,18 @@ export interface PlatformAdminsTable {
   added_at: number
 }
 
+/** Audit records of platform-level changes (no organisation): migration 1500. */
+export interface PlatformAuditTable {
+  id: string
+  at: number
+  actor_kind: string
+  actor_id: string
+  action: string
+  target: string
+  /** JSON */
+  detail: string
+}
+
 export interface SessionsTable {
   org_id: string
   /** SHA-256 of the cookie value: a database read does not yield a usable cookie. */
@@ -436,6 +448,7 @@ export interface Database {
   site_sign_in_failures: SiteSignInFailuresTable
   memberships: MembershipsTable
   platform_admins: PlatformAdminsTable
+  platform_audit: PlatformAuditTable
   sessions: SessionsTable
   pending_logins: PendingLoginsTable
 }

@@ -18,6 +18,8 @@ export const catalog = {
   UnprocessableEntity: { status: 422, title: 'Unprocessable entity', doc: 'The body is well-formed but refers to something that does not exist or cannot be used.' },
   RateLimited: { status: 429, title: 'Too many requests', doc: 'The per-credential request rate was exceeded. `Retry-After` says when to try again.' },
   PackageInvalid: { status: 422, title: 'The tenant package is not valid', doc: 'The package is truncated, tampered with (a count or checksum does not match), of an unknown newer format version, or of another organisation. `reason` says which; nothing was changed.' },
+  IdempotencyKeyReused: { status: 422, title: 'The idempotency key was used for another request', doc: 'This organisation already used the `Idempotency-Key` within the last 24 hours for a request with another method, path or body. Send a new key for a new request; the earlier answer is unchanged.' },
+  IdempotencyKeyInProgress: { status: 409, title: 'A request with this idempotency key is still executing', doc: 'Another request with the same `Idempotency-Key` (and the same body) is still executing and did not finish within `SITEGRID_IDEMPOTENCY_WAIT_MS`. Retry after `Retry-After` seconds to receive its answer.' },
   InternalError: { status: 500, title: 'Internal error', doc: 'An unexpected failure. Nothing about its cause is returned; the request id in `instance` finds it in the log.' },
   ServiceUnavailable: { status: 503, title: 'Service unavailable', doc: 'The server is shutting down or a dependency (the database) is not reachable. Retry later.' },
   AiNotConfigured: { status: 503, title: 'AI completion is not configured', doc: 'This server has no AI configuration (`SITEGRID_AI_CONFIG_FILE` is not set), so `POST /api/ai/complete` is switched off.' },
@@ -34,6 +36,7 @@ export const catalog = {
   HistorianFormatUndetected: { status: 422, title: 'The historian export layout was not recognised', doc: '`format=auto` found no known layout in the first lines of `trend_csv`; the detail lists the candidates. Choose `format` explicitly. Nothing is stored.' },
   HistorianCsvInvalid: { status: 422, title: 'The historian file is not readable CSV', doc: 'A part (`trend_csv` or `mapping_csv`) is not CSV that can be read: UTF-16, an unterminated quote, a row over the size cap. `errors` names the part and the line. Nothing is stored.' },
   HistorianMappingInvalid: { status: 422, title: 'The tag mapping is not valid', doc: '`mapping_csv` (`historian_tag,instance_id,tag_key[,unit][,scale]`) has problems: a missing column, an empty cell, a bad scale, a tag mapped twice, or an instance that does not exist in the site. `errors` lists each problem with its line. Nothing is stored.' },
+  ConsoleNotBuilt: { status: 503, title: 'The web console is not built', doc: 'The server has no console build to serve (web/dist/console is missing). Run `npm run build:console` (`npm ci`, `npm start` and `npm test` run it). The API works without it.' },
 } as const satisfies Record<string, { status: number; title: string; doc: string }>
 
 export type ErrorCode = keyof typeof catalog

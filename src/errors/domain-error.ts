@@ -43,7 +43,9 @@ export class Forbidden extends DomainError<'Forbidden'> {
   constructor(detail = 'Your role does not allow this operation.') { super('Forbidden', detail) }
 }
 
+/** The uniform 401's detail: the same whatever went wrong with the credential. */
+export const UNAUTHORIZED_DETAIL = 'A valid credential is required.'
+
 export class Unauthorized extends DomainError<'Unauthorized'> {
-  // The uniform 401: the same detail whatever went wrong with the credential.
-  constructor() { super('Unauthorized', 'A valid credential is required.') }
+  constructor() { super('Unauthorized', UNAUTHORIZED_DETAIL) }
 }

@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiKeyValidator } from '../auth/api-key-validator.ts'
 import { roleAtLeast, type Principal, type Role } from '../auth/principal.ts'
 import type { Config } from '../config/schema.ts'
-import { DomainError, Forbidden, Unauthorized } from '../errors/domain-error.ts'
+import { runInRequestScope } from '../db/tenant-scope.ts'
+import { Forbidden, UNAUTHORIZED_DETAIL } from '../errors/domain-error.ts'
+import { sendProblem } from './problem.ts'
 import type { Org } from '../modules/orgs/service.ts'
 import type { createRateLimiter } from './rate-limit.ts'
 import type { Tenancy } from './tenancy.ts'
@@ -17,9 +19,19 @@ import type { Tenancy } from './tenancy.ts'
  */
 export type Policy = 'public' | 'member' | 'admin' | 'owner' | 'platformAdmin' | 'orgAdmin'
 
+/** One registered route and its declared policy (`app.routeTable`, for the hardening tests and audits). */
+export interface RouteEntry {
+  method: string
+  url: string
+  policy: Policy | undefined
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     policy?: Policy
+  }
+  interface FastifyInstance {
+    routeTable: RouteEntry[]
   }
   interface FastifyRequest {
     principal: Principal
@@ -40,6 +52,8 @@ export interface AuthDeps {
   bearerValidators: BearerValidator[]
   peekIssuer: (token: string) => string | undefined
   rateLimiter: ReturnType<typeof createRateLimiter>
+  /** The sign-in endpoints (/auth/*, public): per client address, so that PINs and sign-ins cannot be hammered. */
+  authRateLimiter?: ReturnType<typeof createRateLimiter>
 }
 
 export function satisfiesPolicy(principal: Principal, policy: Exclude<Policy, 'public'>): boolean {
@@ -54,24 +68,39 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('principal', null as unknown as Principal)
   app.decorateRequest('org', null as unknown as Org)
 
+  const routeTable: RouteEntry[] = []
+  app.decorate('routeTable', routeTable)
   app.addHook('onRoute', (route) => {
     if (!route.config?.policy) {
       throw new TypeError(`route ${String(route.method)} ${route.url} declares no policy (config.policy); routes are closed by default`)
     }
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, policy: route.config?.policy })
   })
+
+  // Row-level security (db/tenant-scope.ts): every request runs in a scope cell of its own, empty (no tenant rows)
+  // until the tenancy layer resolves the host. Callback style, so that the hooks and handler after it run inside.
+  app.addHook('onRequest', (_request, _reply, done) => { runInRequestScope(done) })
 
   app.addHook('onRequest', async (request, reply) => {
     const policy = request.routeOptions.config.policy
+    if (deps.authRateLimiter && request.routeOptions.url?.startsWith('/auth/')) {
+      const wait = deps.authRateLimiter.hit(`ip:${request.ip}`)
+      if (wait > 0) {
+        reply.header('retry-after', String(wait))
+        return sendProblem(reply, request, 'RateLimited', 'Too many sign-in requests from this address; see Retry-After.')
+      }
+    }
     if (policy === undefined || policy === 'public') return // undefined: the not-found handler
     const retryAfter = deps.rateLimiter.hit(rateBucket(request))
     if (retryAfter > 0) {
       reply.header('retry-after', String(retryAfter))
-      throw new DomainError('RateLimited', 'Too many requests for this credential; see Retry-After.')
+      return sendProblem(reply, request, 'RateLimited', 'Too many requests for this credential; see Retry-After.')
     }
     const org = await deps.tenancy.resolve(request.hostname)
     const principal = org && await authenticate(request, org, deps)
     // Spec 5 rule 3 and 1 (tenancy): one uniform 401 whatever failed, including a credential of another org.
-    if (!org || !principal || principal.orgId !== org.id) throw new Unauthorized()
+    // Answered here rather than thrown: no Error (stack capture) and no error-handler round on the hottest refusal.
+    if (!org || !principal || principal.orgId !== org.id) return sendProblem(reply, request, 'Unauthorized', UNAUTHORIZED_DETAIL)
     request.org = org
     request.principal = principal
     if (!satisfiesPolicy(principal, policy)) throw new Forbidden()

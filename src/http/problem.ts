@@ -60,10 +60,14 @@ function fieldProblems(err: FastifyError & { validation?: AjvError[]; validation
     if (!messages.includes(message)) messages.push(message)
     byPointer.set(pointer, messages)
   }
-  // A nullable field (anyOf [T, null]) fails every branch: name the rule of T, not "must be null" and "anyOf".
-  return [...byPointer].map(([pointer, messages]) => {
-    const specific = messages.filter((m) => m !== 'must be null' && m !== 'must match a schema in anyOf')
-    return { in: where, pointer, message: (specific.length ? specific : messages).join('; ') }
+  // A nullable field (anyOf [T, null]) fails every branch: name the rule of T, not "must be null" and "anyOf",
+  // also when T's rule is broken below it (`{ "unknown": 1 }` for a nullable object names `/unknown` only).
+  const isBranchNoise = (m: string) => m === 'must be null' || m === 'must match a schema in anyOf'
+  const pointers = [...byPointer.keys()]
+  return [...byPointer].flatMap(([pointer, messages]) => {
+    const specific = messages.filter((m) => !isBranchNoise(m))
+    if (specific.length === 0 && pointers.some((p) => p.startsWith(`${pointer}/`))) return []
+    return [{ in: where, pointer, message: (specific.length ? specific : messages).join('; ') }]
   })
 }
 
@@ -75,8 +79,32 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'MalformedBody',
 }
 
+/** The longest path parameter the router matches (find-my-way's default, 100, is below the ids' own maxLength). */
+export const MAX_PARAM_LENGTH = 1000
+
+/**
+ * Fastify's `frameworkErrors`: a path the router cannot read (bad percent-encoding) or a path parameter over
+ * MAX_PARAM_LENGTH answers a 400 problem like any other invalid parameter, not Fastify's own JSON (a 414 that
+ * echoes the path).
+ */
+export function frameworkErrorProblem(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `must NOT have more than ${MAX_PARAM_LENGTH} characters` : 'is not a valid URL component'
+  return sendProblem(reply, request, 'ValidationFailed', `A path parameter ${message}.`, { errors: [{ in: 'params', pointer: '', message }] })
+}
+
+// @fastify/multipart's limit errors (413): which limit was passed.
+const MULTIPART_LIMITS: Record<string, string> = { FST_PARTS_LIMIT: 'parts', FST_FILES_LIMIT: 'files', FST_FIELDS_LIMIT: 'fields' }
+
 /** The one place where any error becomes an RFC 9457 answer. No stack, SQL or secret reaches the body. */
 export function installProblemHandlers(app: FastifyInstance): void {
+  // A route that validates its path, query or body can answer 400 ValidationFailed: documented on every such
+  // route, also where its own list of problem statuses forgot it (the fuzzing suite holds answers to the document).
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { params?: unknown; querystring?: unknown; body?: unknown; response?: Record<string, unknown> } | undefined
+    if (!schema?.response || !(schema.params || schema.querystring || schema.body) || schema.response['400'] !== undefined) return
+    schema.response = { ...schema.response, ...problemResponses(400) }
+  })
+
   app.setErrorHandler((error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
     if (error instanceof DomainError) {
       return sendProblem(reply, request, error.code, error.message, { errors: error.errors, extensions: error.extensions })
@@ -86,6 +114,11 @@ export function installProblemHandlers(app: FastifyInstance): void {
       const summary = errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')
       return sendProblem(reply, request, 'ValidationFailed', `The ${errors[0]?.in ?? 'request'} is not valid: ${summary}`, { errors })
     }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return sendProblem(reply, request, 'PayloadTooLarge', `The body exceeds the limit of ${request.routeOptions.bodyLimit ?? 'configured'} bytes (SITEGRID_BODY_LIMIT_BYTES).`)
+    }
+    const multipartLimit = error.code ? MULTIPART_LIMITS[error.code] : undefined
+    if (multipartLimit) return sendProblem(reply, request, 'PayloadTooLarge', `The multipart body has more ${multipartLimit} than this route accepts (its OpenAPI description lists them).`)
     const mapped = error.code ? FASTIFY_CODES[error.code] : undefined
     if (mapped) return sendProblem(reply, request, mapped, catalog[mapped].doc)
     if (error instanceof SyntaxError || (error.statusCode === 400 && error.code?.startsWith('FST_ERR_CTP'))) {
@@ -123,5 +156,5 @@ export function installProblemHandlers(app: FastifyInstance): void {
 
 function isDatabaseUnavailable(error: { code?: string; message?: string }): boolean {
   return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300', 'SQLITE_BUSY'].includes(error.code ?? '')
-    || /timeout exceeded when trying to connect|Connection terminated/i.test(error.message ?? '')
+    || /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(error.message ?? '')
 }

@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
+import { enterRequestOrgScope, withSystemScope } from '../db/tenant-scope.ts'
 import type { DomainsService } from '../modules/orgs/domains-service.ts'
 import type { Org, OrgsService } from '../modules/orgs/service.ts'
 
@@ -65,17 +66,26 @@ export function createTenancy(deps: { config: Config; orgs: OrgsService; handle:
     return all.length === 1 ? all[0] : undefined
   }
 
+  async function resolveHost(host: string): Promise<Org | undefined> {
+    if (host.endsWith(suffix)) {
+      const slug = host.slice(0, -suffix.length)
+      if (!slug.includes('.')) return lookup(slug)
+    }
+    const bound = domains && host.length <= MAX_HOST_LENGTH ? await lookupHost(host) : UNBOUND
+    if (bound !== UNBOUND) return bound.org // a disabled binding is an unknown host, in site mode too
+    return config.mode === 'site' ? siteOrg() : undefined
+  }
+
   return {
-    /** The organisation a host serves, or undefined for an unknown host. */
+    /**
+     * The organisation a host serves, or undefined for an unknown host. Row-level security: the lookup crosses
+     * organisations (a host or slug names any of them), so it runs in the system scope; the request that asked
+     * then runs in the organisation's scope (db/tenant-scope.ts), whether its route is public or not.
+     */
     async resolve(hostname: string): Promise<Org | undefined> {
-      const host = hostname.toLowerCase()
-      if (host.endsWith(suffix)) {
-        const slug = host.slice(0, -suffix.length)
-        if (!slug.includes('.')) return lookup(slug)
-      }
-      const bound = domains && host.length <= MAX_HOST_LENGTH ? await lookupHost(host) : UNBOUND
-      if (bound !== UNBOUND) return bound.org // a disabled binding is an unknown host, in site mode too
-      return config.mode === 'site' ? siteOrg() : undefined
+      const org = await withSystemScope(() => resolveHost(hostname.toLowerCase()))
+      if (org) enterRequestOrgScope(org.id)
+      return org
     },
   }
 }

@@ -1,4 +1,5 @@
 import type { DatabaseHandle } from '../db/connect.ts'
+import { withSystemScope } from '../db/tenant-scope.ts'
 import { markKeysUsed } from '../modules/api-keys/store.ts'
 
 /**
@@ -14,7 +15,8 @@ export function createLastUsedTracker(deps: { handle: DatabaseHandle; flushMs: n
     if (pending.size === 0) return
     const batch = [...pending.values()]
     pending = new Map()
-    flushing = deps.handle.db.transaction().execute((trx) => markKeysUsed(trx, batch))
+    // Row-level security: one batch holds the uses of every organisation (each update names its org_id).
+    flushing = withSystemScope(() => deps.handle.db.transaction().execute((trx) => markKeysUsed(trx, batch)))
       .catch(deps.onError)
       .finally(() => { flushing = undefined })
     return flushing

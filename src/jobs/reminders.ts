@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../clock.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
+import { withSystemScope } from '../db/tenant-scope.ts'
 import { createSmtpSender } from '../modules/reminders/mail.ts'
 import { createReminderService, type CreatorDirectory } from '../modules/reminders/service.ts'
 
@@ -20,7 +21,8 @@ export function startReminderJob(service: ReturnType<typeof createReminderServic
   let running: Promise<unknown> | undefined
   const tick = () => {
     if (running) return
-    running = service.runOnce()
+    // Row-level security: the poll looks at the expiring keys of every organisation.
+    running = withSystemScope(() => service.runOnce())
       .then((summary) => log.info({ job: 'reminders', ...summary }, 'reminder poll done'))
       .catch((err: unknown) => log.error({ err, job: 'reminders' }, 'reminder poll failed'))
       .finally(() => { running = undefined })

@@ -20,8 +20,8 @@ export interface Server {
 }
 
 /** Starts `sitegrid serve` as a real process and waits until /healthz answers. */
-export async function startServer(options: { cwd: string; env: Record<string, string> }): Promise<Server> {
-  const port = await freePort()
+export async function startServer(options: { cwd: string; env: Record<string, string>; port?: number }): Promise<Server> {
+  const port = options.port ?? await freePort()
   const child = spawn(BIN, ['serve'], { cwd: options.cwd, env: { PATH: process.env.PATH, ...options.env, PORT: String(port), HOST: '127.0.0.1' } })
   let output = ''
   child.stdout?.on('data', (d) => { output += String(d) })

@@ -58,7 +58,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       tags: TAGS, summary: 'Renew the session without the PIN', security: [],
       description: 'Policy: public (the refresh token is the credential). Each refresh token works once; the answer carries a new one. Presenting a used token again revokes every token of that sign-in (reuse detection). A PIN change or a removed user ends the session. Failures: the uniform 401.',
       body: RefreshBody,
-      response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415) },
+      response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 429) },
     },
   }, async (request, reply) => {
     const org = await tenancy.resolve(request.hostname)
@@ -72,7 +72,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       tags: TAGS, summary: 'End the session', security: [],
       description: 'Policy: public (the refresh token is the credential). Revokes every refresh token of the sign-in; access tokens already issued run out within 15 minutes. 204 whether or not the token was known.',
       body: RefreshBody,
-      response: { 204: { type: 'null', description: 'Signed out.' }, ...problemResponses(400, 413, 415) },
+      response: { 204: { type: 'null', description: 'Signed out.' }, ...problemResponses(400, 413, 415, 429) },
     },
   }, async (request, reply) => {
     const org = await tenancy.resolve(request.hostname)

@@ -14,6 +14,7 @@ import * as tenantTransfer from './1100-tenant-transfer.ts'
 import * as rowLevelSecurity from './1200-row-level-security.ts'
 import * as idempotency from './1300-idempotency.ts'
 import * as keyCreatorAccount from './1400-key-creator-account.ts'
+import * as platformAudit from './1500-platform-audit.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '1200-row-level-security': rowLevelSecurity,
   '1300-idempotency': idempotency,
   '1400-key-creator-account': keyCreatorAccount,
+  '1500-platform-audit': platformAudit,
 }

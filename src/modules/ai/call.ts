@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { AiProviderError, AiProviderTimeout, AiProviderUnavailable, isAiError } from './errors.ts'
 import { backoffMs, isRetryableStatus } from './retry.ts'
 import type { RetryPolicy } from './retry.ts'
+import { OutboundAddressRefused } from '../../http/outbound-fetch.ts'
 import { startWatchdog } from './watchdog.ts'
 import type { Watchdog } from './watchdog.ts'
 import { MalformedAnswer } from './wire.ts'
@@ -9,6 +10,7 @@ import { MalformedAnswer } from './wire.ts'
 /** Pino-compatible; only retries are logged, with the status and the delay, never a header. */
 export interface AiLogger {
   debug(details: Record<string, unknown>, message: string): void
+  warn?(details: Record<string, unknown>, message: string): void
 }
 
 /** The provider answered with a non-2xx status. `body` is scrubbed of the key and cut short; it is a debug cause. */
@@ -71,6 +73,8 @@ export function toAiError(error: unknown, call: Call): unknown {
     return new AiProviderError(provider, { cause: error })
   }
   if (error instanceof MalformedAnswer) return new AiProviderError(provider, { cause: error })
+  // SSRF guard: the provider's name resolved to an address the configuration does not allow (never retried).
+  if (error instanceof OutboundAddressRefused) return new AiProviderError(provider, { cause: error })
   if (isNetworkError(error)) return new AiProviderUnavailable(provider, { cause: error })
   return error
 }

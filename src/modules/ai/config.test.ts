@@ -59,7 +59,7 @@ describe('ai configuration', () => {
 
   it('omitted provider settings take the defaults: 60 s timeout, 2 retries, not trusted', () => {
     const config = validateAiConfig(withChange((c) => { c.providers[1] = { name: 'openai', baseUrl: 'https://api.openai.com/v1' } }), { env: {} })
-    assert.deepEqual({ ...config.providers[1] }, { name: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: undefined, timeoutMs: 60_000, maxRetries: 2, trusted: false })
+    assert.deepEqual({ ...config.providers[1] }, { name: 'openai', baseUrl: 'https://api.openai.com/v1', apiKey: undefined, timeoutMs: 60_000, maxRetries: 2, trusted: false, allowPrivateNetwork: false })
   })
 
   it('a resolved key prints as [redacted] in JSON, String and inspect', () => {

@@ -75,6 +75,11 @@ export interface AiProviderConfig {
   /** Retries after the first attempt (0 = one attempt). */
   readonly maxRetries: number
   readonly trusted: boolean
+  /**
+   * Calls may reach loopback, private, link-local or metadata addresses (also as DNS answers). Absent: false, and
+   * the service's outbound guard refuses them at connect time (http/outbound-fetch.ts).
+   */
+  readonly allowPrivateNetwork?: boolean
 }
 
 export interface AiTierConfig {
@@ -184,6 +189,7 @@ function readProvider(item: unknown, at: string, problems: Problems, sources: Ai
     timeoutMs: readInteger(record, 'timeoutMs', at, problems, { min: 1, max: 600_000, fallback: AI_CONFIG_DEFAULTS.timeoutMs }),
     maxRetries: readInteger(record, 'maxRetries', at, problems, { min: 0, max: 10, fallback: AI_CONFIG_DEFAULTS.maxRetries }),
     trusted,
+    allowPrivateNetwork,
   }
 }
 

@@ -1,6 +1,7 @@
 import type { OrgId } from '../../ids.ts'
 import type { AlarmsService } from '../alarms/service.ts'
 import type { ControllersService } from '../controllers/service.ts'
+import type { ElectricalService } from '../electrical/service.ts'
 import type { SitesService } from '../sites/service.ts'
 import type { Grounding } from './schemas.ts'
 
@@ -8,12 +9,18 @@ import type { Grounding } from './schemas.ts'
 const MAX_SUMMARY_CHARS = 6_000
 const MAX_CONTROLLERS = 50
 const MAX_ALARMS = 25
+/** The network part: nodes named in the prompt listed at most, neighbours per node, supplies and unsupplied islands. */
+const MAX_NAMED_NODES = 10
+const MAX_NEIGHBOURS = 8
+const MAX_LISTED_IDS = 20
+const MAX_NETWORK_CHARS = 2_500
 
 /** Where a summary comes from: each area's own service, so exactly what the caller may read through the API. */
 export interface GroundingSources {
   readonly sites: Pick<SitesService, 'require' | 'dependents'>
   readonly controllers?: Pick<ControllersService, 'summary'>
   readonly alarms?: Pick<AlarmsService, 'list'>
+  readonly electrical?: Pick<ElectricalService, 'getNetwork' | 'islands' | 'loops'>
 }
 
 type AlarmListQuery = Parameters<AlarmsService['list']>[2]
@@ -33,9 +40,10 @@ function listLines<T>(title: string, items: readonly T[], max: number, line: (it
 /**
  * A compact summary of a site of the caller's organisation for the system prompt: the site, its controllers
  * (name, platform, protocol, address, CIP path, edge), its active alarms (priority, condition, message), and the
- * number of rows every site-scoped area keeps under it. Absent or foreign site: the uniform NotFound.
+ * electrical network (nodes by type, supplies, islands, loops, and the nodes the prompt names), and the number of
+ * rows every site-scoped area keeps under it. Absent or foreign site: the uniform NotFound.
  */
-export async function summariseSite(sources: GroundingSources, orgId: OrgId, code: string): Promise<SiteContext> {
+export async function summariseSite(sources: GroundingSources, orgId: OrgId, code: string, prompt = ''): Promise<SiteContext> {
   const site = await sources.sites.require(orgId, code)
   const included = ['site']
   const lines = [
@@ -57,6 +65,12 @@ export async function summariseSite(sources: GroundingSources, orgId: OrgId, cod
     lines.push(...listLines('Active alarms, newest change first', page.items, MAX_ALARMS, (a) =>
       `[${a.priority}] ${a.condition} on ${a.instanceId} (${a.state}, raised ${a.raisedAt})${a.message ? `: ${a.message}` : ''}`, page.nextCursor !== null))
   }
+  if (sources.electrical) {
+    let network = (await summariseNetwork(sources.electrical, orgId, code, prompt)).join('\n')
+    if (network.length > MAX_NETWORK_CHARS) network = `${network.slice(0, MAX_NETWORK_CHARS)}\n[network summary cut]`
+    included.push('electricalNetwork')
+    lines.push(network)
+  }
   const counts = await sources.sites.dependents(orgId, code)
   const countText = Object.entries(counts).map(([area, count]) => `${area} ${count}`).join(', ')
   if (countText !== '') {
@@ -66,4 +80,63 @@ export async function summariseSite(sources: GroundingSources, orgId: OrgId, cod
   let text = `Context from sitegrid about the site the question concerns:\n${lines.join('\n')}`
   if (text.length > MAX_SUMMARY_CHARS) text = `${text.slice(0, MAX_SUMMARY_CHARS)}\n[summary cut]`
   return { text, grounding: { siteId: site.code, included } }
+}
+
+const idList = (ids: readonly string[]): string =>
+  `${ids.slice(0, MAX_LISTED_IDS).join(', ')}${ids.length > MAX_LISTED_IDS ? `, … ${ids.length - MAX_LISTED_IDS} more` : ''}`
+
+const WORD_CHAR = /[\p{L}\p{N}_-]/u
+
+/** Where the prompt first names the node by id or name as a whole word ("TX-1" is not in "TX-12"); -1: nowhere. */
+function mentionAt(prompt: string, ...names: Array<string | null | undefined>): number {
+  const text = prompt.toLowerCase()
+  let first = -1
+  for (const name of names) {
+    if (!name || name.length < 2) continue
+    const wanted = name.toLowerCase()
+    for (let at = text.indexOf(wanted); at >= 0; at = text.indexOf(wanted, at + 1)) {
+      const before = text[at - 1]
+      const after = text[at + wanted.length]
+      if ((before === undefined || !WORD_CHAR.test(before)) && (after === undefined || !WORD_CHAR.test(after))) {
+        if (first < 0 || at < first) first = at
+        break
+      }
+    }
+  }
+  return first
+}
+
+/** Node count by type, supplies, islands, loops, and the nodes named in the prompt with their neighbours. */
+async function summariseNetwork(electrical: NonNullable<GroundingSources['electrical']>, orgId: OrgId, code: string, prompt: string): Promise<string[]> {
+  const network = await electrical.getNetwork(orgId, code)
+  if (network.nodeCount === 0) return ['Electrical network: no nodes recorded.']
+  const [islands, loops] = await Promise.all([electrical.islands(orgId, code), electrical.loops(orgId, code, 0)])
+  const byType = new Map<string, number>()
+  for (const node of network.nodes) byType.set(node.nodeTypeName, (byType.get(node.nodeTypeName) ?? 0) + 1)
+  const supplies = islands.islands.flatMap((i) => i.supplyIds)
+  const unsupplied = islands.islands.filter((i) => !i.hasSupply)
+  const lines = [
+    `Electrical network: ${network.nodeCount} nodes (${[...byType].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([type, n]) => `${type} ${n}`).join(', ')}), ${network.edgeCount} edges.`,
+    `Supplies (${supplies.length}): ${supplies.length === 0 ? 'none' : idList(supplies)}.`,
+    `Islands: ${islands.islandCount}, of which ${islands.unsuppliedIslandCount} without a supply${unsupplied.length === 0 ? '' : ` (nodes ${idList(unsupplied.flatMap((i) => i.nodeIds))})`}.`,
+    `Loops: ${loops.loopCount} independent (${loops.isRadial ? 'radial' : 'meshed'}).`,
+  ]
+  // In the order the prompt names them: the first mentioned are the ones kept when there are too many.
+  const named = network.nodes.map((node) => ({ node, at: mentionAt(prompt, node.id, node.name) }))
+    .filter((m) => m.at >= 0).sort((a, b) => a.at - b.at).map((m) => m.node).slice(0, MAX_NAMED_NODES + 1)
+  if (named.length === 0) return lines
+  const supplied = new Map(islands.islands.flatMap((i) => i.nodeIds.map((id) => [id, i.hasSupply] as const)))
+  lines.push(`Nodes named in the question (${named.length > MAX_NAMED_NODES ? `first ${MAX_NAMED_NODES}` : named.length}):`)
+  for (const node of named.slice(0, MAX_NAMED_NODES)) {
+    const neighbours = network.edges.filter((e) => e.sourceId === node.id || e.targetId === node.id)
+      .map((e) => `${e.sourceId === node.id ? e.targetId : e.sourceId} (${e.edgeTypeName})`)
+    const ratings = [
+      node.ratedVoltageV == null ? '' : `${node.ratedVoltageV} V`, node.ratedCurrentA == null ? '' : `${node.ratedCurrentA} A`,
+      node.ratedPowerKw == null ? '' : `${node.ratedPowerKw} kW`, node.protectionCurve == null ? '' : `protection ${node.protectionCurve}`,
+    ].filter((r) => r !== '')
+    lines.push(`- ${node.id}${node.name ? ` "${node.name}"` : ''}: ${node.nodeTypeName}${ratings.length ? `, ${ratings.join(', ')}` : ''}` +
+      `, ${supplied.get(node.id) === true ? 'supplied' : 'NOT supplied'}` +
+      `, connects to ${neighbours.length === 0 ? 'nothing' : `${neighbours.slice(0, MAX_NEIGHBOURS).join(', ')}${neighbours.length > MAX_NEIGHBOURS ? `, … ${neighbours.length - MAX_NEIGHBOURS} more` : ''}`}.`)
+  }
+  return lines
 }

@@ -15,7 +15,7 @@ const COMPLETE_NOTE = [
   'Prompts bound for a provider that is not `trusted` are redacted first (IP addresses, CIP routes, `csk_` keys, PIN-like digit runs); `redactions` counts them.',
   '`stream: true` answers `text/event-stream`: `event: delta` `{text}` as the model writes, then `event: done` (model, tier, finishReason, usage, redactions, grounding) or `event: error` `{code, status, message}`. A failure before the first event is an ordinary problem response.',
   'Provider failures: 502 `AiProviderError`, 503 `AiProviderUnavailable` (with `Retry-After` when known), 504 `AiProviderTimeout`; the provider\'s own text is never returned. 503 `AiNotConfigured` when the server has no AI configuration.',
-  'Prompts and completions are not logged and not stored; only the token usage is.',
+  'Prompts and completions are not logged and not stored; only the token usage is. The one exception is asked for by the client: with `Idempotency-Key` (not with `stream: true`), the answer is kept sealed for 24 hours so that a retry replays it instead of asking the model again.',
 ].join(' ')
 
 /** Retry-After for limits and provider back-off; the provider's detail (`cause`) goes to the debug log only. */
@@ -34,7 +34,8 @@ function beforeProblem(reply: FastifyReply, log: FastifyBaseLogger, error: unkno
 
 export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app, { ai }) => {
   app.post('/complete', {
-    config: { policy: 'member' },
+    // A stream is written as it arrives and cannot be replayed, so a key with `stream: true` is refused.
+    config: { policy: 'member', idempotent: { refuse: (body) => ((body as { stream?: unknown } | undefined)?.stream === true ? 'cannot be used with `stream: true` (a stream cannot be replayed)' : undefined) } },
     schema: {
       tags: ['AI'], summary: 'Ask a language model',
       description: `Spec 4.4. \`tier\` picks a configured class of model, \`model\` one from the allow-list, neither: the default tier. \`siteId\` grounds the answer in that site (see \`grounding\`). ${COMPLETE_NOTE}`,

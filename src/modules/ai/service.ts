@@ -5,7 +5,8 @@ import type { DatabaseHandle } from '../../db/connect.ts'
 import { DomainError, invalidField } from '../../errors/domain-error.ts'
 import { newId } from '../../ids.ts'
 import type { OrgId } from '../../ids.ts'
-import type { AiConfig, AiTierConfig } from './config.ts'
+import { createGuardedFetch } from '../../http/outbound-fetch.ts'
+import type { AiConfig, AiProviderConfig, AiTierConfig } from './config.ts'
 import { AiNotConfigured } from './errors.ts'
 import { summariseSite } from './grounding.ts'
 import type { GroundingSources } from './grounding.ts'
@@ -61,7 +62,13 @@ export function createAiService(deps: { config: Config; handle: DatabaseHandle; 
   const { handle, clock } = deps
   const db = handle.db
   const aiConfig: AiConfig | undefined = loadAiConfig(deps.config)
-  const providers = new Map((aiConfig?.providers ?? []).map((p) => [p.name, createOpenAiProvider(p, { log: deps.log })]))
+  // Every provider call goes through the SSRF guard: internal addresses (literal or as DNS answers, pinned for the
+  // connect) are refused unless the provider says `allowPrivateNetwork`.
+  const guarded = (p: AiProviderConfig) => createGuardedFetch({
+    allowPrivateNetwork: p.allowPrivateNetwork === true,
+    onRefused: (error) => deps.log.warn?.({ provider: p.name, host: error.host, address: error.address }, 'AI provider call refused: internal address'),
+  })
+  const providers = new Map((aiConfig?.providers ?? []).map((p) => [p.name, createOpenAiProvider(p, { log: deps.log, fetch: guarded(p) })]))
 
   async function settle(orgId: OrgId, ticket: AiTicket, outcome: { status: 'ok' | 'failed' | 'cancelled'; model?: string; usage: Usage; errorCode?: string }) {
     await finishUsage(db, orgId, ticket.usageId, {
@@ -100,7 +107,7 @@ export function createAiService(deps: { config: Config; handle: DatabaseHandle; 
       if (input.maxTokens !== undefined && input.maxTokens !== null && input.maxTokens > ceiling) {
         throw invalidField('/maxTokens', `must be at most ${ceiling} for tier ${target.tier.name}`)
       }
-      const site = input.siteId === undefined ? undefined : await summariseSite(deps.grounding, orgId, input.siteId)
+      const site = input.siteId === undefined ? undefined : await summariseSite(deps.grounding, orgId, input.siteId, input.prompt ?? '')
       const systemPrompt = [input.systemPrompt ?? '', site?.text ?? ''].filter((part) => part !== '').join('\n\n')
       const prepared = prepareChatRequest({ prompt: input.prompt, systemPrompt }, target, aiConfig.redaction)
       const redactions = { ...prepared.redactions, total: totalRedactions(prepared.redactions) }

@@ -4,7 +4,7 @@ import { newId, type OrgId } from '../../ids.ts'
 import { activeKey, applyProcessEvent, effectiveState, isOpen, isSuppressed } from './lifecycle.ts'
 import { StaleWrite } from './retry.ts'
 import type { AlarmEventInput } from './schemas.ts'
-import { findKnownEventIds, findOpenAlarms, insertAlarmEvents, insertAlarmHistory, insertAlarms, updateAlarmIfVersion } from './store.ts'
+import { findKnownEventIds, findOpenAlarms, insertAlarmEvents, insertAlarmHistory, insertNewAlarms, updateAlarmsIfVersion } from './store.ts'
 import { flagsOf } from './view.ts'
 
 export interface CheckedEvent {
@@ -29,6 +29,11 @@ interface Working {
  * Applies a batch of checked events inside `trx`, in order of occurrence: stored event ids are duplicates, an
  * activation raises an alarm (or re-arms the open one), a return to normal moves the open one on. Events older
  * than the alarm's last applied event are stored but change nothing (a late resend must not rewind an alarm).
+ * A shelve ends at its expiry in event time: an event that occurred while the alarm was shelved is suppressed, one
+ * after the expiry finds it back in its process state (the `shelve_expired` transition is recorded at the expiry,
+ * between them), and a shelve that expired by `now` ends in this batch too, so reads and the alarm-load figures
+ * (which count suppressed and annunciated activations) agree. Set-based: one multi-row statement per table and
+ * chunk, one `UPDATE … FROM (VALUES …)` for the alarms read.
  * Throws StaleWrite, or a unique violation, when a concurrent writer won; the caller retries the transaction.
  */
 export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, actor: Actor, now: number, items: CheckedEvent[]): Promise<Map<number, Outcome>> {
@@ -55,11 +60,33 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
       from_state: from, to_state: w.row.state, actor_kind: actor.kind, actor_id: actor.subject, comment: null, event_id: item.event.eventId,
     })
   }
+  // As operate.ts `expireShelvesIn`: back to the process state at the expiry time, by `system`; a normal alarm closes.
+  const expireShelf = (w: Working) => {
+    const until = w.row.shelved_until!
+    const from = w.row.state
+    const next = { ...flagsOf(w.row), shelvedUntil: null }
+    Object.assign(w.row, { shelved_until: null, state: effectiveState(next), changed_at: Math.max(w.row.changed_at, until) })
+    if (!isOpen(next)) {
+      open.delete(w.row.active_key!)
+      w.row.active_key = null
+    }
+    w.isDirty = true
+    w.row.version += 1
+    history.push({
+      org_id: orgId, site_code: siteCode, alarm_id: w.row.id, seq: w.row.version, at: until, action: 'shelve_expired',
+      from_state: from, to_state: w.row.state, actor_kind: 'system', actor_id: 'shelve-expiry', comment: null, event_id: null,
+    })
+  }
 
   for (const item of fresh) {
     const e = item.event
     const key = activeKey(e.instanceId, e.condition)
     let w = open.get(key)
+    const shelvedUntil = w?.row.shelved_until
+    if (w !== undefined && shelvedUntil != null && shelvedUntil <= item.occurredAt && item.occurredAt >= w.row.last_event_at) {
+      expireShelf(w)
+      w = open.get(key)
+    }
     let effect = 'none'
     const isNewer = w !== undefined && item.occurredAt >= w.row.last_event_at
     if (e.state === 'active' && w === undefined) {
@@ -100,15 +127,20 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
     })
   }
 
-  // Updates first: an alarm closed by this batch frees its tag's slot before a new one of the same tag is inserted.
+  // Shelves of the alarms read that have expired by now end here too (after every event that occurred before).
   for (const w of touched) {
-    if (w.readVersion === null || !w.isDirty) continue
-    // A value-only refresh still bumps the version, so a concurrent writer notices it.
-    const { org_id: _o, site_code: _s, id: _i, version, ...changes } = w.row
-    const target = Math.max(version, w.readVersion + 1)
-    if (!(await updateAlarmIfVersion(trx, orgId, siteCode, w.row.id, w.readVersion, { ...changes }, target))) throw new StaleWrite()
+    if (w.row.shelved_until !== null && w.row.shelved_until <= now && w.row.active_key !== null) expireShelf(w)
   }
-  await insertAlarms(trx, touched.filter((w) => w.readVersion === null).map((w) => w.row))
+
+  // Updates first: an alarm closed by this batch frees its tag's slot before a new one of the same tag is inserted.
+  const writes = touched.filter((w) => w.readVersion !== null && w.isDirty).map((w) => {
+    // A value-only refresh still bumps the version, so a concurrent writer notices it.
+    w.row.version = Math.max(w.row.version, w.readVersion! + 1)
+    return { row: w.row, readVersion: w.readVersion! }
+  })
+  if (await updateAlarmsIfVersion(trx, orgId, siteCode, writes) !== writes.length) throw new StaleWrite()
+  const raised = touched.filter((w) => w.readVersion === null).map((w) => w.row)
+  if (await insertNewAlarms(trx, raised) !== raised.length) throw new StaleWrite()
   await insertAlarmHistory(trx, history)
   await insertAlarmEvents(trx, events)
   return outcomes

@@ -16,7 +16,7 @@ const TRANSITION_PROBLEMS = problemResponses(400, 401, 403, 404, 409, 413, 415, 
 
 export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> = async (app, { alarms }) => {
   app.post('/:siteId/alarms/events', {
-    config: { policy: 'member' },
+    config: { policy: 'member', idempotent: true },
     schema: {
       tags: TAGS, summary: 'Post a batch of alarm events (gateways)',
       description: `1 to ${MAX_EVENTS_PER_BATCH} events. Each is answered in \`results\` (same order): \`accepted\`, \`duplicate\` (its \`eventId\` was already stored for the site, or repeats within the batch: nothing changes, so a gateway may resend after a timeout), or \`refused\` with a \`code\` (\`UnknownInstance\`, \`OccurredInFuture\`); a refused event does not fail the others. The accepted events are applied in order of \`occurredAt\` in one transaction: an activation raises an alarm (at most one open alarm per instance and condition, enforced by a unique index) or re-arms the open one; a return to normal moves it to \`returned_unacknowledged\`, or to \`normal\` if already acknowledged. Policy: an API key (a gateway's machine credential) with role member or above; interactive users (bearer, site PIN) get 403, so a person cannot fabricate process alarms.`,

@@ -68,7 +68,7 @@ export function createAlarmsService(deps: AlarmsDeps) {
      */
     async ingest(orgId: OrgId, actor: Actor, siteCode: string, events: AlarmEventInput[]) {
       await sites.require(orgId, siteCode)
-      await expireShelves(orgId, siteCode)
+      // No upfront expiry here: the batch ends each shelve at its expiry in event time (ingest.ts).
       const now = clock.now()
       const results: EventResult[] = events.map((e) => ({ eventId: e.eventId, status: 'accepted', alarmId: null }))
       const seen = new Set<string>()

@@ -1,16 +1,73 @@
+import { sql } from 'kysely'
 import type { AlarmEventsTable, AlarmHistoryTable, AlarmsTable, Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 
-// Rows per multi-row INSERT: stays far below SQLite's bound-parameter limit (32766) for every table here.
-const CHUNK = 500
+// Ids per `IN (…)` list of the lookups.
+const CHUNK = 2000
+/** SQLite's bound-parameter limit (32 766 since 3.32; PostgreSQL's is 65 535): every statement here stays under it. */
+const MAX_PARAMETERS = 32_766
 
-async function inChunks<T>(rows: T[], write: (chunk: T[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK) await write(rows.slice(i, i + CHUNK))
+/** Writes `rows` in statements of as many rows as the parameter limit allows (`columns` parameters a row). */
+async function inStatements<T>(rows: T[], columns: number, write: (chunk: T[]) => Promise<unknown>): Promise<void> {
+  const size = Math.max(1, Math.floor(MAX_PARAMETERS / columns))
+  for (let i = 0; i < rows.length; i += size) await write(rows.slice(i, i + size))
 }
 
-export const insertAlarms = (db: Db, rows: AlarmsTable[]) => inChunks(rows, (c) => db.insertInto('alarms').values(c).execute())
-export const insertAlarmEvents = (db: Db, rows: AlarmEventsTable[]) => inChunks(rows, (c) => db.insertInto('alarm_events').values(c).execute())
-export const insertAlarmHistory = (db: Db, rows: AlarmHistoryTable[]) => inChunks(rows, (c) => db.insertInto('alarm_history').values(c).execute())
+const columnsOf = (rows: object[]) => Object.keys(rows[0] ?? {}).length
+
+export const insertAlarms = (db: Db, rows: AlarmsTable[]) => inStatements(rows, columnsOf(rows), (c) => db.insertInto('alarms').values(c).execute())
+export const insertAlarmEvents = (db: Db, rows: AlarmEventsTable[]) => inStatements(rows, columnsOf(rows), (c) => db.insertInto('alarm_events').values(c).execute())
+export const insertAlarmHistory = (db: Db, rows: AlarmHistoryTable[]) => inStatements(rows, columnsOf(rows), (c) => db.insertInto('alarm_history').values(c).execute())
+
+/**
+ * Raises new alarms in multi-row statements. A row whose tag already has an open alarm (the unique index on
+ * `active_key`: a concurrent batch won the race) is skipped, not an error, so the transaction stays usable on
+ * PostgreSQL; returns how many were inserted and the caller retries when that is fewer than it asked for.
+ */
+export async function insertNewAlarms(db: Db, rows: AlarmsTable[]): Promise<number> {
+  let inserted = 0
+  await inStatements(rows, columnsOf(rows), async (c) => {
+    const result = await db.insertInto('alarms').values(c).onConflict((oc) => oc.doNothing()).executeTakeFirst()
+    inserted += Number(result.numInsertedOrUpdatedRows ?? 0)
+  })
+  return inserted
+}
+
+/** What ingestion changes on an alarm it read (with the database type each is cast to in the VALUES list). */
+const INGEST_COLUMNS = [
+  ['message', 'text'], ['value', 'double precision'], ['limit_value', 'double precision'], ['last_event_at', 'bigint'],
+  ['changed_at', 'bigint'], ['is_active', 'integer'], ['is_acknowledged', 'integer'], ['state', 'text'], ['activation_count', 'integer'],
+  ['priority', 'text'], ['active_key', 'text'], ['shelved_until', 'bigint'], ['version', 'integer'],
+] as const satisfies ReadonlyArray<readonly [keyof AlarmsTable, string]>
+
+export interface VersionedAlarmWrite {
+  row: AlarmsTable
+  /** The version the row had when it was read: the write applies only if it still has it. */
+  readVersion: number
+}
+
+/**
+ * The set-based form of `updateAlarmIfVersion` for ingestion: one `UPDATE … FROM (VALUES …)` per chunk writes every
+ * alarm of the batch, each only where its version is still the one read. Returns how many rows were written; fewer
+ * than asked means another writer got there first (the caller retries the transaction). Both dialects accept it
+ * (SQLite ≥ 3.33); every value is cast so that PostgreSQL types the VALUES columns.
+ */
+export async function updateAlarmsIfVersion(db: Db, orgId: OrgId, siteCode: string, writes: VersionedAlarmWrite[]): Promise<number> {
+  let written = 0
+  const names = ['id', 'read_version', ...INGEST_COLUMNS.map(([c]) => c)]
+  await inStatements(writes, names.length, async (chunk) => {
+    const rows = chunk.map(({ row, readVersion }) => sql`(${sql.join([
+      sql`cast(${row.id} as text)`, sql`cast(${readVersion} as integer)`,
+      ...INGEST_COLUMNS.map(([column, type]) => sql`cast(${row[column]} as ${sql.raw(type)})`),
+    ])})`)
+    const result = await sql`with v(${sql.join(names.map((n) => sql.ref(n)))}) as (values ${sql.join(rows)})
+      update alarms set ${sql.join(INGEST_COLUMNS.map(([c]) => sql`${sql.ref(c)} = v.${sql.ref(c)}`))}
+      from v
+      where alarms.org_id = ${orgId} and alarms.site_code = ${siteCode} and alarms.id = v.id and alarms.version = v.read_version`.execute(db)
+    written += Number(result.numAffectedRows ?? 0)
+  })
+  return written
+}
 
 /** Event ids already stored for the site, each with the alarm it applied to. */
 export async function findKnownEventIds(db: Db, orgId: OrgId, siteCode: string, eventIds: string[]): Promise<Map<string, string | null>> {

@@ -1,5 +1,6 @@
 import type { ApiKeysTable, Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
+import { reusableQuery } from '../../db/reusable-query.ts'
 
 export function insertApiKey(db: Db, row: ApiKeysTable) {
   return db.insertInto('api_keys').values(row).execute()
@@ -7,15 +8,17 @@ export function insertApiKey(db: Db, row: ApiKeysTable) {
 
 const PUBLIC_COLUMNS = ['id', 'prefix', 'role', 'name', 'created_by_user_id', 'created_at', 'expires_at', 'last_used_at'] as const
 
+// Read on every list call (the issue 3 bench's path): compiled once per database (db/reusable-query.ts).
+const listActive = reusableQuery((db: Db, orgId: string) => db.selectFrom('api_keys').select(PUBLIC_COLUMNS)
+  .where('org_id', '=', orgId).where('revoked_at', 'is', null)
+  .orderBy('created_at', 'desc').orderBy('id', 'desc'))
+
 export function listActiveApiKeys(db: Db, orgId: OrgId) {
-  return db.selectFrom('api_keys').select(PUBLIC_COLUMNS)
-    .where('org_id', '=', orgId).where('revoked_at', 'is', null)
-    .orderBy('created_at', 'desc').orderBy('id', 'desc')
-    .execute()
+  return listActive(db, orgId)
 }
 
 export function findActiveApiKey(db: Db, orgId: OrgId, keyId: string) {
-  return db.selectFrom('api_keys').select(['id', 'created_by_kind', 'created_by_user_id'])
+  return db.selectFrom('api_keys').select(['id', 'name', 'created_by_kind', 'created_by_user_id'])
     .where('org_id', '=', orgId).where('id', '=', keyId).where('revoked_at', 'is', null)
     .executeTakeFirst()
 }

@@ -13,7 +13,7 @@ const TAGS = ['Controllers']
 
 export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: ControllersService }> = async (app, { controllers }) => {
   app.post('/:siteId/controllers', {
-    config: { policy: 'admin' },
+    config: { policy: 'admin', idempotent: true },
     schema: {
       tags: TAGS, summary: 'Create a controller',
       description: `Spec 2.3: \`name\`, \`platform\`, \`connection\` (\`protocol\`, \`ipAddress\`) and \`assetNumber\` required. The id (\`ctl_…\`) is assigned. \`cipPath\` is checked for CIP protocols. ${BUDGET} ${WRITE}`,

@@ -18,7 +18,7 @@ const NO_CONTENT = { type: 'null', description: 'Done; no body.' }
 
 export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: ElectricalService }> = async (app, { electrical }) => {
   app.post('/:siteId/electrical/nodes', {
-    config: { policy: 'admin' },
+    config: { policy: 'admin', idempotent: true },
     schema: {
       tags: TAGS, summary: 'Create a node',
       description: `Spec 2.5: \`id\` (1 to 50 characters, unique in the site: 409 otherwise), \`name\` (1 to 200) and \`nodeType\` required. Physical quantities are finite and ≥ 0 (400 naming the field). \`tagBindings\` and \`metadata\` can only be set here. ${SITE_404} ${WRITE}`,
@@ -61,7 +61,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
   })
 
   app.post('/:siteId/electrical/edges', {
-    config: { policy: 'admin' },
+    config: { policy: 'admin', idempotent: true },
     schema: {
       tags: TAGS, summary: 'Create an edge',
       description: `Spec 2.6. Both ends must be nodes of the site (422 naming the end otherwise); a self-loop is refused (422); the triple (sourceId, targetId, edgeType) is the edge's identity, so a repeat is a 409. Direction is kept as given (topology ignores it). ${SITE_404} ${WRITE}`,

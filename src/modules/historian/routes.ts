@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify'
 import { actorOf } from '../../auth/principal.ts'
 import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
-import { BatchPage, BatchParams, BatchSchema, ListBatchesQuery, RejectionReportSchema, RejectionsQuery, SeriesParams, SeriesQuerySchema, SeriesSchema } from './schemas.ts'
+import { BatchPage, BatchParams, BatchSchema, CollisionReportSchema, CollisionsQuery, ListBatchesQuery, RejectionReportSchema, RejectionsQuery, SeriesParams, SeriesQuerySchema, SeriesSchema } from './schemas.ts'
 import type { HistorianService, UploadPart } from './service/index.ts'
 import { FIELD_NAMES } from './service/form.ts'
 
@@ -55,7 +55,10 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       tags: ['Historian'], summary: 'Download the rejection report of a batch',
       description: `The first rejected rows and why (JSON; \`?as=csv\` for \`line,column,reason\`). ${READ}`,
       params: BatchParams, querystring: RejectionsQuery,
-      response: { 200: RejectionReportSchema, ...problemResponses(400, 401, 403, 404, 429) },
+      response: {
+        200: { description: 'The report: JSON, or CSV with `?as=csv`.', content: { 'application/json': { schema: RejectionReportSchema }, 'text/csv': { schema: { type: 'string' } } } },
+        ...problemResponses(400, 401, 403, 404, 429),
+      },
     },
   }, async (request, reply) => {
     const report = await historian.rejections(request.principal.orgId, request.params.batchId)
@@ -66,6 +69,16 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       // The CSV form bypasses the JSON response schema (its own serializer).
       .send(`${lines.join('\r\n')}\r\n` as unknown as typeof report)
   })
+
+  app.get('/:batchId/collisions', {
+    config: { policy: 'member' },
+    schema: {
+      tags: ['Historian'], summary: 'List the collisions of a batch',
+      description: `Samples of the batch that met a value already stored at the same instance, tag and timestamp: which instance and tag, the timestamp, the value kept and the value discarded (\`keptStored\` without force: the earlier value stays; \`replacedStored\` with force: latest value wins). Every collision is counted (\`count\`); the first 1 000 are listed, paged with \`limit\` (1 to 1 000, default 100) and \`cursor\`. ${READ}`,
+      params: BatchParams, querystring: CollisionsQuery,
+      response: { 200: CollisionReportSchema, ...problemResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request) => historian.collisions(request.principal.orgId, request.params.batchId, request.query))
 
   app.delete('/:batchId', {
     config: { policy: 'admin' },

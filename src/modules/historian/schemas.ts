@@ -17,6 +17,21 @@ const TagCoverageSchema = Type.Object({
   firstTs: NullableIso, lastTs: NullableIso,
 }, { additionalProperties: false })
 
+const CollisionValueSchema = Type.Object({
+  batchId: Type.String({ description: 'The batch the value comes from.' }),
+  value: Type.Union([Type.Number(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]),
+  quality: Type.String({ description: 'good, uncertain or bad' }),
+}, { additionalProperties: false })
+
+export const CollisionSchema = Type.Object({
+  instanceId: Type.String(), tagKey: Type.String(), ts: Iso,
+  resolution: Type.Union([Type.Literal('keptStored'), Type.Literal('replacedStored')], {
+    description: '`keptStored`: without force, the value another batch stored was kept and this batch\'s discarded. `replacedStored`: with force, this batch\'s value replaced the stored one (latest value wins).',
+  }),
+  kept: CollisionValueSchema,
+  discarded: CollisionValueSchema,
+}, { additionalProperties: false })
+
 export const BatchSchema = Type.Object({
   id: Type.Union([Type.String({ description: '`bat_…`' }), Type.Null()], { description: 'Null for a dry run (nothing stored).' }),
   siteId: Type.String(),
@@ -34,6 +49,12 @@ export const BatchSchema = Type.Object({
     count: Type.Integer(),
     first: Type.Array(RejectionSchema, { description: 'The first rejections (maxRejections, default 100), in file order.' }),
     reportUrl: Type.Union([Type.String(), Type.Null()], { description: 'The downloadable report (JSON, or CSV with ?as=csv).' }),
+  }, { additionalProperties: false }),
+  collisionReport: Type.Object({
+    count: Type.Integer({ description: 'Every collision: `collisions` without force, `replaced` with force.' }),
+    listed: Type.Integer({ description: 'How many the report lists (the first 1 000, in file order without force; by instance, tag and time with force).' }),
+    first: Type.Array(CollisionSchema, { description: 'The first 20 listed.' }),
+    reportUrl: Type.Union([Type.String(), Type.Null()], { description: 'Every listed collision, paged.' }),
   }, { additionalProperties: false }),
   unmappedTags: Type.Array(Type.Object({ tag: Type.String(), rows: Type.Integer() }, { additionalProperties: false })),
   timeRange: Type.Union([Type.Object({ from: Iso, to: Iso }, { additionalProperties: false }), Type.Null()]),
@@ -70,6 +91,18 @@ export const RejectionReportSchema = Type.Object({
   count: Type.Integer({ description: 'Every rejection; `rejections` holds the first ones.' }),
   rejections: Type.Array(RejectionSchema),
   unmappedTags: Type.Array(Type.Object({ tag: Type.String(), rows: Type.Integer() }, { additionalProperties: false })),
+}, { additionalProperties: false })
+
+export const CollisionsQuery = Type.Object({
+  ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }),
+}, { additionalProperties: false })
+
+export const CollisionReportSchema = Type.Object({
+  batchId: Type.String(),
+  count: Type.Integer({ description: 'Every collision of the batch; the pages hold the first `listed`.' }),
+  listed: Type.Integer(),
+  items: Type.Array(CollisionSchema),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
 }, { additionalProperties: false })
 
 export const SeriesParams = Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 50 }) }, { additionalProperties: false })

@@ -115,7 +115,7 @@ export interface BucketRow { start: number; min: number; max: number; mean: numb
 export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number }): Promise<BucketRow[]> {
   const after = page.after ?? Number.MIN_SAFE_INTEGER
   const result = await sql<BucketRow>`
-    with visible as (
+    with visible as materialized (
       select s.ts, s.value, s.ts - (((s.ts % ${bucketMs}) + ${bucketMs}) % ${bucketMs}) as bucket_start
       from historian_samples s
       join historian_batches b on b.org_id = s.org_id and b.id = s.batch_id and b.status = 'complete'
@@ -134,5 +134,39 @@ export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs
     limit ${page.limit + 1}`.execute(db)
   return result.rows.map((r) => ({
     start: Number(r.start), min: Number(r.min), max: Number(r.max), mean: Number(r.mean), count: Number(r.count), first: Number(r.first), last: Number(r.last),
+  }))
+}
+
+/** A sample this batch wanted to store where another value was or is kept; see findCollisions / listStagedCollisions. */
+export interface StoredValue { value: number | null; text: string | null; quality: number; batch_id: string }
+export interface CollisionRow { instance_id: string; tag_key: string; ts: number; stored: StoredValue }
+
+/**
+ * Without force: samples of another batch stored at these (instance, tag, ts) keys, i.e. the values kept where
+ * this batch's samples were not written. `keys` is small (one statement, 3 parameters a key).
+ */
+export async function findCollisions(db: Db, orgId: OrgId, siteCode: string, batchId: string, keys: Array<{ instanceId: string; tagKey: string; ts: number }>): Promise<CollisionRow[]> {
+  if (keys.length === 0) return []
+  const list = sql.join(keys.map((k) => sql`(${k.instanceId}, ${k.tagKey}, cast(${k.ts} as bigint))`))
+  const result = await sql<{ instance_id: string; tag_key: string; ts: number; value: number | null; text: string | null; quality: number; batch_id: string }>`
+    select h.instance_id, h.tag_key, h.ts, h.value, h.text, h.quality, h.batch_id from historian_samples h
+    where h.org_id = ${orgId} and h.site_code = ${siteCode} and h.batch_id <> ${batchId}
+      and (h.instance_id, h.tag_key, h.ts) in (values ${list})`.execute(db)
+  return result.rows.map((r) => ({ instance_id: r.instance_id, tag_key: r.tag_key, ts: Number(r.ts), stored: { value: r.value === null ? null : Number(r.value), text: r.text, quality: Number(r.quality), batch_id: r.batch_id } }))
+}
+
+/** With force: the first `limit` staged samples that will replace a stored value, with both values. */
+export async function listStagedCollisions(db: Db, orgId: OrgId, siteCode: string, batchId: string, limit: number) {
+  const result = await sql<{ instance_id: string; tag_key: string; ts: number; value: number | null; text: string | null; quality: number; old_value: number | null; old_text: string | null; old_quality: number; old_batch: string }>`
+    select s.instance_id, s.tag_key, s.ts, s.value, s.text, s.quality, h.value as old_value, h.text as old_text, h.quality as old_quality, h.batch_id as old_batch
+    from historian_staging s
+    join historian_samples h on h.org_id = s.org_id and h.site_code = ${siteCode} and h.instance_id = s.instance_id and h.tag_key = s.tag_key and h.ts = s.ts
+    where s.org_id = ${orgId} and s.batch_id = ${batchId}
+    order by s.instance_id, s.tag_key, s.ts
+    limit ${limit}`.execute(db)
+  return result.rows.map((r) => ({
+    instance_id: r.instance_id, tag_key: r.tag_key, ts: Number(r.ts),
+    staged: { value: r.value === null ? null : Number(r.value), text: r.text, quality: Number(r.quality) },
+    stored: { value: r.old_value === null ? null : Number(r.old_value), text: r.old_text, quality: Number(r.old_quality), batch_id: r.old_batch },
   }))
 }

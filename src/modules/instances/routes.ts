@@ -31,7 +31,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
   const coercing = new Ajv({ allErrors: true, strict: false, coerceTypes: 'array', useDefaults: true })
 
   app.post('/:siteId/instances', {
-    config: { policy: 'admin' },
+    config: { policy: 'admin', idempotent: true },
     schema: {
       tags: TAGS, summary: 'Create an instance',
       description: `Spec 2.4. \`id\` is given by the caller and unique in the site (409 \`Conflict\`); \`controllerId\` must name a controller of the same site (422 \`UnprocessableEntity\` naming \`/controllerId\`). ${WRITE}`,
@@ -40,7 +40,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
   }, async (request, reply) => reply.code(201).send(await instances.create(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body)))
 
   app.post('/:siteId/instances/bulk', {
-    config: { policy: 'admin' },
+    config: { policy: 'admin', idempotent: true },
     validatorCompiler: ({ schema, httpPart }) => (httpPart === 'body' ? () => true : coercing.compile(schema)),
     schema: {
       tags: TAGS, summary: 'Create or replace many instances (JSON array or CSV)',

@@ -13,7 +13,7 @@ const POLICY_NOTE = 'Policy: OrgAdmin (organisation owner or admin, or a platfor
 /** Mounted at /api/admin/orgs. */
 export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService; orgs: Pick<OrgsService, 'findBySlug'> }> = async (app, { domains, orgs }) => {
   app.post('/:slug/domains', {
-    config: { policy: 'orgAdmin' },
+    config: { policy: 'orgAdmin', idempotent: true },
     schema: {
       tags: ['Organisation administration'], summary: 'Bind a custom domain',
       description: `Binds a domain to the organisation, disabled until enabled. A domain serves at most one organisation: 409 \`Conflict\` when any organisation (this one included) holds it. Invalid domains answer 400 naming \`/domain\`. ${POLICY_NOTE}`,

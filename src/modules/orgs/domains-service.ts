@@ -14,6 +14,7 @@ import {
   setDomainBindingEnabled,
 } from './domains-store.ts'
 import type { Org } from './service.ts'
+import { withSystemScope } from '../../db/tenant-scope.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -42,7 +43,8 @@ export function createDomainsService(deps: { handle: DatabaseHandle; clock: Cloc
         })
       } catch (err) {
         // The unique index decides a race between two organisations; the loser's transaction rolled back.
-        if (await domainIsBound(db, domain)) throw new DomainTaken(domain)
+        // Row-level security: bound by any organisation, so the lookup runs in the system scope.
+        if (await withSystemScope(() => domainIsBound(db, domain))) throw new DomainTaken(domain)
         throw err
       }
       handle.invalidateLocally()

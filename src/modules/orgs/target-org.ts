@@ -1,3 +1,4 @@
+import { enterRequestOrgScope } from '../../db/tenant-scope.ts'
 import type { FastifyRequest } from 'fastify'
 import { NotFound } from '../../errors/domain-error.ts'
 import type { Org, OrgsService } from './service.ts'
@@ -12,5 +13,7 @@ export async function targetOrg(request: FastifyRequest, slug: string, orgs: Pic
   if (!request.principal.isPlatformAdmin) throw new NotFound()
   const org = await orgs.findBySlug(slug)
   if (!org) throw new NotFound()
+  // Row-level security: from here on the platform admin's request acts for the named organisation.
+  enterRequestOrgScope(org.id)
   return org
 }

@@ -21,7 +21,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
   }, async (request) => siteUsers.list(request.principal.orgId, request.query))
 
   app.post('/', {
-    config: { policy: 'admin' },
+    config: { policy: 'admin', idempotent: true },
     schema: {
       tags: TAGS, summary: 'Add a site user',
       description: `The PIN (6 to 12 digits) is hashed with scrypt and never returned. 409 \`Conflict\` when the e-mail is taken. ${POLICY_NOTE}`,

@@ -9,7 +9,7 @@ const WRITE = 'Policy: admins and owners (cloud: organisation role; site server:
 
 export const sitesRoutes: FastifyPluginAsyncTypebox<{ sites: SitesService }> = async (app, { sites }) => {
   app.post('/', {
-    config: { policy: 'admin' },
+    config: { policy: 'admin', idempotent: true },
     schema: {
       tags: ['Sites'], summary: 'Create a site', description: `\`code\` and \`name\` are required; \`timeZone\` defaults to UTC and \`status\` to 0 (Planned). ${WRITE}`,
       body: CreateSiteBody, response: { 201: SiteSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },

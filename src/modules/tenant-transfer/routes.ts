@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { actorOf } from '../../auth/principal.ts'
+import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import type { OrgsService } from '../orgs/service.ts'
 import { targetOrg } from '../orgs/target-org.ts'
@@ -37,6 +38,8 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
     },
   }, async (request) => {
     const org = await targetOrg(request, request.params.slug, orgs)
+    // No body at all (no content type, so no parser ran): there is no package to read.
+    if (request.body === undefined || request.body === null) throw new DomainError('UnsupportedMediaType', 'Send the package as the body, with Content-Type application/gzip or application/octet-stream.')
     const staged = await transfer.stage(org, actorOf(request.principal), request.body as AsyncIterable<Buffer>)
     return { bytes: staged.bytes, formatVersion: staged.header.formatVersion, sourceMode: staged.header.sourceMode, exportedAt: staged.header.exportedAt, site: staged.header.site, counts: staged.counts }
   })

@@ -49,4 +49,5 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   historian_staging: 'transient rows of imports in progress',
   tenant_import_packages: 'the staged package itself',
   tenant_import_chunks: 'the staged package itself',
+  idempotency_keys: 'stored answers to retried requests of this server (24 h); a retry after a move executes anew',
 }

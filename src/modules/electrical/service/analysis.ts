@@ -6,6 +6,7 @@ import { toPandapowerNet } from '../pandapower.ts'
 import { checkCoordination, CURVES, devicesFromNodes, devicesOnSupplyPath, tripTime, type CurveId } from '../protection.ts'
 import { compareEdges, compareIds, toGraphEdge, toGraphNode } from '../rows.ts'
 import { edgeTriples, engineeringNodes, topologyNodes } from '../store.ts'
+import type { GraphCache } from './graph-cache.ts'
 import { buildGraph, findIslands, findIsolatedNodes, findLoops, findSupplyPaths, NodeNotInNetwork, type ElectricalNode, type Graph } from '../topology.ts'
 
 export interface AnalysisDeps { handle: DatabaseHandle; sites: SitesService }
@@ -18,16 +19,23 @@ export function curveFormula(id: CurveId): string {
   return 't = TMS seconds when I > Is  [Definite Time]'
 }
 
-export function createAnalysisService(deps: AnalysisDeps) {
+export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
   const { sites } = deps
   const db = deps.handle.db
 
   /**
    * The site's stored network as a graph: nodes by id, edges by (source, target, type), code-unit order.
-   * `lean` reads only ids and types (topology); otherwise ratings and protection settings come too.
+   * `lean` reads only ids and types (topology); otherwise ratings and protection settings come too. Served from
+   * the graph cache while no write touched the site's network (graph-cache.ts).
    */
   async function loadGraph(orgId: OrgId, siteCode: string, lean = false): Promise<Graph> {
-    await sites.require(orgId, siteCode)
+    const site = await sites.require(orgId, siteCode)
+    // The site's creation time in the key: a site deleted (its network cascades) and created again under the same
+    // code never meets the graph of its predecessor, though deleting a site does not pass through this module.
+    return graphs.get(orgId, siteCode, `${lean ? 'lean' : 'full'}@${site.createdAt}`, () => readGraph(orgId, siteCode, lean))
+  }
+
+  async function readGraph(orgId: OrgId, siteCode: string, lean: boolean): Promise<Graph> {
     const nodes: ElectricalNode[] = lean
       ? (await topologyNodes(db, orgId, siteCode)).map((r) => ({ id: r.id, nodeType: r.node_type }))
       : (await engineeringNodes(db, orgId, siteCode)).map(toGraphNode)

@@ -19,6 +19,8 @@ import {
   insertEdge, insertEdges, insertNode, insertNodes, listEdges, listNodes, lockSite, updateNode, type NodeChanges,
 } from '../store.ts'
 import { buildGraph } from '../topology.ts'
+import type { GraphCache } from './graph-cache.ts'
+import type { Db } from '../../../db/schema.ts'
 
 export interface NetworkDeps { handle: DatabaseHandle; clock: Clock; sites: SitesService }
 
@@ -41,9 +43,25 @@ export function parseEdgeType(raw: string): number {
   throw invalidField('/type', `must be an edge type code 0 to ${EDGE_TYPES.length - 1} or its name (${EDGE_TYPES.map((t) => t.name).join(', ')})`, 'query')
 }
 
-export function createNetworkService(deps: NetworkDeps) {
+export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
   const { handle, clock, sites } = deps
   const db = handle.db
+
+  /**
+   * A write to the site's network: one transaction that also tells the other processes (their graph caches drop
+   * it, see graph-cache.ts); this process's cached graphs of the site are forgotten however it ends.
+   */
+  async function writeNetwork<T>(orgId: OrgId, siteCode: string, work: (trx: Db) => Promise<T>): Promise<T> {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        const out = await work(trx)
+        await handle.announceInvalidation(trx)
+        return out
+      })
+    } finally {
+      graphs.forget(orgId, siteCode)
+    }
+  }
 
   async function requireNodeRow(orgId: OrgId, siteCode: string, id: string): Promise<ElectricalNodesTable> {
     const row = await findNode(db, orgId, siteCode, id)
@@ -58,7 +76,7 @@ export function createNetworkService(deps: NetworkDeps) {
       const now = clock.now()
       const row = nodeRow(orgId, siteCode, input, now, now)
       try {
-        await db.transaction().execute(async (trx) => {
+        await writeNetwork(orgId, siteCode, async (trx) => {
           if (await findNode(trx, orgId, siteCode, input.id)) throw new NodeIdTaken(input.id)
           await insertNode(trx, row)
           await recordAudit(trx, clock, orgId, actor, { action: 'electrical.node.created', target: `${siteCode}/${input.id}`, detail: { nodeType: input.nodeType } })
@@ -104,7 +122,7 @@ export function createNetworkService(deps: NetworkDeps) {
       if (input.protectionPickupA !== undefined) changes.protection_pickup_a = input.protectionPickupA
       if (input.protectionTms !== undefined) changes.protection_tms = input.protectionTms
       if (input.description !== undefined) changes.description = input.description
-      return db.transaction().execute(async (trx) => {
+      return writeNetwork(orgId, siteCode, async (trx) => {
         const result = await updateNode(trx, orgId, siteCode, id, changes)
         if (Number(result.numUpdatedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'electrical.node.updated', target: `${siteCode}/${id}`, detail: { fields: Object.keys(input) } })
@@ -116,7 +134,7 @@ export function createNetworkService(deps: NetworkDeps) {
     async deleteNode(orgId: OrgId, actor: Actor, siteCode: string, id: string, cascade: boolean): Promise<void> {
       await sites.require(orgId, siteCode)
       try {
-        await db.transaction().execute(async (trx) => {
+        await writeNetwork(orgId, siteCode, async (trx) => {
           if (!(await findNode(trx, orgId, siteCode, id))) throw new NotFound()
           const edgeCount = await countEdgesTouching(trx, orgId, siteCode, id)
           if (edgeCount > 0 && !cascade) throw new NodeHasEdges(id, edgeCount)
@@ -146,7 +164,7 @@ export function createNetworkService(deps: NetworkDeps) {
       }
       await checkEnds()
       try {
-        await db.transaction().execute(async (trx) => {
+        await writeNetwork(orgId, siteCode, async (trx) => {
           if (await findEdge(trx, orgId, siteCode, input)) throw new EdgeExists()
           await insertEdge(trx, row)
           await recordAudit(trx, clock, orgId, actor, { action: 'electrical.edge.created', target: `${siteCode}/${input.sourceId}->${input.targetId}`, detail: { edgeType: input.edgeType } })
@@ -162,7 +180,7 @@ export function createNetworkService(deps: NetworkDeps) {
     async deleteEdge(orgId: OrgId, actor: Actor, siteCode: string, query: { source: string; target: string; type: string }): Promise<void> {
       const key = { sourceId: query.source, targetId: query.target, edgeType: parseEdgeType(query.type) }
       await sites.require(orgId, siteCode)
-      await db.transaction().execute(async (trx) => {
+      await writeNetwork(orgId, siteCode, async (trx) => {
         const result = await deleteEdge(trx, orgId, siteCode, key)
         if (Number(result.numDeletedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'electrical.edge.deleted', target: `${siteCode}/${key.sourceId}->${key.targetId}`, detail: { edgeType: key.edgeType } })
@@ -200,7 +218,7 @@ export function createNetworkService(deps: NetworkDeps) {
       throwProblems(problems, total)
       buildGraph(input.nodes, input.edges) // throws InvalidNetwork (422) listing each problem
       const now = clock.now()
-      return db.transaction().execute(async (trx) => {
+      return writeNetwork(orgId, siteCode, async (trx) => {
         if (!(await lockSite(trx, handle.dialect, orgId, siteCode))) throw new NotFound()
         const before = new Map((await allNodeIds(trx, orgId, siteCode)).map((r) => [r.id, r.created_at]))
         let kept = 0

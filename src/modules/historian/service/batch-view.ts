@@ -22,7 +22,39 @@ export interface BatchReport {
   sentinelCells: number
   /** force=true over an earlier import of the same two files. */
   forcedOver: string | null
+  /**
+   * The first MAX_COLLISIONS_LISTED samples that met a stored value at the same instance, tag and timestamp:
+   * without force the stored value was kept (`keptStored`), with force this batch's value replaced it
+   * (`replacedStored`). Absent in batches imported before the list existed.
+   */
+  collisions?: CollisionEntry[]
 }
+
+export interface CollisionValue { batchId: string; value: number | null; text: string | null; quality: number }
+export interface CollisionEntry {
+  instanceId: string
+  tagKey: string
+  ts: number
+  resolution: 'keptStored' | 'replacedStored'
+  kept: CollisionValue
+  discarded: CollisionValue
+}
+
+const QUALITY_NAME = (code: number) => (code >= 192 ? 'good' : code >= 64 ? 'uncertain' : 'bad')
+const collisionValue = (v: CollisionValue) => ({ batchId: v.batchId, value: v.value, text: v.text, quality: QUALITY_NAME(v.quality) })
+
+/** The API shape of one listed collision (schemas.ts CollisionSchema). */
+export function toCollision(c: CollisionEntry) {
+  return { instanceId: c.instanceId, tagKey: c.tagKey, ts: new Date(c.ts).toISOString(), resolution: c.resolution, kept: collisionValue(c.kept), discarded: collisionValue(c.discarded) }
+}
+
+/** How many collisions the batch lists (and pages through); the count in the batch is complete. */
+export function listedCollisions(report: BatchReport): CollisionEntry[] {
+  return report.collisions ?? []
+}
+
+/** Collisions shown in the batch itself; the rest are paged at reportUrl. */
+const FIRST_COLLISIONS = 20
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
@@ -48,6 +80,12 @@ export function toBatch(row: HistorianBatchesTable, options: { isDryRun?: boolea
       count: row.rejected_count,
       first: report.rejections.map((r) => (r.column === undefined ? { line: r.line, reason: r.reason } : { line: r.line, reason: r.reason, column: r.column })),
       reportUrl: isDryRun ? null : `/api/historian/import-batches/${row.id}/rejections`,
+    },
+    collisionReport: {
+      count: row.is_forced === 1 ? row.replaced_count : row.collision_count,
+      listed: listedCollisions(report).length,
+      first: listedCollisions(report).slice(0, FIRST_COLLISIONS).map(toCollision),
+      reportUrl: isDryRun ? null : `/api/historian/import-batches/${row.id}/collisions`,
     },
     unmappedTags: report.unmappedTags,
     timeRange: row.first_ts === null || row.last_ts === null ? null : { from: iso(row.first_ts)!, to: iso(row.last_ts)! },

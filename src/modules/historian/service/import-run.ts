@@ -9,14 +9,20 @@ import { recordAudit } from '../../audit/service.ts'
 import { DuplicateBatch, fromParseError } from '../errors.ts'
 import { parseStream } from '../parse/index.ts'
 import type { ParseOptions, Quality, Rejection, TagMapping } from '../parse/index.ts'
-import { countStagedCollisions, countStoredOfBatch, deleteBatchRow, deleteSamplesOfBatch, findCompleteTwin, insertBatch, mergeStaged, updateBatch } from '../store.ts'
-import type { BatchReport, TagCoverage } from './batch-view.ts'
+import { countStagedCollisions, countStoredOfBatch, deleteBatchRow, deleteSamplesOfBatch, findCollisions, findCompleteTwin, insertBatch, listStagedCollisions, mergeStaged, updateBatch } from '../store.ts'
+import type { Db } from '../../../db/schema.ts'
+import type { BatchReport, CollisionEntry, TagCoverage } from './batch-view.ts'
 import { SampleBuffer } from './sample-buffer.ts'
 import { createSampleWriter, type SampleWriter } from './sample-writer.ts'
 import { openImportSession, type ImportSession } from './session.ts'
 
 /** Samples per write transaction: large enough that commits cost little, small enough to bound memory. */
 export const FLUSH_SAMPLES = 50_000
+
+/** Collisions listed in the batch report (all are counted); the report pages through these. */
+export const MAX_COLLISIONS_LISTED = 1000
+/** Keys looked up per statement when listing collisions (3 parameters each). */
+const COLLISION_KEYS_PER_QUERY = 500
 
 const QUALITY_CODE: Record<Quality, number> = { good: 192, uncertain: 64, bad: 0 }
 
@@ -55,6 +61,7 @@ export class ImportRun {
   readonly #tags = new Map<string, TagState>()
   readonly #buffer = new SampleBuffer()
   readonly #ownRejections: Rejection[] = []
+  readonly #collisions: CollisionEntry[] = []
   #session: ImportSession | undefined
   #writer: SampleWriter | undefined
   #hasBatchRow = false
@@ -165,6 +172,7 @@ export class ImportRun {
     const writer = this.#writer!
     await this.#session!.db.transaction().execute(async (trx) => {
       const { attempted, written } = await writer.write(trx, this.#buffer)
+      if (written < attempted) await this.#listCollisions(trx, attempted - written)
       row.collision_count += attempted - written
       row.samples_stored += written
       row.updated_at = this.#deps.clock.now()
@@ -174,6 +182,34 @@ export class ImportRun {
       })
     })
     this.#buffer.clear()
+  }
+
+  /** Without force: which samples of the buffer met another batch's value (kept), up to MAX_COLLISIONS_LISTED. */
+  async #listCollisions(db: Db, count: number): Promise<void> {
+    const buffer = this.#buffer
+    const { orgId, siteCode } = this.#plan
+    let found = 0
+    for (let start = 0; start < buffer.length && found < count && this.#collisions.length < MAX_COLLISIONS_LISTED; start += COLLISION_KEYS_PER_QUERY) {
+      const end = Math.min(buffer.length, start + COLLISION_KEYS_PER_QUERY)
+      const index = new Map<string, number>()
+      const keys = []
+      for (let i = start; i < end; i++) {
+        index.set(`${buffer.instanceIds[i]}\u0000${buffer.tagKeys[i]}\u0000${buffer.ts[i]}`, i)
+        keys.push({ instanceId: buffer.instanceIds[i]!, tagKey: buffer.tagKeys[i]!, ts: buffer.ts[i]! })
+      }
+      const rows = await findCollisions(db, orgId, siteCode, this.#row.id, keys)
+      rows.sort((a, b) => index.get(`${a.instance_id}\u0000${a.tag_key}\u0000${a.ts}`)! - index.get(`${b.instance_id}\u0000${b.tag_key}\u0000${b.ts}`)!)
+      for (const r of rows) {
+        found++
+        if (this.#collisions.length >= MAX_COLLISIONS_LISTED) break
+        const i = index.get(`${r.instance_id}\u0000${r.tag_key}\u0000${r.ts}`)!
+        this.#collisions.push({
+          instanceId: r.instance_id, tagKey: r.tag_key, ts: r.ts, resolution: 'keptStored',
+          kept: { batchId: r.stored.batch_id, value: r.stored.value, text: r.stored.text, quality: r.stored.quality },
+          discarded: { batchId: this.#row.id, value: buffer.values[i] ?? null, text: buffer.texts[i] ?? null, quality: buffer.qualities[i]! },
+        })
+      }
+    }
   }
 
   #finishTotals(summary: { separator: string | null; rejections: Rejection[]; emptyCells: number; sentinelCells: number; format: string | null }): void {
@@ -192,7 +228,7 @@ export class ImportRun {
 
   #report(separator: string | null, emptyCells: number, sentinelCells: number, forcedOver: string | null, rejections: Rejection[] = []): BatchReport {
     const unmappedTags = [...this.#tags.entries()].filter(([, s]) => s.coverage === null).map(([tag, s]) => ({ tag, rows: s.rows })).slice(0, 1000)
-    return { separator, timezone: this.#plan.options.timezone, rejections, unmappedTags, emptyCells, sentinelCells, forcedOver }
+    return { separator, timezone: this.#plan.options.timezone, rejections, unmappedTags, emptyCells, sentinelCells, forcedOver, collisions: this.#collisions }
   }
 
   async #complete(): Promise<HistorianBatchesTable> {
@@ -206,9 +242,15 @@ export class ImportRun {
       if (twin !== undefined && !isForced) throw new DuplicateBatch(twin.id)
       if (isForced) {
         row.replaced_count = await countStagedCollisions(trx, orgId, siteCode, row.id)
+        const replaced = row.replaced_count === 0 ? [] : await listStagedCollisions(trx, orgId, siteCode, row.id, MAX_COLLISIONS_LISTED)
         await mergeStaged(trx, orgId, siteCode, row.id)
         const report = JSON.parse(row.report) as BatchReport
         report.forcedOver = twin?.id ?? null
+        report.collisions = replaced.map((r) => ({
+          instanceId: r.instance_id, tagKey: r.tag_key, ts: r.ts, resolution: 'replacedStored' as const,
+          kept: { batchId: row.id, ...r.staged },
+          discarded: { batchId: r.stored.batch_id, value: r.stored.value, text: r.stored.text, quality: r.stored.quality },
+        }))
         row.report = JSON.stringify(report)
       }
       row.samples_stored = await countStoredOfBatch(trx, orgId, row.id)

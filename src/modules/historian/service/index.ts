@@ -2,12 +2,12 @@ import type { Actor } from '../../../auth/principal.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import { DomainError, NotFound, invalidField } from '../../../errors/domain-error.ts'
-import { decodeCursor, toPage } from '../../../http/paging.ts'
+import { decodeCursor, encodeCursor, toPage } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { SiteDependent } from '../../sites/service.ts'
 import { countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches, updateBatch } from '../store.ts'
-import { toBatch, type BatchReport, type BatchView } from './batch-view.ts'
+import { listedCollisions, toBatch, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
 import { FormFields, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
@@ -124,6 +124,20 @@ export function createHistorianService(deps: HistorianDeps) {
       if (!row) throw new NotFound()
       const report = JSON.parse(row.report) as BatchReport
       return { batchId: row.id, count: row.rejected_count, rejections: report.rejections, unmappedTags: report.unmappedTags }
+    },
+
+    /** The collision report: samples that met a stored value, with the values kept and discarded; paged by position. */
+    async collisions(orgId: OrgId, batchId: string, page: { limit?: number; cursor?: string }) {
+      const row = await findBatch(db, orgId, batchId)
+      if (!row) throw new NotFound()
+      const listed = listedCollisions(JSON.parse(row.report) as BatchReport)
+      const limit = page.limit ?? 100
+      const from = (decodeCursor(page.cursor, ['number'])?.[0] as number | undefined) ?? 0
+      const items = listed.slice(from, from + limit)
+      return {
+        batchId: row.id, count: row.is_forced === 1 ? row.replaced_count : row.collision_count, listed: listed.length,
+        items: items.map(toCollision), nextCursor: from + limit < listed.length ? encodeCursor([from + limit]) : null,
+      }
     },
 
     /** Deletes a batch and every sample it holds; a running batch cannot be deleted (409). */

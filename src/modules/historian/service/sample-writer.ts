@@ -1,6 +1,7 @@
-import { CompiledQuery } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
+import { copyIn, copyText } from './pg-copy.ts'
 import type { SampleBuffer } from './sample-buffer.ts'
 
 /** Where a batch's samples go: straight into historian_samples, or (force=true) into the staging table. */
@@ -29,14 +30,19 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
   return dialect === 'postgres' ? postgresWriter(target, scope) : sqliteWriter(target, scope)
 }
 
+/**
+ * PostgreSQL: each chunk is loaded with `COPY … FROM STDIN` (text format) into a temporary table of the import's
+ * connection (emptied at every commit), then moved with one INSERT … SELECT carrying the same upsert rules as
+ * SQLite. COPY cannot go straight into historian_samples: it has no ON CONFLICT (a collision must be decided row by
+ * row, not fail the chunk), and PostgreSQL refuses COPY FROM into a table under row-level security.
+ */
 function postgresWriter(target: WriteTarget, scope: { orgId: string; siteCode: string; batchId: string }): SampleWriter {
-  // unnest of one array per column: one statement and six parameters for the whole chunk.
-  const text = target === 'samples'
+  const move = target === 'samples'
     ? `insert into historian_samples (org_id, site_code, batch_id, instance_id, tag_key, ts, value, text, quality)
-       select $1, $2, $3, u.* from unnest($4::text[], $5::text[], $6::bigint[], $7::float8[], $8::text[], $9::smallint[]) as u
+       select $1, $2, $3, c.instance_id, c.tag_key, c.ts, c.value, c.text, c.quality from historian_copy c
        ${SAMPLE_UPSERT}`
     : `insert into historian_staging (org_id, batch_id, instance_id, tag_key, ts, value, text, quality)
-       select $1, $3, u.* from unnest($4::text[], $5::text[], $6::bigint[], $7::float8[], $8::text[], $9::smallint[]) as u
+       select $1, $3, c.instance_id, c.tag_key, c.ts, c.value, c.text, c.quality from historian_copy c
        where $2::text is not null
        ${STAGING_UPSERT}`
   return {
@@ -44,12 +50,40 @@ function postgresWriter(target: WriteTarget, scope: { orgId: string; siteCode: s
       buffer.dedupe()
       const attempted = buffer.length
       if (attempted === 0) return { attempted, written: 0 }
-      const result = await db.executeQuery(CompiledQuery.raw(text, [
-        scope.orgId, scope.siteCode, scope.batchId, buffer.instanceIds, buffer.tagKeys, buffer.ts, buffer.values, buffer.texts, buffer.qualities,
-      ]))
+      await sql`create temp table if not exists historian_copy (
+        instance_id text not null, tag_key text not null, ts bigint not null, value float8, text text, quality smallint not null
+      ) on commit delete rows`.execute(db)
+      const copied = await copyIn(db, 'copy historian_copy (instance_id, tag_key, ts, value, text, quality) from stdin', copyPayload(buffer))
+      if (copied !== attempted) throw new Error(`COPY loaded ${copied} of ${attempted} samples`)
+      const result = await db.executeQuery(CompiledQuery.raw(move, [scope.orgId, scope.siteCode, scope.batchId]))
+      await sql`truncate historian_copy`.execute(db)
       return { attempted, written: Number(result.numAffectedRows ?? 0n) }
     },
   }
+}
+
+/** The buffer as COPY text rows: instance, tag, ts, value, text, quality. */
+function copyPayload(buffer: SampleBuffer): Buffer {
+  const parts: Buffer[] = []
+  const escaped = new Map<string, string>()
+  const field = (s: string) => {
+    let e = escaped.get(s)
+    if (e === undefined) escaped.set(s, (e = copyText(s)))
+    return e
+  }
+  const { instanceIds, tagKeys, ts, values, texts, qualities } = buffer
+  let text = ''
+  for (let i = 0; i < buffer.length; i++) {
+    const v = values[i]
+    const t = texts[i]
+    text += `${field(instanceIds[i]!)}\t${field(tagKeys[i]!)}\t${ts[i]}\t${v === null || v === undefined ? '\\N' : v}\t${t === null || t === undefined ? '\\N' : copyText(t)}\t${qualities[i]}\n`
+    if (text.length > 1 << 20) {
+      parts.push(Buffer.from(text))
+      text = ''
+    }
+  }
+  parts.push(Buffer.from(text))
+  return Buffer.concat(parts)
 }
 
 function sqliteWriter(target: WriteTarget, scope: { orgId: string; siteCode: string; batchId: string }): SampleWriter {

@@ -1,0 +1,194 @@
+// Issue 6: controllers and instances at volume through the HTTP API (a server process on loopback, an owner key)
+// against the same rows written and read directly through the database driver in the same run.
+// API: BENCH_CONTROLLERS (1 000) controllers by POST, 16 requests in flight; BENCH_INSTANCES (50 000) instances by
+// POST …/instances/bulk, 2 000 a request (within the default 1 MiB body limit); then every page of both lists (500 controllers, 1 000 instances a page).
+// Driver: the same controllers one INSERT each (one transaction each, as one request is), the instances in
+// multi-row INSERTs of 2 000 (one transaction each, as one bulk request is), the same keyset pages by SELECT.
+import { randomUUID } from 'node:crypto'
+import { Agent, request } from 'node:http'
+import BetterSqlite3 from 'better-sqlite3'
+import pg from 'pg'
+import { ratio, startBenchServer, stopBenchServer } from './lib.ts'
+
+const BULK = 2000
+const CONTROLLER_PAGE = 500
+const INSTANCE_PAGE = 1000
+const IN_FLIGHT = 16
+
+const CONTROLLER_COLUMNS = ['org_id', 'site_code', 'id', 'name', 'platform', 'firmware_version', 'asset_number', 'protocol', 'ip_address', 'port', 'cip_path',
+  'poll_interval_ms', 'timeout_ms', 'retry_delay_ms', 'max_retries', 'edge_id', 'edge_plc_id', 'created_at', 'updated_at'] as const
+const INSTANCE_COLUMNS = ['org_id', 'site_code', 'id', 'name', 'type_id', 'type_version', 'asset_number', 'controller_id', 'area', 'tag_mappings', 'tag_count',
+  'config', 'created_at', 'updated_at'] as const
+
+const tagsOf = (i: number) => ({ run: `N${i}:B3/0`, speed: `N${i}:F8/1`, fault: `N${i}:B3/2` })
+
+export async function benchControllers(dialects: Array<{ name: string; url?: string }>): Promise<void> {
+  const controllers = Number(process.env.BENCH_CONTROLLERS ?? 1000)
+  const instances = Number(process.env.BENCH_INSTANCES ?? 50_000)
+  for (const dialect of dialects) {
+    const server = await startBenchServer('app.ts', dialect.url ? { BENCH_DATABASE_URL: dialect.url } : {})
+    const base = `http://127.0.0.1:${server.info.port}`
+    const headers = { host: server.info.host!, 'x-api-key': server.info.key!, 'content-type': 'application/json' }
+    const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT })
+    // node:http rather than fetch: fetch does not send our Host header, which names the tenant.
+    const call = (method: string, path: string, body?: unknown) => new Promise<Record<string, unknown>>((resolve, reject) => {
+      const req = request(`${base}${path}`, { method, headers, agent }, (res) => {
+        let text = ''
+        res.setEncoding('utf8').on('data', (d: string) => { text += d }).on('end', () => {
+          if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`))
+          else resolve(JSON.parse(text) as Record<string, unknown>)
+        })
+      })
+      req.on('error', reject).end(body === undefined ? undefined : JSON.stringify(body))
+    })
+    const api = await (async () => {
+    try {
+      await call('POST', '/api/sites', { code: 'API', name: 'through the API' })
+      await call('POST', '/api/sites', { code: 'RAW', name: 'through the driver' })
+
+      // API: controllers one request each.
+      let t = performance.now()
+      const controllerIds: string[] = []
+      for (let next = 0; next < controllers;) {
+        const wave = Array.from({ length: Math.min(IN_FLIGHT, controllers - next) }, (_, k) => next + k)
+        next += wave.length
+        const made = await Promise.all(wave.map((i) => call('POST', '/api/sites/API/controllers', {
+          name: `PLC ${i}`, platform: 1, assetNumber: `PLC-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: `10.${(i >> 8) & 255}.${i & 255}.1` },
+        })))
+        for (const c of made) controllerIds.push(String(c.controllerId ?? c.id))
+      }
+      const apiControllersMs = performance.now() - t
+      t = performance.now()
+      for (let b = 0; b * BULK < instances; b++) {
+        const items = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
+          const i = b * BULK + k
+          return { id: `I${i}`, name: `Instance ${i}`, typeId: 'conveyor', assetNumber: `A-${i}`, controllerId: controllerIds[i % controllerIds.length], tagMappings: tagsOf(i) }
+        })
+        await call('POST', '/api/sites/API/instances/bulk', items)
+      }
+      const apiInstancesMs = performance.now() - t
+      t = performance.now()
+      const controllerPages = await pageAll((cursor) => call('GET', `/api/sites/API/controllers?limit=${CONTROLLER_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`))
+      const apiReadControllersMs = performance.now() - t
+      t = performance.now()
+      const instancePages = await pageAll((cursor) => call('GET', `/api/sites/API/instances?limit=${INSTANCE_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`))
+      const apiReadInstancesMs = performance.now() - t
+      return { apiControllersMs, apiInstancesMs, apiReadControllersMs, apiReadInstancesMs, controllerPages, instancePages }
+    } finally {
+      agent.destroy()
+      await stopBenchServer(server)
+    }
+    })()
+    const { apiControllersMs, apiInstancesMs, apiReadControllersMs, apiReadInstancesMs, controllerPages, instancePages } = api
+
+    const raw = await rawDriver(server.info.databaseUrl!)
+    const orgId = server.info.orgId!
+    const now = Date.now()
+    let t = performance.now()
+    const rawControllerIds: string[] = []
+    for (let i = 0; i < controllers; i++) {
+      const id = randomUUID()
+      rawControllerIds.push(id)
+      await raw.insert('controllers', CONTROLLER_COLUMNS, [[orgId, 'RAW', id, `PLC ${i}`, 1, null, `PLC-${i}`, 'EtherNet/IP', `10.${(i >> 8) & 255}.${i & 255}.1`, 44818, null, 1000, 5000, 5000, 3, null, null, now, now]])
+    }
+    const rawControllersMs = performance.now() - t
+    t = performance.now()
+    for (let b = 0; b * BULK < instances; b++) {
+      const rows = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
+        const i = b * BULK + k
+        return [orgId, 'RAW', `I${i}`, `Instance ${i}`, 'conveyor', null, `A-${i}`, rawControllerIds[i % rawControllerIds.length], null, JSON.stringify(tagsOf(i)), 3, '{}', now, now]
+      })
+      await raw.insert('instances', INSTANCE_COLUMNS, rows)
+    }
+    const rawInstancesMs = performance.now() - t
+    t = performance.now()
+    const rawControllerPages = await raw.pages('controllers', orgId, 'RAW', CONTROLLER_PAGE)
+    const rawReadControllersMs = performance.now() - t
+    t = performance.now()
+    const rawInstancePages = await raw.pages('instances', orgId, 'RAW', INSTANCE_PAGE)
+    const rawReadInstancesMs = performance.now() - t
+    await raw.close()
+
+    const line = (what: string, apiMs: number, rawMs: number, extra = '') =>
+      console.log(`${dialect.name.padEnd(8)} ${what.padEnd(34)} API ${apiMs.toFixed(0).padStart(6)} ms   driver ${rawMs.toFixed(0).padStart(6)} ms   API/driver ${ratio(apiMs, rawMs)}${extra}`)
+    line(`create ${controllers} controllers`, apiControllersMs, rawControllersMs, `  (${(controllers / apiControllersMs * 1000).toFixed(0)} req/s, ${IN_FLIGHT} in flight)`)
+    line(`bulk-create ${instances} instances`, apiInstancesMs, rawInstancesMs, `  (${(instances / apiInstancesMs * 1000).toFixed(0)} instances/s)`)
+    line(`read ${controllers} controllers`, apiReadControllersMs, rawReadControllersMs, `  (${controllerPages} / ${rawControllerPages} pages)`)
+    line(`read ${instances} instances`, apiReadInstancesMs, rawReadInstancesMs, `  (${instancePages} / ${rawInstancePages} pages)`)
+  }
+}
+
+async function pageAll(get: (cursor: string | undefined) => Promise<Record<string, unknown>>): Promise<number> {
+  let pages = 0
+  let cursor: string | undefined
+  do {
+    const page = await get(cursor)
+    cursor = (page.nextCursor as string | null) ?? undefined
+    pages++
+  } while (cursor)
+  return pages
+}
+
+/** The baseline: better-sqlite3 or pg without Kysely, validation or rules. */
+async function rawDriver(url: string) {
+  const insertSql = (table: string, columns: readonly string[], rows: number, pgStyle: boolean) => `insert into ${table} (${columns.join(',')}) values ${
+    Array.from({ length: rows }, (_, r) => `(${columns.map((_c, c) => (pgStyle ? `$${r * columns.length + c + 1}` : '?')).join(',')})`).join(',')}`
+  const pageSql = (table: string, p: (i: number) => string) => `select * from ${table} where org_id = ${p(1)} and site_code = ${p(2)} and id > ${p(3)} order by id limit ${p(4)}`
+  if (url.startsWith('sqlite:')) {
+    const db = new BetterSqlite3(url.slice('sqlite:'.length))
+    db.pragma('busy_timeout = 5000')
+    db.pragma('synchronous = NORMAL')
+    return {
+      insert: async (table: string, columns: readonly string[], rows: unknown[][]) => {
+        // SQLite's parameter limit: chunks of at most 32 766 parameters, in one transaction.
+        const size = Math.floor(32_766 / columns.length)
+        db.transaction(() => {
+          for (let i = 0; i < rows.length; i += size) {
+            const chunk = rows.slice(i, i + size)
+            db.prepare(insertSql(table, columns, chunk.length, false)).run(chunk.flat())
+          }
+        })()
+      },
+      pages: async (table: string, orgId: string, site: string, limit: number) => {
+        const page = db.prepare(pageSql(table, () => '?'))
+        let n = 0
+        let after = ''
+        for (;;) {
+          const rows = page.all(orgId, site, after, limit + 1) as Array<{ id: string }>
+          n++
+          if (rows.length <= limit) return n
+          after = rows[limit - 1]!.id
+        }
+      },
+      close: async () => { db.close() },
+    }
+  }
+  const pool = new pg.Pool({ connectionString: url, max: 1 })
+  return {
+    insert: async (table: string, columns: readonly string[], rows: unknown[][]) => {
+      const size = Math.floor(65_535 / columns.length)
+      const client = await pool.connect()
+      try {
+        await client.query('begin')
+        for (let i = 0; i < rows.length; i += size) {
+          const chunk = rows.slice(i, i + size)
+          await client.query(insertSql(table, columns, chunk.length, true), chunk.flat())
+        }
+        await client.query('commit')
+      } finally {
+        client.release()
+      }
+    },
+    pages: async (table: string, orgId: string, site: string, limit: number) => {
+      let n = 0
+      let after = ''
+      for (;;) {
+        const { rows } = await pool.query<{ id: string }>(pageSql(table, (i) => `$${i}`), [orgId, site, after, limit + 1])
+        n++
+        if (rows.length <= limit) return n
+        after = rows[limit - 1]!.id
+      }
+    },
+    close: async () => { await pool.end() },
+  }
+}

@@ -1,0 +1,33 @@
+import { CompiledQuery, type Compilable } from 'kysely'
+import type { Db } from './schema.ts'
+
+interface Shape {
+  sql: string
+  /** For each bound parameter: the index of the argument it takes, or -1 for a constant of the query. */
+  slots: number[]
+  constants: unknown[]
+}
+
+/**
+ * Kysely builds and compiles a query's tree on every call, which costs more than running a small indexed query.
+ * For a hot query whose shape never changes, this compiles it once per database (with marker values in place of
+ * the string arguments) and afterwards runs the same SQL with the real arguments bound. Arguments must be bound
+ * parameters of the query (values compared or inserted), never identifiers or anything that changes its shape.
+ */
+export function reusableQuery<Args extends string[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
+  const shapes = new WeakMap<Db, Shape>()
+  return (db: Db, ...args: Args): Promise<Row[]> => {
+    let shape = shapes.get(db)
+    if (!shape) {
+      const markers = args.map((_, i) => `\u0000reusable-query-argument-${i}\u0000`) as Args
+      const compiled = build(db, ...markers).compile()
+      const slots = compiled.parameters.map((p) => (typeof p === 'string' ? markers.indexOf(p) : -1))
+      if (new Set(slots.filter((s) => s >= 0)).size !== args.length) throw new TypeError('reusableQuery: every argument must be a bound parameter')
+      shape = { sql: compiled.sql, slots, constants: [...compiled.parameters] }
+      shapes.set(db, shape)
+    }
+    const { sql, slots, constants } = shape
+    const parameters = slots.map((slot, i) => (slot < 0 ? constants[i] : args[slot]))
+    return db.executeQuery(CompiledQuery.raw(sql, parameters)).then((result) => result.rows as Row[])
+  }
+}

@@ -1,0 +1,75 @@
+import { PostgresAdapter, sql, type Kysely } from 'kysely'
+
+/** The session setting that carries the tenant scope (tenant-scope.ts; set by connect.ts on PostgreSQL). */
+export const SCOPE_SETTING = 'sitegrid.org_id'
+
+export function isPostgres<DB>(db: Kysely<DB>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+}
+
+/** Tables of the current schema with an `org_id` column: the tenant tables row-level security covers. */
+export async function tenantTables<DB>(db: Kysely<DB>): Promise<string[]> {
+  const { rows } = await sql<{ table_name: string }>`
+    select c.table_name from information_schema.columns c
+    join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
+    where c.table_schema = current_schema() and c.column_name = 'org_id' and t.table_type = 'BASE TABLE'
+    order by c.table_name`.execute(db)
+  return rows.map((r) => r.table_name)
+}
+
+/**
+ * PostgreSQL only: rows of `table` are visible and writable only in their organisation's scope or the system
+ * scope `*`, for every role including the table owner (FORCE). A migration that adds a tenant table calls this.
+ */
+export async function enableTenantRowSecurity<DB>(db: Kysely<DB>, table: string): Promise<void> {
+  const t = sql.table(table)
+  const visible = sql`org_id = current_setting(${sql.lit(SCOPE_SETTING)}, true) or current_setting(${sql.lit(SCOPE_SETTING)}, true) = '*'`
+  await sql`alter table ${t} enable row level security`.execute(db)
+  await sql`alter table ${t} force row level security`.execute(db)
+  await sql`drop policy if exists tenant on ${t}`.execute(db)
+  await sql`create policy tenant on ${t} using (${visible}) with check (${visible})`.execute(db)
+}
+
+/**
+ * PostgreSQL only: lets the service's role (`SITEGRID_DATABASE_APP_URL`'s user; neither owner nor BYPASSRLS)
+ * read and write every table but the migrator's own, and use the sequences. Run after every migration.
+ */
+export async function grantAppRole<DB>(db: Kysely<DB>, role: string): Promise<void> {
+  const r = sql.id(role)
+  const { rows } = await sql<{ tablename: string }>`
+    select tablename from pg_tables where schemaname = current_schema() and tablename not like 'kysely_migration%'`.execute(db)
+  for (const { tablename } of rows) await sql`grant select, insert, update, delete on ${sql.table(tablename)} to ${r}`.execute(db)
+  await sql`grant usage, select on all sequences in schema ${sql.id('public')} to ${r}`.execute(db)
+}
+
+/** The user name of a postgres:// URL (the role `serve` runs as). */
+export function roleOfUrl(url: string): string {
+  const user = decodeURIComponent(new URL(url).username)
+  if (!user) throw new TypeError('SITEGRID_DATABASE_APP_URL must name its user')
+  return user
+}
+
+/**
+ * PostgreSQL only, after every migration run: any tenant table still without its forced policy gets it, so a
+ * table added by a later migration that forgot `enableTenantRowSecurity` is still closed. Serialised by an
+ * advisory lock (N processes may migrate at once); touches nothing when all tables are covered.
+ */
+export async function secureTenantTables<DB>(db: Kysely<DB>): Promise<string[]> {
+  const missing = async (trx: Kysely<DB>) => {
+    const { rows } = await sql<{ relname: string }>`
+      select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind = 'r'
+        and exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'org_id' and not a.attisdropped)
+        and (not c.relrowsecurity or not c.relforcerowsecurity
+             or not exists (select 1 from pg_policies p where p.schemaname = n.nspname and p.tablename = c.relname and p.policyname = 'tenant'))
+      order by c.relname`.execute(trx)
+    return rows.map((r) => r.relname)
+  }
+  if ((await missing(db)).length === 0) return []
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('sitegrid.row-level-security'))`.execute(trx)
+    const tables = await missing(trx)
+    for (const table of tables) await enableTenantRowSecurity(trx, table)
+    return tables
+  })
+}

@@ -1,0 +1,33 @@
+import type { Principal } from '../../auth/principal.ts'
+import type { Org } from '../orgs/service.ts'
+import type { ApiKeysService } from '../api-keys/service.ts'
+import type { MembersService } from '../orgs/members-service.ts'
+import type { SiteUsersService } from '../site-users/service.ts'
+import type { Me } from './schemas.ts'
+
+/** Who the caller is, read through the owning areas' services (key, membership, site user). */
+export function createMeService(deps: {
+  mode: 'cloud' | 'site'
+  apiKeys: Pick<ApiKeysService, 'nameOf'>
+  members: Pick<MembersService, 'profileOf'>
+  siteUsers: Pick<SiteUsersService, 'get'>
+}) {
+  return {
+    async describe(org: Org, principal: Principal): Promise<Me> {
+      const base = { kind: principal.kind, role: principal.role, isPlatformAdmin: principal.isPlatformAdmin, orgSlug: org.slug, mode: deps.mode }
+      if (principal.kind === 'apiKey') {
+        const name = await deps.apiKeys.nameOf(principal.orgId, principal.subject)
+        return { ...base, id: principal.subject, name: name ?? principal.subject, email: null }
+      }
+      if (principal.kind === 'sitePin') {
+        const user = await deps.siteUsers.get(principal.orgId, principal.subject)
+        return { ...base, id: principal.subject, name: user.displayName, email: user.email }
+      }
+      const account = principal.account ?? principal.subject
+      const profile = await deps.members.profileOf(principal.orgId, account)
+      return { ...base, id: account, name: profile?.name ?? profile?.email ?? account, email: profile?.email ?? null }
+    },
+  }
+}
+
+export type MeService = ReturnType<typeof createMeService>

@@ -1,0 +1,299 @@
+// Historian page (/historian, optionally ?site=CODE): upload an export (with progress), the site's import batches
+// and their status (refreshed while one runs), a batch's rejected rows, and a trend chart of imported tags over a
+// chosen period (zoomable; the server downsamples).
+import { adoptStyles } from '../adopt-styles.ts'
+import { ApiProblem, type Page, type PageContext } from '../context.ts'
+import { createTrendChart, type TrendChart, type TrendSeries } from '../charts/trend.ts'
+import { append, clear, clearProblems, field, h, messageOf, select, showProblem, table, time } from '../dom.ts'
+import { pager, type PageOf } from '../paging.ts'
+
+interface SiteSummary { code: string; name: string }
+
+interface Batch {
+  id: string | null; siteId: string; format: string; status: string; isForced: boolean
+  rowsRead: number; samplesStored: number; rowsRejected: number; collisions: number; replaced: number
+  rejections: { count: number }
+  unmappedTags: Array<{ tag: string; rows: number }>
+  timeRange: { from: string; to: string } | null
+  tags: Array<{ historianTag: string; instanceId: string; tagKey: string; unit: string | null; samples: number; firstTs: string | null; lastTs: string | null }>
+  trendFileName: string | null; timezone: string
+  progress: { bytesRead: number; bytesTotal: number | null; rowsRead: number; samplesWritten: number }
+  error: string | null; createdAt: string; completedAt: string | null
+}
+
+interface RejectionReport { batchId: string; count: number; rejections: Array<{ line: number; column?: string; reason: string }>; unmappedTags: Array<{ tag: string; rows: number }> }
+
+const FORMATS: Array<[string, string]> = [
+  ['auto', 'Detect automatically'], ['long', 'Long (timestamp, tag, value)'], ['wide', 'Wide (a column per tag)'], ['ignition-tall', 'Ignition tall'],
+  ['aveva-history', 'AVEVA / Wonderware History'], ['proficy', 'GE Proficy'], ['citect-pa', 'Citect / Plant SCADA'], ['piconfig', 'PI piconfig'],
+]
+
+const CSS = `
+.historian-page section{margin:1.5rem 0}
+.upload-progress[hidden]{display:none}
+.upload-progress{display:flex;align-items:center;gap:.75rem;flex-wrap:wrap}
+.upload-progress progress{width:min(24rem,100%);height:1.25rem}
+.tag-picker{display:flex;flex-wrap:wrap;gap:.25rem 1.25rem;border:1px solid #c6ccd4;border-radius:6px;padding:.5rem .75rem;margin:0}
+.status-complete{color:#1e7a3a;font-weight:600}.status-failed{color:#b3261e;font-weight:600}.status-running{color:#b35c00;font-weight:600}
+`
+
+const isAdmin = (ctx: PageContext) => ctx.principal.role === 'owner' || ctx.principal.role === 'admin'
+
+/** `2024-03-01T10:00:05` in the viewer's zone, for a datetime-local input (to the second). */
+function localInput(ms: number): string {
+  const d = new Date(ms)
+  const pad = (n: number) => String(n).padStart(2, '0')
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+}
+
+/** The end of a period that includes a sample at `lastMs` (periods are [from, to)): the next whole second. */
+const after = (lastMs: number) => Math.floor(lastMs / 1000) * 1000 + 1000
+
+export const page: Page = async (root, ctx) => {
+  adoptStyles('historian-page', CSS)
+  root.classList.add('historian-page')
+  root.append(h('h1', {}, 'Historian'))
+  let sites: SiteSummary[]
+  try {
+    sites = (await ctx.api.get<PageOf<SiteSummary>>('/api/sites', { limit: 500 })).items
+  } catch (error) {
+    root.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
+    return
+  }
+  if (sites.length === 0) {
+    root.append(h('p', { class: 'empty' }, 'No sites yet: historian data belongs to a site.'))
+    return
+  }
+  const wanted = ctx.query.get('site')
+  const siteSelect = select('site_id', sites.map((s) => [s.code, `${s.name} (${s.code})`]), sites.some((s) => s.code === wanted) ? wanted ?? undefined : sites[0]!.code)
+  const siteForm = h('form', { class: 'filters', 'aria-label': 'Site' }, field('Site', siteSelect))
+  siteForm.addEventListener('submit', (e) => e.preventDefault())
+  root.append(siteForm)
+  const site = () => siteSelect.value
+
+  const uploadBox = h('section', { 'aria-labelledby': 'hist-upload' }, h('h2', { id: 'hist-upload' }, 'Import an export'))
+  const batchesBox = h('section', { 'aria-labelledby': 'hist-batches' }, h('h2', { id: 'hist-batches' }, 'Import batches'))
+  const rejectionsBox = h('section', { 'aria-labelledby': 'hist-rejections', hidden: true }, h('h2', { id: 'hist-rejections' }, 'Rejected rows'))
+  const rejectionsBody = h('div', { 'aria-live': 'polite' })
+  rejectionsBox.append(rejectionsBody)
+  const trendBox = h('section', { 'aria-labelledby': 'hist-trend' }, h('h2', { id: 'hist-trend' }, 'Trend'))
+  root.append(uploadBox, batchesBox, rejectionsBox, trendBox)
+
+  // Batches, refreshed every 2 s while one of the shown batches is running.
+  let shown: Batch[] = []
+  let pollTimer: ReturnType<typeof setTimeout> | undefined
+  let stopped = false
+  const batches = pager<Batch>(batchesBox, 'Import batches',
+    (cursor) => ctx.api.get<PageOf<Batch>>('/api/historian/import-batches', { siteId: site(), limit: 20, cursor }),
+    (items) => {
+      shown = items
+      clearTimeout(pollTimer)
+      if (!stopped && items.some((b) => b.status === 'running')) pollTimer = setTimeout(() => { void batches.reload() }, 2000)
+      return batchTable(items)
+    })
+
+  function batchTable(items: Batch[]): HTMLElement {
+    return table('Import batches', ['Imported', 'File', 'Format', 'Status', 'Rows read', 'Samples stored', 'Rejected', 'Collisions / replaced', 'Period', 'Actions'], items.map((b) => ({
+      attrs: { 'data-batch-id': b.id ?? '', 'data-status': b.status },
+      cells: [
+        time(b.createdAt), b.trendFileName ?? '—', b.format,
+        h('span', { class: `status-${b.status}` }, b.status, b.status === 'running' && b.progress.bytesTotal ? ` ${Math.round((100 * b.progress.bytesRead) / b.progress.bytesTotal)} %` : '',
+          b.isForced ? ' (forced)' : '', b.error ? h('span', { class: 'hint' }, h('br'), b.error) : null),
+        String(b.rowsRead), String(b.samplesStored), String(b.rowsRejected), `${b.collisions} / ${b.replaced}`,
+        b.timeRange ? h('span', {}, time(b.timeRange.from), ' – ', time(b.timeRange.to)) : '—',
+        h('span', { class: 'row-actions' },
+          b.id && b.rowsRejected > 0 ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `Rejected rows of ${b.trendFileName ?? b.id}`, onclick: () => { void showRejections(b) } }, 'Rejected rows') : null,
+          b.status === 'complete' && b.tags.length > 0 ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `Trend the tags of ${b.trendFileName ?? b.id}`, onclick: () => chooseBatch(b) }, 'Trend') : null),
+      ],
+    })), { empty: 'No imports for this site yet.' })
+  }
+
+  async function showRejections(b: Batch): Promise<void> {
+    rejectionsBox.hidden = false
+    clear(rejectionsBody)
+    rejectionsBody.append(h('p', { class: 'hint' }, 'Loading…'))
+    try {
+      const report = await ctx.api.get<RejectionReport>(`/api/historian/import-batches/${encodeURIComponent(b.id ?? '')}/rejections`)
+      clear(rejectionsBody)
+      const csv = ['line,column,reason', ...report.rejections.map((r) => [r.line, r.column ?? '', r.reason].map((c) => (/[",\r\n]/.test(String(c)) ? `"${String(c).replaceAll('"', '""')}"` : String(c))).join(','))].join('\r\n')
+      const download = h('a', { href: URL.createObjectURL(new Blob([`${csv}\r\n`], { type: 'text/csv' })), download: `${report.batchId}-rejections.csv`, class: 'button secondary' }, 'Download as CSV')
+      append(rejectionsBody,
+        h('p', {}, `${b.trendFileName ?? report.batchId}: ${report.count} rejection${report.count === 1 ? '' : 's'}`, report.count > report.rejections.length ? ` (the first ${report.rejections.length} are listed)` : '', '. ', download),
+        table('Rejected rows', ['Line', 'Column', 'Reason'], report.rejections.map((r) => [String(r.line), r.column ?? '—', r.reason]), { empty: 'No rejected rows.' }),
+        report.unmappedTags.length > 0 ? h('p', {}, 'Tags not in the mapping: ', report.unmappedTags.map((t) => `${t.tag} (${t.rows} row${t.rows === 1 ? '' : 's'})`).join(', ')) : null)
+      rejectionsBox.scrollIntoView({ block: 'nearest' })
+    } catch (error) {
+      clear(rejectionsBody)
+      rejectionsBody.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
+    }
+  }
+
+  // Upload (admins and owners; members see why not).
+  if (isAdmin(ctx)) {
+    const format = select('format', FORMATS, 'auto')
+    const trend = h('input', { type: 'file', name: 'trend_csv', accept: '.csv,.txt,text/csv', required: true })
+    const mapping = h('input', { type: 'file', name: 'mapping_csv', accept: '.csv,text/csv', required: true })
+    const timezone = h('input', { name: 'timezone', placeholder: 'the site\'s', autocomplete: 'off' })
+    const force = h('input', { type: 'checkbox', name: 'force', id: 'hist-force' })
+    const submit = h('button', { type: 'submit', class: 'primary' }, 'Upload')
+    const progress = h('progress', { max: 1, value: 0, 'aria-label': 'Upload progress' })
+    const progressText = h('span', { role: 'status' })
+    const progressRow = h('div', { class: 'upload-progress', hidden: true }, progress, progressText)
+    const outcome = h('div', { 'aria-live': 'polite' })
+    const form = h('form', { class: 'form', 'aria-labelledby': 'hist-upload', novalidate: true },
+      field('Layout', format, { pointer: '/format' }),
+      field('Trend export (CSV)', trend, { pointer: '/trend_csv' }),
+      field('Tag mapping (CSV)', mapping, { pointer: '/mapping_csv', hint: 'historian_tag,instance_id,tag_key[,unit][,scale]' }),
+      field('Time zone of local timestamps (optional)', timezone, { pointer: '/timezone', hint: 'IANA name such as Australia/Sydney; default the site\'s.' }),
+      h('span', { class: 'check' }, force, h('label', { for: 'hist-force' }, 'Import even if these two files were imported before (force: newer values replace stored ones)')),
+      h('div', { class: 'actions' }, submit), progressRow)
+    uploadBox.append(form, outcome)
+    form.addEventListener('submit', (event) => {
+      event.preventDefault()
+      void (async () => {
+        const trendFile = trend.files?.[0]
+        const mappingFile = mapping.files?.[0]
+        if (!trendFile || !mappingFile) {
+          showProblem(form, new ApiProblem(400, { detail: 'Choose both files.', errors: [
+            ...(trendFile ? [] : [{ pointer: '/trend_csv', detail: 'Required.' }]), ...(mappingFile ? [] : [{ pointer: '/mapping_csv', detail: 'Required.' }]),
+          ] }))
+          return
+        }
+        // Fields first, the trend file last: the server then streams it straight into the database.
+        const data = new FormData()
+        data.append('site_id', site())
+        data.append('format', format.value)
+        if (timezone.value.trim()) data.append('timezone', timezone.value.trim())
+        if (force.checked) data.append('force', 'true')
+        data.append('mapping_csv', mappingFile, mappingFile.name)
+        data.append('trend_csv', trendFile, trendFile.name)
+        submit.disabled = true
+        progressRow.hidden = false
+        progress.value = 0
+        progressText.textContent = 'Uploading… 0 %'
+        clear(outcome)
+        clearProblems(form)
+        try {
+          const batch = await ctx.api.upload<Batch>('/api/historian/import-batches', data, (fraction) => {
+            progress.value = fraction
+            progressText.textContent = fraction < 1 ? `Uploading… ${Math.round(fraction * 100)} %` : 'Uploaded; importing…'
+          })
+          progress.value = 1
+          progressText.textContent = `Batch ${batch.status}.`
+          append(outcome, h('p', { class: `status-${batch.status}`, role: 'status' },
+            `Imported ${batch.samplesStored} samples from ${batch.rowsRead} rows (${batch.format}); ${batch.rowsRejected} rejected`,
+            batch.collisions ? `, ${batch.collisions} not stored (another batch holds those values)` : '', batch.replaced ? `, ${batch.replaced} replaced` : '', '.'))
+          await batches.first()
+          if (batch.status === 'complete' && batch.tags.length > 0) chooseBatch(batch)
+        } catch (error) {
+          progressRow.hidden = true
+          if (error instanceof ApiProblem && error.status === 409) {
+            showProblem(form, new ApiProblem(409, { detail: `${error.detail ?? 'These files were imported before.'} Tick "force" to import them again.` }))
+          } else showProblem(form, error)
+        } finally {
+          submit.disabled = false
+        }
+      })()
+    })
+  } else {
+    uploadBox.append(h('p', { class: 'notice' }, 'Importing needs the admin or owner role; you can read the batches and trends.'))
+  }
+
+  // Trend: pick tags (from the batches shown) and a period.
+  const picker = h('fieldset', { class: 'tag-picker' }, h('legend', {}, 'Tags'))
+  const fromInput = h('input', { type: 'datetime-local', name: 'from', required: true, step: 1 })
+  const toInput = h('input', { type: 'datetime-local', name: 'to', required: true, step: 1 })
+  const draw = h('button', { type: 'submit', class: 'primary' }, 'Show trend')
+  const trendForm = h('form', { class: 'filters', 'aria-label': 'Trend period and tags' }, field('From', fromInput), field('To', toInput), draw)
+  const chartBox = h('div', { class: 'trend-box' })
+  trendBox.append(h('p', { class: 'hint' }, 'Choose "Trend" on a completed batch, or tick tags and a period.'), picker, trendForm, chartBox)
+  let chart: TrendChart | null = null
+  // Ticking tags with no period chosen yet proposes the period their samples cover.
+  picker.addEventListener('change', () => {
+    if (fromInput.value && toInput.value) return
+    const checked = [...picker.querySelectorAll<HTMLInputElement>('input[type=checkbox]:checked')]
+    const firsts = checked.map((c) => Number(c.dataset.first)).filter(Number.isFinite)
+    const lasts = checked.map((c) => Number(c.dataset.last)).filter(Number.isFinite)
+    if (firsts.length === 0 || lasts.length === 0) return
+    fromInput.value = localInput(Math.min(...firsts))
+    toInput.value = localInput(after(Math.max(...lasts)))
+  })
+
+  function tagOptions(batch: Batch | null): void {
+    const seen = new Map<string, { series: TrendSeries; first: number; last: number }>()
+    for (const b of batch ? [batch] : shown.filter((x) => x.status === 'complete')) {
+      for (const t of b.tags) {
+        const key = `${t.instanceId}\u0000${t.tagKey}`
+        const first = t.firstTs ? Date.parse(t.firstTs) : NaN
+        const last = t.lastTs ? Date.parse(t.lastTs) : NaN
+        const had = seen.get(key)
+        seen.set(key, {
+          series: { instanceId: t.instanceId, tag: t.tagKey, unit: t.unit, label: `${t.instanceId} · ${t.tagKey}${t.unit ? ` (${t.unit})` : ''}` },
+          first: Math.min(had?.first ?? Infinity, first), last: Math.max(had?.last ?? -Infinity, last),
+        })
+      }
+    }
+    clear(picker)
+    picker.append(h('legend', {}, 'Tags'))
+    if (seen.size === 0) picker.append(h('p', { class: 'empty' }, 'No imported tags yet.'))
+    let i = 0
+    for (const [key, { series, first, last }] of seen) {
+      const id = `hist-tag-${i++}`
+      picker.append(h('span', { class: 'check' },
+        h('input', { type: 'checkbox', id, value: key, checked: batch !== null && i <= 8, 'data-instance-id': series.instanceId, 'data-tag': series.tag, 'data-first': first, 'data-last': last, 'data-label': series.label ?? '', 'data-unit': series.unit ?? '' }),
+        h('label', { for: id }, series.label ?? key)))
+    }
+  }
+
+  function chooseBatch(b: Batch): void {
+    tagOptions(b)
+    if (b.timeRange) {
+      fromInput.value = localInput(Date.parse(b.timeRange.from))
+      toInput.value = localInput(after(Date.parse(b.timeRange.to)))
+    }
+    void drawTrend()
+    trendBox.scrollIntoView({ block: 'nearest' })
+  }
+
+  async function drawTrend(): Promise<void> {
+    const checked = [...picker.querySelectorAll<HTMLInputElement>('input[type=checkbox]:checked')]
+    const from = Date.parse(fromInput.value)
+    const to = Date.parse(toInput.value)
+    clear(chartBox)
+    chart?.destroy()
+    chart = null
+    if (checked.length === 0 || !Number.isFinite(from) || !Number.isFinite(to) || to <= from) {
+      chartBox.append(h('p', { class: 'form-error', role: 'alert' }, checked.length === 0 ? 'Tick at least one tag.' : 'Choose a period whose end is after its start.'))
+      return
+    }
+    const series = checked.map((c) => ({ instanceId: c.dataset.instanceId ?? '', tag: c.dataset.tag ?? '', label: c.dataset.label || undefined, unit: c.dataset.unit || null }))
+    chart = createTrendChart({ api: ctx.api, siteId: site(), series, from, to })
+    chartBox.append(chart.element)
+    await chart.load()
+  }
+
+  trendForm.addEventListener('submit', (e) => { e.preventDefault(); void drawTrend() })
+  siteSelect.addEventListener('change', () => {
+    const url = new URL(location.href)
+    url.searchParams.set('site', site())
+    history.replaceState(history.state, '', url)
+    rejectionsBox.hidden = true
+    chart?.destroy()
+    chart = null
+    clear(chartBox)
+    void batches.first().then(() => tagOptions(null))
+  })
+
+  await batches.reload()
+  tagOptions(null)
+  const firstComplete = shown.find((b) => b.status === 'complete' && b.timeRange)
+  if (firstComplete?.timeRange) {
+    fromInput.value = localInput(Date.parse(firstComplete.timeRange.from))
+    toInput.value = localInput(after(Date.parse(firstComplete.timeRange.to)))
+  }
+  return () => {
+    stopped = true
+    clearTimeout(pollTimer)
+    chart?.destroy()
+  }
+}
