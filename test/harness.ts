@@ -47,13 +47,13 @@ export function postgresUrl(): Promise<string> {
 }
 
 /**
- * With SITEGRID_TEST_RLS=on, PostgreSQL tests run the application as a role that row-level security applies to
- * (test/postgres.ts TEST_APP_ROLE); the test's own `h.handle` stays the owner, so its checks see every row.
- * Opt-in until a whole PostgreSQL run under it has been seen green (test/hardening/row-level-security.test.ts
- * checks the policies either way).
+ * PostgreSQL tests run the application as a role that row-level security applies to (test/postgres.ts
+ * TEST_APP_ROLE), so every PostgreSQL test exercises the policies; the test's own `h.handle` stays the owner, so its
+ * checks see every row. SITEGRID_TEST_RLS=off runs the application as the owner instead (to tell an RLS failure from
+ * another one); test/hardening/row-level-security.test.ts checks the policies either way.
  */
 export function rowLevelSecurityInTests(): boolean {
-  return process.env.SITEGRID_TEST_RLS === 'on'
+  return process.env.SITEGRID_TEST_RLS !== 'off'
 }
 
 /** The test's handle: the owner's queries, and the invalidation signals of both it and the application's handle. */
