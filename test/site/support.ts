@@ -13,6 +13,16 @@ import type { Harness } from '../harness.ts'
  */
 export const CHEAP_PINS = { SITEGRID_PIN_SCRYPT_LOG2N: '10' }
 
+/** A valid `POST /api/site/users` body for a new user of `role` (a unique e-mail), with `extra` fields over it. */
+export const newUserBody = (role: string, extra: Record<string, unknown> = {}) => ({
+  email: `${role}-${Math.random().toString(36).slice(2, 8)}@Plant.example`, displayName: `New ${role}`, siteRole: role, pin: '13572468', ...extra,
+})
+
+/** The organisation's site-user rows, to prove a refused request changed nothing. */
+export function siteUserRows(h: Harness, org: Org) {
+  return h.handle.db.selectFrom('site_users').select(['id', 'email', 'site_role', 'display_name', 'pin_hash']).where('org_id', '=', org.id).orderBy('id').execute()
+}
+
 export interface SiteUserFixture {
   id: string
   email: string

@@ -1,37 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
-import { BASE, electricalSetup, type As } from './test-support.ts'
-
-/**
- * A radial feeder: grid → transformer → main switchboard → CB1 → MCC → CB2 → motor M1 (and CB3 → M2),
- * plus a spare feeder ISO connected to nothing.
- */
-const RADIAL = {
-  nodes: [
-    { id: 'G', name: 'Grid 11 kV', nodeType: 0, ratedVoltageV: 11000 },
-    { id: 'TX', name: 'TX1 11/0.415 kV', nodeType: 2, ratedPowerKw: 1500, protectionCurve: 'IEC SI' },
-    { id: 'MSB', name: 'Main switchboard', nodeType: 3, ratedVoltageV: 415 },
-    { id: 'CB1', name: 'MCC incomer', nodeType: 5, protectionCurve: 'IEC SI', protectionPickupA: 400, protectionTms: 0.3 },
-    { id: 'MCC', name: 'MCC-1', nodeType: 4, ratedVoltageV: 415 },
-    { id: 'CB2', name: 'Conveyor starter', nodeType: 5, protectionCurve: 'iec standard inverse', protectionPickupA: 100, protectionTms: 0.1 },
-    { id: 'M1', name: 'Conveyor motor', nodeType: 8, ratedPowerKw: 55, cableLengthM: 80 },
-    { id: 'CB3', name: 'Pump starter', nodeType: 5 },
-    { id: 'M2', name: 'Pump motor', nodeType: 8, ratedPowerKw: 30 },
-    { id: 'ISO', name: 'Spare feeder', nodeType: 10 },
-  ],
-  edges: [
-    { sourceId: 'G', targetId: 'TX', edgeType: 3 }, { sourceId: 'TX', targetId: 'MSB', edgeType: 3 },
-    { sourceId: 'MSB', targetId: 'CB1', edgeType: 2 }, { sourceId: 'CB1', targetId: 'MCC', edgeType: 0 },
-    { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 }, { sourceId: 'CB2', targetId: 'M1', edgeType: 0 },
-    { sourceId: 'MCC', targetId: 'CB3', edgeType: 2 }, { sourceId: 'CB3', targetId: 'M2', edgeType: 0 },
-  ],
-}
-
-async function load(as: As, network: { nodes: object[]; edges: object[] }) {
-  const res = await as('PUT', `${BASE}/network`, network)
-  if (res.statusCode !== 200) throw new Error(`network load: ${res.statusCode} ${res.body}`)
-}
+import { BASE, electricalSetup, loadNetwork as load, RADIAL } from './test-support.ts'
 
 // IEC 60255-151 t = TMS·k/(M^α − 1); IEEE C37.112 t = TD·(A/(M^p − 1) + B), evaluated the plain way.
 const iec = (tms: number, k: number, alpha: number, m: number) => (tms * k) / (Math.pow(m, alpha) - 1)

@@ -32,6 +32,37 @@ export async function addEdge(as: As, sourceId: string, targetId: string, edgeTy
   if (res.statusCode !== 201) throw new Error(`edge create ${sourceId}->${targetId}: ${res.statusCode} ${res.body}`)
 }
 
+/**
+ * A radial feeder: grid → transformer → main switchboard → CB1 → MCC → CB2 → motor M1 (and CB3 → M2),
+ * plus a spare feeder ISO connected to nothing.
+ */
+export const RADIAL = {
+  nodes: [
+    { id: 'G', name: 'Grid 11 kV', nodeType: 0, ratedVoltageV: 11000 },
+    { id: 'TX', name: 'TX1 11/0.415 kV', nodeType: 2, ratedPowerKw: 1500, protectionCurve: 'IEC SI' },
+    { id: 'MSB', name: 'Main switchboard', nodeType: 3, ratedVoltageV: 415 },
+    { id: 'CB1', name: 'MCC incomer', nodeType: 5, protectionCurve: 'IEC SI', protectionPickupA: 400, protectionTms: 0.3 },
+    { id: 'MCC', name: 'MCC-1', nodeType: 4, ratedVoltageV: 415 },
+    { id: 'CB2', name: 'Conveyor starter', nodeType: 5, protectionCurve: 'iec standard inverse', protectionPickupA: 100, protectionTms: 0.1 },
+    { id: 'M1', name: 'Conveyor motor', nodeType: 8, ratedPowerKw: 55, cableLengthM: 80 },
+    { id: 'CB3', name: 'Pump starter', nodeType: 5 },
+    { id: 'M2', name: 'Pump motor', nodeType: 8, ratedPowerKw: 30 },
+    { id: 'ISO', name: 'Spare feeder', nodeType: 10 },
+  ],
+  edges: [
+    { sourceId: 'G', targetId: 'TX', edgeType: 3 }, { sourceId: 'TX', targetId: 'MSB', edgeType: 3 },
+    { sourceId: 'MSB', targetId: 'CB1', edgeType: 2 }, { sourceId: 'CB1', targetId: 'MCC', edgeType: 0 },
+    { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 }, { sourceId: 'CB2', targetId: 'M1', edgeType: 0 },
+    { sourceId: 'MCC', targetId: 'CB3', edgeType: 2 }, { sourceId: 'CB3', targetId: 'M2', edgeType: 0 },
+  ],
+}
+
+/** Replaces site S1's network through the API. */
+export async function loadNetwork(as: As, network: { nodes: object[]; edges: object[] }) {
+  const res = await as('PUT', `${BASE}/network`, network)
+  if (res.statusCode !== 200) throw new Error(`network load: ${res.statusCode} ${res.body}`)
+}
+
 /** Every electrical row of the organisation, to prove a refused request changed nothing. */
 export async function snapshot(h: Harness, org: Org): Promise<string> {
   const nodes = await h.handle.db.selectFrom('electrical_nodes').selectAll().where('org_id', '=', org.id).orderBy('site_code').orderBy('id').execute()

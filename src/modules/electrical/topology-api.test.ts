@@ -1,32 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
-import { addEdge, BASE, electricalSetup, type As } from './test-support.ts'
-
-/**
- * A radial feeder: grid → transformer → main switchboard → CB1 → MCC → CB2 → motor M1 (and CB3 → M2),
- * plus a spare feeder ISO connected to nothing.
- */
-const RADIAL = {
-  nodes: [
-    { id: 'G', name: 'Grid 11 kV', nodeType: 0, ratedVoltageV: 11000 },
-    { id: 'TX', name: 'TX1 11/0.415 kV', nodeType: 2, ratedPowerKw: 1500, protectionCurve: 'IEC SI' },
-    { id: 'MSB', name: 'Main switchboard', nodeType: 3, ratedVoltageV: 415 },
-    { id: 'CB1', name: 'MCC incomer', nodeType: 5, protectionCurve: 'IEC SI', protectionPickupA: 400, protectionTms: 0.3 },
-    { id: 'MCC', name: 'MCC-1', nodeType: 4, ratedVoltageV: 415 },
-    { id: 'CB2', name: 'Conveyor starter', nodeType: 5, protectionCurve: 'iec standard inverse', protectionPickupA: 100, protectionTms: 0.1 },
-    { id: 'M1', name: 'Conveyor motor', nodeType: 8, ratedPowerKw: 55, cableLengthM: 80 },
-    { id: 'CB3', name: 'Pump starter', nodeType: 5 },
-    { id: 'M2', name: 'Pump motor', nodeType: 8, ratedPowerKw: 30 },
-    { id: 'ISO', name: 'Spare feeder', nodeType: 10 },
-  ],
-  edges: [
-    { sourceId: 'G', targetId: 'TX', edgeType: 3 }, { sourceId: 'TX', targetId: 'MSB', edgeType: 3 },
-    { sourceId: 'MSB', targetId: 'CB1', edgeType: 2 }, { sourceId: 'CB1', targetId: 'MCC', edgeType: 0 },
-    { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 }, { sourceId: 'CB2', targetId: 'M1', edgeType: 0 },
-    { sourceId: 'MCC', targetId: 'CB3', edgeType: 2 }, { sourceId: 'CB3', targetId: 'M2', edgeType: 0 },
-  ],
-}
+import { addEdge, BASE, electricalSetup, loadNetwork as load, RADIAL } from './test-support.ts'
 
 /** A ring main: grid → SB1, ring SB1–SB2–SB3–SB4–SB1, a generator on SB3, and a dead island X1–X2. */
 const MESH = {
@@ -40,11 +15,6 @@ const MESH = {
     { sourceId: 'SB3', targetId: 'SB4', edgeType: 0 }, { sourceId: 'SB4', targetId: 'SB1', edgeType: 0 }, { sourceId: 'GEN', targetId: 'SB3', edgeType: 0 },
     { sourceId: 'X1', targetId: 'X2', edgeType: 0 },
   ],
-}
-
-async function load(as: As, network: typeof RADIAL | typeof MESH) {
-  const res = await as('PUT', `${BASE}/network`, network)
-  if (res.statusCode !== 200) throw new Error(`network load: ${res.statusCode} ${res.body}`)
 }
 
 for (const dialect of testDialects()) {

@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { harness, testDialects, type Harness } from '../../../test/harness.ts'
-import { CHEAP_PINS, addSiteUser, signedIn } from '../../../test/site/support.ts'
-import type { Org } from '../orgs/service.ts'
-
-const newUser = (role: string, extra: Record<string, unknown> = {}) => ({
-  email: `${role}-${Math.random().toString(36).slice(2, 8)}@Plant.example`, displayName: `New ${role}`, siteRole: role, pin: '13572468', ...extra,
-})
-
-async function userRows(h: Harness, org: Org) {
-  return h.handle.db.selectFrom('site_users').select(['id', 'email', 'site_role', 'display_name', 'pin_hash']).where('org_id', '=', org.id).orderBy('id').execute()
-}
+import { harness, testDialects } from '../../../test/harness.ts'
+import { CHEAP_PINS, addSiteUser, newUserBody as newUser, signedIn, siteUserRows as userRows } from '../../../test/site/support.ts'
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: site users over HTTP`, () => {
