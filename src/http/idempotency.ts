@@ -59,6 +59,11 @@ function canonicalJson(value: unknown): string {
 
 interface Claim { orgId: string; key: string }
 
+/** A route option's hooks (none, one or a list) as a list. */
+function hooksOf<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
+}
+
 export interface IdempotencyDeps {
   handle: DatabaseHandle
   clock: Clock
@@ -83,9 +88,13 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
     if (typeof schema.description === 'string') {
       schema.description += ' Accepts `Idempotency-Key` (retries replay the first answer; see the header).'
     }
+    // Route-level hooks: the other routes pay nothing for idempotency on their request path.
+    route.preHandler = [...hooksOf(route.preHandler), claimOrReplay]
+    route.onSend = [...hooksOf(route.onSend), storeAnswer]
+    route.onResponse = [...hooksOf(route.onResponse), releaseUnsent]
   })
 
-  app.addHook('preHandler', async (request, reply) => {
+  async function claimOrReplay(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const option = request.routeOptions.config.idempotent
     const raw = request.headers[IDEMPOTENCY_HEADER]
     if (!option || raw === undefined) return
@@ -108,9 +117,9 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
     if (row !== undefined) return replay(reply, row, orgId)
     claims.set(request, { orgId, key })
     await withOrgScope(orgId, () => deleteExpiredIdempotencyKeys(handle.db, orgId, clock.now() - IDEMPOTENCY_TTL_MS))
-  })
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const claim = claims.get(request)
     if (claim === undefined) return payload
     claims.delete(request)
@@ -134,15 +143,15 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
       request.log.error({ err }, 'idempotency: could not store the answer')
     }
     return payload
-  })
+  }
 
-  // An answer that never reached onSend (the connection went away): free the key for a retry.
-  app.addHook('onResponse', async (request) => {
+  /** An answer that never reached onSend (the connection went away): frees the key for a retry. */
+  async function releaseUnsent(request: FastifyRequest): Promise<void> {
     const claim = claims.get(request)
     if (claim === undefined) return
     claims.delete(request)
     await withOrgScope(claim.orgId, () => releaseIdempotencyClaim(handle.db, claim.orgId, claim.key)).catch((err: unknown) => request.log.error({ err }, 'idempotency: could not release a claim'))
-  })
+  }
 
   /** Claims the key (undefined) or returns the finished row to replay; waits while another request executes it. */
   async function acquire(orgId: string, wanted: { key: string; requestMethod: string; requestPath: string; fingerprint: string }): Promise<IdempotencyRow | undefined> {
