@@ -83,7 +83,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
           if (!options.dryRun && writes.length > 0 && (options.force || conflictCount === 0)) {
             const restored = part.spec.restore ? writes.map(part.spec.restore) : writes
             for (let i = 0; i < restored.length; i += rowsPerStatement(part.shape)) {
-              await upsertRows(trx, part.shape, org.id, restored.slice(i, i + rowsPerStatement(part.shape)))
+              await upsertRows(trx, part.shape, org.id, restored.slice(i, i + rowsPerStatement(part.shape)), part.spec.omit ?? [])
             }
           }
           batch = []

@@ -53,9 +53,13 @@ export async function hasAnyRow(db: Db, table: TableShape, orgId: string): Promi
 }
 
 /** Inserts rows, replacing those with the same primary key (the caller decided they may be replaced). */
-export async function upsertRows(db: Db, table: TableShape, orgId: string, rows: Row[]): Promise<void> {
+/**
+ * Inserts rows, replacing those with the same key. Columns in `keep` (those a package never carries: verifiers)
+ * keep their value on a replace, so importing a key's metadata over a working key here never disables it.
+ */
+export async function upsertRows(db: Db, table: TableShape, orgId: string, rows: Row[], keep: readonly string[]): Promise<void> {
   const columns = table.columns
-  const others = columns.filter((c) => !table.primaryKey.includes(c))
+  const others = columns.filter((c) => !table.primaryKey.includes(c) && !keep.includes(c))
   const values = sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => (c === 'org_id' ? orgId : r[c] ?? null)))})`))
   const update = others.length === 0 ? sql`do nothing` : sql`do update set ${sql.join(others.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}`
   await sql`insert into ${sql.table(table.name)} (${sql.join(columns.map((c) => sql.ref(c)))}) values ${values}

@@ -115,6 +115,22 @@ for (const dialect of testDialects()) {
       assert.equal((await apply(h, cred)).statusCode, 409, 'the staged package is consumed')
     })
 
+    it('a forced import over a key that exists here replaces its metadata and keeps its verifier: the key still works', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key, keyId } = await h.orgWithKey('owner')
+      const cred = { org, apiKey: key }
+      const pkg = await exportOf(h, cred)
+      await h.handle.db.updateTable('api_keys').set({ name: 'renamed here' }).where('id', '=', keyId).execute()
+      assert.equal((await stage(h, cred, pkg)).statusCode, 200)
+      const forced = await apply(h, cred, '?force=true')
+      assert.equal(forced.statusCode, 200, forced.body)
+      assert.equal(forced.json().parts.api_keys.replace, 1)
+      const row = await h.handle.db.selectFrom('api_keys').select(['name', 'verifier']).where('id', '=', keyId).executeTakeFirstOrThrow()
+      assert.equal(row.name, 'owner key')
+      assert.doesNotMatch(row.verifier, /^moved:/)
+      assert.equal((await h.inject(cred, { url: '/api/admin/api-keys' })).statusCode, 200)
+    })
+
     it('members and admins are refused (403); another organisation\'s slug is the uniform 404', async (t) => {
       const h = await harness(t, dialect)
       const { org } = await h.orgWithKey('owner')
