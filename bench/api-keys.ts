@@ -13,22 +13,31 @@ import { ratio, requestsPerSecond, startBenchServer, stopBenchServer } from './l
 
 export async function benchApiKeys(dialects: Array<{ name: string; url?: string }>, seconds: number): Promise<void> {
   const bare = await startBenchServer('bare.ts')
-  const base = await requestsPerSecond(`http://127.0.0.1:${bare.info.port}/api/admin/api-keys`, { 'x-api-key': 'x' }, seconds)
-  await stopBenchServer(bare)
-  console.log(`bare node:http            ${base.rps.toFixed(0)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`)
+  const base = await requestsPerSecond(`http://127.0.0.1:${bare.info.port}/api/admin/api-keys`, { 'x-api-key': 'x' }, seconds, undefined, bare)
+    .finally(() => stopBenchServer(bare))
+  console.log(`bare node:http            ${base.rps.toFixed(0)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms  ${cpu(base)}`)
   for (const dialect of dialects) {
     const app = await startBenchServer('app.ts', dialect.url ? { BENCH_DATABASE_URL: dialect.url } : {})
-    const url = `http://127.0.0.1:${app.info.port}/api/admin/api-keys`
-    const host = app.info.host!
-    const good = await requestsPerSecond(url, { host, 'x-api-key': app.info.key! }, seconds)
-    const malformed = await requestsPerSecond(url, { host, 'x-api-key': 'csk_malformed' }, seconds)
-    const unknown = await requestsPerSecond(url, { host, 'x-api-key': `csk_${'Z'.repeat(32)}` }, seconds)
-    await stopBenchServer(app)
-    console.log(`${dialect.name.padEnd(8)} authenticated GET  ${good.rps.toFixed(0)} req/s  p50 ${good.p50} ms  vs bare ${ratio(good.rps, base.rps)}  (non-2xx ${good.non2xx})`)
-    console.log(`${dialect.name.padEnd(8)} malformed key 401  ${malformed.rps.toFixed(0)} req/s  vs bare ${ratio(malformed.rps, base.rps)}  (no database query)`)
-    console.log(`${dialect.name.padEnd(8)} unknown key 401    ${unknown.rps.toFixed(0)} req/s  vs bare ${ratio(unknown.rps, base.rps)}  (one indexed lookup)`)
+    try {
+      const url = `http://127.0.0.1:${app.info.port}/api/admin/api-keys`
+      const host = app.info.host!
+      const good = await requestsPerSecond(url, { host, 'x-api-key': app.info.key! }, seconds, undefined, app)
+      const malformed = await requestsPerSecond(url, { host, 'x-api-key': 'csk_malformed' }, seconds, undefined, app)
+      const unknown = await requestsPerSecond(url, { host, 'x-api-key': `csk_${'Z'.repeat(32)}` }, seconds, undefined, app)
+      console.log(`${dialect.name.padEnd(8)} authenticated GET  ${good.rps.toFixed(0)} req/s  p50 ${good.p50} ms  vs bare ${ratio(good.rps, base.rps)}  ${cpu(good, base)}  (non-2xx ${good.non2xx})`)
+      console.log(`${dialect.name.padEnd(8)} malformed key 401  ${malformed.rps.toFixed(0)} req/s  vs bare ${ratio(malformed.rps, base.rps)}  ${cpu(malformed, base)}  (no database query)`)
+      console.log(`${dialect.name.padEnd(8)} unknown key 401    ${unknown.rps.toFixed(0)} req/s  vs bare ${ratio(unknown.rps, base.rps)}  ${cpu(unknown, base)}  (one indexed lookup)`)
+    } finally {
+      await stopBenchServer(app)
+    }
   }
   await verificationCost()
+}
+
+/** Server CPU per request, and against the bare server's as a throughput-equivalent ratio (bare µs / candidate µs). */
+function cpu(run: { cpuMicrosPerRequest: number | undefined }, bare?: { cpuMicrosPerRequest: number | undefined }): string {
+  const own = run.cpuMicrosPerRequest!
+  return `server CPU ${own.toFixed(0)} µs/request${bare ? ` (bare/this ${ratio(bare.cpuMicrosPerRequest!, own)})` : ''}`
 }
 
 async function verificationCost(): Promise<void> {

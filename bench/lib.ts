@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 
@@ -26,11 +27,23 @@ export async function stopBenchServer(s: Started): Promise<void> {
   await new Promise((resolve) => s.child.once('exit', resolve))
 }
 
-/** Requests per second over `seconds`, after a short warm-up, on loopback. */
-export async function requestsPerSecond(url: string, headers: Record<string, string>, seconds = 5, connections = 32): Promise<{ rps: number; p50: number; p99: number; non2xx: number }> {
+/**
+ * Requests per second over `seconds`, after a short warm-up, on loopback. With `server` (a bench server process), also
+ * the CPU time that process spent per request (user + system, from /proc): on a loaded or small machine the load
+ * generator competes for the cores, and CPU per request is the figure that load disturbs least.
+ */
+export async function requestsPerSecond(url: string, headers: Record<string, string>, seconds = 5, connections = 32, server?: Started): Promise<{ rps: number; p50: number; p99: number; non2xx: number; cpuMicrosPerRequest: number | undefined }> {
   await autocannon({ url, headers, connections, duration: 1 })
+  const cpuBefore = server && processCpuMicros(server)
   const result = await autocannon({ url, headers, connections, duration: seconds })
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx }
+  const cpuMicrosPerRequest = server && cpuBefore !== undefined ? (processCpuMicros(server) - cpuBefore) / (result.requests.total ?? 0) : undefined
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, cpuMicrosPerRequest }
+}
+
+/** User + system CPU time of a bench server process so far, in µs (Linux /proc; fields 14 and 15, clock ticks of 10 ms). */
+function processCpuMicros(server: Started): number {
+  const fields = readFileSync(`/proc/${server.child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
 }
 
 export function ratio(candidate: number, baseline: number): string {

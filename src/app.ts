@@ -18,6 +18,7 @@ import { healthRoutes } from './http/health.ts'
 import { installOpenApi } from './http/openapi.ts'
 import { frameworkErrorProblem, installProblemHandlers, MAX_PARAM_LENGTH, ProblemSchema } from './http/problem.ts'
 import { createRateLimiter } from './http/rate-limit.ts'
+import { buildSerializer } from './http/serializer.ts'
 import { createTenancy } from './http/tenancy.ts'
 import { installValidators } from './http/validation.ts'
 import { createLastUsedTracker } from './jobs/last-used.ts'
@@ -82,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
     genReqId: () => `${requestIdPrefix}-${(requestCounter++ % 0xffffffff).toString(16).padStart(8, '0')}`,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorProblem,
+    schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.server.headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs)
   app.server.maxConnections = config.maxConnections
@@ -101,11 +103,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   installAuth(app, {
     config,
     tenancy,
+    generation: handle.generation,
     validateApiKey: createApiKeyValidator({ handle, clock, keySecret: config.keySecret, onUse: lastUsed.touch }),
     bearerValidators: [...sitePin.bearerValidators, ...identity.bearerValidators],
     peekIssuer,
     rateLimiter: createRateLimiter({ perMinute: () => holder.current().rateLimitPerMinute, clock }),
     authRateLimiter: createRateLimiter({ perMinute: () => holder.current().authRateLimitPerMinute, clock }),
+    rowLevelSecurity: handle.dialect === 'postgres',
   })
   // After installAuth: its onRoute check (a policy on every route) and route table then see /problems/:code too.
   installProblemHandlers(app)

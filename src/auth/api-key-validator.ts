@@ -30,10 +30,10 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
   const cache = new Map<string, VerifiedKey>()
   let cachedGeneration = deps.handle.generation()
 
-  return async function validateApiKey(plaintext: string): Promise<Principal | undefined> {
+  /** `generation`: the handle's invalidation generation as the caller read it (once per request, http/auth.ts). */
+  return async function validateApiKey(plaintext: string, generation = deps.handle.generation()): Promise<Principal | undefined> {
     if (!KEY_PATTERN.test(plaintext)) return undefined
     const verifier = verifierOf(deps.keySecret, plaintext)
-    const generation = deps.handle.generation()
     if (generation !== cachedGeneration) {
       cache.clear()
       cachedGeneration = generation

@@ -10,7 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
  * - Work that crosses organisations by design (authentication lookups before the tenant is known, background
  *   jobs, the CLI, migrations) runs inside `withSystemScope`, so that every such path is named and greppable.
  * - No scope at all is the empty setting: every tenant table looks empty (closed by default).
- * SQLite has no row-level security; there the scope is carried but not enforced.
+ * SQLite has no row-level security: requests carry no scope cell there (http/auth.ts); the scope functions still run.
  */
 export const SYSTEM_SCOPE = '*'
 

@@ -48,12 +48,16 @@ export interface BearerValidator {
 export interface AuthDeps {
   config: Config
   tenancy: Tenancy
+  /** The database handle's invalidation generation (db/connect.ts); read once per request. */
+  generation: () => number
   validateApiKey: ApiKeyValidator
   bearerValidators: BearerValidator[]
   peekIssuer: (token: string) => string | undefined
   rateLimiter: ReturnType<typeof createRateLimiter>
   /** The sign-in endpoints (/auth/*, public): per client address, so that PINs and sign-ins cannot be hammered. */
   authRateLimiter?: ReturnType<typeof createRateLimiter>
+  /** The database enforces the tenant scope (PostgreSQL row-level security); SQLite has nothing to carry it to. */
+  rowLevelSecurity: boolean
 }
 
 export function satisfiesPolicy(principal: Principal, policy: Exclude<Policy, 'public'>): boolean {
@@ -79,7 +83,8 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
 
   // Row-level security (db/tenant-scope.ts): every request runs in a scope cell of its own, empty (no tenant rows)
   // until the tenancy layer resolves the host. Callback style, so that the hooks and handler after it run inside.
-  app.addHook('onRequest', (_request, _reply, done) => { runInRequestScope(done) })
+  // Not on SQLite, which enforces no scope: the cell would cost every request for nothing.
+  if (deps.rowLevelSecurity) app.addHook('onRequest', (_request, _reply, done) => { runInRequestScope(done) })
 
   app.addHook('onRequest', async (request, reply) => {
     const policy = request.routeOptions.config.policy
@@ -96,8 +101,9 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       reply.header('retry-after', String(retryAfter))
       return sendProblem(reply, request, 'RateLimited', 'Too many requests for this credential; see Retry-After.')
     }
-    const org = await deps.tenancy.resolve(request.hostname)
-    const principal = org && await authenticate(request, org, deps)
+    const generation = deps.generation()
+    const org = await deps.tenancy.resolve(request.hostname, generation)
+    const principal = org && await authenticate(request, org, deps, generation)
     // Spec 5 rule 3 and 1 (tenancy): one uniform 401 whatever failed, including a credential of another org.
     // Answered here rather than thrown: no Error (stack capture) and no error-handler round on the hottest refusal.
     if (!org || !principal || principal.orgId !== org.id) return sendProblem(reply, request, 'Unauthorized', UNAUTHORIZED_DETAIL)
@@ -107,13 +113,13 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   })
 }
 
-async function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps): Promise<Principal | undefined> {
+async function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, generation: number): Promise<Principal | undefined> {
   const apiKey = request.headers['x-api-key']
   const authorization = request.headers.authorization
   if (apiKey !== undefined) {
     // Spec 5 rule 1: the API key wins; never a 400 for sending both.
     if (authorization !== undefined) request.log.warn({ event: 'auth.both_credentials' }, 'X-Api-Key and Authorization both present; using the API key')
-    return typeof apiKey === 'string' ? deps.validateApiKey(apiKey) : undefined
+    return typeof apiKey === 'string' ? deps.validateApiKey(apiKey, generation) : undefined
   }
   if (authorization === undefined) return undefined
   const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(authorization)

@@ -27,8 +27,7 @@ export function createTenancy(deps: { config: Config; orgs: OrgsService; handle:
   const hosts = new Map<string, HostBinding>()
   let cachedGeneration = handle.generation()
 
-  function dropIfStale(): number {
-    const generation = handle.generation()
+  function dropIfStale(generation: number): number {
     if (generation !== cachedGeneration) {
       cache.clear()
       hosts.clear()
@@ -37,21 +36,21 @@ export function createTenancy(deps: { config: Config; orgs: OrgsService; handle:
     return generation
   }
 
-  async function lookup(slug: string): Promise<Org | undefined> {
-    const generation = dropIfStale()
+  async function lookup(slug: string, seen: number): Promise<Org | undefined> {
+    const generation = dropIfStale(seen)
     const hit = cache.get(slug)
     if (hit) return hit
-    const org = await orgs.findBySlug(slug)
+    const org = await withSystemScope(() => orgs.findBySlug(slug))
     if (org && handle.generation() === generation) cache.set(slug, org)
     return org
   }
 
   /** What a custom host is: an enabled binding's organisation, a disabled binding, or unbound. */
-  async function lookupHost(host: string): Promise<HostBinding> {
-    const generation = dropIfStale()
+  async function lookupHost(host: string, seen: number): Promise<HostBinding> {
+    const generation = dropIfStale(seen)
     const hit = hosts.get(host)
     if (hit) return hit
-    const found = await domains!.findByHost(host)
+    const found = await withSystemScope(() => domains!.findByHost(host))
     const result: HostBinding = found === undefined ? UNBOUND : found.isEnabled ? { org: found.org } : DISABLED
     if (handle.generation() === generation) {
       if (hosts.size >= MAX_CACHED_HOSTS) hosts.clear()
@@ -60,30 +59,33 @@ export function createTenancy(deps: { config: Config; orgs: OrgsService; handle:
     return result
   }
 
-  async function siteOrg(): Promise<Org | undefined> {
-    if (config.siteOrgSlug) return lookup(config.siteOrgSlug)
-    const all = await orgs.list()
+  async function siteOrg(seen: number): Promise<Org | undefined> {
+    if (config.siteOrgSlug) return lookup(config.siteOrgSlug, seen)
+    const all = await withSystemScope(() => orgs.list())
     return all.length === 1 ? all[0] : undefined
   }
 
-  async function resolveHost(host: string): Promise<Org | undefined> {
+  async function resolveHost(host: string, seen: number): Promise<Org | undefined> {
     if (host.endsWith(suffix)) {
       const slug = host.slice(0, -suffix.length)
-      if (!slug.includes('.')) return lookup(slug)
+      if (!slug.includes('.')) return lookup(slug, seen)
     }
-    const bound = domains && host.length <= MAX_HOST_LENGTH ? await lookupHost(host) : UNBOUND
+    const bound = domains && host.length <= MAX_HOST_LENGTH ? await lookupHost(host, seen) : UNBOUND
     if (bound !== UNBOUND) return bound.org // a disabled binding is an unknown host, in site mode too
-    return config.mode === 'site' ? siteOrg() : undefined
+    return config.mode === 'site' ? siteOrg(seen) : undefined
   }
 
   return {
     /**
-     * The organisation a host serves, or undefined for an unknown host. Row-level security: the lookup crosses
-     * organisations (a host or slug names any of them), so it runs in the system scope; the request that asked
-     * then runs in the organisation's scope (db/tenant-scope.ts), whether its route is public or not.
+     * The organisation a host serves, or undefined for an unknown host. Row-level security: a lookup crosses
+     * organisations (a host or slug names any of them), so the queries above run in the system scope — only on a
+     * cache miss, the hot path enters no scope of its own; the request that asked then runs in the organisation's
+     * scope (db/tenant-scope.ts), whether its route is public or not.
+     * `generation`: the handle's invalidation generation as the request read it (http/auth.ts reads it once for
+     * both the tenancy and the key caches: each read is a database call on SQLite).
      */
-    async resolve(hostname: string): Promise<Org | undefined> {
-      const org = await withSystemScope(() => resolveHost(hostname.toLowerCase()))
+    async resolve(hostname: string, generation = handle.generation()): Promise<Org | undefined> {
+      const org = await resolveHost(hostname.toLowerCase(), generation)
       if (org) enterRequestOrgScope(org.id)
       return org
     },
