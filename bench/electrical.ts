@@ -2,6 +2,7 @@
 // supply-path query answered by the server (database read + graph build + walk + JSON), each reported against the
 // same graph walked in memory from plain arrays in the same run, and against the walk alone on the indexed graph.
 import { randomBytes } from 'node:crypto'
+import { Readable } from 'node:stream'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,10 +10,15 @@ import { buildApp } from '../src/app.ts'
 import { CLI_ACTOR } from '../src/auth/principal.ts'
 import { systemClock } from '../src/clock.ts'
 import { loadConfig } from '../src/config/load.ts'
-import { connectDatabase } from '../src/db/connect.ts'
+import { connectDatabase, type DatabaseHandle } from '../src/db/connect.ts'
+import type { ElectricalEdgesTable, ElectricalNodesTable } from '../src/db/schema.ts'
+import type { OrgId } from '../src/ids.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
 import { createLogger } from '../src/http/logger.ts'
 import { createApiKeysService } from '../src/modules/api-keys/service.ts'
+import { nodeRow } from '../src/modules/electrical/rows.ts'
+import type { CreateNodeInput, EdgeInput } from '../src/modules/electrical/schemas.ts'
+import { insertEdges, insertNodes } from '../src/modules/electrical/store.ts'
 import { buildGraph, findIslands, findSupplyPaths } from '../src/modules/electrical/topology.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
 import { ratio } from './lib.ts'
@@ -71,7 +77,7 @@ async function timeIt<T>(runs: number, fn: () => Promise<T> | T): Promise<{ ms: 
   return { ms: Number(process.hrtime.bigint() - start) / 1e6 / runs, result }
 }
 
-export async function benchElectrical(dialects: Array<{ name: string; url?: string }> = [{ name: 'sqlite' }], size = 50_000): Promise<void> {
+export async function benchElectrical(dialects: Array<{ name: string; url?: string }> = [{ name: 'sqlite' }], size = 50_000, streamSize = Number(process.env.BENCH_ELECTRICAL_STREAM_NODES ?? 100_000)): Promise<void> {
   const network = plantNetwork(size)
   const runs = 5
   const walk = await timeIt(runs, () => inMemory(network.nodes, network.edges, network.deepest))
@@ -113,11 +119,76 @@ export async function benchElectrical(dialects: Array<{ name: string; url?: stri
       console.log(`${dialect.name.padEnd(8)} PUT network (${(body.length / 1e6).toFixed(1)} MB) ${loadMs.toFixed(0)} ms  (${(size / (loadMs / 1000)).toFixed(0)} nodes/s)`)
       console.log(`${dialect.name.padEnd(8)} GET islands       ${islands.ms.toFixed(1)} ms  vs in-memory arrays ${ratio(islands.ms, walk.ms)}  vs indexed walk ${ratio(islands.ms, islandsWalk.ms)}  (${String(islands.result.islandCount)} islands)`)
       console.log(`${dialect.name.padEnd(8)} GET supply-paths  ${path.ms.toFixed(1)} ms  vs in-memory arrays ${ratio(path.ms, walk.ms)}  vs indexed walk ${ratio(path.ms, pathWalk.ms)}  (${((path.result.paths as Array<{ hops: number }>)[0]?.hops ?? 0)} hops)`)
+      await benchStreamedLoad(dialect.name, app, handle, org.id as OrgId, headers, streamSize)
     } finally {
       await app.close()
       await handle.close()
     }
   }
+}
+
+const streamId = (i: number) => `S${String(i).padStart(7, '0')}`
+const streamNode = (i: number): CreateNodeInput => ({ id: streamId(i), name: `Node ${i}`, nodeType: i === 0 ? 0 : 3, ratedVoltageV: 415, tagBindings: { current: `T${i}.I` } })
+/** A tree fed from node 0 (fan-out 4), closed into one ring by the last edge. */
+const streamEdge = (i: number, size: number): EdgeInput => ({ sourceId: streamId(Math.floor((i - 1) / 4)), targetId: streamId(i % size), edgeType: i === size ? 4 : 0 })
+
+/** The document of `size` nodes and as many edges, produced in small pieces: the body never exists whole. */
+function* streamedDocument(size: number): Generator<string> {
+  yield '{"nodes":['
+  for (let i = 0; i < size; i++) yield `${i ? ',' : ''}${JSON.stringify(streamNode(i))}`
+  yield '],"edges":['
+  for (let i = 1; i <= size; i++) yield `${i > 1 ? ',' : ''}${JSON.stringify(streamEdge(i, size))}`
+  yield ']}'
+}
+
+/** Samples the process's resident set and heap every 10 ms while `work` runs; answers the peak growth over the start. */
+async function peakGrowth<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; rssMb: number; heapMb: number }> {
+  global.gc?.()
+  const start = process.memoryUsage()
+  let rss = start.rss
+  let heap = start.heapUsed
+  const timer = setInterval(() => { const m = process.memoryUsage(); rss = Math.max(rss, m.rss); heap = Math.max(heap, m.heapUsed) }, 10)
+  const t0 = process.hrtime.bigint()
+  try {
+    const result = await work()
+    const m = process.memoryUsage()
+    return { result, ms: Number(process.hrtime.bigint() - t0) / 1e6, rssMb: (Math.max(rss, m.rss) - start.rss) / 2 ** 20, heapMb: (Math.max(heap, m.heapUsed) - start.heapUsed) / 2 ** 20 }
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+/**
+ * Issue 7: the streamed bulk load of `size` nodes + `size` edges (PUT …/network with a body produced piece by
+ * piece), against the same rows inserted through the driver directly (Kysely multi-row inserts from arrays built
+ * in memory, one transaction) in the same run: time, throughput and the process's peak memory growth.
+ */
+async function benchStreamedLoad(name: string, app: Awaited<ReturnType<typeof buildApp>>, handle: DatabaseHandle, orgId: OrgId, headers: Record<string, string>, size: number) {
+  let bytes = 0
+  for (const piece of streamedDocument(size)) bytes += Buffer.byteLength(piece)
+  const streamed = await peakGrowth(() => app.inject({
+    method: 'PUT', url: '/api/sites/BENCH/electrical/network', headers: { ...headers, 'content-type': 'application/json' },
+    payload: Readable.from(streamedDocument(size)),
+  }))
+  if (streamed.result.statusCode !== 200) throw new Error(`streamed load: ${streamed.result.statusCode} ${streamed.result.body.slice(0, 300)}`)
+  const site = await app.inject({ method: 'POST', url: '/api/sites', headers, payload: { code: 'DIRECT', name: 'Direct insert' } })
+  if (site.statusCode !== 201) throw new Error(`site: ${site.statusCode} ${site.body}`)
+  const direct = await peakGrowth(() => handle.db.transaction().execute(async (trx) => {
+    const now = Date.now()
+    const nodes: ElectricalNodesTable[] = []
+    const edges: ElectricalEdgesTable[] = []
+    for (let i = 0; i < size; i++) nodes.push(nodeRow(orgId, 'DIRECT', streamNode(i), now, now))
+    for (let i = 1; i <= size; i++) {
+      const e = streamEdge(i, size)
+      edges.push({ org_id: orgId, site_code: 'DIRECT', source_id: e.sourceId, target_id: e.targetId, edge_type: e.edgeType, created_at: now })
+    }
+    await insertNodes(trx, nodes)
+    await insertEdges(trx, edges)
+  }))
+  const mbps = (ms: number) => (bytes / 2 ** 20 / (ms / 1000)).toFixed(1)
+  const eps = (ms: number) => ((2 * size) / (ms / 1000)).toFixed(0)
+  console.log(`${name.padEnd(8)} streamed PUT network ${size} nodes + ${size} edges (${(bytes / 2 ** 20).toFixed(1)} MiB): ${streamed.ms.toFixed(0)} ms (${eps(streamed.ms)} elements/s, ${mbps(streamed.ms)} MiB/s), peak growth RSS ${streamed.rssMb.toFixed(0)} MiB, heap ${streamed.heapMb.toFixed(0)} MiB`)
+  console.log(`${name.padEnd(8)} same rows through the driver directly: ${direct.ms.toFixed(0)} ms (${eps(direct.ms)} elements/s), peak growth RSS ${direct.rssMb.toFixed(0)} MiB, heap ${direct.heapMb.toFixed(0)} MiB; streamed/direct time ${ratio(streamed.ms, direct.ms)}`)
 }
 
 // `node --import tsx bench/electrical.ts` runs it alone on SQLite.

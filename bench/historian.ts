@@ -1,7 +1,7 @@
 // Issue 9: historian import of a generated `long` file (BENCH_HISTORIAN_ROWS samples, default 5 000 000) through the
 // service, against a raw load of the same rows in the same run: PostgreSQL `COPY … FROM STDIN` (CSV as-is) and SQLite
 // prepared inserts in one transaction, both into a table with the same kind of primary key; on PostgreSQL also a raw
-// COPY into a table of historian_samples' own shape (what the schema costs before any import work). Also the parser on its
+// COPY into a table of historian_points' own shape (what the schema costs before any import work). Also the parser on its
 // own, and the peak RSS growth of the import.
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { once } from 'node:events'
@@ -139,19 +139,17 @@ async function rawCopy(url: string, file: string, rows: number): Promise<number>
 }
 
 /**
- * The same rows COPYed into a table of historian_samples' shape (nine columns, the five-column primary key, the
- * batch index and the foreign key to a site): what the schema alone costs, before any import work.
+ * The same rows COPYed into a table of historian_points' shape (org, series id, ts, value, text, quality, batch id;
+ * primary key (series_id, ts), the batch index; no row-level security, no staging): what the schema alone costs,
+ * before any import work.
  */
 async function rawCopyShaped(url: string, file: string, rows: number): Promise<number> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
-  await client.query('drop table if exists bench_shaped; drop table if exists bench_sites; drop table if exists bench_csv')
-  await client.query('create table bench_sites (org_id text, code text, primary key (org_id, code))')
-  await client.query(`insert into bench_sites values ('org_bench_0000000000000000000', 'bench')`)
-  await client.query(`create table bench_shaped (org_id text not null, site_code text not null, instance_id text not null, tag_key text not null, ts bigint not null,
-    value float8, text text, quality smallint not null, batch_id text not null, primary key (org_id, site_code, instance_id, tag_key, ts),
-    foreign key (org_id, site_code) references bench_sites on delete cascade)`)
-  await client.query('create index bench_shaped_batch on bench_shaped (org_id, batch_id)')
+  await client.query('drop table if exists bench_shaped')
+  await client.query(`create table bench_shaped (org_id text not null, series_id integer not null, ts bigint not null,
+    value float8, text text, quality smallint not null, batch_id text not null, primary key (series_id, ts))`)
+  await client.query('create index bench_shaped_batch on bench_shaped (batch_id)')
   // The shaped rows come from the same file, converted while streaming (a few string operations per line).
   const shaped = async function* () {
     let rest = ''
@@ -164,16 +162,15 @@ async function rawCopyShaped(url: string, file: string, rows: number): Promise<n
         if (header) { header = false; continue }
         const a = line.indexOf(',')
         const b = line.indexOf(',', a + 1)
-        const tag = line.slice(a + 1, b)
-        out += `org_bench_0000000000000000000\tbench\tins_${Number(tag.slice(1)) % 10}\ttag_${tag.slice(1)}\t${Date.parse(line.slice(0, a))}\t${line.slice(b + 1)}\t\\N\t192\tbat_bench_00000000000000000\n`
+        out += `org_bench_0000000000000000000\t${line.slice(a + 2, b)}\t${Date.parse(line.slice(0, a))}\t${line.slice(b + 1)}\t\\N\t192\tbat_bench_00000000000000000\n`
       }
       yield Buffer.from(out)
     }
   }
-  const { ms } = await timed(() => pipeline(Readable.from(shaped()), client.query(copyStreams.from('copy bench_shaped (org_id, site_code, instance_id, tag_key, ts, value, text, quality, batch_id) from stdin'))))
+  const { ms } = await timed(() => pipeline(Readable.from(shaped()), client.query(copyStreams.from('copy bench_shaped (org_id, series_id, ts, value, text, quality, batch_id) from stdin'))))
   const count = await client.query<{ n: string }>('select count(*) as n from bench_shaped')
   if (Number(count.rows[0]!.n) !== rows) throw new Error('shaped COPY lost rows')
-  await client.query('drop table bench_shaped; drop table bench_sites')
+  await client.query('drop table bench_shaped')
   await client.end()
   return perSecond(rows, ms)
 }

@@ -12,6 +12,8 @@ import { CLI_ACTOR } from '../src/auth/principal.ts'
 import { systemClock } from '../src/clock.ts'
 import { connectDatabase, type DatabaseHandle } from '../src/db/connect.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
+import type { OrgId } from '../src/ids.ts'
+import { ensureSeries, seriesKey } from '../src/modules/historian/store.ts'
 import { createOrgsService, type Org } from '../src/modules/orgs/service.ts'
 import { createSitesService } from '../src/modules/sites/service.ts'
 import { createTenantTransferService } from '../src/modules/tenant-transfer/service.ts'
@@ -19,7 +21,7 @@ import { ratio } from './lib.ts'
 
 const SAMPLES = Number(process.env.BENCH_TRANSFER_SAMPLES ?? 1_000_000)
 const ALARMS = Number(process.env.BENCH_TRANSFER_ALARMS ?? 10_000)
-const TABLES = ['sites', 'historian_batches', 'historian_samples', 'alarms'] as const
+const TABLES = ['sites', 'historian_batches', 'historian_series', 'historian_points', 'alarms'] as const
 
 async function open(url: string | undefined): Promise<DatabaseHandle> {
   const handle = await connectDatabase(url ?? `sqlite:${join(mkdtempSync(join(tmpdir(), 'sitegrid-bench-')), 'transfer.db')}`, { poolSize: 4 })
@@ -38,12 +40,14 @@ async function seed(handle: DatabaseHandle, org: Org): Promise<void> {
     error: null, created_by: 'bench', created_at: now, updated_at: now, completed_at: now,
   }).execute()
   await db.transaction().execute(async (trx) => {
+    // 50 series (one per pump), the samples keyed by series id and time (migration 1600).
+    const series = await ensureSeries(trx, org.id as OrgId, 'BENCH', Array.from({ length: 50 }, (_, p) => ({ instanceId: `PUMP-${p}`, tagKey: 'flow' })))
     for (let i = 0; i < SAMPLES; i += 2000) {
       const rows = Array.from({ length: Math.min(2000, SAMPLES - i) }, (_, j) => ({
-        org_id: org.id, site_code: 'BENCH', instance_id: `PUMP-${(i + j) % 50}`, tag_key: 'flow', ts: now + i + j,
+        org_id: org.id, series_id: series.get(seriesKey(`PUMP-${(i + j) % 50}`, 'flow'))!, ts: now + i + j,
         value: Math.sin(i + j) * 100, text: null, quality: 192, batch_id: 'bat_BENCH',
       }))
-      await trx.insertInto('historian_samples').values(rows).execute()
+      await trx.insertInto('historian_points').values(rows).execute()
     }
     for (let i = 0; i < ALARMS; i += 1000) {
       const rows = Array.from({ length: Math.min(1000, ALARMS - i) }, (_, j) => ({

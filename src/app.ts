@@ -137,7 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   await app.register(controllersRoutes, { prefix: '/api/sites', controllers })
   await app.register(instancesRoutes, { prefix: '/api/sites', instances })
   siteDependents.push(...electricalSiteDependents)
-  const electrical = createElectricalService({ handle, clock, sites })
+  const electrical = createElectricalService({ handle, clock, sites, networkLoad: { ...config.networkLoad, staleAfterMs: 2 * config.requestTimeoutMs } })
   await app.register(electricalRoutes, { prefix: '/api/sites', electrical })
   siteDependents.push(alarmsSiteDependent)
   const alarms = createAlarmsService({ handle, clock, sites, instances })
@@ -150,6 +150,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   app.addHook('onReady', async () => {
     const cleaned = await withSystemScope(() => historian.recoverInterrupted()) // every organisation's batches
     if (cleaned > 0) log.warn({ cleaned }, 'historian: interrupted import batches marked failed')
+  })
+  // Staging rows of electrical network loads a stopped process left (electrical/service/network.ts).
+  app.addHook('onReady', async () => {
+    const cleaned = await withSystemScope(() => electrical.recoverNetworkStaging()) // every organisation's loads
+    if (cleaned > 0) log.warn({ cleaned }, 'electrical: staging rows of interrupted network loads removed')
   })
   // AI grounding reads a site through the areas' own services.
   const grounding = { sites, controllers, alarms, electrical }

@@ -21,6 +21,7 @@ const SETTING_NAMES: Record<string, string> = {
   publicOriginScheme: 'SITEGRID_PUBLIC_ORIGIN_SCHEME',
   databaseAppUrl: 'SITEGRID_DATABASE_APP_URL', requestTimeoutMs: 'SITEGRID_REQUEST_TIMEOUT_MS', headersTimeoutMs: 'SITEGRID_HEADERS_TIMEOUT_MS',
   maxConnections: 'SITEGRID_MAX_CONNECTIONS',
+  networkLoad: 'SITEGRID_NETWORK_MAX_*',
 }
 
 export function settingName(field: string): string {

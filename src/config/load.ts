@@ -69,6 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     operatorEmail: candidate.SITEGRID_OPERATOR_EMAIL,
     reminderIntervalMs: candidate.SITEGRID_REMINDER_INTERVAL_MS,
     historianMaxFileBytes: candidate.SITEGRID_HISTORIAN_MAX_FILE_BYTES,
+    networkLoad: Object.freeze({ maxBytes: candidate.SITEGRID_NETWORK_MAX_BYTES, maxNodes: candidate.SITEGRID_NETWORK_MAX_NODES, maxEdges: candidate.SITEGRID_NETWORK_MAX_EDGES }),
     idempotencyWaitMs: candidate.SITEGRID_IDEMPOTENCY_WAIT_MS,
     aiConfigFile: candidate.SITEGRID_AI_CONFIG_FILE,
     readEnv: (name: string) => env[name],

@@ -42,6 +42,9 @@ export const RawConfigSchema = Type.Object({
   SITEGRID_OPERATOR_EMAIL: Type.Optional(Type.String({ format: 'email', description: 'receives reminders for keys minted with the CLI' })),
   SITEGRID_REMINDER_INTERVAL_MS: Type.Integer({ default: 86_400_000, minimum: 1000, description: 'how often the expiry-reminder job polls (spec 8: every 24 hours)' }),
   SITEGRID_HISTORIAN_MAX_FILE_BYTES: Type.Integer({ default: 2_147_483_648, minimum: 1024, description: 'largest file part of a historian import upload (413 `PayloadTooLarge` above); separate from the JSON body limit' }),
+  SITEGRID_NETWORK_MAX_BYTES: Type.Integer({ default: 1_073_741_824, minimum: 1024, description: 'largest body of the streamed electrical network load (PUT …/electrical/network; 413 above); separate from the JSON body limit' }),
+  SITEGRID_NETWORK_MAX_NODES: Type.Integer({ default: 100_000, minimum: 1, description: 'most nodes one electrical network load may hold (413 at one more)' }),
+  SITEGRID_NETWORK_MAX_EDGES: Type.Integer({ default: 200_000, minimum: 1, description: 'most edges one electrical network load may hold (413 at one more)' }),
   SITEGRID_IDEMPOTENCY_WAIT_MS: Type.Integer({ default: 30_000, minimum: 0, maximum: 600_000, description: 'how long a request whose `Idempotency-Key` is still executing elsewhere waits for that answer before 409 `IdempotencyKeyInProgress`' }),
   SITEGRID_AI_CONFIG_FILE: Type.Optional(Type.String({ minLength: 1, description: 'JSON file with the AI providers and tiers (src/modules/ai/config.ts); unset: `POST /api/ai/complete` answers 503 `AiNotConfigured`' })),
   SITEGRID_OIDC_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'cloud mode: the OpenID provider (relying party for bearer tokens and browser sign-in)' })),
@@ -103,6 +106,8 @@ export interface Config {
   readonly reminderIntervalMs: number
   /** Largest file part of a historian import upload (multipart), apart from the JSON body limit. */
   readonly historianMaxFileBytes: number
+  /** Bounds of the streamed electrical network load (PUT …/electrical/network). */
+  readonly networkLoad: { readonly maxBytes: number; readonly maxNodes: number; readonly maxEdges: number }
   /** A request whose Idempotency-Key is still executing waits at most this long for its answer (then 409). */
   readonly idempotencyWaitMs: number
   /** Path of the AI configuration JSON; undefined switches AI completion off. */

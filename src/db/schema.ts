@@ -284,6 +284,19 @@ export interface AlarmEventsTable {
   effect: string
 }
 
+/** One shelve of an alarm (issue 8): [starts_at, ends_at) in event time; ends_at is the planned expiry until it ends early. */
+export interface AlarmShelvesTable {
+  org_id: string
+  site_code: string
+  alarm_id: string
+  /** The history seq of the `shelved` transition. */
+  seq: number
+  /** `activeKey(instance_id, condition)` of the alarm. */
+  tag_key: string
+  starts_at: number
+  ends_at: number
+}
+
 export interface AlarmHistoryTable {
   org_id: string
   site_code: string
@@ -332,11 +345,18 @@ export interface HistorianBatchesTable {
   completed_at: number | null
 }
 
-export interface HistorianSamplesTable {
+/** One time series of a site: an instance's tag. `id` keys its samples (historian_points). */
+export interface HistorianSeriesTable {
+  id: number
   org_id: string
   site_code: string
   instance_id: string
   tag_key: string
+}
+
+export interface HistorianPointsTable {
+  org_id: string
+  series_id: number
   ts: number
   value: number | null
   text: string | null
@@ -348,8 +368,7 @@ export interface HistorianSamplesTable {
 export interface HistorianStagingTable {
   org_id: string
   batch_id: string
-  instance_id: string
-  tag_key: string
+  series_id: number
   ts: number
   value: number | null
   text: string | null
@@ -423,13 +442,45 @@ export interface ElectricalEdgesTable {
   created_at: number
 }
 
+/** A node (kind 0) or edge (kind 1) of a streamed bulk load in progress (migration 1700). */
+export interface ElectricalNetworkStagingTable {
+  org_id: string
+  load_id: string
+  kind: number
+  position: number
+  site_code: string
+  staged_at: number
+  node_id: string | null
+  name: string | null
+  node_type: number | null
+  rated_voltage_v: number | null
+  rated_current_a: number | null
+  rated_power_kw: number | null
+  impedance_ohms: number | null
+  cable_size: string | null
+  cable_length_m: number | null
+  protection_curve: string | null
+  protection_pickup_a: number | null
+  protection_tms: number | null
+  description: string | null
+  tag_bindings: string | null
+  metadata: string | null
+  /** The createdAt a kept node keeps (set in the replacing transaction). */
+  created_at: number | null
+  source_id: string | null
+  target_id: string | null
+  edge_type: number | null
+}
+
 export interface Database {
   electrical_nodes: ElectricalNodesTable
   electrical_edges: ElectricalEdgesTable
+  electrical_network_staging: ElectricalNetworkStagingTable
   key_reminders: KeyRemindersTable
   idempotency_keys: IdempotencyKeysTable
   historian_batches: HistorianBatchesTable
-  historian_samples: HistorianSamplesTable
+  historian_series: HistorianSeriesTable
+  historian_points: HistorianPointsTable
   historian_staging: HistorianStagingTable
   ai_usage: AiUsageTable
   domain_bindings: DomainBindingsTable
@@ -437,6 +488,7 @@ export interface Database {
   alarms: AlarmsTable
   alarm_events: AlarmEventsTable
   alarm_history: AlarmHistoryTable
+  alarm_shelves: AlarmShelvesTable
   controllers: ControllersTable
   instances: InstancesTable
   orgs: OrgsTable

@@ -19,10 +19,14 @@ export interface Server {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
 
-/** Starts `sitegrid serve` as a real process and waits until /healthz answers. */
-export async function startServer(options: { cwd: string; env: Record<string, string>; port?: number }): Promise<Server> {
+/**
+ * Starts `sitegrid serve` as a real process and waits until /healthz answers. `bundle`: run that pre-bundled
+ * `sitegrid` (test/support/server-bundle.ts) with node instead of bin/sitegrid, for tests that restart many servers.
+ */
+export async function startServer(options: { cwd: string; env: Record<string, string>; port?: number; bundle?: string }): Promise<Server> {
   const port = options.port ?? await freePort()
-  const child = spawn(BIN, ['serve'], { cwd: options.cwd, env: { PATH: process.env.PATH, ...options.env, PORT: String(port), HOST: '127.0.0.1' } })
+  const [command, args] = options.bundle ? [process.execPath, [options.bundle, 'serve']] : [BIN, ['serve']]
+  const child = spawn(command, args, { cwd: options.cwd, env: { PATH: process.env.PATH, ...options.env, PORT: String(port), HOST: '127.0.0.1' } })
   let output = ''
   child.stdout?.on('data', (d) => { output += String(d) })
   child.stderr?.on('data', (d) => { output += String(d) })

@@ -10,6 +10,7 @@ import { migrateToLatest } from '../../src/db/migrate.ts'
 import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
 import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { KEY_SECRET, sleep, testDialects } from '../harness.ts'
+import { appRoleEnv } from '../hardening/process-support.ts'
 import { createTestDatabase } from '../postgres.ts'
 import { httpRequest, startServer } from './process.ts'
 
@@ -21,6 +22,8 @@ for (const dialect of testDialects()) {
       const databaseUrl = dialect === 'sqlite' ? `sqlite:${join(cwd, 'cell.db')}` : await createTestDatabase(process.env.TEST_DATABASE_URL!)
       const handle = await connectDatabase(databaseUrl, { poolSize: 1 })
       await migrateToLatest(handle.db)
+      // PostgreSQL: the processes serve as the non-owner application role, under row-level security.
+      const appRole = await appRoleEnv(handle, databaseUrl)
       const org = await createOrgsService({ handle, clock: systemClock }).provision('cell')
       const keys = createApiKeysService({ handle, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') })
       const expiresAt = new Date(Date.now() + 86_400_000).toISOString()
@@ -28,7 +31,7 @@ for (const dialect of testDialects()) {
       const victim = await keys.mint(org.id, CLI_ACTOR, { role: 'admin', name: 'victim', expiresAt })
       await handle.close()
 
-      const env = { DATABASE_URL: databaseUrl, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_MODE: 'cloud', SITEGRID_LOG_LEVEL: 'warn', SITEGRID_LAST_USED_FLUSH_MS: '100' }
+      const env = { DATABASE_URL: databaseUrl, ...appRole, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_MODE: 'cloud', SITEGRID_LOG_LEVEL: 'warn', SITEGRID_LAST_USED_FLUSH_MS: '100' }
       const [a, b] = await Promise.all([startServer({ cwd, env }), startServer({ cwd, env })])
       t.after(async () => { await a.stop(); await b.stop() })
       const call = (server: typeof a, key: string, init: { method?: string } = {}) =>

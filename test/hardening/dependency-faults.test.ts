@@ -56,6 +56,8 @@ if (testDialects().includes('postgres')) {
         cwd: w.cwd,
         env: {
           ...w.env, DATABASE_URL: proxy.rewrite(w.databaseUrl), SITEGRID_MIGRATE_ON_START: 'false',
+          // The service's own connections (the application role under row-level security) go through the proxy.
+          ...(w.env.SITEGRID_DATABASE_APP_URL ? { SITEGRID_DATABASE_APP_URL: proxy.rewrite(w.env.SITEGRID_DATABASE_APP_URL) } : {}),
           SITEGRID_DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS), SITEGRID_DB_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), SITEGRID_DB_STATEMENT_TIMEOUT_MS: '5000',
         },
       })

@@ -46,7 +46,7 @@ export interface HistorianCounts {
 
 export async function historianCounts(handle: DatabaseHandle, orgId: string): Promise<HistorianCounts> {
   const batches = await handle.db.selectFrom('historian_batches').select(['id', 'status', 'samples_stored']).where('org_id', '=', orgId).orderBy('id').execute()
-  const grouped = await handle.db.selectFrom('historian_samples').select((eb) => ['batch_id', eb.fn.countAll<number>().as('n')]).where('org_id', '=', orgId).groupBy('batch_id').execute()
+  const grouped = await handle.db.selectFrom('historian_points').select((eb) => ['batch_id', eb.fn.countAll<number>().as('n')]).where('org_id', '=', orgId).groupBy('batch_id').execute()
   const byBatch = new Map(grouped.map((g) => [g.batch_id, Number(g.n)]))
   return { batches, samples: [...byBatch.values()].reduce((a, b) => a + b, 0), byBatch }
 }
@@ -64,6 +64,8 @@ export interface Upload {
   answer(): string
   /** Resolves with the status once the answer ended, or 0 when the connection died first. */
   done: Promise<number>
+  /** Ends the form of an upload started without `end` (after the test wrote further trend rows to `req`). */
+  finish(): void
 }
 
 /**
@@ -91,6 +93,7 @@ export function startHistorianUpload(url: string, headers: Record<string, string
   req.write(`--${boundary}\r\ncontent-disposition: form-data; name="mapping_csv"; filename="m.csv"\r\n\r\nhistorian_tag,instance_id,tag_key\nA,ins_pump,p\n\r\n`)
   req.write(`--${boundary}\r\ncontent-disposition: form-data; name="trend_csv"; filename="t.csv"\r\n\r\ntimestamp,tag,value\n`)
   req.write(rows)
-  if (options.end) req.end(`\r\n--${boundary}--\r\n`)
-  return { req, answer: () => answer, done }
+  const finish = () => { req.end(`\r\n--${boundary}--\r\n`) }
+  if (options.end) finish()
+  return { req, answer: () => answer, done, finish }
 }

@@ -15,6 +15,9 @@ import * as rowLevelSecurity from './1200-row-level-security.ts'
 import * as idempotency from './1300-idempotency.ts'
 import * as keyCreatorAccount from './1400-key-creator-account.ts'
 import * as platformAudit from './1500-platform-audit.ts'
+import * as electricalNetworkStaging from './1700-electrical-network-staging.ts'
+import * as historianSeries from './1600-historian-series.ts'
+import * as alarmShelves from './1800-alarm-shelves.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -37,4 +40,7 @@ export const migrations: Record<string, Migration> = {
   '1300-idempotency': idempotency,
   '1400-key-creator-account': keyCreatorAccount,
   '1500-platform-audit': platformAudit,
+  '1700-electrical-network-staging': electricalNetworkStaging,
+  '1600-historian-series': historianSeries,
+  '1800-alarm-shelves': alarmShelves,
 }

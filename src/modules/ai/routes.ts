@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
 import { actorOf } from '../../auth/principal.ts'
 import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
@@ -40,7 +41,16 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
       tags: ['AI'], summary: 'Ask a language model',
       description: `Spec 4.4. \`tier\` picks a configured class of model, \`model\` one from the allow-list, neither: the default tier. \`siteId\` grounds the answer in that site (see \`grounding\`). ${COMPLETE_NOTE}`,
       body: CompleteBody,
-      response: { 200: CompletionSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429, 502, 503, 504) },
+      response: {
+        200: {
+          description: 'The completion; with `stream: true`, the events of the stream (see above).',
+          content: {
+            'application/json': { schema: CompletionSchema },
+            'text/event-stream': { schema: Type.String({ description: '`event: delta`… then `event: done` or `event: error`, each with a JSON `data:` line.' }) },
+          },
+        },
+        ...problemResponses(400, 401, 403, 404, 413, 415, 429, 502, 503, 504),
+      },
     },
   }, async (request, reply) => {
     const orgId = request.principal.orgId

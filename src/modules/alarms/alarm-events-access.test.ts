@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
 import { signedIn } from '../../../test/site/support.ts'
-import { setup, type Method } from './test-helpers.ts'
+import { future, MIN, setup, type Method } from './test-helpers.ts'
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: alarm events — races, access and site delete`, () => {
@@ -50,14 +50,16 @@ for (const dialect of testDialects()) {
       assert.equal(ack.json().history.at(-1).actorKind, 'sitePin')
     })
 
-    it('site delete preview counts alarms and the delete removes them with their events and history', async (t) => {
-      const { admin, ev, post, rows, t0 } = await setup(t, dialect)
-      await post([ev('P1', 'A', 'active', t0), ev('P2', 'B', 'active', t0)])
+    it('site delete preview counts alarms and the delete removes them with their events, history and shelve windows', async (t) => {
+      const { h, admin, ev, post, rows, t0 } = await setup(t, dialect)
+      const [first] = (await post([ev('P1', 'A', 'active', t0), ev('P2', 'B', 'active', t0)])).results
+      assert.equal((await admin('POST', `/api/sites/S1/alarms/${first!.alarmId}/shelve`, { comment: 'c', until: future(h, MIN) })).statusCode, 200)
+      assert.equal(await rows('alarm_shelves'), 1)
       const preview = await admin('DELETE', '/api/sites/S1')
       assert.equal(preview.statusCode, 409)
       assert.equal(preview.json().wouldDelete.alarms, 2)
       assert.equal((await admin('DELETE', '/api/sites/S1?confirm=S1')).statusCode, 204)
-      assert.deepEqual([await rows('alarms'), await rows('alarm_events'), await rows('alarm_history')], [0, 0, 0])
+      assert.deepEqual([await rows('alarms'), await rows('alarm_events'), await rows('alarm_history'), await rows('alarm_shelves')], [0, 0, 0, 0])
     })
   })
 }

@@ -120,12 +120,15 @@ for (const dialect of testDialects()) {
       await post(Array.from({ length: 11 }, (_, i) => ev('P2', `B${i}`, 'active', t0 + 10 * MIN + i * S, 'medium')))
       const [hi] = await post([ev('P1', 'HI', 'normal', t0 + 51 * S)])
       await as('POST', `/api/sites/S1/alarms/${hi}/shelve`, { comment: 'chattering', until: new Date(h.clock.now() + MIN).toISOString() })
-      await post([ev('P1', 'HI', 'active', t0 + 30 * MIN)])
+      // Occurs inside the shelve (which began at the server's now, three hours after t0): suppressed, not annunciated.
+      await post([ev('P1', 'HI', 'active', h.clock.now() + S)])
       const q = `from=${new Date(t0).toISOString()}&to=${new Date(t0 + 60 * MIN).toISOString()}`
       const res = await as('GET', `/api/sites/S1/alarms/load?${q}`)
       assert.equal(res.statusCode, 200, res.body)
       const load = res.json()
-      assert.deepEqual([load.activations, load.suppressedActivations, load.intervals, load.averagePer10MinPerPosition, load.peakPer10MinPerPosition], [14, 1, 6, 2.333, 11])
+      assert.deepEqual([load.activations, load.suppressedActivations, load.intervals, load.averagePer10MinPerPosition, load.peakPer10MinPerPosition], [14, 0, 6, 2.333, 11])
+      const whole = (await as('GET', `/api/sites/S1/alarms/load?from=${new Date(t0).toISOString()}&to=${new Date(t0 + 5 * 60 * MIN).toISOString()}`)).json()
+      assert.deepEqual([whole.activations, whole.suppressedActivations, whole.byPriority.high], [14, 1, 3], 'the activation while shelved is counted apart')
       assert.equal(load.floods.length, 1)
       assert.equal(load.floods[0].start, new Date(t0 + 10 * MIN).toISOString())
       assert.equal(load.percentTimeInFlood, 16.667)

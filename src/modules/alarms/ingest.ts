@@ -1,10 +1,10 @@
 import type { Actor } from '../../auth/principal.ts'
 import type { AlarmEventsTable, AlarmHistoryTable, AlarmsTable, Db } from '../../db/schema.ts'
 import { newId, type OrgId } from '../../ids.ts'
-import { activeKey, applyProcessEvent, effectiveState, isOpen, isSuppressed } from './lifecycle.ts'
+import { activeKey, applyProcessEvent, effectiveState, isOpen } from './lifecycle.ts'
 import { StaleWrite } from './retry.ts'
 import type { AlarmEventInput } from './schemas.ts'
-import { findKnownEventIds, findOpenAlarms, insertAlarmEvents, insertAlarmHistory, insertNewAlarms, updateAlarmsIfVersion } from './store.ts'
+import { findKnownEventIds, findOpenAlarms, findShelveWindowsEndingAfter, insertAlarmEvents, insertAlarmHistory, insertNewAlarms, updateAlarmsIfVersion, type ShelveWindow } from './store.ts'
 import { flagsOf } from './view.ts'
 
 export interface CheckedEvent {
@@ -32,7 +32,10 @@ interface Working {
  * A shelve ends at its expiry in event time: an event that occurred while the alarm was shelved is suppressed, one
  * after the expiry finds it back in its process state (the `shelve_expired` transition is recorded at the expiry,
  * between them), and a shelve that expired by `now` ends in this batch too, so reads and the alarm-load figures
- * (which count suppressed and annunciated activations) agree. Set-based: one multi-row statement per table and
+ * (which count suppressed and annunciated activations) agree. Whether an activation is annunciated or suppressed is
+ * judged in event time against the tag's shelve windows (`alarm_shelves`), whatever has happened since: an event
+ * that occurred inside a shelve that a read, an unshelve or an earlier batch has already ended is suppressed, one
+ * that occurred before the shelve began is annunciated although it arrives while the alarm is shelved. Set-based: one multi-row statement per table and
  * chunk, one `UPDATE … FROM (VALUES …)` for the alarms read.
  * Throws StaleWrite, or a unique violation, when a concurrent writer won; the caller retries the transaction.
  */
@@ -44,6 +47,12 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
     outcomes.set(item.index, { status: 'duplicate', alarmId: known.get(item.event.eventId) ?? null })
     return false
   }).sort((a, b) => a.occurredAt - b.occurredAt)
+
+  const windows = new Map<string, ShelveWindow[]>()
+  if (fresh.length > 0) {
+    for (const w of await findShelveWindowsEndingAfter(trx, orgId, siteCode, fresh[0]!.occurredAt)) windows.set(w.tagKey, [...windows.get(w.tagKey) ?? [], w])
+  }
+  const shelvedAt = (key: string, at: number) => windows.get(key)?.some((w) => w.startsAt <= at && at < w.endsAt) ?? false
 
   const open = new Map<string, Working>()
   for (const row of await findOpenAlarms(trx, orgId, siteCode, [...new Set(fresh.map((i) => activeKey(i.event.instanceId, i.event.condition)))])) {
@@ -94,7 +103,8 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
       open.set(key, w)
       touched.push(w)
       transition(w, item, 'activated', 'normal')
-      effect = 'activated'
+      // A closed alarm's tag may have been shelved when the event occurred: the new alarm stands, not annunciated then.
+      effect = shelvedAt(key, item.occurredAt) ? 'suppressed' : 'activated'
     } else if (w !== undefined && isNewer) {
       const row = w.row
       const flags = flagsOf(row)
@@ -105,7 +115,7 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
         const from = row.state
         Object.assign(row, { is_active: 1, is_acknowledged: 0, state: effectiveState(next), activation_count: row.activation_count + 1, priority: e.priority })
         transition(w, item, 'activated', from)
-        effect = isSuppressed(flags) ? 'suppressed' : 'activated'
+        effect = flags.isOutOfService || shelvedAt(key, item.occurredAt) ? 'suppressed' : 'activated'
       } else if (e.state === 'normal' && flags.isActive) {
         const next = applyProcessEvent(flags, false)
         const from = row.state

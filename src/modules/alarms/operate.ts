@@ -5,7 +5,7 @@ import { AlarmStateConflict } from './errors.ts'
 import { activeKey, applyOperatorAction, effectiveState, isOpen, refusal, type OperatorAction } from './lifecycle.ts'
 import { isUniqueViolation } from '../../db/constraint-errors.ts'
 import { StaleWrite } from './retry.ts'
-import { insertAlarmHistory, updateAlarmIfVersion } from './store.ts'
+import { endShelveWindow, insertAlarmHistory, insertShelveWindow, updateAlarmIfVersion } from './store.ts'
 import { flagsOf } from './view.ts'
 
 /** History names of the operator actions. */
@@ -44,6 +44,12 @@ export async function applyAction(trx: Db, orgId: OrgId, actor: Actor, row: Alar
     throw err
   }
   if (!written) throw new StaleWrite()
+  // The shelve window, kept so that events delivered late are judged by the window they occurred in (ingest.ts).
+  if (input.action === 'shelve') {
+    await insertShelveWindow(trx, orgId, row.site_code, row.id, row.version + 1, activeKey(row.instance_id, row.condition), input.at, input.shelvedUntil!)
+  } else if (flags.shelvedUntil !== null && next.shelvedUntil === null) {
+    await endShelveWindow(trx, orgId, row.site_code, row.id, input.at)
+  }
   await insertAlarmHistory(trx, [{
     org_id: orgId, site_code: row.site_code, alarm_id: row.id, seq: row.version + 1, at: input.at, action: ACTION_NAMES[input.action],
     from_state: row.state, to_state: to, actor_kind: actor.kind, actor_id: actor.subject, comment: input.comment, event_id: null,

@@ -163,3 +163,30 @@ export async function countAlarmsOfSite(db: Db, orgId: OrgId, siteCode: string):
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
+
+/** A shelve window of a tag: [startsAt, endsAt) in event time. */
+export interface ShelveWindow {
+  tagKey: string
+  startsAt: number
+  endsAt: number
+}
+
+/** Records a shelve in force from `startsAt` until its planned expiry `endsAt`. */
+export async function insertShelveWindow(db: Db, orgId: OrgId, siteCode: string, alarmId: string, seq: number, tagKey: string, startsAt: number, endsAt: number): Promise<void> {
+  await db.insertInto('alarm_shelves').values({ org_id: orgId, site_code: siteCode, alarm_id: alarmId, seq, tag_key: tagKey, starts_at: startsAt, ends_at: endsAt }).execute()
+}
+
+/** Ends the alarm's shelve in force at `at` (unshelve, out of service) instead of its planned expiry. */
+export async function endShelveWindow(db: Db, orgId: OrgId, siteCode: string, alarmId: string, at: number): Promise<void> {
+  await db.updateTable('alarm_shelves').set({ ends_at: at })
+    .where('org_id', '=', orgId).where('site_code', '=', siteCode).where('alarm_id', '=', alarmId).where('ends_at', '>', at)
+    .execute()
+}
+
+/** The site's shelve windows that end after `after` (the earliest event of a batch): only those can hold its events. */
+export async function findShelveWindowsEndingAfter(db: Db, orgId: OrgId, siteCode: string, after: number): Promise<ShelveWindow[]> {
+  const rows = await db.selectFrom('alarm_shelves').select(['tag_key', 'starts_at', 'ends_at'])
+    .where('org_id', '=', orgId).where('site_code', '=', siteCode).where('ends_at', '>', after)
+    .execute()
+  return rows.map((r) => ({ tagKey: r.tag_key, startsAt: Number(r.starts_at), endsAt: Number(r.ends_at) }))
+}

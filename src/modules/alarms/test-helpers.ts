@@ -43,7 +43,7 @@ export async function setup(t: TestContext, dialect: TestDialect) {
     assert.equal(res.statusCode, 200, res.body)
     return res.json() as { state: string; isActive: boolean; isAcknowledged: boolean; activationCount: number; shelvedUntil: string | null; history: Array<{ seq: number; action: string; fromState: string; toState: string; actorKind: string; actorId: string; at: string; comment: string | null }> }
   }
-  const rows = async (table: 'alarms' | 'alarm_events' | 'alarm_history') =>
+  const rows = async (table: 'alarms' | 'alarm_events' | 'alarm_history' | 'alarm_shelves') =>
     Number((await h.handle.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', org.id).executeTakeFirstOrThrow()).n)
   return { h, org, admin, member, ev, post, read, rows, t0 }
 }

@@ -61,7 +61,7 @@ for (const dialect of testDialects()) {
       assert.equal(await snapshot(h, org), before)
     })
 
-    it('PUT network has its own body limit (64 MiB): a body over SITEGRID_BODY_LIMIT_BYTES loads there and nowhere else', async (t) => {
+    it('PUT network has its own size bound (SITEGRID_NETWORK_MAX_BYTES): a body over SITEGRID_BODY_LIMIT_BYTES loads there and nowhere else', async (t) => {
       const { as } = await electricalSetup(t, dialect, { SITEGRID_BODY_LIMIT_BYTES: '2048' })
       const nodes = Array.from({ length: 40 }, (_, i) => ({ id: `N${String(i).padStart(2, '0')}`, name: `Feeder ${i}`, nodeType: 10, description: 'd'.repeat(40) }))
       const edges = nodes.slice(1).map((n) => ({ sourceId: 'N00', targetId: n.id, edgeType: 0 }))

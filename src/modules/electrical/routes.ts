@@ -1,9 +1,12 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Readable } from 'node:stream'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Ajv } from 'ajv'
 import { actorOf } from '../../auth/principal.ts'
+import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import {
   CoordinationQuery, CoordinationSchema, CreateNodeBody, DeleteEdgeQuery, DeleteNodeQuery, EdgeBody, EdgePage, EdgeSchema, IslandsSchema,
-  IsolatedSchema, LIMITS, ListEdgesQuery, ListNodesQuery, LoopsQuery, LoopsSchema, NetworkBody, NetworkReplacedSchema, NetworkSchema,
+  IsolatedSchema, ListEdgesQuery, ListNodesQuery, LoopsQuery, LoopsSchema, NetworkBody, NetworkReplacedSchema, NetworkSchema,
   NodePage, NodeParams, NodeSchema, PandapowerQuery, PandapowerSchema, SiteParams, SupplyPathsSchema, TripTimeQuery, TripTimeSchema,
   UpdateNodeBody,
 } from './schemas.ts'
@@ -15,6 +18,8 @@ const SITE_404 = 'An unknown site, or one of another organisation, is the unifor
 const NODE_404 = 'An unknown site or node (or another organisation\'s) is the uniform 404.'
 const TAGS = ['Electrical network']
 const NO_CONTENT = { type: 'null', description: 'Done; no body.' }
+// Path parameters of the streamed route, coerced like every other route's (http/validation.ts).
+const paramsValidator = new Ajv({ allErrors: true, strict: false, coerceTypes: 'array', useDefaults: true })
 
 export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: ElectricalService }> = async (app, { electrical }) => {
   app.post('/:siteId/electrical/nodes', {
@@ -97,15 +102,38 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
     },
   }, async (request) => electrical.getNetwork(request.principal.orgId, request.params.siteId))
 
-  app.put('/:siteId/electrical/network', {
-    config: { policy: 'admin' },
-    bodyLimit: LIMITS.networkBodyLimitBytes,
-    schema: {
-      tags: TAGS, summary: 'Replace the whole network (bulk load)',
-      description: `For integrators who keep the network in another tool: \`{ nodes: [node create bodies], edges: [edge bodies] }\` replaces the site's network atomically — all or nothing. Up to ${LIMITS.networkMaxNodes} nodes and ${LIMITS.networkMaxEdges} edges; this route alone accepts bodies up to ${LIMITS.networkBodyLimitBytes / 1024 / 1024} MiB (413 beyond). The body is read whole (not streamed) and validated whole: field rules give a 400 listing each field (\`/nodes/3/ratedCurrentA\`); graph rules (duplicate ids, unknown ends, self-loops, repeated triples) a 422 listing each problem. Nodes whose id existed keep their createdAt. ${SITE_404} ${WRITE}`,
-      params: SiteParams, body: NetworkBody, response: { 200: NetworkReplacedSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 422, 429) },
-    },
-  }, async (request) => electrical.replaceNetwork(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body))
+  // The bulk load reads its body as it arrives (service/network-load.ts): in its own context, JSON is handed over
+  // as the raw stream, unparsed and without the global body limit; the document's own bounds apply.
+  await app.register(async (plain) => {
+    const streamed = plain.withTypeProvider<TypeBoxTypeProvider>()
+    streamed.removeAllContentTypeParsers()
+    streamed.addContentTypeParser('application/json', { bodyLimit: Number.MAX_SAFE_INTEGER }, (_request, payload, done) => done(null, payload))
+    const { maxBytes, maxNodes, maxEdges } = electrical.networkLoadLimits
+    streamed.put('/:siteId/electrical/network', {
+      config: { policy: 'admin' },
+      // The document is validated element by element while it streams, with the same schemas (NetworkBody documents it).
+      validatorCompiler: ({ schema, httpPart }) => (httpPart === 'body' ? () => true : paramsValidator.compile(schema)),
+      schema: {
+        tags: TAGS, summary: 'Replace the whole network (streamed bulk load)',
+        description: `For integrators who keep the network in another tool: \`{ nodes: [node create bodies], edges: [edge bodies] }\` (\`application/json\`) replaces the site's network atomically — all or nothing. `
+          + `The body is streamed: parsed as it arrives and staged in chunks, in constant memory whatever its size; edges may come before nodes. `
+          + `Bounds (configurable): at most ${maxBytes} bytes (\`SITEGRID_NETWORK_MAX_BYTES\`), ${maxNodes} nodes (\`SITEGRID_NETWORK_MAX_NODES\`) and ${maxEdges} edges (\`SITEGRID_NETWORK_MAX_EDGES\`): one more is a 413 naming the limit; the global body limit does not apply here. `
+          + `Each element is checked like \`POST …/nodes\` and \`POST …/edges\`: field rules give a 400 listing each field (\`/nodes/3/ratedCurrentA\`, up to 100 problems, after which the body is read no further); broken JSON, an empty body or a connection closed early is a 400 \`MalformedBody\`; `
+          + `graph rules (duplicate ids, unknown ends, self-loops, repeated triples) a 422 listing each problem. A refused or interrupted load changes nothing. Nodes whose id existed keep their createdAt. ${SITE_404} ${WRITE}`,
+        params: SiteParams, body: NetworkBody, response: { 200: NetworkReplacedSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 422, 429) },
+      },
+    }, async (request, reply) => {
+      const body: unknown = request.body
+      if (!(body instanceof Readable)) throw new DomainError('MalformedBody', 'The body is empty; send the network document as application/json.')
+      try {
+        return await electrical.replaceNetwork(request.principal.orgId, actorOf(request.principal), request.params.siteId, body)
+      } catch (err) {
+        // A refusal before the whole body arrived: the rest is dropped and the connection not reused.
+        if (!request.raw.readableEnded) reply.header('connection', 'close')
+        throw err
+      }
+    })
+  })
 
   app.get('/:siteId/electrical/topology/islands', {
     config: { policy: 'member' },

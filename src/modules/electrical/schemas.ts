@@ -16,10 +16,6 @@ export const LIMITS = {
   tagValueMax: 500,
   metadataMaxKeys: 100,
   metadataMaxBytes: 16_384,
-  networkMaxNodes: 100_000,
-  networkMaxEdges: 200_000,
-  /** Body limit of PUT …/electrical/network only; every other route keeps SITEGRID_BODY_LIMIT_BYTES. */
-  networkBodyLimitBytes: 64 * 1024 * 1024,
 } as const
 
 const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description })
@@ -158,8 +154,8 @@ export const NodeParams = Type.Object({ siteId: Type.String({ maxLength: 200 }),
 
 /** A node of a bulk load: the create body of spec 2.5. */
 export const NetworkBody = Type.Object({
-  nodes: Type.Array(CreateNodeBody, { maxItems: LIMITS.networkMaxNodes, description: `Up to ${LIMITS.networkMaxNodes} node create bodies; ids unique.` }),
-  edges: Type.Array(EdgeBody, { maxItems: LIMITS.networkMaxEdges, description: `Up to ${LIMITS.networkMaxEdges} edges between listed nodes; no self-loop, no repeated triple.` }),
+  nodes: Type.Array(CreateNodeBody, { description: 'Node create bodies (up to SITEGRID_NETWORK_MAX_NODES); ids unique.' }),
+  edges: Type.Array(EdgeBody, { description: 'Edges between listed nodes (up to SITEGRID_NETWORK_MAX_EDGES); no self-loop, no repeated triple. May come before `nodes`.' }),
 }, { additionalProperties: false })
 export type NetworkInput = Static<typeof NetworkBody>
 

@@ -10,6 +10,7 @@ import { migrateToLatest } from '../../db/migrate.ts'
 import { KEY_SECRET, sleep, testDialects } from '../../../test/harness.ts'
 import { createTestDatabase } from '../../../test/postgres.ts'
 import { httpRequest, startServer } from '../../../test/cli/process.ts'
+import { appRoleEnv } from '../../../test/hardening/process-support.ts'
 import { historianCounts as counts, seedHistorianSite as seed, startHistorianUpload, trendRows, waitHealthy as up } from '../../../test/support/historian-upload.ts'
 import { createApiKeysService } from '../api-keys/service.ts'
 import { createOrgsService } from '../orgs/service.ts'
@@ -24,12 +25,13 @@ for (const dialect of testDialects()) {
       const handle = await connectDatabase(databaseUrl, { poolSize: 2 })
       t.after(() => handle.close())
       await migrateToLatest(handle.db)
+      const appRole = await appRoleEnv(handle, databaseUrl) // PostgreSQL: serve as the non-owner role, under RLS
       const org = await createOrgsService({ handle, clock: systemClock }).provision('kill')
       const keys = createApiKeysService({ handle, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') })
       const owner = await keys.mint(org.id, CLI_ACTOR, { role: 'owner', name: 'owner', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })
       await seed(handle, org.id)
 
-      const env = { DATABASE_URL: databaseUrl, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_LOG_LEVEL: 'warn', SITEGRID_DATA_DIR: join(cwd, 'data') }
+      const env = { DATABASE_URL: databaseUrl, ...appRole, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_LOG_LEVEL: 'warn', SITEGRID_DATA_DIR: join(cwd, 'data') }
       const server = await startServer({ cwd, env })
       t.after(() => server.stop('SIGKILL'))
       await up(server)

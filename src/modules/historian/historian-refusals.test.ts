@@ -57,6 +57,25 @@ for (const dialect of testDialects()) {
         assert.equal(small.statusCode, 201, small.body)
       })
 
+      it('a multipart body that does not follow its own boundary, or ends inside a part, is 400 MalformedBody', async () => {
+        const h = shared()
+        const p = await plant(h)
+        const part = (name: string, value: string, filename?: string) =>
+          `--b\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n${value}\r\n`
+        const head = part('site_id', p.siteCode) + part('format', 'long') + part('mapping_csv', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n', 'm.csv')
+        const bodies = {
+          'another boundary': head.replaceAll('--b', '--other') + '--other--\r\n',
+          'cut inside trend_csv': `${head}--b\r\nContent-Disposition: form-data; name="trend_csv"; filename="t.csv"\r\n\r\ntimestamp,tag,value\n2024-01-01T00:00:00Z,A,1\n`,
+          'cut inside a part header': `${head}--b\r\nContent-Disposition: form-da`,
+        }
+        for (const [what, payload] of Object.entries(bodies)) {
+          const res = await h.inject(p.owner, { method: 'POST', url: '/api/historian/import-batches', headers: { 'content-type': 'multipart/form-data; boundary=b' }, payload })
+          assert.equal(res.statusCode, 400, `${what}: ${res.body}`)
+          assert.equal(res.json().code, 'MalformedBody', what)
+        }
+        await assertNothingStored(h, p)
+      })
+
       it('a JSON body is 415', async () => {
         const h = shared()
         const p = await plant(h)

@@ -80,7 +80,7 @@ for (const dialect of testDialects()) {
           return row !== undefined && Number(row.samples_stored) > 0 ? row : undefined
         })
         assert.equal(written.status, 'running')
-        const inTable = await h.handle.db.selectFrom('historian_samples').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()
+        const inTable = await h.handle.db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()
         assert.ok(Number(inTable.n) >= FLUSH_SAMPLES, `samples are in the table while running (${inTable.n})`)
 
         // Reads see none of them.

@@ -13,8 +13,10 @@ const WRITE = 'Policy: admins and owners (cloud: organisation role; site server:
 
 /** POST/GET/DELETE /api/historian/import-batches. Multipart is registered in this scope only. */
 export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService; maxFileBytes: number }> = async (app, { historian, maxFileBytes }) => {
+  // `files`: one more than the two the form has, so that an unknown file part reaches the form's own check and is
+  // refused 400 naming it, with nothing kept (issue 14, mass assignment); a fourth file part is the 413.
   await app.register(multipart, {
-    limits: { fileSize: maxFileBytes, files: 2, fields: FIELD_NAMES.length, parts: FIELD_NAMES.length + 2, fieldSize: 64 * 1024 },
+    limits: { fileSize: maxFileBytes, files: 3, fields: FIELD_NAMES.length, parts: FIELD_NAMES.length + 2, fieldSize: 64 * 1024 },
   })
 
   app.post('/', {
@@ -106,10 +108,37 @@ export const historianSeriesRoutes: FastifyPluginAsyncTypebox<{ historian: Histo
 }
 
 async function* uploadParts(request: FastifyRequest): AsyncGenerator<UploadPart> {
-  for await (const part of request.parts()) {
-    if (part.type === 'field') yield { kind: 'field', name: part.fieldname, value: typeof part.value === 'string' ? part.value : String(part.value) }
-    else yield { kind: 'file', name: part.fieldname, filename: part.filename, stream: part.file }
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') yield { kind: 'field', name: part.fieldname, value: typeof part.value === 'string' ? part.value : String(part.value) }
+      else yield { kind: 'file', name: part.fieldname, filename: part.filename, stream: malformedAsProblem(part.file) }
+    }
+  } catch (error) {
+    throw asMalformedBody(error)
   }
+}
+
+/** A file part's bytes; the multipart parser's own failures (the body ended inside the part) become MalformedBody. */
+function malformedAsProblem(file: AsyncIterable<Uint8Array> & { truncated: boolean }): Extract<UploadPart, { kind: 'file' }>['stream'] {
+  return {
+    get truncated() { return file.truncated },
+    async *[Symbol.asyncIterator]() {
+      try {
+        yield* file
+      } catch (error) {
+        throw asMalformedBody(error)
+      }
+    },
+  }
+}
+
+/**
+ * The multipart parser fails with bare Errors ("Unexpected end of multipart data", "Malformed part header") when the
+ * body does not follow its boundary; the plugin's limits carry a code (FST_…) and are answered by the problem handler.
+ */
+function asMalformedBody(error: unknown): unknown {
+  if (error instanceof DomainError || !(error instanceof Error) || 'code' in error || 'statusCode' in error) return error
+  return new DomainError('MalformedBody', `The multipart body is malformed: ${error.message}.`)
 }
 
 function csvCell(text: string): string {

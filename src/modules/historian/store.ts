@@ -29,9 +29,45 @@ export function findCompleteTwin(db: Db, orgId: OrgId, siteCode: string, trendSh
     .orderBy('id').limit(1).executeTakeFirst()
 }
 
+/**
+ * The series ids of (instance, tag) pairs of a site, created when missing: once per series per write transaction
+ * that first meets it, never per sample. Same statements on both dialects (the id is an identity column on
+ * PostgreSQL and SQLite's integer primary key).
+ */
+export async function ensureSeries(db: Db, orgId: OrgId, siteCode: string, pairs: Array<{ instanceId: string; tagKey: string }>): Promise<Map<string, number>> {
+  const ids = new Map<string, number>()
+  for (let start = 0; start < pairs.length; start += 500) {
+    const chunk = pairs.slice(start, start + 500)
+    const rows = sql.join(chunk.map((p) => sql`(${orgId}, ${siteCode}, ${p.instanceId}, ${p.tagKey})`))
+    await sql`insert into historian_series (org_id, site_code, instance_id, tag_key) values ${rows}
+      on conflict (org_id, site_code, instance_id, tag_key) do nothing`.execute(db)
+    const found = await db.selectFrom('historian_series').select(['id', 'instance_id', 'tag_key'])
+      .where('org_id', '=', orgId).where('site_code', '=', siteCode)
+      .where('instance_id', 'in', [...new Set(chunk.map((p) => p.instanceId))])
+      .where('tag_key', 'in', [...new Set(chunk.map((p) => p.tagKey))]).execute()
+    for (const r of found) ids.set(seriesKey(r.instance_id, r.tag_key), Number(r.id))
+  }
+  return ids
+}
+
+export const seriesKey = (instanceId: string, tagKey: string) => `${instanceId}\u0000${tagKey}`
+
+/**
+ * Whether any stored sample (of any batch, this one included) lies in one of these series' time ranges: when none
+ * does, a write cannot meet an existing row and may be a plain INSERT instead of an upsert.
+ */
+export async function anySampleInRanges(db: Db, table: 'historian_points' | 'historian_staging', orgId: OrgId, ranges: Array<{ seriesId: number; from: number; to: number }>): Promise<boolean> {
+  for (let start = 0; start < ranges.length; start += 300) {
+    const probes = ranges.slice(start, start + 300).map((r) => sql`select 1 as hit from ${sql.table(table)} where org_id = ${orgId} and series_id = ${r.seriesId} and ts >= ${r.from} and ts <= ${r.to}`)
+    const { rows } = await sql<{ hit: number }>`select hit from (${sql.join(probes, sql` union all `)}) probes limit 1`.execute(db)
+    if (rows.length > 0) return true
+  }
+  return false
+}
+
 export async function deleteSamplesOfBatch(db: Db, orgId: OrgId, batchId: string): Promise<number> {
-  const result = await db.deleteFrom('historian_samples').where('org_id', '=', orgId).where('batch_id', '=', batchId).executeTakeFirst()
-  await db.deleteFrom('historian_staging').where('org_id', '=', orgId).where('batch_id', '=', batchId).execute()
+  const result = await db.deleteFrom('historian_points').where('batch_id', '=', batchId).where('org_id', '=', orgId).executeTakeFirst()
+  await db.deleteFrom('historian_staging').where('batch_id', '=', batchId).where('org_id', '=', orgId).execute()
   return Number(result.numDeletedRows)
 }
 
@@ -40,8 +76,8 @@ export async function deleteBatchRow(db: Db, orgId: OrgId, batchId: string): Pro
 }
 
 export async function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string): Promise<number> {
-  const row = await db.selectFrom('historian_samples').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('org_id', '=', orgId).where('batch_id', '=', batchId).executeTakeFirstOrThrow()
+  const row = await db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('batch_id', '=', batchId).where('org_id', '=', orgId).executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -52,24 +88,24 @@ export async function countStagedOfBatch(db: Db, orgId: OrgId, batchId: string):
 }
 
 /** Staged samples of a forced batch that will replace a stored value (of any batch). */
-export async function countStagedCollisions(db: Db, orgId: OrgId, siteCode: string, batchId: string): Promise<number> {
+export async function countStagedCollisions(db: Db, orgId: OrgId, batchId: string): Promise<number> {
   const row = await sql<{ n: number }>`
     select count(*) as n from historian_staging s
-    join historian_samples h on h.org_id = s.org_id and h.site_code = ${siteCode} and h.instance_id = s.instance_id and h.tag_key = s.tag_key and h.ts = s.ts
-    where s.org_id = ${orgId} and s.batch_id = ${batchId}`.execute(db)
+    join historian_points h on h.org_id = s.org_id and h.series_id = s.series_id and h.ts = s.ts
+    where s.batch_id = ${batchId} and s.org_id = ${orgId}`.execute(db)
   return Number(row.rows[0]?.n ?? 0)
 }
 
 /** force=true: the staged samples replace stored ones at the same tag and timestamp ("latest value wins"). */
-export async function mergeStaged(db: Db, orgId: OrgId, siteCode: string, batchId: string): Promise<void> {
+export async function mergeStaged(db: Db, orgId: OrgId, batchId: string): Promise<void> {
   // `where true`-style filter: SQLite needs a WHERE before ON CONFLICT in INSERT … SELECT to parse the upsert.
   await sql`
-    insert into historian_samples (org_id, site_code, instance_id, tag_key, ts, value, text, quality, batch_id)
-    select s.org_id, ${siteCode}, s.instance_id, s.tag_key, s.ts, s.value, s.text, s.quality, s.batch_id
-    from historian_staging s where s.org_id = ${orgId} and s.batch_id = ${batchId}
-    on conflict (org_id, site_code, instance_id, tag_key, ts)
+    insert into historian_points (org_id, series_id, ts, value, text, quality, batch_id)
+    select s.org_id, s.series_id, s.ts, s.value, s.text, s.quality, s.batch_id
+    from historian_staging s where s.batch_id = ${batchId} and s.org_id = ${orgId}
+    on conflict (org_id, series_id, ts)
     do update set value = excluded.value, text = excluded.text, quality = excluded.quality, batch_id = excluded.batch_id`.execute(db)
-  await db.deleteFrom('historian_staging').where('org_id', '=', orgId).where('batch_id', '=', batchId).execute()
+  await db.deleteFrom('historian_staging').where('batch_id', '=', batchId).where('org_id', '=', orgId).execute()
 }
 
 /** Running batches of every organisation: the start-up recovery looks for ones whose process died. */
@@ -85,8 +121,9 @@ export async function countBatchesOfSite(db: Db, orgId: OrgId, siteCode: string)
 }
 
 export async function countSamplesOfSite(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
-  const row = await db.selectFrom('historian_samples').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode).executeTakeFirstOrThrow()
+  const row = await db.selectFrom('historian_points as p').innerJoin('historian_series as s', (j) => j.onRef('s.org_id', '=', 'p.org_id').onRef('s.id', '=', 'p.series_id'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('s.org_id', '=', orgId).where('s.site_code', '=', siteCode).executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -94,11 +131,12 @@ export interface SeriesKey { siteCode: string; instanceId: string; tagKey: strin
 
 /** Raw samples of complete batches only, oldest first, keyset-paged by timestamp. */
 export function listRawSamples(db: Db, orgId: OrgId, key: SeriesKey, page: { limit: number; after?: number }) {
-  let query = db.selectFrom('historian_samples as s')
-    .innerJoin('historian_batches as b', (j) => j.onRef('b.org_id', '=', 's.org_id').onRef('b.id', '=', 's.batch_id'))
+  let query = db.selectFrom('historian_series as r')
+    .innerJoin('historian_points as s', (j) => j.onRef('s.org_id', '=', 'r.org_id').onRef('s.series_id', '=', 'r.id'))
+    .innerJoin('historian_batches as b', (j) => j.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 's.batch_id'))
     .select(['s.ts', 's.value', 's.text', 's.quality', 's.batch_id'])
-    .where('s.org_id', '=', orgId).where('s.site_code', '=', key.siteCode)
-    .where('s.instance_id', '=', key.instanceId).where('s.tag_key', '=', key.tagKey)
+    .where('r.org_id', '=', orgId).where('r.site_code', '=', key.siteCode)
+    .where('r.instance_id', '=', key.instanceId).where('r.tag_key', '=', key.tagKey)
     .where('s.ts', '>=', key.from).where('s.ts', '<', key.to)
     .where('b.status', '=', 'complete')
   if (page.after !== undefined) query = query.where('s.ts', '>', page.after)
@@ -112,14 +150,15 @@ export interface BucketRow { start: number; min: number; max: number; mean: numb
  * start is ts − ((ts mod b) + b) mod b, i.e. floor(ts / b) · b in integer arithmetic, right for times before 1970
  * too. first/last are the values at the bucket's earliest and latest timestamps (unique per tag by the primary key).
  */
-export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number }): Promise<BucketRow[]> {
+export function bucketsQuery(orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number }) {
   const after = page.after ?? Number.MIN_SAFE_INTEGER
-  const result = await sql<BucketRow>`
+  return sql<BucketRow>`
     with visible as materialized (
       select s.ts, s.value, s.ts - (((s.ts % ${bucketMs}) + ${bucketMs}) % ${bucketMs}) as bucket_start
-      from historian_samples s
-      join historian_batches b on b.org_id = s.org_id and b.id = s.batch_id and b.status = 'complete'
-      where s.org_id = ${orgId} and s.site_code = ${key.siteCode} and s.instance_id = ${key.instanceId} and s.tag_key = ${key.tagKey}
+      from historian_series r
+      join historian_points s on s.org_id = r.org_id and s.series_id = r.id
+      join historian_batches b on b.org_id = r.org_id and b.id = s.batch_id and b.status = 'complete'
+      where r.org_id = ${orgId} and r.site_code = ${key.siteCode} and r.instance_id = ${key.instanceId} and r.tag_key = ${key.tagKey}
         and s.ts >= ${key.from} and s.ts < ${key.to} and s.value is not null
     ), buckets as (
       select bucket_start, min(value) as mn, max(value) as mx, avg(value) as mean, count(*) as n, min(ts) as t0, max(ts) as t1
@@ -131,7 +170,11 @@ export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs
     join visible l on l.ts = bk.t1
     where bk.bucket_start > ${after}
     order by bk.bucket_start
-    limit ${page.limit + 1}`.execute(db)
+    limit ${page.limit + 1}`
+}
+
+export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number }): Promise<BucketRow[]> {
+  const result = await bucketsQuery(orgId, key, bucketMs, page).execute(db)
   return result.rows.map((r) => ({
     start: Number(r.start), min: Number(r.min), max: Number(r.max), mean: Number(r.mean), count: Number(r.count), first: Number(r.first), last: Number(r.last),
   }))
@@ -139,30 +182,31 @@ export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs
 
 /** A sample this batch wanted to store where another value was or is kept; see findCollisions / listStagedCollisions. */
 export interface StoredValue { value: number | null; text: string | null; quality: number; batch_id: string }
-export interface CollisionRow { instance_id: string; tag_key: string; ts: number; stored: StoredValue }
+export interface CollisionRow { series_id: number; ts: number; stored: StoredValue }
 
 /**
- * Without force: samples of another batch stored at these (instance, tag, ts) keys, i.e. the values kept where
- * this batch's samples were not written. `keys` is small (one statement, 3 parameters a key).
+ * Without force: samples of another batch stored at these (series, ts) keys, i.e. the values kept where this
+ * batch's samples were not written. `keys` is small (one statement, 2 parameters a key).
  */
-export async function findCollisions(db: Db, orgId: OrgId, siteCode: string, batchId: string, keys: Array<{ instanceId: string; tagKey: string; ts: number }>): Promise<CollisionRow[]> {
+export async function findCollisions(db: Db, orgId: OrgId, batchId: string, keys: Array<{ seriesId: number; ts: number }>): Promise<CollisionRow[]> {
   if (keys.length === 0) return []
-  const list = sql.join(keys.map((k) => sql`(${k.instanceId}, ${k.tagKey}, cast(${k.ts} as bigint))`))
-  const result = await sql<{ instance_id: string; tag_key: string; ts: number; value: number | null; text: string | null; quality: number; batch_id: string }>`
-    select h.instance_id, h.tag_key, h.ts, h.value, h.text, h.quality, h.batch_id from historian_samples h
-    where h.org_id = ${orgId} and h.site_code = ${siteCode} and h.batch_id <> ${batchId}
-      and (h.instance_id, h.tag_key, h.ts) in (values ${list})`.execute(db)
-  return result.rows.map((r) => ({ instance_id: r.instance_id, tag_key: r.tag_key, ts: Number(r.ts), stored: { value: r.value === null ? null : Number(r.value), text: r.text, quality: Number(r.quality), batch_id: r.batch_id } }))
+  const list = sql.join(keys.map((k) => sql`(cast(${k.seriesId} as integer), cast(${k.ts} as bigint))`))
+  const result = await sql<{ series_id: number; ts: number; value: number | null; text: string | null; quality: number; batch_id: string }>`
+    select h.series_id, h.ts, h.value, h.text, h.quality, h.batch_id from historian_points h
+    where h.org_id = ${orgId} and h.batch_id <> ${batchId}
+      and (h.series_id, h.ts) in (values ${list})`.execute(db)
+  return result.rows.map((r) => ({ series_id: Number(r.series_id), ts: Number(r.ts), stored: { value: r.value === null ? null : Number(r.value), text: r.text, quality: Number(r.quality), batch_id: r.batch_id } }))
 }
 
 /** With force: the first `limit` staged samples that will replace a stored value, with both values. */
-export async function listStagedCollisions(db: Db, orgId: OrgId, siteCode: string, batchId: string, limit: number) {
+export async function listStagedCollisions(db: Db, orgId: OrgId, batchId: string, limit: number) {
   const result = await sql<{ instance_id: string; tag_key: string; ts: number; value: number | null; text: string | null; quality: number; old_value: number | null; old_text: string | null; old_quality: number; old_batch: string }>`
-    select s.instance_id, s.tag_key, s.ts, s.value, s.text, s.quality, h.value as old_value, h.text as old_text, h.quality as old_quality, h.batch_id as old_batch
+    select r.instance_id, r.tag_key, s.ts, s.value, s.text, s.quality, h.value as old_value, h.text as old_text, h.quality as old_quality, h.batch_id as old_batch
     from historian_staging s
-    join historian_samples h on h.org_id = s.org_id and h.site_code = ${siteCode} and h.instance_id = s.instance_id and h.tag_key = s.tag_key and h.ts = s.ts
-    where s.org_id = ${orgId} and s.batch_id = ${batchId}
-    order by s.instance_id, s.tag_key, s.ts
+    join historian_points h on h.org_id = s.org_id and h.series_id = s.series_id and h.ts = s.ts
+    join historian_series r on r.id = s.series_id
+    where s.batch_id = ${batchId} and s.org_id = ${orgId}
+    order by r.instance_id, r.tag_key, s.ts
     limit ${limit}`.execute(db)
   return result.rows.map((r) => ({
     instance_id: r.instance_id, tag_key: r.tag_key, ts: Number(r.ts),

@@ -77,7 +77,7 @@ export function standardParts(siteCode: string, format: string, trend: Buffer | 
 }
 
 export async function sampleCount(h: Harness, orgId: string): Promise<number> {
-  const row = await h.handle.db.selectFrom('historian_samples').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()
+  const row = await h.handle.db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()
   return Number(row.n)
 }
 

@@ -66,6 +66,8 @@ async function buildOrganisation(h: Harness, cred: Cred): Promise<void> {
     ]
     for (const row of history) await db.insertInto('alarm_history').values({ org_id: org, site_code: 'RT', alarm_id: a.id, at: T0 + 100 + row.seq, ...row }).execute()
   }
+  // The shelve in force on alm_2: its window, from the `shelved` transition to the planned expiry.
+  await db.insertInto('alarm_shelves').values({ org_id: org, site_code: 'RT', alarm_id: 'alm_2', seq: 2, tag_key: activeKey('ins_pump', 'LO'), starts_at: T0 + 102, ends_at: T0 + 3_600_000 }).execute()
   await db.insertInto('alarm_events').values({
     org_id: org, site_code: 'RT-B', event_id: 'evt_orphan', alarm_id: null, instance_id: 'ins_x', condition: 'HI', priority: 'low', is_active: 0,
     occurred_at: T0, received_at: T0, message: null, value: null, limit_value: null, effect: 'none',
@@ -91,12 +93,19 @@ async function buildOrganisation(h: Harness, cred: Cred): Promise<void> {
 async function tablesOf(h: Harness, orgId: string, drop: (table: string, row: Record<string, unknown>) => boolean = () => false) {
   const out: Record<string, string[]> = {}
   for (const table of EXPORTED_TABLES) {
-    const rows = await h.handle.db.selectFrom(table.name as 'sites').selectAll().where('org_id', '=', orgId).execute() as Array<Record<string, unknown>>
+    const rows = table.stored ? await collect(table.stored.stream(h.handle.db, h.handle.dialect, orgId, null))
+      : await h.handle.db.selectFrom(table.name as 'sites').selectAll().where('org_id', '=', orgId).execute() as Array<Record<string, unknown>>
     out[table.name] = rows.filter((r) => !drop(table.name, r)).map((r) => {
       const kept = Object.keys(r).sort().filter((c) => !table.omit?.includes(c)).map((c) => [c, normalise(r[c])])
       return JSON.stringify(kept)
     }).sort()
   }
+  return out
+}
+
+async function collect<T>(rows: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = []
+  for await (const row of rows) out.push(row)
   return out
 }
 

@@ -35,7 +35,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
     const parts: Part[] = []
     for (const spec of EXPORTED_TABLES) {
       if (scope === 'site' && spec.scope === 'org') continue
-      const shape = await describeTable(on, handle.dialect, spec.name)
+      const shape = spec.stored ? ((await spec.stored.present(on, handle.dialect)) ? spec.stored.shape : undefined) : await describeTable(on, handle.dialect, spec.name)
       if (!shape) continue // an area not in this build
       parts.push({ spec, shape, columns: shape.columns.filter((c) => c !== 'org_id' && !spec.omit?.includes(c)) })
     }
@@ -61,8 +61,8 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
           const part = batchPart
           const key = part.shape.primaryKey.filter((c) => c !== 'org_id')
           const keyOf = (r: Row) => JSON.stringify(key.map((c) => r[c]))
-          if (!occupied.has(part.spec.name)) occupied.set(part.spec.name, await hasAnyRow(trx, part.shape, org.id))
-          const found = occupied.get(part.spec.name) ? await findExisting(trx, handle.dialect, part.shape, part.columns, org.id, batch) : []
+          if (!occupied.has(part.spec.name)) occupied.set(part.spec.name, await (part.spec.stored ? part.spec.stored.hasAnyRow(trx, org.id) : hasAnyRow(trx, part.shape, org.id)))
+          const found = occupied.get(part.spec.name) ? await (part.spec.stored ? part.spec.stored.findExisting(trx, handle.dialect, org.id, batch) : findExisting(trx, handle.dialect, part.shape, part.columns, org.id, batch)) : []
           const existing = new Map(found.map((r) => [keyOf(r), r]))
           const count = (counts[part.spec.name] ??= { create: 0, replace: 0, unchanged: 0 })
           const writes: Row[] = []
@@ -83,7 +83,8 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
           if (!options.dryRun && writes.length > 0 && (options.force || conflictCount === 0)) {
             const restored = part.spec.restore ? writes.map(part.spec.restore) : writes
             for (let i = 0; i < restored.length; i += rowsPerStatement(part.shape)) {
-              await upsertRows(trx, part.shape, org.id, restored.slice(i, i + rowsPerStatement(part.shape)), part.spec.omit ?? [])
+              const rows = restored.slice(i, i + rowsPerStatement(part.shape))
+              await (part.spec.stored ? part.spec.stored.upsert(trx, org.id, rows) : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
             }
           }
           batch = []
@@ -127,7 +128,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
         tables: parts.map((p) => p.spec.name),
       }
       async function* partStreams() {
-        for (const p of parts) yield { part: p.spec.name, rows: streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode) }
+        for (const p of parts) yield { part: p.spec.name, rows: p.spec.stored ? p.spec.stored.stream(db, handle.dialect, org.id, siteCode) : streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode) }
       }
       return Readable.from(writePackage(header, partStreams())).pipe(createGzip())
     },

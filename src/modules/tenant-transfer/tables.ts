@@ -1,3 +1,22 @@
+import type { Dialect } from '../../db/connect.ts'
+import type { Db } from '../../db/schema.ts'
+import { samplesPart } from '../historian/transfer.ts'
+import type { Row } from './format.ts'
+import type { TableShape } from './introspect.ts'
+
+/**
+ * A part whose rows are not one table's rows (the historian's samples are stored as series + points, but packages
+ * keep one row a sample): its area reads and writes it; `shape` is the package's row shape.
+ */
+export interface StoredPart {
+  shape: TableShape
+  present(db: Db, dialect: Dialect): Promise<boolean>
+  stream(db: Db, dialect: Dialect, orgId: string, siteCode: string | null): AsyncGenerator<Row>
+  hasAnyRow(db: Db, orgId: string): Promise<boolean>
+  findExisting(db: Db, dialect: Dialect, orgId: string, rows: Row[]): Promise<Row[]>
+  upsert(db: Db, orgId: string, rows: Row[]): Promise<void>
+}
+
 /**
  * What a tenant package holds, in dependency order (a row's foreign keys point only at earlier parts).
  * `tables.test.ts` fails when a table with an `org_id` column is neither here nor in EXCLUDED, so a new area
@@ -11,6 +30,8 @@ export interface ExportedTable {
   omit?: readonly string[]
   /** Fills omitted NOT NULL columns on import. */
   restore?: (row: Record<string, unknown>) => Record<string, unknown>
+  /** Set when the part is not stored as the table `name` (see StoredPart). */
+  stored?: StoredPart
 }
 
 export const EXPORTED_TABLES: readonly ExportedTable[] = [
@@ -22,8 +43,9 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'alarms', scope: 'site' },
   { name: 'alarm_events', scope: 'site' },
   { name: 'alarm_history', scope: 'site' },
+  { name: 'alarm_shelves', scope: 'site' },
   { name: 'historian_batches', scope: 'site' },
-  { name: 'historian_samples', scope: 'site' },
+  { name: 'historian_samples', scope: 'site', stored: samplesPart },
   { name: 'memberships', scope: 'org' },
   { name: 'domain_bindings', scope: 'org' },
   {
@@ -47,6 +69,9 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   site_sign_in_failures: 'lockout state of one site server',
   site_signing_keys: 'the site server\'s own signing keys never leave it',
   historian_staging: 'transient rows of imports in progress',
+  historian_series: 'carried by the historian_samples part (each sample names its site, instance and tag)',
+  historian_points: 'carried by the historian_samples part (one row a sample, as in every package version)',
+  electrical_network_staging: 'transient rows of network loads in progress',
   tenant_import_packages: 'the staged package itself',
   tenant_import_chunks: 'the staged package itself',
   idempotency_keys: 'stored answers to retried requests of this server (24 h); a retry after a move executes anew',

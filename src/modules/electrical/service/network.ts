@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto'
+import type { Readable } from 'node:stream'
 import { isForeignKeyViolation, isUniqueViolation } from '../../../db/constraint-errors.ts'
 import type { Actor } from '../../../auth/principal.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { ElectricalEdgesTable, ElectricalNodesTable } from '../../../db/schema.ts'
-import { DomainError, invalidField, NotFound, type FieldProblem } from '../../../errors/domain-error.ts'
+import { invalidField, NotFound } from '../../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
@@ -13,25 +15,22 @@ import {
   createOnly, EdgeEndsUnknown, EdgeExists, NodeHasEdges, NodeIdTaken, notUpdatable, SelfLoop,
 } from '../errors.ts'
 import { compareEdges, compareIds, nodeFieldProblems, nodeRow, toEdge, toNode } from '../rows.ts'
-import type { CreateNodeInput, Edge, EdgeInput, NetworkInput, Node, UpdateNodeInput } from '../schemas.ts'
+import type { CreateNodeInput, Edge, EdgeInput, Node, UpdateNodeInput } from '../schemas.ts'
 import {
-  allEdges, allNodeIds, allNodes, countEdgesTouching, deleteEdge, deleteEdgesTouching, deleteNetwork, deleteNode, findEdge, findNode,
-  insertEdge, insertEdges, insertNode, insertNodes, listEdges, listNodes, lockSite, updateNode, type NodeChanges,
+  allEdges, allNodes, countEdgesTouching, countNodes, deleteEdge, deleteEdgesTouching, deleteNetwork, deleteNode, findEdge, findNode,
+  insertEdge, insertNode, listEdges, listNodes, lockSite, updateNode, type NodeChanges,
 } from '../store.ts'
-import { buildGraph } from '../topology.ts'
+import { copyLoad, deleteAllStaged, deleteLoad, deleteStale, insertStaged, keepCreatedAt } from '../staging-store.ts'
+import { checkStagedGraph, DEFAULT_NETWORK_LOAD, stageDocument, throwProblems, type NetworkLoadLimits } from './network-load.ts'
 import type { GraphCache } from './graph-cache.ts'
 import type { Db } from '../../../db/schema.ts'
 
-export interface NetworkDeps { handle: DatabaseHandle; clock: Clock; sites: SitesService }
-
-const MAX_PROBLEMS = 100
-
-function throwProblems(problems: FieldProblem[], total = problems.length): void {
-  if (problems.length === 0) return
-  const summary = problems.slice(0, 3).map((p) => `${p.pointer.slice(1)}: ${p.message}`).join('; ')
-  throw new DomainError('ValidationFailed', total > 3 ? `${summary} (and ${total - 3} more)` : summary, {
-    errors: problems.slice(0, MAX_PROBLEMS), extensions: total > MAX_PROBLEMS ? { problemCount: total } : undefined,
-  })
+export interface NetworkDeps {
+  handle: DatabaseHandle
+  clock: Clock
+  sites: SitesService
+  /** Bounds of the streamed bulk load, and the age after which a load's staging rows are an orphan's. */
+  networkLoad?: NetworkLoadLimits & { staleAfterMs: number }
 }
 
 /** `type` of DELETE …/edges: the code `0`…`4` or the name (`Cable`, any case). */
@@ -45,6 +44,7 @@ export function parseEdgeType(raw: string): number {
 
 export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
   const { handle, clock, sites } = deps
+  const load = deps.networkLoad ?? DEFAULT_NETWORK_LOAD
   const db = handle.db
 
   /**
@@ -204,42 +204,52 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
     },
 
     /**
-     * Replaces the site's network atomically: validated as a whole first (every field rule, then the graph:
-     * unique ids, known ends, no self-loop, no repeated triple), then one transaction deletes and inserts.
-     * Nodes whose id existed before keep their createdAt.
+     * Replaces the site's network atomically from a document streamed as it arrives (network-load.ts): each
+     * element is checked and staged in short chunks, the whole graph is checked in SQL against the staged rows
+     * (unique ids, known ends, no self-loop, no repeated triple: 422 listing each problem), then one transaction
+     * replaces the network and drops the staging. Nodes whose id existed before keep their createdAt. Any
+     * failure (bad element, broken JSON, a closed connection) leaves the network and no staging rows behind.
      */
-    async replaceNetwork(orgId: OrgId, actor: Actor, siteCode: string, input: NetworkInput) {
+    async replaceNetwork(orgId: OrgId, actor: Actor, siteCode: string, body: Readable) {
       await sites.require(orgId, siteCode)
-      const problems: FieldProblem[] = []
-      let total = 0
-      input.nodes.forEach((node, i) => {
-        for (const p of nodeFieldProblems(node, `/nodes/${i}`)) { total++; if (problems.length < MAX_PROBLEMS) problems.push(p) }
-      })
-      throwProblems(problems, total)
-      buildGraph(input.nodes, input.edges) // throws InvalidNetwork (422) listing each problem
-      const now = clock.now()
-      return writeNetwork(orgId, siteCode, async (trx) => {
-        if (!(await lockSite(trx, handle.dialect, orgId, siteCode))) throw new NotFound()
-        const before = new Map((await allNodeIds(trx, orgId, siteCode)).map((r) => [r.id, r.created_at]))
-        let kept = 0
-        const nodeRows = input.nodes.map((node) => {
-          const createdAt = before.get(node.id)
-          if (createdAt !== undefined) kept++
-          return nodeRow(orgId, siteCode, node, createdAt ?? now, now)
+      const loadId = randomUUID()
+      const stagedAt = clock.now()
+      await deleteStale(db, stagedAt - load.staleAfterMs, orgId) // loads of this organisation a crash left behind
+      try {
+        const count = await stageDocument(body, { orgId, siteCode, loadId, stagedAt, limits: load, write: (rows) => insertStaged(db, rows) })
+        await checkStagedGraph(db, orgId, loadId)
+        const now = clock.now()
+        return await writeNetwork(orgId, siteCode, async (trx) => {
+          if (!(await lockSite(trx, handle.dialect, orgId, siteCode))) throw new NotFound()
+          const before = await countNodes(trx, orgId, siteCode)
+          const kept = await keepCreatedAt(trx, orgId, siteCode, loadId)
+          await deleteNetwork(trx, orgId, siteCode)
+          await copyLoad(trx, orgId, siteCode, loadId, now)
+          await deleteLoad(trx, orgId, loadId)
+          const summary = {
+            siteId: siteCode, nodeCount: count.nodes, edgeCount: count.edges,
+            nodesAdded: count.nodes - kept, nodesRemoved: before - kept, nodesKept: kept,
+          }
+          await recordAudit(trx, clock, orgId, actor, { action: 'electrical.network.replaced', target: siteCode, detail: summary })
+          return summary
         })
-        const edgeRows = input.edges.map((e): ElectricalEdgesTable => ({
-          org_id: orgId, site_code: siteCode, source_id: e.sourceId, target_id: e.targetId, edge_type: e.edgeType, created_at: now,
-        }))
-        await deleteNetwork(trx, orgId, siteCode)
-        await insertNodes(trx, nodeRows)
-        await insertEdges(trx, edgeRows)
-        const summary = {
-          siteId: siteCode, nodeCount: nodeRows.length, edgeCount: edgeRows.length,
-          nodesAdded: nodeRows.length - kept, nodesRemoved: before.size - kept, nodesKept: kept,
-        }
-        await recordAudit(trx, clock, orgId, actor, { action: 'electrical.network.replaced', target: siteCode, detail: summary })
-        return summary
-      })
+      } finally {
+        // After a failure: nothing of the load stays (after success this finds nothing). If even this fails, the
+        // age sweep (next load of the organisation, next start-up) removes the rows.
+        await deleteLoad(db, orgId, loadId).catch(() => {})
+      }
     },
+
+    /**
+     * Start-up recovery (every organisation: the caller runs it in the system scope): staging rows of loads a
+     * stopped process left. SQLite: all of them (this process owns the file); PostgreSQL: those older than the
+     * age bound, so live loads of other processes are left alone.
+     */
+    async recoverNetworkStaging(): Promise<number> {
+      if (handle.dialect === 'sqlite') return deleteAllStaged(db)
+      return deleteStale(db, clock.now() - load.staleAfterMs)
+    },
+
+    networkLoadLimits: load as NetworkLoadLimits,
   }
 }

@@ -21,7 +21,7 @@ export const FLUSH_SAMPLES = 50_000
 
 /** Collisions listed in the batch report (all are counted); the report pages through these. */
 export const MAX_COLLISIONS_LISTED = 1000
-/** Keys looked up per statement when listing collisions (3 parameters each). */
+/** Keys looked up per statement when listing collisions (2 parameters each). */
 const COLLISION_KEYS_PER_QUERY = 500
 
 const QUALITY_CODE: Record<Quality, number> = { good: 192, uncertain: 64, bad: 0 }
@@ -187,24 +187,26 @@ export class ImportRun {
   /** Without force: which samples of the buffer met another batch's value (kept), up to MAX_COLLISIONS_LISTED. */
   async #listCollisions(db: Db, count: number): Promise<void> {
     const buffer = this.#buffer
-    const { orgId, siteCode } = this.#plan
+    const writer = this.#writer!
+    const { orgId } = this.#plan
     let found = 0
     for (let start = 0; start < buffer.length && found < count && this.#collisions.length < MAX_COLLISIONS_LISTED; start += COLLISION_KEYS_PER_QUERY) {
       const end = Math.min(buffer.length, start + COLLISION_KEYS_PER_QUERY)
       const index = new Map<string, number>()
       const keys = []
       for (let i = start; i < end; i++) {
-        index.set(`${buffer.instanceIds[i]}\u0000${buffer.tagKeys[i]}\u0000${buffer.ts[i]}`, i)
-        keys.push({ instanceId: buffer.instanceIds[i]!, tagKey: buffer.tagKeys[i]!, ts: buffer.ts[i]! })
+        const seriesId = writer.seriesId(buffer.instanceIds[i]!, buffer.tagKeys[i]!)!
+        index.set(`${seriesId}\u0000${buffer.ts[i]}`, i)
+        keys.push({ seriesId, ts: buffer.ts[i]! })
       }
-      const rows = await findCollisions(db, orgId, siteCode, this.#row.id, keys)
-      rows.sort((a, b) => index.get(`${a.instance_id}\u0000${a.tag_key}\u0000${a.ts}`)! - index.get(`${b.instance_id}\u0000${b.tag_key}\u0000${b.ts}`)!)
+      const rows = await findCollisions(db, orgId, this.#row.id, keys)
+      rows.sort((a, b) => index.get(`${a.series_id}\u0000${a.ts}`)! - index.get(`${b.series_id}\u0000${b.ts}`)!)
       for (const r of rows) {
         found++
         if (this.#collisions.length >= MAX_COLLISIONS_LISTED) break
-        const i = index.get(`${r.instance_id}\u0000${r.tag_key}\u0000${r.ts}`)!
+        const i = index.get(`${r.series_id}\u0000${r.ts}`)!
         this.#collisions.push({
-          instanceId: r.instance_id, tagKey: r.tag_key, ts: r.ts, resolution: 'keptStored',
+          instanceId: buffer.instanceIds[i]!, tagKey: buffer.tagKeys[i]!, ts: r.ts, resolution: 'keptStored',
           kept: { batchId: r.stored.batch_id, value: r.stored.value, text: r.stored.text, quality: r.stored.quality },
           discarded: { batchId: this.#row.id, value: buffer.values[i] ?? null, text: buffer.texts[i] ?? null, quality: buffer.qualities[i]! },
         })
@@ -241,9 +243,9 @@ export class ImportRun {
       const twin = await findCompleteTwin(trx, orgId, siteCode, row.trend_sha256, row.mapping_sha256, row.id)
       if (twin !== undefined && !isForced) throw new DuplicateBatch(twin.id)
       if (isForced) {
-        row.replaced_count = await countStagedCollisions(trx, orgId, siteCode, row.id)
-        const replaced = row.replaced_count === 0 ? [] : await listStagedCollisions(trx, orgId, siteCode, row.id, MAX_COLLISIONS_LISTED)
-        await mergeStaged(trx, orgId, siteCode, row.id)
+        row.replaced_count = await countStagedCollisions(trx, orgId, row.id)
+        const replaced = row.replaced_count === 0 ? [] : await listStagedCollisions(trx, orgId, row.id, MAX_COLLISIONS_LISTED)
+        await mergeStaged(trx, orgId, row.id)
         const report = JSON.parse(row.report) as BatchReport
         report.forcedOver = twin?.id ?? null
         report.collisions = replaced.map((r) => ({
