@@ -12,7 +12,12 @@ const base: Options = { allErrors: true, removeAdditional: false, useDefaults: t
  * naming them; query strings and path parameters are text on the wire, so they are coerced to their types.
  */
 export function installValidators(app: FastifyInstance): void {
-  const strict = addFormats(new Ajv({ ...base, coerceTypes: false }))
+  const strict = createBodyValidator()
   const coercing = addFormats(new Ajv({ ...base, coerceTypes: 'array' }))
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema))
+}
+
+/** The validator of request bodies, for a route that reads its body itself (the streamed electrical network load). */
+export function createBodyValidator(): Ajv {
+  return addFormats(new Ajv({ ...base, coerceTypes: false }))
 }

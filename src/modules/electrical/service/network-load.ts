@@ -1,9 +1,10 @@
 import { pipeline, Transform, type Readable } from 'node:stream'
-import { Ajv, type ErrorObject } from 'ajv'
+import type { ErrorObject } from 'ajv'
 import { parser } from 'stream-json'
 import { Assembler } from 'stream-json/assembler.js'
 import { batch } from 'stream-json/utils/batch.js'
 import { DomainError, type FieldProblem } from '../../../errors/domain-error.ts'
+import { createBodyValidator } from '../../../http/validation.ts'
 import type { OrgId } from '../../../ids.ts'
 import { nodeFieldProblems, nodeRow } from '../rows.ts'
 import { CreateNodeBody, EdgeBody, type CreateNodeInput, type EdgeInput } from '../schemas.ts'
@@ -28,8 +29,8 @@ const ELEMENT_MAX_TOKENS = 100_000
 /** Nesting inside one element (metadata is free JSON). */
 const ELEMENT_MAX_DEPTH = 64
 
-// The request validator's options (http/validation.ts): strict types, every error, unknown properties refused.
-const ajv = new Ajv({ allErrors: true, removeAdditional: false, useDefaults: true, strict: false, coerceTypes: false })
+// The request bodies' validator (http/validation.ts): strict types, formats, every error, unknown properties refused.
+const ajv = createBodyValidator()
 const validateNode = ajv.compile<CreateNodeInput>(CreateNodeBody)
 const validateEdge = ajv.compile<EdgeInput>(EdgeBody)
 
