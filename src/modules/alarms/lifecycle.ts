@@ -29,10 +29,6 @@ export function effectiveState(f: LifecycleFlags): AlarmState {
   return processState(f.isActive, f.isAcknowledged)
 }
 
-export function isSuppressed(f: LifecycleFlags): boolean {
-  return f.isOutOfService || f.shelvedUntil !== null
-}
-
 /** An alarm stays open (holds its tag's one open slot) until it is normal and not suppressed. */
 export function isOpen(f: LifecycleFlags): boolean {
   return effectiveState(f) !== 'normal'
