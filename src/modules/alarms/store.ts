@@ -15,7 +15,6 @@ async function inStatements<T>(rows: T[], columns: number, write: (chunk: T[]) =
 
 const columnsOf = (rows: object[]) => Object.keys(rows[0] ?? {}).length
 
-export const insertAlarms = (db: Db, rows: AlarmsTable[]) => inStatements(rows, columnsOf(rows), (c) => db.insertInto('alarms').values(c).execute())
 export const insertAlarmEvents = (db: Db, rows: AlarmEventsTable[]) => inStatements(rows, columnsOf(rows), (c) => db.insertInto('alarm_events').values(c).execute())
 export const insertAlarmHistory = (db: Db, rows: AlarmHistoryTable[]) => inStatements(rows, columnsOf(rows), (c) => db.insertInto('alarm_history').values(c).execute())
 

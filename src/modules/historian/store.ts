@@ -81,12 +81,6 @@ export async function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string):
   return Number(row.n)
 }
 
-export async function countStagedOfBatch(db: Db, orgId: OrgId, batchId: string): Promise<number> {
-  const row = await db.selectFrom('historian_staging').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('org_id', '=', orgId).where('batch_id', '=', batchId).executeTakeFirstOrThrow()
-  return Number(row.n)
-}
-
 /** Staged samples of a forced batch that will replace a stored value (of any batch). */
 export async function countStagedCollisions(db: Db, orgId: OrgId, batchId: string): Promise<number> {
   const row = await sql<{ n: number }>`
