@@ -3,7 +3,8 @@
 // first (package written to a file and staged back from it) so the baseline's in-memory dump cannot inflate its figures.
 import { randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
-import { Readable } from 'node:stream'
+import { Readable, Transform } from 'node:stream'
+import { Worker } from 'node:worker_threads'
 import { pipeline } from 'node:stream/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -61,21 +62,45 @@ async function seed(handle: DatabaseHandle, org: Org): Promise<void> {
   })
 }
 
-/** Peak RSS and heap growth over their values at the start, sampled every 10 ms (after a GC when --expose-gc). */
+// The process's RSS is sampled every 5 ms by a worker thread (RSS is process-wide, and the worker's event loop never
+// starves, unlike the main thread's while better-sqlite3 answers synchronously); the peak goes to shared memory.
+const peakRssKiB = new Int32Array(new SharedArrayBuffer(4))
+function startRssSampler(): Worker {
+  const worker = new Worker(`
+  const { workerData } = require('node:worker_threads')
+  const peak = workerData
+  setInterval(() => { const kib = Math.round(process.memoryUsage.rss() / 1024); if (kib > Atomics.load(peak, 0)) Atomics.store(peak, 0, kib) }, 5)
+`, { eval: true, workerData: peakRssKiB })
+  worker.unref()
+  return worker
+}
+
+/**
+ * Peak growth over the step's start (after a GC when --expose-gc): RSS from the sampler thread; V8 heap from a 10 ms
+ * timer on the main thread plus reads at chosen points (`mark`), since that timer may starve during a step.
+ */
 function memoryWatch() {
   ;(globalThis as { gc?: () => void }).gc?.()
   const start = process.memoryUsage()
-  let rss = start.rss
+  Atomics.store(peakRssKiB, 0, Math.round(start.rss / 1024))
   let heap = start.heapUsed
   const mark = () => {
-    const now = process.memoryUsage()
-    rss = Math.max(rss, now.rss)
-    heap = Math.max(heap, now.heapUsed)
+    heap = Math.max(heap, process.memoryUsage().heapUsed)
   }
-  // better-sqlite3 answers synchronously, so the timer may starve during a step: `mark` also reads at chosen points.
   const timer = setInterval(mark, 10)
-  return { mark, stop: () => { mark(); clearInterval(timer); return { rss: rss - start.rss, heap: heap - start.heapUsed } } }
+  return {
+    mark,
+    stop: () => {
+      mark()
+      clearInterval(timer)
+      const rss = Math.max(Atomics.load(peakRssKiB, 0) * 1024, process.memoryUsage().rss)
+      return { rss: rss - start.rss, heap: heap - start.heapUsed }
+    },
+  }
 }
+
+/** Passes chunks through, reading the heap at each (so a step's heap peak is read even if the timer starves). */
+const marking = (mark: () => void) => new Transform({ transform(chunk, _enc, done) { mark(); done(null, chunk) } })
 
 /** The baseline: SELECT every row of the same tables through the driver, JSON-encode them, then INSERT them back. */
 async function plainDumpRestore(source: DatabaseHandle, target: DatabaseHandle, orgId: string, mark: () => void): Promise<{ dumpMs: number; restoreMs: number }> {
@@ -101,48 +126,55 @@ async function plainDumpRestore(source: DatabaseHandle, target: DatabaseHandle, 
 }
 
 export async function benchTenantTransfer(dialects: Array<{ name: string; url?: () => Promise<string> }>): Promise<void> {
-  for (const dialect of dialects) {
-    const source = await open(await dialect.url?.())
-    const slug = `bench-${randomBytes(3).toString('hex')}`
-    const org = await createOrgsService({ handle: source, clock: systemClock }).provision(slug)
-    await seed(source, org)
-    const dir = mkdtempSync(join(tmpdir(), 'sitegrid-bench-pkg-'))
-    const pkgPath = join(dir, 'package.jsonl.gz')
-
-    // The service first, before the baseline has held any rows in this process: the package goes to a file and is
-    // staged back from it (nothing held by the bench), with RSS and heap sampled every 10 ms while each step runs.
-    const transfer = (handle: DatabaseHandle) => createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites: createSitesService({ handle, clock: systemClock, dependents: [] }), maxPackageBytes: 8 * 1024 ** 3 })
-    const exportWatch = memoryWatch()
-    let t = performance.now()
-    await pipeline(Readable.from(await transfer(source).exportPackage(org, null)), createWriteStream(pkgPath))
-    const exportMs = performance.now() - t
-    const exportMemory = exportWatch.stop()
-    const target = await open(await dialect.url?.())
-    await createOrgsService({ handle: target, clock: systemClock }).provision(slug, slug, org.id)
-    const importWatch = memoryWatch()
-    t = performance.now()
-    await transfer(target).stage(org, CLI_ACTOR, createReadStream(pkgPath, { highWaterMark: 1 << 20 }))
-    const stageMs = performance.now() - t
-    t = performance.now()
-    await transfer(target).applyStaged(org, CLI_ACTOR, { force: false, dryRun: false })
-    const applyMs = performance.now() - t
-    const importMemory = importWatch.stop()
-    const bytes = statSync(pkgPath).size
-    rmSync(dir, { recursive: true, force: true })
-
-    const plainTarget = await open(await dialect.url?.())
-    await createOrgsService({ handle: plainTarget, clock: systemClock }).provision(slug, slug, org.id)
-    const plainWatch = memoryWatch()
-    const plain = await plainDumpRestore(source, plainTarget, org.id, plainWatch.mark)
-    const plainMemory = plainWatch.stop()
-    await plainTarget.close()
-
-    const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`
-    console.log(`${dialect.name.padEnd(8)} tenant transfer ${SAMPLES} samples + ${ALARMS} alarms: package ${(bytes / 1e6).toFixed(1)} MB gzip`)
-    console.log(`${dialect.name.padEnd(8)}   export ${exportMs.toFixed(0)} ms vs plain dump ${plain.dumpMs.toFixed(0)} ms (${ratio(plain.dumpMs, exportMs)} of plain speed)`)
-    console.log(`${dialect.name.padEnd(8)}   stage+check ${stageMs.toFixed(0)} ms, apply ${applyMs.toFixed(0)} ms vs plain restore ${plain.restoreMs.toFixed(0)} ms (${ratio(plain.restoreMs, stageMs + applyMs)} of plain speed)`)
-    console.log(`${dialect.name.padEnd(8)}   peak growth over the step's start: export heap +${mib(exportMemory.heap)} RSS +${mib(exportMemory.rss)}; stage+apply heap +${mib(importMemory.heap)} RSS +${mib(importMemory.rss)}; plain dump+restore heap +${mib(plainMemory.heap)} RSS +${mib(plainMemory.rss)}`)
-    await target.close()
-    await source.close()
+  const rssSampler = startRssSampler()
+  try {
+    for (const dialect of dialects) await benchOne(dialect)
+  } finally {
+    await rssSampler.terminate()
   }
+}
+
+async function benchOne(dialect: { name: string; url?: () => Promise<string> }): Promise<void> {
+  const source = await open(await dialect.url?.())
+  const slug = `bench-${randomBytes(3).toString('hex')}`
+  const org = await createOrgsService({ handle: source, clock: systemClock }).provision(slug)
+  await seed(source, org)
+  const dir = mkdtempSync(join(tmpdir(), 'sitegrid-bench-pkg-'))
+  const pkgPath = join(dir, 'package.jsonl.gz')
+
+  // The service first, before the baseline has held any rows in this process: the package goes to a file and is
+  // staged back from it (nothing held by the bench), with RSS and heap sampled every 10 ms while each step runs.
+  const transfer = (handle: DatabaseHandle) => createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites: createSitesService({ handle, clock: systemClock, dependents: [] }), maxPackageBytes: 8 * 1024 ** 3 })
+  const exportWatch = memoryWatch()
+  let t = performance.now()
+  await pipeline(Readable.from(await transfer(source).exportPackage(org, null)), marking(exportWatch.mark), createWriteStream(pkgPath))
+  const exportMs = performance.now() - t
+  const exportMemory = exportWatch.stop()
+  const target = await open(await dialect.url?.())
+  await createOrgsService({ handle: target, clock: systemClock }).provision(slug, slug, org.id)
+  const importWatch = memoryWatch()
+  t = performance.now()
+  await transfer(target).stage(org, CLI_ACTOR, createReadStream(pkgPath, { highWaterMark: 1 << 20 }).pipe(marking(importWatch.mark)))
+  const stageMs = performance.now() - t
+  t = performance.now()
+  await transfer(target).applyStaged(org, CLI_ACTOR, { force: false, dryRun: false })
+  const applyMs = performance.now() - t
+  const importMemory = importWatch.stop()
+  const bytes = statSync(pkgPath).size
+  rmSync(dir, { recursive: true, force: true })
+
+  const plainTarget = await open(await dialect.url?.())
+  await createOrgsService({ handle: plainTarget, clock: systemClock }).provision(slug, slug, org.id)
+  const plainWatch = memoryWatch()
+  const plain = await plainDumpRestore(source, plainTarget, org.id, plainWatch.mark)
+  const plainMemory = plainWatch.stop()
+  await plainTarget.close()
+
+  const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`
+  console.log(`${dialect.name.padEnd(8)} tenant transfer ${SAMPLES} samples + ${ALARMS} alarms: package ${(bytes / 1e6).toFixed(1)} MB gzip`)
+  console.log(`${dialect.name.padEnd(8)}   export ${exportMs.toFixed(0)} ms vs plain dump ${plain.dumpMs.toFixed(0)} ms (${ratio(plain.dumpMs, exportMs)} of plain speed)`)
+  console.log(`${dialect.name.padEnd(8)}   stage+check ${stageMs.toFixed(0)} ms, apply ${applyMs.toFixed(0)} ms vs plain restore ${plain.restoreMs.toFixed(0)} ms (${ratio(plain.restoreMs, stageMs + applyMs)} of plain speed)`)
+  console.log(`${dialect.name.padEnd(8)}   peak growth over the step's start: export heap +${mib(exportMemory.heap)} RSS +${mib(exportMemory.rss)}; stage+apply heap +${mib(importMemory.heap)} RSS +${mib(importMemory.rss)}; plain dump+restore heap +${mib(plainMemory.heap)} RSS +${mib(plainMemory.rss)}`)
+  await target.close()
+  await source.close()
 }

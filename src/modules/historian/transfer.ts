@@ -33,22 +33,61 @@ async function present(db: Db, dialect: Dialect): Promise<boolean> {
   return (await describeTable(db, dialect, 'historian_points')) !== undefined
 }
 
-/** Series in key order (byte order on both dialects), then each series' samples by time, a page at a time. */
+interface PointRow { series_id: unknown; ts: unknown; value: unknown; text: unknown; quality: unknown; batch_id: unknown }
+
+/**
+ * The package's order is the part's key order: series by (site_code, instance_id, tag_key) in byte order (the
+ * "C" collation on PostgreSQL, as SQLite's binary), then each series' samples by time. One ordered pass over the
+ * points' primary key (org_id, series_id, ts), a page of at most ~PAGE samples a statement whatever the series'
+ * sizes: consecutive small series (in package order) are read together by one `series_id in (…)` page and put in
+ * package order here, a large series is keyset-paged by time. Memory: the organisation's series list and their
+ * sample counts (one row a series), plus one page; never proportional to the samples.
+ */
 async function* stream(db: Db, dialect: Dialect, orgId: string, siteCode: string | null): AsyncGenerator<Row> {
   const c = dialect === 'postgres' ? sql` collate "C"` : sql``
   const site = siteCode === null ? sql`` : sql` and site_code = ${siteCode}`
-  const { rows: series } = await sql<SeriesRow>`select id, site_code, instance_id, tag_key from historian_series
+  const { rows: listed } = await sql<SeriesRow>`select id, site_code, instance_id, tag_key from historian_series
     where org_id = ${orgId}${site} order by site_code${c}, instance_id${c}, tag_key${c}`.execute(db)
-  for (const s of series) {
+  if (listed.length === 0) return
+  const series = listed.map((s) => ({ ...s, id: Number(s.id) }))
+  const { rows: counted } = await sql<{ series_id: unknown; n: unknown }>`select series_id, count(*) as n from historian_points
+    where org_id = ${orgId} group by series_id`.execute(db)
+  const counts = new Map(counted.map((r) => [Number(r.series_id), Number(r.n)]))
+  const columns = sql`series_id, ts, value, text, quality, batch_id`
+  let i = 0
+  while (i < series.length) {
+    // A window of consecutive series holding at most PAGE samples together (at least one series).
+    let j = i
+    let total = 0
+    while (j < series.length && (j === i || total + (counts.get(series[j]!.id) ?? 0) <= PAGE)) total += counts.get(series[j++]!.id) ?? 0
+    if (j - i > 1 || total <= PAGE) {
+      const window = series.slice(i, j)
+      const { rows } = await sql<PointRow>`select ${columns} from historian_points
+        where org_id = ${orgId} and series_id in (${sql.join(window.map((s) => s.id))}) order by series_id, ts`.execute(db)
+      // Rows come in (series_id, ts) order: each series' rows are one run, emitted in the window's (package) order.
+      const runs = new Map<number, PointRow[]>()
+      for (const p of rows) {
+        const id = Number(p.series_id)
+        let run = runs.get(id)
+        if (!run) runs.set(id, (run = []))
+        run.push(p)
+      }
+      for (const s of window) for (const p of runs.get(s.id) ?? []) yield toRow(s, p)
+      i = j
+      continue
+    }
+    // One large series: keyset pages by time.
+    const s = series[i]!
     let after: number | undefined
     for (;;) {
       const cursor = after === undefined ? sql`` : sql` and ts > ${after}`
-      const { rows } = await sql<{ ts: number; value: number | null; text: string | null; quality: number; batch_id: string }>`
-        select ts, value, text, quality, batch_id from historian_points where org_id = ${orgId} and series_id = ${s.id}${cursor} order by ts limit ${PAGE}`.execute(db)
+      const { rows } = await sql<PointRow>`select ${columns} from historian_points
+        where org_id = ${orgId} and series_id = ${s.id}${cursor} order by ts limit ${PAGE}`.execute(db)
       for (const p of rows) yield toRow(s, p)
       if (rows.length < PAGE) break
       after = Number(rows[rows.length - 1]!.ts)
     }
+    i += 1
   }
 }
 
@@ -84,12 +123,20 @@ async function findExisting(db: Db, _dialect: Dialect, orgId: string, rows: Row[
   return found.map((p) => toRow(byId.get(Number(p.series_id))!, p))
 }
 
-/** Inserts the samples, replacing those at the same series and time (the caller decided they may be replaced). */
-async function upsert(db: Db, orgId: string, rows: Row[]): Promise<void> {
-  const ids = new Map<string, number>()
+/**
+ * Inserts the samples, replacing those at the same series and time (the caller decided they may be replaced).
+ * `memo` lives for one import (one transaction): series ids resolved by earlier batches are not looked up again.
+ */
+async function upsert(db: Db, orgId: string, rows: Row[], memo: Map<string, unknown>): Promise<void> {
+  const ids = memo as Map<string, number>
   for (const site of new Set(rows.map((r) => String(r.site_code)))) {
     const pairs = new Map<string, { instanceId: string; tagKey: string }>()
-    for (const r of rows) if (r.site_code === site) pairs.set(seriesKey(String(r.instance_id), String(r.tag_key)), { instanceId: String(r.instance_id), tagKey: String(r.tag_key) })
+    for (const r of rows) {
+      if (r.site_code !== site) continue
+      const k = seriesKey(String(r.instance_id), String(r.tag_key))
+      if (!ids.has(`${site}\u0000${k}`)) pairs.set(k, { instanceId: String(r.instance_id), tagKey: String(r.tag_key) })
+    }
+    if (pairs.size === 0) continue
     for (const [k, id] of await ensureSeries(db, orgId as OrgId, site, [...pairs.values()])) ids.set(`${site}\u0000${k}`, id)
   }
   for (let start = 0; start < rows.length; start += 2000) {

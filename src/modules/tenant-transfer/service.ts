@@ -17,6 +17,9 @@ import { EXPORTED_TABLES, type ExportedTable } from './tables.ts'
 
 const CHUNK_BYTES = 1 << 20
 const MAX_LISTED_CONFLICTS = 100
+/** Rows checked against the target and written a statement; a stored part's narrow rows (samples) go in larger batches. */
+const BATCH_ROWS = 500
+const STORED_BATCH_ROWS = 2000
 
 export interface ImportReport {
   dryRun: boolean
@@ -56,6 +59,12 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
         let batch: Row[] = []
         let batchPart: Part | undefined
         const occupied = new Map<string, boolean>()
+        const memos = new Map<string, Map<string, unknown>>()
+        const memoOf = (name: string) => {
+          let memo = memos.get(name)
+          if (!memo) memos.set(name, (memo = new Map()))
+          return memo
+        }
         const flush = async () => {
           if (!batchPart || batch.length === 0) return
           const part = batchPart
@@ -84,7 +93,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
             const restored = part.spec.restore ? writes.map(part.spec.restore) : writes
             for (let i = 0; i < restored.length; i += rowsPerStatement(part.shape)) {
               const rows = restored.slice(i, i + rowsPerStatement(part.shape))
-              await (part.spec.stored ? part.spec.stored.upsert(trx, org.id, rows) : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
+              await (part.spec.stored ? part.spec.stored.upsert(trx, org.id, rows, memoOf(part.spec.name)) : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
             }
           }
           batch = []
@@ -96,7 +105,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
           const part = parts.get(name)
           if (!part) throw new PackageCorrupt(`part ${name} is not a table of this server`)
           checkRow(part, row)
-          if (part !== batchPart || batch.length >= 500) await flush()
+          if (part !== batchPart || batch.length >= (part.spec.stored ? STORED_BATCH_ROWS : BATCH_ROWS)) await flush()
           batchPart = part
           batch.push(row)
         }

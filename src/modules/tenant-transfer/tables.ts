@@ -14,7 +14,8 @@ export interface StoredPart {
   stream(db: Db, dialect: Dialect, orgId: string, siteCode: string | null): AsyncGenerator<Row>
   hasAnyRow(db: Db, orgId: string): Promise<boolean>
   findExisting(db: Db, dialect: Dialect, orgId: string, rows: Row[]): Promise<Row[]>
-  upsert(db: Db, orgId: string, rows: Row[]): Promise<void>
+  /** `memo`: one map per import and part, for the part's own use across its batches (e.g. ids it resolved). */
+  upsert(db: Db, orgId: string, rows: Row[], memo: Map<string, unknown>): Promise<void>
 }
 
 /**
