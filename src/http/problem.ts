@@ -132,6 +132,10 @@ export function installProblemHandlers(app: FastifyInstance): void {
       const code: ErrorCode = error.statusCode === 413 ? 'PayloadTooLarge' : error.statusCode === 415 ? 'UnsupportedMediaType' : 'MalformedBody'
       return sendProblem(reply, request, code, catalog[code].doc)
     }
+    if (error.code === '57014') { // PostgreSQL cancelled the statement: SITEGRID_DB_STATEMENT_TIMEOUT_MS, or an operator
+      request.log.error({ err: error }, 'database statement cancelled')
+      return sendProblem(reply, request, 'ServiceUnavailable', 'The database cancelled the request (statement timeout); retry later.')
+    }
     if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable')
       return sendProblem(reply, request, 'ServiceUnavailable', 'The database is not reachable; retry later.')

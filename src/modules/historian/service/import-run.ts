@@ -59,7 +59,9 @@ export class ImportRun {
   readonly #plan: ImportPlan
   readonly #row: HistorianBatchesTable
   readonly #tags = new Map<string, TagState>()
-  readonly #buffer = new SampleBuffer()
+  #buffer = new SampleBuffer()
+  /** PostgreSQL: the write of the previous buffer, still running while the next one is parsed. */
+  #pending: Promise<void> | undefined
   readonly #ownRejections: Rejection[] = []
   readonly #collisions: CollisionEntry[] = []
   #session: ImportSession | undefined
@@ -153,10 +155,14 @@ export class ImportRun {
         row.bytes_read = source.bytesRead()
         if (this.#buffer.length >= FLUSH_SAMPLES) await this.#flush()
       }
+      if (this.#buffer.length > 0) await this.#flush()
+      await this.#settle()
     } catch (err) {
+      // Nothing may run on the import's connection once it is being cleaned up.
+      await this.#pending?.catch(() => {})
+      this.#pending = undefined
       throw fromParseError(err, 'trend_csv')
     }
-    if (this.#buffer.length > 0) await this.#flush()
     row.bytes_read = source.bytesRead()
     this.#finishTotals(parse.summary)
   }
@@ -168,11 +174,29 @@ export class ImportRun {
       this.#buffer.clear()
       return
     }
+    const buffer = this.#buffer
+    this.#buffer = new SampleBuffer()
+    // One write at a time on the import's connection; on PostgreSQL the server inserts this buffer while the next
+    // one is parsed (SQLite's driver is synchronous: nothing to overlap).
+    await this.#settle()
+    const write = this.#write(buffer)
+    if (this.#deps.handle.dialect !== 'postgres') return write
+    write.catch(() => {})
+    this.#pending = write
+  }
+
+  async #settle(): Promise<void> {
+    const pending = this.#pending
+    this.#pending = undefined
+    await pending
+  }
+
+  async #write(buffer: SampleBuffer): Promise<void> {
     const row = this.#row
     const writer = this.#writer!
     await this.#session!.db.transaction().execute(async (trx) => {
-      const { attempted, written } = await writer.write(trx, this.#buffer)
-      if (written < attempted) await this.#listCollisions(trx, attempted - written)
+      const { attempted, written } = await writer.write(trx, buffer)
+      if (written < attempted) await this.#listCollisions(trx, buffer, attempted - written)
       row.collision_count += attempted - written
       row.samples_stored += written
       row.updated_at = this.#deps.clock.now()
@@ -181,12 +205,10 @@ export class ImportRun {
         bytes_read: row.bytes_read, updated_at: row.updated_at,
       })
     })
-    this.#buffer.clear()
   }
 
   /** Without force: which samples of the buffer met another batch's value (kept), up to MAX_COLLISIONS_LISTED. */
-  async #listCollisions(db: Db, count: number): Promise<void> {
-    const buffer = this.#buffer
+  async #listCollisions(db: Db, buffer: SampleBuffer, count: number): Promise<void> {
     const writer = this.#writer!
     const { orgId } = this.#plan
     let found = 0

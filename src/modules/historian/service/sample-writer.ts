@@ -38,25 +38,34 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
   const table = target === 'samples' ? 'historian_points' : 'historian_staging'
   const series = new Map<string, number>()
   const resolve = async (db: Db, buffer: SampleBuffer): Promise<Int32Array> => {
-    const missing = new Map<string, { instanceId: string; tagKey: string }>()
     const { instanceIds, tagKeys } = buffer
-    for (let i = 0; i < buffer.length; i++) {
-      const k = seriesKey(instanceIds[i]!, tagKeys[i]!)
-      if (!series.has(k) && !missing.has(k)) missing.set(k, { instanceId: instanceIds[i]!, tagKey: tagKeys[i]! })
-    }
-    if (missing.size > 0) for (const [k, id] of await ensureSeries(db, scope.orgId, scope.siteCode, [...missing.values()])) series.set(k, id)
     const ids = new Int32Array(buffer.length)
-    let lastInstance = ''
-    let lastTag = ''
-    let lastId = 0
-    for (let i = 0; i < buffer.length; i++) {
-      if (instanceIds[i] !== lastInstance || tagKeys[i] !== lastTag) {
-        lastInstance = instanceIds[i]!
-        lastTag = tagKeys[i]!
-        lastId = series.get(seriesKey(lastInstance, lastTag))!
+    const missing = new Map<string, { instanceId: string; tagKey: string }>()
+    // Rows of one pair come in runs (and a file has few pairs): one key and lookup per run, not per row.
+    const runs = (each: (i: number, instanceId: string, tagKey: string) => void) => {
+      let lastInstance: string | undefined
+      let lastTag: string | undefined
+      for (let i = 0; i < buffer.length; i++) {
+        if (instanceIds[i] !== lastInstance || tagKeys[i] !== lastTag) {
+          lastInstance = instanceIds[i]!
+          lastTag = tagKeys[i]!
+          each(i, lastInstance, lastTag)
+        }
       }
-      ids[i] = lastId
     }
+    runs((_, instanceId, tagKey) => {
+      const k = seriesKey(instanceId, tagKey)
+      if (!series.has(k) && !missing.has(k)) missing.set(k, { instanceId, tagKey })
+    })
+    if (missing.size > 0) for (const [k, id] of await ensureSeries(db, scope.orgId, scope.siteCode, [...missing.values()])) series.set(k, id)
+    let start = -1
+    let lastId = 0
+    runs((i, instanceId, tagKey) => {
+      if (start >= 0) ids.fill(lastId, start, i)
+      start = i
+      lastId = series.get(seriesKey(instanceId, tagKey))!
+    })
+    if (start >= 0) ids.fill(lastId, start, buffer.length)
     return ids
   }
   const mayCollide = (db: Db, ids: Int32Array, ts: number[]) => {
@@ -74,10 +83,10 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
   return {
     seriesId: (instanceId, tagKey) => series.get(seriesKey(instanceId, tagKey)),
     async write(db, buffer) {
-      buffer.dedupe()
+      if (buffer.length === 0) return { attempted: 0, written: 0 }
+      // Series first (every pair of the buffer keeps a row after dedupe), then dedupe by series id.
+      const ids = buffer.dedupe(await resolve(db, buffer))
       const attempted = buffer.length
-      if (attempted === 0) return { attempted, written: 0 }
-      const ids = await resolve(db, buffer)
       const upsert = await mayCollide(db, ids, buffer.ts)
       const written = await write(db, table, scope, ids, buffer, upsert)
       return { attempted, written }
