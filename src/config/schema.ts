@@ -26,7 +26,7 @@ export const RawConfigSchema = Type.Object({
   SITEGRID_MIGRATE_ON_START: Type.Boolean({ default: true }),
   SITEGRID_SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   SITEGRID_DB_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5_000, minimum: 100, description: 'PostgreSQL: longest wait for a pool connection (or a new one); then the request fails with 503 `ServiceUnavailable`' }),
-  SITEGRID_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'PostgreSQL: the server cancels a statement running longer (`statement_timeout`); historian merges lift it for their own transaction' }),
+  SITEGRID_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'PostgreSQL: the server cancels a statement running longer (`statement_timeout`); historian merges and the electrical network replace lift it for their own transaction' }),
   SITEGRID_DB_QUERY_TIMEOUT_MS: Type.Integer({ default: 0, minimum: 0, description: 'PostgreSQL: a query without any answer from the server within this fails (503) and its connection is discarded; catches a silent network (blackhole) that statement_timeout cannot. 0: off. Must exceed the longest statement (historian merges run without a statement timeout)' }),
   SITEGRID_LAST_USED_FLUSH_MS: Type.Integer({ default: 2_000, minimum: 10, maximum: 60_000 }),
   SITEGRID_TRUST_PROXY: Type.Boolean({ default: false }),

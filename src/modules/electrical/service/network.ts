@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
+import { sql } from 'kysely'
 import { isForeignKeyViolation, isUniqueViolation } from '../../../db/constraint-errors.ts'
 import type { Actor } from '../../../auth/principal.ts'
 import type { Clock } from '../../../clock.ts'
@@ -221,6 +222,8 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
         const now = clock.now()
         return await writeNetwork(orgId, siteCode, async (trx) => {
           if (!(await lockSite(trx, handle.dialect, orgId, siteCode))) throw new NotFound()
+          // A whole-graph copy is bounded by SITEGRID_NETWORK_MAX_*, not by the per-statement timeout (as historian merges).
+          if (handle.dialect === 'postgres') await sql`set local statement_timeout = 0`.execute(trx)
           const before = await countNodes(trx, orgId, siteCode)
           const kept = await keepCreatedAt(trx, orgId, siteCode, loadId)
           await deleteNetwork(trx, orgId, siteCode)
