@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.ts'
 import type { Db } from '../../db/schema.ts'
 import { newId, type OrgId } from '../../ids.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
-import { insertAuditEvent, listAuditEvents, listAuditEventsPage } from './store.ts'
+import { insertAuditEvent, listAuditEventsPage } from './store.ts'
 
 export interface AuditEntry {
   action: string
@@ -20,14 +20,6 @@ export async function recordAudit(trx: Db, clock: Clock, orgId: OrgId, actor: Ac
   })
 }
 
-export async function readAudit(db: Db, orgId: OrgId, limit: number) {
-  const rows = await listAuditEvents(db, orgId, limit)
-  return rows.map((r) => ({
-    id: r.id, at: new Date(r.at).toISOString(), actorKind: r.actor_kind, actorId: r.actor_id,
-    action: r.action, target: r.target, detail: r.detail === null ? null : JSON.parse(r.detail) as unknown,
-  }))
-}
-
 export interface AuditEvent {
   id: string
   at: string
@@ -38,7 +30,8 @@ export interface AuditEvent {
   detail: Record<string, unknown> | null
 }
 
-function toAuditEvent(r: { id: string; at: number; actor_kind: string; actor_id: string; action: string; target: string; detail: string | null }): AuditEvent {
+/** An audit row as the API shows it (the organisation's trail and the platform's). */
+export function toAuditEvent(r: { id: string; at: number; actor_kind: string; actor_id: string; action: string; target: string; detail: string | null }): AuditEvent {
   return {
     id: r.id, at: new Date(r.at).toISOString(), actorKind: r.actor_kind, actorId: r.actor_id,
     action: r.action, target: r.target, detail: r.detail === null ? null : JSON.parse(r.detail) as Record<string, unknown>,

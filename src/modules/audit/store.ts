@@ -19,14 +19,6 @@ export async function insertAuditEvent(db: Db, orgId: OrgId, row: AuditRow): Pro
   }).execute()
 }
 
-export function listAuditEvents(db: Db, orgId: OrgId, limit: number) {
-  return db.selectFrom('audit_events').selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('at', 'desc').orderBy('id', 'desc')
-    .limit(limit)
-    .execute()
-}
-
 /** Newest first; after a keyset cursor (at, id); optionally only actions starting with `actionPrefix` (case-sensitive on both dialects). */
 export function listAuditEventsPage(db: Db, orgId: OrgId, options: { limit: number; before?: { at: number; id: string }; actionPrefix?: string }) {
   let query = db.selectFrom('audit_events').selectAll().where('org_id', '=', orgId)

@@ -4,6 +4,7 @@ import { CLI_ACTOR, type Actor } from '../../auth/principal.ts'
 import type { Db } from '../../db/schema.ts'
 import { NotFound } from '../../errors/domain-error.ts'
 import { newId } from '../../ids.ts'
+import { toAuditEvent, type AuditEvent } from '../audit/service.ts'
 import { deletePlatformAdmin, insertPlatformAdmin, insertPlatformAudit, isPlatformAdminAccount, listPlatformAdmins, listPlatformAudit } from './platform-admins-store.ts'
 
 export interface PlatformAdmin {
@@ -13,15 +14,7 @@ export interface PlatformAdmin {
 }
 
 /** A platform-level audit record (migration 1500): who changed what and when, outside any organisation. */
-export interface PlatformAuditRecord {
-  id: string
-  at: string
-  actorKind: string
-  actorId: string
-  action: string
-  target: string
-  detail: Record<string, unknown>
-}
+export type PlatformAuditRecord = AuditEvent
 
 /** The control plane's operators: a server-side list of OIDC `oid`s, managed by `sitegrid platform-admin`. */
 export function createPlatformAdminsService(deps: { handle: DatabaseHandle; clock: Clock }) {
@@ -57,10 +50,7 @@ export function createPlatformAdminsService(deps: { handle: DatabaseHandle; cloc
     /** Platform audit records, newest first, `limit` at a time; pass the last record to read the next page. */
     async auditLog(limit: number, after?: PlatformAuditRecord): Promise<PlatformAuditRecord[]> {
       const rows = await listPlatformAudit(db, limit, after && { at: Date.parse(after.at), id: after.id })
-      return rows.map((r) => ({
-        id: r.id, at: new Date(r.at).toISOString(), actorKind: r.actor_kind, actorId: r.actor_id, action: r.action, target: r.target,
-        detail: JSON.parse(r.detail) as Record<string, unknown>,
-      }))
+      return rows.map(toAuditEvent)
     },
     async list(): Promise<PlatformAdmin[]> {
       return (await listPlatformAdmins(db)).map((r) => ({ accountId: r.account_id, note: r.note, addedAt: new Date(r.added_at).toISOString() }))
