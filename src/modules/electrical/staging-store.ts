@@ -67,7 +67,8 @@ export function duplicateNodeIds(db: Db, orgId: OrgId, loadId: string): Promise<
 /**
  * Edges whose `end` names no node of the load. An anti-join, not `NOT IN (…)`: PostgreSQL hashes a NOT IN list only
  * while it fits in work_mem and otherwise rescans it for every edge (a 400 000-node load ran past the statement
- * timeout); a LEFT JOIN … IS NULL is a hash anti-join there and an index lookup per edge on SQLite.
+ * timeout); a LEFT JOIN … IS NULL is a hash anti-join there (the checks run without nested loops, service/network.ts)
+ * and an index lookup per edge on SQLite.
  */
 export function unknownEnds(db: Db, orgId: OrgId, loadId: string, end: 'source_id' | 'target_id'): Promise<ProblemQuery> {
   return listAndCount(db, sql`select e.position, e.${sql.ref(end)} as a, null as b from ${sql.table(STAGING)} e

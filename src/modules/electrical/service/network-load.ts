@@ -82,6 +82,13 @@ export function byteMeter(maxBytes: number): Transform {
   })
 }
 
+/** The node columns of a staged edge row. */
+const NO_NODE_FIELDS = {
+  node_id: null, name: null, node_type: null, rated_voltage_v: null, rated_current_a: null, rated_power_kw: null, impedance_ohms: null,
+  cable_size: null, cable_length_m: null, protection_curve: null, protection_pickup_a: null, protection_tms: null, description: null,
+  tag_bindings: null, metadata: null, created_at: null,
+} as const
+
 interface Token { name: string; value?: unknown }
 type Kind = 'nodes' | 'edges'
 
@@ -132,6 +139,9 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
     throw new StreamedBodyInvalid(schemaProblems)
   }
 
+  const staged = (kind: number, position: number) =>
+    ({ org_id: target.orgId, load_id: target.loadId, kind, position, site_code: target.siteCode, staged_at: target.stagedAt })
+
   const finishElement = (value: unknown) => {
     if (kind === null) return
     const index = count[kind]++
@@ -142,24 +152,13 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
       const problems = nodeFieldProblems(value, prefix)
       if (problems.length > 0) { problemCount += problems.length; fieldProblems.push(...problems); return }
       if (problemCount > 0) return // nothing more is staged once the load is known to fail
-      const r = nodeRow(target.orgId, target.siteCode, value, 0, 0)
-      nodeRows.push({
-        org_id: target.orgId, load_id: target.loadId, kind: NODE, position: index, site_code: target.siteCode, staged_at: target.stagedAt,
-        node_id: r.id, name: r.name, node_type: r.node_type, rated_voltage_v: r.rated_voltage_v, rated_current_a: r.rated_current_a,
-        rated_power_kw: r.rated_power_kw, impedance_ohms: r.impedance_ohms, cable_size: r.cable_size, cable_length_m: r.cable_length_m,
-        protection_curve: r.protection_curve, protection_pickup_a: r.protection_pickup_a, protection_tms: r.protection_tms,
-        description: r.description, tag_bindings: r.tag_bindings, metadata: r.metadata, created_at: null, source_id: null, target_id: null, edge_type: null,
-      })
+      const { id, org_id: _org, site_code: _site, created_at: _created, updated_at: _updated, ...fields } = nodeRow(target.orgId, target.siteCode, value, 0, 0)
+      nodeRows.push({ ...staged(NODE, index), node_id: id, ...fields, created_at: null, source_id: null, target_id: null, edge_type: null })
     } else {
       if (index >= limits.maxEdges) throw tooLarge(`The network has more than ${limits.maxEdges} edges (SITEGRID_NETWORK_MAX_EDGES).`)
       if (!validateEdge(value)) return addSchema(prefix, validateEdge.errors ?? [])
       if (problemCount > 0) return
-      edgeRows.push({
-        org_id: target.orgId, load_id: target.loadId, kind: EDGE, position: index, site_code: target.siteCode, staged_at: target.stagedAt,
-        node_id: null, name: null, node_type: null, rated_voltage_v: null, rated_current_a: null, rated_power_kw: null, impedance_ohms: null,
-        cable_size: null, cable_length_m: null, protection_curve: null, protection_pickup_a: null, protection_tms: null, description: null,
-        tag_bindings: null, metadata: null, created_at: null, source_id: value.sourceId, target_id: value.targetId, edge_type: value.edgeType,
-      })
+      edgeRows.push({ ...staged(EDGE, index), ...NO_NODE_FIELDS, source_id: value.sourceId, target_id: value.targetId, edge_type: value.edgeType })
     }
   }
 

@@ -218,7 +218,12 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
       await deleteStale(db, stagedAt - load.staleAfterMs, orgId) // loads of this organisation a crash left behind
       try {
         const count = await stageDocument(body, { orgId, siteCode, loadId, stagedAt, limits: load, write: (rows) => insertStaged(db, rows) })
-        await checkStagedGraph(db, orgId, loadId)
+        await db.transaction().execute(async (trx) => {
+          // The staged rows have no planner statistics yet, and PostgreSQL may then walk a nested loop per staged edge
+          // (30 000 nodes ran past the statement timeout); without nested loops it hashes every check, linear in the load.
+          if (handle.dialect === 'postgres') await sql`set local enable_nestloop = off`.execute(trx)
+          await checkStagedGraph(trx, orgId, loadId)
+        })
         const now = clock.now()
         return await writeNetwork(orgId, siteCode, async (trx) => {
           if (!(await lockSite(trx, handle.dialect, orgId, siteCode))) throw new NotFound()
