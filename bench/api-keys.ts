@@ -1,5 +1,6 @@
 // Issue 3: an authenticated GET /api/admin/api-keys by X-Api-Key against bare node:http, the same with an invalid
-// key, and the verification cost on its own (in process, cached and uncached).
+// key, and the verification cost on its own (in process, cached and uncached). Also Fastify alone answering the same
+// list (bench/servers/bare-fastify.ts): the framework's own cost, which no route of the service can go below.
 import { randomBytes } from 'node:crypto'
 import { createApiKeyValidator } from '../src/auth/api-key-validator.ts'
 import { CLI_ACTOR } from '../src/auth/principal.ts'
@@ -16,6 +17,10 @@ export async function benchApiKeys(dialects: Array<{ name: string; url?: string 
   const base = await requestsPerSecond(`http://127.0.0.1:${bare.info.port}/api/admin/api-keys`, { 'x-api-key': 'x' }, seconds, undefined, bare)
     .finally(() => stopBenchServer(bare))
   console.log(`bare node:http            ${base.rps.toFixed(0)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms  ${cpu(base)}`)
+  const framework = await startBenchServer('bare-fastify.ts')
+  const ceiling = await requestsPerSecond(`http://127.0.0.1:${framework.info.port}/api/admin/api-keys`, { 'x-api-key': 'x' }, seconds, undefined, framework)
+    .finally(() => stopBenchServer(framework))
+  console.log(`bare Fastify (ceiling)    ${ceiling.rps.toFixed(0)} req/s  vs bare ${ratio(ceiling.rps, base.rps)}  ${cpu(ceiling, base)}`)
   for (const dialect of dialects) {
     const app = await startBenchServer('app.ts', dialect.url ? { BENCH_DATABASE_URL: dialect.url } : {})
     try {

@@ -116,10 +116,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   // Draining (SIGTERM): a request that arrives on a kept-alive connection gets a 503 problem and the connection closes.
   let closing = false
   app.addHook('preClose', async () => { closing = true })
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done() // callback style: no promise on every request
     reply.header('connection', 'close')
-    throw new DomainError('ServiceUnavailable', 'The server is shutting down; retry on a new connection.')
+    done(new DomainError('ServiceUnavailable', 'The server is shutting down; retry on a new connection.'))
   })
   installIdempotency(app, { handle, clock, keySecret: config.keySecret, waitMs: config.idempotencyWaitMs })
 

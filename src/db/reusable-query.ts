@@ -1,4 +1,5 @@
 import { CompiledQuery, type Compilable } from 'kysely'
+import { directReader } from './connect.ts'
 import type { Db } from './schema.ts'
 
 interface Shape {
@@ -13,10 +14,11 @@ interface Shape {
  * For a hot query whose shape never changes, this compiles it once per database (with marker values in place of
  * the string arguments) and afterwards runs the same SQL with the real arguments bound. Arguments must be bound
  * parameters of the query (values compared or inserted), never identifiers or anything that changes its shape.
+ * On SQLite, outside a transaction, the statement runs directly on the connection (connect.ts `directReader`).
  */
 export function reusableQuery<Args extends string[], Row>(build: (db: Db, ...args: Args) => Compilable<Row>) {
   const shapes = new WeakMap<Db, Shape>()
-  return (db: Db, ...args: Args): Promise<Row[]> => {
+  return async (db: Db, ...args: Args): Promise<Row[]> => {
     let shape = shapes.get(db)
     if (!shape) {
       const markers = args.map((_, i) => `\u0000reusable-query-argument-${i}\u0000`) as Args
@@ -28,6 +30,9 @@ export function reusableQuery<Args extends string[], Row>(build: (db: Db, ...arg
     }
     const { sql, slots, constants } = shape
     const parameters = slots.map((slot, i) => (slot < 0 ? constants[i] : args[slot]))
-    return db.executeQuery(CompiledQuery.raw(sql, parameters)).then((result) => result.rows as Row[])
+    const rows = directReader(db)?.(sql, parameters)
+    if (rows) return rows as Row[]
+    const result = await db.executeQuery(CompiledQuery.raw(sql, parameters))
+    return result.rows as Row[]
   }
 }

@@ -10,7 +10,8 @@ import { AsyncLocalStorage } from 'node:async_hooks'
  * - Work that crosses organisations by design (authentication lookups before the tenant is known, background
  *   jobs, the CLI, migrations) runs inside `withSystemScope`, so that every such path is named and greppable.
  * - No scope at all is the empty setting: every tenant table looks empty (closed by default).
- * SQLite has no row-level security: requests carry no scope cell there (http/auth.ts); the scope functions still run.
+ * SQLite has no row-level security: requests carry no scope cell there (http/auth.ts), and until a PostgreSQL
+ * database is connected in the process (`carryTenantScopes`, db/connect.ts) the scope functions only call through.
  */
 export const SYSTEM_SCOPE = '*'
 
@@ -22,6 +23,15 @@ interface ScopeCell {
 
 // The one storage of the process: AsyncLocalStorage is per-process by nature; it holds no data of its own.
 const storage = new AsyncLocalStorage<ScopeCell>()
+// Whether scopes are carried at all. An AsyncLocalStorage that has run once keeps Node's promise hooks on for every
+// promise of the process (~15 % of the CPU of a cached API-key request), which buys nothing where no database reads
+// the scope. One-way: set by the first PostgreSQL connection of the process, and never cleared.
+let carried = false
+
+/** Called by connectDatabase for PostgreSQL, before the handle exists: from now on every scope is carried. */
+export function carryTenantScopes(): void {
+  carried = true
+}
 
 /** The scope the current async context runs in: an organisation id, `*`, or '' (none: no tenant rows). */
 export function currentScope(): string {
@@ -30,12 +40,14 @@ export function currentScope(): string {
 
 /** Runs `fn` across organisations. Use only on paths that cross tenants by design, and say why at the call. */
 export function withSystemScope<T>(fn: () => T): T {
+  if (!carried) return fn()
   return storage.run({ scope: SYSTEM_SCOPE, request: false }, fn)
 }
 
 /** Runs `fn` in one organisation's scope. */
 export function withOrgScope<T>(orgId: string, fn: () => T): T {
   if (orgId === '' || orgId === SYSTEM_SCOPE) throw new TypeError('an organisation scope needs an organisation id')
+  if (!carried) return fn()
   return storage.run({ scope: orgId, request: false }, fn)
 }
 
@@ -45,6 +57,7 @@ export function withOrgScope<T>(orgId: string, fn: () => T): T {
  * hooks and the handler that follow it.
  */
 export function runInRequestScope<T>(fn: () => T): T {
+  if (!carried) return fn()
   return storage.run({ scope: '', request: true }, fn)
 }
 

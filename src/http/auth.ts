@@ -87,8 +87,8 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   if (deps.rowLevelSecurity) app.addHook('onRequest', (_request, _reply, done) => { runInRequestScope(done) })
 
   app.addHook('onRequest', async (request, reply) => {
-    const policy = request.routeOptions.config.policy
-    if (deps.authRateLimiter && request.routeOptions.url?.startsWith('/auth/')) {
+    const { config: { policy }, url } = request.routeOptions // a getter that builds its object on every read
+    if (deps.authRateLimiter && url?.startsWith('/auth/')) {
       const wait = deps.authRateLimiter.hit(`ip:${request.ip}`)
       if (wait > 0) {
         reply.header('retry-after', String(wait))

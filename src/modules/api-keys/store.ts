@@ -35,10 +35,14 @@ export function revokeApiKey(db: Db, orgId: OrgId, keyId: string, at: number, by
  * Authentication runs before the tenant is known: the verifier (a keyed hash of ~190 random bits) is the
  * lookup, and the row it finds names the tenant. The only store query without an org filter.
  */
-export function findActiveKeyByVerifier(db: Db, verifier: string) {
-  return db.selectFrom('api_keys').select(['org_id', 'id', 'verifier', 'role', 'expires_at'])
-    .where('verifier', '=', verifier).where('revoked_at', 'is', null)
-    .executeTakeFirst()
+// Read on every request with an unknown key (and a cache miss): compiled once per database.
+const activeByVerifier = reusableQuery((db: Db, verifier: string) => db.selectFrom('api_keys')
+  .select(['org_id', 'id', 'verifier', 'role', 'expires_at'])
+  .where('verifier', '=', verifier).where('revoked_at', 'is', null))
+
+export async function findActiveKeyByVerifier(db: Db, verifier: string) {
+  const [row] = await activeByVerifier(db, verifier)
+  return row
 }
 
 export async function markKeysUsed(db: Db, uses: ReadonlyArray<{ orgId: string; keyId: string; at: number }>) {
