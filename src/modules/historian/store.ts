@@ -65,20 +65,76 @@ export async function anySampleInRanges(db: Db, table: 'historian_points' | 'his
   return false
 }
 
-export async function deleteSamplesOfBatch(db: Db, orgId: OrgId, batchId: string): Promise<number> {
-  const result = await db.deleteFrom('historian_points').where('batch_id', '=', batchId).where('org_id', '=', orgId).executeTakeFirst()
+/** Where a batch recorded samples: per (instance, tag), the earliest and latest timestamp (historian_batches.tags). */
+export interface BatchCoverage { instanceId: string; tagKey: string; firstTs: number | null; lastTs: number | null }
+
+/**
+ * The series ids and time ranges a batch's samples lie in, from its recorded coverage (several historian tags may
+ * map to one series: their ranges are joined). historian_points has no batch index (migration 1900): a batch's
+ * samples are found by the primary key over these ranges, filtered by batch_id. `null` when nothing is recorded
+ * (the caller then scans the site's series).
+ */
+export async function batchRanges(db: Db, orgId: OrgId, siteCode: string, coverage: BatchCoverage[]): Promise<SeriesRange[] | null> {
+  const wanted = coverage.filter((c) => c.firstTs !== null && c.lastTs !== null)
+  if (wanted.length === 0) return null
+  const ranges = new Map<number, SeriesRange>()
+  for (let start = 0; start < wanted.length; start += 500) {
+    const chunk = wanted.slice(start, start + 500)
+    const found = await db.selectFrom('historian_series').select(['id', 'instance_id', 'tag_key'])
+      .where('org_id', '=', orgId).where('site_code', '=', siteCode)
+      .where('instance_id', 'in', [...new Set(chunk.map((c) => c.instanceId))])
+      .where('tag_key', 'in', [...new Set(chunk.map((c) => c.tagKey))]).execute()
+    const ids = new Map(found.map((r) => [seriesKey(r.instance_id, r.tag_key), Number(r.id)]))
+    for (const c of chunk) {
+      const seriesId = ids.get(seriesKey(c.instanceId, c.tagKey))
+      if (seriesId === undefined) continue
+      const r = ranges.get(seriesId)
+      if (r === undefined) ranges.set(seriesId, { seriesId, from: c.firstTs!, to: c.lastTs! })
+      else {
+        r.from = Math.min(r.from, c.firstTs!)
+        r.to = Math.max(r.to, c.lastTs!)
+      }
+    }
+  }
+  return [...ranges.values()]
+}
+
+export interface SeriesRange { seriesId: number; from: number; to: number }
+export interface BatchWhere { siteCode: string; coverage: BatchCoverage[] }
+
+/** The batch's rows of historian_points, one primary-key range a statement (or the site's series without coverage). */
+async function eachBatchRange(db: Db, orgId: OrgId, where: BatchWhere, run: (range: SeriesRange | null) => Promise<number>): Promise<number> {
+  const ranges = await batchRanges(db, orgId, where.siteCode, where.coverage)
+  if (ranges === null) return run(null)
+  let n = 0
+  for (const r of ranges) n += await run(r)
+  return n
+}
+
+export async function deleteSamplesOfBatch(db: Db, orgId: OrgId, batchId: string, where: BatchWhere): Promise<number> {
+  const deleted = await eachBatchRange(db, orgId, where, async (r) => {
+    let query = db.deleteFrom('historian_points').where('org_id', '=', orgId).where('batch_id', '=', batchId)
+    query = r === null
+      ? query.where('series_id', 'in', db.selectFrom('historian_series').select('id').where('org_id', '=', orgId).where('site_code', '=', where.siteCode))
+      : query.where('series_id', '=', r.seriesId).where('ts', '>=', r.from).where('ts', '<=', r.to)
+    return Number((await query.executeTakeFirst()).numDeletedRows)
+  })
   await db.deleteFrom('historian_staging').where('batch_id', '=', batchId).where('org_id', '=', orgId).execute()
-  return Number(result.numDeletedRows)
+  return deleted
+}
+
+export function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string, where: BatchWhere): Promise<number> {
+  return eachBatchRange(db, orgId, where, async (r) => {
+    let query = db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).where('batch_id', '=', batchId)
+    query = r === null
+      ? query.where('series_id', 'in', db.selectFrom('historian_series').select('id').where('org_id', '=', orgId).where('site_code', '=', where.siteCode))
+      : query.where('series_id', '=', r.seriesId).where('ts', '>=', r.from).where('ts', '<=', r.to)
+    return Number((await query.executeTakeFirstOrThrow()).n)
+  })
 }
 
 export async function deleteBatchRow(db: Db, orgId: OrgId, batchId: string): Promise<void> {
   await db.deleteFrom('historian_batches').where('org_id', '=', orgId).where('id', '=', batchId).execute()
-}
-
-export async function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string): Promise<number> {
-  const row = await db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('batch_id', '=', batchId).where('org_id', '=', orgId).executeTakeFirstOrThrow()
-  return Number(row.n)
 }
 
 /** Staged samples of a forced batch that will replace a stored value (of any batch). */
@@ -103,8 +159,8 @@ export async function mergeStaged(db: Db, orgId: OrgId, batchId: string): Promis
 }
 
 /** Running batches of every organisation: the start-up recovery looks for ones whose process died. */
-export function listRunningBatches(db: Db): Promise<Array<{ org_id: string; id: string }>> {
-  return db.selectFrom('historian_batches').select(['org_id', 'id']).where('status', '=', 'running').execute()
+export function listRunningBatches(db: Db): Promise<Array<{ org_id: string; id: string; site_code: string; tags: string }>> {
+  return db.selectFrom('historian_batches').select(['org_id', 'id', 'site_code', 'tags']).where('status', '=', 'running').execute()
 }
 
 /** Site dependents (deletion preview): batches of the site. */

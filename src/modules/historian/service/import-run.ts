@@ -12,7 +12,7 @@ import type { ParseOptions, Quality, Rejection, TagMapping } from '../parse/inde
 import { countStagedCollisions, countStoredOfBatch, deleteBatchRow, deleteSamplesOfBatch, findCollisions, findCompleteTwin, insertBatch, listStagedCollisions, mergeStaged, updateBatch } from '../store.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { BatchReport, CollisionEntry, TagCoverage } from './batch-view.ts'
-import { SampleBuffer } from './sample-buffer.ts'
+import { SampleBuffer, SeriesPairs } from './sample-buffer.ts'
 import { createSampleWriter, type SampleWriter } from './sample-writer.ts'
 import { openImportSession, type ImportSession } from './session.ts'
 
@@ -47,7 +47,7 @@ export interface TrendSource {
   sha256(): string
 }
 
-interface TagState { coverage: TagCoverage | null; rows: number }
+interface TagState { coverage: TagCoverage | null; rows: number; pair: number }
 
 /**
  * One import from the first byte of the trend file to the complete batch. Samples are written under a `running`
@@ -59,7 +59,10 @@ export class ImportRun {
   readonly #plan: ImportPlan
   readonly #row: HistorianBatchesTable
   readonly #tags = new Map<string, TagState>()
-  #buffer = new SampleBuffer()
+  readonly #pairs = new SeriesPairs()
+  #buffer = new SampleBuffer(this.#pairs)
+  /** The buffer written last: filled again once that write is over (two buffers for the whole import). */
+  #spare: SampleBuffer | undefined
   /** PostgreSQL: the write of the previous buffer, still running while the next one is parsed. */
   #pending: Promise<void> | undefined
   readonly #ownRejections: Rejection[] = []
@@ -134,7 +137,10 @@ export class ImportRun {
           let state = this.#tags.get(s.tag)
           if (state === undefined) {
             const m = this.#plan.mapping.get(s.tag)
-            state = { coverage: m === undefined ? null : { historianTag: s.tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null }, rows: 0 }
+            state = {
+              coverage: m === undefined ? null : { historianTag: s.tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null },
+              rows: 0, pair: m === undefined ? -1 : this.#pairs.number(m.instanceId, m.tagKey),
+            }
             this.#tags.set(s.tag, state)
           }
           const c = state.coverage
@@ -148,7 +154,7 @@ export class ImportRun {
           if (c.firstTs === null || s.ts < c.firstTs) c.firstTs = s.ts
           if (c.lastTs === null || s.ts > c.lastTs) c.lastTs = s.ts
           // Mapping `scale` multiplies numbers only; a text state is kept as it is.
-          this.#buffer.push(c.instanceId, c.tagKey, s.ts, s.value === null ? null : s.value * c.scale, s.text, QUALITY_CODE[s.quality])
+          this.#buffer.push(state.pair, s.ts, s.value === null ? null : s.value * c.scale, s.text, QUALITY_CODE[s.quality])
         }
         row.rows_read += batch.rowsRead
         row.rejected_count += batch.rejections.length
@@ -175,10 +181,14 @@ export class ImportRun {
       return
     }
     const buffer = this.#buffer
-    this.#buffer = new SampleBuffer()
     // One write at a time on the import's connection; on PostgreSQL the server inserts this buffer while the next
-    // one is parsed (SQLite's driver is synchronous: nothing to overlap).
+    // one is parsed and prepared (SQLite's driver is synchronous: nothing to overlap).
+    if (this.#pending !== undefined) this.#writer!.prepare(buffer)
     await this.#settle()
+    // The previous write is over: its buffer takes the next samples.
+    this.#buffer = this.#spare ?? new SampleBuffer(this.#pairs)
+    this.#buffer.clear()
+    this.#spare = buffer
     const write = this.#write(buffer)
     if (this.#deps.handle.dialect !== 'postgres') return write
     write.catch(() => {})
@@ -200,9 +210,10 @@ export class ImportRun {
       row.collision_count += attempted - written
       row.samples_stored += written
       row.updated_at = this.#deps.clock.now()
+      // The coverage so far (a superset of what is written): where a crashed batch's samples are to be deleted.
       await updateBatch(trx, this.#plan.orgId, row.id, {
         rows_read: row.rows_read, samples_stored: row.samples_stored, rejected_count: row.rejected_count, collision_count: row.collision_count,
-        bytes_read: row.bytes_read, updated_at: row.updated_at,
+        bytes_read: row.bytes_read, updated_at: row.updated_at, tags: JSON.stringify(this.#covered()),
       })
     })
   }
@@ -217,7 +228,7 @@ export class ImportRun {
       const index = new Map<string, number>()
       const keys = []
       for (let i = start; i < end; i++) {
-        const seriesId = writer.seriesId(buffer.instanceIds[i]!, buffer.tagKeys[i]!)!
+        const seriesId = writer.seriesId(buffer.pair[i]!)
         index.set(`${seriesId}\u0000${buffer.ts[i]}`, i)
         keys.push({ seriesId, ts: buffer.ts[i]! })
       }
@@ -227,10 +238,11 @@ export class ImportRun {
         found++
         if (this.#collisions.length >= MAX_COLLISIONS_LISTED) break
         const i = index.get(`${r.series_id}\u0000${r.ts}`)!
+        const { instanceId, tagKey } = this.#pairs.list[buffer.pair[i]!]!
         this.#collisions.push({
-          instanceId: buffer.instanceIds[i]!, tagKey: buffer.tagKeys[i]!, ts: r.ts, resolution: 'keptStored',
+          instanceId, tagKey, ts: r.ts, resolution: 'keptStored',
           kept: { batchId: r.stored.batch_id, value: r.stored.value, text: r.stored.text, quality: r.stored.quality },
-          discarded: { batchId: this.#row.id, value: buffer.values[i] ?? null, text: buffer.texts[i] ?? null, quality: buffer.qualities[i]! },
+          discarded: { batchId: this.#row.id, value: buffer.value(i), text: buffer.text(i), quality: buffer.qualities[i]! },
         })
       }
     }
@@ -239,7 +251,7 @@ export class ImportRun {
   #finishTotals(summary: { separator: string | null; rejections: Rejection[]; emptyCells: number; sentinelCells: number; format: string | null }): void {
     const row = this.#row
     if (summary.format !== null) row.format = summary.format
-    const covered = [...this.#tags.values()].flatMap((s) => (s.coverage === null ? [] : [s.coverage]))
+    const covered = this.#covered()
     for (const c of covered) {
       if (c.firstTs !== null && (row.first_ts === null || c.firstTs < row.first_ts)) row.first_ts = c.firstTs
       if (c.lastTs !== null && (row.last_ts === null || c.lastTs > row.last_ts)) row.last_ts = c.lastTs
@@ -248,6 +260,10 @@ export class ImportRun {
     const maxKept = this.#plan.options.maxRejections ?? 100
     const rejections = [...summary.rejections, ...this.#ownRejections].sort((a, b) => a.line - b.line).slice(0, maxKept)
     row.report = JSON.stringify(this.#report(summary.separator, summary.emptyCells, summary.sentinelCells, null, rejections))
+  }
+
+  #covered(): TagCoverage[] {
+    return [...this.#tags.values()].flatMap((s) => (s.coverage === null ? [] : [s.coverage]))
   }
 
   #report(separator: string | null, emptyCells: number, sentinelCells: number, forcedOver: string | null, rejections: Rejection[] = []): BatchReport {
@@ -277,7 +293,7 @@ export class ImportRun {
         }))
         row.report = JSON.stringify(report)
       }
-      row.samples_stored = await countStoredOfBatch(trx, orgId, row.id)
+      row.samples_stored = await countStoredOfBatch(trx, orgId, row.id, { siteCode, coverage: this.#covered() })
       row.status = 'complete'
       row.completed_at = row.updated_at = clock.now()
       const { org_id: _o, id: _i, site_code: _s, created_at: _c, created_by: _b, ...changes } = row
@@ -305,7 +321,7 @@ export class ImportRun {
     const db = this.#session?.db ?? handle.db
     const refused = err instanceof DomainError
     await db.transaction().execute(async (trx) => {
-      await deleteSamplesOfBatch(trx, orgId, this.#row.id)
+      await deleteSamplesOfBatch(trx, orgId, this.#row.id, { siteCode: this.#plan.siteCode, coverage: this.#covered() })
       if (refused) await deleteBatchRow(trx, orgId, this.#row.id)
       else await updateBatch(trx, orgId, this.#row.id, { status: 'failed', error: 'The import stopped before it completed (the upload was interrupted or the server failed); nothing of it was kept.', updated_at: clock.now() })
     }).catch(() => {

@@ -6,7 +6,7 @@ import { decodeCursor, encodeCursor, toPage } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { SiteDependent } from '../../sites/service.ts'
-import { countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches, updateBatch } from '../store.ts'
+import { type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches, updateBatch } from '../store.ts'
 import { listedCollisions, toBatch, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
 import { FormFields, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'
@@ -146,7 +146,7 @@ export function createHistorianService(deps: HistorianDeps) {
         const row = await findBatch(trx, orgId, batchId)
         if (!row) throw new NotFound()
         if (row.status === 'running') throw new DomainError('Conflict', `Batch ${batchId} is still running; delete it once it has completed or failed.`)
-        const samples = await deleteSamplesOfBatch(trx, orgId, batchId)
+        const samples = await deleteSamplesOfBatch(trx, orgId, batchId, { siteCode: row.site_code, coverage: JSON.parse(row.tags) as BatchCoverage[] })
         await deleteBatchRow(trx, orgId, batchId)
         await recordAudit(trx, clock, orgId, actor, { action: 'historian.batch.deleted', target: batchId, detail: { site: row.site_code, samples } })
       })
@@ -164,11 +164,11 @@ export function createHistorianService(deps: HistorianDeps) {
      */
     async recoverInterrupted(): Promise<number> {
       let cleaned = 0
-      for (const { org_id, id } of await listRunningBatches(db)) {
+      for (const { org_id, id, site_code, tags } of await listRunningBatches(db)) {
         const orgId = org_id as OrgId
         const done = await whenAbandoned(handle, id, async (conn) => {
           await conn.transaction().execute(async (trx) => {
-            await deleteSamplesOfBatch(trx, orgId, id)
+            await deleteSamplesOfBatch(trx, orgId, id, { siteCode: site_code, coverage: JSON.parse(tags) as BatchCoverage[] })
             await updateBatch(trx, orgId, id, { status: 'failed', error: 'The server stopped during the import; nothing of it was kept.', updated_at: clock.now() })
           })
         })

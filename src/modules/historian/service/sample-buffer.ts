@@ -1,95 +1,128 @@
-/** Samples waiting for the next write, as columns: one array per column costs far less than an object per sample. */
+/** An (instance, tag) pair: one series of the site. */
+export interface SeriesPair { instanceId: string; tagKey: string }
+
+/** The pairs an import meets, numbered from 0 in order of first sample; buffer rows refer to a pair by its number. */
+export class SeriesPairs {
+  readonly list: SeriesPair[] = []
+  readonly #numbers = new Map<string, number>()
+
+  number(instanceId: string, tagKey: string): number {
+    const key = `${instanceId}\u0000${tagKey}`
+    let n = this.#numbers.get(key)
+    if (n === undefined) {
+      n = this.list.length
+      this.#numbers.set(key, n)
+      this.list.push({ instanceId, tagKey })
+    }
+    return n
+  }
+}
+
+const INITIAL_CAPACITY = 1024
+
+/**
+ * Samples waiting for the next write, as typed columns that grow once and are reused from write to write (an import
+ * keeps two buffers: one filling, one being written). Numbers in typed arrays are not objects: a chunk of samples
+ * leaves no garbage behind to be promoted and collected later, which is what raised the process's memory before.
+ * Text states are rare: their column exists only in a buffer that has met one.
+ */
 export class SampleBuffer {
-  instanceIds: string[] = []
-  tagKeys: string[] = []
-  ts: number[] = []
-  values: Array<number | null> = []
-  texts: Array<string | null> = []
-  qualities: number[] = []
+  readonly pairs: SeriesPairs
+  length = 0
+  pair = new Int32Array(INITIAL_CAPACITY)
+  ts = new Float64Array(INITIAL_CAPACITY)
+  values = new Float64Array(INITIAL_CAPACITY)
+  hasValue = new Uint8Array(INITIAL_CAPACITY)
+  qualities = new Uint8Array(INITIAL_CAPACITY)
+  #texts: Array<string | null> | undefined
 
-  get length(): number {
-    return this.ts.length
+  constructor(pairs: SeriesPairs) {
+    this.pairs = pairs
   }
 
-  push(instanceId: string, tagKey: string, ts: number, value: number | null, text: string | null, quality: number): void {
-    this.instanceIds.push(instanceId)
-    this.tagKeys.push(tagKey)
-    this.ts.push(ts)
-    this.values.push(value)
-    this.texts.push(text)
-    this.qualities.push(quality)
+  push(pair: number, ts: number, value: number | null, text: string | null, quality: number): void {
+    const i = this.length
+    if (i === this.ts.length) this.#grow()
+    this.pair[i] = pair
+    this.ts[i] = ts
+    this.hasValue[i] = value === null ? 0 : 1
+    this.values[i] = value ?? 0
+    this.qualities[i] = quality
+    if (text !== null) (this.#texts ??= new Array<string | null>(this.ts.length).fill(null))[i] = text
+    else if (this.#texts !== undefined) this.#texts[i] = null
+    this.length = i + 1
   }
 
+  value(i: number): number | null {
+    return this.hasValue[i] === 1 ? this.values[i]! : null
+  }
+
+  text(i: number): string | null {
+    return this.#texts?.[i] ?? null
+  }
+
+  /** Empties the buffer and keeps its capacity. */
   clear(): void {
-    this.instanceIds = []
-    this.tagKeys = []
-    this.ts = []
-    this.values = []
-    this.texts = []
-    this.qualities = []
+    this.length = 0
+    this.#texts = undefined
+  }
+
+  #grow(): void {
+    const capacity = this.ts.length * 2
+    const grown = <T extends Int32Array | Float64Array | Uint8Array>(old: T, make: (n: number) => T): T => {
+      const next = make(capacity)
+      next.set(old)
+      return next
+    }
+    this.pair = grown(this.pair, (n) => new Int32Array(n))
+    this.ts = grown(this.ts, (n) => new Float64Array(n))
+    this.values = grown(this.values, (n) => new Float64Array(n))
+    this.hasValue = grown(this.hasValue, (n) => new Uint8Array(n))
+    this.qualities = grown(this.qualities, (n) => new Uint8Array(n))
+    if (this.#texts !== undefined) this.#texts.length = capacity
   }
 
   /**
-   * Keeps the last of samples sharing instance, tag and timestamp (the file's later row wins). PostgreSQL refuses an
+   * Keeps the last of samples sharing a pair and a timestamp (the file's later row wins). PostgreSQL refuses an
    * upsert that touches one row twice in a statement, and both dialects must count the same, so this runs always.
-   * `ids` numbers the (instance, tag) pairs one to one (the series ids; without it, numbers local to the buffer);
-   * answers them for the rows kept. The usual file (each series' timestamps rising) is recognised in one pass
-   * without building a key per sample.
+   * The usual file (each series' timestamps rising) is recognised in one pass without building a key per sample.
    */
-  dedupe(ids: Int32Array = this.#pairNumbers()): Int32Array {
+  dedupe(): void {
     const n = this.length
-    const ts = this.ts
+    const { pair, ts } = this
     const last = new Map<number, number>()
     let rising = true
     for (let i = 0; i < n; i++) {
-      const id = ids[i]!
-      const before = last.get(id)
+      const before = last.get(pair[i]!)
       if (before !== undefined && ts[i]! <= before) {
         rising = false
         break
       }
-      last.set(id, ts[i]!)
+      last.set(pair[i]!, ts[i]!)
     }
-    if (rising) return ids
+    if (rising) return
     const seen = new Map<number, Map<number, number>>()
     let unique = 0
     for (let i = 0; i < n; i++) {
-      let times = seen.get(ids[i]!)
-      if (times === undefined) seen.set(ids[i]!, (times = new Map()))
+      let times = seen.get(pair[i]!)
+      if (times === undefined) seen.set(pair[i]!, (times = new Map()))
       if (!times.has(ts[i]!)) unique++
       times.set(ts[i]!, i)
     }
-    if (unique === n) return ids
+    if (unique === n) return
     const keep = new Uint8Array(n)
     for (const times of seen.values()) for (const i of times.values()) keep[i] = 1
-    const pick = <T>(column: T[]) => column.filter((_, i) => keep[i] === 1)
-    this.instanceIds = pick(this.instanceIds)
-    this.tagKeys = pick(this.tagKeys)
-    this.ts = pick(this.ts)
-    this.values = pick(this.values)
-    this.texts = pick(this.texts)
-    this.qualities = pick(this.qualities)
-    return ids.filter((_, i) => keep[i] === 1)
-  }
-
-  /** A number per (instance, tag) pair of the buffer, for dedupe without series ids (dry run). */
-  #pairNumbers(): Int32Array {
-    const numbers = new Map<string, number>()
-    const out = new Int32Array(this.length)
-    let lastInstance: string | undefined
-    let lastTag: string | undefined
-    let lastNumber = 0
-    for (let i = 0; i < out.length; i++) {
-      if (this.instanceIds[i] !== lastInstance || this.tagKeys[i] !== lastTag) {
-        lastInstance = this.instanceIds[i]!
-        lastTag = this.tagKeys[i]!
-        const key = `${lastInstance}\u0000${lastTag}`
-        let n = numbers.get(key)
-        if (n === undefined) numbers.set(key, (n = numbers.size))
-        lastNumber = n
-      }
-      out[i] = lastNumber
+    let w = 0
+    for (let i = 0; i < n; i++) {
+      if (keep[i] !== 1) continue
+      this.pair[w] = this.pair[i]!
+      this.ts[w] = this.ts[i]!
+      this.values[w] = this.values[i]!
+      this.hasValue[w] = this.hasValue[i]!
+      this.qualities[w] = this.qualities[i]!
+      if (this.#texts !== undefined) this.#texts[w] = this.#texts[i]!
+      w++
     }
-    return out
+    this.length = w
   }
 }

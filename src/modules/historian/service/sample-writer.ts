@@ -12,8 +12,14 @@ export type WriteTarget = 'samples' | 'staging'
 export interface SampleWriter {
   /** Writes the buffer (deduplicated) and answers how many rows were written; the rest collided with another batch. */
   write(db: Db, buffer: SampleBuffer): Promise<{ attempted: number; written: number }>
-  /** The series id of a pair this writer has written (for the collision report). */
-  seriesId(instanceId: string, tagKey: string): number | undefined
+  /**
+   * Does a write's CPU work ahead (dedupe; when every series of the buffer is known, its ids and PostgreSQL's COPY
+   * text), so that it runs while the server still inserts the previous buffer. Optional; the buffer must not
+   * change between this and its write.
+   */
+  prepare(buffer: SampleBuffer): void
+  /** The series id of a pair (by its number in the buffers' SeriesPairs) this writer has written. */
+  seriesId(pair: number): number
 }
 
 interface Scope { orgId: OrgId; siteCode: string; batchId: string }
@@ -36,39 +42,33 @@ const STAGING_UPSERT = `on conflict (org_id, batch_id, series_id, ts)
  */
 export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope: Scope): SampleWriter {
   const table = target === 'samples' ? 'historian_points' : 'historian_staging'
-  const series = new Map<string, number>()
-  const resolve = async (db: Db, buffer: SampleBuffer): Promise<Int32Array> => {
-    const { instanceIds, tagKeys } = buffer
+  /** Series id by pair number; 0 while not looked up (ids start at 1 on both dialects). */
+  let series = new Int32Array(0)
+  const missingPairs = (buffer: SampleBuffer) => {
+    const missing = new Set<number>()
+    for (let i = 0; i < buffer.length; i++) if (!(series[buffer.pair[i]!]! > 0)) missing.add(buffer.pair[i]!)
+    return missing
+  }
+  const idsOf = (buffer: SampleBuffer) => {
     const ids = new Int32Array(buffer.length)
-    const missing = new Map<string, { instanceId: string; tagKey: string }>()
-    // Rows of one pair come in runs (and a file has few pairs): one key and lookup per run, not per row.
-    const runs = (each: (i: number, instanceId: string, tagKey: string) => void) => {
-      let lastInstance: string | undefined
-      let lastTag: string | undefined
-      for (let i = 0; i < buffer.length; i++) {
-        if (instanceIds[i] !== lastInstance || tagKeys[i] !== lastTag) {
-          lastInstance = instanceIds[i]!
-          lastTag = tagKeys[i]!
-          each(i, lastInstance, lastTag)
-        }
-      }
-    }
-    runs((_, instanceId, tagKey) => {
-      const k = seriesKey(instanceId, tagKey)
-      if (!series.has(k) && !missing.has(k)) missing.set(k, { instanceId, tagKey })
-    })
-    if (missing.size > 0) for (const [k, id] of await ensureSeries(db, scope.orgId, scope.siteCode, [...missing.values()])) series.set(k, id)
-    let start = -1
-    let lastId = 0
-    runs((i, instanceId, tagKey) => {
-      if (start >= 0) ids.fill(lastId, start, i)
-      start = i
-      lastId = series.get(seriesKey(instanceId, tagKey))!
-    })
-    if (start >= 0) ids.fill(lastId, start, buffer.length)
+    for (let i = 0; i < buffer.length; i++) ids[i] = series[buffer.pair[i]!]!
     return ids
   }
-  const mayCollide = (db: Db, ids: Int32Array, ts: number[]) => {
+  const resolve = async (db: Db, buffer: SampleBuffer): Promise<Int32Array> => {
+    const { pairs } = buffer
+    if (series.length < pairs.list.length) {
+      const grown = new Int32Array(Math.max(pairs.list.length, series.length * 2))
+      grown.set(series)
+      series = grown
+    }
+    const missing = missingPairs(buffer)
+    if (missing.size > 0) {
+      const found = await ensureSeries(db, scope.orgId, scope.siteCode, [...missing].map((n) => pairs.list[n]!))
+      for (const n of missing) series[n] = found.get(seriesKey(pairs.list[n]!.instanceId, pairs.list[n]!.tagKey))!
+    }
+    return idsOf(buffer)
+  }
+  const mayCollide = (db: Db, ids: Int32Array, ts: Float64Array) => {
     const ranges = new Map<number, { seriesId: number; from: number; to: number }>()
     for (let i = 0; i < ids.length; i++) {
       const r = ranges.get(ids[i]!)
@@ -79,16 +79,36 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
     return anySampleInRanges(db, table, scope.orgId, [...ranges.values()])
   }
   const statements = new Map<string, string>()
-  const write = dialect === 'postgres' ? postgresWrite : (db: Db, t: string, sc: Scope, ids: Int32Array, b: SampleBuffer, upsert: boolean) => sqliteWrite(db, t, sc, ids, b, upsert, statements)
+  let fullParams: unknown[] | undefined
+  // COPY text is written into byte buffers reused from chunk to chunk (at most two exist: one being copied, one
+  // prepared), not new ones: a chunk's bytes outlive many young-generation collections and would otherwise wait
+  // for a full collection to be freed.
+  const spareBytes: Buffer[] = []
+  const payloadOf = (ids: Int32Array, buffer: SampleBuffer) => copyPayload(ids, buffer, spareBytes.pop())
+  const prepared = new WeakMap<SampleBuffer, { ids: Int32Array; payload: Payload | undefined }>()
   return {
-    seriesId: (instanceId, tagKey) => series.get(seriesKey(instanceId, tagKey)),
+    seriesId: (pair) => series[pair]!,
+    prepare(buffer) {
+      buffer.dedupe()
+      if (buffer.length === 0 || missingPairs(buffer).size > 0) return
+      const ids = idsOf(buffer)
+      prepared.set(buffer, { ids, payload: dialect === 'postgres' ? payloadOf(ids, buffer) : undefined })
+    },
     async write(db, buffer) {
+      const ahead = prepared.get(buffer)
+      prepared.delete(buffer)
       if (buffer.length === 0) return { attempted: 0, written: 0 }
-      // Series first (every pair of the buffer keeps a row after dedupe), then dedupe by series id.
-      const ids = buffer.dedupe(await resolve(db, buffer))
+      if (ahead === undefined) buffer.dedupe()
+      const ids = ahead?.ids ?? await resolve(db, buffer)
       const attempted = buffer.length
       const upsert = await mayCollide(db, ids, buffer.ts)
-      const written = await write(db, table, scope, ids, buffer, upsert)
+      let written: number
+      if (dialect === 'postgres') {
+        const payload = ahead?.payload ?? payloadOf(ids, buffer)
+        written = await postgresWrite(db, table, scope, buffer, upsert, payload)
+        // Sent and confirmed by the server: the bytes may be filled again.
+        if (spareBytes.length < 2) spareBytes.push(payload.bytes)
+      } else written = await sqliteWrite(db, table, scope, ids, buffer, upsert, statements, (fullParams ??= new Array<unknown>(SQLITE_ROWS_PER_STATEMENT * 7)))
       return { attempted, written }
     },
   }
@@ -103,34 +123,55 @@ const conflictClause = (table: string, upsert: boolean) => (!upsert ? '' : table
  * go straight into historian_points: it has no ON CONFLICT (a collision must be decided row by row, not fail the
  * chunk), and PostgreSQL refuses COPY FROM into a table under row-level security.
  */
-async function postgresWrite(db: Db, table: string, scope: Scope, ids: Int32Array, buffer: SampleBuffer, upsert: boolean): Promise<number> {
+async function postgresWrite(db: Db, table: string, scope: Scope, buffer: SampleBuffer, upsert: boolean, payload: Payload): Promise<number> {
   await sql`create temp table if not exists historian_copy (
     series_id integer not null, ts bigint not null, value float8, text text, quality smallint not null
   ) on commit delete rows`.execute(db)
-  const copied = await copyIn(db, 'copy historian_copy (series_id, ts, value, text, quality) from stdin', copyPayload(ids, buffer))
+  const copied = await copyIn(db, 'copy historian_copy (series_id, ts, value, text, quality) from stdin', payload.bytes.subarray(0, payload.length))
   if (copied !== buffer.length) throw new Error(`COPY loaded ${copied} of ${buffer.length} samples`)
   const move = `${insertHead(table)} select $1, $2, c.series_id, c.ts, c.value, c.text, c.quality from historian_copy c ${conflictClause(table, upsert)}`
   const result = await db.executeQuery(CompiledQuery.raw(move, [scope.orgId, scope.batchId]))
   return Number(result.numAffectedRows ?? 0n)
 }
 
-/** The buffer as COPY text rows: series, ts, value, text, quality. */
-function copyPayload(ids: Int32Array, buffer: SampleBuffer): Buffer {
-  const parts: Buffer[] = []
-  const { ts, values, texts, qualities } = buffer
+/**
+ * The buffer as COPY text rows (series, ts, value, text, quality) in primary-key order: the INSERT … SELECT then
+ * walks each series' part of the index once instead of hopping between series every row (a file lists every tag
+ * at one timestamp before the next timestamp).
+ */
+function copyPayload(ids: Int32Array, buffer: SampleBuffer, into: Buffer | undefined): Payload {
+  let bytes = into ?? Buffer.allocUnsafe(1 << 20)
+  let length = 0
+  const { ts, qualities } = buffer
+  const order = new Uint32Array(buffer.length)
+  for (let i = 0; i < order.length; i++) order[i] = i
+  order.sort((a, b) => ids[a]! - ids[b]! || ts[a]! - ts[b]!)
+  const append = (text: string) => {
+    const most = text.length * 3
+    if (length + most > bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(bytes.length * 2, length + most))
+      bytes.copy(grown, 0, 0, length)
+      bytes = grown
+    }
+    length += bytes.write(text, length, 'utf8')
+  }
   let text = ''
-  for (let i = 0; i < buffer.length; i++) {
-    const v = values[i]
-    const t = texts[i]
-    text += `${ids[i]}\t${ts[i]}\t${v === null || v === undefined ? '\\N' : v}\t${t === null || t === undefined ? '\\N' : copyText(t)}\t${qualities[i]}\n`
-    if (text.length > 1 << 20) {
-      parts.push(Buffer.from(text))
+  for (const i of order) {
+    const v = buffer.value(i)
+    const t = buffer.text(i)
+    text += `${ids[i]}\t${ts[i]}\t${v === null ? '\\N' : v}\t${t === null ? '\\N' : copyText(t)}\t${qualities[i]}\n`
+    // Pieces stay under V8's large-object size (a larger string would be old-generation garbage at once).
+    if (text.length > 1 << 15) {
+      append(text)
       text = ''
     }
   }
-  parts.push(Buffer.from(text))
-  return Buffer.concat(parts)
+  append(text)
+  return { bytes, length }
 }
+
+/** COPY text: the first `length` bytes of `bytes`. */
+interface Payload { bytes: Buffer; length: number }
 
 /**
  * SQLite: multi-row inserts (the statement text per size is built once per batch; connect.ts caches the prepared
@@ -146,24 +187,30 @@ function sqliteStatement(statements: Map<string, string>, table: string, rows: n
   return text
 }
 
-async function sqliteWrite(db: Db, table: string, scope: Scope, ids: Int32Array, buffer: SampleBuffer, upsert: boolean, statements: Map<string, string>): Promise<number> {
-  const { ts, values, texts, qualities } = buffer
+/**
+ * `full` is the writer's one array of a full statement's parameters, filled again for every full statement: an array
+ * of 32 200 values is too large for V8's young generation, so a new one per statement would be old-generation
+ * garbage (the import's memory would grow until the next full collection).
+ */
+async function sqliteWrite(db: Db, table: string, scope: Scope, ids: Int32Array, buffer: SampleBuffer, upsert: boolean, statements: Map<string, string>, full: unknown[]): Promise<number> {
+  const { ts, qualities } = buffer
   const { orgId, batchId } = scope
   let written = 0
   for (let start = 0; start < buffer.length; start += SQLITE_ROWS_PER_STATEMENT) {
     const end = Math.min(buffer.length, start + SQLITE_ROWS_PER_STATEMENT)
-    const params: unknown[] = new Array((end - start) * 7)
+    const params: unknown[] = end - start === SQLITE_ROWS_PER_STATEMENT ? full : new Array((end - start) * 7)
     let p = 0
     for (let i = start; i < end; i++) {
       params[p++] = orgId
       params[p++] = batchId
       params[p++] = ids[i]
       params[p++] = ts[i]
-      params[p++] = values[i]
-      params[p++] = texts[i]
+      params[p++] = buffer.value(i)
+      params[p++] = buffer.text(i)
       params[p++] = qualities[i]
     }
-    const result = await db.executeQuery(CompiledQuery.raw(sqliteStatement(statements, table, end - start, upsert), params))
+    // Not CompiledQuery.raw(text, params): it freezes the array.
+    const result = await db.executeQuery({ ...CompiledQuery.raw(sqliteStatement(statements, table, end - start, upsert)), parameters: params })
     written += Number(result.numAffectedRows ?? 0n)
   }
   return written
