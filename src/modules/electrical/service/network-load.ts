@@ -19,7 +19,7 @@ export interface NetworkLoadLimits { readonly maxBytes: number; readonly maxNode
 export const DEFAULT_NETWORK_LOAD = { maxBytes: 1_073_741_824, maxNodes: 100_000, maxEdges: 200_000, staleAfterMs: 1_800_000 } as const
 
 /** Rows per staging INSERT: 26 columns × 1000 stays under SQLite's 32 766 and PostgreSQL's 65 535 parameters. */
-export const STAGING_CHUNK = 1000
+const STAGING_CHUNK = 1000
 /** Problems listed at most (the rest counted in `problemCount`); the body is read no further once reached. */
 const MAX_PROBLEMS = 100
 /** One string, number or key of the document, in bytes: far above any valid one (metadata ≤ 16 KiB as a whole). */
@@ -40,7 +40,7 @@ type AjvProblem = Pick<ErrorObject, 'instancePath' | 'keyword' | 'params' | 'mes
  * A schema problem of the streamed document, answered exactly like Fastify's own body validation (the error
  * handler in http/problem.ts turns `validation` into 400 `ValidationFailed` with one pointer per field).
  */
-export class StreamedBodyInvalid extends Error {
+class StreamedBodyInvalid extends Error {
   readonly validation: AjvProblem[]
   readonly validationContext = 'body'
   constructor(validation: AjvProblem[]) {
@@ -55,7 +55,7 @@ const tooLarge = (detail: string) => new DomainError('PayloadTooLarge', detail)
  * Counts the body's bytes as they arrive (one byte over the bound fails the load with 413) and bounds every
  * string, key and number: the parser packs them whole, so no single one may grow with the document.
  */
-export function byteMeter(maxBytes: number): Transform {
+function byteMeter(maxBytes: number): Transform {
   let seen = 0
   let inString = false
   let escaped = false
