@@ -123,10 +123,14 @@ function rawStream(url: string, headers: Record<string, string>, done: (status: 
 async function seriesCount(server: Server, host: Record<string, string>, day: number): Promise<number> {
   const from = new Date(Date.UTC(2024, 0, 1) + day * DAY_MS).toISOString()
   const to = new Date(Date.UTC(2024, 0, 1) + (day + 1) * DAY_MS).toISOString()
-  const res = await rawRequest(`${server.url}/api/sites/${HISTORIAN_SITE}/historian/series?instanceId=ins_pump&tag=p&bucket=1d&from=${from}&to=${to}`, { headers: host })
-  assert.equal(res.status, 200, res.body.toString())
-  const body = JSON.parse(res.body.toString()) as { buckets: Array<{ count: number }> }
-  return body.buckets.reduce((n, b) => n + b.count, 0)
+  let count = 0
+  for (const tag of ['p', 'q']) {
+    const res = await rawRequest(`${server.url}/api/sites/${HISTORIAN_SITE}/historian/series?instanceId=ins_pump&tag=${tag}&bucket=1d&from=${from}&to=${to}`, { headers: host })
+    assert.equal(res.status, 200, res.body.toString())
+    const body = JSON.parse(res.body.toString()) as { buckets: Array<{ count: number }> }
+    count += body.buckets.reduce((n, b) => n + b.count, 0)
+  }
+  return count
 }
 
 interface ApiBatch { id: string; status: string; samplesStored: number; timeRange: { from: string } | null }

@@ -9,7 +9,7 @@ import type { Server } from '../cli/process.ts'
 
 export const HISTORIAN_SITE = 'plant-1'
 
-/** Site `plant-1`, controller `plc-1`, instance `ins_pump` (tag `A` maps to its `p`), written directly. */
+/** Site `plant-1`, controller `plc-1`, instance `ins_pump` (tags `A` and `B` map to its `p` and `q`), written directly. */
 export async function seedHistorianSite(handle: DatabaseHandle, orgId: OrgId): Promise<void> {
   const now = Date.now()
   await handle.db.insertInto('sites').values({ org_id: orgId, code: HISTORIAN_SITE, name: 'Plant 1', description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now }).execute()
@@ -51,10 +51,13 @@ export async function historianCounts(handle: DatabaseHandle, orgId: string): Pr
   return { batches, samples: [...byBatch.values()].reduce((a, b) => a + b, 0), byBatch }
 }
 
-/** Long-format trend rows for tag `A`, one a second from `startMs`. */
+/**
+ * Long-format trend rows, one a second from `startMs`, for tags `A` and `B` in turn: two series, so that on
+ * PostgreSQL both of the import's connections hold samples when the server is killed.
+ */
 export function trendRows(count: number, startMs: number): string {
   let rows = ''
-  for (let i = 0; i < count; i++) rows += `${new Date(startMs + i * 1000).toISOString()},A,${i}\n`
+  for (let i = 0; i < count; i++) rows += `${new Date(startMs + i * 1000).toISOString()},${i % 2 === 0 ? 'A' : 'B'},${i}\n`
   return rows
 }
 
@@ -90,7 +93,7 @@ export function startHistorianUpload(url: string, headers: Record<string, string
   })
   const field = (name: string, value: string) => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
   req.write(field('site_id', HISTORIAN_SITE) + field('format', 'long'))
-  req.write(`--${boundary}\r\ncontent-disposition: form-data; name="mapping_csv"; filename="m.csv"\r\n\r\nhistorian_tag,instance_id,tag_key\nA,ins_pump,p\n\r\n`)
+  req.write(`--${boundary}\r\ncontent-disposition: form-data; name="mapping_csv"; filename="m.csv"\r\n\r\nhistorian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_pump,q\n\r\n`)
   req.write(`--${boundary}\r\ncontent-disposition: form-data; name="trend_csv"; filename="t.csv"\r\n\r\ntimestamp,tag,value\n`)
   req.write(rows)
   const finish = () => { req.end(`\r\n--${boundary}--\r\n`) }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { testDialects } from '../../../test/harness.ts'
-import { MAX_COLLISIONS_LISTED } from './service/import-run.ts'
+import { FLUSH_SAMPLES, MAX_COLLISIONS_LISTED } from './service/import-run.ts'
 import { plant, sampleCount, series, sharedHarness, standardParts, upload } from './test-setup.ts'
 
 const MAPPING = 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'
@@ -83,6 +84,44 @@ for (const dialect of testDialects()) {
       assert.deepEqual([items[0]!.kept.value, items[0]!.discarded.value], [0, 100_000])
       assert.deepEqual([items.at(-1)!.kept.value, items.at(-1)!.discarded.value], [MAX_COLLISIONS_LISTED - 1, 100_000 + MAX_COLLISIONS_LISTED - 1])
       assert.equal(await sampleCount(h, p.owner.org.id), n)
+    })
+
+    it('a file of several write transactions: collisions in two series all counted and listed in file order across both', async () => {
+      const h = shared()
+      const p = await plant(h)
+      const mapping = 'historian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_pump,q\n'
+      // Sample i: tag A (even i) or B (odd i), at second ⌊i/2⌋, value offset + i.
+      const start = Date.UTC(2024, 0, 1)
+      const at = (i: number) => new Date(start + Math.floor(i / 2) * 1000).toISOString()
+      const line = (i: number, offset: number) => `${at(i)},${i % 2 === 0 ? 'A' : 'B'},${offset + i}\n`
+      const total = 3 * FLUSH_SAMPLES
+      // The first batch holds both series at every 500th second: collisions all through the second file.
+      const stored = Array.from({ length: total }, (_, i) => i).filter((i) => Math.floor(i / 2) % 500 === 0)
+      const first = await upload(h, p.owner, standardParts(p.siteCode, 'long', `timestamp,tag,value\n${stored.map((i) => line(i, 0)).join('')}`, mapping))
+      assert.equal(first.statusCode, 201, first.body)
+      let file = 'timestamp,tag,value\n'
+      for (let i = 0; i < total; i++) file += line(i, 1_000_000)
+      const second = await upload(h, p.owner, standardParts(p.siteCode, 'long', file, mapping), { pieceBytes: 64 * 1024 })
+      assert.equal(second.statusCode, 201, second.body)
+      const batch = second.json()
+      assert.equal(batch.collisions, stored.length)
+      assert.equal(batch.samplesStored, total - stored.length)
+      const listed = await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches/${batch.id}/collisions?limit=1000` })
+      const items = listed.json().items as Array<{ tagKey: string; ts: string; kept: { value: number }; discarded: { value: number } }>
+      assert.deepEqual(
+        items.map((c) => [c.tagKey, c.ts, c.kept.value, c.discarded.value]),
+        stored.map((i) => [i % 2 === 0 ? 'p' : 'q', at(i), i, 1_000_000 + i]),
+      )
+      assert.equal(await sampleCount(h, p.owner.org.id), total)
+      if (dialect === 'postgres') {
+        // The case this test is for: PostgreSQL writes a chunk's series on two connections at once (from the first
+        // write after the second connection came), so the two samples of a timestamp were committed by two
+        // transactions.
+        const { rows: split } = await sql<{ n: number }>`select count(*) as n from (
+          select ts from historian_points where org_id = ${p.owner.org.id} and batch_id = ${batch.id}
+          group by ts having count(distinct xmin::text) = 2) t`.execute(h.handle.db)
+        assert.ok(Number(split[0]!.n) > 0, 'some writes were split between two connections')
+      }
     })
 
     it('a bad cursor is a 400 and another organisation\'s batch the uniform 404', async () => {

@@ -236,15 +236,18 @@ export interface CollisionRow { series_id: number; ts: number; stored: StoredVal
 
 /**
  * Without force: samples of another batch stored at these (series, ts) keys, i.e. the values kept where this
- * batch's samples were not written. `keys` is small (one statement, 2 parameters a key).
+ * batch's samples were not written (2 parameters a key). The keys are a VALUES list joined on the primary key: one
+ * index lookup a key, whatever the table holds (an IN list over the org's rows made both databases scan them all,
+ * once per call).
  */
 export async function findCollisions(db: Db, orgId: OrgId, batchId: string, keys: Array<{ seriesId: number; ts: number }>): Promise<CollisionRow[]> {
   if (keys.length === 0) return []
   const list = sql.join(keys.map((k) => sql`(cast(${k.seriesId} as integer), cast(${k.ts} as bigint))`))
+  // VALUES names its columns column1, column2 on both databases.
   const result = await sql<{ series_id: number; ts: number; value: number | null; text: string | null; quality: number; batch_id: string }>`
-    select h.series_id, h.ts, h.value, h.text, h.quality, h.batch_id from historian_points h
-    where h.org_id = ${orgId} and h.batch_id <> ${batchId}
-      and (h.series_id, h.ts) in (values ${list})`.execute(db)
+    select h.series_id, h.ts, h.value, h.text, h.quality, h.batch_id from (values ${list}) k
+    join historian_points h on h.org_id = ${orgId} and h.series_id = k.column1 and h.ts = k.column2
+    where h.batch_id <> ${batchId}`.execute(db)
   return result.rows.map((r) => ({ series_id: Number(r.series_id), ts: Number(r.ts), stored: { value: r.value === null ? null : Number(r.value), text: r.text, quality: Number(r.quality), batch_id: r.batch_id } }))
 }
 

@@ -1,6 +1,7 @@
 // Helpers for the historian route tests (not imported by production code).
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import assert from 'node:assert/strict'
 import { after, before, type TestContext } from 'node:test'
@@ -60,10 +61,19 @@ export async function plant(h: Harness, options: { timeZone?: string; instances?
   return { owner, member: { org, apiKey: member.plaintext }, siteCode }
 }
 
-/** POSTs an upload: fields first, then mapping_csv, then trend_csv (the streaming order) unless `parts` says otherwise. */
-export function upload(h: Harness, credential: Credential, parts: Part[]) {
+/**
+ * POSTs an upload: fields first, then mapping_csv, then trend_csv (the streaming order) unless `parts` says otherwise.
+ * The body arrives whole unless `pieceBytes` cuts it into pieces as a network would (the import then writes a large
+ * file in several transactions instead of one).
+ */
+export function upload(h: Harness, credential: Credential, parts: Part[], options: { pieceBytes?: number } = {}) {
   const body = multipart(parts)
-  return h.inject(credential, { method: 'POST', url: '/api/historian/import-batches', payload: body.payload, headers: body.headers })
+  const { pieceBytes } = options
+  const pieces = function* () {
+    for (let at = 0; at < body.payload.length; at += pieceBytes!) yield body.payload.subarray(at, at + pieceBytes!)
+  }
+  const payload = pieceBytes === undefined ? body.payload : Readable.from(pieces())
+  return h.inject(credential, { method: 'POST', url: '/api/historian/import-batches', payload, headers: body.headers })
 }
 
 export function standardParts(siteCode: string, format: string, trend: Buffer | string, mapping: Buffer | string, extra: Record<string, string> = {}): Part[] {

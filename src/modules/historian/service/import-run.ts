@@ -14,15 +14,15 @@ import type { Db } from '../../../db/schema.ts'
 import type { BatchReport, CollisionEntry, TagCoverage } from './batch-view.ts'
 import { SampleBuffer, SeriesPairs } from './sample-buffer.ts'
 import { createSampleWriter, type SampleWriter } from './sample-writer.ts'
-import { openImportSession, type ImportSession } from './session.ts'
+import { openExtraConnection, openImportSession, type ExtraConnection, type ImportSession } from './session.ts'
 
 /** Samples per write transaction: large enough that commits cost little, small enough to bound memory. */
 export const FLUSH_SAMPLES = 50_000
 
 /** Collisions listed in the batch report (all are counted); the report pages through these. */
 export const MAX_COLLISIONS_LISTED = 1000
-/** Keys looked up per statement when listing collisions (2 parameters each). */
-const COLLISION_KEYS_PER_QUERY = 500
+/** Keys looked up per statement when listing collisions (2 parameters each; SQLite allows 32 766). */
+const COLLISION_KEYS_PER_QUERY = 5000
 
 const QUALITY_CODE: Record<Quality, number> = { good: 192, uncertain: 64, bad: 0 }
 
@@ -49,6 +49,9 @@ export interface TrendSource {
 
 interface TagState { coverage: TagCoverage | null; rows: number; pair: number }
 
+/** A collision found by one lane, with its row's index in the whole chunk (the report lists them in file order). */
+interface FoundCollision { rank: number; entry: CollisionEntry }
+
 /**
  * One import from the first byte of the trend file to the complete batch. Samples are written under a `running`
  * batch (invisible to reads) in transactions of FLUSH_SAMPLES; the batch turns `complete` in one last transaction
@@ -69,6 +72,15 @@ export class ImportRun {
   readonly #collisions: CollisionEntry[] = []
   #session: ImportSession | undefined
   #writer: SampleWriter | undefined
+  /**
+   * PostgreSQL: a second connection with its own writer. Once it is there every chunk is written in two halves at
+   * once, the even-numbered series on the session's connection and the odd-numbered ones on this one: no key is
+   * written by both, and each connection writes its series' chunks in order.
+   */
+  #extra: ExtraConnection | undefined
+  #extraWriter: SampleWriter | undefined
+  /** The halves of a chunk (two pairs, used in turn: one is being written while the next chunk is split). */
+  readonly #halves: SampleBuffer[][] = []
   #hasBatchRow = false
 
   constructor(deps: { handle: DatabaseHandle; clock: Clock }, plan: ImportPlan) {
@@ -109,7 +121,7 @@ export class ImportRun {
     if (this.#plan.isDryRun) return this.#row
     try {
       const row = await this.#complete()
-      await this.#session?.release()
+      await this.#release()
       return row
     } catch (err) {
       await this.abandon(err)
@@ -123,7 +135,20 @@ export class ImportRun {
     this.#session = await openImportSession(handle, this.#row.id)
     await insertBatch(this.#session.db, this.#row)
     this.#hasBatchRow = true
-    this.#writer = createSampleWriter(handle.dialect, this.#plan.isForced ? 'staging' : 'samples', { orgId: this.#plan.orgId, siteCode: this.#plan.siteCode, batchId: this.#row.id })
+    this.#writer = this.#newWriter()
+    if (handle.dialect === 'postgres') this.#extra = openExtraConnection(handle)
+  }
+
+  #newWriter(): SampleWriter {
+    return createSampleWriter(this.#deps.handle.dialect, this.#plan.isForced ? 'staging' : 'samples', { orgId: this.#plan.orgId, siteCode: this.#plan.siteCode, batchId: this.#row.id })
+  }
+
+  /** Ends the import's connections (the extra one first: its writes are over by now). */
+  async #release(): Promise<void> {
+    const extra = this.#extra
+    this.#extra = undefined
+    await extra?.release()
+    await this.#session?.release()
   }
 
   async #consume(source: TrendSource): Promise<void> {
@@ -181,6 +206,8 @@ export class ImportRun {
       return
     }
     const buffer = this.#buffer
+    const extraDb = this.#extra?.db
+    if (extraDb !== undefined) return this.#flushSplit(buffer, extraDb)
     // One write at a time on the import's connection; on PostgreSQL the server inserts this buffer while the next
     // one is parsed and prepared (SQLite's driver is synchronous: nothing to overlap).
     if (this.#pending !== undefined) this.#writer!.prepare(buffer)
@@ -191,6 +218,28 @@ export class ImportRun {
     this.#spare = buffer
     const write = this.#write(buffer)
     if (this.#deps.handle.dialect !== 'postgres') return write
+    write.catch(() => {})
+    this.#pending = write
+  }
+
+  /**
+   * PostgreSQL with two connections: the chunk is split by series and both halves are written at once; like the
+   * one-connection path, the halves are prepared while the previous chunk is still being written.
+   */
+  async #flushSplit(buffer: SampleBuffer, extraDb: Db): Promise<void> {
+    const extraWriter = (this.#extraWriter ??= this.#newWriter())
+    buffer.dedupe()
+    if (this.#halves.length === 0) this.#halves.push([new SampleBuffer(this.#pairs), new SampleBuffer(this.#pairs)], [new SampleBuffer(this.#pairs), new SampleBuffer(this.#pairs)])
+    const halves = this.#halves.shift()!
+    this.#halves.push(halves)
+    buffer.splitInto(halves)
+    buffer.clear()
+    if (this.#pending !== undefined) {
+      this.#writer!.prepare(halves[0]!)
+      extraWriter.prepare(halves[1]!)
+    }
+    await this.#settle()
+    const write = this.#writeSplit(halves[0]!, halves[1]!, extraDb, extraWriter)
     write.catch(() => {})
     this.#pending = write
   }
@@ -206,7 +255,7 @@ export class ImportRun {
     const writer = this.#writer!
     await this.#session!.db.transaction().execute(async (trx) => {
       const { attempted, written } = await writer.write(trx, buffer)
-      if (written < attempted) await this.#listCollisions(trx, buffer, attempted - written)
+      if (written < attempted) this.#keepCollisions(await this.#listCollisions(trx, writer, buffer, attempted - written))
       row.collision_count += attempted - written
       row.samples_stored += written
       row.updated_at = this.#deps.clock.now()
@@ -218,12 +267,54 @@ export class ImportRun {
     })
   }
 
-  /** Without force: which samples of the buffer met another batch's value (kept), up to MAX_COLLISIONS_LISTED. */
-  async #listCollisions(db: Db, buffer: SampleBuffer, count: number): Promise<void> {
-    const writer = this.#writer!
+  /**
+   * The two halves of a chunk, each in its own transaction on its own connection. First, in a transaction of its
+   * own, the batch row records the coverage so far (a superset of both halves): whatever either half commits is
+   * within the recorded ranges that delete and count go by, and only this connection ever writes them, in order.
+   * A failing half fails the chunk once the other half is over too (committed or rolled back), so the clean-up
+   * that follows runs when nothing of the batch is being written any more.
+   */
+  async #writeSplit(even: SampleBuffer, odd: SampleBuffer, extraDb: Db, extraWriter: SampleWriter): Promise<void> {
+    const row = this.#row
+    const db = this.#session!.db
     const { orgId } = this.#plan
+    row.updated_at = this.#deps.clock.now()
+    await updateBatch(db, orgId, row.id, { rows_read: row.rows_read, rejected_count: row.rejected_count, bytes_read: row.bytes_read, updated_at: row.updated_at, tags: JSON.stringify(this.#covered()) })
+    const half = (on: Db, writer: SampleWriter, buffer: SampleBuffer) => on.transaction().execute(async (trx) => {
+      const { attempted, written } = await writer.write(trx, buffer)
+      const found = written < attempted ? await this.#listCollisions(trx, writer, buffer, attempted - written) : []
+      return { attempted, written, found }
+    })
+    const results = await Promise.allSettled([half(db, this.#writer!, even), half(extraDb, extraWriter, odd)])
+    const failed = results.find((r) => r.status === 'rejected')
+    if (failed !== undefined) throw failed.reason
+    const done = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+    this.#keepCollisions(done.flatMap((d) => d.found).sort((a, b) => a.rank - b.rank))
+    for (const d of done) {
+      row.collision_count += d.attempted - d.written
+      row.samples_stored += d.written
+    }
+    row.updated_at = this.#deps.clock.now()
+    await updateBatch(db, orgId, row.id, { samples_stored: row.samples_stored, collision_count: row.collision_count, updated_at: row.updated_at })
+  }
+
+  #keepCollisions(found: FoundCollision[]): void {
+    for (const f of found) {
+      if (this.#collisions.length >= MAX_COLLISIONS_LISTED) return
+      this.#collisions.push(f.entry)
+    }
+  }
+
+  /**
+   * Without force: which samples of the buffer met another batch's value (kept), in the buffer's order, up to what
+   * the report still has room for (MAX_COLLISIONS_LISTED).
+   */
+  async #listCollisions(db: Db, writer: SampleWriter, buffer: SampleBuffer, count: number): Promise<FoundCollision[]> {
+    const { orgId } = this.#plan
+    const room = MAX_COLLISIONS_LISTED - this.#collisions.length
+    const list: FoundCollision[] = []
     let found = 0
-    for (let start = 0; start < buffer.length && found < count && this.#collisions.length < MAX_COLLISIONS_LISTED; start += COLLISION_KEYS_PER_QUERY) {
+    for (let start = 0; start < buffer.length && found < count && list.length < room; start += COLLISION_KEYS_PER_QUERY) {
       const end = Math.min(buffer.length, start + COLLISION_KEYS_PER_QUERY)
       const index = new Map<string, number>()
       const keys = []
@@ -236,16 +327,17 @@ export class ImportRun {
       rows.sort((a, b) => index.get(`${a.series_id}\u0000${a.ts}`)! - index.get(`${b.series_id}\u0000${b.ts}`)!)
       for (const r of rows) {
         found++
-        if (this.#collisions.length >= MAX_COLLISIONS_LISTED) break
+        if (list.length >= room) break
         const i = index.get(`${r.series_id}\u0000${r.ts}`)!
         const { instanceId, tagKey } = this.#pairs.list[buffer.pair[i]!]!
-        this.#collisions.push({
+        list.push({ rank: buffer.origin?.[i] ?? i, entry: {
           instanceId, tagKey, ts: r.ts, resolution: 'keptStored',
           kept: { batchId: r.stored.batch_id, value: r.stored.value, text: r.stored.text, quality: r.stored.quality },
           discarded: { batchId: this.#row.id, value: buffer.value(i), text: buffer.text(i), quality: buffer.qualities[i]! },
-        })
+        } })
       }
     }
+    return list
   }
 
   #finishTotals(summary: { separator: string | null; rejections: Rejection[]; emptyCells: number; sentinelCells: number; format: string | null }): void {
@@ -312,7 +404,7 @@ export class ImportRun {
    */
   async abandon(err: unknown): Promise<void> {
     if (!this.#hasBatchRow) {
-      await this.#session?.release()
+      await this.#release()
       return
     }
     this.#hasBatchRow = false
@@ -327,7 +419,7 @@ export class ImportRun {
     }).catch(() => {
       // The start-up recovery (service.recoverInterrupted) removes what is left.
     })
-    await this.#session?.release()
+    await this.#release()
   }
 }
 

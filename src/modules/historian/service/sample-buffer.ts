@@ -35,6 +35,8 @@ export class SampleBuffer {
   hasValue = new Uint8Array(INITIAL_CAPACITY)
   qualities = new Uint8Array(INITIAL_CAPACITY)
   #texts: Array<string | null> | undefined
+  /** When this buffer is one lane of a split chunk: each row's index in the whole chunk (collisions are listed in file order). */
+  origin: Int32Array | undefined
 
   constructor(pairs: SeriesPairs) {
     this.pairs = pairs
@@ -65,6 +67,22 @@ export class SampleBuffer {
   clear(): void {
     this.length = 0
     this.#texts = undefined
+  }
+
+  /**
+   * Copies the rows into `lanes[pair % lanes.length]` in their order, recording each row's index here in the lane's
+   * `origin`: a pair's samples all land in one lane. The lanes are emptied first; this buffer is left as it is.
+   */
+  splitInto(lanes: SampleBuffer[]): void {
+    for (const lane of lanes) {
+      lane.clear()
+      if (lane.origin === undefined || lane.origin.length < this.length) lane.origin = new Int32Array(Math.max(this.length, INITIAL_CAPACITY))
+    }
+    for (let i = 0; i < this.length; i++) {
+      const lane = lanes[this.pair[i]! % lanes.length]!
+      lane.origin![lane.length] = i
+      lane.push(this.pair[i]!, this.ts[i]!, this.value(i), this.text(i), this.qualities[i]!)
+    }
   }
 
   #grow(): void {

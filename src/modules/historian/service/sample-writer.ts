@@ -3,7 +3,7 @@ import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
 import { anySampleInRanges, ensureSeries, seriesKey } from '../store.ts'
-import { copyIn, copyText } from './pg-copy.ts'
+import { BinaryCopy, copyIn } from './pg-copy.ts'
 import type { SampleBuffer } from './sample-buffer.ts'
 
 /** Where a batch's samples go: straight into historian_points, or (force=true) into the staging table. */
@@ -80,11 +80,9 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
   }
   const statements = new Map<string, string>()
   let fullParams: unknown[] | undefined
-  // COPY text is written into byte buffers reused from chunk to chunk (at most two exist: one being copied, one
-  // prepared), not new ones: a chunk's bytes outlive many young-generation collections and would otherwise wait
-  // for a full collection to be freed.
-  const spareBytes: Buffer[] = []
-  const payloadOf = (ids: Int32Array, buffer: SampleBuffer) => copyPayload(ids, buffer, spareBytes.pop())
+  // At most two COPY payloads exist at once (one being copied, one prepared); their bytes are reused.
+  const spareCopies: BinaryCopy[] = []
+  const payloadOf = (ids: Int32Array, buffer: SampleBuffer) => copyPayload(ids, buffer, spareCopies.pop() ?? new BinaryCopy())
   const prepared = new WeakMap<SampleBuffer, { ids: Int32Array; payload: Payload | undefined }>()
   return {
     seriesId: (pair) => series[pair]!,
@@ -107,7 +105,7 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
         const payload = ahead?.payload ?? payloadOf(ids, buffer)
         written = await postgresWrite(db, table, scope, buffer, upsert, payload)
         // Sent and confirmed by the server: the bytes may be filled again.
-        if (spareBytes.length < 2) spareBytes.push(payload.bytes)
+        if (spareCopies.length < 2) spareCopies.push(payload.copy)
       } else written = await sqliteWrite(db, table, scope, ids, buffer, upsert, statements, (fullParams ??= new Array<unknown>(SQLITE_ROWS_PER_STATEMENT * 7)))
       return { attempted, written }
     },
@@ -118,16 +116,16 @@ const insertHead = (table: string) => `insert into ${table} (org_id, batch_id, s
 const conflictClause = (table: string, upsert: boolean) => (!upsert ? '' : table === 'historian_points' ? POINT_UPSERT : STAGING_UPSERT)
 
 /**
- * PostgreSQL: the buffer is loaded with `COPY … FROM STDIN` (text format) into a temporary table of the import's
- * connection (no index, integer columns, emptied at every commit), then moved with one INSERT … SELECT. COPY cannot
- * go straight into historian_points: it has no ON CONFLICT (a collision must be decided row by row, not fail the
- * chunk), and PostgreSQL refuses COPY FROM into a table under row-level security.
+ * PostgreSQL: the buffer is loaded with `COPY … FROM STDIN` (binary format) into a temporary table of the import's
+ * connection (no index, emptied at every commit), then moved with one INSERT … SELECT. COPY cannot go straight into
+ * historian_points: it has no ON CONFLICT (a collision must be decided row by row, not fail the chunk), and
+ * PostgreSQL refuses COPY FROM into a table under row-level security.
  */
 async function postgresWrite(db: Db, table: string, scope: Scope, buffer: SampleBuffer, upsert: boolean, payload: Payload): Promise<number> {
   await sql`create temp table if not exists historian_copy (
     series_id integer not null, ts bigint not null, value float8, text text, quality smallint not null
   ) on commit delete rows`.execute(db)
-  const copied = await copyIn(db, 'copy historian_copy (series_id, ts, value, text, quality) from stdin', payload.bytes.subarray(0, payload.length))
+  const copied = await copyIn(db, 'copy historian_copy (series_id, ts, value, text, quality) from stdin (format binary)', payload.bytes)
   if (copied !== buffer.length) throw new Error(`COPY loaded ${copied} of ${buffer.length} samples`)
   const move = `${insertHead(table)} select $1, $2, c.series_id, c.ts, c.value, c.text, c.quality from historian_copy c ${conflictClause(table, upsert)}`
   const result = await db.executeQuery(CompiledQuery.raw(move, [scope.orgId, scope.batchId]))
@@ -135,43 +133,29 @@ async function postgresWrite(db: Db, table: string, scope: Scope, buffer: Sample
 }
 
 /**
- * The buffer as COPY text rows (series, ts, value, text, quality) in primary-key order: the INSERT … SELECT then
+ * The buffer as binary COPY rows (series, ts, value, text, quality) in primary-key order: the INSERT … SELECT then
  * walks each series' part of the index once instead of hopping between series every row (a file lists every tag
  * at one timestamp before the next timestamp).
  */
-function copyPayload(ids: Int32Array, buffer: SampleBuffer, into: Buffer | undefined): Payload {
-  let bytes = into ?? Buffer.allocUnsafe(1 << 20)
-  let length = 0
+function copyPayload(ids: Int32Array, buffer: SampleBuffer, copy: BinaryCopy): Payload {
   const { ts, qualities } = buffer
   const order = new Uint32Array(buffer.length)
   for (let i = 0; i < order.length; i++) order[i] = i
   order.sort((a, b) => ids[a]! - ids[b]! || ts[a]! - ts[b]!)
-  const append = (text: string) => {
-    const most = text.length * 3
-    if (length + most > bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(bytes.length * 2, length + most))
-      bytes.copy(grown, 0, 0, length)
-      bytes = grown
-    }
-    length += bytes.write(text, length, 'utf8')
-  }
-  let text = ''
+  copy.start()
   for (const i of order) {
-    const v = buffer.value(i)
-    const t = buffer.text(i)
-    text += `${ids[i]}\t${ts[i]}\t${v === null ? '\\N' : v}\t${t === null ? '\\N' : copyText(t)}\t${qualities[i]}\n`
-    // Pieces stay under V8's large-object size (a larger string would be old-generation garbage at once).
-    if (text.length > 1 << 15) {
-      append(text)
-      text = ''
-    }
+    copy.row(5)
+    copy.int32(ids[i]!)
+    copy.int64(ts[i]!)
+    copy.float64(buffer.value(i))
+    copy.text(buffer.text(i))
+    copy.int16(qualities[i]!)
   }
-  append(text)
-  return { bytes, length }
+  return { copy, bytes: copy.end() }
 }
 
-/** COPY text: the first `length` bytes of `bytes`. */
-interface Payload { bytes: Buffer; length: number }
+/** A COPY payload: `bytes` is valid until `copy` starts the next one. */
+interface Payload { copy: BinaryCopy; bytes: Buffer }
 
 /**
  * SQLite: multi-row inserts (the statement text per size is built once per batch; connect.ts caches the prepared

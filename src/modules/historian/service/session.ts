@@ -38,6 +38,44 @@ export async function openImportSession(handle: DatabaseHandle, batchId: string)
   }
 }
 
+/** A second pinned connection for one import: `db` is there once the pool gave one, and stays until release. */
+export interface ExtraConnection {
+  readonly db: Db | undefined
+  release(): Promise<void>
+}
+
+/**
+ * PostgreSQL: asks the pool for a second connection for the import without waiting for it; the import uses it from
+ * the first write after it arrived. When the pool has none to give (a pool of one, or every connection busy until the
+ * pool's connect timeout) `db` stays undefined and the import writes on its one connection as before. The
+ * connection carries the tenant scope of the caller, like every connection (db/connect.ts). No advisory lock: the
+ * import's session holds it, and the import waits for this connection's writes before it ends either way.
+ */
+export function openExtraConnection(handle: DatabaseHandle): ExtraConnection {
+  let db: Db | undefined
+  let over = false
+  let release!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  const finished = handle.db.connection().execute(async (conn) => {
+    if (over) return
+    db = conn
+    await released
+  }).catch(() => {})
+  return {
+    get db() {
+      return db
+    },
+    release: async () => {
+      over = true
+      const had = db !== undefined
+      db = undefined
+      release()
+      // A request still queued in the pool gives its connection back as soon as it gets one; no need to wait.
+      if (had) await finished
+    },
+  }
+}
+
 /** Whether the process running this batch is gone (see openImportSession); calls `clean` while holding its lock. */
 export async function whenAbandoned(handle: DatabaseHandle, batchId: string, clean: (db: Db) => Promise<void>): Promise<boolean> {
   if (handle.dialect === 'sqlite') {
