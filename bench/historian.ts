@@ -17,10 +17,13 @@ import { CLI_ACTOR } from '../src/auth/principal.ts'
 import { systemClock } from '../src/clock.ts'
 import { connectDatabase } from '../src/db/connect.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
+import { grantAppRole } from '../src/db/row-level-security.ts'
+import { withOrgScope } from '../src/db/tenant-scope.ts'
 import type { OrgId } from '../src/ids.ts'
 import { parseStream } from '../src/modules/historian/parse/index.ts'
 import { createHistorianService, type UploadPart } from '../src/modules/historian/service/index.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
+import { appRoleUrl, ensureAppRole, TEST_APP_ROLE } from '../test/postgres.ts'
 import { ratio } from './lib.ts'
 
 const TAGS = 100
@@ -79,16 +82,27 @@ async function parserAlone(file: string): Promise<number> {
   return perSecond(run.summary.samples, ms)
 }
 
-async function importOnce(url: string, file: string, rows: number) {
-  const handle = await connectDatabase(url, { poolSize: 4, statementTimeoutMs: 600_000 })
-  await migrateToLatest(handle.db)
+/**
+ * One import through the historian service. `asServiceRole` (PostgreSQL): the service connects as a role that is
+ * neither owner nor BYPASSRLS, as `serve` does with SITEGRID_DATABASE_APP_URL, so row-level security checks every row;
+ * otherwise it connects as the bench's own user (the database owner, a superuser with the embedded server).
+ */
+async function importOnce(url: string, file: string, rows: number, options: { asServiceRole?: boolean } = {}) {
+  const owner = await connectDatabase(url, { poolSize: 4, statementTimeoutMs: 600_000 })
+  await migrateToLatest(owner.db)
   // Earlier runs on the same database leave their deleted points as dead rows (and index entries) that the import
   // would walk past: the raw baselines write fresh tables, so the service gets a vacuumed one.
-  if (handle.dialect === 'postgres') await sql`vacuum historian_points, historian_series, historian_batches`.execute(handle.db)
-  const org = await createOrgsService({ handle, clock: systemClock }).provision(`bench-${Date.now().toString(36)}`)
+  if (owner.dialect === 'postgres') await sql`vacuum historian_points, historian_series, historian_batches`.execute(owner.db)
+  const org = await createOrgsService({ handle: owner, clock: systemClock }).provision(`bench-${Date.now().toString(36)}`)
   const orgId = org.id as OrgId
   const now = Date.now()
-  await handle.db.insertInto('sites').values({ org_id: orgId, code: 'bench', name: 'Bench', description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now }).execute()
+  await owner.db.insertInto('sites').values({ org_id: orgId, code: 'bench', name: 'Bench', description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now }).execute()
+  let handle = owner
+  if (options.asServiceRole) {
+    await ensureAppRole(url)
+    await grantAppRole(owner.db, TEST_APP_ROLE)
+    handle = await connectDatabase(appRoleUrl(url), { poolSize: 4, statementTimeoutMs: 600_000 })
+  }
   const historian = createHistorianService({
     handle, clock: systemClock, maxFileBytes: 2 ** 40,
     sites: { require: async (_o, code) => ({ code, timeZone: 'UTC' }) },
@@ -102,11 +116,12 @@ async function importOnce(url: string, file: string, rows: number) {
     yield { kind: 'file', name: 'trend_csv', filename: 't.csv', stream: createReadStream(file, { highWaterMark: 256 * 1024 }) }
   }
   const rss = rssWatch()
-  const { ms, value } = await timed(() => historian.importBatch(orgId, CLI_ACTOR, parts(), { bytesTotal: null }))
+  const { ms, value } = await timed(() => withOrgScope(orgId, () => historian.importBatch(orgId, CLI_ACTOR, parts(), { bytesTotal: null })))
   const memory = rss.stop()
   if (value.samplesStored !== rows) throw new Error(`stored ${value.samplesStored} of ${rows}`)
-  await handle.db.deleteFrom('orgs').where('id', '=', orgId).execute()
-  await handle.close()
+  await owner.db.deleteFrom('orgs').where('id', '=', orgId).execute()
+  if (handle !== owner) await handle.close()
+  await owner.close()
   return { rate: perSecond(rows, ms), memory }
 }
 
@@ -209,7 +224,9 @@ export async function benchHistorian(dialects: Array<{ name: string; url?: strin
       const baseline = dialect.url ? 'raw COPY' : 'raw prepared insert'
       console.log(`${dialect.name.padEnd(8)} ${baseline.padEnd(20)} ${fmt(raw)}`)
       if (shaped !== undefined) console.log(`${dialect.name.padEnd(8)} raw COPY, service's table shape ${fmt(shaped)}  (${ratio(shaped, raw)} of raw COPY)`)
-      console.log(`${dialect.name.padEnd(8)} historian import     ${fmt(imported.rate)}  vs ${baseline} ${ratio(imported.rate, raw)}${shaped === undefined ? '' : `  vs the shaped COPY ${ratio(imported.rate, shaped)}`}  parser/import ${ratio(parser, imported.rate)}  peak RSS +${imported.memory.growthMiB.toFixed(1)} MiB (${(imported.memory.peak / 1_048_576).toFixed(0)} MiB; ${imported.memory.breakdown})`)
+      const report = (label: string, run: typeof imported) => console.log(`${dialect.name.padEnd(8)} ${label.padEnd(20)} ${fmt(run.rate)}  vs ${baseline} ${ratio(run.rate, raw)}${shaped === undefined ? '' : `  vs the shaped COPY ${ratio(run.rate, shaped)}`}  parser/import ${ratio(parser, run.rate)}  peak RSS +${run.memory.growthMiB.toFixed(1)} MiB (${(run.memory.peak / 1_048_576).toFixed(0)} MiB; ${run.memory.breakdown})`)
+      report('historian import', imported)
+      if (dialect.url) report('  as the service role', await importOnce(url, file, rows, { asServiceRole: true }))
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
