@@ -65,6 +65,7 @@ function ownerWithAppSignals(owner: DatabaseHandle, app: DatabaseHandle): Databa
     announceInvalidation: (trx) => owner.announceInvalidation(trx),
     invalidateLocally: () => { owner.invalidateLocally(); app.invalidateLocally() },
     ping: () => owner.ping(),
+    spareConnections: () => owner.spareConnections(),
     close: async () => { await app.close(); await owner.close() },
   }
 }
@@ -98,6 +99,8 @@ export interface Harness {
   handle: DatabaseHandle
   clock: TestClock
   app: Awaited<ReturnType<typeof buildApp>>
+  /** The application's own handle (its pool; on PostgreSQL the row-level-security role's), for tests of the pool. */
+  appHandle: DatabaseHandle
   /** Every log line the app wrote, as parsed JSON. */
   logs(): Array<Record<string, unknown>>
   rawLogs(): string
@@ -111,7 +114,7 @@ export interface Harness {
 export const KEY_SECRET = randomBytes(32).toString('base64')
 
 /** A whole application over a real database, torn down after the test. */
-export async function harness(t: TestContext, dialect: TestDialect, env: Record<string, string> = {}): Promise<Harness> {
+export async function harness(t: TestContext, dialect: TestDialect, env: Record<string, string> = {}, options: { appPoolSize?: number } = {}): Promise<Harness> {
   const databaseUrl = await databaseUrlFor(t, dialect)
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegrid-data-'))
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -120,9 +123,10 @@ export async function harness(t: TestContext, dialect: TestDialect, env: Record<
     DATABASE_URL: databaseUrl, ...(appRole ? { SITEGRID_DATABASE_APP_URL: appRoleUrl(databaseUrl) } : {}), SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_LAST_USED_FLUSH_MS: '50',
     SITEGRID_LOG_LEVEL: 'info', SITEGRID_DATA_DIR: dataDir, SITEGRID_BASE_DOMAIN: 'localhost', ...env,
   }, { requireKeySecret: true })
-  const owner = await connectDatabase(config.databaseUrl, { poolSize: appRole ? 2 : 4 })
+  const appPoolSize = options.appPoolSize ?? 4
+  const owner = await connectDatabase(config.databaseUrl, { poolSize: appRole ? 2 : appPoolSize })
   if (dialect === 'sqlite') await migrateToLatest(owner.db)
-  const appHandle = config.databaseAppUrl ? await connectDatabase(config.databaseAppUrl, { poolSize: 4 }) : owner
+  const appHandle = config.databaseAppUrl ? await connectDatabase(config.databaseAppUrl, { poolSize: appPoolSize }) : owner
   const handle = appHandle === owner ? owner : ownerWithAppSignals(owner, appHandle)
   const clock = testClock()
   let buffer = ''
@@ -136,7 +140,7 @@ export async function harness(t: TestContext, dialect: TestDialect, env: Record<
   const apiKeys = createApiKeysService({ handle, clock, keySecret: config.keySecret })
 
   const h: Harness = {
-    dialect, config, handle, clock, app,
+    dialect, config, handle, clock, app, appHandle,
     logs: () => buffer.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
     rawLogs: () => buffer,
     createOrg: (slug) => orgs.provision(slug ?? `t-${randomBytes(5).toString('hex')}`),

@@ -25,6 +25,11 @@ export interface DatabaseHandle {
   invalidateLocally(): void
   /** Cheap round trip for readiness checks. */
   ping(): Promise<void>
+  /**
+   * Connections the pool could lend now without making anyone wait: idle ones plus room to open more, less the
+   * callers already waiting (negative while callers wait). SQLite: 0 (one connection, shared).
+   */
+  spareConnections(): number
   close(): Promise<void>
 }
 
@@ -68,6 +73,7 @@ function connectSqlite(path: string): DatabaseHandle {
     announceInvalidation: async () => {},
     invalidateLocally: () => { local += 1 },
     ping: async () => { await sql`select 1`.execute(db) },
+    spareConnections: () => 0,
     close: async () => { await db.destroy() },
   }
 }
@@ -115,9 +121,10 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
       return pg.types.getTypeParser(oid, format as 'text')
     },
   }
+  const max = options.poolSize ?? 10
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.poolSize ?? 10,
+    max,
     types,
     connectionTimeoutMillis: options.connectTimeoutMs ?? options.statementTimeoutMs ?? 5_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
@@ -135,6 +142,7 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
     announceInvalidation: async (trx) => { await sql`select pg_notify(${INVALIDATION_CHANNEL}, '')`.execute(trx) },
     invalidateLocally: () => { local += 1 },
     ping: async () => { await sql`select 1`.execute(db) },
+    spareConnections: () => pool.idleCount + (max - pool.totalCount) - pool.waitingCount,
     close: async () => {
       await listener.stop()
       await db.destroy()

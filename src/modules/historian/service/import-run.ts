@@ -73,9 +73,9 @@ export class ImportRun {
   #session: ImportSession | undefined
   #writer: SampleWriter | undefined
   /**
-   * PostgreSQL: a second connection with its own writer. Once it is there every chunk is written in two halves at
-   * once, the even-numbered series on the session's connection and the odd-numbered ones on this one: no key is
-   * written by both, and each connection writes its series' chunks in order.
+   * PostgreSQL: a second connection with its own writer, while the pool can spare one. While it is there every chunk
+   * is written in two halves at once, the even-numbered series on the session's connection and the odd-numbered ones
+   * on this one: no key is written by both, and one chunk's halves are over before the next chunk's begin.
    */
   #extra: ExtraConnection | undefined
   #extraWriter: SampleWriter | undefined
@@ -136,7 +136,7 @@ export class ImportRun {
     await insertBatch(this.#session.db, this.#row)
     this.#hasBatchRow = true
     this.#writer = this.#newWriter()
-    if (handle.dialect === 'postgres') this.#extra = openExtraConnection(handle)
+    this.#extra = openExtraConnection(handle)
   }
 
   #newWriter(): SampleWriter {
@@ -206,7 +206,7 @@ export class ImportRun {
       return
     }
     const buffer = this.#buffer
-    const extraDb = this.#extra?.db
+    const extraDb = await this.#secondConnection()
     if (extraDb !== undefined) return this.#flushSplit(buffer, extraDb)
     // One write at a time on the import's connection; on PostgreSQL the server inserts this buffer while the next
     // one is parsed and prepared (SQLite's driver is synchronous: nothing to overlap).
@@ -242,6 +242,21 @@ export class ImportRun {
     const write = this.#writeSplit(halves[0]!, halves[1]!, extraDb, extraWriter)
     write.catch(() => {})
     this.#pending = write
+  }
+
+  /**
+   * The second connection's db when this write may use it. Asked for while the pool has one to spare; given back
+   * (once the write in flight is over) as soon as anyone waits for a connection: requests come before import speed.
+   */
+  async #secondConnection(): Promise<Db | undefined> {
+    const { handle } = this.#deps
+    this.#extra ??= openExtraConnection(handle)
+    if (this.#extra?.db === undefined || handle.spareConnections() >= 0) return this.#extra?.db
+    await this.#settle()
+    const extra = this.#extra
+    this.#extra = undefined
+    await extra.release()
+    return undefined
   }
 
   async #settle(): Promise<void> {

@@ -45,13 +45,14 @@ export interface ExtraConnection {
 }
 
 /**
- * PostgreSQL: asks the pool for a second connection for the import without waiting for it; the import uses it from
- * the first write after it arrived. When the pool has none to give (a pool of one, or every connection busy until the
- * pool's connect timeout) `db` stays undefined and the import writes on its one connection as before. The
- * connection carries the tenant scope of the caller, like every connection (db/connect.ts). No advisory lock: the
- * import's session holds it, and the import waits for this connection's writes before it ends either way.
+ * PostgreSQL: asks the pool for a second connection for the import, only while the pool has one to spare (otherwise
+ * answers undefined: ask again later), and without waiting for it; the import uses it from the first write after it
+ * arrived, and gives it back when callers wait for a connection (ImportRun). The connection carries the tenant scope
+ * of the caller, like every connection (db/connect.ts). No advisory lock: the import's session holds it, and the
+ * import waits for this connection's writes before it ends either way.
  */
-export function openExtraConnection(handle: DatabaseHandle): ExtraConnection {
+export function openExtraConnection(handle: DatabaseHandle): ExtraConnection | undefined {
+  if (handle.dialect !== 'postgres' || handle.spareConnections() < 1) return undefined
   let db: Db | undefined
   let over = false
   let release!: () => void
