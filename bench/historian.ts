@@ -3,10 +3,12 @@
 // prepared inserts in one transaction, both into a table with the same kind of primary key; on PostgreSQL also a raw
 // COPY into a table of historian_points' own shape (what the schema costs before any import work). Also the parser on its
 // own, and the peak RSS growth of the import.
+import { spawn } from 'node:child_process'
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { once } from 'node:events'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import BetterSqlite3 from 'better-sqlite3'
 import { sql } from 'kysely'
 import pg from 'pg'
@@ -48,21 +50,21 @@ async function generate(path: string, rows: number): Promise<void> {
   await once(out, 'finish')
 }
 
+/** Peak RSS over the start, sampled every 20 ms. */
 function rssWatch() {
-  const start = process.memoryUsage().rss
-  let peak = start
-  let atPeak = process.memoryUsage()
+  const first = process.memoryUsage()
+  let atPeak = first
   const timer = setInterval(() => {
     const now = process.memoryUsage()
-    if (now.rss > peak) [peak, atPeak] = [now.rss, now]
+    if (now.rss > atPeak.rss) atPeak = now
   }, 20)
   const mib = (n: number) => `${(n / 1_048_576).toFixed(0)}`
   return {
     stop: () => {
       clearInterval(timer)
-      // What the peak was made of (V8 heap reserved/used, buffers outside it).
-      const breakdown = `heap ${mib(atPeak.heapUsed)}/${mib(atPeak.heapTotal)} MiB, external ${mib(atPeak.external)} MiB`
-      return { start, peak, growthMiB: (peak - start) / 1_048_576, breakdown }
+      // What the peak was made of: V8's heap (used/reserved) and memory outside it, at the start → at the peak.
+      const breakdown = `start ${mib(first.rss)} MiB; heap ${mib(first.heapUsed)}/${mib(first.heapTotal)} → ${mib(atPeak.heapUsed)}/${mib(atPeak.heapTotal)} MiB, external ${mib(first.external)} → ${mib(atPeak.external)} MiB`
+      return { start: first.rss, peak: atPeak.rss, growthMiB: (atPeak.rss - first.rss) / 1_048_576, breakdown }
     },
   }
 }
@@ -87,18 +89,39 @@ async function parserAlone(file: string): Promise<number> {
  * neither owner nor BYPASSRLS, as `serve` does with SITEGRID_DATABASE_APP_URL, so row-level security checks every row;
  * otherwise it connects as the bench's own user (the database owner, a superuser with the embedded server).
  */
-async function importOnce(url: string, file: string, rows: number, options: { asServiceRole?: boolean } = {}) {
+interface ImportJob { url: string; file: string; rows: number; asServiceRole?: boolean }
+type ImportResult = Awaited<ReturnType<typeof importOnce>>
+
+/**
+ * The import runs in a process of its own (this file, BENCH_HISTORIAN_IMPORT naming the job), so that its peak RSS
+ * growth is over a process that did nothing else: in the bench's process the earlier steps leave memory the
+ * allocators keep, and the import would grow into it unseen.
+ */
+async function importInChild(job: ImportJob): Promise<ImportResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
+    env: { ...process.env, BENCH_HISTORIAN_IMPORT: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  let out = ''
+  child.stdout.setEncoding('utf8').on('data', (text: string) => { out += text })
+  const [code] = await once(child, 'exit') as [number | null]
+  if (code !== 0) throw new Error(`the import process exited with ${code}`)
+  return JSON.parse(out) as ImportResult
+}
+
+async function importOnce({ url, file, rows, asServiceRole }: ImportJob) {
   const owner = await connectDatabase(url, { poolSize: 4, statementTimeoutMs: 600_000 })
   await migrateToLatest(owner.db)
   // Earlier runs on the same database leave their deleted points as dead rows (and index entries) that the import
   // would walk past: the raw baselines write fresh tables, so the service gets a vacuumed one.
   if (owner.dialect === 'postgres') await sql`vacuum historian_points, historian_series, historian_batches`.execute(owner.db)
+  // Every PostgreSQL step starts from a checkpoint, so none inherits the WAL of the step before (max_wal_size).
+  if (owner.dialect === 'postgres') await sql`checkpoint`.execute(owner.db)
   const org = await createOrgsService({ handle: owner, clock: systemClock }).provision(`bench-${Date.now().toString(36)}`)
   const orgId = org.id as OrgId
   const now = Date.now()
   await owner.db.insertInto('sites').values({ org_id: orgId, code: 'bench', name: 'Bench', description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now }).execute()
   let handle = owner
-  if (options.asServiceRole) {
+  if (asServiceRole) {
     await ensureAppRole(url)
     await grantAppRole(owner.db, TEST_APP_ROLE)
     handle = await connectDatabase(appRoleUrl(url), { poolSize: 4, statementTimeoutMs: 600_000 })
@@ -160,6 +183,7 @@ async function rawCopy(url: string, file: string, rows: number): Promise<number>
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   await client.query('drop table if exists bench_raw')
+  await client.query('checkpoint')
   await client.query('create table bench_raw (ts timestamptz not null, tag text not null, value float8, primary key (tag, ts))')
   const { ms } = await timed(() => copyFrom(client, 'copy bench_raw (ts, tag, value) from stdin (format csv, header true)', createReadStream(file, { highWaterMark: 256 * 1024 })))
   const count = await client.query<{ n: string }>('select count(*) as n from bench_raw')
@@ -178,6 +202,7 @@ async function rawCopyShaped(url: string, file: string, rows: number): Promise<n
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   await client.query('drop table if exists bench_shaped')
+  await client.query('checkpoint')
   await client.query(`create table bench_shaped (org_id text not null, series_id integer not null, ts bigint not null,
     value float8, text text, quality smallint not null, batch_id text not null, primary key (series_id, ts))`)
   // No (batch_id) index since migration 1900 (historian_points has only its primary key).
@@ -220,13 +245,13 @@ export async function benchHistorian(dialects: Array<{ name: string; url?: strin
       const url = dialect.url ?? `sqlite:${join(dir, 'import.db')}`
       const raw = dialect.url ? await rawCopy(dialect.url, file, rows) : await rawSqlite(dir, file, rows)
       const shaped = dialect.url ? await rawCopyShaped(dialect.url, file, rows) : undefined
-      const imported = await importOnce(url, file, rows)
+      const imported = await importInChild({ url, file, rows })
       const baseline = dialect.url ? 'raw COPY' : 'raw prepared insert'
       console.log(`${dialect.name.padEnd(8)} ${baseline.padEnd(20)} ${fmt(raw)}`)
       if (shaped !== undefined) console.log(`${dialect.name.padEnd(8)} raw COPY, service's table shape ${fmt(shaped)}  (${ratio(shaped, raw)} of raw COPY)`)
       const report = (label: string, run: typeof imported) => console.log(`${dialect.name.padEnd(8)} ${label.padEnd(20)} ${fmt(run.rate)}  vs ${baseline} ${ratio(run.rate, raw)}${shaped === undefined ? '' : `  vs the shaped COPY ${ratio(run.rate, shaped)}`}  parser/import ${ratio(parser, run.rate)}  peak RSS +${run.memory.growthMiB.toFixed(1)} MiB (${(run.memory.peak / 1_048_576).toFixed(0)} MiB; ${run.memory.breakdown})`)
       report('historian import', imported)
-      if (dialect.url) report('  as the service role', await importOnce(url, file, rows, { asServiceRole: true }))
+      if (dialect.url) report('  as the service role', await importInChild({ url, file, rows, asServiceRole: true }))
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -234,7 +259,9 @@ export async function benchHistorian(dialects: Array<{ name: string; url?: strin
 }
 
 // `node --import tsx bench/historian.ts` runs it alone on SQLite (BENCH_DATABASE_URL adds a PostgreSQL database).
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === `file://${process.argv[1]}` && process.env.BENCH_HISTORIAN_IMPORT !== undefined) {
+  console.log(JSON.stringify(await importOnce(JSON.parse(process.env.BENCH_HISTORIAN_IMPORT) as ImportJob)))
+} else if (import.meta.url === `file://${process.argv[1]}`) {
   const dialects: Array<{ name: string; url?: string }> = [{ name: 'sqlite' }]
   if (process.env.BENCH_DATABASE_URL) dialects.push({ name: 'postgres', url: process.env.BENCH_DATABASE_URL })
   // BENCH_HISTORIAN_DIALECTS=postgres (or sqlite) runs one of them only.

@@ -66,6 +66,9 @@ export class HistorianParse implements AsyncIterable<SampleBatch> {
       const rows: CsvRow[] = []
       tokenizer.push(chunk, rows)
       const batch = step.take(rows, false)
+      // A suspended generator keeps its variables: emptied, the chunk's rows do not live on while the consumer of
+      // the batch waits (for a database write), so they die young instead of being promoted.
+      rows.length = 0
       if (batch !== undefined) yield batch
     }
     const rows: CsvRow[] = []

@@ -24,8 +24,13 @@ export interface SampleWriter {
 
 interface Scope { orgId: OrgId; siteCode: string; batchId: string }
 
-// SQLite allows 32 766 bound variables per statement: 7 per row.
-const SQLITE_ROWS_PER_STATEMENT = 4_600
+/**
+ * SQLite allows 32 766 bound variables per statement, 7 per row: at most 4 600 rows a statement. A buffer is written
+ * with statements of these sizes only, largest first, so an import prepares at most four statements (per table and
+ * conflict clause) and reuses one parameter array per size: a statement sized to each buffer's remainder was a new
+ * statement to compile and cache, and a new large array, at every write.
+ */
+const SQLITE_STATEMENT_ROWS = [4_600, 256, 16, 1]
 
 const POINT_UPSERT = `on conflict (org_id, series_id, ts)
   do update set value = excluded.value, text = excluded.text, quality = excluded.quality
@@ -79,7 +84,7 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
     return anySampleInRanges(db, table, scope.orgId, [...ranges.values()])
   }
   const statements = new Map<string, string>()
-  let fullParams: unknown[] | undefined
+  const paramArrays = new Map<number, unknown[]>()
   // At most two COPY payloads exist at once (one being copied, one prepared); their bytes are reused.
   const spareCopies: BinaryCopy[] = []
   const payloadOf = (ids: Int32Array, buffer: SampleBuffer) => copyPayload(ids, buffer, spareCopies.pop() ?? new BinaryCopy())
@@ -106,7 +111,7 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
         written = await postgresWrite(db, table, scope, buffer, upsert, payload)
         // Sent and confirmed by the server: the bytes may be filled again.
         if (spareCopies.length < 2) spareCopies.push(payload.copy)
-      } else written = await sqliteWrite(db, table, scope, ids, buffer, upsert, statements, (fullParams ??= new Array<unknown>(SQLITE_ROWS_PER_STATEMENT * 7)))
+      } else written = await sqliteWrite(db, table, scope, ids, buffer, upsert, statements, paramArrays)
       return { attempted, written }
     },
   }
@@ -157,10 +162,7 @@ function copyPayload(ids: Int32Array, buffer: SampleBuffer, copy: BinaryCopy): P
 /** A COPY payload: `bytes` is valid until `copy` starts the next one. */
 interface Payload { copy: BinaryCopy; bytes: Buffer }
 
-/**
- * SQLite: multi-row inserts (the statement text per size is built once per batch; connect.ts caches the prepared
- * statements by text).
- */
+/** SQLite: the text of a multi-row insert of `rows` rows, built once per size (connect.ts caches the prepared statements by text). */
 function sqliteStatement(statements: Map<string, string>, table: string, rows: number, upsert: boolean): string {
   const key = `${table}:${rows}:${upsert}`
   let text = statements.get(key)
@@ -172,19 +174,20 @@ function sqliteStatement(statements: Map<string, string>, table: string, rows: n
 }
 
 /**
- * `full` is the writer's one array of a full statement's parameters, filled again for every full statement: an array
- * of 32 200 values is too large for V8's young generation, so a new one per statement would be old-generation
- * garbage (the import's memory would grow until the next full collection).
+ * SQLite: the buffer in statements of SQLITE_STATEMENT_ROWS sizes. Each size's parameter array is filled again for
+ * every statement of that size: an array of 32 200 values is too large for V8's young generation, so a new one per
+ * statement would be old-generation garbage (the import's memory would grow until the next full collection).
  */
-async function sqliteWrite(db: Db, table: string, scope: Scope, ids: Int32Array, buffer: SampleBuffer, upsert: boolean, statements: Map<string, string>, full: unknown[]): Promise<number> {
+async function sqliteWrite(db: Db, table: string, scope: Scope, ids: Int32Array, buffer: SampleBuffer, upsert: boolean, statements: Map<string, string>, paramArrays: Map<number, unknown[]>): Promise<number> {
   const { ts, qualities } = buffer
   const { orgId, batchId } = scope
   let written = 0
-  for (let start = 0; start < buffer.length; start += SQLITE_ROWS_PER_STATEMENT) {
-    const end = Math.min(buffer.length, start + SQLITE_ROWS_PER_STATEMENT)
-    const params: unknown[] = end - start === SQLITE_ROWS_PER_STATEMENT ? full : new Array((end - start) * 7)
+  for (let start = 0; start < buffer.length;) {
+    const rows = SQLITE_STATEMENT_ROWS.find((n) => n <= buffer.length - start)!
+    let params = paramArrays.get(rows)
+    if (params === undefined) paramArrays.set(rows, (params = new Array<unknown>(rows * 7)))
     let p = 0
-    for (let i = start; i < end; i++) {
+    for (let i = start; i < start + rows; i++) {
       params[p++] = orgId
       params[p++] = batchId
       params[p++] = ids[i]
@@ -194,8 +197,9 @@ async function sqliteWrite(db: Db, table: string, scope: Scope, ids: Int32Array,
       params[p++] = qualities[i]
     }
     // Not CompiledQuery.raw(text, params): it freezes the array.
-    const result = await db.executeQuery({ ...CompiledQuery.raw(sqliteStatement(statements, table, end - start, upsert)), parameters: params })
+    const result = await db.executeQuery({ ...CompiledQuery.raw(sqliteStatement(statements, table, rows, upsert)), parameters: params })
     written += Number(result.numAffectedRows ?? 0n)
+    start += rows
   }
   return written
 }
