@@ -31,6 +31,16 @@ describe('CsvTokenizer', () => {
     ])
   })
 
+  it('reads a chunk larger than it decodes at once alike, multi-byte characters and quoted newlines across the cuts', () => {
+    let text = 'tag;value;note\n'
+    for (let i = 0; text.length < 200_000; i++) text += `Ü-${i};${i},5;"ein ""€"" und\nzwei; ${'é'.repeat(i % 7)}"\n`
+    const bytes = Buffer.from(text, 'utf8')
+    assert.ok(bytes.length > 3 * 32 * 1024)
+    const whole = tokenize([bytes])
+    assert.deepEqual(whole, tokenize([text]))
+    assert.equal(whole.length, text.split('\n').length / 2)
+  })
+
   it('handles CRLF, a UTF-8 BOM, a missing final newline and trailing empty fields', () => {
     const bytes = Buffer.from('\uFEFFa;b;;\r\n"q";2;;\r\nlast;3', 'utf8')
     assert.deepEqual(tokenize([bytes]).map((r) => r.fields), [
