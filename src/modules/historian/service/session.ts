@@ -52,7 +52,7 @@ export interface ExtraConnection {
  * import waits for this connection's writes before it ends either way.
  */
 export function openExtraConnection(handle: DatabaseHandle): ExtraConnection | undefined {
-  if (handle.dialect !== 'postgres' || handle.spareConnections() < 1) return undefined
+  if (handle.spareConnections() < 1) return undefined // SQLite: always 0
   let db: Db | undefined
   let over = false
   let release!: () => void
