@@ -92,9 +92,6 @@ export function frameworkErrorProblem(error: FastifyError, request: FastifyReque
   return sendProblem(reply, request, 'ValidationFailed', `A path parameter ${message}.`, { errors: [{ in: 'params', pointer: '', message }] })
 }
 
-// @fastify/multipart's limit errors (413): which limit was passed.
-const MULTIPART_LIMITS: Record<string, string> = { FST_PARTS_LIMIT: 'parts', FST_FILES_LIMIT: 'files', FST_FIELDS_LIMIT: 'fields' }
-
 /** The one place where any error becomes an RFC 9457 answer. No stack, SQL or secret reaches the body. */
 export function installProblemHandlers(app: FastifyInstance): void {
   // A route that validates its path, query or body can answer 400 ValidationFailed: documented on every such
@@ -117,8 +114,6 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return sendProblem(reply, request, 'PayloadTooLarge', `The body exceeds the limit of ${request.routeOptions.bodyLimit ?? 'configured'} bytes (SITEGRID_BODY_LIMIT_BYTES).`)
     }
-    const multipartLimit = error.code ? MULTIPART_LIMITS[error.code] : undefined
-    if (multipartLimit) return sendProblem(reply, request, 'PayloadTooLarge', `The multipart body has more ${multipartLimit} than this route accepts (its OpenAPI description lists them).`)
     const mapped = error.code ? FASTIFY_CODES[error.code] : undefined
     if (mapped) return sendProblem(reply, request, mapped, catalog[mapped].doc)
     if (error instanceof SyntaxError || (error.statusCode === 400 && error.code?.startsWith('FST_ERR_CTP'))) {

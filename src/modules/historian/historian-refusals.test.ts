@@ -57,6 +57,19 @@ for (const dialect of testDialects()) {
         assert.equal(small.statusCode, 201, small.body)
       })
 
+      it('a part past the form\'s limits after trend_csv is 413, and the batch it had begun leaves no trace', async () => {
+        const h = shared()
+        const p = await plant(h)
+        // Every field once, both files (the most parts the form holds), then one part more.
+        const everyField = { force: 'false', dryRun: 'false', timezone: 'UTC', separator: ',', decimal: '.', dateOrder: 'ymd', qualityScale: 'opc', sentinels: 'NA', maxRejections: '10' }
+        const parts = [...standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-01-01T00:00:00Z,A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n', everyField), { name: 'colour', value: 'blue' }]
+        const res = await upload(h, p.owner, parts)
+        assert.equal(res.statusCode, 413, res.body)
+        assert.equal(res.json().code, 'PayloadTooLarge')
+        assert.match(res.json().errors[0].message, /^has more (parts|fields) than this upload accepts/)
+        await assertNothingStored(h, p)
+      })
+
       it('a multipart body that does not follow its own boundary, or ends inside a part, is 400 MalformedBody', async () => {
         const h = shared()
         const p = await plant(h)

@@ -114,7 +114,7 @@ async function* uploadParts(request: FastifyRequest): AsyncGenerator<UploadPart>
       else yield { kind: 'file', name: part.fieldname, filename: part.filename, stream: malformedAsProblem(part.file) }
     }
   } catch (error) {
-    throw asMalformedBody(error)
+    throw asUploadProblem(error)
   }
 }
 
@@ -126,18 +126,28 @@ function malformedAsProblem(file: AsyncIterable<Uint8Array> & { truncated: boole
       try {
         yield* file
       } catch (error) {
-        throw asMalformedBody(error)
+        throw asUploadProblem(error)
       }
     },
   }
 }
 
+// @fastify/multipart's limits (FST_…): which one was passed.
+const MULTIPART_LIMITS: Record<string, string> = { FST_PARTS_LIMIT: 'parts', FST_FILES_LIMIT: 'files', FST_FIELDS_LIMIT: 'fields' }
+
 /**
- * The multipart parser fails with bare Errors ("Unexpected end of multipart data", "Malformed part header") when the
- * body does not follow its boundary; the plugin's limits carry a code (FST_…) and are answered by the problem handler.
+ * The multipart parser's own failures as the upload's problems, so that the import refuses them like any other bad
+ * part (a refused import leaves no trace): a passed limit is 413, and the bare Errors it throws when the body does not
+ * follow its boundary ("Unexpected end of multipart data", "Malformed part header") are MalformedBody.
  */
-function asMalformedBody(error: unknown): unknown {
-  if (error instanceof DomainError || !(error instanceof Error) || 'code' in error || 'statusCode' in error) return error
+function asUploadProblem(error: unknown): unknown {
+  if (error instanceof DomainError || !(error instanceof Error)) return error
+  const limit = 'code' in error && typeof error.code === 'string' ? MULTIPART_LIMITS[error.code] : undefined
+  if (limit !== undefined) {
+    const message = `has more ${limit} than this upload accepts (trend_csv, mapping_csv and ${FIELD_NAMES.join(', ')}, each once)`
+    return new DomainError('PayloadTooLarge', `The multipart body ${message}.`, { errors: [{ in: 'part', pointer: '', message }] })
+  }
+  if ('code' in error || 'statusCode' in error) return error
   return new DomainError('MalformedBody', `The multipart body is malformed: ${error.message}.`)
 }
 

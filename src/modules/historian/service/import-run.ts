@@ -52,6 +52,9 @@ interface TagState { coverage: TagCoverage | null; rows: number; pair: number }
 /** A collision found by one lane, with its row's index in the whole chunk (the report lists them in file order). */
 interface FoundCollision { rank: number; entry: CollisionEntry }
 
+/** Where a part of each chunk is written: a connection and the writer that knows its series. */
+interface Lane { db: Db; writer: SampleWriter }
+
 /**
  * One import from the first byte of the trend file to the complete batch. Samples are written under a `running`
  * batch (invisible to reads) in transactions of FLUSH_SAMPLES; the batch turns `complete` in one last transaction
@@ -63,10 +66,14 @@ export class ImportRun {
   readonly #row: HistorianBatchesTable
   readonly #tags = new Map<string, TagState>()
   readonly #pairs = new SeriesPairs()
-  #buffer = new SampleBuffer(this.#pairs)
-  /** The buffer written last: filled again once that write is over (two buffers for the whole import). */
-  #spare: SampleBuffer | undefined
-  /** PostgreSQL: the write of the previous buffer, still running while the next one is parsed. */
+  /** The chunk being parsed; at each flush it is copied into the lanes' parts and filled again. */
+  readonly #buffer = new SampleBuffer(this.#pairs)
+  /**
+   * The parts of a chunk, a buffer per lane (two sets, used in turn: one is being written while the next chunk is
+   * copied into the other).
+   */
+  readonly #partSets = [[new SampleBuffer(this.#pairs)], [new SampleBuffer(this.#pairs)]]
+  /** PostgreSQL: the write of the previous chunk, still running while the next one is parsed. */
   #pending: Promise<void> | undefined
   readonly #ownRejections: Rejection[] = []
   readonly #collisions: CollisionEntry[] = []
@@ -74,13 +81,11 @@ export class ImportRun {
   #writer: SampleWriter | undefined
   /**
    * PostgreSQL: a second connection with its own writer, while the pool can spare one. While it is there every chunk
-   * is written in two halves at once, the even-numbered series on the session's connection and the odd-numbered ones
-   * on this one: no key is written by both, and one chunk's halves are over before the next chunk's begin.
+   * is written in two parts at once, the even-numbered series on the session's connection and the odd-numbered ones
+   * on this one: no key is written by both, and one chunk's parts are over before the next chunk's begin.
    */
   #extra: ExtraConnection | undefined
   #extraWriter: SampleWriter | undefined
-  /** The halves of a chunk (two pairs, used in turn: one is being written while the next chunk is split). */
-  readonly #halves: SampleBuffer[][] = []
   #hasBatchRow = false
 
   constructor(deps: { handle: DatabaseHandle; clock: Clock }, plan: ImportPlan) {
@@ -202,64 +207,48 @@ export class ImportRun {
   }
 
   async #flush(): Promise<void> {
+    const buffer = this.#buffer
     if (this.#plan.isDryRun) {
-      this.#buffer.dedupe()
-      this.#row.samples_stored += this.#buffer.length
-      this.#buffer.clear()
+      buffer.dedupe()
+      this.#row.samples_stored += buffer.length
+      buffer.clear()
       return
     }
-    const buffer = this.#buffer
-    const extraDb = await this.#secondConnection()
-    if (extraDb !== undefined) return this.#flushSplit(buffer, extraDb)
-    // One write at a time on the import's connection; on PostgreSQL the server inserts this buffer while the next
-    // one is parsed and prepared (SQLite's driver is synchronous: nothing to overlap).
-    if (this.#pending !== undefined) this.#writer!.prepare(buffer)
+    const lanes = await this.#lanes()
+    // Deduplicated whole (a lane's rows keep their index in the chunk), then split by series: one part per lane.
+    buffer.dedupe()
+    const set = this.#partSets.shift()!
+    this.#partSets.push(set)
+    while (set.length < lanes.length) set.push(new SampleBuffer(this.#pairs))
+    const parts = set.slice(0, lanes.length)
+    buffer.splitInto(parts)
+    buffer.clear()
+    // On PostgreSQL the server inserts the previous chunk while this one is parsed and prepared (SQLite's driver is
+    // synchronous: nothing to overlap).
+    if (this.#pending !== undefined) lanes.forEach((lane, i) => lane.writer.prepare(parts[i]!))
     await this.#settle()
-    // The previous write is over: its buffer takes the next samples.
-    this.#buffer = this.#spare ?? new SampleBuffer(this.#pairs)
-    this.#buffer.clear()
-    this.#spare = buffer
-    const write = this.#write(buffer)
+    const write = this.#write(lanes, parts)
     if (this.#deps.handle.dialect !== 'postgres') return write
     write.catch(() => {})
     this.#pending = write
   }
 
   /**
-   * PostgreSQL with two connections: the chunk is split by series and both halves are written at once; like the
-   * one-connection path, the halves are prepared while the previous chunk is still being written.
+   * The lanes of the next write: the session's connection, and the second connection while it is there. That one is
+   * asked for while the pool has one to spare, and given back (once the write in flight is over) as soon as anyone
+   * waits for a connection: requests come before import speed.
    */
-  async #flushSplit(buffer: SampleBuffer, extraDb: Db): Promise<void> {
-    const extraWriter = (this.#extraWriter ??= this.#newWriter())
-    buffer.dedupe()
-    if (this.#halves.length === 0) this.#halves.push([new SampleBuffer(this.#pairs), new SampleBuffer(this.#pairs)], [new SampleBuffer(this.#pairs), new SampleBuffer(this.#pairs)])
-    const halves = this.#halves.shift()!
-    this.#halves.push(halves)
-    buffer.splitInto(halves)
-    buffer.clear()
-    if (this.#pending !== undefined) {
-      this.#writer!.prepare(halves[0]!)
-      extraWriter.prepare(halves[1]!)
-    }
-    await this.#settle()
-    const write = this.#writeSplit(halves[0]!, halves[1]!, extraDb, extraWriter)
-    write.catch(() => {})
-    this.#pending = write
-  }
-
-  /**
-   * The second connection's db when this write may use it. Asked for while the pool has one to spare; given back
-   * (once the write in flight is over) as soon as anyone waits for a connection: requests come before import speed.
-   */
-  async #secondConnection(): Promise<Db | undefined> {
+  async #lanes(): Promise<Lane[]> {
     const { handle } = this.#deps
+    const lanes: Lane[] = [{ db: this.#session!.db, writer: this.#writer! }]
     this.#extra ??= openExtraConnection(handle)
-    if (this.#extra?.db === undefined || handle.spareConnections() >= 0) return this.#extra?.db
-    await this.#settle()
     const extra = this.#extra
+    if (extra?.db === undefined) return lanes
+    if (handle.spareConnections() >= 0) return [...lanes, { db: extra.db, writer: (this.#extraWriter ??= this.#newWriter()) }]
+    await this.#settle()
     this.#extra = undefined
     await extra.release()
-    return undefined
+    return lanes
   }
 
   async #settle(): Promise<void> {
@@ -268,42 +257,25 @@ export class ImportRun {
     await pending
   }
 
-  async #write(buffer: SampleBuffer): Promise<void> {
-    const row = this.#row
-    const writer = this.#writer!
-    await this.#session!.db.transaction().execute(async (trx) => {
-      const { attempted, written } = await writer.write(trx, buffer)
-      if (written < attempted) this.#keepCollisions(await this.#listCollisions(trx, writer, buffer, attempted - written))
-      row.collision_count += attempted - written
-      row.samples_stored += written
-      row.updated_at = this.#deps.clock.now()
-      // The coverage so far (a superset of what is written): where a crashed batch's samples are to be deleted.
-      await updateBatch(trx, this.#plan.orgId, row.id, {
-        rows_read: row.rows_read, samples_stored: row.samples_stored, rejected_count: row.rejected_count, collision_count: row.collision_count,
-        bytes_read: row.bytes_read, updated_at: row.updated_at, tags: JSON.stringify(this.#covered()),
-      })
-    })
-  }
-
   /**
-   * The two halves of a chunk, each in its own transaction on its own connection. First, in a transaction of its
-   * own, the batch row records the coverage so far (a superset of both halves): whatever either half commits is
-   * within the recorded ranges that delete and count go by, and only this connection ever writes them, in order.
-   * A failing half fails the chunk once the other half is over too (committed or rolled back), so the clean-up
-   * that follows runs when nothing of the batch is being written any more.
+   * A chunk's parts, each in its own transaction on its own lane. First the batch row records the coverage so far
+   * (a superset of the chunk): whatever any part commits is within the recorded ranges that delete and count go by,
+   * and only the session's connection ever writes them, in order. A failing part fails the chunk once the others are
+   * over too (committed or rolled back), so the clean-up that follows runs when nothing of the batch is being written
+   * any more.
    */
-  async #writeSplit(even: SampleBuffer, odd: SampleBuffer, extraDb: Db, extraWriter: SampleWriter): Promise<void> {
+  async #write(lanes: Lane[], parts: SampleBuffer[]): Promise<void> {
     const row = this.#row
     const db = this.#session!.db
     const { orgId } = this.#plan
     row.updated_at = this.#deps.clock.now()
     await updateBatch(db, orgId, row.id, { rows_read: row.rows_read, rejected_count: row.rejected_count, bytes_read: row.bytes_read, updated_at: row.updated_at, tags: JSON.stringify(this.#covered()) })
-    const half = (on: Db, writer: SampleWriter, buffer: SampleBuffer) => on.transaction().execute(async (trx) => {
-      const { attempted, written } = await writer.write(trx, buffer)
-      const found = written < attempted ? await this.#listCollisions(trx, writer, buffer, attempted - written) : []
+    const results = await Promise.allSettled(lanes.map(({ db: on, writer }, i) => on.transaction().execute(async (trx) => {
+      const part = parts[i]!
+      const { attempted, written } = await writer.write(trx, part)
+      const found = written < attempted ? await this.#listCollisions(trx, writer, part, attempted - written) : []
       return { attempted, written, found }
-    })
-    const results = await Promise.allSettled([half(db, this.#writer!, even), half(extraDb, extraWriter, odd)])
+    })))
     const failed = results.find((r) => r.status === 'rejected')
     if (failed !== undefined) throw failed.reason
     const done = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
@@ -348,7 +320,7 @@ export class ImportRun {
         if (list.length >= room) break
         const i = index.get(`${r.series_id}\u0000${r.ts}`)!
         const { instanceId, tagKey } = this.#pairs.list[buffer.pair[i]!]!
-        list.push({ rank: buffer.origin?.[i] ?? i, entry: {
+        list.push({ rank: buffer.origin![i]!, entry: {
           instanceId, tagKey, ts: r.ts, resolution: 'keptStored',
           kept: { batchId: r.stored.batch_id, value: r.stored.value, text: r.stored.text, quality: r.stored.quality },
           discarded: { batchId: this.#row.id, value: buffer.value(i), text: buffer.text(i), quality: buffer.qualities[i]! },

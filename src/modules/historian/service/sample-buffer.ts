@@ -22,7 +22,7 @@ const INITIAL_CAPACITY = 1024
 
 /**
  * Samples waiting for the next write, as typed columns that grow once and are reused from write to write (an import
- * keeps two buffers: one filling, one being written). Numbers in typed arrays are not objects: a chunk of samples
+ * keeps one filling, and the parts of the chunk being written and of the one before). Numbers in typed arrays are not objects: a chunk of samples
  * leaves no garbage behind to be promoted and collected later, which is what raised the process's memory before.
  * Text states are rare: their column exists only in a buffer that has met one.
  */
@@ -35,7 +35,7 @@ export class SampleBuffer {
   hasValue = new Uint8Array(INITIAL_CAPACITY)
   qualities = new Uint8Array(INITIAL_CAPACITY)
   #texts: Array<string | null> | undefined
-  /** When this buffer is one lane of a split chunk: each row's index in the whole chunk (collisions are listed in file order). */
+  /** When this buffer is one lane's part of a chunk: each row's index in the whole chunk (collisions are listed in file order). */
   origin: Int32Array | undefined
 
   constructor(pairs: SeriesPairs) {

@@ -18,24 +18,11 @@ const lockKey = (batchId: string) => sql`hashtextextended(${`sitegrid.historian.
  */
 export async function openImportSession(handle: DatabaseHandle, batchId: string): Promise<ImportSession> {
   if (handle.dialect === 'sqlite') return { db: handle.db, release: async () => {} }
-  let release!: () => void
-  const released = new Promise<void>((resolve) => { release = resolve })
-  let finished!: Promise<void>
-  const db = await new Promise<Db>((resolve, reject) => {
-    finished = handle.db.connection().execute(async (conn) => {
-      await sql`select pg_advisory_lock(${lockKey(batchId)})`.execute(conn)
-      resolve(conn)
-      await released
-      await sql`select pg_advisory_unlock(${lockKey(batchId)})`.execute(conn).catch(() => {})
-    }).catch((err: unknown) => reject(err))
+  const pin = pinConnection(handle, {
+    onPinned: (conn) => sql`select pg_advisory_lock(${lockKey(batchId)})`.execute(conn),
+    onRelease: (conn) => sql`select pg_advisory_unlock(${lockKey(batchId)})`.execute(conn),
   })
-  return {
-    db,
-    release: async () => {
-      release()
-      await finished.catch(() => {})
-    },
-  }
+  return { db: await pin.pinned, release: pin.release }
 }
 
 /** A second pinned connection for one import: `db` is there once the pool gave one, and stays until release. */
@@ -53,25 +40,42 @@ export interface ExtraConnection {
  */
 export function openExtraConnection(handle: DatabaseHandle): ExtraConnection | undefined {
   if (handle.spareConnections() < 1) return undefined // SQLite: always 0
+  return pinConnection(handle)
+}
+
+/**
+ * Holds one pool connection beyond a query or a transaction: the pool lends it to a callback that waits for
+ * `release`. `onPinned` runs on it first (`pinned` rejects if that or the pool fails), `onRelease` last (its failure
+ * ignored: the connection goes back either way). Released before the pool lent it, the connection is given back as
+ * soon as it comes, without waiting for it.
+ */
+function pinConnection(handle: DatabaseHandle, hooks: { onPinned?: (conn: Db) => Promise<unknown>; onRelease?: (conn: Db) => Promise<unknown> } = {}) {
   let db: Db | undefined
-  let over = false
+  let isReleased = false
   let release!: () => void
   const released = new Promise<void>((resolve) => { release = resolve })
+  let lent!: (conn: Db) => void
+  let failed!: (err: unknown) => void
+  const pinned = new Promise<Db>((resolve, reject) => { lent = resolve; failed = reject })
+  pinned.catch(() => {}) // whoever awaits `pinned` sees the failure; nobody else needs to
   const finished = handle.db.connection().execute(async (conn) => {
-    if (over) return
+    if (isReleased) return
+    await hooks.onPinned?.(conn)
     db = conn
+    lent(conn)
     await released
-  }).catch(() => {})
+    await hooks.onRelease?.(conn).catch(() => {})
+  }).catch(failed)
   return {
+    pinned,
     get db() {
       return db
     },
     release: async () => {
-      over = true
+      isReleased = true
       const had = db !== undefined
       db = undefined
       release()
-      // A request still queued in the pool gives its connection back as soon as it gets one; no need to wait.
       if (had) await finished
     },
   }
