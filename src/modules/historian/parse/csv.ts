@@ -26,6 +26,15 @@ const DEFAULT_MAX_ROW_CHARS = 1 << 20
  */
 const DECODE_BYTES = 32 * 1024
 
+/** `chunk` in pieces of at most DECODE_BYTES bytes (a string stays whole). */
+export function* piecesOf(chunk: Uint8Array | string): Generator<Uint8Array | string> {
+  if (typeof chunk === 'string') {
+    yield chunk
+    return
+  }
+  for (let at = 0; at < chunk.length; at += DECODE_BYTES) yield chunk.subarray(at, at + DECODE_BYTES)
+}
+
 /**
  * Streaming RFC 4180 tokenizer: `,` `;` or tab separators, quoted fields with doubled quotes
  * and embedded separators or newlines, CRLF or LF, a UTF-8 BOM, a missing final newline,
@@ -53,10 +62,9 @@ export class CsvTokenizer {
     return this.#separator
   }
 
-  /** Appends every row completed by `chunk` to `out` (bytes are decoded DECODE_BYTES at a time). */
+  /** Appends every row completed by `chunk` to `out` (bytes are decoded a piece at a time: piecesOf). */
   push(chunk: Uint8Array | string, out: CsvRow[]): void {
-    if (typeof chunk === 'string') return this.#feed(this.#decode(chunk), false, out)
-    for (let at = 0; at < chunk.length; at += DECODE_BYTES) this.#feed(this.#decode(chunk.subarray(at, at + DECODE_BYTES)), false, out)
+    for (const piece of piecesOf(chunk)) this.#feed(this.#decode(piece), false, out)
   }
 
   /** Flushes the last row (a file without a final newline) into `out`. */

@@ -71,6 +71,21 @@ describe('parseStream', () => {
     assert.equal(run.summary.format, 'proficy')
   })
 
+  it('hands a large chunk over a 32 KiB piece at a time, so that few rows and samples are alive at once', async () => {
+    const line = (i: number) => `2024-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z,T${String(i % 100).padStart(2, '0')},${String(i % 1000).padStart(5, '0')}\n`
+    const width = line(0).length // every row has it
+    const rows = Math.ceil((256 * 1024) / width)
+    const chunk = Buffer.from(`timestamp,tag,value\n${Array.from({ length: rows }, (_, i) => line(i)).join('')}`)
+    // A piece completes its whole rows and the row the previous piece cut.
+    const perPiece = Math.ceil((32 * 1024) / width) + 1
+    const run = parseStream([chunk], { format: 'long' })
+    const sizes = []
+    for await (const batch of run) sizes.push(batch.samples.length)
+    assert.ok(sizes.length >= 8, `${sizes.length} batches`)
+    assert.ok(Math.max(...sizes) <= perPiece, `largest batch ${Math.max(...sizes)}, a piece holds ${perPiece}`)
+    assert.equal(run.summary.samples, rows)
+  })
+
   it('keeps only the first maxRejections reasons but counts them all', async () => {
     const rows = Array.from({ length: 50 }, (_, i) => `bad time ${i},A,1`).join('\n')
     const { summary } = await parseAll([`time,tag,value\n${rows}\n`], { format: 'long', maxRejections: 5 })
