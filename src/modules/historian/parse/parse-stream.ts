@@ -68,7 +68,8 @@ export class HistorianParse implements AsyncIterable<SampleBatch> {
       // straight away ("pretenures") what a line of code creates once a young collection finds 85 % of that line's
       // recent objects alive. A whole chunk's rows and samples, all alive until its batch was handed over, made
       // that happen in about half of the imports measured (then each chunk's rows were old-generation garbage: +90–115
-      // MiB between full collections); a piece's few hundred rows are too few of what a collection sees.
+      // MiB between full collections). A piece's few hundred rows make it rare (2 of 12 imports measured since), not
+      // impossible: docs/benchmarks.md, fifth pass.
       for (const piece of piecesOf(chunk)) {
         tokenizer.push(piece, rows)
         const batch = step.take(rows, false)
