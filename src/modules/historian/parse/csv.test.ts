@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { CsvTokenizer, readCsvBatches } from './csv.ts'
+import { CsvRows, CsvTokenizer, readCsvBatches } from './csv.ts'
 import type { CsvRow } from './csv.ts'
 import { HistorianCsvInvalid } from './errors.ts'
 import type { Separator } from './options.ts'
@@ -9,10 +9,10 @@ import { splitAt } from './test-support.ts'
 
 function tokenize(chunks: readonly (Uint8Array | string)[], separator?: Separator): CsvRow[] {
   const tokenizer = new CsvTokenizer({ separator })
-  const rows: CsvRow[] = []
+  const rows = new CsvRows()
   for (const chunk of chunks) tokenizer.push(chunk, rows)
   tokenizer.end(rows)
-  return rows
+  return rows.toArray()
 }
 
 const fields = (text: string, separator?: Separator) => tokenize([text], separator).map((r) => r.fields)
@@ -56,10 +56,23 @@ describe('CsvTokenizer', () => {
 
   it('detects the separator from the first line that is not a * comment or [Section]', () => {
     const tokenizer = new CsvTokenizer()
-    const rows: CsvRow[] = []
+    const rows = new CsvRows()
     tokenizer.push('* comment, with, commas\n[Data]\nTagname;TimeStamp;Value\n', rows)
     assert.equal(tokenizer.separator, ';')
-    assert.deepEqual(rows[2]!.fields, ['Tagname', 'TimeStamp', 'Value'])
+    assert.deepEqual(rows.at(2).fields, ['Tagname', 'TimeStamp', 'Value'])
+  })
+
+  it('reuses its row objects once the list is cleared: a file costs no object a row', () => {
+    const tokenizer = new CsvTokenizer()
+    const rows = new CsvRows()
+    tokenizer.push('a,b,c\n1,2,3\n', rows)
+    const [first, second] = [rows.at(0), rows.at(1)]
+    rows.clear()
+    tokenizer.push('4,5\n"6,7",8,9,10\n', rows)
+    assert.equal(rows.length, 2)
+    assert.equal(rows.at(0), first)
+    assert.equal(rows.at(1), second)
+    assert.deepEqual(rows.toArray(), [{ line: 3, fields: ['4', '5'] }, { line: 4, fields: ['6,7', '8', '9', '10'] }])
   })
 
   it('reads tab-separated files and keeps quotes inside unquoted fields literally', () => {
@@ -76,7 +89,7 @@ describe('CsvTokenizer', () => {
 
   it('refuses a row longer than maxRowChars instead of buffering without bound', () => {
     const tokenizer = new CsvTokenizer({ maxRowChars: 100 })
-    assert.throws(() => tokenizer.push(`a,"${'x'.repeat(200)}`, []), /over 100 characters/)
+    assert.throws(() => tokenizer.push(`a,"${'x'.repeat(200)}`, new CsvRows()), /over 100 characters/)
   })
 
   it('gives the same rows whatever the chunk boundaries, even inside UTF-8 sequences and CRLF', () => {

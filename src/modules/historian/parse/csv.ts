@@ -10,6 +10,45 @@ export interface CsvRow {
   fields: string[]
 }
 
+/**
+ * The rows a tokenizer cut, in objects reused from one call to the next: a file's rows cost no object each (V8 would
+ * pretenure a line of code that creates objects a young collection finds alive; see SampleColumns). A row is valid
+ * until the list is cleared; `toArray` copies them out.
+ */
+export class CsvRows {
+  readonly #rows: CsvRow[] = []
+  length = 0
+
+  at(i: number): CsvRow {
+    return this.#rows[i]!
+  }
+
+  /** Starts the next row; returns its fields array (an earlier row's) to be filled from 0 and cut to length. */
+  next(line: number): string[] {
+    let row = this.#rows[this.length]
+    if (row === undefined) this.#rows.push((row = { line, fields: [] }))
+    else row.line = line
+    this.length++
+    return row.fields
+  }
+
+  /** Empties the list and keeps its rows for reuse. */
+  clear(): void {
+    this.length = 0
+  }
+
+  /** Copies of the rows, to keep past the next `clear`. */
+  toArray(): CsvRow[] {
+    const out: CsvRow[] = []
+    for (let i = 0; i < this.length; i++) out.push(copyRow(this.#rows[i]!))
+    return out
+  }
+}
+
+export function copyRow(row: CsvRow): CsvRow {
+  return { line: row.line, fields: row.fields.slice() }
+}
+
 export interface CsvOptions {
   /** Field separator; detected from the first significant line when omitted. */
   separator?: Separator
@@ -63,12 +102,12 @@ export class CsvTokenizer {
   }
 
   /** Appends every row completed by `chunk` to `out` (bytes are decoded a piece at a time: piecesOf). */
-  push(chunk: Uint8Array | string, out: CsvRow[]): void {
+  push(chunk: Uint8Array | string, out: CsvRows): void {
     for (const piece of piecesOf(chunk)) this.#feed(this.#decode(piece), false, out)
   }
 
   /** Flushes the last row (a file without a final newline) into `out`. */
-  end(out: CsvRow[]): void {
+  end(out: CsvRows): void {
     this.#feed(this.#decoder.decode(), true, out)
   }
 
@@ -83,7 +122,7 @@ export class CsvTokenizer {
     return this.#decoder.decode(chunk, { stream: true })
   }
 
-  #feed(decoded: string, isFinal: boolean, out: CsvRow[]): void {
+  #feed(decoded: string, isFinal: boolean, out: CsvRows): void {
     const text = this.#pending + decoded
     if (this.#separator === undefined) {
       const line = findSeparatorLine(text, isFinal || text.length > this.#maxRowChars)
@@ -103,7 +142,7 @@ export class CsvTokenizer {
     }
   }
 
-  #scan(text: string, sep: Separator, isFinal: boolean, out: CsvRow[]): number {
+  #scan(text: string, sep: Separator, isFinal: boolean, out: CsvRows): number {
     const n = text.length
     const sepCode = sep.charCodeAt(0)
     let line = this.#line
@@ -119,16 +158,17 @@ export class CsvTokenizer {
         let end = lineEnd
         if (end > pos && text.charCodeAt(end - 1) === CR) end--
         if (end > pos) {
-          const fields: string[] = []
+          const fields = out.next(line)
+          let count = 0
           let start = pos
           for (;;) {
             if (nextSep !== -1 && nextSep < start) nextSep = text.indexOf(sep, start)
             if (nextSep === -1 || nextSep >= end) break
-            fields.push(text.slice(start, nextSep))
+            fields[count++] = text.slice(start, nextSep)
             start = nextSep + 1
           }
-          fields.push(text.slice(start, end))
-          out.push({ line, fields })
+          fields[count++] = text.slice(start, end)
+          if (fields.length !== count) fields.length = count
         }
         line++
         pos = lineEnd + 1
@@ -139,7 +179,9 @@ export class CsvTokenizer {
         if (isFinal) throw new HistorianCsvInvalid(`A quoted field opened on line ${line} never closes.`, line)
         break
       }
-      out.push({ line, fields: row.fields })
+      const fields = out.next(line)
+      fields.length = 0
+      for (const field of row.fields) fields.push(field)
       line += row.newlines
       pos = row.next
     }
@@ -148,15 +190,15 @@ export class CsvTokenizer {
   }
 }
 
-/** Rows of `source`, one array per input chunk (so per-row async overhead is paid once a chunk). */
+/** Rows of `source`, one array of rows of their own per input chunk (so per-row async overhead is paid once a chunk). */
 export async function* readCsvBatches(source: ByteSource, options: CsvOptions = {}): AsyncGenerator<CsvRow[]> {
   const tokenizer = new CsvTokenizer(options)
+  const rows = new CsvRows()
   for await (const chunk of source) {
-    const rows: CsvRow[] = []
     tokenizer.push(chunk, rows)
-    if (rows.length > 0) yield rows
+    if (rows.length > 0) yield rows.toArray()
+    rows.clear()
   }
-  const rows: CsvRow[] = []
   tokenizer.end(rows)
-  if (rows.length > 0) yield rows
+  if (rows.length > 0) yield rows.toArray()
 }

@@ -80,10 +80,19 @@ describe('parseStream', () => {
     const perPiece = Math.ceil((32 * 1024) / width) + 1
     const run = parseStream([chunk], { format: 'long' })
     const sizes = []
-    for await (const batch of run) sizes.push(batch.samples.length)
+    const columns = new Set()
+    let values = 0
+    for await (const batch of run) {
+      sizes.push(batch.samples.length)
+      columns.add(batch.samples)
+      for (let i = 0; i < batch.samples.length; i++) values += batch.samples.values[i]!
+    }
     assert.ok(sizes.length >= 8, `${sizes.length} batches`)
     assert.ok(Math.max(...sizes) <= perPiece, `largest batch ${Math.max(...sizes)}, a piece holds ${perPiece}`)
     assert.equal(run.summary.samples, rows)
+    // One set of columns for every batch (no object a sample), each batch's values its own.
+    assert.equal(columns.size, 1)
+    assert.equal(values, Array.from({ length: rows }, (_, i) => i % 1000).reduce((a, b) => a + b, 0))
   })
 
   it('keeps only the first maxRejections reasons but counts them all', async () => {

@@ -1,4 +1,4 @@
-import { CsvTokenizer, piecesOf } from './csv.ts'
+import { CsvRows, CsvTokenizer, copyRow, piecesOf } from './csv.ts'
 import type { CsvRow } from './csv.ts'
 import { DETECTION_ROWS, detectFormat } from './detect.ts'
 import { HistorianHeaderInvalid } from './errors.ts'
@@ -15,7 +15,7 @@ import type { ByteSource, ParseSummary, Sample, SampleBatch } from './types.ts'
  * Parses a historian export as a stream, in memory bounded by the input chunk size.
  *
  * Iterate the result once: each piece of an input chunk (32 KiB) gives at most one SampleBatch
- * (samples plus the rejections of its rows). `summary` holds running totals, the chosen format and the first
+ * (samples plus the rejections of its rows; the sample columns are reused, so read them before the next step). `summary` holds running totals, the chosen format and the first
  * `maxRejections` rejections; it is final when iteration ends.
  *
  * Throws (synchronously) TypeError for a bad option. Iteration rejects with
@@ -32,7 +32,7 @@ export function parseStream(source: ByteSource, options: ParseOptions): Historia
 export async function parseAll(source: ByteSource, options: ParseOptions): Promise<{ samples: Sample[]; summary: ParseSummary }> {
   const run = parseStream(source, options)
   const samples: Sample[] = []
-  for await (const batch of run) for (const s of batch.samples) samples.push(s)
+  for await (const batch of run) for (let i = 0; i < batch.samples.length; i++) samples.push(batch.samples.at(i))
   return { samples, summary: run.summary }
 }
 
@@ -62,20 +62,15 @@ export class HistorianParse implements AsyncIterable<SampleBatch> {
     this.#isStarted = true
     const tokenizer = new CsvTokenizer({ separator: this.#options.separator, maxRowChars: this.#options.maxRowChars })
     const step = new Step(this.#options, this.summary, tokenizer)
-    const rows: CsvRow[] = []
+    // Rows and samples live in objects and columns reused from piece to piece (CsvRows, SampleColumns).
+    const rows = new CsvRows()
     for await (const chunk of this.#source) {
-      // From bytes to samples a piece (32 KiB) at a time, not a whole input chunk: V8 allocates in the old generation
-      // straight away ("pretenures") what a line of code creates once a young collection finds 85 % of that line's
-      // recent objects alive. A whole chunk's rows and samples, all alive until its batch was handed over, made
-      // that happen in about half of the imports measured (then each chunk's rows were old-generation garbage: +90–115
-      // MiB between full collections). A piece's few hundred rows make it rare (2 of 12 imports measured since), not
-      // impossible: docs/benchmarks.md, fifth pass.
+      // From bytes to samples a piece (32 KiB) at a time, not a whole input chunk: the strings of a piece's cells are
+      // what is alive at once, and they die young (docs/benchmarks.md, fifth and sixth passes).
       for (const piece of piecesOf(chunk)) {
         tokenizer.push(piece, rows)
         const batch = step.take(rows, false)
-        // A suspended generator keeps its variables: emptied, the piece's rows do not live on while the consumer
-        // of the batch waits (for a database write), so they die young instead of being promoted.
-        rows.length = 0
+        rows.clear()
         if (batch !== undefined) yield batch
       }
     }
@@ -101,10 +96,15 @@ class Step {
     this.#tokenizer = tokenizer
   }
 
-  take(rows: CsvRow[], isFinal: boolean): SampleBatch | undefined {
+  take(rows: CsvRows | CsvRow[], isFinal: boolean): SampleBatch | undefined {
+    const sink = this.#sink
+    sink.samples.clear()
     let decoder = this.#decoder
     if (decoder === undefined) {
-      for (const row of rows) if (!isBlank(row)) this.#held.push(row)
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows.at(i)!
+        if (!isBlank(row)) this.#held.push(copyRow(row))
+      }
       const enough = this.#options.format !== 'auto' || this.#held.length >= DETECTION_ROWS
       if ((!enough || this.#held.length === 0) && !isFinal) return undefined
       if (this.#held.length === 0) throw new HistorianHeaderInvalid('The file is empty.', 1)
@@ -112,8 +112,10 @@ class Step {
       rows = this.#held
       this.#held = []
     }
-    const sink = this.#sink
-    for (const row of rows) if (!isBlank(row)) decoder.decode(row, sink)
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows.at(i)!
+      if (!isBlank(row)) decoder.decode(row, sink)
+    }
     if (isFinal) decoder.finish()
     return this.#emit()
   }
@@ -138,9 +140,10 @@ class Step {
 
   #emit(): SampleBatch | undefined {
     const out = this.#sink.drain()
+    const samples = this.#sink.samples
     const summary = this.#summary
     summary.rowsRead += out.rowsRead
-    summary.samples += out.samples.length
+    summary.samples += samples.length
     summary.rejectedCount += out.rejections.length
     summary.emptyCells += out.emptyCells
     summary.sentinelCells += out.sentinelCells
@@ -148,8 +151,8 @@ class Step {
       if (summary.rejections.length >= this.#maxRejections) break
       summary.rejections.push(r)
     }
-    if (out.rowsRead === 0 && out.samples.length === 0 && out.rejections.length === 0) return undefined
-    return { format: summary.format!, samples: out.samples, rejections: out.rejections, rowsRead: out.rowsRead }
+    if (out.rowsRead === 0 && samples.length === 0 && out.rejections.length === 0) return undefined
+    return { format: summary.format!, samples, rejections: out.rejections, rowsRead: out.rowsRead }
   }
 }
 

@@ -1,3 +1,5 @@
+import type { SampleColumns } from './sink.ts'
+
 /** The seven export layouts this parser reads. */
 export const FORMAT_NAMES = [
   'long',
@@ -36,10 +38,13 @@ export interface Rejection {
   column?: string
 }
 
-/** What one step of the stream produced. Rejections are complete for the rows of this batch. */
+/**
+ * What one step of the stream produced. Rejections are complete for the rows of this batch. The samples are columns
+ * the parse reuses: read them before asking for the next batch.
+ */
 export interface SampleBatch {
   format: FormatName
-  samples: Sample[]
+  samples: SampleColumns
   rejections: Rejection[]
   /** Data rows (header and blank lines excluded) consumed by this batch. */
   rowsRead: number

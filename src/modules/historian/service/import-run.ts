@@ -163,35 +163,36 @@ export class ImportRun {
     try {
       for await (const batch of parse) {
         row.format = batch.format
-        for (const s of batch.samples) {
-          let state = this.#tags.get(s.tag)
+        const samples = batch.samples
+        for (let i = 0; i < samples.length; i++) {
+          const tag = samples.tags[i]!
+          let state = this.#tags.get(tag)
           if (state === undefined) {
-            const m = this.#plan.mapping.get(s.tag)
+            const m = this.#plan.mapping.get(tag)
             state = {
-              coverage: m === undefined ? null : { historianTag: s.tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null },
+              coverage: m === undefined ? null : { historianTag: tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null },
               rows: 0, pair: m === undefined ? -1 : this.#pairs.number(m.instanceId, m.tagKey),
             }
-            this.#tags.set(s.tag, state)
+            this.#tags.set(tag, state)
           }
           const c = state.coverage
           if (c === null) {
             state.rows++
             row.rejected_count++
-            if (this.#ownRejections.length < maxKept) this.#ownRejections.push({ line: s.line, reason: `historian tag '${s.tag}' is not in mapping_csv` })
+            if (this.#ownRejections.length < maxKept) this.#ownRejections.push({ line: samples.lines[i]!, reason: `historian tag '${tag}' is not in mapping_csv` })
             continue
           }
+          const ts = samples.ts[i]!
           c.samples++
-          if (c.firstTs === null || s.ts < c.firstTs) c.firstTs = s.ts
-          if (c.lastTs === null || s.ts > c.lastTs) c.lastTs = s.ts
+          if (c.firstTs === null || ts < c.firstTs) c.firstTs = ts
+          if (c.lastTs === null || ts > c.lastTs) c.lastTs = ts
           // Mapping `scale` multiplies numbers only; a text state is kept as it is.
-          this.#buffer.push(state.pair, s.ts, s.value === null ? null : s.value * c.scale, s.text, QUALITY_CODE[s.quality])
+          const text = samples.texts[i]!
+          this.#buffer.push(state.pair, ts, text === null ? samples.values[i]! * c.scale : null, text, QUALITY_CODE[samples.qualities[i]!])
         }
         row.rows_read += batch.rowsRead
         row.rejected_count += batch.rejections.length
         row.bytes_read = source.bytesRead()
-        // The loop's binding keeps `batch` alive while the flush waits for the database: emptied, its samples do not
-        // outlive the young generation (promoted, they made the import's heap grow by tens of MB between full GCs).
-        batch.samples.length = 0
         if (this.#buffer.length >= FLUSH_SAMPLES) await this.#flush()
       }
       if (this.#buffer.length > 0) await this.#flush()
