@@ -1,5 +1,5 @@
 // The candidate: the whole application over a real database, one owner key minted.
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -14,7 +14,9 @@ import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
 import { createMembersService } from '../../src/modules/orgs/members-service.ts'
 import { createOrgsService } from '../../src/modules/orgs/service.ts'
 
-const databaseUrl = process.env.BENCH_DATABASE_URL ?? `sqlite:${join(mkdtempSync(join(tmpdir(), 'sitegrid-bench-')), 'bench.db')}`
+// Without BENCH_DATABASE_URL: a SQLite file in a folder of its own, removed when the bench stops this server.
+const scratch = process.env.BENCH_DATABASE_URL === undefined ? mkdtempSync(join(tmpdir(), 'sitegrid-bench-')) : undefined
+const databaseUrl = scratch === undefined ? process.env.BENCH_DATABASE_URL! : `sqlite:${join(scratch, 'bench.db')}`
 // Bearer bench (bench/bearer.ts): BENCH_OIDC_ISSUER / BENCH_OIDC_AUDIENCE name the loopback provider, BENCH_ORG_SLUG
 // the organisation its tokens carry, BENCH_OIDC_ADMIN_OID the account made an admin of it.
 const oidc = process.env.BENCH_OIDC_ISSUER ? { SITEGRID_OIDC_ISSUER: process.env.BENCH_OIDC_ISSUER, SITEGRID_OIDC_AUDIENCE: process.env.BENCH_OIDC_AUDIENCE ?? '' } : {}
@@ -37,4 +39,9 @@ const minted = await createApiKeysService({ handle, clock: systemClock, keySecre
 const app = await buildApp({ config, handle, clock: systemClock, log: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn') })
 await app.listen({ host: '127.0.0.1', port: 0 })
 console.log(JSON.stringify({ port: (app.server.address() as { port: number }).port, key: minted.plaintext, host: `${org.slug}.localhost`, orgId: org.id, databaseUrl }))
-process.on('SIGTERM', () => { void app.close().then(() => handle.close()).then(() => process.exit(0)) })
+process.on('SIGTERM', () => {
+  void app.close().then(() => handle.close()).then(() => {
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
+    process.exit(0)
+  })
+})

@@ -121,6 +121,25 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       + `refused: ${refusedInserts} foreign inserts, ${refusedMoves} moves to another organisation`)
   })
 
+  test(`${dialect}: every tenant policy reads the scope once a statement, not once a row`, async (t) => {
+    const h = await harness(t, dialect)
+    const owner = h.handle.db as unknown as AnyDb
+    const tables = await tenantTables(owner)
+    const { rows: policies } = await sql<{ tablename: string; qual: string; with_check: string }>`
+      select tablename, qual, with_check from pg_policies where schemaname = current_schema() and policyname = 'tenant' and tablename = any(${tables})`.execute(owner)
+    assert.equal(policies.length, tables.length)
+    // Every current_setting call of the policy sits in a sub-select.
+    const perRow = policies.filter((p) => [p.qual, p.with_check].some((e) => e.split('current_setting(').length - 1 !== e.split('SELECT current_setting(').length - 1))
+    assert.deepEqual(perRow.map((p) => p.tablename), [])
+    await ensureAppRole(process.env.TEST_DATABASE_URL!)
+    await grantAppRole(owner, TEST_APP_ROLE)
+    const app = await connectDatabase(appRoleUrl(h.config.databaseUrl), { poolSize: 1 })
+    t.after(() => app.close())
+    const { rows: plan } = await sql<{ 'QUERY PLAN': string }>`explain (costs off) insert into historian_points select * from historian_points`.execute(app.db)
+    const text = plan.map((r) => r['QUERY PLAN']).join('\n')
+    assert.match(text, /InitPlan/, text)
+  })
+
   test(`${dialect}: a pooled connection carries the scope of whoever acquires it, not of its previous user`, async (t) => {
     const h = await harness(t, dialect)
     await ensureAppRole(process.env.TEST_DATABASE_URL!)

@@ -19,6 +19,7 @@ import * as electricalNetworkStaging from './1700-electrical-network-staging.ts'
 import * as historianSeries from './1600-historian-series.ts'
 import * as alarmShelves from './1800-alarm-shelves.ts'
 import * as historianPointsNarrow from './1900-historian-points-narrow.ts'
+import * as tenantPolicyPerStatement from './2000-tenant-policy-per-statement.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '1600-historian-series': historianSeries,
   '1800-alarm-shelves': alarmShelves,
   '1900-historian-points-narrow': historianPointsNarrow,
+  '2000-tenant-policy-per-statement': tenantPolicyPerStatement,
 }

@@ -41,7 +41,7 @@ export class SampleColumns {
 
   /** Sample `i` as an object of its own. */
   at(i: number): Sample {
-    const text = this.texts[i]!
+    const text = this.texts[i] ?? null
     return { tag: this.tags[i]!, ts: this.ts[i]!, value: text === null ? this.values[i]! : null, text, quality: this.qualities[i]!, line: this.lines[i]! }
   }
 

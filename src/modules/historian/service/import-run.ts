@@ -187,7 +187,7 @@ export class ImportRun {
           if (c.firstTs === null || ts < c.firstTs) c.firstTs = ts
           if (c.lastTs === null || ts > c.lastTs) c.lastTs = ts
           // Mapping `scale` multiplies numbers only; a text state is kept as it is.
-          const text = samples.texts[i]!
+          const text = samples.texts[i] ?? null
           this.#buffer.push(state.pair, ts, text === null ? samples.values[i]! * c.scale : null, text, QUALITY_CODE[samples.qualities[i]!])
         }
         row.rows_read += batch.rowsRead
