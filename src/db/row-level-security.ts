@@ -23,8 +23,8 @@ export async function tenantTables<DB>(db: Kysely<DB>): Promise<string[]> {
  */
 export async function enableTenantRowSecurity<DB>(db: Kysely<DB>, table: string): Promise<void> {
   const t = sql.table(table)
-  // The scope in a sub-select is read once a statement (an InitPlan), not once a row: a bulk insert's check costs
-  // one comparison a row (migration 2000).
+  // The scope in a sub-select is read once a statement (an InitPlan), not once a row: a bulk insert's check is then
+  // text comparisons only, with no function call a row (migration 2000).
   const scope = sql`(select current_setting(${sql.lit(SCOPE_SETTING)}, true))`
   const visible = sql`org_id = ${scope} or ${scope} = '*'`
   await sql`alter table ${t} enable row level security`.execute(db)

@@ -81,7 +81,10 @@ for (const dialect of testDialects()) {
       const served = await a.atHost(domain)
       assert.equal(served.statusCode, 200)
       const viaSubdomain = await h.inject(a.as, { url: '/api/admin/api-keys' })
-      assert.deepEqual(served.json(), viaSubdomain.json())
+      // lastUsedAt is written best-effort a few seconds after use: a flush may land between the two reads.
+      const keys = (list: Array<Record<string, unknown>>) => list.map(({ lastUsedAt: _, ...key }) => key)
+      assert.deepEqual(keys(served.json()), keys(viaSubdomain.json()))
+      assert.equal(served.json().length, 1)
       assert.equal((await a.atHost(domain.toUpperCase())).statusCode, 200, 'the Host header is case-insensitive')
 
       assert.equal((await a.setEnabled(domain, false)).statusCode, 200)
