@@ -6,7 +6,7 @@ const PAGING = `Lists that can grow use one paging convention across the API: \`
 
 const AUTH = `Every endpoint needs \`X-Api-Key: csk_…\` (a tenant API key) or \`Authorization: Bearer …\` (an OIDC access token, or a site-PIN token on a site server), except those marked with no security. When both headers are present the API key is used. Every failed credential answers the same 401. The organisation is the one of the Host header (\`{slug}.{base domain}\`); a credential of another organisation answers the same 401.`
 
-const ERRORS = `Errors are RFC 9457 \`application/problem+json\` with a stable \`code\`; \`type\` links a page explaining it. Validation failures list each field in \`errors\` (\`in\`, \`pointer\`, \`message\`). A caller whose role is too low gets 403 \`Forbidden\`; an absent or foreign resource the same 404 \`NotFound\`.`
+const ERRORS = `Errors are RFC 9457 \`application/problem+json\` with a stable \`code\`; \`type\` links a page explaining it. Validation failures list each field in \`errors\` (\`in\`, \`pointer\`, \`message\`); the pointer names the field itself, a missing one too (\`/name\`, "is required"). A caller whose role is too low gets 403 \`Forbidden\`; an absent or foreign resource the same 404 \`NotFound\`.`
 
 /** Registers the OpenAPI 3.1 generator; must run before any route is added. */
 export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {

@@ -49,13 +49,22 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: 
 
 interface AjvError { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }
 
+/**
+ * One Ajv error as the field it names and the rule it broke: a missing or unknown property is named by its own
+ * pointer (`/name` "is required", not "must have required property 'name'").
+ */
+export function describeAjvError(e: AjvError): { pointer: string; message: string } {
+  const child = e.params.missingProperty ?? e.params.additionalProperty
+  const pointer = child === undefined ? e.instancePath : `${e.instancePath}/${String(child)}`
+  const message = e.keyword === 'required' ? 'is required' : e.keyword === 'additionalProperties' ? 'is not a known property' : e.message ?? 'is not valid'
+  return { pointer, message }
+}
+
 function fieldProblems(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): FieldProblem[] {
   const where = (err.validationContext === 'querystring' ? 'query' : err.validationContext ?? 'body') as FieldProblem['in']
   const byPointer = new Map<string, string[]>()
   for (const v of err.validation ?? []) {
-    const child = v.params.missingProperty ?? v.params.additionalProperty
-    const pointer = child === undefined ? v.instancePath : `${v.instancePath}/${String(child)}`
-    const message = v.keyword === 'additionalProperties' ? 'is not a known property' : v.message ?? 'is not valid'
+    const { pointer, message } = describeAjvError(v)
     const messages = byPointer.get(pointer) ?? []
     if (!messages.includes(message)) messages.push(message)
     byPointer.set(pointer, messages)

@@ -97,22 +97,23 @@ for (const dialect of testDialects()) {
       }
     })
 
-    it('missing expiresAt, name of 0 or 201 characters, a non-string role and unknown fields are 400s naming each field', async (t) => {
+    it('missing expiresAt, name of 0 or 201 characters, a non-string role and unknown fields are 400s naming each field and its rule', async (t) => {
       const h = await harness(t, dialect)
       const { org, key } = await h.orgWithKey()
-      const cases: Array<[Record<string, unknown>, string]> = [
-        [{ role: 'member', name: 'x' }, '/expiresAt'],
-        [mintBody(h, { name: '' }), '/name'],
-        [mintBody(h, { name: 'n'.repeat(201) }), '/name'],
-        [mintBody(h, { role: 3 }), '/role'],
-        [mintBody(h, { orgId: 'org_AAAAAAAA' }), '/orgId'],
-        [mintBody(h, { expiresAt: '2030-01-01' }), '/expiresAt'],
+      const cases: Array<[Record<string, unknown>, string, string]> = [
+        [{ role: 'member', name: 'x' }, '/expiresAt', 'is required'],
+        [mintBody(h, { name: '' }), '/name', 'must NOT have fewer than 1 characters'],
+        [mintBody(h, { name: 'n'.repeat(201) }), '/name', 'must NOT have more than 200 characters'],
+        [mintBody(h, { role: 3 }), '/role', 'must be string'],
+        [mintBody(h, { orgId: 'org_AAAAAAAA' }), '/orgId', 'is not a known property'],
+        [mintBody(h, { expiresAt: '2030-01-01' }), '/expiresAt', 'must match format "date-time"'],
       ]
-      for (const [payload, pointer] of cases) {
+      for (const [payload, pointer, rule] of cases) {
         const res = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/admin/api-keys', payload })
         assert.equal(res.statusCode, 400, pointer)
         assert.equal(res.json().code, 'ValidationFailed')
-        assert.ok(res.json().errors.some((e: { pointer: string }) => e.pointer === pointer), `names ${pointer}: ${res.body}`)
+        assert.ok(res.json().errors.some((e: { pointer: string; message: string }) => e.pointer === pointer && e.message === rule), `names ${pointer} ${rule}: ${res.body}`)
+        assert.ok(res.json().detail.includes(`${pointer} ${rule}`), res.json().detail)
       }
       const ok = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/admin/api-keys', payload: mintBody(h, { name: 'n'.repeat(200) }) })
       assert.equal(ok.statusCode, 201)

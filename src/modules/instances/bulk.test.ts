@@ -44,8 +44,8 @@ for (const dialect of testDialects()) {
         [1, 'unchanged'], [2, 'updated'], [3, 'created'], [4, 'refused'], [5, 'refused'], [6, 'refused'], [7, 'refused'],
       ])
       assert.deepEqual(report.lines[3].errors, [{ pointer: '/controllerId', message: 'names no controller of this site' }])
-      assert.ok(report.lines[4].errors.some((e: { pointer: string }) => e.pointer === '/name'))
-      assert.ok(report.lines[4].errors.some((e: { pointer: string }) => e.pointer === '/typeId'))
+      assert.ok(report.lines[4].errors.some((e: { pointer: string; message: string }) => e.pointer === '/name' && e.message === 'must NOT have fewer than 1 characters'))
+      assert.ok(report.lines[4].errors.some((e: { pointer: string; message: string }) => e.pointer === '/typeId' && e.message === 'is required'), JSON.stringify(report.lines[4].errors))
       assert.match(report.lines[5].errors[0].message, /line 3/)
       assert.equal(report.lines[6].id, null)
       assert.equal(await snapshot(h, org), before)

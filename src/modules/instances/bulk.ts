@@ -1,6 +1,7 @@
-import { Ajv, type ErrorObject } from 'ajv'
+import { Ajv } from 'ajv'
 import type { InstancesTable } from '../../db/schema.ts'
 import type { FieldProblem } from '../../errors/domain-error.ts'
+import { describeAjvError } from '../../http/problem.ts'
 import type { OrgId } from '../../ids.ts'
 import { sizeProblems } from './checks.ts'
 import { CreateInstanceBody, type BulkReport, type CreateInstanceInput } from './schemas.ts'
@@ -23,13 +24,7 @@ export function createItemValidator(): (value: unknown) => Problem[] {
   const check = new Ajv({ allErrors: true, strict: false, coerceTypes: false }).compile(CreateInstanceBody)
   return (value) => {
     if (check(value)) return sizeProblems(value as CreateInstanceInput)
-    return (check.errors ?? []).map((e: ErrorObject) => {
-      const child = e.params.missingProperty ?? e.params.additionalProperty
-      return {
-        pointer: child === undefined ? e.instancePath : `${e.instancePath}/${String(child)}`,
-        message: e.keyword === 'additionalProperties' ? 'is not a known property' : e.message ?? 'is not valid',
-      }
-    })
+    return (check.errors ?? []).map(describeAjvError)
   }
 }
 
