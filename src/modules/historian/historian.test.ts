@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
+import { MAX_UNMAPPED_TAGS_LISTED } from './service/import-run.ts'
 import { assertNothingStored, batchCount, fixture, mappingFor, plant, sampleCount, series, standardParts, upload , sharedHarness } from './test-setup.ts'
 
 for (const dialect of testDialects()) {
@@ -20,6 +21,26 @@ for (const dialect of testDialects()) {
       assert.equal(batch.tags[0].unit, 'm3/h')
       const read = await series(h, p, 'instanceId=ins_pump&tag=flow')
       assert.deepEqual(read.samples.map((s) => [s.value, s.text]), [[5, null], [null, 'Running']])
+    })
+
+    it('unmapped tags: the first 1 000 are listed in file order with their rows; rows of further ones are rejected and counted, their names not kept', async () => {
+      const h = shared()
+      const p = await plant(h)
+      const extra = 5
+      const lines = ['timestamp,tag,value', '2024-01-01T00:00:00Z,A,1']
+      for (let i = 0; i < MAX_UNMAPPED_TAGS_LISTED + extra; i++) lines.push(`2024-01-01T00:00:00Z,U${i},${i}`)
+      lines.push('2024-01-01T00:01:00Z,U0,1', `2024-01-01T00:01:00Z,U${MAX_UNMAPPED_TAGS_LISTED},1`, '2024-01-01T00:01:00Z,A,2')
+      const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', `${lines.join('\n')}\n`, 'historian_tag,instance_id,tag_key\nA,ins_pump,flow\n'))
+      assert.equal(res.statusCode, 201, res.body)
+      const batch = res.json()
+      assert.equal(batch.samplesStored, 2)
+      assert.equal(batch.rowsRejected, MAX_UNMAPPED_TAGS_LISTED + extra + 2)
+      assert.equal(batch.rejections.count, MAX_UNMAPPED_TAGS_LISTED + extra + 2)
+      assert.equal(batch.unmappedTags.length, MAX_UNMAPPED_TAGS_LISTED)
+      assert.deepEqual(batch.unmappedTags.slice(0, 2), [{ tag: 'U0', rows: 2 }, { tag: 'U1', rows: 1 }])
+      assert.deepEqual(batch.unmappedTags.at(-1), { tag: `U${MAX_UNMAPPED_TAGS_LISTED - 1}`, rows: 1 })
+      const read = await series(h, p, 'instanceId=ins_pump&tag=flow')
+      assert.deepEqual(read.samples.map((s) => s.value), [1, 2])
     })
 
     it('local times follow the timezone part across both daylight-saving changes; the repeated hour is resolved by row order', async () => {

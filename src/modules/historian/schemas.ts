@@ -23,6 +23,10 @@ const CollisionValueSchema = Type.Object({
   quality: Type.String({ description: 'good, uncertain or bad' }),
 }, { additionalProperties: false })
 
+const UnmappedTagsSchema = Type.Array(Type.Object({ tag: Type.String(), rows: Type.Integer() }, { additionalProperties: false }), {
+  description: 'Historian tags of the file that mapping_csv does not name, with their rejected rows: the first 1 000 such tags in file order. Rows of further unmapped tags are rejected and counted in `rowsRejected` and the rejections report like the others, but not listed here.',
+})
+
 export const CollisionSchema = Type.Object({
   instanceId: Type.String(), tagKey: Type.String(), ts: Iso,
   resolution: Type.Union([Type.Literal('keptStored'), Type.Literal('replacedStored')], {
@@ -56,7 +60,7 @@ export const BatchSchema = Type.Object({
     first: Type.Array(CollisionSchema, { description: 'The first 20 listed.' }),
     reportUrl: Type.Union([Type.String(), Type.Null()], { description: 'Every listed collision, paged.' }),
   }, { additionalProperties: false }),
-  unmappedTags: Type.Array(Type.Object({ tag: Type.String(), rows: Type.Integer() }, { additionalProperties: false })),
+  unmappedTags: UnmappedTagsSchema,
   timeRange: Type.Union([Type.Object({ from: Iso, to: Iso }, { additionalProperties: false }), Type.Null()]),
   tags: Type.Array(TagCoverageSchema),
   contentHash: Type.Object({ trendCsv: Type.String(), mappingCsv: Type.String() }, { additionalProperties: false, description: '`sha256:` + hex of each file as sent; empty while running.' }),
@@ -90,7 +94,7 @@ export const RejectionReportSchema = Type.Object({
   batchId: Type.String(),
   count: Type.Integer({ description: 'Every rejection; `rejections` holds the first ones.' }),
   rejections: Type.Array(RejectionSchema),
-  unmappedTags: Type.Array(Type.Object({ tag: Type.String(), rows: Type.Integer() }, { additionalProperties: false })),
+  unmappedTags: UnmappedTagsSchema,
 }, { additionalProperties: false })
 
 export const CollisionsQuery = Type.Object({

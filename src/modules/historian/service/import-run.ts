@@ -24,6 +24,13 @@ export const MAX_COLLISIONS_LISTED = 1000
 /** Keys looked up per statement when listing collisions (2 parameters each; SQLite allows 32 766). */
 const COLLISION_KEYS_PER_QUERY = 5000
 
+/**
+ * The unmapped tags a batch lists and remembers, the first in file order. Rows of further unmapped tags are rejected
+ * and counted like the others, but their names are not kept: a file of distinct names (say a `wide` export read as
+ * `long`, each value taken for a tag) must not grow the import's memory with every row.
+ */
+export const MAX_UNMAPPED_TAGS_LISTED = 1000
+
 const QUALITY_CODE: Record<Quality, number> = { good: 192, uncertain: 64, bad: 0 }
 
 export interface ImportPlan {
@@ -65,6 +72,9 @@ export class ImportRun {
   readonly #plan: ImportPlan
   readonly #row: HistorianBatchesTable
   readonly #tags = new Map<string, TagState>()
+  #unmappedTagsListed = 0
+  /** The state of every unmapped tag past MAX_UNMAPPED_TAGS_LISTED: rows counted, the names not kept. */
+  readonly #unlisted: TagState = { coverage: null, rows: 0, pair: -1 }
   readonly #pairs = new SeriesPairs()
   /** The chunk being parsed; at each flush it is copied into the lanes' parts and filled again. */
   readonly #buffer = new SampleBuffer(this.#pairs)
@@ -166,15 +176,7 @@ export class ImportRun {
         const samples = batch.samples
         for (let i = 0; i < samples.length; i++) {
           const tag = samples.tags[i]!
-          let state = this.#tags.get(tag)
-          if (state === undefined) {
-            const m = this.#plan.mapping.get(tag)
-            state = {
-              coverage: m === undefined ? null : { historianTag: tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null },
-              rows: 0, pair: m === undefined ? -1 : this.#pairs.number(m.instanceId, m.tagKey),
-            }
-            this.#tags.set(tag, state)
-          }
+          const state = this.#tags.get(tag) ?? this.#tagState(tag)
           const c = state.coverage
           if (c === null) {
             state.rows++
@@ -345,12 +347,27 @@ export class ImportRun {
     row.report = JSON.stringify(this.#report(summary.separator, summary.emptyCells, summary.sentinelCells, null, rejections))
   }
 
+  /** The state of a tag seen for the first time, remembered unless it is an unmapped one past the listed ones. */
+  #tagState(tag: string): TagState {
+    const m = this.#plan.mapping.get(tag)
+    if (m === undefined) {
+      if (this.#unmappedTagsListed >= MAX_UNMAPPED_TAGS_LISTED) return this.#unlisted
+      this.#unmappedTagsListed++
+    }
+    const state: TagState = {
+      coverage: m === undefined ? null : { historianTag: tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null },
+      rows: 0, pair: m === undefined ? -1 : this.#pairs.number(m.instanceId, m.tagKey),
+    }
+    this.#tags.set(tag, state)
+    return state
+  }
+
   #covered(): TagCoverage[] {
     return [...this.#tags.values()].flatMap((s) => (s.coverage === null ? [] : [s.coverage]))
   }
 
   #report(separator: string | null, emptyCells: number, sentinelCells: number, forcedOver: string | null, rejections: Rejection[] = []): BatchReport {
-    const unmappedTags = [...this.#tags.entries()].filter(([, s]) => s.coverage === null).map(([tag, s]) => ({ tag, rows: s.rows })).slice(0, 1000)
+    const unmappedTags = [...this.#tags.entries()].filter(([, s]) => s.coverage === null).map(([tag, s]) => ({ tag, rows: s.rows }))
     return { separator, timezone: this.#plan.options.timezone, rejections, unmappedTags, emptyCells, sentinelCells, forcedOver, collisions: this.#collisions }
   }
 
