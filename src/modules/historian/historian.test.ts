@@ -213,6 +213,27 @@ for (const dialect of testDialects()) {
       assert.equal(csvRes.body.trim().split('\r\n').length, 3)
     })
 
+    it('a listed batch is the batch\'s summary: the same fields, with the lists that grow with the file counted, not listed', async () => {
+      const h = shared()
+      const p = await plant(h)
+      const trend = 'timestamp,tag,value\n2024-01-01T00:00:00Z,A,1\n2024-01-01T00:00:00Z,B,2\n2024-01-01T00:00:00Z,C,3\n2024-01-01T00:00:00Z,D,4\n'
+      const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, 'historian_tag,instance_id,tag_key\nA,ins_pump,a\nB,ins_pump,b\n'))
+      assert.equal(res.statusCode, 201, res.body)
+      const batch = (await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches/${res.json().id}` })).json()
+      const listed = (await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches?siteId=${p.siteCode}` })).json().items[0]
+      const { tags, unmappedTags, rejections, collisionReport, ...common } = batch
+      assert.deepEqual(listed, {
+        ...common,
+        rejections: { count: rejections.count, reportUrl: rejections.reportUrl },
+        collisionReport: { count: collisionReport.count, listed: collisionReport.listed, reportUrl: collisionReport.reportUrl },
+        unmappedTagCount: 2,
+        tagCount: 2,
+      })
+      assert.equal(tags.length, 2)
+      assert.deepEqual(unmappedTags.map((u: { tag: string }) => u.tag), ['C', 'D'])
+      assert.equal(rejections.count, 2)
+    })
+
     it('batches list newest first in pages; deleting one removes its samples and the site preview counts them', async () => {
       const h = shared()
       const p = await plant(h)

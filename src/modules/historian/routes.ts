@@ -38,7 +38,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
   app.get('/', {
     config: { policy: 'member' },
     schema: {
-      tags: ['Historian'], summary: 'List the import batches of a site', description: `Paged, newest first; running and failed batches included. ${READ}`,
+      tags: ['Historian'], summary: 'List the import batches of a site', description: `Paged, newest first; running and failed batches included. Each batch as a summary: the lists that grow with the file (tags covered, unmapped tags, the first rejections and collisions) are counted (\`tagCount\`, \`unmappedTagCount\`, \`count\`); \`GET …/{batchId}\` lists them. ${READ}`,
       querystring: ListBatchesQuery, response: { 200: BatchPage, ...problemResponses(400, 401, 403, 404, 429) },
     },
   }, async (request) => historian.list(request.principal.orgId, request.query))

@@ -36,7 +36,8 @@ export const CollisionSchema = Type.Object({
   discarded: CollisionValueSchema,
 }, { additionalProperties: false })
 
-export const BatchSchema = Type.Object({
+/** What a batch and its summary share (batch-view.ts batchFields). */
+const BatchFields = {
   id: Type.Union([Type.String({ description: '`bat_…`' }), Type.Null()], { description: 'Null for a dry run (nothing stored).' }),
   siteId: Type.String(),
   format: Type.String({ description: 'The layout used: the one sent, or the one `auto` chose.' }),
@@ -49,20 +50,7 @@ export const BatchSchema = Type.Object({
   rowsRejected: Type.Integer({ description: 'Rejected rows (cells in wide layouts), unmapped tags included.' }),
   collisions: Type.Integer({ description: 'Without force: samples not stored because another batch holds a value at that tag and timestamp.' }),
   replaced: Type.Integer({ description: 'With force: stored values this batch replaced.' }),
-  rejections: Type.Object({
-    count: Type.Integer(),
-    first: Type.Array(RejectionSchema, { description: 'The first rejections (maxRejections, default 100), in file order.' }),
-    reportUrl: Type.Union([Type.String(), Type.Null()], { description: 'The downloadable report (JSON, or CSV with ?as=csv).' }),
-  }, { additionalProperties: false }),
-  collisionReport: Type.Object({
-    count: Type.Integer({ description: 'Every collision: `collisions` without force, `replaced` with force.' }),
-    listed: Type.Integer({ description: 'How many the report lists (the first 1 000, in file order without force; by instance, tag and time with force).' }),
-    first: Type.Array(CollisionSchema, { description: 'The first 20 listed.' }),
-    reportUrl: Type.Union([Type.String(), Type.Null()], { description: 'Every listed collision, paged.' }),
-  }, { additionalProperties: false }),
-  unmappedTags: UnmappedTagsSchema,
   timeRange: Type.Union([Type.Object({ from: Iso, to: Iso }, { additionalProperties: false }), Type.Null()]),
-  tags: Type.Array(TagCoverageSchema),
   contentHash: Type.Object({ trendCsv: Type.String(), mappingCsv: Type.String() }, { additionalProperties: false, description: '`sha256:` + hex of each file as sent; empty while running.' }),
   trendFileName: Type.Union([Type.String(), Type.Null()]),
   separator: Type.Union([Type.String(), Type.Null()]),
@@ -74,10 +62,44 @@ export const BatchSchema = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   createdBy: Type.String(),
   createdAt: Iso, updatedAt: Iso, completedAt: NullableIso,
+}
+
+const RejectionsCount = Type.Integer()
+const RejectionsUrl = Type.Union([Type.String(), Type.Null()], { description: 'The downloadable report (JSON, or CSV with ?as=csv).' })
+const CollisionsCount = Type.Integer({ description: 'Every collision: `collisions` without force, `replaced` with force.' })
+const CollisionsListed = Type.Integer({ description: 'How many the report lists (the first 1 000, in file order without force; by instance, tag and time with force).' })
+const CollisionsUrl = Type.Union([Type.String(), Type.Null()], { description: 'Every listed collision, paged.' })
+
+export const BatchSchema = Type.Object({
+  ...BatchFields,
+  rejections: Type.Object({
+    count: RejectionsCount,
+    first: Type.Array(RejectionSchema, { description: 'The first rejections (maxRejections, default 100), in file order.' }),
+    reportUrl: RejectionsUrl,
+  }, { additionalProperties: false }),
+  collisionReport: Type.Object({
+    count: CollisionsCount,
+    listed: CollisionsListed,
+    first: Type.Array(CollisionSchema, { description: 'The first 20 listed.' }),
+    reportUrl: CollisionsUrl,
+  }, { additionalProperties: false }),
+  unmappedTags: UnmappedTagsSchema,
+  tags: Type.Array(TagCoverageSchema),
 }, { $id: 'HistorianBatch', additionalProperties: false })
 export type Batch = Static<typeof BatchSchema>
 
-export const BatchPage = Page(BatchSchema, 'Batches of the site, newest first.')
+export const BatchSummarySchema = Type.Object({
+  ...BatchFields,
+  rejections: Type.Object({ count: RejectionsCount, reportUrl: RejectionsUrl }, { additionalProperties: false }),
+  collisionReport: Type.Object({ count: CollisionsCount, listed: CollisionsListed, reportUrl: CollisionsUrl }, { additionalProperties: false }),
+  unmappedTagCount: Type.Integer({ description: 'How many unmapped tags the batch lists (at most 1 000).' }),
+  tagCount: Type.Integer({ description: 'How many historian tags the batch covers (its `tags`).' }),
+}, {
+  $id: 'HistorianBatchSummary', additionalProperties: false,
+  description: 'A batch as listed: the lists that grow with the file (`tags`, `unmappedTags`, the first rejections and collisions) are counted here; read the batch for them.',
+})
+
+export const BatchPage = Page(BatchSummarySchema, 'Batches of the site, newest first, as summaries.')
 
 export const ListBatchesQuery = Type.Object({
   siteId: Type.String({ minLength: 1, maxLength: 50, description: 'The site\'s code.' }),

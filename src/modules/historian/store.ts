@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import type { Dialect } from '../../db/connect.ts'
 import type { Db, HistorianBatchesTable } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 
@@ -14,8 +15,19 @@ export function findBatch(db: Db, orgId: OrgId, id: string): Promise<HistorianBa
   return db.selectFrom('historian_batches').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst()
 }
 
-export function listBatchesOfSite(db: Db, orgId: OrgId, siteCode: string, page: { limit: number; before?: string }): Promise<HistorianBatchesTable[]> {
-  let query = db.selectFrom('historian_batches').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode)
+/**
+ * A listed batch: the columns its summary shows. The per-tag coverage, which grows with the file's tags, is counted by
+ * the database instead of read.
+ */
+export type ListedBatchRow = Omit<HistorianBatchesTable, 'tags' | 'options'> & { tag_count: number }
+
+export function listBatchesOfSite(db: Db, dialect: Dialect, orgId: OrgId, siteCode: string, page: { limit: number; before?: string }): Promise<ListedBatchRow[]> {
+  const tagCount = dialect === 'postgres' ? sql<number>`json_array_length(tags::json)` : sql<number>`json_array_length(tags)`
+  let query = db.selectFrom('historian_batches').select([
+    'org_id', 'site_code', 'id', 'format', 'status', 'rows_read', 'samples_stored', 'rejected_count', 'collision_count', 'replaced_count',
+    'bytes_read', 'bytes_total', 'first_ts', 'last_ts', 'report', 'trend_sha256', 'mapping_sha256', 'trend_name', 'is_forced',
+    'error', 'created_by', 'created_at', 'updated_at', 'completed_at', tagCount.as('tag_count'),
+  ]).where('org_id', '=', orgId).where('site_code', '=', siteCode)
   if (page.before !== undefined) query = query.where('id', '<', page.before)
   return query.orderBy('id', 'desc').limit(page.limit + 1).execute()
 }

@@ -1,4 +1,5 @@
 import type { HistorianBatchesTable } from '../../../db/schema.ts'
+import type { ListedBatchRow } from '../store.ts'
 import type { Rejection } from '../parse/index.ts'
 
 export interface TagCoverage {
@@ -58,11 +59,11 @@ const FIRST_COLLISIONS = 20
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
-/** The API shape of a batch (schemas.ts BatchSchema); `id` is null for a dry run. */
-export function toBatch(row: HistorianBatchesTable, options: { isDryRun?: boolean } = {}) {
-  const report = JSON.parse(row.report) as BatchReport
-  const tags = JSON.parse(row.tags) as TagCoverage[]
-  const isDryRun = options.isDryRun === true
+/** The columns a batch and its summary both show. */
+type SummaryColumns = Omit<ListedBatchRow, 'tag_count'>
+
+/** What a batch and its summary share (schemas.ts BatchFields). */
+function batchFields(row: SummaryColumns, report: BatchReport, isDryRun: boolean) {
   return {
     id: isDryRun ? null : row.id,
     siteId: row.site_code,
@@ -76,20 +77,7 @@ export function toBatch(row: HistorianBatchesTable, options: { isDryRun?: boolea
     rowsRejected: row.rejected_count,
     collisions: row.collision_count,
     replaced: row.replaced_count,
-    rejections: {
-      count: row.rejected_count,
-      first: report.rejections.map((r) => (r.column === undefined ? { line: r.line, reason: r.reason } : { line: r.line, reason: r.reason, column: r.column })),
-      reportUrl: isDryRun ? null : `/api/historian/import-batches/${row.id}/rejections`,
-    },
-    collisionReport: {
-      count: row.is_forced === 1 ? row.replaced_count : row.collision_count,
-      listed: listedCollisions(report).length,
-      first: listedCollisions(report).slice(0, FIRST_COLLISIONS).map(toCollision),
-      reportUrl: isDryRun ? null : `/api/historian/import-batches/${row.id}/collisions`,
-    },
-    unmappedTags: report.unmappedTags,
     timeRange: row.first_ts === null || row.last_ts === null ? null : { from: iso(row.first_ts)!, to: iso(row.last_ts)! },
-    tags: tags.map((t) => ({ ...t, firstTs: iso(t.firstTs), lastTs: iso(t.lastTs) })),
     contentHash: { trendCsv: `sha256:${row.trend_sha256}`, mappingCsv: `sha256:${row.mapping_sha256}` },
     trendFileName: row.trend_name,
     separator: report.separator,
@@ -103,4 +91,45 @@ export function toBatch(row: HistorianBatchesTable, options: { isDryRun?: boolea
   }
 }
 
+const reportUrl = (row: SummaryColumns, isDryRun: boolean, report: string) => (isDryRun ? null : `/api/historian/import-batches/${row.id}/${report}`)
+const collisionCount = (row: SummaryColumns) => (row.is_forced === 1 ? row.replaced_count : row.collision_count)
+
+/** The API shape of a batch (schemas.ts BatchSchema); `id` is null for a dry run. */
+export function toBatch(row: HistorianBatchesTable, options: { isDryRun?: boolean } = {}) {
+  const report = JSON.parse(row.report) as BatchReport
+  const tags = JSON.parse(row.tags) as TagCoverage[]
+  const isDryRun = options.isDryRun === true
+  return {
+    ...batchFields(row, report, isDryRun),
+    rejections: {
+      count: row.rejected_count,
+      first: report.rejections.map((r) => (r.column === undefined ? { line: r.line, reason: r.reason } : { line: r.line, reason: r.reason, column: r.column })),
+      reportUrl: reportUrl(row, isDryRun, 'rejections'),
+    },
+    collisionReport: {
+      count: collisionCount(row),
+      listed: listedCollisions(report).length,
+      first: listedCollisions(report).slice(0, FIRST_COLLISIONS).map(toCollision),
+      reportUrl: reportUrl(row, isDryRun, 'collisions'),
+    },
+    unmappedTags: report.unmappedTags,
+    tags: tags.map((t) => ({ ...t, firstTs: iso(t.firstTs), lastTs: iso(t.lastTs) })),
+  }
+}
+
 export type BatchView = ReturnType<typeof toBatch>
+
+/**
+ * A batch as the list shows it (schemas.ts BatchSummarySchema): the lists that grow with the file (tags covered,
+ * unmapped tags, first rejections and collisions) are counted, not listed; GET …/{batchId} has them.
+ */
+export function toBatchSummary(row: ListedBatchRow) {
+  const report = JSON.parse(row.report) as BatchReport
+  return {
+    ...batchFields(row, report, false),
+    rejections: { count: row.rejected_count, reportUrl: reportUrl(row, false, 'rejections') },
+    collisionReport: { count: collisionCount(row), listed: listedCollisions(report).length, reportUrl: reportUrl(row, false, 'collisions') },
+    unmappedTagCount: report.unmappedTags.length,
+    tagCount: row.tag_count,
+  }
+}

@@ -7,7 +7,7 @@ import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { SiteDependent } from '../../sites/service.ts'
 import { type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches, updateBatch } from '../store.ts'
-import { listedCollisions, toBatch, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
+import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
 import { FormFields, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
@@ -108,8 +108,8 @@ export function createHistorianService(deps: HistorianDeps) {
       await sites.require(orgId, query.siteId)
       const limit = query.limit ?? 50
       const before = decodeCursor(query.cursor, ['string'])?.[0] as string | undefined
-      const rows = await listBatchesOfSite(db, orgId, query.siteId, { limit, before })
-      return toPage(rows, limit, (r) => toBatch(r), (r) => [r.id])
+      const rows = await listBatchesOfSite(db, handle.dialect, orgId, query.siteId, { limit, before })
+      return toPage(rows, limit, toBatchSummary, (r) => [r.id])
     },
 
     async get(orgId: OrgId, batchId: string): Promise<BatchView> {
