@@ -11,6 +11,7 @@ import type { OrgId } from '../../ids.ts'
 import { countStoredOfBatch, deleteSamplesOfBatch, ensureSeries, seriesKey } from './store.ts'
 
 const ORG = 'org_n' as OrgId
+const WIDE = 'org_w' as OrgId
 // Two batches interleaved in one series (bat_2 won the collisions at 2 000 and 4 000), one more series of bat_1, and
 // a point of bat_1 in another site that its coverage does not name.
 const POINTS = [
@@ -69,6 +70,30 @@ for (const dialect of testDialects()) {
         assert.equal(await countStoredOfBatch(db, ORG, 'bat_2', { siteCode: 'S1', coverage: [] }), 3)
         assert.equal(await deleteSamplesOfBatch(db, ORG, 'bat_2', { siteCode: 'S1', coverage: [] }), 3)
         assert.deepEqual(await left(db), ['S2/p@3000:bat_1'])
+      })
+    })
+
+    it('a batch over more series than one counting statement takes is counted and deleted whole', async (t) => {
+      const handle = await connectDatabase(await databaseUrlFor(t, dialect), { poolSize: 1 })
+      t.after(() => handle.close())
+      const db = handle.db
+      await withSystemScope(async () => {
+        await migrateToLatest(db)
+        await db.insertInto('orgs').values({ id: WIDE, slug: 'org-w', name: 'W', created_at: 0 }).execute()
+        await db.insertInto('sites').values({ org_id: WIDE, code: 'S1', name: 'S1', description: null, location: null, time_zone: 'UTC', status: 0, created_at: 0, updated_at: 0 }).execute()
+        const tags = Array.from({ length: 700 }, (_, i) => `t${i}`)
+        const ids = await ensureSeries(db, WIDE, 'S1', tags.map((tagKey) => ({ instanceId: 'ins_a', tagKey })))
+        // Each series: two points of bat_1 and, between them, one of bat_2.
+        const points = tags.flatMap((tag) => [1_000, 2_000, 3_000].map((ts) => ({
+          org_id: WIDE, series_id: ids.get(seriesKey('ins_a', tag))!, ts, value: 1, text: null, quality: 192, batch_id: ts === 2_000 ? 'bat_2' : 'bat_1',
+        })))
+        for (let i = 0; i < points.length; i += 500) await db.insertInto('historian_points').values(points.slice(i, i + 500)).execute()
+        const coverage = tags.map((tagKey) => ({ instanceId: 'ins_a', tagKey, firstTs: 1_000, lastTs: 3_000 }))
+        assert.equal(await countStoredOfBatch(db, WIDE, 'bat_1', { siteCode: 'S1', coverage }), 1_400)
+        assert.equal(await countStoredOfBatch(db, WIDE, 'bat_2', { siteCode: 'S1', coverage }), 700)
+        assert.equal(await deleteSamplesOfBatch(db, WIDE, 'bat_1', { siteCode: 'S1', coverage }), 1_400)
+        assert.equal(await countStoredOfBatch(db, WIDE, 'bat_1', { siteCode: 'S1', coverage }), 0)
+        assert.equal(await countStoredOfBatch(db, WIDE, 'bat_2', { siteCode: 'S1', coverage }), 700)
       })
     })
   })
