@@ -65,13 +65,31 @@ export async function ensureSeries(db: Db, orgId: OrgId, siteCode: string, pairs
 export const seriesKey = (instanceId: string, tagKey: string) => `${instanceId}\u0000${tagKey}`
 
 /**
+ * Primary-key ranges a statement reads: a `values` list of (series, from, to) and, for each of its rows, a correlated
+ * sub-select over the range, which both databases run as one primary-key range search a row. (One statement a range
+ * costs PostgreSQL a round trip each; a `union all` of ranges is planned slowly and in parallel there; a join may be
+ * planned as a scan of the whole table; an `or` of ranges is not searched by range on SQLite.) 3 parameters a range.
+ */
+const RANGES_PER_STATEMENT = 5000
+
+/** `ranges` as a common table `ranges(series_id, first_ts, last_ts)`, to put before a statement that reads it. */
+function rangesTable(ranges: SeriesRange[]) {
+  const rows = ranges.map((r) => sql`(cast(${r.seriesId} as bigint), cast(${r.from} as bigint), cast(${r.to} as bigint))`)
+  return sql`with ranges (series_id, first_ts, last_ts) as (values ${sql.join(rows)})`
+}
+
+/** The rows of `table` in the org inside the current row `r` of `ranges`, for a correlated sub-select. */
+const inRange = (table: 'historian_points' | 'historian_staging', orgId: OrgId) => sql`from ${sql.table(table)} p
+  where p.org_id = ${orgId} and p.series_id = r.series_id and p.ts >= r.first_ts and p.ts <= r.last_ts`
+
+/**
  * Whether any stored sample (of any batch, this one included) lies in one of these series' time ranges: when none
  * does, a write cannot meet an existing row and may be a plain INSERT instead of an upsert.
  */
-export async function anySampleInRanges(db: Db, table: 'historian_points' | 'historian_staging', orgId: OrgId, ranges: Array<{ seriesId: number; from: number; to: number }>): Promise<boolean> {
-  for (let start = 0; start < ranges.length; start += 300) {
-    const probes = ranges.slice(start, start + 300).map((r) => sql`select 1 as hit from ${sql.table(table)} where org_id = ${orgId} and series_id = ${r.seriesId} and ts >= ${r.from} and ts <= ${r.to}`)
-    const { rows } = await sql<{ hit: number }>`select hit from (${sql.join(probes, sql` union all `)}) probes limit 1`.execute(db)
+export async function anySampleInRanges(db: Db, table: 'historian_points' | 'historian_staging', orgId: OrgId, ranges: SeriesRange[]): Promise<boolean> {
+  for (let start = 0; start < ranges.length; start += RANGES_PER_STATEMENT) {
+    const { rows } = await sql`${rangesTable(ranges.slice(start, start + RANGES_PER_STATEMENT))}
+      select 1 as hit from ranges r where (select 1 ${inRange(table, orgId)} limit 1) is not null limit 1`.execute(db)
     if (rows.length > 0) return true
   }
   return false
@@ -129,9 +147,6 @@ export async function deleteSamplesOfBatch(db: Db, orgId: OrgId, batchId: string
   return deleted
 }
 
-/** Primary-key ranges counted a statement: one count a range, joined with `union all` (an `or` of ranges is not searched by range on SQLite). */
-const RANGES_PER_COUNT = 300
-
 export async function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string, where: BatchWhere): Promise<number> {
   const ranges = await batchRanges(db, orgId, where.siteCode, where.coverage)
   if (ranges === null) {
@@ -141,10 +156,9 @@ export async function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string, 
     return Number(row.n)
   }
   let n = 0
-  for (let start = 0; start < ranges.length; start += RANGES_PER_COUNT) {
-    const counts = ranges.slice(start, start + RANGES_PER_COUNT).map((r) => sql`select count(*) as n from historian_points
-      where org_id = ${orgId} and series_id = ${r.seriesId} and ts >= ${r.from} and ts <= ${r.to} and batch_id = ${batchId}`)
-    const { rows } = await sql<{ n: number | string | null }>`select sum(n) as n from (${sql.join(counts, sql` union all `)}) counts`.execute(db)
+  for (let start = 0; start < ranges.length; start += RANGES_PER_STATEMENT) {
+    const { rows } = await sql<{ n: number | string | null }>`${rangesTable(ranges.slice(start, start + RANGES_PER_STATEMENT))}
+      select sum((select count(*) ${inRange('historian_points', orgId)} and p.batch_id = ${batchId})) as n from ranges r`.execute(db)
     n += Number(rows[0]?.n ?? 0)
   }
   return n
