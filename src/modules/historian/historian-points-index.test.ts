@@ -8,7 +8,7 @@ import { migrations } from '../../db/migrations/index.ts'
 import type { Db } from '../../db/schema.ts'
 import { withSystemScope } from '../../db/tenant-scope.ts'
 import type { OrgId } from '../../ids.ts'
-import { countStoredOfBatch, deleteSamplesOfBatch, ensureSeries, seriesKey } from './store.ts'
+import { RANGES_PER_STATEMENT, countStoredOfBatch, deleteSamplesOfBatch, ensureSeries, seriesKey } from './store.ts'
 
 const ORG = 'org_n' as OrgId
 const WIDE = 'org_w' as OrgId
@@ -73,7 +73,7 @@ for (const dialect of testDialects()) {
       })
     })
 
-    it('a batch over more series than one counting statement takes is counted and deleted whole', async (t) => {
+    it('a batch over more series than one statement takes is counted and deleted whole, and no other batch\'s sample goes with it', async (t) => {
       const handle = await connectDatabase(await databaseUrlFor(t, dialect), { poolSize: 1 })
       t.after(() => handle.close())
       const db = handle.db
@@ -81,19 +81,25 @@ for (const dialect of testDialects()) {
         await migrateToLatest(db)
         await db.insertInto('orgs').values({ id: WIDE, slug: 'org-w', name: 'W', created_at: 0 }).execute()
         await db.insertInto('sites').values({ org_id: WIDE, code: 'S1', name: 'S1', description: null, location: null, time_zone: 'UTC', status: 0, created_at: 0, updated_at: 0 }).execute()
-        const tags = Array.from({ length: 700 }, (_, i) => `t${i}`)
+        const tags = Array.from({ length: RANGES_PER_STATEMENT + 100 }, (_, i) => `t${i}`)
         const ids = await ensureSeries(db, WIDE, 'S1', tags.map((tagKey) => ({ instanceId: 'ins_a', tagKey })))
-        // Each series: two points of bat_1 and, between them, one of bat_2.
-        const points = tags.flatMap((tag) => [1_000, 2_000, 3_000].map((ts) => ({
-          org_id: WIDE, series_id: ids.get(seriesKey('ins_a', tag))!, ts, value: 1, text: null, quality: 192, batch_id: ts === 2_000 ? 'bat_2' : 'bat_1',
-        })))
+        // Each series: two points of bat_1 and, between them, one of bat_2; the first series also has a point of bat_2
+        // after bat_1's range there, inside the last series' longer range (a statement's series share one time range).
+        const point = (tag: string, ts: number, batch: string) => ({ org_id: WIDE, series_id: ids.get(seriesKey('ins_a', tag))!, ts, value: 1, text: null, quality: 192, batch_id: batch })
+        const points = tags.flatMap((tag) => [point(tag, 1_000, 'bat_1'), point(tag, 2_000, 'bat_2'), point(tag, 3_000, 'bat_1')])
+        points.push(point('t0', 5_000, 'bat_2'), point(tags.at(-1)!, 6_000, 'bat_1'))
         for (let i = 0; i < points.length; i += 500) await db.insertInto('historian_points').values(points.slice(i, i + 500)).execute()
-        const coverage = tags.map((tagKey) => ({ instanceId: 'ins_a', tagKey, firstTs: 1_000, lastTs: 3_000 }))
-        assert.equal(await countStoredOfBatch(db, WIDE, 'bat_1', { siteCode: 'S1', coverage }), 1_400)
-        assert.equal(await countStoredOfBatch(db, WIDE, 'bat_2', { siteCode: 'S1', coverage }), 700)
-        assert.equal(await deleteSamplesOfBatch(db, WIDE, 'bat_1', { siteCode: 'S1', coverage }), 1_400)
+        const coverage = tags.map((tagKey, i) => ({ instanceId: 'ins_a', tagKey, firstTs: 1_000, lastTs: i === tags.length - 1 ? 6_000 : 3_000 }))
+        const bat1 = 2 * tags.length + 1
+        const bat2 = tags.length + 1
+        assert.equal(await countStoredOfBatch(db, WIDE, 'bat_1', { siteCode: 'S1', coverage }), bat1)
+        assert.equal(await countStoredOfBatch(db, WIDE, 'bat_2', { siteCode: 'S1', coverage }), tags.length, 'the point after bat_1\'s range in t0 is outside this coverage')
+        assert.equal(await deleteSamplesOfBatch(db, WIDE, 'bat_1', { siteCode: 'S1', coverage }), bat1)
         assert.equal(await countStoredOfBatch(db, WIDE, 'bat_1', { siteCode: 'S1', coverage }), 0)
-        assert.equal(await countStoredOfBatch(db, WIDE, 'bat_2', { siteCode: 'S1', coverage }), 700)
+        const left = await db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', WIDE).where('batch_id', '=', 'bat_2').executeTakeFirstOrThrow()
+        assert.equal(Number(left.n), bat2)
+        const total = await db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', WIDE).executeTakeFirstOrThrow()
+        assert.equal(Number(total.n), bat2)
       })
     })
   })
