@@ -64,15 +64,16 @@ export async function ensureSeries(db: Db, orgId: OrgId, siteCode: string, pairs
 
 export const seriesKey = (instanceId: string, tagKey: string) => `${instanceId}\u0000${tagKey}`
 
-/**
- * Primary-key ranges a statement reads: a `values` list of (series, from, to) and, for each of its rows, a correlated
- * sub-select over the range, which both databases run as one primary-key range search a row. (One statement a range
- * costs PostgreSQL a round trip each; a `union all` of ranges is planned slowly and in parallel there; a join may be
- * planned as a scan of the whole table; an `or` of ranges is not searched by range on SQLite.) 3 parameters a range.
- */
+/** Series ranges a statement takes: 3 parameters a range in `rangesTable`, 1 a series in DELETE's id list. */
 export const RANGES_PER_STATEMENT = 5000
 
-/** `ranges` as a common table `ranges(series_id, first_ts, last_ts)`, to put before a statement that reads it. */
+/**
+ * `ranges` as a common table `ranges(series_id, first_ts, last_ts)`, to put before a statement that reads each of
+ * its rows with a correlated sub-select (`inRange`): both databases run that as one primary-key range search a row.
+ * (One statement a range costs PostgreSQL a round trip each; a `union all` of ranges is planned slowly and in
+ * parallel there; a join may be planned as a scan of the whole table; an `or` of ranges is not searched by range on
+ * SQLite.)
+ */
 function rangesTable(ranges: SeriesRange[]) {
   const rows = ranges.map((r) => sql`(cast(${r.seriesId} as bigint), cast(${r.from} as bigint), cast(${r.to} as bigint))`)
   return sql`with ranges (series_id, first_ts, last_ts) as (values ${sql.join(rows)})`
