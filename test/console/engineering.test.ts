@@ -165,6 +165,17 @@ test('engineering pages: the site page\'s one-line diagram and the historian pag
     const rejections = page.getByRole('region', { name: 'Rejected rows' })
     await rejections.locator('td').first().waitFor()
     assert.match(await rejections.innerText(), /1 rejection/)
+
+    // Reloaded, the page lists batches as summaries: the tag picker reads the complete batches whole for their tags,
+    // and "Trend" on a row reads its batch and draws its tags.
+    await page.reload()
+    const picker = page.locator('.tag-picker')
+    await picker.locator('input[type=checkbox]').first().waitFor()
+    assert.deepEqual(await picker.locator('label').allInnerTexts(), ['ins_pump · flow (m3/h)', 'ins_pump · pressure (bar)'])
+    assert.equal(await page.locator('.trend').count(), 0)
+    await page.locator('tr[data-status="complete"]').first().getByRole('button', { name: /Trend the tags/ }).click()
+    await page.locator('.trend[data-points]').waitFor()
+    assert.equal(await picker.locator('input[type=checkbox]:checked').count(), 2)
   })
 
   await t.test('alarm load chart (for the alarms page) draws a real load answer', async () => {

@@ -9,16 +9,23 @@ import { pager, type PageOf } from '../paging.ts'
 
 interface SiteSummary { code: string; name: string }
 
-interface Batch {
+/** What a listed batch (a summary) and a whole batch share. */
+interface BatchFields {
   id: string | null; siteId: string; format: string; status: string; isForced: boolean
   rowsRead: number; samplesStored: number; rowsRejected: number; collisions: number; replaced: number
   rejections: { count: number }
-  unmappedTags: Array<{ tag: string; rows: number }>
   timeRange: { from: string; to: string } | null
-  tags: Array<{ historianTag: string; instanceId: string; tagKey: string; unit: string | null; samples: number; firstTs: string | null; lastTs: string | null }>
   trendFileName: string | null; timezone: string
   progress: { bytesRead: number; bytesTotal: number | null; rowsRead: number; samplesWritten: number }
   error: string | null; createdAt: string; completedAt: string | null
+}
+
+/** A batch as the list shows it: its tags counted, not listed. */
+interface BatchSummary extends BatchFields { tagCount: number }
+
+/** A whole batch (the upload's answer, GET …/{batchId}): with the tags it covers. */
+interface Batch extends BatchFields {
+  tags: Array<{ historianTag: string; instanceId: string; tagKey: string; unit: string | null; samples: number; firstTs: string | null; lastTs: string | null }>
 }
 
 interface RejectionReport { batchId: string; count: number; rejections: Array<{ line: number; column?: string; reason: string }>; unmappedTags: Array<{ tag: string; rows: number }> }
@@ -80,11 +87,11 @@ export const page: Page = async (root, ctx) => {
   root.append(uploadBox, batchesBox, rejectionsBox, trendBox)
 
   // Batches, refreshed every 2 s while one of the shown batches is running.
-  let shown: Batch[] = []
+  let shown: BatchSummary[] = []
   let pollTimer: ReturnType<typeof setTimeout> | undefined
   let stopped = false
-  const batches = pager<Batch>(batchesBox, 'Import batches',
-    (cursor) => ctx.api.get<PageOf<Batch>>('/api/historian/import-batches', { siteId: site(), limit: 20, cursor }),
+  const batches = pager<BatchSummary>(batchesBox, 'Import batches',
+    (cursor) => ctx.api.get<PageOf<BatchSummary>>('/api/historian/import-batches', { siteId: site(), limit: 20, cursor }),
     (items) => {
       shown = items
       clearTimeout(pollTimer)
@@ -92,7 +99,19 @@ export const page: Page = async (root, ctx) => {
       return batchTable(items)
     })
 
-  function batchTable(items: Batch[]): HTMLElement {
+  // Whole batches (their tags), read once each: a complete batch does not change.
+  const wholeBatches = new Map<string, Promise<Batch>>()
+  function wholeBatch(id: string): Promise<Batch> {
+    let batch = wholeBatches.get(id)
+    if (batch === undefined) {
+      batch = ctx.api.get<Batch>(`/api/historian/import-batches/${encodeURIComponent(id)}`)
+      wholeBatches.set(id, batch)
+      batch.catch(() => wholeBatches.delete(id))
+    }
+    return batch
+  }
+
+  function batchTable(items: BatchSummary[]): HTMLElement {
     return table('Import batches', ['Imported', 'File', 'Format', 'Status', 'Rows read', 'Samples stored', 'Rejected', 'Collisions / replaced', 'Period', 'Actions'], items.map((b) => ({
       attrs: { 'data-batch-id': b.id ?? '', 'data-status': b.status },
       cells: [
@@ -103,12 +122,12 @@ export const page: Page = async (root, ctx) => {
         b.timeRange ? h('span', {}, time(b.timeRange.from), ' – ', time(b.timeRange.to)) : '—',
         h('span', { class: 'row-actions' },
           b.id && b.rowsRejected > 0 ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `Rejected rows of ${b.trendFileName ?? b.id}`, onclick: () => { void showRejections(b) } }, 'Rejected rows') : null,
-          b.status === 'complete' && b.tags.length > 0 ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `Trend the tags of ${b.trendFileName ?? b.id}`, onclick: () => chooseBatch(b) }, 'Trend') : null),
+          b.id && b.status === 'complete' && b.tagCount > 0 ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `Trend the tags of ${b.trendFileName ?? b.id}`, onclick: () => { void trendOf(b.id!) } }, 'Trend') : null),
       ],
     })), { empty: 'No imports for this site yet.' })
   }
 
-  async function showRejections(b: Batch): Promise<void> {
+  async function showRejections(b: BatchSummary): Promise<void> {
     rejectionsBox.hidden = false
     clear(rejectionsBody)
     rejectionsBody.append(h('p', { class: 'hint' }, 'Loading…'))
@@ -184,7 +203,7 @@ export const page: Page = async (root, ctx) => {
             `Imported ${batch.samplesStored} samples from ${batch.rowsRead} rows (${batch.format}); ${batch.rowsRejected} rejected`,
             batch.collisions ? `, ${batch.collisions} not stored (another batch holds those values)` : '', batch.replaced ? `, ${batch.replaced} replaced` : '', '.'))
           await batches.first()
-          if (batch.status === 'complete' && batch.tags.length > 0) chooseBatch(batch)
+          if (batch.status === 'complete' && batch.tags.length > 0) void chooseBatch(batch)
         } catch (error) {
           progressRow.hidden = true
           if (error instanceof ApiProblem && error.status === 409) {
@@ -219,9 +238,18 @@ export const page: Page = async (root, ctx) => {
     toInput.value = localInput(after(Math.max(...lasts)))
   })
 
-  function tagOptions(batch: Batch | null): void {
+  /** The tag picker: the tags of `batch`, or of every complete batch shown (read whole, in parallel). */
+  async function tagOptions(batch: Batch | null): Promise<void> {
+    let sources: Batch[]
+    try {
+      sources = batch ? [batch] : await Promise.all(shown.filter((x) => x.id && x.status === 'complete' && x.tagCount > 0).map((x) => wholeBatch(x.id!)))
+    } catch (error) {
+      clear(picker)
+      picker.append(h('legend', {}, 'Tags'), h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
+      return
+    }
     const seen = new Map<string, { series: TrendSeries; first: number; last: number }>()
-    for (const b of batch ? [batch] : shown.filter((x) => x.status === 'complete')) {
+    for (const b of sources) {
       for (const t of b.tags) {
         const key = `${t.instanceId}\u0000${t.tagKey}`
         const first = t.firstTs ? Date.parse(t.firstTs) : NaN
@@ -245,14 +273,25 @@ export const page: Page = async (root, ctx) => {
     }
   }
 
-  function chooseBatch(b: Batch): void {
-    tagOptions(b)
+  async function chooseBatch(b: Batch): Promise<void> {
+    await tagOptions(b)
     if (b.timeRange) {
       fromInput.value = localInput(Date.parse(b.timeRange.from))
       toInput.value = localInput(after(Date.parse(b.timeRange.to)))
     }
-    void drawTrend()
+    const drawn = drawTrend() // puts the chart in place at once, before the page scrolls to it
     trendBox.scrollIntoView({ block: 'nearest' })
+    await drawn
+  }
+
+  /** "Trend" on a listed batch: its tags come with the whole batch. */
+  async function trendOf(id: string): Promise<void> {
+    try {
+      await chooseBatch(await wholeBatch(id))
+    } catch (error) {
+      clear(chartBox)
+      chartBox.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
+    }
   }
 
   async function drawTrend(): Promise<void> {
@@ -285,7 +324,7 @@ export const page: Page = async (root, ctx) => {
   })
 
   await batches.reload()
-  tagOptions(null)
+  await tagOptions(null)
   const firstComplete = shown.find((b) => b.status === 'complete' && b.timeRange)
   if (firstComplete?.timeRange) {
     fromInput.value = localInput(Date.parse(firstComplete.timeRange.from))
