@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { Agent, request } from 'node:http'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
-import { ratio, startBenchServer, stopBenchServer } from './lib.ts'
+import { ratio, scratchSqlite, startBenchServer, stopBenchServer } from './lib.ts'
 
 const BULK = 2000
 const CONTROLLER_PAGE = 500
@@ -26,95 +26,106 @@ export async function benchControllers(dialects: Array<{ name: string; url?: str
   const controllers = Number(process.env.BENCH_CONTROLLERS ?? 1000)
   const instances = Number(process.env.BENCH_INSTANCES ?? 50_000)
   for (const dialect of dialects) {
-    const server = await startBenchServer('app.ts', dialect.url ? { BENCH_DATABASE_URL: dialect.url } : {})
-    const base = `http://127.0.0.1:${server.info.port}`
-    const headers = { host: server.info.host!, 'x-api-key': server.info.key!, 'content-type': 'application/json' }
-    const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT })
-    // node:http rather than fetch: fetch does not send our Host header, which names the tenant.
-    const call = (method: string, path: string, body?: unknown) => new Promise<Record<string, unknown>>((resolve, reject) => {
-      const req = request(`${base}${path}`, { method, headers, agent }, (res) => {
-        let text = ''
-        res.setEncoding('utf8').on('data', (d: string) => { text += d }).on('end', () => {
-          if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`))
-          else resolve(JSON.parse(text) as Record<string, unknown>)
-        })
-      })
-      req.on('error', reject).end(body === undefined ? undefined : JSON.stringify(body))
-    })
-    const api = await (async () => {
+    // The driver baseline runs on the same database after the server stopped: on SQLite the file is the bench's own.
+    const scratch = dialect.url === undefined ? scratchSqlite() : undefined
     try {
-      await call('POST', '/api/sites', { code: 'API', name: 'through the API' })
-      await call('POST', '/api/sites', { code: 'RAW', name: 'through the driver' })
-
-      // API: controllers one request each.
-      let t = performance.now()
-      const controllerIds: string[] = []
-      for (let next = 0; next < controllers;) {
-        const wave = Array.from({ length: Math.min(IN_FLIGHT, controllers - next) }, (_, k) => next + k)
-        next += wave.length
-        const made = await Promise.all(wave.map((i) => call('POST', '/api/sites/API/controllers', {
-          name: `PLC ${i}`, platform: 1, assetNumber: `PLC-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: `10.${(i >> 8) & 255}.${i & 255}.1` },
-        })))
-        for (const c of made) controllerIds.push(String(c.controllerId ?? c.id))
-      }
-      const apiControllersMs = performance.now() - t
-      t = performance.now()
-      for (let b = 0; b * BULK < instances; b++) {
-        const items = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
-          const i = b * BULK + k
-          return { id: `I${i}`, name: `Instance ${i}`, typeId: 'conveyor', assetNumber: `A-${i}`, controllerId: controllerIds[i % controllerIds.length], tagMappings: tagsOf(i) }
-        })
-        await call('POST', '/api/sites/API/instances/bulk', items)
-      }
-      const apiInstancesMs = performance.now() - t
-      t = performance.now()
-      const controllerPages = await pageAll((cursor) => call('GET', `/api/sites/API/controllers?limit=${CONTROLLER_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`))
-      const apiReadControllersMs = performance.now() - t
-      t = performance.now()
-      const instancePages = await pageAll((cursor) => call('GET', `/api/sites/API/instances?limit=${INSTANCE_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`))
-      const apiReadInstancesMs = performance.now() - t
-      return { apiControllersMs, apiInstancesMs, apiReadControllersMs, apiReadInstancesMs, controllerPages, instancePages }
+      await benchDialect(dialect.name, dialect.url ?? scratch!.url, controllers, instances)
     } finally {
-      agent.destroy()
-      await stopBenchServer(server)
+      scratch?.remove()
     }
-    })()
-    const { apiControllersMs, apiInstancesMs, apiReadControllersMs, apiReadInstancesMs, controllerPages, instancePages } = api
+  }
+}
 
-    const raw = await rawDriver(server.info.databaseUrl!)
-    const orgId = server.info.orgId!
-    const now = Date.now()
+async function benchDialect(name: string, databaseUrl: string, controllers: number, instances: number): Promise<void> {
+  const api = await benchApi(databaseUrl, controllers, instances)
+  const { apiControllersMs, apiInstancesMs, apiReadControllersMs, apiReadInstancesMs, controllerPages, instancePages, orgId } = api
+  const raw = await rawDriver(databaseUrl)
+  const now = Date.now()
+  let t = performance.now()
+  const rawControllerIds: string[] = []
+  for (let i = 0; i < controllers; i++) {
+    const id = randomUUID()
+    rawControllerIds.push(id)
+    await raw.insert('controllers', CONTROLLER_COLUMNS, [[orgId, 'RAW', id, `PLC ${i}`, 1, null, `PLC-${i}`, 'EtherNet/IP', `10.${(i >> 8) & 255}.${i & 255}.1`, 44818, null, 1000, 5000, 5000, 3, null, null, now, now]])
+  }
+  const rawControllersMs = performance.now() - t
+  t = performance.now()
+  for (let b = 0; b * BULK < instances; b++) {
+    const rows = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
+      const i = b * BULK + k
+      return [orgId, 'RAW', `I${i}`, `Instance ${i}`, 'conveyor', null, `A-${i}`, rawControllerIds[i % rawControllerIds.length], null, JSON.stringify(tagsOf(i)), 3, '{}', now, now]
+    })
+    await raw.insert('instances', INSTANCE_COLUMNS, rows)
+  }
+  const rawInstancesMs = performance.now() - t
+  t = performance.now()
+  const rawControllerPages = await raw.pages('controllers', orgId, 'RAW', CONTROLLER_PAGE)
+  const rawReadControllersMs = performance.now() - t
+  t = performance.now()
+  const rawInstancePages = await raw.pages('instances', orgId, 'RAW', INSTANCE_PAGE)
+  const rawReadInstancesMs = performance.now() - t
+  await raw.close()
+
+  const line = (what: string, apiMs: number, rawMs: number, extra = '') =>
+    console.log(`${name.padEnd(8)} ${what.padEnd(34)} API ${apiMs.toFixed(0).padStart(6)} ms   driver ${rawMs.toFixed(0).padStart(6)} ms   API/driver ${ratio(apiMs, rawMs)}${extra}`)
+  line(`create ${controllers} controllers`, apiControllersMs, rawControllersMs, `  (${(controllers / apiControllersMs * 1000).toFixed(0)} req/s, ${IN_FLIGHT} in flight)`)
+  line(`bulk-create ${instances} instances`, apiInstancesMs, rawInstancesMs, `  (${(instances / apiInstancesMs * 1000).toFixed(0)} instances/s)`)
+  line(`read ${controllers} controllers`, apiReadControllersMs, rawReadControllersMs, `  (${controllerPages} / ${rawControllerPages} pages)`)
+  line(`read ${instances} instances`, apiReadInstancesMs, rawReadInstancesMs, `  (${instancePages} / ${rawInstancePages} pages)`)
+}
+
+/** The candidate: a server process over `databaseUrl`, stopped before this returns. */
+async function benchApi(databaseUrl: string, controllers: number, instances: number) {
+  const server = await startBenchServer('app.ts', { BENCH_DATABASE_URL: databaseUrl })
+  const base = `http://127.0.0.1:${server.info.port}`
+  const headers = { host: server.info.host!, 'x-api-key': server.info.key!, 'content-type': 'application/json' }
+  const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT })
+  // node:http rather than fetch: fetch does not send our Host header, which names the tenant.
+  const call = (method: string, path: string, body?: unknown) => new Promise<Record<string, unknown>>((resolve, reject) => {
+    const req = request(`${base}${path}`, { method, headers, agent }, (res) => {
+      let text = ''
+      res.setEncoding('utf8').on('data', (d: string) => { text += d }).on('end', () => {
+        if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`))
+        else resolve(JSON.parse(text) as Record<string, unknown>)
+      })
+    })
+    req.on('error', reject).end(body === undefined ? undefined : JSON.stringify(body))
+  })
+  try {
+    await call('POST', '/api/sites', { code: 'API', name: 'through the API' })
+    await call('POST', '/api/sites', { code: 'RAW', name: 'through the driver' })
+
+    // API: controllers one request each.
     let t = performance.now()
-    const rawControllerIds: string[] = []
-    for (let i = 0; i < controllers; i++) {
-      const id = randomUUID()
-      rawControllerIds.push(id)
-      await raw.insert('controllers', CONTROLLER_COLUMNS, [[orgId, 'RAW', id, `PLC ${i}`, 1, null, `PLC-${i}`, 'EtherNet/IP', `10.${(i >> 8) & 255}.${i & 255}.1`, 44818, null, 1000, 5000, 5000, 3, null, null, now, now]])
+    const controllerIds: string[] = []
+    for (let next = 0; next < controllers;) {
+      const wave = Array.from({ length: Math.min(IN_FLIGHT, controllers - next) }, (_, k) => next + k)
+      next += wave.length
+      const made = await Promise.all(wave.map((i) => call('POST', '/api/sites/API/controllers', {
+        name: `PLC ${i}`, platform: 1, assetNumber: `PLC-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: `10.${(i >> 8) & 255}.${i & 255}.1` },
+      })))
+      for (const c of made) controllerIds.push(String(c.controllerId ?? c.id))
     }
-    const rawControllersMs = performance.now() - t
+    const apiControllersMs = performance.now() - t
     t = performance.now()
     for (let b = 0; b * BULK < instances; b++) {
-      const rows = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
+      const items = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
         const i = b * BULK + k
-        return [orgId, 'RAW', `I${i}`, `Instance ${i}`, 'conveyor', null, `A-${i}`, rawControllerIds[i % rawControllerIds.length], null, JSON.stringify(tagsOf(i)), 3, '{}', now, now]
+        return { id: `I${i}`, name: `Instance ${i}`, typeId: 'conveyor', assetNumber: `A-${i}`, controllerId: controllerIds[i % controllerIds.length], tagMappings: tagsOf(i) }
       })
-      await raw.insert('instances', INSTANCE_COLUMNS, rows)
+      await call('POST', '/api/sites/API/instances/bulk', items)
     }
-    const rawInstancesMs = performance.now() - t
+    const apiInstancesMs = performance.now() - t
     t = performance.now()
-    const rawControllerPages = await raw.pages('controllers', orgId, 'RAW', CONTROLLER_PAGE)
-    const rawReadControllersMs = performance.now() - t
+    const controllerPages = await pageAll((cursor) => call('GET', `/api/sites/API/controllers?limit=${CONTROLLER_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`))
+    const apiReadControllersMs = performance.now() - t
     t = performance.now()
-    const rawInstancePages = await raw.pages('instances', orgId, 'RAW', INSTANCE_PAGE)
-    const rawReadInstancesMs = performance.now() - t
-    await raw.close()
-
-    const line = (what: string, apiMs: number, rawMs: number, extra = '') =>
-      console.log(`${dialect.name.padEnd(8)} ${what.padEnd(34)} API ${apiMs.toFixed(0).padStart(6)} ms   driver ${rawMs.toFixed(0).padStart(6)} ms   API/driver ${ratio(apiMs, rawMs)}${extra}`)
-    line(`create ${controllers} controllers`, apiControllersMs, rawControllersMs, `  (${(controllers / apiControllersMs * 1000).toFixed(0)} req/s, ${IN_FLIGHT} in flight)`)
-    line(`bulk-create ${instances} instances`, apiInstancesMs, rawInstancesMs, `  (${(instances / apiInstancesMs * 1000).toFixed(0)} instances/s)`)
-    line(`read ${controllers} controllers`, apiReadControllersMs, rawReadControllersMs, `  (${controllerPages} / ${rawControllerPages} pages)`)
-    line(`read ${instances} instances`, apiReadInstancesMs, rawReadInstancesMs, `  (${instancePages} / ${rawInstancePages} pages)`)
+    const instancePages = await pageAll((cursor) => call('GET', `/api/sites/API/instances?limit=${INSTANCE_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`))
+    const apiReadInstancesMs = performance.now() - t
+    return { apiControllersMs, apiInstancesMs, apiReadControllersMs, apiReadInstancesMs, controllerPages, instancePages, orgId: server.info.orgId! }
+  } finally {
+    agent.destroy()
+    await stopBenchServer(server)
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 
@@ -19,6 +20,15 @@ export function startBenchServer(script: string, env: Record<string, string> = {
     })
     child.on('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
   })
+}
+
+/**
+ * A SQLite file in a folder of the bench's own, for a bench that opens the database after its server stopped (the
+ * server's own scratch folder, without BENCH_DATABASE_URL, is removed when it stops).
+ */
+export function scratchSqlite(): { url: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'sitegrid-bench-'))
+  return { url: `sqlite:${join(dir, 'bench.db')}`, remove: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
 export async function stopBenchServer(s: Started): Promise<void> {
