@@ -14,7 +14,7 @@ export const catalog = {
   Conflict: { status: 409, title: 'Conflict', doc: 'The request conflicts with the current state (a duplicate, or a resource still in use).' },
   ConfirmationRequired: { status: 409, title: 'Confirmation required', doc: 'A destructive operation needs an explicit confirmation; the answer says what would be affected.' },
   PayloadTooLarge: { status: 413, title: 'Payload too large', doc: 'The body exceeds the configured size limit (`SITEGRID_BODY_LIMIT_BYTES`).' },
-  UnsupportedMediaType: { status: 415, title: 'Unsupported media type', doc: 'The content type of the body is not accepted by this endpoint.' },
+  UnsupportedMediaType: { status: 415, title: 'Unsupported media type', doc: 'The content type of the body (or its absence, when a body is sent) is not one this endpoint reads. `acceptedTypes` lists those it does, for example `["application/json"]`; nothing was changed.' },
   UnprocessableEntity: { status: 422, title: 'Unprocessable entity', doc: 'The body is well-formed but refers to something that does not exist or cannot be used.' },
   RateLimited: { status: 429, title: 'Too many requests', doc: 'The per-credential request rate was exceeded. `Retry-After` says when to try again.' },
   PackageInvalid: { status: 422, title: 'The tenant package is not valid', doc: 'The package is truncated, tampered with (a count or checksum does not match), of an unknown newer format version, or of another organisation. `reason` says which; nothing was changed.' },

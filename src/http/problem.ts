@@ -80,9 +80,24 @@ function fieldProblems(err: FastifyError & { validation?: AjvError[]; validation
   })
 }
 
+/**
+ * The 415 of every route: the body's content type is not one the route reads. `acceptedTypes` lists those it does
+ * (also in the detail), so a client can correct the request without reading the document.
+ */
+export function unsupportedMediaType(acceptedTypes: readonly string[]): DomainError<'UnsupportedMediaType'> {
+  return new DomainError('UnsupportedMediaType', `Send the body as ${acceptedTypes.join(' or ')}.`, { extensions: { acceptedTypes: [...acceptedTypes] } })
+}
+
+/** Every body media type some route reads; a route's own are those its (encapsulated) instance has a parser for. */
+const BODY_MEDIA_TYPES = ['application/json', 'text/csv', 'application/csv', 'multipart/form-data', 'application/gzip', 'application/octet-stream']
+
+/** The media types the request's route reads, from the parsers of the instance it was registered in. */
+export function acceptedTypesOf(request: FastifyRequest): string[] {
+  return BODY_MEDIA_TYPES.filter((type) => request.server.hasContentTypeParser(type))
+}
+
 const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PayloadTooLarge',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UnsupportedMediaType',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'MalformedBody',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'MalformedBody',
   FST_ERR_CTP_INVALID_JSON_BODY: 'MalformedBody',
@@ -122,6 +137,10 @@ export function installProblemHandlers(app: FastifyInstance): void {
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return sendProblem(reply, request, 'PayloadTooLarge', `The body exceeds the limit of ${request.routeOptions.bodyLimit ?? 'configured'} bytes (SITEGRID_BODY_LIMIT_BYTES).`)
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      const { message, extensions } = unsupportedMediaType(acceptedTypesOf(request))
+      return sendProblem(reply, request, 'UnsupportedMediaType', message, { extensions })
     }
     const mapped = error.code ? FASTIFY_CODES[error.code] : undefined
     if (mapped) return sendProblem(reply, request, mapped, catalog[mapped].doc)
