@@ -14,6 +14,7 @@ import { withSystemScope } from './db/tenant-scope.ts'
 import { DomainError } from './errors/domain-error.ts'
 import { installAuth } from './http/auth.ts'
 import { installIdempotency } from './http/idempotency.ts'
+import { installInputGuard } from './http/input-guard.ts'
 import { healthRoutes } from './http/health.ts'
 import { installOpenApi } from './http/openapi.ts'
 import { frameworkErrorProblem, installProblemHandlers, MAX_PARAM_LENGTH, ProblemSchema } from './http/problem.ts'
@@ -90,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
 
   app.addSchema(ProblemSchema)
   installValidators(app)
+  installInputGuard(app)
   await installOpenApi(app, config)
 
   const orgs = createOrgsService({ handle, clock })

@@ -7,10 +7,43 @@ export const REDACT_PATHS = [
   '*.access_token', '*.refresh_token', '*.id_token', '*.client_secret', '*.refreshToken', '*.accessToken',
 ]
 
+const CENSOR = '[redacted]'
+
+/**
+ * Query parameters whose value is a credential, by name (case-insensitive, `-` read as `_`): a client that puts its
+ * key or token in the URL (refused: credentials go in headers) must not have it written to the log (issue 24, defect 13).
+ */
+const CREDENTIAL_PARAMETER = /^(x_)?(api_?key|key|token|\w*_token|code|pass(word|wd)?|pwd|(new_?)?pin|secret|\w*_secret|auth(orization)?|bearer|jwt|session(_?id)?|sig(nature)?|credentials?)$/i
+
+/** An API-key plaintext (`csk_` + more than the 4 characters of its public prefix) anywhere, also with `_` percent-encoded. */
+const API_KEY_PLAINTEXT = /csk(_|%5f)[0-9A-Za-z]{5,}/gi
+
+/** A query parameter (`?name=value` or `&name=value`) wherever it appears in a log line, as the line's JSON writes it. */
+const QUERY_PARAMETER = /([?&])([^=&\s"?#\\]+)=([^&\s"#\\]*)/g
+
+function parameterName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replaceAll('+', ' ')).replaceAll('-', '_')
+  } catch {
+    return raw
+  }
+}
+
+/**
+ * A log line as it may be written: the values of credential-named query parameters and API-key plaintexts replaced
+ * by `[redacted]`, wherever a URL appears (the request's `url`, an error message that quotes it, …).
+ */
+export function redactCredentials(line: string): string {
+  return line.replace(API_KEY_PLAINTEXT, `csk_${CENSOR}`).replace(QUERY_PARAMETER, (whole, start: string, name: string) =>
+    (CREDENTIAL_PARAMETER.test(parameterName(name)) ? `${start}${name}=${CENSOR}` : whole))
+}
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino({
     level,
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    redact: { paths: REDACT_PATHS, censor: CENSOR },
+    // Every line, whatever logged it: a URL can reach a message or an error as well as `req.url`.
+    hooks: { streamWrite: redactCredentials },
     serializers: {
       // Query strings of sign-in callbacks carry codes and state: log the path only there.
       req: (req: { method?: string; url?: string; hostname?: string }) => ({

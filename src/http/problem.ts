@@ -103,6 +103,9 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'MalformedBody',
 }
 
+/** Methods whose requests Fastify reads a body of (GET and HEAD bodies are ignored). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
 /** The longest path parameter the router matches (find-my-way's default, 100, is below the ids' own maxLength). */
 export const MAX_PARAM_LENGTH = 1000
 
@@ -118,12 +121,16 @@ export function frameworkErrorProblem(error: FastifyError, request: FastifyReque
 
 /** The one place where any error becomes an RFC 9457 answer. No stack, SQL or secret reaches the body. */
 export function installProblemHandlers(app: FastifyInstance): void {
-  // A route that validates its path, query or body can answer 400 ValidationFailed: documented on every such
-  // route, also where its own list of problem statuses forgot it (the fuzzing suite holds answers to the document).
+  // A route that validates its path, query or body, or reads a body, can answer 400 ValidationFailed (http/input-guard.ts
+  // too), and one that reads a body 415 for a type it has no parser for: documented on every such route, also where
+  // its own list of problem statuses forgot them (the fuzzing suites hold answers to the document).
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { params?: unknown; querystring?: unknown; body?: unknown; response?: Record<string, unknown> } | undefined
-    if (!schema?.response || !(schema.params || schema.querystring || schema.body) || schema.response['400'] !== undefined) return
-    schema.response = { ...schema.response, ...problemResponses(400) }
+    if (!schema?.response) return
+    const readsBody = [route.method].flat().some((method) => BODY_METHODS.has(method))
+    const statuses = [...(readsBody || schema.params || schema.querystring || schema.body ? [400] : []), ...(readsBody ? [415] : [])]
+    const missing = statuses.filter((status) => schema.response![String(status)] === undefined)
+    if (missing.length > 0) schema.response = { ...schema.response, ...problemResponses(...missing) }
   })
 
   app.setErrorHandler((error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {

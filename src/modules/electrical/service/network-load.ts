@@ -4,6 +4,7 @@ import { parser } from 'stream-json'
 import { Assembler } from 'stream-json/assembler.js'
 import { batch } from 'stream-json/utils/batch.js'
 import { DomainError, type FieldProblem } from '../../../errors/domain-error.ts'
+import { DEPTH_RULE, findUnsafeJson, MAX_JSON_DEPTH } from '../../../http/input-guard.ts'
 import { createBodyValidator } from '../../../http/validation.ts'
 import type { OrgId } from '../../../ids.ts'
 import { nodeFieldProblems, nodeRow } from '../rows.ts'
@@ -26,8 +27,6 @@ const MAX_PROBLEMS = 100
 const SCALAR_MAX_BYTES = 1_048_576
 /** JSON values in one node or edge: far above any valid element (metadata ≤ 100 keys, tag bindings ≤ 200). */
 const ELEMENT_MAX_TOKENS = 100_000
-/** Nesting inside one element (metadata is free JSON). */
-const ELEMENT_MAX_DEPTH = 64
 
 // The request bodies' validator (http/validation.ts): strict types, formats, every error, unknown properties refused.
 const ajv = createBodyValidator()
@@ -146,6 +145,9 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
     if (kind === null) return
     const index = count[kind]++
     const prefix = `/${kind}/${index}`
+    // Text the database cannot store (NUL, a lone surrogate), refused like in every other body (http/input-guard.ts).
+    const unsafe = findUnsafeJson(value, prefix)
+    if (unsafe) { problemCount++; fieldProblems.push({ in: 'body', ...unsafe }); return }
     if (kind === 'nodes') {
       if (index >= limits.maxNodes) throw tooLarge(`The network has more than ${limits.maxNodes} nodes (SITEGRID_NETWORK_MAX_NODES).`)
       if (!validateNode(value)) return addSchema(prefix, validateNode.errors ?? [])
@@ -170,7 +172,8 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
     if (element !== null) {
       if (++elementTokens > ELEMENT_MAX_TOKENS) fatalSchema(pointerHere(), 'maxProperties', `must be at most ${ELEMENT_MAX_TOKENS} JSON values`)
       element.consume(tok as never)
-      if (element.depth > ELEMENT_MAX_DEPTH) fatalSchema(pointerHere(), 'maxDepth', `must nest at most ${ELEMENT_MAX_DEPTH} levels`)
+      // An element nests like the body of POST …/nodes or …/edges: at most MAX_JSON_DEPTH levels (http/input-guard.ts).
+      if (element.depth > MAX_JSON_DEPTH) fatalSchema(pointerHere(), 'maxDepth', DEPTH_RULE)
       if (element.depth === 0) {
         const value = element.current
         element = null

@@ -1,4 +1,5 @@
 import { invalidField } from '../../../errors/domain-error.ts'
+import { textRule } from '../../../http/input-guard.ts'
 import { FORMAT_NAMES } from '../parse/index.ts'
 import type { DateOrder, DecimalMark, FormatName, ParseOptions, QualityScale, Separator } from '../parse/index.ts'
 
@@ -25,6 +26,13 @@ export interface ImportFields {
 
 const part = (name: string, message: string) => invalidField(`/${name}`, message, 'part')
 
+/** A file part's name as it may be stored: one the database cannot store (NUL, a lone surrogate) is a 400 naming the part. */
+export function storableFileName(name: string, filename: string): string {
+  const rule = textRule(filename)
+  if (rule) throw part(name, `(its file name) ${rule}`)
+  return filename
+}
+
 /** The text parts as they arrive: each once, only known names. */
 export class FormFields {
   readonly #values = new Map<FieldName, string>()
@@ -32,6 +40,8 @@ export class FormFields {
   add(name: string, value: string): void {
     if (!(FIELD_NAMES as readonly string[]).includes(name)) throw part(name, `is not a part of this upload; known parts: trend_csv, mapping_csv, ${FIELD_NAMES.join(', ')}`)
     if (this.#values.has(name as FieldName)) throw part(name, 'is sent twice')
+    const rule = textRule(value) // NUL or a lone surrogate: refused as in every JSON body (http/input-guard.ts)
+    if (rule) throw part(name, rule)
     this.#values.set(name as FieldName, value)
   }
 

@@ -8,7 +8,7 @@ import { recordAudit } from '../../audit/service.ts'
 import type { SiteDependent } from '../../sites/service.ts'
 import { type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches, updateBatch } from '../store.ts'
 import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
-import { FormFields, type UploadPart } from './form.ts'
+import { FormFields, storableFileName, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
 import { readSeries, type SeriesQuery } from './series.ts'
@@ -80,7 +80,7 @@ export function createHistorianService(deps: HistorianDeps) {
           }
           if (part.name !== 'trend_csv') throw unknownFilePart(part.name)
           if (run !== undefined || spool !== undefined) throw invalidField('/trend_csv', 'is sent twice', 'part')
-          trendName = part.filename || null
+          trendName = storableFileName(part.name, part.filename) || null
           // Everything needed is known: stream the file straight into the database; otherwise keep it on disk.
           if (mapping !== undefined && fields.has('site_id') && fields.has('format')) run = await ingest(streamingSource(part, maxFileBytes))
           else spool = await spoolToDisk(part, maxFileBytes)

@@ -1,0 +1,102 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { invalidField, type FieldProblem } from '../errors/domain-error.ts'
+
+/**
+ * The deepest a JSON body nests (objects and arrays; the body itself is level 1). Free-form fields (an instance's
+ * `config`, a node's `metadata`, …) are bounded by it: JSON.stringify, PostgreSQL's jsonb and every walker of
+ * stored JSON recurse, and a value thousands of levels deep overflowed their stacks (issue 24, defect 9).
+ */
+export const MAX_JSON_DEPTH = 64
+
+export const DEPTH_RULE = `must not nest deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`
+export const NUL_RULE = 'must not contain the NUL character (U+0000)'
+export const SURROGATE_RULE = 'must not contain a lone surrogate (U+D800 to U+DFFF without its pair)'
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one (code units: no `u` flag). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** Why a text cannot be stored: PostgreSQL refuses NUL, and a lone surrogate has no UTF-8 form. */
+export function textRule(text: string): string | undefined {
+  if (text.includes('\0')) return NUL_RULE
+  if (LONE_SURROGATE.test(text)) return SURROGATE_RULE
+  return undefined
+}
+
+/** RFC 6901: `~` and `/` in a reference token are escaped. */
+const token = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
+
+/**
+ * The first value of a parsed JSON document (depth first) that nests too deep or holds text that cannot be stored
+ * (in a string or a property name), with its pointer under `base`. Iterative, so any depth is safe to walk.
+ */
+export function findUnsafeJson(document: unknown, base = '', maxDepth = MAX_JSON_DEPTH): { pointer: string; message: string } | undefined {
+  const stack: Array<{ value: unknown; pointer: string; depth: number }> = [{ value: document, pointer: base, depth: 0 }]
+  while (stack.length > 0) {
+    const { value, pointer, depth } = stack.pop()!
+    if (typeof value === 'string') {
+      const rule = textRule(value)
+      if (rule) return { pointer, message: rule }
+      continue
+    }
+    if (value === null || typeof value !== 'object') continue
+    if (depth >= maxDepth) return { pointer, message: DEPTH_RULE }
+    const entries = Array.isArray(value) ? value.entries() : Object.entries(value)
+    const children: typeof stack = []
+    for (const [key, child] of entries) {
+      const at = `${pointer}/${token(String(key))}`
+      const rule = typeof key === 'string' ? textRule(key) : undefined
+      if (rule) return { pointer: at, message: `(the property name) ${rule}` }
+      children.push({ value: child, pointer: at, depth: depth + 1 })
+    }
+    stack.push(...children.reverse())
+  }
+  return undefined
+}
+
+/** A parsed body worth walking: a JSON document or a CSV text, not a stream or a multipart form read by the route. */
+function isParsedBody(body: unknown): boolean {
+  if (typeof body === 'string' || Array.isArray(body)) return true
+  if (body === null || typeof body !== 'object') return false
+  const proto: unknown = Object.getPrototypeOf(body)
+  return proto === Object.prototype || proto === null
+}
+
+/** A text body (CSV) holding a character that cannot be stored, named by its line. */
+function textBodyProblem(text: string): FieldProblem | undefined {
+  const lines = text.split('\n')
+  for (const [index, line] of lines.entries()) {
+    const rule = textRule(line)
+    if (rule) return { in: 'body', pointer: `/line/${index + 1}`, message: rule }
+  }
+  return undefined
+}
+
+/** The first path parameter, query parameter or body field that the database could not store or the server could not walk. */
+export function unsafeInputOf(request: FastifyRequest): FieldProblem | undefined {
+  for (const where of ['params', 'query'] as const) {
+    const found = findUnsafeJson(request[where])
+    if (found) return { in: where, ...found }
+  }
+  const { body } = request
+  if (!isParsedBody(body)) return undefined
+  if (typeof body === 'string') return textBodyProblem(body)
+  const found = findUnsafeJson(body)
+  return found && { in: 'body', ...found }
+}
+
+/**
+ * One check for every route (issue 24, defects 9–11), before schema validation and before any handler, hook or
+ * query sees the input: a NUL or lone surrogate in any path parameter, query parameter or body string, and a body
+ * nested deeper than MAX_JSON_DEPTH, answer 400 `ValidationFailed` naming the field — the same on both databases.
+ * Bodies are read only as JSON (and the CSV, multipart and gzip a route adds itself): Fastify's text/plain parser
+ * goes, so text/plain, like any other type no route reads, answers 415 `UnsupportedMediaType`.
+ * JSON.parse (V8) and secure-json-parse's prototype scan are iterative, so parsing itself is safe at any depth.
+ */
+export function installInputGuard(app: FastifyInstance): void {
+  app.removeContentTypeParser('text/plain')
+  app.addHook('preValidation', (request, _reply, done) => {
+    const problem = unsafeInputOf(request)
+    if (!problem) return done()
+    done(invalidField(problem.pointer, problem.message, problem.in))
+  })
+}
