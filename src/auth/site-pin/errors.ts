@@ -1,19 +1,29 @@
 import { DomainError } from '../../errors/domain-error.ts'
 
-/** Correct e-mail and PIN, but the account is locked: said only after a correct PIN. */
+/** The lock's end for everyone (the rightful user included): seconds left and the instant. */
+function lockExtensions(lockedUntil: number, now: number) {
+  return { retryAfter: Math.max(1, Math.ceil((lockedUntil - now) / 1000)), lockedUntil: new Date(lockedUntil).toISOString() }
+}
+
+/**
+ * Sign-in with this e-mail is locked after repeated wrong PINs: the same answer for every attempt while the lock
+ * lasts, whatever the PIN and whether or not the e-mail belongs to a site user (no PIN is checked).
+ */
 export class PinLocked extends DomainError<'PinLocked'> {
   readonly retryAfterSec: number
-  constructor(retryAfterSec: number) {
-    super('PinLocked', 'This account is locked after repeated wrong PINs; try again after Retry-After seconds.', { extensions: { retryAfter: retryAfterSec } })
-    this.retryAfterSec = retryAfterSec
+  constructor(lockedUntil: number, now: number) {
+    const extensions = lockExtensions(lockedUntil, now)
+    super('PinLocked', 'Sign-in with this e-mail is locked after repeated wrong PINs; try again after Retry-After seconds, or ask an owner to unlock it.', { extensions })
+    this.retryAfterSec = extensions.retryAfter
   }
 }
 
 /** Too many failures from this client address: refused before any PIN is checked. */
 export class SignInThrottled extends DomainError<'SignInThrottled'> {
   readonly retryAfterSec: number
-  constructor(retryAfterSec: number) {
-    super('SignInThrottled', 'Too many failed sign-ins from this address; try again after Retry-After seconds.', { extensions: { retryAfter: retryAfterSec } })
-    this.retryAfterSec = retryAfterSec
+  constructor(lockedUntil: number, now: number) {
+    const extensions = lockExtensions(lockedUntil, now)
+    super('SignInThrottled', 'Too many failed sign-ins from this address; try again after Retry-After seconds.', { extensions })
+    this.retryAfterSec = extensions.retryAfter
   }
 }

@@ -1,7 +1,10 @@
+import type { Actor } from '../principal.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { OrgId } from '../../ids.ts'
-import { clearSignInFailures, countSignInFailure, findSignInFailures, setLockedUntil } from './lockout-store.ts'
+import { recordAudit } from '../../modules/audit/service.ts'
+import { normaliseEmail } from '../../modules/site-users/service.ts'
+import { clearSignInFailures, findSignInFailures, refundSignInAttempt, reserveSignInAttempt, setLockedUntil } from './lockout-store.ts'
 
 /** Failures before the first lock; each further failure doubles the delay, up to an hour. */
 export const LOCK_THRESHOLD = 5
@@ -18,33 +21,71 @@ export function lockDelayMs(failures: number): number {
 export const accountSubject = (email: string) => `email:${email}`
 export const addressSubject = (address: string) => `addr:${address}`
 
+/** The attempt may check a PIN; per subject, the lock its reservation set (0: none), for `release`. */
+export interface Reserved { refusedBy?: undefined; locksSet: Map<string, number> }
+/** The attempt must not check a PIN: `refusedBy` is locked until `lockedUntil` (epoch ms). */
+export interface Refused { refusedBy: string; lockedUntil: number }
+
+class SubjectLocked extends Error {
+  constructor(readonly refusal: Refused) { super('locked') }
+}
+
 /**
- * Sign-in failure counters, one per account (by e-mail, known or not, so both cost the same writes) and one
- * per client address, in the database so that every process and a restart see the same locks.
+ * Sign-in failure counters, one per account (by normalised e-mail, known or not, so an unknown e-mail locks and
+ * answers like a known one) and one per client address, in the database so that every process and a restart see
+ * the same locks. An attempt is reserved (counted as a failure) before its PIN is checked, so however many
+ * attempts run at once, in however many processes, no more than LOCK_THRESHOLD PINs of a subject are checked
+ * before it locks, and one per lock period after.
  */
 export function createLockout(deps: { handle: DatabaseHandle; clock: Clock }) {
   const db = deps.handle.db
   return {
-    /** Epoch ms until which the subject is locked, or 0. */
-    async lockedUntil(orgId: OrgId, subject: string): Promise<number> {
-      const row = await findSignInFailures(db, orgId, subject)
-      return row && row.locked_until > deps.clock.now() ? row.locked_until : 0
+    /** Reserves one PIN check on every subject, all or none (a refused attempt counts nowhere). */
+    async reserve(orgId: OrgId, subjects: string[]): Promise<Reserved | Refused> {
+      const now = deps.clock.now()
+      try {
+        return await db.transaction().execute(async (trx) => {
+          const locksSet = new Map<string, number>()
+          for (const subject of subjects) {
+            const failures = await reserveSignInAttempt(trx, orgId, subject, now, now - FAILURE_MEMORY_MS)
+            if (failures === undefined) {
+              const row = await findSignInFailures(trx, orgId, subject)
+              throw new SubjectLocked({ refusedBy: subject, lockedUntil: row?.locked_until ?? now })
+            }
+            const delay = lockDelayMs(failures)
+            if (delay > 0) await setLockedUntil(trx, orgId, subject, now + delay)
+            locksSet.set(subject, delay > 0 ? now + delay : 0)
+          }
+          return { locksSet }
+        })
+      } catch (err) {
+        if (err instanceof SubjectLocked) return err.refusal
+        throw err
+      }
     },
 
-    async recordFailure(orgId: OrgId, subjects: string[]): Promise<void> {
-      const now = deps.clock.now()
-      await db.transaction().execute(async (trx) => {
-        for (const subject of subjects) {
-          await countSignInFailure(trx, orgId, subject, now, now - FAILURE_MEMORY_MS)
-          const row = await findSignInFailures(trx, orgId, subject)
-          const delay = lockDelayMs(row?.failures ?? 0)
-          if (delay > 0) await setLockedUntil(trx, orgId, subject, now + delay)
-        }
-      })
+    /** The PIN was right: the reservation on `subject` was no failure, so it is taken back with any lock it set. */
+    async release(orgId: OrgId, subject: string, reserved: Reserved): Promise<void> {
+      await refundSignInAttempt(db, orgId, subject, reserved.locksSet.get(subject) ?? 0)
     },
 
     async clear(orgId: OrgId, subject: string): Promise<void> {
       await clearSignInFailures(db, orgId, subject)
+    },
+
+    /** An operator ends the lock of an e-mail (known or not) and forgets its failures; audited as `site_user.unlocked`. */
+    async unlockEmail(orgId: OrgId, actor: Actor, email: string): Promise<{ wasLockedUntil: number }> {
+      const normalised = normaliseEmail(email)
+      return db.transaction().execute(async (trx) => {
+        const row = await clearSignInFailures(trx, orgId, accountSubject(normalised))
+        const now = deps.clock.now()
+        const wasLockedUntil = row && row.locked_until > now ? row.locked_until : 0
+        await recordAudit(trx, deps.clock, orgId, actor, {
+          action: 'site_user.unlocked', target: normalised,
+          detail: { failures: row?.failures ?? 0, lockedUntil: wasLockedUntil ? new Date(wasLockedUntil).toISOString() : null },
+        })
+        return { wasLockedUntil }
+      })
     },
   }
 }

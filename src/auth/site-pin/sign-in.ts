@@ -26,7 +26,6 @@ export interface SiteSession {
 }
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
-const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000))
 
 /**
  * Site-PIN sign-in (spec 5 rule 7): PIN → access token + refresh token; refresh rotates the refresh token at
@@ -57,23 +56,23 @@ export function createSiteSignIn(deps: { handle: DatabaseHandle; clock: Clock; s
   }
 
   /**
-   * Checks e-mail and PIN; throws SignInThrottled (address locked, no PIN checked), Unauthorized (unknown
-   * e-mail or wrong PIN: same answer, same cost) or PinLocked (right PIN, account locked).
+   * Checks e-mail and PIN; throws SignInThrottled (address locked), PinLocked (e-mail locked, known or not) — both
+   * before any PIN is checked, so a locked e-mail answers the same whatever the PIN — or Unauthorized (unknown
+   * e-mail or wrong PIN: same answer, same cost). The attempt is reserved on both counters before the check.
    */
   async function authenticate(org: Org, email: string, pin: string, clientAddress: string): Promise<SiteUserCredentialState> {
     const address = addressSubject(clientAddress)
     const account = accountSubject(normaliseEmail(email))
-    const addressLock = await lockout.lockedUntil(org.id, address)
-    if (addressLock > 0) throw new SignInThrottled(secondsUntil(addressLock, clock.now()))
+    const reserved = await lockout.reserve(org.id, [address, account])
+    if (reserved.refusedBy === address) throw new SignInThrottled(reserved.lockedUntil, clock.now())
+    if (reserved.refusedBy !== undefined) throw new PinLocked(reserved.lockedUntil, clock.now())
     const user = await siteUsers.checkPin(org.id, email, pin)
     if (!user) {
-      await lockout.recordFailure(org.id, [account, address])
       log.info({ event: 'site_pin.sign_in_failed', orgId: org.id, clientAddress }, 'site-PIN sign-in failed')
       throw new Unauthorized()
     }
-    const accountLock = await lockout.lockedUntil(org.id, account)
-    if (accountLock > 0) throw new PinLocked(secondsUntil(accountLock, clock.now()))
     await lockout.clear(org.id, account)
+    await lockout.release(org.id, address, reserved)
     return user
   }
 
