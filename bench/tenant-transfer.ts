@@ -144,7 +144,7 @@ async function benchOne(dialect: { name: string; url?: () => Promise<string> }):
 
   // The service first, before the baseline has held any rows in this process: the package goes to a file and is
   // staged back from it (nothing held by the bench), with RSS and heap sampled every 10 ms while each step runs.
-  const transfer = (handle: DatabaseHandle) => createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites: createSitesService({ handle, clock: systemClock, dependents: [] }), maxPackageBytes: 8 * 1024 ** 3 })
+  const transfer = (handle: DatabaseHandle) => createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites: createSitesService({ handle, clock: systemClock, dependents: [] }), maxPackageBytes: 8 * 1024 ** 3, maxInflatedBytes: 64 * 1024 ** 3 })
   const exportWatch = memoryWatch()
   let t = performance.now()
   await pipeline(Readable.from(await transfer(source).exportPackage(org, null)), marking(exportWatch.mark), createWriteStream(pkgPath))

@@ -171,7 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
 
   await app.register(tenantTransferRoutes, {
     prefix: '/api/admin/orgs', orgs,
-    transfer: createTenantTransferService({ handle, clock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes }),
+    transfer: createTenantTransferService({ handle, clock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes }),
   })
 
   app.addHook('onClose', async () => { await lastUsed.stop() })

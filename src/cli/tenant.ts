@@ -17,7 +17,7 @@ export const tenantCommands: Command[] = [
       const org = await orgs.findBySlug(positionals[0]!)
       if (!org) throw new NotFound()
       const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
-      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes })
+      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes })
       await pipeline(await transfer.exportPackage(org, (values.site as string | undefined) ?? null), process.stdout)
     }),
   },
@@ -29,7 +29,7 @@ export const tenantCommands: Command[] = [
       const org = await orgs.findBySlug(positionals[0]!)
       if (!org) throw new NotFound()
       const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
-      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes })
+      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes })
       const report = await transfer.importFile(org, CLI_ACTOR, () => createReadStream(positionals[1]!), { force: values.force === true, dryRun: values['dry-run'] === true })
       io.out(JSON.stringify(report))
     }),

@@ -65,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     trustProxy: candidate.SITEGRID_TRUST_PROXY,
     pinScryptLog2N: candidate.SITEGRID_PIN_SCRYPT_LOG2N,
     tenantPackageMaxBytes: candidate.SITEGRID_TENANT_PACKAGE_MAX_BYTES,
+    tenantPackageMaxInflatedBytes: candidate.SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES,
     smtp,
     operatorEmail: candidate.SITEGRID_OPERATOR_EMAIL,
     reminderIntervalMs: candidate.SITEGRID_REMINDER_INTERVAL_MS,

@@ -32,6 +32,7 @@ export const RawConfigSchema = Type.Object({
   SITEGRID_TRUST_PROXY: Type.Boolean({ default: false }),
   SITEGRID_PIN_SCRYPT_LOG2N: Type.Integer({ default: 15, minimum: 10, maximum: 20, description: 'site PINs: scrypt cost N = 2^this (r=8, p=1); lower only in tests' }),
   SITEGRID_TENANT_PACKAGE_MAX_BYTES: Type.Integer({ default: 4 * 1024 ** 3, minimum: 1024, description: 'largest tenant package accepted by PUT …/tenant/import/package' }),
+  SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES: Type.Integer({ default: 16 * 1024 ** 3, minimum: 1024, description: 'largest inflated (gunzipped) size of a tenant package, checked while it is read: a decompression bomb is refused with 413 once past it, never inflated whole' }),
   SITEGRID_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, description: 'SMTP relay for key-expiry reminders; unset: reminders are recorded as skipped' })),
   SITEGRID_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535 }),
   SITEGRID_SMTP_SECURITY: Type.Union([Type.Literal('starttls'), Type.Literal('tls'), Type.Literal('none')], { default: 'starttls', description: '`starttls` (required upgrade), `tls` (implicit, port 465) or `none` (loopback relays only)' }),
@@ -101,6 +102,7 @@ export interface Config {
   /** Site PINs are hashed with scrypt N = 2^pinScryptLog2N; stored hashes keep their own cost. */
   readonly pinScryptLog2N: number
   readonly tenantPackageMaxBytes: number
+  readonly tenantPackageMaxInflatedBytes: number
   readonly smtp: SmtpConfig | undefined
   readonly operatorEmail: string | undefined
   readonly reminderIntervalMs: number

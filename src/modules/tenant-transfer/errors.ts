@@ -27,3 +27,9 @@ export class ImportConflicts extends DomainError<'Conflict'> {
 export class PackageTooLarge extends DomainError<'PayloadTooLarge'> {
   constructor(limit: number) { super('PayloadTooLarge', `The package exceeds ${limit} bytes.`) }
 }
+
+export class PackageInflatesTooLarge extends DomainError<'PayloadTooLarge'> {
+  constructor(limit: number) {
+    super('PayloadTooLarge', `The package inflates to more than ${limit} bytes (SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES); nothing was kept.`, { extensions: { limit, setting: 'SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES' } })
+  }
+}

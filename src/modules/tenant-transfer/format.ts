@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto'
-import { createInterface } from 'node:readline'
-import { Readable } from 'node:stream'
-import { createGunzip } from 'node:zlib'
 import { DomainError } from '../../errors/domain-error.ts'
-import { PackageCorrupt, PackageVersionUnsupported } from './errors.ts'
+import { gunzipLimited, splitLines } from '../../http/inflate.ts'
+import { PackageCorrupt, PackageInflatesTooLarge, PackageVersionUnsupported } from './errors.ts'
 
 /**
  * A tenant package is gzip of newline-delimited JSON, one record a line, streamable both ways in constant memory:
@@ -15,6 +13,8 @@ import { PackageCorrupt, PackageVersionUnsupported } from './errors.ts'
  */
 export const PACKAGE_FORMAT = 'sitegrid-tenant-package'
 export const PACKAGE_FORMAT_VERSION = 1
+/** One record a line: a row is far smaller (JSON bodies are capped at 100 MiB at most, most by far less). */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024
 
 export interface PackageHeader {
   type: 'header'
@@ -66,16 +66,17 @@ export async function* writePackage(header: PackageHeader, parts: AsyncIterable<
  * `onHeader` runs before any row is yielded; rows of a part are yielded before its checksum is known, so a
  * caller that writes must do so inside a transaction it rolls back when this throws.
  */
-export async function* readPackage(bytes: AsyncIterable<Buffer>, onHeader: (header: PackageHeader) => void): AsyncGenerator<PackageEvent> {
-  const gunzip = createGunzip()
-  const lines = createInterface({ input: Readable.from(bytes).pipe(gunzip), crlfDelay: Infinity })
+export async function* readPackage(bytes: AsyncIterable<Buffer>, maxInflatedBytes: number, onHeader: (header: PackageHeader) => void): AsyncGenerator<PackageEvent> {
+  const inflated = gunzipLimited(bytes, maxInflatedBytes, () => new PackageInflatesTooLarge(maxInflatedBytes))
+  const lines = splitLines(inflated, MAX_LINE_BYTES, () => new PackageCorrupt(`a line is longer than ${MAX_LINE_BYTES} bytes`))
   const whole = createHash('sha256')
   let header: PackageHeader | undefined
   let part: { name: string; hash: ReturnType<typeof createHash>; count: number } | undefined
   const seen = new Set<string>()
   let ended = false
   try {
-    for await (const text of lines) {
+    for await (const raw of lines) {
+      const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw // a package saved with CRLF line ends reads the same
       if (ended) throw new PackageCorrupt('data after the end record')
       const line = `${text}\n`
       const record = parseRecord(text)

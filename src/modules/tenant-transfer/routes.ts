@@ -1,18 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { actorOf } from '../../auth/principal.ts'
-import { DomainError } from '../../errors/domain-error.ts'
-import { problemResponses } from '../../http/problem.ts'
+import { problemResponses, unsupportedMediaType } from '../../http/problem.ts'
 import type { OrgsService } from '../orgs/service.ts'
 import { targetOrg } from '../orgs/target-org.ts'
 import { ExportQuery, ImportQuery, ImportReportSchema, OrgSlugParams, StagedSchema } from './schemas.ts'
 import type { TenantTransferService } from './service.ts'
 
 const POLICY = 'Policy: organisation owners (cloud) or the site owner (site server); platform admins for any organisation. `{slug}` must be the host\'s organisation, else the uniform 404 (platform admins excepted).'
+const PACKAGE_TYPES = ['application/gzip', 'application/octet-stream']
 const FORMAT = 'The package is gzip of newline-delimited JSON records: a header (format `sitegrid-tenant-package`, `formatVersion` 1, source mode, export time, organisation, site, parts), then per part (table) its rows and a `partEnd` record with the count and SHA-256 of its lines, then an `end` record with all counts and the SHA-256 of everything before it. Rows are keyed by column name, without `org_id`. API keys travel as metadata only (no verifier): moved keys do not authenticate; mint new ones.'
 
 export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantTransferService; orgs: OrgsService }> = async (app, { transfer, orgs }) => {
   // The package body is streamed to the database as it arrives, never buffered whole.
-  app.addContentTypeParser(['application/gzip', 'application/octet-stream'], (_request, payload, done) => done(null, payload))
+  app.addContentTypeParser(PACKAGE_TYPES, (_request, payload, done) => done(null, payload))
 
   app.get('/:slug/tenant/export', {
     config: { policy: 'owner' },
@@ -32,14 +32,14 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
     config: { policy: 'owner' },
     schema: {
       tags: ['Tenant transfer'], summary: 'Stage a package for import',
-      description: `Body: the package (\`application/gzip\` or \`application/octet-stream\`), streamed. It is checked whole (format version, every count and checksum, organisation id) before anything else happens; an invalid one is discarded with 422 \`PackageInvalid\`. Staging replaces an earlier staged package. ${POLICY}`,
+      description: `Body: the package (\`application/gzip\` or \`application/octet-stream\`), streamed. It is checked whole (format version, every count and checksum, organisation id) before anything else happens; an invalid one (truncated, corrupt gzip, a line over 16 MiB, a count or checksum off) is discarded with 422 \`PackageInvalid\`. It is inflated in constant memory: past \`SITEGRID_TENANT_PACKAGE_MAX_BYTES\` gzip bytes, or \`SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES\` inflated, 413 \`PayloadTooLarge\` naming the limit, nothing kept. No body, another content type (\`application/json\` included) or a \`Content-Encoding\` other than \`identity\`: 415 \`UnsupportedMediaType\` listing \`acceptedTypes\`. Staging replaces an earlier staged package. ${POLICY}`,
       params: OrgSlugParams,
       response: { 200: StagedSchema, ...problemResponses(401, 403, 404, 413, 415, 422, 429) },
     },
+    // Before any parser runs: the JSON parser every route inherits would otherwise hand the handler an object.
+    preParsing: async (request) => { refuseNonPackage(request.headers) },
   }, async (request) => {
     const org = await targetOrg(request, request.params.slug, orgs)
-    // No body at all (no content type, so no parser ran): there is no package to read.
-    if (request.body === undefined || request.body === null) throw new DomainError('UnsupportedMediaType', 'Send the package as the body, with Content-Type application/gzip or application/octet-stream.')
     const staged = await transfer.stage(org, actorOf(request.principal), request.body as AsyncIterable<Buffer>)
     return { bytes: staged.bytes, formatVersion: staged.header.formatVersion, sourceMode: staged.header.sourceMode, exportedAt: staged.header.exportedAt, site: staged.header.site, counts: staged.counts }
   })
@@ -56,4 +56,11 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
     const org = await targetOrg(request, request.params.slug, orgs)
     return transfer.applyStaged(org, actorOf(request.principal), { force: request.query.force ?? false, dryRun: request.query.dryRun ?? false })
   })
+}
+
+/** A package is read only as its own bytes: another (or no) content type, or a transfer encoding on top, is a 415. */
+function refuseNonPackage(headers: { 'content-type'?: string; 'content-encoding'?: string }): void {
+  const type = headers['content-type']?.split(';')[0]!.trim().toLowerCase()
+  const encoding = headers['content-encoding']?.trim().toLowerCase()
+  if (type === undefined || !PACKAGE_TYPES.includes(type) || (encoding !== undefined && encoding !== 'identity')) throw unsupportedMediaType(PACKAGE_TYPES)
 }

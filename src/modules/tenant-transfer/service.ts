@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream'
+import { pipeline, Readable } from 'node:stream'
 import { createGzip } from 'node:zlib'
 import type { Actor } from '../../auth/principal.ts'
 import type { Clock } from '../../clock.ts'
@@ -30,7 +30,7 @@ export interface ImportReport {
 
 interface Part { spec: ExportedTable; shape: TableShape; columns: string[] }
 
-export function createTenantTransferService(deps: { handle: DatabaseHandle; clock: Clock; mode: Mode; sites: SitesService; maxPackageBytes: number }) {
+export function createTenantTransferService(deps: { handle: DatabaseHandle; clock: Clock; mode: Mode; sites: SitesService; maxPackageBytes: number; maxInflatedBytes: number }) {
   const { handle, clock } = deps
   const db = handle.db
 
@@ -98,7 +98,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
           }
           batch = []
         }
-        for await (const { part: name, row } of readPackage(bytes(trx), (h) => {
+        for await (const { part: name, row } of readPackage(bytes(trx), deps.maxInflatedBytes, (h) => {
           if (h.org.id !== org.id) throw new PackageOfAnotherOrg()
           header = h
         })) {
@@ -139,7 +139,9 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
       async function* partStreams() {
         for (const p of parts) yield { part: p.spec.name, rows: p.spec.stored ? p.spec.stored.stream(db, handle.dialect, org.id, siteCode) : streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode) }
       }
-      return Readable.from(writePackage(header, partStreams())).pipe(createGzip())
+      // pipeline, not pipe: a database failure mid-export reaches the reply through the gzip stream (pipe would leave
+      // the source's 'error' unhandled), and a client gone early destroys the source too.
+      return pipeline(Readable.from(writePackage(header, partStreams())), createGzip(), () => {})
     },
 
     /** Stores the uploaded package, then checks it whole (format version, counts, checksums, organisation). */
@@ -166,7 +168,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
         await write()
         let header: PackageHeader | undefined
         const counts: Record<string, number> = {}
-        for await (const { part } of readPackage(readChunks(db, org.id), (h) => {
+        for await (const { part } of readPackage(readChunks(db, org.id), deps.maxInflatedBytes, (h) => {
           if (h.org.id !== org.id) throw new PackageOfAnotherOrg()
           header = h
         })) counts[part] = (counts[part] ?? 0) + 1

@@ -1,0 +1,52 @@
+import { pipeline, Readable } from 'node:stream'
+import { createGunzip } from 'node:zlib'
+
+/**
+ * The gunzipped bytes of `gzip`, streamed in constant memory; past `maxInflatedBytes` inflated bytes it stops and
+ * throws `tooLarge()`, so a decompression bomb is never inflated whole.
+ *
+ * Every stream opened here has its errors handled on every path (issue 24): `pipeline` keeps an error listener on
+ * the source and the inflater and destroys both when either fails or when the caller stops reading early (a corrupt
+ * line, the limit); a gzip error (a bad CRC-32 trailer) met after the caller stopped therefore lands in the
+ * pipeline's callback instead of killing the process. A failure while the caller still reads reaches it through the
+ * iteration.
+ */
+export async function* gunzipLimited(gzip: AsyncIterable<Buffer>, maxInflatedBytes: number, tooLarge: () => Error): AsyncGenerator<Buffer> {
+  const inflater = createGunzip()
+  pipeline(Readable.from(gzip), inflater, () => {}) // errors reach the caller through the iteration below
+  let inflated = 0
+  try {
+    for await (const chunk of inflater as AsyncIterable<Buffer>) {
+      inflated += chunk.length
+      if (inflated > maxInflatedBytes) throw tooLarge()
+      yield chunk
+    }
+  } finally {
+    inflater.destroy()
+  }
+}
+
+/**
+ * The lines of `bytes` (split at \n, decoded as UTF-8), holding at most `maxLineBytes` of one line: a longer line
+ * throws `tooLong()` before more of it is kept, so a file without newlines cannot grow memory.
+ */
+export async function* splitLines(bytes: AsyncIterable<Buffer>, maxLineBytes: number, tooLong: () => Error): AsyncGenerator<string> {
+  let pending: Buffer[] = []
+  let pendingBytes = 0
+  for await (const chunk of bytes) {
+    let start = 0
+    for (let newline = chunk.indexOf(10); newline >= 0; newline = chunk.indexOf(10, start)) {
+      if (pendingBytes + newline - start > maxLineBytes) throw tooLong()
+      pending.push(chunk.subarray(start, newline))
+      yield Buffer.concat(pending).toString('utf8')
+      pending = []
+      pendingBytes = 0
+      start = newline + 1
+    }
+    if (start === chunk.length) continue
+    pendingBytes += chunk.length - start
+    if (pendingBytes > maxLineBytes) throw tooLong()
+    pending.push(chunk.subarray(start))
+  }
+  if (pendingBytes > 0) yield Buffer.concat(pending).toString('utf8')
+}

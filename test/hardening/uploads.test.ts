@@ -1,0 +1,229 @@
+// Issue 24 (defects 1, 2, 11): every upload route of a real `sitegrid serve` process under corrupted, truncated and
+// aborted bodies, and the tenant package (the one upload that is compressed) under decompression bombs. Each answer
+// must be the documented problem, the process must still be alive and serving a moment later (an 'error' of a stream
+// left unhandled after the answer kills it), and the server's resident memory must not grow by more than 64 MiB:
+// measured from /proc/PID/status, VmHWM (the peak, reset through /proc/PID/clear_refs before each step) minus VmRSS
+// before the step. The figures are printed (`# …`).
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
+import { createGzip, gzipSync } from 'node:zlib'
+import { sleep, testDialects } from '../harness.ts'
+import { startServer, type Server } from '../cli/process.ts'
+import { HISTORIAN_SITE, seedHistorianSite, trendRows } from '../support/historian-upload.ts'
+import { processWorld, rawRequest, type ProcessWorld } from './process-support.ts'
+
+const MiB = 1024 * 1024
+/** The server's inflated-size limit in this suite: the 256 MiB bomb is inflated whole (and refused for what it holds), the 1 GiB one stops here. */
+const INFLATED_LIMIT = 512 * MiB
+const MAX_GROWTH_MIB = 64
+
+interface Answer { status: number; json: Record<string, unknown> }
+
+function kib(line: string | undefined): number {
+  return Number(/(\d+) kB/.exec(line ?? '')?.[1])
+}
+
+function memoryOf(pid: number): { rssKiB: number; hwmKiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')
+  return { rssKiB: kib(status.find((l) => l.startsWith('VmRSS:'))), hwmKiB: kib(status.find((l) => l.startsWith('VmHWM:'))) }
+}
+
+/** Runs `step` and asserts the server's growth (peak during the step over resident before it) stays within the bound. */
+async function measured<T>(server: Server, label: string, step: () => Promise<T>): Promise<T> {
+  const pid = server.child.pid!
+  writeFileSync(`/proc/${pid}/clear_refs`, '5') // resets VmHWM to the current resident size
+  const before = memoryOf(pid).rssKiB
+  const result = await step()
+  const { hwmKiB } = memoryOf(pid)
+  const growthMiB = (hwmKiB - before) / 1024
+  console.log(`# ${label}: VmRSS before ${(before / 1024).toFixed(0)} MiB, VmHWM ${(hwmKiB / 1024).toFixed(0)} MiB, growth +${growthMiB.toFixed(1)} MiB`)
+  assert.ok(growthMiB <= MAX_GROWTH_MIB, `${label}: the server grew by ${growthMiB.toFixed(1)} MiB`)
+  return result
+}
+
+async function send(server: Server, path: string, init: { method: string; headers: Record<string, string>; body?: Buffer | string }): Promise<Answer> {
+  const res = await rawRequest(`${server.url}${path}`, init)
+  const text = res.body.toString('utf8')
+  return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) as Record<string, unknown> : {} }
+}
+
+/** Declares `declared` bytes, sends `sent` of them, then drops the connection: the body ends inside the upload. */
+function abortedUpload(server: Server, path: string, headers: Record<string, string>, sent: Buffer, declared: number): Promise<void> {
+  return new Promise((resolve) => {
+    const req = request(`${server.url}${path}`, { method: headers['x-method'] ?? 'PUT', headers: { ...headers, 'content-length': String(declared) } })
+    req.on('error', () => resolve())
+    req.on('response', (res) => { res.resume(); res.on('end', resolve); res.on('error', () => resolve()) })
+    req.write(sent, () => setTimeout(() => { req.destroy(); resolve() }, 300))
+  })
+}
+
+/** The process is still there a moment later, answering its health check and an authenticated read. */
+async function assertServing(server: Server, host: Record<string, string>, after: string): Promise<void> {
+  await sleep(2000)
+  assert.equal(server.child.exitCode, null, `the server exited after ${after}: ${server.output().slice(-2000)}`)
+  assert.equal((await rawRequest(`${server.url}/healthz`)).status, 200, `health after ${after}`)
+  assert.equal((await rawRequest(`${server.url}/api/sites`, { headers: host })).status, 200, `an authenticated read after ${after}`)
+}
+
+async function gzipOf(pieces: Iterable<Buffer>): Promise<Buffer> {
+  const out: Buffer[] = []
+  await pipeline(Readable.from(pieces), createGzip({ level: 9 }), async (compressed: AsyncIterable<Buffer>) => { for await (const c of compressed) out.push(c) })
+  return Buffer.concat(out)
+}
+
+function* repeated(piece: Buffer, times: number): Generator<Buffer> {
+  yield* Array.from({ length: times }, () => piece)
+}
+
+function headerLine(w: ProcessWorld): string {
+  return `${JSON.stringify({ type: 'header', format: 'sitegrid-tenant-package', formatVersion: 1, sourceMode: 'site', exportedAt: new Date().toISOString(), org: { id: w.orgId, slug: w.slug, name: w.slug }, site: null, tables: ['sites'] })}\n`
+}
+
+/** A package of `mib` MiB inflated: its header, then one row line after another (4 KiB each) and no end record. */
+async function rowBomb(w: ProcessWorld, mib: number): Promise<Buffer> {
+  const line = `{"type":"row","part":"sites","row":{"pad":"${'x'.repeat(4096 - 43)}"}}\n`
+  const piece = Buffer.from(line.repeat(MiB / line.length))
+  return gzipOf([Buffer.from(headerLine(w)), ...repeated(piece, mib)])
+}
+
+async function stagedPackages(w: ProcessWorld): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*) as n from tenant_import_packages where org_id = ${w.orgId}`.execute(w.handle.db)
+  return Number(rows[0]!.n)
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: uploads under corruption, truncation and bombs (issue 24)`, () => {
+    let w: ProcessWorld
+    let server: Server
+    let host: Record<string, string>
+    let pkg: Buffer
+    const packagePath = () => `/api/admin/orgs/${w.slug}/tenant/import/package`
+
+    // One server for the suite: processWorld's clean-ups run when the suite ends.
+    const cleanups: Array<() => unknown> = []
+    before(async () => {
+      w = await processWorld({ after: (fn: () => unknown) => cleanups.push(fn) } as never, dialect, 'uploads', { SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES: String(INFLATED_LIMIT) })
+      await seedHistorianSite(w.handle, w.orgId)
+      server = await startServer({ cwd: w.cwd, env: w.env })
+      host = { host: `${w.slug}.localhost`, 'x-api-key': w.ownerKey }
+      pkg = (await rawRequest(`${server.url}/api/admin/orgs/${w.slug}/tenant/export`, { headers: host })).body
+      // Warm-up: a valid package staged once, so the measured steps start from a server that has done this before.
+      assert.equal((await send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: pkg })).status, 200)
+    })
+    after(async () => {
+      await server?.stop()
+      for (const cleanup of cleanups.reverse()) await cleanup()
+    })
+
+    it('a package whose second line is not JSON and whose CRC-32 is wrong answers 422 PackageInvalid and the server lives on', async () => {
+      // Incompressible lines after the bad one: the inflater is still at work when the reader has stopped, and meets
+      // the bad trailer then (the small package's trailer is met while the reader still reads).
+      for (const [label, padding] of [['small', 0], ['100 KiB', 100 * 1024], ['3 MiB', 3 * MiB]] as const) {
+        const corrupt = gzipSync(Buffer.from(`${headerLine(w)}this is not JSON\n${randomBytes(padding).toString('base64')}\n`))
+        corrupt[corrupt.length - 8]! ^= 0xff // the CRC-32 trailer
+        const answer = await measured(server, `${dialect} package, corrupt (${label}, bad CRC-32)`, () =>
+          send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: corrupt }))
+        assert.equal(answer.status, 422)
+        assert.equal(answer.json.code, 'PackageInvalid')
+        await assertServing(server, host, `the corrupt package (${label})`)
+      }
+      const flipped = Buffer.from(pkg)
+      flipped[Math.floor(flipped.length / 2)]! ^= 0x55 // a corrupted deflate stream
+      const answer = await send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: flipped })
+      assert.equal(answer.status, 422)
+      assert.equal(answer.json.code, 'PackageInvalid')
+      assert.equal(await stagedPackages(w), 0)
+      await assertServing(server, host, 'a corrupted deflate stream')
+    })
+
+    it('a truncated package answers 422, one cut off by the client leaves nothing staged, and the server lives on', async () => {
+      const truncated = await measured(server, `${dialect} package, truncated`, () =>
+        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: pkg.subarray(0, Math.floor(pkg.length / 2)) }))
+      assert.equal(truncated.status, 422)
+      assert.equal(truncated.json.code, 'PackageInvalid')
+      await measured(server, `${dialect} package, connection dropped mid-body`, () =>
+        abortedUpload(server, packagePath(), { ...host, 'content-type': 'application/gzip' }, pkg.subarray(0, Math.floor(pkg.length / 2)), pkg.length))
+      await assertServing(server, host, 'the truncated packages')
+      assert.equal(await stagedPackages(w), 0)
+    })
+
+    it('gzip bombs are inflated in constant memory: past the inflated-size limit 413 naming it and the setting, nothing kept', async () => {
+      const zeros = await gzipOf(repeated(Buffer.alloc(MiB), 256))
+      const lineBomb = await measured(server, `${dialect} package, bomb of zeros ${(zeros.length / 1024).toFixed(0)} KiB -> 256 MiB`, () =>
+        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: zeros }))
+      assert.equal(lineBomb.status, 422, 'a line without end is refused before it grows')
+      assert.equal(lineBomb.json.code, 'PackageInvalid')
+
+      const inflatedWhole = await rowBomb(w, 256)
+      const whole = await measured(server, `${dialect} package, bomb of rows ${(inflatedWhole.length / 1024).toFixed(0)} KiB -> 256 MiB (inflated whole, under the limit)`, () =>
+        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: inflatedWhole }))
+      assert.equal(whole.status, 422)
+      assert.equal(whole.json.reason, 'truncated: no end record')
+
+      const giant = await rowBomb(w, 1024)
+      const over = await measured(server, `${dialect} package, bomb of rows ${(giant.length / 1024).toFixed(0)} KiB -> 1 GiB (limit ${INFLATED_LIMIT / MiB} MiB)`, () =>
+        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: giant }))
+      assert.equal(over.status, 413)
+      assert.equal(over.json.code, 'PayloadTooLarge')
+      assert.match(String(over.json.detail), new RegExp(`${INFLATED_LIMIT}.*SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES`))
+      assert.equal(await stagedPackages(w), 0)
+      await assertServing(server, host, 'the bombs')
+    })
+
+    it('a package sent as JSON, as another type, without a body or with a content encoding answers 415 naming the accepted types', async () => {
+      const cases: Array<[string, Record<string, string>, string | undefined]> = [
+        ['application/json {"a":1}', { 'content-type': 'application/json' }, '{"a":1}'],
+        ['application/json, broken', { 'content-type': 'application/json' }, '{"a":'],
+        ['text/plain', { 'content-type': 'text/plain' }, 'hello'],
+        ['no body', {}, undefined],
+        ['Content-Encoding br', { 'content-type': 'application/gzip', 'content-encoding': 'br' }, 'x'],
+      ]
+      for (const [label, headers, body] of cases) {
+        const answer = await send(server, packagePath(), { method: 'PUT', headers: { ...host, ...headers }, body })
+        assert.equal(answer.status, 415, label)
+        assert.equal(answer.json.code, 'UnsupportedMediaType', label)
+        assert.deepEqual(answer.json.acceptedTypes, ['application/gzip', 'application/octet-stream'], label)
+      }
+      const empty = await send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: '' })
+      assert.equal(empty.status, 422)
+      assert.equal(empty.json.code, 'PackageInvalid')
+      await assertServing(server, host, 'the wrong content types')
+    })
+
+    it('the other uploads (historian form, instance CSV, streamed network) answer truncated, corrupted and dropped bodies without a 5xx, and the server lives on', async () => {
+      const boundary = 'uploadsboundary'
+      const part = (name: string, value: string, filename?: string) =>
+        `--${boundary}\r\ncontent-disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n${value}\r\n`
+      const form = (trend: string | Buffer) => Buffer.concat([
+        Buffer.from(part('site_id', HISTORIAN_SITE) + part('format', 'long') + part('mapping_csv', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_pump,q\n', 'm.csv')),
+        Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="trend_csv"; filename="t.csv"\r\n\r\ntimestamp,tag,value\n`), Buffer.from(trend),
+      ])
+      const historian = { ...host, 'content-type': `multipart/form-data; boundary=${boundary}` }
+      const rows = trendRows(20_000, Date.UTC(2024, 0, 1))
+      const uploads: Array<[string, string, Record<string, string>, Buffer]> = [
+        ['historian form, truncated (no closing boundary)', '/api/historian/import-batches', historian, form(rows.slice(0, rows.length / 2))],
+        ['historian form, corrupted (random bytes)', '/api/historian/import-batches', historian, Buffer.concat([form(randomBytes(MiB)), Buffer.from(`\r\n--${boundary}--\r\n`)])],
+        ['instance CSV, truncated inside a quote', `/api/sites/${HISTORIAN_SITE}/instances/bulk`, { ...host, 'content-type': 'text/csv' }, Buffer.from('id,name,typeId,controllerId\nins_a,"pump')],
+        ['instance CSV, corrupted (random bytes)', `/api/sites/${HISTORIAN_SITE}/instances/bulk`, { ...host, 'content-type': 'text/csv' }, randomBytes(512 * 1024)],
+        ['network JSON, truncated', `/api/sites/${HISTORIAN_SITE}/electrical/network`, { ...host, 'content-type': 'application/json' }, Buffer.from('{"nodes":[{"id":"n1","name":"bus","nodeType":"bus"')],
+        ['network JSON, corrupted (random bytes)', `/api/sites/${HISTORIAN_SITE}/electrical/network`, { ...host, 'content-type': 'application/json' }, Buffer.concat([Buffer.from('{"nodes":['), randomBytes(MiB)])],
+      ]
+      for (const [label, path, headers, body] of uploads) {
+        const method = path.endsWith('/network') ? 'PUT' : 'POST'
+        const answer = await measured(server, `${dialect} ${label}`, () => send(server, path, { method, headers, body }))
+        console.log(`# ${dialect} ${label}: ${answer.status} ${String(answer.json.code ?? answer.json.status ?? '')}`)
+        // A historian file of random bytes is read as rows and each one rejected with its reason (201, nothing stored).
+        assert.ok(answer.status < 500 && (answer.status >= 400 || label.startsWith('historian form, corrupted')), `${label}: ${answer.status} ${String(answer.json.code)}`)
+        await measured(server, `${dialect} ${label}, connection dropped mid-body`, () =>
+          abortedUpload(server, path, { ...headers, 'x-method': method }, body.subarray(0, Math.floor(body.length / 2)), body.length + 1000))
+      }
+      await assertServing(server, host, 'the other uploads')
+    })
+  })
+}
