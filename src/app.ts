@@ -142,7 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   const electrical = createElectricalService({ handle, clock, sites, networkLoad: { ...config.networkLoad, staleAfterMs: 2 * config.requestTimeoutMs } })
   await app.register(electricalRoutes, { prefix: '/api/sites', electrical })
   siteDependents.push(alarmsSiteDependent)
-  const alarms = createAlarmsService({ handle, clock, sites, instances })
+  const alarms = createAlarmsService({ handle, clock, sites, instances, log })
   await app.register(alarmsRoutes, { prefix: '/api/sites', alarms })
   siteDependents.push(...historianSiteDependents)
   const historian = createHistorianService({ handle, clock, sites, instances, maxFileBytes: config.historianMaxFileBytes })

@@ -1,6 +1,7 @@
 import type { Actor } from '../../auth/principal.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
+import type { Db } from '../../db/schema.ts'
 import { invalidField, NotFound } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import type { OrgId } from '../../ids.ts'
@@ -12,8 +13,9 @@ import type { OperatorAction } from './lifecycle.ts'
 import { computeAlarmLoad } from './load.ts'
 import { applyAction, expireShelvesIn } from './operate.ts'
 import { retryOnRace } from './retry.ts'
+import { createTurns } from './turns.ts'
 import { MAX_FUTURE_SKEW_MS, MAX_LOAD_PERIOD_MS, MAX_SHELVE_MS, type AlarmEventInput, type AlarmLoad, type EventResult, type ListAlarmsInput } from './schemas.ts'
-import { countAlarmsOfSite, findAlarm, findExpiredShelves, listActivationEvents, listAlarmHistory, listAlarmsBySite } from './store.ts'
+import { countAlarmsOfSite, findAlarm, lockSiteAlarms, findExpiredShelves, listActivationEvents, listAlarmHistory, listAlarmsBySite } from './store.ts'
 import { toAlarm, toTransition } from './view.ts'
 
 /** The instances area answers which instance ids exist in a site (through its service, never its table). */
@@ -26,31 +28,47 @@ export interface AlarmsDeps {
   clock: Clock
   sites: { require(orgId: OrgId, code: string): Promise<unknown> }
   instances: InstanceLookup
+  /** Hears a transaction retried after a concurrent writer won (info: how often a site's writers collide). */
+  log?: { info(details: object, message: string): void }
 }
 
 /** For the site deletion preview: the alarms a site delete would remove. */
 export const alarmsSiteDependent: SiteDependent = { name: 'alarms', count: countAlarmsOfSite }
 
 export function createAlarmsService(deps: AlarmsDeps) {
-  const { handle, clock, sites, instances } = deps
+  const { handle, clock, sites, instances, log } = deps
   const db = handle.db
+
+  const inTurn = createTurns()
+
+  /**
+   * One transaction of a site's alarm writers: under the site's alarm lock, retried until it applies (retry.ts). The
+   * writers of one site in this process take turns before they ask for a connection, so a burst of batches for one
+   * site waits here rather than holding the pool's connections while it waits for the lock (other requests need them).
+   */
+  function writeAlarms<T>(orgId: OrgId, siteCode: string, work: (trx: Db) => Promise<T>): Promise<T> {
+    return inTurn(`${orgId} ${siteCode}`, () => retryOnRace(() => db.transaction().execute(async (trx) => {
+      await lockSiteAlarms(trx, handle.dialect, orgId, siteCode)
+      return work(trx)
+    }), (retry) => log?.info({ siteId: siteCode, retry }, 'alarm write retried after a concurrent change')))
+  }
 
   async function expireShelves(orgId: OrgId, siteCode: string): Promise<void> {
     const expired = await findExpiredShelves(db, orgId, siteCode, clock.now())
-    if (expired.length > 0) await db.transaction().execute((trx) => expireShelvesIn(trx, orgId, expired))
+    if (expired.length > 0) await writeAlarms(orgId, siteCode, (trx) => expireShelvesIn(trx, orgId, expired))
   }
 
   async function act(orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, action: OperatorAction, comment: string | null, shelvedUntil?: number) {
     await sites.require(orgId, siteCode)
     await expireShelves(orgId, siteCode)
-    await retryOnRace(() => db.transaction().execute(async (trx) => {
+    await writeAlarms(orgId, siteCode, async (trx) => {
       const row = await findAlarm(trx, orgId, siteCode, alarmId)
       if (!row) throw new NotFound()
       await applyAction(trx, orgId, actor, row, { action, at: clock.now(), comment, shelvedUntil })
       if (action !== 'acknowledge') {
         await recordAudit(trx, clock, orgId, actor, { action: `alarm.${action}`, target: alarmId, detail: { siteId: siteCode, comment, shelvedUntil: shelvedUntil ?? null } })
       }
-    }))
+    })
     return read(orgId, siteCode, alarmId)
   }
 
@@ -82,7 +100,7 @@ export function createAlarmsService(deps: AlarmsDeps) {
       })
       const known = await instances.existingIds(orgId, siteCode, [...new Set(checked.map((c) => c.event.instanceId))])
       const accepted = checked.filter((c) => known.has(c.event.instanceId) || refuse(results[c.index]!, 'UnknownInstance', `no instance ${c.event.instanceId} in this site`))
-      const outcomes = await retryOnRace(() => db.transaction().execute((trx) => applyEventBatch(trx, orgId, siteCode, actor, now, accepted)))
+      const outcomes = await writeAlarms(orgId, siteCode, (trx) => applyEventBatch(trx, orgId, siteCode, actor, now, accepted))
       for (const [index, outcome] of outcomes) Object.assign(results[index]!, outcome)
       const tally = (s: EventResult['status']) => results.filter((r) => r.status === s).length
       return { accepted: tally('accepted'), duplicates: tally('duplicate'), refused: tally('refused'), results }
@@ -116,7 +134,7 @@ export function createAlarmsService(deps: AlarmsDeps) {
     async acknowledgeMany(orgId: OrgId, actor: Actor, siteCode: string, alarmIds: string[], comment: string | null) {
       await sites.require(orgId, siteCode)
       await expireShelves(orgId, siteCode)
-      const results = await retryOnRace(() => db.transaction().execute(async (trx) => {
+      const results = await writeAlarms(orgId, siteCode, async (trx) => {
         const out: Array<{ alarmId: string; status: 'acknowledged' | 'refused'; code?: string }> = []
         for (const alarmId of alarmIds) {
           const row = await findAlarm(trx, orgId, siteCode, alarmId)
@@ -133,7 +151,7 @@ export function createAlarmsService(deps: AlarmsDeps) {
           }
         }
         return out
-      }))
+      })
       return { acknowledged: results.filter((r) => r.status === 'acknowledged').length, results }
     },
 

@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import type { Dialect } from '../../db/connect.ts'
 import type { AlarmEventsTable, AlarmHistoryTable, AlarmsTable, Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 
@@ -66,6 +67,17 @@ export async function updateAlarmsIfVersion(db: Db, orgId: OrgId, siteCode: stri
     written += Number(result.numAffectedRows ?? 0)
   })
   return written
+}
+
+/**
+ * Serialises the alarm writers of one site (ingestion, operator actions, shelve expiry) until the transaction ends.
+ * PostgreSQL: a transaction-level advisory lock, so that a concurrent writer (in any process of a cell) waits for the
+ * one ahead instead of failing its version check; a batch then reads the committed result of the one before it.
+ * SQLite needs none: one connection runs one transaction at a time, and one server process serves a file.
+ */
+export async function lockSiteAlarms(db: Db, dialect: Dialect, orgId: OrgId, siteCode: string): Promise<void> {
+  if (dialect !== 'postgres') return
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`sitegrid.alarms ${orgId} ${siteCode}`}, 0))`.execute(db)
 }
 
 /** Event ids already stored for the site, each with the alarm it applied to. */
