@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline'
 import { Writable } from 'node:stream'
 import { CLI_ACTOR, isRole } from '../auth/principal.ts'
+import { createLockout } from '../auth/site-pin/lockout.ts'
 import { createSigningKeys } from '../auth/site-pin/signing-keys.ts'
 import { systemClock } from '../clock.ts'
 import type { Config } from '../config/schema.ts'
@@ -139,6 +140,17 @@ export const siteUserCommands: Command[] = [
       if (!user) throw new NotFound()
       await siteUsers.remove(org.id, CLI_ACTOR, user.id)
       io.err(`removed ${user.email}`)
+    }),
+  },
+  {
+    path: ['site-user', 'unlock'], usage: '--email EMAIL [--org SLUG]', positionals: [],
+    summary: 'Ends the sign-in lock of an e-mail after repeated wrong PINs and forgets its failures, for the rightful user; recorded in the audit log (site_user.unlocked). Works for any e-mail, as the lock does.',
+    options: { ...ORG_OPTION, email: { type: 'string' } },
+    run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
+      const email = required(values, 'email')
+      const org = await siteOrg(orgs, config, values.org)
+      const { wasLockedUntil } = await createLockout({ handle, clock: systemClock }).unlockEmail(org.id, CLI_ACTOR, email)
+      io.err(wasLockedUntil ? `unlocked ${email} (was locked until ${new Date(wasLockedUntil).toISOString()})` : `${email} was not locked; its failures are forgotten`)
     }),
   },
 ]

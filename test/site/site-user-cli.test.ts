@@ -53,6 +53,14 @@ describe('sitegrid site-user and site-key', () => {
     assert.equal(runSitegrid(['site-user', 'set-role', 'op@plant.example', '--role', 'boss'], { cwd }).code, 2)
   })
 
+  it('unlock needs --email and answers for any e-mail, locked or not (the lock does not tell e-mails apart either)', (t) => {
+    const cwd = workdir(t)
+    assert.equal(runSitegrid(['site-user', 'unlock'], { cwd }).code, 2)
+    const unlocked = runSitegrid(['site-user', 'unlock', '--email', 'nobody@plant.example'], { cwd })
+    assert.equal(unlocked.code, 0, unlocked.stderr)
+    assert.match(unlocked.stderr, /nobody@plant\.example was not locked/)
+  })
+
   it('site-key rotate adds a key and keeps the old one listed (still verifying); list never shows private material', (t) => {
     const cwd = workdir(t)
     const first = runSitegrid(['site-key', 'rotate'], { cwd })

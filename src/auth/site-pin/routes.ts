@@ -15,7 +15,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'Sign in with e-mail and PIN', security: [],
-      description: 'Policy: public (this is the sign-in). Returns a 15-minute access token and a refresh token. An unknown e-mail and a wrong PIN get the same 401 in the same time. After 5 failures an account and a client address lock, 30 s at first and doubling with each further failure (at most 1 h): a locked address gets 429 `SignInThrottled` before any PIN is checked; a locked account is told so (423 `PinLocked`) only after a correct PIN. Both carry `Retry-After`.',
+      description: 'Policy: public (this is the sign-in). Returns a 15-minute access token and a refresh token. An unknown e-mail and a wrong PIN get the same 401 in the same time. Each attempt is counted on its e-mail (known or not) and on its client address before its PIN is checked, so parallel requests, other addresses and other server processes check no more PINs: after 5 failures the e-mail and the address each lock, 30 s at first and doubling with each further failure (at most 1 h). While locked no PIN is checked: a locked address gets 429 `SignInThrottled`; a locked e-mail gets 423 `PinLocked` whatever the PIN and whether or not a site user has it (same status, body and headers). Both carry `Retry-After` and `lockedUntil`, the lock\'s end; an owner ends an e-mail\'s lock with `sitegrid site-user unlock --email`. A correct PIN resets the e-mail\'s count and counts nowhere.',
       body: SiteLoginBody,
       response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 423, 429) },
     },
@@ -35,7 +35,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'Change one\'s own PIN',
-      description: 'Policy: public (the current PIN is the credential); any site role. The same checks, answers and locks as sign-in (401, 423 `PinLocked`, 429 `SignInThrottled`). 204; every session of the user ends, so sign in again with the new PIN.',
+      description: 'Policy: public (the current PIN is the credential); any site role. The same checks, answers and locks as sign-in, counted on the same counters (401; while locked, whatever the PIN, 423 `PinLocked` or 429 `SignInThrottled` with `Retry-After` and `lockedUntil`). 204; every session of the user ends, so sign in again with the new PIN.',
       security: [],
       body: ChangePinBody,
       response: { 204: { type: 'null', description: 'PIN changed.' }, ...problemResponses(400, 401, 413, 415, 423, 429) },
