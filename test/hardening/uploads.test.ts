@@ -13,6 +13,8 @@ import { pipeline } from 'node:stream/promises'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import { createGzip, gzipSync } from 'node:zlib'
+import { systemClock } from '../../src/clock.ts'
+import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { sleep, testDialects } from '../harness.ts'
 import { startServer, type Server } from '../cli/process.ts'
 import { HISTORIAN_SITE, seedHistorianSite, trendRows } from '../support/historian-upload.ts'
@@ -194,6 +196,79 @@ for (const dialect of testDialects()) {
       assert.equal(empty.status, 422)
       assert.equal(empty.json.code, 'PackageInvalid')
       await assertServing(server, host, 'the wrong content types')
+    })
+
+    it('an import (forced or not, or a dry run) that would break a unique rule answers 409 naming both records, and writes nothing', async () => {
+      const db = w.handle.db
+      const now = Date.now()
+      const importing = async (query: string) => {
+        const staged = await send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: exported })
+        assert.equal(staged.status, 200)
+        return send(server, `/api/admin/orgs/${w.slug}/tenant/import${query}`, { method: 'POST', headers: host })
+      }
+      let exported: Buffer = Buffer.alloc(0)
+      const exportNow = async () => { exported = (await rawRequest(`${server.url}/api/admin/orgs/${w.slug}/tenant/export`, { headers: host })).body }
+      const assertRefused = async (expected: Record<string, unknown>) => {
+        for (const query of ['?force=true', '', '?dryRun=true&force=true']) {
+          const answer = await importing(query)
+          assert.equal(answer.status, 409, `${String(expected.part)} ${query}: ${JSON.stringify(answer.json)}`)
+          assert.equal(answer.json.code, 'Conflict')
+          assert.deepEqual((answer.json.uniqueConflicts as unknown[])[0], expected, query)
+        }
+      }
+      const other = await createOrgsService({ handle: w.handle, clock: systemClock }).provision('uploads-other')
+
+      // controllers: (site, asset number). The package's plc-1 has A-1; here plc-2 holds A-1 and plc-1 has moved to A-9.
+      await exportNow()
+      await sql`update controllers set asset_number = 'A-9' where org_id = ${w.orgId} and id = 'plc-1'`.execute(db)
+      await sql`insert into controllers (org_id, site_code, id, platform, asset_number, protocol, ip_address, poll_interval_ms, timeout_ms, retry_delay_ms, max_retries, created_at, updated_at)
+        values (${w.orgId}, ${HISTORIAN_SITE}, 'plc-2', 0, 'A-1', 'cip', '10.0.0.2', 1000, 5000, 5000, 3, ${now}, ${now})`.execute(db)
+      await assertRefused({ part: 'controllers', values: { site_code: HISTORIAN_SITE, asset_number: 'A-1' }, record: { site_code: HISTORIAN_SITE, id: 'plc-1' }, heldBy: { site_code: HISTORIAN_SITE, id: 'plc-2' }, heldIn: 'this organisation' })
+      const { rows: controllers } = await sql<{ id: string; asset_number: string }>`select id, asset_number from controllers where org_id = ${w.orgId} order by id`.execute(db)
+      assert.deepEqual(controllers, [{ id: 'plc-1', asset_number: 'A-9' }, { id: 'plc-2', asset_number: 'A-1' }], 'nothing written')
+      await sql`delete from controllers where org_id = ${w.orgId} and id = 'plc-2'`.execute(db)
+      await sql`update controllers set asset_number = 'A-1' where org_id = ${w.orgId} and id = 'plc-1'`.execute(db)
+
+      // alarms: one open alarm per (site, instance and condition). The package's al-1 is open; here al-2 is, al-1 closed.
+      const alarm = (id: string, key: string | null) => sql`insert into alarms (org_id, site_code, id, instance_id, condition, priority, state, is_active, is_acknowledged, is_out_of_service, active_key, activation_count, raised_at, last_event_at, changed_at, created_at, version)
+        values (${w.orgId}, ${HISTORIAN_SITE}, ${id}, 'ins_pump', 'HI', 'high', 'active', 1, 0, 0, ${key}, 1, ${now}, ${now}, ${now}, ${now}, 1)`.execute(db)
+      await alarm('al-1', '8:ins_pumpHI')
+      await exportNow()
+      await sql`update alarms set active_key = null, state = 'normal', is_active = 0 where org_id = ${w.orgId} and id = 'al-1'`.execute(db)
+      await alarm('al-2', '8:ins_pumpHI')
+      await assertRefused({ part: 'alarms', values: { site_code: HISTORIAN_SITE, active_key: '8:ins_pumpHI' }, record: { site_code: HISTORIAN_SITE, id: 'al-1' }, heldBy: { site_code: HISTORIAN_SITE, id: 'al-2' }, heldIn: 'this organisation' })
+      await sql`delete from alarms where org_id = ${w.orgId}`.execute(db)
+
+      // domain_bindings: a domain serves one organisation. The package binds plant.example.com; here another organisation holds it.
+      await sql`insert into domain_bindings (org_id, domain, is_enabled, created_at, updated_at, created_by) values (${w.orgId}, 'plant.example.com', 0, ${now}, ${now}, 'test')`.execute(db)
+      await exportNow()
+      await sql`delete from domain_bindings where org_id = ${w.orgId}`.execute(db)
+      await sql`insert into domain_bindings (org_id, domain, is_enabled, created_at, updated_at, created_by) values (${other.id}, 'plant.example.com', 0, ${now}, ${now}, 'test')`.execute(db)
+      const taken = await importing('?force=true')
+      assert.equal(taken.status, 409, JSON.stringify(taken.json))
+      assert.deepEqual((taken.json.uniqueConflicts as unknown[])[0], { part: 'domain_bindings', values: { domain: 'plant.example.com' }, record: { domain: 'plant.example.com' }, heldBy: null, heldIn: 'another organisation' })
+      const { rows: bindings } = await sql<{ org_id: string }>`select org_id from domain_bindings where domain = 'plant.example.com'`.execute(db)
+      assert.deepEqual(bindings.map((b) => b.org_id), [other.id], 'nothing written')
+      await sql`delete from domain_bindings where domain = 'plant.example.com'`.execute(db)
+
+      // api_keys: the verifier is unique across organisations; a moved key's placeholder is `moved:` + its id.
+      const key = (org: string, id: string, verifier: string) => sql`insert into api_keys (org_id, id, prefix, verifier, role, name, created_by_kind, created_by_user_id, created_at, expires_at)
+        values (${org}, ${id}, 'csk_x', ${verifier}, 'viewer', 'moved', 'cli', 'test', ${now}, ${now + 86_400_000})`.execute(db)
+      await key(w.orgId, 'key-moved', randomBytes(32).toString('hex'))
+      await exportNow()
+      await sql`delete from api_keys where id = 'key-moved'`.execute(db)
+      await key(other.id, 'key-other', 'moved:key-moved')
+      const verifier = await importing('?force=true')
+      assert.equal(verifier.status, 409, JSON.stringify(verifier.json))
+      assert.deepEqual((verifier.json.uniqueConflicts as unknown[])[0], { part: 'api_keys', values: { verifier: 'moved:key-moved' }, record: { id: 'key-moved' }, heldBy: null, heldIn: 'another organisation' })
+      const { rows: keys } = await sql<{ n: number }>`select count(*) as n from api_keys where org_id = ${w.orgId} and id = 'key-moved'`.execute(db)
+      assert.equal(Number(keys[0]!.n), 0, 'nothing written')
+      await sql`delete from api_keys where id = 'key-other'`.execute(db)
+
+      await exportNow()
+      const clean = await importing('?force=true')
+      assert.equal(clean.status, 200, 'the organisation as it is imports over itself')
+      await assertServing(server, host, 'the unique rules')
     })
 
     it('the other uploads (historian form, instance CSV, streamed network) answer truncated, corrupted and dropped bodies without a 5xx, and the server lives on', async () => {

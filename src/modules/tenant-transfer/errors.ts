@@ -1,4 +1,5 @@
 import { DomainError } from '../../errors/domain-error.ts'
+import type { UniqueConflict } from './unique-rules.ts'
 
 export class PackageCorrupt extends DomainError<'PackageInvalid'> {
   constructor(reason: string) { super('PackageInvalid', `The tenant package is not valid: ${reason}.`, { extensions: { reason } }) }
@@ -31,5 +32,17 @@ export class PackageTooLarge extends DomainError<'PayloadTooLarge'> {
 export class PackageInflatesTooLarge extends DomainError<'PayloadTooLarge'> {
   constructor(limit: number) {
     super('PayloadTooLarge', `The package inflates to more than ${limit} bytes (SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES); nothing was kept.`, { extensions: { limit, setting: 'SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES' } })
+  }
+}
+
+export class UniqueRuleConflicts extends DomainError<'Conflict'> {
+  constructor(part: string, conflicts: UniqueConflict[]) {
+    const first = conflicts[0]
+    const text = (values: Record<string, unknown>) => Object.entries(values).map(([k, v]) => `${k} ${String(v)}`).join(', ')
+    const holder = !first ? '' : first.heldBy === null ? 'another organisation holds' : `the ${first.heldIn === 'the package' ? 'package\'s' : 'existing'} record (${text(first.heldBy)}) holds`
+    super('Conflict', first
+      ? `The package's ${part} record (${text(first.record)}) has ${text(first.values)}, which ${holder}: a unique rule of ${part}${conflicts.length > 1 ? ` (${conflicts.length} such records)` : ''}. force replaces only records with the same key; nothing was changed.`
+      : `A record of part ${part} breaks a unique rule of ${part}; nothing was changed.`,
+    { extensions: { uniqueConflicts: conflicts.slice(0, 100), uniqueConflictCount: conflicts.length } })
   }
 }

@@ -54,3 +54,33 @@ export async function listTablesWithOrgId(db: Db, dialect: Dialect): Promise<str
     where table_schema = current_schema() and column_name = 'org_id' order by table_name`.execute(db)
   return rows.map((r) => r.table_name)
 }
+
+/**
+ * The columns of each unique index of a table other than its primary key, in index order (`org_id` included where
+ * the rule is per organisation; a rule without it holds across organisations, e.g. a bound domain).
+ */
+export async function describeUniqueKeys(db: Db, dialect: Dialect, name: string): Promise<string[][]> {
+  if (dialect === 'sqlite') {
+    const { rows } = await sql<{ index_name: string; column_name: string }>`
+      select il.name as index_name, ii.name as column_name from pragma_index_list(${name}) il join pragma_index_info(il.name) ii
+      where il."unique" = 1 and il.origin <> 'pk' and il.partial = 0 order by il.name, ii.seqno`.execute(db)
+    return groupColumns(rows)
+  }
+  const { rows } = await sql<{ index_name: string; column_name: string }>`
+    select i.relname as index_name, a.attname as column_name
+    from pg_index x
+    join pg_class t on t.oid = x.indrelid
+    join pg_class i on i.oid = x.indexrelid
+    join pg_namespace n on n.oid = t.relnamespace
+    cross join lateral unnest(x.indkey) with ordinality as k(attnum, position)
+    join pg_attribute a on a.attrelid = t.oid and a.attnum = k.attnum
+    where n.nspname = current_schema() and t.relname = ${name} and x.indisunique and not x.indisprimary and x.indpred is null
+    order by i.relname, k.position`.execute(db)
+  return groupColumns(rows)
+}
+
+function groupColumns(rows: Array<{ index_name: string; column_name: string }>): string[][] {
+  const byIndex = new Map<string, string[]>()
+  for (const r of rows) byIndex.set(r.index_name, [...(byIndex.get(r.index_name) ?? []), r.column_name])
+  return [...byIndex.values()]
+}

@@ -9,11 +9,13 @@ import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import type { Org } from '../orgs/service.ts'
 import type { SitesService } from '../sites/service.ts'
-import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, PackageTooLarge } from './errors.ts'
+import { isUniqueViolation } from '../../db/constraint-errors.ts'
+import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, PackageTooLarge, UniqueRuleConflicts } from './errors.ts'
 import { PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION, readPackage, writePackage, type PackageHeader, type Row } from './format.ts'
-import { describeTable, type TableShape } from './introspect.ts'
+import { describeTable, describeUniqueKeys, type TableShape } from './introspect.ts'
 import { appendChunk, dropStaged, findExisting, findStaged, hasAnyRow, markStaged, readChunks, replaceStagedPackage, streamRows, upsertRows } from './store.ts'
 import { EXPORTED_TABLES, type ExportedTable } from './tables.ts'
+import { findHeldElsewhere, findUniqueConflicts, uniqueRulesOf, type UniqueRule } from './unique-rules.ts'
 
 const CHUNK_BYTES = 1 << 20
 const MAX_LISTED_CONFLICTS = 100
@@ -28,7 +30,12 @@ export interface ImportReport {
   parts: Record<string, { create: number; replace: number; unchanged: number }>
 }
 
-interface Part { spec: ExportedTable; shape: TableShape; columns: string[] }
+interface Part { spec: ExportedTable; shape: TableShape; columns: string[]; unique: UniqueRule[] }
+
+/** A write refused by a unique index the checks before it could not see (another organisation's record): the rows tried. */
+class UniqueIndexRefused extends Error {
+  constructor(readonly part: Part, readonly rows: Row[]) { super(`a unique index of ${part.spec.name} refused the import`) }
+}
 
 export function createTenantTransferService(deps: { handle: DatabaseHandle; clock: Clock; mode: Mode; sites: SitesService; maxPackageBytes: number; maxInflatedBytes: number }) {
   const { handle, clock } = deps
@@ -40,7 +47,8 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
       if (scope === 'site' && spec.scope === 'org') continue
       const shape = spec.stored ? ((await spec.stored.present(on, handle.dialect)) ? spec.stored.shape : undefined) : await describeTable(on, handle.dialect, spec.name)
       if (!shape) continue // an area not in this build
-      parts.push({ spec, shape, columns: shape.columns.filter((c) => c !== 'org_id' && !spec.omit?.includes(c)) })
+      const unique = spec.stored ? [] : uniqueRulesOf(await describeUniqueKeys(on, handle.dialect, spec.name)) // a stored part keys its own rows
+      parts.push({ spec, shape, columns: shape.columns.filter((c) => c !== 'org_id' && !spec.omit?.includes(c)), unique })
     }
     return parts
   }
@@ -89,11 +97,20 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
               writes.push(row)
             }
           }
-          if (!options.dryRun && writes.length > 0 && (options.force || conflictCount === 0)) {
-            const restored = part.spec.restore ? writes.map(part.spec.restore) : writes
+          const restored = part.spec.restore ? writes.map(part.spec.restore) : writes
+          if (part.unique.length > 0 && restored.length > 0) {
+            const clashes = await findUniqueConflicts(trx, handle.dialect, part.spec.name, part.shape, org.id, part.unique, restored)
+            if (clashes.length > 0) throw new UniqueRuleConflicts(part.spec.name, clashes)
+          }
+          if (!options.dryRun && restored.length > 0 && (options.force || conflictCount === 0)) {
             for (let i = 0; i < restored.length; i += rowsPerStatement(part.shape)) {
               const rows = restored.slice(i, i + rowsPerStatement(part.shape))
-              await (part.spec.stored ? part.spec.stored.upsert(trx, org.id, rows, memoOf(part.spec.name)) : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
+              try {
+                await (part.spec.stored ? part.spec.stored.upsert(trx, org.id, rows, memoOf(part.spec.name)) : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
+              } catch (err) {
+                if (isUniqueViolation(err)) throw new UniqueIndexRefused(part, rows)
+                throw err
+              }
             }
           }
           batch = []
@@ -120,6 +137,10 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
         await handle.announceInvalidation(trx)
       })
     } catch (err) {
+      // Rolled back: now another organisation's records can be looked up (row-level security hid them in the transaction).
+      if (err instanceof UniqueIndexRefused) {
+        throw new UniqueRuleConflicts(err.part.spec.name, await findHeldElsewhere(db, handle.dialect, err.part.spec.name, err.part.shape, org.id, err.part.unique, err.rows))
+      }
       if (err !== rollback) throw err
     }
     handle.invalidateLocally()

@@ -100,3 +100,16 @@ export async function* readChunks(db: Db, orgId: string): AsyncGenerator<Buffer>
     after = rows[rows.length - 1]!.seq
   }
 }
+
+/**
+ * `select` of the rows whose `columns` equal those of one of `rows`: in the organisation, or (`elsewhere`) in every
+ * other one (the caller runs that in the system scope: row-level security shows one organisation).
+ */
+export async function findByColumns(db: Db, dialect: Dialect, table: TableShape, where: { orgId: string; elsewhere: boolean }, select: string[], columns: string[], rows: Row[]): Promise<Row[]> {
+  const value = (c: string, v: unknown) => (dialect === 'postgres' ? sql`cast(${v} as ${sql.raw(table.types[c]!)})` : sql`${v}`)
+  const list = sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => value(c, r[c])))})`))
+  const org = where.elsewhere ? sql`${sql.ref('org_id')} <> ${where.orgId}` : sql`${sql.ref('org_id')} = ${where.orgId}`
+  const { rows: found } = await sql<Row>`select ${sql.join(select.map((c) => sql.ref(c)))} from ${sql.table(table.name)}
+    where ${org} and (${sql.join(columns.map((c) => sql.ref(c)))}) in (values ${list})`.execute(db)
+  return found
+}
