@@ -3,6 +3,7 @@ import { systemClock } from '../clock.ts'
 import { loadConfig } from '../config/load.ts'
 import { connectDatabase } from '../db/connect.ts'
 import { migrateToLatest } from '../db/migrate.ts'
+import { holdSqliteServerLock } from '../db/server-lock.ts'
 import { grantAppRole, roleOfUrl } from '../db/row-level-security.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
@@ -22,6 +23,8 @@ export const serveCommand: Command = {
   run: async ({ values }, io) => {
     const config = loadConfig(io.env, { requireKeySecret: true })
     const log = createLogger(config.logLevel)
+    // SQLite: one serving process per file; a second start stops here, naming the first (db/server-lock.ts).
+    if (config.databaseUrl.startsWith('sqlite:')) holdSqliteServerLock(config.databaseUrl.slice('sqlite:'.length))
     // PostgreSQL with SITEGRID_DATABASE_APP_URL: the owner (DATABASE_URL) migrates and grants, then closes; the
     // service runs as the app role, which row-level security applies to (README § PostgreSQL).
     if (config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) {

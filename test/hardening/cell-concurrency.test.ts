@@ -6,8 +6,11 @@ import assert from 'node:assert/strict'
 import { Agent, request } from 'node:http'
 import { describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
-import { startServer, type Server } from '../cli/process.ts'
-import { sleep, testDialects, type TestDialect } from '../harness.ts'
+import { httpRequest, runCliAsync, startServer, type Server } from '../cli/process.ts'
+import { CLI_ACTOR } from '../../src/auth/principal.ts'
+import { systemClock } from '../../src/clock.ts'
+import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
+import { KEY_SECRET, sleep, testDialects, type TestDialect } from '../harness.ts'
 import { processWorld, type ProcessWorld } from './process-support.ts'
 
 interface Answer { status: number; body: string; server: number }
@@ -149,6 +152,37 @@ for (const dialect of testDialects()) {
       await raiseTogether(cell, dialect, 24, 30)
       await raiseTogether(cell, dialect, 50, 30)
       if (dialect === 'postgres') await raiseTogether(cell, dialect, 24, 30, whileAlarmRewritten(cell, 8))
+    })
+  })
+}
+
+if (testDialects().includes('sqlite')) {
+  describe('sqlite: one server process per file', () => {
+    it('a second `sitegrid serve` on a served SQLite file is refused at start-up naming the first; CLI commands still work beside it; the file is free again once the server ends, SIGKILL included', async (t) => {
+      const world = await processWorld(t, 'sqlite', 'site', { SITEGRID_MODE: 'cloud' })
+      const { cwd, env } = world
+      const first = await startServer({ cwd, env })
+      t.after(() => first.stop('SIGKILL'))
+
+      const second = await startServer({ cwd, env }).then((s) => s, (err: Error) => err)
+      if (!(second instanceof Error)) await second.stop()
+      assert.ok(second instanceof Error, 'the second server started')
+      assert.match(second.message, new RegExp(`sitegrid serve: the SQLite database \\S+ is already served by process ${first.child.pid} \\(started \\S+ in ${cwd}\\)`))
+      console.log(`cell sqlite: second server on one file -> refused: ${second.message.split('\n').find((l) => l.includes('already served'))}`)
+
+      // The CLI is another process on the same file: a key it revokes stops authenticating at once in the server,
+      // whose cache had verified it (PRAGMA data_version, db/connect.ts).
+      const keys = createApiKeysService({ handle: world.handle, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') })
+      const victim = await keys.mint(world.orgId, CLI_ACTOR, { role: 'admin', name: 'victim', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })
+      const listKeys = () => httpRequest(`${first.url}/api/admin/api-keys`, { headers: { host: 'site.localhost', 'x-api-key': victim.plaintext } })
+      assert.equal((await listKeys()).status, 200)
+      const revoke = await runCliAsync(['key', 'revoke', '--org', 'site', victim.keyId], { cwd, env })
+      assert.equal(revoke.code, 0, revoke.stderr)
+      assert.equal((await listKeys()).status, 401)
+
+      await first.stop('SIGKILL')
+      const after = await startServer({ cwd, env })
+      await after.stop()
     })
   })
 }
