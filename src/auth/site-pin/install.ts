@@ -11,6 +11,7 @@ import { createLockout } from './lockout.ts'
 import { sitePinRoutes } from './routes.ts'
 import { createSiteSignIn } from './sign-in.ts'
 import { createSigningKeys } from './signing-keys.ts'
+import { siteUnlockRoutes } from './unlock-route.ts'
 import { createSitePinValidator } from './validator.ts'
 
 /**
@@ -23,12 +24,14 @@ export function createSitePin(deps: { config: Config; handle: DatabaseHandle; cl
   if (config.mode !== 'site' || !config.keySecret) return { bearerValidators: [] as BearerValidator[], register: async () => {} }
   const siteUsers = createSiteUsersService({ handle, clock, scryptCost: pinScryptCost(config) })
   const signingKeys = createSigningKeys({ handle, clock, keySecret: config.keySecret })
-  const signIn = createSiteSignIn({ handle, clock, siteUsers, signingKeys, lockout: createLockout({ handle, clock }), log })
+  const lockout = createLockout({ handle, clock })
+  const signIn = createSiteSignIn({ handle, clock, siteUsers, signingKeys, lockout, log })
   return {
     bearerValidators: [createSitePinValidator({ signingKeys, siteUsers, clock, log })],
     async register(app: FastifyInstance, tenancy: Tenancy): Promise<void> {
       await app.register(sitePinRoutes, { tenancy, signIn, signingKeys })
       await app.register(siteUsersRoutes, { prefix: '/api/site/users', siteUsers })
+      await app.register(siteUnlockRoutes, { prefix: '/api/site/users', siteUsers, lockout })
     },
   }
 }
