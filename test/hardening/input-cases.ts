@@ -1,0 +1,161 @@
+// The input classes of issue 24 (defects 9–11) as requests for any operation of the OpenAPI document: a NUL or a
+// lone surrogate in each path parameter, query parameter and body string, deep nesting in each free-form body field
+// and as the whole body, and bodies of content types the operation does not read.
+import { exampleOf, fillPath, jsonBodySchema, pathParams, PARAMETER_KINDS, queryFor, queryParams, type Operation, type Schema, type TenantIds } from './support.ts'
+
+export const NUL = 'a\u0000b'
+export const LONE_SURROGATE = 'a\ud800b'
+/** Levels of the deep cases: the 5 000 of the defect (a 25 KB body), far past the limit. */
+export const DEEP_LEVELS = 5_000
+
+/** What a case expects: the refusal's status and code, and for a 400 the field it names. */
+export interface Expected { status: number; code: string; in?: string; pointer?: string; pointerPrefix?: string; rule?: RegExp }
+
+export interface InputCase {
+  name: string
+  request: { method: 'GET'; url: string; payload?: string; headers?: Record<string, string> }
+  expected: Expected
+}
+
+/** A string field or a free-form value (an object or value without declared properties) of a body schema. */
+interface BodyField { segments: string[]; freeForm: boolean }
+
+const pointerOf = (segments: string[]) => segments.map((s) => `/${s.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
+
+/** Every string field and free-form value of a body schema, one each per pointer (array items as item 0). */
+export function bodyFields(schema: Schema, segments: string[] = []): BodyField[] {
+  const found = new Map<string, BodyField>()
+  const walk = (s: Schema, at: string[]): void => {
+    const add = (freeForm: boolean) => { if (!found.has(pointerOf(at))) found.set(pointerOf(at), { segments: at, freeForm }) }
+    if (s.anyOf) {
+      for (const branch of s.anyOf) walk(branch, at)
+      return
+    }
+    switch (s.type) {
+      case 'string': return add(false)
+      case 'array': return s.items ? walk(s.items, [...at, '0']) : add(true)
+      case 'object':
+        if (!s.properties) return add(true)
+        for (const [key, value] of Object.entries(s.properties)) walk(value, [...at, key])
+        return
+      case undefined: if (!s.enum && s.const === undefined) add(true) // Type.Unknown
+    }
+  }
+  walk(schema, segments)
+  return [...found.values()]
+}
+
+/** A copy of `root` with `value` at `segments`, creating the containers on the way (an array for an index). */
+export function withValue(root: unknown, segments: string[], value: unknown): unknown {
+  if (segments.length === 0) return value
+  const [head, ...rest] = segments as [string, ...string[]]
+  const isContainer = root !== null && typeof root === 'object'
+  const copy = (isContainer ? structuredClone(root) : /^\d+$/.test(head) ? [] : {}) as Record<string, unknown>
+  copy[head] = withValue(copy[head], rest, value)
+  return copy
+}
+
+/** `depth` nested objects as JSON text (built as text: JSON.stringify itself overflows long before 5 000 levels). */
+export const deepJson = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
+
+const PLACEHOLDER = '__deep_value__'
+
+const jsonRequest = (op: Operation, url: string, payload: string) =>
+  ({ method: op.method as 'GET', url, payload, headers: { 'content-type': 'application/json' } })
+
+/** The URL of an operation on the seeded tenant's own resources, with its required query parameters. */
+export function urlFor(op: Operation, ids: TenantIds, now: number, pathOverride: Record<string, string> = {}, query: Record<string, string> = {}): string {
+  const path = Object.fromEntries(pathParams(op).map((p) => [p.name, ids[PARAMETER_KINDS[p.name] ?? 'site']]))
+  return fillPath(op.path, { ...path, ...pathOverride }) + queryFor(op, now, query, ids)
+}
+
+const fieldRefusal = (where: string, pointer: string, rule: RegExp): Expected => ({ status: 400, code: 'ValidationFailed', in: where, pointer, rule })
+
+/** Methods whose body Fastify reads. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** Bodies the document describes in the operation's text only (multipart and binary uploads have no request schema). */
+const BODY_TYPES_IN_TEXT: Readonly<Record<string, readonly string[]>> = {
+  'POST /api/historian/import-batches': ['multipart/form-data'],
+  'PUT /api/admin/orgs/{slug}/tenant/import/package': ['application/gzip', 'application/octet-stream'],
+}
+
+/** The content types an operation reads a body as: its request body's, else JSON (an optional body, or none). */
+export function bodyTypesOf(op: Operation): readonly string[] {
+  return BODY_TYPES_IN_TEXT[`${op.method} ${op.path}`] ?? Object.keys(op.spec.requestBody?.content ?? { 'application/json': {} })
+}
+
+/** A request without a body to an operation that reads only a non-JSON body: the missing body is refused first. */
+const refusedWithoutBody = (op: Operation, expected: Expected): Expected =>
+  (BODY_METHODS.has(op.method) && !bodyTypesOf(op).includes('application/json') ? { status: 415, code: 'UnsupportedMediaType' } : expected)
+
+/** Defect 10: NUL in each path parameter, query parameter, body string and property name; a lone surrogate once per place. */
+export function textCases(op: Operation, ids: TenantIds, now: number): InputCase[] {
+  const cases: InputCase[] = []
+  for (const p of pathParams(op)) {
+    cases.push({ name: `NUL in path /${p.name}`, request: { method: op.method as 'GET', url: urlFor(op, ids, now, { [p.name]: NUL }) }, expected: refusedWithoutBody(op, fieldRefusal('params', `/${p.name}`, /NUL/)) })
+  }
+  // Only NUL: a lone surrogate has no UTF-8 form, and the query parser keeps bytes that do not decode as written (%ED%A0%80).
+  for (const p of queryParams(op)) {
+    const url = urlFor(op, ids, now, {}, { [p.name]: NUL })
+    cases.push({ name: `NUL in query ${p.name}`, request: { method: op.method as 'GET', url }, expected: refusedWithoutBody(op, fieldRefusal('query', `/${p.name}`, /NUL/)) })
+  }
+  const schema = jsonBodySchema(op)
+  if (!schema) return cases
+  const url = urlFor(op, ids, now)
+  const example = exampleOf(schema, now)
+  const strings = bodyFields(schema)
+  for (const field of strings) {
+    const value = field.freeForm ? { note: NUL } : NUL
+    const pointer = pointerOf(field.segments) + (field.freeForm ? '/note' : '')
+    cases.push({ name: `NUL in body ${pointer}`, request: jsonRequest(op, url, JSON.stringify(withValue(example, field.segments, value))), expected: fieldRefusal('body', pointer, /NUL/) })
+  }
+  const first = strings.find((f) => !f.freeForm)
+  if (first) {
+    const pointer = pointerOf(first.segments)
+    cases.push({ name: `lone surrogate in body ${pointer}`, request: jsonRequest(op, url, JSON.stringify(withValue(example, first.segments, LONE_SURROGATE))), expected: fieldRefusal('body', pointer, /surrogate/) })
+  }
+  // The rule named may be the schema's (an unknown property) or this one: the name is refused either way.
+  const segments = [...(Array.isArray(example) ? ['0'] : []), 'x\u0000']
+  cases.push({ name: 'NUL in a property name', request: jsonRequest(op, url, JSON.stringify(withValue(example, segments, 1))), expected: { status: 400, code: 'ValidationFailed', in: 'body', pointer: pointerOf(segments) } })
+  return cases
+}
+
+/** Defect 9: DEEP_LEVELS of nesting in each free-form body field, and a whole body of nested arrays. */
+export function depthCases(op: Operation, ids: TenantIds, now: number): InputCase[] {
+  const schema = jsonBodySchema(op)
+  if (!schema) return []
+  const url = urlFor(op, ids, now)
+  const example = exampleOf(schema, now)
+  const cases: InputCase[] = bodyFields(schema).filter((f) => f.freeForm).map((field) => ({
+    name: `${DEEP_LEVELS} levels in ${pointerOf(field.segments)}`,
+    request: jsonRequest(op, url, JSON.stringify(withValue(example, field.segments, PLACEHOLDER)).replace(`"${PLACEHOLDER}"`, deepJson(DEEP_LEVELS))),
+    expected: { status: 400, code: 'ValidationFailed', in: 'body', pointerPrefix: pointerOf(field.segments), rule: /nest deeper than 64 levels/ },
+  }))
+  const wholeBody = `${'['.repeat(DEEP_LEVELS * 10)}${']'.repeat(DEEP_LEVELS * 10)}`
+  cases.push({ name: `a body of ${DEEP_LEVELS * 10} nested arrays`, request: jsonRequest(op, url, wholeBody), expected: { status: 400, code: 'ValidationFailed', in: 'body' } })
+  return cases
+}
+
+/** Defect 11: a body of a content type the operation does not read (or none) answers 415 listing those it does. */
+export function mediaTypeCases(op: Operation, ids: TenantIds, now: number): InputCase[] {
+  if (!BODY_METHODS.has(op.method)) return []
+  const accepted = bodyTypesOf(op)
+  const url = urlFor(op, ids, now)
+  const bodies: Array<[string, string | undefined, string]> = [
+    ['text/plain', 'text/plain', '{"name":"x"}'],
+    ['no content type', undefined, '{"name":"x"}'],
+    ['a form', 'application/x-www-form-urlencoded', 'name=x'],
+    ['multipart', 'multipart/form-data; boundary=b0', '--b0\r\ncontent-disposition: form-data; name="name"\r\n\r\nx\r\n--b0--\r\n'],
+    ['JSON', 'application/json', '{"name":"x"}'],
+  ]
+  return bodies
+    .filter(([, type]) => !accepted.some((a) => type?.startsWith(a)))
+    // The historian area's multipart parser reads any multipart body of its routes; its DELETE ignores one.
+    .filter(([name]) => !(name === 'multipart' && op.path.startsWith('/api/historian/import-batches/')))
+    .map(([name, type, payload]) => ({
+      name: `a body as ${name}`,
+      request: { method: op.method as 'GET', url, payload, headers: type ? { 'content-type': type } : ({} as Record<string, string>) },
+      expected: { status: 415, code: 'UnsupportedMediaType' },
+    }))
+}
