@@ -18,7 +18,7 @@ import { FLUSH_SAMPLES } from './service/import-run.ts'
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: historian all or nothing across a crash`, () => {
-    it('a server killed mid-upload leaves, after restart, no sample of the batch and no batch running', async (t) => {
+    it('a client that drops its upload and a server killed mid-upload each leave a failed batch that claims 0 samples and holds none', async (t) => {
       const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-kill-'))
       t.after(() => rmSync(cwd, { recursive: true, force: true }))
       const databaseUrl = dialect === 'sqlite' ? `sqlite:${join(cwd, 'site.db')}` : await createTestDatabase(process.env.TEST_DATABASE_URL!)
@@ -30,37 +30,58 @@ for (const dialect of testDialects()) {
       const keys = createApiKeysService({ handle, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') })
       const owner = await keys.mint(org.id, CLI_ACTOR, { role: 'owner', name: 'owner', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })
       await seed(handle, org.id)
+      const headers = { host: 'kill.localhost', 'x-api-key': owner.plaintext }
 
       const env = { DATABASE_URL: databaseUrl, ...appRole, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_LOG_LEVEL: 'warn', SITEGRID_DATA_DIR: join(cwd, 'data') }
       const server = await startServer({ cwd, env })
       t.after(() => server.stop('SIGKILL'))
       await up(server)
-      const probe = await httpRequest(`${server.url}/api/historian/import-batches?siteId=plant-1`, { headers: { host: 'kill.localhost', 'x-api-key': owner.plaintext } })
+      const probe = await httpRequest(`${server.url}/api/historian/import-batches?siteId=plant-1`, { headers })
       assert.equal(probe.status, 200, probe.body)
-      // More than one write transaction's worth, then the upload stalls (never ends) until the kill.
-      const upload = startHistorianUpload(server.url, { host: 'kill.localhost', 'x-api-key': owner.plaintext }, trendRows(FLUSH_SAMPLES * 2 + 10, Date.UTC(2024, 0, 1)), { end: false })
 
-      let seen: Awaited<ReturnType<typeof counts>> | undefined
-      for (let i = 0; i < 300; i++) {
-        seen = await counts(handle, org.id)
-        if (seen.samples >= FLUSH_SAMPLES) break
-        await sleep(100)
+      /** Starts an upload of more than one write transaction's worth that then stalls, and waits until its batch holds samples. */
+      const stalledUpload = async (url: string, day: number) => {
+        const upload = startHistorianUpload(url, headers, trendRows(FLUSH_SAMPLES * 2 + 10, Date.UTC(2024, 0, day)), { end: false })
+        for (let i = 0; i < 300; i++) {
+          const seen = await counts(handle, org.id)
+          const running = seen.batches.find((b) => b.status === 'running')
+          if (running !== undefined && (seen.byBatch.get(running.id) ?? 0) >= FLUSH_SAMPLES) return { upload, batchId: running.id }
+          await sleep(100)
+        }
+        throw new Error(`no samples were written before the cut: ${upload.answer()} ${server.output()}`)
       }
-      assert.ok(seen !== undefined && seen.samples >= FLUSH_SAMPLES, `samples were being written before the kill: ${JSON.stringify(seen?.batches)} ${upload.answer()} ${server.output()}`)
-      assert.equal(seen.batches[0]?.status, 'running')
+      /** The batch as the API and the database tell it, once it is no longer running. */
+      const settled = async (url: string, batchId: string) => {
+        for (let i = 0; i < 300; i++) {
+          const res = await httpRequest(`${url}/api/historian/import-batches/${batchId}`, { headers })
+          assert.equal(res.status, 200, res.body)
+          const batch = res.json() as { status: string; samplesStored: number; progress: { samplesWritten: number } }
+          if (batch.status !== 'running') {
+            const stored = await counts(handle, org.id)
+            return { status: batch.status, samplesStored: batch.samplesStored, samplesWritten: batch.progress.samplesWritten, held: stored.byBatch.get(batchId) ?? 0, column: stored.batches.find((b) => b.id === batchId)!.samples_stored }
+          }
+          await sleep(100)
+        }
+        throw new Error(`batch ${batchId} still running`)
+      }
+      const failedAndEmpty = { status: 'failed', samplesStored: 0, samplesWritten: 0, held: 0, column: 0 }
 
+      // The client drops the connection mid-body (the server stays up and cleans up at once).
+      const dropped = await stalledUpload(server.url, 1)
+      dropped.upload.req.destroy()
+      assert.deepEqual(await settled(server.url, dropped.batchId), failedAndEmpty)
+
+      // The server is killed mid-upload; the restarted one cleans up at start-up.
+      const killed = await stalledUpload(server.url, 2)
       await server.stop('SIGKILL')
-      upload.req.destroy()
+      killed.upload.req.destroy()
       const restarted = await startServer({ cwd, env })
       t.after(() => restarted.stop())
       await up(restarted)
-      let after = await counts(handle, org.id)
-      for (let i = 0; i < 100 && after.batches.some((b) => b.status === 'running'); i++) {
-        await sleep(100)
-        after = await counts(handle, org.id)
-      }
+      assert.deepEqual(await settled(restarted.url, killed.batchId), failedAndEmpty)
+      const after = await counts(handle, org.id)
       assert.equal(after.samples, 0)
-      assert.deepEqual(after.batches.map((b) => b.status), ['failed'])
+      assert.deepEqual(after.batches.map((b) => [b.status, Number(b.samples_stored)]), [['failed', 0], ['failed', 0]])
     })
   })
 }

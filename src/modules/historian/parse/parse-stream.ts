@@ -42,6 +42,7 @@ export class HistorianParse implements AsyncIterable<SampleBatch> {
     format: null,
     separator: null,
     rowsRead: 0,
+    valuesRead: 0,
     samples: 0,
     rejectedCount: 0,
     rejections: [],
@@ -143,6 +144,7 @@ class Step {
     const samples = this.#sink.samples
     const summary = this.#summary
     summary.rowsRead += out.rowsRead
+    summary.valuesRead += out.valuesRead
     summary.samples += samples.length
     summary.rejectedCount += out.rejections.length
     summary.emptyCells += out.emptyCells

@@ -64,6 +64,8 @@ export class BatchSink {
   readonly samples = new SampleColumns()
   rejections: Rejection[] = []
   rowsRead = 0
+  /** What the accounting counts (types.ts ParseSummary.valuesRead): every value becomes exactly one sample, empty or sentinel cell, or rejection. */
+  valuesRead = 0
   emptyCells = 0
   sentinelCells = 0
 
@@ -82,10 +84,11 @@ export class BatchSink {
   }
 
   /** Hands over the counts and rejections collected and starts counting again; the samples stay until `samples.clear()`. */
-  drain(): { rejections: Rejection[]; rowsRead: number; emptyCells: number; sentinelCells: number } {
-    const out = { rejections: this.rejections, rowsRead: this.rowsRead, emptyCells: this.emptyCells, sentinelCells: this.sentinelCells }
+  drain(): { rejections: Rejection[]; rowsRead: number; valuesRead: number; emptyCells: number; sentinelCells: number } {
+    const out = { rejections: this.rejections, rowsRead: this.rowsRead, valuesRead: this.valuesRead, emptyCells: this.emptyCells, sentinelCells: this.sentinelCells }
     this.rejections = []
     this.rowsRead = 0
+    this.valuesRead = 0
     this.emptyCells = 0
     this.sentinelCells = 0
     return out

@@ -56,6 +56,14 @@ export interface ParseSummary {
   format: FormatName | null
   separator: ',' | ';' | '\t' | null
   rowsRead: number
+  /**
+   * Values read: one a data row in the one-sample-a-row layouts (equal to rowsRead); in the wide layouts (wide,
+   * citect-pa) one a tag column of the header for each data row (a cell the row leaves out at its end is an empty
+   * one), or one for a row refused whole (its time, its Milliseconds or its field count). Each value becomes exactly
+   * one of: a sample, a rejection, an empty cell or a sentinel cell, so valuesRead = samples + rejectedCount +
+   * emptyCells + sentinelCells.
+   */
+  valuesRead: number
   samples: number
   /** Every rejection: whole rows, or single cells in wide layouts (wide, citect-pa). */
   rejectedCount: number

@@ -33,6 +33,12 @@ describe('ZoneClock', () => {
     ])
   })
 
+  it('a wall time of the repeated hour listed twice in a row is both passes: +02:00 (CEST) first, +01:00 (CET) second', () => {
+    const clock = new ZoneClock('Europe/Paris')
+    const times = ['01:30', '02:30', '02:30', '03:30'].map((t) => utc(clock.toUtc(wall(`2024-10-27T${t}:00`), 'T1')))
+    assert.deepEqual(times, ['2024-10-26T23:30:00.000Z', '2024-10-27T00:30:00.000Z', '2024-10-27T01:30:00.000Z', '2024-10-27T02:30:00.000Z'])
+  })
+
   it('keeps the ambiguity state per series, so a tag first seen in the repeat takes the earlier offset', () => {
     const clock = new ZoneClock('Europe/Paris')
     clock.toUtc(wall('2024-10-27T02:40:00'), 'A')

@@ -31,8 +31,9 @@ interface SeriesState {
  * whose two ends disagree (a DST edge) is marked and resolved exactly per row.
  * A spring-forward gap time is refused (NaN, `reason` set). A fall-back repeated time is
  * resolved by row order per series (a tag): its first occurrence takes the earlier offset;
- * once that series goes backwards in wall time within the repeated hour, it takes the later
- * offset for the rest of that overlap.
+ * once that series goes backwards in wall time within the repeated hour, or repeats the wall
+ * time it just had (an export that lists 02:30 twice, once for each pass), it takes the later
+ * offset for the rest of that overlap: both samples are kept, in file order.
  */
 export class ZoneClock {
   reason = ''
@@ -131,7 +132,7 @@ export class ZoneClock {
       this.#series.set(seriesKey, { day, lastWall: wallMs, takesLater: false })
       return wallMs - early
     }
-    if (!state.takesLater && wallMs < state.lastWall) state.takesLater = true
+    if (!state.takesLater && wallMs <= state.lastWall) state.takesLater = true
     state.lastWall = wallMs
     return wallMs - (state.takesLater ? late : early)
   }

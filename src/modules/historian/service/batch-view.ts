@@ -21,6 +21,12 @@ export interface BatchReport {
   unmappedTags: Array<{ tag: string; rows: number }>
   emptyCells: number
   sentinelCells: number
+  /**
+   * Set once the batch completes (or a dry run ends), with `duplicatesInFile`: absent while it runs, in a failed
+   * batch, and in batches imported before they were counted. See schemas.ts for the accounting they close.
+   */
+  valuesRead?: number
+  duplicatesInFile?: number
   /** force=true over an earlier import of the same two files. */
   forcedOver: string | null
   /**
@@ -77,6 +83,7 @@ function batchFields(row: SummaryColumns, report: BatchReport, isDryRun: boolean
     rowsRejected: row.rejected_count,
     collisions: row.collision_count,
     replaced: row.replaced_count,
+    ...accounting(report),
     timeRange: row.first_ts === null || row.last_ts === null ? null : { from: iso(row.first_ts)!, to: iso(row.last_ts)! },
     contentHash: { trendCsv: `sha256:${row.trend_sha256}`, mappingCsv: `sha256:${row.mapping_sha256}` },
     trendFileName: row.trend_name,
@@ -88,6 +95,17 @@ function batchFields(row: SummaryColumns, report: BatchReport, isDryRun: boolean
     createdAt: iso(row.created_at)!,
     updatedAt: iso(row.updated_at)!,
     completedAt: iso(row.completed_at),
+  }
+}
+
+/** The counters that close the accounting of a finished batch; null where the batch has none (BatchReport.valuesRead). */
+function accounting(report: BatchReport) {
+  const isFinal = report.valuesRead !== undefined
+  return {
+    valuesRead: report.valuesRead ?? null,
+    duplicatesInFile: report.duplicatesInFile ?? null,
+    emptyValues: isFinal ? report.emptyCells : null,
+    sentinelValues: isFinal ? report.sentinelCells : null,
   }
 }
 

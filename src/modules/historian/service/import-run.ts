@@ -9,7 +9,7 @@ import { recordAudit } from '../../audit/service.ts'
 import { DuplicateBatch, fromParseError } from '../errors.ts'
 import { parseStream } from '../parse/index.ts'
 import type { ParseOptions, Quality, Rejection, TagMapping } from '../parse/index.ts'
-import { countStagedCollisions, countStoredOfBatch, deleteBatchRow, deleteSamplesOfBatch, findCollisions, findCompleteTwin, insertBatch, listStagedCollisions, mergeStaged, updateBatch } from '../store.ts'
+import { countStagedCollisions, countStoredOfBatch, deleteBatchRow, deleteSamplesOfBatch, findCollisions, findCompleteTwin, insertBatch, listStagedCollisions, mergeStaged, updateBatch, type BatchWhere } from '../store.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { BatchReport, CollisionEntry, TagCoverage } from './batch-view.ts'
 import { SampleBuffer, SeriesPairs } from './sample-buffer.ts'
@@ -87,6 +87,10 @@ export class ImportRun {
   #pending: Promise<void> | undefined
   readonly #ownRejections: Rejection[] = []
   readonly #collisions: CollisionEntry[] = []
+  /** Samples dropped because a later row of their chunk has the same series and timestamp. */
+  #duplicatesInChunks = 0
+  /** The report as the parse left it (finishTotals); completing adds to it. */
+  #finalReport: BatchReport | undefined
   #session: ImportSession | undefined
   #writer: SampleWriter | undefined
   /**
@@ -212,14 +216,14 @@ export class ImportRun {
   async #flush(): Promise<void> {
     const buffer = this.#buffer
     if (this.#plan.isDryRun) {
-      buffer.dedupe()
+      this.#duplicatesInChunks += buffer.dedupe()
       this.#row.samples_stored += buffer.length
       buffer.clear()
       return
     }
     const lanes = await this.#lanes()
     // Deduplicated whole (a lane's rows keep their index in the chunk), then split by series: one part per lane.
-    buffer.dedupe()
+    this.#duplicatesInChunks += buffer.dedupe()
     const set = this.#partSets.shift()!
     this.#partSets.push(set)
     while (set.length < lanes.length) set.push(new SampleBuffer(this.#pairs))
@@ -333,7 +337,7 @@ export class ImportRun {
     return list
   }
 
-  #finishTotals(summary: { separator: string | null; rejections: Rejection[]; emptyCells: number; sentinelCells: number; format: string | null }): void {
+  #finishTotals(summary: { separator: string | null; rejections: Rejection[]; valuesRead: number; emptyCells: number; sentinelCells: number; format: string | null }): void {
     const row = this.#row
     if (summary.format !== null) row.format = summary.format
     const covered = this.#covered()
@@ -344,7 +348,9 @@ export class ImportRun {
     row.tags = JSON.stringify(covered)
     const maxKept = this.#plan.options.maxRejections ?? 100
     const rejections = [...summary.rejections, ...this.#ownRejections].sort((a, b) => a.line - b.line).slice(0, maxKept)
-    row.report = JSON.stringify(this.#report(summary.separator, summary.emptyCells, summary.sentinelCells, null, rejections))
+    // A dry run's duplicates are those within a chunk (FLUSH_SAMPLES); an import adds the rest when it completes.
+    this.#finalReport = { ...this.#report(summary.separator, summary.emptyCells, summary.sentinelCells, null, rejections), valuesRead: summary.valuesRead, duplicatesInFile: this.#duplicatesInChunks }
+    row.report = JSON.stringify(this.#finalReport)
   }
 
   /** The state of a tag seen for the first time, remembered unless it is an unmapped one past the listed ones. */
@@ -380,20 +386,24 @@ export class ImportRun {
       if (handle.dialect === 'postgres') await sql`set local statement_timeout = 0`.execute(trx)
       const twin = await findCompleteTwin(trx, orgId, siteCode, row.trend_sha256, row.mapping_sha256, row.id)
       if (twin !== undefined && !isForced) throw new DuplicateBatch(twin.id)
+      const report = this.#finalReport!
       if (isForced) {
         row.replaced_count = await countStagedCollisions(trx, orgId, row.id)
         const replaced = row.replaced_count === 0 ? [] : await listStagedCollisions(trx, orgId, row.id, MAX_COLLISIONS_LISTED)
         await mergeStaged(trx, orgId, row.id)
-        const report = JSON.parse(row.report) as BatchReport
         report.forcedOver = twin?.id ?? null
         report.collisions = replaced.map((r) => ({
           instanceId: r.instance_id, tagKey: r.tag_key, ts: r.ts, resolution: 'replacedStored' as const,
           kept: { batchId: row.id, ...r.staged },
           discarded: { batchId: r.stored.batch_id, value: r.stored.value, text: r.stored.text, quality: r.stored.quality },
         }))
-        row.report = JSON.stringify(report)
       }
+      // Every write counted the rows it inserted or updated: a sample that rewrote the batch's own row at the same
+      // series and timestamp (a duplicate in an earlier chunk of the file) is one written but not one more stored.
+      const written = row.samples_stored
       row.samples_stored = await countStoredOfBatch(trx, orgId, row.id, { siteCode, coverage: this.#covered() })
+      report.duplicatesInFile = this.#duplicatesInChunks + written - row.samples_stored
+      row.report = JSON.stringify(report)
       row.status = 'complete'
       row.completed_at = row.updated_at = clock.now()
       const { org_id: _o, id: _i, site_code: _s, created_at: _c, created_by: _b, ...changes } = row
@@ -421,14 +431,27 @@ export class ImportRun {
     const db = this.#session?.db ?? handle.db
     const refused = err instanceof DomainError
     await db.transaction().execute(async (trx) => {
-      await deleteSamplesOfBatch(trx, orgId, this.#row.id, { siteCode: this.#plan.siteCode, coverage: this.#covered() })
-      if (refused) await deleteBatchRow(trx, orgId, this.#row.id)
-      else await updateBatch(trx, orgId, this.#row.id, { status: 'failed', error: 'The import stopped before it completed (the upload was interrupted or the server failed); nothing of it was kept.', updated_at: clock.now() })
+      if (refused) {
+        await deleteSamplesOfBatch(trx, orgId, this.#row.id, { siteCode: this.#plan.siteCode, coverage: this.#covered() })
+        await deleteBatchRow(trx, orgId, this.#row.id)
+      } else await failBatch(trx, orgId, this.#row.id, { siteCode: this.#plan.siteCode, coverage: this.#covered() }, {
+        error: 'The import stopped before it completed (the upload was interrupted or the server failed); nothing of it was kept.', updated_at: clock.now(),
+      })
     }).catch(() => {
       // The start-up recovery (service.recoverInterrupted) removes what is left.
     })
     await this.#release()
   }
+}
+
+/**
+ * Marks a batch `failed` once its samples are removed. Its `samples_stored` is then counted from what the database
+ * holds of it (0), not left at the running total of its writes: a failed batch keeps nothing and says so.
+ */
+export async function failBatch(trx: Db, orgId: OrgId, batchId: string, where: BatchWhere, changes: { error: string; updated_at: number }): Promise<void> {
+  await deleteSamplesOfBatch(trx, orgId, batchId, where)
+  const left = await countStoredOfBatch(trx, orgId, batchId, where)
+  await updateBatch(trx, orgId, batchId, { status: 'failed', samples_stored: left, ...changes })
 }
 
 function optionsRecord(options: ParseOptions): Record<string, unknown> {

@@ -6,10 +6,10 @@ import { decodeCursor, encodeCursor, toPage } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { SiteDependent } from '../../sites/service.ts'
-import { type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches, updateBatch } from '../store.ts'
+import { type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches } from '../store.ts'
 import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
 import { FormFields, storableFileName, type UploadPart } from './form.ts'
-import { ImportRun, type TrendSource } from './import-run.ts'
+import { failBatch, ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
 import { readSeries, type SeriesQuery } from './series.ts'
 import { readSmallFile, spoolToDisk, streamingSource, unknownFilePart } from './upload.ts'
@@ -168,8 +168,9 @@ export function createHistorianService(deps: HistorianDeps) {
         const orgId = org_id as OrgId
         const done = await whenAbandoned(handle, id, async (conn) => {
           await conn.transaction().execute(async (trx) => {
-            await deleteSamplesOfBatch(trx, orgId, id, { siteCode: site_code, coverage: JSON.parse(tags) as BatchCoverage[] })
-            await updateBatch(trx, orgId, id, { status: 'failed', error: 'The server stopped during the import; nothing of it was kept.', updated_at: clock.now() })
+            await failBatch(trx, orgId, id, { siteCode: site_code, coverage: JSON.parse(tags) as BatchCoverage[] }, {
+              error: 'The server stopped during the import; nothing of it was kept.', updated_at: clock.now(),
+            })
           })
         })
         if (done) cleaned++

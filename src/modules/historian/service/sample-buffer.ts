@@ -104,8 +104,9 @@ export class SampleBuffer {
    * Keeps the last of samples sharing a pair and a timestamp (the file's later row wins). PostgreSQL refuses an
    * upsert that touches one row twice in a statement, and both dialects must count the same, so this runs always.
    * The usual file (each series' timestamps rising) is recognised in one pass without building a key per sample.
+   * Answers how many samples it dropped (the import counts them as duplicates in the file).
    */
-  dedupe(): void {
+  dedupe(): number {
     const n = this.length
     const { pair, ts } = this
     const last = new Map<number, number>()
@@ -118,7 +119,7 @@ export class SampleBuffer {
       }
       last.set(pair[i]!, ts[i]!)
     }
-    if (rising) return
+    if (rising) return 0
     const seen = new Map<number, Map<number, number>>()
     let unique = 0
     for (let i = 0; i < n; i++) {
@@ -127,7 +128,7 @@ export class SampleBuffer {
       if (!times.has(ts[i]!)) unique++
       times.set(ts[i]!, i)
     }
-    if (unique === n) return
+    if (unique === n) return 0
     const keep = new Uint8Array(n)
     for (const times of seen.values()) for (const i of times.values()) keep[i] = 1
     let w = 0
@@ -142,5 +143,6 @@ export class SampleBuffer {
       w++
     }
     this.length = w
+    return n - w
   }
 }

@@ -72,6 +72,7 @@ class AvevaDecoder implements RowDecoder {
 
   #decodeRow(c: Columns, row: CsvRow, sink: BatchSink): void {
     sink.rowsRead++
+    sink.valuesRead++
     const f = row.fields
     const cell = (index: number) => (index >= 0 ? (f[index] ?? '') : '')
     const tag = cell(c.tag).trim()

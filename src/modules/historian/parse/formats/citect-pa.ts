@@ -4,7 +4,7 @@ import { HistorianHeaderInvalid } from '../errors.ts'
 import { describeHeader, normaliseName, separatorHint } from '../header.ts'
 import type { BatchSink } from '../sink.ts'
 import type { DecodeContext, FormatAdapter, RowDecoder } from './adapter.ts'
-import { decodeWideCells, readTagColumns } from './wide-row.ts'
+import { decodeWideCells, readTagColumns, rejectWideRow } from './wide-row.ts'
 
 // Process Analyst writes these for "no value at this time"; localized exports may differ.
 const MISSING_WORDS = ['NA', 'N/A', 'GATED']
@@ -44,12 +44,12 @@ class CitectDecoder implements RowDecoder {
     const msText = (row.fields[1] ?? '').trim()
     const ms = msText === '' ? 0 : Number(msText)
     if (!/^\d{0,3}$/.test(msText)) {
-      sink.reject(row.line, `Milliseconds '${msText}' is not an integer from 0 to 999`)
+      rejectWideRow(sink, row.line, `Milliseconds '${msText}' is not an integer from 0 to 999`)
       return
     }
     const ts = this.#ctx.times.read(row.fields[0]!, '', ms)
     if (ts !== ts) {
-      sink.reject(row.line, this.#ctx.times.reason)
+      rejectWideRow(sink, row.line, this.#ctx.times.reason)
       return
     }
     decodeWideCells(this.#cells, this.#pens, 2, ts, row, sink)

@@ -28,6 +28,7 @@ export interface TallReaders {
  */
 export function decodeTallRow(ctx: DecodeContext, readers: TallReaders, columns: TallColumns, row: CsvRow, sink: BatchSink): void {
   sink.rowsRead++
+  sink.valuesRead++
   const f = row.fields
   const need = widestColumn(columns) + 1
   if (f.length < need) {

@@ -5,7 +5,7 @@ import { separatorHint } from '../header.ts'
 import type { BatchSink } from '../sink.ts'
 import { parseTimestamp } from '../timestamps.ts'
 import type { DecodeContext, FormatAdapter, RowDecoder } from './adapter.ts'
-import { decodeWideCells, readTagColumns } from './wide-row.ts'
+import { decodeWideCells, readTagColumns, rejectWideRow } from './wide-row.ts'
 
 /**
  * `timestamp,<tag1>,<tag2>,…`: one row a timestamp, the header names the tags (the first
@@ -48,7 +48,7 @@ class WideDecoder implements RowDecoder {
     // The whole row shares one time, so the row is the series for fall-back ordering.
     const ts = this.#ctx.times.read(row.fields[0]!, '')
     if (ts !== ts) {
-      sink.reject(row.line, this.#ctx.times.reason)
+      rejectWideRow(sink, row.line, this.#ctx.times.reason)
       return
     }
     decodeWideCells(this.#cells, this.#tags, 1, ts, row, sink)
