@@ -12,9 +12,10 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { createGzip, gzipSync } from 'node:zlib'
+import { createGzip, gunzipSync, gzipSync } from 'node:zlib'
 import { systemClock } from '../../src/clock.ts'
 import { createOrgsService } from '../../src/modules/orgs/service.ts'
+import { writePackage, type PackageHeader, type Row } from '../../src/modules/tenant-transfer/format.ts'
 import { sleep, testDialects } from '../harness.ts'
 import { startServer, type Server } from '../cli/process.ts'
 import { HISTORIAN_SITE, seedHistorianSite, trendRows } from '../support/historian-upload.ts'
@@ -92,6 +93,22 @@ async function rowBomb(w: ProcessWorld, mib: number): Promise<Buffer> {
   const line = `{"type":"row","part":"sites","row":{"pad":"${'x'.repeat(4096 - 43)}"}}\n`
   const piece = Buffer.from(line.repeat(MiB / line.length))
   return gzipOf([Buffer.from(headerLine(w)), ...repeated(piece, mib)])
+}
+
+/** The package with one more row in `part`, made from the first row `extra` answers for, every checksum recomputed. */
+async function withExtraRow(pkg: Buffer, part: string, extra: (row: Row) => Row | false): Promise<Buffer> {
+  const records = gunzipSync(pkg).toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; part?: string; row?: Row })
+  const rows = new Map<string, Row[]>()
+  for (const r of records) if (r.type === 'row') rows.set(r.part!, [...(rows.get(r.part!) ?? []), r.row!])
+  const added = rows.get(part)!.map(extra).find((r) => r !== false)
+  rows.get(part)!.push(added!)
+  const header = records[0] as unknown as PackageHeader
+  async function* parts() {
+    for (const name of header.tables) yield { part: name, rows: Readable.from(rows.get(name) ?? []) as AsyncIterable<Row> }
+  }
+  let text = ''
+  for await (const piece of writePackage(header, parts())) text += piece
+  return gzipSync(text)
 }
 
 async function stagedPackages(w: ProcessWorld): Promise<number> {
@@ -227,6 +244,10 @@ for (const dialect of testDialects()) {
       const { rows: controllers } = await sql<{ id: string; asset_number: string }>`select id, asset_number from controllers where org_id = ${w.orgId} order by id`.execute(db)
       assert.deepEqual(controllers, [{ id: 'plc-1', asset_number: 'A-9' }, { id: 'plc-2', asset_number: 'A-1' }], 'nothing written')
       await sql`delete from controllers where org_id = ${w.orgId} and id = 'plc-2'`.execute(db)
+
+      // The same rule inside the package: a crafted package (checksums recomputed) gives plc-3 the asset number of plc-1.
+      exported = await withExtraRow(exported, 'controllers', (row) => row.id === 'plc-1' && { ...row, id: 'plc-3' })
+      await assertRefused({ part: 'controllers', values: { site_code: HISTORIAN_SITE, asset_number: 'A-1' }, record: { site_code: HISTORIAN_SITE, id: 'plc-3' }, heldBy: { site_code: HISTORIAN_SITE, id: 'plc-1' }, heldIn: 'the package' })
       await sql`update controllers set asset_number = 'A-1' where org_id = ${w.orgId} and id = 'plc-1'`.execute(db)
 
       // alarms: one open alarm per (site, instance and condition). The package's al-1 is open; here al-2 is, al-1 closed.
