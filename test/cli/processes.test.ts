@@ -15,7 +15,7 @@ import { createTestDatabase } from '../postgres.ts'
 import { httpRequest, startServer } from './process.ts'
 
 // PostgreSQL only: a SQLite file is served by one process; a second is refused (test/hardening/cell-concurrency.test.ts).
-for (const dialect of testDialects().filter((d) => d === 'postgres')) {
+for (const dialect of testDialects().filter((d): boolean => d === 'postgres')) {
   describe(`${dialect}: two server processes on one database`, () => {
     it('a key revoked through one process stops authenticating at once in the other, whose cache had verified it', async (t) => {
       const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-procs-'))
