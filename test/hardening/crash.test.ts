@@ -8,7 +8,8 @@
 // package, then the package's apply) and kills at a moment drawn from its own slice of [0, 1.25 T) (stratified: the
 // slices cover the window once, in a seeded random order), so kills land mid-stream, mid-commit and after the answer.
 // After every restart, checked and counted: 0 partial historian batches (a complete batch holds exactly its
-// `samplesStored` = SAMPLES samples, read back through the series API too; any other holds none), the tenant import
+// `samplesStored` = SAMPLES samples, read back through the series API too; any other holds none, and a failed one
+// says so: samplesStored 0), the tenant import
 // all or nothing (its sites all there or none of them), SQLite `PRAGMA integrity_check` = ok, 0 batches left `running`.
 // Sample counts go through the HTTP API and historianCounts (test/support/historian-upload.ts, shared with the
 // historian's own kill test), the one place in the suites that knows the historian's storage layout.
@@ -193,7 +194,8 @@ for (const dialect of testDialects()) {
 
       const phases = { historian: { streaming: 0, processing: 0, answered: 0 }, tenant: { streaming: 0, processing: 0, answered: 0 } }
       const outcome = { historian: { notStarted: 0, rolledBack: 0, complete: 0 }, tenant: { none: 0, all: 0 }, inFlightAtKill: 0 }
-      const bad = { partialBatches: 0, partialTenantImports: 0, leftRunning: 0, integrityNotOk: 0 }
+      // failedClaimingSamples: a failed batch whose samplesStored is not 0 (issue 24, defect 6: it kept nothing).
+      const bad = { partialBatches: 0, failedClaimingSamples: 0, partialTenantImports: 0, leftRunning: 0, integrityNotOk: 0 }
       const checked = { batches: 0, integrityChecks: 0, samplesReadBack: 0 }
       /** Answers that arrived before the kill: only successes (or none) are expected; anything else is a broken set-up. */
       const answers: string[] = []
@@ -231,6 +233,7 @@ for (const dialect of testDialects()) {
           const held = stored.get(b.id) ?? 0
           if (b.status === 'running') bad.leftRunning++
           else if (b.status === 'complete' ? held !== b.samplesStored || held !== SAMPLES : held !== 0) bad.partialBatches++
+          if (b.status === 'failed' && b.samplesStored !== 0) bad.failedClaimingSamples++
           if (!known.has(b.id)) outcome.historian[b.status === 'complete' ? 'complete' : 'rolledBack']++
         }
         // Read back through the API: this round's day shows all its samples (a complete batch) or none.
@@ -258,11 +261,11 @@ for (const dialect of testDialects()) {
       const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length)
       console.log(`# crash ${dialect}: ${ROUNDS} kills, ${outcome.inFlightAtKill} with an import in flight; historian at the kill: ${phases.historian.streaming} mid-stream, ${phases.historian.processing} sent and unanswered, ${phases.historian.answered} answered; tenant at the kill: ${phases.tenant.streaming} mid-stream (package), ${phases.tenant.processing} staging or applying, ${phases.tenant.answered} answered`)
       console.log(`# crash ${dialect}: historian batches: ${outcome.historian.rolledBack} rolled back, ${outcome.historian.complete} complete, ${outcome.historian.notStarted} rounds killed before the batch existed; tenant imports: ${outcome.tenant.none} none, ${outcome.tenant.all} all; ${checked.batches} batch checks, ${checked.samplesReadBack} samples read back through the series API`)
-      console.log(`# crash ${dialect}: partial batches ${bad.partialBatches}, partial tenant imports ${bad.partialTenantImports}, batches left running ${bad.leftRunning}, integrity_check ${dialect === 'sqlite' ? `ok ${checked.integrityChecks - bad.integrityNotOk}/${checked.integrityChecks}` : 'n/a (PostgreSQL)'}`)
+      console.log(`# crash ${dialect}: partial batches ${bad.partialBatches}, failed batches claiming samples ${bad.failedClaimingSamples}, partial tenant imports ${bad.partialTenantImports}, batches left running ${bad.leftRunning}, integrity_check ${dialect === 'sqlite' ? `ok ${checked.integrityChecks - bad.integrityNotOk}/${checked.integrityChecks}` : 'n/a (PostgreSQL)'}`)
       console.log(`# crash ${dialect}: round ${mean(roundMs)} ms mean (${Math.round(Math.max(...roundMs))} ms max; of which restarting the server ${mean(restartMs)} ms), whole test ${((performance.now() - fileStarted) / 1000).toFixed(1)} s`)
       const unexpected = answers.filter((a) => !/^historian (0|201)$|^tenant stage (0|200) apply (0|200)$/.test(a))
       assert.deepEqual(unexpected, [], 'each import either succeeded or was cut off by the kill')
-      assert.deepEqual(bad, { partialBatches: 0, partialTenantImports: 0, leftRunning: 0, integrityNotOk: 0 })
+      assert.deepEqual(bad, { partialBatches: 0, failedClaimingSamples: 0, partialTenantImports: 0, leftRunning: 0, integrityNotOk: 0 })
       if (dialect === 'sqlite') assert.equal(checked.integrityChecks, ROUNDS)
       assert.ok(outcome.inFlightAtKill > 0, 'at least one kill landed while an import was running (else the rounds proved nothing)')
       assert.ok(phases.historian.streaming + phases.tenant.streaming > 0, 'at least one kill landed mid-stream')
