@@ -53,6 +53,26 @@ export function findUnsafeJson(document: unknown, base = '', maxDepth = MAX_JSON
   return undefined
 }
 
+/**
+ * The nesting of a JSON text (objects and arrays, outside its strings), counted without parsing: for JSON stored as
+ * text that reaches the server by another way than a request body (a tenant package's rows).
+ */
+export function jsonTextDepth(text: string): number {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // the escaped character is skipped
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth)
+    else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return deepest
+}
+
 /** A parsed body worth walking: a JSON document or a CSV text, not a stream or a multipart form read by the route. */
 function isParsedBody(body: unknown): boolean {
   if (typeof body === 'string' || Array.isArray(body)) return true

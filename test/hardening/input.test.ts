@@ -4,13 +4,15 @@
 // test/hardening/fuzz.test.ts drives the same classes through every operation of the OpenAPI document.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { gunzipSync, gzipSync } from 'node:zlib'
 import { sql } from 'kysely'
 import { DEPTH_RULE, NUL_RULE, SURROGATE_RULE } from '../../src/http/input-guard.ts'
-import { testDialects } from '../harness.ts'
+import { writePackage, type PackageHeader, type Row } from '../../src/modules/tenant-transfer/format.ts'
+import { harness, testDialects } from '../harness.ts'
 import { httpRequest, startServer } from '../cli/process.ts'
 import { deepJson } from './input-cases.ts'
 import { processWorld, type ProcessWorld } from './process-support.ts'
-import { stableBody } from './support.ts'
+import { NO_RATE_LIMIT, seedTenant, snapshotDiff, snapshotOrg, stableBody } from './support.ts'
 
 const validationFailed = (where: string, pointer: string, message: string) => ({
   type: '/problems/ValidationFailed', title: 'The request is not valid', status: 400, detail: `${pointer.slice(1)}: ${message}`, code: 'ValidationFailed',
@@ -96,6 +98,54 @@ for (const dialect of testDialects()) {
       assert.ok(log.includes('"url":"/api/sites/csk_[redacted]"'))
       assert.equal(log.includes(API_KEY_IN_URL.slice(4)), false, 'no line holds the key sent in the URL')
       assert.equal(log.includes('abc123secret'), false)
+    })
+  })
+}
+
+/** The rows of an exported package by part, and its header. */
+function unpack(gzipped: Buffer): { header: PackageHeader; parts: Map<string, Row[]> } {
+  const records = gunzipSync(gzipped).toString('utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; part: string; row: Row })
+  const header = records[0] as unknown as PackageHeader
+  const parts = new Map(header.tables.map((table) => [table, records.filter((r) => r.type === 'row' && r.part === table).map((r) => r.row)]))
+  return { header, parts }
+}
+
+/** A package with every count and checksum right (format.ts writePackage), so that only the rows' content is wrong. */
+async function repack(header: PackageHeader, parts: Map<string, Row[]>): Promise<Buffer> {
+  const source = async function* () {
+    for (const part of header.tables) yield { part, rows: (async function* () { yield* parts.get(part) ?? [] })() }
+  }
+  let text = ''
+  for await (const piece of writePackage(header, source())) text += piece
+  return gzipSync(text)
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: a tenant package holds only what a request could have written (issue 24)`, () => {
+    it('a row with NUL, a lone surrogate or JSON text nested past 64 levels is refused at staging: 422 PackageInvalid naming the row and column, nothing staged or imported (a NUL answered 500 at import on PostgreSQL, and a deep config made every later read of the instance 500)', async (t) => {
+      const h = await harness(t, dialect, NO_RATE_LIMIT)
+      const tenant = await seedTenant(h, 'PK')
+      const base = `/api/admin/orgs/${tenant.ids.slug}/tenant`
+      const exported = await h.inject(tenant.owner, { method: 'GET', url: `${base}/export` })
+      assert.equal(exported.statusCode, 200)
+      const { header, parts } = unpack(exported.rawPayload)
+      const cases: Array<[string, string, string, unknown, string]> = [
+        ['NUL in a text column', 'sites', 'name', 'a\u0000b', 'row 1 of part sites: name must not contain the NUL character (U+0000)'],
+        ['a lone surrogate', 'instances', 'name', 'a\ud800b', 'row 1 of part instances: name must not contain a lone surrogate (U+D800 to U+DFFF without its pair)'],
+        ['a config 10 000 levels deep', 'instances', 'config', deepJson(10_000), `row 1 of part instances: config ${DEPTH_RULE}`],
+      ]
+      const before = await snapshotOrg(h, tenant.org.id)
+      for (const [name, part, column, value, reason] of cases) {
+        const changed = new Map([...parts].map(([k, rows]) => [k, structuredClone(rows)]))
+        changed.get(part)![0]![column] = value
+        const staged = await h.inject(tenant.owner, { method: 'PUT', url: `${base}/import/package`, payload: await repack(header, changed), headers: { 'content-type': 'application/gzip' } })
+        assert.equal(staged.statusCode, 422, `${name}: ${staged.body}`)
+        assert.deepEqual({ code: staged.json().code, reason: staged.json().reason }, { code: 'PackageInvalid', reason }, name)
+        assert.equal((await h.inject(tenant.owner, { method: 'POST', url: `${base}/import?force=true` })).statusCode, 409, `${name}: nothing is staged`)
+      }
+      assert.deepEqual(snapshotDiff(before, await snapshotOrg(h, tenant.org.id)), [])
+      const untouched = await repack(header, parts)
+      assert.equal((await h.inject(tenant.owner, { method: 'PUT', url: `${base}/import/package`, payload: untouched, headers: { 'content-type': 'application/gzip' } })).statusCode, 200, 'the package as exported stages')
     })
   })
 }

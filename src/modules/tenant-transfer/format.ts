@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { DomainError } from '../../errors/domain-error.ts'
 import { gunzipLimited, splitLines } from '../../http/inflate.ts'
+import { DEPTH_RULE, findUnsafeJson, jsonTextDepth, MAX_JSON_DEPTH } from '../../http/input-guard.ts'
 import { PackageCorrupt, PackageInflatesTooLarge, PackageVersionUnsupported } from './errors.ts'
 
 /**
@@ -96,6 +97,7 @@ export async function* readPackage(bytes: AsyncIterable<Buffer>, maxInflatedByte
         part.hash.update(line)
         part.count += 1
         whole.update(line)
+        refuseUnstorable(name, part.count, record.row as Row)
         yield { part: name, row: record.row as Row }
       } else if (record.type === 'partEnd') {
         const name = String(record.part)
@@ -119,6 +121,21 @@ export async function* readPackage(bytes: AsyncIterable<Buffer>, maxInflatedByte
   }
   if (!header) throw new PackageCorrupt('empty package')
   if (!ended) throw new PackageCorrupt('truncated: no end record')
+}
+
+/**
+ * A row holds only what a request could have written (http/input-guard.ts): no NUL or lone surrogate (PostgreSQL
+ * refuses them: the import failed with a 500 there and stored them on SQLite), and JSON text columns (`config`,
+ * `metadata`, …) nested at most MAX_JSON_DEPTH levels (deeper, every later read of the row overflowed the serializer).
+ */
+function refuseUnstorable(part: string, line: number, row: Row): void {
+  const unsafe = findUnsafeJson(row)
+  if (unsafe) throw new PackageCorrupt(`row ${line} of part ${part}: ${unsafe.pointer.slice(1)} ${unsafe.message}`)
+  for (const [column, value] of Object.entries(row)) {
+    if (typeof value === 'string' && /^\s*[[{]/.test(value) && jsonTextDepth(value) > MAX_JSON_DEPTH) {
+      throw new PackageCorrupt(`row ${line} of part ${part}: ${column} ${DEPTH_RULE}`)
+    }
+  }
 }
 
 function parseRecord(text: string): Record<string, unknown> {
