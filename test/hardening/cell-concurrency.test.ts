@@ -10,6 +10,7 @@ import { httpRequest, runCliAsync, startServer, type Server } from '../cli/proce
 import { CLI_ACTOR } from '../../src/auth/principal.ts'
 import { systemClock } from '../../src/clock.ts'
 import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
+import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { KEY_SECRET, sleep, testDialects, type TestDialect } from '../harness.ts'
 import { processWorld, type ProcessWorld } from './process-support.ts'
 
@@ -19,7 +20,7 @@ interface Cell {
   world: ProcessWorld
   servers: Server[]
   /** Request `i` goes to process `i % servers.length`. */
-  call: (i: number, method: string, path: string, body?: unknown, key?: string) => Promise<Answer>
+  call: (i: number, method: string, path: string, body?: unknown) => Promise<Answer>
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 })
@@ -32,7 +33,14 @@ async function startCell(t: TestContext, dialect: TestDialect, slug: string): Pr
   t.after(async () => {
     for (const s of servers) await s.stop()
   })
-  const call = (i: number, method: string, path: string, body?: unknown, key = world.ownerKey) => new Promise<Answer>((resolve, reject) => {
+  const call = (i: number, method: string, path: string, body?: unknown) => callAs({ servers }, i, slug, world.ownerKey, method, path, body)
+  return { world, servers, call }
+}
+
+/** Request `i` to process `i % servers.length`, as organisation `slug` with `key`. */
+function callAs(cell: Pick<Cell, 'servers'>, i: number, slug: string, key: string, method: string, path: string, body?: unknown): Promise<Answer> {
+  const { servers } = cell
+  return new Promise<Answer>((resolve, reject) => {
     const server = i % servers.length
     const headers: Record<string, string> = { host: `${slug}.localhost`, 'x-api-key': key }
     if (body !== undefined) headers['content-type'] = 'application/json'
@@ -45,7 +53,6 @@ async function startCell(t: TestContext, dialect: TestDialect, slug: string): Pr
     req.on('error', reject)
     req.end(body === undefined ? undefined : JSON.stringify(body))
   })
-  return { world, servers, call }
 }
 
 /** How many alarm transactions the processes retried so far (their info log line). */
@@ -156,6 +163,36 @@ for (const dialect of testDialects()) {
   })
 }
 
+/** Requests sent at once for one rule. */
+const RACERS = 50
+
+interface RaceResult { answers: Answer[]; ok: Answer[]; codes: Record<string, number> }
+
+/**
+ * Fires `RACERS` requests at once, split over the processes, and prints the figures. No answer is a 5xx; every other
+ * answer is a 2xx or one of the `refusals` ("409 Conflict"): the rule's documented answers.
+ */
+async function race(cell: Cell, dialect: TestDialect, rule: string, refusals: string[], send: (i: number) => Promise<Answer>): Promise<RaceResult> {
+  const answers = await Promise.all(Array.from({ length: RACERS }, (_, i) => send(i)))
+  const codes: Record<string, number> = {}
+  for (const a of answers) {
+    const code = a.status < 300 ? String(a.status) : `${a.status} ${(JSON.parse(a.body) as { code?: string }).code}`
+    codes[code] = (codes[code] ?? 0) + 1
+  }
+  const ok = answers.filter((a) => a.status < 300)
+  const fivexx = answers.filter((a) => a.status >= 500).length
+  console.log(`cell ${dialect}: ${rule}: sent ${RACERS} over ${cell.servers.length} process(es) -> 2xx ${ok.length}, 409 ${answers.filter((a) => a.status === 409).length}, 5xx ${fivexx}; ${JSON.stringify(codes)}`)
+  assert.equal(serverErrors(answers), '', rule)
+  for (const code of Object.keys(codes)) assert.ok(/^2\d\d$/.test(code) || refusals.includes(code), `${rule}: undocumented answer ${code}`)
+  return { answers, ok, codes }
+}
+
+const count = async (cell: Cell, table: 'sites' | 'controllers' | 'instances' | 'electrical_nodes' | 'electrical_edges' | 'domain_bindings' | 'alarm_history' | 'audit_events', where: Record<string, string | number> = {}) => {
+  let q = cell.world.handle.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n'))
+  for (const [column, value] of Object.entries(where)) q = q.where(column as 'org_id', '=', value as string)
+  return Number((await q.executeTakeFirstOrThrow()).n)
+}
+
 if (testDialects().includes('sqlite')) {
   describe('sqlite: one server process per file', () => {
     it('a second `sitegrid serve` on a served SQLite file is refused at start-up naming the first; CLI commands still work beside it; the file is free again once the server ends, SIGKILL included', async (t) => {
@@ -183,6 +220,95 @@ if (testDialects().includes('sqlite')) {
       await first.stop('SIGKILL')
       const after = await startServer({ cwd, env })
       await after.stop()
+    })
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: every unique rule, lock and state rule under ${RACERS} concurrent requests (two processes on PostgreSQL)`, () => {
+    it('exactly the allowed requests succeed, the others get the documented 409/404/422, none a 5xx, and the database holds what the 2xx answers claim', async (t) => {
+      const cell = await startCell(t, dialect, 'rules')
+      const { world } = cell
+      await seedSite(cell, ['P1', 'P2'])
+      const controllerId = (JSON.parse((await cell.call(0, 'GET', '/api/sites/S1/controllers')).body) as { items: Array<{ id: string }> }).items[0]!.id
+      const post = (path: string, body: unknown) => (i: number) => cell.call(i, 'POST', path, body)
+      const one = async (rule: string, refusal: string, path: string, body: unknown, table: Parameters<typeof count>[1], where: Record<string, string>) => {
+        const r = await race(cell, dialect, rule, [refusal], post(path, body))
+        assert.equal(r.ok.length, 1, rule)
+        assert.equal(await count(cell, table, { org_id: world.orgId, ...where }), 1, rule)
+      }
+
+      await one('site code', '409 Conflict', '/api/sites', { code: 'R1', name: 'Race' }, 'sites', { code: 'R1' })
+      await one('controller asset number', '409 Conflict', '/api/sites/S1/controllers', { name: 'PLC', platform: 1, assetNumber: 'RACE-1', connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.2' } }, 'controllers', { asset_number: 'RACE-1' })
+      await one('instance id', '409 Conflict', '/api/sites/S1/instances', { id: 'R1', name: 'R1', typeId: 'conveyor', assetNumber: 'A-R1', controllerId }, 'instances', { id: 'R1' })
+      await one('electrical node id', '409 Conflict', '/api/sites/S1/electrical/nodes', { id: 'N1', name: 'Bus 1', nodeType: 0 }, 'electrical_nodes', { id: 'N1' })
+      assert.equal((await cell.call(0, 'POST', '/api/sites/S1/electrical/nodes', { id: 'N2', name: 'Bus 2', nodeType: 0 })).status, 201)
+      await one('electrical edge (source, target, type)', '409 Conflict', '/api/sites/S1/electrical/edges', { sourceId: 'N1', targetId: 'N2', edgeType: 0 }, 'electrical_edges', { source_id: 'N1', target_id: 'N2' })
+
+      // A bound domain serves one organisation: the same domain asked for by two organisations at once.
+      const other = await createOrgsService({ handle: world.handle, clock: systemClock }).provision('rivals')
+      const keys = createApiKeysService({ handle: world.handle, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') })
+      const rivalKey = (await keys.mint(other.id, CLI_ACTOR, { role: 'owner', name: 'owner', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })).plaintext
+      const domains = await race(cell, dialect, 'domain binding across two organisations', ['409 Conflict'], (i) => i % 4 < 2
+        ? cell.call(i, 'POST', '/api/admin/orgs/rules/domains', { domain: 'plant.example.com' })
+        : callAs(cell, i, 'rivals', rivalKey, 'POST', '/api/admin/orgs/rivals/domains', { domain: 'plant.example.com' }))
+      assert.equal(domains.ok.length, 1)
+      assert.equal(await count(cell, 'domain_bindings', { domain: 'plant.example.com' }), 1)
+
+      // Alarm state rules: one acknowledge and one shelve of an alarm succeed, the others are AlarmStateConflict.
+      const raised = await cell.call(0, 'POST', '/api/sites/S1/alarms/events', { events: [{ eventId: 'rule-1', instanceId: 'P2', condition: 'Trip', priority: 'high', state: 'active', occurredAt: new Date().toISOString() }] })
+      const alarmId = (JSON.parse(raised.body) as { results: Array<{ alarmId: string }> }).results[0]!.alarmId
+      const acks = await race(cell, dialect, 'alarm acknowledge', ['409 AlarmStateConflict'], post(`/api/sites/S1/alarms/${alarmId}/acknowledge`, { comment: 'seen' }))
+      assert.equal(acks.ok.length, 1)
+      assert.equal(await count(cell, 'alarm_history', { org_id: world.orgId, alarm_id: alarmId, action: 'acknowledged' }), 1)
+      const until = new Date(Date.now() + 3_600_000).toISOString()
+      const shelves = await race(cell, dialect, 'alarm shelve', ['409 AlarmStateConflict'], post(`/api/sites/S1/alarms/${alarmId}/shelve`, { comment: 'maintenance', until }))
+      assert.equal(shelves.ok.length, 1)
+      assert.equal(await count(cell, 'alarm_history', { org_id: world.orgId, alarm_id: alarmId, action: 'shelved' }), 1)
+
+      // Revoking one key: one 204, the others the uniform 404 (already revoked).
+      const victim = await keys.mint(world.orgId, CLI_ACTOR, { role: 'member', name: 'victim', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })
+      const revokes = await race(cell, dialect, 'api key revoke', ['404 NotFound'], (i) => cell.call(i, 'DELETE', `/api/admin/api-keys/${victim.keyId}`))
+      assert.equal(revokes.ok.length, 1)
+      assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'api_key.revoked', target: victim.keyId }), 1)
+
+      // Check-then-write across rows: a controller deleted while instances are created on it. Either outcome holds
+      // for each request, and no instance is left on a deleted controller.
+      const ctl = await cell.call(0, 'POST', '/api/sites/S1/controllers', { name: 'PLC 9', platform: 1, assetNumber: 'RACE-9', connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.9' } })
+      const ctlId = (JSON.parse(ctl.body) as { id: string }).id
+      const inUse = await race(cell, dialect, 'controller delete against instance creates on it', ['409 Conflict', '404 NotFound', '422 UnprocessableEntity'], (i) => i % 2 === 0
+        ? cell.call(i, 'DELETE', `/api/sites/S1/controllers/${ctlId}`)
+        : cell.call(i, 'POST', '/api/sites/S1/instances', { id: `C${i}`, name: `C${i}`, typeId: 'conveyor', assetNumber: `A-C${i}`, controllerId: ctlId }))
+      const deleted = inUse.answers.filter((a, i) => i % 2 === 0 && a.status === 204).length
+      const created = inUse.answers.filter((a, i) => i % 2 === 1 && a.status === 201).length
+      assert.ok(deleted <= 1)
+      assert.equal(await count(cell, 'controllers', { org_id: world.orgId, id: ctlId }), 1 - deleted)
+      assert.equal(await count(cell, 'instances', { org_id: world.orgId, controller_id: ctlId }), created)
+      assert.ok(deleted === 0 || created === 0, 'instances were created on a controller that was deleted')
+
+      // The same for a node deleted while edges to it are created.
+      assert.equal((await cell.call(0, 'POST', '/api/sites/S1/electrical/nodes', { id: 'N9', name: 'Bus 9', nodeType: 0 })).status, 201)
+      const hasEdges = await race(cell, dialect, 'node delete against edge creates on it', ['409 Conflict', '404 NotFound', '422 UnprocessableEntity'], (i) => i % 2 === 0
+        ? cell.call(i, 'DELETE', '/api/sites/S1/electrical/nodes/N9')
+        : cell.call(i, 'POST', '/api/sites/S1/electrical/edges', { sourceId: 'N9', targetId: 'N1', edgeType: i % 5 }))
+      const nodeGone = hasEdges.answers.filter((a, i) => i % 2 === 0 && a.status < 300).length
+      const edges = await count(cell, 'electrical_edges', { org_id: world.orgId, source_id: 'N9' })
+      assert.ok(nodeGone <= 1)
+      assert.equal(await count(cell, 'electrical_nodes', { org_id: world.orgId, id: 'N9' }), 1 - nodeGone)
+      assert.equal(edges, hasEdges.answers.filter((a, i) => i % 2 === 1 && a.status === 201).length)
+      assert.ok(nodeGone === 0 || edges === 0, 'edges were created on a node that was deleted')
+
+      // A site deleted while controllers are created in it.
+      assert.equal((await cell.call(0, 'POST', '/api/sites', { code: 'S9', name: 'Doomed' })).status, 201)
+      const doomed = await race(cell, dialect, 'site delete against controller creates in it', ['404 NotFound', '409 ConfirmationRequired'], (i) => i % 2 === 0
+        ? cell.call(i, 'DELETE', '/api/sites/S9?confirm=S9')
+        : cell.call(i, 'POST', '/api/sites/S9/controllers', { name: 'PLC', platform: 1, assetNumber: `S9-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.3' } }))
+      const siteGone = doomed.answers.filter((a, i) => i % 2 === 0 && a.status === 204).length
+      assert.ok(siteGone <= 1)
+      assert.equal(await count(cell, 'sites', { org_id: world.orgId, code: 'S9' }), 1 - siteGone)
+      if (siteGone === 1) assert.equal(await count(cell, 'controllers', { org_id: world.orgId, site_code: 'S9' }), 0)
+      // Every 204 claims a deletion: the audit trail holds one per 204 (a delete that found the row gone is a 404).
+      assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'site.deleted', target: 'S9' }), siteGone)
     })
   })
 }

@@ -105,7 +105,9 @@ export function createSitesService(deps: { handle: DatabaseHandle; clock: Clock;
           for (const d of deps.dependents) counts[d.name] = await d.count(trx, orgId, code)
           throw new SiteDeletionUnconfirmed(code, counts)
         }
-        await deleteSite(trx, orgId, code)
+        // A concurrent delete may have removed it since it was read (its DELETE waited for that one, then found no row):
+        // that request did not delete it, so it answers the uniform 404 and records nothing.
+        if (Number((await deleteSite(trx, orgId, code)).numDeletedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'site.deleted', target: code })
       })
     },
