@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
+import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { after, before, describe, it } from 'node:test'
@@ -17,7 +18,7 @@ import { systemClock } from '../../src/clock.ts'
 import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { writePackage, type PackageHeader, type Row } from '../../src/modules/tenant-transfer/format.ts'
 import { sleep, testDialects } from '../harness.ts'
-import { startServer, type Server } from '../cli/process.ts'
+import { runCli, startServer, type Server } from '../cli/process.ts'
 import { HISTORIAN_SITE, seedHistorianSite, trendRows } from '../support/historian-upload.ts'
 import { processWorld, rawRequest, type ProcessWorld } from './process-support.ts'
 
@@ -290,6 +291,22 @@ for (const dialect of testDialects()) {
       const clean = await importing('?force=true')
       assert.equal(clean.status, 200, 'the organisation as it is imports over itself')
       await assertServing(server, host, 'the unique rules')
+    })
+
+    it('sitegrid tenant import (the same reader, offline) refuses a corrupt package, a bomb and a package past the inflated-size limit with the problem code, exit 1', async () => {
+      const corrupt = gzipSync(Buffer.from(`${headerLine(w)}this is not JSON\n${randomBytes(3 * MiB).toString('base64')}\n`))
+      corrupt[corrupt.length - 8]! ^= 0xff
+      writeFileSync(join(w.cwd, 'corrupt.jsonl.gz'), corrupt)
+      writeFileSync(join(w.cwd, 'zeros.jsonl.gz'), await gzipOf(repeated(Buffer.alloc(MiB), 256)))
+      writeFileSync(join(w.cwd, 'export.jsonl.gz'), pkg)
+      const cases = [['corrupt.jsonl.gz', 'PackageInvalid', {}], ['zeros.jsonl.gz', 'PackageInvalid', {}],
+        ['export.jsonl.gz', 'PayloadTooLarge', { SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES: '1024' }]] as const
+      for (const [file, code, env] of cases) {
+        const run = runCli(['tenant', 'import', w.slug, file, '--force'], { cwd: w.cwd, env: { ...w.env, ...env } })
+        assert.equal(run.code, 1, `${file}: ${run.stderr}`)
+        assert.match(run.stderr, new RegExp(`^sitegrid tenant import: ${code}: `), file)
+        assert.doesNotMatch(run.stderr, /incorrect data check|\n\s+at /, `${file}: no unhandled error`)
+      }
     })
 
     it('the other uploads (historian form, instance CSV, streamed network) answer truncated, corrupted and dropped bodies without a 5xx, and the server lives on', async () => {
