@@ -11,8 +11,8 @@ import { createConfigHolder } from './config/holder.ts'
 import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import { withSystemScope } from './db/tenant-scope.ts'
-import { DomainError } from './errors/domain-error.ts'
 import { installAuth } from './http/auth.ts'
+import { installDraining } from './http/drain.ts'
 import { installIdempotency } from './http/idempotency.ts'
 import { installInputGuard } from './http/input-guard.ts'
 import { healthRoutes } from './http/health.ts'
@@ -75,8 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
     loggerInstance: log,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
-    return503OnClosing: false, // draining answers the 503 problem below, not Fastify's own body
-    forceCloseConnections: 'idle',
+    return503OnClosing: false, // draining serves the requests that arrive on open connections (http/drain.ts)
     // Slow clients (API4): a request must arrive whole within requestTimeout, its headers within headersTimeout;
     // at most maxConnections sockets are open (README § Resource limits).
     requestTimeout: config.requestTimeoutMs,
@@ -115,14 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   })
   // After installAuth: its onRoute check (a policy on every route) and route table then see /problems/:code too.
   installProblemHandlers(app)
-  // Draining (SIGTERM): a request that arrives on a kept-alive connection gets a 503 problem and the connection closes.
-  let closing = false
-  app.addHook('preClose', async () => { closing = true })
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done() // callback style: no promise on every request
-    reply.header('connection', 'close')
-    done(new DomainError('ServiceUnavailable', 'The server is shutting down; retry on a new connection.'))
-  })
+  installDraining(app)
   installIdempotency(app, { handle, clock, keySecret: config.keySecret, waitMs: config.idempotencyWaitMs })
 
   await app.register(healthRoutes, { handle, openapi: () => app.swagger() })

@@ -18,7 +18,7 @@ function describeDatabase(url: string): string {
 
 export const serveCommand: Command = {
   path: ['serve'], usage: '[--no-migrate]', positionals: [],
-  summary: 'Serves the API on HOST:PORT (default 127.0.0.1:8080). Migrates the schema first unless --no-migrate or SITEGRID_MIGRATE_ON_START=false. SIGTERM drains in-flight requests and exits 0.',
+  summary: 'Serves the API on HOST:PORT (default 127.0.0.1:8080). Migrates the schema first unless --no-migrate or SITEGRID_MIGRATE_ON_START=false. SIGTERM: new connections are refused, every request already sent is answered (Connection: close), idle connections are closed, then exit 0; exit 1 if requests are still open after SITEGRID_SHUTDOWN_GRACE_MS.',
   options: { 'no-migrate': { type: 'boolean' } },
   run: async ({ values }, io) => {
     const config = loadConfig(io.env, { requireKeySecret: true })
@@ -47,13 +47,15 @@ export const serveCommand: Command = {
         if (stopping) return
         stopping = true
         log.info({ signal }, 'draining')
+        // The grace period bounds the exit: a request still open then (an upload, a stuck query) does not hold it.
         const force = setTimeout(() => {
           log.error('grace period over; exiting with requests still open')
-          resolve(1)
+          process.exit(1)
         }, config.shutdownGraceMs)
         force.unref()
-        stopReminders()
-          .then(() => app.close())
+        // At once: app.close() drains (src/http/drain.ts: the listener closes once the queued connections are taken)
+        // while the reminder poll winds down.
+        Promise.all([app.close(), stopReminders()])
           .then(() => handle.close())
           .then(() => { clearTimeout(force); log.info('stopped'); resolve(0) })
           .catch((err: unknown) => { log.error({ err }, 'shutdown failed'); resolve(1) })

@@ -21,7 +21,7 @@ export const catalog = {
   IdempotencyKeyReused: { status: 422, title: 'The idempotency key was used for another request', doc: 'This organisation already used the `Idempotency-Key` within the last 24 hours for a request with another method, path or body. Send a new key for a new request; the earlier answer is unchanged.' },
   IdempotencyKeyInProgress: { status: 409, title: 'A request with this idempotency key is still executing', doc: 'Another request with the same `Idempotency-Key` (and the same body) is still executing and did not finish within `SITEGRID_IDEMPOTENCY_WAIT_MS`. Retry after `Retry-After` seconds to receive its answer.' },
   InternalError: { status: 500, title: 'Internal error', doc: 'An unexpected failure. Nothing about its cause is returned; the request id in `instance` finds it in the log.' },
-  ServiceUnavailable: { status: 503, title: 'Service unavailable', doc: 'The server is shutting down or a dependency (the database) is not reachable. Retry later.' },
+  ServiceUnavailable: { status: 503, title: 'Service unavailable', doc: 'A dependency (the database, the identity provider) is not reachable. Retry later.' },
   AiNotConfigured: { status: 503, title: 'AI completion is not configured', doc: 'This server has no AI configuration (`SITEGRID_AI_CONFIG_FILE` is not set), so `POST /api/ai/complete` is switched off.' },
   AiTierUnknown: { status: 400, title: 'Unknown AI tier', doc: '`tier` names no configured tier. Omit it for the default tier.' },
   AiModelNotAllowed: { status: 400, title: 'AI model not allowed', doc: '`model` is not in the configured allow-list (`allowedModels`). Omit it to use the tier\'s model.' },
