@@ -12,6 +12,7 @@ import { systemClock } from '../../src/clock.ts'
 import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
 import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { KEY_SECRET, sleep, testDialects, type TestDialect } from '../harness.ts'
+import { seedHistorianSite, startHistorianUpload, trendRows } from '../support/historian-upload.ts'
 import { processWorld, type ProcessWorld } from './process-support.ts'
 
 interface Answer { status: number; body: string; server: number }
@@ -309,6 +310,33 @@ for (const dialect of testDialects()) {
       if (siteGone === 1) assert.equal(await count(cell, 'controllers', { org_id: world.orgId, site_code: 'S9' }), 0)
       // Every 204 claims a deletion: the audit trail holds one per 204 (a delete that found the row gone is a 404).
       assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'site.deleted', target: 'S9' }), siteGone)
+    })
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: historian batches under ${RACERS} concurrent requests (two processes on PostgreSQL)`, () => {
+    it('the same two files uploaded at once make one batch (the others 409 with the earlier batch); one batch deleted at once is deleted once', async (t) => {
+      const cell = await startCell(t, dialect, 'historian')
+      const { world } = cell
+      await seedHistorianSite(world.handle, world.orgId)
+      const headers = { host: 'historian.localhost', 'x-api-key': world.ownerKey }
+      const rows = trendRows(20, Date.parse('2026-01-01T00:00:00Z'))
+      const uploads = await race(cell, dialect, 'historian upload of the same two files', ['409 Conflict'], async (i) => {
+        const upload = startHistorianUpload(cell.servers[i % cell.servers.length]!.url, headers, rows, { end: true })
+        const status = await upload.done
+        return { status, body: upload.answer().slice(String(status).length + 1), server: i % cell.servers.length }
+      })
+      const batches = await world.handle.db.selectFrom('historian_batches').select(['id', 'status']).where('org_id', '=', world.orgId).execute()
+      const complete = batches.filter((b) => b.status === 'complete')
+      assert.equal(uploads.ok.length, 1)
+      assert.equal(complete.length, 1)
+      assert.equal((JSON.parse(uploads.ok[0]!.body) as { id: string }).id, complete[0]!.id)
+
+      const batchId = complete[0]!.id
+      const deletes = await race(cell, dialect, 'historian batch delete', ['404 NotFound'], (i) => cell.call(i, 'DELETE', `/api/historian/import-batches/${batchId}`))
+      assert.equal(deletes.ok.length, 1)
+      assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'historian.batch.deleted', target: batchId }), 1)
     })
   })
 }

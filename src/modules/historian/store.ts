@@ -177,8 +177,10 @@ export async function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string, 
   return n
 }
 
-export async function deleteBatchRow(db: Db, orgId: OrgId, batchId: string): Promise<void> {
-  await db.deleteFrom('historian_batches').where('org_id', '=', orgId).where('id', '=', batchId).execute()
+/** Returns how many rows it deleted: 0 when a concurrent delete removed the batch first. */
+export async function deleteBatchRow(db: Db, orgId: OrgId, batchId: string): Promise<number> {
+  const result = await db.deleteFrom('historian_batches').where('org_id', '=', orgId).where('id', '=', batchId).executeTakeFirst()
+  return Number(result.numDeletedRows)
 }
 
 /** Staged samples of a forced batch that will replace a stored value (of any batch). */

@@ -147,7 +147,8 @@ export function createHistorianService(deps: HistorianDeps) {
         if (!row) throw new NotFound()
         if (row.status === 'running') throw new DomainError('Conflict', `Batch ${batchId} is still running; delete it once it has completed or failed.`)
         const samples = await deleteSamplesOfBatch(trx, orgId, batchId, { siteCode: row.site_code, coverage: JSON.parse(row.tags) as BatchCoverage[] })
-        await deleteBatchRow(trx, orgId, batchId)
+        // A concurrent delete removed it after it was read: that request deleted it, this one answers the uniform 404.
+        if (await deleteBatchRow(trx, orgId, batchId) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'historian.batch.deleted', target: batchId, detail: { site: row.site_code, samples } })
       })
     },
