@@ -158,7 +158,7 @@ for (const dialect of testDialects()) {
         const checkResponse = responseChecker()
         await sleep(200) // the seeding key's lastUsedAt flush lands before the first snapshot
         const problems: string[] = []
-        let requests = 0; let operationsWithCases = 0
+        let requests = 0; let operationsWithCases = 0; let serverErrors = 0
         for (const op of ops) {
           const cases = casesOf(op, tenant.ids, h.clock.now())
           if (cases.length === 0) continue
@@ -169,6 +169,7 @@ for (const dialect of testDialects()) {
           for (const c of cases) {
             const res = await h.inject(tenant.owner, c.request)
             requests++
+            if (res.statusCode >= 500) serverErrors++
             const mismatch = refusedFirst ? (res.statusCode === 403 ? '' : `answered ${res.statusCode}, expected the 403 of its policy`) : inputCaseMismatch(res, c.expected, op)
             if (mismatch) problems.push(`${label(op)} ${c.name}: ${mismatch}`)
             const violation = checkResponse(op, res)
@@ -177,7 +178,7 @@ for (const dialect of testDialects()) {
           const diff = snapshotDiff(before, await snapshotOrg(h, tenant.org.id))
           if (diff.length) problems.push(`${label(op)}: refused ${className} cases changed ${diff.join(', ')}`)
         }
-        console.log(`# input classes (${dialect}) ${className}: ${operationsWithCases} of ${ops.length} operations, ${requests} requests, ${problems.length} problems`)
+        console.log(`# input classes (${dialect}) ${className}: ${operationsWithCases} of ${ops.length} operations, ${requests} requests, ${serverErrors} x 5xx, ${problems.length} problems`)
         for (const problem of problems.slice(0, 60)) console.log(`# input problem: ${problem.slice(0, 400)}`)
         assert.ok(operationsWithCases >= 30 && requests >= operationsWithCases, `${operationsWithCases} operations, ${requests} requests`)
         assert.deepEqual(problems, [])
