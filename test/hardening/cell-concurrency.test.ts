@@ -26,9 +26,9 @@ interface Cell {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 })
 
-async function startCell(t: TestContext, dialect: TestDialect, slug: string): Promise<Cell> {
+async function startCell(t: TestContext, dialect: TestDialect, slug: string, mode: 'cloud' | 'site' = 'cloud'): Promise<Cell> {
   // info: the alarm service logs each retry of a transaction that lost a race (counted in the figures).
-  const world = await processWorld(t, dialect, slug, { SITEGRID_MODE: 'cloud', SITEGRID_LOG_LEVEL: 'info' })
+  const world = await processWorld(t, dialect, slug, { SITEGRID_MODE: mode, SITEGRID_LOG_LEVEL: 'info', SITEGRID_PIN_SCRYPT_LOG2N: '10' })
   const processes = dialect === 'postgres' ? 2 : 1
   const servers = await Promise.all(Array.from({ length: processes }, () => startServer({ cwd: world.cwd, env: world.env })))
   t.after(async () => {
@@ -337,6 +337,26 @@ for (const dialect of testDialects()) {
       const deletes = await race(cell, dialect, 'historian batch delete', ['404 NotFound'], (i) => cell.call(i, 'DELETE', `/api/historian/import-batches/${batchId}`))
       assert.equal(deletes.ok.length, 1)
       assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'historian.batch.deleted', target: batchId }), 1)
+    })
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: site users under ${RACERS} concurrent requests (site mode; two processes on PostgreSQL)`, () => {
+    it('one e-mail added at once makes one user (the others 409); two owners removed at once leave one owner (the others 409 LastSiteOwner or 404)', async (t) => {
+      const cell = await startCell(t, dialect, 'plant', 'site')
+      const { world } = cell
+      const user = (email: string, siteRole: string) => ({ email, displayName: 'Operator', siteRole, pin: '482913' })
+      const adds = await race(cell, dialect, 'site user e-mail', ['409 Conflict'], (i) => cell.call(i, 'POST', '/api/site/users', user('same@plant.example', 'member')))
+      assert.equal(adds.ok.length, 1)
+      const users = () => world.handle.db.selectFrom('site_users').select(['id', 'email', 'site_role']).where('org_id', '=', world.orgId).execute()
+      assert.equal((await users()).filter((u) => u.email === 'same@plant.example').length, 1)
+
+      const owners = await Promise.all(['a', 'b'].map(async (name) => JSON.parse((await cell.call(0, 'POST', '/api/site/users', user(`${name}@plant.example`, 'owner'))).body) as { id: string }))
+      const removals = await race(cell, dialect, 'last site owner (two owners removed at once)', ['409 Conflict', '404 NotFound'], (i) => cell.call(i, 'DELETE', `/api/site/users/${owners[i % 2]!.id}`))
+      assert.equal(removals.ok.length, 1)
+      assert.equal((await users()).filter((u) => u.site_role === 'owner').length, 1)
+      assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'site_user.removed' }), 1)
     })
   })
 }

@@ -127,7 +127,8 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
         const row = await requireUser(trx, orgId, userId)
         checkRank(actor, row.site_role)
         if (row.site_role === 'owner') await guardLastOwner(trx, orgId, userId)
-        await deleteSiteUser(trx, orgId, userId)
+        // A concurrent remove deleted the user after it was read: that request removed it, this one answers 404.
+        if (Number((await deleteSiteUser(trx, orgId, userId)).numDeletedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'site_user.removed', target: userId, detail: { email: row.email } })
       })
     },
