@@ -15,14 +15,12 @@ export async function* gunzipLimited(gzip: AsyncIterable<Buffer>, maxInflatedByt
   const inflater = createGunzip()
   pipeline(Readable.from(gzip), inflater, () => {}) // errors reach the caller through the iteration below
   let inflated = 0
-  try {
-    for await (const chunk of inflater as AsyncIterable<Buffer>) {
-      inflated += chunk.length
-      if (inflated > maxInflatedBytes) throw tooLarge()
-      yield chunk
-    }
-  } finally {
-    inflater.destroy()
+  // Leaving this loop early (a throw here or in the caller, who stopped reading) destroys the inflater, and the
+  // pipeline the source with it.
+  for await (const chunk of inflater as AsyncIterable<Buffer>) {
+    inflated += chunk.length
+    if (inflated > maxInflatedBytes) throw tooLarge()
+    yield chunk
   }
 }
 
