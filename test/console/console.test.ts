@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { request } from 'node:http'
 import { describe, it } from 'node:test'
 import { expect } from './expect.ts'
 import { cloudConsole, shot, signInWithPin, signInWithProvider, siteConsole } from './support.ts'
@@ -6,6 +7,18 @@ import { cloudConsole, shot, signInWithPin, signInWithProvider, siteConsole } fr
 // The console in a real headless Chromium against a real `sitegrid serve` process on SQLite (the API itself is
 // tested on both databases elsewhere). One server per mode; the steps of a mode share it and run in order; the two
 // modes run side by side (most of their time is waiting on processes).
+
+/** A wrong PIN for `email` from the loopback address `localAddress`; answers the status. */
+function wrongPinFrom(localAddress: string, origin: string, email: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${origin}/auth/site/login`, { method: 'POST', localAddress, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    })
+    req.on('error', reject)
+    req.end(JSON.stringify({ email, pin: '00000000' }))
+  })
+}
 
 describe('web console in headless Chromium', { concurrency: 2 }, () => {
 describe('site mode (PIN sign-in)', () => {
@@ -106,8 +119,19 @@ describe('site mode (PIN sign-in)', () => {
     await shot(page, 'site-users')
     assert.deepEqual(page.errors, [], 'no script error and no CSP refusal')
 
-    // A site member: no administration in the navigation, and the page itself says so.
+    // Repeated wrong PINs (sent from another loopback address, so this browser's address is not throttled) lock the
+    // member's e-mail: the sign-in form says so, and the owner's "Unlock sign-in" lets the member in at once.
+    for (let i = 0; i < 5; i++) assert.equal(await wrongPinFrom('127.0.0.2', c.origin, member.email), 401)
     const memberPage = await c.browser.page({ width: 820, height: 1180 }) // a tablet, portrait
+    await memberPage.goto(`${c.origin}/sites`)
+    await memberPage.getByLabel('E-mail').fill(member.email)
+    await memberPage.getByLabel('PIN', { exact: true }).fill(member.pin)
+    await memberPage.getByRole('button', { name: 'Sign in' }).click()
+    await memberPage.getByRole('alert').filter({ hasText: 'is locked after too many wrong PINs' }).waitFor()
+    await page.getByRole('button', { name: `Unlock the sign-in of ${member.name}` }).click()
+    await page.getByRole('status').filter({ hasText: `${member.name} can sign in again.` }).waitFor()
+
+    // A site member: no administration in the navigation, and the page itself says so.
     await signInWithPin(memberPage, c.origin, member)
     assert.equal(await memberPage.getByRole('link', { name: 'API keys' }).count(), 0)
     assert.equal(await memberPage.getByRole('link', { name: 'Site users' }).count(), 0)

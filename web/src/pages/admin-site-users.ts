@@ -1,5 +1,6 @@
 // Site users (site server; site owners and admins): the people who sign in with an e-mail and PIN. Add one (the
-// PIN is typed here once and stored only as a hash), change a role, set a new PIN (their sessions end), remove.
+// PIN is typed here once and stored only as a hash), change a role, set a new PIN (their sessions end), remove;
+// owners also end a sign-in lock that repeated wrong PINs put on a user's e-mail.
 // Nobody gives a role above their own; the last owner stays (the API answers 403 / 409, shown here).
 import type { Page } from '../context.ts'
 import { openDialog } from '../dialog.ts'
@@ -14,6 +15,8 @@ const pinInput = (name: string) => h('input', { type: 'password', name, autocomp
 export const page: Page = async (root, ctx) => {
   const base = '/api/site/users'
   const myRank = ROLE_RANK[ctx.principal.role] ?? 1
+  // POST …/unlock is for site owners only (the API answers 403 to admins).
+  const isOwner = ctx.principal.role === 'owner'
   const roles = (['member', 'admin', 'owner'] as const).filter((r) => ROLE_RANK[r]! <= myRank).map((r): [string, string] => [r, r[0]!.toUpperCase() + r.slice(1)])
   const email = h('input', { type: 'email', name: 'email', autocomplete: 'off', autocapitalize: 'none', spellcheck: 'false', required: true })
   const displayName = h('input', { type: 'text', name: 'displayName', autocomplete: 'off', required: true, maxlength: 200 })
@@ -50,6 +53,15 @@ export const page: Page = async (root, ctx) => {
     if (done) ctx.notify(`New PIN set for ${u.displayName}.`)
   }
 
+  async function unlock(u: SiteUser): Promise<void> {
+    try {
+      const { wasLockedUntil } = await ctx.api.send<{ wasLockedUntil: string | null }>('POST', `${base}/${encodeURIComponent(u.id)}/unlock`)
+      ctx.notify(wasLockedUntil ? `${u.displayName} can sign in again.` : `${u.displayName} was not locked.`)
+    } catch (error) {
+      ctx.notify(messageOf(error), 'error')
+    }
+  }
+
   async function remove(u: SiteUser): Promise<void> {
     const done = await openDialog({
       title: `Remove ${u.displayName}?`,
@@ -77,6 +89,7 @@ export const page: Page = async (root, ctx) => {
           time(u.pinChangedAt),
           editable ? h('span', { class: 'row-actions' },
             h('button', { type: 'button', class: 'secondary small', 'aria-label': `Set a new PIN for ${u.displayName}`, onclick: () => { void setPin(u) } }, 'New PIN'),
+            isOwner ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `Unlock the sign-in of ${u.displayName}`, onclick: () => { void unlock(u) } }, 'Unlock sign-in') : '',
             h('button', { type: 'button', class: 'danger small', 'aria-label': `Remove ${u.displayName}`, onclick: () => { void remove(u) } }, 'Remove')) : ''],
       }
     }), { empty: 'No site users.' }))

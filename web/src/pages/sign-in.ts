@@ -15,7 +15,7 @@ export interface SignInOptions {
 function pinProblem(error: unknown): unknown {
   if (!(error instanceof ApiProblem)) return error
   if (error.status === 401) return new ApiProblem(401, { detail: 'The e-mail or the PIN is wrong.' })
-  if (error.status === 423) return new ApiProblem(423, { detail: 'This account is locked after too many wrong PINs. Wait and try again.' })
+  if (error.status === 423) return new ApiProblem(423, { detail: 'Sign-in with this e-mail is locked after too many wrong PINs. Try again later, or ask a site owner to unlock it.' })
   if (error.status === 429) return new ApiProblem(429, { detail: 'Too many attempts from this device. Wait a little and try again.' })
   return error
 }
