@@ -7,6 +7,7 @@ import { describe, it } from 'node:test'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { sql } from 'kysely'
 import { DEPTH_RULE, NUL_RULE, SURROGATE_RULE } from '../../src/http/input-guard.ts'
+import { multipart } from '../../src/modules/historian/test-setup.ts'
 import { writePackage, type PackageHeader, type Row } from '../../src/modules/tenant-transfer/format.ts'
 import { harness, testDialects } from '../harness.ts'
 import { httpRequest, startServer } from '../cli/process.ts'
@@ -146,6 +147,39 @@ for (const dialect of testDialects()) {
       assert.deepEqual(snapshotDiff(before, await snapshotOrg(h, tenant.org.id)), [])
       const untouched = await repack(header, parts)
       assert.equal((await h.inject(tenant.owner, { method: 'PUT', url: `${base}/import/package`, payload: untouched, headers: { 'content-type': 'application/gzip' } })).statusCode, 200, 'the package as exported stages')
+    })
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: a historian upload with NUL is refused before anything is stored (issue 24)`, () => {
+    it('NUL in a form field, a file name, the mapping or the trend file answers 400 naming the part or 422 HistorianCsvInvalid naming the file and line; nothing is stored and the site\'s batches still list (on PostgreSQL a NUL tag answered 500, an unmapped one made every later list 500)', async (t) => {
+      const h = await harness(t, dialect, NO_RATE_LIMIT)
+      const tenant = await seedTenant(h, 'HN')
+      const { site, instance } = tenant.ids
+      const mapping = `historian_tag,instance_id,tag_key\nT1,${instance},t0\n`
+      const trend = 'Timestamp,TagName,Value,Quality\n2024-03-02 00:00:00,T1,1.5,100\n'
+      const form = (fields: { site?: string; mapping?: string; trend?: string; trendName?: string }) => multipart([
+        { name: 'site_id', value: fields.site ?? site }, { name: 'format', value: 'long' },
+        { name: 'mapping_csv', filename: 'mapping.csv', content: fields.mapping ?? mapping },
+        { name: 'trend_csv', filename: fields.trendName ?? 'trend.csv', content: fields.trend ?? trend },
+      ])
+      const cases: Array<[string, ReturnType<typeof form>, number, string, string, string]> = [
+        ['a form field', form({ site: 'S\u0000' }), 400, 'ValidationFailed', '/site_id', NUL_RULE],
+        ['a file name', form({ trendName: 't\u0000.csv' }), 400, 'ValidationFailed', '/trend_csv', `(its file name) ${NUL_RULE}`],
+        ['a mapped tag', form({ mapping: `historian_tag,instance_id,tag_key\nT\u00001,${instance},t0\n`, trend: 'Timestamp,TagName,Value,Quality\n2024-03-02 00:00:00,T\u00001,1.5,100\n' }), 422, 'HistorianCsvInvalid', '/mapping_csv', ''],
+        ['an unmapped tag', form({ trend: 'Timestamp,TagName,Value,Quality\n2024-03-03 00:00:00,X\u00009,1.5,100\n2024-03-03 00:00:00,T1,1.5,100\n' }), 422, 'HistorianCsvInvalid', '/trend_csv', ''],
+      ]
+      const before = await snapshotOrg(h, tenant.org.id)
+      for (const [name, upload, status, code, pointer, message] of cases) {
+        const res = await h.inject(tenant.owner, { method: 'POST', url: '/api/historian/import-batches', payload: upload.payload, headers: upload.headers })
+        const body = res.json() as { code: string; errors?: Array<{ pointer: string; message: string }> }
+        assert.deepEqual([res.statusCode, body.code, body.errors?.[0]?.pointer], [status, code, pointer], `${name}: ${res.body}`)
+        if (message) assert.equal(body.errors?.[0]?.message, message, name)
+        else assert.match(String(body.errors?.[0]?.message), /NUL/, name)
+      }
+      assert.deepEqual(snapshotDiff(before, await snapshotOrg(h, tenant.org.id)), [])
+      assert.equal((await h.inject(tenant.owner, { url: `/api/historian/import-batches?siteId=${site}` })).statusCode, 200)
     })
   })
 }

@@ -124,6 +124,13 @@ export class CsvTokenizer {
 
   #feed(decoded: string, isFinal: boolean, out: CsvRows): void {
     const text = this.#pending + decoded
+    // PostgreSQL cannot store NUL in text (a tag name with one failed the import with a 500, an unmapped one every
+    // later list of the site's batches), and no CSV export writes it: the file is not text (issue 24, defect 10).
+    const nul = decoded.indexOf('\0')
+    if (nul !== -1) {
+      const line = this.#line + countNewlines(text, this.#pending.length + nul)
+      throw new HistorianCsvInvalid('A NUL character (U+0000) is not CSV text; export the file as UTF-8 (or ASCII) CSV.', line)
+    }
     if (this.#separator === undefined) {
       const line = findSeparatorLine(text, isFinal || text.length > this.#maxRowChars)
       if (line === undefined) {
@@ -188,6 +195,12 @@ export class CsvTokenizer {
     this.#line = line
     return Math.min(pos, n)
   }
+}
+
+function countNewlines(text: string, end: number): number {
+  let count = 0
+  for (let at = text.indexOf('\n'); at !== -1 && at < end; at = text.indexOf('\n', at + 1)) count++
+  return count
 }
 
 /** Rows of `source`, one array of rows of their own per input chunk (so per-row async overhead is paid once a chunk). */
