@@ -48,8 +48,8 @@ interface Outcome {
   endedAt?: number
 }
 
-/** One request through `agent`; never rejects: what happened is in the outcome. */
-function send(server: Server, agent: Agent | false, headers: Record<string, string>, method: string, path: string, body?: unknown): Promise<Outcome> {
+/** One request through `agent` (false: a new connection); never rejects: what happened is in the outcome. */
+function send(server: Server, agent: Agent | false, headers: Record<string, string>, method: string, path: string, body?: unknown, onWritten?: () => void): Promise<Outcome> {
   const outcome: Outcome = { startedAt: performance.now(), reused: false }
   return new Promise((resolve) => {
     const req = request(`${server.url}${path}`, { method, headers, agent }, (res) => {
@@ -60,7 +60,7 @@ function send(server: Server, agent: Agent | false, headers: Record<string, stri
       res.on('error', (err: NodeJS.ErrnoException) => resolve(failed(outcome, err)))
     })
     req.on('socket', () => { outcome.reused = req.reusedSocket })
-    req.on('finish', () => { outcome.writtenAt = performance.now() })
+    req.on('finish', () => { outcome.writtenAt = performance.now(); onWritten?.() })
     req.on('error', (err: NodeJS.ErrnoException) => resolve(failed(outcome, err)))
     req.end(body === undefined ? undefined : JSON.stringify(body))
   })
@@ -96,9 +96,9 @@ for (const dialect of testDialects()) {
       const lateAgent = new Agent({ keepAlive: true, maxSockets: LATE })
       t.after(() => { busyAgent.destroy(); lateAgent.destroy() })
       let writes = 0
-      const createSite = (agent: Agent | false) => {
+      const createSite = (agent: Agent | false, onWritten?: () => void) => {
         const code = `S${++writes}`
-        return send(server, agent, headers, 'POST', '/api/sites', { code, name: `Site ${code}`, timeZone: 'UTC' })
+        return send(server, agent, headers, 'POST', '/api/sites', { code, name: `Site ${code}`, timeZone: 'UTC' }, onWritten)
       }
 
       // Warm: each late connection carries one request, then stays idle until its late request.
@@ -120,12 +120,14 @@ for (const dialect of testDialects()) {
       // The server is paused (SIGSTOP) while the late requests go out, as a server too busy to read its sockets is:
       // when SIGTERM arrives they wait in its sockets' buffers and, on new connections, in its listen backlog.
       server.child.kill('SIGSTOP')
+      let lateWritten = 0
       const spread = (i: number, n: number) => sleep(i * LATE_WINDOW_MS / (n - 1))
       const late = [
-        ...Array.from({ length: LATE }, (_, i) => spread(i, LATE).then(() => createSite(lateAgent))),
-        ...Array.from({ length: QUEUED }, (_, i) => spread(i, QUEUED).then(() => createSite(false))),
+        ...Array.from({ length: LATE }, (_, i) => spread(i, LATE).then(() => createSite(lateAgent, () => lateWritten++))),
+        ...Array.from({ length: QUEUED }, (_, i) => spread(i, QUEUED).then(() => createSite(false, () => lateWritten++))),
       ]
-      await sleep(LATE_WINDOW_MS + 20)
+      await sleep(LATE_WINDOW_MS)
+      for (let i = 0; i < 1000 && lateWritten < LATE + QUEUED; i++) await sleep(5) // the last ones are written whole
       const sigtermAt = performance.now()
       server.child.kill('SIGTERM')
       server.child.kill('SIGCONT')
@@ -145,6 +147,7 @@ for (const dialect of testDialects()) {
       const openedAfterRefusal = after.filter((o) => !o.reused && o.startedAt > firstRefusalSeenAt)
       const acceptedAfterRefusal = openedAfterRefusal.filter((o) => o.error !== 'ECONNREFUSED')
       const drainingAnswers = before.filter((o) => o.connectionClose)
+      const resets = after.filter((o) => o.error === 'ECONNRESET' || o.error === 'EPIPE')
 
       const acknowledged = outcomes.filter((o) => o.status === 201).map((o) => o.body!.code as string)
       const stored = acknowledged.length === 0 ? [] : await w.handle.db.selectFrom('sites').select('code').where('org_id', '=', w.orgId).where('code', 'in', acknowledged).execute()
@@ -153,7 +156,7 @@ for (const dialect of testDialects()) {
       const unanswered = Number(committed.n) - acknowledged.length
 
       console.log(`# shutdown ${dialect}: sent before SIGTERM ${before.length} (${lateBefore.length} of them late: ${LATE} on warm idle keep-alive connections, ${QUEUED} on new connections; ${drainingAnswers.length} answered with Connection: close while draining): ${tally(before.map((o) => o.status ?? o.error))}`)
-      console.log(`# shutdown ${dialect}: sent after SIGTERM or never written ${after.length}: ${tally(after.map((o) => o.status ?? o.error))}; ${refusals.length} refused at connect, ${openedAfterRefusal.length} new connections opened after the first refusal (${acceptedAfterRefusal.length} not refused)`)
+      console.log(`# shutdown ${dialect}: sent after SIGTERM or never written ${after.length}: ${tally(after.map((o) => o.status ?? o.error))}; ${refusals.length} refused at connect, ${resets.filter((o) => !o.reused).length} resets on new connections, ${resets.filter((o) => o.reused).length} on kept-alive ones; ${openedAfterRefusal.length} new connections opened after the first refusal (${acceptedAfterRefusal.length} not refused)`)
       console.log(`# shutdown ${dialect}: ${acknowledged.length} writes answered 201, ${lost} missing from the database, ${unanswered} committed without a 2xx answer; exit code ${code} ${(exitedAt! - sigtermAt).toFixed(0)} ms after SIGTERM (grace ${GRACE_MS} ms)`)
       assert.deepEqual(failedBefore.map((o) => o.status ?? o.error), [], 'every request sent before SIGTERM got its complete 2xx answer')
       assert.deepEqual(badAfter.map((o) => o.status ?? o.error), [], 'a request sent after SIGTERM got a complete 2xx answer or failed at the connection')
