@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { CLI_ACTOR } from '../../auth/principal.ts'
 import { systemClock } from '../../clock.ts'
-import { connectDatabase } from '../../db/connect.ts'
+import { connectDatabase, type DatabaseHandle } from '../../db/connect.ts'
 import { migrateToLatest } from '../../db/migrate.ts'
 import { KEY_SECRET, sleep, testDialects } from '../../../test/harness.ts'
 import { createTestDatabase } from '../../../test/postgres.ts'
@@ -15,10 +16,26 @@ import { historianCounts as counts, seedHistorianSite as seed, startHistorianUpl
 import { createApiKeysService } from '../api-keys/service.ts'
 import { createOrgsService } from '../orgs/service.ts'
 import { FLUSH_SAMPLES } from './service/import-run.ts'
+import { lockKey } from './service/session.ts'
+
+/** PostgreSQL: holds a batch's import lock on a connection of the test, as a dead process's not yet dropped connection would. */
+function holdImportLock(handle: DatabaseHandle, batchId: string) {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  let lock!: () => void
+  const held = new Promise<void>((resolve) => { lock = resolve })
+  const done = handle.db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${lockKey(batchId)})`.execute(conn)
+    lock()
+    await released
+    await sql`select pg_advisory_unlock(${lockKey(batchId)})`.execute(conn)
+  })
+  return { held, release: async () => { release(); await done } }
+}
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: historian all or nothing across a crash`, () => {
-    it('a client that drops its upload and a server killed mid-upload each leave a failed batch that claims 0 samples and holds none', async (t) => {
+    it('a client that drops its upload and a server killed mid-upload each leave a failed batch that claims 0 samples and holds none (PostgreSQL: also when the dead process\'s lock outlives the restart)', async (t) => {
       const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-kill-'))
       t.after(() => rmSync(cwd, { recursive: true, force: true }))
       const databaseUrl = dialect === 'sqlite' ? `sqlite:${join(cwd, 'site.db')}` : await createTestDatabase(process.env.TEST_DATABASE_URL!)
@@ -71,13 +88,23 @@ for (const dialect of testDialects()) {
       dropped.upload.req.destroy()
       assert.deepEqual(await settled(server.url, dropped.batchId), failedAndEmpty)
 
-      // The server is killed mid-upload; the restarted one cleans up at start-up.
+      // The server is killed mid-upload; the restarted one cleans up at start-up. On PostgreSQL the test then holds the
+      // import's lock through the restart, as the dead process's connection does until the database drops it: the
+      // start-up recovery must leave the batch (it may be live elsewhere), and the first read once the lock is gone
+      // cleans it.
       const killed = await stalledUpload(server.url, 2)
       await server.stop('SIGKILL')
       killed.upload.req.destroy()
+      const stand = dialect === 'postgres' ? holdImportLock(handle, killed.batchId) : undefined
+      await stand?.held
       const restarted = await startServer({ cwd, env })
       t.after(() => restarted.stop())
       await up(restarted)
+      if (stand !== undefined) {
+        const res = await httpRequest(`${restarted.url}/api/historian/import-batches/${killed.batchId}`, { headers })
+        assert.equal((res.json() as { status: string }).status, 'running', 'the start-up recovery leaves a batch whose lock is held')
+        await stand.release()
+      }
       assert.deepEqual(await settled(restarted.url, killed.batchId), failedAndEmpty)
       const after = await counts(handle, org.id)
       assert.equal(after.samples, 0)

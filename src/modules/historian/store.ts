@@ -205,8 +205,8 @@ export async function mergeStaged(db: Db, orgId: OrgId, batchId: string): Promis
 }
 
 /** Running batches of every organisation: the start-up recovery looks for ones whose process died. */
-export function listRunningBatches(db: Db): Promise<Array<{ org_id: string; id: string; site_code: string; tags: string }>> {
-  return db.selectFrom('historian_batches').select(['org_id', 'id', 'site_code', 'tags']).where('status', '=', 'running').execute()
+export function listRunningBatches(db: Db): Promise<Array<{ org_id: string; id: string }>> {
+  return db.selectFrom('historian_batches').select(['org_id', 'id']).where('status', '=', 'running').execute()
 }
 
 /** Site dependents (deletion preview): batches of the site. */

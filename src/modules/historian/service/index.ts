@@ -39,6 +39,38 @@ export function createHistorianService(deps: HistorianDeps) {
   const { handle, clock, sites, instances, maxFileBytes } = deps
   const db = handle.db
 
+  /**
+   * Cleans a running batch whose import is gone (session.ts whenAbandoned): samples removed, marked failed. Read again
+   * under the import's lock, so an import that completed or failed in the meantime is left as it is.
+   */
+  async function recoverIfAbandoned(orgId: OrgId, batchId: string): Promise<boolean> {
+    let isCleaned = false
+    await whenAbandoned(handle, batchId, async (conn) => {
+      await conn.transaction().execute(async (trx) => {
+        const row = await findBatch(trx, orgId, batchId)
+        if (row?.status !== 'running') return
+        await failBatch(trx, orgId, batchId, { siteCode: row.site_code, coverage: JSON.parse(row.tags) as BatchCoverage[] }, {
+          error: 'The server stopped during the import; nothing of it was kept.', updated_at: clock.now(),
+        })
+        isCleaned = true
+      })
+    })
+    return isCleaned
+  }
+
+  /**
+   * PostgreSQL: running batches a read meets are cleaned when their import is gone. The start-up recovery misses an
+   * import whose dead process's connection (and lock) the database had not yet dropped when this process started;
+   * left alone, that batch would stay `running`. SQLite runs one server process per file: a running batch there is
+   * this process's own, live. Answers whether any was cleaned.
+   */
+  async function recoverRead(orgId: OrgId, rows: ReadonlyArray<{ id: string; status: string }>): Promise<boolean> {
+    if (handle.dialect !== 'postgres') return false
+    let isAny = false
+    for (const r of rows) if (r.status === 'running' && await recoverIfAbandoned(orgId, r.id)) isAny = true
+    return isAny
+  }
+
   return {
     /**
      * Imports one upload (spec 4.3): all or nothing. Throws ValidationFailed (a part missing, unknown or bad),
@@ -108,13 +140,16 @@ export function createHistorianService(deps: HistorianDeps) {
       await sites.require(orgId, query.siteId)
       const limit = query.limit ?? 50
       const before = decodeCursor(query.cursor, ['string'])?.[0] as string | undefined
-      const rows = await listBatchesOfSite(db, handle.dialect, orgId, query.siteId, { limit, before })
+      const read = () => listBatchesOfSite(db, handle.dialect, orgId, query.siteId, { limit, before })
+      let rows = await read()
+      if (await recoverRead(orgId, rows)) rows = await read()
       return toPage(rows, limit, toBatchSummary, (r) => [r.id])
     },
 
     async get(orgId: OrgId, batchId: string): Promise<BatchView> {
-      const row = await findBatch(db, orgId, batchId)
+      let row = await findBatch(db, orgId, batchId)
       if (!row) throw new NotFound()
+      if (await recoverRead(orgId, [row])) row = (await findBatch(db, orgId, batchId))!
       return toBatch(row)
     },
 
@@ -161,20 +196,12 @@ export function createHistorianService(deps: HistorianDeps) {
     /**
      * Start-up: a batch left `running` by a process that died is marked failed and its samples removed. On
      * PostgreSQL only batches whose importing connection is gone (see session.ts), so live imports of other
-     * processes are left alone. Returns how many were cleaned.
+     * processes are left alone (reads clean the rest later: recoverRead). Returns how many were cleaned.
      */
     async recoverInterrupted(): Promise<number> {
       let cleaned = 0
-      for (const { org_id, id, site_code, tags } of await listRunningBatches(db)) {
-        const orgId = org_id as OrgId
-        const done = await whenAbandoned(handle, id, async (conn) => {
-          await conn.transaction().execute(async (trx) => {
-            await failBatch(trx, orgId, id, { siteCode: site_code, coverage: JSON.parse(tags) as BatchCoverage[] }, {
-              error: 'The server stopped during the import; nothing of it was kept.', updated_at: clock.now(),
-            })
-          })
-        })
-        if (done) cleaned++
+      for (const { org_id, id } of await listRunningBatches(db)) {
+        if (await recoverIfAbandoned(org_id as OrgId, id)) cleaned++
       }
       return cleaned
     },

@@ -8,7 +8,8 @@ export interface ImportSession {
   release(): Promise<void>
 }
 
-const lockKey = (batchId: string) => sql`hashtextextended(${`sitegrid.historian.${batchId}`}, 0)`
+/** The advisory lock an import holds while it runs (exported for the test that stands in for a dead process's connection). */
+export const lockKey = (batchId: string) => sql`hashtextextended(${`sitegrid.historian.${batchId}`}, 0)`
 
 /**
  * PostgreSQL: the import runs on one pinned connection that holds a session advisory lock named by the batch. A
