@@ -51,6 +51,10 @@ const CASES: Case[] = [
     name: 'a whole body of 100 000 nested arrays', method: 'POST', path: '/api/sites', body: `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
     expected: validationFailed('body', '/0'.repeat(64), DEPTH_RULE),
   },
+  {
+    name: 'NUL in a CSV body', method: 'POST', path: '/api/sites/S1/instances/bulk', contentType: 'text/csv',
+    body: 'id,name,typeId,assetNumber,controllerId\nI1,Pu\u0000mp,pump,A-I1,CTL\n', expected: validationFailed('body', '/line/2', NUL_RULE),
+  },
   { name: 'a text/plain body', method: 'POST', path: '/api/sites', contentType: 'text/plain', body: '{"code":"S2","name":"x"}', expected: unsupported(['application/json']) },
   { name: 'a body without a content type', method: 'POST', path: '/api/sites', contentType: null, body: '{"code":"S2","name":"x"}', expected: unsupported(['application/json']) },
   { name: 'a form body', method: 'PUT', path: '/api/sites/S1', contentType: 'application/x-www-form-urlencoded', body: 'name=x', expected: unsupported(['application/json']) },
@@ -77,7 +81,7 @@ for (const dialect of testDialects()) {
 
       const mismatches: string[] = []
       for (const c of CASES) {
-        const res = await call({ ...c, body: c.body?.replace('"CTL"', JSON.stringify(controllerId)) })
+        const res = await call({ ...c, body: c.body?.replace('"CTL"', JSON.stringify(controllerId)).replace(',CTL\n', `,${controllerId}\n`) })
         const got = { status: res.status, body: stableBody(res.body) }
         const want = { status: (c.expected as { status: number }).status, body: c.expected }
         try { assert.deepEqual(got, want) } catch { mismatches.push(`${c.name}: ${res.status} ${res.body.slice(0, 300)}`) }
