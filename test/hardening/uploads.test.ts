@@ -293,6 +293,25 @@ for (const dialect of testDialects()) {
       await assertServing(server, host, 'the unique rules')
     })
 
+    it('a crafted package whose row breaks a foreign-key or not-null rule answers 422 PackageInvalid naming the part and the rule, nothing written', async () => {
+      const pkgNow = (await rawRequest(`${server.url}/api/admin/orgs/${w.slug}/tenant/export`, { headers: host })).body
+      const controllers = async () => Number((await sql<{ n: number }>`select count(*) as n from controllers where org_id = ${w.orgId}`.execute(w.handle.db)).rows[0]!.n)
+      const before = await controllers()
+      const cases: Array<[string, (row: Row) => Row | false]> = [
+        ['foreign key', (row) => row.id === 'plc-1' && { ...row, id: 'plc-x', asset_number: 'A-x', site_code: 'nowhere' }],
+        ['not null', (row) => row.id === 'plc-1' && { ...row, id: 'plc-y', asset_number: 'A-y', ip_address: null }],
+      ]
+      for (const [rule, extra] of cases) {
+        const crafted = await withExtraRow(pkgNow, 'controllers', extra)
+        assert.equal((await send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: crafted })).status, 200)
+        const answer = await send(server, `/api/admin/orgs/${w.slug}/tenant/import?force=true`, { method: 'POST', headers: host })
+        assert.equal(answer.status, 422, `${rule}: ${JSON.stringify(answer.json)}`)
+        assert.equal(answer.json.code, 'PackageInvalid')
+        assert.equal(answer.json.reason, `a row of part controllers breaks a ${rule} rule of this server's table`)
+        assert.equal(await controllers(), before, `${rule}: nothing written`)
+      }
+    })
+
     it('sitegrid tenant import (the same reader, offline) refuses a corrupt package, a bomb and a package past the inflated-size limit with the problem code, exit 1', async () => {
       const corrupt = gzipSync(Buffer.from(`${headerLine(w)}this is not JSON\n${randomBytes(3 * MiB).toString('base64')}\n`))
       corrupt[corrupt.length - 8]! ^= 0xff

@@ -9,7 +9,7 @@ import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import type { Org } from '../orgs/service.ts'
 import type { SitesService } from '../sites/service.ts'
-import { isUniqueViolation } from '../../db/constraint-errors.ts'
+import { isUniqueViolation, rowRuleBroken } from '../../db/constraint-errors.ts'
 import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, PackageTooLarge, UniqueRuleConflicts } from './errors.ts'
 import { PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION, readPackage, writePackage, type PackageHeader, type Row } from './format.ts'
 import { describeTable, describeUniqueKeys, type TableShape } from './introspect.ts'
@@ -109,6 +109,8 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
                 await (part.spec.stored ? part.spec.stored.upsert(trx, org.id, rows, memoOf(part.spec.name)) : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
               } catch (err) {
                 if (isUniqueViolation(err)) throw new UniqueIndexRefused(part, rows)
+                const rule = rowRuleBroken(err) // a crafted package: a row the table refuses is bad input, not a 500
+                if (rule) throw new PackageCorrupt(`a row of part ${part.spec.name} breaks a ${rule} rule of this server's table`)
                 throw err
               }
             }
