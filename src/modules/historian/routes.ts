@@ -46,7 +46,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
   app.get('/:batchId', {
     config: { policy: 'member' },
     schema: {
-      tags: ['Historian'], summary: 'Read an import batch', description: `With \`progress\` while it runs. ${READ}`,
+      tags: ['Historian'], summary: 'Read an import batch', description: `With \`progress\` while it runs. A \`running\` batch whose import process is gone (PostgreSQL: its connection's lock is free) is marked \`failed\`, its samples removed, when read here or in the list. ${READ}`,
       params: BatchParams, response: { 200: BatchSchema, ...problemResponses(401, 403, 404, 429) },
     },
   }, async (request) => historian.get(request.principal.orgId, request.params.batchId))
