@@ -4,6 +4,9 @@
 // here): there the same requests go at once to that one process.
 import assert from 'node:assert/strict'
 import { Agent, request } from 'node:http'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { httpRequest, runCliAsync, startServer, type Server } from '../cli/process.ts'
@@ -12,6 +15,7 @@ import { systemClock } from '../../src/clock.ts'
 import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
 import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { KEY_SECRET, sleep, testDialects, type TestDialect } from '../harness.ts'
+import { startFakeOpenAi } from '../support/fake-openai.ts'
 import { seedHistorianSite, startHistorianUpload, trendRows } from '../support/historian-upload.ts'
 import { processWorld, type ProcessWorld } from './process-support.ts'
 
@@ -26,9 +30,9 @@ interface Cell {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 })
 
-async function startCell(t: TestContext, dialect: TestDialect, slug: string, mode: 'cloud' | 'site' = 'cloud'): Promise<Cell> {
+async function startCell(t: TestContext, dialect: TestDialect, slug: string, mode: 'cloud' | 'site' = 'cloud', env: Record<string, string> = {}): Promise<Cell> {
   // info: the alarm service logs each retry of a transaction that lost a race (counted in the figures).
-  const world = await processWorld(t, dialect, slug, { SITEGRID_MODE: mode, SITEGRID_LOG_LEVEL: 'info', SITEGRID_PIN_SCRYPT_LOG2N: '10' })
+  const world = await processWorld(t, dialect, slug, { SITEGRID_MODE: mode, SITEGRID_LOG_LEVEL: 'info', SITEGRID_PIN_SCRYPT_LOG2N: '10', ...env })
   const processes = dialect === 'postgres' ? 2 : 1
   const servers = await Promise.all(Array.from({ length: processes }, () => startServer({ cwd: world.cwd, env: world.env })))
   t.after(async () => {
@@ -357,6 +361,30 @@ for (const dialect of testDialects()) {
       assert.equal(removals.ok.length, 1)
       assert.equal((await users()).filter((u) => u.site_role === 'owner').length, 1)
       assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'site_user.removed' }), 1)
+    })
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: AI limits under ${RACERS} concurrent requests (two processes on PostgreSQL)`, () => {
+    it('requestsPerMinute of a tier admits exactly that many of the requests sent at once; the others 429 RateLimited, reaching no provider', async (t) => {
+      const box = await startFakeOpenAi()
+      t.after(() => box.close())
+      const dir = mkdtempSync(join(tmpdir(), 'sitegrid-cell-ai-'))
+      t.after(() => rmSync(dir, { recursive: true, force: true }))
+      const file = join(dir, 'ai.json')
+      const allowed = 10
+      writeFileSync(file, JSON.stringify({
+        providers: [{ name: 'box', baseUrl: box.baseUrl, trusted: true, allowPrivateNetwork: true, timeoutMs: 30_000, maxRetries: 0 }],
+        tiers: [{ name: 'fast', provider: 'box', model: 'qwen-local', maxTokensCeiling: 512, requestsPerMinute: allowed, tokensPerDay: 1_000_000 }],
+        defaultTier: 'fast',
+      }))
+      const cell = await startCell(t, dialect, 'thinkers', 'cloud', { SITEGRID_AI_CONFIG_FILE: file })
+      const asks = await race(cell, dialect, `AI requestsPerMinute ${allowed}`, ['429 RateLimited'], (i) => cell.call(i, 'POST', '/api/ai/complete', { prompt: `question ${i}` }))
+      const usage = await cell.world.handle.db.selectFrom('ai_usage').select('id').where('org_id', '=', cell.world.orgId).execute()
+      assert.equal(asks.ok.length, allowed)
+      assert.equal(usage.length, allowed)
+      assert.equal(box.requests.length, allowed)
     })
   })
 }

@@ -1,8 +1,10 @@
+import { sql } from 'kysely'
+import type { Dialect } from '../../db/connect.ts'
 import type { AiUsageTable, Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 import type { AiTierConfig } from './config.ts'
 import { AiLimitExceeded } from './errors.ts'
-import { countRecentRequests, deleteUsage, insertUsage, sumDayTokens } from './store.ts'
+import { countRecentRequests, insertUsage, sumDayTokens } from './store.ts'
 
 const MINUTE_MS = 60_000
 const DAY_MS = 86_400_000
@@ -14,23 +16,26 @@ export function utcDay(ms: number): string {
 
 /**
  * Admits one request against its tier's per-organisation limits and records it as `pending`, or throws
- * AiLimitExceeded (429) and leaves no row. The row is written before it is counted, each statement on its own
- * (no transaction, so nothing is held while the provider works): two racing requests both see each other, so
- * the limit is never exceeded, at worst one of them is refused too early.
+ * AiLimitExceeded (429) and leaves no row. Count and insert are one short transaction that holds nothing while the
+ * provider works; the admissions of one organisation and tier take turns (PostgreSQL: a transaction-level advisory
+ * lock, across the processes of a cell; SQLite: its one writer), so N requests sent at once admit exactly the limit:
+ * none more, and none refused while the limit has room.
  */
-export async function admitRequest(db: Db, orgId: OrgId, tier: AiTierConfig, row: AiUsageTable): Promise<void> {
+export async function admitRequest(db: Db, dialect: Dialect, orgId: OrgId, tier: AiTierConfig, row: AiUsageTable): Promise<void> {
   const now = row.at
-  const tokens = await sumDayTokens(db, orgId, tier.name, row.day)
-  if (tokens >= tier.tokensPerDay) {
-    const nextDay = Date.parse(`${row.day}T00:00:00.000Z`) + DAY_MS
-    throw new AiLimitExceeded('tokensPerDay', tier.name, secondsUntil(nextDay, now))
-  }
-  await insertUsage(db, row)
-  const recent = await countRecentRequests(db, orgId, tier.name, now - MINUTE_MS)
-  if (recent.requests > tier.requestsPerMinute) {
-    await deleteUsage(db, orgId, row.id)
-    throw new AiLimitExceeded('requestsPerMinute', tier.name, secondsUntil((recent.oldest ?? now) + MINUTE_MS, now))
-  }
+  await db.transaction().execute(async (trx) => {
+    if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtextextended(${`sitegrid.ai ${orgId} ${tier.name}`}, 0))`.execute(trx)
+    const tokens = await sumDayTokens(trx, orgId, tier.name, row.day)
+    if (tokens >= tier.tokensPerDay) {
+      const nextDay = Date.parse(`${row.day}T00:00:00.000Z`) + DAY_MS
+      throw new AiLimitExceeded('tokensPerDay', tier.name, secondsUntil(nextDay, now))
+    }
+    const recent = await countRecentRequests(trx, orgId, tier.name, now - MINUTE_MS)
+    if (recent.requests >= tier.requestsPerMinute) {
+      throw new AiLimitExceeded('requestsPerMinute', tier.name, secondsUntil((recent.oldest ?? now) + MINUTE_MS, now))
+    }
+    await insertUsage(trx, row)
+  })
 }
 
 function secondsUntil(at: number, now: number): number {

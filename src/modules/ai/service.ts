@@ -115,7 +115,7 @@ export function createAiService(deps: { config: Config; handle: DatabaseHandle; 
       if (provider === undefined) throw new Error(`AI provider ${target.provider.name} has no client`)
       const now = clock.now()
       const usageId = newId('aiu', now)
-      await admitRequest(db, orgId, target.tier, {
+      await admitRequest(db, handle.dialect, orgId, target.tier, {
         org_id: orgId, id: usageId, at: now, day: utcDay(now), tier: target.tier.name, provider: target.provider.name,
         model: target.model, actor_kind: actor.kind, actor_id: actor.subject, status: 'pending', is_stream: input.stream === true ? 1 : 0,
         prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, is_estimated: 0, redactions: redactions.total,

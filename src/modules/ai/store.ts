@@ -5,10 +5,6 @@ export function insertUsage(db: Db, row: AiUsageTable) {
   return db.insertInto('ai_usage').values(row).execute()
 }
 
-export function deleteUsage(db: Db, orgId: OrgId, id: string) {
-  return db.deleteFrom('ai_usage').where('org_id', '=', orgId).where('id', '=', id).execute()
-}
-
 export type UsageOutcome = Pick<AiUsageTable, 'status' | 'model' | 'prompt_tokens' | 'completion_tokens' | 'total_tokens' | 'is_estimated' | 'error_code' | 'finished_at'>
 
 export function finishUsage(db: Db, orgId: OrgId, id: string, outcome: UsageOutcome) {
