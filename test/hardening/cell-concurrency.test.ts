@@ -271,6 +271,21 @@ for (const dialect of testDialects()) {
       assert.equal(shelves.ok.length, 1)
       assert.equal(await count(cell, 'alarm_history', { org_id: world.orgId, alarm_id: alarmId, action: 'shelved' }), 1)
 
+      // Bulk acknowledge is per alarm: all 200, and the alarm is acknowledged by exactly one of them.
+      const second = await cell.call(0, 'POST', '/api/sites/S1/alarms/events', { events: [{ eventId: 'rule-2', instanceId: 'P1', condition: 'Trip', priority: 'high', state: 'active', occurredAt: new Date().toISOString() }] })
+      const secondId = (JSON.parse(second.body) as { results: Array<{ alarmId: string }> }).results[0]!.alarmId
+      const bulkAcks = await race(cell, dialect, 'alarm bulk acknowledge', [], post('/api/sites/S1/alarms/acknowledge', { alarmIds: [secondId] }))
+      assert.equal(bulkAcks.ok.length, RACERS)
+      assert.equal(bulkAcks.ok.reduce((n, a) => n + (JSON.parse(a.body) as { acknowledged: number }).acknowledged, 0), 1)
+      assert.equal(await count(cell, 'alarm_history', { org_id: world.orgId, alarm_id: secondId, action: 'acknowledged' }), 1)
+
+      // Bulk create-or-replace of the same new instances: every request applies (200), each instance is created once.
+      const bulkBody = ['B1', 'B2', 'B3', 'B4', 'B5'].map((id) => ({ id, name: id, typeId: 'conveyor', assetNumber: `A-${id}`, controllerId }))
+      const bulks = await race(cell, dialect, 'instances bulk create-or-replace of the same 5 new ids', [], post('/api/sites/S1/instances/bulk', bulkBody))
+      assert.equal(bulks.ok.length, RACERS)
+      assert.equal(bulks.ok.reduce((n, a) => n + (JSON.parse(a.body) as { created: number }).created, 0), bulkBody.length)
+      for (const { id } of bulkBody) assert.equal(await count(cell, 'instances', { org_id: world.orgId, id }), 1)
+
       // Revoking one key: one 204, the others the uniform 404 (already revoked).
       const victim = await keys.mint(world.orgId, CLI_ACTOR, { role: 'member', name: 'victim', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })
       const revokes = await race(cell, dialect, 'api key revoke', ['404 NotFound'], (i) => cell.call(i, 'DELETE', `/api/admin/api-keys/${victim.keyId}`))

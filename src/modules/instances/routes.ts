@@ -47,10 +47,10 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
       description: `Each line is an instance body (spec 2.4) checked like \`POST …/instances\`; a line whose id exists replaces that instance whole (absent optional fields are cleared), `
         + `one identical to the stored instance is \`unchanged\`. With \`dryRun=true\` nothing is written and the 200 report says what would be created, updated, left unchanged and refused (by line). `
         + `Otherwise all or nothing: any refused line answers 422 \`UnprocessableEntity\` with the report in \`report\` and each problem in \`errors\` (pointer \`/INDEX/field\` for JSON, \`/line/N/field\` for CSV), and nothing is written. `
-        + `At most ${INSTANCE_LIMITS.bulkMaxItems} lines, within the body size limit. ${WRITE}`,
+        + `At most ${INSTANCE_LIMITS.bulkMaxItems} lines, within the body size limit. Batches sent at once that name the same new ids all apply: one creates them, the others are planned again on what it left (replaced or \`unchanged\`); only a site that keeps changing under a batch answers 409 \`Conflict\` (nothing written; retry). ${WRITE}`,
       params: SiteScopedParams, querystring: BulkQuery,
       body: { content: { 'application/json': { schema: BulkJsonBody }, 'text/csv': { schema: BulkCsvBody } } },
-      response: { 200: BulkReportSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 422, 429) },
+      response: { 200: BulkReportSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
     },
   }, async (request) => {
     // A text body is the CSV (its parser's); any type without a parser was answered 415 before (http/input-guard.ts).

@@ -29,6 +29,9 @@ function checkSizes(input: { tagMappings?: Record<string, string>; config?: Reco
 
 export const instancesSiteDependent: SiteDependent = { name: 'instances', count: countInstances }
 
+/** Plans of one bulk request, each on what the writer that beat the previous one left. */
+const BULK_ATTEMPTS = 5
+
 export function createInstancesService(deps: { handle: DatabaseHandle; clock: Clock; sites: SitesService; controllers: Pick<ControllersService, 'existingIds'> }) {
   const { clock, sites, controllers } = deps
   const db = deps.handle.db
@@ -118,6 +121,8 @@ export function createInstancesService(deps: { handle: DatabaseHandle; clock: Cl
     /**
      * Creates or replaces many instances: with `dryRun` only the report; otherwise all or nothing
      * (422 BulkRefused with the report when a line is refused). A line naming an existing id replaces it whole.
+     * A concurrent writer that created one of the ids (or deleted a controller) between the plan and the write makes it
+     * plan again on what that writer left (the id is then replaced or unchanged); Conflict only if that keeps happening.
      */
     async bulk(orgId: OrgId, actor: Actor, siteCode: string, items: BulkItem[], dryRun: boolean): Promise<BulkReport> {
       await sites.require(orgId, siteCode)
@@ -126,30 +131,32 @@ export function createInstancesService(deps: { handle: DatabaseHandle; clock: Cl
         const v = i.value as { controllerId?: unknown } | null
         return v !== null && typeof v === 'object' && typeof v.controllerId === 'string' ? [v.controllerId] : []
       })
-      const plan = planBulk(orgId, siteCode, items, {
-        now: clock.now(),
-        existing: new Map((await findInstances(db, orgId, siteCode, ids)).map((r) => [r.id, r])),
-        controllers: await controllers.existingIds(orgId, siteCode, controllerIds),
-        validate,
-      })
-      const report: BulkReport = { dryRun, ...plan.report }
-      if (dryRun) return report
-      if (report.refused > 0) throw new BulkRefused(report, plan.errors)
-      try {
-        await db.transaction().execute(async (trx) => {
-          for (const row of plan.inserts) await insertInstance(trx, row)
-          for (const row of plan.updates) {
-            const { org_id: _o, site_code: _s, id: _i, created_at: _c, ...changes } = row
-            await updateInstance(trx, orgId, siteCode, row.id, changes)
-          }
-          await recordAudit(trx, clock, orgId, actor, { action: 'instance.bulk', target: siteCode, detail: { created: report.created, updated: report.updated, unchanged: report.unchanged } })
+      for (let attempt = 1; ; attempt++) {
+        const plan = planBulk(orgId, siteCode, items, {
+          now: clock.now(),
+          existing: new Map((await findInstances(db, orgId, siteCode, ids)).map((r) => [r.id, r])),
+          controllers: await controllers.existingIds(orgId, siteCode, controllerIds),
+          validate,
         })
-      } catch (err) {
-        // Another writer got in between the plan and the write (an id created, a controller deleted); nothing was written.
-        if (isUniqueViolation(err) || isForeignKeyViolation(err)) throw new DomainError('Conflict', 'The site changed while the batch was checked; nothing was written. Retry.')
-        throw err
+        const report: BulkReport = { dryRun, ...plan.report }
+        if (dryRun) return report
+        if (report.refused > 0) throw new BulkRefused(report, plan.errors)
+        try {
+          await db.transaction().execute(async (trx) => {
+            for (const row of plan.inserts) await insertInstance(trx, row)
+            for (const row of plan.updates) {
+              const { org_id: _o, site_code: _s, id: _i, created_at: _c, ...changes } = row
+              await updateInstance(trx, orgId, siteCode, row.id, changes)
+            }
+            await recordAudit(trx, clock, orgId, actor, { action: 'instance.bulk', target: siteCode, detail: { created: report.created, updated: report.updated, unchanged: report.unchanged } })
+          })
+          return report
+        } catch (err) {
+          // Another writer got in between the plan and the write; nothing was written.
+          if (!(isUniqueViolation(err) || isForeignKeyViolation(err))) throw err
+          if (attempt >= BULK_ATTEMPTS) throw new DomainError('Conflict', 'The site kept changing while the batch was checked; nothing was written. Retry.')
+        }
       }
-      return report
     },
 
     /** Which of `ids` name an instance of this site (alarms, historian import). */
