@@ -108,6 +108,23 @@ for (const dialect of testDialects()) {
       assert.equal((await login(h, org, user.email, user.pin, '10.5.1.1')).statusCode, 423, 'the account is locked, the right PIN included')
     })
 
+    it('the PIN change counts on the same counters: concurrent wrong current PINs check at most 5, then the right one gets the same 423 as a sign-in and changes nothing', async (t) => {
+      const h = await harness(t, dialect) // the production scrypt cost: checks take long enough to overlap
+      const org = await h.createOrg()
+      const user = await addSiteUser(h, org)
+      const change = (pin: string, remoteAddress: string) => h.app.inject({
+        method: 'POST', url: '/auth/site/pin', remoteAddress, headers: { host: `${org.slug}.localhost` }, payload: { email: user.email, pin, newPin: '55554444' },
+      })
+      const statuses = tally((await Promise.all(Array.from({ length: 20 }, (_, i) => change('00000000', `10.7.0.${i % 3}`)))).map((a) => a.statusCode))
+      assert.equal(statuses[401], LOCK_THRESHOLD, `PINs checked: ${JSON.stringify(statuses)}`)
+      const right = await change(user.pin, '10.7.1.1')
+      const signIn = await login(h, org, user.email, user.pin, '10.7.1.2')
+      assert.equal(right.statusCode, 423)
+      assert.deepEqual(comparableBody(right.body), comparableBody(signIn.body))
+      h.clock.advance(FIRST_LOCK_MS)
+      assert.equal((await login(h, org, user.email, user.pin, '10.7.1.3')).statusCode, 200, 'the PIN did not change')
+    })
+
     it('an attacker who retries each time a lock ends gets far fewer than 100 PINs checked in any hour (ASVS 2.2.1)', async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
