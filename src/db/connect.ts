@@ -60,7 +60,7 @@ function connectSqlite(path: string): DatabaseHandle {
   // data_version moves when another connection (another process) commits; our own writes bump `local`.
   const dataVersion = raw.prepare('PRAGMA data_version').pluck()
   let local = 0
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(raw) }) })
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachingStatements(raw) }) })
   directReaders.set(db, (source, parameters) => {
     if (raw.inTransaction) return undefined
     const statement = raw.prepare(source)
@@ -75,6 +75,30 @@ function connectSqlite(path: string): DatabaseHandle {
     ping: async () => { await sql`select 1`.execute(db) },
     spareConnections: () => 0,
     close: async () => { await db.destroy() },
+  }
+}
+
+/**
+ * SQLite: every transaction takes the write lock when it begins (`BEGIN IMMEDIATE`), waiting up to busy_timeout while
+ * another process (a CLI command beside the server) writes. A deferred transaction that had read before that
+ * process committed could not write after it (SQLITE_BUSY_SNAPSHOT, at once, busy_timeout notwithstanding): a 500.
+ * Free within the process: its one connection runs one transaction at a time anyway.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const inner = super.createDriver()
+    return {
+      init: () => inner.init(),
+      acquireConnection: () => inner.acquireConnection(),
+      beginTransaction: async (connection) => { await connection.executeQuery(CompiledQuery.raw('begin immediate')) },
+      commitTransaction: (connection) => inner.commitTransaction(connection),
+      rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
+      savepoint: inner.savepoint ? (...args) => inner.savepoint!(...args) : undefined,
+      rollbackToSavepoint: inner.rollbackToSavepoint ? (...args) => inner.rollbackToSavepoint!(...args) : undefined,
+      releaseSavepoint: inner.releaseSavepoint ? (...args) => inner.releaseSavepoint!(...args) : undefined,
+      releaseConnection: (connection) => inner.releaseConnection(connection),
+      destroy: () => inner.destroy(),
+    }
   }
 }
 

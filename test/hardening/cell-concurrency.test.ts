@@ -4,6 +4,7 @@
 // here): there the same requests go at once to that one process.
 import assert from 'node:assert/strict'
 import { Agent, request } from 'node:http'
+import BetterSqlite3 from 'better-sqlite3'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -221,6 +222,24 @@ if (testDialects().includes('sqlite')) {
       const revoke = await runCliAsync(['key', 'revoke', '--org', 'site', victim.keyId], { cwd, env })
       assert.equal(revoke.code, 0, revoke.stderr)
       assert.equal((await listKeys()).status, 401)
+
+      // Another process (here the test) writing while the server's requests begin their transactions: they wait for
+      // its write lock (BEGIN IMMEDIATE) and apply after its commit, none answers 5xx ("database is locked").
+      const other = new BetterSqlite3(world.databaseUrl.slice('sqlite:'.length), { timeout: 10_000 })
+      t.after(() => other.close())
+      const asOwner = { host: 'site.localhost', 'x-api-key': world.ownerKey, 'content-type': 'application/json' }
+      assert.equal((await httpRequest(`${first.url}/api/sites`, { method: 'POST', headers: asOwner, body: JSON.stringify({ code: 'W', name: 'Beside the CLI' }) })).status, 201)
+      other.exec('begin immediate')
+      other.prepare('update orgs set slug = slug where id = ?').run(world.orgId)
+      // A controller create reads (the asset number) before it writes, in one transaction.
+      const writes = Array.from({ length: 10 }, (_, i) => httpRequest(`${first.url}/api/sites/W/controllers`, {
+        method: 'POST', headers: asOwner, body: JSON.stringify({ name: 'PLC', platform: 1, assetNumber: `W-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.4' } }),
+      }))
+      await sleep(500)
+      other.exec('commit')
+      const statuses = (await Promise.all(writes)).map((w) => w.status)
+      console.log(`cell sqlite: 10 controller creates while another process holds the write lock -> ${JSON.stringify(statuses)}`)
+      assert.deepEqual(statuses, Array(10).fill(201))
 
       await first.stop('SIGKILL')
       const after = await startServer({ cwd, env })
