@@ -119,6 +119,8 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
         } catch (err) {
           // The unique index decides between two concurrent creates.
           if (isUniqueViolation(err)) throw new ControllerAssetNumberTaken(input.assetNumber)
+          // The site's only reference: a concurrent delete removed the site after `require` found it.
+          if (isForeignKeyViolation(err)) throw new NotFound()
           throw err
         }
         await recordAudit(trx, clock, orgId, actor, { action: 'controller.created', target: `${siteCode}/${row.id}`, detail: { assetNumber: input.assetNumber } })
