@@ -1,4 +1,5 @@
 import { pipeline, Readable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
 import { createGunzip } from 'node:zlib'
 
 /**
@@ -26,25 +27,28 @@ export async function* gunzipLimited(gzip: AsyncIterable<Buffer>, maxInflatedByt
 
 /**
  * The lines of `bytes` (split at \n, decoded as UTF-8), holding at most `maxLineBytes` of one line: a longer line
- * throws `tooLong()` before more of it is kept, so a file without newlines cannot grow memory.
+ * throws `tooLong()` before more of it is kept, so a file without newlines cannot grow memory. Pieces are decoded as
+ * they come (no copy of a line's bytes): young strings go at the next scavenge, where copied buffers would wait for
+ * V8's external-memory trigger.
  */
 export async function* splitLines(bytes: AsyncIterable<Buffer>, maxLineBytes: number, tooLong: () => Error): AsyncGenerator<string> {
-  let pending: Buffer[] = []
+  const decoder = new StringDecoder('utf8')
+  let pending = ''
   let pendingBytes = 0
   for await (const chunk of bytes) {
     let start = 0
     for (let newline = chunk.indexOf(10); newline >= 0; newline = chunk.indexOf(10, start)) {
       if (pendingBytes + newline - start > maxLineBytes) throw tooLong()
-      pending.push(chunk.subarray(start, newline))
-      yield Buffer.concat(pending).toString('utf8')
-      pending = []
+      // A newline never falls inside a UTF-8 sequence: end() turns a sequence cut short into U+FFFD, as toString does.
+      yield pending + decoder.write(chunk.subarray(start, newline)) + decoder.end()
+      pending = ''
       pendingBytes = 0
       start = newline + 1
     }
     if (start === chunk.length) continue
     pendingBytes += chunk.length - start
     if (pendingBytes > maxLineBytes) throw tooLong()
-    pending.push(chunk.subarray(start))
+    pending += decoder.write(chunk.subarray(start))
   }
-  if (pendingBytes > 0) yield Buffer.concat(pending).toString('utf8')
+  if (pendingBytes > 0) yield pending + decoder.end()
 }

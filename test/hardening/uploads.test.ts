@@ -196,6 +196,24 @@ for (const dialect of testDialects()) {
       await assertServing(server, host, 'the bombs')
     })
 
+    it('a large upload is staged and read back in constant memory: a 100 MiB package of incompressible rows, and 100 MiB of random bytes', async () => {
+      const noise = randomBytes(100 * MiB)
+      // Rows of 64 KiB of random base64 (incompressible): the whole body is stored, then inflated and read back line by line.
+      const line = (pad: string) => Buffer.from(`{"type":"row","part":"sites","row":{"pad":"${pad}"}}\n`)
+      const rows = Array.from({ length: 1600 }, (_, i) => line(noise.subarray(i * 48 * 1024, (i + 1) * 48 * 1024).toString('base64')))
+      const incompressible = await gzipOf([Buffer.from(headerLine(w)), ...rows])
+      const large = await measured(server, `${dialect} package, ${(incompressible.length / MiB).toFixed(0)} MiB of incompressible rows`, () =>
+        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: incompressible }))
+      assert.equal(large.status, 422)
+      assert.equal(large.json.reason, 'truncated: no end record')
+      const random = await measured(server, `${dialect} package, 100 MiB of random bytes`, () =>
+        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: noise }))
+      assert.equal(random.status, 422)
+      assert.equal(random.json.code, 'PackageInvalid')
+      assert.equal(await stagedPackages(w), 0)
+      await assertServing(server, host, 'the large uploads')
+    })
+
     it('a package sent as JSON, as another type, without a body or with a content encoding answers 415 naming the accepted types', async () => {
       const cases: Array<[string, Record<string, string>, string | undefined]> = [
         ['application/json {"a":1}', { 'content-type': 'application/json' }, '{"a":1}'],

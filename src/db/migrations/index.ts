@@ -20,6 +20,7 @@ import * as historianSeries from './1600-historian-series.ts'
 import * as alarmShelves from './1800-alarm-shelves.ts'
 import * as historianPointsNarrow from './1900-historian-points-narrow.ts'
 import * as tenantPolicyPerStatement from './2000-tenant-policy-per-statement.ts'
+import * as tenantImportChunksBinary from './2100-tenant-import-chunks-binary.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '1800-alarm-shelves': alarmShelves,
   '1900-historian-points-narrow': historianPointsNarrow,
   '2000-tenant-policy-per-statement': tenantPolicyPerStatement,
+  '2100-tenant-import-chunks-binary': tenantImportChunksBinary,
 }

@@ -72,8 +72,9 @@ export async function replaceStagedPackage(db: Db, orgId: string, row: { stagedA
   await sql`insert into tenant_import_packages (org_id, staged_at, staged_by, bytes, is_valid) values (${orgId}, ${row.stagedAt}, ${row.stagedBy}, 0, 0)`.execute(db)
 }
 
+/** A chunk of the staged package, its bytes bound as they are (bytea, blob). */
 export async function appendChunk(db: Db, orgId: string, seq: number, data: Buffer): Promise<void> {
-  await sql`insert into tenant_import_chunks (org_id, seq, data) values (${orgId}, ${seq}, ${data.toString('base64')})`.execute(db)
+  await sql`insert into tenant_import_chunks (org_id, seq, data) values (${orgId}, ${seq}, ${data})`.execute(db)
 }
 
 export async function markStaged(db: Db, orgId: string, bytes: number, summary: string): Promise<void> {
@@ -90,13 +91,13 @@ export async function dropStaged(db: Db, orgId: string): Promise<void> {
   await sql`delete from tenant_import_packages where org_id = ${orgId}`.execute(db)
 }
 
-/** The staged bytes in order, a few chunks at a time. */
-export async function* readChunks(db: Db, orgId: string): AsyncGenerator<Buffer> {
+/** The staged bytes in order, `perRead` chunks a query. */
+export async function* readChunks(db: Db, orgId: string, perRead: number): AsyncGenerator<Buffer> {
   let after = -1
   for (;;) {
-    const { rows } = await sql<{ seq: number; data: string }>`select seq, data from tenant_import_chunks where org_id = ${orgId} and seq > ${after} order by seq limit 8`.execute(db)
-    for (const r of rows) yield Buffer.from(r.data, 'base64')
-    if (rows.length < 8) return
+    const { rows } = await sql<{ seq: number; data: Buffer }>`select seq, data from tenant_import_chunks where org_id = ${orgId} and seq > ${after} order by seq limit ${perRead}`.execute(db)
+    for (const r of rows) yield r.data
+    if (rows.length < perRead) return
     after = rows[rows.length - 1]!.seq
   }
 }
