@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { actorOf } from '../../auth/principal.ts'
 import { DomainError } from '../../errors/domain-error.ts'
-import { problemResponses } from '../../http/problem.ts'
+import { problemResponses, unsupportedMediaType } from '../../http/problem.ts'
 import { BatchPage, BatchParams, BatchSchema, CollisionReportSchema, CollisionsQuery, ListBatchesQuery, RejectionReportSchema, RejectionsQuery, SeriesParams, SeriesQuerySchema, SeriesSchema } from './schemas.ts'
 import type { HistorianService, UploadPart } from './service/index.ts'
 import { FIELD_NAMES } from './service/form.ts'
@@ -11,28 +11,33 @@ import { FIELD_NAMES } from './service/form.ts'
 const READ = 'Policy: members read (cloud: organisation role; site server: site role).'
 const WRITE = 'Policy: admins and owners (cloud: organisation role; site server: site role); members get 403.'
 
-/** POST/GET/DELETE /api/historian/import-batches. Multipart is registered in this scope only. */
+/** POST/GET/DELETE /api/historian/import-batches. Multipart is registered for the upload only. */
 export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService; maxFileBytes: number }> = async (app, { historian, maxFileBytes }) => {
-  // `files`: one more than the two the form has, so that an unknown file part reaches the form's own check and is
-  // refused 400 naming it, with nothing kept (issue 14, mass assignment); a fourth file part is the 413.
-  await app.register(multipart, {
-    limits: { fileSize: maxFileBytes, files: 3, fields: FIELD_NAMES.length, parts: FIELD_NAMES.length + 2, fieldSize: 64 * 1024 },
-  })
-
-  app.post('/', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: ['Historian'], summary: 'Import a historian export',
-      description: `\`multipart/form-data\` (spec 4.3). Parts: \`site_id\` (the site's code), \`format\` (auto, long, wide, ignition-tall, aveva-history, proficy, citect-pa, piconfig), \`trend_csv\` (file), \`mapping_csv\` (file: historian_tag,instance_id,tag_key[,unit][,scale]), optional \`force\`, \`dryRun\`, \`timezone\` (IANA; default the site's), \`separator\` (, ; tab), \`decimal\` (. ,), \`dateOrder\` (dmy mdy ymd), \`qualityScale\` (percent opc), \`sentinels\` (comma-separated), \`maxRejections\`. Send \`trend_csv\` last to have it streamed straight into the database (otherwise it waits in a temporary file). All or nothing: the batch becomes visible when complete; any failure keeps none of its samples. The same two files for the same site again: 409 naming the earlier batch unless force=true (latest value wins). \`dryRun=true\` answers 200 with the report and stores nothing. Every value read has one outcome, counted: stored, collided, rejected (with its reason), duplicate in the file, sentinel or empty (\`valuesRead\` is their sum). Local times are read in \`timezone\`: a wall time of the repeated hour of a fall-back change is the first pass (the earlier offset: +02:00 CEST in Europe/Paris) until its series goes back in time or lists that wall time again, then the second pass (+01:00 CET), so both 02:30 rows of that night are kept, in file order; a wall time in the spring-forward gap does not exist and its row is rejected (\`local time … does not exist in …\`). A file over SITEGRID_HISTORIAN_MAX_FILE_BYTES, or more parts than the form holds (each field and file once): 413, nothing kept. ${WRITE}`,
-      response: { 200: BatchSchema, 201: BatchSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
-    },
-  }, async (request, reply) => {
-    if (!request.isMultipart()) throw new DomainError('UnsupportedMediaType', 'Send multipart/form-data with the parts site_id, format, trend_csv and mapping_csv.')
-    const length = Number(request.headers['content-length'])
-    const batch = await historian.importBatch(request.principal.orgId, actorOf(request.principal), uploadParts(request), {
-      bytesTotal: Number.isSafeInteger(length) ? length : null,
+  // The upload in a scope of its own: multipart is read there alone, and the other routes read no multipart body.
+  await app.register(async (upload) => {
+    // `files`: one more than the two the form has, so that an unknown file part reaches the form's own check and is
+    // refused 400 naming it, with nothing kept (issue 14, mass assignment); a fourth file part is the 413.
+    await upload.register(multipart, {
+      limits: { fileSize: maxFileBytes, files: 3, fields: FIELD_NAMES.length, parts: FIELD_NAMES.length + 2, fieldSize: 64 * 1024 },
     })
-    return reply.code(batch.isDryRun ? 200 : 201).send(batch)
+    // The upload is multipart alone: a JSON body (or any other) is refused 415 listing only what is read here.
+    upload.removeContentTypeParser('application/json')
+
+    upload.post('/', {
+      config: { policy: 'admin' },
+      schema: {
+        tags: ['Historian'], summary: 'Import a historian export',
+        description: `\`multipart/form-data\` (spec 4.3). Parts: \`site_id\` (the site's code), \`format\` (auto, long, wide, ignition-tall, aveva-history, proficy, citect-pa, piconfig), \`trend_csv\` (file), \`mapping_csv\` (file: historian_tag,instance_id,tag_key[,unit][,scale]), optional \`force\`, \`dryRun\`, \`timezone\` (IANA; default the site's), \`separator\` (, ; tab), \`decimal\` (. ,), \`dateOrder\` (dmy mdy ymd), \`qualityScale\` (percent opc), \`sentinels\` (comma-separated), \`maxRejections\`. Send \`trend_csv\` last to have it streamed straight into the database (otherwise it waits in a temporary file). All or nothing: the batch becomes visible when complete; any failure keeps none of its samples. The same two files for the same site again: 409 naming the earlier batch unless force=true (latest value wins). \`dryRun=true\` answers 200 with the report and stores nothing. Every value read has one outcome, counted: stored, collided, rejected (with its reason), duplicate in the file, sentinel or empty (\`valuesRead\` is their sum). Local times are read in \`timezone\`: a wall time of the repeated hour of a fall-back change is the first pass (the earlier offset: +02:00 CEST in Europe/Paris) until its series goes back in time or lists that wall time again, then the second pass (+01:00 CET), so both 02:30 rows of that night are kept, in file order; a wall time in the spring-forward gap does not exist and its row is rejected (\`local time … does not exist in …\`). A file over SITEGRID_HISTORIAN_MAX_FILE_BYTES, or more parts than the form holds (each field and file once): 413, nothing kept. ${WRITE}`,
+        response: { 200: BatchSchema, 201: BatchSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+    }, async (request, reply) => {
+      if (!request.isMultipart()) throw unsupportedMediaType(['multipart/form-data'])
+      const length = Number(request.headers['content-length'])
+      const batch = await historian.importBatch(request.principal.orgId, actorOf(request.principal), uploadParts(request), {
+        bytesTotal: Number.isSafeInteger(length) ? length : null,
+      })
+      return reply.code(batch.isDryRun ? 200 : 201).send(batch)
+    })
   })
 
   app.get('/', {
