@@ -18,8 +18,8 @@ import { EXPORTED_TABLES, type ExportedTable } from './tables.ts'
 import { findHeldElsewhere, findUniqueConflicts, uniqueRulesOf, type UniqueRule } from './unique-rules.ts'
 
 /**
- * A staged package is stored a chunk of at most 32 KiB a statement, as the body arrives, and read back 32 chunks a
- * query. No chunk, nor PostgreSQL's hex text of one on the way back (64 KiB), is a large object (V8 frees those only
+ * A staged package is stored a chunk of at most 16 KiB a statement, as the body arrives, and read back 32 chunks a
+ * query. No chunk, nor PostgreSQL's hex text of one on the way back (32 KiB), is a large object (V8 frees those only
  * at a full collection), and a small statement makes little garbage in the driver: 1 MiB chunks of base64 text grew
  * the server by +80 MiB over a 100 MiB upload (issue 24).
  */
