@@ -86,19 +86,26 @@ function connectSqlite(path: string): DatabaseHandle {
  */
 class ImmediateSqliteDialect extends SqliteDialect {
   override createDriver(): Driver {
-    const inner = super.createDriver()
-    return {
-      init: () => inner.init(),
-      acquireConnection: () => inner.acquireConnection(),
+    return delegatingDriver(super.createDriver(), {
       beginTransaction: async (connection) => { await connection.executeQuery(CompiledQuery.raw('begin immediate')) },
-      commitTransaction: (connection) => inner.commitTransaction(connection),
-      rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
-      savepoint: inner.savepoint ? (...args) => inner.savepoint!(...args) : undefined,
-      rollbackToSavepoint: inner.rollbackToSavepoint ? (...args) => inner.rollbackToSavepoint!(...args) : undefined,
-      releaseSavepoint: inner.releaseSavepoint ? (...args) => inner.releaseSavepoint!(...args) : undefined,
-      releaseConnection: (connection) => inner.releaseConnection(connection),
-      destroy: () => inner.destroy(),
-    }
+    })
+  }
+}
+
+/** `inner` with some of its methods replaced by `own`. */
+function delegatingDriver(inner: Driver, own: Partial<Driver>): Driver {
+  return {
+    init: () => inner.init(),
+    acquireConnection: () => inner.acquireConnection(),
+    beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
+    commitTransaction: (connection) => inner.commitTransaction(connection),
+    rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
+    savepoint: inner.savepoint ? (...args) => inner.savepoint!(...args) : undefined,
+    rollbackToSavepoint: inner.rollbackToSavepoint ? (...args) => inner.rollbackToSavepoint!(...args) : undefined,
+    releaseSavepoint: inner.releaseSavepoint ? (...args) => inner.releaseSavepoint!(...args) : undefined,
+    releaseConnection: (connection) => inner.releaseConnection(connection),
+    destroy: () => inner.destroy(),
+    ...own,
   }
 }
 
@@ -225,8 +232,7 @@ class TenantScopedPostgresDialect extends PostgresDialect {
 
 function tenantScopedDriver(inner: Driver): Driver {
   const applied = new WeakMap<DatabaseConnection, string>()
-  return {
-    init: () => inner.init(),
+  return delegatingDriver(inner, {
     async acquireConnection() {
       const connection = await inner.acquireConnection()
       const scope = currentScope()
@@ -242,15 +248,7 @@ function tenantScopedDriver(inner: Driver): Driver {
       }
       return connection
     },
-    beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
-    commitTransaction: (connection) => inner.commitTransaction(connection),
-    rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
-    savepoint: inner.savepoint ? (...args) => inner.savepoint!(...args) : undefined,
-    rollbackToSavepoint: inner.rollbackToSavepoint ? (...args) => inner.rollbackToSavepoint!(...args) : undefined,
-    releaseSavepoint: inner.releaseSavepoint ? (...args) => inner.releaseSavepoint!(...args) : undefined,
-    releaseConnection: (connection) => inner.releaseConnection(connection),
-    destroy: () => inner.destroy(),
-  }
+  })
 }
 
 // A dedicated connection LISTENs for invalidations. While it is down we cannot hear revocations,
