@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { catalog, isErrorCode, type ErrorCode } from '../errors/catalog.ts'
-import { DomainError, type FieldProblem } from '../errors/domain-error.ts'
+import { isForeignKeyViolation, isUniqueViolation } from '../db/constraint-errors.ts'
+import { DomainError, NotFound, type FieldProblem } from '../errors/domain-error.ts'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
@@ -161,6 +162,20 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       const code: ErrorCode = error.statusCode === 413 ? 'PayloadTooLarge' : error.statusCode === 415 ? 'UnsupportedMediaType' : 'MalformedBody'
       return sendProblem(reply, request, code, catalog[code].doc)
+    }
+    // A rule of the database refused a write that the service's own checks had let through: another request changed
+    // the rows in between (a concurrent writer, in this process or another of the cell). The record the write refers
+    // to went (404, as if it had gone before), a record was added that a delete would orphan, or a unique value was
+    // taken (409). A concurrent writer never makes a 5xx.
+    if (isForeignKeyViolation(error)) {
+      request.log.info('a write raced a concurrent change (foreign key)')
+      return request.method === 'DELETE'
+        ? sendProblem(reply, request, 'Conflict', 'The resource is still in use: a record referring to it was added meanwhile.')
+        : sendProblem(reply, request, 'NotFound', new NotFound().message)
+    }
+    if (isUniqueViolation(error)) {
+      request.log.info('a write raced a concurrent change (unique)')
+      return sendProblem(reply, request, 'Conflict', 'A record with the same unique value was written meanwhile.')
     }
     if (error.code === '57014') { // PostgreSQL cancelled the statement: SITEGRID_DB_STATEMENT_TIMEOUT_MS, or an operator
       request.log.error({ err: error }, 'database statement cancelled')

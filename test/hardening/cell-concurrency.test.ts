@@ -351,6 +351,36 @@ for (const dialect of testDialects()) {
       // Every 204 claims a deletion: the audit trail holds one per 204 (a delete that found the row gone is a 404).
       assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'site.deleted', target: 'S9' }), siteGone)
     })
+
+    it('a site deleted while every kind of record is written in it: each write is done before the delete or answers 404, none a 5xx, nothing left behind', async (t) => {
+      const cell = await startCell(t, dialect, 'doomed')
+      const { world } = cell
+      for (let round = 0; round < 3; round++) {
+        const code = `D${round}`
+        assert.equal((await cell.call(0, 'POST', '/api/sites', { code, name: 'Doomed' })).status, 201)
+        const ctl = await cell.call(0, 'POST', `/api/sites/${code}/controllers`, { name: 'PLC', platform: 1, assetNumber: 'PLC-1', connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' } })
+        const controllerId = (JSON.parse(ctl.body) as { id: string }).id
+        assert.equal((await cell.call(0, 'POST', `/api/sites/${code}/instances`, { id: 'P1', name: 'P1', typeId: 'conveyor', assetNumber: 'A-P1', controllerId })).status, 201)
+        for (const id of ['N0', 'NX']) assert.equal((await cell.call(0, 'POST', `/api/sites/${code}/electrical/nodes`, { id, name: id, nodeType: 0 })).status, 201)
+        // Every kind of write under a site, the deletes among them (a tenth of the requests).
+        const writes: Array<(i: number) => Promise<Answer>> = [
+          (i) => cell.call(i, 'POST', `/api/sites/${code}/electrical/nodes`, { id: `N${i}`, name: `Bus ${i}`, nodeType: 0 }),
+          (i) => cell.call(i, 'POST', `/api/sites/${code}/electrical/edges`, { sourceId: 'N0', targetId: 'NX', edgeType: i % 5 }),
+          (i) => cell.call(i, 'POST', `/api/sites/${code}/instances`, { id: `I${i}`, name: `I${i}`, typeId: 'conveyor', assetNumber: `A-I${i}`, controllerId }),
+          (i) => cell.call(i, 'POST', `/api/sites/${code}/instances/bulk`, [{ id: `B${i}`, name: `B${i}`, typeId: 'conveyor', assetNumber: `A-B${i}`, controllerId }]),
+          (i) => cell.call(i, 'POST', `/api/sites/${code}/alarms/events`, { events: [{ eventId: `e-${round}-${i}`, instanceId: 'P1', condition: `C${i}`, priority: 'high', state: 'active', occurredAt: new Date().toISOString() }] }),
+          (i) => cell.call(i, 'PATCH', `/api/sites/${code}/controllers/${controllerId}`, { name: `PLC ${i}` }),
+        ]
+        const answers = await race(cell, dialect, `site delete against every kind of write in it (round ${round})`, ['404 NotFound', '409 Conflict', '422 UnprocessableEntity'], (i) => i % 10 === 5
+          ? cell.call(i, 'DELETE', `/api/sites/${code}?confirm=${code}`)
+          : writes[i % writes.length]!(i))
+        const siteGone = answers.answers.filter((_, i) => i % 10 === 5).filter((a) => a.status === 204).length
+        assert.equal(siteGone, 1, 'the site is deleted once')
+        for (const table of ['controllers', 'instances', 'electrical_nodes', 'electrical_edges'] as const) {
+          assert.equal(await count(cell, table, { org_id: world.orgId, site_code: code }), 0, `${table} left in the deleted site`)
+        }
+      }
+    })
   })
 }
 

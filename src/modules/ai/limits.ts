@@ -1,6 +1,6 @@
-import { sql } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { AiUsageTable, Db } from '../../db/schema.ts'
+import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import type { OrgId } from '../../ids.ts'
 import type { AiTierConfig } from './config.ts'
 import { AiLimitExceeded } from './errors.ts'
@@ -24,7 +24,7 @@ export function utcDay(ms: number): string {
 export async function admitRequest(db: Db, dialect: Dialect, orgId: OrgId, tier: AiTierConfig, row: AiUsageTable): Promise<void> {
   const now = row.at
   await db.transaction().execute(async (trx) => {
-    if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtextextended(${`sitegrid.ai ${orgId} ${tier.name}`}, 0))`.execute(trx)
+    await lockUntilCommit(trx, dialect, `ai ${orgId} ${tier.name}`)
     const tokens = await sumDayTokens(trx, orgId, tier.name, row.day)
     if (tokens >= tier.tokensPerDay) {
       const nextDay = Date.parse(`${row.day}T00:00:00.000Z`) + DAY_MS

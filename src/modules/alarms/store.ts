@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { AlarmEventsTable, AlarmHistoryTable, AlarmsTable, Db } from '../../db/schema.ts'
+import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import type { OrgId } from '../../ids.ts'
 
 // Ids per `IN (…)` list of the lookups.
@@ -70,14 +71,12 @@ export async function updateAlarmsIfVersion(db: Db, orgId: OrgId, siteCode: stri
 }
 
 /**
- * Serialises the alarm writers of one site (ingestion, operator actions, shelve expiry) until the transaction ends.
- * PostgreSQL: a transaction-level advisory lock, so that a concurrent writer (in any process of a cell) waits for the
- * one ahead instead of failing its version check; a batch then reads the committed result of the one before it.
- * SQLite needs none: one connection runs one transaction at a time, and one server process serves a file.
+ * Serialises the alarm writers of one site (ingestion, operator actions, shelve expiry) until the transaction ends,
+ * so that a concurrent writer (in any process of a cell) waits for the one ahead instead of failing its version
+ * check; a batch then reads the committed result of the one before it.
  */
-export async function lockSiteAlarms(db: Db, dialect: Dialect, orgId: OrgId, siteCode: string): Promise<void> {
-  if (dialect !== 'postgres') return
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`sitegrid.alarms ${orgId} ${siteCode}`}, 0))`.execute(db)
+export function lockSiteAlarms(db: Db, dialect: Dialect, orgId: OrgId, siteCode: string): Promise<void> {
+  return lockUntilCommit(db, dialect, `alarms ${orgId} ${siteCode}`)
 }
 
 /** Event ids already stored for the site, each with the alarm it applied to. */

@@ -3,6 +3,7 @@ import type { Actor } from '../../../auth/principal.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { HistorianBatchesTable } from '../../../db/schema.ts'
+import { lockUntilCommit } from '../../../db/transaction-lock.ts'
 import { DomainError } from '../../../errors/domain-error.ts'
 import { newId, type OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
@@ -384,6 +385,8 @@ export class ImportRun {
     await this.#session!.db.transaction().execute(async (trx) => {
       // A forced merge of millions of rows may run longer than the pool's per-statement timeout.
       if (handle.dialect === 'postgres') await sql`set local statement_timeout = 0`.execute(trx)
+      // Uploads of the same two files complete one after another, so the second sees the first as its twin.
+      await lockUntilCommit(trx, handle.dialect, `historian ${orgId} ${siteCode} ${row.trend_sha256} ${row.mapping_sha256}`)
       const twin = await findCompleteTwin(trx, orgId, siteCode, row.trend_sha256, row.mapping_sha256, row.id)
       if (twin !== undefined && !isForced) throw new DuplicateBatch(twin.id)
       const report = this.#finalReport!
