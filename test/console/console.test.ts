@@ -127,7 +127,7 @@ describe('site mode (PIN sign-in)', () => {
     await memberPage.getByLabel('E-mail').fill(member.email)
     await memberPage.getByLabel('PIN', { exact: true }).fill(member.pin)
     await memberPage.getByRole('button', { name: 'Sign in' }).click()
-    await memberPage.getByRole('alert').filter({ hasText: 'is locked after too many wrong PINs' }).waitFor()
+    await memberPage.getByRole('alert').filter({ hasText: /is locked after too many wrong PINs until .+ \(this device's time\)/ }).waitFor()
     await page.getByRole('button', { name: `Unlock the sign-in of ${member.name}` }).click()
     await page.getByRole('status').filter({ hasText: `${member.name} can sign in again.` }).waitFor()
 

@@ -24,7 +24,7 @@ const MARGIN_MS = 50_000
 interface Held { token: string; expiresAtMs: number }
 
 async function problemOf(res: Response): Promise<ApiProblem> {
-  const body = await res.json().catch(() => ({})) as { code?: string; title?: string; detail?: string; errors?: Array<{ pointer?: string; message?: string; detail?: string }> }
+  const body = await res.json().catch(() => ({})) as { code?: string; title?: string; detail?: string; errors?: Array<{ pointer?: string; message?: string; detail?: string }>; lockedUntil?: string }
   const errors = (body.errors ?? []).map((e) => ({ pointer: e.pointer ?? '', detail: e.message ?? e.detail ?? '' }))
   return new ApiProblem(res.status, { ...body, errors })
 }

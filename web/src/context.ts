@@ -8,14 +8,17 @@ export class ApiProblem extends Error {
   readonly code: string
   readonly detail: string | undefined
   readonly errors: ReadonlyArray<{ pointer: string; detail: string }>
+  /** A locked sign-in's end (423 `PinLocked`, 429 `SignInThrottled`): an ISO timestamp. */
+  readonly lockedUntil: string | undefined
 
-  constructor(status: number, body: { code?: string; title?: string; detail?: string; errors?: Array<{ pointer: string; detail: string }> }) {
+  constructor(status: number, body: { code?: string; title?: string; detail?: string; errors?: Array<{ pointer: string; detail: string }>; lockedUntil?: string }) {
     super(body.detail ?? body.title ?? `HTTP ${status}`)
     this.name = 'ApiProblem'
     this.status = status
     this.code = body.code ?? 'Unknown'
     this.detail = body.detail
     this.errors = body.errors ?? []
+    this.lockedUntil = body.lockedUntil
   }
 }
 

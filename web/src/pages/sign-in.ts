@@ -15,9 +15,15 @@ export interface SignInOptions {
 function pinProblem(error: unknown): unknown {
   if (!(error instanceof ApiProblem)) return error
   if (error.status === 401) return new ApiProblem(401, { detail: 'The e-mail or the PIN is wrong.' })
-  if (error.status === 423) return new ApiProblem(423, { detail: 'Sign-in with this e-mail is locked after too many wrong PINs. Try again later, or ask a site owner to unlock it.' })
-  if (error.status === 429) return new ApiProblem(429, { detail: 'Too many attempts from this device. Wait a little and try again.' })
+  if (error.status === 423) return new ApiProblem(423, { detail: `Sign-in with this e-mail is locked after too many wrong PINs${until(error)}. Try again then, or ask a site owner to unlock it.` })
+  if (error.status === 429) return new ApiProblem(429, { detail: `Too many attempts from this device. Try again${until(error)}.` })
   return error
+}
+
+/** " until 14:05:30 (this device's time)" from the answer's `lockedUntil`, or nothing. */
+function until(error: ApiProblem): string {
+  const at = error.lockedUntil === undefined ? Number.NaN : Date.parse(error.lockedUntil)
+  return Number.isNaN(at) ? '' : ` until ${new Date(at).toLocaleTimeString()} (this device's time)`
 }
 
 export function renderSignIn(root: HTMLElement, options: SignInOptions): void {
