@@ -25,30 +25,46 @@ export function textRule(text: string): string | undefined {
 /** RFC 6901: `~` and `/` in a reference token are escaped. */
 const token = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
 
+/** A value met by the walk; its pointer is spelled out only when it is refused. */
+interface Visit { value: unknown; parent: Visit | undefined; key: string | number; depth: number }
+
+function pointerOf(visit: Visit, base: string): string {
+  const tokens: string[] = []
+  for (let v: Visit | undefined = visit; v?.parent !== undefined; v = v.parent) tokens.push(token(String(v.key)))
+  return tokens.length === 0 ? base : `${base}/${tokens.reverse().join('/')}`
+}
+
 /**
  * The first value of a parsed JSON document (depth first) that nests too deep or holds text that cannot be stored
- * (in a string or a property name), with its pointer under `base`. Iterative, so any depth is safe to walk.
+ * (in a string or a property name), with its pointer under `base`. Iterative, so any depth is safe to walk, and
+ * children are stacked one by one (a spread of a 400 000-element array overflows the call stack).
  */
 export function findUnsafeJson(document: unknown, base = '', maxDepth = MAX_JSON_DEPTH): { pointer: string; message: string } | undefined {
-  const stack: Array<{ value: unknown; pointer: string; depth: number }> = [{ value: document, pointer: base, depth: 0 }]
+  const stack: Visit[] = [{ value: document, parent: undefined, key: '', depth: 0 }]
   while (stack.length > 0) {
-    const { value, pointer, depth } = stack.pop()!
+    const visit = stack.pop()!
+    const { value, depth } = visit
     if (typeof value === 'string') {
       const rule = textRule(value)
-      if (rule) return { pointer, message: rule }
+      if (rule) return { pointer: pointerOf(visit, base), message: rule }
       continue
     }
     if (value === null || typeof value !== 'object') continue
-    if (depth >= maxDepth) return { pointer, message: DEPTH_RULE }
-    const entries = Array.isArray(value) ? value.entries() : Object.entries(value)
-    const children: typeof stack = []
-    for (const [key, child] of entries) {
-      const at = `${pointer}/${token(String(key))}`
-      const rule = typeof key === 'string' ? textRule(key) : undefined
-      if (rule) return { pointer: at, message: `(the property name) ${rule}` }
-      children.push({ value: child, pointer: at, depth: depth + 1 })
+    if (depth >= maxDepth) return { pointer: pointerOf(visit, base), message: DEPTH_RULE }
+    const keys = Array.isArray(value) ? undefined : Object.keys(value)
+    if (keys !== undefined) {
+      for (const key of keys) {
+        const rule = textRule(key)
+        if (rule) return { pointer: pointerOf({ value: undefined, parent: visit, key, depth: depth + 1 }, base), message: `(the property name) ${rule}` }
+      }
     }
-    stack.push(...children.reverse())
+    // Pushed last to first, so that the first child is walked first.
+    const children = keys ?? (value as unknown[])
+    for (let i = children.length - 1; i >= 0; i--) {
+      const key = keys === undefined ? i : keys[i]!
+      const child = keys === undefined ? (value as unknown[])[i] : (value as Record<string, unknown>)[key as string]
+      stack.push({ value: child, parent: visit, key, depth: depth + 1 })
+    }
   }
   return undefined
 }

@@ -52,6 +52,11 @@ const CASES: Case[] = [
     expected: validationFailed('body', '/0'.repeat(64), DEPTH_RULE),
   },
   {
+    // 400 000 elements: walked without spreading them into one call (that overflowed the stack: a 500).
+    name: 'a NUL at the end of a flat array of 400 000 elements', method: 'POST', path: '/api/sites', body: `[${'0,'.repeat(399_999)}"\\u0000"]`,
+    expected: validationFailed('body', '/399999', NUL_RULE),
+  },
+  {
     name: 'NUL in a CSV body', method: 'POST', path: '/api/sites/S1/instances/bulk', contentType: 'text/csv',
     body: 'id,name,typeId,assetNumber,controllerId\nI1,Pu\u0000mp,pump,A-I1,CTL\n', expected: validationFailed('body', '/line/2', NUL_RULE),
   },
