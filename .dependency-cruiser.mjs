@@ -6,7 +6,7 @@
 const TESTS = '(\\.test\\.ts$|/test-[a-z-]+\\.ts$|-harness\\.ts$|route-test-setup\\.ts$)'
 
 /** @type {import('dependency-cruiser').IConfiguration} */
-module.exports = {
+export default {
   forbidden: [
     {
       name: 'no-cycles',
