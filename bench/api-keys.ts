@@ -3,7 +3,7 @@
 // list (bench/servers/bare-fastify.ts): the framework's own cost, which no route of the service can go below.
 import { randomBytes } from 'node:crypto'
 import { createApiKeyValidator } from '../src/auth/api-key-validator.ts'
-import { CLI_ACTOR } from '../src/auth/principal.ts'
+import { CLI_ACTOR } from '../src/identity.ts'
 import { systemClock } from '../src/clock.ts'
 import { connectDatabase } from '../src/db/connect.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'

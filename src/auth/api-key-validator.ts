@@ -3,7 +3,7 @@ import type { DatabaseHandle } from '../db/connect.ts'
 import type { OrgId } from '../ids.ts'
 import { KEY_PATTERN, verifierOf, verifiersEqual } from '../modules/api-keys/plaintext.ts'
 import { findActiveKeyByVerifier } from '../modules/api-keys/store.ts'
-import { isRole, type Principal } from './principal.ts'
+import { isRole, type Principal } from '../identity.ts'
 
 interface VerifiedKey {
   principal: Principal

@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os'
-import type { Actor } from '../auth/principal.ts'
+import type { Actor } from '../identity.ts'
 import { createPlatformAdminsService } from '../modules/orgs/platform-admins-service.ts'
 import { systemClock } from '../clock.ts'
 import { UsageError, type Command } from './command.ts'

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs'
 import { pipeline } from 'node:stream/promises'
-import { CLI_ACTOR } from '../auth/principal.ts'
+import { CLI_ACTOR } from '../identity.ts'
 import { NotFound } from '../errors/domain-error.ts'
 import { createSitesService } from '../modules/sites/service.ts'
 import { createTenantTransferService } from '../modules/tenant-transfer/service.ts'

@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiKeyValidator } from '../auth/api-key-validator.ts'
-import { roleAtLeast, type Principal, type Role } from '../auth/principal.ts'
+import { roleAtLeast, type Principal, type Role, type Org } from '../identity.ts'
 import type { Config } from '../config/schema.ts'
 import { runInRequestScope } from '../db/tenant-scope.ts'
 import { Forbidden, UNAUTHORIZED_DETAIL } from '../errors/domain-error.ts'
 import { sendProblem } from './problem.ts'
-import type { Org } from '../modules/orgs/service.ts'
 import type { createRateLimiter } from './rate-limit.ts'
 import type { Tenancy } from './tenancy.ts'
 

@@ -2,7 +2,8 @@ import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import { enterRequestOrgScope, withSystemScope } from '../db/tenant-scope.ts'
 import type { DomainsService } from '../modules/orgs/domains-service.ts'
-import type { Org, OrgsService } from '../modules/orgs/service.ts'
+import type { OrgsService } from '../modules/orgs/service.ts'
+import type { Org } from '../identity.ts'
 
 const MAX_HOST_LENGTH = 253
 const MAX_CACHED_HOSTS = 10_000

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { TestContext } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { CLI_ACTOR, type Role } from '../../src/auth/principal.ts'
+import { CLI_ACTOR, type Role, type Org } from '../../src/identity.ts'
 import { createMembersService } from '../../src/modules/orgs/members-service.ts'
 import { createPlatformAdminsService } from '../../src/modules/orgs/platform-admins-service.ts'
-import type { Org } from '../../src/modules/orgs/service.ts'
 import { harness, type Harness, type TestDialect } from '../harness.ts'
 import { startOidcProvider, type OidcTestAccount, type OidcTestProvider } from '../support/oidc-provider.ts'
 

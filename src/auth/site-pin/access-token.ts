@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { SignJWT } from 'jose'
-import type { Org } from '../../modules/orgs/service.ts'
+import type { Org } from '../../identity.ts'
 import type { SiteUserCredentialState } from '../../modules/site-users/service.ts'
 import type { SigningKey } from './signing-keys.ts'
 import { ACCESS_TOKEN_TTL_S, SIGNING_ALG, SITE_AUDIENCE, SITE_ISSUER } from './token-policy.ts'

@@ -1,4 +1,4 @@
-import type { Actor } from '../principal.ts'
+import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { OrgId } from '../../ids.ts'

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { problemResponses } from '../../http/problem.ts'
 import { SiteUserParams } from '../../modules/site-users/schemas.ts'
 import type { SiteUsersService } from '../../modules/site-users/service.ts'
-import { actorOf } from '../principal.ts'
+import { actorOf } from '../../identity.ts'
 import type { Lockout } from './lockout.ts'
 import { SiteUserUnlockedSchema } from './schemas.ts'
 

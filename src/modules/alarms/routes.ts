@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { actorOf } from '../../auth/principal.ts'
+import { actorOf } from '../../identity.ts'
 import { Forbidden } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import {

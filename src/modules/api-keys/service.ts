@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { roleAtLeast, isRole, type Actor } from '../../auth/principal.ts'
+import { roleAtLeast, isRole, type Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import { invalidField, NotFound } from '../../errors/domain-error.ts'

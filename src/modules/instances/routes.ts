@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
-import { actorOf } from '../../auth/principal.ts'
+import { actorOf } from '../../identity.ts'
 import { invalidField } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import type { BulkItem } from './bulk.ts'

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { actorOf } from '../../auth/principal.ts'
+import { actorOf } from '../../identity.ts'
 import { problemResponses } from '../../http/problem.ts'
 import type { OrgId } from '../../ids.ts'
 import { ApproveMemberBody, ListMembersQuery, MemberListSchema, MemberParams, MemberSchema, OrgSlugParams } from './members-schemas.ts'

@@ -1,4 +1,4 @@
-import { roleAtLeast, type Actor, type Role } from '../../auth/principal.ts'
+import { roleAtLeast, type Actor, type Role } from '../../identity.ts'
 import { endSessionsOfAccount } from '../../auth/sessions/end-sessions.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'

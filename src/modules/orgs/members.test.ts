@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { CLI_ACTOR, type Principal } from '../../auth/principal.ts'
+import { CLI_ACTOR, type Org, type Principal } from '../../identity.ts'
 import { satisfiesPolicy } from '../../http/auth.ts'
 import type { OrgId } from '../../ids.ts'
 import { harness, testDialects, type Harness } from '../../../test/harness.ts'
 import { createMembersService } from './members-service.ts'
-import type { Org } from './service.ts'
 
 const CLOUD = { SITEGRID_MODE: 'cloud' }
 

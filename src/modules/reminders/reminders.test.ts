@@ -7,7 +7,7 @@ import { createSmtpSender } from './mail.ts'
 import { createReminderService } from './service.ts'
 import { creatorDirectory } from '../../jobs/creator-directory.ts'
 import { createSiteUsersService } from '../site-users/service.ts'
-import { CLI_ACTOR } from '../../auth/principal.ts'
+import { CLI_ACTOR } from '../../identity.ts'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR

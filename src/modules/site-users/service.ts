@@ -1,4 +1,4 @@
-import { isRole, roleAtLeast, type Actor, type Role } from '../../auth/principal.ts'
+import { isRole, roleAtLeast, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'

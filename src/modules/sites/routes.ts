@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { actorOf } from '../../auth/principal.ts'
+import { actorOf } from '../../identity.ts'
 import { problemResponses } from '../../http/problem.ts'
 import { CreateSiteBody, DeleteSiteQuery, ListSitesQuery, SiteParams, SitePage, SiteSchema, UpdateSiteBody } from './schemas.ts'
 import type { SitesService } from './service.ts'

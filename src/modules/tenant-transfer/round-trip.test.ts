@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { harness, sleep, testDialects, type Harness } from '../../../test/harness.ts'
 import { activeKey } from '../alarms/lifecycle.ts'
-import type { Org } from '../orgs/service.ts'
+import type { Org } from '../../identity.ts'
 import { EXCLUDED_TABLES, EXPORTED_TABLES } from './tables.ts'
 
 type Cred = { org: Org; apiKey: string }

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { actorOf } from '../../auth/principal.ts'
+import { actorOf } from '../../identity.ts'
 import { problemResponses, unsupportedMediaType } from '../../http/problem.ts'
 import type { OrgsService } from '../orgs/service.ts'
 import { targetOrg } from '../orgs/target-org.ts'

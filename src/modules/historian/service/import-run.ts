@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Actor } from '../../../auth/principal.ts'
+import type { Actor } from '../../../identity.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { HistorianBatchesTable } from '../../../db/schema.ts'
