@@ -55,6 +55,8 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
   }
 
   return {
+    normaliseEmail,
+
     /** Adds a site user; throws Forbidden (role above the caller's) or Conflict (e-mail taken). */
     async create(orgId: OrgId, actor: Actor, input: CreateSiteUserInput): Promise<SiteUser> {
       checkRank(actor, input.siteRole)

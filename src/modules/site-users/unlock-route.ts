@@ -1,13 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Lockout } from '../../auth/site-pin/lockout.ts'
+import { SiteUserUnlockedSchema } from '../../auth/site-pin/schemas.ts'
 import { problemResponses } from '../../http/problem.ts'
-import { SiteUserParams } from '../../modules/site-users/schemas.ts'
-import type { SiteUsersService } from '../../modules/site-users/service.ts'
+import { SiteUserParams } from './schemas.ts'
+import type { SiteUsersService } from './service.ts'
 import { actorOf } from '../../identity.ts'
-import type { Lockout } from './lockout.ts'
-import { SiteUserUnlockedSchema } from './schemas.ts'
+
+type UnlockRoutesOptions = { siteUsers: SiteUsersService; lockout: Pick<Lockout, 'unlockEmail'> }
 
 /** The console's way to end a site user's sign-in lock (the CLI's is `sitegrid site-user unlock --email`). */
-export const siteUnlockRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersService; lockout: Lockout }> = async (app, { siteUsers, lockout }) => {
+export const siteUnlockRoutes: FastifyPluginAsyncTypebox<UnlockRoutesOptions> = async (app, { siteUsers, lockout }) => {
   app.post('/:userId/unlock', {
     config: { policy: 'owner' },
     schema: {
