@@ -1,12 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Lockout } from '../../auth/site-pin/lockout.ts'
-import { SiteUserUnlockedSchema } from '../../auth/site-pin/schemas.ts'
 import { problemResponses } from '../../http/problem.ts'
-import { SiteUserParams } from './schemas.ts'
+import type { OrgId } from '../../ids.ts'
+import { SiteUserParams, SiteUserUnlockedSchema } from './schemas.ts'
 import type { SiteUsersService } from './service.ts'
-import { actorOf } from '../../identity.ts'
+import { actorOf, type Actor } from '../../identity.ts'
 
-type UnlockRoutesOptions = { siteUsers: SiteUsersService; lockout: Pick<Lockout, 'unlockEmail'> }
+/** The sign-in locks (auth/site-pin/lockout.ts satisfies it; app.ts passes it in). */
+export interface SignInLocks {
+  /** Ends the lock of an e-mail (known or not), forgets its failures and records it in the audit log. */
+  unlockEmail(orgId: OrgId, actor: Actor, email: string): Promise<{ wasLockedUntil: number }>
+}
+
+type UnlockRoutesOptions = { siteUsers: SiteUsersService; lockout: SignInLocks }
 
 /** The console's way to end a site user's sign-in lock (the CLI's is `sitegrid site-user unlock --email`). */
 export const siteUnlockRoutes: FastifyPluginAsyncTypebox<UnlockRoutesOptions> = async (app, { siteUsers, lockout }) => {
