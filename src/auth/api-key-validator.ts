@@ -30,8 +30,11 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
   const cache = new Map<string, VerifiedKey>()
   let cachedGeneration = deps.handle.generation()
 
-  /** `generation`: the handle's invalidation generation as the caller read it (once per request, http/auth.ts). */
-  return async function validateApiKey(plaintext: string, generation = deps.handle.generation()): Promise<Principal | undefined> {
+  /**
+   * `orgId`: the organisation the request's host names (the key is looked up within it: one shard on Citus).
+   * `generation`: the handle's invalidation generation as the caller read it (once per request, http/auth.ts).
+   */
+  return async function validateApiKey(plaintext: string, orgId: OrgId, generation = deps.handle.generation()): Promise<Principal | undefined> {
     if (!KEY_PATTERN.test(plaintext)) return undefined
     const verifier = verifierOf(deps.keySecret, plaintext)
     if (generation !== cachedGeneration) {
@@ -40,7 +43,7 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
     }
     let hit = cache.get(verifier)
     if (!hit) {
-      const row = await findActiveKeyByVerifier(deps.handle.db, verifier)
+      const row = await findActiveKeyByVerifier(deps.handle.db, orgId, verifier)
       if (!row || !verifiersEqual(row.verifier, verifier) || !isRole(row.role)) return undefined
       hit = {
         principal: { orgId: row.org_id as OrgId, kind: 'apiKey', role: row.role, subject: row.id, isPlatformAdmin: false },
