@@ -226,7 +226,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       await new Promise((resolve) => setTimeout(resolve, 200))
     })
 
-    it('cloud: historian import, series, batches', async (t) => {
+    it('cloud: historian imports (collisions kept and forced), series, batches', async (t) => {
       const h = await harness(t, dialect)
       const p = await plant(h)
       const imported = await upload(h, p.owner, standardParts(p.siteCode, 'long', fixture('long.csv'),
@@ -238,6 +238,13 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       ok(await h.inject(p.member, { url: `/api/historian/import-batches/${batch}/rejections` }), 'rejections')
       ok(await h.inject(p.member, { url: `/api/historian/import-batches/${batch}/collisions` }), 'collisions')
       ok(await h.inject(p.member, { url: `/api/sites/${p.siteCode}/historian/series?instanceId=ins_boiler1&tag=temp` }), 'series')
+      // Overlapping imports: their collisions kept (without force) and replaced (with force).
+      const mapping = 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'
+      const first = 'timestamp,tag,value,quality\n2024-05-01T00:00:00Z,A,1,Good\n2024-05-01T00:01:00Z,A,2,Good\n'
+      const second = 'timestamp,tag,value,quality\n2024-05-01T00:01:00Z,A,20,Bad\n2024-05-01T00:02:00Z,A,40,Good\n'
+      ok(await upload(h, p.owner, standardParts(p.siteCode, 'long', first, mapping)), 'first')
+      ok(await upload(h, p.owner, standardParts(p.siteCode, 'long', second, mapping)), 'overlapping')
+      ok(await upload(h, p.owner, standardParts(p.siteCode, 'long', second.replace('40', '41'), mapping, { force: 'true' })), 'forced')
       ok(await h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${batch}` }), 'batch delete')
     })
 
