@@ -63,7 +63,7 @@ const ORG_ID_IS_COLUMN = /\borg_id"?\s*=\s*(?:"?\w+"?\.)?"?org_id\b/gi
 const TARGET_COLUMNS = /^(?:insert into|copy)\s+"?\w+"?\s*\(([^)]*)\)/i
 
 /** Why `statement` would not reach one shard, or undefined when it names its organisation (or no tenant table). */
-export function missingOrgId(statement: string, distributed: ReadonlySet<string>): string | undefined {
+function missingOrgId(statement: string, distributed: ReadonlySet<string>): string | undefined {
   const tables = [...statement.matchAll(TABLE_REFERENCE)].map((m) => m[1]!.toLowerCase()).filter((t) => distributed.has(t))
   if (tables.length === 0) return undefined
   const target = TARGET_COLUMNS.exec(statement)
