@@ -7,8 +7,8 @@ import type { Principal, Role } from '../identity.ts'
 export interface ApiKeyLookup {
   /** The verifier a well-formed plaintext is stored under; undefined for a malformed one (no query). */
   verifierOf(plaintext: string): string | undefined
-  /** The non-revoked key stored under a verifier, compared in constant time, whose role is known; undefined otherwise. */
-  activeKeyByVerifier(verifier: string): Promise<{ orgId: OrgId; keyId: string; role: Role; expiresAt: number } | undefined>
+  /** The organisation's non-revoked key stored under a verifier, compared in constant time, whose role is known. */
+  activeKeyByVerifier(orgId: OrgId, verifier: string): Promise<{ orgId: OrgId; keyId: string; role: Role; expiresAt: number } | undefined>
 }
 
 interface VerifiedKey {
@@ -35,8 +35,11 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
   const cache = new Map<string, VerifiedKey>()
   let cachedGeneration = deps.handle.generation()
 
-  /** `generation`: the handle's invalidation generation as the caller read it (once per request, http/auth.ts). */
-  return async function validateApiKey(plaintext: string, generation = deps.handle.generation()): Promise<Principal | undefined> {
+  /**
+   * `orgId`: the organisation the request's host names (the key is looked up within it: one shard on Citus).
+   * `generation`: the handle's invalidation generation as the caller read it (once per request, http/auth.ts).
+   */
+  return async function validateApiKey(plaintext: string, orgId: OrgId, generation = deps.handle.generation()): Promise<Principal | undefined> {
     const verifier = deps.keys.verifierOf(plaintext)
     if (verifier === undefined) return undefined
     if (generation !== cachedGeneration) {
@@ -45,7 +48,7 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
     }
     let hit = cache.get(verifier)
     if (!hit) {
-      const key = await deps.keys.activeKeyByVerifier(verifier)
+      const key = await deps.keys.activeKeyByVerifier(orgId, verifier)
       if (!key) return undefined
       hit = {
         principal: { orgId: key.orgId, kind: 'apiKey', role: key.role, subject: key.keyId, isPlatformAdmin: false },

@@ -118,7 +118,7 @@ async function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, g
   if (apiKey !== undefined) {
     // Spec 5 rule 1: the API key wins; never a 400 for sending both.
     if (authorization !== undefined) request.log.warn({ event: 'auth.both_credentials' }, 'X-Api-Key and Authorization both present; using the API key')
-    return typeof apiKey === 'string' ? deps.validateApiKey(apiKey, generation) : undefined
+    return typeof apiKey === 'string' ? deps.validateApiKey(apiKey, org.id, generation) : undefined
   }
   if (authorization === undefined) return undefined
   const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(authorization)

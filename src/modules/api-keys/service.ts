@@ -97,8 +97,8 @@ export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Cloc
     },
 
     /** The non-revoked key stored under a verifier (compared in constant time) whose role is known; undefined otherwise. */
-    async activeKeyByVerifier(verifier: string): Promise<ActiveApiKey | undefined> {
-      const row = await findActiveKeyByVerifier(db, verifier)
+    async activeKeyByVerifier(orgId: OrgId, verifier: string): Promise<ActiveApiKey | undefined> {
+      const row = await findActiveKeyByVerifier(db, orgId, verifier)
       if (!row || !verifiersEqual(row.verifier, verifier) || !isRole(row.role)) return undefined
       return { orgId: row.org_id as OrgId, keyId: row.id, role: row.role, expiresAt: row.expires_at }
     },
