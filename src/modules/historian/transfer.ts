@@ -2,9 +2,8 @@ import { sql } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
-import type { Row } from '../tenant-transfer/format.ts'
-import { describeTable, type TableShape } from '../tenant-transfer/introspect.ts'
-import type { StoredPart } from '../tenant-transfer/tables.ts'
+import { describeTable, type Row, type TableShape } from '../tenant-transfer/introspect.ts'
+import type { StoredPart, StoredParts } from '../tenant-transfer/tables.ts'
 import { ensureSeries, seriesKey } from './store.ts'
 
 /**
@@ -150,3 +149,6 @@ async function upsert(db: Db, orgId: string, rows: Row[], memo: Map<string, unkn
 }
 
 export const samplesPart: StoredPart = { shape: SHAPE, present, stream, hasAnyRow, findExisting, upsert }
+
+/** What the historian plugs into the tenant transfer (createTenantTransferService's `storedParts`). */
+export const historianStoredParts: StoredParts = { [SHAPE.name]: samplesPart }
