@@ -11,7 +11,8 @@ import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchRepor
 import { FormFields, storableFileName, type UploadPart } from './form.ts'
 import { failBatch, ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
-import { readSeries, type SeriesQuery } from './series.ts'
+import type { SeriesQuery } from '../schemas.ts'
+import { readSeries } from './series.ts'
 import { readSmallFile, spoolToDisk, streamingSource, unknownFilePart } from './upload.ts'
 import { whenAbandoned } from './session.ts'
 
