@@ -4,7 +4,7 @@ import type { Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 import { describeTable, type Row, type TableShape } from '../tenant-transfer/introspect.ts'
 import type { StoredPart, StoredParts } from '../tenant-transfer/tables.ts'
-import { ensureSeries, seriesKey } from './store.ts'
+import { ensureSeries, seriesKey } from './store/queries.ts'
 
 /**
  * The tenant package's `historian_samples` part, one row a sample as before the series table existed
