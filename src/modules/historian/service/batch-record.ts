@@ -131,7 +131,8 @@ export class BatchRecord {
   progress(): BatchChanges {
     const row = this.#row
     row.updated_at = this.#clock.now()
-    return { rows_read: row.rows_read, rejected_count: row.rejected_count, bytes_read: row.bytes_read, updated_at: row.updated_at, tags: JSON.stringify(this.#covered()) }
+    const { rows_read, rejected_count, bytes_read, updated_at } = row
+    return { rows_read, rejected_count, bytes_read, updated_at, tags: JSON.stringify(this.#covered()) }
   }
 
   /** How many more collisions the report lists. */
@@ -168,7 +169,8 @@ export class BatchRecord {
     const maxKept = this.#plan.options.maxRejections ?? 100
     const rejections = [...summary.rejections, ...this.#ownRejections].sort((a, b) => a.line - b.line).slice(0, maxKept)
     // A dry run's duplicates are those within a chunk (FLUSH_SAMPLES); an import adds the rest when it completes.
-    this.#finalReport = { ...this.#report(summary.separator, summary.emptyCells, summary.sentinelCells, null, rejections), valuesRead: summary.valuesRead, duplicatesInFile: this.#duplicatesInChunks }
+    const report = this.#report(summary.separator, summary.emptyCells, summary.sentinelCells, null, rejections)
+    this.#finalReport = { ...report, valuesRead: summary.valuesRead, duplicatesInFile: this.#duplicatesInChunks }
     row.report = JSON.stringify(this.#finalReport)
     row.trend_sha256 = trendSha256
   }
@@ -209,9 +211,9 @@ export class BatchRecord {
       if (this.#unmappedTagsListed >= MAX_UNMAPPED_TAGS_LISTED) return this.#unlisted
       this.#unmappedTagsListed++
     }
-    const state: TagState = {
-      coverage: m === undefined ? null : { historianTag: tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null },
-      rows: 0, pair: m === undefined ? -1 : into.pairs.number(m.instanceId, m.tagKey),
+    const state: TagState = m === undefined ? { coverage: null, rows: 0, pair: -1 } : {
+      coverage: { historianTag: tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null },
+      rows: 0, pair: into.pairs.number(m.instanceId, m.tagKey),
     }
     this.#tags.set(tag, state)
     return state

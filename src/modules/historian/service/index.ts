@@ -7,7 +7,9 @@ import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { SiteDependent } from '../../sites/service.ts'
 import { failIfAbandoned } from '../store/batch-end.ts'
-import { type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches } from '../store/queries.ts'
+import {
+  type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches,
+} from '../store/queries.ts'
 import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
 import { FormFields, storableFileName, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'

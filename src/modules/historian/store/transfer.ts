@@ -47,7 +47,8 @@ export async function listPointsPage(db: Db, orgId: string, seriesId: number, af
 }
 
 export async function hasAnySample(db: Db, orgId: string): Promise<boolean> {
-  const { rows } = await sql`select 1 from historian_series s join historian_points p on p.org_id = s.org_id and p.series_id = s.id where s.org_id = ${orgId} limit 1`.execute(db)
+  const { rows } = await sql`select 1 from historian_series s join historian_points p on p.org_id = s.org_id and p.series_id = s.id
+    where s.org_id = ${orgId} limit 1`.execute(db)
   return rows.length > 0
 }
 
@@ -71,5 +72,6 @@ export async function findPoints(db: Db, orgId: string, keys: PointKey[]): Promi
 export async function upsertPoints(db: Db, orgId: string, points: NewPoint[]): Promise<void> {
   const values = sql.join(points.map((p) => sql`(${orgId}, ${p.seriesId}, ${p.ts}, ${p.value ?? null}, ${p.text ?? null}, ${p.quality}, ${p.batchId})`))
   await sql`insert into historian_points (org_id, series_id, ts, value, text, quality, batch_id) values ${values}
-    on conflict (org_id, series_id, ts) do update set value = excluded.value, text = excluded.text, quality = excluded.quality, batch_id = excluded.batch_id`.execute(db)
+    on conflict (org_id, series_id, ts)
+    do update set value = excluded.value, text = excluded.text, quality = excluded.quality, batch_id = excluded.batch_id`.execute(db)
 }
