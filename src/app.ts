@@ -40,6 +40,7 @@ import { createApiKeysService } from './modules/api-keys/service.ts'
 import { recordAudit } from './modules/audit/service.ts'
 import { historianRoutes, historianSeriesRoutes } from './modules/historian/routes.ts'
 import { createHistorianService, historianSiteDependents } from './modules/historian/service/index.ts'
+import { historianStoredParts } from './modules/historian/transfer.ts'
 import { auditRoutes } from './modules/orgs/audit-routes.ts'
 import { domainsRoutes } from './modules/orgs/domains-routes.ts'
 import { createDomainsService } from './modules/orgs/domains-service.ts'
@@ -216,7 +217,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
 
   await app.register(tenantTransferRoutes, {
     prefix: '/api/admin/orgs', orgs,
-    transfer: createTenantTransferService({ handle, clock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes }),
+    transfer: createTenantTransferService({ handle, clock, mode: config.mode, sites, storedParts: historianStoredParts, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes }),
   })
 
   app.addHook('onClose', async () => { await lastUsed.stop() })

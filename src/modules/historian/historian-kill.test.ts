@@ -15,8 +15,8 @@ import { appRoleEnv } from '../../../test/hardening/process-support.ts'
 import { historianCounts as counts, seedHistorianSite as seed, startHistorianUpload, trendRows, waitHealthy as up } from '../../../test/support/historian-upload.ts'
 import { createApiKeysService } from '../api-keys/service.ts'
 import { createOrgsService } from '../orgs/service.ts'
-import { FLUSH_SAMPLES } from './service/import-run.ts'
-import { lockKey } from './service/session.ts'
+import { FLUSH_SAMPLES } from './service/write-pipeline.ts'
+import { lockKey } from './store/session.ts'
 
 /** PostgreSQL: holds a batch's import lock on a connection of the test, as a dead process's not yet dropped connection would. */
 function holdImportLock(handle: DatabaseHandle, batchId: string) {

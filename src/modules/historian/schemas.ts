@@ -149,6 +149,7 @@ export const SeriesQuerySchema = Type.Object({
   bucket: Type.Optional(Type.String({ description: 'Width of time buckets: 500ms, 10s, 15m, 1h, 1d. Absent: raw samples.' })),
   ...PageQuery({ defaultLimit: 1000, maxLimit: 10_000 }),
 }, { additionalProperties: false })
+export type SeriesQuery = Static<typeof SeriesQuerySchema>
 
 export const SeriesSchema = Type.Object({
   instanceId: Type.String(),

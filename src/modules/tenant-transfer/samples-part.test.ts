@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib'
 import { describe, it } from 'node:test'
 import { harness, testDialects, type Harness } from '../../../test/harness.ts'
 import type { OrgId } from '../../ids.ts'
-import { ensureSeries, seriesKey } from '../historian/store.ts'
+import { ensureSeries, seriesKey } from '../historian/store/queries.ts'
 import type { Org } from '../../identity.ts'
 
 type Cred = { org: Org; apiKey: string }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
-import type { Dialect } from '../../db/connect.ts'
-import type { Db, HistorianBatchesTable } from '../../db/schema.ts'
-import type { OrgId } from '../../ids.ts'
+import type { Dialect } from '../../../db/connect.ts'
+import type { Db, HistorianBatchesTable } from '../../../db/schema.ts'
+import type { OrgId } from '../../../ids.ts'
 
 export async function insertBatch(db: Db, row: HistorianBatchesTable): Promise<void> {
   await db.insertInto('historian_batches').values(row).execute()
