@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config/schema.ts'
+import type { Policy } from './auth.ts'
 import { MAX_JSON_DEPTH } from './input-guard.ts'
 
 const PAGING = `Lists that can grow use one paging convention across the API: \`limit\` (default and maximum given per route) and an opaque \`cursor\`; the answer carries \`nextCursor\` (null on the last page). Order is stable, so pages neither skip nor repeat items while others write.`
@@ -11,8 +12,30 @@ const INPUT = `Rules of every operation, checked before its own: a path paramete
 
 const ERRORS = `Errors are RFC 9457 \`application/problem+json\` with a stable \`code\`; \`type\` links a page explaining it. Validation failures list each field in \`errors\` (\`in\`, \`pointer\`, \`message\`); the pointer names the field itself, a missing one too (\`/name\`, "is required"). A caller whose role is too low gets 403 \`Forbidden\`; an absent or foreign resource the same 404 \`NotFound\`.`
 
+/**
+ * The sentence that documents a route's `config.policy` (http/auth.ts), one wording per policy. A route's own
+ * description says only what is particular to it (an extra restriction, the `{slug}` rule, what is audited).
+ */
+export const POLICY_SENTENCES: Readonly<Record<Policy, string>> = {
+  public: 'Policy: public.',
+  member: 'Policy: any member, admin or owner (cloud: organisation role; site server: site role).',
+  admin: 'Policy: admins and owners (cloud: organisation role; site server: site role); members get 403.',
+  owner: 'Policy: owners (cloud: organisation role; site server: site role); admins and members get 403.',
+  orgAdmin: 'Policy: OrgAdmin (organisation owner or admin, or a platform admin; never a site-PIN principal); members get 403.',
+  platformAdmin: 'Policy: platform admins only.',
+}
+
 /** Registers the OpenAPI 3.1 generator; must run before any route is added. */
 export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+  // Before installIdempotency's hook, so that its note on `Idempotency-Key` comes after the policy.
+  app.addHook('onRoute', (route) => {
+    const policy = route.config?.policy
+    const schema = route.schema as { hide?: boolean; description?: string } | undefined
+    if (policy === undefined || schema === undefined || schema.hide === true) return
+    const sentence = POLICY_SENTENCES[policy]
+    // A copy: a GET's schema object is shared with its HEAD route, and a route file may reuse one for several routes.
+    route.schema = { ...schema, description: schema.description === undefined ? sentence : `${schema.description} ${sentence}` }
+  })
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

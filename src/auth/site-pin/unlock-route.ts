@@ -5,6 +5,7 @@ import type { SiteUsersService } from '../../modules/site-users/service.ts'
 import { actorOf } from '../principal.ts'
 import type { Lockout } from './lockout.ts'
 import { SiteUserUnlockedSchema } from './schemas.ts'
+import { docs } from './docs.ts'
 
 /** The console's way to end a site user's sign-in lock (the CLI's is `sitegrid site-user unlock --email`). */
 export const siteUnlockRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersService; lockout: Lockout }> = async (app, { siteUsers, lockout }) => {
@@ -12,7 +13,7 @@ export const siteUnlockRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersS
     config: { policy: 'owner' },
     schema: {
       tags: ['Site users'], summary: 'End a site user\'s sign-in lock',
-      description: 'Site server only. Policy: site role owner (a site-PIN principal or an API key of that role); admins and members get 403. Ends the lock that repeated wrong PINs put on the user\'s e-mail (423 `PinLocked` at sign-in) and resets its failure count, so the rightful user can sign in at once; the client-address throttle is untouched. Recorded in the audit log as `site_user.unlocked`. An absent or foreign user answers the uniform 404. No body.',
+      description: docs.unlockSignIn,
       params: SiteUserParams,
       response: { 200: SiteUserUnlockedSchema, ...problemResponses(401, 403, 404, 429) },
     },
