@@ -7,7 +7,8 @@ export const docs = {
     `Spec 2.3: \`name\`, \`platform\`, \`connection\` (\`protocol\`, \`ipAddress\`) and \`assetNumber\` required. The id (\`ctl_…\`) is assigned. ` +
     `\`cipPath\` is checked for CIP protocols. ${BUDGET} ${SCOPE_404}`,
   listControllers:
-    `Paged, ordered by id (ids are time-ordered: creation order to the millisecond); \`edgeId\` keeps those assigned to one edge gateway. ${SCOPE_404}`,
+    `Paged, ordered by id (ids are time-ordered: creation order to the millisecond); ` +
+      `\`edgeId\` keeps those assigned to one edge gateway. ${SCOPE_404}`,
   readController: `With the CIP route explained in words (\`cipRoute\`). ${BUDGET} ${SCOPE_404}`,
   updateController:
     `Spec 2.3 update fields, all optional; an absent field is left as it is, a null clears a nullable one (\`name\`, \`firmwareVersion\`, ` +

@@ -24,7 +24,8 @@ export const docs = {
     'Spec 4.2: the edge is named by `source`, `target` and `type`, all three required (400 naming a missing one). ' +
     '204, or the uniform 404 when the site or the edge does not exist.',
   readNetwork:
-    `Every node (by id) and edge (by source, target, type) in one document: the body \`PUT …/network\` accepts, apart from the read-only fields. ${SITE_404}`,
+    `Every node (by id) and edge (by source, target, type) in one document: the body \`PUT …/network\` accepts, ` +
+      `apart from the read-only fields. ${SITE_404}`,
   replaceNetwork: ({ maxBytes, maxNodes, maxEdges }: NetworkLoadLimits) =>
     'For integrators who keep the network in another tool: `{ nodes: [node create bodies], edges: [edge bodies] }` (`application/json`) replaces ' +
     'the site\'s network atomically — all or nothing. The body is streamed: parsed as it arrives and staged in chunks, in constant memory whatever ' +
