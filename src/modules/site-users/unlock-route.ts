@@ -3,6 +3,7 @@ import { problemResponses } from '../../http/problem.ts'
 import type { OrgId } from '../../ids.ts'
 import { SiteUserParams, SiteUserUnlockedSchema } from './schemas.ts'
 import type { SiteUsersService } from './service.ts'
+import { docs } from './docs.ts'
 import { actorOf, type Actor } from '../../identity.ts'
 
 /** The sign-in locks (auth/site-pin/lockout.ts satisfies it; app.ts passes it in). */
@@ -19,7 +20,7 @@ export const siteUnlockRoutes: FastifyPluginAsyncTypebox<UnlockRoutesOptions> = 
     config: { policy: 'owner' },
     schema: {
       tags: ['Site users'], summary: 'End a site user\'s sign-in lock',
-      description: 'Site server only. Policy: site role owner (a site-PIN principal or an API key of that role); admins and members get 403. Ends the lock that repeated wrong PINs put on the user\'s e-mail (423 `PinLocked` at sign-in) and resets its failure count, so the rightful user can sign in at once; the client-address throttle is untouched. Recorded in the audit log as `site_user.unlocked`. An absent or foreign user answers the uniform 404. No body.',
+      description: docs.unlockSignIn,
       params: SiteUserParams,
       response: { 200: SiteUserUnlockedSchema, ...problemResponses(401, 403, 404, 429) },
     },
