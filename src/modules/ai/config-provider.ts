@@ -1,54 +1,15 @@
 import { readFileSync } from 'node:fs'
-import { isIPv4, isIPv6 } from 'node:net'
 import { isAbsolute } from 'node:path'
+import { isInternalHost, isLoopbackHost, type AddressRules } from '../../http/outbound-address.ts'
 import { checkKeys, describe, isRecord, readString } from './config-checks.ts'
 import type { Problems } from './config-checks.ts'
 import { Secret } from './secret.ts'
 
 const ENV_NAME = { pattern: /^[A-Za-z_][A-Za-z0-9_]*$/, hint: 'is not a valid environment variable name' }
 
-function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname)
-}
-
-const METADATA_HOSTS = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal'])
-
-function ipv4Octets(address: string): number[] | undefined {
-  return isIPv4(address) ? address.split('.').map(Number) : undefined
-}
-
-function isInternalIPv4([a = 0, b = 0]: number[]): boolean {
-  return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224
-}
-
-function isInternalIPv6(address: string): boolean {
-  const lower = address.toLowerCase()
-  if (lower === '::' || lower === '::1') return true
-  // IPv4-mapped (::ffff:10.0.0.1, which WHATWG URL writes as ::ffff:a00:1): judge the embedded IPv4 address.
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
-  if (mapped) {
-    const [hi, lo] = [Number.parseInt(mapped[1]!, 16), Number.parseInt(mapped[2]!, 16)]
-    return isInternalIPv4([hi >> 8, hi & 255, lo >> 8, lo & 255])
-  }
-  const first = Number.parseInt(lower.split(':')[0] || '0', 16)
-  // fc00::/7 unique-local (AWS metadata fd00:ec2::254 included), fe80::/10 link-local, ff00::/8 multicast.
-  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00
-}
-
-/**
- * Loopback, private, link-local (cloud metadata 169.254.169.254), CGNAT, multicast and unspecified addresses,
- * `localhost` and the well-known metadata host names. Only literal addresses are judged: a DNS name is not
- * resolved here.
- */
-export function isInternalHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '')
-  if (host === 'localhost' || host.endsWith('.localhost') || METADATA_HOSTS.has(host)) return true
-  const v4 = ipv4Octets(host)
-  if (v4) return isInternalIPv4(v4)
-  const v6 = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
-  return isIPv6(v6) && isInternalIPv6(v6)
-}
+// The configuration check refuses the internal classes (and IPv4-mapped forms) only; the special ranges and tunnelled
+// forms (NAT64, 6to4, IPv4-compatible) are left to the connect-time guard, which refuses them for every provider call.
+const CONFIG_RULES: AddressRules = Object.freeze({ special: false, tunnelled: false })
 
 /** The provider's base URL, normalised without a trailing slash. */
 export function readBaseUrl(
@@ -75,11 +36,11 @@ export function readBaseUrl(
   if (url.search !== '' || url.hash !== '') return fail('must not contain a query string or fragment')
   if (/\/chat\/completions\/?$/.test(url.pathname)) return fail('must stop before /chat/completions (e.g. https://api.openai.com/v1)')
   // SSRF: the server must not be pointed into its own network (or a cloud metadata service) by accident.
-  if (!allowPrivateNetwork && isInternalHost(url.hostname)) {
+  if (!allowPrivateNetwork && isInternalHost(url.hostname, CONFIG_RULES)) {
     return fail(`${url.hostname} is a loopback, private, link-local or metadata address; set "allowPrivateNetwork": true for an on-premise provider`)
   }
   // An untrusted provider is off site: prompt and key would cross networks we do not control.
-  if (!isTrusted && url.protocol === 'http:' && !isLoopback(url.hostname)) {
+  if (!isTrusted && url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     return fail('must use https for a provider that is not trusted (only loopback may use http)')
   }
   return url.href.replace(/\/+$/, '')
