@@ -1,24 +1,18 @@
 import { readFileSync } from 'node:fs'
-import { isAbsolute } from 'node:path'
 import { isInternalHost, isLoopbackHost, type AddressRules } from '../../http/outbound-address.ts'
-import { checkKeys, describe, isRecord, readString } from './config-checks.ts'
 import type { Problems } from './config-checks.ts'
+import type { ApiKeySource } from './config.ts'
 import { Secret } from './secret.ts'
-
-const ENV_NAME = { pattern: /^[A-Za-z_][A-Za-z0-9_]*$/, hint: 'is not a valid environment variable name' }
 
 // The configuration check refuses the internal classes (and IPv4-mapped forms) only; the special ranges and tunnelled
 // forms (NAT64, 6to4, IPv4-compatible) are left to the connect-time guard, which refuses them for every provider call.
 const CONFIG_RULES: AddressRules = Object.freeze({ special: false, tunnelled: false })
 
-/** The provider's base URL, normalised without a trailing slash. */
-export function readBaseUrl(
-  record: Record<string, unknown>, at: string, problems: Problems, options: { isTrusted: boolean; allowPrivateNetwork: boolean },
+/** The provider's base URL (a non-empty string, as the schema checked), normalised without a trailing slash. */
+export function checkBaseUrl(
+  raw: string, pointer: string, problems: Problems, options: { isTrusted: boolean; allowPrivateNetwork: boolean },
 ): string {
   const { isTrusted, allowPrivateNetwork } = options
-  const raw = readString(record, 'baseUrl', at, problems)
-  if (raw === '') return ''
-  const pointer = `${at}/baseUrl`
   let url: URL
   try {
     url = new URL(raw)
@@ -46,48 +40,37 @@ export function readBaseUrl(
   return url.href.replace(/\/+$/, '')
 }
 
-/** Resolves `{ env }` or `{ file }` to a Secret. Problems name the variable or path, never the value. */
-export function readApiKey(
-  value: unknown, at: string, problems: Problems,
+/**
+ * Resolves a key source (valid by the schema) to a Secret. Problems name the variable or path, never the value, and
+ * read after the source's own problems.
+ */
+export function resolveApiKey(
+  source: ApiKeySource, at: string, problems: Problems,
   sources: { readonly env: Readonly<Record<string, string | undefined>>; readonly readFile?: (path: string) => string },
 ): Secret | undefined {
-  const hasOne = isRecord(value) && ('env' in value) !== ('file' in value)
-  if (!isRecord(value) || !hasOne) {
-    problems.push({ pointer: at, message: `must be { "env": "VAR_NAME" } or { "file": "/absolute/path" }, got ${describe(value)}${isRecord(value) ? ' with ' + (Object.keys(value).join(', ') || 'no keys') : ''}` })
-    return undefined
-  }
-  checkKeys(value, ['env', 'file'], at, problems)
   let plaintext: string | undefined
   let origin: string
-  if ('env' in value) {
-    const name = readString(value, 'env', at, problems, ENV_NAME)
-    if (name === '' || !ENV_NAME.pattern.test(name)) return undefined
-    origin = `environment variable ${name}`
-    plaintext = sources.env[name]?.trim()
+  if ('env' in source) {
+    origin = `environment variable ${source.env}`
+    plaintext = sources.env[source.env]?.trim()
   } else {
-    const path = readString(value, 'file', at, problems)
-    if (path === '') return undefined
-    if (!isAbsolute(path)) {
-      problems.push({ pointer: `${at}/file`, message: `"${path}" must be an absolute path` })
-      return undefined
-    }
-    origin = `file ${path}`
+    origin = `file ${source.file}`
     try {
-      plaintext = (sources.readFile ?? ((p: string) => readFileSync(p, 'utf8')))(path).trim()
+      plaintext = (sources.readFile ?? ((p: string) => readFileSync(p, 'utf8')))(source.file).trim()
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'read error'
-      problems.push({ pointer: `${at}/file`, message: `cannot read ${path} (${code})` })
+      problems.push({ pointer: `${at}/file`, message: `cannot read ${source.file} (${code})`, orderAt: at })
       return undefined
     }
   }
   if (plaintext === undefined || plaintext === '') {
-    problems.push({ pointer: at, message: `${origin} is not set or empty` })
+    problems.push({ pointer: at, message: `${origin} is not set or empty`, orderAt: at })
     return undefined
   }
   try {
     return new Secret(plaintext)
   } catch {
-    problems.push({ pointer: at, message: `the key in ${origin} contains spaces, control or non-ASCII characters` })
+    problems.push({ pointer: at, message: `the key in ${origin} contains spaces, control or non-ASCII characters`, orderAt: at })
     return undefined
   }
 }
