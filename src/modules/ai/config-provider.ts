@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { isInternalHost, isLoopbackHost, type AddressRules } from '../../http/outbound-address.ts'
 import type { Problems } from './config-checks.ts'
-import type { ApiKeySource } from './config.ts'
+import type { ApiKeySource } from './config-schema.ts'
 import { Secret } from './secret.ts'
 
 // The configuration check refuses the internal classes (and IPv4-mapped forms) only; the special ranges and tunnelled
