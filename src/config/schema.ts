@@ -89,7 +89,9 @@ export type OidcConfig = Static<typeof OidcConfigSchema>
 export const ConfigSchema = Type.ReadonlyObject(Type.Object({
   mode: ModeSchema,
   databaseUrl: Type.String(),
-  databaseAppUrl: Maybe(Type.String({ description: 'PostgreSQL: the non-owner role `serve` connects as (row-level security); undefined: DATABASE_URL serves too.' })),
+  databaseAppUrl: Maybe(Type.String({
+    description: 'PostgreSQL: the non-owner role `serve` connects as (row-level security); undefined: DATABASE_URL serves too.',
+  })),
   baseDomain: Type.String(),
   siteOrgSlug: Maybe(Type.String()),
   keySecret: Maybe(Type.Unsafe<Buffer>({ description: 'The API-key verifier secret; `undefined` only for commands that never verify or mint keys.' })),

@@ -111,7 +111,8 @@ export function schemaProblems(schema: object, input: unknown, errors: readonly 
       const key = (error.params as { missingProperty: string }).missingProperty
       add(`${at}/${key}`, requiredMessage(node?.properties?.[key]))
     } else if (error.keyword === 'additionalProperties') {
-      add(`${at}/${(error.params as { additionalProperty: string }).additionalProperty}`, `unknown key; expected one of ${Object.keys(node?.properties ?? {}).join(', ')}`)
+      const key = (error.params as { additionalProperty: string }).additionalProperty
+      add(`${at}/${key}`, `unknown key; expected one of ${Object.keys(node?.properties ?? {}).join(', ')}`)
     } else if (error.keyword === 'anyOf') {
       unions.add(at)
     } else if (node) {

@@ -46,7 +46,9 @@ const NonEmpty = Type.String({ minLength: 1 })
 
 /** `{ "env": "VAR_NAME" }` or `{ "file": "/absolute/path" }`; the file's content is trimmed (a trailing newline is fine). */
 export const ApiKeySourceSchema = Type.Union([
-  Type.Object({ env: Type.String({ minLength: 1, pattern: '^[A-Za-z_][A-Za-z0-9_]*$', hint: 'is not a valid environment variable name' }) }, { additionalProperties: false }),
+  Type.Object({
+    env: Type.String({ minLength: 1, pattern: '^[A-Za-z_][A-Za-z0-9_]*$', hint: 'is not a valid environment variable name' }),
+  }, { additionalProperties: false }),
   Type.Object({ file: Type.String({ minLength: 1, pattern: '^/', hint: 'must be an absolute path' }) }, { additionalProperties: false }),
 ], { hint: 'must be { "env": "VAR_NAME" } or { "file": "/absolute/path" }' })
 export type ApiKeySource = Readonly<Static<typeof ApiKeySourceSchema>>
@@ -57,7 +59,9 @@ export const AiProviderInputSchema = Type.Object({
   apiKey: Type.Optional(ApiKeySourceSchema),
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000, default: AI_CONFIG_DEFAULTS.timeoutMs })),
   maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: AI_CONFIG_DEFAULTS.maxRetries })),
-  trusted: Type.Optional(Type.Boolean({ default: AI_CONFIG_DEFAULTS.trusted, description: 'On-premise (in the plant\'s own network): prompts are sent without redaction.' })),
+  trusted: Type.Optional(Type.Boolean({
+    default: AI_CONFIG_DEFAULTS.trusted, description: 'On-premise (in the plant\'s own network): prompts are sent without redaction.',
+  })),
   allowPrivateNetwork: Type.Optional(Type.Boolean({
     default: AI_CONFIG_DEFAULTS.allowPrivateNetwork,
     description: 'A base URL on loopback, a private, link-local, CGNAT or cloud-metadata address (or `localhost`) is refused unless this is true: ' +

@@ -82,7 +82,9 @@ function nameOf(item: unknown, key: string): string {
 }
 
 /** The base URL and key of a provider; their problems are added. Both are undefined-free only when valid. */
-function checkProvider(record: Record<string, unknown>, at: string, problems: Problems, sources: AiConfigSources): { baseUrl: string; apiKey: Secret | undefined } {
+function checkProvider(
+  record: Record<string, unknown>, at: string, problems: Problems, sources: AiConfigSources,
+): { baseUrl: string; apiKey: Secret | undefined } {
   const flag = (key: 'trusted' | 'allowPrivateNetwork') => (typeof record[key] === 'boolean' ? record[key] : AI_CONFIG_DEFAULTS[key])
   const baseUrl = typeof record.baseUrl === 'string' && record.baseUrl !== ''
     ? checkBaseUrl(record.baseUrl, `${at}/baseUrl`, problems, { isTrusted: flag('trusted'), allowPrivateNetwork: flag('allowPrivateNetwork') })

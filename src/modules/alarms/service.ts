@@ -14,7 +14,9 @@ import { computeAlarmLoad } from './load.ts'
 import { applyAction, expireShelvesIn } from './operate.ts'
 import { retryOnRace } from './retry.ts'
 import { createTurns } from './turns.ts'
-import { MAX_FUTURE_SKEW_MS, MAX_LOAD_PERIOD_MS, MAX_SHELVE_MS, type AlarmEventInput, type AlarmLoad, type AlarmLoadQueryInput, type EventResult, type ListAlarmsInput } from './schemas.ts'
+import {
+  MAX_FUTURE_SKEW_MS, MAX_LOAD_PERIOD_MS, MAX_SHELVE_MS, type AlarmEventInput, type AlarmLoad, type AlarmLoadQueryInput, type EventResult, type ListAlarmsInput,
+} from './schemas.ts'
 import { countAlarmsOfSite, findAlarm, lockSiteAlarms, findExpiredShelves, listActivationEvents, listAlarmHistory, listAlarmsBySite } from './store.ts'
 import { toAlarm, toTransition } from './view.ts'
 
