@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 
 /**
  * The configuration as the operator writes it: environment variables, optionally completed by a JSON file
@@ -65,73 +65,77 @@ export const RawConfigSchema = Type.Object({
 })
 export type RawConfig = Static<typeof RawConfigSchema>
 
-export type Mode = 'site' | 'cloud'
+export const ModeSchema = Type.Union([Type.Literal('site'), Type.Literal('cloud')])
+export type Mode = Static<typeof ModeSchema>
+
+const Maybe = <T extends TSchema>(type: T) => Type.Union([type, Type.Undefined()])
 
 /** SMTP relay for reminders (issue 12); the password never leaves this object except to the transport. */
-export interface SmtpConfig {
-  readonly host: string
-  readonly port: number
-  readonly security: 'starttls' | 'tls' | 'none'
-  readonly user: string | undefined
-  readonly password: string | undefined
-  readonly from: string
-}
+export const SmtpConfigSchema = Type.ReadonlyObject(Type.Object({
+  host: Type.String(),
+  port: Type.Integer(),
+  security: Type.Union([Type.Literal('starttls'), Type.Literal('tls'), Type.Literal('none')]),
+  user: Maybe(Type.String()),
+  password: Maybe(Type.String()),
+  from: Type.String(),
+}))
+export type SmtpConfig = Static<typeof SmtpConfigSchema>
 
-/** The validated, frozen configuration every part of the program receives. */
-export interface Config {
-  readonly mode: Mode
-  readonly databaseUrl: string
-  /** PostgreSQL: the non-owner role `serve` connects as (row-level security); undefined: DATABASE_URL serves too. */
-  readonly databaseAppUrl: string | undefined
-  readonly baseDomain: string
-  readonly siteOrgSlug: string | undefined
-  /** The API-key verifier secret; `undefined` only for commands that never verify or mint keys. */
-  readonly keySecret: Buffer | undefined
-  readonly keySecretSource: string | undefined
-  readonly dataDir: string
-  readonly host: string
-  readonly port: number
-  readonly logLevel: string
-  readonly bodyLimitBytes: number
-  readonly rateLimitPerMinute: number
-  /** Requests per client address per minute to the sign-in endpoints (/auth/*). */
-  readonly authRateLimitPerMinute: number
-  /** HTTP server limits (API4): whole request, headers alone, open connections. */
-  readonly requestTimeoutMs: number
-  readonly headersTimeoutMs: number
-  readonly maxConnections: number
-  readonly migrateOnStart: boolean
-  readonly shutdownGraceMs: number
-  /** PostgreSQL timeouts (0 query timeout: off); see README § Configuration. */
-  readonly database: { readonly connectTimeoutMs: number; readonly statementTimeoutMs: number; readonly queryTimeoutMs: number }
-  readonly lastUsedFlushMs: number
-  readonly trustProxy: boolean
-  /** Site PINs are hashed with scrypt N = 2^pinScryptLog2N; stored hashes keep their own cost. */
-  readonly pinScryptLog2N: number
-  readonly tenantPackageMaxBytes: number
-  readonly tenantPackageMaxInflatedBytes: number
-  readonly smtp: SmtpConfig | undefined
-  readonly operatorEmail: string | undefined
-  readonly reminderIntervalMs: number
-  /** Largest file part of a historian import upload (multipart), apart from the JSON body limit. */
-  readonly historianMaxFileBytes: number
-  /** Bounds of the streamed electrical network load (PUT …/electrical/network). */
-  readonly networkLoad: { readonly maxBytes: number; readonly maxNodes: number; readonly maxEdges: number }
-  /** A request whose Idempotency-Key is still executing waits at most this long for its answer (then 409). */
-  readonly idempotencyWaitMs: number
-  /** Path of the AI configuration JSON; undefined switches AI completion off. */
-  readonly aiConfigFile: string | undefined
-  /** Looks up an environment variable named by the AI configuration (`apiKey: { env }`); a function, so it never prints. */
-  readonly readEnv: (name: string) => string | undefined
-  /** Cloud mode with an issuer configured; undefined otherwise. */
-  readonly oidc: OidcConfig | undefined
-  readonly publicOriginScheme: 'https' | 'http'
-}
+export const OidcConfigSchema = Type.ReadonlyObject(Type.Object({
+  issuer: Type.String(),
+  audience: Type.String(),
+  clockSkewSec: Type.Integer(),
+  client: Maybe(Type.ReadonlyObject(Type.Object({ id: Type.String(), secret: Type.String() }))),
+}, { description: 'client: the browser sign-in client; undefined when only bearer tokens are accepted.' }))
+export type OidcConfig = Static<typeof OidcConfigSchema>
 
-export interface OidcConfig {
-  readonly issuer: string
-  readonly audience: string
-  readonly clockSkewSec: number
-  /** The browser sign-in client; undefined when only bearer tokens are accepted. */
-  readonly client: { readonly id: string; readonly secret: string } | undefined
-}
+/**
+ * The validated, frozen configuration every part of the program receives: {@link RawConfigSchema} normalised by
+ * loadConfig (config/load.ts), secrets read from their files. Not a wire shape: it holds a Buffer and a function.
+ */
+export const ConfigSchema = Type.ReadonlyObject(Type.Object({
+  mode: ModeSchema,
+  databaseUrl: Type.String(),
+  databaseAppUrl: Maybe(Type.String({
+    description: 'PostgreSQL: the non-owner role `serve` connects as (row-level security); undefined: DATABASE_URL serves too.',
+  })),
+  baseDomain: Type.String(),
+  siteOrgSlug: Maybe(Type.String()),
+  keySecret: Maybe(Type.Unsafe<Buffer>({ description: 'The API-key verifier secret; `undefined` only for commands that never verify or mint keys.' })),
+  keySecretSource: Maybe(Type.String()),
+  dataDir: Type.String(),
+  host: Type.String(),
+  port: Type.Integer(),
+  logLevel: Type.String(),
+  bodyLimitBytes: Type.Integer(),
+  rateLimitPerMinute: Type.Integer(),
+  authRateLimitPerMinute: Type.Integer({ description: 'Requests per client address per minute to the sign-in endpoints (/auth/*).' }),
+  requestTimeoutMs: Type.Integer({ description: 'HTTP server limits (API4): whole request, headers alone, open connections.' }),
+  headersTimeoutMs: Type.Integer(),
+  maxConnections: Type.Integer(),
+  migrateOnStart: Type.Boolean(),
+  shutdownGraceMs: Type.Integer(),
+  database: Type.ReadonlyObject(Type.Object({ connectTimeoutMs: Type.Integer(), statementTimeoutMs: Type.Integer(), queryTimeoutMs: Type.Integer() }, {
+    description: 'PostgreSQL timeouts (0 query timeout: off); see README § Configuration.',
+  })),
+  lastUsedFlushMs: Type.Integer(),
+  trustProxy: Type.Boolean(),
+  pinScryptLog2N: Type.Integer({ description: 'Site PINs are hashed with scrypt N = 2^pinScryptLog2N; stored hashes keep their own cost.' }),
+  tenantPackageMaxBytes: Type.Integer(),
+  tenantPackageMaxInflatedBytes: Type.Integer(),
+  smtp: Maybe(SmtpConfigSchema),
+  operatorEmail: Maybe(Type.String()),
+  reminderIntervalMs: Type.Integer(),
+  historianMaxFileBytes: Type.Integer({ description: 'Largest file part of a historian import upload (multipart), apart from the JSON body limit.' }),
+  networkLoad: Type.ReadonlyObject(Type.Object({ maxBytes: Type.Integer(), maxNodes: Type.Integer(), maxEdges: Type.Integer() }, {
+    description: 'Bounds of the streamed electrical network load (PUT …/electrical/network).',
+  })),
+  idempotencyWaitMs: Type.Integer({ description: 'A request whose Idempotency-Key is still executing waits at most this long for its answer (then 409).' }),
+  aiConfigFile: Maybe(Type.String({ description: 'Path of the AI configuration JSON; undefined switches AI completion off.' })),
+  readEnv: Type.Function([Type.String()], Maybe(Type.String()), {
+    description: 'Looks up an environment variable named by the AI configuration (`apiKey: { env }`); a function, so it never prints.',
+  }),
+  oidc: Maybe(OidcConfigSchema),
+  publicOriginScheme: Type.Union([Type.Literal('https'), Type.Literal('http')]),
+}))
+export type Config = Static<typeof ConfigSchema>

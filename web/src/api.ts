@@ -2,6 +2,7 @@
 // token. Cloud mode: the token comes from POST /auth/token (the HttpOnly session cookie goes along by itself);
 // site mode: from POST /auth/site/login and /auth/site/refresh. Tokens live in memory; in site mode the one-use
 // refresh token is kept in sessionStorage so that reloading the tab keeps the sign-in.
+import type { Problem, SessionToken, SiteSession as SiteSessionAnswer } from './api-types.ts'
 import { ApiProblem, type Api } from './context.ts'
 
 /** Thrown when there is no sign-in any more (no session, refresh refused): the shell shows the sign-in page. */
@@ -24,8 +25,9 @@ const MARGIN_MS = 50_000
 interface Held { token: string; expiresAtMs: number }
 
 async function problemOf(res: Response): Promise<ApiProblem> {
-  const body = await res.json().catch(() => ({})) as { code?: string; title?: string; detail?: string; errors?: Array<{ pointer?: string; message?: string; detail?: string }>; lockedUntil?: string }
-  const errors = (body.errors ?? []).map((e) => ({ pointer: e.pointer ?? '', detail: e.message ?? e.detail ?? '' }))
+  // Not every answer is ours (a proxy's 502): every field may be missing.
+  const body = await res.json().catch(() => ({})) as Partial<Problem> & { lockedUntil?: string }
+  const errors = (body.errors ?? []).map((e: Partial<NonNullable<Problem['errors']>[number]>) => ({ pointer: e.pointer ?? '', detail: e.message ?? '' }))
   return new ApiProblem(res.status, { ...body, errors })
 }
 
@@ -44,7 +46,7 @@ export function createCloudSession(): Session {
     const res = await fetch('/auth/token', { method: 'POST', credentials: 'same-origin' })
     if (res.status === 401) throw new SignedOut()
     if (!res.ok) throw await problemOf(res)
-    const body = await res.json() as { accessToken: string; expiresAt: string }
+    const body = await res.json() as SessionToken
     held = { token: body.accessToken, expiresAtMs: Date.parse(body.expiresAt) }
     return body.accessToken
   })
@@ -84,14 +86,14 @@ export function createSiteSession(storage: Storage = sessionStorage): SiteSessio
       throw new SignedOut()
     }
     if (!res.ok) throw await problemOf(res)
-    return keep(await res.json() as { accessToken: string; expiresAt: string; refreshToken: string })
+    return keep(await res.json() as SiteSessionAnswer)
   })
   return {
     hasRefreshToken: () => storage.getItem(REFRESH_KEY) !== null,
     async signIn(email, pin) {
       const res = await fetch('/auth/site/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, pin }) })
       if (!res.ok) throw await problemOf(res)
-      keep(await res.json() as { accessToken: string; expiresAt: string; refreshToken: string })
+      keep(await res.json() as SiteSessionAnswer)
     },
     async token(fresh = false) {
       if (!fresh && held && held.expiresAtMs - Date.now() > MARGIN_MS) return held.token

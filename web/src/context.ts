@@ -2,6 +2,8 @@
 // Pages are plain TypeScript: a page mounts into an element and may return a cleanup function
 // (stop polling, drop listeners) that the router calls before the next page mounts.
 
+import type { Me } from './api-types.ts'
+
 /** An RFC 9457 problem answered by the API, thrown by every Api method on a non-2xx answer. */
 export class ApiProblem extends Error {
   readonly status: number
@@ -31,8 +33,8 @@ export interface Api {
 }
 
 export interface Principal {
-  /** 'user' (OIDC browser session) or 'site-user' (site-PIN sign-in). */
-  kind: 'user' | 'site-user'
+  /** 'user' (OIDC browser session) or 'sitePin' (site-PIN sign-in), as GET /api/me names them. */
+  kind: Exclude<Me['kind'], 'apiKey'>
   /** Role in the host's organisation: owner, admin, member, or a site role. */
   role: string
   name: string

@@ -1,13 +1,12 @@
 // Boots the console: finds out the server's mode (from index.html, filled in by the server), whether someone is
 // signed in (cloud: the session cookie through POST /auth/token; site: a kept refresh token), who it is
 // (GET /api/me), then mounts the shell, or the sign-in page when nobody is.
+import type { Me } from './api-types.ts'
 import { createApi, createCloudSession, createSiteSession, SignedOut, type Session, type SiteSession } from './api.ts'
 import { ApiProblem, type Principal } from './context.ts'
 import { clear, h, messageOf } from './dom.ts'
 import { renderPending, renderSignIn } from './pages/sign-in.ts'
 import { mountShell } from './shell.ts'
-
-interface Me { kind: 'user' | 'sitePin' | 'apiKey'; role: string; name: string; orgSlug: string; mode: 'cloud' | 'site'; isPlatformAdmin: boolean }
 
 const meta = (name: string) => document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? ''
 const mode: 'cloud' | 'site' = meta('sitegrid-mode') === 'cloud' ? 'cloud' : 'site'
@@ -61,7 +60,7 @@ async function start(): Promise<void> {
     return
   }
   if (location.pathname === '/sign-in') history.replaceState(null, '', '/sites')
-  const principal: Principal = { kind: me.kind === 'sitePin' ? 'site-user' : 'user', role: me.role, name: me.name, isPlatformAdmin: me.isPlatformAdmin }
+  const principal: Principal = { kind: me.kind === 'sitePin' ? 'sitePin' : 'user', role: me.role, name: me.name, isPlatformAdmin: me.isPlatformAdmin }
   shell?.stop()
   shell = mountShell(root, { api, principal, org: { slug: me.orgSlug }, mode: me.mode, signOut })
 }

@@ -20,7 +20,7 @@ export function allowed(access: Access, principal: Principal, mode: 'cloud' | 's
   if (access === 'admin') return isAdmin
   if (access === 'siteAdmin') return isAdmin && mode === 'site'
   // Organisation administration refuses site-PIN users (they administer the site: keys and site users).
-  return isAdmin && principal.kind !== 'site-user'
+  return isAdmin && principal.kind !== 'sitePin'
 }
 
 export function mountShell(root: HTMLElement, options: ShellOptions): { stop(): void } {

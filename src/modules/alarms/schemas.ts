@@ -135,6 +135,7 @@ export const AlarmLoadQuery = Type.Object({
   to: Type.String({ format: 'date-time', description: `End of the period (exclusive); at most ${MAX_LOAD_PERIOD_MS / 86_400_000} days after \`from\`.` }),
   operatorPositions: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 1, description: 'Operator positions (consoles) sharing the site\'s alarms; rates are per position.' })),
 }, { additionalProperties: false })
+export type AlarmLoadQueryInput = Static<typeof AlarmLoadQuery>
 
 const TagCount = Type.Object({ instanceId: Type.String(), condition: Type.String(), activations: Type.Integer() }, { additionalProperties: false })
 

@@ -14,7 +14,9 @@ import { computeAlarmLoad } from './load.ts'
 import { applyAction, expireShelvesIn } from './operate.ts'
 import { retryOnRace } from './retry.ts'
 import { createTurns } from './turns.ts'
-import { MAX_FUTURE_SKEW_MS, MAX_LOAD_PERIOD_MS, MAX_SHELVE_MS, type AlarmEventInput, type AlarmLoad, type EventResult, type ListAlarmsInput } from './schemas.ts'
+import {
+  MAX_FUTURE_SKEW_MS, MAX_LOAD_PERIOD_MS, MAX_SHELVE_MS, type AlarmEventInput, type AlarmLoad, type AlarmLoadQueryInput, type EventResult, type ListAlarmsInput,
+} from './schemas.ts'
 import { countAlarmsOfSite, findAlarm, lockSiteAlarms, findExpiredShelves, listActivationEvents, listAlarmHistory, listAlarmsBySite } from './store.ts'
 import { toAlarm, toTransition } from './view.ts'
 
@@ -168,7 +170,7 @@ export function createAlarmsService(deps: AlarmsDeps) {
     returnToService: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) => act(orgId, actor, siteCode, alarmId, 'return_to_service', comment),
 
     /** The site's alarm load over [from, to): rates per 10 minutes and position, floods, most frequent, chattering. */
-    async load(orgId: OrgId, siteCode: string, query: { from: string; to: string; operatorPositions?: number }): Promise<AlarmLoad> {
+    async load(orgId: OrgId, siteCode: string, query: AlarmLoadQueryInput): Promise<AlarmLoad> {
       const from = Date.parse(query.from)
       const to = Date.parse(query.to)
       if (to <= from) throw invalidField('/to', 'must be after from', 'query')

@@ -3,7 +3,10 @@ import type { Clock } from '../../clock.ts'
 import type { Db } from '../../db/schema.ts'
 import { newId, type OrgId } from '../../ids.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
+import type { AuditEvent } from './schemas.ts'
 import { insertAuditEvent, listAuditEventsPage } from './store.ts'
+
+export type { AuditEvent } from './schemas.ts'
 
 export interface AuditEntry {
   action: string
@@ -18,16 +21,6 @@ export async function recordAudit(trx: Db, clock: Clock, orgId: OrgId, actor: Ac
     id: newId('aud', at), at, actorKind: actor.kind, actorId: actor.subject,
     action: entry.action, target: entry.target, detail: entry.detail ? JSON.stringify(entry.detail) : null,
   })
-}
-
-export interface AuditEvent {
-  id: string
-  at: string
-  actorKind: string
-  actorId: string
-  action: string
-  target: string
-  detail: Record<string, unknown> | null
 }
 
 /** An audit row as the API shows it (the organisation's trail and the platform's). */

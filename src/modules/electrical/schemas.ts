@@ -121,6 +121,7 @@ export const ListNodesQuery = Type.Object({
   ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }),
   nodeType: Type.Optional(NodeTypeCode),
 }, { additionalProperties: false })
+export type ListNodesQueryInput = Static<typeof ListNodesQuery>
 
 export const EdgeBody = Type.Object({
   sourceId: Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Id of a node of the site, 0 to 50 characters (a string that names no node: 422).' }),
@@ -144,12 +145,14 @@ export const ListEdgesQuery = Type.Object({
   ...PageQuery({ defaultLimit: 500, maxLimit: 5000 }),
   nodeId: Type.Optional(Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Only the edges touching this node (as source or target).' })),
 }, { additionalProperties: false })
+export type ListEdgesQueryInput = Static<typeof ListEdgesQuery>
 
 export const DeleteEdgeQuery = Type.Object({
   source: Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Required: the edge\'s sourceId.' }),
   target: Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Required: the edge\'s targetId.' }),
   type: Type.String({ maxLength: 50, description: 'Required: the edge\'s edgeType, as its code (`0`…`4`) or its name (`Cable`, case-insensitive). Anything else: 400 naming `type`.' }),
 }, { additionalProperties: false })
+export type DeleteEdgeQueryInput = Static<typeof DeleteEdgeQuery>
 
 export const DeleteNodeQuery = Type.Object({
   cascade: Type.Optional(Type.Boolean({ default: false, description: 'true: also delete the edges touching the node. false (default): a node with edges is refused with 409 `Conflict` (`edgeCount` says how many).' })),
@@ -250,6 +253,7 @@ export const CoordinationQuery = Type.Object({
   gradingMarginS: Type.Optional(Type.Number({ minimum: 0, maximum: 10, default: 0.3, description: 'Required margin between a device and the next one upstream, 0 to 10 s (default 0.3).' })),
   supplyId: Type.Optional(Type.String({ maxLength: LIMITS.nodeIdMax, description: 'Which supply\'s path to check; default the nearest. A supply not reachable from the node: 422.' })),
 }, { additionalProperties: false })
+export type CoordinationQueryInput = Static<typeof CoordinationQuery>
 
 export const CoordinationSchema = Type.Object({
   nodeId: Type.String(),
@@ -275,5 +279,6 @@ export const PandapowerQuery = Type.Object({
   snMva: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100_000, default: 1, description: 'Reference power `sn_mva` (default 1).' })),
   envelope: Type.Optional(Type.Boolean({ default: false, description: 'false (default): the body is the pandapower file itself. true: `{ net, notes }` with the approximations applied.' })),
 }, { additionalProperties: false })
+export type PandapowerQueryInput = Static<typeof PandapowerQuery>
 
 export const PandapowerSchema = Type.Object({}, { additionalProperties: true, description: 'A pandapower network as `pandapower.to_json` writes it; load it with `pandapower.from_json(path)`.' })

@@ -26,6 +26,7 @@ export type SiteUser = Static<typeof SiteUserSchema>
 export const SiteUserPageSchema = Page(SiteUserSchema, 'Site users ordered by e-mail.')
 
 export const ListSiteUsersQuery = Type.Object({ ...PageQuery({ defaultLimit: 50, maxLimit: 200 }) }, { additionalProperties: false })
+export type ListSiteUsersQueryInput = Static<typeof ListSiteUsersQuery>
 
 export const CreateSiteUserBody = Type.Object({
   email: Email,

@@ -8,7 +8,7 @@ import { newId, type OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import { LastSiteOwner, SiteRoleAboveCaller, SiteUserEmailTaken } from './errors.ts'
 import { DEFAULT_SCRYPT_COST, hashPin, verifyPin, type ScryptCost } from './pin-hash.ts'
-import type { CreateSiteUserInput, SiteUser, UpdateSiteUserInput } from './schemas.ts'
+import type { CreateSiteUserInput, ListSiteUsersQueryInput, SiteUser, UpdateSiteUserInput } from './schemas.ts'
 import {
   deleteSiteUser, findSiteUser, findSiteUserByEmail, findSiteUserForPinCheck, insertSiteUser, listSiteUsers, lockSiteOwners,
   replaceSiteUserPin, updateSiteUser,
@@ -79,7 +79,7 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
       return toSiteUser(row)
     },
 
-    async list(orgId: OrgId, page: { limit?: number; cursor?: string }) {
+    async list(orgId: OrgId, page: ListSiteUsersQueryInput) {
       const limit = page.limit ?? 50
       const after = decodeCursor(page.cursor, ['string', 'string']) as readonly [string, string] | undefined
       const rows = await listSiteUsers(db, orgId, limit + 1, after)

@@ -55,6 +55,7 @@ export const ListSitesQuery = Type.Object({
   ...PageQuery({ defaultLimit: 50, maxLimit: 500 }),
   status: Type.Optional(SiteStatus),
 }, { additionalProperties: false })
+export type ListSitesQueryInput = Static<typeof ListSitesQuery>
 
 export const SiteParams = Type.Object({ code: Type.String({ maxLength: 200 }) }, { additionalProperties: false })
 

@@ -9,7 +9,7 @@ import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import { siteStatusName } from './codes.ts'
 import { SiteCodeTaken, SiteDeletionUnconfirmed } from './errors.ts'
-import type { CreateSiteInput, Site, UpdateSiteInput } from './schemas.ts'
+import type { CreateSiteInput, ListSitesQueryInput, Site, UpdateSiteInput } from './schemas.ts'
 import { deleteSite, findSiteByCode, insertSite, listSites, updateSite } from './store.ts'
 import { isIanaTimeZone } from './time-zone.ts'
 
@@ -65,7 +65,7 @@ export function createSitesService(deps: { handle: DatabaseHandle; clock: Clock;
       return toSite(row)
     },
 
-    async list(orgId: OrgId, query: { limit?: number; cursor?: string; status?: number }) {
+    async list(orgId: OrgId, query: ListSitesQueryInput) {
       const limit = query.limit ?? 50
       const after = decodeCursor(query.cursor, ['string'])
       const rows = await listSites(db, orgId, { limit, after: after?.[0] as string | undefined, status: query.status })

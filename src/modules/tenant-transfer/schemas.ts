@@ -1,4 +1,4 @@
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 
 export const OrgSlugParams = Type.Object({ slug: Type.String({ maxLength: 63 }) }, { additionalProperties: false })
 
@@ -19,6 +19,7 @@ export const ImportReportSchema = Type.Object({
   source: Type.Object({ orgSlug: Type.String(), site: Type.Union([Type.String(), Type.Null()]), sourceMode: Type.String(), exportedAt: Type.String() }),
   parts: Counts,
 }, { additionalProperties: false })
+export type ImportReport = Static<typeof ImportReportSchema>
 
 export const StagedSchema = Type.Object({
   bytes: Type.Integer(),

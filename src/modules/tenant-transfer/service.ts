@@ -13,6 +13,7 @@ import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, 
 import { PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION, readPackage, writePackage, type PackageHeader } from './format.ts'
 import { describeTable, describeUniqueKeys, type Row, type TableShape } from './introspect.ts'
 import { appendChunk, dropStaged, findExisting, findStaged, hasAnyRow, markStaged, readChunks, replaceStagedPackage, streamRows, upsertRows } from './store.ts'
+import type { ImportReport } from './schemas.ts'
 import { EXPORTED_TABLES, type ExportedTable, type StoredPart, type StoredParts } from './tables.ts'
 import { findHeldElsewhere, findUniqueConflicts, uniqueRulesOf, type UniqueRule } from './unique-rules.ts'
 
@@ -29,12 +30,7 @@ const MAX_LISTED_CONFLICTS = 100
 const BATCH_ROWS = 500
 const STORED_BATCH_ROWS = 2000
 
-export interface ImportReport {
-  dryRun: boolean
-  force: boolean
-  source: { orgSlug: string; site: string | null; sourceMode: string; exportedAt: string }
-  parts: Record<string, { create: number; replace: number; unchanged: number }>
-}
+export type { ImportReport } from './schemas.ts'
 
 interface Part { spec: ExportedTable; stored: StoredPart | undefined; shape: TableShape; columns: string[]; unique: UniqueRule[] }
 

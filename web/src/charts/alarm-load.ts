@@ -4,6 +4,7 @@
 // knows exactly: the average and the peak rate, the ISA-18.2 flood threshold (> 10 per 10 min per position) and each
 // flood run (its mean rate per 10 min across the run's intervals), with the summary figures as text beside it.
 import uPlot from 'uplot'
+import type { AlarmLoad } from '../api-types.ts'
 import { adoptStyles } from '../adopt-styles.ts'
 import { UPLOT_CSS } from './uplot-css.ts'
 
@@ -16,19 +17,8 @@ import { UPLOT_CSS } from './uplot-css.ts'
  * - `percentTimeInFlood`; `floods`: runs of flooded intervals `{start, end, activations, peakPer10Min}`.
  * - `byPriority`: activations per priority (`critical`, `high`, `medium`, `low`).
  */
-export interface AlarmLoadData {
-  from: string
-  to: string
-  operatorPositions: number
-  activations: number
-  intervals: number
-  averagePer10MinPerPosition: number
-  peakPer10MinPerPosition: number
-  floodThresholdPer10Min: number
-  percentTimeInFlood: number
-  floods: Array<{ start: string; end: string; activations: number; peakPer10Min: number }>
-  byPriority: Record<string, number>
-}
+export type AlarmLoadData = Pick<AlarmLoad, 'from' | 'to' | 'operatorPositions' | 'activations' | 'intervals' | 'averagePer10MinPerPosition' |
+  'peakPer10MinPerPosition' | 'floodThresholdPer10Min' | 'percentTimeInFlood' | 'floods' | 'byPriority'>
 
 const TEN_MINUTES = 600_000
 

@@ -2,6 +2,7 @@
 // GET /api/sites/{siteId}/historian/series with a bucket width suited to the chart's pixel width, so the server
 // downsamples (min, max, mean per bucket) and the browser never holds more points than it can draw. Dragging across
 // the chart zooms into that period and refetches it at the finer bucket; "Reset zoom" goes back.
+import type { Series as SeriesAnswer } from '../api-types.ts'
 import uPlot from 'uplot'
 import { adoptStyles } from '../adopt-styles.ts'
 import type { Api } from '../context.ts'
@@ -34,13 +35,6 @@ export interface TrendChart {
   destroy(): void
 }
 
-/** One answer of the series endpoint (schemas.ts SeriesSchema). */
-interface SeriesAnswer {
-  bucket: string | null
-  samples: Array<{ ts: string; value: number | null }> | null
-  buckets: Array<{ start: string; min: number; max: number; mean: number }> | null
-  nextCursor: string | null
-}
 
 const COLOURS = ['#0b57d0', '#b3261e', '#1e7a3a', '#b35c00', '#6a1b9a', '#00796b', '#5d4037', '#c2185b']
 const MAX_PAGES = 5

@@ -1,12 +1,11 @@
 // Audit log (organisation owners and admins): every administrative change, newest first, paged, filtered by an
 // action prefix (e.g. `api_key` or `member.`).
+import type { AuditEvent } from '../api-types.ts'
 import type { Page } from '../context.ts'
 import { clearProblems, field, h, showProblem, table, time } from '../dom.ts'
 import { pager, type PageOf } from '../paging.ts'
 
-interface AuditEvent { id: string; at: string; actorKind: string; actorId: string; action: string; target: string; detail: Record<string, unknown> | null }
-
-const detailText = (detail: Record<string, unknown> | null) =>
+const detailText = (detail: AuditEvent['detail']) =>
   detail === null ? '—' : Object.entries(detail).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ')
 
 export const page: Page = async (root, ctx) => {

@@ -1,11 +1,10 @@
 // Domain bindings (organisation owners and admins): bind a domain (created disabled), enable or disable it, remove
 // it. An enabled binding serves the organisation exactly as its own subdomain does.
+import type { DomainBinding as Binding } from '../api-types.ts'
 import type { Page } from '../context.ts'
 import { openDialog } from '../dialog.ts'
 import { clearProblems, field, h, messageOf, showProblem, table, time } from '../dom.ts'
 import { pager, type PageOf } from '../paging.ts'
-
-interface Binding { domain: string; isEnabled: boolean; createdAt: string; updatedAt: string }
 
 export const page: Page = async (root, ctx) => {
   const base = `/api/admin/orgs/${encodeURIComponent(ctx.org.slug)}/domains`

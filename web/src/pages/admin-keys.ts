@@ -1,12 +1,10 @@
 // API keys (owners and admins): mint (the plaintext is shown once, with a copy button and a warning), list, and
 // revoke with a reason after a confirmation. The API lists only keys that still authenticate; a key revoked here
 // stays in the table, marked revoked, until the page is left.
+import type { ApiKey, MintedApiKey as MintedKey } from '../api-types.ts'
 import type { Page } from '../context.ts'
 import { openDialog } from '../dialog.ts'
 import { clear, clearProblems, field, h, messageOf, select, showProblem, table, time } from '../dom.ts'
-
-interface ApiKey { keyId: string; keyPrefix: string; role: string; name: string; createdByUserId: string; createdAt: string; expiresAt: string; lastUsedAt: string | null }
-interface MintedKey { keyId: string; keyPrefix: string; plaintext: string; role: string; name: string; expiresAt: string }
 
 const DAY = 86_400_000
 const ROLE_RANK: Record<string, number> = { member: 1, admin: 2, owner: 3 }

@@ -1,11 +1,10 @@
 // Members (organisation owners and admins, cloud mode): pending sign-in requests to approve with a role, active
 // members to revoke (their sessions end at once). GET/POST/DELETE /api/admin/orgs/{slug}/members.
+import type { Member } from '../api-types.ts'
 import type { Page } from '../context.ts'
 import { openDialog } from '../dialog.ts'
 import { field, h, messageOf, select, table, time, uid } from '../dom.ts'
 import { pager, type PageOf } from '../paging.ts'
-
-interface Member { accountId: string; status: 'pending' | 'active'; role: string | null; email: string | null; name: string | null; requestedAt: string; decidedAt: string | null }
 
 const ROLE_RANK: Record<string, number> = { member: 1, admin: 2, owner: 3 }
 

@@ -2,12 +2,11 @@
 // PIN is typed here once and stored only as a hash), change a role, set a new PIN (their sessions end), remove;
 // owners also end a sign-in lock that repeated wrong PINs put on a user's e-mail.
 // Nobody gives a role above their own; the last owner stays (the API answers 403 / 409, shown here).
+import type { SiteUser } from '../api-types.ts'
 import type { Page } from '../context.ts'
 import { openDialog } from '../dialog.ts'
 import { clearProblems, field, h, messageOf, select, showProblem, table, time, uid } from '../dom.ts'
 import { pager, type PageOf } from '../paging.ts'
-
-interface SiteUser { id: string; email: string; displayName: string; siteRole: string; createdAt: string; pinChangedAt: string }
 
 const ROLE_RANK: Record<string, number> = { member: 1, admin: 2, owner: 3 }
 const pinInput = (name: string) => h('input', { type: 'password', name, autocomplete: 'new-password', inputmode: 'numeric', pattern: '[0-9]*', minlength: 6, maxlength: 12, required: true })

@@ -1,26 +1,14 @@
 // Alarms: the live list of a site's alarms (polled every few seconds while the page is open and visible), with
 // filters (site, state, priority), acknowledge (members), shelve and unshelve (admins; comment and expiry), and
 // the site's alarm load over the last day or week (GET …/alarms/load, ISA-18.2 / EEMUA 191 figures).
+import type { Alarm, AlarmLoad, Site as SiteSummary } from '../api-types.ts'
 import type { Page, PageContext } from '../context.ts'
 import { openDialog } from '../dialog.ts'
 import { append, clear, clearProblems, field, h, messageOf, select, showProblem, table, time, uid } from '../dom.ts'
 import type { PageOf } from '../paging.ts'
-import { renderAlarmLoadChart, type AlarmLoadData } from '../charts/alarm-load.ts'
-import type { SiteSummary } from './sites.ts'
+import { renderAlarmLoadChart } from '../charts/alarm-load.ts'
 
 export const POLL_MS = 4000
-
-interface Alarm {
-  alarmId: string; siteId: string; instanceId: string; condition: string; priority: string; state: string
-  shelvedUntil: string | null; message: string | null; value: number | null; limit: number | null
-  activationCount: number; raisedAt: string; changedAt: string
-}
-
-interface AlarmLoad extends AlarmLoadData {
-  suppressedActivations: number
-  mostFrequent: Array<{ instanceId: string; condition: string; activations: number; percentOfTotal: number }>
-  chattering: Array<{ instanceId: string; condition: string; activations: number; maxInWindow: number }>
-}
 
 const STATES: Array<[string, string]> = [
   ['active_unacknowledged', 'Active, unacknowledged'], ['active_acknowledged', 'Active, acknowledged'],

@@ -2,33 +2,11 @@
 // and their status (refreshed while one runs), a batch's rejected rows, and a trend chart of imported tags over a
 // chosen period (zoomable; the server downsamples).
 import { adoptStyles } from '../adopt-styles.ts'
+import type { Batch, BatchSummary, RejectionReport, Site as SiteSummary } from '../api-types.ts'
 import { ApiProblem, type Page, type PageContext } from '../context.ts'
 import { createTrendChart, type TrendChart, type TrendSeries } from '../charts/trend.ts'
 import { append, clear, clearProblems, field, h, messageOf, select, showProblem, table, time } from '../dom.ts'
 import { pager, type PageOf } from '../paging.ts'
-
-interface SiteSummary { code: string; name: string }
-
-/** What a listed batch (a summary) and a whole batch share. */
-interface BatchFields {
-  id: string | null; siteId: string; format: string; status: string; isForced: boolean
-  rowsRead: number; samplesStored: number; rowsRejected: number; collisions: number; replaced: number
-  rejections: { count: number }
-  timeRange: { from: string; to: string } | null
-  trendFileName: string | null; timezone: string
-  progress: { bytesRead: number; bytesTotal: number | null; rowsRead: number; samplesWritten: number }
-  error: string | null; createdAt: string; completedAt: string | null
-}
-
-/** A batch as the list shows it: its tags counted, not listed. */
-interface BatchSummary extends BatchFields { tagCount: number }
-
-/** A whole batch (the upload's answer, GET …/{batchId}): with the tags it covers. */
-interface Batch extends BatchFields {
-  tags: Array<{ historianTag: string; instanceId: string; tagKey: string; unit: string | null; samples: number; firstTs: string | null; lastTs: string | null }>
-}
-
-interface RejectionReport { batchId: string; count: number; rejections: Array<{ line: number; column?: string; reason: string }>; unmappedTags: Array<{ tag: string; rows: number }> }
 
 const FORMATS: Array<[string, string]> = [
   ['auto', 'Detect automatically'], ['long', 'Long (timestamp, tag, value)'], ['wide', 'Wide (a column per tag)'], ['ignition-tall', 'Ignition tall'],

@@ -2,44 +2,13 @@
 // its instances (paged), and the electrical network as a one-line diagram laid out automatically (supplies on
 // top) with a node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted.
 import { adoptStyles } from '../adopt-styles.ts'
+import type { Controller, Coordination, EdgeRef, ElectricalNode, Instance, Islands, Loops, Network, Site, SupplyPaths, TripTime } from '../api-types.ts'
 import { ApiProblem, type Api, type Page, type PageContext } from '../context.ts'
 import { openDialog } from '../dialog.ts'
 import { append, clear, field, h, messageOf, table, time, type Child } from '../dom.ts'
 import { createDiagram, edgeKey, edgeTypeName, typeLabel, type Diagram, type DiagramNodeInfo } from '../one-line/diagram.ts'
 import { layoutNetwork } from '../one-line/layout.ts'
 import { pager, type PageOf } from '../paging.ts'
-
-interface Site { code: string; name: string; description: string | null; location: string | null; timeZone: string; statusName: string; createdAt: string; updatedAt: string }
-
-interface Controller {
-  id: string; name: string | null; platformName: string; firmwareVersion: string | null; assetNumber: string
-  connection: { protocol: string; ipAddress: string; port: number | null; cipPath: string | null; pollIntervalMs: number; timeoutMs: number; retryDelayMs: number; maxRetries: number }
-  cipRoute: { explanation: string } | null
-  edgeId: string | null; edgePlcId: string | null
-  pollBudget: { mappedTags: number; estimatedPollMs: number; utilisation: number; failureDetectionMs: number; warnings: Array<{ code: string; message: string }> }
-}
-
-interface Instance { id: string; name: string; typeId: string; typeVersion: string | null; assetNumber: string; controllerId: string; area: string | null; tagMappings: Record<string, string> }
-
-interface ElectricalNode {
-  id: string; name: string | null; nodeType: number; nodeTypeName: string
-  ratedVoltageV: number | null; ratedCurrentA: number | null; ratedPowerKw: number | null; impedanceOhms: number | null
-  cableSize: string | null; cableLengthM: number | null
-  protectionCurve: string | null; protectionPickupA: number | null; protectionTms: number | null
-  description: string | null; tagBindings: Record<string, string>
-}
-interface ElectricalEdge { sourceId: string; targetId: string; edgeType: number }
-interface Network { nodeCount: number; edgeCount: number; nodes: ElectricalNode[]; edges: ElectricalEdge[] }
-interface EdgeRef { sourceId: string; targetId: string; edgeType: number }
-interface Islands { islandCount: number; unsuppliedIslandCount: number; islands: Array<{ nodeCount: number; hasSupply: boolean; supplyIds: string[]; nodeIds: string[] }> }
-interface Loops { isRadial: boolean; loopCount: number; isTruncated: boolean; loops: Array<{ closingEdge: EdgeRef; nodeIds: string[]; edges: EdgeRef[] }> }
-interface SupplyPaths { nodeId: string; isSupplied: boolean; paths: Array<{ supplyId: string; hops: number; nodeIds: string[]; edges: EdgeRef[] }> }
-interface TripTime { curveLabel: string; multiple: number; trips: boolean; tripTimeS: number | null; formula: string }
-interface Coordination {
-  supplyId: string; isCoordinated: boolean; violationCount: number; clearingDeviceId: string | null
-  rows: Array<{ deviceId: string; curveLabel: string; pickupA: number; tms: number; multiple: number; tripTimeS: number | null; upstreamDeviceId: string | null; marginS: number | null; status: string }>
-  skipped: Array<{ nodeId: string; reason: string }>
-}
 
 const CSS = `
 .site-page section{margin:1.5rem 0}

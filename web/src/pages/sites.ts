@@ -1,9 +1,8 @@
 // Sites: the organisation's sites, paged (GET /api/sites), each linking to its site page.
+import type { Site as SiteSummary } from '../api-types.ts'
 import type { Page } from '../context.ts'
 import { field, h, select, table } from '../dom.ts'
 import { pager, type PageOf } from '../paging.ts'
-
-export interface SiteSummary { code: string; name: string; description: string | null; location: string | null; timeZone: string; status: number; statusName: string }
 
 export const page: Page = async (root, ctx) => {
   const status = select('status', [['', 'Any status'], ['0', 'Planned'], ['1', 'Commissioning'], ['2', 'Operational'], ['3', 'Maintenance'], ['4', 'Standby'], ['5', 'Decommissioned']], ctx.query.get('status') ?? '')

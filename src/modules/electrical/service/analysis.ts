@@ -5,6 +5,7 @@ import { NodeNotSupplied, NoProtectionSettings } from '../errors.ts'
 import { toPandapowerNet } from '../pandapower.ts'
 import { checkCoordination, CURVES, devicesFromNodes, devicesOnSupplyPath, tripTime, type CurveId } from '../protection.ts'
 import { compareEdges, compareIds, toGraphEdge, toGraphNode } from '../rows.ts'
+import type { CoordinationQueryInput, PandapowerQueryInput } from '../schemas.ts'
 import { edgeTriples, engineeringNodes, topologyNodes } from '../store.ts'
 import type { GraphCache } from './graph-cache.ts'
 import { buildGraph, findIslands, findIsolatedNodes, findLoops, findSupplyPaths, NodeNotInNetwork, type ElectricalNode, type Graph } from '../topology.ts'
@@ -90,7 +91,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     },
 
     /** Grading along the path from the node to a supply (the nearest unless `supplyId` names one). */
-    async coordination(orgId: OrgId, siteCode: string, nodeId: string, query: { faultCurrentA: number; gradingMarginS?: number; supplyId?: string }) {
+    async coordination(orgId: OrgId, siteCode: string, nodeId: string, query: CoordinationQueryInput) {
       const graph = await loadGraph(orgId, siteCode)
       const { paths } = findSupplyPaths(graph, nodeId)
       const path = query.supplyId === undefined ? paths[0] : paths.find((p) => p.supplyId === query.supplyId)
@@ -100,7 +101,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       return { nodeId, supplyId: path.supplyId, pathNodeIds: path.nodeIds, ...report, skipped }
     },
 
-    async pandapower(orgId: OrgId, siteCode: string, options: { fHz?: number; snMva?: number }) {
+    async pandapower(orgId: OrgId, siteCode: string, options: PandapowerQueryInput) {
       return toPandapowerNet(await loadGraph(orgId, siteCode), { name: siteCode, fHz: options.fHz, snMva: options.snMva })
     },
   }

@@ -16,7 +16,7 @@ import {
   createOnly, EdgeEndsUnknown, EdgeExists, NodeHasEdges, NodeIdTaken, notUpdatable, SelfLoop,
 } from '../errors.ts'
 import { compareEdges, compareIds, nodeFieldProblems, nodeRow, toEdge, toNode } from '../rows.ts'
-import type { CreateNodeInput, Edge, EdgeInput, Node, UpdateNodeInput } from '../schemas.ts'
+import type { CreateNodeInput, DeleteEdgeQueryInput, Edge, EdgeInput, ListEdgesQueryInput, ListNodesQueryInput, Node, UpdateNodeInput } from '../schemas.ts'
 import {
   allEdges, allNodes, countEdgesTouching, countNodes, deleteEdge, deleteEdgesTouching, deleteNetwork, deleteNode, findEdge, findNode,
   insertEdge, insertNode, listEdges, listNodes, lockSite, updateNode, type NodeChanges,
@@ -95,7 +95,7 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
       return toNode(await requireNodeRow(orgId, siteCode, id))
     },
 
-    async listNodes(orgId: OrgId, siteCode: string, query: { limit?: number; cursor?: string; nodeType?: number }) {
+    async listNodes(orgId: OrgId, siteCode: string, query: ListNodesQueryInput) {
       await sites.require(orgId, siteCode)
       const limit = query.limit ?? 100
       const after = decodeCursor(query.cursor, ['string'])
@@ -178,7 +178,7 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
       return toEdge(row)
     },
 
-    async deleteEdge(orgId: OrgId, actor: Actor, siteCode: string, query: { source: string; target: string; type: string }): Promise<void> {
+    async deleteEdge(orgId: OrgId, actor: Actor, siteCode: string, query: DeleteEdgeQueryInput): Promise<void> {
       const key = { sourceId: query.source, targetId: query.target, edgeType: parseEdgeType(query.type) }
       await sites.require(orgId, siteCode)
       await writeNetwork(orgId, siteCode, async (trx) => {
@@ -188,7 +188,7 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
       })
     },
 
-    async listEdges(orgId: OrgId, siteCode: string, query: { limit?: number; cursor?: string; nodeId?: string }) {
+    async listEdges(orgId: OrgId, siteCode: string, query: ListEdgesQueryInput) {
       await sites.require(orgId, siteCode)
       const limit = query.limit ?? 500
       const after = decodeCursor(query.cursor, ['string', 'string', 'number']) as [string, string, number] | undefined
