@@ -25,8 +25,12 @@ function errorFiles(dir = SRC): string[] {
  * A new one must be added here on purpose; a class a caller may see is declared with `domainError(code)` instead.
  */
 const INTERNAL_ERRORS: Record<string, string[]> = {
-  'auth/oidc/errors.ts': ['InvalidBearerToken', 'InvalidIdToken', 'OidcDiscoveryFailed', 'JwksFetchFailed', 'OidcTokenRequestFailed', 'AuthorizationCallbackRejected'],
-  'modules/historian/parse/errors.ts': ['HistorianParseError', 'HistorianHeaderInvalid', 'HistorianFormatUndetected', 'HistorianCsvInvalid', 'HistorianMappingInvalid'],
+  'auth/oidc/errors.ts': [
+    'InvalidBearerToken', 'InvalidIdToken', 'OidcDiscoveryFailed', 'JwksFetchFailed', 'OidcTokenRequestFailed', 'AuthorizationCallbackRejected',
+  ],
+  'modules/historian/parse/errors.ts': [
+    'HistorianParseError', 'HistorianHeaderInvalid', 'HistorianFormatUndetected', 'HistorianCsvInvalid', 'HistorianMappingInvalid',
+  ],
 }
 
 type ErrorClass = (new (...args: never[]) => Error) & { code?: unknown; codes?: unknown }
@@ -40,7 +44,9 @@ async function declaredErrorClasses(): Promise<Declared[]> {
     const exported = await import(pathToFileURL(path).href) as Record<string, unknown>
     for (const [name, value] of Object.entries(exported)) {
       // DomainError itself is the base, not a condition.
-      if (typeof value === 'function' && value !== DomainError && value.prototype instanceof Error) out.push({ file, name, Cls: value as ErrorClass, source: readFileSync(path, 'utf8') })
+      if (typeof value === 'function' && value !== DomainError && value.prototype instanceof Error) {
+        out.push({ file, name, Cls: value as ErrorClass, source: readFileSync(path, 'utf8') })
+      }
     }
   }
   return out
@@ -63,7 +69,10 @@ describe('error catalog', () => {
 
   it('the walk finds every errors.ts of src/', () => {
     const files = errorFiles().map((path) => relative(SRC, path).replaceAll('\\', '/'))
-    for (const known of ['errors/domain-error.ts', 'http/errors.ts', 'auth/site-pin/errors.ts', 'modules/ai/errors.ts', 'modules/historian/parse/errors.ts', 'modules/orgs/members-errors.ts']) {
+    const knownFiles = [
+      'errors/domain-error.ts', 'http/errors.ts', 'auth/site-pin/errors.ts', 'modules/ai/errors.ts', 'modules/historian/parse/errors.ts', 'modules/orgs/members-errors.ts',
+    ]
+    for (const known of knownFiles) {
       assert.ok(files.includes(known), known)
     }
     assert.ok(files.length >= 20, files.join(', '))
@@ -99,7 +108,8 @@ describe('error catalog', () => {
         const probe = Object.assign(Object.create(Cls.prototype) as DomainError, { code, message: 'detail', errors: undefined, extensions: undefined })
         assert.equal(probe.status, catalog[code].status, `${name}.status`)
         const problem = toProblem(probe)
-        assert.deepEqual([problem.status, problem.title, problem.type, problem.code], [catalog[code].status, catalog[code].title, problemTypeUri(code), code], `${name}'s problem`)
+        const { status, title } = catalog[code]
+        assert.deepEqual([problem.status, problem.title, problem.type, problem.code], [status, title, problemTypeUri(code), code], `${name}'s problem`)
       }
     }
   })
@@ -108,7 +118,8 @@ describe('error catalog', () => {
     const app = Fastify()
     installProblemHandlers(app)
     t.after(() => app.close())
-    const codes = new Set((await declaredErrorClasses()).flatMap(({ Cls }) => (Cls.prototype instanceof DomainError ? codesOf(Cls) : [])) as Array<keyof typeof catalog>)
+    const declared = await declaredErrorClasses()
+    const codes = new Set(declared.flatMap(({ Cls }) => (Cls.prototype instanceof DomainError ? codesOf(Cls) : [])) as Array<keyof typeof catalog>)
     for (const code of codes) {
       const res = await app.inject({ method: 'GET', url: problemTypeUri(code) })
       assert.equal(res.statusCode, 200, code)

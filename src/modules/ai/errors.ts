@@ -97,3 +97,10 @@ export class AiClientGone extends domainError('ServiceUnavailable') {
     super('The client closed the connection.')
   }
 }
+
+/** A stream failed mid-way with something that is no domain error: its `error` event is the generic 500, never the cause's text. */
+export class AiStreamFailed extends domainError('InternalError') {
+  constructor() {
+    super('Internal error.')
+  }
+}

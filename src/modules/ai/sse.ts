@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
-import { DomainError, domainError } from '../../errors/domain-error.ts'
+import { DomainError } from '../../errors/domain-error.ts'
 import { toProblem } from '../../http/problem.ts'
+import { AiStreamFailed } from './errors.ts'
 import type { ChatStreamEvent } from './wire.ts'
 
 // Server-Sent Events (WHATWG HTML §9.2) for `POST /api/ai/complete` with `stream: true`.
@@ -53,17 +54,12 @@ export function clientGoneSignal(res: ServerResponse): AbortSignal {
   return controller.signal
 }
 
-/** A failure mid-stream that is no domain error: the generic 500, with the wording the stream has always sent. */
-class StreamFailed extends domainError('InternalError') {
-  constructor() { super('Internal error.') }
-}
-
 /**
  * The `error` event's data, cut from the problem document (`toProblem`): its code, status and detail (as `message`),
  * and `retryAfterSeconds` when the problem has it. Anything but a domain error is a generic 500, never its message.
  */
 export function toSseError(error: unknown): SseErrorData {
-  const { code, status, detail, retryAfterSeconds } = toProblem(error instanceof DomainError ? error : new StreamFailed())
+  const { code, status, detail, retryAfterSeconds } = toProblem(error instanceof DomainError ? error : new AiStreamFailed())
   return { code, status, message: detail, ...(typeof retryAfterSeconds === 'number' ? { retryAfterSeconds } : {}) }
 }
 

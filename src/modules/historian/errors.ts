@@ -33,7 +33,9 @@ export class MappingFileInvalid extends domainError('HistorianMappingInvalid') {
 
 /** A part the parser refused (its header, its layout, its CSV), under the parser's own code, naming the part and the line. */
 export class UploadPartInvalid extends DomainError<HistorianParseErrorCode> {
-  static readonly codes: readonly HistorianParseErrorCode[] = ['HistorianHeaderInvalid', 'HistorianFormatUndetected', 'HistorianCsvInvalid', 'HistorianMappingInvalid']
+  static readonly codes: readonly HistorianParseErrorCode[] = [
+    'HistorianHeaderInvalid', 'HistorianFormatUndetected', 'HistorianCsvInvalid', 'HistorianMappingInvalid',
+  ]
 
   constructor(err: HistorianParseError, part: UploadPart) {
     const where = err.line === undefined ? '' : `line ${err.line}: `
