@@ -3,7 +3,7 @@
 // list (bench/servers/bare-fastify.ts): the framework's own cost, which no route of the service can go below.
 import { randomBytes } from 'node:crypto'
 import { createApiKeyValidator } from '../src/auth/api-key-validator.ts'
-import { CLI_ACTOR } from '../src/auth/principal.ts'
+import { CLI_ACTOR } from '../src/identity.ts'
 import { systemClock } from '../src/clock.ts'
 import { connectDatabase } from '../src/db/connect.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
@@ -50,20 +50,21 @@ async function verificationCost(): Promise<void> {
   await migrateToLatest(handle.db)
   const secret = randomBytes(32)
   const org = await createOrgsService({ handle, clock: systemClock }).provision('verify')
-  const key = await createApiKeysService({ handle, clock: systemClock, keySecret: secret }).mint(org.id, CLI_ACTOR, { role: 'owner', name: 'v', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })
-  const validate = createApiKeyValidator({ handle, clock: systemClock, keySecret: secret, onUse: () => {} })
+  const apiKeys = createApiKeysService({ handle, clock: systemClock, keySecret: secret })
+  const key = await apiKeys.mint(org.id, CLI_ACTOR, { role: 'owner', name: 'v', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })
+  const validate = createApiKeyValidator({ handle, clock: systemClock, keys: apiKeys, onUse: () => {} })
   const n = 200_000
   let t = process.hrtime.bigint()
   for (let i = 0; i < n; i++) verifierOf(secret, key.plaintext)
   const hmacNs = Number(process.hrtime.bigint() - t) / n
   t = process.hrtime.bigint()
-  for (let i = 0; i < n; i++) await validate(key.plaintext)
+  for (let i = 0; i < n; i++) await validate(key.plaintext, org.id)
   const cachedNs = Number(process.hrtime.bigint() - t) / n
   const m = 20_000
   t = process.hrtime.bigint()
   for (let i = 0; i < m; i++) {
     handle.invalidateLocally() // force the database path every time
-    await validate(key.plaintext)
+    await validate(key.plaintext, org.id)
   }
   const uncachedNs = Number(process.hrtime.bigint() - t) / m
   console.log(`api-key verify  HMAC ${(hmacNs / 1000).toFixed(2)} µs   cached ${(cachedNs / 1000).toFixed(2)} µs   uncached (SQLite) ${(uncachedNs / 1000).toFixed(2)} µs   uncached/cached ${ratio(uncachedNs, cachedNs)}`)

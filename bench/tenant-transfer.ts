@@ -9,13 +9,14 @@ import { pipeline } from 'node:stream/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
-import { CLI_ACTOR } from '../src/auth/principal.ts'
+import { CLI_ACTOR, type Org } from '../src/identity.ts'
 import { systemClock } from '../src/clock.ts'
 import { connectDatabase, type DatabaseHandle } from '../src/db/connect.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
 import type { OrgId } from '../src/ids.ts'
-import { ensureSeries, seriesKey } from '../src/modules/historian/store.ts'
-import { createOrgsService, type Org } from '../src/modules/orgs/service.ts'
+import { ensureSeries, seriesKey } from '../src/modules/historian/store/queries.ts'
+import { historianStoredParts } from '../src/modules/historian/transfer.ts'
+import { createOrgsService } from '../src/modules/orgs/service.ts'
 import { createSitesService } from '../src/modules/sites/service.ts'
 import { createTenantTransferService } from '../src/modules/tenant-transfer/service.ts'
 import { ratio } from './lib.ts'
@@ -144,7 +145,7 @@ async function benchOne(dialect: { name: string; url?: () => Promise<string> }):
 
   // The service first, before the baseline has held any rows in this process: the package goes to a file and is
   // staged back from it (nothing held by the bench), with RSS and heap sampled every 10 ms while each step runs.
-  const transfer = (handle: DatabaseHandle) => createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites: createSitesService({ handle, clock: systemClock, dependents: [] }), maxPackageBytes: 8 * 1024 ** 3, maxInflatedBytes: 64 * 1024 ** 3 })
+  const transfer = (handle: DatabaseHandle) => createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites: createSitesService({ handle, clock: systemClock, dependents: [] }), storedParts: historianStoredParts, maxPackageBytes: 8 * 1024 ** 3, maxInflatedBytes: 64 * 1024 ** 3 })
   const exportWatch = memoryWatch()
   let t = performance.now()
   await pipeline(Readable.from(await transfer(source).exportPackage(org, null)), marking(exportWatch.mark), createWriteStream(pkgPath))

@@ -3,15 +3,23 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createApiKeyValidator } from './auth/api-key-validator.ts'
-import { createIdentity } from './auth/oidc/install.ts'
 import { peekIssuer } from './auth/oidc/peek-issuer.ts'
-import { createSitePin } from './auth/site-pin/install.ts'
+import { createOidcPrincipalValidator } from './auth/oidc/principal-validator.ts'
+import { startRelyingParty } from './auth/oidc/relying-party.ts'
+import { endSessionsOfAccount } from './auth/sessions/end-sessions.ts'
+import { sessionRoutes } from './auth/sessions/routes.ts'
+import { createSessionsService } from './auth/sessions/service.ts'
+import { createLockout } from './auth/site-pin/lockout.ts'
+import { sitePinRoutes } from './auth/site-pin/routes.ts'
+import { createSiteSignIn } from './auth/site-pin/sign-in.ts'
+import { createSigningKeys } from './auth/site-pin/signing-keys.ts'
+import { createSitePinValidator } from './auth/site-pin/validator.ts'
 import type { Clock } from './clock.ts'
 import { createConfigHolder } from './config/holder.ts'
 import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import { withSystemScope } from './db/tenant-scope.ts'
-import { installAuth } from './http/auth.ts'
+import { installAuth, type BearerValidator } from './http/auth.ts'
 import { installDraining } from './http/drain.ts'
 import { installIdempotency } from './http/idempotency.ts'
 import { installInputGuard } from './http/input-guard.ts'
@@ -29,8 +37,10 @@ import { alarmsSiteDependent, createAlarmsService } from './modules/alarms/servi
 import { createAiService } from './modules/ai/service.ts'
 import { apiKeysRoutes } from './modules/api-keys/routes.ts'
 import { createApiKeysService } from './modules/api-keys/service.ts'
+import { recordAudit } from './modules/audit/service.ts'
 import { historianRoutes, historianSeriesRoutes } from './modules/historian/routes.ts'
 import { createHistorianService, historianSiteDependents } from './modules/historian/service/index.ts'
+import { historianStoredParts } from './modules/historian/transfer.ts'
 import { auditRoutes } from './modules/orgs/audit-routes.ts'
 import { domainsRoutes } from './modules/orgs/domains-routes.ts'
 import { createDomainsService } from './modules/orgs/domains-service.ts'
@@ -47,8 +57,13 @@ import { instancesRoutes } from './modules/instances/routes.ts'
 import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './modules/console/routes.ts'
 import { meRoutes } from './modules/me/routes.ts'
 import { createMeService } from './modules/me/service.ts'
+import { membersRoutes } from './modules/orgs/members-routes.ts'
 import { createMembersService } from './modules/orgs/members-service.ts'
+import { createPlatformAdminsService } from './modules/orgs/platform-admins-service.ts'
+import { pinScryptCost } from './modules/site-users/pin-hash.ts'
+import { siteUsersRoutes } from './modules/site-users/routes.ts'
 import { createSiteUsersService } from './modules/site-users/service.ts'
+import { siteUnlockRoutes } from './modules/site-users/unlock-route.ts'
 import { electricalRoutes } from './modules/electrical/routes.ts'
 import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
@@ -62,6 +77,26 @@ export interface AppDeps {
   reloadConfig?: () => Config
   /** The web console's build (web/build.ts); absent: web/dist/console. */
   consoleDir?: string
+}
+
+/**
+ * The services of who is who: organisations, keys, members, platform admins, site users and their sign-in locks.
+ * Built here for buildApp and for the CLI's commands (cli/runtime.ts), so both wire identity the same way.
+ */
+export function createIdentityServices(deps: { config: Config; handle: DatabaseHandle; clock: Clock }) {
+  const { config, handle, clock } = deps
+  const siteUsers = createSiteUsersService({ handle, clock, scryptCost: pinScryptCost(config) })
+  return {
+    orgs: createOrgsService({ handle, clock }),
+    apiKeys: createApiKeysService({ handle, clock, keySecret: config.keySecret }),
+    members: createMembersService({ handle, clock, endSessions: endSessionsOfAccount }),
+    platformAdmins: createPlatformAdminsService({ handle, clock }),
+    siteUsers,
+    lockout: createLockout({
+      handle, clock, normaliseEmail: siteUsers.normaliseEmail,
+      audit: (trx, orgId, actor, entry) => recordAudit(trx, clock, orgId, actor, entry),
+    }),
+  }
 }
 
 /** Builds the whole HTTP application from its dependencies; no globals, so tests build their own. */
@@ -93,20 +128,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   installInputGuard(app)
   await installOpenApi(app, config)
 
-  const orgs = createOrgsService({ handle, clock })
+  const { keySecret } = config
+  const { orgs, apiKeys, members, platformAdmins, siteUsers, lockout } = createIdentityServices({ config, handle, clock })
   // A reload swaps in the reloadable settings (config/holder.ts); read them through the holder, not `config`.
   const holder = createConfigHolder(config, deps.reloadConfig ?? (() => config), (next) => { log.level = next.logLevel })
   const domains = createDomainsService({ handle, clock, baseDomain: config.baseDomain })
-  const lastUsed = createLastUsedTracker({ handle, flushMs: config.lastUsedFlushMs, onError: (err) => log.warn({ err }, 'lastUsedAt flush failed') })
+  const lastUsed = createLastUsedTracker({
+    markUsed: apiKeys.markUsed, flushMs: config.lastUsedFlushMs, onError: (err) => log.warn({ err }, 'lastUsedAt flush failed'),
+  })
   const tenancy = createTenancy({ config, orgs, handle, domains })
-  const sitePin = createSitePin({ config, handle, clock, log })
-  const identity = await createIdentity({ config, handle, clock, log })
+  // Site mode only: local site-PIN sign-in; on a cloud server `-local` issuers get the uniform 401.
+  const signingKeys = config.mode === 'site' ? createSigningKeys({ handle, clock, keySecret }) : undefined
+  const siteSignIn = signingKeys && createSiteSignIn({ handle, clock, siteUsers, signingKeys, lockout, log })
+  // Cloud people (issue 4): the OIDC relying party, loaded at start-up (discovery and key set, never on the request path).
+  const relyingParty = config.oidc === undefined ? undefined : await startRelyingParty(config.oidc, clock, log)
+  const bearerValidators: BearerValidator[] = [
+    ...(signingKeys ? [createSitePinValidator({ signingKeys, siteUsers, clock, log })] : []),
+    ...(relyingParty ? [createOidcPrincipalValidator({ relyingParty, members, platformAdmins, handle, log })] : []),
+  ]
   installAuth(app, {
     config,
     tenancy,
     generation: handle.generation,
-    validateApiKey: createApiKeyValidator({ handle, clock, keySecret: config.keySecret, onUse: lastUsed.touch }),
-    bearerValidators: [...sitePin.bearerValidators, ...identity.bearerValidators],
+    validateApiKey: createApiKeyValidator({ handle, clock, keys: apiKeys, onUse: lastUsed.touch }),
+    bearerValidators,
     peekIssuer,
     rateLimiter: createRateLimiter({ perMinute: () => holder.current().rateLimitPerMinute, clock }),
     authRateLimiter: createRateLimiter({ perMinute: () => holder.current().authRateLimitPerMinute, clock }),
@@ -118,8 +163,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   installIdempotency(app, { handle, clock, keySecret: config.keySecret, waitMs: config.idempotencyWaitMs })
 
   await app.register(healthRoutes, { handle, openapi: () => app.swagger() })
-  await sitePin.register(app, tenancy)
-  await identity.register(app, { tenancy, orgs })
+  if (signingKeys && siteSignIn) {
+    await app.register(sitePinRoutes, { tenancy, signIn: siteSignIn, signingKeys })
+    await app.register(siteUsersRoutes, { prefix: '/api/site/users', siteUsers })
+    await app.register(siteUnlockRoutes, { prefix: '/api/site/users', siteUsers, lockout })
+  }
+  await app.register(membersRoutes, { prefix: '/api/admin/orgs', members, orgs })
+  // Browser sessions need a client of the provider as well.
+  const client = config.oidc?.client
+  if (relyingParty && client) {
+    const sessions = createSessionsService({ handle, clock, relyingParty, client, members, platformAdmins, keySecret, log })
+    await app.register(sessionRoutes, { sessions, tenancy, scheme: config.publicOriginScheme })
+  }
   // Each site-scoped area adds what it owns under a site, for the deletion preview (DELETE /api/sites/{code}).
   const siteDependents: SiteDependent[] = []
   const sites = createSitesService({ handle, clock, dependents: siteDependents })
@@ -153,9 +208,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   // AI grounding reads a site through the areas' own services.
   const grounding = { sites, controllers, alarms, electrical }
   await app.register(aiRoutes, { prefix: '/api/ai', ai: createAiService({ config, handle, clock, grounding, log }) })
-  const apiKeys = createApiKeysService({ handle, clock, keySecret: config.keySecret })
   await app.register(apiKeysRoutes, { prefix: '/api/admin/api-keys', apiKeys })
-  await app.register(meRoutes, { prefix: '/api/me', me: createMeService({ mode: config.mode, apiKeys, members: createMembersService({ handle, clock }), siteUsers: createSiteUsersService({ handle, clock }) }) })
+  await app.register(meRoutes, { prefix: '/api/me', me: createMeService({ mode: config.mode, apiKeys, members, siteUsers }) })
   await app.register(consoleRoutes, { dir: deps.consoleDir ?? DEFAULT_CONSOLE_DIR, mode: config.mode, browserSignIn: config.oidc?.client !== undefined })
   await app.register(domainsRoutes, { prefix: '/api/admin/orgs', domains, orgs })
   await app.register(auditRoutes, { prefix: '/api/admin/orgs', handle, orgs })
@@ -163,7 +217,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
 
   await app.register(tenantTransferRoutes, {
     prefix: '/api/admin/orgs', orgs,
-    transfer: createTenantTransferService({ handle, clock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes }),
+    transfer: createTenantTransferService({ handle, clock, mode: config.mode, sites, storedParts: historianStoredParts, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes }),
   })
 
   app.addHook('onClose', async () => { await lastUsed.stop() })

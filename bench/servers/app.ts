@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { buildApp } from '../../src/app.ts'
-import { CLI_ACTOR } from '../../src/auth/principal.ts'
+import { CLI_ACTOR } from '../../src/identity.ts'
+import { endSessionsOfAccount } from '../../src/auth/sessions/end-sessions.ts'
 import { systemClock } from '../../src/clock.ts'
 import { loadConfig } from '../../src/config/load.ts'
 import { connectDatabase } from '../../src/db/connect.ts'
@@ -29,7 +30,7 @@ await migrateToLatest(handle.db)
 const org = await createOrgsService({ handle, clock: systemClock }).provision(process.env.BENCH_ORG_SLUG ?? `bench-${randomBytes(3).toString('hex')}`)
 const adminOid = process.env.BENCH_OIDC_ADMIN_OID
 if (adminOid) {
-  const members = createMembersService({ handle, clock: systemClock })
+  const members = createMembersService({ handle, clock: systemClock, endSessions: endSessionsOfAccount })
   await members.recordSignIn(org.id, { oid: adminOid, email: 'bench@example.test', name: 'Bench' })
   await members.approve(org.id, { actor: CLI_ACTOR, isPlatformAdmin: true }, adminOid, 'admin')
 }

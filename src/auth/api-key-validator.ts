@@ -1,9 +1,15 @@
 import type { Clock } from '../clock.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import type { OrgId } from '../ids.ts'
-import { KEY_PATTERN, verifierOf, verifiersEqual } from '../modules/api-keys/plaintext.ts'
-import { findActiveKeyByVerifier } from '../modules/api-keys/store.ts'
-import { isRole, type Principal } from './principal.ts'
+import type { Principal, Role } from '../identity.ts'
+
+/** The API keys as the selector reads them: the api-keys module's service satisfies it, app.ts passes it in. */
+export interface ApiKeyLookup {
+  /** The verifier a well-formed plaintext is stored under; undefined for a malformed one (no query). */
+  verifierOf(plaintext: string): string | undefined
+  /** The organisation's non-revoked key stored under a verifier, compared in constant time, whose role is known. */
+  activeKeyByVerifier(orgId: OrgId, verifier: string): Promise<{ orgId: OrgId; keyId: string; role: Role; expiresAt: number } | undefined>
+}
 
 interface VerifiedKey {
   principal: Principal
@@ -15,7 +21,7 @@ const MAX_CACHED_KEYS = 50_000
 export interface ApiKeyValidatorDeps {
   handle: DatabaseHandle
   clock: Clock
-  keySecret: Buffer
+  keys: ApiKeyLookup
   /** Called for every successful authentication; records lastUsedAt off the request path. */
   onUse: (orgId: OrgId, keyId: string, at: number) => void
 }
@@ -26,25 +32,27 @@ export interface ApiKeyValidatorDeps {
  * or an org removal in any process). Expiry is checked against the clock on every call, cached or not.
  */
 export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
-  if (deps.keySecret.length < 32) throw new TypeError('the verifier secret must hold at least 32 bytes')
   const cache = new Map<string, VerifiedKey>()
   let cachedGeneration = deps.handle.generation()
 
-  /** `generation`: the handle's invalidation generation as the caller read it (once per request, http/auth.ts). */
-  return async function validateApiKey(plaintext: string, generation = deps.handle.generation()): Promise<Principal | undefined> {
-    if (!KEY_PATTERN.test(plaintext)) return undefined
-    const verifier = verifierOf(deps.keySecret, plaintext)
+  /**
+   * `orgId`: the organisation the request's host names (the key is looked up within it: one shard on Citus).
+   * `generation`: the handle's invalidation generation as the caller read it (once per request, http/auth.ts).
+   */
+  return async function validateApiKey(plaintext: string, orgId: OrgId, generation = deps.handle.generation()): Promise<Principal | undefined> {
+    const verifier = deps.keys.verifierOf(plaintext)
+    if (verifier === undefined) return undefined
     if (generation !== cachedGeneration) {
       cache.clear()
       cachedGeneration = generation
     }
     let hit = cache.get(verifier)
     if (!hit) {
-      const row = await findActiveKeyByVerifier(deps.handle.db, verifier)
-      if (!row || !verifiersEqual(row.verifier, verifier) || !isRole(row.role)) return undefined
+      const key = await deps.keys.activeKeyByVerifier(orgId, verifier)
+      if (!key) return undefined
       hit = {
-        principal: { orgId: row.org_id as OrgId, kind: 'apiKey', role: row.role, subject: row.id, isPlatformAdmin: false },
-        expiresAt: row.expires_at,
+        principal: { orgId: key.orgId, kind: 'apiKey', role: key.role, subject: key.keyId, isPlatformAdmin: false },
+        expiresAt: key.expiresAt,
       }
       // A revoke that committed while we were reading must not be undone by caching the old row.
       if (deps.handle.generation() === generation) {

@@ -1,4 +1,4 @@
-import { CLI_ACTOR } from '../auth/principal.ts'
+import { CLI_ACTOR } from '../identity.ts'
 import { NotFound } from '../errors/domain-error.ts'
 import { parseDuration, UsageError, type Command } from './command.ts'
 import { withServices } from './runtime.ts'

@@ -8,9 +8,9 @@ import { grantAppRole, roleOfUrl } from '../db/row-level-security.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import { createLogger } from '../http/logger.ts'
-import { creatorDirectory } from '../jobs/creator-directory.ts'
-import { reminderServiceFrom, startReminderJob } from '../jobs/reminders.ts'
+import { startReminderJob } from '../jobs/reminders.ts'
 import type { Command } from './command.ts'
+import { reminderServiceFrom } from './reminders.ts'
 
 function describeDatabase(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@')
@@ -36,7 +36,7 @@ export const serveCommand: Command = {
     // POST /api/admin/config/reload rereads the same sources the start did (the file and this environment).
     const app = await buildApp({ config, handle, clock: systemClock, log, reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }) })
     await app.listen({ host: config.host, port: config.port })
-    const reminders = reminderServiceFrom({ config, handle, clock: systemClock, directory: creatorDirectory(handle, systemClock), log })
+    const reminders = reminderServiceFrom({ config, handle, clock: systemClock, log })
     const stopReminders = reminders ? startReminderJob(reminders, config.reminderIntervalMs, log) : async () => {}
     if (!reminders) log.info('no SMTP relay configured (SITEGRID_SMTP_HOST): key-expiry reminders are off')
     log.info({ mode: config.mode, database: describeDatabase(config.databaseUrl), keySecretSource: config.keySecretSource, baseDomain: config.baseDomain }, 'sitegrid serving')

@@ -1,14 +1,13 @@
 import { createInterface } from 'node:readline'
 import { Writable } from 'node:stream'
-import { CLI_ACTOR, isRole } from '../auth/principal.ts'
-import { createLockout } from '../auth/site-pin/lockout.ts'
+import { CLI_ACTOR, isRole, type Org } from '../identity.ts'
 import { createSigningKeys } from '../auth/site-pin/signing-keys.ts'
 import { systemClock } from '../clock.ts'
 import type { Config } from '../config/schema.ts'
 import { invalidField, NotFound } from '../errors/domain-error.ts'
-import type { Org, OrgsService } from '../modules/orgs/service.ts'
-import { PIN_PATTERN, pinScryptCost } from '../modules/site-users/pin-hash.ts'
-import { createSiteUsersService, type SiteUsersService } from '../modules/site-users/service.ts'
+import type { OrgsService } from '../modules/orgs/service.ts'
+import { PIN_PATTERN } from '../modules/site-users/pin-hash.ts'
+import type { SiteUsersService } from '../modules/site-users/service.ts'
 import { UsageError, type Command } from './command.ts'
 import { withServices } from './runtime.ts'
 
@@ -71,9 +70,9 @@ async function promptTwice(): Promise<string> {
 }
 
 function withSiteUsers<T>(env: NodeJS.ProcessEnv, slug: unknown, fn: (s: { org: Org; siteUsers: SiteUsersService }) => Promise<T>): Promise<T> {
-  return withServices(env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
+  return withServices(env, { requireKeySecret: false }, async ({ config, orgs, siteUsers }) => {
     const org = await siteOrg(orgs, config, slug)
-    return fn({ org, siteUsers: createSiteUsersService({ handle, clock: systemClock, scryptCost: pinScryptCost(config) }) })
+    return fn({ org, siteUsers })
   })
 }
 
@@ -146,10 +145,10 @@ export const siteUserCommands: Command[] = [
     path: ['site-user', 'unlock'], usage: '--email EMAIL [--org SLUG]', positionals: [],
     summary: 'Ends the sign-in lock of an e-mail after repeated wrong PINs and forgets its failures, for the rightful user; recorded in the audit log (site_user.unlocked). Works for any e-mail, as the lock does.',
     options: { ...ORG_OPTION, email: { type: 'string' } },
-    run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
+    run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ config, orgs, lockout }) => {
       const email = required(values, 'email')
       const org = await siteOrg(orgs, config, values.org)
-      const { wasLockedUntil } = await createLockout({ handle, clock: systemClock }).unlockEmail(org.id, CLI_ACTOR, email)
+      const { wasLockedUntil } = await lockout.unlockEmail(org.id, CLI_ACTOR, email)
       io.err(wasLockedUntil ? `unlocked ${email} (was locked until ${new Date(wasLockedUntil).toISOString()})` : `${email} was not locked; its failures are forgotten`)
     }),
   },

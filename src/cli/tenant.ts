@@ -1,8 +1,9 @@
 import { createReadStream } from 'node:fs'
 import { pipeline } from 'node:stream/promises'
-import { CLI_ACTOR } from '../auth/principal.ts'
+import { CLI_ACTOR } from '../identity.ts'
 import { NotFound } from '../errors/domain-error.ts'
 import { createSitesService } from '../modules/sites/service.ts'
+import { historianStoredParts } from '../modules/historian/transfer.ts'
 import { createTenantTransferService } from '../modules/tenant-transfer/service.ts'
 import { systemClock } from '../clock.ts'
 import type { Command } from './command.ts'
@@ -17,7 +18,7 @@ export const tenantCommands: Command[] = [
       const org = await orgs.findBySlug(positionals[0]!)
       if (!org) throw new NotFound()
       const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
-      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes })
+      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, storedParts: historianStoredParts, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes })
       await pipeline(await transfer.exportPackage(org, (values.site as string | undefined) ?? null), process.stdout)
     }),
   },
@@ -29,7 +30,7 @@ export const tenantCommands: Command[] = [
       const org = await orgs.findBySlug(positionals[0]!)
       if (!org) throw new NotFound()
       const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
-      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes })
+      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, storedParts: historianStoredParts, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes })
       const report = await transfer.importFile(org, CLI_ACTOR, () => createReadStream(positionals[1]!), { force: values.force === true, dryRun: values['dry-run'] === true })
       io.out(JSON.stringify(report))
     }),

@@ -7,7 +7,9 @@ import { Type, type Static } from 'typebox'
  */
 export const RawConfigSchema = Type.Object({
   DATABASE_URL: Type.String({ default: 'sqlite:./data/sitegrid.db', pattern: '^(sqlite:|postgres://|postgresql://)', description: '`sqlite:PATH` or `postgres://…`' }),
-  SITEGRID_DATABASE_APP_URL: Type.Optional(Type.String({ pattern: '^(postgres://|postgresql://)', description: 'PostgreSQL: the role `serve` runs as (neither owner nor BYPASSRLS; row-level security applies); DATABASE_URL (the owner) then only migrates, and `sitegrid migrate` grants this role its table rights' })),
+  SITEGRID_DATABASE_APP_URL: Type.Optional(Type.String({ pattern: '^(postgres://|postgresql://)', description: 'PostgreSQL: the role `serve` runs as ' +
+    '(neither owner nor BYPASSRLS; row-level security applies); DATABASE_URL (the owner) then only migrates, ' +
+    'and `sitegrid migrate` grants this role its table rights' })),
   SITEGRID_MODE: Type.Union([Type.Literal('site'), Type.Literal('cloud')], { default: 'site' }),
   SITEGRID_BASE_DOMAIN: Type.String({ default: 'localhost', minLength: 1, pattern: '^[a-z0-9.-]+$' }),
   SITEGRID_SITE_ORG: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'site mode: the organisation served on hosts that are not `{slug}.{base domain}`' })),
@@ -26,13 +28,18 @@ export const RawConfigSchema = Type.Object({
   SITEGRID_MIGRATE_ON_START: Type.Boolean({ default: true }),
   SITEGRID_SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   SITEGRID_DB_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5_000, minimum: 100, description: 'PostgreSQL: longest wait for a pool connection (or a new one); then the request fails with 503 `ServiceUnavailable`' }),
-  SITEGRID_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'PostgreSQL: the server cancels a statement running longer (`statement_timeout`); historian merges and the electrical network replace lift it for their own transaction' }),
-  SITEGRID_DB_QUERY_TIMEOUT_MS: Type.Integer({ default: 0, minimum: 0, description: 'PostgreSQL: a query without any answer from the server within this fails (503) and its connection is discarded; catches a silent network (blackhole) that statement_timeout cannot. 0: off. Must exceed the longest statement (historian merges run without a statement timeout)' }),
+  SITEGRID_DB_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'PostgreSQL: the server cancels a statement running longer ' +
+    '(`statement_timeout`); historian merges and the electrical network replace lift it for their own transaction' }),
+  SITEGRID_DB_QUERY_TIMEOUT_MS: Type.Integer({ default: 0, minimum: 0, description: 'PostgreSQL: a query without any answer from the server within this ' +
+    'fails (503) and its connection is discarded; catches a silent network (blackhole) that statement_timeout cannot. 0: ' +
+    'off. Must exceed the longest statement (historian merges run without a statement timeout)' }),
   SITEGRID_LAST_USED_FLUSH_MS: Type.Integer({ default: 2_000, minimum: 10, maximum: 60_000 }),
   SITEGRID_TRUST_PROXY: Type.Boolean({ default: false }),
   SITEGRID_PIN_SCRYPT_LOG2N: Type.Integer({ default: 15, minimum: 10, maximum: 20, description: 'site PINs: scrypt cost N = 2^this (r=8, p=1); lower only in tests' }),
   SITEGRID_TENANT_PACKAGE_MAX_BYTES: Type.Integer({ default: 4 * 1024 ** 3, minimum: 1024, description: 'largest tenant package accepted by PUT …/tenant/import/package' }),
-  SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES: Type.Integer({ default: 16 * 1024 ** 3, minimum: 1024, description: 'largest inflated (gunzipped) size of a tenant package, checked while it is read: a decompression bomb is refused with 413 once past it, never inflated whole' }),
+  SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES: Type.Integer({ default: 16 * 1024 ** 3, minimum: 1024, description: 'largest inflated (gunzipped) ' +
+    'size of a tenant package, checked while it is read: a decompression bomb is refused with 413 once past it, ' +
+    'never inflated whole' }),
   SITEGRID_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, description: 'SMTP relay for key-expiry reminders; unset: reminders are recorded as skipped' })),
   SITEGRID_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535 }),
   SITEGRID_SMTP_SECURITY: Type.Union([Type.Literal('starttls'), Type.Literal('tls'), Type.Literal('none')], { default: 'starttls', description: '`starttls` (required upgrade), `tls` (implicit, port 465) or `none` (loopback relays only)' }),

@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiKeyValidator } from '../auth/api-key-validator.ts'
-import { roleAtLeast, type Principal, type Role } from '../auth/principal.ts'
+import { roleAtLeast, type Principal, type Role, type Org } from '../identity.ts'
 import type { Config } from '../config/schema.ts'
 import { runInRequestScope } from '../db/tenant-scope.ts'
 import { Forbidden, UNAUTHORIZED_DETAIL } from '../errors/domain-error.ts'
 import { sendProblem } from './problem.ts'
-import type { Org } from '../modules/orgs/service.ts'
 import type { createRateLimiter } from './rate-limit.ts'
 import type { Tenancy } from './tenancy.ts'
 
@@ -119,7 +118,7 @@ async function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, g
   if (apiKey !== undefined) {
     // Spec 5 rule 1: the API key wins; never a 400 for sending both.
     if (authorization !== undefined) request.log.warn({ event: 'auth.both_credentials' }, 'X-Api-Key and Authorization both present; using the API key')
-    return typeof apiKey === 'string' ? deps.validateApiKey(apiKey, generation) : undefined
+    return typeof apiKey === 'string' ? deps.validateApiKey(apiKey, org.id, generation) : undefined
   }
   if (authorization === undefined) return undefined
   const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(authorization)

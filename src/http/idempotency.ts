@@ -36,7 +36,13 @@ const POINTER = `/${IDEMPOTENCY_HEADER}`
 
 const HEADER_SCHEMA = {
   type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$',
-  description: 'Optional. 1 to 255 printable ASCII characters chosen by the client (a UUID is a good choice). The first request with a key executes; a retry with the same key, method, path and body within 24 hours gets the stored answer again, with `Idempotent-Replayed: true`, and changes nothing. Keys are scoped to the organisation. Stored: 2xx and 4xx answers except 409 and 429; a 5xx, 409 or 429 is not stored, so a retry executes anew. The same key with another body or path: 422 `IdempotencyKeyReused`. A retry while the first is still executing waits for its answer (409 `IdempotencyKeyInProgress` with `Retry-After` if it takes longer than the configured wait).',
+  description: 'Optional. 1 to 255 printable ASCII characters chosen by the client (a UUID is a good choice). ' +
+    'The first request with a key executes; a retry with the same key, method, ' +
+    'path and body within 24 hours gets the stored answer again, with `Idempotent-Replayed: true`, and changes nothing. ' +
+    'Keys are scoped to the organisation. Stored: 2xx and 4xx answers except 409 and 429; a 5xx, 409 or 429 is not stored, ' +
+    'so a retry executes anew. The same key with another body or path: 422 `IdempotencyKeyReused`. ' +
+    'A retry while the first is still executing waits for its answer (409 `IdempotencyKeyInProgress` with `Retry-After` if ' +
+    'it takes longer than the configured wait).',
 }
 
 /** Stripe's rule: only answers of a request that began executing are stored, and never a conflict or a throttle. */

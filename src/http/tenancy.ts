@@ -1,8 +1,18 @@
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import { enterRequestOrgScope, withSystemScope } from '../db/tenant-scope.ts'
-import type { DomainsService } from '../modules/orgs/domains-service.ts'
-import type { Org, OrgsService } from '../modules/orgs/service.ts'
+import type { Org } from '../identity.ts'
+
+/** The organisations by slug (the orgs module's service satisfies it; app.ts passes it in). */
+export interface OrgDirectory {
+  findBySlug(slug: string): Promise<Org | undefined>
+  list(): Promise<Org[]>
+}
+
+/** The custom domain bindings (the orgs module's domains service satisfies it). */
+export interface HostBindings {
+  findByHost(host: string): Promise<{ org: Org; isEnabled: boolean } | undefined>
+}
 
 const MAX_HOST_LENGTH = 253
 const MAX_CACHED_HOSTS = 10_000
@@ -19,7 +29,7 @@ const DISABLED: HostBinding = Object.freeze({ org: undefined })
  * Results are cached and dropped with the handle's invalidation generation (an org removal or a binding
  * change in any process).
  */
-export function createTenancy(deps: { config: Config; orgs: OrgsService; handle: DatabaseHandle; domains?: Pick<DomainsService, 'findByHost'> }) {
+export function createTenancy(deps: { config: Config; orgs: OrgDirectory; handle: DatabaseHandle; domains?: HostBindings }) {
   const { config, orgs, handle, domains } = deps
   const suffix = `.${config.baseDomain}`
   const cache = new Map<string, Org>()

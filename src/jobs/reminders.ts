@@ -1,23 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Clock } from '../clock.ts'
-import type { Config } from '../config/schema.ts'
-import type { DatabaseHandle } from '../db/connect.ts'
 import { withSystemScope } from '../db/tenant-scope.ts'
-import { createSmtpSender } from '../modules/reminders/mail.ts'
-import { createReminderService, type CreatorDirectory } from '../modules/reminders/service.ts'
 
-/** Builds the reminder service from the configuration; undefined when no SMTP relay is configured. */
-export function reminderServiceFrom(deps: { config: Config; handle: DatabaseHandle; clock: Clock; directory: CreatorDirectory; log: FastifyBaseLogger }) {
-  const { config } = deps
-  if (!config.smtp) return undefined
-  return createReminderService({
-    handle: deps.handle, clock: deps.clock, send: createSmtpSender(config.smtp), operatorEmail: config.operatorEmail, directory: deps.directory,
-    onError: (err, keyId) => deps.log.warn({ keyId, code: (err as { code?: string }).code }, 'reminder send failed; retried on the next poll'),
-  })
+/** One poll of the reminders (the reminders module's service; cli/ builds it): its summary is logged. */
+export interface ReminderPoll {
+  runOnce(): Promise<object>
 }
 
 /** Polls every `intervalMs` (spec 8: 24 hours), first right after start; safe with N processes. */
-export function startReminderJob(service: ReturnType<typeof createReminderService>, intervalMs: number, log: FastifyBaseLogger) {
+export function startReminderJob(service: ReminderPoll, intervalMs: number, log: FastifyBaseLogger) {
   let running: Promise<unknown> | undefined
   const tick = () => {
     if (running) return

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { bodyFingerprint, IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS } from '../../src/http/idempotency.ts'
 import { setUpAi } from '../../src/modules/ai/route-test-setup.ts'
 import { controllerBody, equipmentSetup, rowCount } from '../../src/modules/controllers/test-support.ts'
-import type { Org } from '../../src/modules/orgs/service.ts'
+import type { Org } from '../../src/identity.ts'
 import { harness, testDialects, type Harness } from '../harness.ts'
 
 const keyRows = async (h: Harness, org: Org) =>

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import { describe, it } from 'node:test'
-import { CLI_ACTOR } from '../../src/auth/principal.ts'
+import { CLI_ACTOR } from '../../src/identity.ts'
 import { accountSubject, LOCK_THRESHOLD } from '../../src/auth/site-pin/lockout.ts'
 import { systemClock } from '../../src/clock.ts'
 import { createSiteUsersService } from '../../src/modules/site-users/service.ts'

@@ -3,9 +3,9 @@
 import fc from 'fast-check'
 import { sql, type Kysely } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
-import { CLI_ACTOR } from '../../src/auth/principal.ts'
+import { CLI_ACTOR, type Org } from '../../src/identity.ts'
+import { endSessionsOfAccount } from '../../src/auth/sessions/end-sessions.ts'
 import { createMembersService } from '../../src/modules/orgs/members-service.ts'
-import type { Org } from '../../src/modules/orgs/service.ts'
 import type { Credential, Harness } from '../harness.ts'
 import { multipart } from '../../src/modules/historian/test-setup.ts'
 import { responseValidator } from '../support/response-validator.ts'
@@ -129,7 +129,7 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
   const batch = String((await expectStatus(await h.inject(owner, { method: 'POST', url: '/api/historian/import-batches', payload: upload.payload, headers: upload.headers }), 201, 'historian batch')).id)
   const extraKey = await h.mintKey(org, 'member', { name: `${prefix} member key` })
   const account = `oid-${prefix}-${org.slug}`
-  const members = createMembersService({ handle: h.handle, clock: h.clock })
+  const members = createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount })
   await members.recordSignIn(org.id, { oid: account, email: `${prefix.toLowerCase()}@example.test`, name: `${prefix} user` })
   await members.approve(org.id, { actor: CLI_ACTOR, isPlatformAdmin: true }, account, 'member')
   const domain = `${prefix.toLowerCase()}-${org.slug}.example.com`

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { harness, testDialects, type Harness } from '../harness.ts'
-import type { Org } from '../../src/modules/orgs/service.ts'
+import type { Org } from '../../src/identity.ts'
 
 const login = (h: Harness, org: Org, remoteAddress: string) => h.app.inject({
   method: 'POST', url: '/auth/site/login', remoteAddress, headers: { host: `${org.slug}.localhost` },

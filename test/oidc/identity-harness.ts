@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import type { TestContext } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { CLI_ACTOR, type Role } from '../../src/auth/principal.ts'
+import { CLI_ACTOR, type Role, type Org } from '../../src/identity.ts'
+import { endSessionsOfAccount } from '../../src/auth/sessions/end-sessions.ts'
 import { createMembersService } from '../../src/modules/orgs/members-service.ts'
 import { createPlatformAdminsService } from '../../src/modules/orgs/platform-admins-service.ts'
-import type { Org } from '../../src/modules/orgs/service.ts'
 import { harness, type Harness, type TestDialect } from '../harness.ts'
 import { startOidcProvider, type OidcTestAccount, type OidcTestProvider } from '../support/oidc-provider.ts'
 
@@ -82,7 +82,7 @@ export async function identityHarness(t: TestContext, dialect: TestDialect, shar
     SITEGRID_OIDC_CLIENT_ID: clientIdOf(slug), SITEGRID_OIDC_CLIENT_SECRET: CLIENT_SECRET, SITEGRID_PUBLIC_ORIGIN_SCHEME: shared.scheme,
   })
   const org = await h.createOrg(slug)
-  const members = createMembersService({ handle: h.handle, clock: h.clock })
+  const members = createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount })
   const platformAdmins = createPlatformAdminsService({ handle: h.handle, clock: h.clock })
   const ensure = (name: string) => {
     const key = `${name}.${slug}`

@@ -2,10 +2,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { BearerValidator } from '../../http/auth.ts'
 import type { OrgId } from '../../ids.ts'
-import type { Access, MembersService } from '../../modules/orgs/members-service.ts'
-import type { Org } from '../../modules/orgs/service.ts'
-import type { PlatformAdminsService } from '../../modules/orgs/platform-admins-service.ts'
-import type { Principal } from '../principal.ts'
+import type { Access, Org, Principal } from '../../identity.ts'
+import type { Memberships, PlatformAdminList } from './accounts.ts'
 import { InvalidBearerToken } from './errors.ts'
 import type { RelyingParty } from './relying-party.ts'
 
@@ -22,8 +20,8 @@ const MAX_CACHED = 50_000
  */
 export function createOidcPrincipalValidator(deps: {
   relyingParty: RelyingParty
-  members: MembersService
-  platformAdmins: PlatformAdminsService
+  members: Pick<Memberships, 'accessOf' | 'accessForBearer'>
+  platformAdmins: PlatformAdminList
   handle: DatabaseHandle
   log: FastifyBaseLogger
 }): BearerValidator {

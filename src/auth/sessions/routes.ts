@@ -4,10 +4,11 @@ import type { FastifyRequest } from 'fastify'
 import { NotFound } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import type { Tenancy } from '../../http/tenancy.ts'
-import type { Org } from '../../modules/orgs/service.ts'
+import type { Org } from '../../identity.ts'
 import { clearHostCookie, LOGIN_COOKIE, originOf, readCookie, requireSameOrigin, SESSION_COOKIE, setHostCookie } from './cookies.ts'
 import { CallbackQuery, LoginQuery, Redirect, SessionTokenSchema } from './schemas.ts'
 import { LOGIN_TTL_MS, type SessionsService } from './service.ts'
+import { docs } from './docs.ts'
 
 const TAGS = ['Sign-in']
 
@@ -25,7 +26,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'Start a browser sign-in', security: [],
-      description: 'Redirects (302) to the identity provider\'s authorize URL (authorization code with PKCE S256, `state` and `nonce`). The pending sign-in is kept server-side for 10 minutes under a `__Host-sitegrid-login` cookie, so the callback must come back to the same browser. Policy: public.',
+      description: docs.startSignIn,
       querystring: LoginQuery,
       response: { 302: Redirect('To the provider\'s authorize URL.'), ...problemResponses(400, 404, 429) },
     },
@@ -40,7 +41,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'Finish a browser sign-in (the provider redirects here)', security: [],
-      description: 'Checks `state` (and `iss`, RFC 9207) against the pending sign-in of this browser, redeems the code with the PKCE verifier, verifies the ID token (`nonce`) and the access token, then creates a NEW server-side session and sets `__Host-sitegrid-session` (HttpOnly, Secure, SameSite=Lax) before redirecting (303) to the `returnTo` given at login. An account unknown to the organisation gets a pending membership request: the session exists, and API calls answer 403 until an owner or admin approves it. A sign-in that cannot be accepted: 400 `SignInFailed`. Policy: public.',
+      description: docs.finishSignIn,
       querystring: CallbackQuery,
       response: { 303: Redirect('To the `returnTo` path given at login (default `/`).'), ...problemResponses(400, 404, 429, 503) },
     },
@@ -59,7 +60,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'The session\'s access token', security: [],
-      description: 'No body. Answers the access token of the browser session named by the `__Host-sitegrid-session` cookie, refreshed at the provider when less than a minute is left. The console keeps it in memory and calls the API with `Authorization: Bearer`. `Origin` must be this host (403 otherwise). No session, an ended or expired one, or a refresh the provider refuses: the uniform 401. Policy: the session cookie.',
+      description: docs.sessionAccessToken,
       response: { 200: SessionTokenSchema, ...problemResponses(401, 403, 404, 429, 503) },
     },
   }, async (request, reply) => {
@@ -74,7 +75,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'Sign out', security: [],
-      description: 'No body. Deletes the server-side session (in every process at once) and clears the cookie; 204 whether or not there was a session (idempotent). `Origin` must be this host (403 otherwise). The provider\'s own session is not ended. Policy: the session cookie, if any.',
+      description: docs.signOut,
       response: { 204: { type: 'null', description: 'Signed out.' }, ...problemResponses(403, 404, 429) },
     },
   }, async (request, reply) => {

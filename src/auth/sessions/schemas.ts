@@ -1,7 +1,8 @@
 import { Type } from 'typebox'
 
 export const LoginQuery = Type.Object({
-  returnTo: Type.Optional(Type.String({ maxLength: 2048, description: 'Where to land after sign-in: an absolute path on this host (`/sites/A?tab=x`). Anything else (another host, `//host`, a scheme) is ignored and `/` is used.' })),
+  returnTo: Type.Optional(Type.String({ maxLength: 2048, description: 'Where to land after sign-in: an absolute path on this host (`/sites/A?tab=x`). ' +
+    'Anything else (another host, `//host`, a scheme) is ignored and `/` is used.' })),
   loginHint: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Passed to the provider as OIDC `login_hint` (e.g. the e-mail typed in the console).' })),
 }, { additionalProperties: false })
 

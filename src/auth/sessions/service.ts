@@ -2,9 +2,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import { DomainError, Unauthorized } from '../../errors/domain-error.ts'
-import type { MembersService } from '../../modules/orgs/members-service.ts'
-import type { PlatformAdminsService } from '../../modules/orgs/platform-admins-service.ts'
-import type { Org } from '../../modules/orgs/service.ts'
+import type { Org } from '../../identity.ts'
+import type { Memberships, PlatformAdminList } from '../oidc/accounts.ts'
 import { buildAuthorizationRequest, readAuthorizationCallback } from '../oidc/code-flow.ts'
 import { AuthorizationCallbackRejected, InvalidBearerToken, InvalidIdToken, OidcTokenRequestFailed } from '../oidc/errors.ts'
 import { verifyIdToken } from '../oidc/id-token.ts'
@@ -42,8 +41,8 @@ export function createSessionsService(deps: {
   clock: Clock
   relyingParty: RelyingParty
   client: { id: string; secret: string }
-  members: MembersService
-  platformAdmins: PlatformAdminsService
+  members: Pick<Memberships, 'accessOf' | 'recordSignIn'>
+  platformAdmins: PlatformAdminList
   keySecret: Buffer
   log: FastifyBaseLogger
 }) {

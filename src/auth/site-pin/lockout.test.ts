@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { comparableBody, comparableHeaders, harness, testDialects, type Harness } from '../../../test/harness.ts'
 import { CHEAP_PINS, addSiteUser, login } from '../../../test/site/support.ts'
-import type { Org } from '../../modules/orgs/service.ts'
+import type { Org } from '../../identity.ts'
 import { FIRST_LOCK_MS, LOCK_THRESHOLD, accountSubject } from './lockout.ts'
 
 /** The account counter of an e-mail as stored: every reserved attempt (every PIN checked) is in `failures`. */

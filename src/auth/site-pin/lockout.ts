@@ -1,9 +1,8 @@
-import type { Actor } from '../principal.ts'
+import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
+import type { Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
-import { recordAudit } from '../../modules/audit/service.ts'
-import { normaliseEmail } from '../../modules/site-users/service.ts'
 import { clearSignInFailures, findSignInFailures, refundSignInAttempt, reserveSignInAttempt, setLockedUntil } from './lockout-store.ts'
 
 /** Failures before the first lock; each further failure doubles the delay, up to an hour. */
@@ -26,6 +25,9 @@ export interface Reserved { refusedBy?: undefined; locksSet: Map<string, number>
 /** The attempt must not check a PIN: `refusedBy` is locked until `lockedUntil` (epoch ms). */
 export interface Refused { refusedBy: string; lockedUntil: number }
 
+/** Writes an audit row in the caller's transaction: the audit module's recordAudit, bound to a clock by app.ts. */
+export type RecordAudit = (trx: Db, orgId: OrgId, actor: Actor, entry: { action: string; target: string; detail?: Record<string, unknown> }) => Promise<void>
+
 class SubjectLocked extends Error {
   constructor(readonly refusal: Refused) { super('locked') }
 }
@@ -37,7 +39,13 @@ class SubjectLocked extends Error {
  * attempts run at once, in however many processes, no more than LOCK_THRESHOLD PINs of a subject are checked
  * before it locks, and one per lock period after.
  */
-export function createLockout(deps: { handle: DatabaseHandle; clock: Clock }) {
+export function createLockout(deps: {
+  handle: DatabaseHandle
+  clock: Clock
+  /** The site users' e-mail normalisation: an account's lock is keyed by the form its e-mail is stored under. */
+  normaliseEmail: (email: string) => string
+  audit: RecordAudit
+}) {
   const db = deps.handle.db
   return {
     /** Reserves one PIN check on every subject, all or none (a refused attempt counts nowhere). */
@@ -75,12 +83,12 @@ export function createLockout(deps: { handle: DatabaseHandle; clock: Clock }) {
 
     /** An operator ends the lock of an e-mail (known or not) and forgets its failures; audited as `site_user.unlocked`. */
     async unlockEmail(orgId: OrgId, actor: Actor, email: string): Promise<{ wasLockedUntil: number }> {
-      const normalised = normaliseEmail(email)
+      const normalised = deps.normaliseEmail(email)
       return db.transaction().execute(async (trx) => {
         const row = await clearSignInFailures(trx, orgId, accountSubject(normalised))
         const now = deps.clock.now()
         const wasLockedUntil = row && row.locked_until > now ? row.locked_until : 0
-        await recordAudit(trx, deps.clock, orgId, actor, {
+        await deps.audit(trx, orgId, actor, {
           action: 'site_user.unlocked', target: normalised,
           detail: { failures: row?.failures ?? 0, lockedUntil: wasLockedUntil ? new Date(wasLockedUntil).toISOString() : null },
         })

@@ -6,6 +6,7 @@ import { PinLocked, SignInThrottled } from './errors.ts'
 import { ChangePinBody, JwksSchema, RefreshBody, SiteLoginBody, SiteSessionSchema } from './schemas.ts'
 import type { SiteSignIn } from './sign-in.ts'
 import type { SigningKeys } from './signing-keys.ts'
+import { docs } from './docs.ts'
 
 const TAGS = ['Site sign-in']
 
@@ -15,7 +16,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'Sign in with e-mail and PIN', security: [],
-      description: 'Policy: public (this is the sign-in). Returns a 15-minute access token and a refresh token. An unknown e-mail and a wrong PIN get the same 401 in the same time. Each attempt is counted on its e-mail (known or not) and on its client address before its PIN is checked, so parallel requests, other addresses and other server processes check no more PINs: after 5 failures the e-mail and the address each lock, 30 s at first and doubling with each further failure (at most 1 h). While locked no PIN is checked: a locked address gets 429 `SignInThrottled`; a locked e-mail gets 423 `PinLocked` whatever the PIN and whether or not a site user has it (same status, body and headers). Both carry `Retry-After` and `lockedUntil`, the lock\'s end; an owner ends an e-mail\'s lock with `sitegrid site-user unlock --email`. A correct PIN resets the e-mail\'s count and counts nowhere.',
+      description: docs.signIn,
       body: SiteLoginBody,
       response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 423, 429) },
     },
@@ -35,7 +36,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'Change one\'s own PIN',
-      description: 'Policy: public (the current PIN is the credential); any site role. The same checks, answers and locks as sign-in, counted on the same counters (401; while locked, whatever the PIN, 423 `PinLocked` or 429 `SignInThrottled` with `Retry-After` and `lockedUntil`). 204; every session of the user ends, so sign in again with the new PIN.',
+      description: docs.changeOwnPin,
       security: [],
       body: ChangePinBody,
       response: { 204: { type: 'null', description: 'PIN changed.' }, ...problemResponses(400, 401, 413, 415, 423, 429) },
@@ -56,7 +57,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'Renew the session without the PIN', security: [],
-      description: 'Policy: public (the refresh token is the credential). Each refresh token works once; the answer carries a new one. Presenting a used token again revokes every token of that sign-in (reuse detection). A PIN change or a removed user ends the session. Failures: the uniform 401.',
+      description: docs.renewSession,
       body: RefreshBody,
       response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 429) },
     },
@@ -70,7 +71,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'End the session', security: [],
-      description: 'Policy: public (the refresh token is the credential). Revokes every refresh token of the sign-in; access tokens already issued run out within 15 minutes. 204 whether or not the token was known.',
+      description: docs.endSession,
       body: RefreshBody,
       response: { 204: { type: 'null', description: 'Signed out.' }, ...problemResponses(400, 413, 415, 429) },
     },
@@ -84,7 +85,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
     config: { policy: 'public' },
     schema: {
       tags: TAGS, summary: 'The local public key set', security: [],
-      description: 'Policy: public. The ES256 public keys that verify site-PIN tokens of this site (issuer `sitegrid-site-local`): the current key and retired keys whose tokens may still be alive. Never a private key.',
+      description: docs.localPublicKeySet,
       response: { 200: JwksSchema, ...problemResponses(404) },
     },
   }, async (request, reply) => {

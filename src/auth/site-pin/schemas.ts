@@ -30,8 +30,3 @@ export const JwksSchema = Type.Object({
     kty: Type.String(), crv: Type.String(), x: Type.String(), y: Type.String(), kid: Type.String(), alg: Type.String(), use: Type.String(),
   }, { additionalProperties: false })),
 }, { $id: 'SiteJwks', additionalProperties: false })
-
-export const SiteUserUnlockedSchema = Type.Object({
-  email: Type.String({ description: 'The e-mail whose sign-in lock ended.' }),
-  wasLockedUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the lock would have ended; null when the e-mail was not locked (its failure count is reset all the same).' }),
-}, { $id: 'SiteUserUnlocked', additionalProperties: false })

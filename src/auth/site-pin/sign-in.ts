@@ -4,13 +4,13 @@ import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import { Unauthorized } from '../../errors/domain-error.ts'
 import { newId, randomBase62, type OrgId } from '../../ids.ts'
-import type { Org } from '../../modules/orgs/service.ts'
-import { normaliseEmail, type SiteUserCredentialState, type SiteUsersService } from '../../modules/site-users/service.ts'
+import type { Org } from '../../identity.ts'
 import { issueAccessToken } from './access-token.ts'
 import { PinLocked, SignInThrottled } from './errors.ts'
 import { accountSubject, addressSubject, type Lockout } from './lockout.ts'
 import { deleteExpiredRefreshTokens, findRefreshToken, insertRefreshToken, markRefreshTokenUsed, revokeRefreshFamily } from './refresh-store.ts'
 import type { SigningKey, SigningKeys } from './signing-keys.ts'
+import type { SiteUserCredential, SiteUserCredentials } from './site-users.ts'
 import { ACCESS_TOKEN_TTL_S, REFRESH_FAMILY_TTL_MS, REFRESH_TOKEN_TTL_MS } from './token-policy.ts'
 
 export const REFRESH_TOKEN_PATTERN = /^srt_[0-9A-Za-z]{43}$/
@@ -31,12 +31,21 @@ const hashToken = (token: string) => createHash('sha256').update(token).digest('
  * Site-PIN sign-in (spec 5 rule 7): PIN → access token + refresh token; refresh rotates the refresh token at
  * each use, and a reused one revokes its whole family. Every credential failure is the uniform Unauthorized.
  */
-export function createSiteSignIn(deps: { handle: DatabaseHandle; clock: Clock; siteUsers: SiteUsersService; signingKeys: SigningKeys; lockout: Lockout; log: FastifyBaseLogger }) {
+export function createSiteSignIn(deps: {
+  handle: DatabaseHandle
+  clock: Clock
+  siteUsers: SiteUserCredentials
+  signingKeys: SigningKeys
+  lockout: Lockout
+  log: FastifyBaseLogger
+}) {
   const { handle, clock, siteUsers, signingKeys, lockout, log } = deps
   const db = handle.db
 
   // The signing key is fetched before any transaction: creating one opens its own (SQLite has one connection).
-  async function session(trx: typeof db, key: SigningKey, org: Org, user: SiteUserCredentialState, familyId: string, familyExpiresAt: number, now: number): Promise<SiteSession> {
+  async function session(
+    trx: typeof db, key: SigningKey, org: Org, user: SiteUserCredential, familyId: string, familyExpiresAt: number, now: number,
+  ): Promise<SiteSession> {
     const refreshToken = `srt_${randomBase62(43)}`
     const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt)
     await insertRefreshToken(trx, {
@@ -60,9 +69,9 @@ export function createSiteSignIn(deps: { handle: DatabaseHandle; clock: Clock; s
    * before any PIN is checked, so a locked e-mail answers the same whatever the PIN — or Unauthorized (unknown
    * e-mail or wrong PIN: same answer, same cost). The attempt is reserved on both counters before the check.
    */
-  async function authenticate(org: Org, email: string, pin: string, clientAddress: string): Promise<SiteUserCredentialState> {
+  async function authenticate(org: Org, email: string, pin: string, clientAddress: string): Promise<SiteUserCredential> {
     const address = addressSubject(clientAddress)
-    const account = accountSubject(normaliseEmail(email))
+    const account = accountSubject(siteUsers.normaliseEmail(email))
     const reserved = await lockout.reserve(org.id, [address, account])
     if (reserved.refusedBy === address) throw new SignInThrottled(reserved.lockedUntil, clock.now())
     if (reserved.refusedBy !== undefined) throw new PinLocked(reserved.lockedUntil, clock.now())

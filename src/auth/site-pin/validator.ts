@@ -2,10 +2,9 @@ import { decodeProtectedHeader, errors, jwtVerify } from 'jose'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../../clock.ts'
 import type { BearerValidator } from '../../http/auth.ts'
-import type { Org } from '../../modules/orgs/service.ts'
-import type { SiteUsersService } from '../../modules/site-users/service.ts'
-import type { Principal } from '../principal.ts'
+import type { Org, Principal } from '../../identity.ts'
 import type { SigningKeys } from './signing-keys.ts'
+import type { SiteUserCredentials } from './site-users.ts'
 import { CLOCK_TOLERANCE_S, SIGNING_ALG, SITE_AUDIENCE, SITE_ISSUER } from './token-policy.ts'
 
 const MAX_TOKEN_LENGTH = 4096
@@ -16,7 +15,12 @@ const MAX_TOKEN_LENGTH = 4096
  * from the site user's row, read on every request, so a removal, demotion or PIN change takes effect at once.
  * Any failure is `undefined`: the caller answers the uniform 401; jose's reason goes to the debug log.
  */
-export function createSitePinValidator(deps: { signingKeys: SigningKeys; siteUsers: SiteUsersService; clock: Clock; log: FastifyBaseLogger }): BearerValidator {
+export function createSitePinValidator(deps: {
+  signingKeys: SigningKeys
+  siteUsers: Pick<SiteUserCredentials, 'credentialState'>
+  clock: Clock
+  log: FastifyBaseLogger
+}): BearerValidator {
   const { signingKeys, siteUsers, clock, log } = deps
   return {
     accepts: (issuer) => issuer.endsWith('-local'),

@@ -21,6 +21,7 @@ import * as alarmShelves from './1800-alarm-shelves.ts'
 import * as historianPointsNarrow from './1900-historian-points-narrow.ts'
 import * as tenantPolicyPerStatement from './2000-tenant-policy-per-statement.ts'
 import * as tenantImportChunksBinary from './2100-tenant-import-chunks-binary.ts'
+import * as tenantUniqueKeys from './2200-tenant-unique-keys.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '1900-historian-points-narrow': historianPointsNarrow,
   '2000-tenant-policy-per-statement': tenantPolicyPerStatement,
   '2100-tenant-import-chunks-binary': tenantImportChunksBinary,
+  '2200-tenant-unique-keys': tenantUniqueKeys,
 }

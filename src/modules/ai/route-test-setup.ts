@@ -8,7 +8,7 @@ import { startFakeOpenAi } from '../../../test/support/fake-openai.ts'
 import type { FakeOpenAi } from '../../../test/support/fake-openai.ts'
 import { harness, sleep } from '../../../test/harness.ts'
 import type { Harness, TestDialect } from '../../../test/harness.ts'
-import type { Org } from '../orgs/service.ts'
+import type { Org } from '../../identity.ts'
 
 export const CLOUD_KEY = 'sk-cloud-9d8c7b6a5f4e3d2c1b0aZZ'
 

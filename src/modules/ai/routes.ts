@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { actorOf } from '../../auth/principal.ts'
+import { actorOf } from '../../identity.ts'
 import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import { HttpFailure } from './call.ts'
@@ -9,15 +9,7 @@ import { AiClientGone, AiLimitExceeded, AiProviderUnavailable, isAiError } from 
 import { CompleteBody, CompletionSchema, UsageQuery, UsageReportSchema } from './schemas.ts'
 import type { AiService } from './service.ts'
 import { clientGoneSignal, sendSseStream } from './sse.ts'
-
-const COMPLETE_NOTE = [
-  'Policy: members and above (cloud: organisation role; site server: site role).',
-  'Limits per organisation and tier: `requestsPerMinute` (rolling minute) and `tokensPerDay` (UTC day); 429 `RateLimited` with `Retry-After`.',
-  'Prompts bound for a provider that is not `trusted` are redacted first (IP addresses, CIP routes, `csk_` keys, PIN-like digit runs); `redactions` counts them.',
-  '`stream: true` answers `text/event-stream`: `event: delta` `{text}` as the model writes, then `event: done` (model, tier, finishReason, usage, redactions, grounding) or `event: error` `{code, status, message}`. A failure before the first event is an ordinary problem response.',
-  'Provider failures: 502 `AiProviderError`, 503 `AiProviderUnavailable` (with `Retry-After` when known), 504 `AiProviderTimeout`; the provider\'s own text is never returned. 503 `AiNotConfigured` when the server has no AI configuration.',
-  'Prompts and completions are not logged and not stored; only the token usage is. The one exception is asked for by the client: with `Idempotency-Key` (not with `stream: true`), the answer is kept sealed for 24 hours so that a retry replays it instead of asking the model again.',
-].join(' ')
+import { docs } from './docs.ts'
 
 /** Retry-After for limits and provider back-off; the provider's detail (`cause`) goes to the debug log only. */
 function beforeProblem(reply: FastifyReply, log: FastifyBaseLogger, error: unknown): void {
@@ -39,7 +31,7 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
     config: { policy: 'member', idempotent: { refuse: (body) => ((body as { stream?: unknown } | undefined)?.stream === true ? 'cannot be used with `stream: true` (a stream cannot be replayed)' : undefined) } },
     schema: {
       tags: ['AI'], summary: 'Ask a language model',
-      description: `Spec 4.4. \`tier\` picks a configured class of model, \`model\` one from the allow-list, neither: the default tier. \`siteId\` grounds the answer in that site (see \`grounding\`). ${COMPLETE_NOTE}`,
+      description: docs.askLanguageModel,
       body: CompleteBody,
       response: {
         200: {
@@ -91,7 +83,7 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
     config: { policy: 'admin' },
     schema: {
       tags: ['AI'], summary: 'Read the organisation\'s AI usage',
-      description: 'Requests and tokens per UTC day and tier (`from`..`to`, at most 366 days, default the last 30), and each tier\'s limits with the current load. Policy: admins and owners; members get 403.',
+      description: docs.readAiUsage,
       querystring: UsageQuery,
       response: { 200: UsageReportSchema, ...problemResponses(400, 401, 403, 429) },
     },

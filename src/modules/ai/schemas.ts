@@ -26,13 +26,17 @@ export type Usage = Static<typeof UsageSchema>
 
 export const RedactionsSchema = Type.Object({
   ip: Type.Integer(), cipRoute: Type.Integer(), apiKey: Type.Integer(), pin: Type.Integer(), total: Type.Integer(),
-}, { additionalProperties: false, description: 'Placeholders put into the prompt and system prompt before they left for a provider that is not trusted; all zero for a trusted (on-premise) provider or with redaction off.' })
+}, { additionalProperties: false, description: 'Placeholders put into the prompt and system prompt before they left for a provider that is not trusted; ' +
+  'all zero for a trusted (on-premise) provider or with redaction off.' })
 export type Redactions = Static<typeof RedactionsSchema>
 
 export const GroundingSchema = Type.Union([
   Type.Object({
     siteId: Type.String(),
-    included: Type.Array(Type.String(), { description: '`site` (code, name, status, time zone, location, description), `controllers` (name, asset number, platform, protocol, address, CIP path, edge, poll interval; up to 50), `activeAlarms` (priority, condition, instance, state, raised time, message; up to 25) and `<area>Count` for each area that keeps rows under a site (for example `controllersCount`).' }),
+    included: Type.Array(Type.String(), { description: '`site` (code, name, status, time zone, location, description), `controllers` (name, asset number, ' +
+      'platform, protocol, address, CIP path, edge, poll interval; up to 50), `activeAlarms` (priority, condition, instance, ' +
+      'state, raised time, message; up to 25) and `<area>Count` for each area that keeps rows under a site (for example ' +
+      '`controllersCount`).' }),
   }, { additionalProperties: false }),
   Type.Null(),
 ], { description: 'What was added to the system prompt from `siteId`; null without one.' })

@@ -1,4 +1,4 @@
-import type { Actor } from '../../auth/principal.ts'
+import type { Actor } from '../../identity.ts'
 import type { AlarmsTable, Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 import { AlarmStateConflict } from './errors.ts'

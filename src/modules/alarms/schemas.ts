@@ -11,7 +11,8 @@ export const MAX_LOAD_PERIOD_MS = 31 * 86_400_000
 /** An event may be stamped at most this far ahead of the server's clock (gateway clock drift). */
 export const MAX_FUTURE_SKEW_MS = 5 * 60_000
 
-const STATE_DESCRIPTION = 'ISA-18.2 state: `active_unacknowledged`, `active_acknowledged`, `returned_unacknowledged` (RTN unack), `normal`, `shelved` (until `shelvedUntil`), `out_of_service`.'
+const STATE_DESCRIPTION = 'ISA-18.2 state: `active_unacknowledged`, `active_acknowledged`, `returned_unacknowledged` (RTN unack), `normal`, ' +
+  '`shelved` (until `shelvedUntil`), `out_of_service`.'
 export const AlarmStateSchema = Type.Union([
   Type.Literal('active_unacknowledged'), Type.Literal('active_acknowledged'), Type.Literal('returned_unacknowledged'),
   Type.Literal('normal'), Type.Literal('shelved'), Type.Literal('out_of_service'),

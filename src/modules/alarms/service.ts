@@ -1,4 +1,4 @@
-import type { Actor } from '../../auth/principal.ts'
+import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'

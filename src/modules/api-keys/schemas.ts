@@ -4,7 +4,8 @@ const Timestamp = (description: string) => Type.String({ format: 'date-time', de
 
 export const KeyRole = Type.String({
   minLength: 1, maxLength: 50,
-  description: 'One of `owner`, `admin`, `member`. The control-plane roles `platform_admin`, `platform_operator` and `service` are reserved (400 `ReservedRole`); a role above the caller\'s own is refused (403).',
+  description: 'One of `owner`, `admin`, `member`. The control-plane roles `platform_admin`, ' +
+    '`platform_operator` and `service` are reserved (400 `ReservedRole`); a role above the caller\'s own is refused (403).',
   examples: ['member'],
 })
 

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { roleAtLeast, isRole, type Actor } from '../../auth/principal.ts'
+import { roleAtLeast, isRole, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import { invalidField, NotFound } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import { ExpiryPolicyViolation, ReservedRole, RoleAboveCaller } from './errors.ts'
-import { generatePlaintext, KEY_PREFIX_LENGTH, verifierOf } from './plaintext.ts'
+import { generatePlaintext, KEY_PATTERN, KEY_PREFIX_LENGTH, verifierOf, verifiersEqual } from './plaintext.ts'
 import type { ApiKey, MintApiKeyInput, MintedApiKey } from './schemas.ts'
-import { findActiveApiKey, insertApiKey, listActiveApiKeys, revokeApiKey } from './store.ts'
+import { findActiveApiKey, findActiveKeyByVerifier, insertApiKey, listActiveApiKeys, markKeysUsed, revokeApiKey } from './store.ts'
 
 const HOUR_MS = 3_600_000
 export const MIN_LIFETIME_MS = HOUR_MS
@@ -28,9 +28,19 @@ export function checkMintRequest(actor: Actor, input: MintApiKeyInput, now: numb
   return { expiresAt }
 }
 
+/** A key that authenticates, as the auth selector needs it (auth/api-key-validator.ts). */
+export interface ActiveApiKey {
+  orgId: OrgId
+  keyId: string
+  role: Role
+  /** Epoch ms; the caller checks it against its clock on every use. */
+  expiresAt: number
+}
+
 export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Clock; keySecret: Buffer | undefined }) {
   const { handle, clock } = deps
   const db = handle.db
+  if (deps.keySecret && deps.keySecret.length < 32) throw new TypeError('the verifier secret must hold at least 32 bytes')
   return {
     /** Mints a key for the caller's organisation; the plaintext is in the result and nowhere else. */
     async mint(orgId: OrgId, actor: Actor, input: MintApiKeyInput): Promise<MintedApiKey> {
@@ -77,6 +87,25 @@ export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Cloc
     async findCreator(orgId: OrgId, keyId: string) {
       const row = await findActiveApiKey(db, orgId, keyId)
       return row && { kind: row.created_by_kind, subject: row.created_by_user_id }
+    },
+
+    /** The verifier a well-formed plaintext is stored under; undefined for a malformed one, which is worth no query. */
+    verifierOf(plaintext: string): string | undefined {
+      if (!KEY_PATTERN.test(plaintext)) return undefined
+      if (!deps.keySecret) throw new TypeError('checking a key needs the verifier secret')
+      return verifierOf(deps.keySecret, plaintext)
+    },
+
+    /** The non-revoked key stored under a verifier (compared in constant time) whose role is known; undefined otherwise. */
+    async activeKeyByVerifier(orgId: OrgId, verifier: string): Promise<ActiveApiKey | undefined> {
+      const row = await findActiveKeyByVerifier(db, orgId, verifier)
+      if (!row || !verifiersEqual(row.verifier, verifier) || !isRole(row.role)) return undefined
+      return { orgId: row.org_id as OrgId, keyId: row.id, role: row.role, expiresAt: row.expires_at }
+    },
+
+    /** Records lastUsedAt for a batch of uses in one transaction (each names its organisation); never moves it back. */
+    async markUsed(uses: ReadonlyArray<{ orgId: string; keyId: string; at: number }>): Promise<void> {
+      await db.transaction().execute((trx) => markKeysUsed(trx, uses))
     },
 
     /** The name of a key that still authenticates, for GET /api/me. */

@@ -32,16 +32,17 @@ export function revokeApiKey(db: Db, orgId: OrgId, keyId: string, at: number, by
 }
 
 /**
- * Authentication runs before the tenant is known: the verifier (a keyed hash of ~190 random bits) is the
- * lookup, and the row it finds names the tenant. The only store query without an org filter.
+ * Authentication: the Host header named the organisation before the key is checked; the verifier (a keyed hash of
+ * ~190 random bits) is the lookup within it (unique per organisation, migration 2200; one shard on Citus). A key of
+ * another organisation is not found: the same uniform 401 as an unknown key.
  */
 // Read on every request with an unknown key (and a cache miss): compiled once per database.
-const activeByVerifier = reusableQuery((db: Db, verifier: string) => db.selectFrom('api_keys')
+const activeByVerifier = reusableQuery((db: Db, orgId: string, verifier: string) => db.selectFrom('api_keys')
   .select(['org_id', 'id', 'verifier', 'role', 'expires_at'])
-  .where('verifier', '=', verifier).where('revoked_at', 'is', null))
+  .where('org_id', '=', orgId).where('verifier', '=', verifier).where('revoked_at', 'is', null))
 
-export async function findActiveKeyByVerifier(db: Db, verifier: string) {
-  const [row] = await activeByVerifier(db, verifier)
+export async function findActiveKeyByVerifier(db: Db, orgId: OrgId, verifier: string) {
+  const [row] = await activeByVerifier(db, orgId, verifier)
   return row
 }
 

@@ -92,7 +92,8 @@ export const PollBudgetSchema = Type.Object({
   utilisation: Type.Number({ description: 'estimatedPollMs / pollIntervalMs; above 1 the gateway falls behind.' }),
   failureDetectionMs: Type.Integer({ description: 'How long an unanswered controller takes to be declared down: timeoutMs × (maxRetries + 1) + retryDelayMs × maxRetries.' }),
   warnings: Type.Array(Type.Object({
-    code: Type.String({ description: `\`PollOverrun\` (estimate above the poll interval), \`PollNearCapacity\` (above ${NEAR_CAPACITY * 100}%), \`SlowFailureDetection\` (failureDetectionMs above ${SLOW_DETECTION_MS / 1000} s with tags mapped).` }),
+    code: Type.String({ description: `\`PollOverrun\` (estimate above the poll interval), \`PollNearCapacity\` (above ${NEAR_CAPACITY * 100}%), ` +
+      `\`SlowFailureDetection\` (failureDetectionMs above ${SLOW_DETECTION_MS / 1000} s with tags mapped).` }),
     message: Type.String(),
   }, { additionalProperties: false }), { description: 'Warnings, never refusals: the save went through.' }),
 }, { additionalProperties: false, description: 'A planning estimate of whether the gateway can read every mapped tag within the poll interval.' })

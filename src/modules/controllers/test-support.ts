@@ -1,6 +1,6 @@
 import type { TestContext } from 'node:test'
 import { harness, type Harness, type TestDialect } from '../../../test/harness.ts'
-import type { Org } from '../orgs/service.ts'
+import type { Org } from '../../identity.ts'
 
 export type As = (method: string, url: string, payload?: unknown, headers?: Record<string, string>) => ReturnType<Harness['inject']>
 

@@ -25,13 +25,16 @@ export const EdgeTypeCode = Type.Integer({ ...openApiEnumAnnotations(EDGE_TYPES)
 
 const NodeId = Type.String({
   minLength: 1, maxLength: LIMITS.nodeIdMax, pattern: '^[^\\u0000-\\u001f\\u007f]*$',
-  description: 'The node\'s id, 1 to 50 characters (no control characters), unique in the site; chosen by the client (e.g. the single-line diagram tag `MSB-1`). Not updatable.',
+  description: 'The node\'s id, 1 to 50 characters (no control characters), unique in the site; chosen by the client (e.g. ' +
+    'the single-line diagram tag `MSB-1`). Not updatable.',
   examples: ['MSB-1'],
 })
 
 const curveDoc = `IEC 60255-151 / IEEE C37.112 curve, nullable, 0 to 50 characters. Accepted names (case-insensitive; spaces, '-', '_', '.', '/' interchangeable): `
-  + `${(Object.keys(CURVES) as Array<keyof typeof CURVES>).map((id) => `${id} (${CURVES[id].label})`).join(', ')}, and the spellings ${ACCEPTED_CURVE_NAMES.join(', ')}. `
-  + 'An unknown name is refused with a 400 naming `protectionCurve` and listing the accepted names; an empty string means no curve. For DT (definite time) `protectionTms` holds the delay in seconds.'
+  + `${(Object.keys(CURVES) as Array<keyof typeof CURVES>).map((id) => `${id} (${CURVES[id].label})`).join(', ')}, `
+  + `and the spellings ${ACCEPTED_CURVE_NAMES.join(', ')}. `
+  + 'An unknown name is refused with a 400 naming `protectionCurve` and listing the accepted names; ' +
+    'an empty string means no curve. For DT (definite time) `protectionTms` holds the delay in seconds.'
 
 const physical = (unit: string, what: string) => nullable(Type.Number({ minimum: 0 }), `${what} in ${unit}: a finite number ≥ 0 (negative or non-finite: 400 naming the field); null clears it.`)
 
@@ -52,13 +55,15 @@ const sharedFields = {
 export const TagBindings = Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: LIMITS.tagValueMax }), {
   maxProperties: LIMITS.tagBindingsMaxKeys,
   propertyNames: { minLength: 1, maxLength: LIMITS.tagKeyMax },
-  description: `Create-only. Signal name → historian/instance tag (e.g. \`"current": "MSB1.I_A"\`): up to ${LIMITS.tagBindingsMaxKeys} keys of 1 to ${LIMITS.tagKeyMax} characters, values of 1 to ${LIMITS.tagValueMax}.`,
+  description: `Create-only. Signal name → historian/instance tag (e.g. \`"current": "MSB1.I_A"\`): ` +
+    `up to ${LIMITS.tagBindingsMaxKeys} keys of 1 to ${LIMITS.tagKeyMax} characters, values of 1 to ${LIMITS.tagValueMax}.`,
 })
 
 export const NodeMetadata = Type.Record(Type.String(), Type.Unknown(), {
   maxProperties: LIMITS.metadataMaxKeys,
   propertyNames: { minLength: 1, maxLength: 100 },
-  description: `Create-only. Any JSON values: up to ${LIMITS.metadataMaxKeys} top-level keys of 1 to 100 characters, at most ${LIMITS.metadataMaxBytes} bytes as JSON.`,
+  description: `Create-only. Any JSON values: up to ${LIMITS.metadataMaxKeys} top-level keys of 1 to 100 characters, ` +
+    `at most ${LIMITS.metadataMaxBytes} bytes as JSON.`,
 })
 
 export const CreateNodeBody = Type.Object({
@@ -80,7 +85,8 @@ export const UpdateNodeBody = Type.Object({
   ...sharedFields,
   tagBindings: Type.Optional(Type.Unknown({ description: CREATE_ONLY_NOTE })),
   metadata: Type.Optional(Type.Unknown({ description: CREATE_ONLY_NOTE })),
-}, { additionalProperties: false, description: 'Spec 2.5: only the fields present change; a null clears a nullable field. `id` is not updatable (400 if sent); `tagBindings` and `metadata` are create-only (400 naming the field).' })
+}, { additionalProperties: false, description: 'Spec 2.5: only the fields present change; a null clears a nullable field. ' +
+  '`id` is not updatable (400 if sent); `tagBindings` and `metadata` are create-only (400 naming the field).' })
 export type UpdateNodeInput = Static<typeof UpdateNodeBody>
 
 const NullableNumber = Type.Union([Type.Number(), Type.Null()])

@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import { testDialects, type Harness } from '../../../test/harness.ts'
 import { parseAll, type FormatName } from './parse/index.ts'
 import { SAMPLES_DIR } from './parse/test-support.ts'
-import { FLUSH_SAMPLES } from './service/import-run.ts'
+import { FLUSH_SAMPLES } from './service/write-pipeline.ts'
 import { FIXTURES, plant, series, sharedHarness, standardParts, upload, type Plant } from './test-setup.ts'
 
 interface Figures {

@@ -4,7 +4,7 @@ import { CompiledQuery } from 'kysely'
 import { harness, testDialects, type TestDialect } from '../../../test/harness.ts'
 import type { Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
-import { bucketsQuery } from './store.ts'
+import { bucketsQuery } from './store/queries.ts'
 
 // The bucketed read once joined the per-bucket first/last values back to the samples in a way SQLite ran as a
 // search of the samples per bucket (quadratic, cubic with the bucket join): `WITH visible AS MATERIALIZED` fixed it.

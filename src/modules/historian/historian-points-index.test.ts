@@ -8,7 +8,7 @@ import { migrations } from '../../db/migrations/index.ts'
 import type { Db } from '../../db/schema.ts'
 import { withSystemScope } from '../../db/tenant-scope.ts'
 import type { OrgId } from '../../ids.ts'
-import { RANGES_PER_STATEMENT, countStoredOfBatch, deleteSamplesOfBatch, ensureSeries, seriesKey } from './store.ts'
+import { RANGES_PER_STATEMENT, countStoredOfBatch, deleteSamplesOfBatch, ensureSeries, seriesKey } from './store/queries.ts'
 
 const ORG = 'org_n' as OrgId
 const WIDE = 'org_w' as OrgId

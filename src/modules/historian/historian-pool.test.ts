@@ -3,7 +3,7 @@ import { Readable } from 'node:stream'
 import { describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { harness, sleep, testDialects } from '../../../test/harness.ts'
-import { FLUSH_SAMPLES } from './service/import-run.ts'
+import { FLUSH_SAMPLES } from './service/write-pipeline.ts'
 import { multipart, plant, standardParts } from './test-setup.ts'
 
 const MAPPING = 'historian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_pump,q\n'

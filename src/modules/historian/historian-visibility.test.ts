@@ -4,7 +4,7 @@ import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { sleep, testDialects, type Harness } from '../../../test/harness.ts'
-import { FLUSH_SAMPLES } from './service/import-run.ts'
+import { FLUSH_SAMPLES } from './service/write-pipeline.ts'
 import { plant, series, sharedHarness, type Plant } from './test-setup.ts'
 
 const MAPPING = 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
-import { MAX_UNMAPPED_TAGS_LISTED } from './service/import-run.ts'
+import { MAX_UNMAPPED_TAGS_LISTED } from './service/batch-record.ts'
 import { assertNothingStored, batchCount, fixture, mappingFor, plant, sampleCount, series, standardParts, upload , sharedHarness } from './test-setup.ts'
 
 for (const dialect of testDialects()) {

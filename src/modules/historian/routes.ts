@@ -1,16 +1,14 @@
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { actorOf } from '../../auth/principal.ts'
+import { actorOf } from '../../identity.ts'
 import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses, unsupportedMediaType } from '../../http/problem.ts'
 import { MultipartLimitExceeded, MultipartMalformed } from './errors.ts'
 import { BatchPage, BatchParams, BatchSchema, CollisionReportSchema, CollisionsQuery, ListBatchesQuery, RejectionReportSchema, RejectionsQuery, SeriesParams, SeriesQuerySchema, SeriesSchema } from './schemas.ts'
 import type { HistorianService, UploadPart } from './service/index.ts'
 import { FIELD_NAMES } from './service/form.ts'
-
-const READ = 'Policy: members read (cloud: organisation role; site server: site role).'
-const WRITE = 'Policy: admins and owners (cloud: organisation role; site server: site role); members get 403.'
+import { docs } from './docs.ts'
 
 /** POST/GET/DELETE /api/historian/import-batches. Multipart is registered for the upload only. */
 export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService; maxFileBytes: number }> = async (app, { historian, maxFileBytes }) => {
@@ -28,7 +26,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'admin' },
       schema: {
         tags: ['Historian'], summary: 'Import a historian export',
-        description: `\`multipart/form-data\` (spec 4.3). Parts: \`site_id\` (the site's code), \`format\` (auto, long, wide, ignition-tall, aveva-history, proficy, citect-pa, piconfig), \`trend_csv\` (file), \`mapping_csv\` (file: historian_tag,instance_id,tag_key[,unit][,scale]), optional \`force\`, \`dryRun\`, \`timezone\` (IANA; default the site's), \`separator\` (, ; tab), \`decimal\` (. ,), \`dateOrder\` (dmy mdy ymd), \`qualityScale\` (percent opc), \`sentinels\` (comma-separated), \`maxRejections\`. Send \`trend_csv\` last to have it streamed straight into the database (otherwise it waits in a temporary file). All or nothing: the batch becomes visible when complete; any failure keeps none of its samples. The same two files for the same site again: 409 naming the earlier batch unless force=true (latest value wins). \`dryRun=true\` answers 200 with the report and stores nothing. Every value read has one outcome, counted: stored, collided, rejected (with its reason), duplicate in the file, sentinel or empty (\`valuesRead\` is their sum). Local times are read in \`timezone\`: a wall time of the repeated hour of a fall-back change is the first pass (the earlier offset: +02:00 CEST in Europe/Paris) until its series goes back in time or lists that wall time again, then the second pass (+01:00 CET), so both 02:30 rows of that night are kept, in file order; a wall time in the spring-forward gap does not exist and its row is rejected (\`local time … does not exist in …\`). A file over SITEGRID_HISTORIAN_MAX_FILE_BYTES, or more parts than the form holds (each field and file once): 413, nothing kept. ${WRITE}`,
+        description: docs.importHistorianExport,
         response: { 200: BatchSchema, 201: BatchSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },
     }, async (request, reply) => {
@@ -44,7 +42,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
   app.get('/', {
     config: { policy: 'member' },
     schema: {
-      tags: ['Historian'], summary: 'List the import batches of a site', description: `Paged, newest first; running and failed batches included. Each batch as a summary: the lists that grow with the file (tags covered, unmapped tags, the first rejections and collisions) are counted (\`tagCount\`, \`unmappedTagCount\`, \`count\`); \`GET …/{batchId}\` lists them. ${READ}`,
+      tags: ['Historian'], summary: 'List the import batches of a site', description: docs.listImportBatches,
       querystring: ListBatchesQuery, response: { 200: BatchPage, ...problemResponses(400, 401, 403, 404, 429) },
     },
   }, async (request) => historian.list(request.principal.orgId, request.query))
@@ -52,7 +50,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
   app.get('/:batchId', {
     config: { policy: 'member' },
     schema: {
-      tags: ['Historian'], summary: 'Read an import batch', description: `With \`progress\` while it runs. A \`running\` batch whose import process is gone (PostgreSQL: its connection's lock is free) is marked \`failed\`, its samples removed, when read here or in the list. ${READ}`,
+      tags: ['Historian'], summary: 'Read an import batch', description: docs.readImportBatch,
       params: BatchParams, response: { 200: BatchSchema, ...problemResponses(401, 403, 404, 429) },
     },
   }, async (request) => historian.get(request.principal.orgId, request.params.batchId))
@@ -61,7 +59,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
     config: { policy: 'member' },
     schema: {
       tags: ['Historian'], summary: 'Download the rejection report of a batch',
-      description: `The first rejected rows and why (JSON; \`?as=csv\` for \`line,column,reason\`). ${READ}`,
+      description: docs.downloadRejectionReport,
       params: BatchParams, querystring: RejectionsQuery,
       response: {
         200: { description: 'The report: JSON, or CSV with `?as=csv`.', content: { 'application/json': { schema: RejectionReportSchema }, 'text/csv': { schema: { type: 'string' } } } },
@@ -82,7 +80,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
     config: { policy: 'member' },
     schema: {
       tags: ['Historian'], summary: 'List the collisions of a batch',
-      description: `Samples of the batch that met a value already stored at the same instance, tag and timestamp: which instance and tag, the timestamp, the value kept and the value discarded (\`keptStored\` without force: the earlier value stays; \`replacedStored\` with force: latest value wins). Every collision is counted (\`count\`); the first 1 000 are listed, paged with \`limit\` (1 to 1 000, default 100) and \`cursor\`. ${READ}`,
+      description: docs.listCollisions,
       params: BatchParams, querystring: CollisionsQuery,
       response: { 200: CollisionReportSchema, ...problemResponses(400, 401, 403, 404, 429) },
     },
@@ -92,7 +90,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
     config: { policy: 'admin' },
     schema: {
       tags: ['Historian'], summary: 'Delete an import batch and its samples',
-      description: `204. A running batch answers 409. Values a forced batch replaced are not restored. ${WRITE}`,
+      description: docs.deleteImportBatch,
       params: BatchParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...problemResponses(401, 403, 404, 409, 429) },
     },
   }, async (request, reply) => {
@@ -107,7 +105,7 @@ export const historianSeriesRoutes: FastifyPluginAsyncTypebox<{ historian: Histo
     config: { policy: 'member' },
     schema: {
       tags: ['Historian'], summary: 'Read a tag\'s history',
-      description: `Raw samples of complete batches in [from, to), or with \`bucket\` time buckets (min, max, mean, first, last, count of the numeric samples) computed in the database; bucket starts are multiples of the width since 1970-01-01T00:00Z. Paged by \`cursor\`. ${READ}`,
+      description: docs.readTagHistory,
       params: SeriesParams, querystring: SeriesQuerySchema, response: { 200: SeriesSchema, ...problemResponses(400, 401, 403, 404, 429) },
     },
   }, async (request) => historian.series(request.principal.orgId, request.params.siteId, request.query))

@@ -24,13 +24,16 @@ const CollisionValueSchema = Type.Object({
 }, { additionalProperties: false })
 
 const UnmappedTagsSchema = Type.Array(Type.Object({ tag: Type.String(), rows: Type.Integer() }, { additionalProperties: false }), {
-  description: 'Historian tags of the file that mapping_csv does not name, with their rejected rows: the first 1 000 such tags in file order. Rows of further unmapped tags are rejected and counted in `rowsRejected` and the rejections report like the others, but not listed here.',
+  description: 'Historian tags of the file that mapping_csv does not name, with their rejected rows: ' +
+    'the first 1 000 such tags in file order. Rows of further unmapped tags are rejected and counted in `rowsRejected` and ' +
+    'the rejections report like the others, but not listed here.',
 })
 
 export const CollisionSchema = Type.Object({
   instanceId: Type.String(), tagKey: Type.String(), ts: Iso,
   resolution: Type.Union([Type.Literal('keptStored'), Type.Literal('replacedStored')], {
-    description: '`keptStored`: without force, the value another batch stored was kept and this batch\'s discarded. `replacedStored`: with force, this batch\'s value replaced the stored one (latest value wins).',
+    description: '`keptStored`: without force, the value another batch stored was kept and this batch\'s discarded. `replacedStored`: ' +
+      'with force, this batch\'s value replaced the stored one (latest value wins).',
   }),
   kept: CollisionValueSchema,
   discarded: CollisionValueSchema,
@@ -46,15 +49,24 @@ const BatchFields = {
   isForced: Type.Boolean({ description: 'Imported with force=true: its samples replaced stored ones at the same tag and timestamp.' }),
   forcedOver: Type.Union([Type.String(), Type.Null()], { description: 'The earlier batch of the same two files, when forced over one.' }),
   rowsRead: Type.Integer({ description: 'Data rows of trend_csv (header, blank, `*` comment and `@` directive lines are not data rows).' }),
-  samplesStored: Type.Integer({ description: 'Samples of the batch, counted in the database when it completes (with force, the ones that replaced a stored value included). A failed batch keeps nothing: 0. A dry run: what it would store (collisions with stored samples are not looked for).' }),
-  rowsRejected: Type.Integer({ description: 'Rejected values, each with its reason in `rejections`: rows (in wide layouts single cells, or a row refused whole counted once), unmapped tags included.' }),
+  samplesStored: Type.Integer({ description: 'Samples of the batch, counted in the database when it completes (with force, ' +
+    'the ones that replaced a stored value included). A failed batch keeps nothing: 0. A dry run: ' +
+    'what it would store (collisions with stored samples are not looked for).' }),
+  rowsRejected: Type.Integer({ description: 'Rejected values, each with its reason in `rejections`: rows (in wide layouts single cells, ' +
+    'or a row refused whole counted once), unmapped tags included.' }),
   collisions: Type.Integer({ description: 'Without force: samples not stored because another batch holds a value at that tag and timestamp.' }),
   replaced: Type.Integer({ description: 'With force: stored values this batch replaced (part of `samplesStored`).' }),
   valuesRead: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'What the accounting counts: one a data row in the one-sample-a-row layouts (equal to `rowsRead`); in `wide` and `citect-pa`, one a tag column of the header for each data row (a cell missing at the end of a short row is an empty value), or one for a row refused whole (its time or Milliseconds, too many fields). Each value has exactly one outcome: valuesRead = samplesStored + collisions + rowsRejected + duplicatesInFile + sentinelValues + emptyValues (`replaced` is part of samplesStored). Null (as are the three below) while the batch runs, for a failed batch, and for batches imported before it was counted.',
+    description: 'What the accounting counts: one a data row in the one-sample-a-row layouts (equal to `rowsRead`); ' +
+      'in `wide` and `citect-pa`, one a tag column of the header for each data row (a cell missing at the end of a short row ' +
+      'is an empty value), or one for a row refused whole (its time or Milliseconds, too many fields). ' +
+      'Each value has exactly one outcome: valuesRead = samplesStored + collisions + rowsRejected + duplicatesInFile + ' +
+      'sentinelValues + emptyValues (`replaced` is part of samplesStored). Null (as are the three below) while the batch runs, ' +
+      'for a failed batch, and for batches imported before it was counted.',
   }),
   duplicatesInFile: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'Samples not stored because a later row of the same file has the same series (instance and tag key) and timestamp; the later row\'s value is kept. A dry run finds those within the same 50 000 samples only.',
+    description: 'Samples not stored because a later row of the same file has the same series (instance and tag key) and timestamp; ' +
+      'the later row\'s value is kept. A dry run finds those within the same 50 000 samples only.',
   }),
   sentinelValues: Type.Union([Type.Integer(), Type.Null()], { description: 'Values equal to one of `sentinels`: no sample, no rejection.' }),
   emptyValues: Type.Union([Type.Integer(), Type.Null()], { description: 'Values that hold nothing (a blank cell, `NA`, `GATED`, SQL `NULL`, a cell missing at the end of a wide row): no sample, no rejection.' }),
@@ -104,7 +116,8 @@ export const BatchSummarySchema = Type.Object({
   tagCount: Type.Integer({ description: 'How many historian tags the batch covers (its `tags`).' }),
 }, {
   $id: 'HistorianBatchSummary', additionalProperties: false,
-  description: 'A batch as listed: the lists that grow with the file (`tags`, `unmappedTags`, the first rejections and collisions) are counted here; read the batch for them.',
+  description: 'A batch as listed: the lists that grow with the file (`tags`, `unmappedTags`, the first rejections and collisions) ' +
+    'are counted here; read the batch for them.',
 })
 
 export const BatchPage = Page(BatchSummarySchema, 'Batches of the site, newest first, as summaries.')
@@ -149,6 +162,7 @@ export const SeriesQuerySchema = Type.Object({
   bucket: Type.Optional(Type.String({ description: 'Width of time buckets: 500ms, 10s, 15m, 1h, 1d. Absent: raw samples.' })),
   ...PageQuery({ defaultLimit: 1000, maxLimit: 10_000 }),
 }, { additionalProperties: false })
+export type SeriesQuery = Static<typeof SeriesQuerySchema>
 
 export const SeriesSchema = Type.Object({
   instanceId: Type.String(),

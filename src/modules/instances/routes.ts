@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
-import { actorOf } from '../../auth/principal.ts'
+import { actorOf } from '../../identity.ts'
 import { invalidField } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import type { BulkItem } from './bulk.ts'
@@ -11,9 +11,8 @@ import {
   SiteScopedParams, UpdateInstanceBody,
 } from './schemas.ts'
 import type { InstancesService } from './service.ts'
+import { docs } from './docs.ts'
 
-const READ = 'Policy: members read (cloud: organisation role; site server: site role). A site or instance of another organisation or another site is the uniform 404.'
-const WRITE = 'Policy: admins and owners (cloud: organisation role; site server: site role); members get 403. A site or instance of another organisation or another site is the uniform 404.'
 const TAGS = ['Instances']
 
 function jsonItems(body: unknown): BulkItem[] {
@@ -34,7 +33,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
     config: { policy: 'admin', idempotent: true },
     schema: {
       tags: TAGS, summary: 'Create an instance',
-      description: `Spec 2.4. \`id\` is given by the caller and unique in the site (409 \`Conflict\`); \`controllerId\` must name a controller of the same site (422 \`UnprocessableEntity\` naming \`/controllerId\`). ${WRITE}`,
+      description: docs.createInstance,
       params: SiteScopedParams, body: CreateInstanceBody, response: { 201: InstanceSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
     },
   }, async (request, reply) => reply.code(201).send(await instances.create(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body)))
@@ -44,10 +43,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
     validatorCompiler: ({ schema, httpPart }) => (httpPart === 'body' ? () => true : coercing.compile(schema)),
     schema: {
       tags: TAGS, summary: 'Create or replace many instances (JSON array or CSV)',
-      description: `Each line is an instance body (spec 2.4) checked like \`POST …/instances\`; a line whose id exists replaces that instance whole (absent optional fields are cleared), `
-        + `one identical to the stored instance is \`unchanged\`. With \`dryRun=true\` nothing is written and the 200 report says what would be created, updated, left unchanged and refused (by line). `
-        + `Otherwise all or nothing: any refused line answers 422 \`UnprocessableEntity\` with the report in \`report\` and each problem in \`errors\` (pointer \`/INDEX/field\` for JSON, \`/line/N/field\` for CSV), and nothing is written. `
-        + `At most ${INSTANCE_LIMITS.bulkMaxItems} lines, within the body size limit. Batches sent at once that name the same new ids all apply: one creates them, the others are planned again on what it left (replaced or \`unchanged\`); only a site that keeps changing under a batch answers 409 \`Conflict\` (nothing written; retry). ${WRITE}`,
+      description: docs.bulkInstances,
       params: SiteScopedParams, querystring: BulkQuery,
       body: { content: { 'application/json': { schema: BulkJsonBody }, 'text/csv': { schema: BulkCsvBody } } },
       response: { 200: BulkReportSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
@@ -61,21 +57,21 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
   app.get('/:siteId/instances', {
     config: { policy: 'member' },
     schema: {
-      tags: TAGS, summary: 'List the site\'s instances', description: `Paged, ordered by id; filters \`controllerId\`, \`area\`, \`typeId\` (exact matches, combined with AND). ${READ}`,
+      tags: TAGS, summary: 'List the site\'s instances', description: docs.listInstances,
       params: SiteScopedParams, querystring: ListInstancesQuery, response: { 200: InstancePage, ...problemResponses(400, 401, 403, 404, 429) },
     },
   }, async (request) => instances.list(request.principal.orgId, request.params.siteId, request.query))
 
   app.get('/:siteId/instances/:instanceId', {
     config: { policy: 'member' },
-    schema: { tags: TAGS, summary: 'Read an instance', description: READ, params: InstanceParams, response: { 200: InstanceSchema, ...problemResponses(401, 403, 404, 429) } },
+    schema: { tags: TAGS, summary: 'Read an instance', description: docs.readInstance, params: InstanceParams, response: { 200: InstanceSchema, ...problemResponses(401, 403, 404, 429) } },
   }, async (request) => instances.get(request.principal.orgId, request.params.siteId, request.params.instanceId))
 
   app.put('/:siteId/instances/:instanceId', {
     config: { policy: 'admin' },
     schema: {
       tags: TAGS, summary: 'Update an instance',
-      description: `All fields optional (\`id\` is fixed): an absent field is left as it is, a null clears \`typeVersion\` or \`area\`; \`tagMappings\` and \`config\` are replaced whole. A \`controllerId\` not of this site is 422. ${WRITE}`,
+      description: docs.updateInstance,
       params: InstanceParams, body: UpdateInstanceBody, response: { 200: InstanceSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 422, 429) },
     },
   }, async (request) => instances.update(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.instanceId, request.body))
@@ -83,7 +79,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
   app.delete('/:siteId/instances/:instanceId', {
     config: { policy: 'admin' },
     schema: {
-      tags: TAGS, summary: 'Delete an instance', description: WRITE,
+      tags: TAGS, summary: 'Delete an instance', description: docs.deleteInstance,
       params: InstanceParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...problemResponses(401, 403, 404, 429) },
     },
   }, async (request, reply) => {

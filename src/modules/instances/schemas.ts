@@ -5,7 +5,8 @@ import { ID_PATTERN, INSTANCE_LIMITS as L } from './limits.ts'
 const Nullable = <T extends TSchema>(s: T, description?: string) => Type.Union([s, Type.Null()], description ? { description } : {})
 
 const InstanceId = Type.String({
-  pattern: ID_PATTERN, description: `Given by the caller: 1 to ${L.idMaxLength} letters, digits, \`.\`, \`_\`, \`:\` and \`-\`, starting with a letter or digit; unique in the site (409 \`Conflict\`).`,
+  pattern: ID_PATTERN, description: `Given by the caller: 1 to ${L.idMaxLength} letters, digits, \`.\`, \`_\`, \`:\` and \`-\`, ` +
+    `starting with a letter or digit; unique in the site (409 \`Conflict\`).`,
   examples: ['CV-101'],
 })
 const Name = Type.String({ minLength: 1, maxLength: L.nameMaxLength, description: `1 to ${L.nameMaxLength} characters.` })
@@ -20,8 +21,10 @@ export const TagMappings = Type.Unsafe<Record<string, string>>({
   maxProperties: L.tagMappingsMaxKeys,
   propertyNames: { minLength: 1, maxLength: L.tagKeyMaxLength },
   additionalProperties: { type: 'string', minLength: 1, maxLength: L.tagValueMaxLength },
-  description: `Logical tag name → controller tag address (e.g. \`"running": "Program:Main.CV101.Run"\`). Up to ${L.tagMappingsMaxKeys} keys of 1 to ${L.tagKeyMaxLength} characters, `
-    + `values of 1 to ${L.tagValueMaxLength} characters, at most ${L.tagMappingsMaxBytes} bytes as JSON. Replaced as a whole. The keys count toward the controller's poll budget.`,
+  description: `Logical tag name → controller tag address (e.g. \`"running": "Program:Main.CV101.Run"\`). ` +
+    `Up to ${L.tagMappingsMaxKeys} keys of 1 to ${L.tagKeyMaxLength} characters, `
+    + `values of 1 to ${L.tagValueMaxLength} characters, at most ${L.tagMappingsMaxBytes} bytes as JSON. Replaced as a whole. ` +
+      `The keys count toward the controller's poll budget.`,
   examples: [{ running: 'Program:Main.CV101.Run', speed: 'Program:Main.CV101.Speed' }],
 })
 
@@ -55,7 +58,8 @@ export const UpdateInstanceBody = Type.Object({
   area: Type.Optional(Area),
   tagMappings: Type.Optional(TagMappings),
   config: Type.Optional(InstanceConfig),
-}, { additionalProperties: false, description: 'The fields of spec 2.4 but `id`, all optional: an absent field is left as it is, a null clears `typeVersion` or `area`; `tagMappings` and `config` are replaced as a whole.' })
+}, { additionalProperties: false, description: 'The fields of spec 2.4 but `id`, all optional: an absent field is left as it is, ' +
+  'a null clears `typeVersion` or `area`; `tagMappings` and `config` are replaced as a whole.' })
 export type UpdateInstanceInput = Static<typeof UpdateInstanceBody>
 
 export const InstanceSchema = Type.Object({
@@ -111,7 +115,8 @@ export type BulkReport = Static<typeof BulkReportSchema>
 
 export const BulkJsonBody = Type.Array(CreateInstanceBody, {
   maxItems: L.bulkMaxItems,
-  description: `Up to ${L.bulkMaxItems} instance bodies (spec 2.4). Each is checked on its own: a bad one is reported by line, not a 400 for the whole request.`,
+  description: `Up to ${L.bulkMaxItems} instance bodies (spec 2.4). Each is checked on its own: a bad one is reported by line, ` +
+    `not a 400 for the whole request.`,
 })
 export const BulkCsvBody = Type.String({
   description: 'CSV (RFC 4180, comma, header row). Columns: `id`, `name`, `typeId`, `assetNumber`, `controllerId` required; `typeVersion`, `area`, '

@@ -1,5 +1,4 @@
-import type { Principal } from '../../auth/principal.ts'
-import type { Org } from '../orgs/service.ts'
+import type { Org, Principal } from '../../identity.ts'
 import type { ApiKeysService } from '../api-keys/service.ts'
 import type { MembersService } from '../orgs/members-service.ts'
 import type { SiteUsersService } from '../site-users/service.ts'

@@ -7,6 +7,7 @@ import { readAuditPage } from '../audit/service.ts'
 import { OrgSlugParams } from './domains-schemas.ts'
 import type { OrgsService } from './service.ts'
 import { targetOrg } from './target-org.ts'
+import { docs } from './docs.ts'
 
 export const AuditEventSchema = Type.Object({
   id: Type.String({ description: 'Time-ordered id (`aud_…`).' }),
@@ -29,7 +30,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ handle: DatabaseHandle; or
     config: { policy: 'orgAdmin' },
     schema: {
       tags: ['Organisation administration'], summary: 'Read the organisation\'s audit trail',
-      description: 'Every administrative change (keys, domains, members, configuration reloads made from this organisation\'s host) with who, what and when; newest first, keyset-paged, optionally filtered by action prefix. Policy: OrgAdmin (organisation owner or admin, or a platform admin; never a site-PIN principal). Members: 403. `{slug}` must be the host\'s organisation (else the uniform 404) unless the caller is a platform admin.',
+      description: docs.readAuditTrail,
       params: OrgSlugParams,
       querystring: ListAuditQuery,
       response: { 200: Page(AuditEventSchema, 'Newest first.'), ...problemResponses(400, 401, 403, 404, 429) },

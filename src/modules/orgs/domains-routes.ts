@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { actorOf } from '../../auth/principal.ts'
+import { actorOf } from '../../identity.ts'
 import { problemResponses } from '../../http/problem.ts'
 import {
   BindDomainBody, DomainBindingPage, DomainBindingSchema, DomainParams, ListDomainsQuery, OrgSlugParams, SetDomainEnabledBody,
@@ -7,8 +7,7 @@ import {
 import type { DomainsService } from './domains-service.ts'
 import type { OrgsService } from './service.ts'
 import { targetOrg } from './target-org.ts'
-
-const POLICY_NOTE = 'Policy: OrgAdmin (organisation owner or admin, or a platform admin; never a site-PIN principal). Members: 403. `{slug}` must be the host\'s organisation (else the uniform 404) unless the caller is a platform admin.'
+import { docs } from './docs.ts'
 
 /** Mounted at /api/admin/orgs. */
 export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService; orgs: Pick<OrgsService, 'findBySlug'> }> = async (app, { domains, orgs }) => {
@@ -16,7 +15,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
     config: { policy: 'orgAdmin', idempotent: true },
     schema: {
       tags: ['Organisation administration'], summary: 'Bind a custom domain',
-      description: `Binds a domain to the organisation, disabled until enabled. A domain serves at most one organisation: 409 \`Conflict\` when any organisation (this one included) holds it. Invalid domains answer 400 naming \`/domain\`. ${POLICY_NOTE}`,
+      description: docs.bindCustomDomain,
       params: OrgSlugParams,
       body: BindDomainBody,
       response: { 201: DomainBindingSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
@@ -30,7 +29,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
     config: { policy: 'orgAdmin' },
     schema: {
       tags: ['Organisation administration'], summary: 'List the domain bindings',
-      description: `Enabled and disabled bindings, in domain order, keyset-paged. ${POLICY_NOTE}`,
+      description: docs.listDomainBindings,
       params: OrgSlugParams,
       querystring: ListDomainsQuery,
       response: { 200: DomainBindingPage, ...problemResponses(400, 401, 403, 404, 429) },
@@ -44,7 +43,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
     config: { policy: 'orgAdmin' },
     schema: {
       tags: ['Organisation administration'], summary: 'Enable or disable a domain binding',
-      description: `An enabled binding serves the organisation exactly as its subdomain does, in every process at once; a disabled one is an unknown host (the uniform 401). An absent or foreign domain answers the uniform 404. ${POLICY_NOTE}`,
+      description: docs.updateDomainBinding,
       params: DomainParams,
       body: SetDomainEnabledBody,
       response: { 200: DomainBindingSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
@@ -58,7 +57,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
     config: { policy: 'orgAdmin' },
     schema: {
       tags: ['Organisation administration'], summary: 'Remove a domain binding',
-      description: `204 with no body; the domain stops serving at once. An absent, foreign or already removed domain answers the same 404. ${POLICY_NOTE}`,
+      description: docs.removeDomainBinding,
       params: DomainParams,
       response: { 204: { type: 'null', description: 'Removed.' }, ...problemResponses(401, 403, 404, 429) },
     },

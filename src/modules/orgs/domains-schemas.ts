@@ -12,7 +12,9 @@ export const DomainParams = Type.Object({
 
 export const BindDomainBody = Type.Object({
   domain: Type.Union([Type.String({ maxLength: 300 }), Type.Null()], {
-    description: 'A lower-case DNS host name (upper case is refused, not folded): at least two labels, at most 253 characters and 63 per label, not an IP address, no wildcard, not the base domain or under it. `null` is refused with 400 naming `/domain`.',
+    description: 'A lower-case DNS host name (upper case is refused, not folded): at least two labels, ' +
+      'at most 253 characters and 63 per label, not an IP address, no wildcard, not the base domain or under it. ' +
+      '`null` is refused with 400 naming `/domain`.',
     examples: ['plant.example.com'],
   }),
 }, { additionalProperties: false })

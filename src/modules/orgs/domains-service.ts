@@ -1,4 +1,4 @@
-import type { Actor } from '../../auth/principal.ts'
+import type { Actor, Org } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { DomainBindingsTable } from '../../db/schema.ts'
@@ -13,7 +13,6 @@ import {
   deleteDomainBinding, domainIsBound, findBindingByHost, findDomainBinding, insertDomainBinding, listDomainBindings,
   setDomainBindingEnabled,
 } from './domains-store.ts'
-import type { Org } from './service.ts'
 import { withSystemScope } from '../../db/tenant-scope.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()

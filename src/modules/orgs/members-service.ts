@@ -1,8 +1,7 @@
-import { roleAtLeast, type Actor, type Role } from '../../auth/principal.ts'
-import { endSessionsOfAccount } from '../../auth/sessions/end-sessions.ts'
+import { roleAtLeast, type Access, type AccountClaims, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
-import type { MembershipsTable } from '../../db/schema.ts'
+import type { Db, MembershipsTable } from '../../db/schema.ts'
 import { NotFound } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import type { OrgId } from '../../ids.ts'
@@ -14,17 +13,11 @@ import {
   lockOrgForMembershipChange, reopenMembership, revokeMembership, updateMembershipProfile,
 } from './members-store.ts'
 
-/** What an account may do at an organisation, from the membership table (never from the token). */
-export type Access =
-  | { readonly status: 'active'; readonly role: Role }
-  | { readonly status: 'pending' | 'revoked' }
-
-/** The identity claims a sign-in or a bearer call brings. */
-export interface AccountClaims {
-  readonly oid: string
-  readonly email?: string
-  readonly name?: string
-}
+/**
+ * Ends every browser session of an account at an organisation inside the caller's transaction and answers how
+ * many: the sign-in side's (auth/sessions/end-sessions.ts), passed in by app.ts so that this module imports no auth.
+ */
+export type EndSessionsOfAccount = (trx: Db, orgId: OrgId, accountId: string) => Promise<number>
 
 /** The caller of an administrative change: its actor, and whether platform authority lifts the role ceiling. */
 export interface MemberAdmin {
@@ -46,8 +39,8 @@ function toAccess(row: Pick<MembershipsTable, 'status' | 'role'>): Access {
   return { status: row.status === 'revoked' ? 'revoked' : 'pending' }
 }
 
-export function createMembersService(deps: { handle: DatabaseHandle; clock: Clock }) {
-  const { handle, clock } = deps
+export function createMembersService(deps: { handle: DatabaseHandle; clock: Clock; endSessions: EndSessionsOfAccount }) {
+  const { handle, clock, endSessions } = deps
   const db = handle.db
 
   function pendingRow(orgId: OrgId, claims: AccountClaims): MembershipsTable {
@@ -143,7 +136,7 @@ export function createMembersService(deps: { handle: DatabaseHandle; clock: Cloc
           if (access.role === 'owner' && await countActiveOwners(trx, orgId) <= 1) throw new LastOwner()
         }
         await revokeMembership(trx, orgId, accountId, clock.now(), admin.actor.subject)
-        const ended = await endSessionsOfAccount(trx, orgId, accountId)
+        const ended = await endSessions(trx, orgId, accountId)
         await recordAudit(trx, clock, orgId, admin.actor, {
           action: access.status === 'active' ? 'member.revoked' : 'member.request_refused',
           target: accountId, detail: { previousStatus: current.status, previousRole: current.role, sessionsEnded: ended },

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { CLI_ACTOR, type Principal } from '../../auth/principal.ts'
+import { CLI_ACTOR, type Org, type Principal } from '../../identity.ts'
 import { satisfiesPolicy } from '../../http/auth.ts'
 import type { OrgId } from '../../ids.ts'
 import { harness, testDialects, type Harness } from '../../../test/harness.ts'
+import { endSessionsOfAccount } from '../../auth/sessions/end-sessions.ts'
 import { createMembersService } from './members-service.ts'
-import type { Org } from './service.ts'
 
 const CLOUD = { SITEGRID_MODE: 'cloud' }
 
 async function seed(h: Harness, org: Org, members: Record<string, 'pending' | 'owner' | 'admin' | 'member'>) {
-  const service = createMembersService({ handle: h.handle, clock: h.clock })
+  const service = createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount })
   for (const [oid, state] of Object.entries(members)) {
     await service.recordSignIn(org.id, { oid, email: `${oid}@example.test`, name: `Name ${oid}` })
     if (state !== 'pending') await service.approve(org.id, { actor: CLI_ACTOR, isPlatformAdmin: true }, oid, state)
@@ -44,7 +44,8 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect, CLOUD)
       const { org, key } = await h.orgWithKey('admin')
       await seed(h, org, { 'oid-c': 'pending', 'oid-a': 'member', 'oid-b': 'admin', 'oid-d': 'pending' })
-      await createMembersService({ handle: h.handle, clock: h.clock }).revoke(org.id, { actor: CLI_ACTOR, isPlatformAdmin: true }, 'oid-d')
+      await createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount })
+        .revoke(org.id, { actor: CLI_ACTOR, isPlatformAdmin: true }, 'oid-d')
       const all = await h.inject({ org, apiKey: key }, { method: 'GET', url: `/api/admin/orgs/${org.slug}/members` })
       assert.equal(all.statusCode, 200, all.body)
       const items = all.json().items as Array<Record<string, unknown>>

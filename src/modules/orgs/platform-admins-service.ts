@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
-import { CLI_ACTOR, type Actor } from '../../auth/principal.ts'
+import { CLI_ACTOR, type Actor } from '../../identity.ts'
 import type { Db } from '../../db/schema.ts'
 import { NotFound } from '../../errors/domain-error.ts'
 import { newId } from '../../ids.ts'

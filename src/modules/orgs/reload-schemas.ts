@@ -15,6 +15,7 @@ export const ReloadResultSchema = Type.Object({
     to: SettingValue,
   }, { additionalProperties: false }), { description: 'Reloadable settings whose new value is now in force (empty: nothing changed).' }),
   requiresRestart: Type.Array(Type.String(), {
-    description: 'Settings whose value in the file or environment differs from the running one but that take effect only at the next start; the running value stays in force.',
+    description: 'Settings whose value in the file or environment differs from the running one but that take effect only at the next ' +
+      'start; the running value stays in force.',
   }),
 }, { $id: 'ConfigReloadResult', additionalProperties: false })

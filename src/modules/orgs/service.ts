@@ -2,17 +2,11 @@ import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import { newOrgId, ORG_ID_PATTERN, type OrgId } from '../../ids.ts'
 import { invalidField, NotFound } from '../../errors/domain-error.ts'
+import type { Org } from '../../identity.ts'
 import { InvalidOrgSlug, OrgIdTaken, OrgSlugTaken } from './errors.ts'
 import { countOrgs, deleteOrgBySlug, findOrgBySlug, insertOrg, listOrgs } from './store.ts'
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
-
-export interface Org {
-  id: OrgId
-  slug: string
-  name: string
-  createdAt: string
-}
 
 function toOrg(row: { id: string; slug: string; name: string; created_at: number }): Org {
   return { id: row.id as OrgId, slug: row.slug, name: row.name, createdAt: new Date(row.created_at).toISOString() }

@@ -1,7 +1,8 @@
 import { enterRequestOrgScope } from '../../db/tenant-scope.ts'
 import type { FastifyRequest } from 'fastify'
 import { NotFound } from '../../errors/domain-error.ts'
-import type { Org, OrgsService } from './service.ts'
+import type { Org } from '../../identity.ts'
+import type { OrgsService } from './service.ts'
 
 /**
  * Spec 4.5: `{slug}` in an administration path must be the host's organisation, else the uniform 404 (the

@@ -6,8 +6,9 @@ import { startSmtpServer } from '../../../test/support/smtp.ts'
 import { createSmtpSender } from './mail.ts'
 import { createReminderService } from './service.ts'
 import { creatorDirectory } from '../../jobs/creator-directory.ts'
+import { createIdentityServices } from '../../app.ts'
 import { createSiteUsersService } from '../site-users/service.ts'
-import { CLI_ACTOR } from '../../auth/principal.ts'
+import { CLI_ACTOR } from '../../identity.ts'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -18,7 +19,9 @@ async function setup(t: Parameters<typeof harness>[0], dialect: Parameters<typeo
   t.after(() => smtp.stop())
   const h = await harness(t, dialect)
   const send = createSmtpSender({ host: '127.0.0.1', port: smtp.port, security: 'none', user: undefined, password: undefined, from: 'sitegrid <no-reply@cell.example>' })
-  const service = (handle = h.handle) => createReminderService({ handle, clock: h.clock, send, operatorEmail: OPERATOR, directory: creatorDirectory(handle, h.clock) })
+  const service = (handle = h.handle) => createReminderService({
+    handle, clock: h.clock, send, operatorEmail: OPERATOR, directory: creatorDirectory(createIdentityServices({ config: h.config, handle, clock: h.clock })),
+  })
   return { h, smtp, service }
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { harness, testDialects, type Harness } from '../../../test/harness.ts'
 import { addSiteUser, login, signedIn } from '../../../test/site/support.ts'
-import type { Org } from '../orgs/service.ts'
+import type { Org } from '../../identity.ts'
 import { verifyPin } from './pin-hash.ts'
 
 const newUser = (role: string, extra: Record<string, unknown> = {}) => ({

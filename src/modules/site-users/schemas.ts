@@ -46,3 +46,8 @@ export const SetPinBody = Type.Object({ pin: PinSchema }, { additionalProperties
 export const SiteUserParams = Type.Object({
   userId: Type.String({ maxLength: 64, description: 'The site user id (`su_…`).' }),
 }, { additionalProperties: false })
+
+export const SiteUserUnlockedSchema = Type.Object({
+  email: Type.String({ description: 'The e-mail whose sign-in lock ended.' }),
+  wasLockedUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the lock would have ended; null when the e-mail was not locked (its failure count is reset all the same).' }),
+}, { $id: 'SiteUserUnlocked', additionalProperties: false })

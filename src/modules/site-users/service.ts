@@ -1,4 +1,4 @@
-import { isRole, roleAtLeast, type Actor, type Role } from '../../auth/principal.ts'
+import { isRole, roleAtLeast, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
@@ -55,6 +55,8 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
   }
 
   return {
+    normaliseEmail,
+
     /** Adds a site user; throws Forbidden (role above the caller's) or Conflict (e-mail taken). */
     async create(orgId: OrgId, actor: Actor, input: CreateSiteUserInput): Promise<SiteUser> {
       checkRank(actor, input.siteRole)

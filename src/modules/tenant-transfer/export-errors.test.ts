@@ -10,6 +10,7 @@ import { it } from 'node:test'
 import { systemClock } from '../../clock.ts'
 import { connectDatabase } from '../../db/connect.ts'
 import { migrateToLatest } from '../../db/migrate.ts'
+import { historianStoredParts } from '../historian/transfer.ts'
 import { createOrgsService } from '../orgs/service.ts'
 import { createSitesService } from '../sites/service.ts'
 import { createTenantTransferService } from './service.ts'
@@ -29,7 +30,7 @@ it('a database failure mid-export fails the package stream, and nothing is left 
     }))).execute()
   }
   const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
-  const transfer = createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites, maxPackageBytes: 1 << 30, maxInflatedBytes: 1 << 30 })
+  const transfer = createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites, storedParts: historianStoredParts, maxPackageBytes: 1 << 30, maxInflatedBytes: 1 << 30 })
   const unhandled: unknown[] = []
   const record = (err: unknown) => unhandled.push(err)
   process.on('uncaughtException', record)

@@ -3,6 +3,7 @@ import { DomainError } from '../../errors/domain-error.ts'
 import { gunzipLimited, splitLines } from '../../http/inflate.ts'
 import { DEPTH_RULE, findUnsafeJson, jsonTextDepth, MAX_JSON_DEPTH } from '../../http/input-guard.ts'
 import { PackageCorrupt, PackageInflatesTooLarge, PackageVersionUnsupported } from './errors.ts'
+import type { Row } from './introspect.ts'
 
 /**
  * A tenant package is gzip of newline-delimited JSON, one record a line, streamable both ways in constant memory:
@@ -27,8 +28,6 @@ export interface PackageHeader {
   site: string | null
   tables: string[]
 }
-
-export type Row = Record<string, unknown>
 
 export interface PackageEvent { part: string; row: Row }
 

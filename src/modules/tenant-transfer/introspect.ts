@@ -2,6 +2,9 @@ import { sql } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
 
+/** A row of a table or of a package part: column name to value. */
+export type Row = Record<string, unknown>
+
 export interface TableShape {
   name: string
   columns: string[]

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { harness, sleep, testDialects, type Harness } from '../../../test/harness.ts'
 import { activeKey } from '../alarms/lifecycle.ts'
-import type { Org } from '../orgs/service.ts'
+import { historianStoredParts } from '../historian/transfer.ts'
+import type { Org } from '../../identity.ts'
 import { EXCLUDED_TABLES, EXPORTED_TABLES } from './tables.ts'
 
 type Cred = { org: Org; apiKey: string }
@@ -93,7 +94,7 @@ async function buildOrganisation(h: Harness, cred: Cred): Promise<void> {
 async function tablesOf(h: Harness, orgId: string, drop: (table: string, row: Record<string, unknown>) => boolean = () => false) {
   const out: Record<string, string[]> = {}
   for (const table of EXPORTED_TABLES) {
-    const rows = table.stored ? await collect(table.stored.stream(h.handle.db, h.handle.dialect, orgId, null))
+    const rows = table.isStoredPart ? await collect(historianStoredParts[table.name]!.stream(h.handle.db, h.handle.dialect, orgId, null))
       : await h.handle.db.selectFrom(table.name as 'sites').selectAll().where('org_id', '=', orgId).execute() as Array<Record<string, unknown>>
     out[table.name] = rows.filter((r) => !drop(table.name, r)).map((r) => {
       const kept = Object.keys(r).sort().filter((c) => !table.omit?.includes(c)).map((c) => [c, normalise(r[c])])

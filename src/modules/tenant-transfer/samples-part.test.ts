@@ -3,8 +3,8 @@ import { gunzipSync } from 'node:zlib'
 import { describe, it } from 'node:test'
 import { harness, testDialects, type Harness } from '../../../test/harness.ts'
 import type { OrgId } from '../../ids.ts'
-import { ensureSeries, seriesKey } from '../historian/store.ts'
-import type { Org } from '../orgs/service.ts'
+import { ensureSeries, seriesKey } from '../historian/store/queries.ts'
+import type { Org } from '../../identity.ts'
 
 type Cred = { org: Org; apiKey: string }
 type Sample = { site_code: string; instance_id: string; tag_key: string; ts: number; value: number | null; text: string | null; quality: number; batch_id: string }

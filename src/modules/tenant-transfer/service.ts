@@ -1,20 +1,19 @@
 import { pipeline, Readable } from 'node:stream'
 import { createGzip } from 'node:zlib'
-import type { Actor } from '../../auth/principal.ts'
+import type { Actor, Org } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { Mode } from '../../config/schema.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
-import type { Org } from '../orgs/service.ts'
 import type { SitesService } from '../sites/service.ts'
 import { isUniqueViolation, rowRuleBroken } from '../../db/constraint-errors.ts'
 import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, PackageTooLarge, UniqueRuleConflicts } from './errors.ts'
-import { PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION, readPackage, writePackage, type PackageHeader, type Row } from './format.ts'
-import { describeTable, describeUniqueKeys, type TableShape } from './introspect.ts'
+import { PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION, readPackage, writePackage, type PackageHeader } from './format.ts'
+import { describeTable, describeUniqueKeys, type Row, type TableShape } from './introspect.ts'
 import { appendChunk, dropStaged, findExisting, findStaged, hasAnyRow, markStaged, readChunks, replaceStagedPackage, streamRows, upsertRows } from './store.ts'
-import { EXPORTED_TABLES, type ExportedTable } from './tables.ts'
+import { EXPORTED_TABLES, type ExportedTable, type StoredPart, type StoredParts } from './tables.ts'
 import { findHeldElsewhere, findUniqueConflicts, uniqueRulesOf, type UniqueRule } from './unique-rules.ts'
 
 /**
@@ -37,25 +36,44 @@ export interface ImportReport {
   parts: Record<string, { create: number; replace: number; unchanged: number }>
 }
 
-interface Part { spec: ExportedTable; shape: TableShape; columns: string[]; unique: UniqueRule[] }
+interface Part { spec: ExportedTable; stored: StoredPart | undefined; shape: TableShape; columns: string[]; unique: UniqueRule[] }
 
 /** A write refused by a unique index the checks before it could not see (another organisation's record): the rows tried. */
 class UniqueIndexRefused extends Error {
   constructor(readonly part: Part, readonly rows: Row[]) { super(`a unique index of ${part.spec.name} refused the import`) }
 }
 
-export function createTenantTransferService(deps: { handle: DatabaseHandle; clock: Clock; mode: Mode; sites: SitesService; maxPackageBytes: number; maxInflatedBytes: number }) {
+export interface TenantTransferDeps {
+  handle: DatabaseHandle
+  clock: Clock
+  mode: Mode
+  sites: SitesService
+  /** The parts EXPORTED_TABLES marks `isStoredPart`, from the areas that store them (historian/transfer.ts). */
+  storedParts: StoredParts
+  maxPackageBytes: number
+  maxInflatedBytes: number
+}
+
+export function createTenantTransferService(deps: TenantTransferDeps) {
   const { handle, clock } = deps
   const db = handle.db
+  const storedOf = (spec: ExportedTable): StoredPart | undefined => {
+    if (spec.isStoredPart !== true) return undefined
+    const stored = deps.storedParts[spec.name]
+    if (stored === undefined) throw new Error(`tenant transfer: no stored part was given for ${spec.name}`)
+    return stored
+  }
+  for (const spec of EXPORTED_TABLES) storedOf(spec) // a composition root that forgets one fails at start-up, not at the first export
 
   async function partsFor(scope: 'org' | 'site', on: Db = db): Promise<Part[]> {
     const parts: Part[] = []
     for (const spec of EXPORTED_TABLES) {
       if (scope === 'site' && spec.scope === 'org') continue
-      const shape = spec.stored ? ((await spec.stored.present(on, handle.dialect)) ? spec.stored.shape : undefined) : await describeTable(on, handle.dialect, spec.name)
+      const stored = storedOf(spec)
+      const shape = stored ? ((await stored.present(on, handle.dialect)) ? stored.shape : undefined) : await describeTable(on, handle.dialect, spec.name)
       if (!shape) continue // an area not in this build
-      const unique = spec.stored ? [] : uniqueRulesOf(await describeUniqueKeys(on, handle.dialect, spec.name)) // a stored part keys its own rows
-      parts.push({ spec, shape, columns: shape.columns.filter((c) => c !== 'org_id' && !spec.omit?.includes(c)), unique })
+      const unique = stored ? [] : uniqueRulesOf(await describeUniqueKeys(on, handle.dialect, spec.name)) // a stored part keys its own rows
+      parts.push({ spec, stored, shape, columns: shape.columns.filter((c) => c !== 'org_id' && !spec.omit?.includes(c)), unique })
     }
     return parts
   }
@@ -85,8 +103,8 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
           const part = batchPart
           const key = part.shape.primaryKey.filter((c) => c !== 'org_id')
           const keyOf = (r: Row) => JSON.stringify(key.map((c) => r[c]))
-          if (!occupied.has(part.spec.name)) occupied.set(part.spec.name, await (part.spec.stored ? part.spec.stored.hasAnyRow(trx, org.id) : hasAnyRow(trx, part.shape, org.id)))
-          const found = occupied.get(part.spec.name) ? await (part.spec.stored ? part.spec.stored.findExisting(trx, handle.dialect, org.id, batch) : findExisting(trx, handle.dialect, part.shape, part.columns, org.id, batch)) : []
+          if (!occupied.has(part.spec.name)) occupied.set(part.spec.name, await (part.stored ? part.stored.hasAnyRow(trx, org.id) : hasAnyRow(trx, part.shape, org.id)))
+          const found = occupied.get(part.spec.name) ? await (part.stored ? part.stored.findExisting(trx, handle.dialect, org.id, batch) : findExisting(trx, handle.dialect, part.shape, part.columns, org.id, batch)) : []
           const existing = new Map(found.map((r) => [keyOf(r), r]))
           const count = (counts[part.spec.name] ??= { create: 0, replace: 0, unchanged: 0 })
           const writes: Row[] = []
@@ -113,7 +131,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
             for (let i = 0; i < restored.length; i += rowsPerStatement(part.shape)) {
               const rows = restored.slice(i, i + rowsPerStatement(part.shape))
               try {
-                await (part.spec.stored ? part.spec.stored.upsert(trx, org.id, rows, memoOf(part.spec.name)) : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
+                await (part.stored ? part.stored.upsert(trx, org.id, rows, memoOf(part.spec.name)) : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
               } catch (err) {
                 if (isUniqueViolation(err)) throw new UniqueIndexRefused(part, rows)
                 const rule = rowRuleBroken(err) // a crafted package: a row the table refuses is bad input, not a 500
@@ -131,7 +149,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
           const part = parts.get(name)
           if (!part) throw new PackageCorrupt(`part ${name} is not a table of this server`)
           checkRow(part, row)
-          if (part !== batchPart || batch.length >= (part.spec.stored ? STORED_BATCH_ROWS : BATCH_ROWS)) await flush()
+          if (part !== batchPart || batch.length >= (part.stored ? STORED_BATCH_ROWS : BATCH_ROWS)) await flush()
           batchPart = part
           batch.push(row)
         }
@@ -167,7 +185,7 @@ export function createTenantTransferService(deps: { handle: DatabaseHandle; cloc
         tables: parts.map((p) => p.spec.name),
       }
       async function* partStreams() {
-        for (const p of parts) yield { part: p.spec.name, rows: p.spec.stored ? p.spec.stored.stream(db, handle.dialect, org.id, siteCode) : streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode) }
+        for (const p of parts) yield { part: p.spec.name, rows: p.stored ? p.stored.stream(db, handle.dialect, org.id, siteCode) : streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode) }
       }
       // pipeline, not pipe: a database failure mid-export reaches the reply through the gzip stream (pipe would leave
       // the source's 'error' unhandled), and a client gone early destroys the source too.

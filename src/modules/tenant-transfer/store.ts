@@ -1,8 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
-import type { TableShape } from './introspect.ts'
-import type { Row } from './format.ts'
+import type { Row, TableShape } from './introspect.ts'
 
 // Generic over the exported tables, so every query here is raw SQL built from introspected column names
 // (never from package content: a package's keys are checked against the table's columns first).

@@ -1,8 +1,6 @@
 import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
-import { samplesPart } from '../historian/transfer.ts'
-import type { Row } from './format.ts'
-import type { TableShape } from './introspect.ts'
+import type { Row, TableShape } from './introspect.ts'
 
 /**
  * A part whose rows are not one table's rows (the historian's samples are stored as series + points, but packages
@@ -19,6 +17,12 @@ export interface StoredPart {
 }
 
 /**
+ * The stored parts by part name. The areas that own them plug them in (app.ts and cli/ pass them to
+ * createTenantTransferService): the transfer imports no area.
+ */
+export type StoredParts = Readonly<Record<string, StoredPart>>
+
+/**
  * What a tenant package holds, in dependency order (a row's foreign keys point only at earlier parts).
  * `tables.test.ts` fails when a table with an `org_id` column is neither here nor in EXCLUDED, so a new area
  * decides explicitly whether its data moves with the organisation.
@@ -31,8 +35,8 @@ export interface ExportedTable {
   omit?: readonly string[]
   /** Fills omitted NOT NULL columns on import. */
   restore?: (row: Record<string, unknown>) => Record<string, unknown>
-  /** Set when the part is not stored as the table `name` (see StoredPart). */
-  stored?: StoredPart
+  /** Set when the part is not stored as the table `name`: its StoredPart is plugged in (StoredParts). */
+  isStoredPart?: true
 }
 
 export const EXPORTED_TABLES: readonly ExportedTable[] = [
@@ -46,7 +50,7 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'alarm_history', scope: 'site' },
   { name: 'alarm_shelves', scope: 'site' },
   { name: 'historian_batches', scope: 'site' },
-  { name: 'historian_samples', scope: 'site', stored: samplesPart },
+  { name: 'historian_samples', scope: 'site', isStoredPart: true },
   { name: 'memberships', scope: 'org' },
   { name: 'domain_bindings', scope: 'org' },
   {

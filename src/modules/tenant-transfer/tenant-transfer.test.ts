@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { describe, it } from 'node:test'
 import { harness, testDialects, type Harness } from '../../../test/harness.ts'
-import type { Org } from '../orgs/service.ts'
+import type { Org } from '../../identity.ts'
 
 type Cred = { org: Org; apiKey: string }
 

@@ -1,8 +1,7 @@
 import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
 import { withSystemScope } from '../../db/tenant-scope.ts'
-import type { Row } from './format.ts'
-import type { TableShape } from './introspect.ts'
+import type { Row, TableShape } from './introspect.ts'
 import { findByColumns } from './store.ts'
 
 /**

@@ -17,4 +17,5 @@ export {
 } from './errors.ts'
 export type { HistorianParseErrorCode, MappingProblem } from './errors.ts'
 export { FORMAT_NAMES } from './types.ts'
-export type { ByteSource, FormatName, ParseSummary, Quality, Rejection, Sample, SampleBatch } from './types.ts'
+export type { ByteSource, FormatName, ParseSummary, Quality, Rejection, Sample } from './types.ts'
+export type { SampleBatch } from './sink.ts'

@@ -7,9 +7,9 @@ import { formatByName } from './formats/registry.ts'
 import { checkOptions, settleOptions } from './options.ts'
 import type { ParseOptions } from './options.ts'
 import { QualityReader } from './quality.ts'
-import { BatchSink } from './sink.ts'
+import { BatchSink, type SampleBatch } from './sink.ts'
 import { TimeReader } from './time-reader.ts'
-import type { ByteSource, ParseSummary, Sample, SampleBatch } from './types.ts'
+import type { ByteSource, ParseSummary, Sample } from './types.ts'
 
 /**
  * Parses a historian export as a stream, in memory bounded by the input chunk size.

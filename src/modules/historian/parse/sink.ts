@@ -1,6 +1,6 @@
 import { CELL_EMPTY, CELL_NUMBER, CELL_SENTINEL, CELL_TEXT } from './cells.ts'
 import type { CellReader } from './cells.ts'
-import type { Quality, Rejection, Sample } from './types.ts'
+import type { FormatName, Quality, Rejection, Sample } from './types.ts'
 
 const INITIAL_CAPACITY = 1024
 
@@ -57,6 +57,18 @@ export class SampleColumns {
     lines.set(this.lines)
     this.lines = lines
   }
+}
+
+/**
+ * What one step of the stream produced. Rejections are complete for the rows of this batch. The samples are columns
+ * the parse reuses: read them before asking for the next batch.
+ */
+export interface SampleBatch {
+  format: FormatName
+  samples: SampleColumns
+  rejections: Rejection[]
+  /** Data rows (header and blank lines excluded) consumed by this batch. */
+  rowsRead: number
 }
 
 /** Collects what the rows of one batch produce; decoders write into it. */

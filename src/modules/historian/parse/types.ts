@@ -1,5 +1,3 @@
-import type { SampleColumns } from './sink.ts'
-
 /** The seven export layouts this parser reads. */
 export const FORMAT_NAMES = [
   'long',
@@ -36,18 +34,6 @@ export interface Rejection {
   reason: string
   /** The column (tag) concerned, when a single cell of a wide row was rejected. */
   column?: string
-}
-
-/**
- * What one step of the stream produced. Rejections are complete for the rows of this batch. The samples are columns
- * the parse reuses: read them before asking for the next batch.
- */
-export interface SampleBatch {
-  format: FormatName
-  samples: SampleColumns
-  rejections: Rejection[]
-  /** Data rows (header and blank lines excluded) consumed by this batch. */
-  rowsRead: number
 }
 
 /** Running totals of a parse; final once iteration has ended. */

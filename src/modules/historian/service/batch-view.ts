@@ -1,5 +1,5 @@
 import type { HistorianBatchesTable } from '../../../db/schema.ts'
-import type { ListedBatchRow } from '../store.ts'
+import type { ListedBatchRow } from '../store/queries.ts'
 import type { Rejection } from '../parse/index.ts'
 
 export interface TagCoverage {

@@ -1,4 +1,4 @@
-import type { Actor } from '../../../auth/principal.ts'
+import type { Actor } from '../../../identity.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import { NotFound, invalidField } from '../../../errors/domain-error.ts'
@@ -7,14 +7,17 @@ import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { SiteDependent } from '../../sites/service.ts'
 import { BatchStillRunning } from '../errors.ts'
-import { type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches } from '../store.ts'
+import { failIfAbandoned } from '../store/batch-end.ts'
+import {
+  type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches,
+} from '../store/queries.ts'
 import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
 import { FormFields, storableFileName, type UploadPart } from './form.ts'
-import { failBatch, ImportRun, type TrendSource } from './import-run.ts'
+import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
-import { readSeries, type SeriesQuery } from './series.ts'
+import type { SeriesQuery } from '../schemas.ts'
+import { readSeries } from './series.ts'
 import { readSmallFile, spoolToDisk, streamingSource, unknownFilePart } from './upload.ts'
-import { whenAbandoned } from './session.ts'
 
 export type { UploadPart } from './form.ts'
 export type { InstanceDirectory } from './mapping.ts'
@@ -40,24 +43,9 @@ export function createHistorianService(deps: HistorianDeps) {
   const { handle, clock, sites, instances, maxFileBytes } = deps
   const db = handle.db
 
-  /**
-   * Cleans a running batch whose import is gone (session.ts whenAbandoned): samples removed, marked failed. Read again
-   * under the import's lock, so an import that completed or failed in the meantime is left as it is.
-   */
-  async function recoverIfAbandoned(orgId: OrgId, batchId: string): Promise<boolean> {
-    let isCleaned = false
-    await whenAbandoned(handle, batchId, async (conn) => {
-      await conn.transaction().execute(async (trx) => {
-        const row = await findBatch(trx, orgId, batchId)
-        if (row?.status !== 'running') return
-        await failBatch(trx, orgId, batchId, { siteCode: row.site_code, coverage: JSON.parse(row.tags) as BatchCoverage[] }, {
-          error: 'The server stopped during the import; nothing of it was kept.', updated_at: clock.now(),
-        })
-        isCleaned = true
-      })
-    })
-    return isCleaned
-  }
+  /** Cleans a running batch whose import is gone (store/batch-end.ts failIfAbandoned). */
+  const recoverIfAbandoned = (orgId: OrgId, batchId: string) =>
+    failIfAbandoned(handle, orgId, batchId, { error: 'The server stopped during the import; nothing of it was kept.', now: () => clock.now() })
 
   /**
    * PostgreSQL: running batches a read meets are cleaned when their import is gone. The start-up recovery misses an
@@ -196,7 +184,7 @@ export function createHistorianService(deps: HistorianDeps) {
 
     /**
      * Start-up: a batch left `running` by a process that died is marked failed and its samples removed. On
-     * PostgreSQL only batches whose importing connection is gone (see session.ts), so live imports of other
+     * PostgreSQL only batches whose importing connection is gone (see store/session.ts), so live imports of other
      * processes are left alone (reads clean the rest later: recoverRead). Returns how many were cleaned.
      */
     async recoverInterrupted(): Promise<number> {

@@ -2,17 +2,8 @@ import type { Db } from '../../../db/schema.ts'
 import { invalidField } from '../../../errors/domain-error.ts'
 import { decodeCursor, encodeCursor } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
-import { listBuckets, listRawSamples } from '../store.ts'
-
-export interface SeriesQuery {
-  instanceId: string
-  tag: string
-  from?: string
-  to?: string
-  bucket?: string
-  limit?: number
-  cursor?: string
-}
+import type { SeriesQuery } from '../schemas.ts'
+import { listBuckets, listRawSamples } from '../store/queries.ts'
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 const QUALITY_NAME = (q: number) => (q >= 192 ? 'good' : q >= 64 ? 'uncertain' : 'bad')

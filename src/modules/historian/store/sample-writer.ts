@@ -2,7 +2,7 @@ import { CompiledQuery, sql } from 'kysely'
 import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
-import { anySampleInRanges, ensureSeries, seriesKey } from '../store.ts'
+import { anySampleInRanges, ensureSeries, seriesKey } from './queries.ts'
 import { BinaryCopy, copyIn } from './pg-copy.ts'
 import type { SampleBuffer } from './sample-buffer.ts'
 

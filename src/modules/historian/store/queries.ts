@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
-import type { Dialect } from '../../db/connect.ts'
-import type { Db, HistorianBatchesTable } from '../../db/schema.ts'
-import type { OrgId } from '../../ids.ts'
+import type { Dialect } from '../../../db/connect.ts'
+import type { Db, HistorianBatchesTable } from '../../../db/schema.ts'
+import type { OrgId } from '../../../ids.ts'
 
 export async function insertBatch(db: Db, row: HistorianBatchesTable): Promise<void> {
   await db.insertInto('historian_batches').values(row).execute()
@@ -303,7 +303,7 @@ export async function listStagedCollisions(db: Db, orgId: OrgId, batchId: string
     select r.instance_id, r.tag_key, s.ts, s.value, s.text, s.quality, h.value as old_value, h.text as old_text, h.quality as old_quality, h.batch_id as old_batch
     from historian_staging s
     join historian_points h on h.org_id = s.org_id and h.series_id = s.series_id and h.ts = s.ts
-    join historian_series r on r.id = s.series_id
+    join historian_series r on r.org_id = s.org_id and r.id = s.series_id
     where s.batch_id = ${batchId} and s.org_id = ${orgId}
     order by r.instance_id, r.tag_key, s.ts
     limit ${limit}`.execute(db)

@@ -1,4 +1,17 @@
-import type { OrgId } from '../ids.ts'
+/*
+ * Who is who, shared by the layers: the organisation a request is for, the principal a credential proves, the
+ * actor recorded for a change. A leaf: it imports nothing from auth/ or modules/, so identity (auth/, http/) and
+ * the areas (modules/) both depend on it and not on each other; app.ts joins them.
+ */
+import type { OrgId } from './ids.ts'
+
+/** A tenant organisation, as the orgs module stores it and the tenancy resolves it from the Host header. */
+export interface Org {
+  id: OrgId
+  slug: string
+  name: string
+  createdAt: string
+}
 
 export const ROLES = ['owner', 'admin', 'member'] as const
 export type Role = (typeof ROLES)[number]
@@ -53,3 +66,15 @@ export function actorOf(principal: Principal): Actor {
 }
 
 export const CLI_ACTOR: Actor = { kind: 'cli', subject: 'cli', role: 'owner' }
+
+/** What an account may do at an organisation, from the membership table (never from the token). */
+export type Access =
+  | { readonly status: 'active'; readonly role: Role }
+  | { readonly status: 'pending' | 'revoked' }
+
+/** The identity claims a sign-in or a bearer call brings. */
+export interface AccountClaims {
+  readonly oid: string
+  readonly email?: string
+  readonly name?: string
+}

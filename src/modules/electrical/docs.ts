@@ -1,0 +1,62 @@
+import type { NetworkLoadLimits } from './service/network-load.ts'
+
+const SITE_404 = 'An unknown site, or one of another organisation, is the uniform 404.'
+const NODE_404 = 'An unknown site or node (or another organisation\'s) is the uniform 404.'
+
+/** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
+export const docs = {
+  createNode:
+    `Spec 2.5: \`id\` (1 to 50 characters, unique in the site: 409 otherwise), \`name\` (1 to 200) and \`nodeType\` required. ` +
+    `Physical quantities are finite and ≥ 0 (400 naming the field). \`tagBindings\` and \`metadata\` can only be set here. ${SITE_404}`,
+  listNodes: `Paged, ordered by id; optionally of one \`nodeType\`. ${SITE_404}`,
+  readNode: NODE_404,
+  updateNode:
+    `Spec 2.5: only the fields present change; a null clears a nullable field. \`id\` is not updatable and \`tagBindings\`/\`metadata\` are create-only: ` +
+    `sending any of them is a 400 naming it, and nothing changes. ${NODE_404}`,
+  deleteNode:
+    `A node still connected by edges is refused with 409 \`Conflict\` (\`edgeCount\` says how many) unless \`cascade=true\`, which deletes those edges in ` +
+    `the same transaction. ${NODE_404}`,
+  createEdge:
+    `Spec 2.6. Both ends must be nodes of the site (422 naming the end otherwise); a self-loop is refused (422); ` +
+    `the triple (sourceId, targetId, edgeType) is the edge's identity, so a repeat is a 409. Direction is kept as given (topology ignores it). ${SITE_404}`,
+  listEdges: `Paged, ordered by (sourceId, targetId, edgeType); \`nodeId\` keeps the edges touching one node. ${SITE_404}`,
+  deleteEdge:
+    'Spec 4.2: the edge is named by `source`, `target` and `type`, all three required (400 naming a missing one). ' +
+    '204, or the uniform 404 when the site or the edge does not exist.',
+  readNetwork:
+    `Every node (by id) and edge (by source, target, type) in one document: the body \`PUT …/network\` accepts, ` +
+      `apart from the read-only fields. ${SITE_404}`,
+  replaceNetwork: ({ maxBytes, maxNodes, maxEdges }: NetworkLoadLimits) =>
+    'For integrators who keep the network in another tool: `{ nodes: [node create bodies], edges: [edge bodies] }` (`application/json`) replaces ' +
+    'the site\'s network atomically — all or nothing. The body is streamed: parsed as it arrives and staged in chunks, in constant memory whatever ' +
+    `its size; edges may come before nodes. Bounds (configurable): at most ${maxBytes} bytes (\`SITEGRID_NETWORK_MAX_BYTES\`), ${maxNodes} nodes ` +
+    `(\`SITEGRID_NETWORK_MAX_NODES\`) and ${maxEdges} edges (\`SITEGRID_NETWORK_MAX_EDGES\`): one more is a 413 naming the limit; the global body ` +
+    'limit does not apply here. Each element is checked like `POST …/nodes` and `POST …/edges`: field rules give a 400 listing each field ' +
+    '(`/nodes/3/ratedCurrentA`, up to 100 problems, after which the body is read no further); broken JSON, an empty body or a connection closed ' +
+    'early is a 400 `MalformedBody`; graph rules (duplicate ids, unknown ends, self-loops, repeated triples) a 422 listing each problem. ' +
+    `A refused or interrupted load changes nothing. Nodes whose id existed keep their createdAt. ${SITE_404}`,
+  islands: `Direction ignored; each island lists its nodes and supplies (UtilitySupply, Generator, UpsBattery), largest first. ${SITE_404}`,
+  loops:
+    `\`isRadial\` and each independent loop with the edge that closes it (the candidate normally-open point). Parallel edges between two nodes form a loop. ` +
+    `${SITE_404}`,
+  isolatedNodes: SITE_404,
+  supplyPaths:
+    `One shortest path (by hops, direction ignored) to each supply reachable from the node, nearest first; \`isSupplied\` false and no path when none is. ` +
+    `${NODE_404}`,
+  tripTime:
+    `Uses the node's \`protectionCurve\`, \`protectionPickupA\` (Is) and \`protectionTms\`. IEC 60255-151: ` +
+    `t = TMS·k/((I/Is)^α − 1) with SI k 0.14 α 0.02, VI 13.5/1, EI 80/2, LTI 120/1; IEEE C37.112: ` +
+    `t = TD·(A/((I/Is)^p − 1) + B) with MI 0.0515/0.02/0.114, VI 19.61/2/0.491, EI 28.2/2/0.1217; DT: t = TMS seconds. ` +
+    `At or below pickup \`trips\` is false and \`tripTimeS\` null. A node without a usable curve, pickup > 0 and TMS > 0: 422. ${NODE_404}`,
+  protectionCoordination:
+    `For a fault at the node, walks the supply path (nearest supply, or \`supplyId\`) and tabulates each protective device met, fault end first: ` +
+    `curve, pickup, TMS, multiple, trip time, the margin to the next device upstream and a status (\`OK\`, \`Violation\` when the margin is below ` +
+    `\`gradingMarginS\`, \`NotTripping\`). Nodes with incomplete settings are listed in \`skipped\`. A node with no supply: 422. ${NODE_404}`,
+  exportPandapowerNetwork:
+    `A file \`pandapower.from_json\` loads (format 3.0.0), for load-flow and short-circuit studies offline. Mapping: UtilitySupply → ext_grid; ` +
+    `Generator → gen; PowerTransformer → trafo (IEC 60076-5 minimum vk); CircuitBreaker/FuseSwitch/Disconnector → closed bus-bus switch (CB/LBS/DS) when ` +
+    `they have two connections; Switchboard/MCC/VSD/EarthingPoint → bus; Motor → motor; FeederLoad → load; CapacitorBank → shunt; UpsBattery → storage. ` +
+    `Cable/OverheadLine → line (length from the fed node's cableLengthM); BusbarLink/TransformerWinding merge their ends into one bus; BusTie → switch. ` +
+    `Not exported: impedanceOhms, cableSize, protection settings, tagBindings, metadata. ` +
+    `\`envelope=true\` wraps it as \`{ net, notes }\` with every approximation applied. ${SITE_404}`,
+}

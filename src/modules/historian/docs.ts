@@ -1,0 +1,31 @@
+/** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
+export const docs = {
+  importHistorianExport:
+    '`multipart/form-data` (spec 4.3). Parts: `site_id` (the site\'s code), `format` (auto, long, wide, ignition-tall, aveva-history, proficy, citect-pa, ' +
+    'piconfig), `trend_csv` (file), `mapping_csv` (file: historian_tag,instance_id,tag_key[,unit][,scale]), optional `force`, `dryRun`, `timezone` (IANA; ' +
+    'default the site\'s), `separator` (, ; tab), `decimal` (. ,), `dateOrder` (dmy mdy ymd), `qualityScale` (percent opc), `sentinels` (comma-separated), ' +
+    '`maxRejections`. Send `trend_csv` last to have it streamed straight into the database (otherwise it waits in a temporary file). All or nothing: ' +
+    'the batch becomes visible when complete; any failure keeps none of its samples. The same two files for the same site again: ' +
+    '409 naming the earlier batch unless force=true (latest value wins). `dryRun=true` answers 200 with the report and stores nothing. ' +
+    'Every value read has one outcome, counted: stored, collided, rejected (with its reason), duplicate in the file, sentinel or empty (`valuesRead` is ' +
+    'their sum). Local times are read in `timezone`: a wall time of the repeated hour of a fall-back change is the first pass (the earlier offset: ' +
+    '+02:00 CEST in Europe/Paris) until its series goes back in time or lists that wall time again, then the second pass (+01:00 CET), so both 02:30 rows of ' +
+    'that night are kept, in file order; a wall time in the spring-forward gap does not exist and its row is rejected (`local time … does not exist in …`). ' +
+    'A file over SITEGRID_HISTORIAN_MAX_FILE_BYTES, or more parts than the form holds (each field and file once): 413, nothing kept.',
+  listImportBatches:
+    'Paged, newest first; running and failed batches included. Each batch as a summary: the lists that grow with the file (tags covered, unmapped tags, the ' +
+    'first rejections and collisions) are counted (`tagCount`, `unmappedTagCount`, `count`); `GET …/{batchId}` lists them.',
+  readImportBatch:
+    'With `progress` while it runs. A `running` batch whose import process is gone (PostgreSQL: ' +
+    'its connection\'s lock is free) is marked `failed`, its samples removed, when read here or in the list.',
+  downloadRejectionReport: 'The first rejected rows and why (JSON; `?as=csv` for `line,column,reason`).',
+  listCollisions:
+    'Samples of the batch that met a value already stored at the same instance, tag and timestamp: ' +
+    'which instance and tag, the timestamp, the value kept and the value discarded (`keptStored` without force: the earlier value stays; ' +
+    '`replacedStored` with force: latest value wins). Every collision is counted (`count`); ' +
+    'the first 1 000 are listed, paged with `limit` (1 to 1 000, default 100) and `cursor`.',
+  deleteImportBatch: '204. A running batch answers 409. Values a forced batch replaced are not restored.',
+  readTagHistory:
+    'Raw samples of complete batches in [from, to), or with `bucket` time buckets (min, max, mean, first, last, count of the numeric samples) computed in ' +
+    'the database; bucket starts are multiples of the width since 1970-01-01T00:00Z. Paged by `cursor`.',
+}
