@@ -1,4 +1,4 @@
-import type { ErrorCode } from './catalog.ts'
+import { catalog, type ErrorCode } from './catalog.ts'
 
 export interface FieldProblem {
   /** Where the field is: the request body, the query string, the path, a multipart part or a header. */
@@ -8,16 +8,23 @@ export interface FieldProblem {
   message: string
 }
 
+export interface DomainErrorOptions {
+  errors?: FieldProblem[]
+  extensions?: Record<string, unknown>
+  /** For logs (debug) only; the error handler never puts it in a response. */
+  cause?: unknown
+}
+
 /**
  * A condition the caller can act on. Services throw these and never think about HTTP;
- * `http/problem.ts` turns them into RFC 9457 problems using the catalog.
+ * `http/problem.ts` turns them into RFC 9457 problems using the catalog. Declare one with `domainError(code)`.
  */
 export class DomainError<C extends ErrorCode = ErrorCode> extends Error {
   readonly code: C
   readonly errors: FieldProblem[] | undefined
   readonly extensions: Record<string, unknown> | undefined
 
-  constructor(code: C, detail: string, options?: { errors?: FieldProblem[]; extensions?: Record<string, unknown>; cause?: unknown }) {
+  constructor(code: C, detail: string, options?: DomainErrorOptions) {
     // `cause` is for logs (debug) only; the error handler never puts it in a response.
     super(detail, options?.cause === undefined ? undefined : { cause: options.cause })
     this.name = code
@@ -25,27 +32,51 @@ export class DomainError<C extends ErrorCode = ErrorCode> extends Error {
     this.errors = options?.errors
     this.extensions = options?.extensions
   }
+
+  /** The HTTP status, from the catalog only: no error class states its own. */
+  get status(): (typeof catalog)[C]['status'] {
+    return catalog[this.code].status
+  }
+}
+
+/**
+ * The base class of a named error with the wire code `code`, which the class then carries as its static `code`:
+ * `class SiteCodeTaken extends domainError('Conflict') { constructor(code: string) { super(`…${code}…`) } }`.
+ */
+export function domainError<C extends ErrorCode>(code: C) {
+  return class extends DomainError<C> {
+    static readonly code: C = code
+
+    constructor(detail: string, options?: DomainErrorOptions) {
+      super(code, detail, options)
+    }
+  }
+}
+
+/** A field that breaks a rule the schema cannot express; a 400 naming the field. */
+export class InvalidField extends domainError('ValidationFailed') {
+  constructor(pointer: string, message: string, where: FieldProblem['in'] = 'body') {
+    super(`${pointer.slice(1) || 'request'}: ${message}`, { errors: [{ in: where, pointer, message }] })
+  }
 }
 
 /** A body field that breaks a rule the schema cannot express; a 400 naming the field. */
 export function invalidField(pointer: string, message: string, where: FieldProblem['in'] = 'body'): DomainError<'ValidationFailed'> {
-  return new DomainError('ValidationFailed', `${pointer.slice(1) || 'request'}: ${message}`, {
-    errors: [{ in: where, pointer, message }],
-  })
+  return new InvalidField(pointer, message, where)
 }
 
-export class NotFound extends DomainError<'NotFound'> {
+export class NotFound extends domainError('NotFound') {
   // One detail for every absent, foreign or revoked resource so that ids cannot be probed.
-  constructor() { super('NotFound', 'No such resource.') }
+  constructor() { super('No such resource.') }
 }
 
-export class Forbidden extends DomainError<'Forbidden'> {
-  constructor(detail = 'Your role does not allow this operation.') { super('Forbidden', detail) }
+export class Forbidden extends domainError('Forbidden') {
+  constructor(detail = 'Your role does not allow this operation.') { super(detail) }
 }
 
 /** The uniform 401's detail: the same whatever went wrong with the credential. */
 export const UNAUTHORIZED_DETAIL = 'A valid credential is required.'
 
-export class Unauthorized extends DomainError<'Unauthorized'> {
-  constructor() { super('Unauthorized', UNAUTHORIZED_DETAIL) }
+export class Unauthorized extends domainError('Unauthorized') {
+  constructor() { super(UNAUTHORIZED_DETAIL) }
 }

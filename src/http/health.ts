@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { DatabaseHandle } from '../db/connect.ts'
-import { DomainError } from '../errors/domain-error.ts'
+import { DatabaseUnreachable } from './errors.ts'
 import { problemResponses } from './problem.ts'
 
 const Status = Type.Object({ status: Type.String() }, { additionalProperties: false })
@@ -19,7 +19,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DatabaseHandle; o
     try {
       await handle.ping()
     } catch {
-      throw new DomainError('ServiceUnavailable', 'The database is not reachable.')
+      throw new DatabaseUnreachable()
     }
     return { status: 'ready' }
   })

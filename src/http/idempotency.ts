@@ -8,6 +8,7 @@ import {
   completeIdempotencyKey, deleteExpiredIdempotencyKeys, findIdempotencyKey, insertIdempotencyClaim,
   releaseIdempotencyClaim, retakeIdempotencyClaim, type IdempotencyRow,
 } from './idempotency-store.ts'
+import { IdempotencyAnswerUnreadable, IdempotencyKeyInProgress, IdempotencyKeyReused } from './errors.ts'
 import { problemResponses } from './problem.ts'
 
 /**
@@ -175,7 +176,7 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
         continue // another request won the claim: read its row
       }
       if (row.request_method !== wanted.requestMethod || row.request_path !== wanted.requestPath || row.fingerprint !== wanted.fingerprint) {
-        throw new DomainError('IdempotencyKeyReused', 'This Idempotency-Key was used for another request (method, path or body) within the last 24 hours.')
+        throw new IdempotencyKeyReused()
       }
       if (row.state === 'done') return row
       if (Number(row.locked_at) <= now - IDEMPOTENCY_STALE_MS && await retakeIdempotencyClaim(handle.db, orgId, wanted.key, Number(row.locked_at), now)) return undefined
@@ -185,13 +186,13 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
       waited += pause
       delay = Math.min(Math.ceil(delay * 1.5), 100)
     }
-    throw new DomainError('IdempotencyKeyInProgress', 'A request with this Idempotency-Key is still executing; retry after Retry-After seconds to receive its answer.')
+    throw new IdempotencyKeyInProgress()
   }
 
   function replay(reply: FastifyReply, row: IdempotencyRow, orgId: string): FastifyReply {
     const body = row.body === null ? undefined : unseal(row.body, `${orgId}:${row.key}`)
     // Sealed under another verifier secret (rotated since): the answer cannot be shown, and must not run again.
-    if (body === undefined) throw new DomainError('IdempotencyKeyReused', 'The stored answer for this Idempotency-Key is no longer readable; use a new key.')
+    if (body === undefined) throw new IdempotencyAnswerUnreadable()
     const headers = JSON.parse(row.headers ?? '{}') as Record<string, string>
     return reply.code(Number(row.status)).headers(headers).header(REPLAYED_HEADER, 'true').send(body)
   }

@@ -3,6 +3,7 @@ import { Type } from 'typebox'
 import { catalog, isErrorCode, type ErrorCode } from '../errors/catalog.ts'
 import { isForeignKeyViolation, isUniqueViolation } from '../db/constraint-errors.ts'
 import { DomainError, NotFound, type FieldProblem } from '../errors/domain-error.ts'
+import { UnsupportedMediaType } from './errors.ts'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
@@ -39,13 +40,36 @@ export function problemTypeUri(code: ErrorCode): string {
   return `/problems/${code}`
 }
 
-export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, detail: string, extra?: { errors?: FieldProblem[]; extensions?: Record<string, unknown> }) {
+/** The RFC 9457 document of an answer (`ProblemSchema`): status and title from the catalog, then the extensions. */
+export interface Problem {
+  readonly type: string
+  readonly title: string
+  readonly status: number
+  readonly detail: string
+  readonly instance: string
+  readonly code: ErrorCode
+  readonly errors?: FieldProblem[]
+  readonly [extension: string]: unknown
+}
+
+type ProblemExtras = { errors?: FieldProblem[] | undefined; extensions?: Record<string, unknown> | undefined }
+
+function problemOf(code: ErrorCode, detail: string, instance: string, extra?: ProblemExtras): Problem {
   const { status, title } = catalog[code]
-  const body: Record<string, unknown> = { type: problemTypeUri(code), title, status, detail, instance: request.id, code }
+  const body: Record<string, unknown> = { type: problemTypeUri(code), title, status, detail, instance, code }
   if (extra?.errors) body.errors = extra.errors
   if (extra?.extensions) Object.assign(body, extra.extensions)
-  if (code === 'Unauthorized') reply.header('www-authenticate', 'Bearer, ApiKey')
-  return reply.code(status).header('content-type', PROBLEM_CONTENT_TYPE).send(JSON.stringify(body))
+  return body as unknown as Problem
+}
+
+/** Sends a problem document with its status (and the 401's challenge). */
+export function replyProblem(reply: FastifyReply, problem: Problem) {
+  if (problem.code === 'Unauthorized') reply.header('www-authenticate', 'Bearer, ApiKey')
+  return reply.code(problem.status).header('content-type', PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem))
+}
+
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, detail: string, extra?: ProblemExtras) {
+  return replyProblem(reply, problemOf(code, detail, request.id, extra))
 }
 
 interface AjvError { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }
@@ -81,12 +105,9 @@ function fieldProblems(err: FastifyError & { validation?: AjvError[]; validation
   })
 }
 
-/**
- * The 415 of every route: the body's content type is not one the route reads. `acceptedTypes` lists those it does
- * (also in the detail), so a client can correct the request without reading the document.
- */
+/** The 415 of every route (see UnsupportedMediaType). */
 export function unsupportedMediaType(acceptedTypes: readonly string[]): DomainError<'UnsupportedMediaType'> {
-  return new DomainError('UnsupportedMediaType', `Send the body as ${acceptedTypes.join(' or ')}.`, { extensions: { acceptedTypes: [...acceptedTypes] } })
+  return new UnsupportedMediaType(acceptedTypes)
 }
 
 /** Every body media type some route reads; a route's own are those its (encapsulated) instance has a parser for. */
@@ -134,60 +155,7 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if (missing.length > 0) schema.response = { ...schema.response, ...problemResponses(...missing) }
   })
 
-  app.setErrorHandler((error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
-    if (error instanceof DomainError) {
-      return sendProblem(reply, request, error.code, error.message, { errors: error.errors, extensions: error.extensions })
-    }
-    if (error.validation) {
-      const errors = fieldProblems(error)
-      const summary = errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')
-      return sendProblem(reply, request, 'ValidationFailed', `The ${errors[0]?.in ?? 'request'} is not valid: ${summary}`, { errors })
-    }
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return sendProblem(reply, request, 'PayloadTooLarge', `The body exceeds the limit of ${request.routeOptions.bodyLimit ?? 'configured'} bytes (SITEGRID_BODY_LIMIT_BYTES).`)
-    }
-    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      const { message, extensions } = unsupportedMediaType(acceptedTypesOf(request))
-      return sendProblem(reply, request, 'UnsupportedMediaType', message, { extensions })
-    }
-    const mapped = error.code ? FASTIFY_CODES[error.code] : undefined
-    if (mapped) return sendProblem(reply, request, mapped, catalog[mapped].doc)
-    if (error instanceof SyntaxError || (error.statusCode === 400 && error.code?.startsWith('FST_ERR_CTP'))) {
-      return sendProblem(reply, request, 'MalformedBody', 'The body could not be parsed for its content type.')
-    }
-    if (error.statusCode === 429) {
-      return sendProblem(reply, request, 'RateLimited', 'Too many requests for this credential; see Retry-After.')
-    }
-    if (error.statusCode === 503) return sendProblem(reply, request, 'ServiceUnavailable', 'The service is not available right now.')
-    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-      const code: ErrorCode = error.statusCode === 413 ? 'PayloadTooLarge' : error.statusCode === 415 ? 'UnsupportedMediaType' : 'MalformedBody'
-      return sendProblem(reply, request, code, catalog[code].doc)
-    }
-    // A rule of the database refused a write that the service's own checks had let through: another request changed
-    // the rows in between (a concurrent writer, in this process or another of the cell). The record the write refers
-    // to went (404, as if it had gone before), a record was added that a delete would orphan, or a unique value was
-    // taken (409). A concurrent writer never makes a 5xx.
-    if (isForeignKeyViolation(error)) {
-      request.log.info('a write raced a concurrent change (foreign key)')
-      return request.method === 'DELETE'
-        ? sendProblem(reply, request, 'Conflict', 'The resource is still in use: a record referring to it was added meanwhile.')
-        : sendProblem(reply, request, 'NotFound', new NotFound().message)
-    }
-    if (isUniqueViolation(error)) {
-      request.log.info('a write raced a concurrent change (unique)')
-      return sendProblem(reply, request, 'Conflict', 'A record with the same unique value was written meanwhile.')
-    }
-    if (error.code === '57014') { // PostgreSQL cancelled the statement: SITEGRID_DB_STATEMENT_TIMEOUT_MS, or an operator
-      request.log.error({ err: error }, 'database statement cancelled')
-      return sendProblem(reply, request, 'ServiceUnavailable', 'The database cancelled the request (statement timeout); retry later.')
-    }
-    if (isDatabaseUnavailable(error)) {
-      request.log.error({ err: error }, 'database unavailable')
-      return sendProblem(reply, request, 'ServiceUnavailable', 'The database is not reachable; retry later.')
-    }
-    request.log.error({ err: error }, 'unhandled error')
-    return sendProblem(reply, request, 'InternalError', 'An unexpected error occurred.')
-  })
+  app.setErrorHandler((error, request, reply) => replyProblem(reply, toProblem(error, request)))
 
   app.setNotFoundHandler((request, reply) => sendProblem(reply, request, 'NotFound', 'No such resource.'))
 
@@ -201,6 +169,70 @@ export function installProblemHandlers(app: FastifyInstance): void {
     const { status, title, doc } = catalog[code]
     return reply.type('text/plain; charset=utf-8').send(`${code} (${status}): ${title}\n\n${doc}\n`)
   })
+}
+
+type ThrownError = FastifyError & { validation?: AjvError[]; validationContext?: string }
+
+/**
+ * The one place where any thrown error becomes an RFC 9457 document: the error handler answers with it, and the AI
+ * stream's `error` event is cut from it. No stack, SQL or secret reaches it. With the request, the document carries
+ * its id (`instance`), reads the route's body limit and parsers, and the causes that need the operator are logged.
+ */
+export function toProblem(thrown: unknown, request?: FastifyRequest): Problem {
+  const error = thrown as ThrownError
+  const problem = (code: ErrorCode, detail: string, extra?: ProblemExtras) => problemOf(code, detail, request?.id ?? '', extra)
+  if (error instanceof DomainError) {
+    return problem(error.code, error.message, { errors: error.errors, extensions: error.extensions })
+  }
+  if (error.validation) {
+    const errors = fieldProblems(error)
+    const summary = errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')
+    return problem('ValidationFailed', `The ${errors[0]?.in ?? 'request'} is not valid: ${summary}`, { errors })
+  }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return problem('PayloadTooLarge', `The body exceeds the limit of ${request?.routeOptions.bodyLimit ?? 'configured'} bytes (SITEGRID_BODY_LIMIT_BYTES).`)
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    const { message, extensions } = unsupportedMediaType(request ? acceptedTypesOf(request) : [])
+    return problem('UnsupportedMediaType', message, { extensions })
+  }
+  const mapped = error.code ? FASTIFY_CODES[error.code] : undefined
+  if (mapped) return problem(mapped, catalog[mapped].doc)
+  if (error instanceof SyntaxError || (error.statusCode === 400 && error.code?.startsWith('FST_ERR_CTP'))) {
+    return problem('MalformedBody', 'The body could not be parsed for its content type.')
+  }
+  if (error.statusCode === 429) {
+    return problem('RateLimited', 'Too many requests for this credential; see Retry-After.')
+  }
+  if (error.statusCode === 503) return problem('ServiceUnavailable', 'The service is not available right now.')
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    const code: ErrorCode = error.statusCode === 413 ? 'PayloadTooLarge' : error.statusCode === 415 ? 'UnsupportedMediaType' : 'MalformedBody'
+    return problem(code, catalog[code].doc)
+  }
+  // A rule of the database refused a write that the service's own checks had let through: another request changed
+  // the rows in between (a concurrent writer, in this process or another of the cell). The record the write refers
+  // to went (404, as if it had gone before), a record was added that a delete would orphan, or a unique value was
+  // taken (409). A concurrent writer never makes a 5xx.
+  if (isForeignKeyViolation(error)) {
+    request?.log.info('a write raced a concurrent change (foreign key)')
+    return request?.method === 'DELETE'
+      ? problem('Conflict', 'The resource is still in use: a record referring to it was added meanwhile.')
+      : problem('NotFound', new NotFound().message)
+  }
+  if (isUniqueViolation(error)) {
+    request?.log.info('a write raced a concurrent change (unique)')
+    return problem('Conflict', 'A record with the same unique value was written meanwhile.')
+  }
+  if (error.code === '57014') { // PostgreSQL cancelled the statement: SITEGRID_DB_STATEMENT_TIMEOUT_MS, or an operator
+    request?.log.error({ err: error }, 'database statement cancelled')
+    return problem('ServiceUnavailable', 'The database cancelled the request (statement timeout); retry later.')
+  }
+  if (isDatabaseUnavailable(error)) {
+    request?.log.error({ err: error }, 'database unavailable')
+    return problem('ServiceUnavailable', 'The database is not reachable; retry later.')
+  }
+  request?.log.error({ err: error }, 'unhandled error')
+  return problem('InternalError', 'An unexpected error occurred.')
 }
 
 function isDatabaseUnavailable(error: { code?: string; message?: string }): boolean {

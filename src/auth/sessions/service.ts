@@ -10,6 +10,7 @@ import { verifyIdToken } from '../oidc/id-token.ts'
 import type { RelyingParty } from '../oidc/relying-party.ts'
 import { safeReturnTo } from '../oidc/return-to.ts'
 import { exchangeCode, refresh, type OidcTokenSet } from '../oidc/token-endpoint.ts'
+import { IdentityProviderUnreachable } from './errors.ts'
 import { cookieDigest, createSealer, newCookieValue } from './seal.ts'
 import {
   deleteExpiredPendingLogins, deleteExpiredSessionsOfAccount, deleteSession, findSession, insertPendingLogin, insertSession,
@@ -62,7 +63,7 @@ export function createSessionsService(deps: {
       return await call()
     } catch (error) {
       if (error instanceof OidcTokenRequestFailed && error.error === 'unavailable') {
-        throw new DomainError('ServiceUnavailable', 'The identity provider is not reachable; try again shortly.', { cause: error })
+        throw new IdentityProviderUnreachable(error)
       }
       throw new SignInFailed(`The identity provider refused the ${what}.`, error)
     }
@@ -176,7 +177,7 @@ export function createSessionsService(deps: {
           if (accessToken !== undefined) return { accessToken, expiresAt: latest.access_expires_at }
         }
         if (error instanceof OidcTokenRequestFailed && error.error === 'unavailable') {
-          throw new DomainError('ServiceUnavailable', 'The identity provider is not reachable; try again shortly.', { cause: error })
+          throw new IdentityProviderUnreachable(error)
         }
         log.info({ event: 'auth.session_refresh_failed', reason: error instanceof Error ? error.name : 'unknown' }, 'session ended: refresh refused')
         await deleteSession(db, org.id, id)

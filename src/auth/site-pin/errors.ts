@@ -1,4 +1,4 @@
-import { DomainError } from '../../errors/domain-error.ts'
+import { domainError } from '../../errors/domain-error.ts'
 
 /** The lock's end for everyone (the rightful user included): seconds left and the instant. */
 function lockExtensions(lockedUntil: number, now: number) {
@@ -9,21 +9,21 @@ function lockExtensions(lockedUntil: number, now: number) {
  * Sign-in with this e-mail is locked after repeated wrong PINs: the same answer for every attempt while the lock
  * lasts, whatever the PIN and whether or not the e-mail belongs to a site user (no PIN is checked).
  */
-export class PinLocked extends DomainError<'PinLocked'> {
+export class PinLocked extends domainError('PinLocked') {
   readonly retryAfterSec: number
   constructor(lockedUntil: number, now: number) {
     const extensions = lockExtensions(lockedUntil, now)
-    super('PinLocked', 'Sign-in with this e-mail is locked after repeated wrong PINs; try again after Retry-After seconds, or ask an owner to unlock it.', { extensions })
+    super('Sign-in with this e-mail is locked after repeated wrong PINs; try again after Retry-After seconds, or ask an owner to unlock it.', { extensions })
     this.retryAfterSec = extensions.retryAfter
   }
 }
 
 /** Too many failures from this client address: refused before any PIN is checked. */
-export class SignInThrottled extends DomainError<'SignInThrottled'> {
+export class SignInThrottled extends domainError('SignInThrottled') {
   readonly retryAfterSec: number
   constructor(lockedUntil: number, now: number) {
     const extensions = lockExtensions(lockedUntil, now)
-    super('SignInThrottled', 'Too many failed sign-ins from this address; try again after Retry-After seconds.', { extensions })
+    super('Too many failed sign-ins from this address; try again after Retry-After seconds.', { extensions })
     this.retryAfterSec = extensions.retryAfter
   }
 }

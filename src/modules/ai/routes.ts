@@ -5,7 +5,7 @@ import { actorOf } from '../../identity.ts'
 import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import { HttpFailure } from './call.ts'
-import { AiLimitExceeded, AiProviderUnavailable, isAiError } from './errors.ts'
+import { AiClientGone, AiLimitExceeded, AiProviderUnavailable, isAiError } from './errors.ts'
 import { CompleteBody, CompletionSchema, UsageQuery, UsageReportSchema } from './schemas.ts'
 import type { AiService } from './service.ts'
 import { clientGoneSignal, sendSseStream } from './sse.ts'
@@ -55,7 +55,7 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
           return await ai.complete(orgId, ticket, signal)
         } catch (error) {
           // Nobody is left to answer; a DomainError keeps the client's departure out of the error log.
-          if (signal.aborted) throw new DomainError('ServiceUnavailable', 'The client closed the connection.')
+          if (signal.aborted) throw new AiClientGone()
           throw error
         }
       }

@@ -1,5 +1,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
-import { isAiError } from './errors.ts'
+import { DomainError } from '../../errors/domain-error.ts'
+import { toProblem } from '../../http/problem.ts'
+import { AiStreamFailed } from './errors.ts'
 import type { ChatStreamEvent } from './wire.ts'
 
 // Server-Sent Events (WHATWG HTML §9.2) for `POST /api/ai/complete` with `stream: true`.
@@ -52,11 +54,13 @@ export function clientGoneSignal(res: ServerResponse): AbortSignal {
   return controller.signal
 }
 
-/** The `error` event's data: an AI error's code, status and caller-safe message; anything else is a generic 500. */
+/**
+ * The `error` event's data, cut from the problem document (`toProblem`): its code, status and detail (as `message`),
+ * and `retryAfterSeconds` when the problem has it. Anything but a domain error is a generic 500, never its message.
+ */
 export function toSseError(error: unknown): SseErrorData {
-  if (!isAiError(error)) return { code: 'InternalError', status: 500, message: 'Internal error.' }
-  const retry = 'retryAfterSeconds' in error && error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}
-  return { code: error.code, status: error.status, message: error.message, ...retry }
+  const { code, status, detail, retryAfterSeconds } = toProblem(error instanceof DomainError ? error : new AiStreamFailed())
+  return { code, status, message: detail, ...(typeof retryAfterSeconds === 'number' ? { retryAfterSeconds } : {}) }
 }
 
 export interface SseStreamResult {

@@ -1,5 +1,5 @@
-import { DomainError } from '../../errors/domain-error.ts'
+import { domainError } from '../../errors/domain-error.ts'
 
-export class AlarmStateConflict extends DomainError<'AlarmStateConflict'> {
-  constructor(reason: string) { super('AlarmStateConflict', `The alarm's state does not allow this: ${reason}.`) }
+export class AlarmStateConflict extends domainError('AlarmStateConflict') {
+  constructor(reason: string) { super(`The alarm's state does not allow this: ${reason}.`) }
 }

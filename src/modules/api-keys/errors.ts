@@ -1,21 +1,21 @@
-import { DomainError } from '../../errors/domain-error.ts'
+import { domainError } from '../../errors/domain-error.ts'
 
-export class ReservedRole extends DomainError<'ReservedRole'> {
+export class ReservedRole extends domainError('ReservedRole') {
   constructor(role: string) {
-    super('ReservedRole', `The role "${role}" is reserved for the account control plane.`, {
+    super(`The role "${role}" is reserved for the account control plane.`, {
       errors: [{ in: 'body', pointer: '/role', message: 'is reserved for the account control plane' }],
     })
   }
 }
 
-export class ExpiryPolicyViolation extends DomainError<'ExpiryPolicyViolation'> {
+export class ExpiryPolicyViolation extends domainError('ExpiryPolicyViolation') {
   constructor() {
-    super('ExpiryPolicyViolation', 'expiresAt must lie from 1 hour to 730 days after the current time.', {
+    super('expiresAt must lie from 1 hour to 730 days after the current time.', {
       errors: [{ in: 'body', pointer: '/expiresAt', message: 'must lie from 1 hour to 730 days after now' }],
     })
   }
 }
 
-export class RoleAboveCaller extends DomainError<'Forbidden'> {
-  constructor() { super('Forbidden', 'A key cannot carry a role above the role of the caller who mints it.') }
+export class RoleAboveCaller extends domainError('Forbidden') {
+  constructor() { super('A key cannot carry a role above the role of the caller who mints it.') }
 }

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { DomainError, NotFound } from '../../errors/domain-error.ts'
+import { NotFound } from '../../errors/domain-error.ts'
 import { CONSOLE_PATHS } from '../../../web/src/paths.ts'
+import { ConsoleNotBuilt } from './errors.ts'
 
 /** Where `npm run build:console` (web/build.ts) writes the console. */
 export const DEFAULT_CONSOLE_DIR = join(import.meta.dirname, '..', '..', '..', 'web', 'dist', 'console')
@@ -30,10 +31,6 @@ const ASSET_NAME = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.(js|css)$/
 const CONTENT_TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' }
 const etagOf = (body: string | Buffer) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
 
-function notBuilt(): DomainError {
-  return new DomainError('ConsoleNotBuilt', 'The web console is not built on this server: run `npm run build:console`. The API is not affected.')
-}
-
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException | null)?.code === 'ENOENT' || (error as NodeJS.ErrnoException | null)?.code === 'ENOTDIR'
 
 function send(request: FastifyRequest, reply: FastifyReply, body: string | Buffer, etag: string) {
@@ -53,7 +50,7 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleOptions> = async (app, opt
     try {
       template = await readFile(join(options.dir, 'index.html'), 'utf8')
     } catch (error) {
-      if (isMissing(error)) throw notBuilt()
+      if (isMissing(error)) throw new ConsoleNotBuilt()
       throw error
     }
     const html = template.replace('%MODE%', options.mode).replace('%BROWSER_SIGN_IN%', String(options.browserSignIn))

@@ -1,48 +1,78 @@
-import { DomainError, invalidField } from '../../errors/domain-error.ts'
+import { domainError, invalidField, type FieldProblem } from '../../errors/domain-error.ts'
 
-export class NodeIdTaken extends DomainError<'Conflict'> {
+export class NodeIdTaken extends domainError('Conflict') {
   constructor(id: string) {
-    super('Conflict', `A node with id ${JSON.stringify(id)} already exists in this site.`, { errors: [{ in: 'body', pointer: '/id', message: 'is already used by another node of the site' }] })
+    super(`A node with id ${JSON.stringify(id)} already exists in this site.`, { errors: [{ in: 'body', pointer: '/id', message: 'is already used by another node of the site' }] })
   }
 }
 
-export class NodeHasEdges extends DomainError<'Conflict'> {
+export class NodeHasEdges extends domainError('Conflict') {
   constructor(id: string, edgeCount: number) {
-    super('Conflict', `Node ${JSON.stringify(id)} is connected by ${edgeCount} edge(s); delete them first or repeat with ?cascade=true.`, { extensions: { edgeCount } })
+    super(`Node ${JSON.stringify(id)} is connected by ${edgeCount} edge(s); delete them first or repeat with ?cascade=true.`, { extensions: { edgeCount } })
   }
 }
 
-export class EdgeExists extends DomainError<'Conflict'> {
-  constructor() { super('Conflict', 'An edge with this sourceId, targetId and edgeType already exists.') }
+export class EdgeExists extends domainError('Conflict') {
+  constructor() { super('An edge with this sourceId, targetId and edgeType already exists.') }
 }
 
 /** An edge end that names no node of the site (422, pointing at each such end). */
-export class EdgeEndsUnknown extends DomainError<'UnprocessableEntity'> {
+export class EdgeEndsUnknown extends domainError('UnprocessableEntity') {
   constructor(ends: Array<'sourceId' | 'targetId'>) {
-    super('UnprocessableEntity', `${ends.join(' and ')} must name a node of this site.`, {
+    super(`${ends.join(' and ')} must name a node of this site.`, {
       errors: ends.map((end) => ({ in: 'body' as const, pointer: `/${end}`, message: 'names no node of this site' })),
     })
   }
 }
 
-export class SelfLoop extends DomainError<'UnprocessableEntity'> {
+export class SelfLoop extends domainError('UnprocessableEntity') {
   constructor() {
-    super('UnprocessableEntity', 'An edge cannot connect a node to itself.', { errors: [{ in: 'body', pointer: '/targetId', message: 'equals sourceId' }] })
+    super('An edge cannot connect a node to itself.', { errors: [{ in: 'body', pointer: '/targetId', message: 'equals sourceId' }] })
   }
 }
 
 /** The node lacks a usable curve, pickup or TMS for a trip-time answer. */
-export class NoProtectionSettings extends DomainError<'UnprocessableEntity'> {
+export class NoProtectionSettings extends domainError('UnprocessableEntity') {
   constructor(nodeId: string, reason: string) {
-    super('UnprocessableEntity', `Node ${JSON.stringify(nodeId)} has no usable protection settings: ${reason}.`, { extensions: { reason } })
+    super(`Node ${JSON.stringify(nodeId)} has no usable protection settings: ${reason}.`, { extensions: { reason } })
   }
 }
 
-export class NodeNotSupplied extends DomainError<'UnprocessableEntity'> {
+export class NodeNotSupplied extends domainError('UnprocessableEntity') {
   constructor(nodeId: string, supplyId?: string) {
-    super('UnprocessableEntity', supplyId === undefined
+    super(supplyId === undefined
       ? `Node ${JSON.stringify(nodeId)} is connected to no supply, so it has no supply path.`
       : `Supply ${JSON.stringify(supplyId)} is not reachable from node ${JSON.stringify(nodeId)}.`)
+  }
+}
+
+/** A network document over one of its bounds (bytes, a scalar's bytes, nodes, edges): `detail` names the limit. */
+export class NetworkTooLarge extends domainError('PayloadTooLarge') {
+  constructor(detail: string) { super(detail) }
+}
+
+/** A network load with no body at all; `format` is how the detail names the expected body. */
+export class NetworkBodyEmpty extends domainError('MalformedBody') {
+  constructor(format: 'JSON' | 'application/json') { super(`The body is empty; send the network document as ${format}.`) }
+}
+
+/** The client closed the connection before the whole network document arrived. */
+export class NetworkBodyCutOff extends domainError('MalformedBody') {
+  constructor() { super('The connection closed before the whole document arrived.') }
+}
+
+/** The network document is not well-formed JSON: the parser's reason (shortened), or an end inside the document. */
+export class NetworkBodyNotJson extends domainError('MalformedBody') {
+  constructor(reason: string, cause?: unknown) { super(`The body is not well-formed JSON: ${reason}`, { cause }) }
+}
+
+/** Field rules broken by nodes or edges: the first 100 problems (and `problemCount` when there are more). */
+export class NetworkFieldsInvalid extends domainError('ValidationFailed') {
+  constructor(problems: FieldProblem[], total: number, maxProblems: number) {
+    const summary = problems.slice(0, 3).map((p) => `${p.pointer.slice(1)}: ${p.message}`).join('; ')
+    super(total > 3 ? `${summary} (and ${total - 3} more)` : summary, {
+      errors: problems.slice(0, maxProblems), extensions: total > maxProblems ? { problemCount: total } : undefined,
+    })
   }
 }
 

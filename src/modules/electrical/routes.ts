@@ -2,7 +2,6 @@ import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
 import { actorOf } from '../../identity.ts'
-import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import {
   CoordinationQuery, CoordinationSchema, CreateNodeBody, DeleteEdgeQuery, DeleteNodeQuery, EdgeBody, EdgePage, EdgeSchema, IslandsSchema,
@@ -10,6 +9,7 @@ import {
   NodePage, NodeParams, NodeSchema, PandapowerQuery, PandapowerSchema, SiteParams, SupplyPathsSchema, TripTimeQuery, TripTimeSchema,
   UpdateNodeBody,
 } from './schemas.ts'
+import { NetworkBodyEmpty } from './errors.ts'
 import type { ElectricalService } from './service.ts'
 import { docs } from './docs.ts'
 
@@ -116,7 +116,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       },
     }, async (request, reply) => {
       const body: unknown = request.body
-      if (!(body instanceof Readable)) throw new DomainError('MalformedBody', 'The body is empty; send the network document as application/json.')
+      if (!(body instanceof Readable)) throw new NetworkBodyEmpty('application/json')
       try {
         return await electrical.replaceNetwork(request.principal.orgId, actorOf(request.principal), request.params.siteId, body)
       } catch (err) {

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify'
 import { actorOf } from '../../identity.ts'
 import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses, unsupportedMediaType } from '../../http/problem.ts'
+import { MultipartLimitExceeded, MultipartMalformed } from './errors.ts'
 import { BatchPage, BatchParams, BatchSchema, CollisionReportSchema, CollisionsQuery, ListBatchesQuery, RejectionReportSchema, RejectionsQuery, SeriesParams, SeriesQuerySchema, SeriesSchema } from './schemas.ts'
 import type { HistorianService, UploadPart } from './service/index.ts'
 import { FIELD_NAMES } from './service/form.ts'
@@ -148,10 +149,10 @@ function asUploadProblem(error: unknown): unknown {
   const limit = 'code' in error && typeof error.code === 'string' ? MULTIPART_LIMITS[error.code] : undefined
   if (limit !== undefined) {
     const message = `has more ${limit} than this upload accepts (trend_csv, mapping_csv and ${FIELD_NAMES.join(', ')}, each once)`
-    return new DomainError('PayloadTooLarge', `The multipart body ${message}.`, { errors: [{ in: 'part', pointer: '', message }] })
+    return new MultipartLimitExceeded(message)
   }
   if ('code' in error || 'statusCode' in error) return error
-  return new DomainError('MalformedBody', `The multipart body is malformed: ${error.message}.`)
+  return new MultipartMalformed(error.message)
 }
 
 function csvCell(text: string): string {

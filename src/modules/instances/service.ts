@@ -2,7 +2,7 @@ import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
-import { DomainError, NotFound } from '../../errors/domain-error.ts'
+import { NotFound } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
@@ -11,7 +11,7 @@ import type { ControllerLoad, ControllersService } from '../controllers/service.
 import type { SiteDependent, SitesService } from '../sites/service.ts'
 import { createItemValidator, planBulk, type BulkItem } from './bulk.ts'
 import { sizeProblems } from './checks.ts'
-import { BulkRefused, InstanceIdTaken, UnknownController } from './errors.ts'
+import { BulkRefused, BulkSiteKeptChanging, InstanceIdTaken, InstanceOverLimits, UnknownController } from './errors.ts'
 import { canonicalJson } from './limits.ts'
 import { rowOf, toInstance } from './rows.ts'
 import type { BulkReport, CreateInstanceInput, Instance, ListInstancesQueryInput, UpdateInstanceInput } from './schemas.ts'
@@ -23,7 +23,7 @@ import {
 function checkSizes(input: { tagMappings?: Record<string, string>; config?: Record<string, unknown> }): void {
   const problems = sizeProblems(input)
   if (problems.length > 0) {
-    throw new DomainError('ValidationFailed', problems.map((p) => `${p.pointer.slice(1)}: ${p.message}`).join('; '), { errors: problems.map((p) => ({ in: 'body', ...p })) })
+    throw new InstanceOverLimits(problems)
   }
 }
 
@@ -154,7 +154,7 @@ export function createInstancesService(deps: { handle: DatabaseHandle; clock: Cl
         } catch (err) {
           // Another writer got in between the plan and the write; nothing was written.
           if (!(isUniqueViolation(err) || isForeignKeyViolation(err))) throw err
-          if (attempt >= BULK_ATTEMPTS) throw new DomainError('Conflict', 'The site kept changing while the batch was checked; nothing was written. Retry.')
+          if (attempt >= BULK_ATTEMPTS) throw new BulkSiteKeptChanging()
         }
       }
     },

@@ -1,6 +1,6 @@
-import { DomainError } from '../../errors/domain-error.ts'
+import { domainError } from '../../errors/domain-error.ts'
 
-export class DomainTaken extends DomainError<'Conflict'> {
+export class DomainTaken extends domainError('Conflict') {
   // The same answer whichever organisation holds it: the caller learns only that it is taken.
-  constructor(domain: string) { super('Conflict', `The domain ${domain} is already bound to an organisation.`) }
+  constructor(domain: string) { super(`The domain ${domain} is already bound to an organisation.`) }
 }

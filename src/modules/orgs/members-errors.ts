@@ -1,16 +1,16 @@
-import { DomainError } from '../../errors/domain-error.ts'
+import { domainError } from '../../errors/domain-error.ts'
 
-export class LastOwner extends DomainError<'Conflict'> {
-  constructor() { super('Conflict', 'The organisation\'s last owner cannot be removed; approve another owner first.') }
+export class LastOwner extends domainError('Conflict') {
+  constructor() { super('The organisation\'s last owner cannot be removed; approve another owner first.') }
 }
 
-export class MembershipAlreadyActive extends DomainError<'Conflict'> {
-  constructor() { super('Conflict', 'This member is already active; only a pending request can be approved.') }
+export class MembershipAlreadyActive extends domainError('Conflict') {
+  constructor() { super('This member is already active; only a pending request can be approved.') }
 }
 
-export class RoleAboveCaller extends DomainError<'Forbidden'> {
+export class RoleAboveCaller extends domainError('Forbidden') {
   constructor(what: 'grant' | 'remove') {
-    super('Forbidden', what === 'grant'
+    super(what === 'grant'
       ? 'A member cannot be approved with a role above the role of the caller.'
       : 'A member whose role is above the caller\'s cannot be removed by that caller.')
   }

@@ -1,9 +1,9 @@
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import { newOrgId, ORG_ID_PATTERN, type OrgId } from '../../ids.ts'
-import { DomainError, invalidField, NotFound } from '../../errors/domain-error.ts'
+import { invalidField, NotFound } from '../../errors/domain-error.ts'
 import type { Org } from '../../identity.ts'
-import { InvalidOrgSlug, OrgSlugTaken } from './errors.ts'
+import { InvalidOrgSlug, OrgIdTaken, OrgSlugTaken } from './errors.ts'
 import { countOrgs, deleteOrgBySlug, findOrgBySlug, insertOrg, listOrgs } from './store.ts'
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
@@ -25,7 +25,7 @@ export function createOrgsService(deps: { handle: DatabaseHandle; clock: Clock }
         await insertOrg(db, row)
       } catch (err) {
         if (await findOrgBySlug(db, slug)) throw new OrgSlugTaken(slug)
-        if (id !== undefined) throw new DomainError('Conflict', `An organisation with id ${id} already exists.`)
+        if (id !== undefined) throw new OrgIdTaken(id)
         throw err
       }
       return toOrg(row)

@@ -1,11 +1,11 @@
-import { DomainError } from '../../errors/domain-error.ts'
+import { domainError } from '../../errors/domain-error.ts'
 
-export class SiteCodeTaken extends DomainError<'Conflict'> {
-  constructor(code: string) { super('Conflict', `A site with code ${code} already exists in this organisation.`) }
+export class SiteCodeTaken extends domainError('Conflict') {
+  constructor(code: string) { super(`A site with code ${code} already exists in this organisation.`) }
 }
 
-export class SiteDeletionUnconfirmed extends DomainError<'ConfirmationRequired'> {
+export class SiteDeletionUnconfirmed extends domainError('ConfirmationRequired') {
   constructor(code: string, wouldDelete: Record<string, number>) {
-    super('ConfirmationRequired', `Deleting site ${code} removes everything it owns; repeat with ?confirm=${code}.`, { extensions: { wouldDelete } })
+    super(`Deleting site ${code} removes everything it owns; repeat with ?confirm=${code}.`, { extensions: { wouldDelete } })
   }
 }

@@ -1,46 +1,46 @@
-import { DomainError } from '../../errors/domain-error.ts'
+import { domainError } from '../../errors/domain-error.ts'
 import type { UniqueConflict } from './unique-rules.ts'
 
-export class PackageCorrupt extends DomainError<'PackageInvalid'> {
-  constructor(reason: string) { super('PackageInvalid', `The tenant package is not valid: ${reason}.`, { extensions: { reason } }) }
+export class PackageCorrupt extends domainError('PackageInvalid') {
+  constructor(reason: string) { super(`The tenant package is not valid: ${reason}.`, { extensions: { reason } }) }
 }
 
-export class PackageVersionUnsupported extends DomainError<'PackageInvalid'> {
+export class PackageVersionUnsupported extends domainError('PackageInvalid') {
   constructor(version: unknown) {
-    super('PackageInvalid', `The package has format version ${String(version)}; this server reads version 1.`, { extensions: { reason: 'unsupported format version' } })
+    super(`The package has format version ${String(version)}; this server reads version 1.`, { extensions: { reason: 'unsupported format version' } })
   }
 }
 
-export class PackageOfAnotherOrg extends DomainError<'PackageInvalid'> {
-  constructor() { super('PackageInvalid', 'The package belongs to another organisation (its organisation id differs).', { extensions: { reason: 'another organisation' } }) }
+export class PackageOfAnotherOrg extends domainError('PackageInvalid') {
+  constructor() { super('The package belongs to another organisation (its organisation id differs).', { extensions: { reason: 'another organisation' } }) }
 }
 
-export class NoStagedPackage extends DomainError<'Conflict'> {
-  constructor() { super('Conflict', 'No package is staged: PUT it to …/tenant/import/package first.') }
+export class NoStagedPackage extends domainError('Conflict') {
+  constructor() { super('No package is staged: PUT it to …/tenant/import/package first.') }
 }
 
-export class ImportConflicts extends DomainError<'Conflict'> {
+export class ImportConflicts extends domainError('Conflict') {
   constructor(conflicts: Array<{ part: string; key: Record<string, unknown> }>, total: number) {
-    super('Conflict', `The import would overwrite ${total} existing record(s); nothing was changed. Repeat with force=true to replace them.`, { extensions: { conflicts, conflictCount: total } })
+    super(`The import would overwrite ${total} existing record(s); nothing was changed. Repeat with force=true to replace them.`, { extensions: { conflicts, conflictCount: total } })
   }
 }
 
-export class PackageTooLarge extends DomainError<'PayloadTooLarge'> {
-  constructor(limit: number) { super('PayloadTooLarge', `The package exceeds ${limit} bytes.`) }
+export class PackageTooLarge extends domainError('PayloadTooLarge') {
+  constructor(limit: number) { super(`The package exceeds ${limit} bytes.`) }
 }
 
-export class PackageInflatesTooLarge extends DomainError<'PayloadTooLarge'> {
+export class PackageInflatesTooLarge extends domainError('PayloadTooLarge') {
   constructor(limit: number) {
-    super('PayloadTooLarge', `The package inflates to more than ${limit} bytes (SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES); nothing was kept.`, { extensions: { limit, setting: 'SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES' } })
+    super(`The package inflates to more than ${limit} bytes (SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES); nothing was kept.`, { extensions: { limit, setting: 'SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES' } })
   }
 }
 
-export class UniqueRuleConflicts extends DomainError<'Conflict'> {
+export class UniqueRuleConflicts extends domainError('Conflict') {
   constructor(part: string, conflicts: UniqueConflict[]) {
     const first = conflicts[0]
     const text = (values: Record<string, unknown>) => Object.entries(values).map(([k, v]) => `${k} ${String(v)}`).join(', ')
     const holder = !first ? '' : first.heldBy === null ? 'another organisation holds' : `the ${first.heldIn === 'the package' ? 'package\'s' : 'existing'} record (${text(first.heldBy)}) holds`
-    super('Conflict', first
+    super(first
       ? `The package's ${part} record (${text(first.record)}) has ${text(first.values)}, which ${holder}: a unique rule of ${part}${conflicts.length > 1 ? ` (${conflicts.length} such records)` : ''}. force replaces only records with the same key; nothing was changed.`
       : `A record of part ${part} breaks a unique rule of ${part}; nothing was changed.`,
     { extensions: { uniqueConflicts: conflicts.slice(0, 100), uniqueConflictCount: conflicts.length } })

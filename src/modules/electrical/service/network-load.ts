@@ -7,6 +7,7 @@ import { DomainError, type FieldProblem } from '../../../errors/domain-error.ts'
 import { DEPTH_RULE, findUnsafeJson, MAX_JSON_DEPTH } from '../../../http/input-guard.ts'
 import { createBodyValidator } from '../../../http/validation.ts'
 import type { OrgId } from '../../../ids.ts'
+import { NetworkBodyCutOff, NetworkBodyEmpty, NetworkBodyNotJson, NetworkFieldsInvalid, NetworkTooLarge } from '../errors.ts'
 import { nodeFieldProblems, nodeRow } from '../rows.ts'
 import { CreateNodeBody, EdgeBody, type CreateNodeInput, type EdgeInput } from '../schemas.ts'
 import type { Db } from '../../../db/schema.ts'
@@ -48,7 +49,7 @@ class StreamedBodyInvalid extends Error {
   }
 }
 
-const tooLarge = (detail: string) => new DomainError('PayloadTooLarge', detail)
+const tooLarge = (detail: string) => new NetworkTooLarge(detail)
 
 /**
  * Counts the body's bytes as they arrive (one byte over the bound fails the load with 413) and bounds every
@@ -235,7 +236,7 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
   const meter = byteMeter(limits.maxBytes)
   const source = pipeline(meter, tokens, groups, () => {})
   body.pipe(meter)
-  const onClose = () => { if (!body.readableEnded) meter.destroy(new DomainError('MalformedBody', 'The connection closed before the whole document arrived.')) }
+  const onClose = () => { if (!body.readableEnded) meter.destroy(new NetworkBodyCutOff()) }
   body.once('close', onClose)
   body.once('error', (err) => meter.destroy(err))
   try {
@@ -248,7 +249,7 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
   } catch (err) {
     if (err instanceof DomainError || err instanceof StreamedBodyInvalid) throw err
     const message = err instanceof Error ? err.message : String(err)
-    throw new DomainError('MalformedBody', `The body is not well-formed JSON: ${message.slice(0, 200)}`, { cause: err })
+    throw new NetworkBodyNotJson(message.slice(0, 200), err)
   } finally {
     body.off('close', onClose)
     body.unpipe(meter)
@@ -256,8 +257,8 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
     if (!source.destroyed) source.destroy()
   }
   if (problemCount === 0 && phase !== 'end') {
-    if (phase === 'start') throw new DomainError('MalformedBody', 'The body is empty; send the network document as JSON.')
-    throw new DomainError('MalformedBody', 'The body is not well-formed JSON: it ended inside the document.')
+    if (phase === 'start') throw new NetworkBodyEmpty('JSON')
+    throw new NetworkBodyNotJson('it ended inside the document.')
   }
   if (problemCount < MAX_PROBLEMS) {
     for (const required of ['nodes', 'edges']) {
@@ -276,10 +277,7 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
 /** A 400 listing field problems (up to 100; `problemCount` when there are more). */
 export function throwProblems(problems: FieldProblem[], total = problems.length): void {
   if (problems.length === 0) return
-  const summary = problems.slice(0, 3).map((p) => `${p.pointer.slice(1)}: ${p.message}`).join('; ')
-  throw new DomainError('ValidationFailed', total > 3 ? `${summary} (and ${total - 3} more)` : summary, {
-    errors: problems.slice(0, MAX_PROBLEMS), extensions: total > MAX_PROBLEMS ? { problemCount: total } : undefined,
-  })
+  throw new NetworkFieldsInvalid(problems, total, MAX_PROBLEMS)
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { Actor } from '../../../identity.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
-import { DomainError, NotFound, invalidField } from '../../../errors/domain-error.ts'
+import { NotFound, invalidField } from '../../../errors/domain-error.ts'
 import { decodeCursor, encodeCursor, toPage } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { SiteDependent } from '../../sites/service.ts'
+import { BatchStillRunning } from '../errors.ts'
 import { failIfAbandoned } from '../store/batch-end.ts'
 import {
   type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches,
@@ -168,7 +169,7 @@ export function createHistorianService(deps: HistorianDeps) {
       await db.transaction().execute(async (trx) => {
         const row = await findBatch(trx, orgId, batchId)
         if (!row) throw new NotFound()
-        if (row.status === 'running') throw new DomainError('Conflict', `Batch ${batchId} is still running; delete it once it has completed or failed.`)
+        if (row.status === 'running') throw new BatchStillRunning(batchId)
         const samples = await deleteSamplesOfBatch(trx, orgId, batchId, { siteCode: row.site_code, coverage: JSON.parse(row.tags) as BatchCoverage[] })
         // A concurrent delete removed it after it was read: that request deleted it, this one answers the uniform 404.
         if (await deleteBatchRow(trx, orgId, batchId) === 0) throw new NotFound()

@@ -5,16 +5,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { DomainError, invalidField } from '../../../errors/domain-error.ts'
+import { invalidField, type DomainError } from '../../../errors/domain-error.ts'
+import { UploadFileTooLarge } from '../errors.ts'
 import type { UploadPart } from './form.ts'
 import type { TrendSource } from './import-run.ts'
 
 type FilePart = Extract<UploadPart, { kind: 'file' }>
 
-const tooLarge = (name: string, limit: number) =>
-  new DomainError('PayloadTooLarge', `${name}: the file is larger than ${limit} bytes (SITEGRID_HISTORIAN_MAX_FILE_BYTES).`, {
-    errors: [{ in: 'part', pointer: `/${name}`, message: `is larger than ${limit} bytes` }],
-  })
+const tooLarge = (name: string, limit: number) => new UploadFileTooLarge(name, limit)
 
 /** Reads a small file part (the mapping) whole, with its hash; over `maxBytes` is a 413 naming the part. */
 export async function readSmallFile(part: FilePart, maxBytes: number): Promise<{ bytes: Buffer; sha256: string }> {

@@ -1,0 +1,31 @@
+import { domainError } from '../errors/domain-error.ts'
+
+/**
+ * The 415 of every route: the body's content type is not one the route reads. `acceptedTypes` lists those it does
+ * (also in the detail), so a client can correct the request without reading the document.
+ */
+export class UnsupportedMediaType extends domainError('UnsupportedMediaType') {
+  constructor(acceptedTypes: readonly string[]) {
+    super(`Send the body as ${acceptedTypes.join(' or ')}.`, { extensions: { acceptedTypes: [...acceptedTypes] } })
+  }
+}
+
+/** `GET /readyz`: the database did not answer its ping. */
+export class DatabaseUnreachable extends domainError('ServiceUnavailable') {
+  constructor() { super('The database is not reachable.') }
+}
+
+/** The organisation used this `Idempotency-Key` within 24 hours for another method, path or body. */
+export class IdempotencyKeyReused extends domainError('IdempotencyKeyReused') {
+  constructor() { super('This Idempotency-Key was used for another request (method, path or body) within the last 24 hours.') }
+}
+
+/** The stored answer was sealed under another verifier secret (rotated since): it cannot be shown and must not run again. */
+export class IdempotencyAnswerUnreadable extends domainError('IdempotencyKeyReused') {
+  constructor() { super('The stored answer for this Idempotency-Key is no longer readable; use a new key.') }
+}
+
+/** Another request with the same key and body is still executing after the wait. */
+export class IdempotencyKeyInProgress extends domainError('IdempotencyKeyInProgress') {
+  constructor() { super('A request with this Idempotency-Key is still executing; retry after Retry-After seconds to receive its answer.') }
+}
