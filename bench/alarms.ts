@@ -19,7 +19,22 @@ import { ratio } from './lib.ts'
 const BATCH = 1000
 const TAGS = 5000
 const INSTANCES = 500
-const COLUMNS = ['org_id', 'site_code', 'event_id', 'alarm_id', 'instance_id', 'condition', 'priority', 'is_active', 'occurred_at', 'received_at', 'message', 'value', 'limit_value', 'effect'] as const
+const COLUMNS = [
+  'org_id',
+  'site_code',
+  'event_id',
+  'alarm_id',
+  'instance_id',
+  'condition',
+  'priority',
+  'is_active',
+  'occurred_at',
+  'received_at',
+  'message',
+  'value',
+  'limit_value',
+  'effect',
+] as const
 
 function batchOf(b: number, base: number) {
   return Array.from({ length: BATCH }, (_, k) => {
@@ -27,8 +42,13 @@ function batchOf(b: number, base: number) {
     const tag = i % TAGS
     // Each tag alternates active / normal on successive sweeps: every event is a real transition.
     return {
-      eventId: `ev-${i}`, instanceId: `P${tag % INSTANCES}`, condition: `C${Math.floor(tag / INSTANCES)}`, priority: 'high' as const,
-      state: Math.floor(i / TAGS) % 2 === 0 ? 'active' as const : 'normal' as const, occurredAt: new Date(base + i * 10).toISOString(), value: i,
+      eventId: `ev-${i}`,
+      instanceId: `P${tag % INSTANCES}`,
+      condition: `C${Math.floor(tag / INSTANCES)}`,
+      priority: 'high' as const,
+      state: Math.floor(i / TAGS) % 2 === 0 ? ('active' as const) : ('normal' as const),
+      occurredAt: new Date(base + i * 10).toISOString(),
+      value: i,
     }
   })
 }
@@ -46,7 +66,12 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
     for (const code of ['SVC', 'RAW']) await sites.create(org.id, CLI_ACTOR, { code, name: code })
     const known = new Set(Array.from({ length: INSTANCES }, (_, i) => `P${i}`))
     // The instance check is the instances area's; a fixed set stands in for it so both sides measure storage.
-    const alarms = createAlarmsService({ handle, clock: systemClock, sites, instances: { existingIds: async (_o, _s, ids) => new Set(ids.filter((id) => known.has(id))) } })
+    const alarms = createAlarmsService({
+      handle,
+      clock: systemClock,
+      sites,
+      instances: { existingIds: async (_o, _s, ids) => new Set(ids.filter((id) => known.has(id))) },
+    })
     const base = Date.now() - total * 10 - 3_600_000
     const raw = await rawDriver(url)
 
@@ -56,10 +81,29 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
     t = performance.now()
     for (let b = 0; b < batches; b++) {
       const now = Date.now()
-      await raw.insert(batchOf(b, base).map((e) => [org.id, 'RAW', e.eventId, null, e.instanceId, e.condition, e.priority, e.state === 'active' ? 1 : 0, Date.parse(e.occurredAt), now, null, e.value, null, 'none']))
+      await raw.insert(
+        batchOf(b, base).map((e) => [
+          org.id,
+          'RAW',
+          e.eventId,
+          null,
+          e.instanceId,
+          e.condition,
+          e.priority,
+          e.state === 'active' ? 1 : 0,
+          Date.parse(e.occurredAt),
+          now,
+          null,
+          e.value,
+          null,
+          'none',
+        ]),
+      )
     }
     const driverMs = performance.now() - t
-    console.log(`alarm ingest ${total} events  ${dialect.name.padEnd(8)} service ${serviceMs.toFixed(0)} ms (${(total / serviceMs * 1000).toFixed(0)} ev/s)   driver INSERT ${driverMs.toFixed(0)} ms   service/driver ${ratio(serviceMs, driverMs)}`)
+    console.log(
+      `alarm ingest ${total} events  ${dialect.name.padEnd(8)} service ${serviceMs.toFixed(0)} ms (${((total / serviceMs) * 1000).toFixed(0)} ev/s)   driver INSERT ${driverMs.toFixed(0)} ms   service/driver ${ratio(serviceMs, driverMs)}`,
+    )
 
     t = performance.now()
     let pages = 0
@@ -73,7 +117,9 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
     t = performance.now()
     const rawPages = await raw.pages(org.id, 'SVC')
     const rawMs = performance.now() - t
-    console.log(`alarm list ${pages} pages of 1000  ${dialect.name.padEnd(8)} service ${listMs.toFixed(0)} ms   driver SELECT ${rawMs.toFixed(0)} ms (${rawPages} pages)   service/driver ${ratio(listMs, rawMs)}`)
+    console.log(
+      `alarm list ${pages} pages of 1000  ${dialect.name.padEnd(8)} service ${listMs.toFixed(0)} ms   driver SELECT ${rawMs.toFixed(0)} ms (${rawPages} pages)   service/driver ${ratio(listMs, rawMs)}`,
+    )
 
     await raw.close()
     await handle.close()
@@ -83,10 +129,11 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
 
 /** The baseline: the same rows and the same keyset query through better-sqlite3 or pg, without Kysely or rules. */
 async function rawDriver(url: string) {
-  const placeholders = (n: number, pgStyle: boolean) => Array.from({ length: n }, (_, r) =>
-    `(${COLUMNS.map((_c, c) => (pgStyle ? `$${r * COLUMNS.length + c + 1}` : '?')).join(',')})`).join(',')
+  const placeholders = (n: number, pgStyle: boolean) =>
+    Array.from({ length: n }, (_, r) => `(${COLUMNS.map((_c, c) => (pgStyle ? `$${r * COLUMNS.length + c + 1}` : '?')).join(',')})`).join(',')
   const insertSql = (n: number, pgStyle: boolean) => `insert into alarm_events (${COLUMNS.join(',')}) values ${placeholders(n, pgStyle)}`
-  const pageSql = (p: (i: number) => string) => `select * from alarms where org_id = ${p(1)} and site_code = ${p(2)} and (changed_at < ${p(3)} or (changed_at = ${p(3)} and id < ${p(4)})) order by changed_at desc, id desc limit 1001`
+  const pageSql = (p: (i: number) => string) =>
+    `select * from alarms where org_id = ${p(1)} and site_code = ${p(2)} and (changed_at < ${p(3)} or (changed_at = ${p(3)} and id < ${p(4)})) order by changed_at desc, id desc limit 1001`
   if (url.startsWith('sqlite:')) {
     const db = new BetterSqlite3(url.slice('sqlite:'.length))
     db.pragma('busy_timeout = 5000')
@@ -94,7 +141,9 @@ async function rawDriver(url: string) {
     const insert = db.prepare(insertSql(BATCH, false))
     const page = db.prepare(pageSql(() => '?'))
     return {
-      insert: async (rows: unknown[][]) => { db.transaction(() => insert.run(rows.flat()))() },
+      insert: async (rows: unknown[][]) => {
+        db.transaction(() => insert.run(rows.flat()))()
+      },
       pages: async (orgId: string, site: string) => {
         let n = 0
         let key: [number, string] = [Number.MAX_SAFE_INTEGER, '~']
@@ -106,23 +155,32 @@ async function rawDriver(url: string) {
           key = [last.changed_at, last.id]
         }
       },
-      close: async () => { db.close() },
+      close: async () => {
+        db.close()
+      },
     }
   }
   const pool = new pg.Pool({ connectionString: url, max: 1 })
   return {
-    insert: async (rows: unknown[][]) => { await pool.query(insertSql(rows.length, true), rows.flat()) },
+    insert: async (rows: unknown[][]) => {
+      await pool.query(insertSql(rows.length, true), rows.flat())
+    },
     pages: async (orgId: string, site: string) => {
       let n = 0
       let key: [number, string] = [Number.MAX_SAFE_INTEGER, '~']
       for (;;) {
-        const { rows } = await pool.query<{ changed_at: string; id: string }>(pageSql((i) => `$${i}`), [orgId, site, key[0], key[1]])
+        const { rows } = await pool.query<{ changed_at: string; id: string }>(
+          pageSql((i) => `$${i}`),
+          [orgId, site, key[0], key[1]],
+        )
         n++
         if (rows.length <= 1000) return n
         const last = rows[999]!
         key = [Number(last.changed_at), last.id]
       }
     },
-    close: async () => { await pool.end() },
+    close: async () => {
+      await pool.end()
+    },
   }
 }

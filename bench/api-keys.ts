@@ -14,12 +14,18 @@ import { ratio, requestsPerSecond, startBenchServer, stopBenchServer } from './l
 
 export async function benchApiKeys(dialects: Array<{ name: string; url?: string }>, seconds: number): Promise<void> {
   const bare = await startBenchServer('bare.ts')
-  const base = await requestsPerSecond(`http://127.0.0.1:${bare.info.port}/api/admin/api-keys`, { 'x-api-key': 'x' }, seconds, undefined, bare)
-    .finally(() => stopBenchServer(bare))
+  const base = await requestsPerSecond(`http://127.0.0.1:${bare.info.port}/api/admin/api-keys`, { 'x-api-key': 'x' }, seconds, undefined, bare).finally(() =>
+    stopBenchServer(bare),
+  )
   console.log(`bare node:http            ${base.rps.toFixed(0)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms  ${cpu(base)}`)
   const framework = await startBenchServer('bare-fastify.ts')
-  const ceiling = await requestsPerSecond(`http://127.0.0.1:${framework.info.port}/api/admin/api-keys`, { 'x-api-key': 'x' }, seconds, undefined, framework)
-    .finally(() => stopBenchServer(framework))
+  const ceiling = await requestsPerSecond(
+    `http://127.0.0.1:${framework.info.port}/api/admin/api-keys`,
+    { 'x-api-key': 'x' },
+    seconds,
+    undefined,
+    framework,
+  ).finally(() => stopBenchServer(framework))
   console.log(`bare Fastify (ceiling)    ${ceiling.rps.toFixed(0)} req/s  vs bare ${ratio(ceiling.rps, base.rps)}  ${cpu(ceiling, base)}`)
   for (const dialect of dialects) {
     const app = await startBenchServer('app.ts', dialect.url ? { BENCH_DATABASE_URL: dialect.url } : {})
@@ -29,9 +35,15 @@ export async function benchApiKeys(dialects: Array<{ name: string; url?: string 
       const good = await requestsPerSecond(url, { host, 'x-api-key': app.info.key! }, seconds, undefined, app)
       const malformed = await requestsPerSecond(url, { host, 'x-api-key': 'csk_malformed' }, seconds, undefined, app)
       const unknown = await requestsPerSecond(url, { host, 'x-api-key': `csk_${'Z'.repeat(32)}` }, seconds, undefined, app)
-      console.log(`${dialect.name.padEnd(8)} authenticated GET  ${good.rps.toFixed(0)} req/s  p50 ${good.p50} ms  vs bare ${ratio(good.rps, base.rps)}  ${cpu(good, base)}  (non-2xx ${good.non2xx})`)
-      console.log(`${dialect.name.padEnd(8)} malformed key 401  ${malformed.rps.toFixed(0)} req/s  vs bare ${ratio(malformed.rps, base.rps)}  ${cpu(malformed, base)}  (no database query)`)
-      console.log(`${dialect.name.padEnd(8)} unknown key 401    ${unknown.rps.toFixed(0)} req/s  vs bare ${ratio(unknown.rps, base.rps)}  ${cpu(unknown, base)}  (one indexed lookup)`)
+      console.log(
+        `${dialect.name.padEnd(8)} authenticated GET  ${good.rps.toFixed(0)} req/s  p50 ${good.p50} ms  vs bare ${ratio(good.rps, base.rps)}  ${cpu(good, base)}  (non-2xx ${good.non2xx})`,
+      )
+      console.log(
+        `${dialect.name.padEnd(8)} malformed key 401  ${malformed.rps.toFixed(0)} req/s  vs bare ${ratio(malformed.rps, base.rps)}  ${cpu(malformed, base)}  (no database query)`,
+      )
+      console.log(
+        `${dialect.name.padEnd(8)} unknown key 401    ${unknown.rps.toFixed(0)} req/s  vs bare ${ratio(unknown.rps, base.rps)}  ${cpu(unknown, base)}  (one indexed lookup)`,
+      )
     } finally {
       await stopBenchServer(app)
     }
@@ -67,6 +79,8 @@ async function verificationCost(): Promise<void> {
     await validate(key.plaintext, org.id)
   }
   const uncachedNs = Number(process.hrtime.bigint() - t) / m
-  console.log(`api-key verify  HMAC ${(hmacNs / 1000).toFixed(2)} µs   cached ${(cachedNs / 1000).toFixed(2)} µs   uncached (SQLite) ${(uncachedNs / 1000).toFixed(2)} µs   uncached/cached ${ratio(uncachedNs, cachedNs)}`)
+  console.log(
+    `api-key verify  HMAC ${(hmacNs / 1000).toFixed(2)} µs   cached ${(cachedNs / 1000).toFixed(2)} µs   uncached (SQLite) ${(uncachedNs / 1000).toFixed(2)} µs   uncached/cached ${ratio(uncachedNs, cachedNs)}`,
+  )
   await handle.close()
 }

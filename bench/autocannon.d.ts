@@ -1,7 +1,19 @@
 // The few parts of autocannon's programmatic API the benches and tests use (the package ships no types).
 declare module 'autocannon' {
-  interface Histogram { average: number; p50: number; p99: number; total?: number }
-  interface Result { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; statusCodeStats: Record<string, { count: number }> }
+  interface Histogram {
+    average: number
+    p50: number
+    p99: number
+    total?: number
+  }
+  interface Result {
+    requests: Histogram
+    latency: Histogram
+    non2xx: number
+    errors: number
+    timeouts: number
+    statusCodeStats: Record<string, { count: number }>
+  }
   interface RequestSpec {
     method?: string
     path?: string
@@ -13,8 +25,16 @@ declare module 'autocannon' {
     onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void
   }
   interface Options {
-    url: string; headers?: Record<string, string>; connections?: number; duration?: number; amount?: number; method?: string; body?: string
-    requests?: RequestSpec[]; timeout?: number; reconnectRate?: number
+    url: string
+    headers?: Record<string, string>
+    connections?: number
+    duration?: number
+    amount?: number
+    method?: string
+    body?: string
+    requests?: RequestSpec[]
+    timeout?: number
+    reconnectRate?: number
   }
   interface Instance extends PromiseLike<Result> {
     on(event: 'reqError', listener: (error: Error & { code?: string }) => void): this

@@ -18,20 +18,28 @@ export async function benchBearer(dialects: Array<{ name: string; url?: string }
     const account = { oid: `oid-bench-${slug}`, email: 'bench@example.test', name: 'Bench', org_slug: slug }
     const op = await startOidcProvider({
       clients: [{ client_id: 'bench', client_secret: randomBytes(16).toString('hex'), redirect_uris: [`https://${slug}.localhost/auth/callback`] }],
-      accounts: { bench: account }, audience: AUDIENCE,
+      accounts: { bench: account },
+      audience: AUDIENCE,
     })
     try {
       const app = await startBenchServer('app.ts', {
         ...(dialect.url ? { BENCH_DATABASE_URL: dialect.url } : {}),
-        BENCH_OIDC_ISSUER: op.issuer, BENCH_OIDC_AUDIENCE: AUDIENCE, BENCH_ORG_SLUG: slug, BENCH_OIDC_ADMIN_OID: account.oid,
+        BENCH_OIDC_ISSUER: op.issuer,
+        BENCH_OIDC_AUDIENCE: AUDIENCE,
+        BENCH_ORG_SLUG: slug,
+        BENCH_OIDC_ADMIN_OID: account.oid,
       })
       const url = `http://127.0.0.1:${app.info.port}/api/admin/api-keys`
       const token = await op.issueAccessToken('bench')
       const good = await requestsPerSecond(url, { host: app.info.host!, authorization: `Bearer ${token}` }, seconds)
       const forged = await requestsPerSecond(url, { host: app.info.host!, authorization: `Bearer ${token.slice(0, -4)}AAAA` }, seconds)
       await stopBenchServer(app)
-      console.log(`${dialect.name.padEnd(8)} bearer GET        ${good.rps.toFixed(0)} req/s  p50 ${good.p50} ms  vs bare ${ratio(good.rps, base.rps)}  (non-2xx ${good.non2xx})`)
-      console.log(`${dialect.name.padEnd(8)} bad signature 401 ${forged.rps.toFixed(0)} req/s  vs bare ${ratio(forged.rps, base.rps)}  (non-2xx ${forged.non2xx}; refused at the signature check)`)
+      console.log(
+        `${dialect.name.padEnd(8)} bearer GET        ${good.rps.toFixed(0)} req/s  p50 ${good.p50} ms  vs bare ${ratio(good.rps, base.rps)}  (non-2xx ${good.non2xx})`,
+      )
+      console.log(
+        `${dialect.name.padEnd(8)} bad signature 401 ${forged.rps.toFixed(0)} req/s  vs bare ${ratio(forged.rps, base.rps)}  (non-2xx ${forged.non2xx}; refused at the signature check)`,
+      )
     } finally {
       await op.stop()
     }

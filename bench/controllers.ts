@@ -15,10 +15,43 @@ const CONTROLLER_PAGE = 500
 const INSTANCE_PAGE = 1000
 const IN_FLIGHT = 16
 
-const CONTROLLER_COLUMNS = ['org_id', 'site_code', 'id', 'name', 'platform', 'firmware_version', 'asset_number', 'protocol', 'ip_address', 'port', 'cip_path',
-  'poll_interval_ms', 'timeout_ms', 'retry_delay_ms', 'max_retries', 'edge_id', 'edge_plc_id', 'created_at', 'updated_at'] as const
-const INSTANCE_COLUMNS = ['org_id', 'site_code', 'id', 'name', 'type_id', 'type_version', 'asset_number', 'controller_id', 'area', 'tag_mappings', 'tag_count',
-  'config', 'created_at', 'updated_at'] as const
+const CONTROLLER_COLUMNS = [
+  'org_id',
+  'site_code',
+  'id',
+  'name',
+  'platform',
+  'firmware_version',
+  'asset_number',
+  'protocol',
+  'ip_address',
+  'port',
+  'cip_path',
+  'poll_interval_ms',
+  'timeout_ms',
+  'retry_delay_ms',
+  'max_retries',
+  'edge_id',
+  'edge_plc_id',
+  'created_at',
+  'updated_at',
+] as const
+const INSTANCE_COLUMNS = [
+  'org_id',
+  'site_code',
+  'id',
+  'name',
+  'type_id',
+  'type_version',
+  'asset_number',
+  'controller_id',
+  'area',
+  'tag_mappings',
+  'tag_count',
+  'config',
+  'created_at',
+  'updated_at',
+] as const
 
 const tagsOf = (i: number) => ({ run: `N${i}:B3/0`, speed: `N${i}:F8/1`, fault: `N${i}:B3/2` })
 
@@ -46,14 +79,51 @@ async function benchDialect(name: string, databaseUrl: string, controllers: numb
   for (let i = 0; i < controllers; i++) {
     const id = randomUUID()
     rawControllerIds.push(id)
-    await raw.insert('controllers', CONTROLLER_COLUMNS, [[orgId, 'RAW', id, `PLC ${i}`, 1, null, `PLC-${i}`, 'EtherNet/IP', `10.${(i >> 8) & 255}.${i & 255}.1`, 44818, null, 1000, 5000, 5000, 3, null, null, now, now]])
+    await raw.insert('controllers', CONTROLLER_COLUMNS, [
+      [
+        orgId,
+        'RAW',
+        id,
+        `PLC ${i}`,
+        1,
+        null,
+        `PLC-${i}`,
+        'EtherNet/IP',
+        `10.${(i >> 8) & 255}.${i & 255}.1`,
+        44818,
+        null,
+        1000,
+        5000,
+        5000,
+        3,
+        null,
+        null,
+        now,
+        now,
+      ],
+    ])
   }
   const rawControllersMs = performance.now() - t
   t = performance.now()
   for (let b = 0; b * BULK < instances; b++) {
     const rows = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
       const i = b * BULK + k
-      return [orgId, 'RAW', `I${i}`, `Instance ${i}`, 'conveyor', null, `A-${i}`, rawControllerIds[i % rawControllerIds.length], null, JSON.stringify(tagsOf(i)), 3, '{}', now, now]
+      return [
+        orgId,
+        'RAW',
+        `I${i}`,
+        `Instance ${i}`,
+        'conveyor',
+        null,
+        `A-${i}`,
+        rawControllerIds[i % rawControllerIds.length],
+        null,
+        JSON.stringify(tagsOf(i)),
+        3,
+        '{}',
+        now,
+        now,
+      ]
     })
     await raw.insert('instances', INSTANCE_COLUMNS, rows)
   }
@@ -67,9 +137,16 @@ async function benchDialect(name: string, databaseUrl: string, controllers: numb
   await raw.close()
 
   const line = (what: string, apiMs: number, rawMs: number, extra = '') =>
-    console.log(`${name.padEnd(8)} ${what.padEnd(34)} API ${apiMs.toFixed(0).padStart(6)} ms   driver ${rawMs.toFixed(0).padStart(6)} ms   API/driver ${ratio(apiMs, rawMs)}${extra}`)
-  line(`create ${controllers} controllers`, apiControllersMs, rawControllersMs, `  (${(controllers / apiControllersMs * 1000).toFixed(0)} req/s, ${IN_FLIGHT} in flight)`)
-  line(`bulk-create ${instances} instances`, apiInstancesMs, rawInstancesMs, `  (${(instances / apiInstancesMs * 1000).toFixed(0)} instances/s)`)
+    console.log(
+      `${name.padEnd(8)} ${what.padEnd(34)} API ${apiMs.toFixed(0).padStart(6)} ms   driver ${rawMs.toFixed(0).padStart(6)} ms   API/driver ${ratio(apiMs, rawMs)}${extra}`,
+    )
+  line(
+    `create ${controllers} controllers`,
+    apiControllersMs,
+    rawControllersMs,
+    `  (${((controllers / apiControllersMs) * 1000).toFixed(0)} req/s, ${IN_FLIGHT} in flight)`,
+  )
+  line(`bulk-create ${instances} instances`, apiInstancesMs, rawInstancesMs, `  (${((instances / apiInstancesMs) * 1000).toFixed(0)} instances/s)`)
   line(`read ${controllers} controllers`, apiReadControllersMs, rawReadControllersMs, `  (${controllerPages} / ${rawControllerPages} pages)`)
   line(`read ${instances} instances`, apiReadInstancesMs, rawReadInstancesMs, `  (${instancePages} / ${rawInstancePages} pages)`)
 }
@@ -81,16 +158,22 @@ async function benchApi(databaseUrl: string, controllers: number, instances: num
   const headers = { host: server.info.host!, 'x-api-key': server.info.key!, 'content-type': 'application/json' }
   const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT })
   // node:http rather than fetch: fetch does not send our Host header, which names the tenant.
-  const call = (method: string, path: string, body?: unknown) => new Promise<Record<string, unknown>>((resolve, reject) => {
-    const req = request(`${base}${path}`, { method, headers, agent }, (res) => {
-      let text = ''
-      res.setEncoding('utf8').on('data', (d: string) => { text += d }).on('end', () => {
-        if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`))
-        else resolve(JSON.parse(text) as Record<string, unknown>)
+  const call = (method: string, path: string, body?: unknown) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const req = request(`${base}${path}`, { method, headers, agent }, (res) => {
+        let text = ''
+        res
+          .setEncoding('utf8')
+          .on('data', (d: string) => {
+            text += d
+          })
+          .on('end', () => {
+            if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`))
+            else resolve(JSON.parse(text) as Record<string, unknown>)
+          })
       })
+      req.on('error', reject).end(body === undefined ? undefined : JSON.stringify(body))
     })
-    req.on('error', reject).end(body === undefined ? undefined : JSON.stringify(body))
-  })
   try {
     await call('POST', '/api/sites', { code: 'API', name: 'through the API' })
     await call('POST', '/api/sites', { code: 'RAW', name: 'through the driver' })
@@ -98,12 +181,19 @@ async function benchApi(databaseUrl: string, controllers: number, instances: num
     // API: controllers one request each.
     let t = performance.now()
     const controllerIds: string[] = []
-    for (let next = 0; next < controllers;) {
+    for (let next = 0; next < controllers; ) {
       const wave = Array.from({ length: Math.min(IN_FLIGHT, controllers - next) }, (_, k) => next + k)
       next += wave.length
-      const made = await Promise.all(wave.map((i) => call('POST', '/api/sites/API/controllers', {
-        name: `PLC ${i}`, platform: 1, assetNumber: `PLC-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: `10.${(i >> 8) & 255}.${i & 255}.1` },
-      })))
+      const made = await Promise.all(
+        wave.map((i) =>
+          call('POST', '/api/sites/API/controllers', {
+            name: `PLC ${i}`,
+            platform: 1,
+            assetNumber: `PLC-${i}`,
+            connection: { protocol: 'EtherNet/IP', ipAddress: `10.${(i >> 8) & 255}.${i & 255}.1` },
+          }),
+        ),
+      )
       for (const c of made) controllerIds.push(String(c.controllerId ?? c.id))
     }
     const apiControllersMs = performance.now() - t
@@ -111,16 +201,27 @@ async function benchApi(databaseUrl: string, controllers: number, instances: num
     for (let b = 0; b * BULK < instances; b++) {
       const items = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
         const i = b * BULK + k
-        return { id: `I${i}`, name: `Instance ${i}`, typeId: 'conveyor', assetNumber: `A-${i}`, controllerId: controllerIds[i % controllerIds.length], tagMappings: tagsOf(i) }
+        return {
+          id: `I${i}`,
+          name: `Instance ${i}`,
+          typeId: 'conveyor',
+          assetNumber: `A-${i}`,
+          controllerId: controllerIds[i % controllerIds.length],
+          tagMappings: tagsOf(i),
+        }
       })
       await call('POST', '/api/sites/API/instances/bulk', items)
     }
     const apiInstancesMs = performance.now() - t
     t = performance.now()
-    const controllerPages = await pageAll((cursor) => call('GET', `/api/sites/API/controllers?limit=${CONTROLLER_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`))
+    const controllerPages = await pageAll((cursor) =>
+      call('GET', `/api/sites/API/controllers?limit=${CONTROLLER_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+    )
     const apiReadControllersMs = performance.now() - t
     t = performance.now()
-    const instancePages = await pageAll((cursor) => call('GET', `/api/sites/API/instances?limit=${INSTANCE_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`))
+    const instancePages = await pageAll((cursor) =>
+      call('GET', `/api/sites/API/instances?limit=${INSTANCE_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+    )
     const apiReadInstancesMs = performance.now() - t
     return { apiControllersMs, apiInstancesMs, apiReadControllersMs, apiReadInstancesMs, controllerPages, instancePages, orgId: server.info.orgId! }
   } finally {
@@ -142,9 +243,13 @@ async function pageAll(get: (cursor: string | undefined) => Promise<Record<strin
 
 /** The baseline: better-sqlite3 or pg without Kysely, validation or rules. */
 async function rawDriver(url: string) {
-  const insertSql = (table: string, columns: readonly string[], rows: number, pgStyle: boolean) => `insert into ${table} (${columns.join(',')}) values ${
-    Array.from({ length: rows }, (_, r) => `(${columns.map((_c, c) => (pgStyle ? `$${r * columns.length + c + 1}` : '?')).join(',')})`).join(',')}`
-  const pageSql = (table: string, p: (i: number) => string) => `select * from ${table} where org_id = ${p(1)} and site_code = ${p(2)} and id > ${p(3)} order by id limit ${p(4)}`
+  const insertSql = (table: string, columns: readonly string[], rows: number, pgStyle: boolean) =>
+    `insert into ${table} (${columns.join(',')}) values ${Array.from(
+      { length: rows },
+      (_, r) => `(${columns.map((_c, c) => (pgStyle ? `$${r * columns.length + c + 1}` : '?')).join(',')})`,
+    ).join(',')}`
+  const pageSql = (table: string, p: (i: number) => string) =>
+    `select * from ${table} where org_id = ${p(1)} and site_code = ${p(2)} and id > ${p(3)} order by id limit ${p(4)}`
   if (url.startsWith('sqlite:')) {
     const db = new BetterSqlite3(url.slice('sqlite:'.length))
     db.pragma('busy_timeout = 5000')
@@ -171,7 +276,9 @@ async function rawDriver(url: string) {
           after = rows[limit - 1]!.id
         }
       },
-      close: async () => { db.close() },
+      close: async () => {
+        db.close()
+      },
     }
   }
   const pool = new pg.Pool({ connectionString: url, max: 1 })
@@ -194,12 +301,17 @@ async function rawDriver(url: string) {
       let n = 0
       let after = ''
       for (;;) {
-        const { rows } = await pool.query<{ id: string }>(pageSql(table, (i) => `$${i}`), [orgId, site, after, limit + 1])
+        const { rows } = await pool.query<{ id: string }>(
+          pageSql(table, (i) => `$${i}`),
+          [orgId, site, after, limit + 1],
+        )
         n++
         if (rows.length <= limit) return n
         after = rows[limit - 1]!.id
       }
     },
-    close: async () => { await pool.end() },
+    close: async () => {
+      await pool.end()
+    },
   }
 }

@@ -23,8 +23,17 @@ import { buildGraph, findIslands, findSupplyPaths } from '../src/modules/electri
 import { createOrgsService } from '../src/modules/orgs/service.ts'
 import { ratio } from './lib.ts'
 
-interface BenchNode { id: string; name: string; nodeType: number; ratedVoltageV?: number }
-interface BenchEdge { sourceId: string; targetId: string; edgeType: number }
+interface BenchNode {
+  id: string
+  name: string
+  nodeType: number
+  ratedVoltageV?: number
+}
+interface BenchEdge {
+  sourceId: string
+  targetId: string
+  edgeType: number
+}
 
 /**
  * A plant-like network of `size` nodes: 4 grid infeeds, each feeding a tree of switchboards, breakers and loads
@@ -54,7 +63,10 @@ export function plantNetwork(size: number): { nodes: BenchNode[]; edges: BenchEd
 function inMemory(nodes: readonly BenchNode[], edges: readonly BenchEdge[], from: string) {
   const adjacency = new Map<string, string[]>()
   for (const n of nodes) adjacency.set(n.id, [])
-  for (const e of edges) { adjacency.get(e.sourceId)!.push(e.targetId); adjacency.get(e.targetId)!.push(e.sourceId) }
+  for (const e of edges) {
+    adjacency.get(e.sourceId)!.push(e.targetId)
+    adjacency.get(e.targetId)!.push(e.sourceId)
+  }
   const seen = new Set<string>()
   let islands = 0
   for (const n of nodes) {
@@ -62,11 +74,21 @@ function inMemory(nodes: readonly BenchNode[], edges: readonly BenchEdge[], from
     islands++
     const stack = [n.id]
     seen.add(n.id)
-    while (stack.length > 0) for (const v of adjacency.get(stack.pop()!)!) if (!seen.has(v)) { seen.add(v); stack.push(v) }
+    while (stack.length > 0)
+      for (const v of adjacency.get(stack.pop()!)!)
+        if (!seen.has(v)) {
+          seen.add(v)
+          stack.push(v)
+        }
   }
   const parent = new Map<string, string | null>([[from, null]])
   const queue = [from]
-  for (let head = 0; head < queue.length; head++) for (const v of adjacency.get(queue[head]!)!) if (!parent.has(v)) { parent.set(v, queue[head]!); queue.push(v) }
+  for (let head = 0; head < queue.length; head++)
+    for (const v of adjacency.get(queue[head]!)!)
+      if (!parent.has(v)) {
+        parent.set(v, queue[head]!)
+        queue.push(v)
+      }
   return { islands, reached: parent.size }
 }
 
@@ -77,25 +99,39 @@ async function timeIt<T>(runs: number, fn: () => Promise<T> | T): Promise<{ ms: 
   return { ms: Number(process.hrtime.bigint() - start) / 1e6 / runs, result }
 }
 
-export async function benchElectrical(dialects: Array<{ name: string; url?: string }> = [{ name: 'sqlite' }], size = 50_000, streamSize = Number(process.env.BENCH_ELECTRICAL_STREAM_NODES ?? 100_000)): Promise<void> {
+export async function benchElectrical(
+  dialects: Array<{ name: string; url?: string }> = [{ name: 'sqlite' }],
+  size = 50_000,
+  streamSize = Number(process.env.BENCH_ELECTRICAL_STREAM_NODES ?? 100_000),
+): Promise<void> {
   const network = plantNetwork(size)
   const runs = 5
   const walk = await timeIt(runs, () => inMemory(network.nodes, network.edges, network.deepest))
   const graph = buildGraph(network.nodes, network.edges)
   const islandsWalk = await timeIt(runs, () => findIslands(graph))
   const pathWalk = await timeIt(runs, () => findSupplyPaths(graph, network.deepest))
-  console.log(`electrical ${size} nodes / ${network.edges.length} edges: in-memory arrays (islands + one BFS) ${walk.ms.toFixed(1)} ms; indexed graph: islands ${islandsWalk.ms.toFixed(1)} ms, supply paths ${pathWalk.ms.toFixed(1)} ms`)
+  console.log(
+    `electrical ${size} nodes / ${network.edges.length} edges: in-memory arrays (islands + one BFS) ${walk.ms.toFixed(1)} ms; indexed graph: islands ${islandsWalk.ms.toFixed(1)} ms, supply paths ${pathWalk.ms.toFixed(1)} ms`,
+  )
   for (const dialect of dialects) {
     const databaseUrl = dialect.url ?? `sqlite:${join(mkdtempSync(join(tmpdir(), 'sitegrid-bench-')), 'bench.db')}`
-    const config = loadConfig({
-      DATABASE_URL: databaseUrl, SITEGRID_KEY_SECRET: randomBytes(32).toString('base64'), SITEGRID_MODE: 'cloud',
-      SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITEGRID_DATA_DIR: tmpdir(),
-    }, { requireKeySecret: true })
+    const config = loadConfig(
+      {
+        DATABASE_URL: databaseUrl,
+        SITEGRID_KEY_SECRET: randomBytes(32).toString('base64'),
+        SITEGRID_MODE: 'cloud',
+        SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000',
+        SITEGRID_DATA_DIR: tmpdir(),
+      },
+      { requireKeySecret: true },
+    )
     const handle = await connectDatabase(config.databaseUrl)
     await migrateToLatest(handle.db)
     const org = await createOrgsService({ handle, clock: systemClock }).provision(`bench-${randomBytes(3).toString('hex')}`)
     const minted = await createApiKeysService({ handle, clock: systemClock, keySecret: config.keySecret }).mint(org.id, CLI_ACTOR, {
-      role: 'owner', name: 'bench', expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      role: 'owner',
+      name: 'bench',
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
     })
     const app = await buildApp({ config, handle, clock: systemClock, log: createLogger('warn') })
     const headers = { host: `${org.slug}.localhost`, 'x-api-key': minted.plaintext }
@@ -116,9 +152,15 @@ export async function benchElectrical(dialects: Array<{ name: string; url?: stri
       const islands = await timeIt(runs, () => get(`${base}/topology/islands`))
       const path = await timeIt(runs, () => get(`${base}/nodes/${network.deepest}/supply-paths`))
       if (islands.result.islandCount !== walk.result.islands) throw new Error(`island count ${String(islands.result.islandCount)} ≠ ${walk.result.islands}`)
-      console.log(`${dialect.name.padEnd(8)} PUT network (${(body.length / 1e6).toFixed(1)} MB) ${loadMs.toFixed(0)} ms  (${(size / (loadMs / 1000)).toFixed(0)} nodes/s)`)
-      console.log(`${dialect.name.padEnd(8)} GET islands       ${islands.ms.toFixed(1)} ms  vs in-memory arrays ${ratio(islands.ms, walk.ms)}  vs indexed walk ${ratio(islands.ms, islandsWalk.ms)}  (${String(islands.result.islandCount)} islands)`)
-      console.log(`${dialect.name.padEnd(8)} GET supply-paths  ${path.ms.toFixed(1)} ms  vs in-memory arrays ${ratio(path.ms, walk.ms)}  vs indexed walk ${ratio(path.ms, pathWalk.ms)}  (${((path.result.paths as Array<{ hops: number }>)[0]?.hops ?? 0)} hops)`)
+      console.log(
+        `${dialect.name.padEnd(8)} PUT network (${(body.length / 1e6).toFixed(1)} MB) ${loadMs.toFixed(0)} ms  (${(size / (loadMs / 1000)).toFixed(0)} nodes/s)`,
+      )
+      console.log(
+        `${dialect.name.padEnd(8)} GET islands       ${islands.ms.toFixed(1)} ms  vs in-memory arrays ${ratio(islands.ms, walk.ms)}  vs indexed walk ${ratio(islands.ms, islandsWalk.ms)}  (${String(islands.result.islandCount)} islands)`,
+      )
+      console.log(
+        `${dialect.name.padEnd(8)} GET supply-paths  ${path.ms.toFixed(1)} ms  vs in-memory arrays ${ratio(path.ms, walk.ms)}  vs indexed walk ${ratio(path.ms, pathWalk.ms)}  (${(path.result.paths as Array<{ hops: number }>)[0]?.hops ?? 0} hops)`,
+      )
       await benchStreamedLoad(dialect.name, app, handle, org.id as OrgId, headers, streamSize)
     } finally {
       await app.close()
@@ -128,9 +170,19 @@ export async function benchElectrical(dialects: Array<{ name: string; url?: stri
 }
 
 const streamId = (i: number) => `S${String(i).padStart(7, '0')}`
-const streamNode = (i: number): CreateNodeInput => ({ id: streamId(i), name: `Node ${i}`, nodeType: i === 0 ? 0 : 3, ratedVoltageV: 415, tagBindings: { current: `T${i}.I` } })
+const streamNode = (i: number): CreateNodeInput => ({
+  id: streamId(i),
+  name: `Node ${i}`,
+  nodeType: i === 0 ? 0 : 3,
+  ratedVoltageV: 415,
+  tagBindings: { current: `T${i}.I` },
+})
 /** A tree fed from node 0 (fan-out 4), closed into one ring by the last edge. */
-const streamEdge = (i: number, size: number): EdgeInput => ({ sourceId: streamId(Math.floor((i - 1) / 4)), targetId: streamId(i % size), edgeType: i === size ? 4 : 0 })
+const streamEdge = (i: number, size: number): EdgeInput => ({
+  sourceId: streamId(Math.floor((i - 1) / 4)),
+  targetId: streamId(i % size),
+  edgeType: i === size ? 4 : 0,
+})
 
 /** The document of `size` nodes and as many edges, produced in small pieces: the body never exists whole. */
 function* streamedDocument(size: number): Generator<string> {
@@ -147,12 +199,21 @@ async function peakGrowth<T>(work: () => Promise<T>): Promise<{ result: T; ms: n
   const start = process.memoryUsage()
   let rss = start.rss
   let heap = start.heapUsed
-  const timer = setInterval(() => { const m = process.memoryUsage(); rss = Math.max(rss, m.rss); heap = Math.max(heap, m.heapUsed) }, 10)
+  const timer = setInterval(() => {
+    const m = process.memoryUsage()
+    rss = Math.max(rss, m.rss)
+    heap = Math.max(heap, m.heapUsed)
+  }, 10)
   const t0 = process.hrtime.bigint()
   try {
     const result = await work()
     const m = process.memoryUsage()
-    return { result, ms: Number(process.hrtime.bigint() - t0) / 1e6, rssMb: (Math.max(rss, m.rss) - start.rss) / 2 ** 20, heapMb: (Math.max(heap, m.heapUsed) - start.heapUsed) / 2 ** 20 }
+    return {
+      result,
+      ms: Number(process.hrtime.bigint() - t0) / 1e6,
+      rssMb: (Math.max(rss, m.rss) - start.rss) / 2 ** 20,
+      heapMb: (Math.max(heap, m.heapUsed) - start.heapUsed) / 2 ** 20,
+    }
   } finally {
     clearInterval(timer)
   }
@@ -163,32 +224,49 @@ async function peakGrowth<T>(work: () => Promise<T>): Promise<{ result: T; ms: n
  * piece), against the same rows inserted through the driver directly (Kysely multi-row inserts from arrays built
  * in memory, one transaction) in the same run: time, throughput and the process's peak memory growth.
  */
-async function benchStreamedLoad(name: string, app: Awaited<ReturnType<typeof buildApp>>, handle: DatabaseHandle, orgId: OrgId, headers: Record<string, string>, size: number) {
+async function benchStreamedLoad(
+  name: string,
+  app: Awaited<ReturnType<typeof buildApp>>,
+  handle: DatabaseHandle,
+  orgId: OrgId,
+  headers: Record<string, string>,
+  size: number,
+) {
   let bytes = 0
   for (const piece of streamedDocument(size)) bytes += Buffer.byteLength(piece)
-  const streamed = await peakGrowth(() => app.inject({
-    method: 'PUT', url: '/api/sites/BENCH/electrical/network', headers: { ...headers, 'content-type': 'application/json' },
-    payload: Readable.from(streamedDocument(size)),
-  }))
+  const streamed = await peakGrowth(() =>
+    app.inject({
+      method: 'PUT',
+      url: '/api/sites/BENCH/electrical/network',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: Readable.from(streamedDocument(size)),
+    }),
+  )
   if (streamed.result.statusCode !== 200) throw new Error(`streamed load: ${streamed.result.statusCode} ${streamed.result.body.slice(0, 300)}`)
   const site = await app.inject({ method: 'POST', url: '/api/sites', headers, payload: { code: 'DIRECT', name: 'Direct insert' } })
   if (site.statusCode !== 201) throw new Error(`site: ${site.statusCode} ${site.body}`)
-  const direct = await peakGrowth(() => handle.db.transaction().execute(async (trx) => {
-    const now = Date.now()
-    const nodes: ElectricalNodesTable[] = []
-    const edges: ElectricalEdgesTable[] = []
-    for (let i = 0; i < size; i++) nodes.push(nodeRow(orgId, 'DIRECT', streamNode(i), now, now))
-    for (let i = 1; i <= size; i++) {
-      const e = streamEdge(i, size)
-      edges.push({ org_id: orgId, site_code: 'DIRECT', source_id: e.sourceId, target_id: e.targetId, edge_type: e.edgeType, created_at: now })
-    }
-    await insertNodes(trx, nodes)
-    await insertEdges(trx, edges)
-  }))
+  const direct = await peakGrowth(() =>
+    handle.db.transaction().execute(async (trx) => {
+      const now = Date.now()
+      const nodes: ElectricalNodesTable[] = []
+      const edges: ElectricalEdgesTable[] = []
+      for (let i = 0; i < size; i++) nodes.push(nodeRow(orgId, 'DIRECT', streamNode(i), now, now))
+      for (let i = 1; i <= size; i++) {
+        const e = streamEdge(i, size)
+        edges.push({ org_id: orgId, site_code: 'DIRECT', source_id: e.sourceId, target_id: e.targetId, edge_type: e.edgeType, created_at: now })
+      }
+      await insertNodes(trx, nodes)
+      await insertEdges(trx, edges)
+    }),
+  )
   const mbps = (ms: number) => (bytes / 2 ** 20 / (ms / 1000)).toFixed(1)
   const eps = (ms: number) => ((2 * size) / (ms / 1000)).toFixed(0)
-  console.log(`${name.padEnd(8)} streamed PUT network ${size} nodes + ${size} edges (${(bytes / 2 ** 20).toFixed(1)} MiB): ${streamed.ms.toFixed(0)} ms (${eps(streamed.ms)} elements/s, ${mbps(streamed.ms)} MiB/s), peak growth RSS ${streamed.rssMb.toFixed(0)} MiB, heap ${streamed.heapMb.toFixed(0)} MiB`)
-  console.log(`${name.padEnd(8)} same rows through the driver directly: ${direct.ms.toFixed(0)} ms (${eps(direct.ms)} elements/s), peak growth RSS ${direct.rssMb.toFixed(0)} MiB, heap ${direct.heapMb.toFixed(0)} MiB; streamed/direct time ${ratio(streamed.ms, direct.ms)}`)
+  console.log(
+    `${name.padEnd(8)} streamed PUT network ${size} nodes + ${size} edges (${(bytes / 2 ** 20).toFixed(1)} MiB): ${streamed.ms.toFixed(0)} ms (${eps(streamed.ms)} elements/s, ${mbps(streamed.ms)} MiB/s), peak growth RSS ${streamed.rssMb.toFixed(0)} MiB, heap ${streamed.heapMb.toFixed(0)} MiB`,
+  )
+  console.log(
+    `${name.padEnd(8)} same rows through the driver directly: ${direct.ms.toFixed(0)} ms (${eps(direct.ms)} elements/s), peak growth RSS ${direct.rssMb.toFixed(0)} MiB, heap ${direct.heapMb.toFixed(0)} MiB; streamed/direct time ${ratio(streamed.ms, direct.ms)}`,
+  )
 }
 
 // `node --import tsx bench/electrical.ts` runs it alone on SQLite.

@@ -80,7 +80,11 @@ const fmt = (n: number) => `${Math.round(n).toLocaleString('en')} samples/s`
 
 async function parserAlone(file: string): Promise<number> {
   const run = parseStream(createReadStream(file, { highWaterMark: 256 * 1024 }), { format: 'long' })
-  const { ms } = await timed(async () => { for await (const _ of run) { /* drain */ } })
+  const { ms } = await timed(async () => {
+    for await (const _ of run) {
+      /* drain */
+    }
+  })
   return perSecond(run.summary.samples, ms)
 }
 
@@ -89,7 +93,12 @@ async function parserAlone(file: string): Promise<number> {
  * neither owner nor BYPASSRLS, as `serve` does with SITEGRID_DATABASE_APP_URL, so row-level security checks every row;
  * otherwise it connects as the bench's own user (the database owner, a superuser with the embedded server).
  */
-interface ImportJob { url: string; file: string; rows: number; asServiceRole?: boolean }
+interface ImportJob {
+  url: string
+  file: string
+  rows: number
+  asServiceRole?: boolean
+}
 type ImportResult = Awaited<ReturnType<typeof importOnce>>
 
 /**
@@ -99,11 +108,14 @@ type ImportResult = Awaited<ReturnType<typeof importOnce>>
  */
 async function importInChild(job: ImportJob): Promise<ImportResult> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
-    env: { ...process.env, BENCH_HISTORIAN_IMPORT: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BENCH_HISTORIAN_IMPORT: JSON.stringify(job) },
+    stdio: ['ignore', 'pipe', 'inherit'],
   })
   let out = ''
-  child.stdout.setEncoding('utf8').on('data', (text: string) => { out += text })
-  const [code] = await once(child, 'exit') as [number | null]
+  child.stdout.setEncoding('utf8').on('data', (text: string) => {
+    out += text
+  })
+  const [code] = (await once(child, 'exit')) as [number | null]
   if (code !== 0) throw new Error(`the import process exited with ${code}`)
   return JSON.parse(out) as ImportResult
 }
@@ -119,7 +131,10 @@ async function importOnce({ url, file, rows, asServiceRole }: ImportJob) {
   const org = await createOrgsService({ handle: owner, clock: systemClock }).provision(`bench-${Date.now().toString(36)}`)
   const orgId = org.id as OrgId
   const now = Date.now()
-  await owner.db.insertInto('sites').values({ org_id: orgId, code: 'bench', name: 'Bench', description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now }).execute()
+  await owner.db
+    .insertInto('sites')
+    .values({ org_id: orgId, code: 'bench', name: 'Bench', description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now })
+    .execute()
   let handle = owner
   if (asServiceRole) {
     await ensureAppRole(url)
@@ -127,7 +142,9 @@ async function importOnce({ url, file, rows, asServiceRole }: ImportJob) {
     handle = await connectDatabase(appRoleUrl(url), { poolSize: 4, statementTimeoutMs: 600_000 })
   }
   const historian = createHistorianService({
-    handle, clock: systemClock, maxFileBytes: 2 ** 40,
+    handle,
+    clock: systemClock,
+    maxFileBytes: 2 ** 40,
     sites: { require: async (_o, code) => ({ code, timeZone: 'UTC' }) },
     instances: { existingIds: async (_o, _s, ids) => new Set(ids) },
   })
@@ -162,7 +179,10 @@ async function rawSqlite(dir: string, file: string, rows: number): Promise<numbe
       const lines = (rest + chunk).split('\n')
       rest = lines.pop()!
       for (const line of lines) {
-        if (header) { header = false; continue }
+        if (header) {
+          header = false
+          continue
+        }
         const a = line.indexOf(',')
         const b = line.indexOf(',', a + 1)
         insert.run(line.slice(a + 1, b), Date.parse(line.slice(0, a)), Number(line.slice(b + 1)))
@@ -185,7 +205,9 @@ async function rawCopy(url: string, file: string, rows: number): Promise<number>
   await client.query('drop table if exists bench_raw')
   await client.query('checkpoint')
   await client.query('create table bench_raw (ts timestamptz not null, tag text not null, value float8, primary key (tag, ts))')
-  const { ms } = await timed(() => copyFrom(client, 'copy bench_raw (ts, tag, value) from stdin (format csv, header true)', createReadStream(file, { highWaterMark: 256 * 1024 })))
+  const { ms } = await timed(() =>
+    copyFrom(client, 'copy bench_raw (ts, tag, value) from stdin (format csv, header true)', createReadStream(file, { highWaterMark: 256 * 1024 })),
+  )
   const count = await client.query<{ n: string }>('select count(*) as n from bench_raw')
   if (Number(count.rows[0]!.n) !== rows) throw new Error('COPY lost rows')
   await client.query('drop table bench_raw')
@@ -215,7 +237,10 @@ async function rawCopyShaped(url: string, file: string, rows: number): Promise<n
       rest = lines.pop()!
       let out = ''
       for (const line of lines) {
-        if (header) { header = false; continue }
+        if (header) {
+          header = false
+          continue
+        }
         const a = line.indexOf(',')
         const b = line.indexOf(',', a + 1)
         out += `org_bench_0000000000000000000\t${line.slice(a + 2, b)}\t${Date.parse(line.slice(0, a))}\t${line.slice(b + 1)}\t\\N\t192\tbat_bench_00000000000000000\n`
@@ -223,7 +248,9 @@ async function rawCopyShaped(url: string, file: string, rows: number): Promise<n
       yield Buffer.from(out)
     }
   }
-  const { ms } = await timed(() => pipeline(Readable.from(shaped()), client.query(copyStreams.from('copy bench_shaped (org_id, series_id, ts, value, text, quality, batch_id) from stdin'))))
+  const { ms } = await timed(() =>
+    pipeline(Readable.from(shaped()), client.query(copyStreams.from('copy bench_shaped (org_id, series_id, ts, value, text, quality, batch_id) from stdin'))),
+  )
   const count = await client.query<{ n: string }>('select count(*) as n from bench_shaped')
   if (Number(count.rows[0]!.n) !== rows) throw new Error('shaped COPY lost rows')
   await client.query('drop table bench_shaped')
@@ -249,7 +276,10 @@ export async function benchHistorian(dialects: Array<{ name: string; url?: strin
       const baseline = dialect.url ? 'raw COPY' : 'raw prepared insert'
       console.log(`${dialect.name.padEnd(8)} ${baseline.padEnd(20)} ${fmt(raw)}`)
       if (shaped !== undefined) console.log(`${dialect.name.padEnd(8)} raw COPY, service's table shape ${fmt(shaped)}  (${ratio(shaped, raw)} of raw COPY)`)
-      const report = (label: string, run: typeof imported) => console.log(`${dialect.name.padEnd(8)} ${label.padEnd(20)} ${fmt(run.rate)}  vs ${baseline} ${ratio(run.rate, raw)}${shaped === undefined ? '' : `  vs the shaped COPY ${ratio(run.rate, shaped)}`}  parser/import ${ratio(parser, run.rate)}  peak RSS +${run.memory.growthMiB.toFixed(1)} MiB (${(run.memory.peak / 1_048_576).toFixed(0)} MiB; ${run.memory.breakdown})`)
+      const report = (label: string, run: typeof imported) =>
+        console.log(
+          `${dialect.name.padEnd(8)} ${label.padEnd(20)} ${fmt(run.rate)}  vs ${baseline} ${ratio(run.rate, raw)}${shaped === undefined ? '' : `  vs the shaped COPY ${ratio(run.rate, shaped)}`}  parser/import ${ratio(parser, run.rate)}  peak RSS +${run.memory.growthMiB.toFixed(1)} MiB (${(run.memory.peak / 1_048_576).toFixed(0)} MiB; ${run.memory.breakdown})`,
+        )
       report('historian import', imported)
       if (dialect.url) report('  as the service role', await importInChild({ url, file, rows, asServiceRole: true }))
     }

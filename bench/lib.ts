@@ -4,12 +4,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 
-export interface Started { child: ChildProcess; info: Record<string, string> }
+export interface Started {
+  child: ChildProcess
+  info: Record<string, string>
+}
 
 /** Starts a bench server script in its own process; it prints one JSON line ({ port, … }) when ready. */
 export function startBenchServer(script: string, env: Record<string, string> = {}): Promise<Started> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'servers', script)], {
-    env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
   })
   return new Promise((resolve, reject) => {
     let buffer = ''
@@ -42,7 +46,13 @@ export async function stopBenchServer(s: Started): Promise<void> {
  * the CPU time that process spent per request (user + system, from /proc): on a loaded or small machine the load
  * generator competes for the cores, and CPU per request is the figure that load disturbs least.
  */
-export async function requestsPerSecond(url: string, headers: Record<string, string>, seconds = 5, connections = 32, server?: Started): Promise<{ rps: number; p50: number; p99: number; non2xx: number; cpuMicrosPerRequest: number | undefined }> {
+export async function requestsPerSecond(
+  url: string,
+  headers: Record<string, string>,
+  seconds = 5,
+  connections = 32,
+  server?: Started,
+): Promise<{ rps: number; p50: number; p99: number; non2xx: number; cpuMicrosPerRequest: number | undefined }> {
   await autocannon({ url, headers, connections, duration: 1 })
   const cpuBefore = server && processCpuMicros(server)
   const result = await autocannon({ url, headers, connections, duration: seconds })

@@ -34,8 +34,16 @@ const IMPORT_SAMPLES = 20_000
 const KEY_SECRET = randomBytes(32).toString('base64')
 const SITE = 'plant-1'
 
-interface Phase { name: string; databaseUrl: string; processes: number }
-interface Outcome { name: string; rps: number; errors: number }
+interface Phase {
+  name: string
+  databaseUrl: string
+  processes: number
+}
+interface Outcome {
+  name: string
+  rps: number
+  errors: number
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -73,19 +81,32 @@ function mixedRequests(tag: string) {
     { method: 'GET', path: `/api/sites/${SITE}/controllers` },
     { method: 'GET', path: `/api/sites/${SITE}/instances` },
     {
-      method: 'POST', path: '/api/sites', headers: json,
+      method: 'POST',
+      path: '/api/sites',
+      headers: json,
       setupRequest: (r: object) => ({ ...r, body: JSON.stringify({ code: `${tag}-${++n}`, name: `Soak ${n}`, timeZone: 'UTC' }) }),
     },
     { method: 'GET', path: `/api/sites/${SITE}/instances/ins_pump` },
     {
-      method: 'PUT', path: `/api/sites/${SITE}/instances/ins_pump`, headers: json,
+      method: 'PUT',
+      path: `/api/sites/${SITE}/instances/ins_pump`,
+      headers: json,
       setupRequest: (r: object) => ({ ...r, body: JSON.stringify({ name: `pump ${tag} ${++n}` }) }),
     },
     {
-      method: 'POST', path: `/api/sites/${SITE}/alarms/events`, headers: json,
+      method: 'POST',
+      path: `/api/sites/${SITE}/alarms/events`,
+      headers: json,
       setupRequest: (r: object) => {
         n++
-        const event = { eventId: `${tag}-ev-${n}`, instanceId: 'ins_pump', condition: `C${n % 50}`, priority: 'high', state: n % 4 < 2 ? 'active' : 'normal', occurredAt: new Date(Date.now() - 1000).toISOString() }
+        const event = {
+          eventId: `${tag}-ev-${n}`,
+          instanceId: 'ins_pump',
+          condition: `C${n % 50}`,
+          priority: 'high',
+          state: n % 4 < 2 ? 'active' : 'normal',
+          occurredAt: new Date(Date.now() - 1000).toISOString(),
+        }
         return { ...r, body: JSON.stringify({ events: [event] }) }
       },
     },
@@ -99,8 +120,12 @@ async function runPhase(phase: Phase, dir: string): Promise<Outcome> {
   try {
     const { key } = await prepare(handle)
     const env = {
-      DATABASE_URL: phase.databaseUrl, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_LOG_LEVEL: 'warn', SITEGRID_DATA_DIR: join(dir, 'data'),
-      SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITEGRID_MIGRATE_ON_START: 'false',
+      DATABASE_URL: phase.databaseUrl,
+      SITEGRID_KEY_SECRET: KEY_SECRET,
+      SITEGRID_LOG_LEVEL: 'warn',
+      SITEGRID_DATA_DIR: join(dir, 'data'),
+      SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000',
+      SITEGRID_MIGRATE_ON_START: 'false',
     }
     for (let i = 0; i < phase.processes; i++) servers.push(await startServer({ cwd: dir, env }))
     const headers = { host: 'soak.localhost', 'x-api-key': key }
@@ -139,16 +164,32 @@ async function runPhase(phase: Phase, dir: string): Promise<Outcome> {
     const errors = results.reduce((a, r) => a + r.errors, 0)
     const timeouts = results.reduce((a, r) => a + r.timeouts, 0)
     const failedImports = [...imports.entries()].filter(([s]) => s !== 201).reduce((a, [, c]) => a + c, 0)
-    const statuses = results.flatMap((r) => Object.entries(r.statusCodeStats)).reduce((m, [s, { count }]) => m.set(s, (m.get(s) ?? 0) + count), new Map<string, number>())
-    console.log(`# soak ${phase.name}: ${phase.processes} process(es), ${SECONDS} s, ${CONNECTIONS} connections each: ${requests} requests (${[...statuses.entries()].map(([s, c]) => `${c}×${s}`).join(', ')}), ${Math.round(rps)} req/s`)
-    console.log(`# soak ${phase.name}: errors ${non2xx + errors + failedImports} (non-2xx ${non2xx}, connection errors ${errors}${connectionErrors.size ? ` ${JSON.stringify(Object.fromEntries(connectionErrors))}` : ''}, timeouts ${timeouts}, historian imports ${[...imports.entries()].map(([s, c]) => `${c}×${s}`).join(', ')})`)
+    const statuses = results
+      .flatMap((r) => Object.entries(r.statusCodeStats))
+      .reduce((m, [s, { count }]) => m.set(s, (m.get(s) ?? 0) + count), new Map<string, number>())
+    console.log(
+      `# soak ${phase.name}: ${phase.processes} process(es), ${SECONDS} s, ${CONNECTIONS} connections each: ${requests} requests (${[...statuses.entries()].map(([s, c]) => `${c}×${s}`).join(', ')}), ${Math.round(rps)} req/s`,
+    )
+    console.log(
+      `# soak ${phase.name}: errors ${non2xx + errors + failedImports} (non-2xx ${non2xx}, connection errors ${errors}${connectionErrors.size ? ` ${JSON.stringify(Object.fromEntries(connectionErrors))}` : ''}, timeouts ${timeouts}, historian imports ${[...imports.entries()].map(([s, c]) => `${c}×${s}`).join(', ')})`,
+    )
     for (const [i, points] of memory.entries()) {
       const values = points.map(([, y]) => y)
-      console.log(`# soak ${phase.name}: process ${i + 1} RSS MB start ${values[0]!.toFixed(1)}, end ${values.at(-1)!.toFixed(1)}, max ${Math.max(...values).toFixed(1)}, slope ${slope(points).toFixed(2)} MB/min over ${points.length} samples`)
+      console.log(
+        `# soak ${phase.name}: process ${i + 1} RSS MB start ${values[0]!.toFixed(1)}, end ${values.at(-1)!.toFixed(1)}, max ${Math.max(...values).toFixed(1)}, slope ${slope(points).toFixed(2)} MB/min over ${points.length} samples`,
+      )
     }
     if (non2xx + errors + failedImports > 0) {
       // The servers' own account of the first failures (error-level log lines).
-      for (const s of servers) console.log(s.output().split('\n').filter((l) => /"level":(50|60)/.test(l)).slice(0, 5).join('\n'))
+      for (const s of servers)
+        console.log(
+          s
+            .output()
+            .split('\n')
+            .filter((l) => /"level":(50|60)/.test(l))
+            .slice(0, 5)
+            .join('\n'),
+        )
     }
     return { name: phase.name, rps, errors: non2xx + errors + failedImports }
   } finally {

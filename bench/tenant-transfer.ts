@@ -35,28 +35,80 @@ async function seed(handle: DatabaseHandle, org: Org): Promise<void> {
   const db = handle.db
   const now = Date.now()
   await createSitesService({ handle, clock: systemClock, dependents: [] }).create(org.id, CLI_ACTOR, { code: 'BENCH', name: 'Bench plant' })
-  await db.insertInto('historian_batches').values({
-    org_id: org.id, site_code: 'BENCH', id: 'bat_BENCH', format: 'long', status: 'complete', rows_read: SAMPLES, samples_stored: SAMPLES,
-    rejected_count: 0, collision_count: 0, replaced_count: 0, bytes_read: 0, bytes_total: null, first_ts: now, last_ts: now + SAMPLES,
-    tags: '[]', report: '{}', options: '{}', trend_sha256: '0'.repeat(64), mapping_sha256: '0'.repeat(64), trend_name: null, is_forced: 0,
-    error: null, created_by: 'bench', created_at: now, updated_at: now, completed_at: now,
-  }).execute()
+  await db
+    .insertInto('historian_batches')
+    .values({
+      org_id: org.id,
+      site_code: 'BENCH',
+      id: 'bat_BENCH',
+      format: 'long',
+      status: 'complete',
+      rows_read: SAMPLES,
+      samples_stored: SAMPLES,
+      rejected_count: 0,
+      collision_count: 0,
+      replaced_count: 0,
+      bytes_read: 0,
+      bytes_total: null,
+      first_ts: now,
+      last_ts: now + SAMPLES,
+      tags: '[]',
+      report: '{}',
+      options: '{}',
+      trend_sha256: '0'.repeat(64),
+      mapping_sha256: '0'.repeat(64),
+      trend_name: null,
+      is_forced: 0,
+      error: null,
+      created_by: 'bench',
+      created_at: now,
+      updated_at: now,
+      completed_at: now,
+    })
+    .execute()
   await db.transaction().execute(async (trx) => {
     // 50 series (one per pump), the samples keyed by series id and time (migration 1600).
-    const series = await ensureSeries(trx, org.id as OrgId, 'BENCH', Array.from({ length: 50 }, (_, p) => ({ instanceId: `PUMP-${p}`, tagKey: 'flow' })))
+    const series = await ensureSeries(
+      trx,
+      org.id as OrgId,
+      'BENCH',
+      Array.from({ length: 50 }, (_, p) => ({ instanceId: `PUMP-${p}`, tagKey: 'flow' })),
+    )
     for (let i = 0; i < SAMPLES; i += 2000) {
       const rows = Array.from({ length: Math.min(2000, SAMPLES - i) }, (_, j) => ({
-        org_id: org.id, series_id: series.get(seriesKey(`PUMP-${(i + j) % 50}`, 'flow'))!, ts: now + i + j,
-        value: Math.sin(i + j) * 100, text: null, quality: 192, batch_id: 'bat_BENCH',
+        org_id: org.id,
+        series_id: series.get(seriesKey(`PUMP-${(i + j) % 50}`, 'flow'))!,
+        ts: now + i + j,
+        value: Math.sin(i + j) * 100,
+        text: null,
+        quality: 192,
+        batch_id: 'bat_BENCH',
       }))
       await trx.insertInto('historian_points').values(rows).execute()
     }
     for (let i = 0; i < ALARMS; i += 1000) {
       const rows = Array.from({ length: Math.min(1000, ALARMS - i) }, (_, j) => ({
-        org_id: org.id, site_code: 'BENCH', id: `alm_${String(i + j).padStart(8, '0')}`, instance_id: `PUMP-${(i + j) % 50}`, condition: 'HI',
-        priority: 'high', message: 'flow high', value: 12.5, limit_value: 10, state: 'normal', is_active: 0, is_acknowledged: 1,
-        is_out_of_service: 0, shelved_until: null, active_key: null, activation_count: 1, raised_at: now, last_event_at: now,
-        changed_at: now + i + j, created_at: now, version: 1,
+        org_id: org.id,
+        site_code: 'BENCH',
+        id: `alm_${String(i + j).padStart(8, '0')}`,
+        instance_id: `PUMP-${(i + j) % 50}`,
+        condition: 'HI',
+        priority: 'high',
+        message: 'flow high',
+        value: 12.5,
+        limit_value: 10,
+        state: 'normal',
+        is_active: 0,
+        is_acknowledged: 1,
+        is_out_of_service: 0,
+        shelved_until: null,
+        active_key: null,
+        activation_count: 1,
+        raised_at: now,
+        last_event_at: now,
+        changed_at: now + i + j,
+        created_at: now,
+        version: 1,
       }))
       await trx.insertInto('alarms').values(rows).execute()
     }
@@ -67,11 +119,14 @@ async function seed(handle: DatabaseHandle, org: Org): Promise<void> {
 // starves, unlike the main thread's while better-sqlite3 answers synchronously); the peak goes to shared memory.
 const peakRssKiB = new Int32Array(new SharedArrayBuffer(4))
 function startRssSampler(): Worker {
-  const worker = new Worker(`
+  const worker = new Worker(
+    `
   const { workerData } = require('node:worker_threads')
   const peak = workerData
   setInterval(() => { const kib = Math.round(process.memoryUsage.rss() / 1024); if (kib > Atomics.load(peak, 0)) Atomics.store(peak, 0, kib) }, 5)
-`, { eval: true, workerData: peakRssKiB })
+`,
+    { eval: true, workerData: peakRssKiB },
+  )
   worker.unref()
   return worker
 }
@@ -101,10 +156,21 @@ function memoryWatch() {
 }
 
 /** Passes chunks through, reading the heap at each (so a step's heap peak is read even if the timer starves). */
-const marking = (mark: () => void) => new Transform({ transform(chunk, _enc, done) { mark(); done(null, chunk) } })
+const marking = (mark: () => void) =>
+  new Transform({
+    transform(chunk, _enc, done) {
+      mark()
+      done(null, chunk)
+    },
+  })
 
 /** The baseline: SELECT every row of the same tables through the driver, JSON-encode them, then INSERT them back. */
-async function plainDumpRestore(source: DatabaseHandle, target: DatabaseHandle, orgId: string, mark: () => void): Promise<{ dumpMs: number; restoreMs: number }> {
+async function plainDumpRestore(
+  source: DatabaseHandle,
+  target: DatabaseHandle,
+  orgId: string,
+  mark: () => void,
+): Promise<{ dumpMs: number; restoreMs: number }> {
   let t = performance.now()
   const dump: Record<string, string[]> = {}
   for (const table of TABLES) {
@@ -119,7 +185,9 @@ async function plainDumpRestore(source: DatabaseHandle, target: DatabaseHandle, 
       const rows = dump[table]!.map((l) => JSON.parse(l) as Record<string, unknown>)
       const width = Object.keys(rows[0] ?? { a: 1 }).length
       for (let i = 0; i < rows.length; i += Math.floor(30_000 / width)) {
-        await sql`insert into ${sql.table(table)} (${sql.join(Object.keys(rows[0]!).map((c) => sql.ref(c)))}) values ${sql.join(rows.slice(i, i + Math.floor(30_000 / width)).map((r) => sql`(${sql.join(Object.values(r))})`))}`.execute(trx)
+        await sql`insert into ${sql.table(table)} (${sql.join(Object.keys(rows[0]!).map((c) => sql.ref(c)))}) values ${sql.join(rows.slice(i, i + Math.floor(30_000 / width)).map((r) => sql`(${sql.join(Object.values(r))})`))}`.execute(
+          trx,
+        )
       }
     }
   })
@@ -145,7 +213,16 @@ async function benchOne(dialect: { name: string; url?: () => Promise<string> }):
 
   // The service first, before the baseline has held any rows in this process: the package goes to a file and is
   // staged back from it (nothing held by the bench), with RSS and heap sampled every 10 ms while each step runs.
-  const transfer = (handle: DatabaseHandle) => createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites: createSitesService({ handle, clock: systemClock, dependents: [] }), storedParts: historianStoredParts, maxPackageBytes: 8 * 1024 ** 3, maxInflatedBytes: 64 * 1024 ** 3 })
+  const transfer = (handle: DatabaseHandle) =>
+    createTenantTransferService({
+      handle,
+      clock: systemClock,
+      mode: 'site',
+      sites: createSitesService({ handle, clock: systemClock, dependents: [] }),
+      storedParts: historianStoredParts,
+      maxPackageBytes: 8 * 1024 ** 3,
+      maxInflatedBytes: 64 * 1024 ** 3,
+    })
   const exportWatch = memoryWatch()
   let t = performance.now()
   await pipeline(Readable.from(await transfer(source).exportPackage(org, null)), marking(exportWatch.mark), createWriteStream(pkgPath))
@@ -173,9 +250,15 @@ async function benchOne(dialect: { name: string; url?: () => Promise<string> }):
 
   const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`
   console.log(`${dialect.name.padEnd(8)} tenant transfer ${SAMPLES} samples + ${ALARMS} alarms: package ${(bytes / 1e6).toFixed(1)} MB gzip`)
-  console.log(`${dialect.name.padEnd(8)}   export ${exportMs.toFixed(0)} ms vs plain dump ${plain.dumpMs.toFixed(0)} ms (${ratio(plain.dumpMs, exportMs)} of plain speed)`)
-  console.log(`${dialect.name.padEnd(8)}   stage+check ${stageMs.toFixed(0)} ms, apply ${applyMs.toFixed(0)} ms vs plain restore ${plain.restoreMs.toFixed(0)} ms (${ratio(plain.restoreMs, stageMs + applyMs)} of plain speed)`)
-  console.log(`${dialect.name.padEnd(8)}   peak growth over the step's start: export heap +${mib(exportMemory.heap)} RSS +${mib(exportMemory.rss)}; stage+apply heap +${mib(importMemory.heap)} RSS +${mib(importMemory.rss)}; plain dump+restore heap +${mib(plainMemory.heap)} RSS +${mib(plainMemory.rss)}`)
+  console.log(
+    `${dialect.name.padEnd(8)}   export ${exportMs.toFixed(0)} ms vs plain dump ${plain.dumpMs.toFixed(0)} ms (${ratio(plain.dumpMs, exportMs)} of plain speed)`,
+  )
+  console.log(
+    `${dialect.name.padEnd(8)}   stage+check ${stageMs.toFixed(0)} ms, apply ${applyMs.toFixed(0)} ms vs plain restore ${plain.restoreMs.toFixed(0)} ms (${ratio(plain.restoreMs, stageMs + applyMs)} of plain speed)`,
+  )
+  console.log(
+    `${dialect.name.padEnd(8)}   peak growth over the step's start: export heap +${mib(exportMemory.heap)} RSS +${mib(exportMemory.rss)}; stage+apply heap +${mib(importMemory.heap)} RSS +${mib(importMemory.rss)}; plain dump+restore heap +${mib(plainMemory.heap)} RSS +${mib(plainMemory.rss)}`,
+  )
   await target.close()
   await source.close()
 }

@@ -93,14 +93,18 @@ export function createIdentityServices(deps: { config: Config; handle: DatabaseH
     platformAdmins: createPlatformAdminsService({ handle, clock }),
     siteUsers,
     lockout: createLockout({
-      handle, clock, normaliseEmail: siteUsers.normaliseEmail,
+      handle,
+      clock,
+      normaliseEmail: siteUsers.normaliseEmail,
       audit: (trx, orgId, actor, entry) => recordAudit(trx, clock, orgId, actor, entry),
     }),
   }
 }
 
 /** Builds the whole HTTP application from its dependencies; no globals, so tests build their own. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>> {
+export async function buildApp(
+  deps: AppDeps,
+): Promise<FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>> {
   const { config, handle, clock, log } = deps
   if (!config.keySecret) throw new TypeError('buildApp needs the API-key verifier secret')
   const requestIdPrefix = randomBytes(4).toString('hex')
@@ -131,10 +135,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   const { keySecret } = config
   const { orgs, apiKeys, members, platformAdmins, siteUsers, lockout } = createIdentityServices({ config, handle, clock })
   // A reload swaps in the reloadable settings (config/holder.ts); read them through the holder, not `config`.
-  const holder = createConfigHolder(config, deps.reloadConfig ?? (() => config), (next) => { log.level = next.logLevel })
+  const holder = createConfigHolder(config, deps.reloadConfig ?? (() => config), (next) => {
+    log.level = next.logLevel
+  })
   const domains = createDomainsService({ handle, clock, baseDomain: config.baseDomain })
   const lastUsed = createLastUsedTracker({
-    markUsed: apiKeys.markUsed, flushMs: config.lastUsedFlushMs, onError: (err) => log.warn({ err }, 'lastUsedAt flush failed'),
+    markUsed: apiKeys.markUsed,
+    flushMs: config.lastUsedFlushMs,
+    onError: (err) => log.warn({ err }, 'lastUsedAt flush failed'),
   })
   const tenancy = createTenancy({ config, orgs, handle, domains })
   // Site mode only: local site-PIN sign-in; on a cloud server `-local` issuers get the uniform 401.
@@ -216,10 +224,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance<RawServer
   await app.register(reloadRoutes, { prefix: '/api/admin/config', mode: config.mode, reloads: createReloadService({ holder, handle, clock }) })
 
   await app.register(tenantTransferRoutes, {
-    prefix: '/api/admin/orgs', orgs,
-    transfer: createTenantTransferService({ handle, clock, mode: config.mode, sites, storedParts: historianStoredParts, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes }),
+    prefix: '/api/admin/orgs',
+    orgs,
+    transfer: createTenantTransferService({
+      handle,
+      clock,
+      mode: config.mode,
+      sites,
+      storedParts: historianStoredParts,
+      maxPackageBytes: config.tenantPackageMaxBytes,
+      maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
+    }),
   })
 
-  app.addHook('onClose', async () => { await lastUsed.stop() })
+  app.addHook('onClose', async () => {
+    await lastUsed.stop()
+  })
   return app
 }

@@ -68,9 +68,7 @@ export function actorOf(principal: Principal): Actor {
 export const CLI_ACTOR: Actor = { kind: 'cli', subject: 'cli', role: 'owner' }
 
 /** What an account may do at an organisation, from the membership table (never from the token). */
-export type Access =
-  | { readonly status: 'active'; readonly role: Role }
-  | { readonly status: 'pending' | 'revoked' }
+export type Access = { readonly status: 'active'; readonly role: Role } | { readonly status: 'pending' | 'revoked' }
 
 /** The identity claims a sign-in or a bearer call brings. */
 export interface AccountClaims {

@@ -63,10 +63,16 @@ function ownerWithAppSignals(owner: DatabaseHandle, app: DatabaseHandle): Databa
     dialect: owner.dialect,
     generation: () => owner.generation() + app.generation(),
     announceInvalidation: (trx) => owner.announceInvalidation(trx),
-    invalidateLocally: () => { owner.invalidateLocally(); app.invalidateLocally() },
+    invalidateLocally: () => {
+      owner.invalidateLocally()
+      app.invalidateLocally()
+    },
     ping: () => owner.ping(),
     spareConnections: () => owner.spareConnections(),
-    close: async () => { await app.close(); await owner.close() },
+    close: async () => {
+      await app.close()
+      await owner.close()
+    },
   }
 }
 
@@ -84,7 +90,15 @@ export interface TestClock extends Clock {
 
 export function testClock(start = Date.now()): TestClock {
   let now = start
-  return { now: () => now, set: (ms) => { now = ms }, advance: (ms) => { now += ms } }
+  return {
+    now: () => now,
+    set: (ms) => {
+      now = ms
+    },
+    advance: (ms) => {
+      now += ms
+    },
+  }
 }
 
 export interface Credential {
@@ -114,15 +128,29 @@ export interface Harness {
 export const KEY_SECRET = randomBytes(32).toString('base64')
 
 /** A whole application over a real database, torn down after the test. */
-export async function harness(t: TestContext, dialect: TestDialect, env: Record<string, string> = {}, options: { appPoolSize?: number } = {}): Promise<Harness> {
+export async function harness(
+  t: TestContext,
+  dialect: TestDialect,
+  env: Record<string, string> = {},
+  options: { appPoolSize?: number } = {},
+): Promise<Harness> {
   const databaseUrl = await databaseUrlFor(t, dialect)
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegrid-data-'))
   t.after(() => rmSync(dataDir, { recursive: true, force: true }))
   const appRole = dialect === 'postgres' && rowLevelSecurityInTests()
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl, ...(appRole ? { SITEGRID_DATABASE_APP_URL: appRoleUrl(databaseUrl) } : {}), SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_LAST_USED_FLUSH_MS: '50',
-    SITEGRID_LOG_LEVEL: 'info', SITEGRID_DATA_DIR: dataDir, SITEGRID_BASE_DOMAIN: 'localhost', ...env,
-  }, { requireKeySecret: true })
+  const config = loadConfig(
+    {
+      DATABASE_URL: databaseUrl,
+      ...(appRole ? { SITEGRID_DATABASE_APP_URL: appRoleUrl(databaseUrl) } : {}),
+      SITEGRID_KEY_SECRET: KEY_SECRET,
+      SITEGRID_LAST_USED_FLUSH_MS: '50',
+      SITEGRID_LOG_LEVEL: 'info',
+      SITEGRID_DATA_DIR: dataDir,
+      SITEGRID_BASE_DOMAIN: 'localhost',
+      ...env,
+    },
+    { requireKeySecret: true },
+  )
   const appPoolSize = options.appPoolSize ?? 4
   const owner = await connectDatabase(config.databaseUrl, { poolSize: appRole ? 2 : appPoolSize })
   if (dialect === 'sqlite') await migrateToLatest(owner.db)
@@ -130,7 +158,12 @@ export async function harness(t: TestContext, dialect: TestDialect, env: Record<
   const handle = appHandle === owner ? owner : ownerWithAppSignals(owner, appHandle)
   const clock = testClock()
   let buffer = ''
-  const sink = new Writable({ write(chunk, _enc, cb) { buffer += String(chunk); cb() } })
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      buffer += String(chunk)
+      cb()
+    },
+  })
   const app = await buildApp({ config, handle: appHandle, clock, log: createLogger(config.logLevel, sink) })
   t.after(async () => {
     await app.close()
@@ -140,13 +173,24 @@ export async function harness(t: TestContext, dialect: TestDialect, env: Record<
   const apiKeys = createApiKeysService({ handle, clock, keySecret: config.keySecret })
 
   const h: Harness = {
-    dialect, config, handle, clock, app, appHandle,
-    logs: () => buffer.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+    dialect,
+    config,
+    handle,
+    clock,
+    app,
+    appHandle,
+    logs: () =>
+      buffer
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
     rawLogs: () => buffer,
     createOrg: (slug) => orgs.provision(slug ?? `t-${randomBytes(5).toString('hex')}`),
     async mintKey(org, role = 'owner', options = {}) {
       const minted = await apiKeys.mint(org.id, options.actor ?? CLI_ACTOR, {
-        role, name: options.name ?? `${role} key`, expiresAt: new Date(clock.now() + (options.lifetimeMs ?? 30 * 86_400_000)).toISOString(),
+        role,
+        name: options.name ?? `${role} key`,
+        expiresAt: new Date(clock.now() + (options.lifetimeMs ?? 30 * 86_400_000)).toISOString(),
       })
       return { plaintext: minted.plaintext, keyId: minted.keyId }
     },

@@ -27,10 +27,15 @@ export async function startPostgres(): Promise<{ url: string; stop: () => Promis
   mkdirSync(databaseDir)
   const port = await freePort()
   const server = new EmbeddedPostgres({
-    databaseDir, port, user: 'postgres', password: 'postgres', persistent: false,
+    databaseDir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'listen_addresses=127.0.0.1'],
-    onLog: () => {}, onError: () => {},
+    onLog: () => {},
+    onError: () => {},
   })
   await server.initialise()
   await server.start()

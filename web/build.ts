@@ -15,8 +15,16 @@ const hashOf = (data: Uint8Array | string) => createHash('sha256').update(data).
 export async function buildConsole(outDir: string = DEFAULT_OUT_DIR): Promise<{ outDir: string; files: string[] }> {
   const result = await build({
     entryPoints: { main: join(WEB, 'src', 'main.ts'), styles: join(WEB, 'src', 'styles.css') },
-    bundle: true, minify: true, format: 'esm', target: ['es2022'], platform: 'browser',
-    sourcemap: false, legalComments: 'none', write: false, outdir: 'out', logLevel: 'silent',
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    target: ['es2022'],
+    platform: 'browser',
+    sourcemap: false,
+    legalComments: 'none',
+    write: false,
+    outdir: 'out',
+    logLevel: 'silent',
   })
   const staging = `${resolve(outDir)}.tmp-${process.pid}-${Date.now()}`
   mkdirSync(join(staging, 'assets'), { recursive: true })
@@ -30,7 +38,8 @@ export async function buildConsole(outDir: string = DEFAULT_OUT_DIR): Promise<{ 
   }
   if (!names.js || !names.css) throw new Error('the console build produced no script or no stylesheet')
   const html = readFileSync(join(WEB, 'src', 'index.html'), 'utf8')
-    .replace('%SCRIPT%', `/assets/${names.js}`).replace('%STYLES%', `/assets/${names.css}`)
+    .replace('%SCRIPT%', `/assets/${names.js}`)
+    .replace('%STYLES%', `/assets/${names.css}`)
   writeFileSync(join(staging, 'index.html'), html)
   mkdirSync(join(outDir, '..'), { recursive: true })
   // Two builds at once (test files starting in parallel) may cross here: the last rename wins, both are whole.

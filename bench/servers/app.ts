@@ -20,11 +20,20 @@ const scratch = process.env.BENCH_DATABASE_URL === undefined ? mkdtempSync(join(
 const databaseUrl = scratch === undefined ? process.env.BENCH_DATABASE_URL! : `sqlite:${join(scratch, 'bench.db')}`
 // Bearer bench (bench/bearer.ts): BENCH_OIDC_ISSUER / BENCH_OIDC_AUDIENCE name the loopback provider, BENCH_ORG_SLUG
 // the organisation its tokens carry, BENCH_OIDC_ADMIN_OID the account made an admin of it.
-const oidc = process.env.BENCH_OIDC_ISSUER ? { SITEGRID_OIDC_ISSUER: process.env.BENCH_OIDC_ISSUER, SITEGRID_OIDC_AUDIENCE: process.env.BENCH_OIDC_AUDIENCE ?? '' } : {}
-const config = loadConfig({
-  DATABASE_URL: databaseUrl, SITEGRID_KEY_SECRET: randomBytes(32).toString('base64'), SITEGRID_MODE: 'cloud',
-  SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITEGRID_DATA_DIR: tmpdir(), ...oidc,
-}, { requireKeySecret: true })
+const oidc = process.env.BENCH_OIDC_ISSUER
+  ? { SITEGRID_OIDC_ISSUER: process.env.BENCH_OIDC_ISSUER, SITEGRID_OIDC_AUDIENCE: process.env.BENCH_OIDC_AUDIENCE ?? '' }
+  : {}
+const config = loadConfig(
+  {
+    DATABASE_URL: databaseUrl,
+    SITEGRID_KEY_SECRET: randomBytes(32).toString('base64'),
+    SITEGRID_MODE: 'cloud',
+    SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000',
+    SITEGRID_DATA_DIR: tmpdir(),
+    ...oidc,
+  },
+  { requireKeySecret: true },
+)
 const handle = await connectDatabase(config.databaseUrl)
 await migrateToLatest(handle.db)
 const org = await createOrgsService({ handle, clock: systemClock }).provision(process.env.BENCH_ORG_SLUG ?? `bench-${randomBytes(3).toString('hex')}`)
@@ -35,14 +44,21 @@ if (adminOid) {
   await members.approve(org.id, { actor: CLI_ACTOR, isPlatformAdmin: true }, adminOid, 'admin')
 }
 const minted = await createApiKeysService({ handle, clock: systemClock, keySecret: config.keySecret }).mint(org.id, CLI_ACTOR, {
-  role: 'owner', name: 'bench', expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+  role: 'owner',
+  name: 'bench',
+  expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
 })
 const app = await buildApp({ config, handle, clock: systemClock, log: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn') })
 await app.listen({ host: '127.0.0.1', port: 0 })
-console.log(JSON.stringify({ port: (app.server.address() as { port: number }).port, key: minted.plaintext, host: `${org.slug}.localhost`, orgId: org.id, databaseUrl }))
+console.log(
+  JSON.stringify({ port: (app.server.address() as { port: number }).port, key: minted.plaintext, host: `${org.slug}.localhost`, orgId: org.id, databaseUrl }),
+)
 process.on('SIGTERM', () => {
-  void app.close().then(() => handle.close()).then(() => {
-    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
-    process.exit(0)
-  })
+  void app
+    .close()
+    .then(() => handle.close())
+    .then(() => {
+      if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
+      process.exit(0)
+    })
 })

@@ -33,7 +33,9 @@ export function parseCommandArgs(command: Command, argv: string[]) {
   }
   if (parsed.values.help) return { help: true as const }
   if (parsed.positionals.length !== command.positionals.length) {
-    throw new UsageError(`expected ${command.positionals.length ? command.positionals.join(' ') : 'no arguments'}, got ${parsed.positionals.length} argument(s)`)
+    throw new UsageError(
+      `expected ${command.positionals.length ? command.positionals.join(' ') : 'no arguments'}, got ${parsed.positionals.length} argument(s)`,
+    )
   }
   return { help: false as const, values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals }
 }

@@ -9,7 +9,10 @@ import type { Command } from './command.ts'
  * configured, and a config file naming it, so that `serve` finds a secret without ever inventing one itself.
  */
 export const initCommand: Command = {
-  path: ['init'], usage: '', positionals: [], options: {},
+  path: ['init'],
+  usage: '',
+  positionals: [],
+  options: {},
   summary: 'Creates the data folder and, where none exists, a random API-key verifier secret file (mode 0600) and a config file naming it. Idempotent.',
   run: async (_args, io) => {
     const dataDir = io.env.SITEGRID_DATA_DIR || './data'

@@ -10,11 +10,26 @@ import { remindersCommand } from './reminders.ts'
 import { tenantCommands } from './tenant.ts'
 import { siteKeyCommands, siteUserCommands } from './site-user.ts'
 
-export const commands: Command[] = [initCommand, serveCommand, migrateCommand, ...orgCommands, ...keyCommands, ...platformAdminCommands, ...siteUserCommands, ...siteKeyCommands, remindersCommand, ...tenantCommands]
+export const commands: Command[] = [
+  initCommand,
+  serveCommand,
+  migrateCommand,
+  ...orgCommands,
+  ...keyCommands,
+  ...platformAdminCommands,
+  ...siteUserCommands,
+  ...siteKeyCommands,
+  remindersCommand,
+  ...tenantCommands,
+]
 
 function overview(): string {
-  return ['Usage: sitegrid COMMAND [options]   (sitegrid COMMAND --help for details)', '', 'Commands:',
-    ...commands.map((c) => `  ${c.path.join(' ').padEnd(14)} ${c.summary.split('. ')[0]}`)].join('\n')
+  return [
+    'Usage: sitegrid COMMAND [options]   (sitegrid COMMAND --help for details)',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.path.join(' ').padEnd(14)} ${c.summary.split('. ')[0]}`),
+  ].join('\n')
 }
 
 /** Runs one command; returns the exit code. Domain errors and bad usage go to stderr, never a stack trace. */
@@ -23,9 +38,7 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
     io.out(overview())
     return argv.length === 0 ? 2 : 0
   }
-  const command = commands
-    .filter((c) => c.path.every((word, i) => argv[i] === word))
-    .sort((a, b) => b.path.length - a.path.length)[0]
+  const command = commands.filter((c) => c.path.every((word, i) => argv[i] === word)).sort((a, b) => b.path.length - a.path.length)[0]
   if (!command) {
     const group = commands.filter((c) => c.path[0] === argv[0])
     const asked = argv[1] === '--help' || argv[1] === '-h'

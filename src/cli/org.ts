@@ -3,29 +3,39 @@ import { withServices } from './runtime.ts'
 
 export const orgCommands: Command[] = [
   {
-    path: ['org', 'create'], usage: 'SLUG [--name NAME] [--id org_XXXXXXXX]', positionals: ['SLUG'],
-    summary: 'Provisions an organisation served at {SLUG}.{base domain}; prints its id (org_ + 8 Crockford base32) alone. --id gives the id the account control plane assigned (the same organisation on a site server and in its cloud cell, so tenant packages move between them).',
+    path: ['org', 'create'],
+    usage: 'SLUG [--name NAME] [--id org_XXXXXXXX]',
+    positionals: ['SLUG'],
+    summary:
+      'Provisions an organisation served at {SLUG}.{base domain}; prints its id (org_ + 8 Crockford base32) alone. --id gives the id the account control plane assigned (the same organisation on a site server and in its cloud cell, so tenant packages move between them).',
     options: { name: { type: 'string' }, id: { type: 'string' } },
-    run: ({ values, positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
-      const org = await orgs.provision(positionals[0]!, values.name as string | undefined, values.id as string | undefined)
-      io.out(org.id)
-    }),
+    run: ({ values, positionals }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+        const org = await orgs.provision(positionals[0]!, values.name as string | undefined, values.id as string | undefined)
+        io.out(org.id)
+      }),
   },
   {
-    path: ['org', 'list'], usage: '[--json]', positionals: [],
+    path: ['org', 'list'],
+    usage: '[--json]',
+    positionals: [],
     summary: 'Lists the organisations: id, slug, name, creation time (tab-separated, or JSON lines with --json).',
     options: { json: { type: 'boolean' } },
-    run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
-      for (const org of await orgs.list()) io.out(values.json ? JSON.stringify(org) : [org.id, org.slug, org.name, org.createdAt].join('\t'))
-    }),
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+        for (const org of await orgs.list()) io.out(values.json ? JSON.stringify(org) : [org.id, org.slug, org.name, org.createdAt].join('\t'))
+      }),
   },
   {
-    path: ['org', 'delete'], usage: 'SLUG', positionals: ['SLUG'],
+    path: ['org', 'delete'],
+    usage: 'SLUG',
+    positionals: ['SLUG'],
     summary: 'Deprovisions an organisation: removes it and everything it owns, its keys included, in one transaction.',
     options: {},
-    run: ({ positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
-      await orgs.deprovision(positionals[0]!)
-      io.err(`deleted organisation ${positionals[0]}`)
-    }),
+    run: ({ positionals }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+        await orgs.deprovision(positionals[0]!)
+        io.err(`deleted organisation ${positionals[0]}`)
+      }),
   },
 ]

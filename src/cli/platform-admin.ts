@@ -9,7 +9,7 @@ import { withServices } from './runtime.ts'
 const OID_PATTERN = /^[\x21-\x7e]{1,255}$/
 
 function checkOid(value: string): string {
-  if (!OID_PATTERN.test(value)) throw new UsageError('OID: 1 to 255 printable characters, no spaces (the account\'s `oid` claim)')
+  if (!OID_PATTERN.test(value)) throw new UsageError("OID: 1 to 255 printable characters, no spaces (the account's `oid` claim)")
   return value
 }
 
@@ -26,45 +26,58 @@ function cliActor(env: NodeJS.ProcessEnv): Actor {
 
 export const platformAdminCommands: Command[] = [
   {
-    path: ['platform-admin', 'add'], usage: 'OID [--note TEXT]', positionals: ['OID'],
+    path: ['platform-admin', 'add'],
+    usage: 'OID [--note TEXT]',
+    positionals: ['OID'],
     summary: 'Makes the account with this OIDC `oid` a platform admin (passes OrgAdmin in every organisation). Idempotent.',
     options: { note: { type: 'string' } },
-    run: ({ values, positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
-      const oid = checkOid(positionals[0]!)
-      const added = await platformAdmins.add(oid, (values.note as string | undefined) ?? null, cliActor(io.env))
-      io.err(added ? `platform admin added: ${oid}` : `already a platform admin: ${oid}`)
-    }),
+    run: ({ values, positionals }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
+        const oid = checkOid(positionals[0]!)
+        const added = await platformAdmins.add(oid, (values.note as string | undefined) ?? null, cliActor(io.env))
+        io.err(added ? `platform admin added: ${oid}` : `already a platform admin: ${oid}`)
+      }),
   },
   {
-    path: ['platform-admin', 'remove'], usage: 'OID', positionals: ['OID'],
+    path: ['platform-admin', 'remove'],
+    usage: 'OID',
+    positionals: ['OID'],
     summary: 'Removes a platform admin; running servers stop honouring it at once. NotFound (exit 1) when it is not listed.',
     options: {},
-    run: ({ positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
-      const oid = checkOid(positionals[0]!)
-      await platformAdmins.remove(oid, cliActor(io.env))
-      io.err(`platform admin removed: ${oid}`)
-    }),
+    run: ({ positionals }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
+        const oid = checkOid(positionals[0]!)
+        await platformAdmins.remove(oid, cliActor(io.env))
+        io.err(`platform admin removed: ${oid}`)
+      }),
   },
   {
-    path: ['platform-admin', 'list'], usage: '[--json]', positionals: [],
+    path: ['platform-admin', 'list'],
+    usage: '[--json]',
+    positionals: [],
     summary: 'Lists the platform admins: oid, time added, note (tab-separated, or JSON lines with --json).',
     options: { json: { type: 'boolean' } },
-    run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
-      for (const admin of await platformAdmins.list()) {
-        io.out(values.json ? JSON.stringify(admin) : [admin.accountId, admin.addedAt, admin.note ?? ''].join('\t'))
-      }
-    }),
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
+        for (const admin of await platformAdmins.list()) {
+          io.out(values.json ? JSON.stringify(admin) : [admin.accountId, admin.addedAt, admin.note ?? ''].join('\t'))
+        }
+      }),
   },
   {
-    path: ['platform-admin', 'audit'], usage: '[--limit N] [--json]', positionals: [],
-    summary: 'The platform audit records (additions and removals of platform admins: who, when, what), newest first; default 100, at most 10000 (tab-separated, or JSON lines with --json).',
+    path: ['platform-admin', 'audit'],
+    usage: '[--limit N] [--json]',
+    positionals: [],
+    summary:
+      'The platform audit records (additions and removals of platform admins: who, when, what), newest first; default 100, at most 10000 (tab-separated, or JSON lines with --json).',
     options: { limit: { type: 'string' }, json: { type: 'boolean' } },
-    run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
-      const limit = values.limit === undefined ? 100 : Number(values.limit)
-      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit: an integer from 1 to 10000')
-      for (const r of await platformAdmins.auditLog(limit)) {
-        io.out(values.json ? JSON.stringify(r) : [r.at, r.actorKind, r.actorId, r.action, r.target, JSON.stringify(r.detail)].join('\t'))
-      }
-    }),
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
+        const limit = values.limit === undefined ? 100 : Number(values.limit)
+        if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit: an integer from 1 to 10000')
+        for (const r of await platformAdmins.auditLog(limit)) {
+          io.out(values.json ? JSON.stringify(r) : [r.at, r.actorKind, r.actorId, r.action, r.target, JSON.stringify(r.detail)].join('\t'))
+        }
+      }),
   },
 ]

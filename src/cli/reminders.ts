@@ -21,13 +21,20 @@ export function reminderServiceFrom(deps: { config: Config; handle: DatabaseHand
   if (!config.smtp) return undefined
   const { members, siteUsers } = createIdentityServices({ config, handle, clock })
   return createReminderService({
-    handle, clock, send: createSmtpSender(config.smtp), operatorEmail: config.operatorEmail, directory: creatorDirectory({ members, siteUsers }),
+    handle,
+    clock,
+    send: createSmtpSender(config.smtp),
+    operatorEmail: config.operatorEmail,
+    directory: creatorDirectory({ members, siteUsers }),
     onError: (err, keyId) => deps.log.warn({ keyId, code: (err as { code?: string }).code }, 'reminder send failed; retried on the next poll'),
   })
 }
 
 export const remindersCommand: Command = {
-  path: ['reminders', 'run-once'], usage: '', positionals: [], options: {},
+  path: ['reminders', 'run-once'],
+  usage: '',
+  positionals: [],
+  options: {},
   summary: 'Runs one poll of the key-expiry reminder job (for cron and tests) and prints its summary as JSON. Needs SITEGRID_SMTP_HOST.',
   run: async (_args, io) => {
     const config = loadConfig(io.env, { requireKeySecret: false })

@@ -17,8 +17,11 @@ function describeDatabase(url: string): string {
 }
 
 export const serveCommand: Command = {
-  path: ['serve'], usage: '[--no-migrate]', positionals: [],
-  summary: 'Serves the API on HOST:PORT (default 127.0.0.1:8080). Migrates the schema first unless --no-migrate or SITEGRID_MIGRATE_ON_START=false. SIGTERM: new connections are refused, every request already sent is answered (Connection: close), idle connections are closed, then exit 0; exit 1 if requests are still open after SITEGRID_SHUTDOWN_GRACE_MS.',
+  path: ['serve'],
+  usage: '[--no-migrate]',
+  positionals: [],
+  summary:
+    'Serves the API on HOST:PORT (default 127.0.0.1:8080). Migrates the schema first unless --no-migrate or SITEGRID_MIGRATE_ON_START=false. SIGTERM: new connections are refused, every request already sent is answered (Connection: close), idle connections are closed, then exit 0; exit 1 if requests are still open after SITEGRID_SHUTDOWN_GRACE_MS.',
   options: { 'no-migrate': { type: 'boolean' } },
   run: async ({ values }, io) => {
     const config = loadConfig(io.env, { requireKeySecret: true })
@@ -29,7 +32,11 @@ export const serveCommand: Command = {
     // service runs as the app role, which row-level security applies to (README § PostgreSQL).
     if (config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) {
       const owner = await connectDatabase(config.databaseUrl, { poolSize: 1 })
-      try { await migrateAndGrant(owner, config) } finally { await owner.close() }
+      try {
+        await migrateAndGrant(owner, config)
+      } finally {
+        await owner.close()
+      }
     }
     const handle = await connectDatabase(config.databaseAppUrl ?? config.databaseUrl, config.database)
     if (!config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
@@ -39,7 +46,10 @@ export const serveCommand: Command = {
     const reminders = reminderServiceFrom({ config, handle, clock: systemClock, log })
     const stopReminders = reminders ? startReminderJob(reminders, config.reminderIntervalMs, log) : async () => {}
     if (!reminders) log.info('no SMTP relay configured (SITEGRID_SMTP_HOST): key-expiry reminders are off')
-    log.info({ mode: config.mode, database: describeDatabase(config.databaseUrl), keySecretSource: config.keySecretSource, baseDomain: config.baseDomain }, 'sitegrid serving')
+    log.info(
+      { mode: config.mode, database: describeDatabase(config.databaseUrl), keySecretSource: config.keySecretSource, baseDomain: config.baseDomain },
+      'sitegrid serving',
+    )
 
     return new Promise<number>((resolve) => {
       let stopping = false
@@ -57,8 +67,15 @@ export const serveCommand: Command = {
         // while the reminder poll winds down.
         Promise.all([app.close(), stopReminders()])
           .then(() => handle.close())
-          .then(() => { clearTimeout(force); log.info('stopped'); resolve(0) })
-          .catch((err: unknown) => { log.error({ err }, 'shutdown failed'); resolve(1) })
+          .then(() => {
+            clearTimeout(force)
+            log.info('stopped')
+            resolve(0)
+          })
+          .catch((err: unknown) => {
+            log.error({ err }, 'shutdown failed')
+            resolve(1)
+          })
       }
       process.once('SIGTERM', () => stop('SIGTERM'))
       process.once('SIGINT', () => stop('SIGINT'))
@@ -74,8 +91,12 @@ async function migrateAndGrant(handle: DatabaseHandle, config: Config) {
 }
 
 export const migrateCommand: Command = {
-  path: ['migrate'], usage: '', positionals: [], options: {},
-  summary: 'Creates or upgrades the database schema (DATABASE_URL, the owner) and prints the migrations it applied; on PostgreSQL with SITEGRID_DATABASE_APP_URL it grants that role its table rights.',
+  path: ['migrate'],
+  usage: '',
+  positionals: [],
+  options: {},
+  summary:
+    'Creates or upgrades the database schema (DATABASE_URL, the owner) and prints the migrations it applied; on PostgreSQL with SITEGRID_DATABASE_APP_URL it grants that role its table rights.',
   run: async (_args, io) => {
     const config = loadConfig(io.env, { requireKeySecret: false })
     const handle = await connectDatabase(config.databaseUrl, { poolSize: 1 })

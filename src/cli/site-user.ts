@@ -22,7 +22,10 @@ async function siteOrg(orgs: OrgsService, config: Config, slug: unknown): Promis
     return org
   }
   const all = await orgs.list()
-  if (all.length !== 1) throw new UsageError(all.length === 0 ? 'no organisation exists yet: run `sitegrid org create SLUG` first' : '--org SLUG is required when several organisations exist')
+  if (all.length !== 1)
+    throw new UsageError(
+      all.length === 0 ? 'no organisation exists yet: run `sitegrid org create SLUG` first' : '--org SLUG is required when several organisations exist',
+    )
   return all[0]!
 }
 
@@ -59,13 +62,18 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 async function promptTwice(): Promise<string> {
-  const ask = (label: string) => new Promise<string>((resolve) => {
-    const rl = createInterface({ input: process.stdin, output: new Writable({ write: (_c, _e, cb) => cb() }), terminal: true })
-    process.stderr.write(label)
-    rl.question('', (answer) => { rl.close(); process.stderr.write('\n'); resolve(answer.trim()) })
-  })
+  const ask = (label: string) =>
+    new Promise<string>((resolve) => {
+      const rl = createInterface({ input: process.stdin, output: new Writable({ write: (_c, _e, cb) => cb() }), terminal: true })
+      process.stderr.write(label)
+      rl.question('', (answer) => {
+        rl.close()
+        process.stderr.write('\n')
+        resolve(answer.trim())
+      })
+    })
   const first = await ask('PIN (6 to 12 digits): ')
-  if (first !== await ask('Repeat the PIN: ')) throw new UsageError('the two PINs differ')
+  if (first !== (await ask('Repeat the PIN: '))) throw new UsageError('the two PINs differ')
   return first
 }
 
@@ -78,8 +86,11 @@ function withSiteUsers<T>(env: NodeJS.ProcessEnv, slug: unknown, fn: (s: { org: 
 
 export const siteUserCommands: Command[] = [
   {
-    path: ['site-user', 'add'], usage: '--email EMAIL --name NAME --role owner|admin|member [--org SLUG]  (PIN on standard input)', positionals: [],
-    summary: 'Adds a site user who signs in with e-mail and PIN (POST /auth/site/login). The PIN (6 to 12 digits) is read from standard input, never from the command line; prints the new id.',
+    path: ['site-user', 'add'],
+    usage: '--email EMAIL --name NAME --role owner|admin|member [--org SLUG]  (PIN on standard input)',
+    positionals: [],
+    summary:
+      'Adds a site user who signs in with e-mail and PIN (POST /auth/site/login). The PIN (6 to 12 digits) is read from standard input, never from the command line; prints the new id.',
     options: { ...ORG_OPTION, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } },
     run: async ({ values }, io) => {
       const input = { email: required(values, 'email'), displayName: required(values, 'name'), siteRole: role(values) }
@@ -92,33 +103,41 @@ export const siteUserCommands: Command[] = [
     },
   },
   {
-    path: ['site-user', 'list'], usage: '[--org SLUG] [--json]', positionals: [],
+    path: ['site-user', 'list'],
+    usage: '[--org SLUG] [--json]',
+    positionals: [],
     summary: 'Lists the site users: id, e-mail, site role, name (tab-separated, or JSON lines with --json). Never a PIN.',
     options: { ...ORG_OPTION, json: { type: 'boolean' } },
-    run: ({ values }, io) => withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
-      let cursor: string | undefined
-      do {
-        const page = await siteUsers.list(org.id, { limit: 200, cursor })
-        for (const u of page.items) io.out(values.json ? JSON.stringify(u) : [u.id, u.email, u.siteRole, u.displayName].join('\t'))
-        cursor = page.nextCursor ?? undefined
-      } while (cursor)
-    }),
+    run: ({ values }, io) =>
+      withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
+        let cursor: string | undefined
+        do {
+          const page = await siteUsers.list(org.id, { limit: 200, cursor })
+          for (const u of page.items) io.out(values.json ? JSON.stringify(u) : [u.id, u.email, u.siteRole, u.displayName].join('\t'))
+          cursor = page.nextCursor ?? undefined
+        } while (cursor)
+      }),
   },
   {
-    path: ['site-user', 'set-role'], usage: 'USER --role owner|admin|member [--org SLUG]', positionals: ['USER'],
-    summary: 'Changes a site user\'s role (USER is the e-mail or the id). The last owner cannot be demoted.',
+    path: ['site-user', 'set-role'],
+    usage: 'USER --role owner|admin|member [--org SLUG]',
+    positionals: ['USER'],
+    summary: "Changes a site user's role (USER is the e-mail or the id). The last owner cannot be demoted.",
     options: { ...ORG_OPTION, role: { type: 'string' } },
-    run: ({ values, positionals }, io) => withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
-      const siteRole = role(values)
-      const user = await findUser(siteUsers, org, positionals[0]!)
-      if (!user) throw new NotFound()
-      await siteUsers.update(org.id, CLI_ACTOR, user.id, { siteRole })
-      io.err(`${user.email} is now ${siteRole}`)
-    }),
+    run: ({ values, positionals }, io) =>
+      withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
+        const siteRole = role(values)
+        const user = await findUser(siteUsers, org, positionals[0]!)
+        if (!user) throw new NotFound()
+        await siteUsers.update(org.id, CLI_ACTOR, user.id, { siteRole })
+        io.err(`${user.email} is now ${siteRole}`)
+      }),
   },
   {
-    path: ['site-user', 'set-pin'], usage: 'USER [--org SLUG]  (new PIN on standard input)', positionals: ['USER'],
-    summary: 'Replaces a site user\'s PIN (read from standard input); every session they had ends.',
+    path: ['site-user', 'set-pin'],
+    usage: 'USER [--org SLUG]  (new PIN on standard input)',
+    positionals: ['USER'],
+    summary: "Replaces a site user's PIN (read from standard input); every session they had ends.",
     options: { ...ORG_OPTION },
     run: async ({ values, positionals }, io) => {
       const pin = await readPin()
@@ -131,50 +150,68 @@ export const siteUserCommands: Command[] = [
     },
   },
   {
-    path: ['site-user', 'remove'], usage: 'USER [--org SLUG]', positionals: ['USER'],
+    path: ['site-user', 'remove'],
+    usage: 'USER [--org SLUG]',
+    positionals: ['USER'],
     summary: 'Removes a site user (e-mail or id); their tokens stop working at once. The last owner cannot be removed.',
     options: { ...ORG_OPTION },
-    run: ({ values, positionals }, io) => withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
-      const user = await findUser(siteUsers, org, positionals[0]!)
-      if (!user) throw new NotFound()
-      await siteUsers.remove(org.id, CLI_ACTOR, user.id)
-      io.err(`removed ${user.email}`)
-    }),
+    run: ({ values, positionals }, io) =>
+      withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
+        const user = await findUser(siteUsers, org, positionals[0]!)
+        if (!user) throw new NotFound()
+        await siteUsers.remove(org.id, CLI_ACTOR, user.id)
+        io.err(`removed ${user.email}`)
+      }),
   },
   {
-    path: ['site-user', 'unlock'], usage: '--email EMAIL [--org SLUG]', positionals: [],
-    summary: 'Ends the sign-in lock of an e-mail after repeated wrong PINs and forgets its failures, for the rightful user; recorded in the audit log (site_user.unlocked). Works for any e-mail, as the lock does.',
+    path: ['site-user', 'unlock'],
+    usage: '--email EMAIL [--org SLUG]',
+    positionals: [],
+    summary:
+      'Ends the sign-in lock of an e-mail after repeated wrong PINs and forgets its failures, for the rightful user; recorded in the audit log (site_user.unlocked). Works for any e-mail, as the lock does.',
     options: { ...ORG_OPTION, email: { type: 'string' } },
-    run: ({ values }, io) => withServices(io.env, { requireKeySecret: false }, async ({ config, orgs, lockout }) => {
-      const email = required(values, 'email')
-      const org = await siteOrg(orgs, config, values.org)
-      const { wasLockedUntil } = await lockout.unlockEmail(org.id, CLI_ACTOR, email)
-      io.err(wasLockedUntil ? `unlocked ${email} (was locked until ${new Date(wasLockedUntil).toISOString()})` : `${email} was not locked; its failures are forgotten`)
-    }),
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ config, orgs, lockout }) => {
+        const email = required(values, 'email')
+        const org = await siteOrg(orgs, config, values.org)
+        const { wasLockedUntil } = await lockout.unlockEmail(org.id, CLI_ACTOR, email)
+        io.err(
+          wasLockedUntil
+            ? `unlocked ${email} (was locked until ${new Date(wasLockedUntil).toISOString()})`
+            : `${email} was not locked; its failures are forgotten`,
+        )
+      }),
   },
 ]
 
 export const siteKeyCommands: Command[] = [
   {
-    path: ['site-key', 'rotate'], usage: '[--org SLUG]', positionals: [],
-    summary: 'Adds a new local signing key for site-PIN tokens and retires the old ones; they keep verifying until their tokens expire (15 minutes). Prints the new kid.',
+    path: ['site-key', 'rotate'],
+    usage: '[--org SLUG]',
+    positionals: [],
+    summary:
+      'Adds a new local signing key for site-PIN tokens and retires the old ones; they keep verifying until their tokens expire (15 minutes). Prints the new kid.',
     options: { ...ORG_OPTION },
-    run: ({ values }, io) => withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
-      const org = await siteOrg(orgs, config, values.org)
-      const kid = await createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! }).rotate(org.id)
-      io.out(kid)
-      io.err(`new signing key ${kid} for ${org.slug}; the previous keys verify for 15 more minutes`)
-    }),
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        const org = await siteOrg(orgs, config, values.org)
+        const kid = await createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! }).rotate(org.id)
+        io.out(kid)
+        io.err(`new signing key ${kid} for ${org.slug}; the previous keys verify for 15 more minutes`)
+      }),
   },
   {
-    path: ['site-key', 'list'], usage: '[--org SLUG]', positionals: [],
+    path: ['site-key', 'list'],
+    usage: '[--org SLUG]',
+    positionals: [],
     summary: 'Lists the signing keys that still verify: kid, algorithm, created, retired (or -). Never a private key.',
     options: { ...ORG_OPTION },
-    run: ({ values }, io) => withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
-      const org = await siteOrg(orgs, config, values.org)
-      for (const k of await createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! }).list(org.id)) {
-        io.out([k.kid, k.alg, k.createdAt, k.retiredAt ?? '-'].join('\t'))
-      }
-    }),
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        const org = await siteOrg(orgs, config, values.org)
+        for (const k of await createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! }).list(org.id)) {
+          io.out([k.kid, k.alg, k.createdAt, k.retiredAt ?? '-'].join('\t'))
+        }
+      }),
   },
 ]

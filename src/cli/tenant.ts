@@ -11,28 +11,54 @@ import { withServices } from './runtime.ts'
 
 export const tenantCommands: Command[] = [
   {
-    path: ['tenant', 'export'], usage: 'SLUG [--site CODE] > package.jsonl.gz', positionals: ['SLUG'],
-    summary: 'Writes the organisation\'s (or one site\'s) tenant package to stdout, streamed; the format is in the OpenAPI document (GET …/tenant/export).',
+    path: ['tenant', 'export'],
+    usage: 'SLUG [--site CODE] > package.jsonl.gz',
+    positionals: ['SLUG'],
+    summary: "Writes the organisation's (or one site's) tenant package to stdout, streamed; the format is in the OpenAPI document (GET …/tenant/export).",
     options: { site: { type: 'string' } },
-    run: ({ values, positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
-      const org = await orgs.findBySlug(positionals[0]!)
-      if (!org) throw new NotFound()
-      const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
-      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, storedParts: historianStoredParts, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes })
-      await pipeline(await transfer.exportPackage(org, (values.site as string | undefined) ?? null), process.stdout)
-    }),
+    run: ({ values, positionals }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
+        const org = await orgs.findBySlug(positionals[0]!)
+        if (!org) throw new NotFound()
+        const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
+        const transfer = createTenantTransferService({
+          handle,
+          clock: systemClock,
+          mode: config.mode,
+          sites,
+          storedParts: historianStoredParts,
+          maxPackageBytes: config.tenantPackageMaxBytes,
+          maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
+        })
+        await pipeline(await transfer.exportPackage(org, (values.site as string | undefined) ?? null), process.stdout)
+      }),
   },
   {
-    path: ['tenant', 'import'], usage: 'SLUG FILE [--force] [--dry-run]', positionals: ['SLUG', 'FILE'],
-    summary: 'Applies a tenant package in one transaction (all or nothing); without --force an import that would overwrite records changes nothing and lists the conflicts. Prints the report as JSON.',
+    path: ['tenant', 'import'],
+    usage: 'SLUG FILE [--force] [--dry-run]',
+    positionals: ['SLUG', 'FILE'],
+    summary:
+      'Applies a tenant package in one transaction (all or nothing); without --force an import that would overwrite records changes nothing and lists the conflicts. Prints the report as JSON.',
     options: { force: { type: 'boolean' }, 'dry-run': { type: 'boolean' } },
-    run: ({ values, positionals }, io) => withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
-      const org = await orgs.findBySlug(positionals[0]!)
-      if (!org) throw new NotFound()
-      const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
-      const transfer = createTenantTransferService({ handle, clock: systemClock, mode: config.mode, sites, storedParts: historianStoredParts, maxPackageBytes: config.tenantPackageMaxBytes, maxInflatedBytes: config.tenantPackageMaxInflatedBytes })
-      const report = await transfer.importFile(org, CLI_ACTOR, () => createReadStream(positionals[1]!), { force: values.force === true, dryRun: values['dry-run'] === true })
-      io.out(JSON.stringify(report))
-    }),
+    run: ({ values, positionals }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
+        const org = await orgs.findBySlug(positionals[0]!)
+        if (!org) throw new NotFound()
+        const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
+        const transfer = createTenantTransferService({
+          handle,
+          clock: systemClock,
+          mode: config.mode,
+          sites,
+          storedParts: historianStoredParts,
+          maxPackageBytes: config.tenantPackageMaxBytes,
+          maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
+        })
+        const report = await transfer.importFile(org, CLI_ACTOR, () => createReadStream(positionals[1]!), {
+          force: values.force === true,
+          dryRun: values['dry-run'] === true,
+        })
+        io.out(JSON.stringify(report))
+      }),
   },
 ]

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import type { ConfigInvalid} from './load.ts';
+import type { ConfigInvalid } from './load.ts'
 import { loadConfig } from './load.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegrid-config-'))
@@ -21,7 +21,10 @@ describe('configuration', () => {
   })
 
   it('no verifier secret configured is a hard failure when one is required, and never invented', () => {
-    assert.throws(() => loadConfig({ ...base }, { requireKeySecret: true }), (err: ConfigInvalid) => err.problems.some((p) => p.includes('no API-key verifier secret')))
+    assert.throws(
+      () => loadConfig({ ...base }, { requireKeySecret: true }),
+      (err: ConfigInvalid) => err.problems.some((p) => p.includes('no API-key verifier secret')),
+    )
     assert.equal(loadConfig({ ...base }, { requireKeySecret: false }).keySecret, undefined)
   })
 
@@ -39,13 +42,19 @@ describe('configuration', () => {
   })
 
   it('every invalid setting is reported at once', () => {
-    assert.throws(() => loadConfig({ ...base, SITEGRID_MODE: 'moon', PORT: '99999', DATABASE_URL: 'mysql://x' }, { requireKeySecret: false }),
-      (err: ConfigInvalid) => ['SITEGRID_MODE', 'PORT', 'DATABASE_URL'].every((k) => err.problems.some((p) => p.startsWith(k))))
+    assert.throws(
+      () => loadConfig({ ...base, SITEGRID_MODE: 'moon', PORT: '99999', DATABASE_URL: 'mysql://x' }, { requireKeySecret: false }),
+      (err: ConfigInvalid) => ['SITEGRID_MODE', 'PORT', 'DATABASE_URL'].every((k) => err.problems.some((p) => p.startsWith(k))),
+    )
   })
 
   it('every invalid setting is reported even after a bad choice setting (TypeBox buffers only 8 errors per check)', () => {
-    assert.throws(() => loadConfig({ ...base, SITEGRID_LOG_LEVEL: 'loud', SITEGRID_RATE_LIMIT_PER_MINUTE: '0', SITEGRID_TRUST_PROXY: 'maybe' }, { requireKeySecret: false }),
-      (err: ConfigInvalid) => ['SITEGRID_LOG_LEVEL', 'SITEGRID_RATE_LIMIT_PER_MINUTE', 'SITEGRID_TRUST_PROXY'].every((k) => err.problems.some((p) => p.startsWith(k))))
+    assert.throws(
+      () =>
+        loadConfig({ ...base, SITEGRID_LOG_LEVEL: 'loud', SITEGRID_RATE_LIMIT_PER_MINUTE: '0', SITEGRID_TRUST_PROXY: 'maybe' }, { requireKeySecret: false }),
+      (err: ConfigInvalid) =>
+        ['SITEGRID_LOG_LEVEL', 'SITEGRID_RATE_LIMIT_PER_MINUTE', 'SITEGRID_TRUST_PROXY'].every((k) => err.problems.some((p) => p.startsWith(k))),
+    )
   })
 
   it('the config file adds settings, the environment wins, and an unknown setting in the file is refused', () => {

@@ -11,15 +11,29 @@ describe('PostgreSQL timeouts (SITEGRID_DB_*)', () => {
   })
 
   it('are read from the environment', () => {
-    const config = loadConfig({ ...base, SITEGRID_DB_CONNECT_TIMEOUT_MS: '1000', SITEGRID_DB_STATEMENT_TIMEOUT_MS: '2000', SITEGRID_DB_QUERY_TIMEOUT_MS: '3000' }, { requireKeySecret: false })
+    const config = loadConfig(
+      { ...base, SITEGRID_DB_CONNECT_TIMEOUT_MS: '1000', SITEGRID_DB_STATEMENT_TIMEOUT_MS: '2000', SITEGRID_DB_QUERY_TIMEOUT_MS: '3000' },
+      { requireKeySecret: false },
+    )
     assert.deepEqual(config.database, { connectTimeoutMs: 1000, statementTimeoutMs: 2000, queryTimeoutMs: 3000 })
   })
 
   it('refuse values that are not whole milliseconds in range, naming each setting', () => {
-    assert.throws(() => loadConfig({ ...base, SITEGRID_DB_CONNECT_TIMEOUT_MS: '10', SITEGRID_DB_QUERY_TIMEOUT_MS: '-1', SITEGRID_DB_STATEMENT_TIMEOUT_MS: 'soon' }, { requireKeySecret: false }), (err: unknown) => {
-      assert.ok(err instanceof ConfigInvalid)
-      for (const key of ['SITEGRID_DB_CONNECT_TIMEOUT_MS', 'SITEGRID_DB_QUERY_TIMEOUT_MS', 'SITEGRID_DB_STATEMENT_TIMEOUT_MS']) assert.ok(err.problems.some((p) => p.startsWith(key)), key)
-      return true
-    })
+    assert.throws(
+      () =>
+        loadConfig(
+          { ...base, SITEGRID_DB_CONNECT_TIMEOUT_MS: '10', SITEGRID_DB_QUERY_TIMEOUT_MS: '-1', SITEGRID_DB_STATEMENT_TIMEOUT_MS: 'soon' },
+          { requireKeySecret: false },
+        ),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigInvalid)
+        for (const key of ['SITEGRID_DB_CONNECT_TIMEOUT_MS', 'SITEGRID_DB_QUERY_TIMEOUT_MS', 'SITEGRID_DB_STATEMENT_TIMEOUT_MS'])
+          assert.ok(
+            err.problems.some((p) => p.startsWith(key)),
+            key,
+          )
+        return true
+      },
+    )
   })
 })

@@ -12,7 +12,11 @@ describe('configuration holder', () => {
     const initial = load()
     let next: Record<string, string> = { SITEGRID_RATE_LIMIT_PER_MINUTE: '60', PORT: '9000' }
     const applied: unknown[] = []
-    const holder = createConfigHolder(initial, () => load(next), (c) => applied.push(c))
+    const holder = createConfigHolder(
+      initial,
+      () => load(next),
+      (c) => applied.push(c),
+    )
     const outcome = holder.reload()
     assert.deepEqual(outcome, { ok: true, changed: [{ setting: 'SITEGRID_RATE_LIMIT_PER_MINUTE', from: 1200, to: 60 }], requiresRestart: ['PORT'] })
     assert.notEqual(holder.current(), initial)
@@ -53,7 +57,9 @@ describe('configuration holder', () => {
   })
 
   it('an error other than an invalid configuration is not swallowed', () => {
-    const holder = createConfigHolder(load(), () => { throw new Error('disk on fire') })
+    const holder = createConfigHolder(load(), () => {
+      throw new Error('disk on fire')
+    })
     assert.throws(() => holder.reload(), /disk on fire/)
     assert.ok(new ConfigInvalid(['x']) instanceof Error)
   })

@@ -11,15 +11,34 @@ export const RELOADABLE: ReadonlySet<keyof Config> = new Set<keyof Config>(['log
 
 /** Config field → the setting's name as the operator writes it (README § Configuration). */
 const SETTING_NAMES: Record<string, string> = {
-  mode: 'SITEGRID_MODE', databaseUrl: 'DATABASE_URL', baseDomain: 'SITEGRID_BASE_DOMAIN', siteOrgSlug: 'SITEGRID_SITE_ORG',
-  keySecret: 'SITEGRID_KEY_SECRET', keySecretSource: 'SITEGRID_KEY_SECRET_FILE', dataDir: 'SITEGRID_DATA_DIR', host: 'HOST',
-  port: 'PORT', logLevel: 'SITEGRID_LOG_LEVEL', bodyLimitBytes: 'SITEGRID_BODY_LIMIT_BYTES',
-  rateLimitPerMinute: 'SITEGRID_RATE_LIMIT_PER_MINUTE', authRateLimitPerMinute: 'SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE', migrateOnStart: 'SITEGRID_MIGRATE_ON_START',
-  shutdownGraceMs: 'SITEGRID_SHUTDOWN_GRACE_MS', lastUsedFlushMs: 'SITEGRID_LAST_USED_FLUSH_MS', trustProxy: 'SITEGRID_TRUST_PROXY',
-  smtp: 'SITEGRID_SMTP_*', operatorEmail: 'SITEGRID_OPERATOR_EMAIL', reminderIntervalMs: 'SITEGRID_REMINDER_INTERVAL_MS',
-  historianMaxFileBytes: 'SITEGRID_HISTORIAN_MAX_FILE_BYTES', aiConfigFile: 'SITEGRID_AI_CONFIG_FILE', idempotencyWaitMs: 'SITEGRID_IDEMPOTENCY_WAIT_MS', oidc: 'SITEGRID_OIDC_*',
+  mode: 'SITEGRID_MODE',
+  databaseUrl: 'DATABASE_URL',
+  baseDomain: 'SITEGRID_BASE_DOMAIN',
+  siteOrgSlug: 'SITEGRID_SITE_ORG',
+  keySecret: 'SITEGRID_KEY_SECRET',
+  keySecretSource: 'SITEGRID_KEY_SECRET_FILE',
+  dataDir: 'SITEGRID_DATA_DIR',
+  host: 'HOST',
+  port: 'PORT',
+  logLevel: 'SITEGRID_LOG_LEVEL',
+  bodyLimitBytes: 'SITEGRID_BODY_LIMIT_BYTES',
+  rateLimitPerMinute: 'SITEGRID_RATE_LIMIT_PER_MINUTE',
+  authRateLimitPerMinute: 'SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE',
+  migrateOnStart: 'SITEGRID_MIGRATE_ON_START',
+  shutdownGraceMs: 'SITEGRID_SHUTDOWN_GRACE_MS',
+  lastUsedFlushMs: 'SITEGRID_LAST_USED_FLUSH_MS',
+  trustProxy: 'SITEGRID_TRUST_PROXY',
+  smtp: 'SITEGRID_SMTP_*',
+  operatorEmail: 'SITEGRID_OPERATOR_EMAIL',
+  reminderIntervalMs: 'SITEGRID_REMINDER_INTERVAL_MS',
+  historianMaxFileBytes: 'SITEGRID_HISTORIAN_MAX_FILE_BYTES',
+  aiConfigFile: 'SITEGRID_AI_CONFIG_FILE',
+  idempotencyWaitMs: 'SITEGRID_IDEMPOTENCY_WAIT_MS',
+  oidc: 'SITEGRID_OIDC_*',
   publicOriginScheme: 'SITEGRID_PUBLIC_ORIGIN_SCHEME',
-  databaseAppUrl: 'SITEGRID_DATABASE_APP_URL', requestTimeoutMs: 'SITEGRID_REQUEST_TIMEOUT_MS', headersTimeoutMs: 'SITEGRID_HEADERS_TIMEOUT_MS',
+  databaseAppUrl: 'SITEGRID_DATABASE_APP_URL',
+  requestTimeoutMs: 'SITEGRID_REQUEST_TIMEOUT_MS',
+  headersTimeoutMs: 'SITEGRID_HEADERS_TIMEOUT_MS',
   maxConnections: 'SITEGRID_MAX_CONNECTIONS',
   networkLoad: 'SITEGRID_NETWORK_MAX_*',
 }
@@ -36,9 +55,7 @@ export interface ConfigChange {
   to: SettingValue
 }
 
-export type ReloadOutcome =
-  | { ok: true; changed: ConfigChange[]; requiresRestart: string[] }
-  | { ok: false; problems: string[] }
+export type ReloadOutcome = { ok: true; changed: ConfigChange[]; requiresRestart: string[] } | { ok: false; problems: string[] }
 
 /** A validated reload not yet in force: `apply()` swaps it in (after, say, its audit row committed). */
 export type ReloadPlan = ReloadOutcome & { apply(): void }
@@ -83,7 +100,9 @@ export function createConfigHolder(initial: Config, load: () => Config, onApplie
       updates[field] = candidate[field]
     }
     return {
-      ok: true, changed, requiresRestart,
+      ok: true,
+      changed,
+      requiresRestart,
       apply() {
         if (Object.keys(updates).length === 0) return
         running = Object.freeze({ ...running, ...updates })

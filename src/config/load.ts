@@ -34,7 +34,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     if (value === undefined || Value.Check(schema, value)) continue // every required setting has a default
     const choices = schema.anyOf?.map((s) => s.const)
     const [error] = Value.Errors(schema, value)
-    problems.push(`${key}: ${choices ? `must be one of ${choices.join(', ')}` : error?.message ?? 'is not valid'}`)
+    problems.push(`${key}: ${choices ? `must be one of ${choices.join(', ')}` : (error?.message ?? 'is not valid')}`)
   }
   const secret = problems.length === 0 ? readKeySecret(candidate, problems, options) : undefined
   const oidc = problems.length === 0 ? readOidc(candidate, problems) : undefined
@@ -60,7 +60,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     maxConnections: candidate.SITEGRID_MAX_CONNECTIONS,
     migrateOnStart: candidate.SITEGRID_MIGRATE_ON_START,
     shutdownGraceMs: candidate.SITEGRID_SHUTDOWN_GRACE_MS,
-    database: Object.freeze({ connectTimeoutMs: candidate.SITEGRID_DB_CONNECT_TIMEOUT_MS, statementTimeoutMs: candidate.SITEGRID_DB_STATEMENT_TIMEOUT_MS, queryTimeoutMs: candidate.SITEGRID_DB_QUERY_TIMEOUT_MS }),
+    database: Object.freeze({
+      connectTimeoutMs: candidate.SITEGRID_DB_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: candidate.SITEGRID_DB_STATEMENT_TIMEOUT_MS,
+      queryTimeoutMs: candidate.SITEGRID_DB_QUERY_TIMEOUT_MS,
+    }),
     lastUsedFlushMs: candidate.SITEGRID_LAST_USED_FLUSH_MS,
     trustProxy: candidate.SITEGRID_TRUST_PROXY,
     pinScryptLog2N: candidate.SITEGRID_PIN_SCRYPT_LOG2N,
@@ -70,7 +74,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     operatorEmail: candidate.SITEGRID_OPERATOR_EMAIL,
     reminderIntervalMs: candidate.SITEGRID_REMINDER_INTERVAL_MS,
     historianMaxFileBytes: candidate.SITEGRID_HISTORIAN_MAX_FILE_BYTES,
-    networkLoad: Object.freeze({ maxBytes: candidate.SITEGRID_NETWORK_MAX_BYTES, maxNodes: candidate.SITEGRID_NETWORK_MAX_NODES, maxEdges: candidate.SITEGRID_NETWORK_MAX_EDGES }),
+    networkLoad: Object.freeze({
+      maxBytes: candidate.SITEGRID_NETWORK_MAX_BYTES,
+      maxNodes: candidate.SITEGRID_NETWORK_MAX_NODES,
+      maxEdges: candidate.SITEGRID_NETWORK_MAX_EDGES,
+    }),
     idempotencyWaitMs: candidate.SITEGRID_IDEMPOTENCY_WAIT_MS,
     aiConfigFile: candidate.SITEGRID_AI_CONFIG_FILE,
     readEnv: (name: string) => env[name],
@@ -193,7 +201,11 @@ function readSmtp(raw: RawConfig, problems: string[]): SmtpConfig | undefined {
     return undefined
   }
   return Object.freeze({
-    host: raw.SITEGRID_SMTP_HOST, port: raw.SITEGRID_SMTP_PORT, security: raw.SITEGRID_SMTP_SECURITY,
-    user: raw.SITEGRID_SMTP_USER, password, from: raw.SITEGRID_SMTP_FROM,
+    host: raw.SITEGRID_SMTP_HOST,
+    port: raw.SITEGRID_SMTP_PORT,
+    security: raw.SITEGRID_SMTP_SECURITY,
+    user: raw.SITEGRID_SMTP_USER,
+    password,
+    from: raw.SITEGRID_SMTP_FROM,
   })
 }

@@ -8,9 +8,20 @@ import { postgresUrl, testDialects } from '../../test/harness.ts'
 import { connectDatabase } from './connect.ts'
 import { COORDINATOR_TABLES, DISTRIBUTION_COLUMN, REFERENCE_TABLES } from './distribution.ts'
 
-interface Table { name: string; columns: Map<number, string> }
-interface Key { table: string; name: string; kind: string; columns: string[] }
-interface ForeignKey extends Key { target: string; targetColumns: string[] }
+interface Table {
+  name: string
+  columns: Map<number, string>
+}
+interface Key {
+  table: string
+  name: string
+  kind: string
+  columns: string[]
+}
+interface ForeignKey extends Key {
+  target: string
+  targetColumns: string[]
+}
 
 const classOf = (table: string): 'reference' | 'coordinator' | 'distributed' | 'unplanned' =>
   table in REFERENCE_TABLES ? 'reference' : table in COORDINATOR_TABLES ? 'coordinator' : 'unplanned'
@@ -50,11 +61,23 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       from pg_index x join pg_class c on c.oid = x.indrelid join pg_class i on i.oid = x.indexrelid
       where c.relnamespace = current_schema()::regnamespace and x.indisunique`.execute(db)
     const uniques: Key[] = indexes.map((x) => ({
-      table: x.table, name: x.name, kind: x.primary ? 'primary key' : 'unique', columns: names(x.table, x.keys.split(' ').map(Number).filter((n) => n > 0)),
+      table: x.table,
+      name: x.name,
+      kind: x.primary ? 'primary key' : 'unique',
+      columns: names(
+        x.table,
+        x.keys
+          .split(' ')
+          .map(Number)
+          .filter((n) => n > 0),
+      ),
     }))
-    const withoutPrimaryKey = [...tables.keys()].filter((name) => kind(name) === 'distributed' && !uniques.some((u) => u.table === name && u.kind === 'primary key'))
+    const withoutPrimaryKey = [...tables.keys()].filter(
+      (name) => kind(name) === 'distributed' && !uniques.some((u) => u.table === name && u.kind === 'primary key'),
+    )
     assert.deepEqual(withoutPrimaryKey, [], 'distributed tables without a primary key')
-    const notByTenant = uniques.filter((u) => kind(u.table) === 'distributed' && !u.columns.includes(DISTRIBUTION_COLUMN))
+    const notByTenant = uniques
+      .filter((u) => kind(u.table) === 'distributed' && !u.columns.includes(DISTRIBUTION_COLUMN))
       .map((u) => `${u.table}: ${u.kind} ${u.name} (${u.columns.join(', ')})`)
     assert.deepEqual(notByTenant, [], 'unique keys of distributed tables without org_id (Citus enforces uniqueness per shard only)')
 
@@ -65,17 +88,24 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       from pg_constraint x join pg_class c on c.oid = x.conrelid join pg_class f on f.oid = x.confrelid
       where c.relnamespace = current_schema()::regnamespace and x.contype = 'f'`.execute(db)
     const foreignKeys: ForeignKey[] = constraints.map((x) => ({
-      table: x.table, name: x.name, kind: 'foreign key', columns: names(x.table, x.keys), target: x.target, targetColumns: names(x.target, x.target_keys),
+      table: x.table,
+      name: x.name,
+      kind: 'foreign key',
+      columns: names(x.table, x.keys),
+      target: x.target,
+      targetColumns: names(x.target, x.target_keys),
     }))
     assert.ok(foreignKeys.length >= 40, `foreign keys found: ${foreignKeys.length}`)
-    const refused = foreignKeys.filter((fk) => {
-      const from = kind(fk.table)
-      const to = kind(fk.target)
-      if (to === 'reference') return from === 'coordinator'
-      if (from !== 'distributed' || to !== 'distributed') return true
-      const at = fk.columns.indexOf(DISTRIBUTION_COLUMN)
-      return at < 0 || fk.targetColumns[at] !== DISTRIBUTION_COLUMN
-    }).map((fk) => `${fk.table}.${fk.name} (${fk.columns.join(', ')}) → ${fk.target} (${fk.targetColumns.join(', ')})`)
+    const refused = foreignKeys
+      .filter((fk) => {
+        const from = kind(fk.table)
+        const to = kind(fk.target)
+        if (to === 'reference') return from === 'coordinator'
+        if (from !== 'distributed' || to !== 'distributed') return true
+        const at = fk.columns.indexOf(DISTRIBUTION_COLUMN)
+        return at < 0 || fk.targetColumns[at] !== DISTRIBUTION_COLUMN
+      })
+      .map((fk) => `${fk.table}.${fk.name} (${fk.columns.join(', ')}) → ${fk.target} (${fk.targetColumns.join(', ')})`)
     assert.deepEqual(refused, [], 'foreign keys Citus cannot keep (between distributed tables they must join org_id to org_id)')
   })
 }

@@ -71,10 +71,16 @@ function connectSqlite(path: string): DatabaseHandle {
     dialect: 'sqlite',
     generation: () => (dataVersion.get() as number) * 1_000_000 + local,
     announceInvalidation: async () => {},
-    invalidateLocally: () => { local += 1 },
-    ping: async () => { await sql`select 1`.execute(db) },
+    invalidateLocally: () => {
+      local += 1
+    },
+    ping: async () => {
+      await sql`select 1`.execute(db)
+    },
     spareConnections: () => 0,
-    close: async () => { await db.destroy() },
+    close: async () => {
+      await db.destroy()
+    },
   }
 }
 
@@ -87,7 +93,9 @@ function connectSqlite(path: string): DatabaseHandle {
 class ImmediateSqliteDialect extends SqliteDialect {
   override createDriver(): Driver {
     return delegatingDriver(super.createDriver(), {
-      beginTransaction: async (connection) => { await connection.executeQuery(CompiledQuery.raw('begin immediate')) },
+      beginTransaction: async (connection) => {
+        await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+      },
     })
   }
 }
@@ -170,9 +178,15 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
     db,
     dialect: 'postgres',
     generation: () => listener.generation() + local,
-    announceInvalidation: async (trx) => { await sql`select pg_notify(${INVALIDATION_CHANNEL}, '')`.execute(trx) },
-    invalidateLocally: () => { local += 1 },
-    ping: async () => { await sql`select 1`.execute(db) },
+    announceInvalidation: async (trx) => {
+      await sql`select pg_notify(${INVALIDATION_CHANNEL}, '')`.execute(trx)
+    },
+    invalidateLocally: () => {
+      local += 1
+    },
+    ping: async () => {
+      await sql`select 1`.execute(db)
+    },
     spareConnections: () => pool.idleCount + (max - pool.totalCount) - pool.waitingCount,
     close: async () => {
       await listener.stop()
@@ -198,7 +212,10 @@ function discardingBrokenClients(pool: pg.Pool): { connect(): Promise<pg.PoolCli
         client.on('error', () => broken.add(client))
         client.query = ((...args: unknown[]) => {
           const result = query(...args)
-          if (result instanceof Promise) result.catch((err: unknown) => { if (isConnectionFault(err)) broken.add(client) })
+          if (result instanceof Promise)
+            result.catch((err: unknown) => {
+              if (isConnectionFault(err)) broken.add(client)
+            })
           return result
         }) as typeof client.query
       }
@@ -213,8 +230,10 @@ function discardingBrokenClients(pool: pg.Pool): { connect(): Promise<pg.PoolCli
 /** Errors after which a connection cannot be trusted with another query. */
 export function isConnectionFault(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: string; message?: string }
-  return ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'].includes(code ?? '')
-    || /Query read timeout|Connection terminated|timeout exceeded when trying to connect/i.test(message ?? '')
+  return (
+    ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'].includes(code ?? '') ||
+    /Query read timeout|Connection terminated|timeout exceeded when trying to connect/i.test(message ?? '')
+  )
 }
 
 /**
@@ -262,7 +281,9 @@ function createListener(url: string, types: pg.CustomTypesConfig) {
 
   async function connect(): Promise<void> {
     const c = new pg.Client({ connectionString: url, types })
-    c.on('notification', () => { counter += 1 })
+    c.on('notification', () => {
+      counter += 1
+    })
     c.on('error', () => reconnect())
     c.on('end', () => reconnect())
     await c.connect()

@@ -14,13 +14,14 @@ export const DISTRIBUTION_COLUMN = 'org_id'
 
 export const REFERENCE_TABLES: Readonly<Record<string, string>> = {
   orgs: 'one row per tenant, found by slug from the Host header before the tenant is known; every distributed table refers to it',
-  domain_bindings: 'a custom domain names its organisation before the tenant is known, and a domain serves one organisation '
-    + 'across all of them (its unique index); few rows, rarely written',
+  domain_bindings:
+    'a custom domain names its organisation before the tenant is known, and a domain serves one organisation ' +
+    'across all of them (its unique index); few rows, rarely written',
   platform_admins: 'the platform operators, across every organisation (read at each OIDC sign-in)',
   platform_audit: 'what platform admins did across organisations (no tenant of its own); few rows',
 }
 
 export const COORDINATOR_TABLES: Readonly<Record<string, string>> = {
-  kysely_migration: 'the migrator\'s record of applied migrations (DDL runs through the coordinator)',
-  kysely_migration_lock: 'the migrator\'s lock row',
+  kysely_migration: "the migrator's record of applied migrations (DDL runs through the coordinator)",
+  kysely_migration_lock: "the migrator's lock row",
 }

@@ -29,7 +29,10 @@ for (const dialect of testDialects()) {
         await db.insertInto('orgs').values(orgRow(s)).execute()
         assert.deepEqual(await orgBySlug(db, s), await db.selectFrom('orgs').select(['id', 'slug', 'name']).where('slug', '=', s).execute())
         await renameOrg(db, s, 'After')
-        assert.deepEqual((await orgBySlug(db, s)).map((r) => r.name), ['After'])
+        assert.deepEqual(
+          (await orgBySlug(db, s)).map((r) => r.name),
+          ['After'],
+        )
         assert.deepEqual(await orgBySlug(db, `${s}-absent`), [])
       })
     })
@@ -38,7 +41,7 @@ for (const dialect of testDialects()) {
 
 if (testDialects().includes('sqlite')) {
   describe('sqlite: reusable reads on the one connection', () => {
-    it('run directly outside a transaction; never inside one, nor on a transaction\'s db', async (t) => {
+    it("run directly outside a transaction; never inside one, nor on a transaction's db", async (t) => {
       const { db } = await open(t, 'sqlite')
       const s = slug()
       await db.insertInto('orgs').values(orgRow(s)).execute()
@@ -56,11 +59,14 @@ if (testDialects().includes('sqlite')) {
       const rolledBack = slug()
       const committed = slug()
       let during: Promise<unknown[]> | undefined
-      await assert.rejects(db.transaction().execute(async (trx) => {
-        await trx.insertInto('orgs').values(orgRow(rolledBack)).execute()
-        during = orgBySlug(db, rolledBack)
-        throw new Error('roll back')
-      }), /roll back/)
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await trx.insertInto('orgs').values(orgRow(rolledBack)).execute()
+          during = orgBySlug(db, rolledBack)
+          throw new Error('roll back')
+        }),
+        /roll back/,
+      )
       assert.deepEqual(await during, [], 'the rolled-back row was never visible')
       await db.transaction().execute(async (trx) => {
         await trx.insertInto('orgs').values(orgRow(committed)).execute()

@@ -6,8 +6,10 @@ import BetterSqlite3 from 'better-sqlite3'
 export class SqliteFileServed extends Error {
   constructor(dbPath: string, holder: Holder | undefined) {
     const who = holder ? `process ${holder.pid} (started ${holder.startedAt} in ${holder.folder})` : 'another process'
-    super(`the SQLite database ${dbPath} is already served by ${who}. A site server serves its SQLite file from one `
-      + 'process: use that server, or stop it first (SIGTERM) and start again; several processes need PostgreSQL.')
+    super(
+      `the SQLite database ${dbPath} is already served by ${who}. A site server serves its SQLite file from one ` +
+        'process: use that server, or stop it first (SIGTERM) and start again; several processes need PostgreSQL.',
+    )
     this.name = 'SqliteFileServed'
   }
 }

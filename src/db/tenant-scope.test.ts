@@ -9,14 +9,36 @@ import { currentScope, runInRequestScope, withOrgScope, withSystemScope } from '
 it('scopes are carried only once a PostgreSQL database is connected in the process', async (t) => {
   const sqlite = await connectDatabase('sqlite::memory:')
   t.after(() => sqlite.close())
-  assert.equal(withSystemScope(() => currentScope()), '', 'SQLite alone: nothing reads the scope, none is carried')
-  assert.equal(withOrgScope('org_A', () => currentScope()), '')
-  assert.equal(runInRequestScope(() => currentScope()), '')
+  assert.equal(
+    withSystemScope(() => currentScope()),
+    '',
+    'SQLite alone: nothing reads the scope, none is carried',
+  )
+  assert.equal(
+    withOrgScope('org_A', () => currentScope()),
+    '',
+  )
+  assert.equal(
+    runInRequestScope(() => currentScope()),
+    '',
+  )
   assert.throws(() => withOrgScope('*', () => 0), /organisation id/, 'the argument is checked all the same')
   if (!testDialects().includes('postgres')) return
   const pg = await connectDatabase(await postgresUrl(), { poolSize: 1 })
   t.after(() => pg.close())
-  assert.equal(withSystemScope(() => currentScope()), '*')
-  assert.equal(await withOrgScope('org_A', async () => { await Promise.resolve(); return currentScope() }), 'org_A')
-  assert.equal(runInRequestScope(() => currentScope()), '')
+  assert.equal(
+    withSystemScope(() => currentScope()),
+    '*',
+  )
+  assert.equal(
+    await withOrgScope('org_A', async () => {
+      await Promise.resolve()
+      return currentScope()
+    }),
+    'org_A',
+  )
+  assert.equal(
+    runInRequestScope(() => currentScope()),
+    '',
+  )
 })

@@ -67,16 +67,22 @@ export function invalidField(pointer: string, message: string, where: FieldProbl
 
 export class NotFound extends domainError('NotFound') {
   // One detail for every absent, foreign or revoked resource so that ids cannot be probed.
-  constructor() { super('No such resource.') }
+  constructor() {
+    super('No such resource.')
+  }
 }
 
 export class Forbidden extends domainError('Forbidden') {
-  constructor(detail = 'Your role does not allow this operation.') { super(detail) }
+  constructor(detail = 'Your role does not allow this operation.') {
+    super(detail)
+  }
 }
 
 /** The uniform 401's detail: the same whatever went wrong with the credential. */
 export const UNAUTHORIZED_DETAIL = 'A valid credential is required.'
 
 export class Unauthorized extends domainError('Unauthorized') {
-  constructor() { super(UNAUTHORIZED_DETAIL) }
+  constructor() {
+    super(UNAUTHORIZED_DETAIL)
+  }
 }

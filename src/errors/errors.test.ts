@@ -12,11 +12,13 @@ const SRC = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 /** Every file that declares errors: `errors.ts`, `<part>-errors.ts` and `domain-error.ts`, found by walking src/. */
 function errorFiles(dir = SRC): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return errorFiles(path)
-    return /(^|-)errors?\.ts$/.test(entry.name) ? [path] : []
-  }).sort()
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) return errorFiles(path)
+      return /(^|-)errors?\.ts$/.test(entry.name) ? [path] : []
+    })
+    .sort()
 }
 
 /**
@@ -26,22 +28,36 @@ function errorFiles(dir = SRC): string[] {
  */
 const INTERNAL_ERRORS: Record<string, string[]> = {
   'auth/oidc/errors.ts': [
-    'InvalidBearerToken', 'InvalidIdToken', 'OidcDiscoveryFailed', 'JwksFetchFailed', 'OidcTokenRequestFailed', 'AuthorizationCallbackRejected',
+    'InvalidBearerToken',
+    'InvalidIdToken',
+    'OidcDiscoveryFailed',
+    'JwksFetchFailed',
+    'OidcTokenRequestFailed',
+    'AuthorizationCallbackRejected',
   ],
   'modules/historian/parse/errors.ts': [
-    'HistorianParseError', 'HistorianHeaderInvalid', 'HistorianFormatUndetected', 'HistorianCsvInvalid', 'HistorianMappingInvalid',
+    'HistorianParseError',
+    'HistorianHeaderInvalid',
+    'HistorianFormatUndetected',
+    'HistorianCsvInvalid',
+    'HistorianMappingInvalid',
   ],
 }
 
 type ErrorClass = (new (...args: never[]) => Error) & { code?: unknown; codes?: unknown }
 
-interface Declared { file: string; name: string; Cls: ErrorClass; source: string }
+interface Declared {
+  file: string
+  name: string
+  Cls: ErrorClass
+  source: string
+}
 
 async function declaredErrorClasses(): Promise<Declared[]> {
   const out: Declared[] = []
   for (const path of errorFiles()) {
     const file = relative(SRC, path).replaceAll('\\', '/')
-    const exported = await import(pathToFileURL(path).href) as Record<string, unknown>
+    const exported = (await import(pathToFileURL(path).href)) as Record<string, unknown>
     for (const [name, value] of Object.entries(exported)) {
       // DomainError itself is the base, not a condition.
       if (typeof value === 'function' && value !== DomainError && value.prototype instanceof Error) {
@@ -70,7 +86,12 @@ describe('error catalog', () => {
   it('the walk finds every errors.ts of src/', () => {
     const files = errorFiles().map((path) => relative(SRC, path).replaceAll('\\', '/'))
     const knownFiles = [
-      'errors/domain-error.ts', 'http/errors.ts', 'auth/site-pin/errors.ts', 'modules/ai/errors.ts', 'modules/historian/parse/errors.ts', 'modules/orgs/members-errors.ts',
+      'errors/domain-error.ts',
+      'http/errors.ts',
+      'auth/site-pin/errors.ts',
+      'modules/ai/errors.ts',
+      'modules/historian/parse/errors.ts',
+      'modules/orgs/members-errors.ts',
     ]
     for (const known of knownFiles) {
       assert.ok(files.includes(known), known)
@@ -94,7 +115,7 @@ describe('error catalog', () => {
     }
   })
 
-  it('a domain error\'s status and problem come from the catalog: no class states its own', async () => {
+  it("a domain error's status and problem come from the catalog: no class states its own", async () => {
     const declared = await declaredErrorClasses()
     for (const { file, source } of declared) {
       assert.doesNotMatch(source, /\bstatus(Code)?\s*[=:]\s*[1-5]\d\d\b/, `${file} states an HTTP status; the catalog gives it`)

@@ -83,10 +83,16 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   // Row-level security (db/tenant-scope.ts): every request runs in a scope cell of its own, empty (no tenant rows)
   // until the tenancy layer resolves the host. Callback style, so that the hooks and handler after it run inside.
   // Not on SQLite, which enforces no scope: the cell would cost every request for nothing.
-  if (deps.rowLevelSecurity) app.addHook('onRequest', (_request, _reply, done) => { runInRequestScope(done) })
+  if (deps.rowLevelSecurity)
+    app.addHook('onRequest', (_request, _reply, done) => {
+      runInRequestScope(done)
+    })
 
   app.addHook('onRequest', async (request, reply) => {
-    const { config: { policy }, url } = request.routeOptions // a getter that builds its object on every read
+    const {
+      config: { policy },
+      url,
+    } = request.routeOptions // a getter that builds its object on every read
     if (deps.authRateLimiter && url?.startsWith('/auth/')) {
       const wait = deps.authRateLimiter.hit(`ip:${request.ip}`)
       if (wait > 0) {
@@ -102,7 +108,7 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     }
     const generation = deps.generation()
     const org = await deps.tenancy.resolve(request.hostname, generation)
-    const principal = org && await authenticate(request, org, deps, generation)
+    const principal = org && (await authenticate(request, org, deps, generation))
     // Spec 5 rule 3 and 1 (tenancy): one uniform 401 whatever failed, including a credential of another org.
     // Answered here rather than thrown: no Error (stack capture) and no error-handler round on the hottest refusal.
     if (!org || !principal || principal.orgId !== org.id) return sendProblem(reply, request, 'Unauthorized', UNAUTHORIZED_DETAIL)

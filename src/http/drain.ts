@@ -47,7 +47,9 @@ async function acceptQueued(server: Server): Promise<void> {
   const address = server.address()
   const queued = (typeof address === 'object' && address !== null ? acceptQueueLength(address.port) : undefined) ?? LISTEN_BACKLOG
   let accepted = 0
-  const count = () => { accepted++ }
+  const count = () => {
+    accepted++
+  }
   server.on('connection', count).on('drop', count) // 'drop': accepted and closed at once (maxConnections)
   try {
     await nextTurn() // from here on, each turn below includes a whole poll phase

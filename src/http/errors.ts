@@ -12,20 +12,28 @@ export class UnsupportedMediaType extends domainError('UnsupportedMediaType') {
 
 /** `GET /readyz`: the database did not answer its ping. */
 export class DatabaseUnreachable extends domainError('ServiceUnavailable') {
-  constructor() { super('The database is not reachable.') }
+  constructor() {
+    super('The database is not reachable.')
+  }
 }
 
 /** The organisation used this `Idempotency-Key` within 24 hours for another method, path or body. */
 export class IdempotencyKeyReused extends domainError('IdempotencyKeyReused') {
-  constructor() { super('This Idempotency-Key was used for another request (method, path or body) within the last 24 hours.') }
+  constructor() {
+    super('This Idempotency-Key was used for another request (method, path or body) within the last 24 hours.')
+  }
 }
 
 /** The stored answer was sealed under another verifier secret (rotated since): it cannot be shown and must not run again. */
 export class IdempotencyAnswerUnreadable extends domainError('IdempotencyKeyReused') {
-  constructor() { super('The stored answer for this Idempotency-Key is no longer readable; use a new key.') }
+  constructor() {
+    super('The stored answer for this Idempotency-Key is no longer readable; use a new key.')
+  }
 }
 
 /** Another request with the same key and body is still executing after the wait. */
 export class IdempotencyKeyInProgress extends domainError('IdempotencyKeyInProgress') {
-  constructor() { super('A request with this Idempotency-Key is still executing; retry after Retry-After seconds to receive its answer.') }
+  constructor() {
+    super('A request with this Idempotency-Key is still executing; retry after Retry-After seconds to receive its answer.')
+  }
 }

@@ -5,8 +5,13 @@ import type { DatabaseHandle } from '../db/connect.ts'
 import { withOrgScope } from '../db/tenant-scope.ts'
 import { DomainError, invalidField } from '../errors/domain-error.ts'
 import {
-  completeIdempotencyKey, deleteExpiredIdempotencyKeys, findIdempotencyKey, insertIdempotencyClaim,
-  releaseIdempotencyClaim, retakeIdempotencyClaim, type IdempotencyRow,
+  completeIdempotencyKey,
+  deleteExpiredIdempotencyKeys,
+  findIdempotencyKey,
+  insertIdempotencyClaim,
+  releaseIdempotencyClaim,
+  retakeIdempotencyClaim,
+  type IdempotencyRow,
 } from './idempotency-store.ts'
 import { IdempotencyAnswerUnreadable, IdempotencyKeyInProgress, IdempotencyKeyReused } from './errors.ts'
 import { problemResponses } from './problem.ts'
@@ -35,8 +40,12 @@ const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/
 const POINTER = `/${IDEMPOTENCY_HEADER}`
 
 const HEADER_SCHEMA = {
-  type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$',
-  description: 'Optional. 1 to 255 printable ASCII characters chosen by the client (a UUID is a good choice). ' +
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x20-\\x7E]+$',
+  description:
+    'Optional. 1 to 255 printable ASCII characters chosen by the client (a UUID is a good choice). ' +
     'The first request with a key executes; a retry with the same key, method, ' +
     'path and body within 24 hours gets the stored answer again, with `Idempotent-Replayed: true`, and changes nothing. ' +
     'Keys are scoped to the organisation. Stored: 2xx and 4xx answers except 409 and 429; a 5xx, 409 or 429 is not stored, ' +
@@ -52,19 +61,28 @@ export function isStorableStatus(status: number): boolean {
 
 /** SHA-256 of the body as canonical JSON (object keys sorted), so key order does not make two requests differ. */
 export function bodyFingerprint(body: unknown): string {
-  return createHash('sha256').update(body === undefined ? '' : canonicalJson(body)).digest('hex')
+  return createHash('sha256')
+    .update(body === undefined ? '' : canonicalJson(body))
+    .digest('hex')
 }
 
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>
-    return `{${Object.keys(record).sort().filter((k) => record[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`).join(',')}}`
+    return `{${Object.keys(record)
+      .sort()
+      .filter((k) => record[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`)
+      .join(',')}}`
   }
   return JSON.stringify(value) ?? 'null'
 }
 
-interface Claim { orgId: string; key: string }
+interface Claim {
+  orgId: string
+  key: string
+}
 
 /** A route option's hooks (none, one or a list) as a list. */
 function hooksOf<T>(hooks: T | T[] | undefined): T[] {
@@ -139,9 +157,14 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
           const value = reply.getHeader(name)
           if (value !== undefined) headers[name] = String(value)
         }
-        await withOrgScope(claim.orgId, () => completeIdempotencyKey(handle.db, claim.orgId, claim.key, {
-          status, headers: JSON.stringify(headers), body: seal(text, `${claim.orgId}:${claim.key}`), now: clock.now(),
-        }))
+        await withOrgScope(claim.orgId, () =>
+          completeIdempotencyKey(handle.db, claim.orgId, claim.key, {
+            status,
+            headers: JSON.stringify(headers),
+            body: seal(text, `${claim.orgId}:${claim.key}`),
+            now: clock.now(),
+          }),
+        )
       } else {
         await withOrgScope(claim.orgId, () => releaseIdempotencyClaim(handle.db, claim.orgId, claim.key))
       }
@@ -157,11 +180,16 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
     const claim = claims.get(request)
     if (claim === undefined) return
     claims.delete(request)
-    await withOrgScope(claim.orgId, () => releaseIdempotencyClaim(handle.db, claim.orgId, claim.key)).catch((err: unknown) => request.log.error({ err }, 'idempotency: could not release a claim'))
+    await withOrgScope(claim.orgId, () => releaseIdempotencyClaim(handle.db, claim.orgId, claim.key)).catch((err: unknown) =>
+      request.log.error({ err }, 'idempotency: could not release a claim'),
+    )
   }
 
   /** Claims the key (undefined) or returns the finished row to replay; waits while another request executes it. */
-  async function acquire(orgId: string, wanted: { key: string; requestMethod: string; requestPath: string; fingerprint: string }): Promise<IdempotencyRow | undefined> {
+  async function acquire(
+    orgId: string,
+    wanted: { key: string; requestMethod: string; requestPath: string; fingerprint: string },
+  ): Promise<IdempotencyRow | undefined> {
     let waited = 0
     let delay = 5
     for (let attempt = 0; attempt < 10_000; attempt++) {
@@ -179,7 +207,8 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
         throw new IdempotencyKeyReused()
       }
       if (row.state === 'done') return row
-      if (Number(row.locked_at) <= now - IDEMPOTENCY_STALE_MS && await retakeIdempotencyClaim(handle.db, orgId, wanted.key, Number(row.locked_at), now)) return undefined
+      if (Number(row.locked_at) <= now - IDEMPOTENCY_STALE_MS && (await retakeIdempotencyClaim(handle.db, orgId, wanted.key, Number(row.locked_at), now)))
+        return undefined
       if (waited >= deps.waitMs) break
       const pause = Math.min(delay, deps.waitMs - waited)
       await new Promise((resolve) => setTimeout(resolve, pause))

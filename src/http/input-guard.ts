@@ -26,7 +26,12 @@ export function textRule(text: string): string | undefined {
 const token = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
 
 /** A value met by the walk; its pointer is spelled out only when it is refused. */
-interface Visit { value: unknown; parent: Visit | undefined; key: string | number; depth: number }
+interface Visit {
+  value: unknown
+  parent: Visit | undefined
+  key: string | number
+  depth: number
+}
 
 function pointerOf(visit: Visit, base: string): string {
   const tokens: string[] = []
@@ -80,7 +85,8 @@ export function jsonTextDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (inString) {
-      if (c === 0x5c) i++ // the escaped character is skipped
+      if (c === 0x5c)
+        i++ // the escaped character is skipped
       else if (c === 0x22) inString = false
     } else if (c === 0x22) inString = true
     else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth)

@@ -8,8 +8,10 @@ const KEY = `csk_${'a1B2'.repeat(8)}`
 describe('log lines hold no credential sent in a URL (issue 24, defect 13)', () => {
   it('credential-named query values (any case, - or _, percent-encoded) and csk_ plaintexts anywhere are redacted; other parameters and a key prefix are kept', () => {
     assert.equal(redactCredentials(`/api/sites?api_key=${KEY}&limit=5`), '/api/sites?api_key=[redacted]&limit=5')
-    assert.equal(redactCredentials('/a?API-KEY=1&Token=2&access_token=3&refresh_token=4&code=5&password=6&pin=7&secret=8&client_secret=9&x=10'),
-      '/a?API-KEY=[redacted]&Token=[redacted]&access_token=[redacted]&refresh_token=[redacted]&code=[redacted]&password=[redacted]&pin=[redacted]&secret=[redacted]&client_secret=[redacted]&x=10')
+    assert.equal(
+      redactCredentials('/a?API-KEY=1&Token=2&access_token=3&refresh_token=4&code=5&password=6&pin=7&secret=8&client_secret=9&x=10'),
+      '/a?API-KEY=[redacted]&Token=[redacted]&access_token=[redacted]&refresh_token=[redacted]&code=[redacted]&password=[redacted]&pin=[redacted]&secret=[redacted]&client_secret=[redacted]&x=10',
+    )
     assert.equal(redactCredentials('/a?api%5Fkey=v&keyword=k&tokens=t&monkey=m'), '/a?api%5Fkey=[redacted]&keyword=k&tokens=t&monkey=m')
     assert.equal(redactCredentials(`/api/sites/${KEY}/x?q=${KEY.replace('_', '%5F')}`), '/api/sites/csk_[redacted]/x?q=csk_[redacted]')
     assert.equal(redactCredentials('{"keyPrefix":"csk_a1B2"}'), '{"keyPrefix":"csk_a1B2"}')
@@ -17,7 +19,15 @@ describe('log lines hold no credential sent in a URL (issue 24, defect 13)', () 
 
   it('every line the logger writes is redacted, whatever logged it: the request serializer, a message or an error that quotes the URL', () => {
     let out = ''
-    const log = createLogger('info', new Writable({ write(chunk, _enc, cb) { out += String(chunk); cb() } }))
+    const log = createLogger(
+      'info',
+      new Writable({
+        write(chunk, _enc, cb) {
+          out += String(chunk)
+          cb()
+        },
+      }),
+    )
     log.info({ req: { method: 'GET', url: `/api/sites?apikey=${KEY}`, hostname: 'h' } }, 'incoming request')
     log.info(`Route GET:/api/x?token=t0ps3cret not found`)
     log.error({ err: new Error(`fetch /y?password=hunter2&k=${KEY} failed`) }, 'failed')

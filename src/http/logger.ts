@@ -2,9 +2,24 @@ import { pino, type DestinationStream, type Logger } from 'pino'
 
 /** Every credential header and secret-bearing field is censored before a line is written. */
 export const REDACT_PATHS = [
-  'req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]',
-  '*.plaintext', '*.pin', '*.password', '*.secret', '*.keySecret', '*.verifier', '*.token', '*.apiKey',
-  '*.access_token', '*.refresh_token', '*.id_token', '*.client_secret', '*.refreshToken', '*.accessToken',
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.plaintext',
+  '*.pin',
+  '*.password',
+  '*.secret',
+  '*.keySecret',
+  '*.verifier',
+  '*.token',
+  '*.apiKey',
+  '*.access_token',
+  '*.refresh_token',
+  '*.id_token',
+  '*.client_secret',
+  '*.refreshToken',
+  '*.accessToken',
 ]
 
 const CENSOR = '[redacted]'
@@ -13,7 +28,8 @@ const CENSOR = '[redacted]'
  * Query parameters whose value is a credential, by name (case-insensitive, `-` read as `_`): a client that puts its
  * key or token in the URL (refused: credentials go in headers) must not have it written to the log (issue 24, defect 13).
  */
-const CREDENTIAL_PARAMETER = /^(x_)?(api_?key|key|token|\w*_token|code|pass(word|wd)?|pwd|(new_?)?pin|secret|\w*_secret|auth(orization)?|bearer|jwt|session(_?id)?|sig(nature)?|credentials?)$/i
+const CREDENTIAL_PARAMETER =
+  /^(x_)?(api_?key|key|token|\w*_token|code|pass(word|wd)?|pwd|(new_?)?pin|secret|\w*_secret|auth(orization)?|bearer|jwt|session(_?id)?|sig(nature)?|credentials?)$/i
 
 /** An API-key plaintext (`csk_` + more than the 4 characters of its public prefix) anywhere, also with `_` percent-encoded. */
 const API_KEY_PLAINTEXT = /csk(_|%5f)[0-9A-Za-z]{5,}/gi
@@ -34,23 +50,27 @@ function parameterName(raw: string): string {
  * by `[redacted]`, wherever a URL appears (the request's `url`, an error message that quotes it, …).
  */
 export function redactCredentials(line: string): string {
-  return line.replace(API_KEY_PLAINTEXT, `csk_${CENSOR}`).replace(QUERY_PARAMETER, (whole, start: string, name: string) =>
-    (CREDENTIAL_PARAMETER.test(parameterName(name)) ? `${start}${name}=${CENSOR}` : whole))
+  return line
+    .replace(API_KEY_PLAINTEXT, `csk_${CENSOR}`)
+    .replace(QUERY_PARAMETER, (whole, start: string, name: string) => (CREDENTIAL_PARAMETER.test(parameterName(name)) ? `${start}${name}=${CENSOR}` : whole))
 }
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino({
-    level,
-    redact: { paths: REDACT_PATHS, censor: CENSOR },
-    // Every line, whatever logged it: a URL can reach a message or an error as well as `req.url`.
-    hooks: { streamWrite: redactCredentials },
-    serializers: {
-      // Query strings of sign-in callbacks carry codes and state: log the path only there.
-      req: (req: { method?: string; url?: string; hostname?: string }) => ({
-        method: req.method,
-        url: req.url?.startsWith('/auth/') ? req.url.split('?')[0] : req.url,
-        host: req.hostname,
-      }),
+  return pino(
+    {
+      level,
+      redact: { paths: REDACT_PATHS, censor: CENSOR },
+      // Every line, whatever logged it: a URL can reach a message or an error as well as `req.url`.
+      hooks: { streamWrite: redactCredentials },
+      serializers: {
+        // Query strings of sign-in callbacks carry codes and state: log the path only there.
+        req: (req: { method?: string; url?: string; hostname?: string }) => ({
+          method: req.method,
+          url: req.url?.startsWith('/auth/') ? req.url.split('?')[0] : req.url,
+          host: req.hostname,
+        }),
+      },
     },
-  }, destination)
+    destination,
+  )
 }

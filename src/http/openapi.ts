@@ -4,17 +4,20 @@ import type { Config } from '../config/schema.ts'
 import type { Policy } from './auth.ts'
 import { MAX_JSON_DEPTH } from './input-guard.ts'
 
-const PAGING = `Lists that can grow use one paging convention across the API: \`limit\` (default and maximum given per route) ` +
+const PAGING =
+  `Lists that can grow use one paging convention across the API: \`limit\` (default and maximum given per route) ` +
   `and an opaque \`cursor\`; the answer carries \`nextCursor\` (null on the last page). Order is stable, ` +
   `so pages neither skip nor repeat items while others write.`
 
-const AUTH = `Every endpoint needs \`X-Api-Key: csk_…\` (a tenant API key) or \`Authorization: Bearer …\` (an OIDC access token, ` +
+const AUTH =
+  `Every endpoint needs \`X-Api-Key: csk_…\` (a tenant API key) or \`Authorization: Bearer …\` (an OIDC access token, ` +
   `or a site-PIN token on a site server), except those marked with no security. ` +
   `When both headers are present the API key is used. Every failed credential answers the same 401. ` +
   `The organisation is the one of the Host header (\`{slug}.{base domain}\`); ` +
   `a credential of another organisation answers the same 401.`
 
-const INPUT = `Rules of every operation, checked before its own: a path parameter, query parameter or JSON string (value or property ` +
+const INPUT =
+  `Rules of every operation, checked before its own: a path parameter, query parameter or JSON string (value or property ` +
   `name) holding the NUL character (U+0000) or a lone surrogate (U+D800–U+DFFF without its pair) ` +
   `answers 400 \`ValidationFailed\` naming it (\`in\`, \`pointer\`), as does a JSON body nesting deeper than ` +
   `${MAX_JSON_DEPTH} levels of objects and arrays (the body itself is level 1; ` +
@@ -22,7 +25,8 @@ const INPUT = `Rules of every operation, checked before its own: a path paramete
   `read (\`text/plain\`, a form, none at all) answers 415 \`UnsupportedMediaType\` listing those it does in ` +
   `\`acceptedTypes\`. Nothing is changed by a refused request.`
 
-const ERRORS = `Errors are RFC 9457 \`application/problem+json\` with a stable \`code\`; \`type\` links a page explaining it. ` +
+const ERRORS =
+  `Errors are RFC 9457 \`application/problem+json\` with a stable \`code\`; \`type\` links a page explaining it. ` +
   `Validation failures list each field in \`errors\` (\`in\`, \`pointer\`, \`message\`); ` +
   `the pointer names the field itself, a missing one too (\`/name\`, "is required"). ` +
   `A caller whose role is too low gets 403 \`Forbidden\`; an absent or foreign resource the same 404 \`NotFound\`.`
@@ -57,7 +61,8 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
       info: {
         title: 'sitegrid',
         version: '0.1.0',
-        description: `Multi-tenant management of industrial sites: controllers, equipment instances, electrical networks, ` +
+        description:
+          `Multi-tenant management of industrial sites: controllers, equipment instances, electrical networks, ` +
           `alarms and historian data, with tenant API keys and organisation administration. ` +
           `This server runs in ${config.mode} mode.\n\n` +
           `## Authentication\n${AUTH}\n\n## Errors\n${ERRORS}\n\n## Input\n${INPUT}\n\n## Paging\n${PAGING}`,

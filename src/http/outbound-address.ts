@@ -6,17 +6,39 @@ import { BlockList, isIP } from 'node:net'
 // "Internal": "this network", private (RFC 1918, RFC 4193), loopback, link-local (cloud metadata 169.254.169.254 and
 // fd00:ec2::254 included), CGNAT (RFC 6598), multicast, reserved/broadcast.
 const V4_INTERNAL: ReadonlyArray<readonly [string, number]> = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.168.0.0', 16], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ]
-const V6_INTERNAL: ReadonlyArray<readonly [string, number]> = [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]]
+const V6_INTERNAL: ReadonlyArray<readonly [string, number]> = [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+]
 // "Special": IETF protocol assignments, 6to4 relay, benchmarking and documentation ranges, NAT64 local use, discard,
 // Teredo and the deprecated site-local: not on the public Internet either, refused at connect time.
 const V4_SPECIAL: ReadonlyArray<readonly [string, number]> = [
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
 ]
 const V6_SPECIAL: ReadonlyArray<readonly [string, number]> = [
-  ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['fec0::', 10],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 32],
+  ['2001:db8::', 32],
+  ['fec0::', 10],
 ]
 
 function blockList(v4: ReadonlyArray<readonly [string, number]>, v6: ReadonlyArray<readonly [string, number]>): BlockList {
@@ -50,7 +72,10 @@ function ipv6Bytes(address: string): number[] | undefined {
   const left = head === '' ? [] : head.split(':')
   const right = tail === undefined || tail === '' ? [] : tail.split(':')
   const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
-  return groups.flatMap((g) => { const n = Number.parseInt(g, 16); return [n >> 8, n & 255] })
+  return groups.flatMap((g) => {
+    const n = Number.parseInt(g, 16)
+    return [n >> 8, n & 255]
+  })
 }
 
 /** The IPv4 address an IPv6 address carries and that routing would reach: mapped, compatible, NAT64, 6to4. */

@@ -5,7 +5,10 @@ import { isIP, type LookupFunction } from 'node:net'
 import { Readable } from 'node:stream'
 import { isForbiddenAddress, isInternalName } from './outbound-address.ts'
 
-export interface ResolvedAddress { readonly address: string; readonly family: number }
+export interface ResolvedAddress {
+  readonly address: string
+  readonly family: number
+}
 export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>
 
 /** An outbound call to an address the configuration does not allow (SSRF). Never retried. */
@@ -14,7 +17,9 @@ export class OutboundAddressRefused extends Error {
   readonly host: string
   readonly address: string | undefined
   constructor(host: string, address?: string) {
-    super(`outbound call to ${host}${address !== undefined && address !== host ? ` (${address})` : ''} refused: loopback, private, link-local, metadata or otherwise internal address`)
+    super(
+      `outbound call to ${host}${address !== undefined && address !== host ? ` (${address})` : ''} refused: loopback, private, link-local, metadata or otherwise internal address`,
+    )
     this.host = host
     this.address = address
   }
@@ -52,15 +57,17 @@ export function createGuardedFetch(options: GuardOptions = {}): typeof fetch {
 
   // Runs inside net.connect for a name: the only resolution whose answer is used, so the check is the connect.
   const pinnedLookup: LookupFunction = (hostname, lookupOptions, callback) => {
-    resolve(hostname).then((answers) => {
-      if (answers.length === 0) throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' })
-      const bad = answers.find((a) => !allowed(a.address))
-      if (bad !== undefined) refuse(hostname, bad.address)
-      const wanted = lookupOptions.family === 4 || lookupOptions.family === 6 ? answers.filter((a) => a.family === lookupOptions.family) : answers
-      if (wanted.length === 0) throw Object.assign(new Error(`no IPv${String(lookupOptions.family)} address for ${hostname}`), { code: 'ENOTFOUND' })
-      if (lookupOptions.all === true) (callback as (e: null, a: ResolvedAddress[]) => void)(null, [...wanted])
-      else callback(null, wanted[0]!.address, wanted[0]!.family)
-    }).catch((error: unknown) => callback(error as NodeJS.ErrnoException, '', 0))
+    resolve(hostname)
+      .then((answers) => {
+        if (answers.length === 0) throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' })
+        const bad = answers.find((a) => !allowed(a.address))
+        if (bad !== undefined) refuse(hostname, bad.address)
+        const wanted = lookupOptions.family === 4 || lookupOptions.family === 6 ? answers.filter((a) => a.family === lookupOptions.family) : answers
+        if (wanted.length === 0) throw Object.assign(new Error(`no IPv${String(lookupOptions.family)} address for ${hostname}`), { code: 'ENOTFOUND' })
+        if (lookupOptions.all === true) (callback as (e: null, a: ResolvedAddress[]) => void)(null, [...wanted])
+        else callback(null, wanted[0]!.address, wanted[0]!.family)
+      })
+      .catch((error: unknown) => callback(error as NodeJS.ErrnoException, '', 0))
   }
 
   // Own connection pools: a kept-alive socket was connected to a judged address, but it must never be reused by a
@@ -83,10 +90,18 @@ export function createGuardedFetch(options: GuardOptions = {}): typeof fetch {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
 
     const res = await new Promise<IncomingMessage>((resolvePromise, reject) => {
-      const req = send(url, {
-        method: init.method ?? 'GET', headers: Object.fromEntries(headers), signal,
-        lookup: pinnedLookup, agent: url.protocol === 'https:' ? agents.https : agents.http, servername: isIP(host) === 0 ? host : undefined,
-      }, resolvePromise)
+      const req = send(
+        url,
+        {
+          method: init.method ?? 'GET',
+          headers: Object.fromEntries(headers),
+          signal,
+          lookup: pinnedLookup,
+          agent: url.protocol === 'https:' ? agents.https : agents.http,
+          servername: isIP(host) === 0 ? host : undefined,
+        },
+        resolvePromise,
+      )
       req.on('error', (error) => {
         if (signal?.aborted) reject(signal.reason)
         else if (error instanceof OutboundAddressRefused) reject(error)

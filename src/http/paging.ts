@@ -8,16 +8,26 @@ import { invalidField } from '../errors/domain-error.ts'
  */
 export function PageQuery(options: { defaultLimit: number; maxLimit: number }) {
   return {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: options.maxLimit, default: options.defaultLimit, description: `Page size, 1 to ${options.maxLimit} (default ${options.defaultLimit}).` })),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: options.maxLimit,
+        default: options.defaultLimit,
+        description: `Page size, 1 to ${options.maxLimit} (default ${options.defaultLimit}).`,
+      }),
+    ),
     cursor: Type.Optional(Type.String({ maxLength: 512, description: 'Opaque; the `nextCursor` of the previous page.' })),
   }
 }
 
 export function Page<T extends TSchema>(item: T, description?: string) {
-  return Type.Object({
-    items: Type.Array(item),
-    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
-  }, { additionalProperties: false, description })
+  return Type.Object(
+    {
+      items: Type.Array(item),
+      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+    },
+    { additionalProperties: false, description },
+  )
 }
 
 export type CursorKey = ReadonlyArray<string | number>

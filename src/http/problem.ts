@@ -8,19 +8,26 @@ import { UnsupportedMediaType } from './errors.ts'
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
 /** RFC 9457 problem details with our stable `code` extension. */
-export const ProblemSchema = Type.Object({
-  type: Type.String({ description: 'A page documenting this code: GET it for the explanation.' }),
-  title: Type.String(),
-  status: Type.Integer(),
-  detail: Type.String(),
-  instance: Type.String({ description: 'The request id; quote it when asking the operator.' }),
-  code: Type.String({ description: 'Stable machine-readable code, e.g. `ValidationFailed`, `NotFound`, `ReservedRole`.' }),
-  errors: Type.Optional(Type.Array(Type.Object({
-    in: Type.String({ description: 'body, query, params, headers or part' }),
-    pointer: Type.String({ description: 'RFC 6901 JSON pointer to the field' }),
-    message: Type.String({ description: 'the rule the field breaks' }),
-  }))),
-}, { $id: 'Problem', additionalProperties: true })
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'A page documenting this code: GET it for the explanation.' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    instance: Type.String({ description: 'The request id; quote it when asking the operator.' }),
+    code: Type.String({ description: 'Stable machine-readable code, e.g. `ValidationFailed`, `NotFound`, `ReservedRole`.' }),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          in: Type.String({ description: 'body, query, params, headers or part' }),
+          pointer: Type.String({ description: 'RFC 6901 JSON pointer to the field' }),
+          message: Type.String({ description: 'the rule the field breaks' }),
+        }),
+      ),
+    ),
+  },
+  { $id: 'Problem', additionalProperties: true },
+)
 
 /** Response schema entries for the problem statuses a route can answer, for the OpenAPI document. */
 export function problemResponses(...statuses: number[]) {
@@ -32,7 +39,9 @@ export function problemResponses(...statuses: number[]) {
 }
 
 function describeStatus(status: number): string {
-  const codes = Object.entries(catalog).filter(([, v]) => v.status === status).map(([k]) => `\`${k}\``)
+  const codes = Object.entries(catalog)
+    .filter(([, v]) => v.status === status)
+    .map(([k]) => `\`${k}\``)
   return `Problem (${codes.join(', ') || 'see code'})`
 }
 
@@ -72,7 +81,12 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: 
   return replyProblem(reply, problemOf(code, detail, request.id, extra))
 }
 
-interface AjvError { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }
+interface AjvError {
+  instancePath: string
+  message?: string
+  keyword: string
+  params: Record<string, unknown>
+}
 
 /**
  * One Ajv error as the field it names and the rule it broke: a missing or unknown property is named by its own
@@ -81,12 +95,12 @@ interface AjvError { instancePath: string; message?: string; keyword: string; pa
 export function describeAjvError(e: AjvError): { pointer: string; message: string } {
   const child = e.params.missingProperty ?? e.params.additionalProperty
   const pointer = child === undefined ? e.instancePath : `${e.instancePath}/${String(child)}`
-  const message = e.keyword === 'required' ? 'is required' : e.keyword === 'additionalProperties' ? 'is not a known property' : e.message ?? 'is not valid'
+  const message = e.keyword === 'required' ? 'is required' : e.keyword === 'additionalProperties' ? 'is not a known property' : (e.message ?? 'is not valid')
   return { pointer, message }
 }
 
 function fieldProblems(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): FieldProblem[] {
-  const where = (err.validationContext === 'querystring' ? 'query' : err.validationContext ?? 'body') as FieldProblem['in']
+  const where = (err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'body')) as FieldProblem['in']
   const byPointer = new Map<string, string[]>()
   for (const v of err.validation ?? []) {
     const { pointer, message } = describeAjvError(v)
@@ -160,15 +174,19 @@ export function installProblemHandlers(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => sendProblem(reply, request, 'NotFound', 'No such resource.'))
 
   // The problem pages the `type` URIs point at (public).
-  app.get('/problems/:code', {
-    config: { policy: 'public' },
-    schema: { hide: true, params: Type.Object({ code: Type.String() }) },
-  }, async (request, reply) => {
-    const { code } = request.params as { code: string }
-    if (!isErrorCode(code)) return sendProblem(reply, request, 'NotFound', 'No such resource.')
-    const { status, title, doc } = catalog[code]
-    return reply.type('text/plain; charset=utf-8').send(`${code} (${status}): ${title}\n\n${doc}\n`)
-  })
+  app.get(
+    '/problems/:code',
+    {
+      config: { policy: 'public' },
+      schema: { hide: true, params: Type.Object({ code: Type.String() }) },
+    },
+    async (request, reply) => {
+      const { code } = request.params as { code: string }
+      if (!isErrorCode(code)) return sendProblem(reply, request, 'NotFound', 'No such resource.')
+      const { status, title, doc } = catalog[code]
+      return reply.type('text/plain; charset=utf-8').send(`${code} (${status}): ${title}\n\n${doc}\n`)
+    },
+  )
 }
 
 type ThrownError = FastifyError & { validation?: AjvError[]; validationContext?: string }
@@ -223,7 +241,8 @@ export function toProblem(thrown: unknown, request?: FastifyRequest): Problem {
     request?.log.info('a write raced a concurrent change (unique)')
     return problem('Conflict', 'A record with the same unique value was written meanwhile.')
   }
-  if (error.code === '57014') { // PostgreSQL cancelled the statement: SITEGRID_DB_STATEMENT_TIMEOUT_MS, or an operator
+  if (error.code === '57014') {
+    // PostgreSQL cancelled the statement: SITEGRID_DB_STATEMENT_TIMEOUT_MS, or an operator
     request?.log.error({ err: error }, 'database statement cancelled')
     return problem('ServiceUnavailable', 'The database cancelled the request (statement timeout); retry later.')
   }
@@ -236,6 +255,8 @@ export function toProblem(thrown: unknown, request?: FastifyRequest): Problem {
 }
 
 function isDatabaseUnavailable(error: { code?: string; message?: string }): boolean {
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300', 'SQLITE_BUSY'].includes(error.code ?? '')
-    || /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(error.message ?? '')
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '53300', 'SQLITE_BUSY'].includes(error.code ?? '') ||
+    /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(error.message ?? '')
+  )
 }

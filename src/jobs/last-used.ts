@@ -1,7 +1,11 @@
 import { withSystemScope } from '../db/tenant-scope.ts'
 
 /** One authentication by a key. */
-export interface KeyUse { orgId: string; keyId: string; at: number }
+export interface KeyUse {
+  orgId: string
+  keyId: string
+  at: number
+}
 
 /**
  * Spec 3.1: lastUsedAt is best-effort. Uses are gathered in memory and written in one transaction every
@@ -24,11 +28,15 @@ export function createLastUsedTracker(deps: {
     // Row-level security: one batch holds the uses of every organisation (each update names its org_id).
     flushing = withSystemScope(() => deps.markUsed(batch))
       .catch(deps.onError)
-      .finally(() => { flushing = undefined })
+      .finally(() => {
+        flushing = undefined
+      })
     return flushing
   }
 
-  const timer = setInterval(() => { void flush() }, deps.flushMs)
+  const timer = setInterval(() => {
+    void flush()
+  }, deps.flushMs)
   timer.unref()
 
   return {

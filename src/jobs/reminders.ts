@@ -15,7 +15,9 @@ export function startReminderJob(service: ReminderPoll, intervalMs: number, log:
     running = withSystemScope(() => service.runOnce())
       .then((summary) => log.info({ job: 'reminders', ...summary }, 'reminder poll done'))
       .catch((err: unknown) => log.error({ err, job: 'reminders' }, 'reminder poll failed'))
-      .finally(() => { running = undefined })
+      .finally(() => {
+        running = undefined
+      })
   }
   const first = setTimeout(tick, 1_000)
   const timer = setInterval(tick, intervalMs)

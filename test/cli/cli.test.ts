@@ -52,7 +52,10 @@ describe('the sitegrid command', () => {
     assert.equal(minted.code, 0, minted.stderr)
     assert.match(minted.stdout, /^csk_[0-9A-Za-z]{32}\n$/)
     const list = runCli(['key', 'list', '--org', 'acme', '--json'], { cwd })
-    const keys = list.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const keys = list.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     assert.equal(keys.length, 1)
     assert.equal(keys[0].keyPrefix, minted.stdout.slice(0, 8))
     assert.ok(!list.stdout.includes(minted.stdout.trim()))
@@ -78,7 +81,19 @@ describe('the sitegrid command', () => {
 
   it('--help works on every command and bad usage exits 2', (t) => {
     const cwd = workdir(t)
-    for (const args of [['--help'], ['init', '--help'], ['serve', '--help'], ['migrate', '--help'], ['org', 'create', '--help'], ['org', 'list', '--help'], ['org', 'delete', '--help'], ['key', 'mint', '--help'], ['key', 'list', '--help'], ['key', 'revoke', '--help'], ['key', '--help']]) {
+    for (const args of [
+      ['--help'],
+      ['init', '--help'],
+      ['serve', '--help'],
+      ['migrate', '--help'],
+      ['org', 'create', '--help'],
+      ['org', 'list', '--help'],
+      ['org', 'delete', '--help'],
+      ['key', 'mint', '--help'],
+      ['key', 'list', '--help'],
+      ['key', 'revoke', '--help'],
+      ['key', '--help'],
+    ]) {
       const res = runCli(args, { cwd })
       assert.equal(res.code, 0, args.join(' '))
       assert.match(res.stdout, /sitegrid/)

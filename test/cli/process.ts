@@ -24,12 +24,16 @@ export interface Server {
  * `sitegrid` (test/support/server-bundle.ts) with node instead of bin/sitegrid, for tests that restart many servers.
  */
 export async function startServer(options: { cwd: string; env: Record<string, string>; port?: number; bundle?: string }): Promise<Server> {
-  const port = options.port ?? await freePort()
+  const port = options.port ?? (await freePort())
   const [command, args] = options.bundle ? [process.execPath, [options.bundle, 'serve']] : [BIN, ['serve']]
   const child = spawn(command, args, { cwd: options.cwd, env: { PATH: process.env.PATH, ...options.env, PORT: String(port), HOST: '127.0.0.1' } })
   let output = ''
-  child.stdout?.on('data', (d) => { output += String(d) })
-  child.stderr?.on('data', (d) => { output += String(d) })
+  child.stdout?.on('data', (d) => {
+    output += String(d)
+  })
+  child.stderr?.on('data', (d) => {
+    output += String(d)
+  })
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   const url = `http://127.0.0.1:${port}`
   let healthy = false
@@ -46,7 +50,10 @@ export async function startServer(options: { cwd: string; env: Record<string, st
     throw new Error(`server not healthy after 120 s: ${output}`)
   }
   return {
-    url, port, child, output: () => output,
+    url,
+    port,
+    child,
+    output: () => output,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal)
       return exited
@@ -55,12 +62,17 @@ export async function startServer(options: { cwd: string; env: Record<string, st
 }
 
 /** An HTTP call that may set the Host header (fetch cannot), for tenant hosts on loopback. */
-export function httpRequest(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string; json: () => unknown }> {
+export function httpRequest(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string; json: () => unknown }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: init.method ?? 'GET', headers: init.headers }, (res) => {
       let body = ''
       res.setEncoding('utf8')
-      res.on('data', (d: string) => { body += d })
+      res.on('data', (d: string) => {
+        body += d
+      })
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, json: () => JSON.parse(body) }))
     })
     req.on('error', reject)
@@ -69,13 +81,20 @@ export function httpRequest(url: string, init: { method?: string; headers?: Reco
 }
 
 /** Like runCli, without blocking this process's event loop (for servers the test itself runs, e.g. SMTP). */
-export function runCliAsync(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCliAsync(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(BIN, args, { cwd: options.cwd, env: { PATH: process.env.PATH, ...options.env } })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d) => { stdout += String(d) })
-    child.stderr.on('data', (d) => { stderr += String(d) })
+    child.stdout.on('data', (d) => {
+      stdout += String(d)
+    })
+    child.stderr.on('data', (d) => {
+      stderr += String(d)
+    })
     child.on('exit', (code) => resolve({ code, stdout, stderr }))
   })
 }

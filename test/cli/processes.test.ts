@@ -32,11 +32,24 @@ for (const dialect of testDialects().filter((d): boolean => d === 'postgres')) {
       const victim = await keys.mint(org.id, CLI_ACTOR, { role: 'admin', name: 'victim', expiresAt })
       await handle.close()
 
-      const env = { DATABASE_URL: databaseUrl, ...appRole, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_MODE: 'cloud', SITEGRID_LOG_LEVEL: 'warn', SITEGRID_LAST_USED_FLUSH_MS: '100' }
+      const env = {
+        DATABASE_URL: databaseUrl,
+        ...appRole,
+        SITEGRID_KEY_SECRET: KEY_SECRET,
+        SITEGRID_MODE: 'cloud',
+        SITEGRID_LOG_LEVEL: 'warn',
+        SITEGRID_LAST_USED_FLUSH_MS: '100',
+      }
       const [a, b] = await Promise.all([startServer({ cwd, env }), startServer({ cwd, env })])
-      t.after(async () => { await a.stop(); await b.stop() })
+      t.after(async () => {
+        await a.stop()
+        await b.stop()
+      })
       const call = (server: typeof a, key: string, init: { method?: string } = {}) =>
-        httpRequest(`${server.url}/api/admin/api-keys${init.method === 'DELETE' ? `/${victim.keyId}` : ''}`, { ...init, headers: { host: 'cell.localhost', 'x-api-key': key } })
+        httpRequest(`${server.url}/api/admin/api-keys${init.method === 'DELETE' ? `/${victim.keyId}` : ''}`, {
+          ...init,
+          headers: { host: 'cell.localhost', 'x-api-key': key },
+        })
 
       assert.equal((await call(a, victim.plaintext)).status, 200)
       assert.equal((await call(b, victim.plaintext)).status, 200, 'process B has verified (and cached) the key')

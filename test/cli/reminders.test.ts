@@ -12,7 +12,13 @@ describe('sitegrid reminders run-once', () => {
     t.after(() => rmSync(cwd, { recursive: true, force: true }))
     const smtp = await startSmtpServer()
     t.after(() => smtp.stop())
-    const env = { SITEGRID_SMTP_HOST: '127.0.0.1', SITEGRID_SMTP_PORT: String(smtp.port), SITEGRID_SMTP_SECURITY: 'none', SITEGRID_OPERATOR_EMAIL: 'ops@plant.example', SITEGRID_LOG_LEVEL: 'warn' }
+    const env = {
+      SITEGRID_SMTP_HOST: '127.0.0.1',
+      SITEGRID_SMTP_PORT: String(smtp.port),
+      SITEGRID_SMTP_SECURITY: 'none',
+      SITEGRID_OPERATOR_EMAIL: 'ops@plant.example',
+      SITEGRID_LOG_LEVEL: 'warn',
+    }
     runCli(['init'], { cwd })
     runCli(['org', 'create', 'plant'], { cwd })
     assert.equal(runCli(['key', 'mint', '--org', 'plant', '--role', 'member', '--name', 'historian-bridge', '--expires-in', '27d'], { cwd }).code, 0)

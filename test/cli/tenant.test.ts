@@ -17,7 +17,10 @@ describe('sitegrid tenant export | import (offline)', () => {
   it('moves an organisation between two servers by id; dry-run, conflicts and force behave as the API', (t) => {
     const a = mkdtempSync(join(tmpdir(), 'sitegrid-ta-'))
     const b = mkdtempSync(join(tmpdir(), 'sitegrid-tb-'))
-    t.after(() => { rmSync(a, { recursive: true, force: true }); rmSync(b, { recursive: true, force: true }) })
+    t.after(() => {
+      rmSync(a, { recursive: true, force: true })
+      rmSync(b, { recursive: true, force: true })
+    })
     runCli(['init'], { cwd: a })
     runCli(['init'], { cwd: b })
     const id = runCli(['org', 'create', 'plant', '--name', 'Plant'], { cwd: a }).stdout.trim()
@@ -36,9 +39,18 @@ describe('sitegrid tenant export | import (offline)', () => {
     assert.equal(runCli(['key', 'list', '--org', 'plant'], { cwd: b }).stdout, '', 'dry run wrote nothing')
     assert.equal(runCli(['tenant', 'import', 'plant', file], { cwd: b }).code, 0)
     assert.match(runCli(['key', 'list', '--org', 'plant'], { cwd: b }).stdout, /\tgw\t/)
-    assert.equal(JSON.parse(runCli(['tenant', 'import', 'plant', file], { cwd: b }).stdout).parts.api_keys.unchanged, 1, 'a second import leaves identical records alone')
+    assert.equal(
+      JSON.parse(runCli(['tenant', 'import', 'plant', file], { cwd: b }).stdout).parts.api_keys.unchanged,
+      1,
+      'a second import leaves identical records alone',
+    )
     const again = exportTo(b, 'plant')
-    const rows = (p: Buffer) => gunzipSync(p).toString('utf8').split('\n').filter((l) => l.includes('"type":"row"')).sort()
+    const rows = (p: Buffer) =>
+      gunzipSync(p)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l.includes('"type":"row"'))
+        .sort()
     assert.deepEqual(rows(again), rows(pkg))
   })
 })

@@ -8,7 +8,9 @@ import { ApiProblem } from '../../web/src/context.ts'
 
 type Answer = { status: number; body?: unknown; type?: string }
 const realFetch = globalThis.fetch
-afterEach(() => { globalThis.fetch = realFetch })
+afterEach(() => {
+  globalThis.fetch = realFetch
+})
 
 function script(handler: (url: string, init: RequestInit) => Answer | Promise<Answer>): Array<{ url: string; init: RequestInit }> {
   const calls: Array<{ url: string; init: RequestInit }> = []
@@ -16,7 +18,10 @@ function script(handler: (url: string, init: RequestInit) => Answer | Promise<An
     const url = String(input)
     calls.push({ url, init })
     const answer = await handler(url, init)
-    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), { status: answer.status, headers: { 'content-type': answer.type ?? 'application/json' } })
+    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
+      status: answer.status,
+      headers: { 'content-type': answer.type ?? 'application/json' },
+    })
   }) as typeof fetch
   return calls
 }
@@ -24,9 +29,18 @@ function script(handler: (url: string, init: RequestInit) => Answer | Promise<An
 function memoryStorage(): Storage {
   const map = new Map<string, string>()
   return {
-    get length() { return map.size },
-    clear: () => map.clear(), key: (i) => [...map.keys()][i] ?? null,
-    getItem: (k) => map.get(k) ?? null, setItem: (k, v) => { map.set(k, v) }, removeItem: (k) => { map.delete(k) },
+    get length() {
+      return map.size
+    },
+    clear: () => map.clear(),
+    key: (i) => [...map.keys()][i] ?? null,
+    getItem: (k) => map.get(k) ?? null,
+    setItem: (k, v) => {
+      map.set(k, v)
+    },
+    removeItem: (k) => {
+      map.delete(k)
+    },
   }
 }
 
@@ -48,7 +62,10 @@ describe('console API client', () => {
     const api = createApi(createSiteSession(storage), () => assert.fail('not signed out'))
     const answers = await Promise.all([api.get<{ auth: string }>('/api/a'), api.get<{ auth: string }>('/api/b'), api.get<{ auth: string }>('/api/c')])
     assert.equal(calls.filter((c) => c.url === '/auth/site/refresh').length, 1)
-    assert.deepEqual(answers.map((a) => a.auth), ['Bearer at-1', 'Bearer at-1', 'Bearer at-1'])
+    assert.deepEqual(
+      answers.map((a) => a.auth),
+      ['Bearer at-1', 'Bearer at-1', 'Bearer at-1'],
+    )
     assert.equal(storage.getItem('sitegrid.site.refreshToken'), 'srt_two')
     await api.get('/api/d')
     assert.equal(calls.filter((c) => c.url === '/auth/site/refresh').length, 1, 'a valid access token is reused')
@@ -59,7 +76,9 @@ describe('console API client', () => {
     storage.setItem('sitegrid.site.refreshToken', 'srt_used')
     script((url) => (url === '/auth/site/refresh' ? { status: 401, body: { code: 'Unauthorized' } } : { status: 200, body: {} }))
     let signedOut = 0
-    const api = createApi(createSiteSession(storage), () => { signedOut++ })
+    const api = createApi(createSiteSession(storage), () => {
+      signedOut++
+    })
     await assert.rejects(api.get('/api/x'), SignedOut)
     assert.equal(signedOut, 1)
     assert.equal(storage.getItem('sitegrid.site.refreshToken'), null)
@@ -68,9 +87,9 @@ describe('console API client', () => {
   it('cloud mode: the token comes from POST /auth/token and is asked again less than a minute before it expires', async () => {
     let expiresIn = 30_000
     let n = 0
-    const calls = script((url) => (url === '/auth/token'
-      ? { status: 200, body: { accessToken: `t${++n}`, tokenType: 'Bearer', expiresAt: inMs(expiresIn) } }
-      : { status: 200, body: {} }))
+    const calls = script((url) =>
+      url === '/auth/token' ? { status: 200, body: { accessToken: `t${++n}`, tokenType: 'Bearer', expiresAt: inMs(expiresIn) } } : { status: 200, body: {} },
+    )
     const api = createApi(createCloudSession(), () => assert.fail('not signed out'))
     await api.get('/api/x')
     await api.get('/api/y')
@@ -92,17 +111,31 @@ describe('console API client', () => {
     })
     const api = createApi(createCloudSession(), () => assert.fail('not signed out'))
     assert.deepEqual(await api.get('/api/x'), { ok: true })
-    script((url) => (url === '/auth/token' ? { status: 200, body: { accessToken: 't', tokenType: 'Bearer', expiresAt: inMs(600_000) } } : { status: 401, body: {} }))
+    script((url) =>
+      url === '/auth/token' ? { status: 200, body: { accessToken: 't', tokenType: 'Bearer', expiresAt: inMs(600_000) } } : { status: 401, body: {} },
+    )
     let signedOut = false
-    const api2 = createApi(createCloudSession(), () => { signedOut = true })
+    const api2 = createApi(createCloudSession(), () => {
+      signedOut = true
+    })
     await assert.rejects(api2.get('/api/x'), SignedOut)
     assert.equal(signedOut, true)
   })
 
   it('a problem answer becomes an ApiProblem whose field errors carry the pointer and the message', async () => {
-    script((url) => (url === '/auth/token'
-      ? { status: 200, body: { accessToken: 't', tokenType: 'Bearer', expiresAt: inMs(600_000) } }
-      : { status: 400, type: 'application/problem+json', body: { code: 'ValidationFailed', detail: 'The body is not valid', errors: [{ in: 'body', pointer: '/name', message: 'must NOT have fewer than 1 characters' }] } }))
+    script((url) =>
+      url === '/auth/token'
+        ? { status: 200, body: { accessToken: 't', tokenType: 'Bearer', expiresAt: inMs(600_000) } }
+        : {
+            status: 400,
+            type: 'application/problem+json',
+            body: {
+              code: 'ValidationFailed',
+              detail: 'The body is not valid',
+              errors: [{ in: 'body', pointer: '/name', message: 'must NOT have fewer than 1 characters' }],
+            },
+          },
+    )
     const api = createApi(createCloudSession(), () => assert.fail('not signed out'))
     const error = await api.send('POST', '/api/admin/api-keys', { name: '' }).catch((e: unknown) => e)
     assert.ok(error instanceof ApiProblem)

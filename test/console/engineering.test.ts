@@ -52,11 +52,14 @@ function trendCsv(): string {
 }
 const MAPPING = 'historian_tag,instance_id,tag_key,unit\nPUMP.FLOW,ins_pump,flow,m3/h\nPUMP.PRESS,ins_pump,pressure,bar\n'
 
-test('engineering pages: the site page\'s one-line diagram and the historian page, in headless Chromium', { timeout: 110_000 }, async (t) => {
+test("engineering pages: the site page's one-line diagram and the historian page, in headless Chromium", { timeout: 110_000 }, async (t) => {
   const c = await siteConsole(t)
   await c.must('POST', '/api/sites', { code: SITE, name: 'Hunter Valley CHPP', timeZone: 'UTC', location: 'Hunter Valley' })
   const plc = await c.must<{ id: string }>('POST', `/api/sites/${SITE}/controllers`, {
-    name: 'Wash plant PLC', platform: 1, assetNumber: 'PLC-01', connection: { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15', cipPath: '1,0' },
+    name: 'Wash plant PLC',
+    platform: 1,
+    assetNumber: 'PLC-01',
+    connection: { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15', cipPath: '1,0' },
   })
   await c.must('POST', `/api/sites/${SITE}/controllers/${plc.id}/assign`, { edgeId: 'edge-7', edgePlcId: 'wash' })
   await c.must('POST', `/api/sites/${SITE}/instances`, { id: 'ins_pump', name: 'Slurry pump 1', typeId: 'pump', assetNumber: 'P-001', controllerId: plc.id })
@@ -65,7 +68,9 @@ test('engineering pages: the site page\'s one-line diagram and the historian pag
   // Every failed API call is an error here (the shell's own 401 before sign-in is not: the page is signed in first).
   const failed: string[] = []
   await signInWithPin(page, c.origin, c.owner)
-  page.on('response', (response) => { if (response.status() >= 400) failed.push(`${response.status()} ${response.request().method()} ${response.url()}`) })
+  page.on('response', (response) => {
+    if (response.status() >= 400) failed.push(`${response.status()} ${response.request().method()} ${response.url()}`)
+  })
 
   await t.test('site page: supplies on top, node panel with ratings, protection and supply path, loops and islands', async () => {
     await page.goto(`${c.origin}/sites/${SITE}`)
@@ -80,7 +85,9 @@ test('engineering pages: the site page\'s one-line diagram and the historian pag
     await nodes.first().waitFor()
     assert.equal(await nodes.count(), NODES.length)
     // Supplies on the top row: their boxes are above every other node of the supplied network.
-    const boxes = await nodes.evaluateAll((els) => els.map((el) => ({ id: el.getAttribute('data-node-id'), type: Number(el.getAttribute('data-node-type')), top: el.getBoundingClientRect().top })))
+    const boxes = await nodes.evaluateAll((els) =>
+      els.map((el) => ({ id: el.getAttribute('data-node-id'), type: Number(el.getAttribute('data-node-type')), top: el.getBoundingClientRect().top })),
+    )
     const supplyTops = boxes.filter((b) => b.type === 0 || b.type === 1).map((b) => b.top)
     const otherTops = boxes.filter((b) => b.type !== 0 && b.type !== 1 && !String(b.id).startsWith('ISO')).map((b) => b.top)
     assert.equal(supplyTops.length, 2)
@@ -91,7 +98,7 @@ test('engineering pages: the site page\'s one-line diagram and the historian pag
     await page.getByRole('heading', { name: 'Loops' }).waitFor()
     assert.match(await page.getByRole('region', { name: 'Loops' }).innerText(), /Loop 1/)
     assert.match(await page.getByRole('region', { name: 'Islands' }).innerText(), /no supply/)
-    assert.ok(await page.locator('.ol-edge.ol-loop').count() >= 3, 'loop edges highlighted')
+    assert.ok((await page.locator('.ol-edge.ol-loop').count()) >= 3, 'loop edges highlighted')
     assert.equal(await page.locator('.ol-node.ol-island').count(), 2, 'the unsupplied island highlighted')
 
     // Click a node: its ratings, protection and supply path in the panel, and the path highlighted on the diagram.
@@ -109,7 +116,7 @@ test('engineering pages: the site page\'s one-line diagram and the historian pag
     await panel.getByRole('button', { name: 'Highlight the path to GRID' }).click()
     await page.locator('.ol-node.ol-path[data-node-id="GRID"]').waitFor()
     assert.equal(await page.locator('.ol-node.ol-path').count(), 5)
-    assert.ok(await page.locator('.ol-edge.ol-path').count() >= 4, 'path edges highlighted')
+    assert.ok((await page.locator('.ol-edge.ol-path').count()) >= 4, 'path edges highlighted')
     assert.equal(await page.locator('.ol-node[data-node-id="CB-1"]').getAttribute('aria-pressed'), 'true')
 
     // Keyboard: focus a node, move with the arrows, select with Enter.
@@ -144,7 +151,7 @@ test('engineering pages: the site page\'s one-line diagram and the historian pag
     assert.ok(points > 100, `only ${points} points`)
     const wideBucket = await trend.getAttribute('data-bucket')
     assert.notEqual(wideBucket, 'raw')
-    assert.equal(await page.locator('.trend canvas').count() >= 1, true)
+    assert.equal((await page.locator('.trend canvas').count()) >= 1, true)
     await shot(page, 'historian')
 
     // Zoom: drag across part of the chart refetches a shorter period at a finer bucket; reset goes back.
@@ -173,7 +180,11 @@ test('engineering pages: the site page\'s one-line diagram and the historian pag
     await picker.locator('input[type=checkbox]').first().waitFor()
     assert.deepEqual(await picker.locator('label').allInnerTexts(), ['ins_pump · flow (m3/h)', 'ins_pump · pressure (bar)'])
     assert.equal(await page.locator('.trend').count(), 0)
-    await page.locator('tr[data-status="complete"]').first().getByRole('button', { name: /Trend the tags/ }).click()
+    await page
+      .locator('tr[data-status="complete"]')
+      .first()
+      .getByRole('button', { name: /Trend the tags/ })
+      .click()
     await page.locator('.trend[data-points]').waitFor()
     assert.equal(await picker.locator('input[type=checkbox]:checked').count(), 2)
   })
@@ -182,23 +193,42 @@ test('engineering pages: the site page\'s one-line diagram and the historian pag
     // 30 activations of one alarm within 10 minutes (a flood), then the load of the hour around them.
     const start = Date.now() - 40 * 60_000
     const events = Array.from({ length: 60 }, (_, i) => ({
-      eventId: `ev-${i}`, instanceId: 'ins_pump', condition: 'HI_FLOW', priority: 'high', state: i % 2 === 0 ? 'active' : 'normal',
+      eventId: `ev-${i}`,
+      instanceId: 'ins_pump',
+      condition: 'HI_FLOW',
+      priority: 'high',
+      state: i % 2 === 0 ? 'active' : 'normal',
       occurredAt: new Date(start + i * 9_000).toISOString(),
     }))
     await c.must('POST', `/api/sites/${SITE}/alarms/events`, { events })
-    const load = await c.must<{ activations: number; floods: unknown[] }>('GET',
-      `/api/sites/${SITE}/alarms/load?from=${encodeURIComponent(new Date(start - 20 * 60_000).toISOString())}&to=${encodeURIComponent(new Date(start + 40 * 60_000).toISOString())}`)
+    const load = await c.must<{ activations: number; floods: unknown[] }>(
+      'GET',
+      `/api/sites/${SITE}/alarms/load?from=${encodeURIComponent(new Date(start - 20 * 60_000).toISOString())}&to=${encodeURIComponent(new Date(start + 40 * 60_000).toISOString())}`,
+    )
     assert.equal(load.activations, 30)
     assert.equal(load.floods.length, 1)
     // The chart module alone, bundled as a script into a blank page (the console bundle includes it only where used).
-    const bundle = await build({ entryPoints: [join(import.meta.dirname, '..', '..', 'web', 'src', 'charts', 'alarm-load.ts')], bundle: true, format: 'iife', globalName: 'AlarmLoadChart', write: false, logLevel: 'silent' })
+    const bundle = await build({
+      entryPoints: [join(import.meta.dirname, '..', '..', 'web', 'src', 'charts', 'alarm-load.ts')],
+      bundle: true,
+      format: 'iife',
+      globalName: 'AlarmLoadChart',
+      write: false,
+      logLevel: 'silent',
+    })
     const blank = await c.browser.page()
     await blank.setContent('<main><div id="chart"></div></main>')
     await blank.addScriptTag({ content: bundle.outputFiles[0]!.text })
     const drawn = await blank.evaluate((data) => {
       const el = document.getElementById('chart')!
-      const remove = (window as unknown as { AlarmLoadChart: { renderAlarmLoadChart(el: HTMLElement, d: unknown): () => void } }).AlarmLoadChart.renderAlarmLoadChart(el, data)
-      const result = { canvases: el.querySelectorAll('canvas').length, text: el.innerText, label: el.querySelector('[role=img]')?.getAttribute('aria-label') ?? '' }
+      const remove = (
+        window as unknown as { AlarmLoadChart: { renderAlarmLoadChart(el: HTMLElement, d: unknown): () => void } }
+      ).AlarmLoadChart.renderAlarmLoadChart(el, data)
+      const result = {
+        canvases: el.querySelectorAll('canvas').length,
+        text: el.innerText,
+        label: el.querySelector('[role=img]')?.getAttribute('aria-label') ?? '',
+      }
       remove()
       return { ...result, after: el.childElementCount }
     }, load)

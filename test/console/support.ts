@@ -30,7 +30,12 @@ import { freePort } from '../postgres.ts'
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 export const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', 'test-results', 'console')
 
-export interface SiteUserLogin { email: string; pin: string; name: string; role: string }
+export interface SiteUserLogin {
+  email: string
+  pin: string
+  name: string
+  role: string
+}
 
 export interface ConsoleServer {
   /** Where the browser opens the console (site mode: the loopback address; cloud: the tenant host). */
@@ -53,7 +58,10 @@ export interface ConsoleBrowser {
   page(options?: { width?: number; height?: number }): Promise<Page & { errors: string[] }>
 }
 
-export interface SiteConsole extends ConsoleServer { owner: SiteUserLogin; addSiteUser(role: 'owner' | 'admin' | 'member'): Promise<SiteUserLogin> }
+export interface SiteConsole extends ConsoleServer {
+  owner: SiteUserLogin
+  addSiteUser(role: 'owner' | 'admin' | 'member'): Promise<SiteUserLogin>
+}
 export interface CloudConsole extends ConsoleServer {
   /** The provider account key for a short name (`ada` → `ada.{slug}`), created on first use. */
   account(name: string): string
@@ -67,33 +75,48 @@ async function launch(): Promise<ConsoleBrowser> {
     browser,
     async page(options = {}) {
       const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 900 } })
-      const page = await context.newPage() as Page & { errors: string[] }
+      const page = (await context.newPage()) as Page & { errors: string[] }
       page.setDefaultTimeout(20_000)
       page.errors = []
       page.on('pageerror', (error) => page.errors.push(`pageerror: ${error.message}`))
       // 401/403 answers the console expects (no session yet, a pending membership) log "Failed to load resource".
-      page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) page.errors.push(`console: ${m.text()}`) })
+      page.on('console', (m) => {
+        if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) page.errors.push(`console: ${m.text()}`)
+      })
       return page
     },
   }
 }
 
-async function startConsoleServer(t: TestContext, options: { slug: string; env: Record<string, string>; port?: number; hostHeader?: string }): Promise<Omit<ConsoleServer, 'browser'>> {
+async function startConsoleServer(
+  t: TestContext,
+  options: { slug: string; env: Record<string, string>; port?: number; hostHeader?: string },
+): Promise<Omit<ConsoleServer, 'browser'>> {
   await ensureConsoleBuilt()
   const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-console-'))
   t.after(() => rmSync(cwd, { recursive: true, force: true }))
   // Seeded in this process (a CLI call costs a Node start-up each): the schema, the organisation, an owner key.
   const env: Record<string, string> = {
-    DATABASE_URL: `sqlite:${join(cwd, 'sitegrid.db')}`, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_DATA_DIR: cwd,
-    SITEGRID_PIN_SCRYPT_LOG2N: '10', SITEGRID_SHUTDOWN_GRACE_MS: '500', SITEGRID_LOG_LEVEL: 'warn', ...options.env,
+    DATABASE_URL: `sqlite:${join(cwd, 'sitegrid.db')}`,
+    SITEGRID_KEY_SECRET: KEY_SECRET,
+    SITEGRID_DATA_DIR: cwd,
+    SITEGRID_PIN_SCRYPT_LOG2N: '10',
+    SITEGRID_SHUTDOWN_GRACE_MS: '500',
+    SITEGRID_LOG_LEVEL: 'warn',
+    ...options.env,
   }
   const handle = await connectDatabase(env.DATABASE_URL!, { poolSize: 1 })
   let ownerKey: string
   try {
     await migrateToLatest(handle.db)
     const org = await createOrgsService({ handle, clock: systemClock }).provision(options.slug)
-    ownerKey = (await createApiKeysService({ handle, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') })
-      .mint(org.id, CLI_ACTOR, { role: 'owner', name: 'test seed', expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString() })).plaintext
+    ownerKey = (
+      await createApiKeysService({ handle, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') }).mint(org.id, CLI_ACTOR, {
+        role: 'owner',
+        name: 'test seed',
+        expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      })
+    ).plaintext
   } finally {
     await handle.close()
   }
@@ -101,7 +124,8 @@ async function startConsoleServer(t: TestContext, options: { slug: string; env: 
   const headers: Record<string, string> = options.hostHeader ? { host: options.hostHeader } : {}
   const call = async <T>(method: string, path: string, body?: unknown, key = ownerKey) => {
     const res = await httpRequest(`${server.url}${path}`, {
-      method, body: body === undefined ? undefined : JSON.stringify(body),
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
       headers: { ...headers, 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     })
     return { status: res.status, body: (res.body ? JSON.parse(res.body) : undefined) as T }
@@ -112,9 +136,18 @@ async function startConsoleServer(t: TestContext, options: { slug: string; env: 
     return res.body
   }
   return {
-    slug: options.slug, server, ownerKey, call, must, origin: '',
+    slug: options.slug,
+    server,
+    ownerKey,
+    call,
+    must,
+    origin: '',
     async mintKey(role, name = `${role} key`) {
-      return must<{ plaintext: string; keyId: string }>('POST', '/api/admin/api-keys', { role, name, expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString() })
+      return must<{ plaintext: string; keyId: string }>('POST', '/api/admin/api-keys', {
+        role,
+        name,
+        expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      })
     },
   }
 }
@@ -149,10 +182,16 @@ export async function cloudConsole(t: TestContext): Promise<CloudConsole> {
   const shared = await startSharedProvider({ scheme: 'http', port, slots: 1 })
   const slug = shared.takeSlug()
   const base = await startConsoleServer(t, {
-    slug, port, hostHeader: `${slug}.localhost`,
+    slug,
+    port,
+    hostHeader: `${slug}.localhost`,
     env: {
-      SITEGRID_MODE: 'cloud', SITEGRID_OIDC_ISSUER: shared.op.issuer, SITEGRID_OIDC_AUDIENCE: AUDIENCE,
-      SITEGRID_OIDC_CLIENT_ID: `${CLIENT_ID}-${slug}`, SITEGRID_OIDC_CLIENT_SECRET: CLIENT_SECRET, SITEGRID_PUBLIC_ORIGIN_SCHEME: 'http',
+      SITEGRID_MODE: 'cloud',
+      SITEGRID_OIDC_ISSUER: shared.op.issuer,
+      SITEGRID_OIDC_AUDIENCE: AUDIENCE,
+      SITEGRID_OIDC_CLIENT_ID: `${CLIENT_ID}-${slug}`,
+      SITEGRID_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+      SITEGRID_PUBLIC_ORIGIN_SCHEME: 'http',
     },
   })
   const browser = await launch()
@@ -164,7 +203,11 @@ export async function cloudConsole(t: TestContext): Promise<CloudConsole> {
   }
   const oidOf = (name: string) => shared.accounts[account(name)]!.oid
   return {
-    ...base, origin: `http://${slug}.localhost:${port}`, browser, account, oidOf,
+    ...base,
+    origin: `http://${slug}.localhost:${port}`,
+    browser,
+    account,
+    oidOf,
     async approve(name, role) {
       await base.must('POST', `/api/admin/orgs/${slug}/members/${encodeURIComponent(oidOf(name))}/approve`, { role })
     },

@@ -14,7 +14,9 @@ const URL_UNDER_TEST = '/api/admin/api-keys'
 const shape = (res: LightMyRequestResponse) => ({ status: res.statusCode, body: comparableBody(res.body), headers: comparableHeaders(res.headers) })
 
 let shared: SharedProvider
-before(async () => { shared = await startSharedProvider({ slots: 4 }) })
+before(async () => {
+  shared = await startSharedProvider({ slots: 4 })
+})
 after(() => shared.stop())
 
 for (const dialect of testDialects()) {
@@ -46,17 +48,18 @@ for (const dialect of testDialects()) {
         'unknown API key': () => atCloud({ 'x-api-key': `csk_${'A'.repeat(32)}` }),
         'API key one character off': () => atCloud({ 'x-api-key': key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a') }),
         'revoked API key': () => atCloud({ 'x-api-key': revoked.plaintext }),
-        'foreign API key (another organisation\'s)': () => atCloud({ 'x-api-key': other.key }),
+        "foreign API key (another organisation's)": () => atCloud({ 'x-api-key': other.key }),
         'valid API key at an unknown host': () => atCloud({ 'x-api-key': key }, 'nobody.localhost'),
         'bearer that is no JWT': () => atCloud({ authorization: 'Bearer not.a.jwt' }),
         'Basic scheme': () => atCloud({ authorization: 'Basic dXNlcjpwYXNz' }),
         'site-PIN (-local) token on the cloud server': () => atCloud({ authorization: `Bearer ${siteSession.accessToken}` }),
       }
-      for (const [kind, token] of Object.entries(await forgedBearerTokens(cloud, 'ada'))) cloudKinds[`bearer: ${kind}`] = () => atCloud({ authorization: `Bearer ${token}` })
+      for (const [kind, token] of Object.entries(await forgedBearerTokens(cloud, 'ada')))
+        cloudKinds[`bearer: ${kind}`] = () => atCloud({ authorization: `Bearer ${token}` })
       const cloudSignedLocal = await cloud.op.signJwt(claimsFor(cloud, 'ada', { iss: SITE_ISSUER, aud: 'sitegrid-site' }))
       const siteKinds: Record<string, () => Promise<LightMyRequestResponse>> = {
         'cloud provider token on the site server': async () => atSite({ authorization: `Bearer ${await cloud.token('ada')}` }),
-        'cloud-signed token claiming the -local issuer, on the site server\'s local validator': () => atSite({ authorization: `Bearer ${cloudSignedLocal}` }),
+        "cloud-signed token claiming the -local issuer, on the site server's local validator": () => atSite({ authorization: `Bearer ${cloudSignedLocal}` }),
         'cloud API key on the site server': () => atSite({ 'x-api-key': key }),
       }
 
@@ -84,7 +87,7 @@ for (const dialect of testDialects()) {
       console.log(`# hardening authentication (${dialect}): ${kinds} failure kinds, ${uniform} identical 401 (${Math.round((100 * uniform) / kinds)} %)`)
       assert.equal(cloudReference.statusCode, 401)
       assert.equal(cloudReference.json().code, 'Unauthorized')
-      assert.deepEqual(shape(siteReference), shape(cloudReference), 'the site server\'s 401 is the cloud server\'s')
+      assert.deepEqual(shape(siteReference), shape(cloudReference), "the site server's 401 is the cloud server's")
       assert.ok(kinds >= 15)
       assert.deepEqual(differing, [])
     })

@@ -23,14 +23,14 @@ const PUBLIC_ALLOW_LIST: Readonly<Record<string, string>> = {
   'POST /auth/site/pin': 'site-PIN change with the current PIN (site server)',
   'POST /auth/site/refresh': 'site session refresh with a refresh token (site server)',
   'POST /auth/site/logout': 'site session sign-out with a refresh token (site server)',
-  'GET /.well-known/jwks.json': 'the site server\'s public signing keys',
+  'GET /.well-known/jwks.json': "the site server's public signing keys",
   'GET /auth/login': 'browser sign-in start (cloud, OIDC)',
   'GET /auth/callback': 'browser sign-in redirect target (cloud, OIDC)',
   'POST /auth/token': 'session cookie to access token (cloud, OIDC)',
   'POST /auth/logout': 'browser sign-out (cloud, OIDC)',
-  'GET /assets/:file': 'the web console\'s scripts and styles (no data)',
+  'GET /assets/:file': "the web console's scripts and styles (no data)",
   // The web console's pages: one HTML shell that holds no data; its API calls are authorised like any other.
-  ...Object.fromEntries(CONSOLE_PATHS.map((path) => [`GET ${path}`, 'the web console\'s HTML shell (no data)'])),
+  ...Object.fromEntries(CONSOLE_PATHS.map((path) => [`GET ${path}`, "the web console's HTML shell (no data)"])),
 }
 
 /**
@@ -77,7 +77,10 @@ async function matrix(h: Harness, org: Org, callers: Caller[], scheme = 'https')
   for (const route of routes) {
     for (const caller of callers) {
       const want = expected(caller, route.policy!, key(route))
-      const res: LightMyRequestResponse = await h.inject(caller.kind === 'none' ? undefined : { org, ...caller.credential }, { ...harmless(route, org, `${scheme}://${org.slug}.localhost`), host: `${org.slug}.localhost` })
+      const res: LightMyRequestResponse = await h.inject(caller.kind === 'none' ? undefined : { org, ...caller.credential }, {
+        ...harmless(route, org, `${scheme}://${org.slug}.localhost`),
+        host: `${org.slug}.localhost`,
+      })
       cells++
       const got = res.statusCode
       const ok = want === 'allowed' ? got !== 401 && got !== 403 : got === want
@@ -89,7 +92,9 @@ async function matrix(h: Harness, org: Org, callers: Caller[], scheme = 'https')
 
 /** The number of method × path entries in the router itself (printRoutes), to prove the route table complete. */
 function routerSize(h: Harness): number {
-  return h.app.printRoutes({ commonPrefix: false }).split('\n')
+  return h.app
+    .printRoutes({ commonPrefix: false })
+    .split('\n')
     .reduce((n, line) => n + (/\(([A-Z, ]+)\)\s*$/.exec(line)?.[1]!.split(',').length ?? 0), 0)
 }
 
@@ -102,11 +107,13 @@ function routeTableChecks(h: Harness) {
 }
 
 let shared: SharedProvider
-before(async () => { shared = await startSharedProvider({ slots: 4 }) })
+before(async () => {
+  shared = await startSharedProvider({ slots: 4 })
+})
 after(() => shared.stop())
 
 describe('sqlite: function-level authorisation (OWASP API5), a role × route matrix from the route table', () => {
-  it('site server: no credential, member/admin/owner API keys and member/admin/owner site-PIN principals get exactly what each route\'s declared policy says: 0 mismatches; 0 routes without a policy; every public route is on the allow-list', async (t) => {
+  it("site server: no credential, member/admin/owner API keys and member/admin/owner site-PIN principals get exactly what each route's declared policy says: 0 mismatches; 0 routes without a policy; every public route is on the allow-list", async (t) => {
     const h = await harness(t, 'sqlite', { ...NO_RATE_LIMIT, ...CHEAP_PINS })
     const org = await h.createOrg()
     const callers: Caller[] = [{ name: 'no credential', kind: 'none' }]
@@ -116,14 +123,16 @@ describe('sqlite: function-level authorisation (OWASP API5), a role × route mat
     }
     const checks = routeTableChecks(h)
     const { routes, cells, mismatches } = await matrix(h, org, callers)
-    console.log(`# hardening authorisation (site server): ${routes} routes x ${callers.length} callers = ${cells} cells, ${mismatches.length} mismatches, ${checks.withoutPolicy.length} routes without a policy, ${checks.publicOutsideList.length} public routes outside the allow-list`)
+    console.log(
+      `# hardening authorisation (site server): ${routes} routes x ${callers.length} callers = ${cells} cells, ${mismatches.length} mismatches, ${checks.withoutPolicy.length} routes without a policy, ${checks.publicOutsideList.length} public routes outside the allow-list`,
+    )
     assert.ok(routes >= 80, `the route table holds ${routes} routes`)
     assert.deepEqual(checks.withoutPolicy, [])
     assert.deepEqual(checks.publicOutsideList, [])
     assert.deepEqual(mismatches, [])
   })
 
-  it('cloud server: no credential, API keys, OIDC member/admin/owner users, a pending user and a platform admin get exactly what each route\'s declared policy says (POST /auth/token: the uniform 401 without its session cookie): 0 mismatches; 0 routes without a policy; every public route is on the allow-list', async (t) => {
+  it("cloud server: no credential, API keys, OIDC member/admin/owner users, a pending user and a platform admin get exactly what each route's declared policy says (POST /auth/token: the uniform 401 without its session cookie): 0 mismatches; 0 routes without a policy; every public route is on the allow-list", async (t) => {
     const h = await identityHarness(t, 'sqlite', shared)
     const org = h.org
     const callers: Caller[] = [{ name: 'no credential', kind: 'none' }]
@@ -137,7 +146,9 @@ describe('sqlite: function-level authorisation (OWASP API5), a role × route mat
     callers.push({ name: 'pending OIDC user', kind: 'pending', credential: { bearer: await h.token('newcomer') } })
     const checks = routeTableChecks(h)
     const { routes, cells, mismatches } = await matrix(h, org, callers, shared.scheme)
-    console.log(`# hardening authorisation (cloud server): ${routes} routes x ${callers.length} callers = ${cells} cells, ${mismatches.length} mismatches, ${checks.withoutPolicy.length} routes without a policy, ${checks.publicOutsideList.length} public routes outside the allow-list`)
+    console.log(
+      `# hardening authorisation (cloud server): ${routes} routes x ${callers.length} callers = ${cells} cells, ${mismatches.length} mismatches, ${checks.withoutPolicy.length} routes without a policy, ${checks.publicOutsideList.length} public routes outside the allow-list`,
+    )
     assert.deepEqual(checks.withoutPolicy, [])
     assert.deepEqual(checks.publicOutsideList, [])
     assert.deepEqual(mismatches, [])
@@ -147,6 +158,9 @@ describe('sqlite: function-level authorisation (OWASP API5), a role × route mat
     const site = await harness(t, 'sqlite')
     const cloud = await identityHarness(t, 'sqlite', shared)
     const present = new Set([...site.app.routeTable, ...cloud.app.routeTable].filter((r) => r.policy === 'public').map(key))
-    assert.deepEqual(Object.keys(PUBLIC_ALLOW_LIST).filter((k) => !present.has(k)), [])
+    assert.deepEqual(
+      Object.keys(PUBLIC_ALLOW_LIST).filter((k) => !present.has(k)),
+      [],
+    )
   })
 })

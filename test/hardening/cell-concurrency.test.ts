@@ -20,7 +20,11 @@ import { startFakeOpenAi } from '../support/fake-openai.ts'
 import { seedHistorianSite, startHistorianUpload, trendRows } from '../support/historian-upload.ts'
 import { processWorld, type ProcessWorld } from './process-support.ts'
 
-interface Answer { status: number; body: string; server: number }
+interface Answer {
+  status: number
+  body: string
+  server: number
+}
 
 interface Cell {
   world: ProcessWorld
@@ -31,7 +35,13 @@ interface Cell {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 })
 
-async function startCell(t: TestContext, dialect: TestDialect, slug: string, mode: 'cloud' | 'site' = 'cloud', env: Record<string, string> = {}): Promise<Cell> {
+async function startCell(
+  t: TestContext,
+  dialect: TestDialect,
+  slug: string,
+  mode: 'cloud' | 'site' = 'cloud',
+  env: Record<string, string> = {},
+): Promise<Cell> {
   // info: the alarm service logs each retry of a transaction that lost a race (counted in the figures).
   const world = await processWorld(t, dialect, slug, { SITEGRID_MODE: mode, SITEGRID_LOG_LEVEL: 'info', SITEGRID_PIN_SCRYPT_LOG2N: '10', ...env })
   const processes = dialect === 'postgres' ? 2 : 1
@@ -53,7 +63,9 @@ function callAs(cell: Pick<Cell, 'servers'>, i: number, slug: string, key: strin
     const req = request(`${servers[server]!.url}${path}`, { method, headers, agent }, (res) => {
       let text = ''
       res.setEncoding('utf8')
-      res.on('data', (d: string) => { text += d })
+      res.on('data', (d: string) => {
+        text += d
+      })
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, server }))
     })
     req.on('error', reject)
@@ -72,13 +84,21 @@ function tally(answers: Answer[]): Record<number, number> {
 
 /** The 5xx answers, with their bodies, for the assertion message. */
 function serverErrors(answers: Answer[]): string {
-  return answers.filter((a) => a.status >= 500).map((a) => `${a.status} ${a.body}`).join('\n')
+  return answers
+    .filter((a) => a.status >= 500)
+    .map((a) => `${a.status} ${a.body}`)
+    .join('\n')
 }
 
 async function seedSite(cell: Cell, instanceIds: string[]): Promise<void> {
   const site = await cell.call(0, 'POST', '/api/sites', { code: 'S1', name: 'Plant' })
   assert.equal(site.status, 201, site.body)
-  const ctl = await cell.call(0, 'POST', '/api/sites/S1/controllers', { name: 'PLC', platform: 1, assetNumber: 'PLC-1', connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' } })
+  const ctl = await cell.call(0, 'POST', '/api/sites/S1/controllers', {
+    name: 'PLC',
+    platform: 1,
+    assetNumber: 'PLC-1',
+    connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' },
+  })
   assert.equal(ctl.status, 201, ctl.body)
   const controllerId = (JSON.parse(ctl.body) as { id: string }).id
   for (const id of instanceIds) {
@@ -110,11 +130,15 @@ function whileAlarmRewritten(cell: Cell, times: number): Fire {
     let answers: Promise<Answer[]> | undefined
     for (let i = 0; i < times; i++) {
       await db.transaction().execute(async (trx) => {
-        const held = await trx.updateTable('alarms').set((eb) => ({ version: eb('version', '+', 1) }))
-          .where('org_id', '=', cell.world.orgId).where('active_key', 'is not', null).executeTakeFirst()
+        const held = await trx
+          .updateTable('alarms')
+          .set((eb) => ({ version: eb('version', '+', 1) }))
+          .where('org_id', '=', cell.world.orgId)
+          .where('active_key', 'is not', null)
+          .executeTakeFirst()
         assert.equal(Number(held.numUpdatedRows), 1)
         answers ??= send()
-        for (let poll = 0; poll < 400 && await lockWaiters(cell) < 1; poll++) await sleep(25)
+        for (let poll = 0; poll < 400 && (await lockWaiters(cell)) < 1; poll++) await sleep(25)
       })
     }
     return answers!
@@ -123,7 +147,9 @@ function whileAlarmRewritten(cell: Cell, times: number): Fire {
 
 /** Server connections of this database waiting for a lock (the owner's connection sees every role's activity). */
 async function lockWaiters(cell: Cell): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(cell.world.handle.db)
+  const { rows } = await sql<{
+    n: number
+  }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(cell.world.handle.db)
   return rows[0]!.n
 }
 
@@ -139,7 +165,14 @@ async function raiseTogether(cell: Cell, dialect: TestDialect, batches: number, 
   const bodies = Array.from({ length: batches }, (_, b) => ({
     events: Array.from({ length: perBatch }, (_, e) => {
       const n = e * batches + b
-      return { eventId: `${t0}-${n}`, instanceId: 'P1', condition: 'HighTemp', priority: 'high', state: e % 2 === 0 ? 'active' : 'normal', occurredAt: new Date(t0 + n * 100).toISOString() }
+      return {
+        eventId: `${t0}-${n}`,
+        instanceId: 'P1',
+        condition: 'HighTemp',
+        priority: 'high',
+        state: e % 2 === 0 ? 'active' : 'normal',
+        occurredAt: new Date(t0 + n * 100).toISOString(),
+      }
     }),
   }))
   const before = await countEvents(cell.world)
@@ -149,7 +182,9 @@ async function raiseTogether(cell: Cell, dialect: TestDialect, batches: number, 
   const ok = answers.filter((a) => a.status === 200)
   const accepted = ok.reduce((sum, a) => sum + (JSON.parse(a.body) as { accepted: number }).accepted, 0)
   const sent = batches * perBatch
-  console.log(`cell ${dialect}: alarm events, ${batches} concurrent batches x ${perBatch} events of one source over ${cell.servers.length} process(es)${fire === atOnce ? '' : ' while another writer rewrites the alarm 8 times'} -> statuses ${JSON.stringify(tally(answers))}, events sent ${sent}, accepted in 2xx ${accepted}, stored ${after.rows - before.rows} (distinct ${after.distinct - before.distinct}), retries seen ${retriesSeen(cell) - retriesBefore}`)
+  console.log(
+    `cell ${dialect}: alarm events, ${batches} concurrent batches x ${perBatch} events of one source over ${cell.servers.length} process(es)${fire === atOnce ? '' : ' while another writer rewrites the alarm 8 times'} -> statuses ${JSON.stringify(tally(answers))}, events sent ${sent}, accepted in 2xx ${accepted}, stored ${after.rows - before.rows} (distinct ${after.distinct - before.distinct}), retries seen ${retriesSeen(cell) - retriesBefore}`,
+  )
   assert.equal(serverErrors(answers), '')
   assert.deepEqual(tally(answers), { 200: batches })
   assert.equal(accepted, sent)
@@ -172,7 +207,11 @@ for (const dialect of testDialects()) {
 /** Requests sent at once for one rule. */
 const RACERS = 50
 
-interface RaceResult { answers: Answer[]; ok: Answer[]; codes: Record<string, number> }
+interface RaceResult {
+  answers: Answer[]
+  ok: Answer[]
+  codes: Record<string, number>
+}
 
 /**
  * Fires `RACERS` requests at once, split over the processes, and prints the figures. No answer is a 5xx; every other
@@ -187,13 +226,19 @@ async function race(cell: Cell, dialect: TestDialect, rule: string, refusals: st
   }
   const ok = answers.filter((a) => a.status < 300)
   const fivexx = answers.filter((a) => a.status >= 500).length
-  console.log(`cell ${dialect}: ${rule}: sent ${RACERS} over ${cell.servers.length} process(es) -> 2xx ${ok.length}, 409 ${answers.filter((a) => a.status === 409).length}, 5xx ${fivexx}; ${JSON.stringify(codes)}`)
+  console.log(
+    `cell ${dialect}: ${rule}: sent ${RACERS} over ${cell.servers.length} process(es) -> 2xx ${ok.length}, 409 ${answers.filter((a) => a.status === 409).length}, 5xx ${fivexx}; ${JSON.stringify(codes)}`,
+  )
   assert.equal(serverErrors(answers), '', rule)
   for (const code of Object.keys(codes)) assert.ok(/^2\d\d$/.test(code) || refusals.includes(code), `${rule}: undocumented answer ${code}`)
   return { answers, ok, codes }
 }
 
-const count = async (cell: Cell, table: 'sites' | 'controllers' | 'instances' | 'electrical_nodes' | 'electrical_edges' | 'domain_bindings' | 'alarm_history' | 'audit_events', where: Record<string, string | number> = {}) => {
+const count = async (
+  cell: Cell,
+  table: 'sites' | 'controllers' | 'instances' | 'electrical_nodes' | 'electrical_edges' | 'domain_bindings' | 'alarm_history' | 'audit_events',
+  where: Record<string, string | number> = {},
+) => {
   let q = cell.world.handle.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n'))
   for (const [column, value] of Object.entries(where)) q = q.where(column as 'org_id', '=', value as string)
   return Number((await q.executeTakeFirstOrThrow()).n)
@@ -207,10 +252,16 @@ if (testDialects().includes('sqlite')) {
       const first = await startServer({ cwd, env })
       t.after(() => first.stop('SIGKILL'))
 
-      const second = await startServer({ cwd, env }).then((s) => s, (err: Error) => err)
+      const second = await startServer({ cwd, env }).then(
+        (s) => s,
+        (err: Error) => err,
+      )
       if (!(second instanceof Error)) await second.stop()
       assert.ok(second instanceof Error, 'the second server started')
-      assert.match(second.message, new RegExp(`sitegrid serve: the SQLite database \\S+ is already served by process ${first.child.pid} \\(started \\S+ in ${cwd}\\)`))
+      assert.match(
+        second.message,
+        new RegExp(`sitegrid serve: the SQLite database \\S+ is already served by process ${first.child.pid} \\(started \\S+ in ${cwd}\\)`),
+      )
       console.log(`cell sqlite: second server on one file -> refused: ${second.message.split('\n').find((l) => l.includes('already served'))}`)
 
       // The CLI is another process on the same file: a key it revokes stops authenticating at once in the server,
@@ -228,13 +279,20 @@ if (testDialects().includes('sqlite')) {
       const other = new BetterSqlite3(world.databaseUrl.slice('sqlite:'.length), { timeout: 10_000 })
       t.after(() => other.close())
       const asOwner = { host: 'site.localhost', 'x-api-key': world.ownerKey, 'content-type': 'application/json' }
-      assert.equal((await httpRequest(`${first.url}/api/sites`, { method: 'POST', headers: asOwner, body: JSON.stringify({ code: 'W', name: 'Beside the CLI' }) })).status, 201)
+      assert.equal(
+        (await httpRequest(`${first.url}/api/sites`, { method: 'POST', headers: asOwner, body: JSON.stringify({ code: 'W', name: 'Beside the CLI' }) })).status,
+        201,
+      )
       other.exec('begin immediate')
       other.prepare('update orgs set slug = slug where id = ?').run(world.orgId)
       // A controller create reads (the asset number) before it writes, in one transaction.
-      const writes = Array.from({ length: 10 }, (_, i) => httpRequest(`${first.url}/api/sites/W/controllers`, {
-        method: 'POST', headers: asOwner, body: JSON.stringify({ name: 'PLC', platform: 1, assetNumber: `W-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.4' } }),
-      }))
+      const writes = Array.from({ length: 10 }, (_, i) =>
+        httpRequest(`${first.url}/api/sites/W/controllers`, {
+          method: 'POST',
+          headers: asOwner,
+          body: JSON.stringify({ name: 'PLC', platform: 1, assetNumber: `W-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.4' } }),
+        }),
+      )
       await sleep(500)
       other.exec('commit')
       const statuses = (await Promise.all(writes)).map((w) => w.status)
@@ -263,46 +321,94 @@ for (const dialect of testDialects()) {
       }
 
       await one('site code', '409 Conflict', '/api/sites', { code: 'R1', name: 'Race' }, 'sites', { code: 'R1' })
-      await one('controller asset number', '409 Conflict', '/api/sites/S1/controllers', { name: 'PLC', platform: 1, assetNumber: 'RACE-1', connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.2' } }, 'controllers', { asset_number: 'RACE-1' })
-      await one('instance id', '409 Conflict', '/api/sites/S1/instances', { id: 'R1', name: 'R1', typeId: 'conveyor', assetNumber: 'A-R1', controllerId }, 'instances', { id: 'R1' })
-      await one('electrical node id', '409 Conflict', '/api/sites/S1/electrical/nodes', { id: 'N1', name: 'Bus 1', nodeType: 0 }, 'electrical_nodes', { id: 'N1' })
+      await one(
+        'controller asset number',
+        '409 Conflict',
+        '/api/sites/S1/controllers',
+        { name: 'PLC', platform: 1, assetNumber: 'RACE-1', connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.2' } },
+        'controllers',
+        { asset_number: 'RACE-1' },
+      )
+      await one(
+        'instance id',
+        '409 Conflict',
+        '/api/sites/S1/instances',
+        { id: 'R1', name: 'R1', typeId: 'conveyor', assetNumber: 'A-R1', controllerId },
+        'instances',
+        { id: 'R1' },
+      )
+      await one('electrical node id', '409 Conflict', '/api/sites/S1/electrical/nodes', { id: 'N1', name: 'Bus 1', nodeType: 0 }, 'electrical_nodes', {
+        id: 'N1',
+      })
       assert.equal((await cell.call(0, 'POST', '/api/sites/S1/electrical/nodes', { id: 'N2', name: 'Bus 2', nodeType: 0 })).status, 201)
-      await one('electrical edge (source, target, type)', '409 Conflict', '/api/sites/S1/electrical/edges', { sourceId: 'N1', targetId: 'N2', edgeType: 0 }, 'electrical_edges', { source_id: 'N1', target_id: 'N2' })
+      await one(
+        'electrical edge (source, target, type)',
+        '409 Conflict',
+        '/api/sites/S1/electrical/edges',
+        { sourceId: 'N1', targetId: 'N2', edgeType: 0 },
+        'electrical_edges',
+        { source_id: 'N1', target_id: 'N2' },
+      )
 
       // A bound domain serves one organisation: the same domain asked for by two organisations at once.
       const other = await createOrgsService({ handle: world.handle, clock: systemClock }).provision('rivals')
       const keys = createApiKeysService({ handle: world.handle, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') })
-      const rivalKey = (await keys.mint(other.id, CLI_ACTOR, { role: 'owner', name: 'owner', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })).plaintext
-      const domains = await race(cell, dialect, 'domain binding across two organisations', ['409 Conflict'], (i) => i % 4 < 2
-        ? cell.call(i, 'POST', '/api/admin/orgs/rules/domains', { domain: 'plant.example.com' })
-        : callAs(cell, i, 'rivals', rivalKey, 'POST', '/api/admin/orgs/rivals/domains', { domain: 'plant.example.com' }))
+      const rivalKey = (await keys.mint(other.id, CLI_ACTOR, { role: 'owner', name: 'owner', expiresAt: new Date(Date.now() + 86_400_000).toISOString() }))
+        .plaintext
+      const domains = await race(cell, dialect, 'domain binding across two organisations', ['409 Conflict'], (i) =>
+        i % 4 < 2
+          ? cell.call(i, 'POST', '/api/admin/orgs/rules/domains', { domain: 'plant.example.com' })
+          : callAs(cell, i, 'rivals', rivalKey, 'POST', '/api/admin/orgs/rivals/domains', { domain: 'plant.example.com' }),
+      )
       assert.equal(domains.ok.length, 1)
       assert.equal(await count(cell, 'domain_bindings', { domain: 'plant.example.com' }), 1)
 
       // Alarm state rules: one acknowledge and one shelve of an alarm succeed, the others are AlarmStateConflict.
-      const raised = await cell.call(0, 'POST', '/api/sites/S1/alarms/events', { events: [{ eventId: 'rule-1', instanceId: 'P2', condition: 'Trip', priority: 'high', state: 'active', occurredAt: new Date().toISOString() }] })
+      const raised = await cell.call(0, 'POST', '/api/sites/S1/alarms/events', {
+        events: [{ eventId: 'rule-1', instanceId: 'P2', condition: 'Trip', priority: 'high', state: 'active', occurredAt: new Date().toISOString() }],
+      })
       const alarmId = (JSON.parse(raised.body) as { results: Array<{ alarmId: string }> }).results[0]!.alarmId
-      const acks = await race(cell, dialect, 'alarm acknowledge', ['409 AlarmStateConflict'], post(`/api/sites/S1/alarms/${alarmId}/acknowledge`, { comment: 'seen' }))
+      const acks = await race(
+        cell,
+        dialect,
+        'alarm acknowledge',
+        ['409 AlarmStateConflict'],
+        post(`/api/sites/S1/alarms/${alarmId}/acknowledge`, { comment: 'seen' }),
+      )
       assert.equal(acks.ok.length, 1)
       assert.equal(await count(cell, 'alarm_history', { org_id: world.orgId, alarm_id: alarmId, action: 'acknowledged' }), 1)
       const until = new Date(Date.now() + 3_600_000).toISOString()
-      const shelves = await race(cell, dialect, 'alarm shelve', ['409 AlarmStateConflict'], post(`/api/sites/S1/alarms/${alarmId}/shelve`, { comment: 'maintenance', until }))
+      const shelves = await race(
+        cell,
+        dialect,
+        'alarm shelve',
+        ['409 AlarmStateConflict'],
+        post(`/api/sites/S1/alarms/${alarmId}/shelve`, { comment: 'maintenance', until }),
+      )
       assert.equal(shelves.ok.length, 1)
       assert.equal(await count(cell, 'alarm_history', { org_id: world.orgId, alarm_id: alarmId, action: 'shelved' }), 1)
 
       // Bulk acknowledge is per alarm: all 200, and the alarm is acknowledged by exactly one of them.
-      const second = await cell.call(0, 'POST', '/api/sites/S1/alarms/events', { events: [{ eventId: 'rule-2', instanceId: 'P1', condition: 'Trip', priority: 'high', state: 'active', occurredAt: new Date().toISOString() }] })
+      const second = await cell.call(0, 'POST', '/api/sites/S1/alarms/events', {
+        events: [{ eventId: 'rule-2', instanceId: 'P1', condition: 'Trip', priority: 'high', state: 'active', occurredAt: new Date().toISOString() }],
+      })
       const secondId = (JSON.parse(second.body) as { results: Array<{ alarmId: string }> }).results[0]!.alarmId
       const bulkAcks = await race(cell, dialect, 'alarm bulk acknowledge', [], post('/api/sites/S1/alarms/acknowledge', { alarmIds: [secondId] }))
       assert.equal(bulkAcks.ok.length, RACERS)
-      assert.equal(bulkAcks.ok.reduce((n, a) => n + (JSON.parse(a.body) as { acknowledged: number }).acknowledged, 0), 1)
+      assert.equal(
+        bulkAcks.ok.reduce((n, a) => n + (JSON.parse(a.body) as { acknowledged: number }).acknowledged, 0),
+        1,
+      )
       assert.equal(await count(cell, 'alarm_history', { org_id: world.orgId, alarm_id: secondId, action: 'acknowledged' }), 1)
 
       // Bulk create-or-replace of the same new instances: every request applies (200), each instance is created once.
       const bulkBody = ['B1', 'B2', 'B3', 'B4', 'B5'].map((id) => ({ id, name: id, typeId: 'conveyor', assetNumber: `A-${id}`, controllerId }))
       const bulks = await race(cell, dialect, 'instances bulk create-or-replace of the same 5 new ids', [], post('/api/sites/S1/instances/bulk', bulkBody))
       assert.equal(bulks.ok.length, RACERS)
-      assert.equal(bulks.ok.reduce((n, a) => n + (JSON.parse(a.body) as { created: number }).created, 0), bulkBody.length)
+      assert.equal(
+        bulks.ok.reduce((n, a) => n + (JSON.parse(a.body) as { created: number }).created, 0),
+        bulkBody.length,
+      )
       for (const { id } of bulkBody) assert.equal(await count(cell, 'instances', { org_id: world.orgId, id }), 1)
 
       // Revoking one key: one 204, the others the uniform 404 (already revoked).
@@ -313,11 +419,23 @@ for (const dialect of testDialects()) {
 
       // Check-then-write across rows: a controller deleted while instances are created on it. Either outcome holds
       // for each request, and no instance is left on a deleted controller.
-      const ctl = await cell.call(0, 'POST', '/api/sites/S1/controllers', { name: 'PLC 9', platform: 1, assetNumber: 'RACE-9', connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.9' } })
+      const ctl = await cell.call(0, 'POST', '/api/sites/S1/controllers', {
+        name: 'PLC 9',
+        platform: 1,
+        assetNumber: 'RACE-9',
+        connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.9' },
+      })
       const ctlId = (JSON.parse(ctl.body) as { id: string }).id
-      const inUse = await race(cell, dialect, 'controller delete against instance creates on it', ['409 Conflict', '404 NotFound', '422 UnprocessableEntity'], (i) => i % 2 === 0
-        ? cell.call(i, 'DELETE', `/api/sites/S1/controllers/${ctlId}`)
-        : cell.call(i, 'POST', '/api/sites/S1/instances', { id: `C${i}`, name: `C${i}`, typeId: 'conveyor', assetNumber: `A-C${i}`, controllerId: ctlId }))
+      const inUse = await race(
+        cell,
+        dialect,
+        'controller delete against instance creates on it',
+        ['409 Conflict', '404 NotFound', '422 UnprocessableEntity'],
+        (i) =>
+          i % 2 === 0
+            ? cell.call(i, 'DELETE', `/api/sites/S1/controllers/${ctlId}`)
+            : cell.call(i, 'POST', '/api/sites/S1/instances', { id: `C${i}`, name: `C${i}`, typeId: 'conveyor', assetNumber: `A-C${i}`, controllerId: ctlId }),
+      )
       const deleted = inUse.answers.filter((a, i) => i % 2 === 0 && a.status === 204).length
       const created = inUse.answers.filter((a, i) => i % 2 === 1 && a.status === 201).length
       assert.ok(deleted <= 1)
@@ -327,9 +445,11 @@ for (const dialect of testDialects()) {
 
       // The same for a node deleted while edges to it are created.
       assert.equal((await cell.call(0, 'POST', '/api/sites/S1/electrical/nodes', { id: 'N9', name: 'Bus 9', nodeType: 0 })).status, 201)
-      const hasEdges = await race(cell, dialect, 'node delete against edge creates on it', ['409 Conflict', '404 NotFound', '422 UnprocessableEntity'], (i) => i % 2 === 0
-        ? cell.call(i, 'DELETE', '/api/sites/S1/electrical/nodes/N9')
-        : cell.call(i, 'POST', '/api/sites/S1/electrical/edges', { sourceId: 'N9', targetId: 'N1', edgeType: i % 5 }))
+      const hasEdges = await race(cell, dialect, 'node delete against edge creates on it', ['409 Conflict', '404 NotFound', '422 UnprocessableEntity'], (i) =>
+        i % 2 === 0
+          ? cell.call(i, 'DELETE', '/api/sites/S1/electrical/nodes/N9')
+          : cell.call(i, 'POST', '/api/sites/S1/electrical/edges', { sourceId: 'N9', targetId: 'N1', edgeType: i % 5 }),
+      )
       const nodeGone = hasEdges.answers.filter((a, i) => i % 2 === 0 && a.status < 300).length
       const edges = await count(cell, 'electrical_edges', { org_id: world.orgId, source_id: 'N9' })
       assert.ok(nodeGone <= 1)
@@ -341,9 +461,16 @@ for (const dialect of testDialects()) {
       assert.equal((await cell.call(0, 'POST', '/api/sites', { code: 'S9', name: 'Doomed' })).status, 201)
       // Mostly creates, the deletes among them: some creates have found the site (404 otherwise) when it goes.
       const isDelete = (i: number) => i % 10 === 5
-      const doomed = await race(cell, dialect, 'site delete against controller creates in it', ['404 NotFound', '409 ConfirmationRequired'], (i) => isDelete(i)
-        ? cell.call(i, 'DELETE', '/api/sites/S9?confirm=S9')
-        : cell.call(i, 'POST', '/api/sites/S9/controllers', { name: 'PLC', platform: 1, assetNumber: `S9-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.3' } }))
+      const doomed = await race(cell, dialect, 'site delete against controller creates in it', ['404 NotFound', '409 ConfirmationRequired'], (i) =>
+        isDelete(i)
+          ? cell.call(i, 'DELETE', '/api/sites/S9?confirm=S9')
+          : cell.call(i, 'POST', '/api/sites/S9/controllers', {
+              name: 'PLC',
+              platform: 1,
+              assetNumber: `S9-${i}`,
+              connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.3' },
+            }),
+      )
       const siteGone = doomed.answers.filter((a, i) => isDelete(i) && a.status === 204).length
       assert.ok(siteGone <= 1)
       assert.equal(await count(cell, 'sites', { org_id: world.orgId, code: 'S9' }), 1 - siteGone)
@@ -358,22 +485,43 @@ for (const dialect of testDialects()) {
       for (let round = 0; round < 3; round++) {
         const code = `D${round}`
         assert.equal((await cell.call(0, 'POST', '/api/sites', { code, name: 'Doomed' })).status, 201)
-        const ctl = await cell.call(0, 'POST', `/api/sites/${code}/controllers`, { name: 'PLC', platform: 1, assetNumber: 'PLC-1', connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' } })
+        const ctl = await cell.call(0, 'POST', `/api/sites/${code}/controllers`, {
+          name: 'PLC',
+          platform: 1,
+          assetNumber: 'PLC-1',
+          connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' },
+        })
         const controllerId = (JSON.parse(ctl.body) as { id: string }).id
-        assert.equal((await cell.call(0, 'POST', `/api/sites/${code}/instances`, { id: 'P1', name: 'P1', typeId: 'conveyor', assetNumber: 'A-P1', controllerId })).status, 201)
-        for (const id of ['N0', 'NX']) assert.equal((await cell.call(0, 'POST', `/api/sites/${code}/electrical/nodes`, { id, name: id, nodeType: 0 })).status, 201)
+        assert.equal(
+          (await cell.call(0, 'POST', `/api/sites/${code}/instances`, { id: 'P1', name: 'P1', typeId: 'conveyor', assetNumber: 'A-P1', controllerId })).status,
+          201,
+        )
+        for (const id of ['N0', 'NX'])
+          assert.equal((await cell.call(0, 'POST', `/api/sites/${code}/electrical/nodes`, { id, name: id, nodeType: 0 })).status, 201)
         // Every kind of write under a site, the deletes among them (a tenth of the requests).
         const writes: Array<(i: number) => Promise<Answer>> = [
           (i) => cell.call(i, 'POST', `/api/sites/${code}/electrical/nodes`, { id: `N${i}`, name: `Bus ${i}`, nodeType: 0 }),
           (i) => cell.call(i, 'POST', `/api/sites/${code}/electrical/edges`, { sourceId: 'N0', targetId: 'NX', edgeType: i % 5 }),
           (i) => cell.call(i, 'POST', `/api/sites/${code}/instances`, { id: `I${i}`, name: `I${i}`, typeId: 'conveyor', assetNumber: `A-I${i}`, controllerId }),
-          (i) => cell.call(i, 'POST', `/api/sites/${code}/instances/bulk`, [{ id: `B${i}`, name: `B${i}`, typeId: 'conveyor', assetNumber: `A-B${i}`, controllerId }]),
-          (i) => cell.call(i, 'POST', `/api/sites/${code}/alarms/events`, { events: [{ eventId: `e-${round}-${i}`, instanceId: 'P1', condition: `C${i}`, priority: 'high', state: 'active', occurredAt: new Date().toISOString() }] }),
+          (i) =>
+            cell.call(i, 'POST', `/api/sites/${code}/instances/bulk`, [
+              { id: `B${i}`, name: `B${i}`, typeId: 'conveyor', assetNumber: `A-B${i}`, controllerId },
+            ]),
+          (i) =>
+            cell.call(i, 'POST', `/api/sites/${code}/alarms/events`, {
+              events: [
+                { eventId: `e-${round}-${i}`, instanceId: 'P1', condition: `C${i}`, priority: 'high', state: 'active', occurredAt: new Date().toISOString() },
+              ],
+            }),
           (i) => cell.call(i, 'PATCH', `/api/sites/${code}/controllers/${controllerId}`, { name: `PLC ${i}` }),
         ]
-        const answers = await race(cell, dialect, `site delete against every kind of write in it (round ${round})`, ['404 NotFound', '409 Conflict', '422 UnprocessableEntity'], (i) => i % 10 === 5
-          ? cell.call(i, 'DELETE', `/api/sites/${code}?confirm=${code}`)
-          : writes[i % writes.length]!(i))
+        const answers = await race(
+          cell,
+          dialect,
+          `site delete against every kind of write in it (round ${round})`,
+          ['404 NotFound', '409 Conflict', '422 UnprocessableEntity'],
+          (i) => (i % 10 === 5 ? cell.call(i, 'DELETE', `/api/sites/${code}?confirm=${code}`) : writes[i % writes.length]!(i)),
+        )
         const siteGone = answers.answers.filter((_, i) => i % 10 === 5).filter((a) => a.status === 204).length
         assert.equal(siteGone, 1, 'the site is deleted once')
         for (const table of ['controllers', 'instances', 'electrical_nodes', 'electrical_edges'] as const) {
@@ -404,7 +552,9 @@ for (const dialect of testDialects()) {
       assert.equal((JSON.parse(uploads.ok[0]!.body) as { id: string }).id, complete[0]!.id)
 
       const batchId = complete[0]!.id
-      const deletes = await race(cell, dialect, 'historian batch delete', ['404 NotFound'], (i) => cell.call(i, 'DELETE', `/api/historian/import-batches/${batchId}`))
+      const deletes = await race(cell, dialect, 'historian batch delete', ['404 NotFound'], (i) =>
+        cell.call(i, 'DELETE', `/api/historian/import-batches/${batchId}`),
+      )
       assert.equal(deletes.ok.length, 1)
       assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'historian.batch.deleted', target: batchId }), 1)
     })
@@ -417,13 +567,21 @@ for (const dialect of testDialects()) {
       const cell = await startCell(t, dialect, 'plant', 'site')
       const { world } = cell
       const user = (email: string, siteRole: string) => ({ email, displayName: 'Operator', siteRole, pin: '482913' })
-      const adds = await race(cell, dialect, 'site user e-mail', ['409 Conflict'], (i) => cell.call(i, 'POST', '/api/site/users', user('same@plant.example', 'member')))
+      const adds = await race(cell, dialect, 'site user e-mail', ['409 Conflict'], (i) =>
+        cell.call(i, 'POST', '/api/site/users', user('same@plant.example', 'member')),
+      )
       assert.equal(adds.ok.length, 1)
       const users = () => world.handle.db.selectFrom('site_users').select(['id', 'email', 'site_role']).where('org_id', '=', world.orgId).execute()
       assert.equal((await users()).filter((u) => u.email === 'same@plant.example').length, 1)
 
-      const owners = await Promise.all(['a', 'b'].map(async (name) => JSON.parse((await cell.call(0, 'POST', '/api/site/users', user(`${name}@plant.example`, 'owner'))).body) as { id: string }))
-      const removals = await race(cell, dialect, 'last site owner (two owners removed at once)', ['409 Conflict', '404 NotFound'], (i) => cell.call(i, 'DELETE', `/api/site/users/${owners[i % 2]!.id}`))
+      const owners = await Promise.all(
+        ['a', 'b'].map(
+          async (name) => JSON.parse((await cell.call(0, 'POST', '/api/site/users', user(`${name}@plant.example`, 'owner'))).body) as { id: string },
+        ),
+      )
+      const removals = await race(cell, dialect, 'last site owner (two owners removed at once)', ['409 Conflict', '404 NotFound'], (i) =>
+        cell.call(i, 'DELETE', `/api/site/users/${owners[i % 2]!.id}`),
+      )
       assert.equal(removals.ok.length, 1)
       assert.equal((await users()).filter((u) => u.site_role === 'owner').length, 1)
       assert.equal(await count(cell, 'audit_events', { org_id: world.orgId, action: 'site_user.removed' }), 1)
@@ -440,13 +598,18 @@ for (const dialect of testDialects()) {
       t.after(() => rmSync(dir, { recursive: true, force: true }))
       const file = join(dir, 'ai.json')
       const allowed = 10
-      writeFileSync(file, JSON.stringify({
-        providers: [{ name: 'box', baseUrl: box.baseUrl, trusted: true, allowPrivateNetwork: true, timeoutMs: 30_000, maxRetries: 0 }],
-        tiers: [{ name: 'fast', provider: 'box', model: 'qwen-local', maxTokensCeiling: 512, requestsPerMinute: allowed, tokensPerDay: 1_000_000 }],
-        defaultTier: 'fast',
-      }))
+      writeFileSync(
+        file,
+        JSON.stringify({
+          providers: [{ name: 'box', baseUrl: box.baseUrl, trusted: true, allowPrivateNetwork: true, timeoutMs: 30_000, maxRetries: 0 }],
+          tiers: [{ name: 'fast', provider: 'box', model: 'qwen-local', maxTokensCeiling: 512, requestsPerMinute: allowed, tokensPerDay: 1_000_000 }],
+          defaultTier: 'fast',
+        }),
+      )
       const cell = await startCell(t, dialect, 'thinkers', 'cloud', { SITEGRID_AI_CONFIG_FILE: file })
-      const asks = await race(cell, dialect, `AI requestsPerMinute ${allowed}`, ['429 RateLimited'], (i) => cell.call(i, 'POST', '/api/ai/complete', { prompt: `question ${i}` }))
+      const asks = await race(cell, dialect, `AI requestsPerMinute ${allowed}`, ['429 RateLimited'], (i) =>
+        cell.call(i, 'POST', '/api/ai/complete', { prompt: `question ${i}` }),
+      )
       const usage = await cell.world.handle.db.selectFrom('ai_usage').select('id').where('org_id', '=', cell.world.orgId).execute()
       assert.equal(asks.ok.length, allowed)
       assert.equal(usage.length, allowed)

@@ -46,7 +46,12 @@ interface Round {
 }
 
 async function bulkSites(w: ProcessWorld): Promise<number> {
-  const row = await w.handle.db.selectFrom('sites').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', w.orgId).where('code', 'like', 'bulk-%').executeTakeFirstOrThrow()
+  const row = await w.handle.db
+    .selectFrom('sites')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', w.orgId)
+    .where('code', 'like', 'bulk-%')
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -67,7 +72,9 @@ function startRound(server: Server, w: ProcessWorld, host: Record<string, string
   const historian = startHistorianUpload(server.url, host, rows[0]!, { end: false })
   let historianSent = false
   let historianAnswered = false
-  void historian.done.then(() => { historianAnswered = true })
+  void historian.done.then(() => {
+    historianAnswered = true
+  })
   void (async () => {
     for (const chunk of rows.slice(1)) {
       await sleep(PACE_MS)
@@ -94,15 +101,26 @@ function startRound(server: Server, w: ProcessWorld, host: Record<string, string
         tenantPhase = 'processing'
       })()
     })
-    if (staged !== 200) { tenantPhase = 'answered'; return `stage ${staged} apply 0` }
-    const applied = await rawRequest(`${server.url}/api/admin/orgs/${w.slug}/tenant/import?force=true`, { method: 'POST', headers: host }).then((r) => r.status, () => 0)
+    if (staged !== 200) {
+      tenantPhase = 'answered'
+      return `stage ${staged} apply 0`
+    }
+    const applied = await rawRequest(`${server.url}/api/admin/orgs/${w.slug}/tenant/import?force=true`, { method: 'POST', headers: host }).then(
+      (r) => r.status,
+      () => 0,
+    )
     tenantPhase = 'answered'
     return `stage ${staged} apply ${applied}`
   })()
   let tenantDone = false
-  void tenant.then(() => { tenantDone = true })
+  void tenant.then(() => {
+    tenantDone = true
+  })
   return {
-    historian, historianSent: () => historianSent, tenant, tenantPhase: () => tenantPhase,
+    historian,
+    historianSent: () => historianSent,
+    tenant,
+    tenantPhase: () => tenantPhase,
     settled: () => historianAnswered && tenantDone,
   }
 }
@@ -126,7 +144,9 @@ async function seriesCount(server: Server, host: Record<string, string>, day: nu
   const to = new Date(Date.UTC(2024, 0, 1) + (day + 1) * DAY_MS).toISOString()
   let count = 0
   for (const tag of ['p', 'q']) {
-    const res = await rawRequest(`${server.url}/api/sites/${HISTORIAN_SITE}/historian/series?instanceId=ins_pump&tag=${tag}&bucket=1d&from=${from}&to=${to}`, { headers: host })
+    const res = await rawRequest(`${server.url}/api/sites/${HISTORIAN_SITE}/historian/series?instanceId=ins_pump&tag=${tag}&bucket=1d&from=${from}&to=${to}`, {
+      headers: host,
+    })
     assert.equal(res.status, 200, res.body.toString())
     const body = JSON.parse(res.body.toString()) as { buckets: Array<{ count: number }> }
     count += body.buckets.reduce((n, b) => n + b.count, 0)
@@ -134,7 +154,12 @@ async function seriesCount(server: Server, host: Record<string, string>, day: nu
   return count
 }
 
-interface ApiBatch { id: string; status: string; samplesStored: number; timeRange: { from: string } | null }
+interface ApiBatch {
+  id: string
+  status: string
+  samplesStored: number
+  timeRange: { from: string } | null
+}
 
 async function apiBatches(server: Server, host: Record<string, string>): Promise<ApiBatch[]> {
   const res = await rawRequest(`${server.url}/api/historian/import-batches?siteId=${HISTORIAN_SITE}&limit=200`, { headers: host })
@@ -148,7 +173,9 @@ for (const dialect of testDialects()) {
       const fileStarted = performance.now()
       const seed = seedFromEnv('SITEGRID_CRASH_SEED')
       const random = seededRandom(seed)
-      console.log(`# crash ${dialect}: seed ${seed} (SITEGRID_CRASH_SEED=${seed} replays it), ${ROUNDS} rounds, ${SAMPLES} samples and ${TENANT_SITES} sites per round`)
+      console.log(
+        `# crash ${dialect}: seed ${seed} (SITEGRID_CRASH_SEED=${seed} replays it), ${ROUNDS} rounds, ${SAMPLES} samples and ${TENANT_SITES} sites per round`,
+      )
       const [w, bundle] = await Promise.all([processWorld(t, dialect, 'crash'), serverBundle()])
       const host = { host: `${w.slug}.localhost`, 'x-api-key': w.ownerKey }
       await seedHistorianSite(w.handle, w.orgId)
@@ -156,9 +183,22 @@ for (const dialect of testDialects()) {
       // creates them all in its one transaction.
       const now = Date.now()
       for (let i = 0; i < TENANT_SITES; i += 300) {
-        await w.handle.db.insertInto('sites').values(Array.from({ length: Math.min(300, TENANT_SITES - i) }, (_, j) => ({
-          org_id: w.orgId, code: `bulk-${String(i + j).padStart(5, '0')}`, name: `Bulk ${i + j}`, description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now,
-        }))).execute()
+        await w.handle.db
+          .insertInto('sites')
+          .values(
+            Array.from({ length: Math.min(300, TENANT_SITES - i) }, (_, j) => ({
+              org_id: w.orgId,
+              code: `bulk-${String(i + j).padStart(5, '0')}`,
+              name: `Bulk ${i + j}`,
+              description: null,
+              location: null,
+              time_zone: 'UTC',
+              status: 0,
+              created_at: now,
+              updated_at: now,
+            })),
+          )
+          .execute()
       }
       let server: Server = await startServer({ cwd: w.cwd, env: w.env, bundle })
       t.after(() => server.stop('SIGKILL'))
@@ -259,10 +299,18 @@ for (const dialect of testDialects()) {
         roundMs.push(performance.now() - roundStarted)
       }
       const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length)
-      console.log(`# crash ${dialect}: ${ROUNDS} kills, ${outcome.inFlightAtKill} with an import in flight; historian at the kill: ${phases.historian.streaming} mid-stream, ${phases.historian.processing} sent and unanswered, ${phases.historian.answered} answered; tenant at the kill: ${phases.tenant.streaming} mid-stream (package), ${phases.tenant.processing} staging or applying, ${phases.tenant.answered} answered`)
-      console.log(`# crash ${dialect}: historian batches: ${outcome.historian.rolledBack} rolled back, ${outcome.historian.complete} complete, ${outcome.historian.notStarted} rounds killed before the batch existed; tenant imports: ${outcome.tenant.none} none, ${outcome.tenant.all} all; ${checked.batches} batch checks, ${checked.samplesReadBack} samples read back through the series API`)
-      console.log(`# crash ${dialect}: partial batches ${bad.partialBatches}, failed batches claiming samples ${bad.failedClaimingSamples}, partial tenant imports ${bad.partialTenantImports}, batches left running ${bad.leftRunning}, integrity_check ${dialect === 'sqlite' ? `ok ${checked.integrityChecks - bad.integrityNotOk}/${checked.integrityChecks}` : 'n/a (PostgreSQL)'}`)
-      console.log(`# crash ${dialect}: round ${mean(roundMs)} ms mean (${Math.round(Math.max(...roundMs))} ms max; of which restarting the server ${mean(restartMs)} ms), whole test ${((performance.now() - fileStarted) / 1000).toFixed(1)} s`)
+      console.log(
+        `# crash ${dialect}: ${ROUNDS} kills, ${outcome.inFlightAtKill} with an import in flight; historian at the kill: ${phases.historian.streaming} mid-stream, ${phases.historian.processing} sent and unanswered, ${phases.historian.answered} answered; tenant at the kill: ${phases.tenant.streaming} mid-stream (package), ${phases.tenant.processing} staging or applying, ${phases.tenant.answered} answered`,
+      )
+      console.log(
+        `# crash ${dialect}: historian batches: ${outcome.historian.rolledBack} rolled back, ${outcome.historian.complete} complete, ${outcome.historian.notStarted} rounds killed before the batch existed; tenant imports: ${outcome.tenant.none} none, ${outcome.tenant.all} all; ${checked.batches} batch checks, ${checked.samplesReadBack} samples read back through the series API`,
+      )
+      console.log(
+        `# crash ${dialect}: partial batches ${bad.partialBatches}, failed batches claiming samples ${bad.failedClaimingSamples}, partial tenant imports ${bad.partialTenantImports}, batches left running ${bad.leftRunning}, integrity_check ${dialect === 'sqlite' ? `ok ${checked.integrityChecks - bad.integrityNotOk}/${checked.integrityChecks}` : 'n/a (PostgreSQL)'}`,
+      )
+      console.log(
+        `# crash ${dialect}: round ${mean(roundMs)} ms mean (${Math.round(Math.max(...roundMs))} ms max; of which restarting the server ${mean(restartMs)} ms), whole test ${((performance.now() - fileStarted) / 1000).toFixed(1)} s`,
+      )
       const unexpected = answers.filter((a) => !/^historian (0|201)$|^tenant stage (0|200) apply (0|200)$/.test(a))
       assert.deepEqual(unexpected, [], 'each import either succeeded or was cut off by the kill')
       assert.deepEqual(bad, { partialBatches: 0, failedClaimingSamples: 0, partialTenantImports: 0, leftRunning: 0, integrityNotOk: 0 })

@@ -4,11 +4,36 @@ import { describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { harness, sleep, testDialects, type Credential, type Harness } from '../harness.ts'
 import {
-  changedRows, fillPath, label, missingLike, NO_RATE_LIMIT, openApiDocument, operations, PARAMETER_KINDS, pathParams, policyOf,
-  queryFor, queryParams, requestFor, seedTenant, snapshotDiff, snapshotOrg, snapshotRows, stableBody, stableHeaders, type Operation, type TenantIds,
+  changedRows,
+  fillPath,
+  label,
+  missingLike,
+  NO_RATE_LIMIT,
+  openApiDocument,
+  operations,
+  PARAMETER_KINDS,
+  pathParams,
+  policyOf,
+  queryFor,
+  queryParams,
+  requestFor,
+  seedTenant,
+  snapshotDiff,
+  snapshotOrg,
+  snapshotRows,
+  stableBody,
+  stableHeaders,
+  type Operation,
+  type TenantIds,
 } from './support.ts'
 
-interface Variant { name: string; op: Operation; url: string; reference: string; pathIds: boolean }
+interface Variant {
+  name: string
+  op: Operation
+  url: string
+  reference: string
+  pathIds: boolean
+}
 
 /**
  * The requests of the attack, all generated: (1) every path id the victim's; (2) the attacker's own first id
@@ -23,22 +48,56 @@ function variants(ops: Operation[], attacker: TenantIds, victim: TenantIds, now:
     Object.fromEntries(pathParams(op).map((p, i) => [p.name, from(p.name, i)[PARAMETER_KINDS[p.name]!]]))
   for (const op of ops) {
     const params = pathParams(op)
-    if (params.some((p) => PARAMETER_KINDS[p.name] === undefined)) throw new Error(`${label(op)}: no resource kind for a path parameter; add it to PARAMETER_KINDS`)
+    if (params.some((p) => PARAMETER_KINDS[p.name] === undefined))
+      throw new Error(`${label(op)}: no resource kind for a path parameter; add it to PARAMETER_KINDS`)
     const query = queryFor(op, now)
     if (params.length > 0) {
-      out.push({ name: 'victim ids', op, pathIds: true, url: fillPath(op.path, idsOf(op, () => victim)) + query, reference: fillPath(op.path, idsOf(op, () => missing)) + query })
+      out.push({
+        name: 'victim ids',
+        op,
+        pathIds: true,
+        url:
+          fillPath(
+            op.path,
+            idsOf(op, () => victim),
+          ) + query,
+        reference:
+          fillPath(
+            op.path,
+            idsOf(op, () => missing),
+          ) + query,
+      })
       if (params.length > 1) {
         out.push({
-          name: 'own parent, victim ids below it', op, pathIds: true,
-          url: fillPath(op.path, idsOf(op, (_n, i) => (i === 0 ? attacker : victim))) + query,
-          reference: fillPath(op.path, idsOf(op, (_n, i) => (i === 0 ? attacker : missing))) + query,
+          name: 'own parent, victim ids below it',
+          op,
+          pathIds: true,
+          url:
+            fillPath(
+              op.path,
+              idsOf(op, (_n, i) => (i === 0 ? attacker : victim)),
+            ) + query,
+          reference:
+            fillPath(
+              op.path,
+              idsOf(op, (_n, i) => (i === 0 ? attacker : missing)),
+            ) + query,
         })
       }
     }
     for (const q of queryParams(op).filter((p) => PARAMETER_KINDS[p.name] !== undefined)) {
-      const own = fillPath(op.path, idsOf(op, () => attacker))
+      const own = fillPath(
+        op.path,
+        idsOf(op, () => attacker),
+      )
       const kind = PARAMETER_KINDS[q.name]!
-      out.push({ name: `victim ${q.name} in the query`, op, pathIds: false, url: own + queryFor(op, now, { [q.name]: victim[kind] }), reference: own + queryFor(op, now, { [q.name]: missing[kind] }) })
+      out.push({
+        name: `victim ${q.name} in the query`,
+        op,
+        pathIds: false,
+        url: own + queryFor(op, now, { [q.name]: victim[kind] }),
+        reference: own + queryFor(op, now, { [q.name]: missing[kind] }),
+      })
     }
   }
   return out
@@ -53,7 +112,8 @@ function same(a: LightMyRequestResponse, b: LightMyRequestResponse, swaps: Array
   if (a.statusCode !== b.statusCode) return `status ${a.statusCode} vs ${b.statusCode}`
   const echoed = swaps.reduce((body, [from, to]) => body.replaceAll(from, to), a.body)
   if (JSON.stringify(stableBody(echoed)) !== JSON.stringify(stableBody(b.body))) return `body ${a.body.slice(0, 200)} vs ${b.body.slice(0, 200)}`
-  if (JSON.stringify(stableHeaders(a.headers)) !== JSON.stringify(stableHeaders(b.headers))) return `headers ${JSON.stringify(stableHeaders(a.headers))} vs ${JSON.stringify(stableHeaders(b.headers))}`
+  if (JSON.stringify(stableHeaders(a.headers)) !== JSON.stringify(stableHeaders(b.headers)))
+    return `headers ${JSON.stringify(stableHeaders(a.headers))} vs ${JSON.stringify(stableHeaders(b.headers))}`
   return null
 }
 
@@ -69,10 +129,10 @@ async function setUp(t: Parameters<typeof harness>[0], dialect: 'sqlite' | 'post
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: cross-tenant access (OWASP API1), every id-taking route from the OpenAPI document`, () => {
-    it('at the attacker\'s own host, the victim\'s ids answer 0 × 2xx, byte-identical to the attacker\'s own missing-id answer (404; for a list filter, the same empty page), and change 0 victim rows', async (t) => {
+    it("at the attacker's own host, the victim's ids answer 0 × 2xx, byte-identical to the attacker's own missing-id answer (404; for a list filter, the same empty page), and change 0 victim rows", async (t) => {
       const { h, attacker, victim, attackerAdmin, ops } = await setUp(t, dialect)
       const before = await snapshotOrg(h, victim.org.id)
-      assert.ok(snapshotRows(before) >= 15, 'the snapshot sees the victim\'s seeded rows')
+      assert.ok(snapshotRows(before) >= 15, "the snapshot sees the victim's seeded rows")
       const list = variants(ops, attacker.ids, victim.ids, h.clock.now())
       // Owner-only routes (tenant transfer) refuse an admin key before any lookup: they get the attacker's owner key.
       const credentialFor = (op: Operation) => (policyOf(h, op) === 'owner' ? attacker.owner : attackerAdmin)
@@ -92,24 +152,36 @@ for (const dialect of testDialects()) {
       const diff = snapshotDiff(before, await snapshotOrg(h, victim.org.id))
       const rows = changedRows(before, await snapshotOrg(h, victim.org.id))
       const routes = new Set(list.map((v) => label(v.op))).size
-      console.log(`# hardening cross-tenant (${dialect}, attacker's host): ${routes} id-taking operations, ${list.length * 2} requests, ${successes} x 2xx, ${differing.length} differing answers, ${rows} victim rows changed; statuses ${JSON.stringify(statuses)}`)
+      console.log(
+        `# hardening cross-tenant (${dialect}, attacker's host): ${routes} id-taking operations, ${list.length * 2} requests, ${successes} x 2xx, ${differing.length} differing answers, ${rows} victim rows changed; statuses ${JSON.stringify(statuses)}`,
+      )
       assert.ok(routes >= 40, `the document lists ${routes} id-taking operations`)
       assert.equal(successes, 0)
       assert.deepEqual(differing, [])
       assert.deepEqual(diff, [])
     })
 
-    it('at the victim\'s host, the attacker\'s admin key gets the documented uniform 401 on every id-taking route, byte-identical to no credential there, and changes 0 victim rows', async (t) => {
+    it("at the victim's host, the attacker's admin key gets the documented uniform 401 on every id-taking route, byte-identical to no credential there, and changes 0 victim rows", async (t) => {
       const { h, victim, attackerAdmin, ops } = await setUp(t, dialect)
       const before = await snapshotOrg(h, victim.org.id)
-      assert.ok(snapshotRows(before) >= 15, 'the snapshot sees the victim\'s seeded rows')
+      assert.ok(snapshotRows(before) >= 15, "the snapshot sees the victim's seeded rows")
       const host = `${victim.org.slug}.localhost`
       let successes = 0
       let requests = 0
       const differing: string[] = []
       for (const op of ops.filter((o) => pathParams(o).length > 0 || queryParams(o).some((p) => PARAMETER_KINDS[p.name] !== undefined))) {
         const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, victim.ids[PARAMETER_KINDS[p.name]!]]))
-        const url = fillPath(op.path, ids) + queryFor(op, h.clock.now(), Object.fromEntries(queryParams(op).filter((p) => PARAMETER_KINDS[p.name]).map((p) => [p.name, victim.ids[PARAMETER_KINDS[p.name]!]])))
+        const url =
+          fillPath(op.path, ids) +
+          queryFor(
+            op,
+            h.clock.now(),
+            Object.fromEntries(
+              queryParams(op)
+                .filter((p) => PARAMETER_KINDS[p.name])
+                .map((p) => [p.name, victim.ids[PARAMETER_KINDS[p.name]!]]),
+            ),
+          )
         const res = await h.inject(attackerAdmin, { ...requestFor(op, url, h.clock.now()), host })
         const ref = await h.inject(undefined, { ...requestFor(op, url, h.clock.now()), host })
         requests += 2
@@ -119,7 +191,9 @@ for (const dialect of testDialects()) {
       }
       await sleep(200)
       const rows = changedRows(before, await snapshotOrg(h, victim.org.id))
-      console.log(`# hardening cross-tenant (${dialect}, victim's host): ${requests} requests, ${successes} x 2xx, ${differing.length} answers other than the uniform 401, ${rows} victim rows changed`)
+      console.log(
+        `# hardening cross-tenant (${dialect}, victim's host): ${requests} requests, ${successes} x 2xx, ${differing.length} answers other than the uniform 401, ${rows} victim rows changed`,
+      )
       assert.equal(successes, 0)
       assert.deepEqual(differing, [])
       assert.equal(rows, 0)

@@ -12,8 +12,24 @@ import { startFakeOpenAi } from '../support/fake-openai.ts'
 import { arbitraryFromSchema } from '../support/schema-arbitrary.ts'
 import { bodyTypesOf, depthCases, mediaTypeCases, textCases, type Expected } from './input-cases.ts'
 import {
-  fillPath, jsonBodySchema, label, leaksIn, NO_RATE_LIMIT, openApiDocument, operations, PARAMETER_KINDS, pathParams, policyOf, queryParams,
-  responseChecker, seedTenant, snapshotDiff, snapshotOrg, snapshotRows, type Operation, type TenantIds,
+  fillPath,
+  jsonBodySchema,
+  label,
+  leaksIn,
+  NO_RATE_LIMIT,
+  openApiDocument,
+  operations,
+  PARAMETER_KINDS,
+  pathParams,
+  policyOf,
+  queryParams,
+  responseChecker,
+  seedTenant,
+  snapshotDiff,
+  snapshotOrg,
+  snapshotRows,
+  type Operation,
+  type TenantIds,
 } from './support.ts'
 
 /**
@@ -33,25 +49,43 @@ const CHANGES_BY_DESIGN: Readonly<Record<string, readonly string[]>> = {
   'POST /auth/site/pin': ['site_sign_in_failures', 'site_users'],
 }
 
-interface FuzzRequest { path: Record<string, string>; query: Array<[string, string]>; body: unknown; hasBody: boolean }
+interface FuzzRequest {
+  path: Record<string, string>
+  query: Array<[string, string]>
+  body: unknown
+  hasBody: boolean
+}
 
 const asQueryValues = (value: unknown): string[] =>
   Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))) : [typeof value === 'string' ? value : JSON.stringify(value)]
 
 /** Path values: the tenant's own id half of the time (so handlers run on real rows), else anything the schema allows or not. */
 function requestArbitrary(op: Operation, ids: TenantIds): fc.Arbitrary<FuzzRequest> {
-  const segment = (schema: unknown) => arbitraryFromSchema(schema).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))
-    // An empty or dot segment would address another route (or none): the router's business, not this operation's.
-    .filter((s) => s.length > 0 && s !== '.' && s !== '..')
-  const path = fc.record(Object.fromEntries(pathParams(op).map((p) => {
-    const kind = PARAMETER_KINDS[p.name]
-    return [p.name, kind ? fc.oneof(fc.constant(ids[kind]), segment(p.schema)) : segment(p.schema)]
-  })))
-  const query = fc.tuple(...queryParams(op).map((p) => {
-    const kind = PARAMETER_KINDS[p.name]
-    const value = kind ? fc.oneof(fc.constant<unknown>(ids[kind]), arbitraryFromSchema(p.schema)) : arbitraryFromSchema(p.schema)
-    return fc.option(value.map((v) => asQueryValues(v).map((s) => [p.name, s] as [string, string])), { nil: undefined, freq: 2 })
-  })).map((pairs) => pairs.flatMap((p) => p ?? []))
+  const segment = (schema: unknown) =>
+    arbitraryFromSchema(schema)
+      .map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))
+      // An empty or dot segment would address another route (or none): the router's business, not this operation's.
+      .filter((s) => s.length > 0 && s !== '.' && s !== '..')
+  const path = fc.record(
+    Object.fromEntries(
+      pathParams(op).map((p) => {
+        const kind = PARAMETER_KINDS[p.name]
+        return [p.name, kind ? fc.oneof(fc.constant(ids[kind]), segment(p.schema)) : segment(p.schema)]
+      }),
+    ),
+  )
+  const query = fc
+    .tuple(
+      ...queryParams(op).map((p) => {
+        const kind = PARAMETER_KINDS[p.name]
+        const value = kind ? fc.oneof(fc.constant<unknown>(ids[kind]), arbitraryFromSchema(p.schema)) : arbitraryFromSchema(p.schema)
+        return fc.option(
+          value.map((v) => asQueryValues(v).map((s) => [p.name, s] as [string, string])),
+          { nil: undefined, freq: 2 },
+        )
+      }),
+    )
+    .map((pairs) => pairs.flatMap((p) => p ?? []))
   const schema = jsonBodySchema(op)
   const body = schema ? arbitraryFromSchema(schema) : fc.constant(undefined)
   return fc.record({ path, query, body, hasBody: fc.constant(schema !== undefined) }) as fc.Arbitrary<FuzzRequest>
@@ -70,7 +104,12 @@ for (const dialect of testDialects()) {
         rmSync(dir, { recursive: true, force: true })
       })
       writeFileSync(join(dir, 'ai.json'), JSON.stringify(baseAiConfig(box, cloud)))
-      const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_PIN_SCRYPT_LOG2N: '10', SITEGRID_AI_CONFIG_FILE: join(dir, 'ai.json'), CLOUD_AI_KEY: CLOUD_KEY })
+      const h = await harness(t, dialect, {
+        ...NO_RATE_LIMIT,
+        SITEGRID_PIN_SCRYPT_LOG2N: '10',
+        SITEGRID_AI_CONFIG_FILE: join(dir, 'ai.json'),
+        CLOUD_AI_KEY: CLOUD_KEY,
+      })
       const tenant = await seedTenant(h, 'FZ')
       // Deletions last, the site itself at the very end: the other operations keep finding the seeded rows.
       const rank = (op: Operation) => (op.method !== 'DELETE' ? 0 : op.path === '/api/sites/{code}' ? 2 : 1)
@@ -78,7 +117,10 @@ for (const dialect of testDialects()) {
       const checkResponse = responseChecker()
       await sleep(200) // the seeding key's lastUsedAt flush lands before the first snapshot
       console.log(`# hardening fuzz (${dialect}): seed ${SEED} (replay: SITEGRID_FUZZ_SEED=${SEED}), ${RUNS} runs per operation`)
-      let requests = 0; let serverErrors = 0; let refused = 0; let refusedChanging = 0
+      let requests = 0
+      let serverErrors = 0
+      let refused = 0
+      let refusedChanging = 0
       const problems: string[] = []
       const statuses: Record<number, number> = {}
       let baseline = await snapshotOrg(h, tenant.org.id)
@@ -88,7 +130,8 @@ for (const dialect of testDialects()) {
           const query = new URLSearchParams(sample.query).toString()
           const url = fillPath(op.path, sample.path) + (query ? `?${query}` : '')
           const res = await h.inject(tenant.owner, {
-            method: op.method as 'GET', url,
+            method: op.method as 'GET',
+            url,
             ...(sample.hasBody && sample.body !== undefined ? { payload: JSON.stringify(sample.body), headers: { 'content-type': 'application/json' } } : {}),
           })
           requests++
@@ -115,7 +158,9 @@ for (const dialect of testDialects()) {
           baseline = after
         }
       }
-      console.log(`# hardening fuzz (${dialect}): seed ${SEED}, ${ops.length} operations, ${requests} requests, ${serverErrors} x 5xx, ${problems.length - serverErrors - refusedChanging} schema violations or leaks, ${refusedChanging} refused requests that changed rows (of ${refused} refused); statuses ${JSON.stringify(statuses)}`)
+      console.log(
+        `# hardening fuzz (${dialect}): seed ${SEED}, ${ops.length} operations, ${requests} requests, ${serverErrors} x 5xx, ${problems.length - serverErrors - refusedChanging} schema violations or leaks, ${refusedChanging} refused requests that changed rows (of ${refused} refused); statuses ${JSON.stringify(statuses)}`,
+      )
       for (const problem of problems.slice(0, 100)) console.log(`# fuzz problem: ${problem.slice(0, 500)}`)
       assert.equal(ops.length >= 80, true, `${ops.length} operations`)
       assert.deepEqual(problems, [])
@@ -140,10 +185,12 @@ function inputCaseMismatch(res: LightMyRequestResponse, expected: Expected, op: 
   const first = body.errors?.[0]
   if (!first) return 'no field named'
   if (expected.in !== undefined && first.in !== expected.in) return `names ${first.in}, expected ${expected.in}`
-  if (expected.pointer !== undefined && first.pointer !== expected.pointer) return `names ${JSON.stringify(first.pointer)}, expected ${JSON.stringify(expected.pointer)}`
+  if (expected.pointer !== undefined && first.pointer !== expected.pointer)
+    return `names ${JSON.stringify(first.pointer)}, expected ${JSON.stringify(expected.pointer)}`
   // The streamed network document names the element (`/nodes/0`) of a value too deep, the other routes the value.
   const prefix = expected.pointerPrefix
-  if (prefix !== undefined && !first.pointer.startsWith(prefix) && !(first.pointer !== '' && prefix.startsWith(`${first.pointer}/`))) return `names ${first.pointer}, not ${prefix}`
+  if (prefix !== undefined && !first.pointer.startsWith(prefix) && !(first.pointer !== '' && prefix.startsWith(`${first.pointer}/`)))
+    return `names ${first.pointer}, not ${prefix}`
   if (expected.rule && !expected.rule.test(first.message)) return `rule "${first.message}", expected ${String(expected.rule)}`
   return ''
 }
@@ -158,7 +205,9 @@ for (const dialect of testDialects()) {
         const checkResponse = responseChecker()
         await sleep(200) // the seeding key's lastUsedAt flush lands before the first snapshot
         const problems: string[] = []
-        let requests = 0; let operationsWithCases = 0; let serverErrors = 0
+        let requests = 0
+        let operationsWithCases = 0
+        let serverErrors = 0
         for (const op of ops) {
           const cases = casesOf(op, tenant.ids, h.clock.now())
           if (cases.length === 0) continue
@@ -170,7 +219,11 @@ for (const dialect of testDialects()) {
             const res = await h.inject(tenant.owner, c.request)
             requests++
             if (res.statusCode >= 500) serverErrors++
-            const mismatch = refusedFirst ? (res.statusCode === 403 ? '' : `answered ${res.statusCode}, expected the 403 of its policy`) : inputCaseMismatch(res, c.expected, op)
+            const mismatch = refusedFirst
+              ? res.statusCode === 403
+                ? ''
+                : `answered ${res.statusCode}, expected the 403 of its policy`
+              : inputCaseMismatch(res, c.expected, op)
             if (mismatch) problems.push(`${label(op)} ${c.name}: ${mismatch}`)
             const violation = checkResponse(op, res)
             if (violation) problems.push(`${c.name}: ${violation}`)
@@ -178,7 +231,9 @@ for (const dialect of testDialects()) {
           const diff = snapshotDiff(before, await snapshotOrg(h, tenant.org.id))
           if (diff.length) problems.push(`${label(op)}: refused ${className} cases changed ${diff.join(', ')}`)
         }
-        console.log(`# input classes (${dialect}) ${className}: ${operationsWithCases} of ${ops.length} operations, ${requests} requests, ${serverErrors} x 5xx, ${problems.length} problems`)
+        console.log(
+          `# input classes (${dialect}) ${className}: ${operationsWithCases} of ${ops.length} operations, ${requests} requests, ${serverErrors} x 5xx, ${problems.length} problems`,
+        )
         for (const problem of problems.slice(0, 60)) console.log(`# input problem: ${problem.slice(0, 400)}`)
         assert.ok(operationsWithCases >= 30 && requests >= operationsWithCases, `${operationsWithCases} operations, ${requests} requests`)
         assert.deepEqual(problems, [])

@@ -24,23 +24,37 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       assert.equal(site.status, 201)
 
       const body = JSON.stringify(controllerBody())
-      const answers = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => new Promise<{ status: number; body: string; replayed: boolean }>((resolve, reject) => {
-        const server = i % 2 === 0 ? a : b
-        // node:http, not fetch: the Host header names the tenant; httpRequest (test/cli) does not return headers.
-        const req = request(`${server.url}/api/sites/S1/controllers`, { method: 'POST', headers: { ...headers, 'idempotency-key': 'two-process-key' } }, (res) => {
-          let text = ''
-          res.setEncoding('utf8')
-          res.on('data', (d: string) => { text += d })
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, replayed: res.headers['idempotent-replayed'] === 'true' }))
-        })
-        req.on('error', reject)
-        req.end(body)
-      })))
+      const answers = await Promise.all(
+        Array.from(
+          { length: CONCURRENT },
+          (_, i) =>
+            new Promise<{ status: number; body: string; replayed: boolean }>((resolve, reject) => {
+              const server = i % 2 === 0 ? a : b
+              // node:http, not fetch: the Host header names the tenant; httpRequest (test/cli) does not return headers.
+              const req = request(
+                `${server.url}/api/sites/S1/controllers`,
+                { method: 'POST', headers: { ...headers, 'idempotency-key': 'two-process-key' } },
+                (res) => {
+                  let text = ''
+                  res.setEncoding('utf8')
+                  res.on('data', (d: string) => {
+                    text += d
+                  })
+                  res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, replayed: res.headers['idempotent-replayed'] === 'true' }))
+                },
+              )
+              req.on('error', reject)
+              req.end(body)
+            }),
+        ),
+      )
 
       const created = await handle.db.selectFrom('controllers').select('id').where('org_id', '=', world.orgId).execute()
       const statuses = answers.reduce<Record<number, number>>((acc, x) => ({ ...acc, [x.status]: (acc[x.status] ?? 0) + 1 }), {})
       const replays = answers.filter((x) => x.replayed).length
-      console.log(`idempotency ${dialect}: ${CONCURRENT} concurrent requests over 2 processes -> statuses ${JSON.stringify(statuses)}, records created ${created.length}, replays ${replays}, distinct bodies ${new Set(answers.map((x) => x.body)).size}`)
+      console.log(
+        `idempotency ${dialect}: ${CONCURRENT} concurrent requests over 2 processes -> statuses ${JSON.stringify(statuses)}, records created ${created.length}, replays ${replays}, distinct bodies ${new Set(answers.map((x) => x.body)).size}`,
+      )
       assert.deepEqual(statuses, { 201: CONCURRENT })
       assert.equal(created.length, 1)
       assert.equal(replays, CONCURRENT - 1)

@@ -6,8 +6,7 @@ import { controllerBody, equipmentSetup, rowCount } from '../../src/modules/cont
 import type { Org } from '../../src/identity.ts'
 import { harness, testDialects, type Harness } from '../harness.ts'
 
-const keyRows = async (h: Harness, org: Org) =>
-  h.handle.db.selectFrom('idempotency_keys').selectAll().where('org_id', '=', org.id).execute()
+const keyRows = async (h: Harness, org: Org) => h.handle.db.selectFrom('idempotency_keys').selectAll().where('org_id', '=', org.id).execute()
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: Idempotency-Key`, () => {
@@ -55,7 +54,11 @@ for (const dialect of testDialects()) {
     it('keys are scoped per organisation: another organisation with the same key executes its own request', async (t) => {
       const { h, org, as } = await equipmentSetup(t, dialect)
       const other = await h.orgWithKey('admin')
-      const asOther = (payload: unknown) => h.inject({ org: other.org, apiKey: other.key }, { method: 'POST', url: '/api/sites', payload: payload as object, headers: { 'idempotency-key': 'shared-key' } })
+      const asOther = (payload: unknown) =>
+        h.inject(
+          { org: other.org, apiKey: other.key },
+          { method: 'POST', url: '/api/sites', payload: payload as object, headers: { 'idempotency-key': 'shared-key' } },
+        )
       const mine = await as('POST', '/api/sites', { code: 'S9', name: 'Mine' }, { 'idempotency-key': 'shared-key' })
       const theirs = await asOther({ code: 'S9', name: 'Mine' })
       assert.equal(mine.statusCode, 201)
@@ -91,7 +94,10 @@ for (const dialect of testDialects()) {
       assert.equal((await keyRows(h, org)).length, 3)
       h.clock.advance(IDEMPOTENCY_TTL_MS)
       await as('POST', '/api/sites', { code: 'new-1', name: 'n' }, { 'idempotency-key': 'new-1' })
-      assert.deepEqual((await keyRows(h, org)).map((r) => r.key), ['new-1'])
+      assert.deepEqual(
+        (await keyRows(h, org)).map((r) => r.key),
+        ['new-1'],
+      )
     })
 
     it('a schema validation failure is not stored (nothing began executing); a 4xx of the operation itself is stored and replayed', async (t) => {
@@ -117,7 +123,10 @@ for (const dialect of testDialects()) {
       for (const bad of ['x'.repeat(256), '']) {
         const res = await as('POST', '/api/sites', { code: `B${bad.length}`, name: 'n' }, { 'idempotency-key': bad })
         assert.equal(res.statusCode, 400, `length ${bad.length}`)
-        assert.deepEqual(res.json().errors.map((e: { in: string; pointer: string }) => [e.in, e.pointer]), [['headers', '/idempotency-key']])
+        assert.deepEqual(
+          res.json().errors.map((e: { in: string; pointer: string }) => [e.in, e.pointer]),
+          [['headers', '/idempotency-key']],
+        )
       }
       assert.equal((await as('POST', '/api/sites', { code: 'G255', name: 'n' }, { 'idempotency-key': '~'.repeat(255) })).statusCode, 201)
       assert.equal((await as('POST', '/api/sites', { code: 'GSP', name: 'n' }, { 'idempotency-key': 'a b!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~' })).statusCode, 201)
@@ -150,10 +159,23 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect, { SITEGRID_IDEMPOTENCY_WAIT_MS: '150' })
       const { org, key } = await h.orgWithKey('admin')
       const body = { code: 'BUSY', name: 'n' }
-      await h.handle.db.insertInto('idempotency_keys').values({
-        org_id: org.id, key: 'k-busy', request_method: 'POST', request_path: '/api/sites', fingerprint: bodyFingerprint(body),
-        state: 'running', status: null, headers: null, body: null, created_at: h.clock.now(), locked_at: h.clock.now(), completed_at: null,
-      }).execute()
+      await h.handle.db
+        .insertInto('idempotency_keys')
+        .values({
+          org_id: org.id,
+          key: 'k-busy',
+          request_method: 'POST',
+          request_path: '/api/sites',
+          fingerprint: bodyFingerprint(body),
+          state: 'running',
+          status: null,
+          headers: null,
+          body: null,
+          created_at: h.clock.now(),
+          locked_at: h.clock.now(),
+          completed_at: null,
+        })
+        .execute()
       const res = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/sites', payload: body, headers: { 'idempotency-key': 'k-busy' } })
       assert.equal(res.statusCode, 409)
       assert.equal(res.json().code, 'IdempotencyKeyInProgress')
@@ -169,7 +191,11 @@ for (const dialect of testDialects()) {
     it('a 5xx is not stored: the retry executes (AI provider failed, then answered); the replay does not call the provider again', async (t) => {
       const ai = await setUpAi(t, dialect)
       ai.box.enqueue({ kind: 'error', status: 500 }, { kind: 'error', status: 500 })
-      const ask = () => ai.h.inject({ org: ai.org, apiKey: ai.key }, { method: 'POST', url: '/api/ai/complete', payload: { prompt: 'Why does the crusher trip?' }, headers: { 'idempotency-key': 'k-ai' } })
+      const ask = () =>
+        ai.h.inject(
+          { org: ai.org, apiKey: ai.key },
+          { method: 'POST', url: '/api/ai/complete', payload: { prompt: 'Why does the crusher trip?' }, headers: { 'idempotency-key': 'k-ai' } },
+        )
       const failed = await ask()
       assert.equal(failed.statusCode, 502)
       assert.equal((await keyRows(ai.h, ai.org)).length, 0)
@@ -187,16 +213,24 @@ for (const dialect of testDialects()) {
 
     it('a stream cannot be replayed: Idempotency-Key with stream: true is a 400 naming the header', async (t) => {
       const ai = await setUpAi(t, dialect)
-      const res = await ai.h.inject({ org: ai.org, apiKey: ai.key }, { method: 'POST', url: '/api/ai/complete', payload: { prompt: 'hi', stream: true }, headers: { 'idempotency-key': 'k-stream' } })
+      const res = await ai.h.inject(
+        { org: ai.org, apiKey: ai.key },
+        { method: 'POST', url: '/api/ai/complete', payload: { prompt: 'hi', stream: true }, headers: { 'idempotency-key': 'k-stream' } },
+      )
       assert.equal(res.statusCode, 400)
-      assert.deepEqual(res.json().errors.map((e: { in: string; pointer: string }) => [e.in, e.pointer]), [['headers', '/idempotency-key']])
+      assert.deepEqual(
+        res.json().errors.map((e: { in: string; pointer: string }) => [e.in, e.pointer]),
+        [['headers', '/idempotency-key']],
+      )
       assert.equal(ai.box.requests.length, 0)
       assert.equal((await keyRows(ai.h, ai.org)).length, 0)
     })
 
     it('the OpenAPI document lists the header on exactly the idempotent operations', async (t) => {
       const h = await harness(t, dialect)
-      const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string }> }>> }
+      const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+        paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string }> }>>
+      }
       const withHeader: string[] = []
       for (const [path, operations] of Object.entries(doc.paths)) {
         for (const [method, op] of Object.entries(operations)) {
@@ -204,7 +238,15 @@ for (const dialect of testDialects()) {
         }
       }
       console.log(`idempotent operations (${withHeader.length}): ${withHeader.sort().join(', ')}`)
-      for (const op of ['POST /api/sites', 'POST /api/sites/{siteId}/controllers', 'POST /api/sites/{siteId}/instances', 'POST /api/sites/{siteId}/electrical/nodes', 'POST /api/sites/{siteId}/electrical/edges', 'POST /api/sites/{siteId}/alarms/events', 'POST /api/ai/complete']) {
+      for (const op of [
+        'POST /api/sites',
+        'POST /api/sites/{siteId}/controllers',
+        'POST /api/sites/{siteId}/instances',
+        'POST /api/sites/{siteId}/electrical/nodes',
+        'POST /api/sites/{siteId}/electrical/edges',
+        'POST /api/sites/{siteId}/alarms/events',
+        'POST /api/ai/complete',
+      ]) {
         assert.ok(withHeader.includes(op), op)
       }
       assert.ok(withHeader.every((op) => op.startsWith('POST ')))

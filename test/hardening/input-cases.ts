@@ -1,7 +1,18 @@
 // The input classes of issue 24 (defects 9–11) as requests for any operation of the OpenAPI document: a NUL or a
 // lone surrogate in each path parameter, query parameter and body string, deep nesting in each free-form body field
 // and as the whole body, and bodies of content types the operation does not read.
-import { exampleOf, fillPath, jsonBodySchema, pathParams, PARAMETER_KINDS, queryFor, queryParams, type Operation, type Schema, type TenantIds } from './support.ts'
+import {
+  exampleOf,
+  fillPath,
+  jsonBodySchema,
+  pathParams,
+  PARAMETER_KINDS,
+  queryFor,
+  queryParams,
+  type Operation,
+  type Schema,
+  type TenantIds,
+} from './support.ts'
 
 export const NUL = 'a\u0000b'
 export const LONE_SURROGATE = 'a\ud800b'
@@ -9,7 +20,14 @@ export const LONE_SURROGATE = 'a\ud800b'
 export const DEEP_LEVELS = 5_000
 
 /** What a case expects: the refusal's status and code, and for a 400 the field it names. */
-export interface Expected { status: number; code: string; in?: string; pointer?: string; pointerPrefix?: string; rule?: RegExp }
+export interface Expected {
+  status: number
+  code: string
+  in?: string
+  pointer?: string
+  pointerPrefix?: string
+  rule?: RegExp
+}
 
 export interface InputCase {
   name: string
@@ -18,7 +36,10 @@ export interface InputCase {
 }
 
 /** A string field or a free-form value (an object or value without declared properties) of a body schema. */
-interface BodyField { segments: string[]; freeForm: boolean }
+interface BodyField {
+  segments: string[]
+  freeForm: boolean
+}
 
 const pointerOf = (segments: string[]) => segments.map((s) => `/${s.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
 
@@ -26,19 +47,24 @@ const pointerOf = (segments: string[]) => segments.map((s) => `/${s.replaceAll('
 export function bodyFields(schema: Schema, segments: string[] = []): BodyField[] {
   const found = new Map<string, BodyField>()
   const walk = (s: Schema, at: string[]): void => {
-    const add = (freeForm: boolean) => { if (!found.has(pointerOf(at))) found.set(pointerOf(at), { segments: at, freeForm }) }
+    const add = (freeForm: boolean) => {
+      if (!found.has(pointerOf(at))) found.set(pointerOf(at), { segments: at, freeForm })
+    }
     if (s.anyOf) {
       for (const branch of s.anyOf) walk(branch, at)
       return
     }
     switch (s.type) {
-      case 'string': return add(false)
-      case 'array': return s.items ? walk(s.items, [...at, '0']) : add(true)
+      case 'string':
+        return add(false)
+      case 'array':
+        return s.items ? walk(s.items, [...at, '0']) : add(true)
       case 'object':
         if (!s.properties) return add(true)
         for (const [key, value] of Object.entries(s.properties)) walk(value, [...at, key])
         return
-      case undefined: if (!s.enum && s.const === undefined) add(true) // Type.Unknown
+      case undefined:
+        if (!s.enum && s.const === undefined) add(true) // Type.Unknown
     }
   }
   walk(schema, segments)
@@ -60,8 +86,12 @@ export const deepJson = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repea
 
 const PLACEHOLDER = '__deep_value__'
 
-const jsonRequest = (op: Operation, url: string, payload: string) =>
-  ({ method: op.method as 'GET', url, payload, headers: { 'content-type': 'application/json' } })
+const jsonRequest = (op: Operation, url: string, payload: string) => ({
+  method: op.method as 'GET',
+  url,
+  payload,
+  headers: { 'content-type': 'application/json' },
+})
 
 /** The URL of an operation on the seeded tenant's own resources, with its required query parameters. */
 export function urlFor(op: Operation, ids: TenantIds, now: number, pathOverride: Record<string, string> = {}, query: Record<string, string> = {}): string {
@@ -87,18 +117,26 @@ export function bodyTypesOf(op: Operation): readonly string[] {
 
 /** A request without a body to an operation that reads only a non-JSON body: the missing body is refused first. */
 const refusedWithoutBody = (op: Operation, expected: Expected): Expected =>
-  (BODY_METHODS.has(op.method) && !bodyTypesOf(op).includes('application/json') ? { status: 415, code: 'UnsupportedMediaType' } : expected)
+  BODY_METHODS.has(op.method) && !bodyTypesOf(op).includes('application/json') ? { status: 415, code: 'UnsupportedMediaType' } : expected
 
 /** Defect 10: NUL in each path parameter, query parameter, body string and property name; a lone surrogate once per place. */
 export function textCases(op: Operation, ids: TenantIds, now: number): InputCase[] {
   const cases: InputCase[] = []
   for (const p of pathParams(op)) {
-    cases.push({ name: `NUL in path /${p.name}`, request: { method: op.method as 'GET', url: urlFor(op, ids, now, { [p.name]: NUL }) }, expected: refusedWithoutBody(op, fieldRefusal('params', `/${p.name}`, /NUL/)) })
+    cases.push({
+      name: `NUL in path /${p.name}`,
+      request: { method: op.method as 'GET', url: urlFor(op, ids, now, { [p.name]: NUL }) },
+      expected: refusedWithoutBody(op, fieldRefusal('params', `/${p.name}`, /NUL/)),
+    })
   }
   // Only NUL: a lone surrogate has no UTF-8 form, and the query parser keeps bytes that do not decode as written (%ED%A0%80).
   for (const p of queryParams(op)) {
     const url = urlFor(op, ids, now, {}, { [p.name]: NUL })
-    cases.push({ name: `NUL in query ${p.name}`, request: { method: op.method as 'GET', url }, expected: refusedWithoutBody(op, fieldRefusal('query', `/${p.name}`, /NUL/)) })
+    cases.push({
+      name: `NUL in query ${p.name}`,
+      request: { method: op.method as 'GET', url },
+      expected: refusedWithoutBody(op, fieldRefusal('query', `/${p.name}`, /NUL/)),
+    })
   }
   const schema = jsonBodySchema(op)
   if (!schema) return cases
@@ -108,16 +146,28 @@ export function textCases(op: Operation, ids: TenantIds, now: number): InputCase
   for (const field of strings) {
     const value = field.freeForm ? { note: NUL } : NUL
     const pointer = pointerOf(field.segments) + (field.freeForm ? '/note' : '')
-    cases.push({ name: `NUL in body ${pointer}`, request: jsonRequest(op, url, JSON.stringify(withValue(example, field.segments, value))), expected: fieldRefusal('body', pointer, /NUL/) })
+    cases.push({
+      name: `NUL in body ${pointer}`,
+      request: jsonRequest(op, url, JSON.stringify(withValue(example, field.segments, value))),
+      expected: fieldRefusal('body', pointer, /NUL/),
+    })
   }
   const first = strings.find((f) => !f.freeForm)
   if (first) {
     const pointer = pointerOf(first.segments)
-    cases.push({ name: `lone surrogate in body ${pointer}`, request: jsonRequest(op, url, JSON.stringify(withValue(example, first.segments, LONE_SURROGATE))), expected: fieldRefusal('body', pointer, /surrogate/) })
+    cases.push({
+      name: `lone surrogate in body ${pointer}`,
+      request: jsonRequest(op, url, JSON.stringify(withValue(example, first.segments, LONE_SURROGATE))),
+      expected: fieldRefusal('body', pointer, /surrogate/),
+    })
   }
   // The rule named may be the schema's (an unknown property) or this one: the name is refused either way.
   const segments = [...(Array.isArray(example) ? ['0'] : []), 'x\u0000']
-  cases.push({ name: 'NUL in a property name', request: jsonRequest(op, url, JSON.stringify(withValue(example, segments, 1))), expected: { status: 400, code: 'ValidationFailed', in: 'body', pointer: pointerOf(segments) } })
+  cases.push({
+    name: 'NUL in a property name',
+    request: jsonRequest(op, url, JSON.stringify(withValue(example, segments, 1))),
+    expected: { status: 400, code: 'ValidationFailed', in: 'body', pointer: pointerOf(segments) },
+  })
   return cases
 }
 
@@ -127,13 +177,19 @@ export function depthCases(op: Operation, ids: TenantIds, now: number): InputCas
   if (!schema) return []
   const url = urlFor(op, ids, now)
   const example = exampleOf(schema, now)
-  const cases: InputCase[] = bodyFields(schema).filter((f) => f.freeForm).map((field) => ({
-    name: `${DEEP_LEVELS} levels in ${pointerOf(field.segments)}`,
-    request: jsonRequest(op, url, JSON.stringify(withValue(example, field.segments, PLACEHOLDER)).replace(`"${PLACEHOLDER}"`, deepJson(DEEP_LEVELS))),
-    expected: { status: 400, code: 'ValidationFailed', in: 'body', pointerPrefix: pointerOf(field.segments), rule: /nest deeper than 64 levels/ },
-  }))
+  const cases: InputCase[] = bodyFields(schema)
+    .filter((f) => f.freeForm)
+    .map((field) => ({
+      name: `${DEEP_LEVELS} levels in ${pointerOf(field.segments)}`,
+      request: jsonRequest(op, url, JSON.stringify(withValue(example, field.segments, PLACEHOLDER)).replace(`"${PLACEHOLDER}"`, deepJson(DEEP_LEVELS))),
+      expected: { status: 400, code: 'ValidationFailed', in: 'body', pointerPrefix: pointerOf(field.segments), rule: /nest deeper than 64 levels/ },
+    }))
   const wholeBody = `${'['.repeat(DEEP_LEVELS * 10)}${']'.repeat(DEEP_LEVELS * 10)}`
-  cases.push({ name: `a body of ${DEEP_LEVELS * 10} nested arrays`, request: jsonRequest(op, url, wholeBody), expected: { status: 400, code: 'ValidationFailed', in: 'body' } })
+  cases.push({
+    name: `a body of ${DEEP_LEVELS * 10} nested arrays`,
+    request: jsonRequest(op, url, wholeBody),
+    expected: { status: 400, code: 'ValidationFailed', in: 'body' },
+  })
   return cases
 }
 

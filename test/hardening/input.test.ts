@@ -17,12 +17,21 @@ import { processWorld, type ProcessWorld } from './process-support.ts'
 import { NO_RATE_LIMIT, seedTenant, snapshotDiff, snapshotOrg, stableBody } from './support.ts'
 
 const validationFailed = (where: string, pointer: string, message: string) => ({
-  type: '/problems/ValidationFailed', title: 'The request is not valid', status: 400, detail: `${pointer.slice(1)}: ${message}`, code: 'ValidationFailed',
+  type: '/problems/ValidationFailed',
+  title: 'The request is not valid',
+  status: 400,
+  detail: `${pointer.slice(1)}: ${message}`,
+  code: 'ValidationFailed',
   errors: [{ in: where, pointer, message }],
 })
 
 const unsupported = (acceptedTypes: string[]) => ({
-  type: '/problems/UnsupportedMediaType', title: 'Unsupported media type', status: 415, detail: `Send the body as ${acceptedTypes.join(' or ')}.`, code: 'UnsupportedMediaType', acceptedTypes,
+  type: '/problems/UnsupportedMediaType',
+  title: 'Unsupported media type',
+  status: 415,
+  detail: `Send the body as ${acceptedTypes.join(' or ')}.`,
+  code: 'UnsupportedMediaType',
+  acceptedTypes,
 })
 
 /** The pointer of the first object past the 64 levels in a chain of `{"a": …}` under a top-level field (level 2). */
@@ -31,40 +40,101 @@ const tooDeepUnder = (field: string) => field + '/a'.repeat(63)
 const API_KEY_IN_URL = `csk_${'Q7'.repeat(16)}`
 
 /** `contentType`: application/json when there is a body, unless given; null sends none. */
-interface Case { name: string; method: string; path: string; body?: string; contentType?: string | null; expected: unknown }
+interface Case {
+  name: string
+  method: string
+  path: string
+  body?: string
+  contentType?: string | null
+  expected: unknown
+}
 
 const CASES: Case[] = [
   { name: 'NUL in a path parameter', method: 'GET', path: '/api/sites/%00', expected: validationFailed('params', '/code', NUL_RULE) },
   { name: 'NUL in a query parameter', method: 'GET', path: '/api/sites?cursor=a%00b', expected: validationFailed('query', '/cursor', NUL_RULE) },
-  { name: 'NUL in a body string', method: 'POST', path: '/api/sites', body: '{"code":"S2","name":"a\\u0000b"}', expected: validationFailed('body', '/name', NUL_RULE) },
-  { name: 'a lone surrogate in a body string', method: 'POST', path: '/api/sites', body: '{"code":"S2","name":"a\\ud800b"}', expected: validationFailed('body', '/name', SURROGATE_RULE) },
   {
-    name: 'an instance config 5 000 levels deep (a 25 KB body)', method: 'POST', path: '/api/sites/S1/instances',
+    name: 'NUL in a body string',
+    method: 'POST',
+    path: '/api/sites',
+    body: '{"code":"S2","name":"a\\u0000b"}',
+    expected: validationFailed('body', '/name', NUL_RULE),
+  },
+  {
+    name: 'a lone surrogate in a body string',
+    method: 'POST',
+    path: '/api/sites',
+    body: '{"code":"S2","name":"a\\ud800b"}',
+    expected: validationFailed('body', '/name', SURROGATE_RULE),
+  },
+  {
+    name: 'an instance config 5 000 levels deep (a 25 KB body)',
+    method: 'POST',
+    path: '/api/sites/S1/instances',
     body: `{"id":"I1","name":"Pump","typeId":"pump","assetNumber":"A-I1","controllerId":"CTL","config":${deepJson(5_000)}}`,
     expected: validationFailed('body', tooDeepUnder('/config'), DEPTH_RULE),
   },
   {
-    name: 'node metadata 2 000 levels deep (accepted before)', method: 'POST', path: '/api/sites/S1/electrical/nodes',
+    name: 'node metadata 2 000 levels deep (accepted before)',
+    method: 'POST',
+    path: '/api/sites/S1/electrical/nodes',
     body: `{"id":"N1","name":"Board","nodeType":3,"metadata":${deepJson(2_000)}}`,
     expected: validationFailed('body', tooDeepUnder('/metadata'), DEPTH_RULE),
   },
   {
-    name: 'a whole body of 100 000 nested arrays', method: 'POST', path: '/api/sites', body: `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+    name: 'a whole body of 100 000 nested arrays',
+    method: 'POST',
+    path: '/api/sites',
+    body: `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
     expected: validationFailed('body', '/0'.repeat(64), DEPTH_RULE),
   },
   {
     // 400 000 elements: walked without spreading them into one call (that overflowed the stack: a 500).
-    name: 'a NUL at the end of a flat array of 400 000 elements', method: 'POST', path: '/api/sites', body: `[${'0,'.repeat(399_999)}"\\u0000"]`,
+    name: 'a NUL at the end of a flat array of 400 000 elements',
+    method: 'POST',
+    path: '/api/sites',
+    body: `[${'0,'.repeat(399_999)}"\\u0000"]`,
     expected: validationFailed('body', '/399999', NUL_RULE),
   },
   {
-    name: 'NUL in a CSV body', method: 'POST', path: '/api/sites/S1/instances/bulk', contentType: 'text/csv',
-    body: 'id,name,typeId,assetNumber,controllerId\nI1,Pu\u0000mp,pump,A-I1,CTL\n', expected: validationFailed('body', '/line/2', NUL_RULE),
+    name: 'NUL in a CSV body',
+    method: 'POST',
+    path: '/api/sites/S1/instances/bulk',
+    contentType: 'text/csv',
+    body: 'id,name,typeId,assetNumber,controllerId\nI1,Pu\u0000mp,pump,A-I1,CTL\n',
+    expected: validationFailed('body', '/line/2', NUL_RULE),
   },
-  { name: 'a text/plain body', method: 'POST', path: '/api/sites', contentType: 'text/plain', body: '{"code":"S2","name":"x"}', expected: unsupported(['application/json']) },
-  { name: 'a body without a content type', method: 'POST', path: '/api/sites', contentType: null, body: '{"code":"S2","name":"x"}', expected: unsupported(['application/json']) },
-  { name: 'a form body', method: 'PUT', path: '/api/sites/S1', contentType: 'application/x-www-form-urlencoded', body: 'name=x', expected: unsupported(['application/json']) },
-  { name: 'a text/plain body to the bulk import', method: 'POST', path: '/api/sites/S1/instances/bulk', contentType: 'text/plain', body: 'id,name\n', expected: unsupported(['application/json', 'text/csv', 'application/csv']) },
+  {
+    name: 'a text/plain body',
+    method: 'POST',
+    path: '/api/sites',
+    contentType: 'text/plain',
+    body: '{"code":"S2","name":"x"}',
+    expected: unsupported(['application/json']),
+  },
+  {
+    name: 'a body without a content type',
+    method: 'POST',
+    path: '/api/sites',
+    contentType: null,
+    body: '{"code":"S2","name":"x"}',
+    expected: unsupported(['application/json']),
+  },
+  {
+    name: 'a form body',
+    method: 'PUT',
+    path: '/api/sites/S1',
+    contentType: 'application/x-www-form-urlencoded',
+    body: 'name=x',
+    expected: unsupported(['application/json']),
+  },
+  {
+    name: 'a text/plain body to the bulk import',
+    method: 'POST',
+    path: '/api/sites/S1/instances/bulk',
+    contentType: 'text/plain',
+    body: 'id,name\n',
+    expected: unsupported(['application/json', 'text/csv', 'application/csv']),
+  },
 ]
 
 for (const dialect of testDialects()) {
@@ -76,11 +146,25 @@ for (const dialect of testDialects()) {
       const host = `${w.slug}.localhost`
       const call = (c: Omit<Case, 'name' | 'expected'>) => {
         const type = c.contentType === undefined ? (c.body === undefined ? null : 'application/json') : c.contentType
-        return httpRequest(`${server.url}${c.path}`, { method: c.method, body: c.body, headers: { host, 'x-api-key': w.ownerKey, ...(type === null ? {} : { 'content-type': type }) } })
+        return httpRequest(`${server.url}${c.path}`, {
+          method: c.method,
+          body: c.body,
+          headers: { host, 'x-api-key': w.ownerKey, ...(type === null ? {} : { 'content-type': type }) },
+        })
       }
-      const json = (method: string, path: string, body: unknown) => httpRequest(`${server.url}${path}`, { method, body: JSON.stringify(body), headers: { host, 'x-api-key': w.ownerKey, 'content-type': 'application/json' } })
+      const json = (method: string, path: string, body: unknown) =>
+        httpRequest(`${server.url}${path}`, {
+          method,
+          body: JSON.stringify(body),
+          headers: { host, 'x-api-key': w.ownerKey, 'content-type': 'application/json' },
+        })
       assert.equal((await json('POST', '/api/sites', { code: 'S1', name: 'Plant' })).status, 201)
-      const controller = await json('POST', '/api/sites/S1/controllers', { name: 'PLC', platform: 1, assetNumber: 'A-C1', connection: { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15' } })
+      const controller = await json('POST', '/api/sites/S1/controllers', {
+        name: 'PLC',
+        platform: 1,
+        assetNumber: 'A-C1',
+        connection: { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15' },
+      })
       assert.equal(controller.status, 201, controller.body)
       const controllerId = String((controller.json() as { id: string }).id)
       const rowsBefore = await tenantRows(w.handle.db, w.orgId)
@@ -90,7 +174,11 @@ for (const dialect of testDialects()) {
         const res = await call({ ...c, body: c.body?.replace('"CTL"', JSON.stringify(controllerId)).replace(',CTL\n', `,${controllerId}\n`) })
         const got = { status: res.status, body: stableBody(res.body) }
         const want = { status: (c.expected as { status: number }).status, body: c.expected }
-        try { assert.deepEqual(got, want) } catch { mismatches.push(`${c.name}: ${res.status} ${res.body.slice(0, 300)}`) }
+        try {
+          assert.deepEqual(got, want)
+        } catch {
+          mismatches.push(`${c.name}: ${res.status} ${res.body.slice(0, 300)}`)
+        }
       }
       assert.deepEqual(mismatches, [], 'every case answers its exact problem')
       assert.deepEqual(await tenantRows(w.handle.db, w.orgId), rowsBefore, 'the refused requests wrote nothing')
@@ -115,7 +203,11 @@ for (const dialect of testDialects()) {
 
 /** The rows of an exported package by part, and its header. */
 function unpack(gzipped: Buffer): { header: PackageHeader; parts: Map<string, Row[]> } {
-  const records = gunzipSync(gzipped).toString('utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; part: string; row: Row })
+  const records = gunzipSync(gzipped)
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { type: string; part: string; row: Row })
   const header = records[0] as unknown as PackageHeader
   const parts = new Map(header.tables.map((table) => [table, records.filter((r) => r.type === 'row' && r.part === table).map((r) => r.row)]))
   return { header, parts }
@@ -124,7 +216,13 @@ function unpack(gzipped: Buffer): { header: PackageHeader; parts: Map<string, Ro
 /** A package with every count and checksum right (format.ts writePackage), so that only the rows' content is wrong. */
 async function repack(header: PackageHeader, parts: Map<string, Row[]>): Promise<Buffer> {
   const source = async function* () {
-    for (const part of header.tables) yield { part, rows: (async function* () { yield* parts.get(part) ?? [] })() }
+    for (const part of header.tables)
+      yield {
+        part,
+        rows: (async function* () {
+          yield* parts.get(part) ?? []
+        })(),
+      }
   }
   let text = ''
   for await (const piece of writePackage(header, source())) text += piece
@@ -142,43 +240,78 @@ for (const dialect of testDialects()) {
       const { header, parts } = unpack(exported.rawPayload)
       const cases: Array<[string, string, string, unknown, string]> = [
         ['NUL in a text column', 'sites', 'name', 'a\u0000b', 'row 1 of part sites: name must not contain the NUL character (U+0000)'],
-        ['a lone surrogate', 'instances', 'name', 'a\ud800b', 'row 1 of part instances: name must not contain a lone surrogate (U+D800 to U+DFFF without its pair)'],
+        [
+          'a lone surrogate',
+          'instances',
+          'name',
+          'a\ud800b',
+          'row 1 of part instances: name must not contain a lone surrogate (U+D800 to U+DFFF without its pair)',
+        ],
         ['a config 10 000 levels deep', 'instances', 'config', deepJson(10_000), `row 1 of part instances: config ${DEPTH_RULE}`],
       ]
       const before = await snapshotOrg(h, tenant.org.id)
       for (const [name, part, column, value, reason] of cases) {
         const changed = new Map([...parts].map(([k, rows]) => [k, structuredClone(rows)]))
         changed.get(part)![0]![column] = value
-        const staged = await h.inject(tenant.owner, { method: 'PUT', url: `${base}/import/package`, payload: await repack(header, changed), headers: { 'content-type': 'application/gzip' } })
+        const staged = await h.inject(tenant.owner, {
+          method: 'PUT',
+          url: `${base}/import/package`,
+          payload: await repack(header, changed),
+          headers: { 'content-type': 'application/gzip' },
+        })
         assert.equal(staged.statusCode, 422, `${name}: ${staged.body}`)
         assert.deepEqual({ code: staged.json().code, reason: staged.json().reason }, { code: 'PackageInvalid', reason }, name)
         assert.equal((await h.inject(tenant.owner, { method: 'POST', url: `${base}/import?force=true` })).statusCode, 409, `${name}: nothing is staged`)
       }
       assert.deepEqual(snapshotDiff(before, await snapshotOrg(h, tenant.org.id)), [])
       const untouched = await repack(header, parts)
-      assert.equal((await h.inject(tenant.owner, { method: 'PUT', url: `${base}/import/package`, payload: untouched, headers: { 'content-type': 'application/gzip' } })).statusCode, 200, 'the package as exported stages')
+      assert.equal(
+        (await h.inject(tenant.owner, { method: 'PUT', url: `${base}/import/package`, payload: untouched, headers: { 'content-type': 'application/gzip' } }))
+          .statusCode,
+        200,
+        'the package as exported stages',
+      )
     })
   })
 }
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: a historian upload with NUL is refused before anything is stored (issue 24)`, () => {
-    it('NUL in a form field, a file name, the mapping or the trend file answers 400 naming the part or 422 HistorianCsvInvalid naming the file and line; nothing is stored and the site\'s batches still list (on PostgreSQL a NUL tag answered 500, an unmapped one made every later list 500)', async (t) => {
+    it("NUL in a form field, a file name, the mapping or the trend file answers 400 naming the part or 422 HistorianCsvInvalid naming the file and line; nothing is stored and the site's batches still list (on PostgreSQL a NUL tag answered 500, an unmapped one made every later list 500)", async (t) => {
       const h = await harness(t, dialect, NO_RATE_LIMIT)
       const tenant = await seedTenant(h, 'HN')
       const { site, instance } = tenant.ids
       const mapping = `historian_tag,instance_id,tag_key\nT1,${instance},t0\n`
       const trend = 'Timestamp,TagName,Value,Quality\n2024-03-02 00:00:00,T1,1.5,100\n'
-      const form = (fields: { site?: string; mapping?: string; trend?: string; trendName?: string }) => multipart([
-        { name: 'site_id', value: fields.site ?? site }, { name: 'format', value: 'long' },
-        { name: 'mapping_csv', filename: 'mapping.csv', content: fields.mapping ?? mapping },
-        { name: 'trend_csv', filename: fields.trendName ?? 'trend.csv', content: fields.trend ?? trend },
-      ])
+      const form = (fields: { site?: string; mapping?: string; trend?: string; trendName?: string }) =>
+        multipart([
+          { name: 'site_id', value: fields.site ?? site },
+          { name: 'format', value: 'long' },
+          { name: 'mapping_csv', filename: 'mapping.csv', content: fields.mapping ?? mapping },
+          { name: 'trend_csv', filename: fields.trendName ?? 'trend.csv', content: fields.trend ?? trend },
+        ])
       const cases: Array<[string, ReturnType<typeof form>, number, string, string, string]> = [
         ['a form field', form({ site: 'S\u0000' }), 400, 'ValidationFailed', '/site_id', NUL_RULE],
         ['a file name', form({ trendName: 't\u0000.csv' }), 400, 'ValidationFailed', '/trend_csv', `(its file name) ${NUL_RULE}`],
-        ['a mapped tag', form({ mapping: `historian_tag,instance_id,tag_key\nT\u00001,${instance},t0\n`, trend: 'Timestamp,TagName,Value,Quality\n2024-03-02 00:00:00,T\u00001,1.5,100\n' }), 422, 'HistorianCsvInvalid', '/mapping_csv', ''],
-        ['an unmapped tag', form({ trend: 'Timestamp,TagName,Value,Quality\n2024-03-03 00:00:00,X\u00009,1.5,100\n2024-03-03 00:00:00,T1,1.5,100\n' }), 422, 'HistorianCsvInvalid', '/trend_csv', ''],
+        [
+          'a mapped tag',
+          form({
+            mapping: `historian_tag,instance_id,tag_key\nT\u00001,${instance},t0\n`,
+            trend: 'Timestamp,TagName,Value,Quality\n2024-03-02 00:00:00,T\u00001,1.5,100\n',
+          }),
+          422,
+          'HistorianCsvInvalid',
+          '/mapping_csv',
+          '',
+        ],
+        [
+          'an unmapped tag',
+          form({ trend: 'Timestamp,TagName,Value,Quality\n2024-03-03 00:00:00,X\u00009,1.5,100\n2024-03-03 00:00:00,T1,1.5,100\n' }),
+          422,
+          'HistorianCsvInvalid',
+          '/trend_csv',
+          '',
+        ],
       ]
       const before = await snapshotOrg(h, tenant.org.id)
       for (const [name, upload, status, code, pointer, message] of cases) {

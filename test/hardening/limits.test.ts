@@ -21,13 +21,19 @@ const FILE_LIMIT = 4096
 
 /** Every file and directory under `dir`, relative, sorted. */
 function listTree(dir: string, prefix = ''): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const rel = join(prefix, e.name)
-    return e.isDirectory() ? [rel + '/', ...listTree(join(dir, e.name), rel)] : [rel]
-  }).sort()
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => {
+      const rel = join(prefix, e.name)
+      return e.isDirectory() ? [rel + '/', ...listTree(join(dir, e.name), rel)] : [rel]
+    })
+    .sort()
 }
 
-interface Problem { status: number; detail?: string; errors?: Array<{ pointer: string; message: string }> }
+interface Problem {
+  status: number
+  detail?: string
+  errors?: Array<{ pointer: string; message: string }>
+}
 const problemOf = (body: string) => JSON.parse(body) as Problem
 
 /** `length` bytes of valid JSON: the object, then whitespace (insignificant in JSON). */
@@ -40,7 +46,8 @@ function paddedJson(value: unknown, length: number): string {
 /** A long-format trend CSV of exactly `bytes` bytes (the last value carries trailing zeros). */
 function trendCsvOf(bytes: number): string {
   let text = 'Timestamp,TagName,Value,Quality\n'
-  for (let i = 0; text.length + 40 < bytes; i += 1) text += `2024-01-01 00:${String(i % 60).padStart(2, '0')}:${String(Math.floor(i / 60) % 60).padStart(2, '0')},T1,1.5,100\n`
+  for (let i = 0; text.length + 40 < bytes; i += 1)
+    text += `2024-01-01 00:${String(i % 60).padStart(2, '0')}:${String(Math.floor(i / 60) % 60).padStart(2, '0')},T1,1.5,100\n`
   const last = '2024-01-02 00:00:00,T1,2.'
   const tail = ',100\n'
   return text + last + '5'.padEnd(bytes - text.length - last.length - tail.length, '0') + tail
@@ -50,7 +57,11 @@ const MAPPING = 'historian_tag,instance_id,tag_key\nT1,ins_pump,t0\n'
 
 for (const dialect of testDialects()) {
   test(`${dialect}: every size limit accepts exactly its limit and refuses limit + 1 naming it; refused uploads leave no file`, async (t) => {
-    const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_BODY_LIMIT_BYTES: String(BODY_LIMIT), SITEGRID_HISTORIAN_MAX_FILE_BYTES: String(FILE_LIMIT) })
+    const h = await harness(t, dialect, {
+      ...NO_RATE_LIMIT,
+      SITEGRID_BODY_LIMIT_BYTES: String(BODY_LIMIT),
+      SITEGRID_HISTORIAN_MAX_FILE_BYTES: String(FILE_LIMIT),
+    })
     const { owner, siteCode } = await plant(h)
     const figures: string[] = []
     const tmpBefore = listTree(tmpdir())
@@ -58,18 +69,38 @@ for (const dialect of testDialects()) {
 
     // JSON body: exactly the limit is a created site; one byte more is 413 naming the limit.
     const site = (code: string) => ({ code, name: 'Limit plant' })
-    const atLimit = await h.inject(owner, { method: 'POST', url: '/api/sites', headers: { 'content-type': 'application/json' }, payload: paddedJson(site('LIM-A'), BODY_LIMIT) })
+    const atLimit = await h.inject(owner, {
+      method: 'POST',
+      url: '/api/sites',
+      headers: { 'content-type': 'application/json' },
+      payload: paddedJson(site('LIM-A'), BODY_LIMIT),
+    })
     assert.equal(atLimit.statusCode, 201, atLimit.body)
-    const over = await h.inject(owner, { method: 'POST', url: '/api/sites', headers: { 'content-type': 'application/json' }, payload: paddedJson(site('LIM-B'), BODY_LIMIT + 1) })
+    const over = await h.inject(owner, {
+      method: 'POST',
+      url: '/api/sites',
+      headers: { 'content-type': 'application/json' },
+      payload: paddedJson(site('LIM-B'), BODY_LIMIT + 1),
+    })
     assert.equal(over.statusCode, 413, over.body)
     assert.match(problemOf(over.body).detail ?? '', new RegExp(`${BODY_LIMIT} bytes`))
     assert.equal((await h.handle.db.selectFrom('sites').select('code').where('org_id', '=', owner.org.id).where('code', '=', 'LIM-B').execute()).length, 0)
     figures.push(`JSON body ${BODY_LIMIT} B: 201 at limit, ${over.statusCode} at limit+1`)
 
     // Historian upload: file size and number of parts.
-    const upload = (parts: Part[]) => { const m = multipart(parts); return h.inject(owner, { method: 'POST', url: '/api/historian/import-batches', payload: m.payload, headers: m.headers }) }
-    const files = (trend: string): Part[] => [{ name: 'mapping_csv', filename: 'mapping.csv', content: MAPPING }, { name: 'trend_csv', filename: 'trend.csv', content: trend }]
-    const dry: Part[] = [{ name: 'site_id', value: siteCode }, { name: 'format', value: 'long' }, { name: 'dryRun', value: 'true' }]
+    const upload = (parts: Part[]) => {
+      const m = multipart(parts)
+      return h.inject(owner, { method: 'POST', url: '/api/historian/import-batches', payload: m.payload, headers: m.headers })
+    }
+    const files = (trend: string): Part[] => [
+      { name: 'mapping_csv', filename: 'mapping.csv', content: MAPPING },
+      { name: 'trend_csv', filename: 'trend.csv', content: trend },
+    ]
+    const dry: Part[] = [
+      { name: 'site_id', value: siteCode },
+      { name: 'format', value: 'long' },
+      { name: 'dryRun', value: 'true' },
+    ]
     const fileAt = await upload([...dry, ...files(trendCsvOf(FILE_LIMIT))])
     assert.equal(fileAt.statusCode, 200, fileAt.body)
     const fileOver = await upload([...dry, ...files(trendCsvOf(FILE_LIMIT + 1))])
@@ -81,8 +112,17 @@ for (const dialect of testDialects()) {
     figures.push(`historian file ${FILE_LIMIT} B: ${fileAt.statusCode} at limit, ${fileOver.statusCode} at limit+1 (streamed and buffered)`)
 
     const allFields: Record<string, string> = {
-      site_id: siteCode, format: 'long', force: 'false', dryRun: 'true', timezone: 'UTC', separator: ',', decimal: '.', dateOrder: 'ymd',
-      qualityScale: 'percent', sentinels: '-9999', maxRejections: '10',
+      site_id: siteCode,
+      format: 'long',
+      force: 'false',
+      dryRun: 'true',
+      timezone: 'UTC',
+      separator: ',',
+      decimal: '.',
+      dateOrder: 'ymd',
+      qualityScale: 'percent',
+      sentinels: '-9999',
+      maxRejections: '10',
     }
     assert.deepEqual(Object.keys(allFields).sort(), [...FIELD_NAMES].sort(), 'every known field once')
     const fieldParts: Part[] = FIELD_NAMES.map((name) => ({ name, value: allFields[name]! }))
@@ -92,17 +132,42 @@ for (const dialect of testDialects()) {
     assert.equal(partsOver.statusCode, 413, partsOver.body)
     assert.match(problemOf(partsOver.body).detail ?? '', /more (parts|fields)/)
     figures.push(`historian parts ${FIELD_NAMES.length + 2}: ${partsAt.statusCode} at limit, ${partsOver.statusCode} at limit+1`)
-    assert.equal(Number((await h.handle.db.selectFrom('historian_batches').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', owner.org.id).executeTakeFirstOrThrow()).n), 0, 'dry runs and refusals stored no batch')
+    assert.equal(
+      Number(
+        (
+          await h.handle.db
+            .selectFrom('historian_batches')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('org_id', '=', owner.org.id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+      0,
+      'dry runs and refusals stored no batch',
+    )
 
     // Instance bulk CSV: exactly bulkMaxItems lines are checked (dry run), one more is a 400 naming the limit.
     const max = INSTANCE_LIMITS.bulkMaxItems
-    const csv = (lines: number) => ['id,name,typeId,assetNumber,controllerId', ...Array.from({ length: lines }, (_, i) => `bulk-${i},Pump ${i},pump,B-${i},plc-1`)].join('\n') + '\n'
-    const bulk = (lines: number) => h.inject(owner, { method: 'POST', url: `/api/sites/${siteCode}/instances/bulk?dryRun=true`, headers: { 'content-type': 'text/csv' }, payload: csv(lines) })
+    const csv = (lines: number) =>
+      ['id,name,typeId,assetNumber,controllerId', ...Array.from({ length: lines }, (_, i) => `bulk-${i},Pump ${i},pump,B-${i},plc-1`)].join('\n') + '\n'
+    const bulk = (lines: number) =>
+      h.inject(owner, {
+        method: 'POST',
+        url: `/api/sites/${siteCode}/instances/bulk?dryRun=true`,
+        headers: { 'content-type': 'text/csv' },
+        payload: csv(lines),
+      })
     const bulkLimit = 1_048_576 // the bulk lines must fit the body limit too: checked with the default limit below
     assert.ok(Buffer.byteLength(csv(max + 1)) < bulkLimit)
     const h2 = await harness(t, dialect, NO_RATE_LIMIT)
     const p2 = await plant(h2)
-    const bulk2 = (lines: number) => h2.inject(p2.owner, { method: 'POST', url: `/api/sites/${p2.siteCode}/instances/bulk?dryRun=true`, headers: { 'content-type': 'text/csv' }, payload: csv(lines) })
+    const bulk2 = (lines: number) =>
+      h2.inject(p2.owner, {
+        method: 'POST',
+        url: `/api/sites/${p2.siteCode}/instances/bulk?dryRun=true`,
+        headers: { 'content-type': 'text/csv' },
+        payload: csv(lines),
+      })
     const bulkAt = await bulk2(max)
     assert.equal(bulkAt.statusCode, 200, bulkAt.body.slice(0, 500))
     assert.equal((bulkAt.json() as { created: number }).created, max)
@@ -129,12 +194,18 @@ for (const dialect of testDialects()) {
         return tenant.ids[kind]
       }
       const url = fillPath(op.path, Object.fromEntries(pathParams(op).map((p) => [p.name, idOf(p.name)])))
-      const required = queryParams(op).filter((p) => p.required && p.name !== 'limit').map((p) => `${p.name}=${encodeURIComponent(idOf(p.name))}&`).join('')
+      const required = queryParams(op)
+        .filter((p) => p.required && p.name !== 'limit')
+        .map((p) => `${p.name}=${encodeURIComponent(idOf(p.name))}&`)
+        .join('')
       const ok = await h2.inject(tenant.owner, { url: `${url}?${required}limit=${maximum}` })
       assert.equal(ok.statusCode, 200, `${label(op)} limit=${maximum}: ${ok.body.slice(0, 300)}`)
       const refused = await h2.inject(tenant.owner, { url: `${url}?${required}limit=${maximum! + 1}` })
       assert.equal(refused.statusCode, 400, `${label(op)} limit=${maximum! + 1}`)
-      assert.ok(problemOf(refused.body).errors?.some((e) => e.pointer === '/limit' && e.message.includes(String(maximum))), `${label(op)}: the 400 names /limit and ${maximum}: ${refused.body}`)
+      assert.ok(
+        problemOf(refused.body).errors?.some((e) => e.pointer === '/limit' && e.message.includes(String(maximum))),
+        `${label(op)}: the 400 names /limit and ${maximum}: ${refused.body}`,
+      )
       pagedRoutes += 1
     }
     assert.ok(pagedRoutes >= 8, `paged routes found: ${pagedRoutes}`)
@@ -150,7 +221,10 @@ for (const dialect of testDialects()) {
     assert.equal(promptAt.statusCode, 503, promptAt.body)
     const promptOver = await ai('a'.repeat(promptMax + 1))
     assert.equal(promptOver.statusCode, 400)
-    assert.ok(problemOf(promptOver.body).errors?.some((e) => e.pointer === '/prompt' && e.message.includes(String(promptMax))), promptOver.body)
+    assert.ok(
+      problemOf(promptOver.body).errors?.some((e) => e.pointer === '/prompt' && e.message.includes(String(promptMax))),
+      promptOver.body,
+    )
     figures.push(`AI prompt ${promptMax} chars: passes validation at limit (${promptAt.statusCode}: not configured), 400 at limit+1`)
 
     // No temporary file and nothing in the data directory left behind by any of it.
@@ -166,39 +240,51 @@ for (const dialect of testDialects()) {
     await h.app.listen({ host: '127.0.0.1', port: 0 })
     const { port } = h.app.server.address() as { port: number }
     const slow: Socket[] = []
-    t.after(() => { for (const s of slow) s.destroy() })
+    t.after(() => {
+      for (const s of slow) s.destroy()
+    })
     let slowClosedByServer = 0
     for (let i = 0; i < 1000; i += 1) {
       const s = connect(port, '127.0.0.1')
       s.on('error', () => {})
-      s.on('close', () => { slowClosedByServer += 1 })
+      s.on('close', () => {
+        slowClosedByServer += 1
+      })
       s.write(`GET /api/sites HTTP/1.1\r\nHost: ${org.slug}.localhost\r\nX-Api-Key: ${key}\r\nX-Slow: `)
       slow.push(s)
     }
     // All 1000 are held by the server before the healthy client starts (a count, not a time).
     const held = () => new Promise<number>((resolve, reject) => h.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))))
-    while (await held() < 1000) await new Promise<void>((resolve) => setTimeout(resolve, 20))
+    while ((await held()) < 1000) await new Promise<void>((resolve) => setTimeout(resolve, 20))
     const heldAtStart = await held()
     // They keep dribbling one header byte at a time while the healthy client works; the server cuts a socket off
     // once its headers took longer than SITEGRID_HEADERS_TIMEOUT_MS (however many arrive or not meanwhile).
-    const drip = setInterval(() => { for (const s of slow) if (!s.destroyed) s.write('a') }, 50)
+    const drip = setInterval(() => {
+      for (const s of slow) if (!s.destroyed) s.write('a')
+    }, 50)
     t.after(() => clearInterval(drip))
-    const get = () => new Promise<number>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, path: '/api/sites', headers: { host: `${org.slug}.localhost`, 'x-api-key': key }, agent: false }, (res) => {
-        res.resume()
-        res.on('end', () => resolve(res.statusCode ?? 0))
+    const get = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          { host: '127.0.0.1', port, path: '/api/sites', headers: { host: `${org.slug}.localhost`, 'x-api-key': key }, agent: false },
+          (res) => {
+            res.resume()
+            res.on('end', () => resolve(res.statusCode ?? 0))
+          },
+        )
+        req.on('error', reject)
+        req.end()
       })
-      req.on('error', reject)
-      req.end()
-    })
     const statuses: number[] = []
     for (let i = 0; i < 100; i += 1) statuses.push(await get())
     clearInterval(drip)
     const openSlow = slow.filter((s) => !s.destroyed && !s.readableEnded).length
     for (const s of slow) s.destroy()
     const succeeded = statuses.filter((s) => s === 200).length
-    console.log(`slow connections (${dialect}): server held ${heldAtStart} connections (1000 slow) when the healthy client started; `
-      + `healthy client: ${succeeded}/${statuses.length} answered 200; slow sockets still open at its end: ${openSlow}, cut off by the server: ${slowClosedByServer}`)
+    console.log(
+      `slow connections (${dialect}): server held ${heldAtStart} connections (1000 slow) when the healthy client started; ` +
+        `healthy client: ${succeeded}/${statuses.length} answered 200; slow sockets still open at its end: ${openSlow}, cut off by the server: ${slowClosedByServer}`,
+    )
     assert.ok(heldAtStart >= 1000)
     assert.equal(succeeded, statuses.length)
   })

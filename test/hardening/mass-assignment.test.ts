@@ -8,8 +8,27 @@ import { multipart, type Part } from '../../src/modules/historian/test-setup.ts'
 import { harness, sleep, testDialects, type Harness } from '../harness.ts'
 import { responseValidator } from '../support/response-validator.ts'
 import {
-  changedRows, exampleOf, fillPath, jsonBodySchema, label, leaksIn, NO_RATE_LIMIT, openApiDocument, operations, PARAMETER_KINDS,
-  pathParams, queryFor, responseChecker, seedTenant, snapshotDiff, snapshotOrg, snapshotRows, type OpenApiDocument, type Operation, type Schema, type Tenant,
+  changedRows,
+  exampleOf,
+  fillPath,
+  jsonBodySchema,
+  label,
+  leaksIn,
+  NO_RATE_LIMIT,
+  openApiDocument,
+  operations,
+  PARAMETER_KINDS,
+  pathParams,
+  queryFor,
+  responseChecker,
+  seedTenant,
+  snapshotDiff,
+  snapshotOrg,
+  snapshotRows,
+  type OpenApiDocument,
+  type Operation,
+  type Schema,
+  type Tenant,
 } from './support.ts'
 
 const UNKNOWN = 'hardeningUnknown'
@@ -67,7 +86,12 @@ function snapshotWithout(snapshot: string, tables: readonly string[]): string {
 type PackageRecord = Record<string, unknown> & { type: string }
 
 /** A package's records (gunzipped JSON lines). */
-const unpack = (gz: Buffer): PackageRecord[] => gunzipSync(gz).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as PackageRecord)
+const unpack = (gz: Buffer): PackageRecord[] =>
+  gunzipSync(gz)
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as PackageRecord)
 
 /** Records back to a package whose counts and checksums are all right again (tenant-transfer/format.ts), so that a tampered field is the only thing wrong. */
 function repack(records: PackageRecord[]): Buffer {
@@ -97,7 +121,8 @@ function repack(records: PackageRecord[]): Buffer {
 /** The historian import's multipart form (mapping and two samples) with `extra` parts before or after trend_csv. */
 function historianForm(tenant: Tenant, extra: Part[], where: 'before' | 'after'): ReturnType<typeof multipart> {
   const fields: Part[] = [
-    { name: 'site_id', value: tenant.ids.site }, { name: 'format', value: 'long' },
+    { name: 'site_id', value: tenant.ids.site },
+    { name: 'format', value: 'long' },
     { name: 'mapping_csv', filename: 'mapping.csv', content: `historian_tag,instance_id,tag_key\nT9,${tenant.ids.instance},t9\n` },
   ]
   const trend: Part = { name: 'trend_csv', filename: 'trend.csv', content: 'timestamp,tag,value\n2024-03-01T00:00:00Z,T9,1\n2024-03-01T00:01:00Z,T9,2\n' }
@@ -116,7 +141,12 @@ for (const dialect of testDialects()) {
       const writes = ops.filter((op) => ['POST', 'PUT', 'PATCH'].includes(op.method) && jsonBodySchema(op))
       const checkResponse = responseChecker()
       const problems: string[] = []
-      let unknownTried = 0; let unknownRefused = 0; let readOnlyTried = 0; let readOnlyRefused = 0; let readOnlyIgnored = 0; let rowsChanged = 0
+      let unknownTried = 0
+      let unknownRefused = 0
+      let readOnlyTried = 0
+      let readOnlyRefused = 0
+      let readOnlyIgnored = 0
+      let rowsChanged = 0
       for (const op of writes) {
         const schema = jsonBodySchema(op)!
         const now = h.clock.now()
@@ -125,7 +155,12 @@ for (const dialect of testDialects()) {
         if (invalid) throw new Error(`${label(op)}: the example body does not validate: ${invalid}`)
         const send = async (body: unknown) => {
           const before = await snapshotOrg(h, tenant.org.id)
-          const res = await h.inject(tenant.owner, { method: op.method as 'POST', url: urlOf(op, tenant, now), payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+          const res = await h.inject(tenant.owner, {
+            method: op.method as 'POST',
+            url: urlOf(op, tenant, now),
+            payload: JSON.stringify(body),
+            headers: { 'content-type': 'application/json' },
+          })
           const changed = res.statusCode >= 400 ? changedRows(before, await snapshotOrg(h, tenant.org.id)) : 0
           rowsChanged += changed
           if (changed > 0) problems.push(`${label(op)}: a refused request (${res.statusCode}) changed ${changed} rows`)
@@ -136,7 +171,8 @@ for (const dialect of testDialects()) {
           return res
         }
         const namesOnly = (res: Awaited<ReturnType<typeof send>>, pointer: string) =>
-          res.statusCode === 400 && JSON.stringify((res.json().errors as Array<{ pointer: string }> | undefined)?.map((e) => e.pointer)) === JSON.stringify([pointer])
+          res.statusCode === 400 &&
+          JSON.stringify((res.json().errors as Array<{ pointer: string }> | undefined)?.map((e) => e.pointer)) === JSON.stringify([pointer])
 
         for (const { pointer } of closedObjects(schema, base)) {
           const body = structuredClone(base)
@@ -158,7 +194,9 @@ for (const dialect of testDialects()) {
           else problems.push(`${label(op)}: read-only ${property} answered ${res.statusCode} ${res.body.slice(0, 200)}`)
         }
       }
-      console.log(`# hardening mass-assignment (${dialect}): ${writes.length} JSON writes; unknown properties ${unknownRefused}/${unknownTried} refused naming them; read-only properties ${readOnlyRefused} refused + ${readOnlyIgnored} ignored of ${readOnlyTried}; ${rowsChanged} rows changed by refused requests; ${problems.length} problems`)
+      console.log(
+        `# hardening mass-assignment (${dialect}): ${writes.length} JSON writes; unknown properties ${unknownRefused}/${unknownTried} refused naming them; read-only properties ${readOnlyRefused} refused + ${readOnlyIgnored} ignored of ${readOnlyTried}; ${rowsChanged} rows changed by refused requests; ${problems.length} problems`,
+      )
       assert.ok(writes.length >= 30, `${writes.length} writes`)
       assert.ok(readOnlyTried >= 30, `${readOnlyTried} read-only properties tried`)
       assert.deepEqual(problems, [])
@@ -181,7 +219,11 @@ for (const dialect of testDialects()) {
         { what: 'unknown text part', part: { name: UNKNOWN, value: '1' }, where: 'after' },
         { what: 'unknown file part', part: { name: UNKNOWN, filename: 'x.csv', content: 'a,b\n1,2\n' }, where: 'before' },
         { what: 'unknown file part', part: { name: UNKNOWN, filename: 'x.csv', content: 'a,b\n1,2\n' }, where: 'after' },
-        ...readOnly.map((name) => ({ what: 'read-only part', part: { name, value: name === 'status' ? 'complete' : name === 'samplesStored' ? '999' : 'bat_forged' }, where: 'before' as const })),
+        ...readOnly.map((name) => ({
+          what: 'read-only part',
+          part: { name, value: name === 'status' ? 'complete' : name === 'samplesStored' ? '999' : 'bat_forged' },
+          where: 'before' as const,
+        })),
         { what: 'read-only part', part: { name: 'status', value: 'complete' }, where: 'after' },
         { what: 'read-only part', part: { name: 'id', value: 'bat_forged' }, where: 'after' },
       ]
@@ -200,13 +242,18 @@ for (const dialect of testDialects()) {
         const before = await snapshotOrg(h, tenant.org.id)
         const res = await h.inject(tenant.owner, { method: 'POST', url: '/api/historian/import-batches', payload: form.payload, headers: form.headers })
         const changed = snapshotDiff(before, await snapshotOrg(h, tenant.org.id))
-        if (changed.length > 0) { tally.rowsChanged += changed.length; problems.push(`${c.what} ${c.part.name} (${c.where} trend_csv) changed ${changed.join(', ')}`) }
+        if (changed.length > 0) {
+          tally.rowsChanged += changed.length
+          problems.push(`${c.what} ${c.part.name} (${c.where} trend_csv) changed ${changed.join(', ')}`)
+        }
         if (namesExactly(res, `/${c.part.name}`)) tally.refusedNamingIt++
         else problems.push(`${c.what} ${c.part.name} (${c.where} trend_csv) answered ${res.statusCode} ${res.body.slice(0, 200)}`)
         const violation = checkResponse(op, res)
         if (violation) problems.push(violation)
       }
-      console.log(`# hardening mass-assignment multipart (${dialect}): ${tally.unknown} unknown parts + ${tally.readOnly} read-only parts (${readOnly.length} batch properties) tried; ${tally.refusedNamingIt}/${cases.length} refused 400 naming the part; ${tally.rowsChanged} tables changed; ${problems.length} problems`)
+      console.log(
+        `# hardening mass-assignment multipart (${dialect}): ${tally.unknown} unknown parts + ${tally.readOnly} read-only parts (${readOnly.length} batch properties) tried; ${tally.refusedNamingIt}/${cases.length} refused 400 naming the part; ${tally.rowsChanged} tables changed; ${problems.length} problems`,
+      )
       assert.deepEqual(problems, [])
       assert.equal(tally.refusedNamingIt, cases.length)
       assert.ok(tally.readOnly >= 15, `${tally.readOnly} read-only parts tried`)
@@ -223,7 +270,8 @@ for (const dialect of testDialects()) {
       const partsWithRows = [...new Set(records.filter((r) => r.type === 'row').map((r) => String(r.part)))]
       assert.ok(partsWithRows.length >= 10, `parts with rows: ${partsWithRows.join(', ')}`)
       const firstRow = (part: string) => records.findIndex((r) => r.type === 'row' && r.part === part)
-      const withRow = (part: string, extra: Record<string, unknown>) => records.map((r, i) => (i === firstRow(part) ? { ...r, row: { ...(r.row as object), ...extra } } : r))
+      const withRow = (part: string, extra: Record<string, unknown>) =>
+        records.map((r, i) => (i === firstRow(part) ? { ...r, row: { ...(r.row as object), ...extra } } : r))
       const withRecord = (type: string, extra: Record<string, unknown>) => {
         const at = records.findIndex((r) => r.type === type)
         return records.map((r, i) => (i === at ? { ...r, ...extra } : r))
@@ -236,13 +284,21 @@ for (const dialect of testDialects()) {
       const header = records[0]!
       const ignored: Array<{ what: string; records: PackageRecord[] }> = [
         { what: 'header: unknown field', records: withRecord('header', { [UNKNOWN]: 1 }) },
-        { what: 'header: another organisation name and slug', records: [{ ...header, org: { ...(header.org as object), name: 'Forged', slug: 'forged' } }, ...records.slice(1)] },
+        {
+          what: 'header: another organisation name and slug',
+          records: [{ ...header, org: { ...(header.org as object), name: 'Forged', slug: 'forged' } }, ...records.slice(1)],
+        },
         { what: 'row record: unknown field', records: withRecord('row', { [UNKNOWN]: 1 }) },
         { what: 'partEnd record: unknown field', records: withRecord('partEnd', { [UNKNOWN]: 1 }) },
         { what: 'end record: unknown field', records: withRecord('end', { [UNKNOWN]: 1 }) },
       ]
       const stageAndApply = async (pkg: Buffer) => {
-        const staged = await h.inject(tenant.owner, { method: 'PUT', url: `${admin}/import/package`, payload: pkg, headers: { 'content-type': 'application/gzip' } })
+        const staged = await h.inject(tenant.owner, {
+          method: 'PUT',
+          url: `${admin}/import/package`,
+          payload: pkg,
+          headers: { 'content-type': 'application/gzip' },
+        })
         if (staged.statusCode !== 200) return { staged: staged.statusCode, applied: 0, res: staged }
         const res = await h.inject(tenant.owner, { method: 'POST', url: `${admin}/import` })
         return { staged: staged.statusCode, applied: res.statusCode, res }
@@ -276,7 +332,9 @@ for (const dialect of testDialects()) {
         if (applied === 200 && parts.every((p) => p.create === 0 && p.replace === 0)) tally.ignored++
         else problems.push(`${c.what}: apply ${applied}: ${res.body.slice(0, 200)}`)
       }
-      console.log(`# hardening mass-assignment tenant package (${dialect}): ${partsWithRows.length} parts; ${tally.refused}/${refused.length} rows with an unknown, org_id or verifier column refused 422; ${tally.ignored}/${ignored.length} unknown record fields ignored (0 created, 0 replaced); ${tally.tablesChanged} tables changed; ${problems.length} problems`)
+      console.log(
+        `# hardening mass-assignment tenant package (${dialect}): ${partsWithRows.length} parts; ${tally.refused}/${refused.length} rows with an unknown, org_id or verifier column refused 422; ${tally.ignored}/${ignored.length} unknown record fields ignored (0 created, 0 replaced); ${tally.tablesChanged} tables changed; ${problems.length} problems`,
+      )
       assert.deepEqual(problems, [])
       assert.equal(tally.refused, refused.length)
       assert.equal(tally.ignored, ignored.length)
@@ -297,11 +355,17 @@ for (const dialect of testDialects()) {
         const leaks = leaksIn(res.body)
         if (leaks.length) problems.push(`${label(op)}: the answer holds ${leaks.join(', ')}`)
       }
-      const mint = await h.inject(tenant.owner, { method: 'POST', url: '/api/admin/api-keys', payload: { role: 'member', name: 'mint', expiresAt: new Date(h.clock.now() + 86_400_000).toISOString() } })
+      const mint = await h.inject(tenant.owner, {
+        method: 'POST',
+        url: '/api/admin/api-keys',
+        payload: { role: 'member', name: 'mint', expiresAt: new Date(h.clock.now() + 86_400_000).toISOString() },
+      })
       assert.equal(mint.statusCode, 201)
       assert.match(mint.body, /csk_[0-9A-Za-z]{32}/, 'the mint answer carries the plaintext once')
       assert.deepEqual(leaksIn(mint.body, { isMintAnswer: true }), [])
-      console.log(`# hardening responses (${dialect}): ${reads.length} documented reads, statuses ${JSON.stringify(statuses)}, ${problems.length} schema violations or leaks`)
+      console.log(
+        `# hardening responses (${dialect}): ${reads.length} documented reads, statuses ${JSON.stringify(statuses)}, ${problems.length} schema violations or leaks`,
+      )
       // Two electrical analyses answer a documented 422 for the seeded node (no protection settings, no supply).
       assert.ok((statuses[200] ?? 0) >= reads.length - 2, 'the reads found the seeded resources')
       assert.deepEqual(problems, [])

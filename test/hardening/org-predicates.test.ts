@@ -37,7 +37,7 @@ const GLOBAL_BY_DESIGN: ReadonlyArray<{ name: string; reason: string; statement:
   },
   {
     name: 'key expiry reminders (reminders/store.ts findDueKeys)',
-    reason: 'the control plane\'s job finds the keys of every organisation due a reminder; each claim then names its org_id',
+    reason: "the control plane's job finds the keys of every organisation due a reminder; each claim then names its org_id",
     statement: /^select "k"\."org_id", .* from "api_keys" as "k" inner join "orgs" as "o" on "o"\."id" = "k"\."org_id" where "k"\."revoked_at" is null /,
   },
 ]
@@ -88,14 +88,16 @@ describe('the org_id predicate check', () => {
       'select * from "orgs" where "slug" = $1',
       'copy sites (org_id, code) from stdin',
       'insert into sites (org_id, code) select $1, c.code from copied c',
-    ]) assert.equal(missingOrgId(ok, distributed), undefined, ok)
+    ])
+      assert.equal(missingOrgId(ok, distributed), undefined, ok)
     for (const refused of [
       'select * from "sites" where "code" = $1',
       'insert into "sites" ("code") values ($1)',
       'delete from "api_keys" where "id" = $1',
       'select "a"."id" from "alarms" as "a" inner join "alarm_history" as "h" on "h"."alarm_id" = "a"."id" where "a"."org_id" = $1',
       'insert into key_reminders (org_id, key_id) select org_id, id from api_keys',
-    ]) assert.ok(missingOrgId(refused, distributed), refused)
+    ])
+      assert.ok(missingOrgId(refused, distributed), refused)
   })
 })
 
@@ -126,7 +128,11 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         h.inject({ org, apiKey: key }, { method: method as 'GET', url, headers, ...(payload === undefined ? {} : { payload: payload as object }) })
 
       // API keys, /api/me.
-      const minted = await as('POST', '/api/admin/api-keys', { role: 'member', name: 'citus', expiresAt: new Date(h.clock.now() + 40 * 86_400_000).toISOString() })
+      const minted = await as('POST', '/api/admin/api-keys', {
+        role: 'member',
+        name: 'citus',
+        expiresAt: new Date(h.clock.now() + 40 * 86_400_000).toISOString(),
+      })
       ok(minted, 'mint')
       ok(await as('GET', '/api/admin/api-keys'), 'list keys')
       ok(await as('GET', '/api/me'), 'me')
@@ -164,21 +170,34 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       ok(await as('GET', `${E}/edges`), 'edges')
       ok(await as('DELETE', `${E}/edges?source=MSB&target=X1&type=0`), 'edge delete')
       ok(await as('DELETE', `${E}/nodes/X1`), 'node delete')
-      for (const path of ['nodes/M1/supply-paths', 'nodes/CB2/trip-time?currentA=1000', 'nodes/CB2/coordination', 'topology/islands', 'topology/isolated', 'topology/loops', 'export/pandapower']) {
+      for (const path of [
+        'nodes/M1/supply-paths',
+        'nodes/CB2/trip-time?currentA=1000',
+        'nodes/CB2/coordination',
+        'topology/islands',
+        'topology/isolated',
+        'topology/loops',
+        'export/pandapower',
+      ]) {
         await as('GET', `${E}/${path}`) // answers vary by node; the statements are what is checked
       }
 
       // Alarms.
       const at = new Date(h.clock.now() - 60_000).toISOString()
-      const events = await as('POST', '/api/sites/S1/alarms/events', { events: [
-        { eventId: 'e1', instanceId: 'P1', condition: 'HI', priority: 'high', state: 'active', occurredAt: at },
-        { eventId: 'e2', instanceId: 'P2', condition: 'HI', priority: 'low', state: 'active', occurredAt: at },
-      ] })
+      const events = await as('POST', '/api/sites/S1/alarms/events', {
+        events: [
+          { eventId: 'e1', instanceId: 'P1', condition: 'HI', priority: 'high', state: 'active', occurredAt: at },
+          { eventId: 'e2', instanceId: 'P2', condition: 'HI', priority: 'low', state: 'active', occurredAt: at },
+        ],
+      })
       ok(events, 'alarm events')
       const [a1, a2] = (events.json().results as Array<{ alarmId: string }>).map((r) => r.alarmId)
       ok(await as('GET', '/api/sites/S1/alarms'), 'alarms')
       ok(await as('GET', `/api/sites/S1/alarms/${a1}`), 'alarm read')
-      ok(await as('GET', `/api/sites/S1/alarms/load?from=${new Date(h.clock.now() - 3_600_000).toISOString()}&to=${new Date(h.clock.now()).toISOString()}`), 'alarm load')
+      ok(
+        await as('GET', `/api/sites/S1/alarms/load?from=${new Date(h.clock.now() - 3_600_000).toISOString()}&to=${new Date(h.clock.now()).toISOString()}`),
+        'alarm load',
+      )
       ok(await as('POST', `/api/sites/S1/alarms/${a1}/acknowledge`, { comment: 'seen' }), 'acknowledge')
       ok(await as('POST', `/api/sites/S1/alarms/${a2}/shelve`, { comment: 'c', until: new Date(h.clock.now() + 600_000).toISOString() }), 'shelve')
       ok(await as('POST', `/api/sites/S1/alarms/${a2}/unshelve`, { comment: 'c' }), 'unshelve')
@@ -208,8 +227,18 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       // Tenant export, then the same package staged and applied (forced) to the organisation.
       const exported = await as('GET', `/api/admin/orgs/${org.slug}/tenant/export`)
       ok(exported, 'export')
-      ok(await h.inject({ org, apiKey: key }, { method: 'PUT', url: `/api/admin/orgs/${org.slug}/tenant/import/package`,
-        headers: { 'content-type': 'application/gzip' }, payload: exported.rawPayload }), 'stage')
+      ok(
+        await h.inject(
+          { org, apiKey: key },
+          {
+            method: 'PUT',
+            url: `/api/admin/orgs/${org.slug}/tenant/import/package`,
+            headers: { 'content-type': 'application/gzip' },
+            payload: exported.rawPayload,
+          },
+        ),
+        'stage',
+      )
       ok(await as('POST', `/api/admin/orgs/${org.slug}/tenant/import?force=true`), 'import')
 
       // Deletions last: key revocation, the controller, the site and what hangs from it.
@@ -222,7 +251,13 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       // Jobs: the key expiry reminders of the cell, and the last-used flush (every 50 ms in tests).
       const soon = await h.mintKey(org, 'admin', { lifetimeMs: 25 * 86_400_000, name: 'expiring' })
       ok(await h.inject({ org, apiKey: soon.plaintext }, { url: '/api/me' }), 'used key')
-      const reminders = createReminderService({ handle: h.handle, clock: h.clock, send: async () => {}, operatorEmail: 'ops@cell.example', directory: creatorDirectory(createIdentityServices({ config: h.config, handle: h.handle, clock: h.clock })) })
+      const reminders = createReminderService({
+        handle: h.handle,
+        clock: h.clock,
+        send: async () => {},
+        operatorEmail: 'ops@cell.example',
+        directory: creatorDirectory(createIdentityServices({ config: h.config, handle: h.handle, clock: h.clock })),
+      })
       await reminders.runOnce()
       await new Promise((resolve) => setTimeout(resolve, 200))
     })
@@ -230,8 +265,13 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     it('cloud: historian imports (collisions kept and forced), series, batches', async (t) => {
       const h = await harness(t, dialect)
       const p = await plant(h)
-      const imported = await upload(h, p.owner, standardParts(p.siteCode, 'long', fixture('long.csv'),
-        'historian_tag,instance_id,tag_key\n"Boiler,1.Temp",ins_boiler1,temp\n', { timezone: 'Europe/Paris' }))
+      const imported = await upload(
+        h,
+        p.owner,
+        standardParts(p.siteCode, 'long', fixture('long.csv'), 'historian_tag,instance_id,tag_key\n"Boiler,1.Temp",ins_boiler1,temp\n', {
+          timezone: 'Europe/Paris',
+        }),
+      )
       ok(imported, 'import')
       const batch = imported.json().id as string
       ok(await h.inject(p.member, { url: `/api/historian/import-batches?siteId=${p.siteCode}` }), 'batches')
@@ -274,7 +314,15 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       ok(signedInAgain, 'sign-in')
       const refreshed = await refresh(h, org, signedInAgain.json().refreshToken)
       ok(refreshed, 'refresh')
-      ok(await h.app.inject({ method: 'POST', url: '/auth/site/logout', headers: { host: `${org.slug}.localhost` }, payload: { refreshToken: refreshed.json().refreshToken } }), 'sign-out')
+      ok(
+        await h.app.inject({
+          method: 'POST',
+          url: '/auth/site/logout',
+          headers: { host: `${org.slug}.localhost` },
+          payload: { refreshToken: refreshed.json().refreshToken },
+        }),
+        'sign-out',
+      )
       ok(await h.app.inject({ method: 'GET', url: '/.well-known/jwks.json', headers: { host: `${org.slug}.localhost` } }), 'key set')
       ok(await as('DELETE', `/api/site/users/${id}`), 'site user removal')
     })
@@ -290,7 +338,11 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         return why ? [`${why}: ${s.slice(0, 300)}`] : []
       })
       assert.deepEqual(refused, [], 'statements a Citus cell would run on every shard')
-      assert.deepEqual(GLOBAL_BY_DESIGN.filter((g) => !used.has(g.name)).map((g) => g.name), [], 'named exceptions no statement needed')
+      assert.deepEqual(
+        GLOBAL_BY_DESIGN.filter((g) => !used.has(g.name)).map((g) => g.name),
+        [],
+        'named exceptions no statement needed',
+      )
       // The exercise reached every distributed table (a table no statement named was not checked).
       const named = new Set(statements.flatMap((s) => [...s.matchAll(TABLE_REFERENCE)].map((m) => m[1]!.toLowerCase())))
       assert.deepEqual([...distributed].filter((table) => !named.has(table)).sort(), [], 'distributed tables the exercise never reached')

@@ -56,10 +56,21 @@ export async function processWorld(t: TestContext, dialect: TestDialect, slug: s
   const keys = createApiKeysService({ handle, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') })
   const owner = await keys.mint(org.id, CLI_ACTOR, { role: 'owner', name: 'owner', expiresAt: new Date(Date.now() + 86_400_000).toISOString() })
   return {
-    cwd, databaseUrl, handle, orgId: org.id, slug, ownerKey: owner.plaintext,
+    cwd,
+    databaseUrl,
+    handle,
+    orgId: org.id,
+    slug,
+    ownerKey: owner.plaintext,
     env: {
-      DATABASE_URL: databaseUrl, ...appRole, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_LOG_LEVEL: 'warn', SITEGRID_DATA_DIR: join(cwd, 'data'),
-      SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE: '100000000', ...env,
+      DATABASE_URL: databaseUrl,
+      ...appRole,
+      SITEGRID_KEY_SECRET: KEY_SECRET,
+      SITEGRID_LOG_LEVEL: 'warn',
+      SITEGRID_DATA_DIR: join(cwd, 'data'),
+      SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000',
+      SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE: '100000000',
+      ...env,
     },
   }
 }
@@ -98,7 +109,10 @@ export function countFromEnv(name: string, fallback: number): number {
 }
 
 /** An HTTP call with a Host header and binary bodies both ways (test/cli/process.ts's httpRequest is text only). */
-export function rawRequest(url: string, init: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<{ status: number; body: Buffer }> {
+export function rawRequest(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {},
+): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: init.method ?? 'GET', headers: init.headers }, (res) => {
       const chunks: Buffer[] = []

@@ -13,13 +13,26 @@ import { appRoleUrl, createTestDatabase, ensureAppRole, TEST_APP_ROLE } from '..
 
 type AnyDb = Kysely<Record<string, Record<string, unknown>>>
 
-interface Column { name: string; type: string; nullable: boolean; maxLength: number | null }
+interface Column {
+  name: string
+  type: string
+  nullable: boolean
+  maxLength: number | null
+}
 
 async function columnsOf(db: AnyDb, table: string): Promise<Column[]> {
-  const { rows } = await sql<{ column_name: string; data_type: string; is_nullable: string; column_default: string | null; character_maximum_length: number | null }>`
+  const { rows } = await sql<{
+    column_name: string
+    data_type: string
+    is_nullable: string
+    column_default: string | null
+    character_maximum_length: number | null
+  }>`
     select column_name, data_type, is_nullable, column_default, character_maximum_length from information_schema.columns
     where table_schema = current_schema() and table_name = ${table} order by ordinal_position`.execute(db)
-  return rows.filter((r) => r.column_default === null).map((r) => ({ name: r.column_name, type: r.data_type, nullable: r.is_nullable === 'YES', maxLength: r.character_maximum_length }))
+  return rows
+    .filter((r) => r.column_default === null)
+    .map((r) => ({ name: r.column_name, type: r.data_type, nullable: r.is_nullable === 'YES', maxLength: r.character_maximum_length }))
 }
 
 /** A row of `table` for `orgId`: every NOT NULL column filled by type, text values unique. */
@@ -63,7 +76,9 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     const app = await connectDatabase(appRoleUrl(h.config.databaseUrl), { poolSize: 1 })
     t.after(() => app.close())
     const appDb = app.db as unknown as AnyDb
-    const { rows: [role] } = await sql<{ rolsuper: boolean; rolbypassrls: boolean; owns: number; member_of_owner: number }>`
+    const {
+      rows: [role],
+    } = await sql<{ rolsuper: boolean; rolbypassrls: boolean; owns: number; member_of_owner: number }>`
       select r.rolsuper, r.rolbypassrls,
         (select count(*)::int from pg_class c where c.relowner = r.oid) as owns,
         (select count(*)::int from pg_class c where c.relname = any(${tables}) and c.relnamespace = current_schema()::regnamespace
@@ -81,7 +96,11 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       try {
         for (const table of tables) {
           columns.set(table, await columnsOf(c, table))
-          for (const org of [a, b]) await c.insertInto(table).values(syntheticRow(columns.get(table)!, org.id)).execute()
+          for (const org of [a, b])
+            await c
+              .insertInto(table)
+              .values(syntheticRow(columns.get(table)!, org.id))
+              .execute()
         }
       } finally {
         await sql`set session_replication_role = origin`.execute(c)
@@ -106,7 +125,12 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
 
       // Writing a row of B under A's scope is refused; so is moving A's row to B.
       const before = (await countByOrg(owner, table)).get(b.id) ?? 0
-      const insert = withOrgScope(a.id, () => appDb.insertInto(table).values(syntheticRow(columns.get(table)!, b.id)).execute())
+      const insert = withOrgScope(a.id, () =>
+        appDb
+          .insertInto(table)
+          .values(syntheticRow(columns.get(table)!, b.id))
+          .execute(),
+      )
       await assert.rejects(insert, (err: { code?: string }) => err.code === '42501', `${table}: insert for another organisation`)
       refusedInserts += 1
       const move = withOrgScope(a.id, () => sql`update ${sql.table(table)} set org_id = ${b.id} where org_id = ${a.id}`.execute(appDb))
@@ -116,9 +140,11 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     }
     assert.equal(foreignSeen, 0)
     assert.equal(unscopedSeen, 0)
-    console.log(`row-level security: ${tables.length} tenant tables forced; app role superuser=false bypassrls=false owner=false; `
-      + `org A's scope saw ${ownSeen} own rows and ${foreignSeen} foreign rows; no scope saw ${unscopedSeen} rows; `
-      + `refused: ${refusedInserts} foreign inserts, ${refusedMoves} moves to another organisation`)
+    console.log(
+      `row-level security: ${tables.length} tenant tables forced; app role superuser=false bypassrls=false owner=false; ` +
+        `org A's scope saw ${ownSeen} own rows and ${foreignSeen} foreign rows; no scope saw ${unscopedSeen} rows; ` +
+        `refused: ${refusedInserts} foreign inserts, ${refusedMoves} moves to another organisation`,
+    )
   })
 
   test(`${dialect}: every tenant policy reads the scope once a statement, not once a row`, async (t) => {
@@ -126,11 +152,18 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     const owner = h.handle.db as unknown as AnyDb
     const tables = await tenantTables(owner)
     const { rows: policies } = await sql<{ tablename: string; qual: string; with_check: string }>`
-      select tablename, qual, with_check from pg_policies where schemaname = current_schema() and policyname = 'tenant' and tablename = any(${tables})`.execute(owner)
+      select tablename, qual, with_check from pg_policies where schemaname = current_schema() and policyname = 'tenant' and tablename = any(${tables})`.execute(
+      owner,
+    )
     assert.equal(policies.length, tables.length)
     // Every current_setting call of the policy sits in a sub-select.
-    const perRow = policies.filter((p) => [p.qual, p.with_check].some((e) => e.split('current_setting(').length - 1 !== e.split('SELECT current_setting(').length - 1))
-    assert.deepEqual(perRow.map((p) => p.tablename), [])
+    const perRow = policies.filter((p) =>
+      [p.qual, p.with_check].some((e) => e.split('current_setting(').length - 1 !== e.split('SELECT current_setting(').length - 1),
+    )
+    assert.deepEqual(
+      perRow.map((p) => p.tablename),
+      [],
+    )
     await ensureAppRole(process.env.TEST_DATABASE_URL!)
     await grantAppRole(owner, TEST_APP_ROLE)
     const app = await connectDatabase(appRoleUrl(h.config.databaseUrl), { poolSize: 1 })
@@ -148,12 +181,25 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     t.after(() => app.close())
     const a = await h.createOrg()
     const b = await h.createOrg()
-    const sites = (orgId: string) => ({ org_id: orgId, code: `S${randomBytes(3).toString('hex')}`, name: 'plant', time_zone: 'UTC', status: 0, created_at: 1, updated_at: 1 })
-    await h.handle.db.insertInto('sites').values([sites(a.id), sites(b.id)] as never).execute()
+    const sites = (orgId: string) => ({
+      org_id: orgId,
+      code: `S${randomBytes(3).toString('hex')}`,
+      name: 'plant',
+      time_zone: 'UTC',
+      status: 0,
+      created_at: 1,
+      updated_at: 1,
+    })
+    await h.handle.db
+      .insertInto('sites')
+      .values([sites(a.id), sites(b.id)] as never)
+      .execute()
     const orgsSeen = async () => (await sql<{ org_id: string }>`select distinct org_id from sites`.execute(app.db)).rows.map((r) => r.org_id).sort()
     const seen = {
       a: await withOrgScope(a.id, orgsSeen),
-      aTransaction: await withOrgScope(a.id, () => app.db.transaction().execute(async (trx) => (await sql<{ org_id: string }>`select distinct org_id from sites`.execute(trx)).rows.map((r) => r.org_id))),
+      aTransaction: await withOrgScope(a.id, () =>
+        app.db.transaction().execute(async (trx) => (await sql<{ org_id: string }>`select distinct org_id from sites`.execute(trx)).rows.map((r) => r.org_id)),
+      ),
       b: await withOrgScope(b.id, orgsSeen),
       none: await orgsSeen(),
     }
@@ -165,11 +211,16 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     await ensureAppRole(adminUrl)
     const url = await createTestDatabase(adminUrl)
     const out: string[] = []
-    await migrateCommand.run({ values: {}, positionals: [] }, { env: { DATABASE_URL: url, SITEGRID_DATABASE_APP_URL: appRoleUrl(url) }, out: (l) => out.push(l), err: () => {} })
+    await migrateCommand.run(
+      { values: {}, positionals: [] },
+      { env: { DATABASE_URL: url, SITEGRID_DATABASE_APP_URL: appRoleUrl(url) }, out: (l) => out.push(l), err: () => {} },
+    )
     assert.ok(out.some((l) => l.includes('1200-row-level-security')))
     const app = await connectDatabase(appRoleUrl(url), { poolSize: 1 })
     t.after(() => app.close())
-    const { rows: [rights] } = await sql<{ sites: boolean; api_keys: boolean; migrations: boolean; create: boolean }>`
+    const {
+      rows: [rights],
+    } = await sql<{ sites: boolean; api_keys: boolean; migrations: boolean; create: boolean }>`
       select has_table_privilege('sites', 'SELECT,INSERT,UPDATE,DELETE') as sites, has_table_privilege('api_keys', 'SELECT,INSERT,UPDATE,DELETE') as api_keys,
         has_table_privilege('kysely_migration', 'INSERT') as migrations, has_schema_privilege('public', 'CREATE') as create`.execute(app.db)
     assert.deepEqual(rights, { sites: true, api_keys: true, migrations: false, create: false })

@@ -49,18 +49,33 @@ interface Outcome {
 }
 
 /** One request through `agent` (false: a new connection); never rejects: what happened is in the outcome. */
-function send(server: Server, agent: Agent | false, headers: Record<string, string>, method: string, path: string, body?: unknown, onWritten?: () => void): Promise<Outcome> {
+function send(
+  server: Server,
+  agent: Agent | false,
+  headers: Record<string, string>,
+  method: string,
+  path: string,
+  body?: unknown,
+  onWritten?: () => void,
+): Promise<Outcome> {
   const outcome: Outcome = { startedAt: performance.now(), reused: false }
   return new Promise((resolve) => {
     const req = request(`${server.url}${path}`, { method, headers, agent }, (res) => {
       let text = ''
       res.setEncoding('utf8')
-      res.on('data', (d: string) => { text += d })
+      res.on('data', (d: string) => {
+        text += d
+      })
       res.on('end', () => resolve(answered(outcome, res.statusCode ?? 0, res.headers, text)))
       res.on('error', (err: NodeJS.ErrnoException) => resolve(failed(outcome, err)))
     })
-    req.on('socket', () => { outcome.reused = req.reusedSocket })
-    req.on('finish', () => { outcome.writtenAt = performance.now(); onWritten?.() })
+    req.on('socket', () => {
+      outcome.reused = req.reusedSocket
+    })
+    req.on('finish', () => {
+      outcome.writtenAt = performance.now()
+      onWritten?.()
+    })
     req.on('error', (err: NodeJS.ErrnoException) => resolve(failed(outcome, err)))
     req.end(body === undefined ? undefined : JSON.stringify(body))
   })
@@ -81,8 +96,8 @@ function failed(outcome: Outcome, err: NodeJS.ErrnoException): Outcome {
   return { ...outcome, error: err.code ?? err.message, endedAt: performance.now() }
 }
 
-const tally = <T,>(items: T[]) => [...items.reduce((m, k) => m.set(k, (m.get(k) ?? 0) + 1), new Map<T, number>())]
-  .map(([k, n]) => `${n}×${String(k)}`).join(', ') || 'none'
+const tally = <T>(items: T[]) =>
+  [...items.reduce((m, k) => m.set(k, (m.get(k) ?? 0) + 1), new Map<T, number>())].map(([k, n]) => `${n}×${String(k)}`).join(', ') || 'none'
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: graceful shutdown`, () => {
@@ -94,7 +109,10 @@ for (const dialect of testDialects()) {
       const headers = { host: `${w.slug}.localhost`, 'x-api-key': w.ownerKey, 'content-type': 'application/json' }
       const busyAgent = new Agent({ keepAlive: true, maxSockets: BUSY })
       const lateAgent = new Agent({ keepAlive: true, maxSockets: LATE })
-      t.after(() => { busyAgent.destroy(); lateAgent.destroy() })
+      t.after(() => {
+        busyAgent.destroy()
+        lateAgent.destroy()
+      })
       let writes = 0
       const createSite = (agent: Agent | false, onWritten?: () => void) => {
         const code = `S${++writes}`
@@ -103,16 +121,24 @@ for (const dialect of testDialects()) {
 
       // Warm: each late connection carries one request, then stays idle until its late request.
       const warm = await Promise.all(Array.from({ length: LATE }, () => send(server, lateAgent, headers, 'GET', '/api/sites?limit=20')))
-      assert.deepEqual(warm.map((o) => o.status), warm.map(() => 200))
+      assert.deepEqual(
+        warm.map((o) => o.status),
+        warm.map(() => 200),
+      )
 
       const outcomes: Outcome[] = [...warm]
       let exitedAt: number | undefined
-      const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => { exitedAt = performance.now(); resolve(code) }))
+      const exited = new Promise<number | null>((resolve) =>
+        server.child.once('exit', (code) => {
+          exitedAt = performance.now()
+          resolve(code)
+        }),
+      )
       const busy = Array.from({ length: BUSY }, async (_, worker) => {
         for (let i = 0; exitedAt === undefined; i++) {
           const outcome = await (i % 4 === 3 ? createSite(busyAgent) : send(server, busyAgent, headers, 'GET', '/api/sites?limit=20'))
           outcomes.push(outcome)
-          if (outcome.error) await sleep(5 + worker % 5) // the listener is closed: try again on a new connection, not in a tight loop
+          if (outcome.error) await sleep(5 + (worker % 5)) // the listener is closed: try again on a new connection, not in a tight loop
         }
       })
 
@@ -121,7 +147,7 @@ for (const dialect of testDialects()) {
       // when SIGTERM arrives they wait in its sockets' buffers and, on new connections, in its listen backlog.
       server.child.kill('SIGSTOP')
       let lateWritten = 0
-      const spread = (i: number, n: number) => sleep(i * LATE_WINDOW_MS / (n - 1))
+      const spread = (i: number, n: number) => sleep((i * LATE_WINDOW_MS) / (n - 1))
       const late = [
         ...Array.from({ length: LATE }, (_, i) => spread(i, LATE).then(() => createSite(lateAgent, () => lateWritten++))),
         ...Array.from({ length: QUEUED }, (_, i) => spread(i, QUEUED).then(() => createSite(false, () => lateWritten++))),
@@ -140,7 +166,7 @@ for (const dialect of testDialects()) {
       const after = outcomes.filter((o) => !before.includes(o))
       const lateBefore = lateOutcomes.filter((o) => before.includes(o))
       const failedBefore = before.filter((o) => !(o.status !== undefined && o.status < 300 && o.complete))
-      const badAfter = after.filter((o) => o.error ? !CONNECTION_FAILURES.has(o.error) : !(o.status! < 300 && o.complete))
+      const badAfter = after.filter((o) => (o.error ? !CONNECTION_FAILURES.has(o.error) : !(o.status! < 300 && o.complete)))
       const refusals = after.filter((o) => o.error === 'ECONNREFUSED')
       const firstRefusalSeenAt = Math.min(...refusals.map((o) => o.endedAt!))
       // Connections opened after a refusal was seen: the listener was closed then, so each must be refused at connect.
@@ -150,19 +176,44 @@ for (const dialect of testDialects()) {
       const resets = after.filter((o) => o.error === 'ECONNRESET' || o.error === 'EPIPE')
 
       const acknowledged = outcomes.filter((o) => o.status === 201).map((o) => o.body!.code as string)
-      const stored = acknowledged.length === 0 ? [] : await w.handle.db.selectFrom('sites').select('code').where('org_id', '=', w.orgId).where('code', 'in', acknowledged).execute()
-      const committed = await w.handle.db.selectFrom('sites').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', w.orgId).executeTakeFirstOrThrow()
+      const stored =
+        acknowledged.length === 0
+          ? []
+          : await w.handle.db.selectFrom('sites').select('code').where('org_id', '=', w.orgId).where('code', 'in', acknowledged).execute()
+      const committed = await w.handle.db
+        .selectFrom('sites')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('org_id', '=', w.orgId)
+        .executeTakeFirstOrThrow()
       const lost = acknowledged.length - stored.length
       const unanswered = Number(committed.n) - acknowledged.length
 
-      console.log(`# shutdown ${dialect}: sent before SIGTERM ${before.length} (${lateBefore.length} of them late: ${LATE} on warm idle keep-alive connections, ${QUEUED} on new connections; ${drainingAnswers.length} answered with Connection: close while draining): ${tally(before.map((o) => o.status ?? o.error))}`)
-      console.log(`# shutdown ${dialect}: sent after SIGTERM or never written ${after.length}: ${tally(after.map((o) => o.status ?? o.error))}; ${refusals.length} refused at connect, ${resets.filter((o) => !o.reused).length} resets on new connections, ${resets.filter((o) => o.reused).length} on kept-alive ones; ${openedAfterRefusal.length} new connections opened after the first refusal (${acceptedAfterRefusal.length} not refused)`)
-      console.log(`# shutdown ${dialect}: ${acknowledged.length} writes answered 201, ${lost} missing from the database, ${unanswered} committed without a 2xx answer; exit code ${code} ${(exitedAt! - sigtermAt).toFixed(0)} ms after SIGTERM (grace ${GRACE_MS} ms)`)
-      assert.deepEqual(failedBefore.map((o) => o.status ?? o.error), [], 'every request sent before SIGTERM got its complete 2xx answer')
-      assert.deepEqual(badAfter.map((o) => o.status ?? o.error), [], 'a request sent after SIGTERM got a complete 2xx answer or failed at the connection')
+      console.log(
+        `# shutdown ${dialect}: sent before SIGTERM ${before.length} (${lateBefore.length} of them late: ${LATE} on warm idle keep-alive connections, ${QUEUED} on new connections; ${drainingAnswers.length} answered with Connection: close while draining): ${tally(before.map((o) => o.status ?? o.error))}`,
+      )
+      console.log(
+        `# shutdown ${dialect}: sent after SIGTERM or never written ${after.length}: ${tally(after.map((o) => o.status ?? o.error))}; ${refusals.length} refused at connect, ${resets.filter((o) => !o.reused).length} resets on new connections, ${resets.filter((o) => o.reused).length} on kept-alive ones; ${openedAfterRefusal.length} new connections opened after the first refusal (${acceptedAfterRefusal.length} not refused)`,
+      )
+      console.log(
+        `# shutdown ${dialect}: ${acknowledged.length} writes answered 201, ${lost} missing from the database, ${unanswered} committed without a 2xx answer; exit code ${code} ${(exitedAt! - sigtermAt).toFixed(0)} ms after SIGTERM (grace ${GRACE_MS} ms)`,
+      )
+      assert.deepEqual(
+        failedBefore.map((o) => o.status ?? o.error),
+        [],
+        'every request sent before SIGTERM got its complete 2xx answer',
+      )
+      assert.deepEqual(
+        badAfter.map((o) => o.status ?? o.error),
+        [],
+        'a request sent after SIGTERM got a complete 2xx answer or failed at the connection',
+      )
       assert.equal(lateBefore.length, LATE + QUEUED, 'the late requests were written before SIGTERM')
       assert.ok(refusals.length > 0, 'new connections were refused after SIGTERM')
-      assert.deepEqual(acceptedAfterRefusal.map((o) => o.status ?? o.error), [], 'once the listener closed, every new connection is refused at connect')
+      assert.deepEqual(
+        acceptedAfterRefusal.map((o) => o.status ?? o.error),
+        [],
+        'once the listener closed, every new connection is refused at connect',
+      )
       assert.equal(lost, 0, 'every acknowledged write is in the database')
       assert.equal(unanswered, 0, 'no write was committed whose answer was lost')
       assert.equal(code, 0, 'drained and exited 0 before the grace period ran out')
@@ -178,7 +229,9 @@ for (const dialect of testDialects()) {
       t.after(() => socket.destroy())
       socket.on('error', () => {}) // reset when the process exits: expected
       await new Promise<void>((resolve) => socket.once('connect', resolve))
-      socket.write(`POST /api/sites HTTP/1.1\r\nhost: ${w.slug}.localhost\r\nx-api-key: ${w.ownerKey}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"code":`)
+      socket.write(
+        `POST /api/sites HTTP/1.1\r\nhost: ${w.slug}.localhost\r\nx-api-key: ${w.ownerKey}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"code":`,
+      )
       await sleep(200)
       const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)))
       server.child.kill('SIGTERM')

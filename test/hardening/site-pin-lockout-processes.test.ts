@@ -17,19 +17,32 @@ const CONCURRENT = 50
 const EMAIL = 'operator@plant.example'
 const PIN = '24681357'
 
-interface Answer { status: number; body: string; retryAfter: string | undefined }
+interface Answer {
+  status: number
+  body: string
+  retryAfter: string | undefined
+}
 
 /** POST /auth/site/login from the loopback address `localAddress`, on a fresh connection. */
 function login(url: string, localAddress: string, email: string, pin: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/auth/site/login`, {
-      method: 'POST', localAddress, agent: false, headers: { host: 'plant.localhost', 'content-type': 'application/json' },
-    }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (d: string) => { body += d })
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, retryAfter: res.headers['retry-after'] }))
-    })
+    const req = request(
+      `${url}/auth/site/login`,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: { host: 'plant.localhost', 'content-type': 'application/json' },
+      },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => {
+          body += d
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, retryAfter: res.headers['retry-after'] }))
+      },
+    )
     req.on('error', reject)
     req.end(JSON.stringify({ email, pin }))
   })
@@ -43,19 +56,31 @@ for (const dialect of testDialects()) {
     it(`${CONCURRENT} concurrent wrong PINs for one e-mail from 3 addresses check at most ${LOCK_THRESHOLD}; then every PIN gets the same 423 until the owner unlocks by CLI (audited)`, async (t) => {
       const world = await processWorld(t, dialect, 'plant', { SITEGRID_MODE: 'site' })
       const { cwd, env, handle } = world
-      await createSiteUsersService({ handle, clock: systemClock }).create(world.orgId, CLI_ACTOR, { email: EMAIL, displayName: 'Operator', siteRole: 'member', pin: PIN })
+      await createSiteUsersService({ handle, clock: systemClock }).create(world.orgId, CLI_ACTOR, {
+        email: EMAIL,
+        displayName: 'Operator',
+        siteRole: 'member',
+        pin: PIN,
+      })
       const servers = await Promise.all(Array.from({ length: processes }, () => startServer({ cwd, env })))
       t.after(async () => {
         for (const server of servers) await server.stop()
       })
       const [a, b] = [servers[0]!, servers[processes - 1]!]
 
-      const answers = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) =>
-        login((i % 2 === 0 ? a : b).url, `127.0.0.${1 + (i % 3)}`, EMAIL, String(10_000_000 + i))))
+      const answers = await Promise.all(
+        Array.from({ length: CONCURRENT }, (_, i) => login((i % 2 === 0 ? a : b).url, `127.0.0.${1 + (i % 3)}`, EMAIL, String(10_000_000 + i))),
+      )
       const statuses = answers.reduce<Record<number, number>>((acc, x) => ({ ...acc, [x.status]: (acc[x.status] ?? 0) + 1 }), {})
-      const counter = await handle.db.selectFrom('site_sign_in_failures').select(['failures', 'locked_until'])
-        .where('org_id', '=', world.orgId).where('subject', '=', accountSubject(EMAIL)).executeTakeFirstOrThrow()
-      console.log(`site-PIN lockout ${dialect}: ${CONCURRENT} concurrent wrong PINs over ${processes} process(es), 3 addresses -> statuses ${JSON.stringify(statuses)}, counted ${counter.failures}`)
+      const counter = await handle.db
+        .selectFrom('site_sign_in_failures')
+        .select(['failures', 'locked_until'])
+        .where('org_id', '=', world.orgId)
+        .where('subject', '=', accountSubject(EMAIL))
+        .executeTakeFirstOrThrow()
+      console.log(
+        `site-PIN lockout ${dialect}: ${CONCURRENT} concurrent wrong PINs over ${processes} process(es), 3 addresses -> statuses ${JSON.stringify(statuses)}, counted ${counter.failures}`,
+      )
       assert.equal(statuses[401], LOCK_THRESHOLD, 'PINs checked (each wrong PIN checked answers 401)')
       assert.equal((statuses[423] ?? 0) + (statuses[429] ?? 0), CONCURRENT - LOCK_THRESHOLD)
       assert.equal(counter.failures, LOCK_THRESHOLD)
@@ -74,9 +99,16 @@ for (const dialect of testDialects()) {
       assert.equal(unlock.code, 0, unlock.stderr)
       assert.match(unlock.stderr, /unlocked Operator@Plant\.example \(was locked until /)
       assert.equal((await login(a.url, '127.0.0.6', EMAIL, PIN)).status, 200, 'the rightful user signs in at once')
-      const audit = await handle.db.selectFrom('audit_events').select(['actor_kind', 'target', 'detail'])
-        .where('org_id', '=', world.orgId).where('action', '=', 'site_user.unlocked').execute()
-      assert.deepEqual(audit.map((r) => [r.actor_kind, r.target, (JSON.parse(r.detail!) as { failures: number }).failures]), [['cli', EMAIL, LOCK_THRESHOLD]])
+      const audit = await handle.db
+        .selectFrom('audit_events')
+        .select(['actor_kind', 'target', 'detail'])
+        .where('org_id', '=', world.orgId)
+        .where('action', '=', 'site_user.unlocked')
+        .execute()
+      assert.deepEqual(
+        audit.map((r) => [r.actor_kind, r.target, (JSON.parse(r.detail!) as { failures: number }).failures]),
+        [['cli', EMAIL, LOCK_THRESHOLD]],
+      )
     })
   })
 }

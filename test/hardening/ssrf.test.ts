@@ -10,11 +10,18 @@ import { startFakeOpenAi } from '../support/fake-openai.ts'
 
 // Every attempt the guard refuses, over the whole file: the figure the suite prints.
 let refused = 0
-const counted = { onRefused: () => { refused += 1 } }
+const counted = {
+  onRefused: () => {
+    refused += 1
+  },
+}
 after(() => console.log(`ssrf: ${refused} outbound attempts refused by the guard`))
 
 /** A loopback HTTP server that counts what reaches it; `Connection: close` so that every request connects anew. */
-async function server(host: string, handler: (path: string) => { status: number; headers?: Record<string, string>; body?: string } = () => ({ status: 200, body: 'ok' })) {
+async function server(
+  host: string,
+  handler: (path: string) => { status: number; headers?: Record<string, string>; body?: string } = () => ({ status: 200, body: 'ok' }),
+) {
   const hits: string[] = []
   const srv: Server = createServer((req, res) => {
     hits.push(req.url ?? '')
@@ -33,13 +40,34 @@ describe('SSRF: outbound calls refuse internal addresses unless the configuratio
     const internal = await server('127.0.0.1')
     const p = internal.port
     const urls = [
-      `http://127.0.0.1:${p}/`, `http://127.1:${p}/`, `http://0x7f.1:${p}/`, `http://0177.0.0.1:${p}/`, `http://2130706433:${p}/`,
-      `http://[::1]:${p}/`, `http://[::ffff:127.0.0.1]:${p}/`, `http://[::ffff:7f00:1]:${p}/`, `http://[::127.0.0.1]:${p}/`,
-      `http://[64:ff9b::7f00:1]:${p}/`, `http://[2002:7f00:1::1]:${p}/`, `http://0.0.0.0:${p}/`, `http://[::]:${p}/`,
-      'http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/latest/meta-data/', 'http://[::ffff:169.254.169.254]/',
-      'http://10.0.0.1/', 'http://172.16.5.4/', 'http://192.168.1.1/', 'http://100.64.0.1/', 'http://224.0.0.1/',
-      'http://255.255.255.255/', 'http://[fe80::1]/', 'http://[fc00::1]/', 'http://[ff02::1]/',
-      `http://localhost:${p}/`, `http://api.localhost:${p}/`, 'http://metadata.google.internal/computeMetadata/v1/',
+      `http://127.0.0.1:${p}/`,
+      `http://127.1:${p}/`,
+      `http://0x7f.1:${p}/`,
+      `http://0177.0.0.1:${p}/`,
+      `http://2130706433:${p}/`,
+      `http://[::1]:${p}/`,
+      `http://[::ffff:127.0.0.1]:${p}/`,
+      `http://[::ffff:7f00:1]:${p}/`,
+      `http://[::127.0.0.1]:${p}/`,
+      `http://[64:ff9b::7f00:1]:${p}/`,
+      `http://[2002:7f00:1::1]:${p}/`,
+      `http://0.0.0.0:${p}/`,
+      `http://[::]:${p}/`,
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00:ec2::254]/latest/meta-data/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://10.0.0.1/',
+      'http://172.16.5.4/',
+      'http://192.168.1.1/',
+      'http://100.64.0.1/',
+      'http://224.0.0.1/',
+      'http://255.255.255.255/',
+      'http://[fe80::1]/',
+      'http://[fc00::1]/',
+      'http://[ff02::1]/',
+      `http://localhost:${p}/`,
+      `http://api.localhost:${p}/`,
+      'http://metadata.google.internal/computeMetadata/v1/',
     ]
     const guarded = createGuardedFetch({ ...counted, resolve: async () => assert.fail('a literal or reserved name is never resolved') })
     for (const url of urls) {
@@ -49,9 +77,27 @@ describe('SSRF: outbound calls refuse internal addresses unless the configuratio
   })
 
   it('the address classes: public addresses pass, every internal class and embedded IPv4 form is refused', () => {
-    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2001:4860:4860::8888']) assert.equal(isForbiddenAddress(address), false, address)
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.127.0.1', '0.0.0.0', '239.1.1.1',
-      '::1', '::', 'fd00:ec2::254', 'fe80::1%eth0', '::ffff:10.0.0.1', '::ffff:a00:1', '64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::', 'not-an-ip']) {
+    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2001:4860:4860::8888'])
+      assert.equal(isForbiddenAddress(address), false, address)
+    for (const address of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.31.255.255',
+      '192.168.0.1',
+      '169.254.169.254',
+      '100.127.0.1',
+      '0.0.0.0',
+      '239.1.1.1',
+      '::1',
+      '::',
+      'fd00:ec2::254',
+      'fe80::1%eth0',
+      '::ffff:10.0.0.1',
+      '::ffff:a00:1',
+      '64:ff9b::a9fe:a9fe',
+      '2002:a9fe:a9fe::',
+      'not-an-ip',
+    ]) {
       assert.equal(isForbiddenAddress(address), true, address)
     }
   })
@@ -60,11 +106,20 @@ describe('SSRF: outbound calls refuse internal addresses unless the configuratio
     let lookups = 0
     const answers: Record<string, ResolvedAddress[]> = {
       'ai.example.test': [{ address: '127.0.0.1', family: 4 }],
-      'mixed.example.test': [{ address: '8.8.8.8', family: 4 }, { address: '169.254.169.254', family: 4 }],
+      'mixed.example.test': [
+        { address: '8.8.8.8', family: 4 },
+        { address: '169.254.169.254', family: 4 },
+      ],
       'v6.example.test': [{ address: '::ffff:127.0.0.1', family: 6 }],
       'meta6.example.test': [{ address: 'fd00:ec2::254', family: 6 }],
     }
-    const guarded = createGuardedFetch({ ...counted, resolve: async (host) => { lookups += 1; return answers[host] ?? [] } })
+    const guarded = createGuardedFetch({
+      ...counted,
+      resolve: async (host) => {
+        lookups += 1
+        return answers[host] ?? []
+      },
+    })
     for (const host of Object.keys(answers)) {
       await assert.rejects(guarded(`http://${host}/v1/chat/completions`, { method: 'POST', body: '{}' }), OutboundAddressRefused, host)
     }
@@ -77,7 +132,10 @@ describe('SSRF: outbound calls refuse internal addresses unless the configuratio
     assert.equal(allowed.port === internal.port, false)
     let lookups = 0
     // First answer: the allow-listed 127.0.0.2. Every later answer: loopback 127.0.0.1 (the attacker's rebinding).
-    const resolve = async () => { lookups += 1; return [{ address: lookups === 1 ? '127.0.0.2' : '127.0.0.1', family: 4 }] }
+    const resolve = async () => {
+      lookups += 1
+      return [{ address: lookups === 1 ? '127.0.0.2' : '127.0.0.1', family: 4 }]
+    }
     const guarded = createGuardedFetch({ ...counted, resolve, isAllowed: createAllowList(['127.0.0.2/32']) })
     const first = await guarded(`http://rebind.example.test:${allowed.port}/one`)
     assert.equal(first.status, 200)
@@ -130,7 +188,10 @@ describe('SSRF: outbound calls refuse internal addresses unless the configuratio
     const fake = await startFakeOpenAi()
     t.after(() => fake.close())
     fake.enqueue({ kind: 'ok', chunks: ['one ', 'two'] })
-    const provider = createOpenAiProvider({ name: 'box', baseUrl: fake.baseUrl, apiKey: undefined, timeoutMs: 5_000, maxRetries: 0, trusted: true }, { fetch: createGuardedFetch({ allowPrivateNetwork: true }) })
+    const provider = createOpenAiProvider(
+      { name: 'box', baseUrl: fake.baseUrl, apiKey: undefined, timeoutMs: 5_000, maxRetries: 0, trusted: true },
+      { fetch: createGuardedFetch({ allowPrivateNetwork: true }) },
+    )
     const deltas: string[] = []
     for await (const event of provider.stream(REQUEST)) if (event.type === 'delta') deltas.push(event.text)
     assert.deepEqual(deltas, ['one ', 'two'])

@@ -18,16 +18,30 @@ export type Schema = Record<string, unknown> & {
   anyOf?: Schema[]
   items?: Schema
 }
-export interface Parameter { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema: Schema }
-interface MediaTypes { [contentType: string]: { schema?: Schema } }
+export interface Parameter {
+  name: string
+  in: 'path' | 'query' | 'header'
+  required?: boolean
+  schema: Schema
+}
+interface MediaTypes {
+  [contentType: string]: { schema?: Schema }
+}
 export interface OperationSpec {
   parameters?: Parameter[]
   requestBody?: { content: MediaTypes }
   responses: Record<string, { content?: MediaTypes }>
   security?: unknown[]
 }
-export interface Operation { method: string; path: string; spec: OperationSpec }
-export interface OpenApiDocument { paths: Record<string, Record<string, OperationSpec>>; components?: { schemas?: Record<string, Schema> } }
+export interface Operation {
+  method: string
+  path: string
+  spec: OperationSpec
+}
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, OperationSpec>>
+  components?: { schemas?: Record<string, Schema> }
+}
 
 /** A settings override common to the suites: they send thousands of requests with one credential. */
 export const NO_RATE_LIMIT = { SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE: '100000000' }
@@ -47,8 +61,7 @@ export async function openApiDocument(h: Harness): Promise<OpenApiDocument> {
 }
 
 export function operations(doc: OpenApiDocument): Operation[] {
-  return Object.entries(doc.paths).flatMap(([path, ops]) =>
-    Object.entries(ops).map(([method, spec]) => ({ method: method.toUpperCase(), path, spec })))
+  return Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, spec]) => ({ method: method.toUpperCase(), path, spec })))
 }
 
 export const pathParams = (op: Operation) => (op.spec.parameters ?? []).filter((p) => p.in === 'path')
@@ -66,15 +79,37 @@ export function fillPath(path: string, values: Record<string, string>): string {
 
 /** Every resource kind a route can name, one of each in a seeded tenant. */
 export interface TenantIds {
-  slug: string; site: string; controller: string; instance: string; node: string; node2: string
-  alarm: string; batch: string; key: string; account: string; domain: string; user: string
+  slug: string
+  site: string
+  controller: string
+  instance: string
+  node: string
+  node2: string
+  alarm: string
+  batch: string
+  key: string
+  account: string
+  domain: string
+  user: string
 }
 
 /** Which resource a path or query parameter names, by its name in the OpenAPI document. */
 export const PARAMETER_KINDS: Readonly<Record<string, keyof TenantIds>> = {
-  slug: 'slug', code: 'site', siteId: 'site', controllerId: 'controller', instanceId: 'instance', nodeId: 'node',
-  source: 'node', target: 'node2', supplyId: 'node', alarmId: 'alarm', batchId: 'batch', keyId: 'key',
-  accountId: 'account', domain: 'domain', userId: 'user',
+  slug: 'slug',
+  code: 'site',
+  siteId: 'site',
+  controllerId: 'controller',
+  instanceId: 'instance',
+  nodeId: 'node',
+  source: 'node',
+  target: 'node2',
+  supplyId: 'node',
+  alarmId: 'alarm',
+  batchId: 'batch',
+  keyId: 'key',
+  accountId: 'account',
+  domain: 'domain',
+  userId: 'user',
 }
 
 /** An id of the same shape that names nothing: its last character changed. */
@@ -106,27 +141,66 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
   const call = (method: string, url: string, payload?: unknown) => h.inject(owner, { method: method as 'GET', url, payload: payload as object })
   const site = `${prefix}-SITE`
   await expectStatus(await call('POST', '/api/sites', { code: site, name: `${prefix} plant` }), 201, 'site')
-  const ctl = await expectStatus(await call('POST', `/api/sites/${site}/controllers`, {
-    name: `${prefix} PLC`, platform: 1, assetNumber: `${prefix}-A1`, connection: { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15' },
-  }), 201, 'controller')
+  const ctl = await expectStatus(
+    await call('POST', `/api/sites/${site}/controllers`, {
+      name: `${prefix} PLC`,
+      platform: 1,
+      assetNumber: `${prefix}-A1`,
+      connection: { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15' },
+    }),
+    201,
+    'controller',
+  )
   const controller = String(ctl.id)
   const instance = `${prefix}-CV-101`
-  await expectStatus(await call('POST', `/api/sites/${site}/instances`, { id: instance, name: 'Conveyor', typeId: 'conveyor', assetNumber: `${prefix}-I1`, controllerId: controller }), 201, 'instance')
+  await expectStatus(
+    await call('POST', `/api/sites/${site}/instances`, {
+      id: instance,
+      name: 'Conveyor',
+      typeId: 'conveyor',
+      assetNumber: `${prefix}-I1`,
+      controllerId: controller,
+    }),
+    201,
+    'instance',
+  )
   const node = `${prefix}-MSB-1`
   const node2 = `${prefix}-CB-1`
   await expectStatus(await call('POST', `/api/sites/${site}/electrical/nodes`, { id: node, name: 'Main switchboard', nodeType: 3 }), 201, 'node')
   await expectStatus(await call('POST', `/api/sites/${site}/electrical/nodes`, { id: node2, name: 'Breaker', nodeType: 5 }), 201, 'node 2')
   await expectStatus(await call('POST', `/api/sites/${site}/electrical/edges`, { sourceId: node, targetId: node2, edgeType: 0 }), 201, 'edge')
-  const events = await expectStatus(await call('POST', `/api/sites/${site}/alarms/events`, {
-    events: [{ eventId: `${prefix}-e1`, instanceId: instance, condition: 'HI_TEMP', priority: 'high', state: 'active', occurredAt: new Date(h.clock.now() - 60_000).toISOString() }],
-  }), 200, 'alarm event')
+  const events = await expectStatus(
+    await call('POST', `/api/sites/${site}/alarms/events`, {
+      events: [
+        {
+          eventId: `${prefix}-e1`,
+          instanceId: instance,
+          condition: 'HI_TEMP',
+          priority: 'high',
+          state: 'active',
+          occurredAt: new Date(h.clock.now() - 60_000).toISOString(),
+        },
+      ],
+    }),
+    200,
+    'alarm event',
+  )
   const alarm = String((events.results as Array<{ alarmId: string }>)[0]!.alarmId)
   const upload = multipart([
-    { name: 'site_id', value: site }, { name: 'format', value: 'long' },
+    { name: 'site_id', value: site },
+    { name: 'format', value: 'long' },
     { name: 'mapping_csv', filename: 'mapping.csv', content: `historian_tag,instance_id,tag_key\nT1,${instance},t0\n` },
     { name: 'trend_csv', filename: 'trend.csv', content: 'Timestamp,TagName,Value,Quality\n2024-01-01 00:00:00,T1,1.5,100\n2024-01-01 00:01:00,T1,1.6,100\n' },
   ])
-  const batch = String((await expectStatus(await h.inject(owner, { method: 'POST', url: '/api/historian/import-batches', payload: upload.payload, headers: upload.headers }), 201, 'historian batch')).id)
+  const batch = String(
+    (
+      await expectStatus(
+        await h.inject(owner, { method: 'POST', url: '/api/historian/import-batches', payload: upload.payload, headers: upload.headers }),
+        201,
+        'historian batch',
+      )
+    ).id,
+  )
   const extraKey = await h.mintKey(org, 'member', { name: `${prefix} member key` })
   const account = `oid-${prefix}-${org.slug}`
   const members = createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount })
@@ -136,9 +210,27 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
   await expectStatus(await call('POST', `/api/admin/orgs/${org.slug}/domains`, { domain }), 201, 'domain')
   let user = `usr_${prefix}-none`
   if (h.config.mode === 'site') {
-    user = String((await expectStatus(await call('POST', '/api/site/users', { email: `${prefix.toLowerCase()}@plant.example`, displayName: `${prefix} operator`, siteRole: 'member', pin: '482913' }), 201, 'site user')).id)
+    user = String(
+      (
+        await expectStatus(
+          await call('POST', '/api/site/users', {
+            email: `${prefix.toLowerCase()}@plant.example`,
+            displayName: `${prefix} operator`,
+            siteRole: 'member',
+            pin: '482913',
+          }),
+          201,
+          'site user',
+        )
+      ).id,
+    )
   }
-  return { org, owner, ownerKeyId: keyId, ids: { slug: org.slug, site, controller, instance, node, node2, alarm, batch, key: extraKey.keyId, account, domain, user } }
+  return {
+    org,
+    owner,
+    ownerKeyId: keyId,
+    ids: { slug: org.slug, site, controller, instance, node, node2, alarm, batch, key: extraKey.keyId, account, domain, user },
+  }
 }
 
 /**
@@ -149,7 +241,12 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
 function tenantTables(h: Harness): Promise<string[]> {
   let found = tenantTablesOf.get(h.handle)
   if (!found) {
-    found = h.handle.db.introspection.getTables().then((tables) => tables.filter((t) => t.name === 'orgs' || t.columns.some((c) => c.name === 'org_id')).map((t) => t.name).sort())
+    found = h.handle.db.introspection.getTables().then((tables) =>
+      tables
+        .filter((t) => t.name === 'orgs' || t.columns.some((c) => c.name === 'org_id'))
+        .map((t) => t.name)
+        .sort(),
+    )
     tenantTablesOf.set(h.handle, found) // read once per database handle: the fuzzing suite snapshots after every request
   }
   return found
@@ -163,7 +260,10 @@ export async function snapshotOrg(h: Harness, orgId: string): Promise<string> {
   const tables = await tenantTables(h)
   if (h.handle.dialect === 'postgres') {
     // One round trip instead of one per table: the fuzzing suite takes a snapshot after every request.
-    const parts = tables.map((table) => sql`select ${table}::text as t, row_to_json(x)::text as r from ${sql.table(table)} x where x.${sql.ref(table === 'orgs' ? 'id' : 'org_id')} = ${orgId}`)
+    const parts = tables.map(
+      (table) =>
+        sql`select ${table}::text as t, row_to_json(x)::text as r from ${sql.table(table)} x where x.${sql.ref(table === 'orgs' ? 'id' : 'org_id')} = ${orgId}`,
+    )
     const { rows } = await sql<{ t: string; r: string }>`${sql.join(parts, sql` union all `)}`.execute(db)
     for (const table of tables) out[table] = []
     for (const row of rows) out[row.t]!.push(row.r)
@@ -171,7 +271,11 @@ export async function snapshotOrg(h: Harness, orgId: string): Promise<string> {
     return JSON.stringify(out)
   }
   for (const table of tables) {
-    const rows = await db.selectFrom(table).selectAll().where(table === 'orgs' ? 'id' : 'org_id', '=', orgId).execute()
+    const rows = await db
+      .selectFrom(table)
+      .selectAll()
+      .where(table === 'orgs' ? 'id' : 'org_id', '=', orgId)
+      .execute()
     out[table] = rows.map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).sort()
   }
   return JSON.stringify(out)
@@ -183,15 +287,15 @@ export function snapshotDiff(before: string, after: string): string[] {
   const b = JSON.parse(after) as Record<string, string[]>
   const out: string[] = []
   for (const table of Object.keys(a)) {
-    const left = new Set(a[table]); const right = new Set(b[table])
+    const left = new Set(a[table])
+    const right = new Set(b[table])
     const changed = [...left].filter((r) => !right.has(r)).length + [...right].filter((r) => !left.has(r)).length
     if (changed > 0) out.push(`${table}: ${changed} rows`)
   }
   return out
 }
 
-export const changedRows = (before: string, after: string) =>
-  snapshotDiff(before, after).reduce((n, s) => n + Number(/: (\d+) rows/.exec(s)![1]), 0)
+export const changedRows = (before: string, after: string) => snapshotDiff(before, after).reduce((n, s) => n + Number(/: (\d+) rows/.exec(s)![1]), 0)
 
 /**
  * Checks an answer against the operation's declared responses: the status must be declared and a JSON body
@@ -202,7 +306,9 @@ export function responseChecker() {
   return (op: Operation, res: LightMyRequestResponse): string | null => {
     const declared = op.spec.responses[String(res.statusCode)]
     if (!declared) return `${label(op)}: status ${res.statusCode} is not declared (${res.body.slice(0, 200)})`
-    const contentType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim()
+    const contentType = String(res.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
     if (!declared.content || res.body.length === 0) return null
     const media = declared.content[contentType]
     if (!media) return `${label(op)}: ${res.statusCode} answered ${contentType || 'no content type'}, declared ${Object.keys(declared.content).join(', ')}`
@@ -227,7 +333,11 @@ export function leaksIn(body: string, options: { isMintAnswer?: boolean } = {}):
   const found: string[] = []
   if (!options.isMintAnswer && KEY_PLAINTEXT.test(body)) found.push('an API-key plaintext')
   let parsed: unknown
-  try { parsed = JSON.parse(body) } catch { return found }
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return found
+  }
   const walk = (value: unknown, path: string) => {
     if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}/${i}`))
     else if (value !== null && typeof value === 'object') {
@@ -268,31 +378,52 @@ export function stableBody(body: string): unknown {
  */
 export function exampleOf(schema: Schema | undefined, now: number): unknown {
   if (!schema) return undefined
-  const s = schema as Schema & { const?: unknown; enum?: unknown[]; examples?: unknown[]; format?: string; minLength?: number; pattern?: string; minimum?: number; minItems?: number; exclusiveMinimum?: number }
+  const s = schema as Schema & {
+    const?: unknown
+    enum?: unknown[]
+    examples?: unknown[]
+    format?: string
+    minLength?: number
+    pattern?: string
+    minimum?: number
+    minItems?: number
+    exclusiveMinimum?: number
+  }
   if (s.const !== undefined) return s.const
   if (s.examples?.length) return s.examples[0]
   if (s.enum?.length) return s.enum[0]
   // The last branch: for roles (owner, admin, member) the least privileged, which any caller may give.
   if (s.anyOf) return exampleOf(s.anyOf.findLast((b) => b.type !== 'null') ?? s.anyOf[0], now)
   switch (s.type) {
-    case 'null': return null
-    case 'boolean': return false
-    case 'integer': return s.minimum ?? (s.exclusiveMinimum === undefined ? 1 : s.exclusiveMinimum + 1)
-    case 'number': return s.minimum ?? (s.exclusiveMinimum === undefined ? 1 : s.exclusiveMinimum + 1)
+    case 'null':
+      return null
+    case 'boolean':
+      return false
+    case 'integer':
+      return s.minimum ?? (s.exclusiveMinimum === undefined ? 1 : s.exclusiveMinimum + 1)
+    case 'number':
+      return s.minimum ?? (s.exclusiveMinimum === undefined ? 1 : s.exclusiveMinimum + 1)
     case 'string':
       if (s.format === 'date-time') return new Date(now + 86_400_000).toISOString()
       if (s.format === 'email' || s.pattern === '^[^@\\s]+@[^@\\s]+$') return 'someone@example.test'
       if (s.pattern === '^[0-9]{6,12}$') return '482913'
       if (s.pattern) return fc.sample(fc.stringMatching(new RegExp(s.pattern)), { seed: 42, numRuns: 1 })[0]
       return 'x'.repeat(Math.max(1, s.minLength ?? 1))
-    case 'array': return Array.from({ length: s.minItems ?? 0 }, () => exampleOf(s.items, now))
+    case 'array':
+      return Array.from({ length: s.minItems ?? 0 }, () => exampleOf(s.items, now))
     case 'object': {
       const props = s.properties ?? {}
       // No required property (an update): one that every resource may change, never its id.
-      const keys = s.required?.length ? s.required : Object.keys(props).filter((k) => k !== 'id').sort((a, b) => Number(b === 'name') - Number(a === 'name')).slice(0, 1)
+      const keys = s.required?.length
+        ? s.required
+        : Object.keys(props)
+            .filter((k) => k !== 'id')
+            .sort((a, b) => Number(b === 'name') - Number(a === 'name'))
+            .slice(0, 1)
       return Object.fromEntries(keys.map((k) => [k, exampleOf(props[k], now)]))
     }
-    default: return 'x'
+    default:
+      return 'x'
   }
 }
 
@@ -319,7 +450,7 @@ export function queryFor(op: Operation, now: number, extra: Record<string, strin
   const known: Record<string, string> = { from: new Date(now - 86_400_000).toISOString(), to: new Date(now).toISOString(), type: 'Cable' }
   for (const p of queryParams(op)) {
     const kind = PARAMETER_KINDS[p.name]
-    const value = ids && kind ? ids[kind] : known[p.name] ?? String(exampleOf(p.schema, now))
+    const value = ids && kind ? ids[kind] : (known[p.name] ?? String(exampleOf(p.schema, now)))
     if ((p.required || p.name === 'type') && !(p.name in extra)) q.set(p.name, value)
   }
   for (const [k, v] of Object.entries(extra)) q.set(k, v)

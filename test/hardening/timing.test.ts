@@ -25,8 +25,17 @@ function quantile(sorted: number[], q: number): number {
 function erfc(x: number): number {
   const z = Math.abs(x)
   const t = 1 / (1 + 0.5 * z)
-  const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807
-    + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+  const r =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    )
   return x >= 0 ? r : 2 - r
 }
 
@@ -39,7 +48,7 @@ export function mannWhitney(a: number[], b: number[]): { u: number; p: number; a
   const all = [...a.map((v) => ({ v, g: 0 })), ...b.map((v) => ({ v, g: 1 }))].sort((x, y) => x.v - y.v)
   let rankSumA = 0
   let tieTerm = 0
-  for (let i = 0; i < all.length;) {
+  for (let i = 0; i < all.length; ) {
     let j = i
     while (j + 1 < all.length && all[j + 1]!.v === all[i]!.v) j++
     const midrank = (i + j) / 2 + 1
@@ -76,20 +85,21 @@ describe('sqlite: timing of refused API keys over loopback HTTP', () => {
       unknown: () => `csk_${base62(32)}`,
       malformed: () => `csk_${base62(randomInt(5, 31))}`,
     }
-    const once = (apiKey: string) => new Promise<{ ns: number; status: number }>((resolve, reject) => {
-      const start = process.hrtime.bigint()
-      const req = request({ host: '127.0.0.1', port, path: '/api/admin/api-keys', agent, headers: { host, 'x-api-key': apiKey } }, (res) => {
-        res.resume()
-        res.on('end', () => resolve({ ns: Number(process.hrtime.bigint() - start), status: res.statusCode ?? 0 }))
+    const once = (apiKey: string) =>
+      new Promise<{ ns: number; status: number }>((resolve, reject) => {
+        const start = process.hrtime.bigint()
+        const req = request({ host: '127.0.0.1', port, path: '/api/admin/api-keys', agent, headers: { host, 'x-api-key': apiKey } }, (res) => {
+          res.resume()
+          res.on('end', () => resolve({ ns: Number(process.hrtime.bigint() - start), status: res.statusCode ?? 0 }))
+        })
+        req.on('error', reject)
+        req.end()
       })
-      req.on('error', reject)
-      req.end()
-    })
     for (let i = 0; i < WARM_UP; i++) await once(credential[(['wrong', 'unknown', 'malformed'] as const)[i % 3]!]())
     const order: Kind[] = (['wrong', 'unknown', 'malformed'] as const).flatMap((k) => Array<Kind>(SAMPLES).fill(k))
     for (let i = order.length - 1; i > 0; i--) {
-      const j = randomInt(i + 1);
-      [order[i], order[j]] = [order[j]!, order[i]!]
+      const j = randomInt(i + 1)
+      ;[order[i], order[j]] = [order[j]!, order[i]!]
     }
     const times: Record<Kind, number[]> = { wrong: [], unknown: [], malformed: [] }
     let not401 = 0
@@ -101,15 +111,21 @@ describe('sqlite: timing of refused API keys over loopback HTTP', () => {
       times[kind].push(ns / 1000)
     }
     const seconds = (Date.now() - started) / 1000
-    const summary = Object.fromEntries((Object.keys(times) as Kind[]).map((k) => {
-      const sorted = [...times[k]].sort((x, y) => x - y)
-      return [k, { median: quantile(sorted, 0.5), iqr: quantile(sorted, 0.75) - quantile(sorted, 0.25) }]
-    })) as Record<Kind, { median: number; iqr: number }>
+    const summary = Object.fromEntries(
+      (Object.keys(times) as Kind[]).map((k) => {
+        const sorted = [...times[k]].sort((x, y) => x - y)
+        return [k, { median: quantile(sorted, 0.5), iqr: quantile(sorted, 0.75) - quantile(sorted, 0.25) }]
+      }),
+    ) as Record<Kind, { median: number; iqr: number }>
     const wrongVsUnknown = mannWhitney(times.wrong, times.unknown)
     const wrongVsMalformed = mannWhitney(times.wrong, times.malformed)
     const fmt = (k: Kind) => `${k} median ${summary[k].median.toFixed(1)} µs IQR ${summary[k].iqr.toFixed(1)} µs`
-    console.log(`# hardening timing (sqlite, loopback HTTP, ${SAMPLES} per kind, ${seconds.toFixed(1)} s): ${fmt('wrong')}; ${fmt('unknown')}; ${fmt('malformed')}`)
-    console.log(`# hardening timing: wrong vs unknown: Mann-Whitney U ${wrongVsUnknown.u.toFixed(0)}, p ${wrongVsUnknown.p.toPrecision(3)}, Vargha-Delaney A ${wrongVsUnknown.a12.toFixed(4)} (|A − 0.5| ${Math.abs(wrongVsUnknown.a12 - 0.5).toFixed(4)} < 0.06 required); wrong vs malformed (no query, allowed to differ): A ${wrongVsMalformed.a12.toFixed(4)}`)
+    console.log(
+      `# hardening timing (sqlite, loopback HTTP, ${SAMPLES} per kind, ${seconds.toFixed(1)} s): ${fmt('wrong')}; ${fmt('unknown')}; ${fmt('malformed')}`,
+    )
+    console.log(
+      `# hardening timing: wrong vs unknown: Mann-Whitney U ${wrongVsUnknown.u.toFixed(0)}, p ${wrongVsUnknown.p.toPrecision(3)}, Vargha-Delaney A ${wrongVsUnknown.a12.toFixed(4)} (|A − 0.5| ${Math.abs(wrongVsUnknown.a12 - 0.5).toFixed(4)} < 0.06 required); wrong vs malformed (no query, allowed to differ): A ${wrongVsMalformed.a12.toFixed(4)}`,
+    )
     assert.equal(not401, 0, 'every request is refused with 401')
     assert.ok(Math.abs(wrongVsUnknown.a12 - 0.5) < 0.06, `A = ${wrongVsUnknown.a12}`)
   })
@@ -118,7 +134,10 @@ describe('sqlite: timing of refused API keys over loopback HTTP', () => {
     const same = mannWhitney([1, 2, 3, 4], [1, 2, 3, 4])
     assert.equal(same.a12, 0.5)
     assert.ok(same.p > 0.99)
-    const apart = mannWhitney(Array.from({ length: 50 }, (_, i) => 100 + i), Array.from({ length: 50 }, (_, i) => i))
+    const apart = mannWhitney(
+      Array.from({ length: 50 }, (_, i) => 100 + i),
+      Array.from({ length: 50 }, (_, i) => i),
+    )
     assert.equal(apart.a12, 1)
     assert.ok(apart.p < 1e-10)
   })

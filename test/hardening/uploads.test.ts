@@ -28,7 +28,10 @@ const MiB = 1024 * 1024
 const INFLATED_LIMIT = 512 * MiB
 const MAX_GROWTH_MIB = 64
 
-interface Answer { status: number; json: Record<string, unknown> }
+interface Answer {
+  status: number
+  json: Record<string, unknown>
+}
 
 function kib(line: string | undefined): number {
   return Number(/(\d+) kB/.exec(line ?? '')?.[1])
@@ -55,7 +58,7 @@ async function measured<T>(server: Server, label: string, step: () => Promise<T>
 async function send(server: Server, path: string, init: { method: string; headers: Record<string, string>; body?: Buffer | string }): Promise<Answer> {
   const res = await rawRequest(`${server.url}${path}`, init)
   const text = res.body.toString('utf8')
-  return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) as Record<string, unknown> : {} }
+  return { status: res.status, json: text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : {} }
 }
 
 /** Declares `declared` bytes, sends `sent` of them, then drops the connection: the body ends inside the upload. */
@@ -63,8 +66,17 @@ function abortedUpload(server: Server, path: string, headers: Record<string, str
   return new Promise((resolve) => {
     const req = request(`${server.url}${path}`, { method: headers['x-method'] ?? 'PUT', headers: { ...headers, 'content-length': String(declared) } })
     req.on('error', () => resolve())
-    req.on('response', (res) => { res.resume(); res.on('end', resolve); res.on('error', () => resolve()) })
-    req.write(sent, () => setTimeout(() => { req.destroy(); resolve() }, 300))
+    req.on('response', (res) => {
+      res.resume()
+      res.on('end', resolve)
+      res.on('error', () => resolve())
+    })
+    req.write(sent, () =>
+      setTimeout(() => {
+        req.destroy()
+        resolve()
+      }, 300),
+    )
   })
 }
 
@@ -78,7 +90,9 @@ async function assertServing(server: Server, host: Record<string, string>, after
 
 async function gzipOf(pieces: Iterable<Buffer>): Promise<Buffer> {
   const out: Buffer[] = []
-  await pipeline(Readable.from(pieces), createGzip({ level: 9 }), async (compressed: AsyncIterable<Buffer>) => { for await (const c of compressed) out.push(c) })
+  await pipeline(Readable.from(pieces), createGzip({ level: 9 }), async (compressed: AsyncIterable<Buffer>) => {
+    for await (const c of compressed) out.push(c)
+  })
   return Buffer.concat(out)
 }
 
@@ -99,10 +113,17 @@ async function rowBomb(w: ProcessWorld, mib: number): Promise<Buffer> {
 
 /** The package with one more row in `part`, made from the first row `extra` answers for, every checksum recomputed. */
 async function withExtraRow(pkg: Buffer, part: string, extra: (row: Row) => Row | false): Promise<Buffer> {
-  const records = gunzipSync(pkg).toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; part?: string; row?: Row })
+  const records = gunzipSync(pkg)
+    .toString('utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; part?: string; row?: Row })
   const rows = new Map<string, Row[]>()
   for (const r of records) if (r.type === 'row') rows.set(r.part!, [...(rows.get(r.part!) ?? []), r.row!])
-  const added = rows.get(part)!.map(extra).find((r) => r !== false)
+  const added = rows
+    .get(part)!
+    .map(extra)
+    .find((r) => r !== false)
   rows.get(part)!.push(added!)
   const header = records[0] as unknown as PackageHeader
   async function* parts() {
@@ -129,7 +150,9 @@ for (const dialect of testDialects()) {
     // One server for the suite: processWorld's clean-ups run when the suite ends.
     const cleanups: Array<() => unknown> = []
     before(async () => {
-      w = await processWorld({ after: (fn: () => unknown) => cleanups.push(fn) } as never, dialect, 'uploads', { SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES: String(INFLATED_LIMIT) })
+      w = await processWorld({ after: (fn: () => unknown) => cleanups.push(fn) } as never, dialect, 'uploads', {
+        SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES: String(INFLATED_LIMIT),
+      })
       await seedHistorianSite(w.handle, w.orgId)
       server = await startServer({ cwd: w.cwd, env: w.env })
       host = { host: `${w.slug}.localhost`, 'x-api-key': w.ownerKey }
@@ -145,11 +168,16 @@ for (const dialect of testDialects()) {
     it('a package whose second line is not JSON and whose CRC-32 is wrong answers 422 PackageInvalid and the server lives on', async () => {
       // Incompressible lines after the bad one: the inflater is still at work when the reader has stopped, and meets
       // the bad trailer then (the small package's trailer is met while the reader still reads).
-      for (const [label, padding] of [['small', 0], ['100 KiB', 100 * 1024], ['3 MiB', 3 * MiB]] as const) {
+      for (const [label, padding] of [
+        ['small', 0],
+        ['100 KiB', 100 * 1024],
+        ['3 MiB', 3 * MiB],
+      ] as const) {
         const corrupt = gzipSync(Buffer.from(`${headerLine(w)}this is not JSON\n${randomBytes(padding).toString('base64')}\n`))
         corrupt[corrupt.length - 8]! ^= 0xff // the CRC-32 trailer
         const answer = await measured(server, `${dialect} package, corrupt (${label}, bad CRC-32)`, () =>
-          send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: corrupt }))
+          send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: corrupt }),
+        )
         assert.equal(answer.status, 422)
         assert.equal(answer.json.code, 'PackageInvalid')
         await assertServing(server, host, `the corrupt package (${label})`)
@@ -165,11 +193,17 @@ for (const dialect of testDialects()) {
 
     it('a truncated package answers 422, one cut off by the client leaves nothing staged, and the server lives on', async () => {
       const truncated = await measured(server, `${dialect} package, truncated`, () =>
-        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: pkg.subarray(0, Math.floor(pkg.length / 2)) }))
+        send(server, packagePath(), {
+          method: 'PUT',
+          headers: { ...host, 'content-type': 'application/gzip' },
+          body: pkg.subarray(0, Math.floor(pkg.length / 2)),
+        }),
+      )
       assert.equal(truncated.status, 422)
       assert.equal(truncated.json.code, 'PackageInvalid')
       await measured(server, `${dialect} package, connection dropped mid-body`, () =>
-        abortedUpload(server, packagePath(), { ...host, 'content-type': 'application/gzip' }, pkg.subarray(0, Math.floor(pkg.length / 2)), pkg.length))
+        abortedUpload(server, packagePath(), { ...host, 'content-type': 'application/gzip' }, pkg.subarray(0, Math.floor(pkg.length / 2)), pkg.length),
+      )
       await assertServing(server, host, 'the truncated packages')
       assert.equal(await stagedPackages(w), 0)
     })
@@ -177,19 +211,26 @@ for (const dialect of testDialects()) {
     it('gzip bombs are inflated in constant memory: past the inflated-size limit 413 naming it and the setting, nothing kept', async () => {
       const zeros = await gzipOf(repeated(Buffer.alloc(MiB), 256))
       const lineBomb = await measured(server, `${dialect} package, bomb of zeros ${(zeros.length / 1024).toFixed(0)} KiB -> 256 MiB`, () =>
-        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: zeros }))
+        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: zeros }),
+      )
       assert.equal(lineBomb.status, 422, 'a line without end is refused before it grows')
       assert.equal(lineBomb.json.code, 'PackageInvalid')
 
       const inflatedWhole = await rowBomb(w, 256)
-      const whole = await measured(server, `${dialect} package, bomb of rows ${(inflatedWhole.length / 1024).toFixed(0)} KiB -> 256 MiB (inflated whole, under the limit)`, () =>
-        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: inflatedWhole }))
+      const whole = await measured(
+        server,
+        `${dialect} package, bomb of rows ${(inflatedWhole.length / 1024).toFixed(0)} KiB -> 256 MiB (inflated whole, under the limit)`,
+        () => send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: inflatedWhole }),
+      )
       assert.equal(whole.status, 422)
       assert.equal(whole.json.reason, 'truncated: no end record')
 
       const giant = await rowBomb(w, 1024)
-      const over = await measured(server, `${dialect} package, bomb of rows ${(giant.length / 1024).toFixed(0)} KiB -> 1 GiB (limit ${INFLATED_LIMIT / MiB} MiB)`, () =>
-        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: giant }))
+      const over = await measured(
+        server,
+        `${dialect} package, bomb of rows ${(giant.length / 1024).toFixed(0)} KiB -> 1 GiB (limit ${INFLATED_LIMIT / MiB} MiB)`,
+        () => send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: giant }),
+      )
       assert.equal(over.status, 413)
       assert.equal(over.json.code, 'PayloadTooLarge')
       assert.match(String(over.json.detail), new RegExp(`${INFLATED_LIMIT}.*SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES`))
@@ -204,11 +245,13 @@ for (const dialect of testDialects()) {
       const rows = Array.from({ length: 1600 }, (_, i) => line(noise.subarray(i * 48 * 1024, (i + 1) * 48 * 1024).toString('base64')))
       const incompressible = await gzipOf([Buffer.from(headerLine(w)), ...rows])
       const large = await measured(server, `${dialect} package, ${(incompressible.length / MiB).toFixed(0)} MiB of incompressible rows`, () =>
-        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: incompressible }))
+        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: incompressible }),
+      )
       assert.equal(large.status, 422)
       assert.equal(large.json.reason, 'truncated: no end record')
       const random = await measured(server, `${dialect} package, 100 MiB of random bytes`, () =>
-        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: noise }))
+        send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: noise }),
+      )
       assert.equal(random.status, 422)
       assert.equal(random.json.code, 'PackageInvalid')
       assert.equal(await stagedPackages(w), 0)
@@ -244,7 +287,9 @@ for (const dialect of testDialects()) {
         return send(server, `/api/admin/orgs/${w.slug}/tenant/import${query}`, { method: 'POST', headers: host })
       }
       let exported: Buffer = Buffer.alloc(0)
-      const exportNow = async () => { exported = (await rawRequest(`${server.url}/api/admin/orgs/${w.slug}/tenant/export`, { headers: host })).body }
+      const exportNow = async () => {
+        exported = (await rawRequest(`${server.url}/api/admin/orgs/${w.slug}/tenant/export`, { headers: host })).body
+      }
       const assertRefused = async (expected: Record<string, unknown>) => {
         for (const query of ['?force=true', '', '?dryRun=true&force=true']) {
           const answer = await importing(query)
@@ -260,40 +305,84 @@ for (const dialect of testDialects()) {
       await sql`update controllers set asset_number = 'A-9' where org_id = ${w.orgId} and id = 'plc-1'`.execute(db)
       await sql`insert into controllers (org_id, site_code, id, platform, asset_number, protocol, ip_address, poll_interval_ms, timeout_ms, retry_delay_ms, max_retries, created_at, updated_at)
         values (${w.orgId}, ${HISTORIAN_SITE}, 'plc-2', 0, 'A-1', 'cip', '10.0.0.2', 1000, 5000, 5000, 3, ${now}, ${now})`.execute(db)
-      await assertRefused({ part: 'controllers', values: { site_code: HISTORIAN_SITE, asset_number: 'A-1' }, record: { site_code: HISTORIAN_SITE, id: 'plc-1' }, heldBy: { site_code: HISTORIAN_SITE, id: 'plc-2' }, heldIn: 'this organisation' })
-      const { rows: controllers } = await sql<{ id: string; asset_number: string }>`select id, asset_number from controllers where org_id = ${w.orgId} order by id`.execute(db)
-      assert.deepEqual(controllers, [{ id: 'plc-1', asset_number: 'A-9' }, { id: 'plc-2', asset_number: 'A-1' }], 'nothing written')
+      await assertRefused({
+        part: 'controllers',
+        values: { site_code: HISTORIAN_SITE, asset_number: 'A-1' },
+        record: { site_code: HISTORIAN_SITE, id: 'plc-1' },
+        heldBy: { site_code: HISTORIAN_SITE, id: 'plc-2' },
+        heldIn: 'this organisation',
+      })
+      const { rows: controllers } = await sql<{
+        id: string
+        asset_number: string
+      }>`select id, asset_number from controllers where org_id = ${w.orgId} order by id`.execute(db)
+      assert.deepEqual(
+        controllers,
+        [
+          { id: 'plc-1', asset_number: 'A-9' },
+          { id: 'plc-2', asset_number: 'A-1' },
+        ],
+        'nothing written',
+      )
       await sql`delete from controllers where org_id = ${w.orgId} and id = 'plc-2'`.execute(db)
 
       // The same rule inside the package: a crafted package (checksums recomputed) gives plc-3 the asset number of plc-1.
       exported = await withExtraRow(exported, 'controllers', (row) => row.id === 'plc-1' && { ...row, id: 'plc-3' })
-      await assertRefused({ part: 'controllers', values: { site_code: HISTORIAN_SITE, asset_number: 'A-1' }, record: { site_code: HISTORIAN_SITE, id: 'plc-3' }, heldBy: { site_code: HISTORIAN_SITE, id: 'plc-1' }, heldIn: 'the package' })
+      await assertRefused({
+        part: 'controllers',
+        values: { site_code: HISTORIAN_SITE, asset_number: 'A-1' },
+        record: { site_code: HISTORIAN_SITE, id: 'plc-3' },
+        heldBy: { site_code: HISTORIAN_SITE, id: 'plc-1' },
+        heldIn: 'the package',
+      })
       await sql`update controllers set asset_number = 'A-1' where org_id = ${w.orgId} and id = 'plc-1'`.execute(db)
 
       // alarms: one open alarm per (site, instance and condition). The package's al-1 is open; here al-2 is, al-1 closed.
-      const alarm = (id: string, key: string | null) => sql`insert into alarms (org_id, site_code, id, instance_id, condition, priority, state, is_active, is_acknowledged, is_out_of_service, active_key, activation_count, raised_at, last_event_at, changed_at, created_at, version)
+      const alarm = (id: string, key: string | null) =>
+        sql`insert into alarms (org_id, site_code, id, instance_id, condition, priority, state, is_active, is_acknowledged, is_out_of_service, active_key, activation_count, raised_at, last_event_at, changed_at, created_at, version)
         values (${w.orgId}, ${HISTORIAN_SITE}, ${id}, 'ins_pump', 'HI', 'high', 'active', 1, 0, 0, ${key}, 1, ${now}, ${now}, ${now}, ${now}, 1)`.execute(db)
       await alarm('al-1', '8:ins_pumpHI')
       await exportNow()
       await sql`update alarms set active_key = null, state = 'normal', is_active = 0 where org_id = ${w.orgId} and id = 'al-1'`.execute(db)
       await alarm('al-2', '8:ins_pumpHI')
-      await assertRefused({ part: 'alarms', values: { site_code: HISTORIAN_SITE, active_key: '8:ins_pumpHI' }, record: { site_code: HISTORIAN_SITE, id: 'al-1' }, heldBy: { site_code: HISTORIAN_SITE, id: 'al-2' }, heldIn: 'this organisation' })
+      await assertRefused({
+        part: 'alarms',
+        values: { site_code: HISTORIAN_SITE, active_key: '8:ins_pumpHI' },
+        record: { site_code: HISTORIAN_SITE, id: 'al-1' },
+        heldBy: { site_code: HISTORIAN_SITE, id: 'al-2' },
+        heldIn: 'this organisation',
+      })
       await sql`delete from alarms where org_id = ${w.orgId}`.execute(db)
 
       // domain_bindings: a domain serves one organisation. The package binds plant.example.com; here another organisation holds it.
-      await sql`insert into domain_bindings (org_id, domain, is_enabled, created_at, updated_at, created_by) values (${w.orgId}, 'plant.example.com', 0, ${now}, ${now}, 'test')`.execute(db)
+      await sql`insert into domain_bindings (org_id, domain, is_enabled, created_at, updated_at, created_by) values (${w.orgId}, 'plant.example.com', 0, ${now}, ${now}, 'test')`.execute(
+        db,
+      )
       await exportNow()
       await sql`delete from domain_bindings where org_id = ${w.orgId}`.execute(db)
-      await sql`insert into domain_bindings (org_id, domain, is_enabled, created_at, updated_at, created_by) values (${other.id}, 'plant.example.com', 0, ${now}, ${now}, 'test')`.execute(db)
+      await sql`insert into domain_bindings (org_id, domain, is_enabled, created_at, updated_at, created_by) values (${other.id}, 'plant.example.com', 0, ${now}, ${now}, 'test')`.execute(
+        db,
+      )
       const taken = await importing('?force=true')
       assert.equal(taken.status, 409, JSON.stringify(taken.json))
-      assert.deepEqual((taken.json.uniqueConflicts as unknown[])[0], { part: 'domain_bindings', values: { domain: 'plant.example.com' }, record: { domain: 'plant.example.com' }, heldBy: null, heldIn: 'another organisation' })
+      assert.deepEqual((taken.json.uniqueConflicts as unknown[])[0], {
+        part: 'domain_bindings',
+        values: { domain: 'plant.example.com' },
+        record: { domain: 'plant.example.com' },
+        heldBy: null,
+        heldIn: 'another organisation',
+      })
       const { rows: bindings } = await sql<{ org_id: string }>`select org_id from domain_bindings where domain = 'plant.example.com'`.execute(db)
-      assert.deepEqual(bindings.map((b) => b.org_id), [other.id], 'nothing written')
+      assert.deepEqual(
+        bindings.map((b) => b.org_id),
+        [other.id],
+        'nothing written',
+      )
       await sql`delete from domain_bindings where domain = 'plant.example.com'`.execute(db)
 
       // api_keys: the verifier is unique across organisations; a moved key's placeholder is `moved:` + its id.
-      const key = (org: string, id: string, verifier: string) => sql`insert into api_keys (org_id, id, prefix, verifier, role, name, created_by_kind, created_by_user_id, created_at, expires_at)
+      const key = (org: string, id: string, verifier: string) =>
+        sql`insert into api_keys (org_id, id, prefix, verifier, role, name, created_by_kind, created_by_user_id, created_at, expires_at)
         values (${org}, ${id}, 'csk_x', ${verifier}, 'viewer', 'moved', 'cli', 'test', ${now}, ${now + 86_400_000})`.execute(db)
       await key(w.orgId, 'key-moved', randomBytes(32).toString('hex'))
       await exportNow()
@@ -301,7 +390,13 @@ for (const dialect of testDialects()) {
       await key(other.id, 'key-other', 'moved:key-moved')
       const verifier = await importing('?force=true')
       assert.equal(verifier.status, 409, JSON.stringify(verifier.json))
-      assert.deepEqual((verifier.json.uniqueConflicts as unknown[])[0], { part: 'api_keys', values: { verifier: 'moved:key-moved' }, record: { id: 'key-moved' }, heldBy: null, heldIn: 'another organisation' })
+      assert.deepEqual((verifier.json.uniqueConflicts as unknown[])[0], {
+        part: 'api_keys',
+        values: { verifier: 'moved:key-moved' },
+        record: { id: 'key-moved' },
+        heldBy: null,
+        heldIn: 'another organisation',
+      })
       const { rows: keys } = await sql<{ n: number }>`select count(*) as n from api_keys where org_id = ${w.orgId} and id = 'key-moved'`.execute(db)
       assert.equal(Number(keys[0]!.n), 0, 'nothing written')
       await sql`delete from api_keys where id = 'key-other'`.execute(db)
@@ -314,7 +409,8 @@ for (const dialect of testDialects()) {
 
     it('a crafted package whose row breaks a foreign-key or not-null rule answers 422 PackageInvalid naming the part and the rule, nothing written', async () => {
       const pkgNow = (await rawRequest(`${server.url}/api/admin/orgs/${w.slug}/tenant/export`, { headers: host })).body
-      const controllers = async () => Number((await sql<{ n: number }>`select count(*) as n from controllers where org_id = ${w.orgId}`.execute(w.handle.db)).rows[0]!.n)
+      const controllers = async () =>
+        Number((await sql<{ n: number }>`select count(*) as n from controllers where org_id = ${w.orgId}`.execute(w.handle.db)).rows[0]!.n)
       const before = await controllers()
       const cases: Array<[string, (row: Row) => Row | false]> = [
         ['foreign key', (row) => row.id === 'plc-1' && { ...row, id: 'plc-x', asset_number: 'A-x', site_code: 'nowhere' }],
@@ -322,7 +418,10 @@ for (const dialect of testDialects()) {
       ]
       for (const [rule, extra] of cases) {
         const crafted = await withExtraRow(pkgNow, 'controllers', extra)
-        assert.equal((await send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: crafted })).status, 200)
+        assert.equal(
+          (await send(server, packagePath(), { method: 'PUT', headers: { ...host, 'content-type': 'application/gzip' }, body: crafted })).status,
+          200,
+        )
         const answer = await send(server, `/api/admin/orgs/${w.slug}/tenant/import?force=true`, { method: 'POST', headers: host })
         assert.equal(answer.status, 422, `${rule}: ${JSON.stringify(answer.json)}`)
         assert.equal(answer.json.code, 'PackageInvalid')
@@ -337,8 +436,11 @@ for (const dialect of testDialects()) {
       writeFileSync(join(w.cwd, 'corrupt.jsonl.gz'), corrupt)
       writeFileSync(join(w.cwd, 'zeros.jsonl.gz'), await gzipOf(repeated(Buffer.alloc(MiB), 256)))
       writeFileSync(join(w.cwd, 'export.jsonl.gz'), pkg)
-      const cases = [['corrupt.jsonl.gz', 'PackageInvalid', {}], ['zeros.jsonl.gz', 'PackageInvalid', {}],
-        ['export.jsonl.gz', 'PayloadTooLarge', { SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES: '1024' }]] as const
+      const cases = [
+        ['corrupt.jsonl.gz', 'PackageInvalid', {}],
+        ['zeros.jsonl.gz', 'PackageInvalid', {}],
+        ['export.jsonl.gz', 'PayloadTooLarge', { SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES: '1024' }],
+      ] as const
       for (const [file, code, env] of cases) {
         const run = runCli(['tenant', 'import', w.slug, file, '--force'], { cwd: w.cwd, env: { ...w.env, ...env } })
         assert.equal(run.code, 1, `${file}: ${run.stderr}`)
@@ -351,28 +453,63 @@ for (const dialect of testDialects()) {
       const boundary = 'uploadsboundary'
       const part = (name: string, value: string, filename?: string) =>
         `--${boundary}\r\ncontent-disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n${value}\r\n`
-      const form = (trend: string | Buffer) => Buffer.concat([
-        Buffer.from(part('site_id', HISTORIAN_SITE) + part('format', 'long') + part('mapping_csv', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_pump,q\n', 'm.csv')),
-        Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="trend_csv"; filename="t.csv"\r\n\r\ntimestamp,tag,value\n`), Buffer.from(trend),
-      ])
+      const form = (trend: string | Buffer) =>
+        Buffer.concat([
+          Buffer.from(
+            part('site_id', HISTORIAN_SITE) +
+              part('format', 'long') +
+              part('mapping_csv', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_pump,q\n', 'm.csv'),
+          ),
+          Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="trend_csv"; filename="t.csv"\r\n\r\ntimestamp,tag,value\n`),
+          Buffer.from(trend),
+        ])
       const historian = { ...host, 'content-type': `multipart/form-data; boundary=${boundary}` }
       const rows = trendRows(20_000, Date.UTC(2024, 0, 1))
       const uploads: Array<[string, string, Record<string, string>, Buffer]> = [
         ['historian form, truncated (no closing boundary)', '/api/historian/import-batches', historian, form(rows.slice(0, rows.length / 2))],
-        ['historian form, corrupted (random bytes)', '/api/historian/import-batches', historian, Buffer.concat([form(randomBytes(MiB)), Buffer.from(`\r\n--${boundary}--\r\n`)])],
-        ['instance CSV, truncated inside a quote', `/api/sites/${HISTORIAN_SITE}/instances/bulk`, { ...host, 'content-type': 'text/csv' }, Buffer.from('id,name,typeId,controllerId\nins_a,"pump')],
-        ['instance CSV, corrupted (random bytes)', `/api/sites/${HISTORIAN_SITE}/instances/bulk`, { ...host, 'content-type': 'text/csv' }, randomBytes(512 * 1024)],
-        ['network JSON, truncated', `/api/sites/${HISTORIAN_SITE}/electrical/network`, { ...host, 'content-type': 'application/json' }, Buffer.from('{"nodes":[{"id":"n1","name":"bus","nodeType":"bus"')],
-        ['network JSON, corrupted (random bytes)', `/api/sites/${HISTORIAN_SITE}/electrical/network`, { ...host, 'content-type': 'application/json' }, Buffer.concat([Buffer.from('{"nodes":['), randomBytes(MiB)])],
+        [
+          'historian form, corrupted (random bytes)',
+          '/api/historian/import-batches',
+          historian,
+          Buffer.concat([form(randomBytes(MiB)), Buffer.from(`\r\n--${boundary}--\r\n`)]),
+        ],
+        [
+          'instance CSV, truncated inside a quote',
+          `/api/sites/${HISTORIAN_SITE}/instances/bulk`,
+          { ...host, 'content-type': 'text/csv' },
+          Buffer.from('id,name,typeId,controllerId\nins_a,"pump'),
+        ],
+        [
+          'instance CSV, corrupted (random bytes)',
+          `/api/sites/${HISTORIAN_SITE}/instances/bulk`,
+          { ...host, 'content-type': 'text/csv' },
+          randomBytes(512 * 1024),
+        ],
+        [
+          'network JSON, truncated',
+          `/api/sites/${HISTORIAN_SITE}/electrical/network`,
+          { ...host, 'content-type': 'application/json' },
+          Buffer.from('{"nodes":[{"id":"n1","name":"bus","nodeType":"bus"'),
+        ],
+        [
+          'network JSON, corrupted (random bytes)',
+          `/api/sites/${HISTORIAN_SITE}/electrical/network`,
+          { ...host, 'content-type': 'application/json' },
+          Buffer.concat([Buffer.from('{"nodes":['), randomBytes(MiB)]),
+        ],
       ]
       for (const [label, path, headers, body] of uploads) {
         const method = path.endsWith('/network') ? 'PUT' : 'POST'
         const answer = await measured(server, `${dialect} ${label}`, () => send(server, path, { method, headers, body }))
         console.log(`# ${dialect} ${label}: ${answer.status} ${String(answer.json.code ?? answer.json.status ?? '')}`)
         // A historian file of random bytes is read as rows and each one rejected with its reason (201, nothing stored).
-        assert.ok(answer.status < 500 && (answer.status >= 400 || label.startsWith('historian form, corrupted')), `${label}: ${answer.status} ${String(answer.json.code)}`)
+        assert.ok(
+          answer.status < 500 && (answer.status >= 400 || label.startsWith('historian form, corrupted')),
+          `${label}: ${answer.status} ${String(answer.json.code)}`,
+        )
         await measured(server, `${dialect} ${label}, connection dropped mid-body`, () =>
-          abortedUpload(server, path, { ...headers, 'x-method': method }, body.subarray(0, Math.floor(body.length / 2)), body.length + 1000))
+          abortedUpload(server, path, { ...headers, 'x-method': method }, body.subarray(0, Math.floor(body.length / 2)), body.length + 1000),
+        )
       }
       await assertServing(server, host, 'the other uploads')
     })

@@ -3,10 +3,14 @@ import { describe, it } from 'node:test'
 import { harness, testDialects, type Harness } from '../harness.ts'
 import type { Org } from '../../src/identity.ts'
 
-const login = (h: Harness, org: Org, remoteAddress: string) => h.app.inject({
-  method: 'POST', url: '/auth/site/login', remoteAddress, headers: { host: `${org.slug}.localhost` },
-  payload: { email: 'nobody@example.test', pin: '482913' },
-})
+const login = (h: Harness, org: Org, remoteAddress: string) =>
+  h.app.inject({
+    method: 'POST',
+    url: '/auth/site/login',
+    remoteAddress,
+    headers: { host: `${org.slug}.localhost` },
+    payload: { email: 'nobody@example.test', pin: '482913' },
+  })
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: the sign-in endpoints (/auth/*) are rate-limited per client address`, () => {
@@ -35,7 +39,10 @@ for (const dialect of testDialects()) {
       // Only the two that reached the sign-in were counted as PIN failures (five would lock the address).
       const failures = await h.handle.db.selectFrom('site_sign_in_failures').select(['subject', 'failures']).where('org_id', '=', org.id).execute()
       assert.ok(failures.length > 0, 'the sign-in counts failures per subject')
-      assert.ok(failures.every((f) => f.failures === 2), JSON.stringify(failures))
+      assert.ok(
+        failures.every((f) => f.failures === 2),
+        JSON.stringify(failures),
+      )
     })
 
     it('the default allows a normal sign-in burst (60 per minute)', async (t) => {

@@ -59,7 +59,7 @@ for (const dialect of testDialects()) {
       assert.ok(h.rawLogs().includes('[redacted]'))
     })
 
-    it('the tenant is the Host header\'s: a key works only at its organisation\'s host', async (t) => {
+    it("the tenant is the Host header's: a key works only at its organisation's host", async (t) => {
       const h = await harness(t, dialect)
       const a = await h.orgWithKey()
       const b = await h.orgWithKey()
@@ -107,7 +107,10 @@ for (const dialect of testDialects()) {
       const text = await h.inject({ org, apiKey: key }, { method: 'POST', url, headers: { 'content-type': 'application/xml' }, payload: '<role>owner</role>' })
       assert.equal(text.statusCode, 415)
       assert.equal(text.json().code, 'UnsupportedMediaType')
-      const big = await h.inject({ org, apiKey: key }, { method: 'POST', url, payload: { role: 'member', name: 'x'.repeat(3000), expiresAt: new Date(h.clock.now() + 86_400_000).toISOString() } })
+      const big = await h.inject(
+        { org, apiKey: key },
+        { method: 'POST', url, payload: { role: 'member', name: 'x'.repeat(3000), expiresAt: new Date(h.clock.now() + 86_400_000).toISOString() } },
+      )
       assert.equal(big.statusCode, 413)
       assert.equal(big.json().code, 'PayloadTooLarge')
       const empty = await h.inject({ org, apiKey: key }, { method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: '' })

@@ -20,7 +20,9 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       const answer = h.inject({ org, apiKey: key }, { url: '/api/sites' }).then((res) => res) // sent now, not when awaited
       let waiting: number | undefined
       for (let i = 0; i < 200 && waiting === undefined; i++) {
-        const { rows } = await watcher.query<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`)
+        const { rows } = await watcher.query<{ pid: number }>(
+          `select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+        )
         waiting = rows[0]?.pid
         if (waiting === undefined) await sleep(25)
       }

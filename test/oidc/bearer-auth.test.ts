@@ -10,16 +10,27 @@ const KEYS_URL = '/api/admin/api-keys'
 const nowSec = () => Math.floor(Date.now() / 1000)
 
 function claimsFor(h: IdentityHarness, accountId: string, extra: JWTPayload = {}): JWTPayload {
-  return { iss: h.op.issuer, aud: AUDIENCE, sub: `pairwise-${accountId}`, oid: h.oidOf(accountId), org_slug: h.org.slug, iat: nowSec(), exp: nowSec() + 600, ...extra }
+  return {
+    iss: h.op.issuer,
+    aud: AUDIENCE,
+    sub: `pairwise-${accountId}`,
+    oid: h.oidOf(accountId),
+    org_slug: h.org.slug,
+    iat: nowSec(),
+    exp: nowSec() + 600,
+    ...extra,
+  }
 }
 
 let shared: SharedProvider
-before(async () => { shared = await startSharedProvider() })
+before(async () => {
+  shared = await startSharedProvider()
+})
 after(() => shared.stop())
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: OIDC bearer tokens (spec 5 rule 5)`, () => {
-    it('an active member\'s provider token authenticates with the role from the membership table', async (t) => {
+    it("an active member's provider token authenticates with the role from the membership table", async (t) => {
       const h = await identityHarness(t, dialect, shared)
       await h.activate('ada', 'admin')
       await h.activate('mo', 'member')
@@ -47,9 +58,16 @@ for (const dialect of testDialects()) {
         assert.equal(res.json().code, 'Forbidden')
       }
       const rows = await h.handle.db.selectFrom('memberships').selectAll().where('org_id', '=', h.org.id).execute()
-      assert.deepEqual(rows.map((r) => [r.account_id, r.status, r.role]), [[h.oidOf('newcomer'), 'pending', null]])
+      assert.deepEqual(
+        rows.map((r) => [r.account_id, r.status, r.role]),
+        [[h.oidOf('newcomer'), 'pending', null]],
+      )
       await h.activate('ada', 'owner')
-      const approve = await h.bearer(await h.token('ada'), { method: 'POST', url: `/api/admin/orgs/${h.org.slug}/members/${h.oidOf('newcomer')}/approve`, payload: { role: 'admin' } })
+      const approve = await h.bearer(await h.token('ada'), {
+        method: 'POST',
+        url: `/api/admin/orgs/${h.org.slug}/members/${h.oidOf('newcomer')}/approve`,
+        payload: { role: 'admin' },
+      })
       assert.equal(approve.statusCode, 200, approve.body)
       assert.equal((await h.bearer(token, { method: 'GET', url: KEYS_URL })).statusCode, 200, 'the same token works at once after approval')
     })
@@ -72,7 +90,11 @@ for (const dialect of testDialects()) {
       const h = await identityHarness(t, dialect, shared)
       await h.activate('ada', 'owner')
       const token = await h.token('ada')
-      const minted = await h.bearer(token, { method: 'POST', url: KEYS_URL, payload: { role: 'member', name: 'gateway', expiresAt: new Date(h.clock.now() + 86_400_000 * 10).toISOString() } })
+      const minted = await h.bearer(token, {
+        method: 'POST',
+        url: KEYS_URL,
+        payload: { role: 'member', name: 'gateway', expiresAt: new Date(h.clock.now() + 86_400_000 * 10).toISOString() },
+      })
       assert.equal(minted.statusCode, 201, minted.body)
       const listed = (await h.bearer(token, { method: 'GET', url: KEYS_URL })).json() as Array<{ keyId: string; createdByUserId: string }>
       const created = listed.find((k) => k.keyId === minted.json().keyId)
@@ -83,7 +105,7 @@ for (const dialect of testDialects()) {
       assert.equal(row.created_by_account, h.oidOf('ada'))
     })
 
-    it('a revoked member\'s still-valid token is refused (403) at once, and no new request is recorded', async (t) => {
+    it("a revoked member's still-valid token is refused (403) at once, and no new request is recorded", async (t) => {
       const h = await identityHarness(t, dialect, shared)
       await h.activate('ada', 'owner')
       await h.activate('mo', 'admin')
@@ -92,7 +114,12 @@ for (const dialect of testDialects()) {
       const revoke = await h.bearer(await h.token('ada'), { method: 'DELETE', url: `/api/admin/orgs/${h.org.slug}/members/${h.oidOf('mo')}` })
       assert.equal(revoke.statusCode, 204, revoke.body)
       assert.equal((await h.bearer(token, { method: 'GET', url: KEYS_URL })).statusCode, 403)
-      const row = await h.handle.db.selectFrom('memberships').select('status').where('org_id', '=', h.org.id).where('account_id', '=', h.oidOf('mo')).executeTakeFirst()
+      const row = await h.handle.db
+        .selectFrom('memberships')
+        .select('status')
+        .where('org_id', '=', h.org.id)
+        .where('account_id', '=', h.oidOf('mo'))
+        .executeTakeFirst()
       assert.equal(row?.status, 'revoked')
     })
 
@@ -106,7 +133,7 @@ for (const dialect of testDialects()) {
       assert.equal((await h.bearer(root, { method: 'GET', url: `/api/admin/orgs/${other.slug}/members` })).statusCode, 403)
     })
 
-    it('a platform admin passes OrgAdmin at its host without a membership and may name another organisation\'s slug', async (t) => {
+    it("a platform admin passes OrgAdmin at its host without a membership and may name another organisation's slug", async (t) => {
       const h = await identityHarness(t, dialect, shared)
       const other = await h.createOrg()
       await h.makePlatformAdmin('root')
@@ -120,6 +147,5 @@ for (const dialect of testDialects()) {
       assert.equal(admin.statusCode, 404, 'an org admin naming another organisation gets the uniform 404')
       assert.equal((await h.bearer(root, { method: 'GET', url: '/api/admin/orgs/no-such-org/members' })).statusCode, 404)
     })
-
   })
 }

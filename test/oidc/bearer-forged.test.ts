@@ -20,7 +20,9 @@ async function assertUniform401(h: IdentityHarness, token: string, message: stri
 }
 
 let shared: SharedProvider
-before(async () => { shared = await startSharedProvider() })
+before(async () => {
+  shared = await startSharedProvider()
+})
 after(() => shared.stop())
 
 for (const dialect of testDialects()) {
@@ -55,6 +57,5 @@ for (const dialect of testDialects()) {
       assert.equal((await h.bearer(rotated, { method: 'GET', url: KEYS_URL })).statusCode, 200)
       await assertUniform401(h, original, 'a token under the retired key, after the refetch')
     })
-
   })
 }

@@ -14,7 +14,10 @@ export const valueOf = (line: string | undefined) => line?.slice(line.indexOf('=
 /** Drives GET /auth/login → provider → GET /auth/callback with real redirects; returns every answer on the way. */
 export async function signIn(h: IdentityHarness, accountId: string, options: { returnTo?: string; sessionCookie?: string } = {}) {
   h.oidOf(accountId)
-  const login = await h.inject({ org: h.org }, { method: 'GET', url: `/auth/login${options.returnTo === undefined ? '' : `?returnTo=${encodeURIComponent(options.returnTo)}`}` })
+  const login = await h.inject(
+    { org: h.org },
+    { method: 'GET', url: `/auth/login${options.returnTo === undefined ? '' : `?returnTo=${encodeURIComponent(options.returnTo)}`}` },
+  )
   assert.equal(login.statusCode, 302, login.body)
   const loginCookie = valueOf(setCookies(login).get(LOGIN_COOKIE))!
   const callbackUrl = await h.op.authorize(login.headers.location as string, h.accountKey(accountId))
@@ -25,6 +28,9 @@ export async function signIn(h: IdentityHarness, accountId: string, options: { r
 }
 
 export const origin = (h: IdentityHarness) => `https://${h.org.slug}.localhost`
-export const postSession = (h: IdentityHarness, path: '/auth/token' | '/auth/logout', session: string | undefined, headers: Record<string, string> = { origin: origin(h) }) =>
-  h.inject({ org: h.org }, { method: 'POST', url: path, headers: { ...headers, ...(session ? { cookie: `${SESSION_COOKIE}=${session}` } : {}) } })
-
+export const postSession = (
+  h: IdentityHarness,
+  path: '/auth/token' | '/auth/logout',
+  session: string | undefined,
+  headers: Record<string, string> = { origin: origin(h) },
+) => h.inject({ org: h.org }, { method: 'POST', url: path, headers: { ...headers, ...(session ? { cookie: `${SESSION_COOKIE}=${session}` } : {}) } })

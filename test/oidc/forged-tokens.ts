@@ -7,7 +7,16 @@ export const nowSec = () => Math.floor(Date.now() / 1000)
 
 /** The claims of a valid provider access token for `accountId` at the harness's organisation, with `extra` over them. */
 export function claimsFor(h: IdentityHarness, accountId: string, extra: JWTPayload = {}): JWTPayload {
-  return { iss: h.op.issuer, aud: AUDIENCE, sub: `pairwise-${accountId}`, oid: h.oidOf(accountId), org_slug: h.org.slug, iat: nowSec(), exp: nowSec() + 600, ...extra }
+  return {
+    iss: h.op.issuer,
+    aud: AUDIENCE,
+    sub: `pairwise-${accountId}`,
+    oid: h.oidOf(accountId),
+    org_slug: h.org.slug,
+    iat: nowSec(),
+    exp: nowSec() + 600,
+    ...extra,
+  }
 }
 
 /**
@@ -24,7 +33,9 @@ export async function forgedBearerTokens(h: IdentityHarness, accountId: string):
   const [header, , signature] = (await h.token(accountId)).split('.')
   return {
     'alg none': `${encode({ alg: 'none', typ: 'at+jwt', kid: h.op.currentKid() })}.${encode(claims())}.`,
-    'HS256 keyed with the provider\'s RSA public key': await new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', kid: h.op.currentKid() }).sign(new TextEncoder().encode(pem.toString())),
+    "HS256 keyed with the provider's RSA public key": await new SignJWT(claims())
+      .setProtectedHeader({ alg: 'HS256', kid: h.op.currentKid() })
+      .sign(new TextEncoder().encode(pem.toString())),
     'wrong iss': await h.op.signJwt(claims({ iss: 'https://evil.example' })),
     'wrong aud': await h.op.signJwt(claims({ aud: 'https://another-api.example' })),
     'exp past (beyond the skew)': await h.op.signJwt(claims({ exp: nowSec() - 120 })),

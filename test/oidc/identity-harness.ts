@@ -46,8 +46,13 @@ export async function startSharedProvider(options: { scheme?: 'http' | 'https'; 
   const op = await startOidcProvider({
     // One client per organisation: a pairwise client whose redirect URIs span several hosts would need a
     // sector_identifier_uri (OIDC Core §8.1).
-    clients: slugs.map((slug) => ({ client_id: clientIdOf(slug), client_secret: CLIENT_SECRET, redirect_uris: [`${scheme}://${slug}.localhost${options.port ? `:${options.port}` : ''}/auth/callback`] })),
-    accounts, audience: AUDIENCE,
+    clients: slugs.map((slug) => ({
+      client_id: clientIdOf(slug),
+      client_secret: CLIENT_SECRET,
+      redirect_uris: [`${scheme}://${slug}.localhost${options.port ? `:${options.port}` : ''}/auth/callback`],
+    })),
+    accounts,
+    audience: AUDIENCE,
   })
   // Under heavy load a pooled keep-alive connection to the provider can be closed by its server (5 s idle
   // timeout) just as the next request reuses it (ECONNRESET). Every hop of authorize() is a GET that
@@ -63,7 +68,9 @@ export async function startSharedProvider(options: { scheme?: 'http' | 'https'; 
     }
   }
   return {
-    op, accounts, scheme,
+    op,
+    accounts,
+    scheme,
     takeSlug() {
       const slug = slugs.pop()
       if (slug === undefined) throw new Error('the shared provider has no organisation slot left: raise `slots`')
@@ -78,8 +85,12 @@ export async function identityHarness(t: TestContext, dialect: TestDialect, shar
   const { op, accounts } = shared
   const slug = shared.takeSlug()
   const h = await harness(t, dialect, {
-    SITEGRID_MODE: 'cloud', SITEGRID_OIDC_ISSUER: op.issuer, SITEGRID_OIDC_AUDIENCE: AUDIENCE,
-    SITEGRID_OIDC_CLIENT_ID: clientIdOf(slug), SITEGRID_OIDC_CLIENT_SECRET: CLIENT_SECRET, SITEGRID_PUBLIC_ORIGIN_SCHEME: shared.scheme,
+    SITEGRID_MODE: 'cloud',
+    SITEGRID_OIDC_ISSUER: op.issuer,
+    SITEGRID_OIDC_AUDIENCE: AUDIENCE,
+    SITEGRID_OIDC_CLIENT_ID: clientIdOf(slug),
+    SITEGRID_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+    SITEGRID_PUBLIC_ORIGIN_SCHEME: shared.scheme,
   })
   const org = await h.createOrg(slug)
   const members = createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount })
@@ -90,7 +101,8 @@ export async function identityHarness(t: TestContext, dialect: TestDialect, shar
     return { key, account: accounts[key] }
   }
   return Object.assign(h, {
-    op, org,
+    op,
+    org,
     accountKey: (name: string) => ensure(name).key,
     oidOf: (name: string) => ensure(name).account.oid,
     token: (name: string) => op.issueAccessToken(ensure(name).key),
@@ -103,7 +115,10 @@ export async function identityHarness(t: TestContext, dialect: TestDialect, shar
       await platformAdmins.add(ensure(name).account.oid, null)
     },
     bearer(token: string, req: { method: 'GET' | 'POST' | 'DELETE'; url: string; payload?: unknown; org?: Org }) {
-      return h.inject({ org: req.org ?? org, bearer: token }, { method: req.method, url: req.url, ...(req.payload === undefined ? {} : { payload: req.payload as object }) })
+      return h.inject(
+        { org: req.org ?? org, bearer: token },
+        { method: req.method, url: req.url, ...(req.payload === undefined ? {} : { payload: req.payload as object }) },
+      )
     },
   })
 }
@@ -112,7 +127,7 @@ export async function identityHarness(t: TestContext, dialect: TestDialect, shar
 export async function fetchProviderJwks(op: OidcTestProvider): Promise<{ keys: Record<string, string>[] }> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await (await fetch(op.jwksUri)).json() as { keys: Record<string, string>[] }
+      return (await (await fetch(op.jwksUri)).json()) as { keys: Record<string, string>[] }
     } catch (error) {
       if (attempt >= 3 || !(error instanceof TypeError)) throw error
     }

@@ -16,8 +16,17 @@ describe('sitegrid platform-admin', () => {
     assert.equal(runCli(['platform-admin', 'add', 'oid-root'], { cwd }).code, 0)
     assert.equal(runCli(['platform-admin', 'add', 'oid-ops'], { cwd }).code, 0)
     const list = runCli(['platform-admin', 'list', '--json'], { cwd })
-    const admins = list.stdout.trim().split('\n').map((l) => JSON.parse(l) as { accountId: string; note: string | null })
-    assert.deepEqual(admins.map((a) => [a.accountId, a.note]), [['oid-ops', null], ['oid-root', 'on-call']])
+    const admins = list.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { accountId: string; note: string | null })
+    assert.deepEqual(
+      admins.map((a) => [a.accountId, a.note]),
+      [
+        ['oid-ops', null],
+        ['oid-root', 'on-call'],
+      ],
+    )
     assert.equal(runCli(['platform-admin', 'remove', 'oid-root'], { cwd }).code, 0)
     const again = runCli(['platform-admin', 'remove', 'oid-root'], { cwd })
     assert.equal(again.code, 1)
@@ -30,8 +39,14 @@ describe('sitegrid platform-admin', () => {
 describe('OIDC configuration', () => {
   const base = { DATABASE_URL: 'sqlite::memory:', SITEGRID_DATA_DIR: '/nonexistent-sitegrid' }
   it('an issuer needs cloud mode and an audience; a client id needs its secret; the secret can come from a file', (t) => {
-    assert.throws(() => loadConfig({ ...base, SITEGRID_OIDC_ISSUER: 'https://id.example', SITEGRID_OIDC_AUDIENCE: 'api' }, { requireKeySecret: false }), /cloud mode/)
-    assert.throws(() => loadConfig({ ...base, SITEGRID_MODE: 'cloud', SITEGRID_OIDC_ISSUER: 'https://id.example' }, { requireKeySecret: false }), /SITEGRID_OIDC_AUDIENCE/)
+    assert.throws(
+      () => loadConfig({ ...base, SITEGRID_OIDC_ISSUER: 'https://id.example', SITEGRID_OIDC_AUDIENCE: 'api' }, { requireKeySecret: false }),
+      /cloud mode/,
+    )
+    assert.throws(
+      () => loadConfig({ ...base, SITEGRID_MODE: 'cloud', SITEGRID_OIDC_ISSUER: 'https://id.example' }, { requireKeySecret: false }),
+      /SITEGRID_OIDC_AUDIENCE/,
+    )
     assert.throws(() => loadConfig({ ...base, SITEGRID_MODE: 'cloud', SITEGRID_OIDC_AUDIENCE: 'api' }, { requireKeySecret: false }), /SITEGRID_OIDC_ISSUER/)
     const cloud = { ...base, SITEGRID_MODE: 'cloud', SITEGRID_OIDC_ISSUER: 'https://id.example', SITEGRID_OIDC_AUDIENCE: 'api' }
     assert.throws(() => loadConfig({ ...cloud, SITEGRID_OIDC_CLIENT_ID: 'console' }, { requireKeySecret: false }), /SITEGRID_OIDC_CLIENT_SECRET/)
@@ -41,7 +56,10 @@ describe('OIDC configuration', () => {
     t.after(() => rmSync(dir, { recursive: true, force: true }))
     const secretFile = join(dir, 'client-secret')
     writeFileSync(secretFile, 's3cret\n')
-    const full = loadConfig({ ...cloud, SITEGRID_OIDC_CLIENT_ID: 'console', SITEGRID_OIDC_CLIENT_SECRET_FILE: secretFile, SITEGRID_OIDC_CLOCK_SKEW_SEC: '30' }, { requireKeySecret: false })
+    const full = loadConfig(
+      { ...cloud, SITEGRID_OIDC_CLIENT_ID: 'console', SITEGRID_OIDC_CLIENT_SECRET_FILE: secretFile, SITEGRID_OIDC_CLOCK_SKEW_SEC: '30' },
+      { requireKeySecret: false },
+    )
     assert.deepEqual(full.oidc?.client, { id: 'console', secret: 's3cret' })
     assert.equal(full.oidc?.clockSkewSec, 30)
     assert.throws(() => loadConfig({ ...cloud, SITEGRID_OIDC_CLOCK_SKEW_SEC: '900' }, { requireKeySecret: false }), /SITEGRID_OIDC_CLOCK_SKEW_SEC/)

@@ -12,12 +12,21 @@ import { runSitegrid } from './cli-run.ts'
 const report: Record<string, unknown> = {}
 
 async function reachable(): Promise<{ dns: boolean; tcp: boolean }> {
-  const dns = await lookup('registry.npmjs.org').then(() => true, () => false)
+  const dns = await lookup('registry.npmjs.org').then(
+    () => true,
+    () => false,
+  )
   const tcp = await new Promise<boolean>((resolve) => {
     const socket = connect({ host: '1.1.1.1', port: 443, timeout: 2000 })
-    socket.on('connect', () => { socket.destroy(); resolve(true) })
+    socket.on('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
     socket.on('error', () => resolve(false))
-    socket.on('timeout', () => { socket.destroy(); resolve(false) })
+    socket.on('timeout', () => {
+      socket.destroy()
+      resolve(false)
+    })
   })
   return { dns, tcp }
 }
@@ -28,12 +37,18 @@ async function json(url: string, init: { method?: string; headers?: Record<strin
     headers: { ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   })
-  return { status: res.status, body: await res.json().catch(() => null) as Record<string, unknown> | null }
+  return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, unknown> | null }
 }
 
 async function waitUntilHealthy(url: string): Promise<void> {
   for (let i = 0; i < 900; i++) {
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return
+    if (
+      await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
@@ -56,7 +71,11 @@ try {
     const users = await json(`${server.url}/api/site/users`, { headers: bearer })
     report.listUsers = users.status
     report.userCount = (users.body?.items as unknown[] | undefined)?.length
-    const minted = await json(`${server.url}/api/admin/api-keys`, { method: 'POST', headers: bearer, body: { role: 'admin', name: 'HMI 1', expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString() } })
+    const minted = await json(`${server.url}/api/admin/api-keys`, {
+      method: 'POST',
+      headers: bearer,
+      body: { role: 'admin', name: 'HMI 1', expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString() },
+    })
     report.mintKey = minted.status
     const keys = await json(`${server.url}/api/admin/api-keys`, { headers: { 'x-api-key': String(minted.body?.plaintext) } })
     report.useKey = keys.status

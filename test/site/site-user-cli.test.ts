@@ -29,15 +29,27 @@ describe('sitegrid site-user and site-key', () => {
     assert.equal(dup.code, 1)
     assert.match(dup.stderr, /Conflict/)
     const list = runSitegrid(['site-user', 'list', '--json'], { cwd })
-    const users = list.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
-    assert.deepEqual(users.map((u) => [u.email, u.siteRole]), [['owner@plant.example', 'owner']])
+    const users = list.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    assert.deepEqual(
+      users.map((u) => [u.email, u.siteRole]),
+      [['owner@plant.example', 'owner']],
+    )
     assert.ok(!list.stdout.includes('scrypt'))
   })
 
   it('set-role, set-pin and remove find users by e-mail or id, and keep the last owner', (t) => {
     const cwd = workdir(t)
-    const owner = runSitegrid(['site-user', 'add', '--email', 'owner@plant.example', '--name', 'Owner', '--role', 'owner'], { cwd, input: '24681357\n' }).stdout.trim()
-    const member = runSitegrid(['site-user', 'add', '--email', 'op@plant.example', '--name', 'Operator', '--role', 'member', '--org', 'plant'], { cwd, input: '11223344\n' }).stdout.trim()
+    const owner = runSitegrid(['site-user', 'add', '--email', 'owner@plant.example', '--name', 'Owner', '--role', 'owner'], {
+      cwd,
+      input: '24681357\n',
+    }).stdout.trim()
+    const member = runSitegrid(['site-user', 'add', '--email', 'op@plant.example', '--name', 'Operator', '--role', 'member', '--org', 'plant'], {
+      cwd,
+      input: '11223344\n',
+    }).stdout.trim()
     assert.match(member, /^su_/)
     const lastOwner = runSitegrid(['site-user', 'remove', 'owner@plant.example'], { cwd })
     assert.equal(lastOwner.code, 1)
@@ -49,7 +61,10 @@ describe('sitegrid site-user and site-key', () => {
     assert.equal(runSitegrid(['site-user', 'remove', 'owner@plant.example'], { cwd }).code, 0)
     assert.equal(runSitegrid(['site-user', 'remove', 'owner@plant.example'], { cwd }).code, 1, 'absent: NotFound')
     const rows = runSitegrid(['site-user', 'list'], { cwd }).stdout.trim().split('\n')
-    assert.deepEqual(rows.map((r) => r.split('\t').slice(1, 3)), [['op@plant.example', 'owner']])
+    assert.deepEqual(
+      rows.map((r) => r.split('\t').slice(1, 3)),
+      [['op@plant.example', 'owner']],
+    )
     assert.equal(runSitegrid(['site-user', 'set-role', 'op@plant.example', '--role', 'boss'], { cwd }).code, 2)
   })
 
@@ -67,8 +82,17 @@ describe('sitegrid site-user and site-key', () => {
     assert.equal(first.code, 0, first.stderr)
     const second = runSitegrid(['site-key', 'rotate'], { cwd })
     assert.notEqual(second.stdout.trim(), first.stdout.trim())
-    const list = runSitegrid(['site-key', 'list'], { cwd }).stdout.trim().split('\n').map((l) => l.split('\t'))
-    assert.deepEqual(list.map((r) => [r[0], r[1], r[3] === '-']), [[second.stdout.trim(), 'ES256', true], [first.stdout.trim(), 'ES256', false]])
+    const list = runSitegrid(['site-key', 'list'], { cwd })
+      .stdout.trim()
+      .split('\n')
+      .map((l) => l.split('\t'))
+    assert.deepEqual(
+      list.map((r) => [r[0], r[1], r[3] === '-']),
+      [
+        [second.stdout.trim(), 'ES256', true],
+        [first.stdout.trim(), 'ES256', false],
+      ],
+    )
     assert.ok(!JSON.stringify(list).includes('"d"'))
   })
 })

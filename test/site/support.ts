@@ -14,12 +14,21 @@ export const CHEAP_PINS = { SITEGRID_PIN_SCRYPT_LOG2N: '10' }
 
 /** A valid `POST /api/site/users` body for a new user of `role` (a unique e-mail), with `extra` fields over it. */
 export const newUserBody = (role: string, extra: Record<string, unknown> = {}) => ({
-  email: `${role}-${Math.random().toString(36).slice(2, 8)}@Plant.example`, displayName: `New ${role}`, siteRole: role, pin: '13572468', ...extra,
+  email: `${role}-${Math.random().toString(36).slice(2, 8)}@Plant.example`,
+  displayName: `New ${role}`,
+  siteRole: role,
+  pin: '13572468',
+  ...extra,
 })
 
 /** The organisation's site-user rows, to prove a refused request changed nothing. */
 export function siteUserRows(h: Harness, org: Org) {
-  return h.handle.db.selectFrom('site_users').select(['id', 'email', 'site_role', 'display_name', 'pin_hash']).where('org_id', '=', org.id).orderBy('id').execute()
+  return h.handle.db
+    .selectFrom('site_users')
+    .select(['id', 'email', 'site_role', 'display_name', 'pin_hash'])
+    .where('org_id', '=', org.id)
+    .orderBy('id')
+    .execute()
 }
 
 export interface SiteUserFixture {
@@ -33,14 +42,16 @@ export interface SiteUserFixture {
 export async function addSiteUser(h: Harness, org: Org, role: Role = 'owner', options: { email?: string; pin?: string } = {}): Promise<SiteUserFixture> {
   const siteUsers = createSiteUsersService({ handle: h.handle, clock: h.clock, scryptCost: pinScryptCost(h.config) })
   const email = options.email ?? `${role}-${randomBytes(4).toString('hex')}@plant.example`
-  const pin = options.pin ?? String(100000 + randomBytes(3).readUIntBE(0, 3) % 900000)
+  const pin = options.pin ?? String(100000 + (randomBytes(3).readUIntBE(0, 3) % 900000))
   const user = await siteUsers.create(org.id, CLI_ACTOR, { email, displayName: `${role} user`, siteRole: role, pin })
   return { id: user.id, email, pin, role }
 }
 
 export function login(h: Harness, org: Org, email: string, pin: string, remoteAddress = '10.0.0.1'): Promise<LightMyRequestResponse> {
   return h.app.inject({
-    method: 'POST', url: '/auth/site/login', remoteAddress,
+    method: 'POST',
+    url: '/auth/site/login',
+    remoteAddress,
     headers: { host: `${org.slug}.localhost`, 'content-type': 'application/json' },
     payload: JSON.stringify({ email, pin }),
   })
@@ -48,7 +59,8 @@ export function login(h: Harness, org: Org, email: string, pin: string, remoteAd
 
 export function refresh(h: Harness, org: Org, refreshToken: string): Promise<LightMyRequestResponse> {
   return h.app.inject({
-    method: 'POST', url: '/auth/site/refresh',
+    method: 'POST',
+    url: '/auth/site/refresh',
     headers: { host: `${org.slug}.localhost`, 'content-type': 'application/json' },
     payload: JSON.stringify({ refreshToken }),
   })

@@ -6,28 +6,28 @@ import type { AddressInfo, Socket } from 'node:net'
 
 export type FakeBehaviour =
   | {
-    readonly kind: 'ok'
-    readonly text?: string
-    /** How a streamed answer is cut; default: one chunk per word. */
-    readonly chunks?: readonly string[]
-    readonly model?: string
-    readonly finishReason?: string
-    readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number; readonly total_tokens: number }
-    /** Wait before sending the status line (a slow model). */
-    readonly headersDelayMs?: number
-    /** Wait before each streamed chunk (a slow or stalled stream). */
-    readonly chunkDelayMs?: number
-  }
+      readonly kind: 'ok'
+      readonly text?: string
+      /** How a streamed answer is cut; default: one chunk per word. */
+      readonly chunks?: readonly string[]
+      readonly model?: string
+      readonly finishReason?: string
+      readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number; readonly total_tokens: number }
+      /** Wait before sending the status line (a slow model). */
+      readonly headersDelayMs?: number
+      /** Wait before each streamed chunk (a slow or stalled stream). */
+      readonly chunkDelayMs?: number
+    }
   | {
-    /** 429, 500, 502, 503, 401, … with an OpenAI error body. */
-    readonly kind: 'error'
-    readonly status: number
-    readonly message?: string
-    readonly type?: string
-    readonly code?: string | null
-    readonly retryAfter?: string
-    readonly headersDelayMs?: number
-  }
+      /** 429, 500, 502, 503, 401, … with an OpenAI error body. */
+      readonly kind: 'error'
+      readonly status: number
+      readonly message?: string
+      readonly type?: string
+      readonly code?: string | null
+      readonly retryAfter?: string
+      readonly headersDelayMs?: number
+    }
   /** TCP reset: before any answer, or (streaming only) after `afterChunks` content chunks. */
   | { readonly kind: 'reset'; readonly afterChunks?: number }
   /** 200 with a body that is not the promised JSON (or, when streaming, a broken event). */
@@ -68,11 +68,18 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
   let isClosed = false
 
   // Delays end early (and the handler stops) when the server closes, so close() never waits on a script.
-  const wait = (ms: number): Promise<void> => new Promise((resolve) => {
-    if (isClosed) return resolve()
-    const entry = { timer: setTimeout(() => { timers.delete(entry); resolve() }, ms), resolve }
-    timers.add(entry)
-  })
+  const wait = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      if (isClosed) return resolve()
+      const entry = {
+        timer: setTimeout(() => {
+          timers.delete(entry)
+          resolve()
+        }, ms),
+        resolve,
+      }
+      timers.add(entry)
+    })
 
   const server = createServer((req, res) => {
     void handle(req, res).catch(() => res.destroy())
@@ -89,11 +96,23 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     const body = parseObject(rawBody)
     requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody, body })
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-      return sendError(res, { kind: 'error', status: 404, message: `Unknown request URL: ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'unknown_url' })
+      return sendError(res, {
+        kind: 'error',
+        status: 404,
+        message: `Unknown request URL: ${req.method} ${req.url}`,
+        type: 'invalid_request_error',
+        code: 'unknown_url',
+      })
     }
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
       const sent = (req.headers.authorization ?? '').replace(/^Bearer /, '')
-      return sendError(res, { kind: 'error', status: 401, message: `Incorrect API key provided: ${sent}.`, type: 'invalid_request_error', code: 'invalid_api_key' })
+      return sendError(res, {
+        kind: 'error',
+        status: 401,
+        message: `Incorrect API key provided: ${sent}.`,
+        type: 'invalid_request_error',
+        code: 'invalid_api_key',
+      })
     }
     const behaviour = queue.shift() ?? options.fallback ?? DEFAULT_FALLBACK
     const isStream = body?.stream === true
@@ -116,8 +135,11 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
   }
 
   async function sendStream(
-    res: ServerResponse, ok: Extract<FakeBehaviour, { kind: 'ok' }>, body: Record<string, unknown> | undefined,
-    n: number, resetAfterChunks: number | undefined,
+    res: ServerResponse,
+    ok: Extract<FakeBehaviour, { kind: 'ok' }>,
+    body: Record<string, unknown> | undefined,
+    n: number,
+    resetAfterChunks: number | undefined,
   ): Promise<void> {
     const includeUsage = isRecord(body?.stream_options) && body.stream_options.include_usage === true
     const base = { id: `chatcmpl-fake-${n}`, object: 'chat.completion.chunk', created: nowSeconds(), model: modelOf(ok, body) }
@@ -175,7 +197,9 @@ function completion(ok: Extract<FakeBehaviour, { kind: 'ok' }>, body: Record<str
 
 function sendError(res: ServerResponse, error: Extract<FakeBehaviour, { kind: 'error' }>): void {
   const headers: Record<string, string> = error.retryAfter === undefined ? {} : { 'retry-after': error.retryAfter }
-  const body = { error: { message: error.message ?? `Fake provider error ${error.status}`, type: error.type ?? 'server_error', param: null, code: error.code ?? null } }
+  const body = {
+    error: { message: error.message ?? `Fake provider error ${error.status}`, type: error.type ?? 'server_error', param: null, code: error.code ?? null },
+  }
   sendJson(res, error.status, body, headers)
 }
 

@@ -12,16 +12,63 @@ export const HISTORIAN_SITE = 'plant-1'
 /** Site `plant-1`, controller `plc-1`, instance `ins_pump` (tags `A` and `B` map to its `p` and `q`), written directly. */
 export async function seedHistorianSite(handle: DatabaseHandle, orgId: OrgId): Promise<void> {
   const now = Date.now()
-  await handle.db.insertInto('sites').values({ org_id: orgId, code: HISTORIAN_SITE, name: 'Plant 1', description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now }).execute()
-  await handle.db.insertInto('controllers').values({
-    org_id: orgId, site_code: HISTORIAN_SITE, id: 'plc-1', name: null, platform: 0, firmware_version: null, asset_number: 'A-1', protocol: 'cip',
-    ip_address: '10.0.0.1', port: null, cip_path: null, poll_interval_ms: 1000, timeout_ms: 5000, retry_delay_ms: 5000, max_retries: 3,
-    edge_id: null, edge_plc_id: null, created_at: now, updated_at: now,
-  }).execute()
-  await handle.db.insertInto('instances').values({
-    org_id: orgId, site_code: HISTORIAN_SITE, id: 'ins_pump', name: 'pump', type_id: 'generic', type_version: null, asset_number: 'I-1', controller_id: 'plc-1',
-    area: null, tag_mappings: '{}', tag_count: 0, config: '{}', created_at: now, updated_at: now,
-  }).execute()
+  await handle.db
+    .insertInto('sites')
+    .values({
+      org_id: orgId,
+      code: HISTORIAN_SITE,
+      name: 'Plant 1',
+      description: null,
+      location: null,
+      time_zone: 'UTC',
+      status: 0,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute()
+  await handle.db
+    .insertInto('controllers')
+    .values({
+      org_id: orgId,
+      site_code: HISTORIAN_SITE,
+      id: 'plc-1',
+      name: null,
+      platform: 0,
+      firmware_version: null,
+      asset_number: 'A-1',
+      protocol: 'cip',
+      ip_address: '10.0.0.1',
+      port: null,
+      cip_path: null,
+      poll_interval_ms: 1000,
+      timeout_ms: 5000,
+      retry_delay_ms: 5000,
+      max_retries: 3,
+      edge_id: null,
+      edge_plc_id: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute()
+  await handle.db
+    .insertInto('instances')
+    .values({
+      org_id: orgId,
+      site_code: HISTORIAN_SITE,
+      id: 'ins_pump',
+      name: 'pump',
+      type_id: 'generic',
+      type_version: null,
+      asset_number: 'I-1',
+      controller_id: 'plc-1',
+      area: null,
+      tag_mappings: '{}',
+      tag_count: 0,
+      config: '{}',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute()
 }
 
 /** startServer's own wait can be short on a loaded machine: wait (bounded) until /healthz answers. */
@@ -46,7 +93,12 @@ export interface HistorianCounts {
 
 export async function historianCounts(handle: DatabaseHandle, orgId: string): Promise<HistorianCounts> {
   const batches = await handle.db.selectFrom('historian_batches').select(['id', 'status', 'samples_stored']).where('org_id', '=', orgId).orderBy('id').execute()
-  const grouped = await handle.db.selectFrom('historian_points').select((eb) => ['batch_id', eb.fn.countAll<number>().as('n')]).where('org_id', '=', orgId).groupBy('batch_id').execute()
+  const grouped = await handle.db
+    .selectFrom('historian_points')
+    .select((eb) => ['batch_id', eb.fn.countAll<number>().as('n')])
+    .where('org_id', '=', orgId)
+    .groupBy('batch_id')
+    .execute()
   const byBatch = new Map(grouped.map((g) => [g.batch_id, Number(g.n)]))
   return { batches, samples: [...byBatch.values()].reduce((a, b) => a + b, 0), byBatch }
 }
@@ -78,14 +130,17 @@ export interface Upload {
 export function startHistorianUpload(url: string, headers: Record<string, string>, rows: string, options: { end: boolean }): Upload {
   const boundary = 'killtestboundary'
   const req = request(`${url}/api/historian/import-batches`, {
-    method: 'POST', headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    method: 'POST',
+    headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` },
   })
   let answer = ''
   const done = new Promise<number>((resolve) => {
     req.on('error', () => resolve(0)) // the server dies under it
     req.on('response', (res) => {
       answer = `${res.statusCode} `
-      res.on('data', (d) => { answer += String(d) })
+      res.on('data', (d) => {
+        answer += String(d)
+      })
       res.on('end', () => resolve(res.statusCode ?? 0))
       res.on('error', () => resolve(0))
       res.on('aborted', () => resolve(0))
@@ -93,10 +148,14 @@ export function startHistorianUpload(url: string, headers: Record<string, string
   })
   const field = (name: string, value: string) => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
   req.write(field('site_id', HISTORIAN_SITE) + field('format', 'long'))
-  req.write(`--${boundary}\r\ncontent-disposition: form-data; name="mapping_csv"; filename="m.csv"\r\n\r\nhistorian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_pump,q\n\r\n`)
+  req.write(
+    `--${boundary}\r\ncontent-disposition: form-data; name="mapping_csv"; filename="m.csv"\r\n\r\nhistorian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_pump,q\n\r\n`,
+  )
   req.write(`--${boundary}\r\ncontent-disposition: form-data; name="trend_csv"; filename="t.csv"\r\n\r\ntimestamp,tag,value\n`)
   req.write(rows)
-  const finish = () => { req.end(`\r\n--${boundary}--\r\n`) }
+  const finish = () => {
+    req.end(`\r\n--${boundary}--\r\n`)
+  }
   if (options.end) finish()
   return { req, answer: () => answer, done, finish }
 }

@@ -16,7 +16,10 @@ declare module 'oidc-provider' {
   }
   export type KoaMiddleware = (ctx: KoaContextLike, next: () => Promise<void>) => Promise<void>
 
-  export interface ClientLike { readonly clientId: string; readonly subjectType?: string }
+  export interface ClientLike {
+    readonly clientId: string
+    readonly subjectType?: string
+  }
   export interface PromptDetails {
     missingOIDCScope?: string[]
     missingOIDCClaims?: string[]
@@ -46,8 +49,12 @@ declare module 'oidc-provider' {
     accessTokenFormat?: 'opaque' | 'jwt'
     jwt?: { sign?: { alg?: string; kid?: string } }
   }
-  export interface ResourceServerLike { readonly audience?: string }
-  export interface AccessTokenLike { save(): Promise<string> }
+  export interface ResourceServerLike {
+    readonly audience?: string
+  }
+  export interface AccessTokenLike {
+    save(): Promise<string>
+  }
   export interface AccessTokenClass {
     new (init: {
       accountId: string
@@ -59,7 +66,10 @@ declare module 'oidc-provider' {
       resourceServer?: ResourceServerLike
     }): AccessTokenLike
   }
-  export interface TokenLike { readonly accountId?: string; readonly kind: string }
+  export interface TokenLike {
+    readonly accountId?: string
+    readonly kind: string
+  }
   export interface AccountLike {
     accountId: string
     claims(use: string, scope: string): Promise<Record<string, unknown>>
@@ -98,13 +108,20 @@ declare module 'oidc-provider' {
     readonly issuer: string
     readonly Grant: GrantClass
     readonly AccessToken: AccessTokenClass
-    readonly ResourceServer: new (identifier: string, info: ResourceServerInfo) => ResourceServerLike
+    readonly ResourceServer: new (
+      identifier: string,
+      info: ResourceServerInfo,
+    ) => ResourceServerLike
     readonly Client: { find(id: string): Promise<ClientLike | undefined> }
     callback(): (req: IncomingMessage, res: ServerResponse) => void
     use(middleware: KoaMiddleware): this
     on(event: string, listener: (...args: unknown[]) => void): this
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionLike>
-    interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>,
-      options?: { mergeWithLastSubmission?: boolean }): Promise<string>
+    interactionResult(
+      req: IncomingMessage,
+      res: ServerResponse,
+      result: Record<string, unknown>,
+      options?: { mergeWithLastSubmission?: boolean },
+    ): Promise<string>
   }
 }

@@ -18,7 +18,11 @@ export interface OidcTestAccount {
   name: string
   org_slug: string
 }
-export interface OidcTestClient { client_id: string; client_secret: string; redirect_uris: string[] }
+export interface OidcTestClient {
+  client_id: string
+  client_secret: string
+  redirect_uris: string[]
+}
 export interface StartOidcProviderOptions {
   clients: OidcTestClient[]
   accounts: Record<string, OidcTestAccount>
@@ -51,13 +55,22 @@ export interface OidcTestProvider {
 /** A frozen clock for the relying party, starting at the real time the provider stamps into its tokens. */
 export function createTestClock(): { now: () => Date; advance(ms: number): void } {
   let nowMs = Date.now()
-  return { now: () => new Date(nowMs), advance: (ms) => { nowMs += ms } }
+  return {
+    now: () => new Date(nowMs),
+    advance: (ms) => {
+      nowMs += ms
+    },
+  }
 }
 
-interface SigningKey { kid: string; alg: 'RS256' | 'ES256'; privateKey: CryptoKey; jwk: Record<string, unknown> }
+interface SigningKey {
+  kid: string
+  alg: 'RS256' | 'ES256'
+  privateKey: CryptoKey
+  jwk: Record<string, unknown>
+}
 
-const TTL = { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 86_400,
-  Interaction: 600, Session: 3600, Grant: 3600 }
+const TTL = { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 86_400, Interaction: 600, Session: 3600, Grant: 3600 }
 const RESOURCE_SCOPE = 'api'
 
 export async function startOidcProvider(options: StartOidcProviderOptions): Promise<OidcTestProvider> {
@@ -109,8 +122,7 @@ export async function startOidcProvider(options: StartOidcProviderOptions): Prom
       return token.save()
     },
     authorize: (authorizeUrl, accountId) => playBrowser(new URL(authorizeUrl), accountId, issuer, options.clients),
-    signJwt: (payload, header = {}) =>
-      new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt', ...header }).sign(key.privateKey),
+    signJwt: (payload, header = {}) => new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt', ...header }).sign(key.privateKey),
   }
 }
 
@@ -124,8 +136,12 @@ function resourceServerInfo(audience: string, alg: string) {
   return { scope: RESOURCE_SCOPE, audience, accessTokenFormat: 'jwt' as const, accessTokenTTL: TTL.AccessToken, jwt: { sign: { alg } } }
 }
 
-function buildProvider(issuer: string, key: SigningKey, options: StartOidcProviderOptions,
-  secrets: { pairwiseSalt: Buffer; cookieKeys: string[]; adapter: AdapterFactory }): Provider {
+function buildProvider(
+  issuer: string,
+  key: SigningKey,
+  options: StartOidcProviderOptions,
+  secrets: { pairwiseSalt: Buffer; cookieKeys: string[]; adapter: AdapterFactory },
+): Provider {
   const { accounts, audience } = options
   const configuration: Configuration = {
     clients: options.clients.map((client) => ({
@@ -141,8 +157,7 @@ function buildProvider(issuer: string, key: SigningKey, options: StartOidcProvid
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     subjectTypes: ['public', 'pairwise'],
     pairwiseIdentifier: (_ctx: unknown, accountId: string, client: ClientLike) =>
-      accounts[accountId]?.sub
-        ?? createHmac('sha256', secrets.pairwiseSalt).update(`${client.clientId}\0${accountId}`).digest('base64url'),
+      accounts[accountId]?.sub ?? createHmac('sha256', secrets.pairwiseSalt).update(`${client.clientId}\0${accountId}`).digest('base64url'),
     async findAccount(_ctx: unknown, id: string) {
       const account = accounts[id]
       if (!account) return undefined
@@ -176,8 +191,7 @@ function buildProvider(issuer: string, key: SigningKey, options: StartOidcProvid
 
 // Stands in for the login and consent pages: GET /interaction/:uid?login_as=<accountId> (or the
 // request's login_hint) logs that account in, and the consent step grants whatever was asked.
-async function autoInteraction(provider: Provider, accounts: Record<string, OidcTestAccount>,
-  ctx: KoaContextLike, next: () => Promise<void>): Promise<void> {
+async function autoInteraction(provider: Provider, accounts: Record<string, OidcTestAccount>, ctx: KoaContextLike, next: () => Promise<void>): Promise<void> {
   const match = /^\/interaction\/([\w-]+)$/.exec(ctx.path)
   if (!match || ctx.method !== 'GET') return next()
   const details = await provider.interactionDetails(ctx.req, ctx.res)
@@ -189,15 +203,15 @@ async function autoInteraction(provider: Provider, accounts: Record<string, Oidc
   let result: Record<string, unknown>
   if (details.prompt.name === 'login') {
     const loginAs = ctx.query['login_as'] ?? details.params['login_hint']
-    result = typeof loginAs === 'string' && loginAs in accounts
-      ? { login: { accountId: loginAs } }
-      : { error: 'access_denied', error_description: 'unknown test account' }
+    result =
+      typeof loginAs === 'string' && loginAs in accounts
+        ? { login: { accountId: loginAs } }
+        : { error: 'access_denied', error_description: 'unknown test account' }
   } else {
     const accountId = details.session?.accountId
     const clientId = details.params['client_id']
     if (accountId === undefined || typeof clientId !== 'string') throw new Error('consent without a session')
-    const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined)
-      ?? new provider.Grant({ accountId, clientId })
+    const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId, clientId })
     const missing = details.prompt.details
     if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
     if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims)
@@ -255,8 +269,7 @@ function createMemoryAdapter(): AdapterFactory {
   return (model) => adapterFor(model, rows, index, grants)
 }
 
-function adapterFor(model: string, rows: Map<string, { payload: Stored; expiresAt: number }>,
-  index: Map<string, string>, grants: Map<string, Set<string>>) {
+function adapterFor(model: string, rows: Map<string, { payload: Stored; expiresAt: number }>, index: Map<string, string>, grants: Map<string, Set<string>>) {
   const read = (key: string): Stored | undefined => {
     const row = rows.get(key)
     if (row && row.expiresAt <= Date.now()) rows.delete(key)

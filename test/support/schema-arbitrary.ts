@@ -38,17 +38,22 @@ function buildValid(s: Schema, depth: number): fc.Arbitrary<unknown> {
   if (s.const !== undefined) return fc.constant(s.const)
   if (s.enum) return fc.constantFrom(...s.enum)
   switch (s.type) {
-    case 'null': return fc.constant(null)
-    case 'boolean': return fc.boolean()
+    case 'null':
+      return fc.constant(null)
+    case 'boolean':
+      return fc.boolean()
     case 'string': {
       if (s.pattern) return fc.stringMatching(new RegExp(s.pattern))
       const min = s.minLength ?? 0
       const max = Math.min(s.maxLength ?? 40, 40)
       return fc.stringMatching(/^[a-z0-9]*$/).map((t) => (t + 'x'.repeat(min)).slice(0, Math.max(min, Math.min(max, t.length))))
     }
-    case 'integer': return fc.integer({ min: s.minimum ?? -1000, max: s.maximum ?? 1000 })
-    case 'number': return fc.double({ noNaN: true, noDefaultInfinity: true })
-    case 'array': return fc.array(buildValid(s.items ?? {}, depth + 1), { maxLength: Math.min(s.maxItems ?? 3, 3) })
+    case 'integer':
+      return fc.integer({ min: s.minimum ?? -1000, max: s.maximum ?? 1000 })
+    case 'number':
+      return fc.double({ noNaN: true, noDefaultInfinity: true })
+    case 'array':
+      return fc.array(buildValid(s.items ?? {}, depth + 1), { maxLength: Math.min(s.maxItems ?? 3, 3) })
     case 'object': {
       if (s.properties) {
         return fc.record(Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, buildValid(v, depth + 1)])), { requiredKeys: s.required ?? [] })
@@ -57,7 +62,8 @@ function buildValid(s: Schema, depth: number): fc.Arbitrary<unknown> {
       const value = typeof s.additionalProperties === 'object' ? buildValid(s.additionalProperties, depth + 1) : fc.jsonValue({ maxDepth: 2 })
       return fc.dictionary(key, value, { maxKeys: 4 })
     }
-    default: return fc.jsonValue({ maxDepth: 2 })
+    default:
+      return fc.jsonValue({ maxDepth: 2 })
   }
 }
 
@@ -71,14 +77,22 @@ function buildValue(s: Schema, wrong: boolean, depth: number): fc.Arbitrary<unkn
   if (s.const !== undefined) return fc.constant(s.const)
   if (s.enum && s.type !== 'integer') return fc.constantFrom(...s.enum)
   switch (s.type) {
-    case 'null': return fc.constant(null)
-    case 'boolean': return fc.boolean()
-    case 'string': return stringArb(s)
-    case 'integer': return integerArb(s)
-    case 'number': return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer())
-    case 'array': return fc.array(build(s.items ?? {}, wrong, depth + 1), { maxLength: Math.min(s.maxItems ?? 5, 5) })
-    case 'object': return objectArb(s, wrong, depth)
-    default: return fc.jsonValue({ maxDepth: 2 })
+    case 'null':
+      return fc.constant(null)
+    case 'boolean':
+      return fc.boolean()
+    case 'string':
+      return stringArb(s)
+    case 'integer':
+      return integerArb(s)
+    case 'number':
+      return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer())
+    case 'array':
+      return fc.array(build(s.items ?? {}, wrong, depth + 1), { maxLength: Math.min(s.maxItems ?? 5, 5) })
+    case 'object':
+      return objectArb(s, wrong, depth)
+    default:
+      return fc.jsonValue({ maxDepth: 2 })
   }
 }
 
@@ -89,10 +103,11 @@ function stringArb(s: Schema): fc.Arbitrary<string> {
   const min = s.minLength ?? 0
   const max = s.maxLength ?? 300
   const edges = [min, max, min - 1, max + 1].filter((n) => n >= 0)
-  const ofLength = (n: number) => fc.oneof(
-    fc.string({ minLength: n, maxLength: n }),
-    fc.stringMatching(/^[a-z0-9.-]+$/).map((t) => (t + 'a'.repeat(n)).slice(0, n)),
-  )
+  const ofLength = (n: number) =>
+    fc.oneof(
+      fc.string({ minLength: n, maxLength: n }),
+      fc.stringMatching(/^[a-z0-9.-]+$/).map((t) => (t + 'a'.repeat(n)).slice(0, n)),
+    )
   return fc.oneof(
     { weight: 3, arbitrary: fc.integer({ min, max: Math.min(max, 40) }).chain(ofLength) },
     { weight: 2, arbitrary: fc.constantFrom(...edges).chain(ofLength) },
@@ -102,14 +117,14 @@ function stringArb(s: Schema): fc.Arbitrary<string> {
 function integerArb(s: Schema): fc.Arbitrary<number> {
   if (s.enum) {
     const values = s.enum as number[]
-    return fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...values) }, { weight: 1, arbitrary: fc.constantFrom(Math.min(...values) - 1, Math.max(...values) + 1) })
+    return fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...values) },
+      { weight: 1, arbitrary: fc.constantFrom(Math.min(...values) - 1, Math.max(...values) + 1) },
+    )
   }
   const min = s.minimum ?? -2_147_483_648
   const max = s.maximum ?? 2_147_483_647
-  return fc.oneof(
-    { weight: 3, arbitrary: fc.integer({ min, max }) },
-    { weight: 2, arbitrary: fc.constantFrom(min - 1, min, max, max + 1) },
-  )
+  return fc.oneof({ weight: 3, arbitrary: fc.integer({ min, max }) }, { weight: 2, arbitrary: fc.constantFrom(min - 1, min, max, max + 1) })
 }
 
 function objectArb(s: Schema, wrong: boolean, depth: number): fc.Arbitrary<unknown> {
@@ -120,7 +135,9 @@ function objectArb(s: Schema, wrong: boolean, depth: number): fc.Arbitrary<unkno
       // Required fields are left out now and then too.
       { requiredKeys: [] },
     )
-    const withRequired = fc.record(Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, build(v, wrong, depth + 1)])), { requiredKeys: [...required] })
+    const withRequired = fc.record(Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, build(v, wrong, depth + 1)])), {
+      requiredKeys: [...required],
+    })
     const base = wrong ? fc.oneof({ weight: 4, arbitrary: withRequired }, { weight: 1, arbitrary: record }) : withRequired
     if (!wrong || s.additionalProperties !== false) return base
     return fc.oneof({ weight: 8, arbitrary: base }, { weight: 1, arbitrary: base.map((o) => ({ ...(o as object), unexpectedField: 1 })) })

@@ -20,8 +20,15 @@ export function serverBundle(): Promise<string> {
     const outfile = join(OUT_DIR, `main-${process.pid}-${Math.random().toString(36).slice(2, 8)}.mjs`)
     process.once('exit', () => rmSync(outfile, { force: true }))
     await build({
-      entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20',
-      packages: 'external', sourcemap: false, logLevel: 'silent',
+      entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      sourcemap: false,
+      logLevel: 'silent',
       // CommonJS dependencies that call require() from bundled code.
       banner: { js: "import { createRequire as __sitegridRequire } from 'node:module'; const require = __sitegridRequire(import.meta.url);" },
     })

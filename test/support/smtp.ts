@@ -1,17 +1,24 @@
 import { SMTPServer } from 'smtp-server'
 
-export interface ReceivedMail { to: string[]; raw: string }
+export interface ReceivedMail {
+  to: string[]
+  raw: string
+}
 
 /** A real SMTP server on loopback that keeps what it receives; `failNext(n)` refuses the next n messages. */
 export async function startSmtpServer() {
   const received: ReceivedMail[] = []
   let failures = 0
   const server = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
     onData(stream, session, callback) {
       let raw = ''
       stream.setEncoding('utf8')
-      stream.on('data', (d: string) => { raw += d })
+      stream.on('data', (d: string) => {
+        raw += d
+      })
       stream.on('end', () => {
         if (failures > 0) {
           failures -= 1
@@ -29,7 +36,9 @@ export async function startSmtpServer() {
   return {
     port,
     received,
-    failNext: (n: number) => { failures = n },
+    failNext: (n: number) => {
+      failures = n
+    },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
 }

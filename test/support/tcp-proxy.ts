@@ -20,7 +20,11 @@ export interface TcpProxy {
   close(): Promise<void>
 }
 
-interface Pair { client: Socket; upstream: Socket | undefined; silenced: boolean }
+interface Pair {
+  client: Socket
+  upstream: Socket | undefined
+  silenced: boolean
+}
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let mode: ProxyMode = 'pass'
@@ -48,15 +52,18 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         return
       }
       const delay = mode === 'latency' ? latencyMs : 0
-      queue = queue.then(() => new Promise<void>((resolve) => {
-        const send = () => {
-          const socket = to()
-          if (socket && !socket.destroyed && !pair.silenced) socket.write(chunk)
-          resolve()
-        }
-        if (delay > 0) setTimeout(send, delay)
-        else send()
-      }))
+      queue = queue.then(
+        () =>
+          new Promise<void>((resolve) => {
+            const send = () => {
+              const socket = to()
+              if (socket && !socket.destroyed && !pair.silenced) socket.write(chunk)
+              resolve()
+            }
+            if (delay > 0) setTimeout(send, delay)
+            else send()
+          }),
+      )
     }
   }
 
@@ -81,15 +88,23 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     pair.upstream = upstream
     upstream.on('error', () => destroy(pair, false))
     upstream.on('close', () => destroy(pair, false))
-    client.on('data', forwarder(pair, () => pair.upstream))
-    upstream.on('data', forwarder(pair, () => pair.client))
+    client.on(
+      'data',
+      forwarder(pair, () => pair.upstream),
+    )
+    upstream.on(
+      'data',
+      forwarder(pair, () => pair.client),
+    )
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as { port: number }).port
 
   return {
     port,
-    get mode() { return mode },
+    get mode() {
+      return mode
+    },
     rewrite(url) {
       const u = new URL(url)
       u.hostname = '127.0.0.1'

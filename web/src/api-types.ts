@@ -10,7 +10,14 @@ import type { ApiKeySchema, MintedApiKeySchema } from '../../src/modules/api-key
 import type { AuditEventSchema } from '../../src/modules/audit/schemas.ts'
 import type { ControllerSchema } from '../../src/modules/controllers/schemas.ts'
 import type {
-  CoordinationSchema, EdgeSchema, IslandsSchema, LoopsSchema, NetworkSchema, NodeSchema, SupplyPathsSchema, TripTimeSchema,
+  CoordinationSchema,
+  EdgeSchema,
+  IslandsSchema,
+  LoopsSchema,
+  NetworkSchema,
+  NodeSchema,
+  SupplyPathsSchema,
+  TripTimeSchema,
 } from '../../src/modules/electrical/schemas.ts'
 import type { BatchSchema, BatchSummarySchema, RejectionReportSchema, SeriesSchema } from '../../src/modules/historian/schemas.ts'
 import type { InstanceSchema } from '../../src/modules/instances/schemas.ts'

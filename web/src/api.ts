@@ -22,11 +22,14 @@ export interface Session {
 /** Ask again this long before the access token expires (the server refreshes at the provider within a minute). */
 const MARGIN_MS = 50_000
 
-interface Held { token: string; expiresAtMs: number }
+interface Held {
+  token: string
+  expiresAtMs: number
+}
 
 async function problemOf(res: Response): Promise<ApiProblem> {
   // Not every answer is ours (a proxy's 502): every field may be missing.
-  const body = await res.json().catch(() => ({})) as Partial<Problem> & { lockedUntil?: string }
+  const body = (await res.json().catch(() => ({}))) as Partial<Problem> & { lockedUntil?: string }
   const errors = (body.errors ?? []).map((e: Partial<NonNullable<Problem['errors']>[number]>) => ({ pointer: e.pointer ?? '', detail: e.message ?? '' }))
   return new ApiProblem(res.status, { ...body, errors })
 }
@@ -35,7 +38,9 @@ async function problemOf(res: Response): Promise<ApiProblem> {
 function single<T>(fn: () => Promise<T>): () => Promise<T> {
   let inFlight: Promise<T> | undefined
   return () => {
-    inFlight ??= fn().finally(() => { inFlight = undefined })
+    inFlight ??= fn().finally(() => {
+      inFlight = undefined
+    })
     return inFlight
   }
 }
@@ -46,7 +51,7 @@ export function createCloudSession(): Session {
     const res = await fetch('/auth/token', { method: 'POST', credentials: 'same-origin' })
     if (res.status === 401) throw new SignedOut()
     if (!res.ok) throw await problemOf(res)
-    const body = await res.json() as SessionToken
+    const body = (await res.json()) as SessionToken
     held = { token: body.accessToken, expiresAtMs: Date.parse(body.expiresAt) }
     return body.accessToken
   })
@@ -86,14 +91,14 @@ export function createSiteSession(storage: Storage = sessionStorage): SiteSessio
       throw new SignedOut()
     }
     if (!res.ok) throw await problemOf(res)
-    return keep(await res.json() as SiteSessionAnswer)
+    return keep((await res.json()) as SiteSessionAnswer)
   })
   return {
     hasRefreshToken: () => storage.getItem(REFRESH_KEY) !== null,
     async signIn(email, pin) {
       const res = await fetch('/auth/site/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, pin }) })
       if (!res.ok) throw await problemOf(res)
-      keep(await res.json() as SiteSessionAnswer)
+      keep((await res.json()) as SiteSessionAnswer)
     },
     async token(fresh = false) {
       if (!fresh && held && held.expiresAtMs - Date.now() > MARGIN_MS) return held.token
@@ -104,7 +109,9 @@ export function createSiteSession(storage: Storage = sessionStorage): SiteSessio
       storage.removeItem(REFRESH_KEY)
       held = undefined
       if (refreshToken) {
-        await fetch('/auth/site/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken }) }).catch(() => undefined)
+        await fetch('/auth/site/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken }) }).catch(
+          () => undefined,
+        )
       }
     },
   }
@@ -146,27 +153,40 @@ export function createApi(session: Session, onSignedOut: () => void): Api {
       return answer<T>(await authorised((token) => fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } })))
     },
     async send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown) {
-      return answer<T>(await authorised((token) => fetch(path, {
-        method,
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      })))
+      return answer<T>(
+        await authorised((token) =>
+          fetch(path, {
+            method,
+            headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          }),
+        ),
+      )
     },
     async upload<T>(path: string, form: FormData, onProgress?: (fraction: number) => void) {
-      const send = (token: string) => new Promise<{ status: number; text: string; type: string }>((resolve, reject) => {
-        const xhr = new XMLHttpRequest()
-        xhr.open('POST', path)
-        xhr.setRequestHeader('authorization', `Bearer ${token}`)
-        xhr.setRequestHeader('accept', 'application/json')
-        xhr.upload.onprogress = (e) => { if (e.lengthComputable && onProgress) onProgress(e.loaded / e.total) }
-        xhr.onload = () => resolve({ status: xhr.status, text: xhr.responseText, type: xhr.getResponseHeader('content-type') ?? '' })
-        xhr.onerror = () => reject(new TypeError('upload failed'))
-        xhr.send(form)
+      const send = (token: string) =>
+        new Promise<{ status: number; text: string; type: string }>((resolve, reject) => {
+          const xhr = new XMLHttpRequest()
+          xhr.open('POST', path)
+          xhr.setRequestHeader('authorization', `Bearer ${token}`)
+          xhr.setRequestHeader('accept', 'application/json')
+          xhr.upload.onprogress = (e) => {
+            if (e.lengthComputable && onProgress) onProgress(e.loaded / e.total)
+          }
+          xhr.onload = () => resolve({ status: xhr.status, text: xhr.responseText, type: xhr.getResponseHeader('content-type') ?? '' })
+          xhr.onerror = () => reject(new TypeError('upload failed'))
+          xhr.send(form)
+        })
+      let token = await session.token().catch((e: unknown) => {
+        if (e instanceof SignedOut) onSignedOut()
+        throw e
       })
-      let token = await session.token().catch((e: unknown) => { if (e instanceof SignedOut) onSignedOut(); throw e })
       let res = await send(token)
       if (res.status === 401) {
-        token = await session.token(true).catch((e: unknown) => { if (e instanceof SignedOut) onSignedOut(); throw e })
+        token = await session.token(true).catch((e: unknown) => {
+          if (e instanceof SignedOut) onSignedOut()
+          throw e
+        })
         res = await send(token)
       }
       if (res.status === 401) {

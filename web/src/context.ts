@@ -13,7 +13,10 @@ export class ApiProblem extends Error {
   /** A locked sign-in's end (423 `PinLocked`, 429 `SignInThrottled`): an ISO timestamp. */
   readonly lockedUntil: string | undefined
 
-  constructor(status: number, body: { code?: string; title?: string; detail?: string; errors?: Array<{ pointer: string; detail: string }>; lockedUntil?: string }) {
+  constructor(
+    status: number,
+    body: { code?: string; title?: string; detail?: string; errors?: Array<{ pointer: string; detail: string }>; lockedUntil?: string },
+  ) {
     super(body.detail ?? body.title ?? `HTTP ${status}`)
     this.name = 'ApiProblem'
     this.status = status

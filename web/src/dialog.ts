@@ -20,11 +20,14 @@ export function openDialog(options: DialogOptions): Promise<boolean> {
   const titleId = `dlg-${Math.random().toString(36).slice(2)}`
   const submit = h('button', { type: 'submit', class: options.danger ? 'danger' : 'primary' }, options.submitLabel)
   const cancel = h('button', { type: 'button', class: 'secondary' }, 'Cancel')
-  const form = h('form', { novalidate: true },
+  const form = h(
+    'form',
+    { novalidate: true },
     h('h2', { id: titleId }, options.title),
     ...(options.body ?? []),
     ...(options.fields ?? []),
-    h('div', { class: 'actions' }, cancel, submit))
+    h('div', { class: 'actions' }, cancel, submit),
+  )
   const dialog = h('dialog', { 'aria-labelledby': titleId }, form)
   document.body.append(dialog)
 
@@ -49,15 +52,21 @@ export function openDialog(options: DialogOptions): Promise<boolean> {
       }
       submit.disabled = true
       submit.setAttribute('aria-busy', 'true')
-      options.onSubmit(new FormData(form)).then(() => {
-        result = true
-        close()
-      }, (error: unknown) => {
-        showProblem(form, error)
-      }).finally(() => {
-        submit.disabled = false
-        submit.removeAttribute('aria-busy')
-      })
+      options
+        .onSubmit(new FormData(form))
+        .then(
+          () => {
+            result = true
+            close()
+          },
+          (error: unknown) => {
+            showProblem(form, error)
+          },
+        )
+        .finally(() => {
+          submit.disabled = false
+          submit.removeAttribute('aria-busy')
+        })
     })
     dialog.showModal()
     const first = form.querySelector<HTMLElement>('input, select, textarea') ?? cancel

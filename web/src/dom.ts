@@ -44,11 +44,14 @@ export function field(label: string, control: Control, options: { pointer?: stri
   const errorId = `${control.id}-error`
   const hintId = `${control.id}-hint`
   control.setAttribute('aria-describedby', [options.hint ? hintId : '', errorId].filter(Boolean).join(' '))
-  return h('div', { class: 'field', 'data-pointer': options.pointer },
+  return h(
+    'div',
+    { class: 'field', 'data-pointer': options.pointer },
     h('label', { for: control.id }, label),
     options.hint ? h('p', { class: 'hint', id: hintId }, options.hint) : null,
     control,
-    h('p', { class: 'field-error', id: errorId, hidden: true }))
+    h('p', { class: 'field-error', id: errorId, hidden: true }),
+  )
 }
 
 export function select(name: string, options: Array<[value: string, label: string]>, selected?: string): HTMLSelectElement {
@@ -120,12 +123,22 @@ export type Row = Child[] | { attrs: Record<string, AttrValue>; cells: Child[] }
 
 export function table(caption: string, headers: string[], rows: Row[], options: { empty?: string } = {}): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty' }, options.empty ?? 'Nothing to show.')
-  return h('div', { class: 'table-wrap' },
-    h('table', {},
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      {},
       h('caption', { class: 'visually-hidden' }, caption),
       h('thead', {}, h('tr', {}, ...headers.map((text) => h('th', { scope: 'col' }, text)))),
-      h('tbody', {}, ...rows.map((row) => {
-        const { attrs, cells } = Array.isArray(row) ? { attrs: {}, cells: row } : row
-        return h('tr', attrs, ...cells.map((cell, i) => h('td', { 'data-label': headers[i] }, cell)))
-      }))))
+      h(
+        'tbody',
+        {},
+        ...rows.map((row) => {
+          const { attrs, cells } = Array.isArray(row) ? { attrs: {}, cells: row } : row
+          return h('tr', attrs, ...cells.map((cell, i) => h('td', { 'data-label': headers[i] }, cell)))
+        }),
+      ),
+    ),
+  )
 }

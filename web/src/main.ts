@@ -24,7 +24,10 @@ function showSignIn(message?: string): void {
   shell?.stop()
   shell = undefined
   renderSignIn(root, {
-    mode, browserSignIn, returnTo: returnTo(), message,
+    mode,
+    browserSignIn,
+    returnTo: returnTo(),
+    message,
     async signInWithPin(email, pin) {
       await (session as SiteSession).signIn(email, pin)
       await start()
@@ -55,8 +58,25 @@ async function start(): Promise<void> {
     if (error instanceof SignedOut) return showSignIn()
     if (error instanceof ApiProblem && error.status === 403) return renderPending(root, { signOut })
     clear(root)
-    root.append(h('main', { id: 'main', class: 'page narrow' }, h('h1', {}, 'sitegrid'), h('p', { class: 'form-error', role: 'alert' }, messageOf(error)),
-      h('button', { type: 'button', class: 'primary', onclick: () => { void start() } }, 'Try again')))
+    root.append(
+      h(
+        'main',
+        { id: 'main', class: 'page narrow' },
+        h('h1', {}, 'sitegrid'),
+        h('p', { class: 'form-error', role: 'alert' }, messageOf(error)),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'primary',
+            onclick: () => {
+              void start()
+            },
+          },
+          'Try again',
+        ),
+      ),
+    )
     return
   }
   if (location.pathname === '/sign-in') history.replaceState(null, '', '/sites')

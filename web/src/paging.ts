@@ -2,11 +2,22 @@
 // cursors already seen (the API's cursors are opaque and only go forward).
 import { clear, h, messageOf } from './dom.ts'
 
-export interface PageOf<T> { items: T[]; nextCursor: string | null }
+export interface PageOf<T> {
+  items: T[]
+  nextCursor: string | null
+}
 
-export interface Pager { reload(): Promise<void>; first(): Promise<void> }
+export interface Pager {
+  reload(): Promise<void>
+  first(): Promise<void>
+}
 
-export function pager<T>(container: HTMLElement, label: string, load: (cursor: string | undefined) => Promise<PageOf<T>>, render: (items: T[]) => HTMLElement): Pager {
+export function pager<T>(
+  container: HTMLElement,
+  label: string,
+  load: (cursor: string | undefined) => Promise<PageOf<T>>,
+  render: (items: T[]) => HTMLElement,
+): Pager {
   const body = h('div', { class: 'pager-body', 'aria-live': 'polite', 'aria-busy': 'false' })
   const prev = h('button', { type: 'button', class: 'secondary' }, 'Previous page')
   const next = h('button', { type: 'button', class: 'secondary' }, 'Next page')

@@ -1,6 +1,9 @@
 // History routing: paths such as /sites/PLANT-1 (the server answers index.html for every console path), links
 // are ordinary <a href> (so they work with the keyboard, middle-click and screen readers), intercepted here.
-export interface Match<R> { route: R; params: Record<string, string> }
+export interface Match<R> {
+  route: R
+  params: Record<string, string>
+}
 
 /** Matches `pathname` against patterns such as `/sites/:code`; parameters are decoded. */
 export function matchPath<R extends { path: string }>(routes: readonly R[], pathname: string): Match<R> | undefined {

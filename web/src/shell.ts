@@ -34,29 +34,71 @@ export function mountShell(root: HTMLElement, options: ShellOptions): { stop(): 
   const visible = ROUTES.filter((r) => r.nav && allowed(r.access, principal, mode))
   const mainLinks = visible.filter((r) => r.nav!.section === 'main')
   const adminLinks = visible.filter((r) => r.nav!.section === 'admin')
-  const signOutButton = h('button', { type: 'button', class: 'secondary', onclick: () => { signOutButton.disabled = true; void options.signOut() } }, 'Sign out')
-  const nav = h('nav', { 'aria-label': 'Main' },
+  const signOutButton = h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      onclick: () => {
+        signOutButton.disabled = true
+        void options.signOut()
+      },
+    },
+    'Sign out',
+  )
+  const nav = h(
+    'nav',
+    { 'aria-label': 'Main' },
     h('ul', {}, ...mainLinks.map(navLink)),
     adminLinks.length > 0 ? h('h2', { class: 'nav-heading', id: 'nav-admin' }, 'Administration') : null,
-    adminLinks.length > 0 ? h('ul', { 'aria-labelledby': 'nav-admin' }, ...adminLinks.map(navLink)) : null)
+    adminLinks.length > 0 ? h('ul', { 'aria-labelledby': 'nav-admin' }, ...adminLinks.map(navLink)) : null,
+  )
 
   clear(root)
   root.append(
-    h('a', { class: 'skip-link', href: '#main', 'data-external': '', onclick: (e) => { e.preventDefault(); main.focus() } }, 'Skip to content'),
-    h('header', { class: 'topbar' },
+    h(
+      'a',
+      {
+        class: 'skip-link',
+        href: '#main',
+        'data-external': '',
+        onclick: (e) => {
+          e.preventDefault()
+          main.focus()
+        },
+      },
+      'Skip to content',
+    ),
+    h(
+      'header',
+      { class: 'topbar' },
       h('a', { class: 'brand', href: '/sites' }, 'sitegrid'),
       h('span', { class: 'org', title: 'Organisation' }, org.slug),
-      h('span', { class: 'who' }, h('span', { class: 'who-name' }, principal.name), ' ', h('span', { class: 'badge', 'data-role': principal.role }, principal.isPlatformAdmin ? 'platform admin' : principal.role)),
-      signOutButton),
+      h(
+        'span',
+        { class: 'who' },
+        h('span', { class: 'who-name' }, principal.name),
+        ' ',
+        h('span', { class: 'badge', 'data-role': principal.role }, principal.isPlatformAdmin ? 'platform admin' : principal.role),
+      ),
+      signOutButton,
+    ),
     h('div', { class: 'layout' }, nav, main),
-    status, alert)
+    status,
+    alert,
+  )
 
   const notify = (message: string, kind: 'info' | 'error' = 'info') => {
     const target = kind === 'error' ? alert : status
     ;(kind === 'error' ? status : alert).textContent = ''
     target.textContent = message
     clearTimeout(statusTimer)
-    statusTimer = setTimeout(() => { target.textContent = '' }, kind === 'error' ? 12_000 : 6_000)
+    statusTimer = setTimeout(
+      () => {
+        target.textContent = ''
+      },
+      kind === 'error' ? 12_000 : 6_000,
+    )
   }
 
   let cleanup: Cleanup | void = undefined
@@ -65,7 +107,11 @@ export function mountShell(root: HTMLElement, options: ShellOptions): { stop(): 
 
   const render = async () => {
     const current = ++generation
-    try { cleanup?.() } catch (error) { console.error(error) }
+    try {
+      cleanup?.()
+    } catch (error) {
+      console.error(error)
+    }
     cleanup = undefined
     const match = matchPath(ROUTES, location.pathname)
     if (match?.route.redirect) {
@@ -85,12 +131,17 @@ export function mountShell(root: HTMLElement, options: ShellOptions): { stop(): 
       pageRoot.append(h('h1', {}, 'Page not found'), h('p', {}, 'There is no console page at this address. ', h('a', { href: '/sites' }, 'Go to the sites.')))
     } else if (!allowed(match.route.access, principal, mode)) {
       document.title = `${match.route.title} · sitegrid`
-      const why = match.route.access === 'siteAdmin' && mode !== 'site' ? 'Site users exist on a site server only.' : 'This page is for organisation owners and admins.'
+      const why =
+        match.route.access === 'siteAdmin' && mode !== 'site' ? 'Site users exist on a site server only.' : 'This page is for organisation owners and admins.'
       pageRoot.append(h('h1', {}, match.route.title), h('p', { class: 'notice' }, why))
     } else {
       document.title = `${match.route.title} · sitegrid`
       const ctx: PageContext = {
-        api, principal, org, mode, notify,
+        api,
+        principal,
+        org,
+        mode,
+        notify,
         params: match.params,
         query: new URLSearchParams(location.search),
         navigate: (path) => router.navigate(path),
@@ -112,12 +163,18 @@ export function mountShell(root: HTMLElement, options: ShellOptions): { stop(): 
     firstRender = false
   }
 
-  const router = startRouter(() => { void render() })
+  const router = startRouter(() => {
+    void render()
+  })
   void render()
   return {
     stop() {
       router.stop()
-      try { cleanup?.() } catch (error) { console.error(error) }
+      try {
+        cleanup?.()
+      } catch (error) {
+        console.error(error)
+      }
     },
   }
 }

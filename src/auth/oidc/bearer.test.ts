@@ -26,14 +26,29 @@ describe('OIDC bearer validator against a real provider', () => {
 
   const validatorFor = (clock = createTestClock(), overrides: Partial<OidcBearerValidatorOptions> = {}) =>
     createOidcBearerValidator({
-      issuer: op.issuer, audience: AUDIENCE, clockToleranceSec: TOLERANCE_SEC, jwksUri: op.jwksUri, clock: clock.now, ...overrides,
+      issuer: op.issuer,
+      audience: AUDIENCE,
+      clockToleranceSec: TOLERANCE_SEC,
+      jwksUri: op.jwksUri,
+      clock: clock.now,
+      ...overrides,
     })
   const nowSec = () => Math.floor(Date.now() / 1000)
   const validClaims = (extra: JWTPayload = {}): JWTPayload => ({
-    iss: op.issuer, aud: AUDIENCE, sub: 'pairwise-alice', oid: ALICE.oid, org_slug: 'acme', iat: nowSec(), exp: nowSec() + 600, ...extra,
+    iss: op.issuer,
+    aud: AUDIENCE,
+    sub: 'pairwise-alice',
+    oid: ALICE.oid,
+    org_slug: 'acme',
+    iat: nowSec(),
+    exp: nowSec() + 600,
+    ...extra,
   })
   async function rejection(validate: (token: string) => Promise<unknown>, token: string): Promise<InvalidBearerToken> {
-    const error = await validate(token).then(() => undefined, (e: unknown) => e)
+    const error = await validate(token).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     assert.ok(error instanceof InvalidBearerToken, `expected InvalidBearerToken, got ${String(error)}`)
     return error
   }
@@ -54,10 +69,9 @@ describe('OIDC bearer validator against a real provider', () => {
   })
 
   it('HS256 signed with the provider public key as the HMAC secret is refused (algorithm confusion)', async () => {
-    const jwks = await (await fetch(op.jwksUri)).json() as { keys: Record<string, string>[] }
+    const jwks = (await (await fetch(op.jwksUri)).json()) as { keys: Record<string, string>[] }
     const pem = createPublicKey({ key: jwks.keys[0] as never, format: 'jwk' }).export({ type: 'spki', format: 'pem' })
-    const token = await new SignJWT(validClaims()).setProtectedHeader({ alg: 'HS256', kid: op.currentKid() })
-      .sign(new TextEncoder().encode(pem.toString()))
+    const token = await new SignJWT(validClaims()).setProtectedHeader({ alg: 'HS256', kid: op.currentKid() }).sign(new TextEncoder().encode(pem.toString()))
     assert.equal((await rejection(validatorFor(), token)).reason, 'ERR_JOSE_ALG_NOT_ALLOWED')
   })
 
@@ -152,19 +166,31 @@ describe('OIDC bearer validator against a real provider', () => {
 
 describe('OIDC bearer validator with an ES256 provider', () => {
   it('an ES256-signed provider token validates under the default allowlist', async (t) => {
-    const op = await startOidcProvider({ clients: [{ client_id: 'console', client_secret: 'console-secret-0123456789abcdef',
-      redirect_uris: ['https://acme.sitegrid.test/auth/callback'] }], accounts: { alice: ALICE }, audience: AUDIENCE, alg: 'ES256' })
+    const op = await startOidcProvider({
+      clients: [{ client_id: 'console', client_secret: 'console-secret-0123456789abcdef', redirect_uris: ['https://acme.sitegrid.test/auth/callback'] }],
+      accounts: { alice: ALICE },
+      audience: AUDIENCE,
+      alg: 'ES256',
+    })
     t.after(() => op.stop())
-    const validate = createOidcBearerValidator({ issuer: op.issuer, audience: AUDIENCE, clockToleranceSec: 0,
-      jwksUri: op.jwksUri, clock: createTestClock().now })
+    const validate = createOidcBearerValidator({
+      issuer: op.issuer,
+      audience: AUDIENCE,
+      clockToleranceSec: 0,
+      jwksUri: op.jwksUri,
+      clock: createTestClock().now,
+    })
     assert.equal((await validate(await op.issueAccessToken('alice'))).oid, ALICE.oid)
   })
 })
 
 describe('OIDC bearer validator options', () => {
   const base: OidcBearerValidatorOptions = {
-    issuer: 'https://login.example', audience: AUDIENCE, clockToleranceSec: 30,
-    jwksUri: 'https://login.example/jwks', clock: () => new Date(),
+    issuer: 'https://login.example',
+    audience: AUDIENCE,
+    clockToleranceSec: 30,
+    jwksUri: 'https://login.example/jwks',
+    clock: () => new Date(),
   }
   const misuses: [string, Partial<Record<keyof OidcBearerValidatorOptions, unknown>>][] = [
     ['HS256 in the algorithm allowlist', { algorithms: ['RS256', 'HS256'] }],

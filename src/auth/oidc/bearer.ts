@@ -4,9 +4,7 @@ import { InvalidBearerToken, JwksFetchFailed } from './errors.ts'
 import type { FetchLike } from './http-json.ts'
 import { createOidcKeySet } from './key-set.ts'
 import type { OidcKeySet } from './key-set.ts'
-import {
-  checkAlgorithms, checkAudience, checkClockTolerance, checkFunction, checkNonEmptyString, MAX_TOKEN_LENGTH,
-} from './options.ts'
+import { checkAlgorithms, checkAudience, checkClockTolerance, checkFunction, checkNonEmptyString, MAX_TOKEN_LENGTH } from './options.ts'
 
 /** Who an interactive bearer token speaks for. The org role is recomputed from `oid`, never read from here. */
 export interface OidcIdentity {

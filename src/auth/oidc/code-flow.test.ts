@@ -43,7 +43,10 @@ describe('OIDC authorization code flow with PKCE against a real provider', () =>
 
   it('the authorize URL asks for a code with an S256 challenge of the verifier, state, nonce and the login scope', () => {
     const { url, state, nonce, verifier } = buildAuthorizationRequest({
-      authorizationEndpoint: meta.authorizationEndpoint, clientId: 'console', redirectUri: REDIRECT_URI, loginHint: 'alice@acme.test',
+      authorizationEndpoint: meta.authorizationEndpoint,
+      clientId: 'console',
+      redirectUri: REDIRECT_URI,
+      loginHint: 'alice@acme.test',
     })
     assert.equal(url.searchParams.get('response_type'), 'code')
     assert.equal(url.searchParams.get('scope'), LOGIN_SCOPE)
@@ -74,49 +77,63 @@ describe('OIDC authorization code flow with PKCE against a real provider', () =>
     const { request, callback } = await signIn('alice')
     const code = readAuthorizationCallback(callback.searchParams, expectedCallback(request.state))
     const tokens = await exchangeCode({ ...client(), code, verifier: request.verifier, redirectUri: REDIRECT_URI })
-    const error = await verifyIdToken(tokens.idToken ?? '', { ...idTokenOptions(), nonce: 'another-login-nonce' })
-      .then(() => undefined, (e: unknown) => e)
+    const error = await verifyIdToken(tokens.idToken ?? '', { ...idTokenOptions(), nonce: 'another-login-nonce' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     assert.ok(error instanceof InvalidIdToken)
     assert.equal(error.claim, 'nonce')
   })
 
   it('a callback whose state differs from the pending login is refused before the code is used', async () => {
     const { callback } = await signIn('alice')
-    assert.throws(() => readAuthorizationCallback(callback.searchParams, expectedCallback('state-of-another-login')),
-      (e: unknown) => e instanceof AuthorizationCallbackRejected && e.reason === 'StateMismatch')
+    assert.throws(
+      () => readAuthorizationCallback(callback.searchParams, expectedCallback('state-of-another-login')),
+      (e: unknown) => e instanceof AuthorizationCallbackRejected && e.reason === 'StateMismatch',
+    )
   })
 
   it('a callback naming another issuer is refused (RFC 9207 mix-up defence)', async () => {
     const { request, callback } = await signIn('alice')
     callback.searchParams.set('iss', 'https://evil.example')
-    assert.throws(() => readAuthorizationCallback(callback.searchParams, expectedCallback(request.state)),
-      (e: unknown) => e instanceof AuthorizationCallbackRejected && e.reason === 'IssuerMismatch')
+    assert.throws(
+      () => readAuthorizationCallback(callback.searchParams, expectedCallback(request.state)),
+      (e: unknown) => e instanceof AuthorizationCallbackRejected && e.reason === 'IssuerMismatch',
+    )
   })
 
   it('a provider error on the callback (unknown account: access_denied) is reported as ProviderError', async () => {
     const { request, callback } = await signIn('nobody')
-    assert.throws(() => readAuthorizationCallback(callback.searchParams, expectedCallback(request.state)),
-      (e: unknown) => e instanceof AuthorizationCallbackRejected && e.reason === 'ProviderError' && e.providerError === 'access_denied')
+    assert.throws(
+      () => readAuthorizationCallback(callback.searchParams, expectedCallback(request.state)),
+      (e: unknown) => e instanceof AuthorizationCallbackRejected && e.reason === 'ProviderError' && e.providerError === 'access_denied',
+    )
   })
 
   it('a code exchanged with the wrong PKCE verifier, or a second time, is refused as invalid_grant', async () => {
     const { request, callback } = await signIn('alice')
     const code = readAuthorizationCallback(callback.searchParams, expectedCallback(request.state))
     const wrongVerifier = buildAuthorizationRequest({ authorizationEndpoint: meta.authorizationEndpoint, clientId: 'c', redirectUri: REDIRECT_URI }).verifier
-    await assert.rejects(exchangeCode({ ...client(), code, verifier: wrongVerifier, redirectUri: REDIRECT_URI }),
-      (e: unknown) => e instanceof OidcTokenRequestFailed && e.error === 'invalid_grant')
+    await assert.rejects(
+      exchangeCode({ ...client(), code, verifier: wrongVerifier, redirectUri: REDIRECT_URI }),
+      (e: unknown) => e instanceof OidcTokenRequestFailed && e.error === 'invalid_grant',
+    )
     const next = await signIn('alice')
     const nextCode = readAuthorizationCallback(next.callback.searchParams, expectedCallback(next.request.state))
     await exchangeCode({ ...client(), code: nextCode, verifier: next.request.verifier, redirectUri: REDIRECT_URI })
-    await assert.rejects(exchangeCode({ ...client(), code: nextCode, verifier: next.request.verifier, redirectUri: REDIRECT_URI }),
-      (e: unknown) => e instanceof OidcTokenRequestFailed && e.error === 'invalid_grant')
+    await assert.rejects(
+      exchangeCode({ ...client(), code: nextCode, verifier: next.request.verifier, redirectUri: REDIRECT_URI }),
+      (e: unknown) => e instanceof OidcTokenRequestFailed && e.error === 'invalid_grant',
+    )
   })
 
   it('a wrong client secret is refused as invalid_client', async () => {
     const { request, callback } = await signIn('alice')
     const code = readAuthorizationCallback(callback.searchParams, expectedCallback(request.state))
-    await assert.rejects(exchangeCode({ ...client(), clientSecret: 'wrong', code, verifier: request.verifier, redirectUri: REDIRECT_URI }),
-      (e: unknown) => e instanceof OidcTokenRequestFailed && e.error === 'invalid_client')
+    await assert.rejects(
+      exchangeCode({ ...client(), clientSecret: 'wrong', code, verifier: request.verifier, redirectUri: REDIRECT_URI }),
+      (e: unknown) => e instanceof OidcTokenRequestFailed && e.error === 'invalid_client',
+    )
   })
 
   it('a refresh returns a new access token for the same subject; its ID token must keep the session sub', async () => {
@@ -131,8 +148,10 @@ describe('OIDC authorization code flow with PKCE against a real provider', () =>
     assert.equal((await validate(renewed.accessToken)).sub, user.sub)
     assert.ok(renewed.idToken)
     await verifyIdToken(renewed.idToken, { ...idTokenOptions(), expectedSub: user.sub })
-    await assert.rejects(verifyIdToken(renewed.idToken, { ...idTokenOptions(), expectedSub: 'someone-else' }),
-      (e: unknown) => e instanceof InvalidIdToken && e.claim === 'sub')
+    await assert.rejects(
+      verifyIdToken(renewed.idToken, { ...idTokenOptions(), expectedSub: 'someone-else' }),
+      (e: unknown) => e instanceof InvalidIdToken && e.claim === 'sub',
+    )
   })
 
   it('an ID token is not accepted as a bearer, nor an access token as an ID token', async () => {

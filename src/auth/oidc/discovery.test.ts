@@ -20,15 +20,16 @@ function serving(document: unknown, init: ResponseInit = {}) {
   const requested: string[] = []
   const fetchImpl: typeof fetch = async (input) => {
     requested.push(String(input))
-    return String(input) === `${ISSUER}/.well-known/openid-configuration`
-      ? Response.json(document, init)
-      : new Response('not found', { status: 404 })
+    return String(input) === `${ISSUER}/.well-known/openid-configuration` ? Response.json(document, init) : new Response('not found', { status: 404 })
   }
   return { requested, fetch: fetchImpl }
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<OidcDiscoveryFailed> {
-  const error = await promise.then(() => undefined, (e: unknown) => e)
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   assert.ok(error instanceof OidcDiscoveryFailed, `expected OidcDiscoveryFailed, got ${String(error)}`)
   return error
 }
@@ -80,7 +81,14 @@ describe('OIDC discovery', () => {
 
   it('a non-200 answer or an unreachable provider fails discovery', async () => {
     await failureOf(discoverOidcProvider({ issuer: ISSUER, fetch: serving(DOCUMENT, { status: 503 }).fetch }))
-    await failureOf(discoverOidcProvider({ issuer: ISSUER, fetch: async () => { throw new TypeError('fetch failed') } }))
+    await failureOf(
+      discoverOidcProvider({
+        issuer: ISSUER,
+        fetch: async () => {
+          throw new TypeError('fetch failed')
+        },
+      }),
+    )
   })
 
   it('a document larger than the size cap fails discovery', async () => {

@@ -36,8 +36,7 @@ export async function discoverOidcProvider(options: DiscoverOidcProviderOptions)
 
   let response
   try {
-    response = await requestJson(url, { headers: { accept: 'application/json' } },
-      { fetch: fetchImpl, timeoutMs, maxBytes: MAX_DISCOVERY_BYTES })
+    response = await requestJson(url, { headers: { accept: 'application/json' } }, { fetch: fetchImpl, timeoutMs, maxBytes: MAX_DISCOVERY_BYTES })
   } catch (cause) {
     if (cause instanceof HttpJsonFailed) throw new OidcDiscoveryFailed(`discovery document unavailable: ${cause.message}`, { cause })
     throw cause

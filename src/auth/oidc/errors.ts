@@ -4,11 +4,7 @@ import type { errors } from 'jose'
 // they end up in logs. A programmer mistake (a bad option) is a TypeError instead.
 
 /** jose's own code, or ours for the failures jose cannot see. */
-export type TokenRejectionReason =
-  | errors.JOSEErrorCode
-  | 'ERR_TOKEN_TOO_LARGE'
-  | 'ERR_JWKS_FETCH_FAILED'
-  | 'ERR_UNEXPECTED'
+export type TokenRejectionReason = errors.JOSEErrorCode | 'ERR_TOKEN_TOO_LARGE' | 'ERR_JWKS_FETCH_FAILED' | 'ERR_UNEXPECTED'
 
 /** Any bearer failure. The caller answers the one uniform 401; `reason` is for a debug log only. */
 export class InvalidBearerToken extends Error {
@@ -18,8 +14,7 @@ export class InvalidBearerToken extends Error {
   readonly claim: string | undefined
 
   constructor(reason: TokenRejectionReason, options: { claim?: string; cause?: unknown } = {}) {
-    super(`bearer token rejected: ${reason}${options.claim ? ` (${options.claim})` : ''}`,
-      options.cause === undefined ? undefined : { cause: options.cause })
+    super(`bearer token rejected: ${reason}${options.claim ? ` (${options.claim})` : ''}`, options.cause === undefined ? undefined : { cause: options.cause })
     this.reason = reason
     this.claim = options.claim
   }
@@ -32,8 +27,7 @@ export class InvalidIdToken extends Error {
   readonly claim: string | undefined
 
   constructor(reason: TokenRejectionReason, options: { claim?: string; cause?: unknown } = {}) {
-    super(`ID token rejected: ${reason}${options.claim ? ` (${options.claim})` : ''}`,
-      options.cause === undefined ? undefined : { cause: options.cause })
+    super(`ID token rejected: ${reason}${options.claim ? ` (${options.claim})` : ''}`, options.cause === undefined ? undefined : { cause: options.cause })
     this.reason = reason
     this.claim = options.claim
   }

@@ -2,7 +2,10 @@
 
 export type FetchLike = typeof globalThis.fetch
 
-export interface JsonResponse { status: number; body: unknown }
+export interface JsonResponse {
+  status: number
+  body: unknown
+}
 
 export class HttpJsonFailed extends Error {
   override readonly name = 'HttpJsonFailed'
@@ -26,11 +29,7 @@ export function parseUrl(value: string): URL | undefined {
   }
 }
 
-export async function requestJson(
-  url: string,
-  init: RequestInit,
-  limits: { fetch: FetchLike; timeoutMs: number; maxBytes: number },
-): Promise<JsonResponse> {
+export async function requestJson(url: string, init: RequestInit, limits: { fetch: FetchLike; timeoutMs: number; maxBytes: number }): Promise<JsonResponse> {
   let res: Response
   try {
     res = await limits.fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(limits.timeoutMs) })

@@ -41,7 +41,11 @@ export async function verifyIdToken(idToken: string, options: VerifyIdTokenOptio
   let payload: JWTPayload
   try {
     const verified = await jwtVerify(idToken, options.keySet.getKey, {
-      issuer, audience: clientId, algorithms, clockTolerance, currentDate: clock(),
+      issuer,
+      audience: clientId,
+      algorithms,
+      clockTolerance,
+      currentDate: clock(),
       requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
     })
     // An access token (typ at+jwt) must not pass as an ID token: RFC 8725 §3.11.

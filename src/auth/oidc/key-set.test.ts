@@ -24,7 +24,10 @@ function countingFetch(jwksUri: string) {
 }
 
 async function reasonOf(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(() => undefined, (e: unknown) => e)
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   assert.ok(error instanceof InvalidBearerToken, `expected InvalidBearerToken, got ${String(error)}`)
   return error.reason
 }
@@ -49,8 +52,11 @@ describe('OIDC key set: caching, rotation and refetch limits', () => {
     const validate = createOidcBearerValidator({ issuer: op.issuer, audience: AUDIENCE, clockToleranceSec: 30, clock: clock.now, keySet })
     return { clock, counter, keySet, validate }
   }
-  const randomKidToken = () => new SignJWT({ iss: op.issuer, aud: AUDIENCE, sub: 's', oid: 'o', org_slug: 'acme' })
-    .setProtectedHeader({ alg: 'RS256', kid: randomUUID() }).setExpirationTime('5m').sign(attackerKey)
+  const randomKidToken = () =>
+    new SignJWT({ iss: op.issuer, aud: AUDIENCE, sub: 's', oid: 'o', org_slug: 'acme' })
+      .setProtectedHeader({ alg: 'RS256', kid: randomUUID() })
+      .setExpirationTime('5m')
+      .sign(attackerKey)
 
   it('validating many tokens after start-up makes no further key-set request', async () => {
     const { counter, keySet, validate } = setup()
@@ -74,8 +80,15 @@ describe('OIDC key set: caching, rotation and refetch limits', () => {
     t.after(() => rotating.stop())
     const clock = createTestClock()
     const counter = countingFetch(rotating.jwksUri)
-    const validate = createOidcBearerValidator({ issuer: rotating.issuer, audience: AUDIENCE, clockToleranceSec: 30,
-      clock: clock.now, jwksUri: rotating.jwksUri, fetch: counter.fetch, jwksRefetchIntervalMs: INTERVAL_MS })
+    const validate = createOidcBearerValidator({
+      issuer: rotating.issuer,
+      audience: AUDIENCE,
+      clockToleranceSec: 30,
+      clock: clock.now,
+      jwksUri: rotating.jwksUri,
+      fetch: counter.fetch,
+      jwksRefetchIntervalMs: INTERVAL_MS,
+    })
     const oldToken = await rotating.issueAccessToken('alice')
     await validate(oldToken)
     const oldKid = rotating.currentKid()

@@ -32,8 +32,7 @@ export function createOidcKeySet(options: OidcKeySetOptions): OidcKeySet {
   if (!isAllowedProviderUrl(options.jwksUri)) throw new TypeError('"jwksUri" must be an https URL (http only on loopback)')
   const clock = checkFunction(options.clock, 'clock')
   const fetchImpl = checkOptionalFunction(options.fetch, 'fetch') ?? globalThis.fetch
-  const intervalMs = checkIntegerInRange(options.refetchIntervalMs ?? DEFAULT_REFETCH_INTERVAL_MS,
-    'refetchIntervalMs', 1_000, 86_400_000)
+  const intervalMs = checkIntegerInRange(options.refetchIntervalMs ?? DEFAULT_REFETCH_INTERVAL_MS, 'refetchIntervalMs', 1_000, 86_400_000)
   const timeoutMs = checkIntegerInRange(options.timeoutMs ?? 5_000, 'timeoutMs', 100, 60_000)
   const { jwksUri } = options
 
@@ -44,8 +43,11 @@ export function createOidcKeySet(options: OidcKeySetOptions): OidcKeySet {
   async function fetchKeys(): Promise<void> {
     lastFetchAtMs = clock().getTime()
     try {
-      const { status, body } = await requestJson(jwksUri, { headers: { accept: 'application/json' } },
-        { fetch: fetchImpl, timeoutMs, maxBytes: MAX_JWKS_BYTES })
+      const { status, body } = await requestJson(
+        jwksUri,
+        { headers: { accept: 'application/json' } },
+        { fetch: fetchImpl, timeoutMs, maxBytes: MAX_JWKS_BYTES },
+      )
       if (status !== 200) throw new JwksFetchFailed(`key set answered ${status}`)
       local = createLocalJWKSet(toPublicKeySet(body))
     } catch (cause) {
@@ -63,14 +65,18 @@ export function createOidcKeySet(options: OidcKeySetOptions): OidcKeySet {
     const elapsedMs = lastFetchAtMs === undefined ? Infinity : clock().getTime() - lastFetchAtMs
     // A clock set back (elapsed < 0) must not lock refetching out until it catches up.
     if (elapsedMs >= 0 && elapsedMs < intervalMs) return false
-    inFlight = fetchKeys().finally(() => { inFlight = undefined })
+    inFlight = fetchKeys().finally(() => {
+      inFlight = undefined
+    })
     await inFlight
     return true
   }
 
   return Object.freeze({
     async load() {
-      await (inFlight ??= fetchKeys().finally(() => { inFlight = undefined }))
+      await (inFlight ??= fetchKeys().finally(() => {
+        inFlight = undefined
+      }))
     },
     async getKey(header: JWSHeaderParameters, token: FlattenedJWSInput) {
       if (local) {
@@ -90,7 +96,8 @@ function toPublicKeySet(body: unknown): JSONWebKeySet {
   if (!isPlainObject(body) || !Array.isArray(body['keys'])) throw new JwksFetchFailed('key set has no "keys" array')
   if (body['keys'].length > MAX_KEYS) throw new JwksFetchFailed(`key set has more than ${MAX_KEYS} keys`)
   // Only public asymmetric keys can verify; a symmetric or private member is dropped, never used.
-  const keys = body['keys'].filter((jwk: unknown): jwk is JWK =>
-    isPlainObject(jwk) && typeof jwk['kty'] === 'string' && PUBLIC_KEY_TYPES.has(jwk['kty']) && !('d' in jwk))
+  const keys = body['keys'].filter(
+    (jwk: unknown): jwk is JWK => isPlainObject(jwk) && typeof jwk['kty'] === 'string' && PUBLIC_KEY_TYPES.has(jwk['kty']) && !('d' in jwk),
+  )
   return { keys }
 }

@@ -2,7 +2,17 @@
 
 /** Asymmetric JWS algorithms only (RFC 8725 §3.1): never `none`, never an HMAC whose key a client could know. */
 export const ASYMMETRIC_ALGORITHMS: readonly string[] = Object.freeze([
-  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
 ])
 export const DEFAULT_ALGORITHMS: readonly string[] = Object.freeze(['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'])
 

@@ -7,7 +7,10 @@ import type { Memberships, PlatformAdminList } from './accounts.ts'
 import { InvalidBearerToken } from './errors.ts'
 import type { RelyingParty } from './relying-party.ts'
 
-interface CachedAccess { access: Access; isPlatformAdmin: boolean }
+interface CachedAccess {
+  access: Access
+  isPlatformAdmin: boolean
+}
 
 const MAX_CACHED = 50_000
 
@@ -42,7 +45,7 @@ export function createOidcPrincipalValidator(deps: {
     const isPlatformAdmin = await platformAdmins.isPlatformAdmin(claims.oid)
     // A platform admin acting at a host is not asking to join it: no membership request is recorded.
     const access: Access = isPlatformAdmin
-      ? await members.accessOf(orgId, claims.oid) ?? { status: 'pending' }
+      ? ((await members.accessOf(orgId, claims.oid)) ?? { status: 'pending' })
       : await members.accessForBearer(orgId, claims)
     const value = { access, isPlatformAdmin }
     if (handle.generation() === generation) {

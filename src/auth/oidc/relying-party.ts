@@ -21,7 +21,11 @@ export async function startRelyingParty(config: OidcConfig, clock: Clock, log: F
   const keySet = createOidcKeySet({ jwksUri: metadata.jwksUri, clock: jwtClock })
   await keySet.load()
   const validateBearer = createOidcBearerValidator({
-    issuer: metadata.issuer, audience: config.audience, clockToleranceSec: config.clockSkewSec, clock: jwtClock, keySet,
+    issuer: metadata.issuer,
+    audience: config.audience,
+    clockToleranceSec: config.clockSkewSec,
+    clock: jwtClock,
+    keySet,
   })
   log.info({ issuer: metadata.issuer, browserSignIn: config.client !== undefined }, 'OIDC provider loaded')
   return Object.freeze({ config, metadata, keySet, validateBearer, jwtClock })

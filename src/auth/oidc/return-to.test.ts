@@ -12,9 +12,21 @@ describe('post-login returnTo', () => {
   }
 
   const refused = [
-    'https://evil.example/', 'http:/evil.example', 'javascript:alert(1)', '//evil.example', '/\\evil.example',
-    '\\\\evil.example', '/sites\\..\\x', '/\t/evil.example', '/\n/evil.example', '/%2F/evil.example',
-    '/%5cevil.example', 'sites', '', ' /sites', `/${'a'.repeat(3000)}`,
+    'https://evil.example/',
+    'http:/evil.example',
+    'javascript:alert(1)',
+    '//evil.example',
+    '/\\evil.example',
+    '\\\\evil.example',
+    '/sites\\..\\x',
+    '/\t/evil.example',
+    '/\n/evil.example',
+    '/%2F/evil.example',
+    '/%5cevil.example',
+    'sites',
+    '',
+    ' /sites',
+    `/${'a'.repeat(3000)}`,
   ]
   for (const value of refused) {
     it(`${JSON.stringify(value.slice(0, 40))} is refused`, () => {
@@ -28,11 +40,14 @@ describe('post-login returnTo', () => {
   })
 
   it('whatever is accepted resolves to the same origin and starts with a single slash', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.constantFrom('', '/', '//', '/\\', '\\'), (tail, head) => {
-      const accepted = safeReturnTo(`${head}${tail}`)
-      if (accepted === undefined) return
-      assert.equal(new URL(accepted, 'https://acme.sitegrid.test').origin, 'https://acme.sitegrid.test')
-      assert.match(accepted, /^\/(?![/\\])/)
-    }), { numRuns: 2000 })
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.constantFrom('', '/', '//', '/\\', '\\'), (tail, head) => {
+        const accepted = safeReturnTo(`${head}${tail}`)
+        if (accepted === undefined) return
+        assert.equal(new URL(accepted, 'https://acme.sitegrid.test').origin, 'https://acme.sitegrid.test')
+        assert.match(accepted, /^\/(?![/\\])/)
+      }),
+      { numRuns: 2000 },
+    )
   })
 })

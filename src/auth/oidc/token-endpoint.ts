@@ -23,9 +23,7 @@ export interface TokenEndpointClient {
 const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024
 
 /** Redeems an authorization code with its PKCE verifier; the response must carry an ID token. */
-export async function exchangeCode(
-  options: TokenEndpointClient & { code: string; verifier: string; redirectUri: string },
-): Promise<OidcTokenSet> {
+export async function exchangeCode(options: TokenEndpointClient & { code: string; verifier: string; redirectUri: string }): Promise<OidcTokenSet> {
   const tokens = await requestTokens(options, {
     grant_type: 'authorization_code',
     code: checkNonEmptyString(options.code, 'code'),
@@ -55,12 +53,15 @@ async function requestTokens(client: TokenEndpointClient, form: Record<string, s
   const basic = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')
   let response
   try {
-    response = await requestJson(client.tokenEndpoint, {
-      method: 'POST',
-      headers: { authorization: `Basic ${basic}`, accept: 'application/json',
-        'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(form).toString(),
-    }, { fetch: fetchImpl, timeoutMs, maxBytes: MAX_TOKEN_RESPONSE_BYTES })
+    response = await requestJson(
+      client.tokenEndpoint,
+      {
+        method: 'POST',
+        headers: { authorization: `Basic ${basic}`, accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+      },
+      { fetch: fetchImpl, timeoutMs, maxBytes: MAX_TOKEN_RESPONSE_BYTES },
+    )
   } catch (cause) {
     if (cause instanceof HttpJsonFailed) throw new OidcTokenRequestFailed('unavailable', cause.message, { cause })
     throw cause

@@ -32,5 +32,5 @@ export function originOf(request: FastifyRequest, scheme: 'https' | 'http'): str
  * Origin on a POST, and it must be this host's own. A missing or foreign Origin is refused (403).
  */
 export function requireSameOrigin(request: FastifyRequest, scheme: 'https' | 'http'): void {
-  if (request.headers.origin !== originOf(request, scheme)) throw new Forbidden('The Origin header must be this host\'s own origin.')
+  if (request.headers.origin !== originOf(request, scheme)) throw new Forbidden("The Origin header must be this host's own origin.")
 }

@@ -2,5 +2,7 @@ import { domainError } from '../../errors/domain-error.ts'
 
 /** The identity provider's token endpoint is not reachable (its `unavailable`); the provider's error is the cause. */
 export class IdentityProviderUnreachable extends domainError('ServiceUnavailable') {
-  constructor(cause: unknown) { super('The identity provider is not reachable; try again shortly.', { cause }) }
+  constructor(cause: unknown) {
+    super('The identity provider is not reachable; try again shortly.', { cause })
+  }
 }

@@ -13,8 +13,14 @@ import { exchangeCode, refresh, type OidcTokenSet } from '../oidc/token-endpoint
 import { IdentityProviderUnreachable } from './errors.ts'
 import { cookieDigest, createSealer, newCookieValue } from './seal.ts'
 import {
-  deleteExpiredPendingLogins, deleteExpiredSessionsOfAccount, deleteSession, findSession, insertPendingLogin, insertSession,
-  takePendingLogin, updateSessionTokens,
+  deleteExpiredPendingLogins,
+  deleteExpiredSessionsOfAccount,
+  deleteSession,
+  findSession,
+  insertPendingLogin,
+  insertSession,
+  takePendingLogin,
+  updateSessionTokens,
 } from './store.ts'
 
 export const LOGIN_TTL_MS = 10 * 60_000
@@ -24,7 +30,9 @@ export const REFRESH_MARGIN_MS = 60_000
 const DEFAULT_ACCESS_TTL_MS = 5 * 60_000
 
 export class SignInFailed extends DomainError<'SignInFailed'> {
-  constructor(detail: string, cause?: unknown) { super('SignInFailed', detail, cause === undefined ? undefined : { cause }) }
+  constructor(detail: string, cause?: unknown) {
+    super('SignInFailed', detail, cause === undefined ? undefined : { cause })
+  }
 }
 
 export interface SessionToken {
@@ -51,8 +59,11 @@ export function createSessionsService(deps: {
   const sealer = createSealer(deps.keySecret)
   const tokenClient = { tokenEndpoint: relyingParty.metadata.tokenEndpoint, clientId: client.id, clientSecret: client.secret }
   const idTokenOptions = {
-    issuer: relyingParty.metadata.issuer, clientId: client.id, keySet: relyingParty.keySet,
-    clock: relyingParty.jwtClock, clockToleranceSec: relyingParty.config.clockSkewSec,
+    issuer: relyingParty.metadata.issuer,
+    clientId: client.id,
+    keySet: relyingParty.keySet,
+    clock: relyingParty.jwtClock,
+    clockToleranceSec: relyingParty.config.clockSkewSec,
   }
 
   const accessExpiry = (tokens: OidcTokenSet, now: number) => now + (tokens.expiresInSec === undefined ? DEFAULT_ACCESS_TTL_MS : tokens.expiresInSec * 1000)
@@ -71,19 +82,29 @@ export function createSessionsService(deps: {
 
   return {
     /** Starts a sign-in: the pending login is stored server-side under a fresh cookie value. */
-    async startLogin(org: Org, input: { origin: string; returnTo: unknown; loginHint?: string | undefined }): Promise<{ cookie: string; authorizeUrl: string }> {
+    async startLogin(
+      org: Org,
+      input: { origin: string; returnTo: unknown; loginHint?: string | undefined },
+    ): Promise<{ cookie: string; authorizeUrl: string }> {
       const redirectUri = `${input.origin}/auth/callback`
       const request = buildAuthorizationRequest({
-        authorizationEndpoint: relyingParty.metadata.authorizationEndpoint, clientId: client.id, redirectUri,
+        authorizationEndpoint: relyingParty.metadata.authorizationEndpoint,
+        clientId: client.id,
+        redirectUri,
         ...(input.loginHint === undefined ? {} : { loginHint: input.loginHint }),
       })
       const cookie = newCookieValue()
       const now = clock.now()
       await deleteExpiredPendingLogins(db, org.id, now)
       await insertPendingLogin(db, {
-        org_id: org.id, id: cookieDigest(cookie), state: request.state, nonce: request.nonce,
-        verifier: sealer.seal(request.verifier, context(org, cookieDigest(cookie), 'verifier')), redirect_uri: redirectUri,
-        return_to: safeReturnTo(input.returnTo) ?? '/', expires_at: now + LOGIN_TTL_MS,
+        org_id: org.id,
+        id: cookieDigest(cookie),
+        state: request.state,
+        nonce: request.nonce,
+        verifier: sealer.seal(request.verifier, context(org, cookieDigest(cookie), 'verifier')),
+        redirect_uri: redirectUri,
+        return_to: safeReturnTo(input.returnTo) ?? '/',
+        expires_at: now + LOGIN_TTL_MS,
       })
       return { cookie, authorizeUrl: request.url.toString() }
     },
@@ -101,10 +122,19 @@ export function createSessionsService(deps: {
       if (!pending || pending.expires_at <= now) throw new SignInFailed('The sign-in attempt expired or was already used.')
       let code: string
       try {
-        code = readAuthorizationCallback(input.query, { state: pending.state, issuer: relyingParty.metadata.issuer, isIssParameterSupported: relyingParty.metadata.isIssParameterSupported })
+        code = readAuthorizationCallback(input.query, {
+          state: pending.state,
+          issuer: relyingParty.metadata.issuer,
+          isIssParameterSupported: relyingParty.metadata.isIssParameterSupported,
+        })
       } catch (error) {
         if (error instanceof AuthorizationCallbackRejected) {
-          throw new SignInFailed(error.reason === 'ProviderError' ? 'The identity provider did not sign you in.' : 'The answer from the identity provider does not match this sign-in.', error)
+          throw new SignInFailed(
+            error.reason === 'ProviderError'
+              ? 'The identity provider did not sign you in.'
+              : 'The answer from the identity provider does not match this sign-in.',
+            error,
+          )
         }
         throw error
       }
@@ -126,8 +156,8 @@ export function createSessionsService(deps: {
       if (identity.sub !== user.sub) throw new SignInFailed('The tokens from the identity provider disagree on who signed in.')
       if (identity.orgSlug !== org.slug) throw new SignInFailed('The identity provider signed you in for another organisation.')
       // A platform admin signing in at a host is not asking to join it (as on the bearer path).
-      const access = await platformAdmins.isPlatformAdmin(identity.oid)
-        ? await members.accessOf(org.id, identity.oid) ?? { status: 'pending' as const }
+      const access = (await platformAdmins.isPlatformAdmin(identity.oid))
+        ? ((await members.accessOf(org.id, identity.oid)) ?? { status: 'pending' as const })
         : await members.recordSignIn(org.id, { oid: identity.oid, email: user.email ?? identity.email, name: user.name ?? identity.name })
 
       const cookie = newCookieValue()
@@ -137,10 +167,15 @@ export function createSessionsService(deps: {
         if (input.previousSession !== undefined) await deleteSession(trx, org.id, cookieDigest(input.previousSession))
         await deleteExpiredSessionsOfAccount(trx, org.id, identity.oid, created)
         await insertSession(trx, {
-          org_id: org.id, id, account_id: identity.oid, sub: identity.sub,
-          access_token: sealer.seal(tokens.accessToken, context(org, id, 'access')), access_expires_at: accessExpiry(tokens, created),
+          org_id: org.id,
+          id,
+          account_id: identity.oid,
+          sub: identity.sub,
+          access_token: sealer.seal(tokens.accessToken, context(org, id, 'access')),
+          access_expires_at: accessExpiry(tokens, created),
           refresh_token: tokens.refreshToken === undefined ? null : sealer.seal(tokens.refreshToken, context(org, id, 'refresh')),
-          created_at: created, expires_at: created + SESSION_TTL_MS,
+          created_at: created,
+          expires_at: created + SESSION_TTL_MS,
         })
       })
       return { cookie, maxAgeSec: SESSION_TTL_MS / 1000, returnTo: pending.return_to, membership: access.status }
@@ -168,7 +203,8 @@ export function createSessionsService(deps: {
         renewed = await refresh({ ...tokenClient, refreshToken })
         const identity = await relyingParty.validateBearer(renewed.accessToken)
         // OIDC Core §12.2: a refresh never changes who the session is.
-        if (identity.sub !== row.sub || identity.oid !== row.account_id || identity.orgSlug !== org.slug) throw new InvalidBearerToken('ERR_JWT_CLAIM_VALIDATION_FAILED', { claim: 'sub' })
+        if (identity.sub !== row.sub || identity.oid !== row.account_id || identity.orgSlug !== org.slug)
+          throw new InvalidBearerToken('ERR_JWT_CLAIM_VALIDATION_FAILED', { claim: 'sub' })
       } catch (error) {
         // Another process may have refreshed first with a rotating refresh token: use its result.
         const latest = await findSession(db, org.id, id)
@@ -186,7 +222,8 @@ export function createSessionsService(deps: {
       const at = clock.now()
       const expiresAt = accessExpiry(renewed, at)
       const result = await updateSessionTokens(db, org.id, id, {
-        access_token: sealer.seal(renewed.accessToken, context(org, id, 'access')), access_expires_at: expiresAt,
+        access_token: sealer.seal(renewed.accessToken, context(org, id, 'access')),
+        access_expires_at: expiresAt,
         refresh_token: renewed.refreshToken === undefined ? row.refresh_token : sealer.seal(renewed.refreshToken, context(org, id, 'refresh')),
       })
       // Ended (logout, revocation) while we were at the provider: the new token is not handed out.

@@ -7,7 +7,9 @@ import { identityHarness, startSharedProvider, type SharedProvider } from '../..
 import { SESSION_COOKIE } from './cookies.ts'
 
 let shared: SharedProvider
-before(async () => { shared = await startSharedProvider() })
+before(async () => {
+  shared = await startSharedProvider()
+})
 after(() => shared.stop())
 
 for (const dialect of testDialects()) {
@@ -72,14 +74,16 @@ for (const dialect of testDialects()) {
       assert.equal((await postSession(h, '/auth/token', session)).statusCode, 401)
     })
 
-    it('a session cookie of one organisation does not work at another organisation\'s host', async (t) => {
+    it("a session cookie of one organisation does not work at another organisation's host", async (t) => {
       const h = await identityHarness(t, dialect, shared)
       await h.activate('ada', 'member')
       const other = await h.createOrg()
       const { session } = await signIn(h, 'ada')
-      const res = await h.inject({ org: other }, { method: 'POST', url: '/auth/token', headers: { origin: `https://${other.slug}.localhost`, cookie: `${SESSION_COOKIE}=${session}` } })
+      const res = await h.inject(
+        { org: other },
+        { method: 'POST', url: '/auth/token', headers: { origin: `https://${other.slug}.localhost`, cookie: `${SESSION_COOKIE}=${session}` } },
+      )
       assert.equal(res.statusCode, 401)
     })
-
   })
 }

@@ -7,7 +7,9 @@ import { identityHarness, startSharedProvider, type SharedProvider } from '../..
 import { LOGIN_COOKIE, SESSION_COOKIE } from './cookies.ts'
 
 let shared: SharedProvider
-before(async () => { shared = await startSharedProvider() })
+before(async () => {
+  shared = await startSharedProvider()
+})
 after(() => shared.stop())
 
 for (const dialect of testDialects()) {
@@ -43,7 +45,12 @@ for (const dialect of testDialects()) {
     it('the OpenAPI document describes the four sign-in endpoints and the token answer', async (t) => {
       const h = await identityHarness(t, dialect, shared)
       const doc = (await h.inject(undefined, { method: 'GET', url: '/openapi.json' })).json()
-      for (const [path, method] of [['/auth/login', 'get'], ['/auth/callback', 'get'], ['/auth/token', 'post'], ['/auth/logout', 'post']] as const) {
+      for (const [path, method] of [
+        ['/auth/login', 'get'],
+        ['/auth/callback', 'get'],
+        ['/auth/token', 'post'],
+        ['/auth/logout', 'post'],
+      ] as const) {
         assert.ok(doc.paths[path]?.[method], `${method} ${path}`)
       }
       const token = doc.paths['/auth/token'].post.responses['200'].content['application/json'].schema
@@ -60,7 +67,7 @@ for (const dialect of testDialects()) {
       assert.equal((await h.bearer(accessToken, { method: 'GET', url: '/api/admin/api-keys' })).statusCode, 403)
     })
 
-    it('a platform admin\'s browser sign-in records no membership request', async (t) => {
+    it("a platform admin's browser sign-in records no membership request", async (t) => {
       const h = await identityHarness(t, dialect, shared)
       await h.makePlatformAdmin('root')
       const { callback, session } = await signIn(h, 'root')
@@ -84,7 +91,10 @@ for (const dialect of testDialects()) {
       const h = await identityHarness(t, dialect, shared)
       await h.activate('ada', 'member')
       const done = await signIn(h, 'ada')
-      const replay = await h.inject({ org: h.org }, { method: 'GET', url: `${done.callbackUrl.pathname}${done.callbackUrl.search}`, headers: { cookie: `${LOGIN_COOKIE}=${done.loginCookie}` } })
+      const replay = await h.inject(
+        { org: h.org },
+        { method: 'GET', url: `${done.callbackUrl.pathname}${done.callbackUrl.search}`, headers: { cookie: `${LOGIN_COOKIE}=${done.loginCookie}` } },
+      )
       assert.equal(replay.statusCode, 400)
       assert.equal(replay.json().code, 'SignInFailed')
       const login = await h.inject({ org: h.org }, { method: 'GET', url: '/auth/login' })
@@ -92,7 +102,14 @@ for (const dialect of testDialects()) {
       const noCookie = await h.inject({ org: h.org }, { method: 'GET', url: `${callbackUrl.pathname}${callbackUrl.search}` })
       assert.equal(noCookie.statusCode, 400)
       callbackUrl.searchParams.set('state', 'forged-state')
-      const forged = await h.inject({ org: h.org }, { method: 'GET', url: `${callbackUrl.pathname}${callbackUrl.search}`, headers: { cookie: `${LOGIN_COOKIE}=${valueOf(setCookies(login).get(LOGIN_COOKIE))}` } })
+      const forged = await h.inject(
+        { org: h.org },
+        {
+          method: 'GET',
+          url: `${callbackUrl.pathname}${callbackUrl.search}`,
+          headers: { cookie: `${LOGIN_COOKIE}=${valueOf(setCookies(login).get(LOGIN_COOKIE))}` },
+        },
+      )
       assert.equal(forged.statusCode, 400)
       assert.equal(forged.json().code, 'SignInFailed')
       const sessions = await h.handle.db.selectFrom('sessions').select('id').where('org_id', '=', h.org.id).execute()
@@ -105,7 +122,14 @@ for (const dialect of testDialects()) {
       const login = await h.inject({ org: h.org }, { method: 'GET', url: '/auth/login' })
       const callbackUrl = await h.op.authorize(login.headers.location as string, h.accountKey('ada'))
       h.clock.advance(10 * 60_000 + 1)
-      const late = await h.inject({ org: h.org }, { method: 'GET', url: `${callbackUrl.pathname}${callbackUrl.search}`, headers: { cookie: `${LOGIN_COOKIE}=${valueOf(setCookies(login).get(LOGIN_COOKIE))}` } })
+      const late = await h.inject(
+        { org: h.org },
+        {
+          method: 'GET',
+          url: `${callbackUrl.pathname}${callbackUrl.search}`,
+          headers: { cookie: `${LOGIN_COOKIE}=${valueOf(setCookies(login).get(LOGIN_COOKIE))}` },
+        },
+      )
       assert.equal(late.statusCode, 400)
     })
 
@@ -117,6 +141,5 @@ for (const dialect of testDialects()) {
         assert.equal(callback.headers.location, '/', returnTo)
       }
     })
-
   })
 }

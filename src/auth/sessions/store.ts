@@ -7,9 +7,7 @@ export function insertPendingLogin(db: Db, row: PendingLoginsTable) {
 
 /** Single use: the row is deleted as it is read, so a replayed callback finds nothing. */
 export async function takePendingLogin(db: Db, orgId: OrgId, id: string) {
-  const row = await db.selectFrom('pending_logins').selectAll()
-    .where('org_id', '=', orgId).where('id', '=', id)
-    .executeTakeFirst()
+  const row = await db.selectFrom('pending_logins').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst()
   if (!row) return undefined
   const deleted = await db.deleteFrom('pending_logins').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst()
   // Two callbacks racing on one login: only the one that deleted the row may use it.
@@ -25,15 +23,16 @@ export function insertSession(db: Db, row: SessionsTable) {
 }
 
 export function findSession(db: Db, orgId: OrgId, id: string) {
-  return db.selectFrom('sessions').selectAll()
-    .where('org_id', '=', orgId).where('id', '=', id)
-    .executeTakeFirst()
+  return db.selectFrom('sessions').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst()
 }
 
-export function updateSessionTokens(db: Db, orgId: OrgId, id: string, tokens: { access_token: string; access_expires_at: number; refresh_token: string | null }) {
-  return db.updateTable('sessions').set(tokens)
-    .where('org_id', '=', orgId).where('id', '=', id)
-    .executeTakeFirst()
+export function updateSessionTokens(
+  db: Db,
+  orgId: OrgId,
+  id: string,
+  tokens: { access_token: string; access_expires_at: number; refresh_token: string | null },
+) {
+  return db.updateTable('sessions').set(tokens).where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst()
 }
 
 export function deleteSession(db: Db, orgId: OrgId, id: string) {
@@ -45,7 +44,5 @@ export function deleteSessionsOfAccount(db: Db, orgId: OrgId, accountId: string)
 }
 
 export function deleteExpiredSessionsOfAccount(db: Db, orgId: OrgId, accountId: string, now: number) {
-  return db.deleteFrom('sessions')
-    .where('org_id', '=', orgId).where('account_id', '=', accountId).where('expires_at', '<=', now)
-    .execute()
+  return db.deleteFrom('sessions').where('org_id', '=', orgId).where('account_id', '=', accountId).where('expires_at', '<=', now).execute()
 }

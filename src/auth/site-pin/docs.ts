@@ -6,8 +6,8 @@ export const docs = {
     'other server processes check no more PINs: after 5 failures the e-mail and the address each lock, 30 s at first and doubling with each further failure ' +
     '(at most 1 h). While locked no PIN is checked: a locked address gets 429 `SignInThrottled`; ' +
     'a locked e-mail gets 423 `PinLocked` whatever the PIN and whether or not a site user has it (same status, body and headers). ' +
-    'Both carry `Retry-After` and `lockedUntil`, the lock\'s end; an owner ends an e-mail\'s lock with `sitegrid site-user unlock --email`. ' +
-    'A correct PIN resets the e-mail\'s count and counts nowhere.',
+    "Both carry `Retry-After` and `lockedUntil`, the lock's end; an owner ends an e-mail's lock with `sitegrid site-user unlock --email`. " +
+    "A correct PIN resets the e-mail's count and counts nowhere.",
   changeOwnPin:
     'The current PIN is the credential; any site role. The same checks, answers and locks as sign-in, counted on the same counters (401; ' +
     'while locked, whatever the PIN, 423 `PinLocked` or 429 `SignInThrottled` with `Retry-After` and `lockedUntil`). 204; ' +

@@ -49,18 +49,27 @@ for (const dialect of testDialects()) {
       assert.notEqual(newKid, oldKid)
       const after = await signedIn(h, org, 'admin')
       assert.equal(decodeProtectedHeader(after.accessToken).kid, newKid)
-      const jwks = async () => (await h.inject(undefined, { url: '/.well-known/jwks.json', host: `${org.slug}.localhost` })).json().keys.map((k: { kid: string }) => k.kid).sort()
+      const jwks = async () =>
+        (await h.inject(undefined, { url: '/.well-known/jwks.json', host: `${org.slug}.localhost` }))
+          .json()
+          .keys.map((k: { kid: string }) => k.kid)
+          .sort()
       assert.deepEqual(await jwks(), [oldKid, newKid].sort())
       assert.equal((await h.inject({ org, bearer: before.accessToken }, { url: '/api/site/users' })).statusCode, 200, 'old token still verifies')
       h.clock.advance(15 * 60_000 + 31_000)
       assert.deepEqual(await jwks(), [newKid])
       assert.equal((await h.inject({ org, bearer: after.accessToken }, { url: '/api/site/users' })).statusCode, 401, 'access tokens expire after 15 minutes')
-      const refreshed = await h.app.inject({ method: 'POST', url: '/auth/site/refresh', headers: { host: `${org.slug}.localhost` }, payload: { refreshToken: before.refreshToken } })
+      const refreshed = await h.app.inject({
+        method: 'POST',
+        url: '/auth/site/refresh',
+        headers: { host: `${org.slug}.localhost` },
+        payload: { refreshToken: before.refreshToken },
+      })
       assert.equal(refreshed.statusCode, 200)
       assert.equal(decodeProtectedHeader(refreshed.json().accessToken).kid, newKid)
     })
 
-    it('signing keys are per organisation: a token signed with organisation A\'s key does not verify at B', async (t) => {
+    it("signing keys are per organisation: a token signed with organisation A's key does not verify at B", async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const a = await h.createOrg()
       const b = await h.createOrg()

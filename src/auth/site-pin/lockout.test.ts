@@ -7,8 +7,12 @@ import { FIRST_LOCK_MS, LOCK_THRESHOLD, accountSubject } from './lockout.ts'
 
 /** The account counter of an e-mail as stored: every reserved attempt (every PIN checked) is in `failures`. */
 function accountRow(h: Harness, org: Org, email: string) {
-  return h.handle.db.selectFrom('site_sign_in_failures').select(['failures', 'locked_until'])
-    .where('org_id', '=', org.id).where('subject', '=', accountSubject(email.toLowerCase())).executeTakeFirst()
+  return h.handle.db
+    .selectFrom('site_sign_in_failures')
+    .select(['failures', 'locked_until'])
+    .where('org_id', '=', org.id)
+    .where('subject', '=', accountSubject(email.toLowerCase()))
+    .executeTakeFirst()
 }
 
 const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {})
@@ -32,7 +36,7 @@ for (const dialect of testDialects()) {
         assert.equal(res.statusCode, 423)
         assert.equal(res.json().code, 'PinLocked')
         assert.equal(res.headers['retry-after'], String(FIRST_LOCK_MS / 1000))
-        assert.equal(res.json().lockedUntil, lockedUntil, 'the lock\'s end is told to everyone, the rightful user included')
+        assert.equal(res.json().lockedUntil, lockedUntil, "the lock's end is told to everyone, the rightful user included")
         assert.equal(res.json().accessToken, undefined)
         assert.deepEqual(comparableBody(res.body), comparableBody(right.body))
         assert.deepEqual(comparableHeaders(res.headers), comparableHeaders(right.headers))
@@ -55,10 +59,10 @@ for (const dialect of testDialects()) {
       h.clock.advance(first * 1000)
       await fail()
       const second = await lockedFor()
-      assert.equal(second, 2 * FIRST_LOCK_MS / 1000)
+      assert.equal(second, (2 * FIRST_LOCK_MS) / 1000)
       h.clock.advance(second * 1000)
       await fail()
-      assert.equal(await lockedFor(), 4 * FIRST_LOCK_MS / 1000)
+      assert.equal(await lockedFor(), (4 * FIRST_LOCK_MS) / 1000)
       h.clock.advance(4 * FIRST_LOCK_MS)
       assert.equal((await login(h, org, user.email, user.pin, '10.4.200.1')).statusCode, 200)
       await fail()
@@ -112,9 +116,14 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect) // the production scrypt cost: checks take long enough to overlap
       const org = await h.createOrg()
       const user = await addSiteUser(h, org)
-      const change = (pin: string, remoteAddress: string) => h.app.inject({
-        method: 'POST', url: '/auth/site/pin', remoteAddress, headers: { host: `${org.slug}.localhost` }, payload: { email: user.email, pin, newPin: '55554444' },
-      })
+      const change = (pin: string, remoteAddress: string) =>
+        h.app.inject({
+          method: 'POST',
+          url: '/auth/site/pin',
+          remoteAddress,
+          headers: { host: `${org.slug}.localhost` },
+          payload: { email: user.email, pin, newPin: '55554444' },
+        })
       const statuses = tally((await Promise.all(Array.from({ length: 20 }, (_, i) => change('00000000', `10.7.0.${i % 3}`)))).map((a) => a.statusCode))
       assert.equal(statuses[401], LOCK_THRESHOLD, `PINs checked: ${JSON.stringify(statuses)}`)
       const right = await change(user.pin, '10.7.1.1')

@@ -21,15 +21,23 @@ export const accountSubject = (email: string) => `email:${email}`
 export const addressSubject = (address: string) => `addr:${address}`
 
 /** The attempt may check a PIN; per subject, the lock its reservation set (0: none), for `release`. */
-export interface Reserved { refusedBy?: undefined; locksSet: Map<string, number> }
+export interface Reserved {
+  refusedBy?: undefined
+  locksSet: Map<string, number>
+}
 /** The attempt must not check a PIN: `refusedBy` is locked until `lockedUntil` (epoch ms). */
-export interface Refused { refusedBy: string; lockedUntil: number }
+export interface Refused {
+  refusedBy: string
+  lockedUntil: number
+}
 
 /** Writes an audit row in the caller's transaction: the audit module's recordAudit, bound to a clock by app.ts. */
 export type RecordAudit = (trx: Db, orgId: OrgId, actor: Actor, entry: { action: string; target: string; detail?: Record<string, unknown> }) => Promise<void>
 
 class SubjectLocked extends Error {
-  constructor(readonly refusal: Refused) { super('locked') }
+  constructor(readonly refusal: Refused) {
+    super('locked')
+  }
 }
 
 /**
@@ -89,7 +97,8 @@ export function createLockout(deps: {
         const now = deps.clock.now()
         const wasLockedUntil = row && row.locked_until > now ? row.locked_until : 0
         await deps.audit(trx, orgId, actor, {
-          action: 'site_user.unlocked', target: normalised,
+          action: 'site_user.unlocked',
+          target: normalised,
           detail: { failures: row?.failures ?? 0, lockedUntil: wasLockedUntil ? new Date(wasLockedUntil).toISOString() : null },
         })
         return { wasLockedUntil }

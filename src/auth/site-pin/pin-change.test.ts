@@ -10,7 +10,10 @@ for (const dialect of testDialects()) {
       const org = await h.createOrg()
       const admin = await signedIn(h, org, 'owner')
       const member = await signedIn(h, org, 'member')
-      const set = await h.inject({ org, bearer: admin.accessToken }, { method: 'PUT', url: `/api/site/users/${member.user.id}/pin`, payload: { pin: '7777777' } })
+      const set = await h.inject(
+        { org, bearer: admin.accessToken },
+        { method: 'PUT', url: `/api/site/users/${member.user.id}/pin`, payload: { pin: '7777777' } },
+      )
       assert.equal(set.statusCode, 204)
       assert.equal((await h.inject({ org, bearer: member.accessToken }, { url: '/api/admin/api-keys' })).statusCode, 401)
       assert.equal((await refresh(h, org, member.refreshToken)).statusCode, 401)
@@ -24,9 +27,14 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
       const member = await signedIn(h, org, 'member')
-      const change = (pin: string, newPin: string, remoteAddress = '10.7.0.1') => h.app.inject({
-        method: 'POST', url: '/auth/site/pin', remoteAddress, headers: { host: `${org.slug}.localhost` }, payload: { email: member.user.email, pin, newPin },
-      })
+      const change = (pin: string, newPin: string, remoteAddress = '10.7.0.1') =>
+        h.app.inject({
+          method: 'POST',
+          url: '/auth/site/pin',
+          remoteAddress,
+          headers: { host: `${org.slug}.localhost` },
+          payload: { email: member.user.email, pin, newPin },
+        })
       const wrong = await change('000000', '55554444')
       assert.equal(wrong.statusCode, 401)
       assert.equal((await change(member.user.pin, '123')).statusCode, 400, 'the new PIN must be 6 to 12 digits')

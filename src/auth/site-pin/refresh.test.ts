@@ -30,7 +30,7 @@ for (const dialect of testDialects()) {
       const reuse = await refresh(h, org, s.refreshToken)
       assert.equal(reuse.statusCode, 401)
       assert.equal(reuse.json().code, 'Unauthorized')
-      assert.equal((await refresh(h, org, third)).statusCode, 401, 'the thief\'s or the owner\'s latest token is revoked as well')
+      assert.equal((await refresh(h, org, third)).statusCode, 401, "the thief's or the owner's latest token is revoked as well")
       const rows = await h.handle.db.selectFrom('site_refresh_tokens').select(['revoked_at']).where('org_id', '=', org.id).execute()
       assert.ok(rows.length === 3 && rows.every((r) => r.revoked_at !== null))
       assert.ok(h.logs().some((l) => l.event === 'site_pin.refresh_family_revoked'))
@@ -61,11 +61,16 @@ for (const dialect of testDialects()) {
       assert.equal((await refresh(h, org, s.refreshToken)).statusCode, 401, 'after 12 hours')
     })
 
-    it('logout revokes the sign-in\'s refresh tokens', async (t) => {
+    it("logout revokes the sign-in's refresh tokens", async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
       const s = await signedIn(h, org)
-      const out = await h.app.inject({ method: 'POST', url: '/auth/site/logout', headers: { host: `${org.slug}.localhost` }, payload: { refreshToken: s.refreshToken } })
+      const out = await h.app.inject({
+        method: 'POST',
+        url: '/auth/site/logout',
+        headers: { host: `${org.slug}.localhost` },
+        payload: { refreshToken: s.refreshToken },
+      })
       assert.equal(out.statusCode, 204)
       assert.equal((await refresh(h, org, s.refreshToken)).statusCode, 401)
     })

@@ -11,87 +11,119 @@ import { docs } from './docs.ts'
 const TAGS = ['Site sign-in']
 
 /** Sign-in endpoints and the local key set of a site server (spec 5 rule 7); public by nature. */
-export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn: SiteSignIn; signingKeys: SigningKeys }> = async (app, { tenancy, signIn, signingKeys }) => {
-  app.post('/auth/site/login', {
-    config: { policy: 'public' },
-    schema: {
-      tags: TAGS, summary: 'Sign in with e-mail and PIN', security: [],
-      description: docs.signIn,
-      body: SiteLoginBody,
-      response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 423, 429) },
+export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn: SiteSignIn; signingKeys: SigningKeys }> = async (
+  app,
+  { tenancy, signIn, signingKeys },
+) => {
+  app.post(
+    '/auth/site/login',
+    {
+      config: { policy: 'public' },
+      schema: {
+        tags: TAGS,
+        summary: 'Sign in with e-mail and PIN',
+        security: [],
+        description: docs.signIn,
+        body: SiteLoginBody,
+        response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 423, 429) },
+      },
     },
-  }, async (request, reply) => {
-    const org = await tenancy.resolve(request.hostname)
-    if (!org) throw new Unauthorized()
-    try {
-      const session = await signIn.login(org, request.body.email, request.body.pin, request.ip)
-      return reply.header('cache-control', 'no-store').send(session)
-    } catch (err) {
-      if (err instanceof PinLocked || err instanceof SignInThrottled) reply.header('retry-after', String(err.retryAfterSec))
-      throw err
-    }
-  })
+    async (request, reply) => {
+      const org = await tenancy.resolve(request.hostname)
+      if (!org) throw new Unauthorized()
+      try {
+        const session = await signIn.login(org, request.body.email, request.body.pin, request.ip)
+        return reply.header('cache-control', 'no-store').send(session)
+      } catch (err) {
+        if (err instanceof PinLocked || err instanceof SignInThrottled) reply.header('retry-after', String(err.retryAfterSec))
+        throw err
+      }
+    },
+  )
 
-  app.post('/auth/site/pin', {
-    config: { policy: 'public' },
-    schema: {
-      tags: TAGS, summary: 'Change one\'s own PIN',
-      description: docs.changeOwnPin,
-      security: [],
-      body: ChangePinBody,
-      response: { 204: { type: 'null', description: 'PIN changed.' }, ...problemResponses(400, 401, 413, 415, 423, 429) },
+  app.post(
+    '/auth/site/pin',
+    {
+      config: { policy: 'public' },
+      schema: {
+        tags: TAGS,
+        summary: "Change one's own PIN",
+        description: docs.changeOwnPin,
+        security: [],
+        body: ChangePinBody,
+        response: { 204: { type: 'null', description: 'PIN changed.' }, ...problemResponses(400, 401, 413, 415, 423, 429) },
+      },
     },
-  }, async (request, reply) => {
-    const org = await tenancy.resolve(request.hostname)
-    if (!org) throw new Unauthorized()
-    try {
-      await signIn.changePin(org, request.body.email, request.body.pin, request.body.newPin, request.ip)
+    async (request, reply) => {
+      const org = await tenancy.resolve(request.hostname)
+      if (!org) throw new Unauthorized()
+      try {
+        await signIn.changePin(org, request.body.email, request.body.pin, request.body.newPin, request.ip)
+        return reply.code(204).send(null)
+      } catch (err) {
+        if (err instanceof PinLocked || err instanceof SignInThrottled) reply.header('retry-after', String(err.retryAfterSec))
+        throw err
+      }
+    },
+  )
+
+  app.post(
+    '/auth/site/refresh',
+    {
+      config: { policy: 'public' },
+      schema: {
+        tags: TAGS,
+        summary: 'Renew the session without the PIN',
+        security: [],
+        description: docs.renewSession,
+        body: RefreshBody,
+        response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const org = await tenancy.resolve(request.hostname)
+      if (!org) throw new Unauthorized()
+      return reply.header('cache-control', 'no-store').send(await signIn.refresh(org, request.body.refreshToken))
+    },
+  )
+
+  app.post(
+    '/auth/site/logout',
+    {
+      config: { policy: 'public' },
+      schema: {
+        tags: TAGS,
+        summary: 'End the session',
+        security: [],
+        description: docs.endSession,
+        body: RefreshBody,
+        response: { 204: { type: 'null', description: 'Signed out.' }, ...problemResponses(400, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const org = await tenancy.resolve(request.hostname)
+      if (org) await signIn.logout(org, request.body.refreshToken)
       return reply.code(204).send(null)
-    } catch (err) {
-      if (err instanceof PinLocked || err instanceof SignInThrottled) reply.header('retry-after', String(err.retryAfterSec))
-      throw err
-    }
-  })
-
-  app.post('/auth/site/refresh', {
-    config: { policy: 'public' },
-    schema: {
-      tags: TAGS, summary: 'Renew the session without the PIN', security: [],
-      description: docs.renewSession,
-      body: RefreshBody,
-      response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 429) },
     },
-  }, async (request, reply) => {
-    const org = await tenancy.resolve(request.hostname)
-    if (!org) throw new Unauthorized()
-    return reply.header('cache-control', 'no-store').send(await signIn.refresh(org, request.body.refreshToken))
-  })
+  )
 
-  app.post('/auth/site/logout', {
-    config: { policy: 'public' },
-    schema: {
-      tags: TAGS, summary: 'End the session', security: [],
-      description: docs.endSession,
-      body: RefreshBody,
-      response: { 204: { type: 'null', description: 'Signed out.' }, ...problemResponses(400, 413, 415, 429) },
+  app.get(
+    '/.well-known/jwks.json',
+    {
+      config: { policy: 'public' },
+      schema: {
+        tags: TAGS,
+        summary: 'The local public key set',
+        security: [],
+        description: docs.localPublicKeySet,
+        response: { 200: JwksSchema, ...problemResponses(404) },
+      },
     },
-  }, async (request, reply) => {
-    const org = await tenancy.resolve(request.hostname)
-    if (org) await signIn.logout(org, request.body.refreshToken)
-    return reply.code(204).send(null)
-  })
-
-  app.get('/.well-known/jwks.json', {
-    config: { policy: 'public' },
-    schema: {
-      tags: TAGS, summary: 'The local public key set', security: [],
-      description: docs.localPublicKeySet,
-      response: { 200: JwksSchema, ...problemResponses(404) },
+    async (request, reply) => {
+      const org = await tenancy.resolve(request.hostname)
+      if (!org) throw new NotFound()
+      await signingKeys.current(org.id) // created on first need, so the set is never empty
+      return reply.header('cache-control', 'public, max-age=60').send(await signingKeys.publicKeySet(org.id))
     },
-  }, async (request, reply) => {
-    const org = await tenancy.resolve(request.hostname)
-    if (!org) throw new NotFound()
-    await signingKeys.current(org.id) // created on first need, so the set is never empty
-    return reply.header('cache-control', 'public, max-age=60').send(await signingKeys.publicKeySet(org.id))
-  })
+  )
 }

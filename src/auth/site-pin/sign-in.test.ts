@@ -29,7 +29,10 @@ for (const dialect of testDialects()) {
       assert.equal(claims.exp! - claims.iat!, 900)
       assert.equal(claims.oid, undefined)
       assert.equal(claims.role, undefined)
-      assert.ok(!h.rawLogs().includes(user.pin) && !h.rawLogs().includes(body.refreshToken) && !h.rawLogs().includes(body.accessToken), 'no PIN or token in the log')
+      assert.ok(
+        !h.rawLogs().includes(user.pin) && !h.rawLogs().includes(body.refreshToken) && !h.rawLogs().includes(body.accessToken),
+        'no PIN or token in the log',
+      )
     })
 
     it('an unknown e-mail and a wrong PIN get the same 401 (status, body, headers) as any bad credential', async (t) => {
@@ -48,22 +51,35 @@ for (const dialect of testDialects()) {
       }
     })
 
-    it('a sign-in at another organisation\'s host, or at an unknown host, is the uniform 401', async (t) => {
+    it("a sign-in at another organisation's host, or at an unknown host, is the uniform 401", async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const a = await h.createOrg()
       const b = await h.createOrg()
       const user = await addSiteUser(h, a)
       assert.equal((await login(h, b, user.email, user.pin)).statusCode, 401)
-      const unknownHost = await h.app.inject({ method: 'POST', url: '/auth/site/login', headers: { host: 'nobody.localhost' }, payload: { email: user.email, pin: user.pin } })
+      const unknownHost = await h.app.inject({
+        method: 'POST',
+        url: '/auth/site/login',
+        headers: { host: 'nobody.localhost' },
+        payload: { email: user.email, pin: user.pin },
+      })
       assert.equal(unknownHost.statusCode, 401)
     })
 
     it('the body is validated strictly: missing fields and unknown properties are 400s naming them', async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
-      const res = await h.app.inject({ method: 'POST', url: '/auth/site/login', headers: { host: `${org.slug}.localhost` }, payload: { email: 'a@b.c', pinn: '123456' } })
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/auth/site/login',
+        headers: { host: `${org.slug}.localhost` },
+        payload: { email: 'a@b.c', pinn: '123456' },
+      })
       assert.equal(res.statusCode, 400)
-      const pointers = res.json().errors.map((e: { pointer: string }) => e.pointer).sort()
+      const pointers = res
+        .json()
+        .errors.map((e: { pointer: string }) => e.pointer)
+        .sort()
       assert.deepEqual(pointers, ['/pin', '/pinn'])
     })
   })

@@ -44,18 +44,38 @@ export function createSiteSignIn(deps: {
 
   // The signing key is fetched before any transaction: creating one opens its own (SQLite has one connection).
   async function session(
-    trx: typeof db, key: SigningKey, org: Org, user: SiteUserCredential, familyId: string, familyExpiresAt: number, now: number,
+    trx: typeof db,
+    key: SigningKey,
+    org: Org,
+    user: SiteUserCredential,
+    familyId: string,
+    familyExpiresAt: number,
+    now: number,
   ): Promise<SiteSession> {
     const refreshToken = `srt_${randomBase62(43)}`
     const refreshExpiresAt = Math.min(now + REFRESH_TOKEN_TTL_MS, familyExpiresAt)
     await insertRefreshToken(trx, {
-      org_id: org.id, id: newId('srt', now), family_id: familyId, user_id: user.id, token_hash: hashToken(refreshToken),
-      token_version: user.tokenVersion, created_at: now, expires_at: refreshExpiresAt, family_expires_at: familyExpiresAt, used_at: null, revoked_at: null,
+      org_id: org.id,
+      id: newId('srt', now),
+      family_id: familyId,
+      user_id: user.id,
+      token_hash: hashToken(refreshToken),
+      token_version: user.tokenVersion,
+      created_at: now,
+      expires_at: refreshExpiresAt,
+      family_expires_at: familyExpiresAt,
+      used_at: null,
+      revoked_at: null,
     })
     const access = await issueAccessToken(key, org, user, now)
     return {
-      accessToken: access.token, tokenType: 'Bearer', expiresIn: ACCESS_TOKEN_TTL_S, expiresAt: new Date(access.expiresAt).toISOString(),
-      refreshToken, refreshExpiresAt: new Date(refreshExpiresAt).toISOString(), user: { id: user.id, siteRole: user.role },
+      accessToken: access.token,
+      tokenType: 'Bearer',
+      expiresIn: ACCESS_TOKEN_TTL_S,
+      expiresAt: new Date(access.expiresAt).toISOString(),
+      refreshToken,
+      refreshExpiresAt: new Date(refreshExpiresAt).toISOString(),
+      user: { id: user.id, siteRole: user.role },
     }
   }
 

@@ -28,7 +28,10 @@ for (const dialect of testDialects()) {
       const fresh = await after.current(org.id)
       assert.notEqual(fresh.kid, oldKid)
       const rows = await h.handle.db.selectFrom('site_signing_keys').select(['kid', 'retired_at']).where('org_id', '=', org.id).execute()
-      assert.deepEqual(rows.filter((r) => r.retired_at === null).map((r) => r.kid), [fresh.kid])
+      assert.deepEqual(
+        rows.filter((r) => r.retired_at === null).map((r) => r.kid),
+        [fresh.kid],
+      )
     })
 
     it('a verifier secret shorter than 32 bytes is refused when the keys are built', async (t) => {
@@ -41,7 +44,7 @@ for (const dialect of testDialects()) {
       const doc = (await h.inject(undefined, { url: '/openapi.json' })).json()
       for (const path of ['/auth/site/login', '/auth/site/refresh', '/auth/site/logout']) assert.deepEqual(doc.paths[path].post.security, [], path)
       assert.deepEqual(doc.paths['/.well-known/jwks.json'].get.security, [])
-      assert.equal(doc.paths['/api/site/users'].post.security, undefined, 'inherits the document\'s credential requirement')
+      assert.equal(doc.paths['/api/site/users'].post.security, undefined, "inherits the document's credential requirement")
       assert.ok(doc.paths['/api/site/users/{userId}/pin'].put)
     })
   })

@@ -3,7 +3,11 @@ import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { OrgId } from '../../ids.ts'
 import {
-  deleteSigningKeysRetiredBefore, findNewestActiveSigningKey, findVerificationKey, insertSigningKey, listVerificationKeys,
+  deleteSigningKeysRetiredBefore,
+  findNewestActiveSigningKey,
+  findVerificationKey,
+  insertSigningKey,
+  listVerificationKeys,
   retireActiveSigningKeys,
 } from './key-store.ts'
 import { seal, unseal } from './seal.ts'
@@ -37,7 +41,11 @@ export function createSigningKeys(deps: { handle: DatabaseHandle; clock: Clock; 
       await retireActiveSigningKeys(trx, orgId, now)
       await deleteSigningKeysRetiredBefore(trx, orgId, now - RETIRED_KEY_GRACE_MS)
       await insertSigningKey(trx, {
-        org_id: orgId, kid, alg: SIGNING_ALG, created_at: now, retired_at: null,
+        org_id: orgId,
+        kid,
+        alg: SIGNING_ALG,
+        created_at: now,
+        retired_at: null,
         public_jwk: JSON.stringify({ ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' }),
         sealed_private_jwk: seal(keySecret, JSON.stringify(await exportJWK(privateKey)), `${orgId}:${kid}`),
       })
@@ -56,7 +64,7 @@ export function createSigningKeys(deps: { handle: DatabaseHandle; clock: Clock; 
       const jwk = unseal(keySecret, row.sealed_private_jwk, `${orgId}:${row.kid}`)
       // Sealed under another verifier secret (it was replaced): start a new key; the old one retires.
       if (jwk === undefined) return addKey(orgId)
-      const key = await importJWK(JSON.parse(jwk) as JWK, row.alg) as CryptoKey
+      const key = (await importJWK(JSON.parse(jwk) as JWK, row.alg)) as CryptoKey
       privateKeys.set(`${orgId}:${row.kid}`, key)
       return { kid: row.kid, key }
     },
@@ -76,17 +84,30 @@ export function createSigningKeys(deps: { handle: DatabaseHandle; clock: Clock; 
     async verificationKey(orgId: OrgId, kid: string): Promise<CryptoKey | undefined> {
       const row = await findVerificationKey(db, orgId, kid, clock.now() - RETIRED_KEY_GRACE_MS)
       if (!row || row.alg !== SIGNING_ALG) return undefined
-      return await importJWK({ ...publicOnly(JSON.parse(row.public_jwk) as JWK) }, SIGNING_ALG) as CryptoKey
+      return (await importJWK({ ...publicOnly(JSON.parse(row.public_jwk) as JWK) }, SIGNING_ALG)) as CryptoKey
     },
 
     async list(orgId: OrgId) {
       const rows = await listVerificationKeys(db, orgId, clock.now() - RETIRED_KEY_GRACE_MS)
-      return rows.map((r) => ({ kid: r.kid, alg: r.alg, createdAt: new Date(r.created_at).toISOString(), retiredAt: r.retired_at === null ? null : new Date(r.retired_at).toISOString() }))
+      return rows.map((r) => ({
+        kid: r.kid,
+        alg: r.alg,
+        createdAt: new Date(r.created_at).toISOString(),
+        retiredAt: r.retired_at === null ? null : new Date(r.retired_at).toISOString(),
+      }))
     },
   }
 }
 
-export interface PublicJwk { kty: string; crv: string; x: string; y: string; kid: string; alg: string; use: string }
+export interface PublicJwk {
+  kty: string
+  crv: string
+  x: string
+  y: string
+  kid: string
+  alg: string
+  use: string
+}
 
 // Defence in depth: whatever was stored, only the EC public members leave this module.
 function publicOnly(jwk: JWK): PublicJwk {

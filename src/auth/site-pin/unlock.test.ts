@@ -6,7 +6,7 @@ import { FIRST_LOCK_MS, LOCK_THRESHOLD } from './lockout.ts'
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: unlocking a site user's sign-in`, () => {
-    it('a site owner ends a user\'s lock at once (POST /api/site/users/{id}/unlock), audited; admins get 403, another organisation\'s user 404', async (t) => {
+    it("a site owner ends a user's lock at once (POST /api/site/users/{id}/unlock), audited; admins get 403, another organisation's user 404", async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
       const other = await h.createOrg()
@@ -26,9 +26,20 @@ for (const dialect of testDialects()) {
       assert.equal((await login(h, org, member.email, member.pin, '10.8.9.2')).statusCode, 200, 'the rightful user signs in at once')
       assert.equal((await unlock(owner.accessToken, member.id)).json().wasLockedUntil, null, 'not locked any more')
 
-      const audit = await h.handle.db.selectFrom('audit_events').select(['actor_kind', 'actor_id', 'target'])
-        .where('org_id', '=', org.id).where('action', '=', 'site_user.unlocked').orderBy('at').execute()
-      assert.deepEqual(audit.map((r) => [r.actor_kind, r.actor_id, r.target]), [['sitePin', owner.user.id, member.email], ['sitePin', owner.user.id, member.email]])
+      const audit = await h.handle.db
+        .selectFrom('audit_events')
+        .select(['actor_kind', 'actor_id', 'target'])
+        .where('org_id', '=', org.id)
+        .where('action', '=', 'site_user.unlocked')
+        .orderBy('at')
+        .execute()
+      assert.deepEqual(
+        audit.map((r) => [r.actor_kind, r.actor_id, r.target]),
+        [
+          ['sitePin', owner.user.id, member.email],
+          ['sitePin', owner.user.id, member.email],
+        ],
+      )
     })
   })
 }

@@ -20,7 +20,9 @@ for (const dialect of testDialects()) {
       const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>
       const forge = (patch: Record<string, unknown>) => `${head}.${Buffer.from(JSON.stringify({ ...claims, ...patch })).toString('base64url')}.${signature}`
       const { privateKey } = await generateKeyPair('ES256')
-      const strangerKey = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'ES256', kid: decodeProtectedHeader(s.accessToken).kid!, typ: 'at+jwt' }).sign(privateKey)
+      const strangerKey = await new SignJWT({ ...claims })
+        .setProtectedHeader({ alg: 'ES256', kid: decodeProtectedHeader(s.accessToken).kid!, typ: 'at+jwt' })
+        .sign(privateKey)
       const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt' })).toString('base64url')}.${payload}.`
       const cases: Record<string, Awaited<ReturnType<typeof h.inject>>> = {
         raisedRole: await h.inject({ org, bearer: forge({ site_role: 'owner', sub: 'su_other' }) }, { url }),
@@ -43,8 +45,14 @@ for (const dialect of testDialects()) {
       const user = await addSiteUser(h, org, 'owner')
       const keys = createSigningKeys({ handle: h.handle, clock: h.clock, keySecret: h.config.keySecret! })
       const key = await keys.current(org.id)
-      const token = await new SignJWT({ org: org.id, site_role: 'owner', ver: 1 }).setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'at+jwt' })
-        .setIssuer('sitegrid-site-cloud').setAudience('sitegrid-site').setSubject(user.id).setIssuedAt(Math.floor(h.clock.now() / 1000)).setExpirationTime(Math.floor(h.clock.now() / 1000) + 600).sign(key.key)
+      const token = await new SignJWT({ org: org.id, site_role: 'owner', ver: 1 })
+        .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'at+jwt' })
+        .setIssuer('sitegrid-site-cloud')
+        .setAudience('sitegrid-site')
+        .setSubject(user.id)
+        .setIssuedAt(Math.floor(h.clock.now() / 1000))
+        .setExpirationTime(Math.floor(h.clock.now() / 1000) + 600)
+        .sign(key.key)
       assert.equal((await h.inject({ org, bearer: token }, { url: '/api/site/users' })).statusCode, 401)
     })
 
@@ -59,7 +67,12 @@ for (const dialect of testDialects()) {
       const res = await h.inject({ org, bearer: token }, { url: '/api/admin/api-keys' })
       assert.equal(res.statusCode, 401)
       assert.equal(res.json().code, 'Unauthorized')
-      const signIn = await h.app.inject({ method: 'POST', url: '/auth/site/login', headers: { host: `${org.slug}.localhost` }, payload: { email: owner.email, pin: owner.pin } })
+      const signIn = await h.app.inject({
+        method: 'POST',
+        url: '/auth/site/login',
+        headers: { host: `${org.slug}.localhost` },
+        payload: { email: owner.email, pin: owner.pin },
+      })
       assert.equal(signIn.statusCode, 404)
       assert.equal((await h.inject(undefined, { url: '/.well-known/jwks.json', host: `${org.slug}.localhost` })).statusCode, 404)
     })

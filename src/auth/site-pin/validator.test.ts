@@ -22,17 +22,32 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
       const s = await signedIn(h, org, 'admin')
-      const minted = await h.inject({ org, bearer: s.accessToken }, {
-        method: 'POST', url: '/api/admin/api-keys', payload: { role: 'member', name: 'hmi', expiresAt: new Date(h.clock.now() + 30 * day).toISOString() },
-      })
+      const minted = await h.inject(
+        { org, bearer: s.accessToken },
+        {
+          method: 'POST',
+          url: '/api/admin/api-keys',
+          payload: { role: 'member', name: 'hmi', expiresAt: new Date(h.clock.now() + 30 * day).toISOString() },
+        },
+      )
       assert.equal(minted.statusCode, 201)
       const list = (await h.inject({ org, bearer: s.accessToken }, { url: '/api/admin/api-keys' })).json()
       assert.equal(list[0].createdByUserId, s.user.id)
-      const audit = await h.handle.db.selectFrom('audit_events').select(['actor_kind', 'actor_id']).where('org_id', '=', org.id).where('action', '=', 'api_key.minted').execute()
+      const audit = await h.handle.db
+        .selectFrom('audit_events')
+        .select(['actor_kind', 'actor_id'])
+        .where('org_id', '=', org.id)
+        .where('action', '=', 'api_key.minted')
+        .execute()
       assert.deepEqual(audit, [{ actor_kind: 'sitePin', actor_id: s.user.id }])
-      const tooHigh = await h.inject({ org, bearer: s.accessToken }, {
-        method: 'POST', url: '/api/admin/api-keys', payload: { role: 'owner', name: 'x', expiresAt: new Date(h.clock.now() + 30 * day).toISOString() },
-      })
+      const tooHigh = await h.inject(
+        { org, bearer: s.accessToken },
+        {
+          method: 'POST',
+          url: '/api/admin/api-keys',
+          payload: { role: 'owner', name: 'x', expiresAt: new Date(h.clock.now() + 30 * day).toISOString() },
+        },
+      )
       assert.equal(tooHigh.statusCode, 403, 'a site admin cannot mint an owner key')
     })
 
@@ -53,7 +68,7 @@ for (const dialect of testDialects()) {
       }
     })
 
-    it('the token\'s role and existence are checked against the site user on every request: demotion and removal take effect at once', async (t) => {
+    it("the token's role and existence are checked against the site user on every request: demotion and removal take effect at once", async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
       const owner = await signedIn(h, org, 'owner')

@@ -37,8 +37,12 @@ export function createSitePinValidator(deps: {
         const key = await signingKeys.verificationKey(org.id, header.kid)
         if (!key) return undefined
         const { payload } = await jwtVerify(token, key, {
-          issuer: SITE_ISSUER, audience: SITE_AUDIENCE, algorithms: [SIGNING_ALG], typ: 'at+jwt',
-          clockTolerance: CLOCK_TOLERANCE_S, currentDate: new Date(clock.now()),
+          issuer: SITE_ISSUER,
+          audience: SITE_AUDIENCE,
+          algorithms: [SIGNING_ALG],
+          typ: 'at+jwt',
+          clockTolerance: CLOCK_TOLERANCE_S,
+          currentDate: new Date(clock.now()),
           requiredClaims: ['iss', 'aud', 'exp', 'iat', 'sub', 'org', 'ver'],
         })
         if (payload.org !== org.id || typeof payload.sub !== 'string' || payload.oid !== undefined) return undefined

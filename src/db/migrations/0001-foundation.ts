@@ -1,14 +1,16 @@
 import type { Kysely } from 'kysely'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('orgs')
+  await db.schema
+    .createTable('orgs')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('slug', 'text', (c) => c.notNull().unique())
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute()
 
-  await db.schema.createTable('api_keys')
+  await db.schema
+    .createTable('api_keys')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('prefix', 'text', (c) => c.notNull())
@@ -27,7 +29,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute()
   await db.schema.createIndex('api_keys_org_created').on('api_keys').columns(['org_id', 'created_at']).execute()
 
-  await db.schema.createTable('audit_events')
+  await db.schema
+    .createTable('audit_events')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('at', 'bigint', (c) => c.notNull())

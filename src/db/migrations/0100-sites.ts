@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // Other areas reference (org_id, code) with ON DELETE CASCADE: deleting a site removes all it owns in one statement.
-  await db.schema.createTable('sites')
+  await db.schema
+    .createTable('sites')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('code', 'text', (c) => c.notNull())
     .addColumn('name', 'text', (c) => c.notNull())

@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely'
 // Site server (issue 5): site users with PIN hashes, the local JWT signing keys, refresh-token families and
 // sign-in failure counters. Every table is tenant-owned: org_id leads the primary key and cascades from orgs.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('site_users')
+  await db.schema
+    .createTable('site_users')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('email', 'text', (c) => c.notNull())
@@ -18,7 +19,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addUniqueConstraint('site_users_org_email', ['org_id', 'email'])
     .execute()
 
-  await db.schema.createTable('site_signing_keys')
+  await db.schema
+    .createTable('site_signing_keys')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('kid', 'text', (c) => c.notNull())
     .addColumn('alg', 'text', (c) => c.notNull())
@@ -30,7 +32,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute()
   await db.schema.createIndex('site_signing_keys_org_created').on('site_signing_keys').columns(['org_id', 'created_at']).execute()
 
-  await db.schema.createTable('site_refresh_tokens')
+  await db.schema
+    .createTable('site_refresh_tokens')
     .addColumn('org_id', 'text', (c) => c.notNull())
     .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('family_id', 'text', (c) => c.notNull())
@@ -48,7 +51,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('site_refresh_tokens_org_family').on('site_refresh_tokens').columns(['org_id', 'family_id']).execute()
   await db.schema.createIndex('site_refresh_tokens_org_user').on('site_refresh_tokens').columns(['org_id', 'user_id']).execute()
 
-  await db.schema.createTable('site_sign_in_failures')
+  await db.schema
+    .createTable('site_sign_in_failures')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('subject', 'text', (c) => c.notNull())
     .addColumn('failures', 'integer', (c) => c.notNull())

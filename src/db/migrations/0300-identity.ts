@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely'
 // sessions and the pending sign-ins between /auth/login and /auth/callback. Sessions live here, not in
 // memory, so N processes behind a load balancer share them.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('memberships')
+  await db.schema
+    .createTable('memberships')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('account_id', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
@@ -18,13 +19,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute()
   await db.schema.createIndex('memberships_org_status').on('memberships').columns(['org_id', 'status', 'role']).execute()
 
-  await db.schema.createTable('platform_admins')
+  await db.schema
+    .createTable('platform_admins')
     .addColumn('account_id', 'text', (c) => c.primaryKey())
     .addColumn('note', 'text')
     .addColumn('added_at', 'bigint', (c) => c.notNull())
     .execute()
 
-  await db.schema.createTable('sessions')
+  await db.schema
+    .createTable('sessions')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('account_id', 'text', (c) => c.notNull())
@@ -38,7 +41,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute()
   await db.schema.createIndex('sessions_org_account').on('sessions').columns(['org_id', 'account_id']).execute()
 
-  await db.schema.createTable('pending_logins')
+  await db.schema
+    .createTable('pending_logins')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('state', 'text', (c) => c.notNull())

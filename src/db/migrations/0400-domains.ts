@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('domain_bindings')
+  await db.schema
+    .createTable('domain_bindings')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('domain', 'text', (c) => c.notNull())
     .addColumn('is_enabled', 'integer', (c) => c.notNull().defaultTo(0))

@@ -4,7 +4,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // One row per AI completion request, written before the provider is called (status `pending`) so that the
   // per-minute limit counts requests still in flight; finished with the token usage. Prompts and completions
   // are never stored.
-  await db.schema.createTable('ai_usage')
+  await db.schema
+    .createTable('ai_usage')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('at', 'bigint', (c) => c.notNull())

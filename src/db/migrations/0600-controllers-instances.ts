@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // (org_id, site_code) → sites cascades: deleting a site removes its controllers and instances in the same statement.
-  await db.schema.createTable('controllers')
+  await db.schema
+    .createTable('controllers')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('id', 'text', (c) => c.notNull())
@@ -29,7 +30,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('controllers_asset_number_uq').on('controllers').columns(['org_id', 'site_code', 'asset_number']).unique().execute()
   await db.schema.createIndex('controllers_edge_idx').on('controllers').columns(['org_id', 'site_code', 'edge_id', 'id']).execute()
 
-  await db.schema.createTable('instances')
+  await db.schema
+    .createTable('instances')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('id', 'text', (c) => c.notNull())

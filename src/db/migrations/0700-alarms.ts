@@ -5,7 +5,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // nor out of service. `active_key` is the length-prefixed `instance_id` + `condition` while open and NULL once closed; the plain
   // unique index below therefore allows at most one open alarm per instance and condition on both dialects
   // (many NULLs are allowed by SQLite and PostgreSQL alike), whatever the timing of two gateways' events.
-  await db.schema.createTable('alarms')
+  await db.schema
+    .createTable('alarms')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('id', 'text', (c) => c.notNull())
@@ -36,7 +37,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('alarms_shelved_until').on('alarms').columns(['org_id', 'site_code', 'shelved_until']).execute()
 
   // Every event a gateway delivered, once: the primary key is the idempotency key of a resend.
-  await db.schema.createTable('alarm_events')
+  await db.schema
+    .createTable('alarm_events')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('event_id', 'text', (c) => c.notNull())
@@ -57,7 +59,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('alarm_events_site_occurred').on('alarm_events').columns(['org_id', 'site_code', 'occurred_at']).execute()
 
   // Each transition of an alarm, numbered by the alarm's version: who, when, from which state to which.
-  await db.schema.createTable('alarm_history')
+  await db.schema
+    .createTable('alarm_history')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('alarm_id', 'text', (c) => c.notNull())
@@ -72,7 +75,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('event_id', 'text')
     .addPrimaryKeyConstraint('alarm_history_pk', ['org_id', 'site_code', 'alarm_id', 'seq'])
     .addForeignKeyConstraint('alarm_history_site_fk', ['org_id', 'site_code'], 'sites', ['org_id', 'code'], (fk) => fk.onDelete('cascade'))
-    .addForeignKeyConstraint('alarm_history_alarm_fk', ['org_id', 'site_code', 'alarm_id'], 'alarms', ['org_id', 'site_code', 'id'], (fk) => fk.onDelete('cascade'))
+    .addForeignKeyConstraint('alarm_history_alarm_fk', ['org_id', 'site_code', 'alarm_id'], 'alarms', ['org_id', 'site_code', 'id'], (fk) =>
+      fk.onDelete('cascade'),
+    )
     .execute()
 }
 

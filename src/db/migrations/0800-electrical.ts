@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // (org_id, site_code) → sites cascades: deleting a site removes its whole network in the same statement.
-  await db.schema.createTable('electrical_nodes')
+  await db.schema
+    .createTable('electrical_nodes')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('id', 'text', (c) => c.notNull())
@@ -29,7 +30,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // The primary key is the spec's edge identity (source, target, type). Both ends reference a node of the same
   // site with NO ACTION (checked at the end of the statement): a node with edges cannot be deleted on its own,
   // yet a site delete cascading to both tables in one statement succeeds on both dialects.
-  await db.schema.createTable('electrical_edges')
+  await db.schema
+    .createTable('electrical_edges')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('source_id', 'text', (c) => c.notNull())

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // One row per import. (org_id, site_code) → sites cascades, so deleting a site removes its batches and samples.
-  await db.schema.createTable('historian_batches')
+  await db.schema
+    .createTable('historian_batches')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('id', 'text', (c) => c.notNull())
@@ -38,7 +39,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // The primary key makes "latest value wins" an upsert. A sample is visible only while its batch is complete
   // (reads join historian_batches), so a running or failed batch never shows.
-  await db.schema.createTable('historian_samples')
+  await db.schema
+    .createTable('historian_samples')
     .addColumn('org_id', 'text', (c) => c.notNull())
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('instance_id', 'text', (c) => c.notNull())
@@ -55,7 +57,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // force=true: the batch's samples wait here (deduplicated, the file's last row wins) and replace stored values
   // in the transaction that completes the batch, so a failed forced import never destroys the earlier values.
-  await db.schema.createTable('historian_staging')
+  await db.schema
+    .createTable('historian_staging')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('batch_id', 'text', (c) => c.notNull())
     .addColumn('instance_id', 'text', (c) => c.notNull())

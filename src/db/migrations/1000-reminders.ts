@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // One row per key and expiry: the primary key is what makes a claim exclusive across N processes.
-  await db.schema.createTable('key_reminders')
+  await db.schema
+    .createTable('key_reminders')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('key_id', 'text', (c) => c.notNull())
     .addColumn('expires_at', 'bigint', (c) => c.notNull())

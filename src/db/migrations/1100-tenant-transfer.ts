@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely'
 export async function up(db: Kysely<unknown>): Promise<void> {
   // A staged package lives in the database, not on one process's disk: the PUT and the POST that applies it may
   // reach different processes of a cell. Chunks are base64 text so that one DDL serves both dialects.
-  await db.schema.createTable('tenant_import_packages')
+  await db.schema
+    .createTable('tenant_import_packages')
     .addColumn('org_id', 'text', (c) => c.primaryKey().references('orgs.id').onDelete('cascade'))
     .addColumn('staged_at', 'bigint', (c) => c.notNull())
     .addColumn('staged_by', 'text', (c) => c.notNull())
@@ -11,7 +12,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('is_valid', 'integer', (c) => c.notNull())
     .addColumn('summary', 'text')
     .execute()
-  await db.schema.createTable('tenant_import_chunks')
+  await db.schema
+    .createTable('tenant_import_chunks')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('seq', 'integer', (c) => c.notNull())
     .addColumn('data', 'text', (c) => c.notNull())

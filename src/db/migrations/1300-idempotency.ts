@@ -4,7 +4,8 @@ import { enableTenantRowSecurity, isPostgres } from '../row-level-security.ts'
 export async function up(db: Kysely<unknown>): Promise<void> {
   // One row per organisation and Idempotency-Key: the primary key decides which of N concurrent requests (in any
   // number of processes) executes; the others wait for its stored answer.
-  await db.schema.createTable('idempotency_keys')
+  await db.schema
+    .createTable('idempotency_keys')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('key', 'text', (c) => c.notNull())
     .addColumn('request_method', 'text', (c) => c.notNull())

@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely'
 // platform admins. Tenant audit rows stay per organisation (`audit_log`); these have no `org_id`, so no
 // organisation's owner reads them and a tenant export never carries them. Read with `sitegrid platform-admin audit`.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('platform_audit')
+  await db.schema
+    .createTable('platform_audit')
     .addColumn('id', 'text', (c) => c.notNull().primaryKey())
     .addColumn('at', 'bigint', (c) => c.notNull())
     .addColumn('actor_kind', 'text', (c) => c.notNull())

@@ -13,7 +13,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = isPostgres(db)
   // The id is unique across organisations (an identity on PostgreSQL, where org_id leads the primary key like every
   // tenant table's; SQLite's integer primary key, i.e. the rowid).
-  let series = db.schema.createTable('historian_series')
+  let series = db.schema
+    .createTable('historian_series')
     .addColumn('id', 'integer', (c) => (pg ? c.notNull().generatedByDefaultAsIdentity() : c.primaryKey()))
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
@@ -25,7 +26,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await series.execute()
 
   // A sample is visible only while its batch is complete (reads join historian_batches).
-  let points = db.schema.createTable('historian_points')
+  let points = db.schema
+    .createTable('historian_points')
     .addColumn('org_id', 'text', (c) => c.notNull())
     .addColumn('series_id', 'integer', (c) => c.notNull())
     .addColumn('ts', 'bigint', (c) => c.notNull())
@@ -48,7 +50,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // force=true: the batch's samples wait here until the transaction that completes the batch. Rows of imports in
   // progress only (a running batch at start-up is abandoned), so nothing is carried over.
   await db.schema.dropTable('historian_staging').execute()
-  await db.schema.createTable('historian_staging')
+  await db.schema
+    .createTable('historian_staging')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('batch_id', 'text', (c) => c.notNull())
     .addColumn('series_id', 'integer', (c) => c.notNull())
@@ -77,7 +80,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('historian_samples')
+  await db.schema
+    .createTable('historian_samples')
     .addColumn('org_id', 'text', (c) => c.notNull())
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('instance_id', 'text', (c) => c.notNull())
@@ -96,7 +100,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     from historian_points p join historian_series s on s.id = p.series_id`.execute(db)
   await db.schema.dropTable('historian_points').execute()
   await db.schema.dropTable('historian_staging').execute()
-  await db.schema.createTable('historian_staging')
+  await db.schema
+    .createTable('historian_staging')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('batch_id', 'text', (c) => c.notNull())
     .addColumn('instance_id', 'text', (c) => c.notNull())

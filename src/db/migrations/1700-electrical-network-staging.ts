@@ -7,7 +7,8 @@ import { enableTenantRowSecurity, isPostgres } from '../row-level-security.ts'
 // `position` is the element's index in its array (the JSON pointer of a problem). Rows of a load that never
 // finished (a crash) are removed at start-up or by the age sweep on `staged_at`.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable('electrical_network_staging')
+  await db.schema
+    .createTable('electrical_network_staging')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('load_id', 'text', (c) => c.notNull())
     .addColumn('kind', 'integer', (c) => c.notNull())
@@ -36,10 +37,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('electrical_network_staging_pk', ['org_id', 'load_id', 'kind', 'position'])
     .execute()
   // Duplicate ids and edge ends are looked up by node id; repeated triples by (source, target, type).
-  await db.schema.createIndex('electrical_network_staging_node').on('electrical_network_staging')
-    .columns(['org_id', 'load_id', 'kind', 'node_id', 'position']).execute()
-  await db.schema.createIndex('electrical_network_staging_triple').on('electrical_network_staging')
-    .columns(['org_id', 'load_id', 'kind', 'source_id', 'target_id', 'edge_type', 'position']).execute()
+  await db.schema
+    .createIndex('electrical_network_staging_node')
+    .on('electrical_network_staging')
+    .columns(['org_id', 'load_id', 'kind', 'node_id', 'position'])
+    .execute()
+  await db.schema
+    .createIndex('electrical_network_staging_triple')
+    .on('electrical_network_staging')
+    .columns(['org_id', 'load_id', 'kind', 'source_id', 'target_id', 'edge_type', 'position'])
+    .execute()
   await db.schema.createIndex('electrical_network_staging_age').on('electrical_network_staging').columns(['org_id', 'staged_at']).execute()
   // A tenant table added after 1200-row-level-security: it turns row-level security on itself.
   if (isPostgres(db)) await enableTenantRowSecurity(db, 'electrical_network_staging')

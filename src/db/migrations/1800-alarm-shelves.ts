@@ -6,7 +6,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // even when it arrives after the shelve ended (by expiry, unshelve or out of service). `ends_at` is the planned
   // expiry while the shelve is in force and the real end once it ended early. `tag_key` is the alarm's
   // `activeKey(instance_id, condition)`, so a late event finds the window of a tag whose alarm has since closed.
-  await db.schema.createTable('alarm_shelves')
+  await db.schema
+    .createTable('alarm_shelves')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('alarm_id', 'text', (c) => c.notNull())
@@ -15,7 +16,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('starts_at', 'bigint', (c) => c.notNull())
     .addColumn('ends_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('alarm_shelves_pk', ['org_id', 'site_code', 'alarm_id', 'seq'])
-    .addForeignKeyConstraint('alarm_shelves_alarm_fk', ['org_id', 'site_code', 'alarm_id'], 'alarms', ['org_id', 'site_code', 'id'], (fk) => fk.onDelete('cascade'))
+    .addForeignKeyConstraint('alarm_shelves_alarm_fk', ['org_id', 'site_code', 'alarm_id'], 'alarms', ['org_id', 'site_code', 'id'], (fk) =>
+      fk.onDelete('cascade'),
+    )
     .execute()
   // Ingestion reads the windows that ended after a batch's earliest event: few rows, whatever the site's history.
   await db.schema.createIndex('alarm_shelves_site_ends').on('alarm_shelves').columns(['org_id', 'site_code', 'ends_at']).execute()
@@ -24,7 +27,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     select a.org_id, a.site_code, a.id, h.seq, length(a.instance_id) || ':' || a.instance_id || a.condition, h.at, a.shelved_until
     from alarms a join alarm_history h on h.org_id = a.org_id and h.site_code = a.site_code and h.alarm_id = a.id
     where a.shelved_until is not null and h.action = 'shelved'
-      and h.seq = (select max(x.seq) from alarm_history x where x.org_id = a.org_id and x.site_code = a.site_code and x.alarm_id = a.id and x.action = 'shelved')`.execute(db)
+      and h.seq = (select max(x.seq) from alarm_history x where x.org_id = a.org_id and x.site_code = a.site_code and x.alarm_id = a.id and x.action = 'shelved')`.execute(
+    db,
+  )
   // A tenant table added after 1200-row-level-security: it turns row-level security on itself.
   if (isPostgres(db)) await enableTenantRowSecurity(db, 'alarm_shelves')
 }

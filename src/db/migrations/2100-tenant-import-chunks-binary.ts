@@ -31,7 +31,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
 }
 
 async function createChunks(db: Kysely<unknown>, type: 'blob' | 'text'): Promise<void> {
-  await db.schema.createTable('tenant_import_chunks')
+  await db.schema
+    .createTable('tenant_import_chunks')
     .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
     .addColumn('seq', 'integer', (c) => c.notNull())
     .addColumn('data', type, (c) => c.notNull())

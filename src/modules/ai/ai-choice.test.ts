@@ -3,7 +3,6 @@ import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
 import { setUpAi } from './route-test-setup.ts'
 
-
 for (const dialect of testDialects()) {
   describe(`${dialect}: AI completion (tiers, models, limits of a request)`, () => {
     it('maxTokens is 1 to the tier ceiling: above it or below 1 is a 400 naming /maxTokens; within it is sent as max_tokens', async (t) => {
@@ -16,7 +15,10 @@ for (const dialect of testDialects()) {
       assert.equal((await ask({ prompt: 'x', maxTokens: 1024, tier: 'deep' })).statusCode, 200, 'the ceiling is per tier')
       assert.equal((await ask({ prompt: 'x', maxTokens: 512 })).statusCode, 200)
       assert.equal((await ask({ prompt: 'x', maxTokens: null })).statusCode, 200)
-      assert.deepEqual(box.requests.map((r) => r.body?.max_tokens), [512, 512])
+      assert.deepEqual(
+        box.requests.map((r) => r.body?.max_tokens),
+        [512, 512],
+      )
       assert.equal((await usageRows()).length, 3)
     })
 
@@ -40,7 +42,7 @@ for (const dialect of testDialects()) {
       const res = await ask({ prompt: 'x', model: 'gpt-mini' })
       assert.equal(res.statusCode, 200)
       assert.equal(cloud.requests[0]?.body?.model, 'gpt-mini')
-      assert.equal(res.json().tier, 'fast', 'the default tier\'s limits apply')
+      assert.equal(res.json().tier, 'fast', "the default tier's limits apply")
       for (const model of ['gpt-cloud', 'qwen-local', 'o3']) {
         const refused = await ask({ prompt: 'x', model })
         assert.equal(refused.statusCode, 400)

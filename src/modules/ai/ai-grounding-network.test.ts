@@ -40,7 +40,10 @@ for (const dialect of testDialects()) {
       assert.match(system, /Islands: 2, of which 1 without a supply \(nodes (TX-12, ISO|ISO, TX-12)\)\./)
       assert.match(system, /Loops: 1 independent \(meshed\)\./)
       assert.match(system, /Nodes named in the question \(2\):/)
-      assert.match(system, /- TX-1 "Main transformer": PowerTransformer, 11000 V, supplied, connects to (GRID \(Cable\), BUS-A \(TransformerWinding\)|BUS-A \(TransformerWinding\), GRID \(Cable\))\./)
+      assert.match(
+        system,
+        /- TX-1 "Main transformer": PowerTransformer, 11000 V, supplied, connects to (GRID \(Cable\), BUS-A \(TransformerWinding\)|BUS-A \(TransformerWinding\), GRID \(Cable\))\./,
+      )
       assert.match(system, /- M-1 "Crusher motor": Motor, supplied, connects to BUS-A \(Cable\)\./)
       assert.ok(!/- TX-12 /.test(system), 'TX-12 is not named (TX-1 is a whole word, not a prefix)')
       assert.ok(!/- ISO /.test(system))

@@ -8,7 +8,14 @@ const PROVIDER_TEXT = 'Internal model shard 7 exploded; trace id xyz-secret-prov
 for (const dialect of testDialects()) {
   describe(`${dialect}: AI completion against the provider (secrets and isolation)`, () => {
     it('a provider that echoes the key in its 401 text: the caller gets 502 without it, and no log line holds it', async (t) => {
-      const { h, cloud, ask } = await setUpAi(t, dialect, (c) => { c.providers[1].apiKey = { env: 'WRONG_KEY' } }, { WRONG_KEY: 'sk-wrong-0123456789abcdef' })
+      const { h, cloud, ask } = await setUpAi(
+        t,
+        dialect,
+        (c) => {
+          c.providers[1].apiKey = { env: 'WRONG_KEY' }
+        },
+        { WRONG_KEY: 'sk-wrong-0123456789abcdef' },
+      )
       const res = await ask({ prompt: 'x', tier: 'deep' })
       assert.equal(res.statusCode, 502)
       assert.equal(res.json().code, 'AiProviderError')
@@ -17,7 +24,7 @@ for (const dialect of testDialects()) {
       assert.ok(!h.rawLogs().includes('sk-wrong') && !h.rawLogs().includes(CLOUD_KEY))
     })
 
-    it('the provider\'s detail goes to the debug log only (as the cause), never to the caller', async (t) => {
+    it("the provider's detail goes to the debug log only (as the cause), never to the caller", async (t) => {
       const { h, cloud, ask } = await setUpAi(t, dialect)
       h.app.log.level = 'debug'
       cloud.enqueue({ kind: 'error', status: 500, message: PROVIDER_TEXT })

@@ -6,7 +6,9 @@ import { setUpAi } from './route-test-setup.ts'
 for (const dialect of testDialects()) {
   describe(`${dialect}: AI limits, usage and grounding`, () => {
     it('requestsPerMinute per organisation and tier: the next request is a 429 RateLimited with Retry-After, and frees up after a minute', async (t) => {
-      const { h, box, ask, usageRows, org } = await setUpAi(t, dialect, (c) => { c.tiers[0].requestsPerMinute = 2 })
+      const { h, box, ask, usageRows, org } = await setUpAi(t, dialect, (c) => {
+        c.tiers[0].requestsPerMinute = 2
+      })
       assert.equal((await ask({ prompt: 'one' })).statusCode, 200)
       h.clock.advance(20_000)
       assert.equal((await ask({ prompt: 'two' })).statusCode, 200)
@@ -26,7 +28,9 @@ for (const dialect of testDialects()) {
     })
 
     it('tokensPerDay per organisation and tier: once used up, 429 with Retry-After until the next UTC day', async (t) => {
-      const { h, box, ask } = await setUpAi(t, dialect, (c) => { c.tiers[0].tokensPerDay = 100 })
+      const { h, box, ask } = await setUpAi(t, dialect, (c) => {
+        c.tiers[0].tokensPerDay = 100
+      })
       h.clock.set(Date.parse('2026-03-10T22:00:00.000Z'))
       box.enqueue({ kind: 'ok', text: 'a', usage: { prompt_tokens: 60, completion_tokens: 50, total_tokens: 110 } })
       assert.equal((await ask({ prompt: 'x' })).statusCode, 200)

@@ -15,7 +15,7 @@ for (const dialect of testDialects()) {
       ['a connection reset', { kind: 'reset' }, 503, 'AiProviderUnavailable'],
       ['a malformed answer', { kind: 'malformed', body: `{"error": "${PROVIDER_TEXT}"` }, 502, 'AiProviderError'],
     ]
-    it('provider failures map to 502/503 with a stable code and none of the provider\'s text; each is recorded as failed', async (t) => {
+    it("provider failures map to 502/503 with a stable code and none of the provider's text; each is recorded as failed", async (t) => {
       const { h, cloud, ask, usageRows } = await setUpAi(t, dialect)
       for (const [label, behaviour, status, code] of mappings) {
         h.clock.advance(1_000)

@@ -28,7 +28,9 @@ for (const dialect of testDialects()) {
     })
 
     it('redaction switched off in the configuration sends the prompt as written, even off site', async (t) => {
-      const { cloud, ask } = await setUpAi(t, dialect, (c) => { c.redaction = { enabled: false } })
+      const { cloud, ask } = await setUpAi(t, dialect, (c) => {
+        c.redaction = { enabled: false }
+      })
       const res = await ask({ prompt: SECRET_PROMPT, tier: 'deep' })
       assert.equal(res.json().redactions.total, 0)
       assert.deepEqual(cloud.requests[0]?.body?.messages, [{ role: 'user', content: SECRET_PROMPT }])

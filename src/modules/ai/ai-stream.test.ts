@@ -15,12 +15,19 @@ for (const dialect of testDialects()) {
       assert.match(String(res.headers['content-type']), /^text\/event-stream/)
       assert.match(String(res.headers['cache-control']), /no-cache/)
       const events = parseSse(res.body)
-      assert.deepEqual(events.filter((e) => e.event === 'delta').map((e) => e.data.text), ['Check ', 'NPSH ', 'margin.'])
+      assert.deepEqual(
+        events.filter((e) => e.event === 'delta').map((e) => e.data.text),
+        ['Check ', 'NPSH ', 'margin.'],
+      )
       assert.deepEqual(events.at(-1), {
         event: 'done',
         data: {
-          model: 'gpt-cloud', tier: 'deep', finishReason: 'stop', usage: { promptTokens: 31, completionTokens: 3, totalTokens: 34, isEstimated: false },
-          redactions: { ip: 1, cipRoute: 0, apiKey: 0, pin: 0, total: 1 }, grounding: null,
+          model: 'gpt-cloud',
+          tier: 'deep',
+          finishReason: 'stop',
+          usage: { promptTokens: 31, completionTokens: 3, totalTokens: 34, isEstimated: false },
+          redactions: { ip: 1, cipRoute: 0, apiKey: 0, pin: 0, total: 1 },
+          grounding: null,
         },
       })
       assert.equal(cloud.requests[0]?.body?.stream, true)
@@ -33,7 +40,14 @@ for (const dialect of testDialects()) {
     it('an answer without usage from the provider gets an estimate, marked isEstimated, and recorded', async (t) => {
       const { box, ask, usageRows } = await setUpAi(t, dialect)
       // Some on-premise servers send no `usage`: about four characters a token, prompt and completion.
-      box.enqueue({ kind: 'malformed', body: JSON.stringify({ id: 'x', model: 'qwen-local', choices: [{ index: 0, message: { role: 'assistant', content: 'eleven char' }, finish_reason: 'stop' }] }) })
+      box.enqueue({
+        kind: 'malformed',
+        body: JSON.stringify({
+          id: 'x',
+          model: 'qwen-local',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'eleven char' }, finish_reason: 'stop' }],
+        }),
+      })
       const res = await ask({ prompt: 'abcdefgh' })
       assert.equal(res.statusCode, 200)
       assert.deepEqual(res.json().usage, { promptTokens: 2, completionTokens: 3, totalTokens: 5, isEstimated: true })
@@ -61,8 +75,14 @@ for (const dialect of testDialects()) {
       const res = await ask({ prompt: 'x', tier: 'deep', stream: true })
       assert.equal(res.statusCode, 200)
       const events = parseSse(res.body)
-      assert.deepEqual(events.filter((e) => e.event === 'delta').map((e) => e.data.text), ['partial ', 'answer '])
-      assert.deepEqual(events.at(-1), { event: 'error', data: { code: 'AiProviderUnavailable', status: 503, message: 'The AI provider is unavailable. Try again later.' } })
+      assert.deepEqual(
+        events.filter((e) => e.event === 'delta').map((e) => e.data.text),
+        ['partial ', 'answer '],
+      )
+      assert.deepEqual(events.at(-1), {
+        event: 'error',
+        data: { code: 'AiProviderUnavailable', status: 503, message: 'The AI provider is unavailable. Try again later.' },
+      })
       const [row] = await usageRows()
       assert.equal(row?.status, 'failed')
       assert.equal(row?.is_estimated, 1)

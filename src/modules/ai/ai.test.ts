@@ -17,17 +17,20 @@ async function setUp(t: TestContext) {
     await box.close()
     await cloud.close()
   })
-  const config = validateAiConfig({
-    providers: [
-      { name: 'plant-box', baseUrl: box.baseUrl, trusted: true, allowPrivateNetwork: true, maxRetries: 0 },
-      { name: 'cloud', baseUrl: cloud.baseUrl, apiKey: { env: 'CLOUD_AI_KEY' }, allowPrivateNetwork: true, maxRetries: 0 },
-    ],
-    tiers: [
-      { name: 'fast', provider: 'plant-box', model: 'qwen2.5-7b', maxTokensCeiling: 512, requestsPerMinute: 60, tokensPerDay: 100_000 },
-      { name: 'deep', provider: 'cloud', model: 'gpt-4.1', maxTokensCeiling: 2048, requestsPerMinute: 6, tokensPerDay: 50_000 },
-    ],
-    defaultTier: 'fast',
-  }, { env: { CLOUD_AI_KEY: CLOUD_KEY } })
+  const config = validateAiConfig(
+    {
+      providers: [
+        { name: 'plant-box', baseUrl: box.baseUrl, trusted: true, allowPrivateNetwork: true, maxRetries: 0 },
+        { name: 'cloud', baseUrl: cloud.baseUrl, apiKey: { env: 'CLOUD_AI_KEY' }, allowPrivateNetwork: true, maxRetries: 0 },
+      ],
+      tiers: [
+        { name: 'fast', provider: 'plant-box', model: 'qwen2.5-7b', maxTokensCeiling: 512, requestsPerMinute: 60, tokensPerDay: 100_000 },
+        { name: 'deep', provider: 'cloud', model: 'gpt-4.1', maxTokensCeiling: 2048, requestsPerMinute: 6, tokensPerDay: 50_000 },
+      ],
+      defaultTier: 'fast',
+    },
+    { env: { CLOUD_AI_KEY: CLOUD_KEY } },
+  )
   const providers = new Map(config.providers.map((p) => [p.name, createOpenAiProvider(p)]))
   const ask = async (tier: string) => {
     const target = chooseTarget(config, { tier, maxTokens: 4096 })
@@ -45,7 +48,9 @@ describe('ai completion pipeline', () => {
     assert.equal(answer?.text, 'fake answer')
     const sent = cloud.requests[0]
     assert.equal(sent?.headers.authorization, `Bearer ${CLOUD_KEY}`)
-    assert.deepEqual(sent?.body?.messages, [{ role: 'user', content: 'Controller [IP] (route [CIP_ROUTE]) faults after login with PIN [PIN] and key [API_KEY]' }])
+    assert.deepEqual(sent?.body?.messages, [
+      { role: 'user', content: 'Controller [IP] (route [CIP_ROUTE]) faults after login with PIN [PIN] and key [API_KEY]' },
+    ])
     assert.equal(sent?.body?.max_tokens, 2048)
     assert.deepEqual(prepared.redactions, { apiKey: 1, cipRoute: 1, ip: 1, pin: 1 })
   })

@@ -65,16 +65,20 @@ function requiredMessage(node: Node | undefined): string {
 function refusal(node: Node, value: unknown): string {
   if (node.enum) return `unknown kind ${JSON.stringify(value)}; expected one of ${node.enum.join(', ')}`
   switch (node.type) {
-    case 'object': return `must be an object, got ${describe(value)}`
+    case 'object':
+      return `must be an object, got ${describe(value)}`
     case 'array':
       return Array.isArray(value) ? `must hold at least ${node.minItems ?? 0} item(s)` : `must be an array, got ${describe(value)}`
-    case 'boolean': return `must be true or false, got ${describe(value)}`
-    case 'integer': return `must be an integer from ${node.minimum} to ${node.maximum}, got ${typeof value === 'number' ? String(value) : describe(value)}`
+    case 'boolean':
+      return `must be true or false, got ${describe(value)}`
+    case 'integer':
+      return `must be an integer from ${node.minimum} to ${node.maximum}, got ${typeof value === 'number' ? String(value) : describe(value)}`
     case 'string':
       if (typeof value !== 'string' || value === '') return `must be a non-empty string, got ${describe(value)}`
       if (node.maxLength !== undefined && value.length > node.maxLength) return `must be at most ${node.maxLength} characters, got ${value.length}`
       return `"${value}" ${node.hint ?? `does not match ${node.pattern}`}`
-    default: return 'is not valid'
+    default:
+      return 'is not valid'
   }
 }
 
@@ -87,7 +91,8 @@ function unionProblems(node: Node, value: unknown, pointer: string): Problems {
     return [{ pointer, message: `${node.hint ?? 'must match one of its forms'}, got ${got}` }]
   }
   const branch = node.anyOf?.find((b) => b.properties?.[present[0]!] !== undefined) ?? {}
-  const unknown = Object.keys(value).filter((key) => !keys.includes(key))
+  const unknown = Object.keys(value)
+    .filter((key) => !keys.includes(key))
     .map((key) => ({ pointer: `${pointer}/${key}`, message: `unknown key; expected one of ${keys.join(', ')}` }))
   const field = branch.properties?.[present[0]!] ?? {}
   const own = value[present[0]!]
@@ -99,12 +104,23 @@ function unionProblems(node: Node, value: unknown, pointer: string): Problems {
 export function schemaProblems(schema: object, input: unknown, errors: readonly ErrorObject[]): Problems {
   const root = schema as Node
   const problems = new Map<string, string>()
-  const add = (pointer: string, message: string) => { if (!problems.has(pointer)) problems.set(pointer, message) }
+  const add = (pointer: string, message: string) => {
+    if (!problems.has(pointer)) problems.set(pointer, message)
+  }
   const unions = new Set<string>()
   for (const error of errors) {
-    const union = [...segments(error.instancePath).keys()].map((i) => `/${segments(error.instancePath).slice(0, i + 1).join('/')}`)
+    const union = [...segments(error.instancePath).keys()]
+      .map(
+        (i) =>
+          `/${segments(error.instancePath)
+            .slice(0, i + 1)
+            .join('/')}`,
+      )
       .find((at) => schemaAt(root, at)?.anyOf !== undefined)
-    if (union !== undefined) { unions.add(union); continue }
+    if (union !== undefined) {
+      unions.add(union)
+      continue
+    }
     const at = error.instancePath
     const node = schemaAt(root, at)
     if (error.keyword === 'required') {
@@ -154,7 +170,8 @@ export function inDocumentOrder(schema: object, problems: Problems): AiConfigPro
     for (let i = 0; i < Math.min(a.length, b.length); i += 1) if (a[i] !== b[i]) return a[i]! - b[i]!
     return a.length - b.length
   }
-  return problems.map((p) => ({ p, key: p.orderAt === undefined ? ranks(p.pointer) : [...ranks(p.orderAt), Number.MAX_SAFE_INTEGER] }))
+  return problems
+    .map((p) => ({ p, key: p.orderAt === undefined ? ranks(p.pointer) : [...ranks(p.orderAt), Number.MAX_SAFE_INTEGER] }))
     .sort((x, y) => compare(x.key, y.key))
     .map(({ p }) => ({ pointer: p.pointer, message: p.message }))
 }

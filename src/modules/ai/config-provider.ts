@@ -9,9 +9,7 @@ import { Secret } from './secret.ts'
 const CONFIG_RULES: AddressRules = Object.freeze({ special: false, tunnelled: false })
 
 /** The provider's base URL (a non-empty string, as the schema checked), normalised without a trailing slash. */
-export function checkBaseUrl(
-  raw: string, pointer: string, problems: Problems, options: { isTrusted: boolean; allowPrivateNetwork: boolean },
-): string {
+export function checkBaseUrl(raw: string, pointer: string, problems: Problems, options: { isTrusted: boolean; allowPrivateNetwork: boolean }): string {
   const { isTrusted, allowPrivateNetwork } = options
   let url: URL
   try {
@@ -45,7 +43,9 @@ export function checkBaseUrl(
  * read after the source's own problems.
  */
 export function resolveApiKey(
-  source: ApiKeySource, at: string, problems: Problems,
+  source: ApiKeySource,
+  at: string,
+  problems: Problems,
   sources: { readonly env: Readonly<Record<string, string | undefined>>; readonly readFile?: (path: string) => string },
 ): Secret | undefined {
   let plaintext: string | undefined

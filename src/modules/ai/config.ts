@@ -4,8 +4,15 @@ import { checkBaseUrl, resolveApiKey } from './config-provider.ts'
 import { inDocumentOrder, isRecord, schemaProblems, uniqueProblems } from './config-checks.ts'
 import type { AiConfigProblem, Problems } from './config-checks.ts'
 import {
-  AI_CONFIG_DEFAULTS, AiAllowedModelSchema, AiConfigInputSchema, AiProviderInputSchema, AiTierSchema, ApiKeySourceSchema,
-  type AiConfig, type AiConfigInput, type AiProviderConfig,
+  AI_CONFIG_DEFAULTS,
+  AiAllowedModelSchema,
+  AiConfigInputSchema,
+  AiProviderInputSchema,
+  AiTierSchema,
+  ApiKeySourceSchema,
+  type AiConfig,
+  type AiConfigInput,
+  type AiProviderConfig,
 } from './config-schema.ts'
 import { REDACTION_KINDS } from './redact.ts'
 import type { Secret } from './secret.ts'
@@ -58,7 +65,13 @@ export function validateAiConfig(input: unknown, sources: AiConfigSources): AiCo
 
   const allowedModels = Array.isArray(root.allowedModels) ? root.allowedModels : []
   allowedModels.forEach((model, i) => problems.push(...referenceProblems(model, `/allowedModels/${i}`, providerNames)))
-  problems.push(...uniqueProblems(allowedModels.map((m) => nameOf(m, 'model')), '/allowedModels', 'model'))
+  problems.push(
+    ...uniqueProblems(
+      allowedModels.map((m) => nameOf(m, 'model')),
+      '/allowedModels',
+      'model',
+    ),
+  )
   if (problems.length > 0) throw new AiConfigInvalid(inDocumentOrder(AiConfigInputSchema, problems))
 
   const valid = Value.Default(AiConfigInputSchema, structuredClone(input)) as Required<AiConfigInput>
@@ -83,12 +96,16 @@ function nameOf(item: unknown, key: string): string {
 
 /** The base URL and key of a provider; their problems are added. Both are undefined-free only when valid. */
 function checkProvider(
-  record: Record<string, unknown>, at: string, problems: Problems, sources: AiConfigSources,
+  record: Record<string, unknown>,
+  at: string,
+  problems: Problems,
+  sources: AiConfigSources,
 ): { baseUrl: string; apiKey: Secret | undefined } {
   const flag = (key: 'trusted' | 'allowPrivateNetwork') => (typeof record[key] === 'boolean' ? record[key] : AI_CONFIG_DEFAULTS[key])
-  const baseUrl = typeof record.baseUrl === 'string' && record.baseUrl !== ''
-    ? checkBaseUrl(record.baseUrl, `${at}/baseUrl`, problems, { isTrusted: flag('trusted'), allowPrivateNetwork: flag('allowPrivateNetwork') })
-    : ''
+  const baseUrl =
+    typeof record.baseUrl === 'string' && record.baseUrl !== ''
+      ? checkBaseUrl(record.baseUrl, `${at}/baseUrl`, problems, { isTrusted: flag('trusted'), allowPrivateNetwork: flag('allowPrivateNetwork') })
+      : ''
   const apiKey = Value.Check(ApiKeySourceSchema, record.apiKey) ? resolveApiKey(record.apiKey, `${at}/apiKey`, problems, sources) : undefined
   return { baseUrl, apiKey }
 }

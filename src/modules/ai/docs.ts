@@ -6,7 +6,7 @@ const COMPLETE_NOTE = [
     '(model, tier, finishReason, usage, redactions, grounding) or `event: error` `{code, status, message}`. ' +
     'A failure before the first event is an ordinary problem response.',
   'Provider failures: 502 `AiProviderError`, 503 `AiProviderUnavailable` (with `Retry-After` when known), 504 `AiProviderTimeout`; ' +
-    'the provider\'s own text is never returned. 503 `AiNotConfigured` when the server has no AI configuration.',
+    "the provider's own text is never returned. 503 `AiNotConfigured` when the server has no AI configuration.",
   'Prompts and completions are not logged and not stored; only the token usage is. The one exception is asked for by the client: ' +
     'with `Idempotency-Key` (not with `stream: true`), the answer is kept sealed for 24 hours so that a retry replays it instead of asking the model again.',
 ].join(' ')
@@ -16,6 +16,5 @@ export const docs = {
   askLanguageModel:
     `Spec 4.4. \`tier\` picks a configured class of model, \`model\` one from the allow-list, neither: the default tier. ` +
     `\`siteId\` grounds the answer in that site (see \`grounding\`). ${COMPLETE_NOTE}`,
-  readAiUsage:
-    'Requests and tokens per UTC day and tier (`from`..`to`, at most 366 days, default the last 30), and each tier\'s limits with the current load.',
+  readAiUsage: "Requests and tokens per UTC day and tier (`from`..`to`, at most 366 days, default the last 30), and each tier's limits with the current load.",
 }

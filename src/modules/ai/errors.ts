@@ -74,8 +74,13 @@ export class AiNotConfigured extends domainError('AiNotConfigured') {
 export type AiError = AiProviderUnavailable | AiProviderError | AiProviderTimeout | AiTierUnknown | AiModelNotAllowed
 
 export function isAiError(error: unknown): error is AiError {
-  return error instanceof AiProviderUnavailable || error instanceof AiProviderError ||
-    error instanceof AiProviderTimeout || error instanceof AiTierUnknown || error instanceof AiModelNotAllowed
+  return (
+    error instanceof AiProviderUnavailable ||
+    error instanceof AiProviderError ||
+    error instanceof AiProviderTimeout ||
+    error instanceof AiTierUnknown ||
+    error instanceof AiModelNotAllowed
+  )
 }
 
 /** The organisation used up a tier's `requestsPerMinute` or `tokensPerDay`; `Retry-After` says when it frees up. */

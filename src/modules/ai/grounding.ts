@@ -54,16 +54,30 @@ export async function summariseSite(sources: GroundingSources, orgId: OrgId, cod
   if (sources.controllers) {
     const controllers = await sources.controllers.summary(orgId, code)
     included.push('controllers')
-    lines.push(...listLines('Controllers', controllers, MAX_CONTROLLERS, (c) =>
-      `${c.name}${c.assetNumber ? ` [${c.assetNumber}]` : ''}: ${c.platform}, ${c.protocol} at ${c.ipAddress}` +
-      `${c.cipPath ? `, CIP path ${c.cipPath}` : ''}${c.edgeId ? `, edge ${c.edgeId}` : ''}, polled every ${c.pollIntervalMs} ms`))
+    lines.push(
+      ...listLines(
+        'Controllers',
+        controllers,
+        MAX_CONTROLLERS,
+        (c) =>
+          `${c.name}${c.assetNumber ? ` [${c.assetNumber}]` : ''}: ${c.platform}, ${c.protocol} at ${c.ipAddress}` +
+          `${c.cipPath ? `, CIP path ${c.cipPath}` : ''}${c.edgeId ? `, edge ${c.edgeId}` : ''}, polled every ${c.pollIntervalMs} ms`,
+      ),
+    )
   }
   if (sources.alarms) {
     const state = ['active_unacknowledged', 'active_acknowledged'] as unknown as AlarmListQuery['state']
     const page = await sources.alarms.list(orgId, code, { limit: MAX_ALARMS, state })
     included.push('activeAlarms')
-    lines.push(...listLines('Active alarms, newest change first', page.items, MAX_ALARMS, (a) =>
-      `[${a.priority}] ${a.condition} on ${a.instanceId} (${a.state}, raised ${a.raisedAt})${a.message ? `: ${a.message}` : ''}`, page.nextCursor !== null))
+    lines.push(
+      ...listLines(
+        'Active alarms, newest change first',
+        page.items,
+        MAX_ALARMS,
+        (a) => `[${a.priority}] ${a.condition} on ${a.instanceId} (${a.state}, raised ${a.raisedAt})${a.message ? `: ${a.message}` : ''}`,
+        page.nextCursor !== null,
+      ),
+    )
   }
   if (sources.electrical) {
     let network = (await summariseNetwork(sources.electrical, orgId, code, prompt)).join('\n')
@@ -72,7 +86,9 @@ export async function summariseSite(sources: GroundingSources, orgId: OrgId, cod
     lines.push(network)
   }
   const counts = await sources.sites.dependents(orgId, code)
-  const countText = Object.entries(counts).map(([area, count]) => `${area} ${count}`).join(', ')
+  const countText = Object.entries(counts)
+    .map(([area, count]) => `${area} ${count}`)
+    .join(', ')
   if (countText !== '') {
     lines.push(`Records kept under the site: ${countText}.`)
     included.push(...Object.keys(counts).map((area) => `${area}Count`))
@@ -116,27 +132,39 @@ async function summariseNetwork(electrical: NonNullable<GroundingSources['electr
   const supplies = islands.islands.flatMap((i) => i.supplyIds)
   const unsupplied = islands.islands.filter((i) => !i.hasSupply)
   const lines = [
-    `Electrical network: ${network.nodeCount} nodes (${[...byType].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([type, n]) => `${type} ${n}`).join(', ')}), ${network.edgeCount} edges.`,
+    `Electrical network: ${network.nodeCount} nodes (${[...byType]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([type, n]) => `${type} ${n}`)
+      .join(', ')}), ${network.edgeCount} edges.`,
     `Supplies (${supplies.length}): ${supplies.length === 0 ? 'none' : idList(supplies)}.`,
     `Islands: ${islands.islandCount}, of which ${islands.unsuppliedIslandCount} without a supply${unsupplied.length === 0 ? '' : ` (nodes ${idList(unsupplied.flatMap((i) => i.nodeIds))})`}.`,
     `Loops: ${loops.loopCount} independent (${loops.isRadial ? 'radial' : 'meshed'}).`,
   ]
   // In the order the prompt names them: the first mentioned are the ones kept when there are too many.
-  const named = network.nodes.map((node) => ({ node, at: mentionAt(prompt, node.id, node.name) }))
-    .filter((m) => m.at >= 0).sort((a, b) => a.at - b.at).map((m) => m.node).slice(0, MAX_NAMED_NODES + 1)
+  const named = network.nodes
+    .map((node) => ({ node, at: mentionAt(prompt, node.id, node.name) }))
+    .filter((m) => m.at >= 0)
+    .sort((a, b) => a.at - b.at)
+    .map((m) => m.node)
+    .slice(0, MAX_NAMED_NODES + 1)
   if (named.length === 0) return lines
   const supplied = new Map(islands.islands.flatMap((i) => i.nodeIds.map((id) => [id, i.hasSupply] as const)))
   lines.push(`Nodes named in the question (${named.length > MAX_NAMED_NODES ? `first ${MAX_NAMED_NODES}` : named.length}):`)
   for (const node of named.slice(0, MAX_NAMED_NODES)) {
-    const neighbours = network.edges.filter((e) => e.sourceId === node.id || e.targetId === node.id)
+    const neighbours = network.edges
+      .filter((e) => e.sourceId === node.id || e.targetId === node.id)
       .map((e) => `${e.sourceId === node.id ? e.targetId : e.sourceId} (${e.edgeTypeName})`)
     const ratings = [
-      node.ratedVoltageV == null ? '' : `${node.ratedVoltageV} V`, node.ratedCurrentA == null ? '' : `${node.ratedCurrentA} A`,
-      node.ratedPowerKw == null ? '' : `${node.ratedPowerKw} kW`, node.protectionCurve == null ? '' : `protection ${node.protectionCurve}`,
+      node.ratedVoltageV == null ? '' : `${node.ratedVoltageV} V`,
+      node.ratedCurrentA == null ? '' : `${node.ratedCurrentA} A`,
+      node.ratedPowerKw == null ? '' : `${node.ratedPowerKw} kW`,
+      node.protectionCurve == null ? '' : `protection ${node.protectionCurve}`,
     ].filter((r) => r !== '')
-    lines.push(`- ${node.id}${node.name ? ` "${node.name}"` : ''}: ${node.nodeTypeName}${ratings.length ? `, ${ratings.join(', ')}` : ''}` +
-      `, ${supplied.get(node.id) === true ? 'supplied' : 'NOT supplied'}` +
-      `, connects to ${neighbours.length === 0 ? 'nothing' : `${neighbours.slice(0, MAX_NEIGHBOURS).join(', ')}${neighbours.length > MAX_NEIGHBOURS ? `, … ${neighbours.length - MAX_NEIGHBOURS} more` : ''}`}.`)
+    lines.push(
+      `- ${node.id}${node.name ? ` "${node.name}"` : ''}: ${node.nodeTypeName}${ratings.length ? `, ${ratings.join(', ')}` : ''}` +
+        `, ${supplied.get(node.id) === true ? 'supplied' : 'NOT supplied'}` +
+        `, connects to ${neighbours.length === 0 ? 'nothing' : `${neighbours.slice(0, MAX_NEIGHBOURS).join(', ')}${neighbours.length > MAX_NEIGHBOURS ? `, … ${neighbours.length - MAX_NEIGHBOURS} more` : ''}`}.`,
+    )
   }
   return lines
 }

@@ -18,7 +18,8 @@ function write(t: TestContext, content: string): string {
   return file
 }
 
-const configFor = (file: string | undefined, env: Record<string, string> = {}) => ({ aiConfigFile: file, readEnv: (name: string) => env[name] }) as unknown as Config
+const configFor = (file: string | undefined, env: Record<string, string> = {}) =>
+  ({ aiConfigFile: file, readEnv: (name: string) => env[name] }) as unknown as Config
 
 const VALID = {
   providers: [{ name: 'cloud', baseUrl: 'https://api.example.com/v1', apiKey: { env: 'AI_KEY' } }],
@@ -39,16 +40,22 @@ describe('ai configuration file (SITEGRID_AI_CONFIG_FILE)', () => {
   it('an unreadable, non-JSON or invalid file stops start-up with ConfigInvalid naming each problem, never the key', (t) => {
     const cases: Array<[string, RegExp]> = [
       ['{ not json', /SITEGRID_AI_CONFIG_FILE: .* is not JSON/],
-      [JSON.stringify({ ...VALID, providers: [{ ...VALID.providers[0], baseUrl: 'http://169.254.169.254/v1', trusted: true }] }), /\/providers\/0\/baseUrl: .*allowPrivateNetwork/],
+      [
+        JSON.stringify({ ...VALID, providers: [{ ...VALID.providers[0], baseUrl: 'http://169.254.169.254/v1', trusted: true }] }),
+        /\/providers\/0\/baseUrl: .*allowPrivateNetwork/,
+      ],
       [JSON.stringify({ ...VALID, defaultTier: 'deep' }), /\/defaultTier: "deep" is not a tier/],
     ]
     for (const [content, pattern] of cases) {
-      assert.throws(() => loadAiConfig(configFor(write(t, content), { AI_KEY: KEY })), (error: unknown) => {
-        assert.ok(error instanceof ConfigInvalid)
-        assert.match(error.message, pattern)
-        assert.ok(!error.message.includes(KEY))
-        return true
-      })
+      assert.throws(
+        () => loadAiConfig(configFor(write(t, content), { AI_KEY: KEY })),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigInvalid)
+          assert.match(error.message, pattern)
+          assert.ok(!error.message.includes(KEY))
+          return true
+        },
+      )
     }
     assert.throws(() => loadAiConfig(configFor('/nonexistent/ai.json')), /cannot be read \(ENOENT\)/)
     assert.throws(() => loadAiConfig(configFor(write(t, JSON.stringify(VALID)))), /environment variable AI_KEY is not set/)

@@ -20,9 +20,12 @@ export function loadAiConfig(config: Config): AiConfig | undefined {
     throw new ConfigInvalid([`SITEGRID_AI_CONFIG_FILE: ${path} ${reason}`])
   }
   // `apiKey: { env }` is resolved through the configuration's reader: process.env is read only in src/config.
-  const env = new Proxy<Record<string, string | undefined>>({}, {
-    get: (_target, name) => (typeof name === 'string' ? config.readEnv(name) : undefined),
-  })
+  const env = new Proxy<Record<string, string | undefined>>(
+    {},
+    {
+      get: (_target, name) => (typeof name === 'string' ? config.readEnv(name) : undefined),
+    },
+  )
   try {
     return validateAiConfig(raw, { env })
   } catch (error) {

@@ -43,11 +43,17 @@ describe('ai target choice', () => {
   })
 
   it('a model outside allowedModels is refused with AiModelNotAllowed (400), even a tier model', () => {
-    assert.throws(() => chooseTarget(CONFIG, { model: 'gpt-4.1' }), (e: unknown) => e instanceof AiModelNotAllowed && e.status === 400)
+    assert.throws(
+      () => chooseTarget(CONFIG, { model: 'gpt-4.1' }),
+      (e: unknown) => e instanceof AiModelNotAllowed && e.status === 400,
+    )
   })
 
   it('an unknown tier is refused with AiTierUnknown (400)', () => {
-    assert.throws(() => chooseTarget(CONFIG, { tier: 'ultra' }), (e: unknown) => e instanceof AiTierUnknown && e.status === 400)
+    assert.throws(
+      () => chooseTarget(CONFIG, { tier: 'ultra' }),
+      (e: unknown) => e instanceof AiTierUnknown && e.status === 400,
+    )
   })
 })
 
@@ -85,7 +91,10 @@ describe('ai request preparation', () => {
   it('an empty or null system prompt adds no system message', () => {
     for (const systemPrompt of [null, '', undefined]) {
       const prepared = prepareChatRequest({ prompt: 'hi', systemPrompt }, chooseTarget(CONFIG, {}), CONFIG.redaction)
-      assert.deepEqual(prepared.request.messages.map((m) => m.role), ['user'])
+      assert.deepEqual(
+        prepared.request.messages.map((m) => m.role),
+        ['user'],
+      )
     }
   })
 })

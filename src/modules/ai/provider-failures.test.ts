@@ -18,9 +18,18 @@ async function fakeProvider(t: TestContext, config: Partial<AiProviderConfig> = 
   t.after(() => fake.close())
   const logged: Record<string, unknown>[] = []
   const log: AiLogger = { debug: (details) => void logged.push(details) }
-  const provider = createOpenAiProvider({
-    name: 'cloud', baseUrl: fake.baseUrl, apiKey: new Secret(KEY), timeoutMs: 5_000, maxRetries: 2, trusted: false, ...config,
-  }, { retry: { baseDelayMs: 10, maxDelayMs: 40 }, log })
+  const provider = createOpenAiProvider(
+    {
+      name: 'cloud',
+      baseUrl: fake.baseUrl,
+      apiKey: new Secret(KEY),
+      timeoutMs: 5_000,
+      maxRetries: 2,
+      trusted: false,
+      ...config,
+    },
+    { retry: { baseDelayMs: 10, maxDelayMs: 40 }, log },
+  )
   return { fake, provider, logged }
 }
 
@@ -57,7 +66,10 @@ describe('ai provider: retries and failures', () => {
 
   it('503 on every attempt ends in AiProviderUnavailable (503) with the provider Retry-After', async (t) => {
     const { fake, provider } = await fakeProvider(t, { maxRetries: 1 })
-    fake.enqueue({ kind: 'error', status: 503, retryAfter: '0', message: PROVIDER_TEXT }, { kind: 'error', status: 503, retryAfter: '0', message: PROVIDER_TEXT })
+    fake.enqueue(
+      { kind: 'error', status: 503, retryAfter: '0', message: PROVIDER_TEXT },
+      { kind: 'error', status: 503, retryAfter: '0', message: PROVIDER_TEXT },
+    )
     const error = await provider.complete(REQUEST).catch((e: unknown) => e)
     assert.ok(error instanceof AiProviderUnavailable)
     assert.equal(error.status, 503)
@@ -88,7 +100,7 @@ describe('ai provider: retries and failures', () => {
 
   it('a 400 from the provider is not retried and maps to AiProviderError', async (t) => {
     const { fake, provider } = await fakeProvider(t)
-    fake.enqueue({ kind: 'error', status: 400, type: 'invalid_request_error', message: "max_tokens is too large: 99999. This model supports at most 4096." })
+    fake.enqueue({ kind: 'error', status: 400, type: 'invalid_request_error', message: 'max_tokens is too large: 99999. This model supports at most 4096.' })
     const error = await provider.complete(REQUEST).catch((e: unknown) => e)
     assert.ok(error instanceof AiProviderError)
     assert.equal(fake.requests.length, 1)

@@ -19,9 +19,18 @@ const GRACE_MS = 2_000
 async function fakeProvider(t: TestContext, config: Partial<AiProviderConfig> = {}, deps: AiProviderDeps = {}) {
   const fake = await startFakeOpenAi()
   t.after(() => fake.close())
-  const provider = createOpenAiProvider({
-    name: 'plant-box', baseUrl: fake.baseUrl, apiKey: undefined, timeoutMs: 300, maxRetries: 2, trusted: true, ...config,
-  }, { retry: { baseDelayMs: 10, maxDelayMs: 40 }, ...deps })
+  const provider = createOpenAiProvider(
+    {
+      name: 'plant-box',
+      baseUrl: fake.baseUrl,
+      apiKey: undefined,
+      timeoutMs: 300,
+      maxRetries: 2,
+      trusted: true,
+      ...config,
+    },
+    { retry: { baseDelayMs: 10, maxDelayMs: 40 }, ...deps },
+  )
   return { fake, provider }
 }
 
@@ -72,11 +81,16 @@ describe('ai provider: timeouts and aborts', () => {
     fake.enqueue({ kind: 'ok', text: 'slow', headersDelayMs: SLOW_MS })
     const controller = new AbortController()
     // Abort once the provider has the request, so that "nothing is retried" is checked on a request that was sent.
-    const sent = setInterval(() => { if (fake.requests.length > 0) { clearInterval(sent); controller.abort() } }, 5)
+    const sent = setInterval(() => {
+      if (fake.requests.length > 0) {
+        clearInterval(sent)
+        controller.abort()
+      }
+    }, 5)
     t.after(() => clearInterval(sent))
     const started = performance.now()
     const error = await provider.complete(REQUEST, controller.signal).catch((e: unknown) => e)
-    assert.ok(performance.now() - started < GRACE_MS * 2, 'rejected at the abort, not at the provider\'s answer or the deadline')
+    assert.ok(performance.now() - started < GRACE_MS * 2, "rejected at the abort, not at the provider's answer or the deadline")
     assert.equal((error as Error).name, 'AbortError')
     assert.ok(!isAiError(error), 'a client that went away is not a provider failure')
     assert.equal(fake.requests.length, 1)
@@ -118,7 +132,10 @@ describe('ai provider: timeouts and aborts', () => {
     const seen: ChatStreamEvent[] = []
     const error = await drain(provider.stream(REQUEST), seen)
     assert.ok(error instanceof AiProviderUnavailable)
-    assert.deepEqual(seen, [{ type: 'delta', text: 'partial ' }, { type: 'delta', text: 'answer ' }])
+    assert.deepEqual(seen, [
+      { type: 'delta', text: 'partial ' },
+      { type: 'delta', text: 'answer ' },
+    ])
     assert.equal(fake.requests.length, 1)
   })
 
@@ -139,7 +156,10 @@ describe('ai provider: timeouts and aborts', () => {
 
   it('a stream that ends without a finish reason maps to AiProviderError', async (t) => {
     const { fake, provider } = await fakeProvider(t)
-    fake.enqueue({ kind: 'malformed', body: 'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"cut"},"finish_reason":null}]}\n\n' })
+    fake.enqueue({
+      kind: 'malformed',
+      body: 'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"cut"},"finish_reason":null}]}\n\n',
+    })
     const seen: ChatStreamEvent[] = []
     assert.ok((await drain(provider.stream(REQUEST), seen)) instanceof AiProviderError)
     assert.deepEqual(seen, [{ type: 'delta', text: 'cut' }])

@@ -11,16 +11,28 @@ import { Secret } from './secret.ts'
 const KEY = 'sk-test-4f9a7c2e1b8d6f3a0c5e9b7d2f4a6c8e'
 const REQUEST: ChatRequest = {
   model: 'gpt-test',
-  messages: [{ role: 'system', content: 'You help plant engineers.' }, { role: 'user', content: 'Why does pump P-201 cavitate?' }],
+  messages: [
+    { role: 'system', content: 'You help plant engineers.' },
+    { role: 'user', content: 'Why does pump P-201 cavitate?' },
+  ],
   maxTokens: 256,
 }
 
 async function fakeProvider(t: TestContext, config: Partial<AiProviderConfig> = {}, deps: AiProviderDeps = {}) {
   const fake = await startFakeOpenAi()
   t.after(() => fake.close())
-  const provider = createOpenAiProvider({
-    name: 'cloud', baseUrl: fake.baseUrl, apiKey: new Secret(KEY), timeoutMs: 5_000, maxRetries: 2, trusted: false, ...config,
-  }, { retry: { baseDelayMs: 10, maxDelayMs: 40 }, ...deps })
+  const provider = createOpenAiProvider(
+    {
+      name: 'cloud',
+      baseUrl: fake.baseUrl,
+      apiKey: new Secret(KEY),
+      timeoutMs: 5_000,
+      maxRetries: 2,
+      trusted: false,
+      ...config,
+    },
+    { retry: { baseDelayMs: 10, maxDelayMs: 40 }, ...deps },
+  )
   return { fake, provider }
 }
 
@@ -39,7 +51,13 @@ function lastRequest(fake: FakeOpenAi) {
 describe('ai provider: answers', () => {
   it('a complete answer yields its text, model, finish reason and usage', async (t) => {
     const { fake, provider } = await fakeProvider(t)
-    fake.enqueue({ kind: 'ok', text: 'Check NPSH margin.', model: 'gpt-test-2025', finishReason: 'length', usage: { prompt_tokens: 31, completion_tokens: 4, total_tokens: 35 } })
+    fake.enqueue({
+      kind: 'ok',
+      text: 'Check NPSH margin.',
+      model: 'gpt-test-2025',
+      finishReason: 'length',
+      usage: { prompt_tokens: 31, completion_tokens: 4, total_tokens: 35 },
+    })
     const answer = await provider.complete(REQUEST)
     assert.equal(answer.text, 'Check NPSH margin.')
     assert.equal(answer.model, 'gpt-test-2025')
@@ -72,7 +90,11 @@ describe('ai provider: answers', () => {
     const text = events.flatMap((e) => (e.type === 'delta' ? [e.text] : [])).join('')
     assert.equal(text, 'Check NPSH margin.')
     assert.deepEqual(events.at(-1), {
-      type: 'done', id: 'chatcmpl-fake-1', model: 'gpt-test', finishReason: 'stop', usage: { promptTokens: 31, completionTokens: 3, totalTokens: 34 },
+      type: 'done',
+      id: 'chatcmpl-fake-1',
+      model: 'gpt-test',
+      finishReason: 'stop',
+      usage: { promptTokens: 31, completionTokens: 3, totalTokens: 34 },
     })
     const sent = lastRequest(fake)
     assert.equal(sent.body?.stream, true)
@@ -84,7 +106,10 @@ describe('ai provider: answers', () => {
     const { fake, provider } = await fakeProvider(t)
     fake.enqueue({ kind: 'ok', chunks: [], finishReason: 'content_filter' })
     const events = await collect(provider.stream(REQUEST))
-    assert.deepEqual(events.map((e) => e.type), ['done'])
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['done'],
+    )
     assert.equal(events[0]?.type === 'done' && events[0].finishReason, 'content_filter')
   })
 
@@ -97,10 +122,16 @@ describe('ai provider: answers', () => {
       delete body.stream
       return fetch(url, { ...init, body: JSON.stringify(body) })
     }
-    const provider = createOpenAiProvider({ name: 'old', baseUrl: fake.baseUrl, apiKey: undefined, timeoutMs: 5_000, maxRetries: 0, trusted: true }, { fetch: ignoringStream })
+    const provider = createOpenAiProvider(
+      { name: 'old', baseUrl: fake.baseUrl, apiKey: undefined, timeoutMs: 5_000, maxRetries: 0, trusted: true },
+      { fetch: ignoringStream },
+    )
     fake.enqueue({ kind: 'ok', text: 'whole answer' })
     const events = await collect(provider.stream(REQUEST))
-    assert.deepEqual(events.map((e) => e.type), ['delta', 'done'])
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['delta', 'done'],
+    )
     assert.equal(events[0]?.type === 'delta' && events[0].text, 'whole answer')
   })
 
@@ -114,6 +145,9 @@ describe('ai provider: answers', () => {
   })
 
   it('a provider configured with a bad timeout fails fast with TypeError', () => {
-    assert.throws(() => createOpenAiProvider({ name: 'x', baseUrl: 'http://127.0.0.1:1/v1', apiKey: undefined, timeoutMs: 0, maxRetries: 0, trusted: true }), TypeError)
+    assert.throws(
+      () => createOpenAiProvider({ name: 'x', baseUrl: 'http://127.0.0.1:1/v1', apiKey: undefined, timeoutMs: 0, maxRetries: 0, trusted: true }),
+      TypeError,
+    )
   })
 })

@@ -19,8 +19,7 @@ describe('redaction: each kind becomes its placeholder and is counted', () => {
   })
 
   it('IPv6 addresses become [IP]: full, compressed, with a zone, with an embedded IPv4', () => {
-    check('2001:db8:0:0:8a2e:370:7334:1 and fe80::1%eth0 and 2001:db8::8a2e:370:7334. and ::ffff:10.0.0.5',
-      '[IP] and [IP] and [IP]. and [IP]', { ip: 4 })
+    check('2001:db8:0:0:8a2e:370:7334:1 and fe80::1%eth0 and 2001:db8::8a2e:370:7334. and ::ffff:10.0.0.5', '[IP] and [IP] and [IP]. and [IP]', { ip: 4 })
   })
 
   it('CIP routes with an IP link become [CIP_ROUTE] (counted once, not as an IP)', () => {
@@ -94,33 +93,42 @@ describe('redaction: properties', () => {
   const words = fc.constantFrom('PLC at', 'ping', 'the HMI', 'IP:', 'gateway', '(')
 
   it('any IPv4 address in a sentence is redacted', () => {
-    fc.assert(fc.property(words, fc.tuple(octet, octet, octet, octet), (word, parts) => {
-      const result = redact(`${word} ${parts.join('.')} now`)
-      return result.text === `${word} [IP] now` && result.counts.ip === 1
-    }))
+    fc.assert(
+      fc.property(words, fc.tuple(octet, octet, octet, octet), (word, parts) => {
+        const result = redact(`${word} ${parts.join('.')} now`)
+        return result.text === `${word} [IP] now` && result.counts.ip === 1
+      }),
+    )
   })
 
   it('a three-part version number is never redacted', () => {
-    fc.assert(fc.property(fc.tuple(fc.nat(999), fc.nat(999), fc.nat(99_999)), (parts) => {
-      const text = `firmware ${parts.join('.')} installed`
-      return redact(text).text === text
-    }))
+    fc.assert(
+      fc.property(fc.tuple(fc.nat(999), fc.nat(999), fc.nat(99_999)), (parts) => {
+        const text = `firmware ${parts.join('.')} installed`
+        return redact(text).text === text
+      }),
+    )
   })
 
   it('any csk_ key is redacted', () => {
     const base62 = fc.constantFrom(...'0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
-    fc.assert(fc.property(fc.string({ unit: base62, minLength: 32, maxLength: 32 }), (body) => {
-      return redact(`key=csk_${body};`).text === 'key=[API_KEY];'
-    }))
+    fc.assert(
+      fc.property(fc.string({ unit: base62, minLength: 32, maxLength: 32 }), (body) => {
+        return redact(`key=csk_${body};`).text === 'key=[API_KEY];'
+      }),
+    )
   })
 
   it('redacting twice finds nothing more', () => {
     const unit = fc.constantFrom(...'0123456789.,:; -abcf/PTVsk_'.split(''), ' path ', ' 10.0.0.5', ' 482913', ' fe80::1', ` ${KEY}`)
-    fc.assert(fc.property(fc.string({ unit, maxLength: 40 }), (text) => {
-      const once = redact(text)
-      const twice = redact(once.text)
-      return twice.text === once.text && totalRedactions(twice.counts) === 0
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 40 }), (text) => {
+        const once = redact(text)
+        const twice = redact(once.text)
+        return twice.text === once.text && totalRedactions(twice.counts) === 0
+      }),
+      { numRuns: 500 },
+    )
   })
 
   it('no placeholder is itself redacted', () => {

@@ -69,11 +69,15 @@ const RULES: Readonly<Record<RedactionKind, { pattern: RegExp; decide: Decide }[
     { pattern: IPV6, decide: (m) => isSensitiveIPv6(m.replace(/\.+$/, '')) },
     { pattern: IPV4, decide: (m, text, at) => isIPv4(m) && !isVersionBefore(text.slice(Math.max(0, at - 20), at)) },
   ],
-  pin: [{
-    pattern: PIN,
-    decide: (m, text, at) => !isCompactTimestamp(m) && !isUnitAfter(text.slice(at + m.length, at + m.length + 8)) &&
-      !/\b(?:register|modbus)\s*$/i.test(text.slice(Math.max(0, at - 20), at)),
-  }],
+  pin: [
+    {
+      pattern: PIN,
+      decide: (m, text, at) =>
+        !isCompactTimestamp(m) &&
+        !isUnitAfter(text.slice(at + m.length, at + m.length + 8)) &&
+        !/\b(?:register|modbus)\s*$/i.test(text.slice(Math.max(0, at - 20), at)),
+    },
+  ],
 }
 
 function replaceMatches(text: string, pattern: RegExp, replace: (match: string, offset: number, whole: string) => string): string {

@@ -16,8 +16,14 @@ describe('ai retry policy', () => {
 
   it('backoff doubles from the base up to the cap, and jitter only shortens it by up to 25 %', () => {
     const none = (): number => 0
-    assert.deepEqual([0, 1, 2, 3, 4, 5].map((n) => backoffMs(n, DEFAULT_RETRY_POLICY, none)), [500, 1000, 2000, 4000, 8000, 8000])
-    assert.equal(backoffMs(1, DEFAULT_RETRY_POLICY, () => 0.999_999), 750)
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5].map((n) => backoffMs(n, DEFAULT_RETRY_POLICY, none)),
+      [500, 1000, 2000, 4000, 8000, 8000],
+    )
+    assert.equal(
+      backoffMs(1, DEFAULT_RETRY_POLICY, () => 0.999_999),
+      750,
+    )
   })
 
   it('408, 409, 429 and 5xx are retried; other 4xx are not', () => {

@@ -62,7 +62,10 @@ export async function setUpAi(t: TestContext, dialect: TestDialect, edit: Config
   const h = await harness(t, dialect, { SITEGRID_AI_CONFIG_FILE: file, CLOUD_AI_KEY: CLOUD_KEY, ...env })
   const { org, key: ownerKey } = await h.orgWithKey('owner')
   const { plaintext: key } = await h.mintKey(org, 'member')
-  const usageRows = async (of = org) => h.handle.db.selectFrom('ai_usage').selectAll().where('org_id', '=', of.id).orderBy('at').orderBy('id').execute() as unknown as Promise<Array<Record<string, unknown>>>
+  const usageRows = async (of = org) =>
+    h.handle.db.selectFrom('ai_usage').selectAll().where('org_id', '=', of.id).orderBy('at').orderBy('id').execute() as unknown as Promise<
+      Array<Record<string, unknown>>
+    >
   const settledRows = async (of = org) => {
     for (let waited = 0; ; waited += 20) {
       const rows = await usageRows(of)
@@ -71,8 +74,16 @@ export async function setUpAi(t: TestContext, dialect: TestDialect, edit: Config
     }
   }
   return {
-    h, box, cloud, org, key, ownerKey, usageRows, settledRows,
-    ask: (payload, credential = { org, apiKey: key }) => h.inject(credential, { method: 'POST', url: '/api/ai/complete', payload: payload as Record<string, unknown> }),
+    h,
+    box,
+    cloud,
+    org,
+    key,
+    ownerKey,
+    usageRows,
+    settledRows,
+    ask: (payload, credential = { org, apiKey: key }) =>
+      h.inject(credential, { method: 'POST', url: '/api/ai/complete', payload: payload as Record<string, unknown> }),
   }
 }
 
@@ -83,10 +94,16 @@ export interface SseEvent {
 
 /** Splits a text/event-stream body into its events (each `data` is one JSON line). */
 export function parseSse(body: string): SseEvent[] {
-  return body.split('\n\n').filter((block) => block.trim() !== '').map((block) => {
-    const lines = block.split('\n')
-    const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message'
-    const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
-    return { event, data: JSON.parse(data) as Record<string, unknown> }
-  })
+  return body
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const lines = block.split('\n')
+      const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message'
+      const data = lines
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n')
+      return { event, data: JSON.parse(data) as Record<string, unknown> }
+    })
 }

@@ -18,74 +18,96 @@ function beforeProblem(reply: FastifyReply, log: FastifyBaseLogger, error: unkno
   }
   if (isAiError(error) && error.cause !== undefined) {
     const cause = error.cause
-    log.debug({
-      code: error.code, provider: 'provider' in error ? error.provider : undefined,
-      cause: cause instanceof HttpFailure ? { status: cause.status, body: cause.body } : String(cause),
-    }, 'AI provider call failed')
+    log.debug(
+      {
+        code: error.code,
+        provider: 'provider' in error ? error.provider : undefined,
+        cause: cause instanceof HttpFailure ? { status: cause.status, body: cause.body } : String(cause),
+      },
+      'AI provider call failed',
+    )
   }
 }
 
 export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app, { ai }) => {
-  app.post('/complete', {
-    // A stream is written as it arrives and cannot be replayed, so a key with `stream: true` is refused.
-    config: { policy: 'member', idempotent: { refuse: (body) => ((body as { stream?: unknown } | undefined)?.stream === true ? 'cannot be used with `stream: true` (a stream cannot be replayed)' : undefined) } },
-    schema: {
-      tags: ['AI'], summary: 'Ask a language model',
-      description: docs.askLanguageModel,
-      body: CompleteBody,
-      response: {
-        200: {
-          description: 'The completion; with `stream: true`, the events of the stream (see above).',
-          content: {
-            'application/json': { schema: CompletionSchema },
-            'text/event-stream': { schema: Type.String({ description: '`event: delta`… then `event: done` or `event: error`, each with a JSON `data:` line.' }) },
-          },
+  app.post(
+    '/complete',
+    {
+      // A stream is written as it arrives and cannot be replayed, so a key with `stream: true` is refused.
+      config: {
+        policy: 'member',
+        idempotent: {
+          refuse: (body) =>
+            (body as { stream?: unknown } | undefined)?.stream === true ? 'cannot be used with `stream: true` (a stream cannot be replayed)' : undefined,
         },
-        ...problemResponses(400, 401, 403, 404, 413, 415, 429, 502, 503, 504),
+      },
+      schema: {
+        tags: ['AI'],
+        summary: 'Ask a language model',
+        description: docs.askLanguageModel,
+        body: CompleteBody,
+        response: {
+          200: {
+            description: 'The completion; with `stream: true`, the events of the stream (see above).',
+            content: {
+              'application/json': { schema: CompletionSchema },
+              'text/event-stream': {
+                schema: Type.String({ description: '`event: delta`… then `event: done` or `event: error`, each with a JSON `data:` line.' }),
+              },
+            },
+          },
+          ...problemResponses(400, 401, 403, 404, 413, 415, 429, 502, 503, 504),
+        },
       },
     },
-  }, async (request, reply) => {
-    const orgId = request.principal.orgId
-    try {
-      const ticket = await ai.admit(orgId, actorOf(request.principal), request.body)
-      const signal = clientGoneSignal(reply.raw)
-      reply.header('cache-control', 'no-store')
-      if (request.body.stream !== true) {
+    async (request, reply) => {
+      const orgId = request.principal.orgId
+      try {
+        const ticket = await ai.admit(orgId, actorOf(request.principal), request.body)
+        const signal = clientGoneSignal(reply.raw)
+        reply.header('cache-control', 'no-store')
+        if (request.body.stream !== true) {
+          try {
+            return await ai.complete(orgId, ticket, signal)
+          } catch (error) {
+            // Nobody is left to answer; a DomainError keeps the client's departure out of the error log.
+            if (signal.aborted) throw new AiClientGone()
+            throw error
+          }
+        }
+        let result
         try {
-          return await ai.complete(orgId, ticket, signal)
+          result = await sendSseStream(reply.raw, ai.stream(ticket, signal), {
+            onStart: () => reply.hijack(),
+            doneData: (done, completionChars) => ai.doneData(ticket, done, completionChars),
+          })
         } catch (error) {
-          // Nobody is left to answer; a DomainError keeps the client's departure out of the error log.
-          if (signal.aborted) throw new AiClientGone()
+          await ai.recordFailure(orgId, ticket, error, false)
           throw error
         }
-      }
-      let result
-      try {
-        result = await sendSseStream(reply.raw, ai.stream(ticket, signal), {
-          onStart: () => reply.hijack(),
-          doneData: (done, completionChars) => ai.doneData(ticket, done, completionChars),
-        })
+        if (result.error !== undefined) beforeProblem(reply, request.log, result.error)
+        // The answer has been sent (hijacked): a failure to record it can only be logged.
+        await ai.recordStream(orgId, ticket, result).catch((err: unknown) => request.log.error({ err }, 'AI usage of a stream could not be recorded'))
+        return reply
       } catch (error) {
-        await ai.recordFailure(orgId, ticket, error, false)
+        if (error instanceof DomainError) beforeProblem(reply, request.log, error)
         throw error
       }
-      if (result.error !== undefined) beforeProblem(reply, request.log, result.error)
-      // The answer has been sent (hijacked): a failure to record it can only be logged.
-      await ai.recordStream(orgId, ticket, result).catch((err: unknown) => request.log.error({ err }, 'AI usage of a stream could not be recorded'))
-      return reply
-    } catch (error) {
-      if (error instanceof DomainError) beforeProblem(reply, request.log, error)
-      throw error
-    }
-  })
-
-  app.get('/usage', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: ['AI'], summary: 'Read the organisation\'s AI usage',
-      description: docs.readAiUsage,
-      querystring: UsageQuery,
-      response: { 200: UsageReportSchema, ...problemResponses(400, 401, 403, 429) },
     },
-  }, async (request) => ai.usage(request.principal.orgId, request.query))
+  )
+
+  app.get(
+    '/usage',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: ['AI'],
+        summary: "Read the organisation's AI usage",
+        description: docs.readAiUsage,
+        querystring: UsageQuery,
+        response: { 200: UsageReportSchema, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => ai.usage(request.principal.orgId, request.query),
+  )
 }

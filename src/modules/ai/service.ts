@@ -64,17 +64,23 @@ export function createAiService(deps: { config: Config; handle: DatabaseHandle; 
   const aiConfig: AiConfig | undefined = loadAiConfig(deps.config)
   // Every provider call goes through the SSRF guard: internal addresses (literal or as DNS answers, pinned for the
   // connect) are refused unless the provider says `allowPrivateNetwork`.
-  const guarded = (p: AiProviderConfig) => createGuardedFetch({
-    allowPrivateNetwork: p.allowPrivateNetwork === true,
-    onRefused: (error) => deps.log.warn?.({ provider: p.name, host: error.host, address: error.address }, 'AI provider call refused: internal address'),
-  })
+  const guarded = (p: AiProviderConfig) =>
+    createGuardedFetch({
+      allowPrivateNetwork: p.allowPrivateNetwork === true,
+      onRefused: (error) => deps.log.warn?.({ provider: p.name, host: error.host, address: error.address }, 'AI provider call refused: internal address'),
+    })
   const providers = new Map((aiConfig?.providers ?? []).map((p) => [p.name, createOpenAiProvider(p, { log: deps.log, fetch: guarded(p) })]))
 
   async function settle(orgId: OrgId, ticket: AiTicket, outcome: { status: 'ok' | 'failed' | 'cancelled'; model?: string; usage: Usage; errorCode?: string }) {
     await finishUsage(db, orgId, ticket.usageId, {
-      status: outcome.status, model: outcome.model ?? ticket.request.model,
-      prompt_tokens: outcome.usage.promptTokens, completion_tokens: outcome.usage.completionTokens, total_tokens: outcome.usage.totalTokens,
-      is_estimated: outcome.usage.isEstimated ? 1 : 0, error_code: outcome.errorCode ?? null, finished_at: clock.now(),
+      status: outcome.status,
+      model: outcome.model ?? ticket.request.model,
+      prompt_tokens: outcome.usage.promptTokens,
+      completion_tokens: outcome.usage.completionTokens,
+      total_tokens: outcome.usage.totalTokens,
+      is_estimated: outcome.usage.isEstimated ? 1 : 0,
+      error_code: outcome.errorCode ?? null,
+      finished_at: clock.now(),
     })
   }
 
@@ -86,8 +92,13 @@ export function createAiService(deps: { config: Config; handle: DatabaseHandle; 
 
   function toCompletion(ticket: AiTicket, answer: { text: string; model: string; finishReason: string }, usage: Usage): Completion {
     return {
-      text: answer.text, model: answer.model, tier: ticket.tier.name, finishReason: answer.finishReason,
-      usage, redactions: ticket.redactions, grounding: ticket.grounding,
+      text: answer.text,
+      model: answer.model,
+      tier: ticket.tier.name,
+      finishReason: answer.finishReason,
+      usage,
+      redactions: ticket.redactions,
+      grounding: ticket.grounding,
     }
   }
 
@@ -116,10 +127,25 @@ export function createAiService(deps: { config: Config; handle: DatabaseHandle; 
       const now = clock.now()
       const usageId = newId('aiu', now)
       await admitRequest(db, handle.dialect, orgId, target.tier, {
-        org_id: orgId, id: usageId, at: now, day: utcDay(now), tier: target.tier.name, provider: target.provider.name,
-        model: target.model, actor_kind: actor.kind, actor_id: actor.subject, status: 'pending', is_stream: input.stream === true ? 1 : 0,
-        prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, is_estimated: 0, redactions: redactions.total,
-        site_code: input.siteId ?? null, error_code: null, finished_at: null,
+        org_id: orgId,
+        id: usageId,
+        at: now,
+        day: utcDay(now),
+        tier: target.tier.name,
+        provider: target.provider.name,
+        model: target.model,
+        actor_kind: actor.kind,
+        actor_id: actor.subject,
+        status: 'pending',
+        is_stream: input.stream === true ? 1 : 0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        total_tokens: 0,
+        is_estimated: 0,
+        redactions: redactions.total,
+        site_code: input.siteId ?? null,
+        error_code: null,
+        finished_at: null,
       })
       return { usageId, tier: target.tier, provider, request: prepared.request, redactions, grounding: site?.grounding ?? null }
     },
@@ -144,7 +170,11 @@ export function createAiService(deps: { config: Config; handle: DatabaseHandle; 
 
     /** The data of the SSE `done` event: the same fields as a non-streamed answer, without the text. */
     doneData(ticket: AiTicket, done: DoneEvent, completionChars: number): Omit<Completion, 'text'> {
-      const { text: _text, ...rest } = toCompletion(ticket, { text: '', model: done.model, finishReason: done.finishReason }, usageOf(ticket, done.usage, completionChars))
+      const { text: _text, ...rest } = toCompletion(
+        ticket,
+        { text: '', model: done.model, finishReason: done.finishReason },
+        usageOf(ticket, done.usage, completionChars),
+      )
       return rest
     },
 
@@ -168,15 +198,24 @@ export function createAiService(deps: { config: Config; handle: DatabaseHandle; 
       if (fromMs > toMs) throw invalidField('/from', 'must not be after `to`', 'query')
       if ((toMs - fromMs) / DAY_MS >= MAX_REPORT_DAYS) throw invalidField('/from', `must be at most ${MAX_REPORT_DAYS} days before \`to\``, 'query')
       const rows = await summariseUsageByDay(db, orgId, from, to)
-      const tiers = await Promise.all((aiConfig?.tiers ?? []).map(async (tier) => {
-        const load = await readTierLoad(db, orgId, tier.name, now)
-        return { tier: tier.name, requestsPerMinute: tier.requestsPerMinute, tokensPerDay: tier.tokensPerDay, ...load }
-      }))
+      const tiers = await Promise.all(
+        (aiConfig?.tiers ?? []).map(async (tier) => {
+          const load = await readTierLoad(db, orgId, tier.name, now)
+          return { tier: tier.name, requestsPerMinute: tier.requestsPerMinute, tokensPerDay: tier.tokensPerDay, ...load }
+        }),
+      )
       return {
-        from, to, tiers,
+        from,
+        to,
+        tiers,
         days: rows.map((r) => ({
-          day: r.day, tier: r.tier, requests: Number(r.requests), failedRequests: Number(r.failed),
-          promptTokens: Number(r.prompt_tokens), completionTokens: Number(r.completion_tokens), totalTokens: Number(r.total_tokens),
+          day: r.day,
+          tier: r.tier,
+          requests: Number(r.requests),
+          failedRequests: Number(r.failed),
+          promptTokens: Number(r.prompt_tokens),
+          completionTokens: Number(r.completion_tokens),
+          totalTokens: Number(r.total_tokens),
         })),
       }
     },

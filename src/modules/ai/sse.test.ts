@@ -13,15 +13,24 @@ import type { SseStreamResult } from './sse.ts'
 
 const REQUEST: ChatRequest = { model: 'llama-3.1-8b', messages: [{ role: 'user', content: 'Explain trip on M-101' }], maxTokens: 64 }
 
-interface ParsedEvent { event: string; data: unknown }
+interface ParsedEvent {
+  event: string
+  data: unknown
+}
 
 function parseEvents(text: string): ParsedEvent[] {
-  return text.split('\n\n').filter((block) => block.trim() !== '').map((block) => {
-    const lines = block.split('\n')
-    const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? ''
-    const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
-    return { event, data: JSON.parse(data) as unknown }
-  })
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const lines = block.split('\n')
+      const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? ''
+      const data = lines
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n')
+      return { event, data: JSON.parse(data) as unknown }
+    })
 }
 
 /** A stand-in for the route: streams the provider to the client, answers a pre-stream failure as a problem. */
@@ -58,7 +67,10 @@ describe('ai server-sent events', () => {
     assert.deepEqual(parseEvents(await res.text()), [
       { event: 'delta', data: { text: 'Overload ' } },
       { event: 'delta', data: { text: 'relay.' } },
-      { event: 'done', data: { id: 'chatcmpl-fake-1', model: 'llama-3.1-8b', finishReason: 'stop', usage: { promptTokens: 9, completionTokens: 2, totalTokens: 11 } } },
+      {
+        event: 'done',
+        data: { id: 'chatcmpl-fake-1', model: 'llama-3.1-8b', finishReason: 'stop', usage: { promptTokens: 9, completionTokens: 2, totalTokens: 11 } },
+      },
     ])
   })
 
@@ -75,7 +87,10 @@ describe('ai server-sent events', () => {
     const { fake, url, results } = await startRoute(t)
     fake.enqueue({ kind: 'reset', afterChunks: 2 })
     const events = parseEvents(await (await fetch(url)).text())
-    assert.deepEqual(events.map((e) => e.event), ['delta', 'delta', 'error'])
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['delta', 'delta', 'error'],
+    )
     assert.deepEqual(events[2]?.data, { code: 'AiProviderUnavailable', status: 503, message: 'The AI provider is unavailable. Try again later.' })
     const result = await results[0]
     assert.ok(isAiError(result?.error), 'the error is handed back for the route to log')

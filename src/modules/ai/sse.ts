@@ -86,9 +86,7 @@ export interface SseStreamOptions {
  * a normal problem response: that error is rethrown (unless the client has already gone). `onStart` runs just
  * before the headers (Fastify: `reply.hijack()`).
  */
-export async function sendSseStream(
-  res: ServerResponse, events: AsyncIterable<ChatStreamEvent>, options: SseStreamOptions = {},
-): Promise<SseStreamResult> {
+export async function sendSseStream(res: ServerResponse, events: AsyncIterable<ChatStreamEvent>, options: SseStreamOptions = {}): Promise<SseStreamResult> {
   const iterator = events[Symbol.asyncIterator]()
   let next: IteratorResult<ChatStreamEvent>
   try {

@@ -5,7 +5,10 @@ export function insertUsage(db: Db, row: AiUsageTable) {
   return db.insertInto('ai_usage').values(row).execute()
 }
 
-export type UsageOutcome = Pick<AiUsageTable, 'status' | 'model' | 'prompt_tokens' | 'completion_tokens' | 'total_tokens' | 'is_estimated' | 'error_code' | 'finished_at'>
+export type UsageOutcome = Pick<
+  AiUsageTable,
+  'status' | 'model' | 'prompt_tokens' | 'completion_tokens' | 'total_tokens' | 'is_estimated' | 'error_code' | 'finished_at'
+>
 
 export function finishUsage(db: Db, orgId: OrgId, id: string, outcome: UsageOutcome) {
   return db.updateTable('ai_usage').set(outcome).where('org_id', '=', orgId).where('id', '=', id).execute()
@@ -13,34 +16,45 @@ export function finishUsage(db: Db, orgId: OrgId, id: string, outcome: UsageOutc
 
 /** Requests of the tier since `since` (exclusive), in flight included, with the oldest one's time. */
 export async function countRecentRequests(db: Db, orgId: OrgId, tier: string, since: number) {
-  const row = await db.selectFrom('ai_usage')
+  const row = await db
+    .selectFrom('ai_usage')
     .select((eb) => [eb.fn.countAll<number>().as('requests'), eb.fn.min<number | null>('at').as('oldest')])
-    .where('org_id', '=', orgId).where('tier', '=', tier).where('at', '>', since)
+    .where('org_id', '=', orgId)
+    .where('tier', '=', tier)
+    .where('at', '>', since)
     .executeTakeFirstOrThrow()
   return { requests: Number(row.requests), oldest: row.oldest === null ? undefined : Number(row.oldest) }
 }
 
 export async function sumDayTokens(db: Db, orgId: OrgId, tier: string, day: string): Promise<number> {
-  const row = await db.selectFrom('ai_usage')
+  const row = await db
+    .selectFrom('ai_usage')
     .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('total_tokens'), eb.lit(0)).as('tokens'))
-    .where('org_id', '=', orgId).where('day', '=', day).where('tier', '=', tier)
+    .where('org_id', '=', orgId)
+    .where('day', '=', day)
+    .where('tier', '=', tier)
     .executeTakeFirstOrThrow()
   return Number(row.tokens)
 }
 
 /** Per day and tier, oldest day first, for `from` <= day <= `to` (ISO dates compare as text). */
 export function summariseUsageByDay(db: Db, orgId: OrgId, from: string, to: string) {
-  return db.selectFrom('ai_usage')
+  return db
+    .selectFrom('ai_usage')
     .select((eb) => [
-      'day', 'tier',
+      'day',
+      'tier',
       eb.fn.countAll<number>().as('requests'),
       eb.fn.sum<number>(eb.case().when('status', '=', 'failed').then(1).else(0).end()).as('failed'),
       eb.fn.sum<number>('prompt_tokens').as('prompt_tokens'),
       eb.fn.sum<number>('completion_tokens').as('completion_tokens'),
       eb.fn.sum<number>('total_tokens').as('total_tokens'),
     ])
-    .where('org_id', '=', orgId).where('day', '>=', from).where('day', '<=', to)
+    .where('org_id', '=', orgId)
+    .where('day', '>=', from)
+    .where('day', '<=', to)
     .groupBy(['day', 'tier'])
-    .orderBy('day').orderBy('tier')
+    .orderBy('day')
+    .orderBy('tier')
     .execute()
 }

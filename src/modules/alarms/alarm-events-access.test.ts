@@ -8,8 +8,13 @@ for (const dialect of testDialects()) {
   describe(`${dialect}: alarm events — races, access and site delete`, () => {
     it('concurrent batches activating the same instance and condition open exactly one alarm', async (t) => {
       const { member, ev, rows, t0 } = await setup(t, dialect)
-      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => member('POST', '/api/sites/S1/alarms/events', { events: [ev('P1', 'RACE', 'active', t0 + i)] })))
-      assert.ok(answers.every((a) => a.statusCode === 200), answers.map((a) => a.body).join('\n'))
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => member('POST', '/api/sites/S1/alarms/events', { events: [ev('P1', 'RACE', 'active', t0 + i)] })),
+      )
+      assert.ok(
+        answers.every((a) => a.statusCode === 200),
+        answers.map((a) => a.body).join('\n'),
+      )
       assert.equal(new Set(answers.map((a) => a.json().results[0].alarmId)).size, 1)
       assert.equal(await rows('alarms'), 1)
     })
@@ -18,20 +23,36 @@ for (const dialect of testDialects()) {
       const { h, org, ev, post, t0 } = await setup(t, dialect)
       const id = (await post([ev('P1', 'U', 'active', t0)])).results[0]!.alarmId!
       const row = await h.handle.db.selectFrom('alarms').selectAll().where('org_id', '=', org.id).where('id', '=', id).executeTakeFirstOrThrow()
-      await assert.rejects(h.handle.db.insertInto('alarms').values({ ...row, id: 'alm_second' }).execute())
-      await h.handle.db.insertInto('alarms').values({ ...row, id: 'alm_closed', active_key: null }).execute()
-      await h.handle.db.insertInto('alarms').values({ ...row, id: 'alm_closed2', active_key: null }).execute()
+      await assert.rejects(
+        h.handle.db
+          .insertInto('alarms')
+          .values({ ...row, id: 'alm_second' })
+          .execute(),
+      )
+      await h.handle.db
+        .insertInto('alarms')
+        .values({ ...row, id: 'alm_closed', active_key: null })
+        .execute()
+      await h.handle.db
+        .insertInto('alarms')
+        .values({ ...row, id: 'alm_closed2', active_key: null })
+        .execute()
     })
 
     it('only API keys post events; members read and acknowledge; another organisation gets the uniform 404', async (t) => {
       const { h, org, ev, post, member, rows, t0 } = await setup(t, dialect)
       const id = (await post([ev('P1', 'A', 'active', t0)])).results[0]!.alarmId!
       const other = await h.orgWithKey('owner')
-      const theirs = (method: Method, url: string, payload?: unknown) => h.inject({ org: other.org, apiKey: other.key }, { method, url, payload: payload as object })
+      const theirs = (method: Method, url: string, payload?: unknown) =>
+        h.inject({ org: other.org, apiKey: other.key }, { method, url, payload: payload as object })
       await theirs('POST', '/api/sites', { code: 'S1', name: 'theirs' })
       const missing = await member('GET', '/api/sites/NOPE/alarms')
       assert.equal(missing.statusCode, 404)
-      for (const [method, url, body] of [['GET', `/api/sites/S1/alarms/${id}`], ['POST', `/api/sites/S1/alarms/${id}/acknowledge`, {}], ['POST', `/api/sites/S1/alarms/${id}/out-of-service`, { comment: 'c' }]] as const) {
+      for (const [method, url, body] of [
+        ['GET', `/api/sites/S1/alarms/${id}`],
+        ['POST', `/api/sites/S1/alarms/${id}/acknowledge`, {}],
+        ['POST', `/api/sites/S1/alarms/${id}/out-of-service`, { comment: 'c' }],
+      ] as const) {
         const res = await theirs(method, url, body)
         assert.equal(res.statusCode, 404, url)
         assert.equal(res.json().detail, missing.json().detail)

@@ -10,8 +10,16 @@ const iso = (ms: number) => new Date(ms).toISOString()
 async function windows(t: TestContext, dialect: TestDialect) {
   const s = await setup(t, dialect)
   const effects = async (events: Ev[]) => {
-    const rows = await s.h.handle.db.selectFrom('alarm_events').select(['event_id', 'effect'])
-      .where('org_id', '=', s.org.id).where('event_id', 'in', events.map((e) => e.eventId)).execute()
+    const rows = await s.h.handle.db
+      .selectFrom('alarm_events')
+      .select(['event_id', 'effect'])
+      .where('org_id', '=', s.org.id)
+      .where(
+        'event_id',
+        'in',
+        events.map((e) => e.eventId),
+      )
+      .execute()
     const byId = new Map(rows.map((r) => [r.event_id, r.effect]))
     return events.map((e) => byId.get(e.eventId))
   }
@@ -39,7 +47,13 @@ for (const dialect of testDialects()) {
       assert.deepEqual([expired.state, expired.history.at(-1)!.action], ['returned_unacknowledged', 'shelve_expired'])
       const late = [ev('P1', 'VIB', 'active', start + 2 * MIN), ev('P1', 'VIB', 'normal', start + 3 * MIN)]
       const batch = await post(late)
-      assert.deepEqual(batch.results.map((r) => [r.status, r.alarmId]), [['accepted', id], ['accepted', id]])
+      assert.deepEqual(
+        batch.results.map((r) => [r.status, r.alarmId]),
+        [
+          ['accepted', id],
+          ['accepted', id],
+        ],
+      )
       assert.deepEqual(await effects(late), ['suppressed', 'returned'])
       assert.deepEqual(await load(start - MIN, h.clock.now()), [0, 1], 'the activation while shelved is not annunciated')
       assert.equal((await read(id)).state, 'returned_unacknowledged')

@@ -22,9 +22,17 @@ for (const dialect of testDialects()) {
       assert.equal((await admin('POST', `/api/sites/S1/alarms/${id}/shelve`, { comment: 'again', until })).statusCode, 409)
       const back = await admin('POST', `/api/sites/S1/alarms/${id}/unshelve`, { comment: 'fixed' })
       assert.equal(back.json().state, 'active_unacknowledged')
-      assert.deepEqual(back.json().history.slice(-3).map((x: { action: string; toState: string; comment: string | null }) => [x.action, x.toState, x.comment]), [
-        ['shelved', 'shelved', 'sensor drift'], ['activated', 'shelved', null], ['unshelved', 'active_unacknowledged', 'fixed'],
-      ])
+      assert.deepEqual(
+        back
+          .json()
+          .history.slice(-3)
+          .map((x: { action: string; toState: string; comment: string | null }) => [x.action, x.toState, x.comment]),
+        [
+          ['shelved', 'shelved', 'sensor drift'],
+          ['activated', 'shelved', null],
+          ['unshelved', 'active_unacknowledged', 'fixed'],
+        ],
+      )
       assert.equal((await admin('POST', `/api/sites/S1/alarms/${id}/unshelve`, { comment: 'x' })).statusCode, 409)
     })
 

@@ -4,7 +4,10 @@ import { describe, it } from 'node:test'
 import { harness, testDialects, type TestDialect } from '../../../test/harness.ts'
 import { addInstances, MIN, type Call } from './test-helpers.ts'
 
-interface Page { items: Array<{ alarmId: string; instanceId: string; state: string; priority: string; changedAt: string }>; nextCursor: string | null }
+interface Page {
+  items: Array<{ alarmId: string; instanceId: string; state: string; priority: string; changedAt: string }>
+  nextCursor: string | null
+}
 
 const INSTANCES = ['P1', 'P2', 'P3']
 
@@ -16,8 +19,14 @@ async function setup(t: TestContext, dialect: TestDialect) {
   await addInstances(as, 'S1', INSTANCES)
   let n = 0
   const t0 = Math.floor(h.clock.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000
-  const ev = (instanceId: string, condition: string, state: 'active' | 'normal', at: number, priority = 'high') =>
-    ({ eventId: `e${n++}`, instanceId, condition, priority, state, occurredAt: new Date(at).toISOString() })
+  const ev = (instanceId: string, condition: string, state: 'active' | 'normal', at: number, priority = 'high') => ({
+    eventId: `e${n++}`,
+    instanceId,
+    condition,
+    priority,
+    state,
+    occurredAt: new Date(at).toISOString(),
+  })
   const post = async (events: ReturnType<typeof ev>[]) => {
     const res = await as('POST', '/api/sites/S1/alarms/events', { events })
     assert.equal(res.statusCode, 200, res.body)
@@ -37,12 +46,18 @@ for (const dialect of testDialects()) {
       const { h, as, ev, post, page, t0 } = await setup(t, dialect)
       const ids: string[] = []
       for (let i = 0; i < 3; i++) {
-        ids.push(...await post([ev('P1', `C${i}`, 'active', t0 + i)]))
+        ids.push(...(await post([ev('P1', `C${i}`, 'active', t0 + i)])))
         h.clock.advance(1000)
       }
-      assert.deepEqual((await page('')).items.map((a) => a.alarmId), [ids[2], ids[1], ids[0]])
+      assert.deepEqual(
+        (await page('')).items.map((a) => a.alarmId),
+        [ids[2], ids[1], ids[0]],
+      )
       await as('POST', `/api/sites/S1/alarms/${ids[0]}/acknowledge`, {})
-      assert.deepEqual((await page('')).items.map((a) => a.alarmId), [ids[0], ids[2], ids[1]])
+      assert.deepEqual(
+        (await page('')).items.map((a) => a.alarmId),
+        [ids[0], ids[2], ids[1]],
+      )
     })
 
     it('limit: default 100, 1 to 1000; 0, negative or 1001 is a 400 naming the bound', async (t) => {
@@ -55,7 +70,11 @@ for (const dialect of testDialects()) {
       const all = await page('?limit=1000')
       assert.equal(all.items.length, 101)
       assert.equal(all.nextCursor, null)
-      for (const [limit, bound] of [['0', '1'], ['-5', '1'], ['1001', '1000']] as const) {
+      for (const [limit, bound] of [
+        ['0', '1'],
+        ['-5', '1'],
+        ['1001', '1000'],
+      ] as const) {
         const res = await as('GET', `/api/sites/S1/alarms?limit=${limit}`)
         assert.equal(res.statusCode, 400, limit)
         assert.equal(res.json().errors[0].pointer, '/limit')
@@ -81,7 +100,7 @@ for (const dialect of testDialects()) {
       const { h, ev, post, page, t0 } = await setup(t, dialect)
       const original: string[] = []
       for (let i = 0; i < 30; i++) {
-        original.push(...await post([ev(INSTANCES[i % 3]!, `O${i}`, 'active', t0 + i)]))
+        original.push(...(await post([ev(INSTANCES[i % 3]!, `O${i}`, 'active', t0 + i)])))
         if (i % 4 === 0) h.clock.advance(1) // several alarms share a changedAt: the id breaks ties
       }
       const seen: string[] = []
@@ -102,7 +121,7 @@ for (const dialect of testDialects()) {
       for (const id of original) assert.ok(seen.includes(id), `alarm ${id} skipped`)
     })
 
-    it('GET one alarm answers it with its history; another site\'s alarm is the uniform 404', async (t) => {
+    it("GET one alarm answers it with its history; another site's alarm is the uniform 404", async (t) => {
       const { as, ev, post, t0 } = await setup(t, dialect)
       const [id] = await post([ev('P1', 'A', 'active', t0)])
       assert.equal((await as('POST', '/api/sites', { code: 'S2', name: 'Site 2' })).statusCode, 201)
@@ -126,7 +145,10 @@ for (const dialect of testDialects()) {
       const res = await as('GET', `/api/sites/S1/alarms/load?${q}`)
       assert.equal(res.statusCode, 200, res.body)
       const load = res.json()
-      assert.deepEqual([load.activations, load.suppressedActivations, load.intervals, load.averagePer10MinPerPosition, load.peakPer10MinPerPosition], [14, 0, 6, 2.333, 11])
+      assert.deepEqual(
+        [load.activations, load.suppressedActivations, load.intervals, load.averagePer10MinPerPosition, load.peakPer10MinPerPosition],
+        [14, 0, 6, 2.333, 11],
+      )
       const whole = (await as('GET', `/api/sites/S1/alarms/load?from=${new Date(t0).toISOString()}&to=${new Date(t0 + 5 * 60 * MIN).toISOString()}`)).json()
       assert.deepEqual([whole.activations, whole.suppressedActivations, whole.byPriority.high], [14, 1, 3], 'the activation while shelved is counted apart')
       assert.equal(load.floods.length, 1)
@@ -141,7 +163,11 @@ for (const dialect of testDialects()) {
     it('the load period must be forward and at most 31 days', async (t) => {
       const { as, t0 } = await setup(t, dialect)
       const iso = (ms: number) => new Date(ms).toISOString()
-      for (const [from, to] of [[t0, t0], [t0, t0 - 1], [t0, t0 + 31 * 86_400_000 + 1]]) {
+      for (const [from, to] of [
+        [t0, t0],
+        [t0, t0 - 1],
+        [t0, t0 + 31 * 86_400_000 + 1],
+      ]) {
         const res = await as('GET', `/api/sites/S1/alarms/load?from=${iso(from!)}&to=${iso(to!)}`)
         assert.equal(res.statusCode, 400)
         assert.equal(res.json().errors[0].pointer, '/to')

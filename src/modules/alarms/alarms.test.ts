@@ -18,11 +18,14 @@ for (const dialect of testDialects()) {
       await post([ev('P1', 'HI_TEMP', 'normal', t0 + MIN)])
       const done = await read(id)
       assert.equal(done.state, 'normal')
-      assert.deepEqual(done.history.map((x) => [x.seq, x.action, x.fromState, x.toState]), [
-        [1, 'activated', 'normal', 'active_unacknowledged'],
-        [2, 'acknowledged', 'active_unacknowledged', 'active_acknowledged'],
-        [3, 'returned', 'active_acknowledged', 'normal'],
-      ])
+      assert.deepEqual(
+        done.history.map((x) => [x.seq, x.action, x.fromState, x.toState]),
+        [
+          [1, 'activated', 'normal', 'active_unacknowledged'],
+          [2, 'acknowledged', 'active_unacknowledged', 'active_acknowledged'],
+          [3, 'returned', 'active_acknowledged', 'normal'],
+        ],
+      )
       assert.equal(done.history[0]!.at, new Date(t0).toISOString())
       assert.equal(done.history[1]!.actorKind, 'apiKey')
       assert.equal(done.history[1]!.comment, 'seen')
@@ -60,7 +63,12 @@ for (const dialect of testDialects()) {
     it('members read and acknowledge but cannot shelve, unshelve, take out of or return to service (403)', async (t) => {
       const { h, member, ev, post, read, t0 } = await setup(t, dialect)
       const id = (await post([ev('P1', 'A', 'active', t0)])).results[0]!.alarmId!
-      for (const [path, body] of [['shelve', { comment: 'c', until: future(h, MIN) }], ['unshelve', { comment: 'c' }], ['out-of-service', { comment: 'c' }], ['return-to-service', { comment: 'c' }]] as const) {
+      for (const [path, body] of [
+        ['shelve', { comment: 'c', until: future(h, MIN) }],
+        ['unshelve', { comment: 'c' }],
+        ['out-of-service', { comment: 'c' }],
+        ['return-to-service', { comment: 'c' }],
+      ] as const) {
         const res = await member('POST', `/api/sites/S1/alarms/${id}/${path}`, body)
         assert.equal(res.statusCode, 403, path)
       }
@@ -75,9 +83,15 @@ for (const dialect of testDialects()) {
       const res = await member('POST', '/api/sites/S1/alarms/acknowledge', { alarmIds: [a, b, c, 'alm_NOPE'], comment: 'shift handover' })
       assert.equal(res.statusCode, 200)
       assert.equal(res.json().acknowledged, 2)
-      assert.deepEqual(res.json().results.map((x: { status: string; code?: string }) => [x.status, x.code]), [
-        ['acknowledged', undefined], ['acknowledged', undefined], ['refused', 'AlarmStateConflict'], ['refused', 'NotFound'],
-      ])
+      assert.deepEqual(
+        res.json().results.map((x: { status: string; code?: string }) => [x.status, x.code]),
+        [
+          ['acknowledged', undefined],
+          ['acknowledged', undefined],
+          ['refused', 'AlarmStateConflict'],
+          ['refused', 'NotFound'],
+        ],
+      )
       assert.equal((await read(a!)).state, 'active_acknowledged')
       assert.equal((await read(a!)).history[1]!.comment, 'shift handover')
     })

@@ -30,12 +30,12 @@ export const docs = {
   shelveAlarm:
     'Suppresses the alarm until `until` (after now, at most 7 days ahead); it then returns by itself to its process state (history: ' +
     '`shelve_expired` by `system`). A shelved or out-of-service alarm cannot be shelved (409). Comment required. ' +
-    'Recorded in the alarm\'s history and the audit trail.',
+    "Recorded in the alarm's history and the audit trail.",
   unshelveAlarm:
     'Back to its process state (an alarm that activated while shelved comes back unacknowledged). Only a shelved alarm (409 otherwise). Comment required. ' +
-    'Recorded in the alarm\'s history and the audit trail.',
+    "Recorded in the alarm's history and the audit trail.",
   takeOutOfService:
-    'For maintenance, with no expiry; replaces a shelve. Already out of service: 409. Comment required. Recorded in the alarm\'s history and the audit trail.',
+    "For maintenance, with no expiry; replaces a shelve. Already out of service: 409. Comment required. Recorded in the alarm's history and the audit trail.",
   returnToService:
-    'Back to its process state; only an out-of-service alarm (409 otherwise). Comment required. Recorded in the alarm\'s history and the audit trail.',
+    "Back to its process state; only an out-of-service alarm (409 otherwise). Comment required. Recorded in the alarm's history and the audit trail.",
 }

@@ -4,7 +4,16 @@ import { newId, type OrgId } from '../../ids.ts'
 import { activeKey, applyProcessEvent, effectiveState, isOpen } from './lifecycle.ts'
 import { StaleWrite } from './retry.ts'
 import type { AlarmEventInput } from './schemas.ts'
-import { findKnownEventIds, findOpenAlarms, findShelveWindowsEndingAfter, insertAlarmEvents, insertAlarmHistory, insertNewAlarms, updateAlarmsIfVersion, type ShelveWindow } from './store.ts'
+import {
+  findKnownEventIds,
+  findOpenAlarms,
+  findShelveWindowsEndingAfter,
+  insertAlarmEvents,
+  insertAlarmHistory,
+  insertNewAlarms,
+  updateAlarmsIfVersion,
+  type ShelveWindow,
+} from './store.ts'
 import { flagsOf } from './view.ts'
 
 export interface CheckedEvent {
@@ -39,18 +48,32 @@ interface Working {
  * chunk, one `UPDATE … FROM (VALUES …)` for the alarms read.
  * Throws StaleWrite, or a unique violation, when a concurrent writer won; the caller retries the transaction.
  */
-export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, actor: Actor, now: number, items: CheckedEvent[]): Promise<Map<number, Outcome>> {
+export async function applyEventBatch(
+  trx: Db,
+  orgId: OrgId,
+  siteCode: string,
+  actor: Actor,
+  now: number,
+  items: CheckedEvent[],
+): Promise<Map<number, Outcome>> {
   const outcomes = new Map<number, Outcome>()
-  const known = await findKnownEventIds(trx, orgId, siteCode, items.map((i) => i.event.eventId))
-  const fresh = items.filter((item) => {
-    if (!known.has(item.event.eventId)) return true
-    outcomes.set(item.index, { status: 'duplicate', alarmId: known.get(item.event.eventId) ?? null })
-    return false
-  }).sort((a, b) => a.occurredAt - b.occurredAt)
+  const known = await findKnownEventIds(
+    trx,
+    orgId,
+    siteCode,
+    items.map((i) => i.event.eventId),
+  )
+  const fresh = items
+    .filter((item) => {
+      if (!known.has(item.event.eventId)) return true
+      outcomes.set(item.index, { status: 'duplicate', alarmId: known.get(item.event.eventId) ?? null })
+      return false
+    })
+    .sort((a, b) => a.occurredAt - b.occurredAt)
 
   const windows = new Map<string, ShelveWindow[]>()
   if (fresh.length > 0) {
-    for (const w of await findShelveWindowsEndingAfter(trx, orgId, siteCode, fresh[0]!.occurredAt)) windows.set(w.tagKey, [...windows.get(w.tagKey) ?? [], w])
+    for (const w of await findShelveWindowsEndingAfter(trx, orgId, siteCode, fresh[0]!.occurredAt)) windows.set(w.tagKey, [...(windows.get(w.tagKey) ?? []), w])
   }
   const shelvedAt = (key: string, at: number) => windows.get(key)?.some((w) => w.startsAt <= at && at < w.endsAt) ?? false
 
@@ -65,8 +88,18 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
   const transition = (w: Working, item: CheckedEvent, action: string, from: string) => {
     w.row.version += 1
     history.push({
-      org_id: orgId, site_code: siteCode, alarm_id: w.row.id, seq: w.row.version, at: item.occurredAt, action,
-      from_state: from, to_state: w.row.state, actor_kind: actor.kind, actor_id: actor.subject, comment: null, event_id: item.event.eventId,
+      org_id: orgId,
+      site_code: siteCode,
+      alarm_id: w.row.id,
+      seq: w.row.version,
+      at: item.occurredAt,
+      action,
+      from_state: from,
+      to_state: w.row.state,
+      actor_kind: actor.kind,
+      actor_id: actor.subject,
+      comment: null,
+      event_id: item.event.eventId,
     })
   }
   // As operate.ts `expireShelvesIn`: back to the process state at the expiry time, by `system`; a normal alarm closes.
@@ -82,8 +115,18 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
     w.isDirty = true
     w.row.version += 1
     history.push({
-      org_id: orgId, site_code: siteCode, alarm_id: w.row.id, seq: w.row.version, at: until, action: 'shelve_expired',
-      from_state: from, to_state: w.row.state, actor_kind: 'system', actor_id: 'shelve-expiry', comment: null, event_id: null,
+      org_id: orgId,
+      site_code: siteCode,
+      alarm_id: w.row.id,
+      seq: w.row.version,
+      at: until,
+      action: 'shelve_expired',
+      from_state: from,
+      to_state: w.row.state,
+      actor_kind: 'system',
+      actor_id: 'shelve-expiry',
+      comment: null,
+      event_id: null,
     })
   }
 
@@ -108,7 +151,13 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
     } else if (w !== undefined && isNewer) {
       const row = w.row
       const flags = flagsOf(row)
-      Object.assign(row, { message: e.message ?? row.message, value: e.value ?? row.value, limit_value: e.limit ?? row.limit_value, last_event_at: item.occurredAt, changed_at: now })
+      Object.assign(row, {
+        message: e.message ?? row.message,
+        value: e.value ?? row.value,
+        limit_value: e.limit ?? row.limit_value,
+        last_event_at: item.occurredAt,
+        changed_at: now,
+      })
       w.isDirty = true
       if (e.state === 'active' && !flags.isActive) {
         const next = applyProcessEvent(flags, true)
@@ -131,9 +180,20 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
     const alarmId = w?.row.id ?? null
     outcomes.set(item.index, { status: 'accepted', alarmId })
     events.push({
-      org_id: orgId, site_code: siteCode, event_id: e.eventId, alarm_id: alarmId, instance_id: e.instanceId, condition: e.condition,
-      priority: e.priority, is_active: e.state === 'active' ? 1 : 0, occurred_at: item.occurredAt, received_at: now,
-      message: e.message ?? null, value: e.value ?? null, limit_value: e.limit ?? null, effect,
+      org_id: orgId,
+      site_code: siteCode,
+      event_id: e.eventId,
+      alarm_id: alarmId,
+      instance_id: e.instanceId,
+      condition: e.condition,
+      priority: e.priority,
+      is_active: e.state === 'active' ? 1 : 0,
+      occurred_at: item.occurredAt,
+      received_at: now,
+      message: e.message ?? null,
+      value: e.value ?? null,
+      limit_value: e.limit ?? null,
+      effect,
     })
   }
 
@@ -143,14 +203,16 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
   }
 
   // Updates first: an alarm closed by this batch frees its tag's slot before a new one of the same tag is inserted.
-  const writes = touched.filter((w) => w.readVersion !== null && w.isDirty).map((w) => {
-    // A value-only refresh still bumps the version, so a concurrent writer notices it.
-    w.row.version = Math.max(w.row.version, w.readVersion! + 1)
-    return { row: w.row, readVersion: w.readVersion! }
-  })
-  if (await updateAlarmsIfVersion(trx, orgId, siteCode, writes) !== writes.length) throw new StaleWrite()
+  const writes = touched
+    .filter((w) => w.readVersion !== null && w.isDirty)
+    .map((w) => {
+      // A value-only refresh still bumps the version, so a concurrent writer notices it.
+      w.row.version = Math.max(w.row.version, w.readVersion! + 1)
+      return { row: w.row, readVersion: w.readVersion! }
+    })
+  if ((await updateAlarmsIfVersion(trx, orgId, siteCode, writes)) !== writes.length) throw new StaleWrite()
   const raised = touched.filter((w) => w.readVersion === null).map((w) => w.row)
-  if (await insertNewAlarms(trx, raised) !== raised.length) throw new StaleWrite()
+  if ((await insertNewAlarms(trx, raised)) !== raised.length) throw new StaleWrite()
   await insertAlarmHistory(trx, history)
   await insertAlarmEvents(trx, events)
   return outcomes
@@ -159,9 +221,26 @@ export async function applyEventBatch(trx: Db, orgId: OrgId, siteCode: string, a
 function raise(orgId: OrgId, siteCode: string, key: string, item: CheckedEvent, now: number): AlarmsTable {
   const e = item.event
   return {
-    org_id: orgId, site_code: siteCode, id: newId('alm', now), instance_id: e.instanceId, condition: e.condition, priority: e.priority,
-    message: e.message ?? null, value: e.value ?? null, limit_value: e.limit ?? null,
-    state: 'active_unacknowledged', is_active: 1, is_acknowledged: 0, is_out_of_service: 0, shelved_until: null, active_key: key,
-    activation_count: 1, raised_at: item.occurredAt, last_event_at: item.occurredAt, changed_at: now, created_at: now, version: 0,
+    org_id: orgId,
+    site_code: siteCode,
+    id: newId('alm', now),
+    instance_id: e.instanceId,
+    condition: e.condition,
+    priority: e.priority,
+    message: e.message ?? null,
+    value: e.value ?? null,
+    limit_value: e.limit ?? null,
+    state: 'active_unacknowledged',
+    is_active: 1,
+    is_acknowledged: 0,
+    is_out_of_service: 0,
+    shelved_until: null,
+    active_key: key,
+    activation_count: 1,
+    raised_at: item.occurredAt,
+    last_event_at: item.occurredAt,
+    changed_at: now,
+    created_at: now,
+    version: 0,
   }
 }

@@ -61,12 +61,17 @@ export type OperatorAction = 'acknowledge' | 'shelve' | 'unshelve' | 'remove_fro
 /** The flags after an allowed operator action (`refusal` returned undefined). */
 export function applyOperatorAction(action: OperatorAction, f: LifecycleFlags, shelvedUntil?: number): LifecycleFlags {
   switch (action) {
-    case 'acknowledge': return { ...f, isAcknowledged: true }
-    case 'shelve': return { ...f, shelvedUntil: shelvedUntil ?? null }
-    case 'unshelve': return { ...f, shelvedUntil: null }
+    case 'acknowledge':
+      return { ...f, isAcknowledged: true }
+    case 'shelve':
+      return { ...f, shelvedUntil: shelvedUntil ?? null }
+    case 'unshelve':
+      return { ...f, shelvedUntil: null }
     // Out of service replaces a shelve: the alarm is then maintained, not merely set aside for a while.
-    case 'remove_from_service': return { ...f, isOutOfService: true, shelvedUntil: null }
-    case 'return_to_service': return { ...f, isOutOfService: false }
+    case 'remove_from_service':
+      return { ...f, isOutOfService: true, shelvedUntil: null }
+    case 'return_to_service':
+      return { ...f, isOutOfService: false }
   }
 }
 

@@ -12,7 +12,8 @@ const S = 1000
  */
 function stream(): ActivationRow[] {
   const rows: ActivationRow[] = []
-  const add = (instance_id: string, condition: string, priority: string, occurred_at: number, effect = 'activated') => rows.push({ instance_id, condition, priority, occurred_at, effect })
+  const add = (instance_id: string, condition: string, priority: string, occurred_at: number, effect = 'activated') =>
+    rows.push({ instance_id, condition, priority, occurred_at, effect })
   for (const s of [0, 20, 40]) add('P1', 'HI', 'high', T0 + s * S)
   for (let i = 1; i <= 11; i++) add('P2', `B${i}`, 'medium', T0 + 10 * MIN + i * S)
   for (let i = 1; i <= 11; i++) add('P2', `D${i}`, 'medium', T0 + 20 * MIN + i * S)
@@ -30,7 +31,9 @@ describe('alarm load (ISA-18.2 / EEMUA 191 figures)', () => {
     assert.equal(load.averagePer10MinPerPosition, 5)
     assert.equal(load.averagePerHourPerPosition, 30)
     assert.equal(load.peakPer10MinPerPosition, 11)
-    assert.deepEqual(load.floods, [{ start: new Date(T0 + 10 * MIN).toISOString(), end: new Date(T0 + 30 * MIN).toISOString(), activations: 22, peakPer10Min: 11 }])
+    assert.deepEqual(load.floods, [
+      { start: new Date(T0 + 10 * MIN).toISOString(), end: new Date(T0 + 30 * MIN).toISOString(), activations: 22, peakPer10Min: 11 },
+    ])
     assert.equal(load.percentTimeInFlood, 33.333)
     assert.deepEqual(load.byPriority, { critical: 5, high: 3, medium: 22, low: 0 })
   })
@@ -57,7 +60,13 @@ describe('alarm load (ISA-18.2 / EEMUA 191 figures)', () => {
   })
 
   it('a partial last interval counts for its real length in the time in flood', () => {
-    const rows = Array.from({ length: 11 }, (_, i) => ({ instance_id: 'P', condition: `C${i}`, priority: 'low', occurred_at: T0 + 10 * MIN + i * S, effect: 'activated' }))
+    const rows = Array.from({ length: 11 }, (_, i) => ({
+      instance_id: 'P',
+      condition: `C${i}`,
+      priority: 'low',
+      occurred_at: T0 + 10 * MIN + i * S,
+      effect: 'activated',
+    }))
     const load = computeAlarmLoad(rows, { from: T0, to: T0 + 15 * MIN, operatorPositions: 1 })
     assert.equal(load.intervals, 2)
     assert.equal(load.floods[0]!.end, new Date(T0 + 15 * MIN).toISOString())

@@ -63,23 +63,34 @@ export function computeAlarmLoad(rows: ActivationRow[], period: { from: number; 
   const tags = [...byTag.values()]
   const byCount = (a: { activations: number; instanceId: string; condition: string }, b: typeof a) =>
     b.activations - a.activations || a.instanceId.localeCompare(b.instanceId) || a.condition.localeCompare(b.condition)
-  const mostFrequent = tags.map((t) => ({ instanceId: t.instanceId, condition: t.condition, activations: t.times.length }))
-    .sort(byCount).slice(0, TOP)
+  const mostFrequent = tags
+    .map((t) => ({ instanceId: t.instanceId, condition: t.condition, activations: t.times.length }))
+    .sort(byCount)
+    .slice(0, TOP)
     .map((t) => ({ ...t, percentOfTotal: round((t.activations / total) * 100) }))
-  const chattering = tags.map((t) => ({ instanceId: t.instanceId, condition: t.condition, activations: t.times.length, maxInWindow: maxInWindow(t.times) }))
+  const chattering = tags
+    .map((t) => ({ instanceId: t.instanceId, condition: t.condition, activations: t.times.length, maxInWindow: maxInWindow(t.times) }))
     .filter((t) => t.maxInWindow >= CHATTER_THRESHOLD)
     .sort((a, b) => b.maxInWindow - a.maxInWindow || byCount(a, b))
 
   return {
-    from: iso(from), to: iso(to), operatorPositions: positions,
-    activations: total, suppressedActivations: rows.length - total, intervals,
+    from: iso(from),
+    to: iso(to),
+    operatorPositions: positions,
+    activations: total,
+    suppressedActivations: rows.length - total,
+    intervals,
     averagePer10MinPerPosition: round(total / intervals / positions),
     averagePerHourPerPosition: round(total / ((to - from) / 3_600_000) / positions),
     peakPer10MinPerPosition: round(Math.max(0, ...perInterval) / positions),
     floodThresholdPer10Min: FLOOD_THRESHOLD,
     percentTimeInFlood: round((floodedMs / (to - from)) * 100),
-    floods, byPriority: byPriority as AlarmLoad['byPriority'], mostFrequent,
-    chatterWindowSeconds: CHATTER_WINDOW_MS / 1000, chatterThreshold: CHATTER_THRESHOLD, chattering,
+    floods,
+    byPriority: byPriority as AlarmLoad['byPriority'],
+    mostFrequent,
+    chatterWindowSeconds: CHATTER_WINDOW_MS / 1000,
+    chatterThreshold: CHATTER_THRESHOLD,
+    chattering,
   }
 }
 

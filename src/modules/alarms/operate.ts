@@ -10,7 +10,11 @@ import { flagsOf } from './view.ts'
 
 /** History names of the operator actions. */
 const ACTION_NAMES: Record<OperatorAction, string> = {
-  acknowledge: 'acknowledged', shelve: 'shelved', unshelve: 'unshelved', remove_from_service: 'removed_from_service', return_to_service: 'returned_to_service',
+  acknowledge: 'acknowledged',
+  shelve: 'shelved',
+  unshelve: 'unshelved',
+  remove_from_service: 'removed_from_service',
+  return_to_service: 'returned_to_service',
 }
 
 export interface ActionInput {
@@ -32,8 +36,12 @@ export async function applyAction(trx: Db, orgId: OrgId, actor: Actor, row: Alar
   const next = applyOperatorAction(input.action, flags, input.shelvedUntil)
   const to = effectiveState(next)
   const changes = {
-    is_acknowledged: next.isAcknowledged ? 1 : 0, is_out_of_service: next.isOutOfService ? 1 : 0, shelved_until: next.shelvedUntil,
-    state: to, active_key: isOpen(next) ? activeKey(row.instance_id, row.condition) : null, changed_at: input.at,
+    is_acknowledged: next.isAcknowledged ? 1 : 0,
+    is_out_of_service: next.isOutOfService ? 1 : 0,
+    shelved_until: next.shelvedUntil,
+    state: to,
+    active_key: isOpen(next) ? activeKey(row.instance_id, row.condition) : null,
+    changed_at: input.at,
   }
   let written: boolean
   try {
@@ -50,10 +58,22 @@ export async function applyAction(trx: Db, orgId: OrgId, actor: Actor, row: Alar
   } else if (flags.shelvedUntil !== null && next.shelvedUntil === null) {
     await endShelveWindow(trx, orgId, row.site_code, row.id, input.at)
   }
-  await insertAlarmHistory(trx, [{
-    org_id: orgId, site_code: row.site_code, alarm_id: row.id, seq: row.version + 1, at: input.at, action: ACTION_NAMES[input.action],
-    from_state: row.state, to_state: to, actor_kind: actor.kind, actor_id: actor.subject, comment: input.comment, event_id: null,
-  }])
+  await insertAlarmHistory(trx, [
+    {
+      org_id: orgId,
+      site_code: row.site_code,
+      alarm_id: row.id,
+      seq: row.version + 1,
+      at: input.at,
+      action: ACTION_NAMES[input.action],
+      from_state: row.state,
+      to_state: to,
+      actor_kind: actor.kind,
+      actor_id: actor.subject,
+      comment: input.comment,
+      event_id: null,
+    },
+  ])
 }
 
 /**
@@ -69,9 +89,21 @@ export async function expireShelvesIn(trx: Db, orgId: OrgId, rows: AlarmsTable[]
     const to = effectiveState(next)
     const changes = { shelved_until: null, state: to, active_key: isOpen(next) ? row.active_key : null, changed_at: until }
     if (!(await updateAlarmIfVersion(trx, orgId, row.site_code, row.id, row.version, changes))) continue
-    await insertAlarmHistory(trx, [{
-      org_id: orgId, site_code: row.site_code, alarm_id: row.id, seq: row.version + 1, at: until, action: 'shelve_expired',
-      from_state: row.state, to_state: to, actor_kind: 'system', actor_id: 'shelve-expiry', comment: null, event_id: null,
-    }])
+    await insertAlarmHistory(trx, [
+      {
+        org_id: orgId,
+        site_code: row.site_code,
+        alarm_id: row.id,
+        seq: row.version + 1,
+        at: until,
+        action: 'shelve_expired',
+        from_state: row.state,
+        to_state: to,
+        actor_kind: 'system',
+        actor_id: 'shelve-expiry',
+        comment: null,
+        event_id: null,
+      },
+    ])
   }
 }

@@ -3,7 +3,9 @@ import { isUniqueViolation } from '../../db/constraint-errors.ts'
 
 /** Another writer changed the alarm between our read and our write (optimistic concurrency); retry from a fresh read. */
 export class StaleWrite extends Error {
-  constructor() { super('alarm changed concurrently') }
+  constructor() {
+    super('alarm changed concurrently')
+  }
 }
 
 /**
@@ -31,7 +33,7 @@ export async function retryOnRace<T>(attempt: () => Promise<T>, onRetry: (retry:
       if (!(err instanceof StaleWrite || isUniqueViolation(err)) || performance.now() >= deadline) throw err
       onRetry(retry)
       const ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** retry)
-      await sleep(ceiling / 2 + Math.random() * ceiling / 2)
+      await sleep(ceiling / 2 + (Math.random() * ceiling) / 2)
     }
   }
 }

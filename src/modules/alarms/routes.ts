@@ -3,8 +3,20 @@ import { actorOf } from '../../identity.ts'
 import { Forbidden } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import {
-  AcknowledgeBody, AlarmLoadQuery, AlarmLoadSchema, AlarmPage, AlarmParams, AlarmWithHistorySchema, BulkAcknowledgeBody, BulkAcknowledgeResult,
-  CommentBody, ListAlarmsQuery, PostAlarmEventsBody, PostAlarmEventsResult, ShelveBody, SiteAlarmsParams,
+  AcknowledgeBody,
+  AlarmLoadQuery,
+  AlarmLoadSchema,
+  AlarmPage,
+  AlarmParams,
+  AlarmWithHistorySchema,
+  BulkAcknowledgeBody,
+  BulkAcknowledgeResult,
+  CommentBody,
+  ListAlarmsQuery,
+  PostAlarmEventsBody,
+  PostAlarmEventsResult,
+  ShelveBody,
+  SiteAlarmsParams,
 } from './schemas.ts'
 import type { AlarmsService } from './service.ts'
 import { docs } from './docs.ts'
@@ -13,96 +25,178 @@ const TAGS = ['Alarms']
 const TRANSITION_PROBLEMS = problemResponses(400, 401, 403, 404, 409, 413, 415, 429)
 
 export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> = async (app, { alarms }) => {
-  app.post('/:siteId/alarms/events', {
-    config: { policy: 'member', idempotent: true },
-    schema: {
-      tags: TAGS, summary: 'Post a batch of alarm events (gateways)',
-      description: docs.postAlarmEvents,
-      params: SiteAlarmsParams, body: PostAlarmEventsBody, response: { 200: PostAlarmEventsResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+  app.post(
+    '/:siteId/alarms/events',
+    {
+      config: { policy: 'member', idempotent: true },
+      schema: {
+        tags: TAGS,
+        summary: 'Post a batch of alarm events (gateways)',
+        description: docs.postAlarmEvents,
+        params: SiteAlarmsParams,
+        body: PostAlarmEventsBody,
+        response: { 200: PostAlarmEventsResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
     },
-  }, async (request) => {
-    if (request.principal.kind !== 'apiKey') throw new Forbidden('Alarm events are posted by gateways with an API key.')
-    return alarms.ingest(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body.events)
-  })
+    async (request) => {
+      if (request.principal.kind !== 'apiKey') throw new Forbidden('Alarm events are posted by gateways with an API key.')
+      return alarms.ingest(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body.events)
+    },
+  )
 
-  app.get('/:siteId/alarms', {
-    config: { policy: 'member' },
-    schema: {
-      tags: TAGS, summary: 'List a site\'s alarms',
-      description: docs.listAlarms,
-      params: SiteAlarmsParams, querystring: ListAlarmsQuery, response: { 200: AlarmPage, ...problemResponses(400, 401, 403, 404, 429) },
+  app.get(
+    '/:siteId/alarms',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        summary: "List a site's alarms",
+        description: docs.listAlarms,
+        params: SiteAlarmsParams,
+        querystring: ListAlarmsQuery,
+        response: { 200: AlarmPage, ...problemResponses(400, 401, 403, 404, 429) },
+      },
     },
-  }, async (request) => alarms.list(request.principal.orgId, request.params.siteId, request.query))
+    async (request) => alarms.list(request.principal.orgId, request.params.siteId, request.query),
+  )
 
-  app.get('/:siteId/alarms/load', {
-    config: { policy: 'member' },
-    schema: {
-      tags: TAGS, summary: 'Alarm load of a site over a period (ISA-18.2 / EEMUA 191)',
-      description: docs.alarmLoad,
-      params: SiteAlarmsParams, querystring: AlarmLoadQuery, response: { 200: AlarmLoadSchema, ...problemResponses(400, 401, 403, 404, 429) },
+  app.get(
+    '/:siteId/alarms/load',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        summary: 'Alarm load of a site over a period (ISA-18.2 / EEMUA 191)',
+        description: docs.alarmLoad,
+        params: SiteAlarmsParams,
+        querystring: AlarmLoadQuery,
+        response: { 200: AlarmLoadSchema, ...problemResponses(400, 401, 403, 404, 429) },
+      },
     },
-  }, async (request) => alarms.load(request.principal.orgId, request.params.siteId, request.query))
+    async (request) => alarms.load(request.principal.orgId, request.params.siteId, request.query),
+  )
 
-  app.get('/:siteId/alarms/:alarmId', {
-    config: { policy: 'member' },
-    schema: {
-      tags: TAGS, summary: 'Read an alarm with its history',
-      description: docs.readAlarm,
-      params: AlarmParams, response: { 200: AlarmWithHistorySchema, ...problemResponses(401, 403, 404, 429) },
+  app.get(
+    '/:siteId/alarms/:alarmId',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        summary: 'Read an alarm with its history',
+        description: docs.readAlarm,
+        params: AlarmParams,
+        response: { 200: AlarmWithHistorySchema, ...problemResponses(401, 403, 404, 429) },
+      },
     },
-  }, async (request) => alarms.get(request.principal.orgId, request.params.siteId, request.params.alarmId))
+    async (request) => alarms.get(request.principal.orgId, request.params.siteId, request.params.alarmId),
+  )
 
-  app.post('/:siteId/alarms/acknowledge', {
-    config: { policy: 'member' },
-    schema: {
-      tags: TAGS, summary: 'Acknowledge several alarms',
-      description: docs.acknowledgeAlarms,
-      params: SiteAlarmsParams, body: BulkAcknowledgeBody, response: { 200: BulkAcknowledgeResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+  app.post(
+    '/:siteId/alarms/acknowledge',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        summary: 'Acknowledge several alarms',
+        description: docs.acknowledgeAlarms,
+        params: SiteAlarmsParams,
+        body: BulkAcknowledgeBody,
+        response: { 200: BulkAcknowledgeResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
     },
-  }, async (request) => alarms.acknowledgeMany(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body.alarmIds, request.body.comment ?? null))
+    async (request) =>
+      alarms.acknowledgeMany(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body.alarmIds, request.body.comment ?? null),
+  )
 
-  app.post('/:siteId/alarms/:alarmId/acknowledge', {
-    config: { policy: 'member' },
-    schema: {
-      tags: TAGS, summary: 'Acknowledge an alarm',
-      description: docs.acknowledgeAlarm,
-      params: AlarmParams, body: AcknowledgeBody, response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+  app.post(
+    '/:siteId/alarms/:alarmId/acknowledge',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        summary: 'Acknowledge an alarm',
+        description: docs.acknowledgeAlarm,
+        params: AlarmParams,
+        body: AcknowledgeBody,
+        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+      },
     },
-  }, async (request) => alarms.acknowledge(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body?.comment ?? null))
+    async (request) =>
+      alarms.acknowledge(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body?.comment ?? null),
+  )
 
-  app.post('/:siteId/alarms/:alarmId/shelve', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: TAGS, summary: 'Shelve an alarm until a time',
-      description: docs.shelveAlarm,
-      params: AlarmParams, body: ShelveBody, response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+  app.post(
+    '/:siteId/alarms/:alarmId/shelve',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: TAGS,
+        summary: 'Shelve an alarm until a time',
+        description: docs.shelveAlarm,
+        params: AlarmParams,
+        body: ShelveBody,
+        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+      },
     },
-  }, async (request) => alarms.shelve(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment, request.body.until))
+    async (request) =>
+      alarms.shelve(
+        request.principal.orgId,
+        actorOf(request.principal),
+        request.params.siteId,
+        request.params.alarmId,
+        request.body.comment,
+        request.body.until,
+      ),
+  )
 
-  app.post('/:siteId/alarms/:alarmId/unshelve', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: TAGS, summary: 'Unshelve an alarm',
-      description: docs.unshelveAlarm,
-      params: AlarmParams, body: CommentBody, response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+  app.post(
+    '/:siteId/alarms/:alarmId/unshelve',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: TAGS,
+        summary: 'Unshelve an alarm',
+        description: docs.unshelveAlarm,
+        params: AlarmParams,
+        body: CommentBody,
+        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+      },
     },
-  }, async (request) => alarms.unshelve(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment))
+    async (request) =>
+      alarms.unshelve(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment),
+  )
 
-  app.post('/:siteId/alarms/:alarmId/out-of-service', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: TAGS, summary: 'Take an alarm out of service',
-      description: docs.takeOutOfService,
-      params: AlarmParams, body: CommentBody, response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+  app.post(
+    '/:siteId/alarms/:alarmId/out-of-service',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: TAGS,
+        summary: 'Take an alarm out of service',
+        description: docs.takeOutOfService,
+        params: AlarmParams,
+        body: CommentBody,
+        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+      },
     },
-  }, async (request) => alarms.removeFromService(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment))
+    async (request) =>
+      alarms.removeFromService(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment),
+  )
 
-  app.post('/:siteId/alarms/:alarmId/return-to-service', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: TAGS, summary: 'Return an alarm to service',
-      description: docs.returnToService,
-      params: AlarmParams, body: CommentBody, response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+  app.post(
+    '/:siteId/alarms/:alarmId/return-to-service',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: TAGS,
+        summary: 'Return an alarm to service',
+        description: docs.returnToService,
+        params: AlarmParams,
+        body: CommentBody,
+        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+      },
     },
-  }, async (request) => alarms.returnToService(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment))
+    async (request) =>
+      alarms.returnToService(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment),
+  )
 }

@@ -11,159 +11,234 @@ export const MAX_LOAD_PERIOD_MS = 31 * 86_400_000
 /** An event may be stamped at most this far ahead of the server's clock (gateway clock drift). */
 export const MAX_FUTURE_SKEW_MS = 5 * 60_000
 
-const STATE_DESCRIPTION = 'ISA-18.2 state: `active_unacknowledged`, `active_acknowledged`, `returned_unacknowledged` (RTN unack), `normal`, ' +
+const STATE_DESCRIPTION =
+  'ISA-18.2 state: `active_unacknowledged`, `active_acknowledged`, `returned_unacknowledged` (RTN unack), `normal`, ' +
   '`shelved` (until `shelvedUntil`), `out_of_service`.'
-export const AlarmStateSchema = Type.Union([
-  Type.Literal('active_unacknowledged'), Type.Literal('active_acknowledged'), Type.Literal('returned_unacknowledged'),
-  Type.Literal('normal'), Type.Literal('shelved'), Type.Literal('out_of_service'),
-], { description: STATE_DESCRIPTION })
+export const AlarmStateSchema = Type.Union(
+  [
+    Type.Literal('active_unacknowledged'),
+    Type.Literal('active_acknowledged'),
+    Type.Literal('returned_unacknowledged'),
+    Type.Literal('normal'),
+    Type.Literal('shelved'),
+    Type.Literal('out_of_service'),
+  ],
+  { description: STATE_DESCRIPTION },
+)
 export const AlarmPrioritySchema = Type.Union([Type.Literal('critical'), Type.Literal('high'), Type.Literal('medium'), Type.Literal('low')], {
   description: '`critical`, `high`, `medium` or `low`.',
 })
 
 const Ident = (description: string) => Type.String({ minLength: 1, maxLength: 100, description })
-const Comment = Type.String({ minLength: 1, maxLength: 500, description: 'Why (1 to 500 characters); kept in the alarm\'s history.' })
+const Comment = Type.String({ minLength: 1, maxLength: 500, description: "Why (1 to 500 characters); kept in the alarm's history." })
 
-export const AlarmEventSchema = Type.Object({
-  eventId: Ident('The gateway\'s id for this event, unique per site: a resend with the same id is reported as `duplicate` and changes nothing.'),
-  instanceId: Ident('The equipment instance the alarm belongs to; must exist in the site.'),
-  condition: Ident('The alarm tag or condition name (e.g. `HI_TEMP`, `TT-101.HH`).'),
-  priority: AlarmPrioritySchema,
-  state: Type.Union([Type.Literal('active'), Type.Literal('normal')], { description: '`active`: the condition became active; `normal`: it returned to normal.' }),
-  occurredAt: Type.String({ format: 'date-time', description: 'When the condition changed, at the source.' }),
-  message: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
-  value: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'The process value at the event.' })),
-  limit: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'The alarm limit (setpoint) that was crossed.' })),
-}, { additionalProperties: false })
+export const AlarmEventSchema = Type.Object(
+  {
+    eventId: Ident("The gateway's id for this event, unique per site: a resend with the same id is reported as `duplicate` and changes nothing."),
+    instanceId: Ident('The equipment instance the alarm belongs to; must exist in the site.'),
+    condition: Ident('The alarm tag or condition name (e.g. `HI_TEMP`, `TT-101.HH`).'),
+    priority: AlarmPrioritySchema,
+    state: Type.Union([Type.Literal('active'), Type.Literal('normal')], {
+      description: '`active`: the condition became active; `normal`: it returned to normal.',
+    }),
+    occurredAt: Type.String({ format: 'date-time', description: 'When the condition changed, at the source.' }),
+    message: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    value: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'The process value at the event.' })),
+    limit: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'The alarm limit (setpoint) that was crossed.' })),
+  },
+  { additionalProperties: false },
+)
 export type AlarmEventInput = Static<typeof AlarmEventSchema>
 
-export const PostAlarmEventsBody = Type.Object({
-  events: Type.Array(AlarmEventSchema, { minItems: 1, maxItems: MAX_EVENTS_PER_BATCH, description: `1 to ${MAX_EVENTS_PER_BATCH} events, applied in order of \`occurredAt\`.` }),
-}, { additionalProperties: false })
+export const PostAlarmEventsBody = Type.Object(
+  {
+    events: Type.Array(AlarmEventSchema, {
+      minItems: 1,
+      maxItems: MAX_EVENTS_PER_BATCH,
+      description: `1 to ${MAX_EVENTS_PER_BATCH} events, applied in order of \`occurredAt\`.`,
+    }),
+  },
+  { additionalProperties: false },
+)
 
-export const EventResultSchema = Type.Object({
-  eventId: Type.String(),
-  status: Type.Union([Type.Literal('accepted'), Type.Literal('duplicate'), Type.Literal('refused')]),
-  alarmId: Type.Union([Type.String(), Type.Null()], { description: 'The alarm the event applied to, when there was one.' }),
-  code: Type.Optional(Type.String({ description: 'Why a refused event was refused: `UnknownInstance` or `OccurredInFuture`.' })),
-  detail: Type.Optional(Type.String()),
-}, { additionalProperties: false })
+export const EventResultSchema = Type.Object(
+  {
+    eventId: Type.String(),
+    status: Type.Union([Type.Literal('accepted'), Type.Literal('duplicate'), Type.Literal('refused')]),
+    alarmId: Type.Union([Type.String(), Type.Null()], { description: 'The alarm the event applied to, when there was one.' }),
+    code: Type.Optional(Type.String({ description: 'Why a refused event was refused: `UnknownInstance` or `OccurredInFuture`.' })),
+    detail: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+)
 
-export const PostAlarmEventsResult = Type.Object({
-  accepted: Type.Integer(),
-  duplicates: Type.Integer(),
-  refused: Type.Integer(),
-  results: Type.Array(EventResultSchema, { description: 'One entry per posted event, in the order posted.' }),
-}, { additionalProperties: false })
+export const PostAlarmEventsResult = Type.Object(
+  {
+    accepted: Type.Integer(),
+    duplicates: Type.Integer(),
+    refused: Type.Integer(),
+    results: Type.Array(EventResultSchema, { description: 'One entry per posted event, in the order posted.' }),
+  },
+  { additionalProperties: false },
+)
 export type EventResult = Static<typeof EventResultSchema>
 
-export const AlarmSchema = Type.Object({
-  alarmId: Type.String({ description: '`alm_` + 26 characters.' }),
-  siteId: Type.String(),
-  instanceId: Type.String(),
-  condition: Type.String(),
-  priority: Type.String(),
-  state: Type.String({ description: STATE_DESCRIPTION }),
-  isActive: Type.Boolean({ description: 'Whether the process condition is active now (also while shelved or out of service).' }),
-  isAcknowledged: Type.Boolean(),
-  shelvedUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  message: Type.Union([Type.String(), Type.Null()]),
-  value: Type.Union([Type.Number(), Type.Null()]),
-  limit: Type.Union([Type.Number(), Type.Null()]),
-  activationCount: Type.Integer({ description: 'Activations folded into this alarm since it was raised.' }),
-  raisedAt: Type.String({ format: 'date-time' }),
-  lastEventAt: Type.String({ format: 'date-time' }),
-  changedAt: Type.String({ format: 'date-time', description: 'Last change; lists are ordered by it, newest first.' }),
-}, { $id: 'Alarm', additionalProperties: false })
+export const AlarmSchema = Type.Object(
+  {
+    alarmId: Type.String({ description: '`alm_` + 26 characters.' }),
+    siteId: Type.String(),
+    instanceId: Type.String(),
+    condition: Type.String(),
+    priority: Type.String(),
+    state: Type.String({ description: STATE_DESCRIPTION }),
+    isActive: Type.Boolean({ description: 'Whether the process condition is active now (also while shelved or out of service).' }),
+    isAcknowledged: Type.Boolean(),
+    shelvedUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    message: Type.Union([Type.String(), Type.Null()]),
+    value: Type.Union([Type.Number(), Type.Null()]),
+    limit: Type.Union([Type.Number(), Type.Null()]),
+    activationCount: Type.Integer({ description: 'Activations folded into this alarm since it was raised.' }),
+    raisedAt: Type.String({ format: 'date-time' }),
+    lastEventAt: Type.String({ format: 'date-time' }),
+    changedAt: Type.String({ format: 'date-time', description: 'Last change; lists are ordered by it, newest first.' }),
+  },
+  { $id: 'Alarm', additionalProperties: false },
+)
 export type Alarm = Static<typeof AlarmSchema>
 
-export const AlarmTransitionSchema = Type.Object({
-  seq: Type.Integer(),
-  at: Type.String({ format: 'date-time' }),
-  action: Type.String({ description: '`activated`, `returned`, `acknowledged`, `shelved`, `unshelved`, `shelve_expired`, `removed_from_service`, `returned_to_service`.' }),
-  fromState: Type.String(),
-  toState: Type.String(),
-  actorKind: Type.String({ description: '`apiKey`, `user`, `sitePin`, or `system` (shelve expiry).' }),
-  actorId: Type.String(),
-  comment: Type.Union([Type.String(), Type.Null()]),
-  eventId: Type.Union([Type.String(), Type.Null()]),
-}, { additionalProperties: false })
+export const AlarmTransitionSchema = Type.Object(
+  {
+    seq: Type.Integer(),
+    at: Type.String({ format: 'date-time' }),
+    action: Type.String({
+      description: '`activated`, `returned`, `acknowledged`, `shelved`, `unshelved`, `shelve_expired`, `removed_from_service`, `returned_to_service`.',
+    }),
+    fromState: Type.String(),
+    toState: Type.String(),
+    actorKind: Type.String({ description: '`apiKey`, `user`, `sitePin`, or `system` (shelve expiry).' }),
+    actorId: Type.String(),
+    comment: Type.Union([Type.String(), Type.Null()]),
+    eventId: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+)
 export type AlarmTransition = Static<typeof AlarmTransitionSchema>
 
-export const AlarmWithHistorySchema = Type.Object({
-  ...AlarmSchema.properties,
-  history: Type.Array(AlarmTransitionSchema, { description: 'Every transition, oldest first.' }),
-}, { additionalProperties: false })
+export const AlarmWithHistorySchema = Type.Object(
+  {
+    ...AlarmSchema.properties,
+    history: Type.Array(AlarmTransitionSchema, { description: 'Every transition, oldest first.' }),
+  },
+  { additionalProperties: false },
+)
 
 export const AlarmPage = Page(AlarmSchema, 'Alarms, newest change first.')
 
-export const ListAlarmsQuery = Type.Object({
-  ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }),
-  instanceId: Type.Optional(Type.String({ maxLength: 100 })),
-  state: Type.Optional(Type.Array(AlarmStateSchema, { description: 'Repeat to match any of several states.' })),
-  priority: Type.Optional(Type.Array(AlarmPrioritySchema, { description: 'Repeat to match any of several priorities.' })),
-}, { additionalProperties: false })
+export const ListAlarmsQuery = Type.Object(
+  {
+    ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }),
+    instanceId: Type.Optional(Type.String({ maxLength: 100 })),
+    state: Type.Optional(Type.Array(AlarmStateSchema, { description: 'Repeat to match any of several states.' })),
+    priority: Type.Optional(Type.Array(AlarmPrioritySchema, { description: 'Repeat to match any of several priorities.' })),
+  },
+  { additionalProperties: false },
+)
 export type ListAlarmsInput = Static<typeof ListAlarmsQuery>
 
 export const SiteAlarmsParams = Type.Object({ siteId: Type.String({ maxLength: 200 }) }, { additionalProperties: false })
 export const AlarmParams = Type.Object({ siteId: Type.String({ maxLength: 200 }), alarmId: Type.String({ maxLength: 100 }) }, { additionalProperties: false })
 
-export const AcknowledgeBody = Type.Union([
-  Type.Object({ comment: Type.Optional(Comment) }, { additionalProperties: false }),
-  Type.Null(),
-], { description: 'Optional: `{ comment }`, or no body at all.' })
-export const BulkAcknowledgeBody = Type.Object({
-  alarmIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 1000, uniqueItems: true }),
-  comment: Type.Optional(Comment),
-}, { additionalProperties: false })
-export const BulkAcknowledgeResult = Type.Object({
-  acknowledged: Type.Integer(),
-  results: Type.Array(Type.Object({
-    alarmId: Type.String(),
-    status: Type.Union([Type.Literal('acknowledged'), Type.Literal('refused')]),
-    code: Type.Optional(Type.String({ description: '`NotFound` or `AlarmStateConflict`.' })),
-  }, { additionalProperties: false })),
-}, { additionalProperties: false })
+export const AcknowledgeBody = Type.Union([Type.Object({ comment: Type.Optional(Comment) }, { additionalProperties: false }), Type.Null()], {
+  description: 'Optional: `{ comment }`, or no body at all.',
+})
+export const BulkAcknowledgeBody = Type.Object(
+  {
+    alarmIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 1000, uniqueItems: true }),
+    comment: Type.Optional(Comment),
+  },
+  { additionalProperties: false },
+)
+export const BulkAcknowledgeResult = Type.Object(
+  {
+    acknowledged: Type.Integer(),
+    results: Type.Array(
+      Type.Object(
+        {
+          alarmId: Type.String(),
+          status: Type.Union([Type.Literal('acknowledged'), Type.Literal('refused')]),
+          code: Type.Optional(Type.String({ description: '`NotFound` or `AlarmStateConflict`.' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
 export const CommentBody = Type.Object({ comment: Comment }, { additionalProperties: false })
-export const ShelveBody = Type.Object({
-  comment: Comment,
-  until: Type.String({ format: 'date-time', description: `When the shelve ends by itself: after now and at most ${MAX_SHELVE_MS / 86_400_000} days ahead.` }),
-}, { additionalProperties: false })
+export const ShelveBody = Type.Object(
+  {
+    comment: Comment,
+    until: Type.String({ format: 'date-time', description: `When the shelve ends by itself: after now and at most ${MAX_SHELVE_MS / 86_400_000} days ahead.` }),
+  },
+  { additionalProperties: false },
+)
 
-export const AlarmLoadQuery = Type.Object({
-  from: Type.String({ format: 'date-time', description: 'Start of the period (inclusive).' }),
-  to: Type.String({ format: 'date-time', description: `End of the period (exclusive); at most ${MAX_LOAD_PERIOD_MS / 86_400_000} days after \`from\`.` }),
-  operatorPositions: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 1, description: 'Operator positions (consoles) sharing the site\'s alarms; rates are per position.' })),
-}, { additionalProperties: false })
+export const AlarmLoadQuery = Type.Object(
+  {
+    from: Type.String({ format: 'date-time', description: 'Start of the period (inclusive).' }),
+    to: Type.String({ format: 'date-time', description: `End of the period (exclusive); at most ${MAX_LOAD_PERIOD_MS / 86_400_000} days after \`from\`.` }),
+    operatorPositions: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, default: 1, description: "Operator positions (consoles) sharing the site's alarms; rates are per position." }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type AlarmLoadQueryInput = Static<typeof AlarmLoadQuery>
 
 const TagCount = Type.Object({ instanceId: Type.String(), condition: Type.String(), activations: Type.Integer() }, { additionalProperties: false })
 
-export const AlarmLoadSchema = Type.Object({
-  from: Type.String({ format: 'date-time' }),
-  to: Type.String({ format: 'date-time' }),
-  operatorPositions: Type.Integer(),
-  activations: Type.Integer({ description: 'Annunciated activations in the period (not those while shelved or out of service).' }),
-  suppressedActivations: Type.Integer({ description: 'Activations while the alarm was shelved or out of service.' }),
-  intervals: Type.Integer({ description: '10-minute intervals in the period (the last one may be partial).' }),
-  averagePer10MinPerPosition: Type.Number({ description: 'EEMUA 191 / ISA-18.2 target: about 1 (≤ 2 manageable).' }),
-  averagePerHourPerPosition: Type.Number(),
-  peakPer10MinPerPosition: Type.Number(),
-  floodThresholdPer10Min: Type.Integer({ description: 'ISA-18.2: more than 10 alarms in 10 minutes per position is a flood.' }),
-  percentTimeInFlood: Type.Number(),
-  floods: Type.Array(Type.Object({
-    start: Type.String({ format: 'date-time' }), end: Type.String({ format: 'date-time' }), activations: Type.Integer(), peakPer10Min: Type.Integer(),
-  }, { additionalProperties: false }), { description: 'Runs of consecutive flooded 10-minute intervals (aligned to `from`).' }),
-  byPriority: Type.Object(Object.fromEntries(ALARM_PRIORITIES.map((p) => [p, Type.Integer()])), { additionalProperties: false }),
-  mostFrequent: Type.Array(Type.Object({ ...TagCount.properties, percentOfTotal: Type.Number() }, { additionalProperties: false }), { description: 'Top 10 by activations.' }),
-  chatterWindowSeconds: Type.Integer(),
-  chatterThreshold: Type.Integer(),
-  chattering: Type.Array(Type.Object({ ...TagCount.properties, maxInWindow: Type.Integer() }, { additionalProperties: false }), {
-    description: 'Alarms activated at least `chatterThreshold` times within `chatterWindowSeconds`.',
-  }),
-}, { additionalProperties: false })
+export const AlarmLoadSchema = Type.Object(
+  {
+    from: Type.String({ format: 'date-time' }),
+    to: Type.String({ format: 'date-time' }),
+    operatorPositions: Type.Integer(),
+    activations: Type.Integer({ description: 'Annunciated activations in the period (not those while shelved or out of service).' }),
+    suppressedActivations: Type.Integer({ description: 'Activations while the alarm was shelved or out of service.' }),
+    intervals: Type.Integer({ description: '10-minute intervals in the period (the last one may be partial).' }),
+    averagePer10MinPerPosition: Type.Number({ description: 'EEMUA 191 / ISA-18.2 target: about 1 (≤ 2 manageable).' }),
+    averagePerHourPerPosition: Type.Number(),
+    peakPer10MinPerPosition: Type.Number(),
+    floodThresholdPer10Min: Type.Integer({ description: 'ISA-18.2: more than 10 alarms in 10 minutes per position is a flood.' }),
+    percentTimeInFlood: Type.Number(),
+    floods: Type.Array(
+      Type.Object(
+        {
+          start: Type.String({ format: 'date-time' }),
+          end: Type.String({ format: 'date-time' }),
+          activations: Type.Integer(),
+          peakPer10Min: Type.Integer(),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Runs of consecutive flooded 10-minute intervals (aligned to `from`).' },
+    ),
+    byPriority: Type.Object(Object.fromEntries(ALARM_PRIORITIES.map((p) => [p, Type.Integer()])), { additionalProperties: false }),
+    mostFrequent: Type.Array(Type.Object({ ...TagCount.properties, percentOfTotal: Type.Number() }, { additionalProperties: false }), {
+      description: 'Top 10 by activations.',
+    }),
+    chatterWindowSeconds: Type.Integer(),
+    chatterThreshold: Type.Integer(),
+    chattering: Type.Array(Type.Object({ ...TagCount.properties, maxInWindow: Type.Integer() }, { additionalProperties: false }), {
+      description: 'Alarms activated at least `chatterThreshold` times within `chatterWindowSeconds`.',
+    }),
+  },
+  { additionalProperties: false },
+)
 export type AlarmLoad = Static<typeof AlarmLoadSchema>
 
 // The literal unions above must list exactly the lifecycle's values.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
-export const SCHEMA_MATCHES_LIFECYCLE: [Same<Static<typeof AlarmStateSchema>, AlarmState>, Same<Static<typeof AlarmPrioritySchema>, AlarmPriority>] = [true, true]
+export const SCHEMA_MATCHES_LIFECYCLE: [Same<Static<typeof AlarmStateSchema>, AlarmState>, Same<Static<typeof AlarmPrioritySchema>, AlarmPriority>] = [
+  true,
+  true,
+]

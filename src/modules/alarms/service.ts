@@ -15,7 +15,14 @@ import { applyAction, expireShelvesIn } from './operate.ts'
 import { retryOnRace } from './retry.ts'
 import { createTurns } from './turns.ts'
 import {
-  MAX_FUTURE_SKEW_MS, MAX_LOAD_PERIOD_MS, MAX_SHELVE_MS, type AlarmEventInput, type AlarmLoad, type AlarmLoadQueryInput, type EventResult, type ListAlarmsInput,
+  MAX_FUTURE_SKEW_MS,
+  MAX_LOAD_PERIOD_MS,
+  MAX_SHELVE_MS,
+  type AlarmEventInput,
+  type AlarmLoad,
+  type AlarmLoadQueryInput,
+  type EventResult,
+  type ListAlarmsInput,
 } from './schemas.ts'
 import { countAlarmsOfSite, findAlarm, lockSiteAlarms, findExpiredShelves, listActivationEvents, listAlarmHistory, listAlarmsBySite } from './store.ts'
 import { toAlarm, toTransition } from './view.ts'
@@ -49,10 +56,16 @@ export function createAlarmsService(deps: AlarmsDeps) {
    * site waits here rather than holding the pool's connections while it waits for the lock (other requests need them).
    */
   function writeAlarms<T>(orgId: OrgId, siteCode: string, work: (trx: Db) => Promise<T>): Promise<T> {
-    return inTurn(`${orgId} ${siteCode}`, () => retryOnRace(() => db.transaction().execute(async (trx) => {
-      await lockSiteAlarms(trx, handle.dialect, orgId, siteCode)
-      return work(trx)
-    }), (retry) => log?.info({ siteId: siteCode, retry }, 'alarm write retried after a concurrent change')))
+    return inTurn(`${orgId} ${siteCode}`, () =>
+      retryOnRace(
+        () =>
+          db.transaction().execute(async (trx) => {
+            await lockSiteAlarms(trx, handle.dialect, orgId, siteCode)
+            return work(trx)
+          }),
+        (retry) => log?.info({ siteId: siteCode, retry }, 'alarm write retried after a concurrent change'),
+      ),
+    )
   }
 
   async function expireShelves(orgId: OrgId, siteCode: string): Promise<void> {
@@ -68,7 +81,11 @@ export function createAlarmsService(deps: AlarmsDeps) {
       if (!row) throw new NotFound()
       await applyAction(trx, orgId, actor, row, { action, at: clock.now(), comment, shelvedUntil })
       if (action !== 'acknowledge') {
-        await recordAudit(trx, clock, orgId, actor, { action: `alarm.${action}`, target: alarmId, detail: { siteId: siteCode, comment, shelvedUntil: shelvedUntil ?? null } })
+        await recordAudit(trx, clock, orgId, actor, {
+          action: `alarm.${action}`,
+          target: alarmId,
+          detail: { siteId: siteCode, comment, shelvedUntil: shelvedUntil ?? null },
+        })
       }
     })
     return read(orgId, siteCode, alarmId)
@@ -96,12 +113,15 @@ export function createAlarmsService(deps: AlarmsDeps) {
       events.forEach((event, index) => {
         const occurredAt = Date.parse(event.occurredAt)
         if (seen.has(event.eventId)) results[index]!.status = 'duplicate'
-        else if (occurredAt > now + MAX_FUTURE_SKEW_MS) refuse(results[index]!, 'OccurredInFuture', `occurredAt is more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of the server clock`)
+        else if (occurredAt > now + MAX_FUTURE_SKEW_MS)
+          refuse(results[index]!, 'OccurredInFuture', `occurredAt is more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of the server clock`)
         else checked.push({ index, event, occurredAt })
         seen.add(event.eventId)
       })
       const known = await instances.existingIds(orgId, siteCode, [...new Set(checked.map((c) => c.event.instanceId))])
-      const accepted = checked.filter((c) => known.has(c.event.instanceId) || refuse(results[c.index]!, 'UnknownInstance', `no instance ${c.event.instanceId} in this site`))
+      const accepted = checked.filter(
+        (c) => known.has(c.event.instanceId) || refuse(results[c.index]!, 'UnknownInstance', `no instance ${c.event.instanceId} in this site`),
+      )
       const outcomes = await writeAlarms(orgId, siteCode, (trx) => applyEventBatch(trx, orgId, siteCode, actor, now, accepted))
       for (const [index, outcome] of outcomes) Object.assign(results[index]!, outcome)
       const tally = (s: EventResult['status']) => results.filter((r) => r.status === s).length
@@ -115,8 +135,11 @@ export function createAlarmsService(deps: AlarmsDeps) {
       const limit = query.limit ?? 100
       const key = decodeCursor(query.cursor, ['number', 'string'])
       const rows = await listAlarmsBySite(db, orgId, siteCode, {
-        limit, before: key && { changedAt: key[0] as number, id: key[1] as string },
-        instanceId: query.instanceId, states: query.state, priorities: query.priority,
+        limit,
+        before: key && { changedAt: key[0] as number, id: key[1] as string },
+        instanceId: query.instanceId,
+        states: query.state,
+        priorities: query.priority,
       })
       return toPage(rows, limit, toAlarm, (r) => [r.changed_at, r.id])
     },
@@ -166,8 +189,10 @@ export function createAlarmsService(deps: AlarmsDeps) {
       return act(orgId, actor, siteCode, alarmId, 'shelve', comment, untilMs)
     },
     unshelve: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) => act(orgId, actor, siteCode, alarmId, 'unshelve', comment),
-    removeFromService: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) => act(orgId, actor, siteCode, alarmId, 'remove_from_service', comment),
-    returnToService: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) => act(orgId, actor, siteCode, alarmId, 'return_to_service', comment),
+    removeFromService: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) =>
+      act(orgId, actor, siteCode, alarmId, 'remove_from_service', comment),
+    returnToService: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) =>
+      act(orgId, actor, siteCode, alarmId, 'return_to_service', comment),
 
     /** The site's alarm load over [from, to): rates per 10 minutes and position, floods, most frequent, chattering. */
     async load(orgId: OrgId, siteCode: string, query: AlarmLoadQueryInput): Promise<AlarmLoad> {

@@ -8,7 +8,9 @@ export function createTurns() {
     const run = (tails.get(key) ?? Promise.resolve()).then(work)
     const tail = run.catch(() => {})
     tails.set(key, tail)
-    void tail.then(() => { if (tails.get(key) === tail) tails.delete(key) })
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key)
+    })
     return run
   }
 }

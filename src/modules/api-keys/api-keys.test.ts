@@ -9,8 +9,12 @@ const MINT_FIELDS = ['createdAt', 'expiresAt', 'keyId', 'keyPrefix', 'name', 'pl
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: tenant API keys`, () => {
-    const mintBody = (h: { clock: { now(): number } }, over: Record<string, unknown> = {}) =>
-      ({ role: 'member', name: 'gateway', expiresAt: new Date(h.clock.now() + 30 * DAY).toISOString(), ...over })
+    const mintBody = (h: { clock: { now(): number } }, over: Record<string, unknown> = {}) => ({
+      role: 'member',
+      name: 'gateway',
+      expiresAt: new Date(h.clock.now() + 30 * DAY).toISOString(),
+      ...over,
+    })
 
     it('mint answers 201 with exactly the spec fields and a csk_ plaintext of 32 base62 characters', async (t) => {
       const h = await harness(t, dialect)
@@ -75,14 +79,21 @@ for (const dialect of testDialects()) {
     })
 
     const bounds: Array<[string, number, number]> = [
-      ['59 minutes', 59 * 60_000, 400], ['61 minutes', 61 * 60_000, 201], ['729 days', 729 * DAY, 201],
-      ['731 days', 731 * DAY, 400], ['in the past', -HOUR, 400], ['now', 0, 400],
+      ['59 minutes', 59 * 60_000, 400],
+      ['61 minutes', 61 * 60_000, 201],
+      ['729 days', 729 * DAY, 201],
+      ['731 days', 731 * DAY, 400],
+      ['in the past', -HOUR, 400],
+      ['now', 0, 400],
     ]
     for (const [label, offset, status] of bounds) {
       it(`expiresAt ${label} from now answers ${status}`, async (t) => {
         const h = await harness(t, dialect)
         const { org, key } = await h.orgWithKey()
-        const res = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/admin/api-keys', payload: mintBody(h, { expiresAt: new Date(h.clock.now() + offset).toISOString() }) })
+        const res = await h.inject(
+          { org, apiKey: key },
+          { method: 'POST', url: '/api/admin/api-keys', payload: mintBody(h, { expiresAt: new Date(h.clock.now() + offset).toISOString() }) },
+        )
         assert.equal(res.statusCode, status)
         if (status === 400) assert.equal(res.json().code, 'ExpiryPolicyViolation')
       })
@@ -92,7 +103,10 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect)
       const { org, key } = await h.orgWithKey()
       for (const offset of [HOUR, 730 * DAY]) {
-        const res = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/admin/api-keys', payload: mintBody(h, { expiresAt: new Date(h.clock.now() + offset).toISOString() }) })
+        const res = await h.inject(
+          { org, apiKey: key },
+          { method: 'POST', url: '/api/admin/api-keys', payload: mintBody(h, { expiresAt: new Date(h.clock.now() + offset).toISOString() }) },
+        )
         assert.equal(res.statusCode, 201)
       }
     })
@@ -112,12 +126,19 @@ for (const dialect of testDialects()) {
         const res = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/admin/api-keys', payload })
         assert.equal(res.statusCode, 400, pointer)
         assert.equal(res.json().code, 'ValidationFailed')
-        assert.ok(res.json().errors.some((e: { pointer: string; message: string }) => e.pointer === pointer && e.message === rule), `names ${pointer} ${rule}: ${res.body}`)
+        assert.ok(
+          res.json().errors.some((e: { pointer: string; message: string }) => e.pointer === pointer && e.message === rule),
+          `names ${pointer} ${rule}: ${res.body}`,
+        )
         assert.ok(res.json().detail.includes(`${pointer} ${rule}`), res.json().detail)
       }
       const ok = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/admin/api-keys', payload: mintBody(h, { name: 'n'.repeat(200) }) })
       assert.equal(ok.statusCode, 201)
-      const count = await h.handle.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', org.id).executeTakeFirstOrThrow()
+      const count = await h.handle.db
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('org_id', '=', org.id)
+        .executeTakeFirstOrThrow()
       assert.equal(Number(count.n), 2, 'the refused requests wrote nothing')
     })
 
@@ -143,18 +164,24 @@ for (const dialect of testDialects()) {
       const res = await h.inject({ org, apiKey: key }, { url: '/api/admin/api-keys' })
       assert.equal(res.statusCode, 200)
       const list = res.json() as Array<Record<string, unknown>>
-      assert.deepEqual(list.map((k) => k.keyId), [ids[2], ids[0], keyId])
+      assert.deepEqual(
+        list.map((k) => k.keyId),
+        [ids[2], ids[0], keyId],
+      )
       for (const item of list) assert.deepEqual(Object.keys(item).sort(), LIST_FIELDS)
       assert.equal(list[0]!.createdByUserId, keyId)
       assert.equal(list[2]!.createdByUserId, 'cli')
     })
 
-    it('the list of one organisation never shows another organisation\'s keys', async (t) => {
+    it("the list of one organisation never shows another organisation's keys", async (t) => {
       const h = await harness(t, dialect)
       const a = await h.orgWithKey()
       const b = await h.orgWithKey()
       const res = await h.inject({ org: a.org, apiKey: a.key }, { url: '/api/admin/api-keys' })
-      assert.deepEqual(res.json().map((k: { keyId: string }) => k.keyId), [a.keyId])
+      assert.deepEqual(
+        res.json().map((k: { keyId: string }) => k.keyId),
+        [a.keyId],
+      )
       assert.ok(!res.body.includes(b.keyId))
     })
 
@@ -241,7 +268,11 @@ for (const dialect of testDialects()) {
       const org = await h.createOrg()
       const member = await h.mintKey(org, 'member')
       const admin = await h.mintKey(org, 'admin')
-      for (const [method, url] of [['GET', '/api/admin/api-keys'], ['POST', '/api/admin/api-keys'], ['DELETE', `/api/admin/api-keys/${admin.keyId}`]] as const) {
+      for (const [method, url] of [
+        ['GET', '/api/admin/api-keys'],
+        ['POST', '/api/admin/api-keys'],
+        ['DELETE', `/api/admin/api-keys/${admin.keyId}`],
+      ] as const) {
         const res = await h.inject({ org, apiKey: member.plaintext }, { method, url, payload: method === 'POST' ? mintBody(h) : undefined })
         assert.equal(res.statusCode, 403, `${method} ${url}`)
         assert.equal(res.json().code, 'Forbidden')

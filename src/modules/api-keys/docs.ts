@@ -1,6 +1,6 @@
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {
-  mintApiKey: 'Returns the plaintext exactly once. The tenant is the caller\'s organisation, never taken from the body.',
+  mintApiKey: "Returns the plaintext exactly once. The tenant is the caller's organisation, never taken from the body.",
   listApiKeys: 'Non-revoked keys (expired ones included), newest created first. Never a plaintext or verifier.',
   revokeApiKey:
     '204 with no body. An absent, foreign or already revoked key answers the same 404: a client retrying after a timeout may treat it as success. ' +

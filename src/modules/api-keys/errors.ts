@@ -17,5 +17,7 @@ export class ExpiryPolicyViolation extends domainError('ExpiryPolicyViolation') 
 }
 
 export class RoleAboveCaller extends domainError('Forbidden') {
-  constructor() { super('A key cannot carry a role above the role of the caller who mints it.') }
+  constructor() {
+    super('A key cannot carry a role above the role of the caller who mints it.')
+  }
 }

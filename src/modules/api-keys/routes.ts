@@ -6,39 +6,54 @@ import type { ApiKeysService } from './service.ts'
 import { docs } from './docs.ts'
 
 export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }> = async (app, { apiKeys }) => {
-  app.post('/', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: ['API keys'], summary: 'Mint a tenant API key',
-      description: docs.mintApiKey,
-      body: MintApiKeyBody,
-      response: { 201: MintedApiKeySchema, ...problemResponses(400, 401, 403, 413, 415, 429) },
+  app.post(
+    '/',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: ['API keys'],
+        summary: 'Mint a tenant API key',
+        description: docs.mintApiKey,
+        body: MintApiKeyBody,
+        response: { 201: MintedApiKeySchema, ...problemResponses(400, 401, 403, 413, 415, 429) },
+      },
     },
-  }, async (request, reply) => {
-    const minted = await apiKeys.mint(request.principal.orgId, actorOf(request.principal), request.body)
-    return reply.code(201).header('cache-control', 'no-store').send(minted)
-  })
+    async (request, reply) => {
+      const minted = await apiKeys.mint(request.principal.orgId, actorOf(request.principal), request.body)
+      return reply.code(201).header('cache-control', 'no-store').send(minted)
+    },
+  )
 
-  app.get('/', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: ['API keys'], summary: 'List the organisation\'s keys',
-      description: docs.listApiKeys,
-      response: { 200: ApiKeyListSchema, ...problemResponses(401, 403, 429) },
+  app.get(
+    '/',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: ['API keys'],
+        summary: "List the organisation's keys",
+        description: docs.listApiKeys,
+        response: { 200: ApiKeyListSchema, ...problemResponses(401, 403, 429) },
+      },
     },
-  }, async (request) => apiKeys.list(request.principal.orgId))
+    async (request) => apiKeys.list(request.principal.orgId),
+  )
 
-  app.delete('/:keyId', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: ['API keys'], summary: 'Revoke a key',
-      description: docs.revokeApiKey,
-      params: ApiKeyParams,
-      body: RevokeApiKeyBody,
-      response: { 204: { type: 'null', description: 'Revoked.' }, ...problemResponses(400, 401, 403, 404, 429) },
+  app.delete(
+    '/:keyId',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: ['API keys'],
+        summary: 'Revoke a key',
+        description: docs.revokeApiKey,
+        params: ApiKeyParams,
+        body: RevokeApiKeyBody,
+        response: { 204: { type: 'null', description: 'Revoked.' }, ...problemResponses(400, 401, 403, 404, 429) },
+      },
     },
-  }, async (request, reply) => {
-    await apiKeys.revoke(request.principal.orgId, actorOf(request.principal), request.params.keyId, request.body?.reason ?? null)
-    return reply.code(204).send(null)
-  })
+    async (request, reply) => {
+      await apiKeys.revoke(request.principal.orgId, actorOf(request.principal), request.params.keyId, request.body?.reason ?? null)
+      return reply.code(204).send(null)
+    },
+  )
 }

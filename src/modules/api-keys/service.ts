@@ -51,15 +51,32 @@ export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Cloc
       const keyId = randomUUID()
       await db.transaction().execute(async (trx) => {
         await insertApiKey(trx, {
-          org_id: orgId, id: keyId, prefix: plaintext.slice(0, KEY_PREFIX_LENGTH), verifier: verifierOf(deps.keySecret!, plaintext),
-          role: input.role, name: input.name, created_by_kind: actor.kind, created_by_user_id: actor.subject, created_by_account: actor.account ?? null,
-          created_at: now, expires_at: expiresAt, last_used_at: null, revoked_at: null, revoke_reason: null, revoked_by: null,
+          org_id: orgId,
+          id: keyId,
+          prefix: plaintext.slice(0, KEY_PREFIX_LENGTH),
+          verifier: verifierOf(deps.keySecret!, plaintext),
+          role: input.role,
+          name: input.name,
+          created_by_kind: actor.kind,
+          created_by_user_id: actor.subject,
+          created_by_account: actor.account ?? null,
+          created_at: now,
+          expires_at: expiresAt,
+          last_used_at: null,
+          revoked_at: null,
+          revoke_reason: null,
+          revoked_by: null,
         })
         await recordAudit(trx, clock, orgId, actor, { action: 'api_key.minted', target: keyId, detail: { role: input.role, name: input.name } })
       })
       return {
-        keyId, keyPrefix: plaintext.slice(0, KEY_PREFIX_LENGTH), plaintext, role: input.role, name: input.name,
-        expiresAt: iso(expiresAt), createdAt: iso(now),
+        keyId,
+        keyPrefix: plaintext.slice(0, KEY_PREFIX_LENGTH),
+        plaintext,
+        role: input.role,
+        name: input.name,
+        expiresAt: iso(expiresAt),
+        createdAt: iso(now),
       }
     },
 
@@ -67,8 +84,14 @@ export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Cloc
     async list(orgId: OrgId): Promise<ApiKey[]> {
       const rows = await listActiveApiKeys(db, orgId)
       return rows.map((r) => ({
-        keyId: r.id, keyPrefix: r.prefix, role: r.role, name: r.name, createdByUserId: r.created_by_user_id,
-        createdAt: iso(r.created_at), expiresAt: iso(r.expires_at), lastUsedAt: r.last_used_at === null ? null : iso(r.last_used_at),
+        keyId: r.id,
+        keyPrefix: r.prefix,
+        role: r.role,
+        name: r.name,
+        createdByUserId: r.created_by_user_id,
+        createdAt: iso(r.created_at),
+        expiresAt: iso(r.expires_at),
+        lastUsedAt: r.last_used_at === null ? null : iso(r.last_used_at),
       }))
     },
 

@@ -9,25 +9,38 @@ export function insertApiKey(db: Db, row: ApiKeysTable) {
 const PUBLIC_COLUMNS = ['id', 'prefix', 'role', 'name', 'created_by_user_id', 'created_at', 'expires_at', 'last_used_at'] as const
 
 // Read on every list call (the issue 3 bench's path): compiled once per database (db/reusable-query.ts).
-const listActive = reusableQuery((db: Db, orgId: string) => db.selectFrom('api_keys').select(PUBLIC_COLUMNS)
-  .where('org_id', '=', orgId).where('revoked_at', 'is', null)
-  .orderBy('created_at', 'desc').orderBy('id', 'desc'))
+const listActive = reusableQuery((db: Db, orgId: string) =>
+  db
+    .selectFrom('api_keys')
+    .select(PUBLIC_COLUMNS)
+    .where('org_id', '=', orgId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc'),
+)
 
 export function listActiveApiKeys(db: Db, orgId: OrgId) {
   return listActive(db, orgId)
 }
 
 export function findActiveApiKey(db: Db, orgId: OrgId, keyId: string) {
-  return db.selectFrom('api_keys').select(['id', 'name', 'created_by_kind', 'created_by_user_id'])
-    .where('org_id', '=', orgId).where('id', '=', keyId).where('revoked_at', 'is', null)
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'created_by_kind', 'created_by_user_id'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
     .executeTakeFirst()
 }
 
 /** Sets revoked_at once: a key already revoked matches no row, so the timestamp never advances. */
 export function revokeApiKey(db: Db, orgId: OrgId, keyId: string, at: number, by: string, reason: string | null) {
-  return db.updateTable('api_keys')
+  return db
+    .updateTable('api_keys')
     .set({ revoked_at: at, revoked_by: by, revoke_reason: reason })
-    .where('org_id', '=', orgId).where('id', '=', keyId).where('revoked_at', 'is', null)
+    .where('org_id', '=', orgId)
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
     .executeTakeFirst()
 }
 
@@ -37,9 +50,14 @@ export function revokeApiKey(db: Db, orgId: OrgId, keyId: string, at: number, by
  * another organisation is not found: the same uniform 401 as an unknown key.
  */
 // Read on every request with an unknown key (and a cache miss): compiled once per database.
-const activeByVerifier = reusableQuery((db: Db, orgId: string, verifier: string) => db.selectFrom('api_keys')
-  .select(['org_id', 'id', 'verifier', 'role', 'expires_at'])
-  .where('org_id', '=', orgId).where('verifier', '=', verifier).where('revoked_at', 'is', null))
+const activeByVerifier = reusableQuery((db: Db, orgId: string, verifier: string) =>
+  db
+    .selectFrom('api_keys')
+    .select(['org_id', 'id', 'verifier', 'role', 'expires_at'])
+    .where('org_id', '=', orgId)
+    .where('verifier', '=', verifier)
+    .where('revoked_at', 'is', null),
+)
 
 export async function findActiveKeyByVerifier(db: Db, orgId: OrgId, verifier: string) {
   const [row] = await activeByVerifier(db, orgId, verifier)
@@ -48,8 +66,11 @@ export async function findActiveKeyByVerifier(db: Db, orgId: OrgId, verifier: st
 
 export async function markKeysUsed(db: Db, uses: ReadonlyArray<{ orgId: string; keyId: string; at: number }>) {
   for (const use of uses) {
-    await db.updateTable('api_keys').set({ last_used_at: use.at })
-      .where('org_id', '=', use.orgId).where('id', '=', use.keyId)
+    await db
+      .updateTable('api_keys')
+      .set({ last_used_at: use.at })
+      .where('org_id', '=', use.orgId)
+      .where('id', '=', use.keyId)
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', use.at)]))
       .execute()
   }

@@ -18,16 +18,34 @@ export interface AuditEntry {
 export async function recordAudit(trx: Db, clock: Clock, orgId: OrgId, actor: Actor, entry: AuditEntry): Promise<void> {
   const at = clock.now()
   await insertAuditEvent(trx, orgId, {
-    id: newId('aud', at), at, actorKind: actor.kind, actorId: actor.subject,
-    action: entry.action, target: entry.target, detail: entry.detail ? JSON.stringify(entry.detail) : null,
+    id: newId('aud', at),
+    at,
+    actorKind: actor.kind,
+    actorId: actor.subject,
+    action: entry.action,
+    target: entry.target,
+    detail: entry.detail ? JSON.stringify(entry.detail) : null,
   })
 }
 
 /** An audit row as the API shows it (the organisation's trail and the platform's). */
-export function toAuditEvent(r: { id: string; at: number; actor_kind: string; actor_id: string; action: string; target: string; detail: string | null }): AuditEvent {
+export function toAuditEvent(r: {
+  id: string
+  at: number
+  actor_kind: string
+  actor_id: string
+  action: string
+  target: string
+  detail: string | null
+}): AuditEvent {
   return {
-    id: r.id, at: new Date(r.at).toISOString(), actorKind: r.actor_kind, actorId: r.actor_id,
-    action: r.action, target: r.target, detail: r.detail === null ? null : JSON.parse(r.detail) as Record<string, unknown>,
+    id: r.id,
+    at: new Date(r.at).toISOString(),
+    actorKind: r.actor_kind,
+    actorId: r.actor_id,
+    action: r.action,
+    target: r.target,
+    detail: r.detail === null ? null : (JSON.parse(r.detail) as Record<string, unknown>),
   }
 }
 

@@ -13,10 +13,19 @@ export interface AuditRow {
 }
 
 export async function insertAuditEvent(db: Db, orgId: OrgId, row: AuditRow): Promise<void> {
-  await db.insertInto('audit_events').values({
-    org_id: orgId, id: row.id, at: row.at, actor_kind: row.actorKind, actor_id: row.actorId,
-    action: row.action, target: row.target, detail: row.detail,
-  }).execute()
+  await db
+    .insertInto('audit_events')
+    .values({
+      org_id: orgId,
+      id: row.id,
+      at: row.at,
+      actor_kind: row.actorKind,
+      actor_id: row.actorId,
+      action: row.action,
+      target: row.target,
+      detail: row.detail,
+    })
+    .execute()
 }
 
 /** Newest first; after a keyset cursor (at, id); optionally only actions starting with `actionPrefix` (case-sensitive on both dialects). */

@@ -47,7 +47,7 @@ describe('web console: static serving', () => {
     assert.match(res.body, /<script type="module" src="\/assets\/main\.[\w-]+\.js"><\/script>/)
   })
 
-  it('the page names the server\'s mode and whether browser sign-in exists', async () => {
+  it("the page names the server's mode and whether browser sign-in exists", async () => {
     const site = await (await bare({ dir, mode: 'site' })).inject({ url: '/' })
     assert.match(site.body, /<meta name="sitegrid-mode" content="site">/)
     assert.match(site.body, /<meta name="sitegrid-browser-sign-in" content="false">/)
@@ -84,7 +84,7 @@ describe('web console: static serving', () => {
     assert.equal(script.headers['x-content-type-options'], 'nosniff')
     const style = await app.inject({ url: `/assets/${css}` })
     assert.equal(style.headers['content-type'], 'text/css; charset=utf-8')
-    assert.match(style.body, /\.uplot/, 'uPlot\'s stylesheet is bundled, nothing comes from a CDN')
+    assert.match(style.body, /\.uplot/, "uPlot's stylesheet is bundled, nothing comes from a CDN")
     const again = await app.inject({ url: `/assets/${js}`, headers: { 'if-none-match': String(script.headers.etag) } })
     assert.equal(again.statusCode, 304)
     assert.equal(again.body, '')
@@ -93,9 +93,15 @@ describe('web console: static serving', () => {
     assert.equal(cached.statusCode, 304)
   })
 
-  it('an unknown asset, or a name that is not a built asset\'s (traversal, other types), is 404', async () => {
+  it("an unknown asset, or a name that is not a built asset's (traversal, other types), is 404", async () => {
     const app = await bare({ dir })
-    for (const url of ['/assets/main.nothere.js', '/assets/..%2Findex.html', '/assets/index.html', '/assets/main.js', '/assets/%2e%2e%2f%2e%2e%2fpackage.json']) {
+    for (const url of [
+      '/assets/main.nothere.js',
+      '/assets/..%2Findex.html',
+      '/assets/index.html',
+      '/assets/main.js',
+      '/assets/%2e%2e%2f%2e%2e%2fpackage.json',
+    ]) {
       const res = await app.inject({ url })
       assert.equal(res.statusCode, 404, url)
     }
@@ -116,7 +122,9 @@ describe('web console: static serving', () => {
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: web console in the application`, () => {
-    before(async () => { await ensureConsoleBuilt() })
+    before(async () => {
+      await ensureConsoleBuilt()
+    })
 
     it('GET / needs no credential and answers the console on any host; the API beside it still requires one', async (t) => {
       const h = await harness(t, dialect)
@@ -134,7 +142,10 @@ for (const dialect of testDialects()) {
     it('the console routes are left out of the OpenAPI document', async (t) => {
       const h = await harness(t, dialect)
       const doc = (await h.inject(undefined, { url: '/openapi.json' })).json() as { paths: Record<string, unknown> }
-      assert.equal(Object.keys(doc.paths).some((p) => p === '/' || p.startsWith('/assets') || p === '/alarms'), false)
+      assert.equal(
+        Object.keys(doc.paths).some((p) => p === '/' || p.startsWith('/assets') || p === '/alarms'),
+        false,
+      )
       assert.ok(doc.paths['/api/me'], '/api/me is documented')
     })
   })

@@ -23,8 +23,16 @@ export interface ConsoleOptions {
  * does not govern; its stylesheet is in the console's own.
  */
 export const CONSOLE_CSP = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self'",
-  "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
 ].join('; ')
 
 const ASSET_NAME = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.(js|css)$/

@@ -6,7 +6,10 @@ describe('CIP route check', () => {
   it('reads backplane slots and Ethernet hops in words', () => {
     const r = parseCipPath('2,10.0.0.5,1,0')
     assert.ok(r.ok)
-    assert.deepEqual(r.hops.map((h) => h.meaning), ['out port 2 (Ethernet) to 10.0.0.5', 'backplane, slot 0'])
+    assert.deepEqual(
+      r.hops.map((h) => h.meaning),
+      ['out port 2 (Ethernet) to 10.0.0.5', 'backplane, slot 0'],
+    )
     assert.match(r.explanation, /Ethernet\) to 10\.0\.0\.5, then backplane, slot 0/)
     const local = parseCipPath(' 1, 3 ')
     assert.ok(local.ok)

@@ -14,20 +14,55 @@ function withField(body: Record<string, unknown>, field: string, value: unknown)
 }
 
 const CONNECTION_BOUNDS: Case[] = [
-  ['connection.port', 0, 400], ['connection.port', 1, 0], ['connection.port', 65535, 0], ['connection.port', 65536, 400],
-  ['connection.pollIntervalMs', 99, 400], ['connection.pollIntervalMs', 100, 0], ['connection.pollIntervalMs', 60000, 0], ['connection.pollIntervalMs', 60001, 400],
-  ['connection.timeoutMs', 999, 400], ['connection.timeoutMs', 1000, 0], ['connection.timeoutMs', 30000, 0], ['connection.timeoutMs', 30001, 400],
-  ['connection.retryDelayMs', 999, 400], ['connection.retryDelayMs', 1000, 0], ['connection.retryDelayMs', 60000, 0], ['connection.retryDelayMs', 60001, 400],
-  ['connection.maxRetries', 0, 400], ['connection.maxRetries', 1, 0], ['connection.maxRetries', 10, 0], ['connection.maxRetries', 11, 400],
-  ['connection.protocol', '', 400], ['connection.protocol', 'x', 0], ['connection.ipAddress', '', 400], ['connection.ipAddress', 'h', 0],
-  ['connection.cipPath', null, 0], ['connection.cipPath', '', 0],
-  ['platform', -1, 400], ['platform', 0, 0], ['platform', 6, 0], ['platform', 7, 400],
-  ['firmwareVersion', 'f'.repeat(50), 0], ['firmwareVersion', 'f'.repeat(51), 400], ['firmwareVersion', null, 0], ['firmwareVersion', '', 0],
+  ['connection.port', 0, 400],
+  ['connection.port', 1, 0],
+  ['connection.port', 65535, 0],
+  ['connection.port', 65536, 400],
+  ['connection.pollIntervalMs', 99, 400],
+  ['connection.pollIntervalMs', 100, 0],
+  ['connection.pollIntervalMs', 60000, 0],
+  ['connection.pollIntervalMs', 60001, 400],
+  ['connection.timeoutMs', 999, 400],
+  ['connection.timeoutMs', 1000, 0],
+  ['connection.timeoutMs', 30000, 0],
+  ['connection.timeoutMs', 30001, 400],
+  ['connection.retryDelayMs', 999, 400],
+  ['connection.retryDelayMs', 1000, 0],
+  ['connection.retryDelayMs', 60000, 0],
+  ['connection.retryDelayMs', 60001, 400],
+  ['connection.maxRetries', 0, 400],
+  ['connection.maxRetries', 1, 0],
+  ['connection.maxRetries', 10, 0],
+  ['connection.maxRetries', 11, 400],
+  ['connection.protocol', '', 400],
+  ['connection.protocol', 'x', 0],
+  ['connection.ipAddress', '', 400],
+  ['connection.ipAddress', 'h', 0],
+  ['connection.cipPath', null, 0],
+  ['connection.cipPath', '', 0],
+  ['platform', -1, 400],
+  ['platform', 0, 0],
+  ['platform', 6, 0],
+  ['platform', 7, 400],
+  ['firmwareVersion', 'f'.repeat(50), 0],
+  ['firmwareVersion', 'f'.repeat(51), 400],
+  ['firmwareVersion', null, 0],
+  ['firmwareVersion', '', 0],
 ]
 const WRONG_TYPES: Case[] = [
-  ['connection.port', '502', 400], ['connection.port', 502.5, 400], ['connection.pollIntervalMs', true, 400], ['connection.maxRetries', null, 400],
-  ['connection.protocol', 5, 400], ['connection.ipAddress', null, 400], ['connection.cipPath', 10, 400], ['platform', '1', 400], ['platform', 1.5, 400],
-  ['platform', null, 400], ['connection', null, 400], ['connection', 'tcp://x', 400], ['connection.timeoutMs', null, 400],
+  ['connection.port', '502', 400],
+  ['connection.port', 502.5, 400],
+  ['connection.pollIntervalMs', true, 400],
+  ['connection.maxRetries', null, 400],
+  ['connection.protocol', 5, 400],
+  ['connection.ipAddress', null, 400],
+  ['connection.cipPath', 10, 400],
+  ['platform', '1', 400],
+  ['platform', 1.5, 400],
+  ['platform', null, 400],
+  ['connection', null, 400],
+  ['connection', 'tcp://x', 400],
+  ['connection.timeoutMs', null, 400],
 ]
 
 for (const dialect of testDialects()) {
@@ -46,10 +81,21 @@ for (const dialect of testDialects()) {
 
     it('create: name is required with 1 to 200 characters; required fields, wrong types and unknown fields are 400s naming the field', async (t) => {
       const { h, org, as } = await equipmentSetup(t, dialect)
-      for (const [name, status] of [['', 400], ['n', 201], ['n'.repeat(200), 201], ['n'.repeat(201), 400], [null, 400]] as const) {
+      for (const [name, status] of [
+        ['', 400],
+        ['n', 201],
+        ['n'.repeat(200), 201],
+        ['n'.repeat(201), 400],
+        [null, 400],
+      ] as const) {
         assert.equal((await as('POST', URL, controllerBody({ name }))).statusCode, status, `name ${String(name).length}`)
       }
-      for (const [assetNumber, status] of [['', 400], ['a'.repeat(100), 201], ['b'.repeat(101), 400], [7, 400]] as const) {
+      for (const [assetNumber, status] of [
+        ['', 400],
+        ['a'.repeat(100), 201],
+        ['b'.repeat(101), 400],
+        [7, 400],
+      ] as const) {
         assert.equal((await as('POST', URL, controllerBody({ assetNumber }))).statusCode, status, `assetNumber ${String(assetNumber)}`)
       }
       for (const field of ['name', 'platform', 'connection', 'assetNumber']) {
@@ -70,7 +116,10 @@ for (const dialect of testDialects()) {
       }
       const unknown = await as('POST', URL, { ...controllerBody(), colour: 'red' })
       assert.equal(unknown.statusCode, 400)
-      assert.deepEqual(unknown.json().errors.map((e: { pointer: string }) => e.pointer), ['/colour'])
+      assert.deepEqual(
+        unknown.json().errors.map((e: { pointer: string }) => e.pointer),
+        ['/colour'],
+      )
       const unknownNested = await as('POST', URL, withField(controllerBody(), 'connection.slot', 0))
       assert.equal(unknownNested.json().errors[0].pointer, '/connection/slot')
       assert.equal(await rowCount(h, 'controllers', org.id), 3)
@@ -92,8 +141,13 @@ for (const dialect of testDialects()) {
       const { h, org, as } = await equipmentSetup(t, dialect)
       const c = await createController(as)
       const cases: Case[] = [
-        ...CONNECTION_BOUNDS, ...WRONG_TYPES.filter(([f, v]) => !(f === 'connection' && v === null)),
-        ['name', '', 0], ['name', 'n'.repeat(200), 0], ['name', 'n'.repeat(201), 400], ['name', null, 0], ['name', 5, 400],
+        ...CONNECTION_BOUNDS,
+        ...WRONG_TYPES.filter(([f, v]) => !(f === 'connection' && v === null)),
+        ['name', '', 0],
+        ['name', 'n'.repeat(200), 0],
+        ['name', 'n'.repeat(201), 400],
+        ['name', null, 0],
+        ['name', 5, 400],
       ]
       for (const [field, value, status] of cases) {
         const before = await snapshot(h, org)
@@ -118,7 +172,16 @@ for (const dialect of testDialects()) {
       const u = res.json()
       assert.equal(u.name, null)
       assert.equal(u.firmwareVersion, '20.011')
-      assert.deepEqual(u.connection, { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15', port: 2222, cipPath: '1,0', pollIntervalMs: 250, timeoutMs: 3000, retryDelayMs: 5000, maxRetries: 5 })
+      assert.deepEqual(u.connection, {
+        protocol: 'EtherNet/IP',
+        ipAddress: '10.20.1.15',
+        port: 2222,
+        cipPath: '1,0',
+        pollIntervalMs: 250,
+        timeoutMs: 3000,
+        retryDelayMs: 5000,
+        maxRetries: 5,
+      })
       assert.notEqual(u.updatedAt, c.updatedAt)
       assert.equal(u.createdAt, c.createdAt)
       const cleared = (await as('PUT', `${URL}/${c.id}`, { firmwareVersion: null, connection: { cipPath: null } })).json()
@@ -128,6 +191,5 @@ for (const dialect of testDialects()) {
       assert.equal((await as('PUT', `${URL}/${c.id}`, {})).statusCode, 200, 'an empty update is allowed')
       assert.equal((await as('GET', `${URL}/${c.id}`)).json().connection.pollIntervalMs, 250)
     })
-
   })
 }

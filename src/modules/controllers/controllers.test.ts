@@ -7,7 +7,7 @@ const URL = '/api/sites/S1/controllers'
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: controllers`, () => {
-    it('create answers 201 with a ctl_ id, the protocol\'s default port and the documented connection defaults', async (t) => {
+    it("create answers 201 with a ctl_ id, the protocol's default port and the documented connection defaults", async (t) => {
       const { as } = await equipmentSetup(t, dialect)
       const res = await as('POST', URL, controllerBody({ firmwareVersion: '33.011' }))
       assert.equal(res.statusCode, 201)
@@ -15,7 +15,16 @@ for (const dialect of testDialects()) {
       assert.match(c.id, /^ctl_[0-9A-Z]{26}$/)
       assert.equal(c.siteId, 'S1')
       assert.equal(c.platformName, 'RockwellLogix')
-      assert.deepEqual(c.connection, { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15', port: 44818, cipPath: null, pollIntervalMs: 1000, timeoutMs: 3000, retryDelayMs: 5000, maxRetries: 3 })
+      assert.deepEqual(c.connection, {
+        protocol: 'EtherNet/IP',
+        ipAddress: '10.20.1.15',
+        port: 44818,
+        cipPath: null,
+        pollIntervalMs: 1000,
+        timeoutMs: 3000,
+        retryDelayMs: 5000,
+        maxRetries: 3,
+      })
       assert.equal(c.edgeId, null)
       assert.equal(c.cipRoute, null)
       assert.equal(c.pollBudget.mappedTags, 0)
@@ -30,11 +39,18 @@ for (const dialect of testDialects()) {
       const { h, org, as } = await equipmentSetup(t, dialect)
       const c = await createController(as, 'S1', {}, { cipPath: '2,10.0.0.5,1,0' })
       assert.deepEqual((c.cipRoute as { hops: unknown[] }).hops, [
-        { port: 2, link: '10.0.0.5', meaning: 'out port 2 (Ethernet) to 10.0.0.5' }, { port: 1, link: '0', meaning: 'backplane, slot 0' },
+        { port: 2, link: '10.0.0.5', meaning: 'out port 2 (Ethernet) to 10.0.0.5' },
+        { port: 1, link: '0', meaning: 'backplane, slot 0' },
       ])
       assert.match((await as('GET', `${URL}/${c.id}`)).json().cipRoute.explanation, /Ethernet\) to 10\.0\.0\.5, then backplane, slot 0/)
       const before = await snapshot(h, org)
-      for (const [path, hop] of [['1,17', 'hop 1'], ['1,0,2', 'hop 2'], ['1,0,2,10.0.0.256', 'hop 2'], ['backplane', 'hop 1'], ['0,1', 'hop 1']]) {
+      for (const [path, hop] of [
+        ['1,17', 'hop 1'],
+        ['1,0,2', 'hop 2'],
+        ['1,0,2,10.0.0.256', 'hop 2'],
+        ['backplane', 'hop 1'],
+        ['0,1', 'hop 1'],
+      ]) {
         const res = await as('POST', URL, controllerBody({}, { cipPath: path }))
         assert.equal(res.statusCode, 400, path)
         assert.equal(res.json().code, 'ValidationFailed')
@@ -49,7 +65,10 @@ for (const dialect of testDialects()) {
       const sw = await as('PUT', `${URL}/${modbus.id}`, { connection: { protocol: 'cip' } })
       assert.equal(sw.statusCode, 400)
       assert.equal(sw.json().errors[0].pointer, '/connection/cipPath')
-      assert.equal((await as('PUT', `${URL}/${modbus.id}`, { connection: { protocol: 'cip', cipPath: '1,3' } })).json().cipRoute.hops[0].meaning, 'backplane, slot 3')
+      assert.equal(
+        (await as('PUT', `${URL}/${modbus.id}`, { connection: { protocol: 'cip', cipPath: '1,3' } })).json().cipRoute.hops[0].meaning,
+        'backplane, slot 3',
+      )
     })
 
     it('assetNumber is unique per site: a duplicate is 409 Conflict, another site may reuse it', async (t) => {
@@ -73,7 +92,15 @@ for (const dialect of testDialects()) {
       assert.equal(res.json().edgeId, 'E'.repeat(50))
       assert.equal(res.json().edgePlcId, 'p'.repeat(100))
       const before = await snapshot(h, org)
-      for (const body of [{ edgeId: 'E'.repeat(51) }, { edgeId: 'E', edgePlcId: 'p'.repeat(101) }, {}, { edgePlcId: 'x' }, { edgeId: null }, { edgeId: 5 }, { edgeId: 'E', extra: 1 }]) {
+      for (const body of [
+        { edgeId: 'E'.repeat(51) },
+        { edgeId: 'E', edgePlcId: 'p'.repeat(101) },
+        {},
+        { edgePlcId: 'x' },
+        { edgeId: null },
+        { edgeId: 5 },
+        { edgeId: 'E', extra: 1 },
+      ]) {
         assert.equal((await assign(body)).statusCode, 400, JSON.stringify(body))
       }
       assert.equal(await snapshot(h, org), before)
@@ -106,7 +133,10 @@ for (const dialect of testDialects()) {
       } while (cursor)
       assert.deepEqual(seen, [...ids].sort())
       const gw1 = (await as('GET', `${URL}?edgeId=GW-1`)).json()
-      assert.deepEqual(gw1.items.map((c: { id: string }) => c.id), [ids[1], ids[3]].sort())
+      assert.deepEqual(
+        gw1.items.map((c: { id: string }) => c.id),
+        [ids[1], ids[3]].sort(),
+      )
       assert.equal(gw1.nextCursor, null)
       assert.equal((await as('GET', `${URL}?cursor=nonsense`)).statusCode, 400)
       assert.equal((await as('GET', `${URL}?limit=501`)).statusCode, 400)
@@ -134,26 +164,39 @@ for (const dialect of testDialects()) {
       const { as } = await equipmentSetup(t, dialect)
       const c = await createController(as, 'S1', {}, { pollIntervalMs: 100 })
       const tags = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`t${i}`, `Program:Main.T[${i}]`]))
-      assert.equal((await as('POST', '/api/sites/S1/instances', { id: 'BIG', name: 'n', typeId: 't', assetNumber: 'a', controllerId: c.id, tagMappings: tags })).statusCode, 201)
+      assert.equal(
+        (await as('POST', '/api/sites/S1/instances', { id: 'BIG', name: 'n', typeId: 't', assetNumber: 'a', controllerId: c.id, tagMappings: tags }))
+          .statusCode,
+        201,
+      )
       const read = (await as('GET', `${URL}/${c.id}`)).json()
       assert.equal(read.pollBudget.mappedTags, 400)
       assert.equal(read.pollBudget.instances, 1)
       assert.equal(read.pollBudget.requestsPerPoll, 20)
       assert.equal(read.pollBudget.estimatedPollMs, 200)
-      assert.deepEqual(read.pollBudget.warnings.map((w: { code: string }) => w.code), ['PollOverrun'])
+      assert.deepEqual(
+        read.pollBudget.warnings.map((w: { code: string }) => w.code),
+        ['PollOverrun'],
+      )
       const near = await as('PUT', `${URL}/${c.id}`, { connection: { pollIntervalMs: 240 } })
       assert.equal(near.statusCode, 200, 'a warning is not a refusal')
-      assert.deepEqual(near.json().pollBudget.warnings.map((w: { code: string }) => w.code), ['PollNearCapacity'])
+      assert.deepEqual(
+        near.json().pollBudget.warnings.map((w: { code: string }) => w.code),
+        ['PollNearCapacity'],
+      )
       const fine = (await as('PUT', `${URL}/${c.id}`, { connection: { pollIntervalMs: 1000 } })).json()
       assert.deepEqual(fine.pollBudget.warnings, [])
       const slow = (await as('PUT', `${URL}/${c.id}`, { connection: { timeoutMs: 30000, maxRetries: 10 } })).json()
-      assert.deepEqual(slow.pollBudget.warnings.map((w: { code: string }) => w.code), ['SlowFailureDetection'])
+      assert.deepEqual(
+        slow.pollBudget.warnings.map((w: { code: string }) => w.code),
+        ['SlowFailureDetection'],
+      )
       assert.equal(slow.pollBudget.failureDetectionMs, 30000 * 11 + 5000 * 10)
       const listed = (await as('GET', URL)).json().items.find((x: { id: string }) => x.id === c.id)
       assert.equal(listed.pollBudget.mappedTags, 400, 'the list carries the budget too')
     })
 
-    it('another organisation\'s or another site\'s controller is the uniform 404 and is not changed', async (t) => {
+    it("another organisation's or another site's controller is the uniform 404 and is not changed", async (t) => {
       const { h, as } = await equipmentSetup(t, dialect)
       await as('POST', '/api/sites', { code: 'S2', name: 'Other' })
       const mine = await createController(as)
@@ -162,8 +205,11 @@ for (const dialect of testDialects()) {
       await them('POST', '/api/sites', { code: 'S1', name: 'Same code, other org' })
       const missing = (await as('GET', `${URL}/ctl_00000000000000000000000000`)).json()
       const attempts: Array<[string, string, object?]> = [
-        ['GET', `${URL}/${mine.id}`], ['PUT', `${URL}/${mine.id}`, { name: 'x' }], ['DELETE', `${URL}/${mine.id}`],
-        ['POST', `${URL}/${mine.id}/assign`, { edgeId: 'E' }], ['POST', `${URL}/${mine.id}/unassign`],
+        ['GET', `${URL}/${mine.id}`],
+        ['PUT', `${URL}/${mine.id}`, { name: 'x' }],
+        ['DELETE', `${URL}/${mine.id}`],
+        ['POST', `${URL}/${mine.id}/assign`, { edgeId: 'E' }],
+        ['POST', `${URL}/${mine.id}/unassign`],
       ]
       for (const [method, url, payload] of attempts) {
         const res = await them(method, url, payload)

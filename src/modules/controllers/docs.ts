@@ -1,5 +1,5 @@
 const SCOPE_404 = 'A site or controller of another organisation or another site is the uniform 404.'
-const BUDGET = 'The answer carries `pollBudget`: the instances\' mapped tags against the poll interval, timeout and retries, with warnings (never a refusal).'
+const BUDGET = "The answer carries `pollBudget`: the instances' mapped tags against the poll interval, timeout and retries, with warnings (never a refusal)."
 
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {
@@ -7,8 +7,7 @@ export const docs = {
     `Spec 2.3: \`name\`, \`platform\`, \`connection\` (\`protocol\`, \`ipAddress\`) and \`assetNumber\` required. The id (\`ctl_…\`) is assigned. ` +
     `\`cipPath\` is checked for CIP protocols. ${BUDGET} ${SCOPE_404}`,
   listControllers:
-    `Paged, ordered by id (ids are time-ordered: creation order to the millisecond); ` +
-      `\`edgeId\` keeps those assigned to one edge gateway. ${SCOPE_404}`,
+    `Paged, ordered by id (ids are time-ordered: creation order to the millisecond); ` + `\`edgeId\` keeps those assigned to one edge gateway. ${SCOPE_404}`,
   readController: `With the CIP route explained in words (\`cipRoute\`). ${BUDGET} ${SCOPE_404}`,
   updateController:
     `Spec 2.3 update fields, all optional; an absent field is left as it is, a null clears a nullable one (\`name\`, \`firmwareVersion\`, ` +

@@ -13,8 +13,23 @@ export const NEAR_CAPACITY = 0.8
 export const SLOW_DETECTION_MS = 60_000
 
 const TAGS_PER_REQUEST: Record<string, number> = {
-  cip: 20, enip: 20, eip: 20, ethernetip: 20, cipethernetip: 20, logix: 20, abeip: 20, pccc: 10, pcccethernetip: 10,
-  s7: 18, s7comm: 18, isoontcp: 18, modbus: 8, modbustcp: 8, umas: 8, opcua: 500, opctcp: 500,
+  cip: 20,
+  enip: 20,
+  eip: 20,
+  ethernetip: 20,
+  cipethernetip: 20,
+  logix: 20,
+  abeip: 20,
+  pccc: 10,
+  pcccethernetip: 10,
+  s7: 18,
+  s7comm: 18,
+  isoontcp: 18,
+  modbus: 8,
+  modbustcp: 8,
+  umas: 8,
+  opcua: 500,
+  opctcp: 500,
 }
 
 export interface PollInputs {
@@ -28,7 +43,10 @@ export interface PollInputs {
   instances: number
 }
 
-export interface PollWarning { code: 'PollOverrun' | 'PollNearCapacity' | 'SlowFailureDetection'; message: string }
+export interface PollWarning {
+  code: 'PollOverrun' | 'PollNearCapacity' | 'SlowFailureDetection'
+  message: string
+}
 
 export interface PollBudget {
   instances: number
@@ -52,12 +70,21 @@ export function pollBudget(p: PollInputs): PollBudget {
   const warnings: PollWarning[] = []
   const load = `${p.mappedTags} mapped tags need about ${estimatedPollMs} ms per poll (${requestsPerPoll} requests of up to ${tagsPerRequest} tags at ~${perRequestMs} ms)`
   if (estimatedPollMs > p.pollIntervalMs) {
-    warnings.push({ code: 'PollOverrun', message: `${load}, more than the ${p.pollIntervalMs} ms poll interval: the gateway will fall behind. Raise pollIntervalMs or move instances to another controller.` })
+    warnings.push({
+      code: 'PollOverrun',
+      message: `${load}, more than the ${p.pollIntervalMs} ms poll interval: the gateway will fall behind. Raise pollIntervalMs or move instances to another controller.`,
+    })
   } else if (estimatedPollMs > p.pollIntervalMs * NEAR_CAPACITY) {
-    warnings.push({ code: 'PollNearCapacity', message: `${load}, over ${NEAR_CAPACITY * 100}% of the ${p.pollIntervalMs} ms poll interval: little headroom for retries.` })
+    warnings.push({
+      code: 'PollNearCapacity',
+      message: `${load}, over ${NEAR_CAPACITY * 100}% of the ${p.pollIntervalMs} ms poll interval: little headroom for retries.`,
+    })
   }
   if (p.mappedTags > 0 && failureDetectionMs > SLOW_DETECTION_MS) {
-    warnings.push({ code: 'SlowFailureDetection', message: `With timeoutMs ${p.timeoutMs}, ${p.maxRetries} retries and retryDelayMs ${p.retryDelayMs}, a controller that stops answering is noticed only after ${Math.round(failureDetectionMs / 1000)} s; its tags stay stale meanwhile.` })
+    warnings.push({
+      code: 'SlowFailureDetection',
+      message: `With timeoutMs ${p.timeoutMs}, ${p.maxRetries} retries and retryDelayMs ${p.retryDelayMs}, a controller that stops answering is noticed only after ${Math.round(failureDetectionMs / 1000)} s; its tags stay stale meanwhile.`,
+    })
   }
   return { instances: p.instances, mappedTags: p.mappedTags, tagsPerRequest, requestsPerPoll, estimatedPollMs, utilisation, failureDetectionMs, warnings }
 }

@@ -22,15 +22,24 @@ for (const dialect of testDialects()) {
         else assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8')
       }
       const target = await createController(as)
-      await fc.assert(fc.asyncProperty(arbitraryFromSchema(CreateControllerBody), async (body) => {
-        await check(await as('POST', URL, body), `create ${JSON.stringify(body)}`)
-      }), { numRuns: RUNS })
-      await fc.assert(fc.asyncProperty(arbitraryFromSchema(UpdateControllerBody), async (body) => {
-        await check(await as('PUT', `${URL}/${target.id}`, body), `update ${JSON.stringify(body)}`)
-      }), { numRuns: RUNS })
-      await fc.assert(fc.asyncProperty(arbitraryFromSchema(AssignControllerBody), async (body) => {
-        await check(await as('POST', `${URL}/${target.id}/assign`, body), `assign ${JSON.stringify(body)}`)
-      }), { numRuns: Math.ceil(RUNS / 2) })
+      await fc.assert(
+        fc.asyncProperty(arbitraryFromSchema(CreateControllerBody), async (body) => {
+          await check(await as('POST', URL, body), `create ${JSON.stringify(body)}`)
+        }),
+        { numRuns: RUNS },
+      )
+      await fc.assert(
+        fc.asyncProperty(arbitraryFromSchema(UpdateControllerBody), async (body) => {
+          await check(await as('PUT', `${URL}/${target.id}`, body), `update ${JSON.stringify(body)}`)
+        }),
+        { numRuns: RUNS },
+      )
+      await fc.assert(
+        fc.asyncProperty(arbitraryFromSchema(AssignControllerBody), async (body) => {
+          await check(await as('POST', `${URL}/${target.id}/assign`, body), `assign ${JSON.stringify(body)}`)
+        }),
+        { numRuns: Math.ceil(RUNS / 2) },
+      )
       assert.ok((statuses.get(201) ?? 0) > 0 && (statuses.get(200) ?? 0) > 0, `some generated bodies were accepted: ${JSON.stringify([...statuses])}`)
       assert.ok((statuses.get(400) ?? 0) > 0, 'some generated bodies were refused')
       const page = (await as('GET', `${URL}?limit=500`)).json()

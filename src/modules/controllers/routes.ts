@@ -2,7 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { actorOf } from '../../identity.ts'
 import { problemResponses } from '../../http/problem.ts'
 import {
-  AssignControllerBody, ControllerPage, ControllerParams, ControllerSchema, CreateControllerBody, ListControllersQuery, SiteScopedParams, UpdateControllerBody,
+  AssignControllerBody,
+  ControllerPage,
+  ControllerParams,
+  ControllerSchema,
+  CreateControllerBody,
+  ListControllersQuery,
+  SiteScopedParams,
+  UpdateControllerBody,
 } from './schemas.ts'
 import type { ControllersService } from './service.ts'
 import { docs } from './docs.ts'
@@ -10,66 +17,118 @@ import { docs } from './docs.ts'
 const TAGS = ['Controllers']
 
 export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: ControllersService }> = async (app, { controllers }) => {
-  app.post('/:siteId/controllers', {
-    config: { policy: 'admin', idempotent: true },
-    schema: {
-      tags: TAGS, summary: 'Create a controller',
-      description: docs.createController,
-      params: SiteScopedParams, body: CreateControllerBody, response: { 201: ControllerSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+  app.post(
+    '/:siteId/controllers',
+    {
+      config: { policy: 'admin', idempotent: true },
+      schema: {
+        tags: TAGS,
+        summary: 'Create a controller',
+        description: docs.createController,
+        params: SiteScopedParams,
+        body: CreateControllerBody,
+        response: { 201: ControllerSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+      },
     },
-  }, async (request, reply) => reply.code(201).send(await controllers.create(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body)))
+    async (request, reply) =>
+      reply.code(201).send(await controllers.create(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body)),
+  )
 
-  app.get('/:siteId/controllers', {
-    config: { policy: 'member' },
-    schema: {
-      tags: TAGS, summary: 'List the site\'s controllers', description: docs.listControllers,
-      params: SiteScopedParams, querystring: ListControllersQuery, response: { 200: ControllerPage, ...problemResponses(400, 401, 403, 404, 429) },
+  app.get(
+    '/:siteId/controllers',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        summary: "List the site's controllers",
+        description: docs.listControllers,
+        params: SiteScopedParams,
+        querystring: ListControllersQuery,
+        response: { 200: ControllerPage, ...problemResponses(400, 401, 403, 404, 429) },
+      },
     },
-  }, async (request) => controllers.list(request.principal.orgId, request.params.siteId, request.query))
+    async (request) => controllers.list(request.principal.orgId, request.params.siteId, request.query),
+  )
 
-  app.get('/:siteId/controllers/:controllerId', {
-    config: { policy: 'member' },
-    schema: {
-      tags: TAGS, summary: 'Read a controller', description: docs.readController,
-      params: ControllerParams, response: { 200: ControllerSchema, ...problemResponses(401, 403, 404, 429) },
+  app.get(
+    '/:siteId/controllers/:controllerId',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        summary: 'Read a controller',
+        description: docs.readController,
+        params: ControllerParams,
+        response: { 200: ControllerSchema, ...problemResponses(401, 403, 404, 429) },
+      },
     },
-  }, async (request) => controllers.get(request.principal.orgId, request.params.siteId, request.params.controllerId))
+    async (request) => controllers.get(request.principal.orgId, request.params.siteId, request.params.controllerId),
+  )
 
-  app.put('/:siteId/controllers/:controllerId', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: TAGS, summary: 'Update a controller',
-      description: docs.updateController,
-      params: ControllerParams, body: UpdateControllerBody, response: { 200: ControllerSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+  app.put(
+    '/:siteId/controllers/:controllerId',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: TAGS,
+        summary: 'Update a controller',
+        description: docs.updateController,
+        params: ControllerParams,
+        body: UpdateControllerBody,
+        response: { 200: ControllerSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
     },
-  }, async (request) => controllers.update(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId, request.body))
+    async (request) =>
+      controllers.update(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId, request.body),
+  )
 
-  app.post('/:siteId/controllers/:controllerId/assign', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: TAGS, summary: 'Assign a controller to an edge gateway',
-      description: docs.assignController,
-      params: ControllerParams, body: AssignControllerBody, response: { 200: ControllerSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+  app.post(
+    '/:siteId/controllers/:controllerId/assign',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: TAGS,
+        summary: 'Assign a controller to an edge gateway',
+        description: docs.assignController,
+        params: ControllerParams,
+        body: AssignControllerBody,
+        response: { 200: ControllerSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
     },
-  }, async (request) => controllers.assign(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId, request.body))
+    async (request) =>
+      controllers.assign(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId, request.body),
+  )
 
-  app.post('/:siteId/controllers/:controllerId/unassign', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: TAGS, summary: 'Remove a controller\'s edge assignment', description: docs.unassignController,
-      params: ControllerParams, response: { 200: ControllerSchema, ...problemResponses(401, 403, 404, 429) },
+  app.post(
+    '/:siteId/controllers/:controllerId/unassign',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: TAGS,
+        summary: "Remove a controller's edge assignment",
+        description: docs.unassignController,
+        params: ControllerParams,
+        response: { 200: ControllerSchema, ...problemResponses(401, 403, 404, 429) },
+      },
     },
-  }, async (request) => controllers.unassign(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId))
+    async (request) => controllers.unassign(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId),
+  )
 
-  app.delete('/:siteId/controllers/:controllerId', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: TAGS, summary: 'Delete a controller',
-      description: docs.deleteController,
-      params: ControllerParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...problemResponses(401, 403, 404, 409, 429) },
+  app.delete(
+    '/:siteId/controllers/:controllerId',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: TAGS,
+        summary: 'Delete a controller',
+        description: docs.deleteController,
+        params: ControllerParams,
+        response: { 204: { type: 'null', description: 'Deleted.' }, ...problemResponses(401, 403, 404, 409, 429) },
+      },
     },
-  }, async (request, reply) => {
-    await controllers.remove(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId)
-    return reply.code(204).send(null)
-  })
+    async (request, reply) => {
+      await controllers.remove(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId)
+      return reply.code(204).send(null)
+    },
+  )
 }

@@ -13,13 +13,31 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../db/constraint-er
 import { ControllerAssetNumberTaken, ControllerInUse } from './errors.ts'
 import { isAddressOrHostName } from './host.ts'
 import { pollBudget } from './poll-budget.ts'
-import { CONTROLLER_DEFAULTS, type AssignControllerInput, type Controller, type CreateControllerInput, type ListControllersQueryInput, type UpdateControllerInput } from './schemas.ts'
 import {
-  countControllers, deleteController, findController, findControllerByAssetNumber, insertController, listAllControllers,
-  listControllerIds, listControllers, updateController, type ControllerChanges,
+  CONTROLLER_DEFAULTS,
+  type AssignControllerInput,
+  type Controller,
+  type CreateControllerInput,
+  type ListControllersQueryInput,
+  type UpdateControllerInput,
+} from './schemas.ts'
+import {
+  countControllers,
+  deleteController,
+  findController,
+  findControllerByAssetNumber,
+  insertController,
+  listAllControllers,
+  listControllerIds,
+  listControllers,
+  updateController,
+  type ControllerChanges,
 } from './store.ts'
 
-export interface ControllerLoad { instances: number; mappedTags: number }
+export interface ControllerLoad {
+  instances: number
+  mappedTags: number
+}
 
 /** Instances bound to each controller and their mapped tags; supplied by the instances area. */
 export type ControllerLoadSource = (db: Db, orgId: OrgId, siteCode: string, controllerIds: readonly string[]) => Promise<Map<string, ControllerLoad>>
@@ -42,18 +60,38 @@ function checkAddress(ipAddress: string | undefined): void {
 export function toController(row: ControllersTable, load: ControllerLoad): Controller {
   const cipRoute = cipRouteOrNull(row)
   return {
-    id: row.id, siteId: row.site_code, name: row.name, platform: row.platform, platformName: platformName(row.platform),
-    firmwareVersion: row.firmware_version, assetNumber: row.asset_number,
+    id: row.id,
+    siteId: row.site_code,
+    name: row.name,
+    platform: row.platform,
+    platformName: platformName(row.platform),
+    firmwareVersion: row.firmware_version,
+    assetNumber: row.asset_number,
     connection: {
-      protocol: row.protocol, ipAddress: row.ip_address, port: row.port, cipPath: row.cip_path, pollIntervalMs: row.poll_interval_ms,
-      timeoutMs: row.timeout_ms, retryDelayMs: row.retry_delay_ms, maxRetries: row.max_retries,
+      protocol: row.protocol,
+      ipAddress: row.ip_address,
+      port: row.port,
+      cipPath: row.cip_path,
+      pollIntervalMs: row.poll_interval_ms,
+      timeoutMs: row.timeout_ms,
+      retryDelayMs: row.retry_delay_ms,
+      maxRetries: row.max_retries,
     },
-    cipRoute, edgeId: row.edge_id, edgePlcId: row.edge_plc_id,
+    cipRoute,
+    edgeId: row.edge_id,
+    edgePlcId: row.edge_plc_id,
     pollBudget: pollBudget({
-      protocol: row.protocol, pollIntervalMs: row.poll_interval_ms, timeoutMs: row.timeout_ms, retryDelayMs: row.retry_delay_ms,
-      maxRetries: row.max_retries, cipHops: cipRoute?.hops.length ?? 0, mappedTags: load.mappedTags, instances: load.instances,
+      protocol: row.protocol,
+      pollIntervalMs: row.poll_interval_ms,
+      timeoutMs: row.timeout_ms,
+      retryDelayMs: row.retry_delay_ms,
+      maxRetries: row.max_retries,
+      cipHops: cipRoute?.hops.length ?? 0,
+      mappedTags: load.mappedTags,
+      instances: load.instances,
     }),
-    createdAt: iso(row.created_at), updatedAt: iso(row.updated_at),
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
   }
 }
 
@@ -84,7 +122,15 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
     return row
   }
 
-  async function change(orgId: OrgId, actor: Actor, siteCode: string, id: string, action: string, changes: ControllerChanges, detail?: Record<string, unknown>) {
+  async function change(
+    orgId: OrgId,
+    actor: Actor,
+    siteCode: string,
+    id: string,
+    action: string,
+    changes: ControllerChanges,
+    detail?: Record<string, unknown>,
+  ) {
     await sites.require(orgId, siteCode)
     const row = await db.transaction().execute(async (trx) => {
       const result = await updateController(trx, orgId, siteCode, id, { ...changes, updated_at: clock.now() })
@@ -105,12 +151,25 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
       cipRouteOf(c.protocol, cipPath)
       const now = clock.now()
       const row: ControllersTable = {
-        org_id: orgId, site_code: siteCode, id: newId('ctl', now), name: input.name, platform: input.platform,
-        firmware_version: input.firmwareVersion ?? null, asset_number: input.assetNumber,
-        protocol: c.protocol, ip_address: c.ipAddress, port: c.port ?? defaultPort(c.protocol), cip_path: cipPath,
-        poll_interval_ms: c.pollIntervalMs ?? CONTROLLER_DEFAULTS.pollIntervalMs, timeout_ms: c.timeoutMs ?? CONTROLLER_DEFAULTS.timeoutMs,
-        retry_delay_ms: c.retryDelayMs ?? CONTROLLER_DEFAULTS.retryDelayMs, max_retries: c.maxRetries ?? CONTROLLER_DEFAULTS.maxRetries,
-        edge_id: null, edge_plc_id: null, created_at: now, updated_at: now,
+        org_id: orgId,
+        site_code: siteCode,
+        id: newId('ctl', now),
+        name: input.name,
+        platform: input.platform,
+        firmware_version: input.firmwareVersion ?? null,
+        asset_number: input.assetNumber,
+        protocol: c.protocol,
+        ip_address: c.ipAddress,
+        port: c.port ?? defaultPort(c.protocol),
+        cip_path: cipPath,
+        poll_interval_ms: c.pollIntervalMs ?? CONTROLLER_DEFAULTS.pollIntervalMs,
+        timeout_ms: c.timeoutMs ?? CONTROLLER_DEFAULTS.timeoutMs,
+        retry_delay_ms: c.retryDelayMs ?? CONTROLLER_DEFAULTS.retryDelayMs,
+        max_retries: c.maxRetries ?? CONTROLLER_DEFAULTS.maxRetries,
+        edge_id: null,
+        edge_plc_id: null,
+        created_at: now,
+        updated_at: now,
       }
       await db.transaction().execute(async (trx) => {
         if (await findControllerByAssetNumber(trx, orgId, siteCode, input.assetNumber)) throw new ControllerAssetNumberTaken(input.assetNumber)
@@ -123,7 +182,11 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
           if (isForeignKeyViolation(err)) throw new NotFound()
           throw err
         }
-        await recordAudit(trx, clock, orgId, actor, { action: 'controller.created', target: `${siteCode}/${row.id}`, detail: { assetNumber: input.assetNumber } })
+        await recordAudit(trx, clock, orgId, actor, {
+          action: 'controller.created',
+          target: `${siteCode}/${row.id}`,
+          detail: { assetNumber: input.assetNumber },
+        })
       })
       return toController(row, NO_LOAD)
     },
@@ -137,8 +200,18 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
       const limit = query.limit ?? 50
       const after = decodeCursor(query.cursor, ['string'])
       const rows = await listControllers(db, orgId, siteCode, { limit, after: after?.[0] as string | undefined, edgeId: query.edgeId })
-      const load = await deps.load(db, orgId, siteCode, rows.slice(0, limit).map((r) => r.id))
-      return toPage(rows, limit, (r) => toController(r, load.get(r.id) ?? NO_LOAD), (r) => [r.id])
+      const load = await deps.load(
+        db,
+        orgId,
+        siteCode,
+        rows.slice(0, limit).map((r) => r.id),
+      )
+      return toPage(
+        rows,
+        limit,
+        (r) => toController(r, load.get(r.id) ?? NO_LOAD),
+        (r) => [r.id],
+      )
     },
 
     /** Spec 2.3: only the fields present change; a null clears a nullable field; `connection` merges field by field. */
@@ -166,7 +239,15 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
     /** Assigns the controller to an edge gateway; an empty edgeId removes the assignment. */
     async assign(orgId: OrgId, actor: Actor, siteCode: string, id: string, input: AssignControllerInput): Promise<Controller> {
       if (input.edgeId === '') return change(orgId, actor, siteCode, id, 'controller.unassigned', { edge_id: null, edge_plc_id: null })
-      return change(orgId, actor, siteCode, id, 'controller.assigned', { edge_id: input.edgeId, edge_plc_id: input.edgePlcId ?? null }, { edgeId: input.edgeId })
+      return change(
+        orgId,
+        actor,
+        siteCode,
+        id,
+        'controller.assigned',
+        { edge_id: input.edgeId, edge_plc_id: input.edgePlcId ?? null },
+        { edgeId: input.edgeId },
+      )
     },
 
     async unassign(orgId: OrgId, actor: Actor, siteCode: string, id: string): Promise<Controller> {
@@ -206,11 +287,17 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
       await sites.require(orgId, siteCode)
       const rows = await listAllControllers(db, orgId, siteCode)
       return rows.map((r) => ({
-        id: r.id, name: r.name, assetNumber: r.asset_number, platform: platformName(r.platform), protocol: r.protocol,
-        ipAddress: r.ip_address, cipPath: r.cip_path, edgeId: r.edge_id, pollIntervalMs: r.poll_interval_ms,
+        id: r.id,
+        name: r.name,
+        assetNumber: r.asset_number,
+        platform: platformName(r.platform),
+        protocol: r.protocol,
+        ipAddress: r.ip_address,
+        cipPath: r.cip_path,
+        edgeId: r.edge_id,
+        pollIntervalMs: r.poll_interval_ms,
       }))
     },
-
   }
 }
 

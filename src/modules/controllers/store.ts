@@ -12,14 +12,23 @@ export function findController(db: Db, orgId: OrgId, siteCode: string, id: strin
 }
 
 export function findControllerByAssetNumber(db: Db, orgId: OrgId, siteCode: string, assetNumber: string) {
-  return db.selectFrom('controllers').select('id').where('org_id', '=', orgId).where('site_code', '=', siteCode).where('asset_number', '=', assetNumber).executeTakeFirst()
+  return db
+    .selectFrom('controllers')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('asset_number', '=', assetNumber)
+    .executeTakeFirst()
 }
 
 export function listControllers(db: Db, orgId: OrgId, siteCode: string, options: { limit: number; after?: string; edgeId?: string }) {
   let query = db.selectFrom('controllers').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode)
   if (options.after !== undefined) query = query.where('id', '>', options.after)
   if (options.edgeId !== undefined) query = query.where('edge_id', '=', options.edgeId)
-  return query.orderBy('id').limit(options.limit + 1).execute()
+  return query
+    .orderBy('id')
+    .limit(options.limit + 1)
+    .execute()
 }
 
 export function listControllerIds(db: Db, orgId: OrgId, siteCode: string, ids: readonly string[]) {
@@ -40,6 +49,11 @@ export function deleteController(db: Db, orgId: OrgId, siteCode: string, id: str
 }
 
 export async function countControllers(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
-  const row = await db.selectFrom('controllers').select((eb) => eb.fn.countAll().as('n')).where('org_id', '=', orgId).where('site_code', '=', siteCode).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('controllers')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }

@@ -15,18 +15,30 @@ export async function equipmentSetup(t: TestContext, dialect: TestDialect) {
 }
 
 export const controllerBody = (over: Record<string, unknown> = {}, connection: Record<string, unknown> = {}) => ({
-  name: 'Crusher PLC', platform: 1, assetNumber: `A-${Math.random().toString(36).slice(2, 10)}`,
-  connection: { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15', ...connection }, ...over,
+  name: 'Crusher PLC',
+  platform: 1,
+  assetNumber: `A-${Math.random().toString(36).slice(2, 10)}`,
+  connection: { protocol: 'EtherNet/IP', ipAddress: '10.20.1.15', ...connection },
+  ...over,
 })
 
-export async function createController(as: As, site = 'S1', over: Record<string, unknown> = {}, connection: Record<string, unknown> = {}): Promise<{ id: string } & Record<string, unknown>> {
+export async function createController(
+  as: As,
+  site = 'S1',
+  over: Record<string, unknown> = {},
+  connection: Record<string, unknown> = {},
+): Promise<{ id: string } & Record<string, unknown>> {
   const res = await as('POST', `/api/sites/${site}/controllers`, controllerBody(over, connection))
   if (res.statusCode !== 201) throw new Error(`controller create: ${res.statusCode} ${res.body}`)
   return res.json()
 }
 
 export async function rowCount(h: Harness, table: 'controllers' | 'instances', orgId: string): Promise<number> {
-  const row = await h.handle.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()
+  const row = await h.handle.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 

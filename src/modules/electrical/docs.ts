@@ -1,7 +1,7 @@
 import type { NetworkLoadLimits } from './service/network-load.ts'
 
 const SITE_404 = 'An unknown site, or one of another organisation, is the uniform 404.'
-const NODE_404 = 'An unknown site or node (or another organisation\'s) is the uniform 404.'
+const NODE_404 = "An unknown site or node (or another organisation's) is the uniform 404."
 
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {
@@ -25,10 +25,10 @@ export const docs = {
     '204, or the uniform 404 when the site or the edge does not exist.',
   readNetwork:
     `Every node (by id) and edge (by source, target, type) in one document: the body \`PUT …/network\` accepts, ` +
-      `apart from the read-only fields. ${SITE_404}`,
+    `apart from the read-only fields. ${SITE_404}`,
   replaceNetwork: ({ maxBytes, maxNodes, maxEdges }: NetworkLoadLimits) =>
     'For integrators who keep the network in another tool: `{ nodes: [node create bodies], edges: [edge bodies] }` (`application/json`) replaces ' +
-    'the site\'s network atomically — all or nothing. The body is streamed: parsed as it arrives and staged in chunks, in constant memory whatever ' +
+    "the site's network atomically — all or nothing. The body is streamed: parsed as it arrives and staged in chunks, in constant memory whatever " +
     `its size; edges may come before nodes. Bounds (configurable): at most ${maxBytes} bytes (\`SITEGRID_NETWORK_MAX_BYTES\`), ${maxNodes} nodes ` +
     `(\`SITEGRID_NETWORK_MAX_NODES\`) and ${maxEdges} edges (\`SITEGRID_NETWORK_MAX_EDGES\`): one more is a 413 naming the limit; the global body ` +
     'limit does not apply here. Each element is checked like `POST …/nodes` and `POST …/edges`: field rules give a 400 listing each field ' +

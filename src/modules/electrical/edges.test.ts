@@ -13,7 +13,10 @@ for (const dialect of testDialects()) {
       await addNode(as, 'B', 3)
       const res = await as('POST', `${BASE}/edges`, { sourceId: 'A', targetId: 'B', edgeType: 0 })
       assert.equal(res.statusCode, 201, res.body)
-      assert.deepEqual({ ...(res.json() as object), createdAt: undefined }, { sourceId: 'A', targetId: 'B', edgeType: 0, edgeTypeName: 'Cable', createdAt: undefined })
+      assert.deepEqual(
+        { ...(res.json() as object), createdAt: undefined },
+        { sourceId: 'A', targetId: 'B', edgeType: 0, edgeTypeName: 'Cable', createdAt: undefined },
+      )
       const before = await snapshot(h, org)
       for (const [body, expected] of [
         [{ sourceId: 'X', targetId: 'B', edgeType: 1 }, ['/sourceId']],
@@ -28,7 +31,11 @@ for (const dialect of testDialects()) {
       }
       assert.equal((await as('POST', '/api/sites', { code: 'S2', name: 'Other' })).statusCode, 201)
       await addNode(as, 'Q', 3, {}, 'S2')
-      assert.equal((await as('POST', `${BASE}/edges`, { sourceId: 'A', targetId: 'Q', edgeType: 0 })).statusCode, 422, 'a node of another site is not a node of this one')
+      assert.equal(
+        (await as('POST', `${BASE}/edges`, { sourceId: 'A', targetId: 'Q', edgeType: 0 })).statusCode,
+        422,
+        'a node of another site is not a node of this one',
+      )
       assert.equal(await snapshot(h, org).then((s) => s.includes('"target_id":"Q"')), false)
       assert.equal((JSON.parse(await snapshot(h, org)) as { edges: unknown[] }).edges.length, (JSON.parse(before) as { edges: unknown[] }).edges.length)
     })
@@ -39,11 +46,16 @@ for (const dialect of testDialects()) {
       await addNode(as, 'A', 0)
       await addNode(as, long, 3)
       const cases: Array<[Record<string, unknown>, number]> = [
-        [{ sourceId: 'A', targetId: long, edgeType: -1 }, 400], [{ sourceId: 'A', targetId: long, edgeType: 0 }, 201],
-        [{ sourceId: 'A', targetId: long, edgeType: 4 }, 201], [{ sourceId: 'A', targetId: long, edgeType: 5 }, 400],
-        [{ sourceId: 'A', targetId: `${long}L`, edgeType: 1 }, 400], [{ sourceId: `${long}L`, targetId: 'A', edgeType: 1 }, 400],
-        [{ sourceId: long, targetId: 'A', edgeType: 1 }, 201], [{ sourceId: 'A', targetId: long, edgeType: 1.5 }, 400],
-        [{ sourceId: 'A', targetId: long }, 400], [{ sourceId: 'A', targetId: long, edgeType: 2, extra: 1 }, 400],
+        [{ sourceId: 'A', targetId: long, edgeType: -1 }, 400],
+        [{ sourceId: 'A', targetId: long, edgeType: 0 }, 201],
+        [{ sourceId: 'A', targetId: long, edgeType: 4 }, 201],
+        [{ sourceId: 'A', targetId: long, edgeType: 5 }, 400],
+        [{ sourceId: 'A', targetId: `${long}L`, edgeType: 1 }, 400],
+        [{ sourceId: `${long}L`, targetId: 'A', edgeType: 1 }, 400],
+        [{ sourceId: long, targetId: 'A', edgeType: 1 }, 201],
+        [{ sourceId: 'A', targetId: long, edgeType: 1.5 }, 400],
+        [{ sourceId: 'A', targetId: long }, 400],
+        [{ sourceId: 'A', targetId: long, edgeType: 2, extra: 1 }, 400],
       ]
       for (const [body, status] of cases) {
         const before = await snapshot(h, org)
@@ -58,7 +70,11 @@ for (const dialect of testDialects()) {
       const dup = await as('POST', `${BASE}/edges`, { sourceId: 'A', targetId: long, edgeType: 0 })
       assert.equal(dup.statusCode, 409)
       assert.equal(await snapshot(h, org), before)
-      assert.equal((await as('POST', `${BASE}/edges`, { sourceId: long, targetId: 'A', edgeType: 0 })).statusCode, 201, 'the reverse triple is a different edge')
+      assert.equal(
+        (await as('POST', `${BASE}/edges`, { sourceId: long, targetId: 'A', edgeType: 0 })).statusCode,
+        201,
+        'the reverse triple is a different edge',
+      )
     })
 
     it('delete: all of source, target, type required (400 naming the missing one); 204 then the uniform 404', async (t) => {
@@ -68,7 +84,12 @@ for (const dialect of testDialects()) {
       await addEdge(as, 'A', 'B', 2)
       await addEdge(as, 'A', 'B', 0)
       const before = await snapshot(h, org)
-      for (const [query, missing] of [['target=B&type=2', '/source'], ['source=A&type=2', '/target'], ['source=A&target=B', '/type'], ['', '/source']] as const) {
+      for (const [query, missing] of [
+        ['target=B&type=2', '/source'],
+        ['source=A&type=2', '/target'],
+        ['source=A&target=B', '/type'],
+        ['', '/source'],
+      ] as const) {
         const res = await as('DELETE', `${BASE}/edges?${query}`)
         assert.equal(res.statusCode, 400, res.body)
         assert.ok(pointers(res.body).includes(missing), `${query}: ${res.body}`)
@@ -100,7 +121,10 @@ for (const dialect of testDialects()) {
       const seen: string[] = []
       let cursor: string | null = null
       do {
-        const page = (await as('GET', `${BASE}/edges?limit=1${cursor ? `&cursor=${cursor}` : ''}`)).json() as { items: Array<{ sourceId: string; targetId: string; edgeType: number }>; nextCursor: string | null }
+        const page = (await as('GET', `${BASE}/edges?limit=1${cursor ? `&cursor=${cursor}` : ''}`)).json() as {
+          items: Array<{ sourceId: string; targetId: string; edgeType: number }>
+          nextCursor: string | null
+        }
         seen.push(...page.items.map((e) => `${e.sourceId}${e.targetId}${e.edgeType}`))
         cursor = page.nextCursor
       } while (cursor)
@@ -109,5 +133,4 @@ for (const dialect of testDialects()) {
       assert.deepEqual(touching, ['ac', 'bc'])
     })
   })
-
 }

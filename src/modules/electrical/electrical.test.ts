@@ -13,18 +13,54 @@ const PHYSICAL = ['ratedVoltageV', 'ratedCurrentA', 'ratedPowerKw', 'impedanceOh
 const CURVE_50 = `IEC-Standard-Inverse${'_'.repeat(30)}`
 
 const CREATE_BOUNDS: Case[] = [
-  ['id', '', 400], ['id', 'a', 201], ['id', 'i'.repeat(50), 201], ['id', 'i'.repeat(51), 400], ['id', 'tab\there', 400],
-  ['name', '', 400], ['name', 'n', 201], ['name', 'n'.repeat(200), 201], ['name', 'n'.repeat(201), 400], ['name', null, 400],
-  ['nodeType', -1, 400], ['nodeType', 0, 201], ['nodeType', 13, 201], ['nodeType', 14, 400], ['nodeType', 2.5, 400], ['nodeType', '3', 400],
-  ['cableSize', '', 201], ['cableSize', 'c'.repeat(100), 201], ['cableSize', 'c'.repeat(101), 400], ['cableSize', null, 201],
-  ['protectionCurve', '', 201], ['protectionCurve', CURVE_50, 201], ['protectionCurve', `${CURVE_50}_`, 400], ['protectionCurve', null, 201],
-  ['description', '', 201], ['description', 'd'.repeat(500), 201], ['description', 'd'.repeat(501), 400], ['description', null, 201],
-  ...PHYSICAL.flatMap((f): Case[] => [[f, -0.001, 400], [f, 0, 201], [f, 1e300, 201], [f, null, 201], [f, '1', 400]]),
-  ['tagBindings', {}, 201], ['tagBindings', { current: 'MSB1.I' }, 201], ['tagBindings', { '': 'x' }, 400], ['tagBindings', { k: '' }, 400],
-  ['tagBindings', { ['k'.repeat(100)]: 'v'.repeat(500) }, 201], ['tagBindings', { ['k'.repeat(101)]: 'v' }, 400], ['tagBindings', { k: 'v'.repeat(501) }, 400],
-  ['tagBindings', { k: 1 }, 400], ['tagBindings', Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, 'v'])), 201],
+  ['id', '', 400],
+  ['id', 'a', 201],
+  ['id', 'i'.repeat(50), 201],
+  ['id', 'i'.repeat(51), 400],
+  ['id', 'tab\there', 400],
+  ['name', '', 400],
+  ['name', 'n', 201],
+  ['name', 'n'.repeat(200), 201],
+  ['name', 'n'.repeat(201), 400],
+  ['name', null, 400],
+  ['nodeType', -1, 400],
+  ['nodeType', 0, 201],
+  ['nodeType', 13, 201],
+  ['nodeType', 14, 400],
+  ['nodeType', 2.5, 400],
+  ['nodeType', '3', 400],
+  ['cableSize', '', 201],
+  ['cableSize', 'c'.repeat(100), 201],
+  ['cableSize', 'c'.repeat(101), 400],
+  ['cableSize', null, 201],
+  ['protectionCurve', '', 201],
+  ['protectionCurve', CURVE_50, 201],
+  ['protectionCurve', `${CURVE_50}_`, 400],
+  ['protectionCurve', null, 201],
+  ['description', '', 201],
+  ['description', 'd'.repeat(500), 201],
+  ['description', 'd'.repeat(501), 400],
+  ['description', null, 201],
+  ...PHYSICAL.flatMap((f): Case[] => [
+    [f, -0.001, 400],
+    [f, 0, 201],
+    [f, 1e300, 201],
+    [f, null, 201],
+    [f, '1', 400],
+  ]),
+  ['tagBindings', {}, 201],
+  ['tagBindings', { current: 'MSB1.I' }, 201],
+  ['tagBindings', { '': 'x' }, 400],
+  ['tagBindings', { k: '' }, 400],
+  ['tagBindings', { ['k'.repeat(100)]: 'v'.repeat(500) }, 201],
+  ['tagBindings', { ['k'.repeat(101)]: 'v' }, 400],
+  ['tagBindings', { k: 'v'.repeat(501) }, 400],
+  ['tagBindings', { k: 1 }, 400],
+  ['tagBindings', Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, 'v'])), 201],
   ['tagBindings', Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`k${i}`, 'v'])), 400],
-  ['metadata', { any: [1, { deep: true }] }, 201], ['metadata', { blob: 'x'.repeat(16_384 - 11) }, 201], ['metadata', { blob: 'x'.repeat(16_384 - 10) }, 400],
+  ['metadata', { any: [1, { deep: true }] }, 201],
+  ['metadata', { blob: 'x'.repeat(16_384 - 11) }, 201],
+  ['metadata', { blob: 'x'.repeat(16_384 - 10) }, 400],
   ['metadata', 'text', 400],
 ]
 
@@ -32,10 +68,21 @@ for (const dialect of testDialects()) {
   describe(`${dialect}: electrical nodes`, () => {
     it('create answers 201 with every field; GET reads the same node', async (t) => {
       const { as } = await electricalSetup(t, dialect)
-      const res = await as('POST', `${BASE}/nodes`, node({
-        ratedVoltageV: 415, ratedCurrentA: 1600, protectionCurve: 'iec si', protectionPickupA: 1600, protectionTms: 0.2,
-        cableSize: '4x240', cableLengthM: 12.5, tagBindings: { current: 'MSB1.I_A' }, metadata: { panel: { rows: 3 } },
-      }))
+      const res = await as(
+        'POST',
+        `${BASE}/nodes`,
+        node({
+          ratedVoltageV: 415,
+          ratedCurrentA: 1600,
+          protectionCurve: 'iec si',
+          protectionPickupA: 1600,
+          protectionTms: 0.2,
+          cableSize: '4x240',
+          cableLengthM: 12.5,
+          tagBindings: { current: 'MSB1.I_A' },
+          metadata: { panel: { rows: 3 } },
+        }),
+      )
       assert.equal(res.statusCode, 201, res.body)
       const n = res.json()
       assert.equal(n.id, 'N1')
@@ -57,7 +104,10 @@ for (const dialect of testDialects()) {
         const res = await as('POST', `${BASE}/nodes`, node({ id, [field]: value }))
         assert.equal(res.statusCode, status, `${field} = ${JSON.stringify(value).slice(0, 40)}: ${res.body.slice(0, 300)}`)
         if (status === 400) {
-          assert.ok(pointers(res.body).some((p) => p.startsWith(`/${field}`)), `${field}: names the field, got ${pointers(res.body).join(',')}`)
+          assert.ok(
+            pointers(res.body).some((p) => p.startsWith(`/${field}`)),
+            `${field}: names the field, got ${pointers(res.body).join(',')}`,
+          )
           assert.equal(await snapshot(h, org), before)
         }
       }
@@ -97,6 +147,5 @@ for (const dialect of testDialects()) {
       assert.equal((await as('POST', '/api/sites', { code: 'S2', name: 'Other' })).statusCode, 201)
       await addNode(as, 'N1', 3, {}, 'S2')
     })
-
   })
 }

@@ -2,7 +2,9 @@ import { domainError, invalidField, type FieldProblem } from '../../errors/domai
 
 export class NodeIdTaken extends domainError('Conflict') {
   constructor(id: string) {
-    super(`A node with id ${JSON.stringify(id)} already exists in this site.`, { errors: [{ in: 'body', pointer: '/id', message: 'is already used by another node of the site' }] })
+    super(`A node with id ${JSON.stringify(id)} already exists in this site.`, {
+      errors: [{ in: 'body', pointer: '/id', message: 'is already used by another node of the site' }],
+    })
   }
 }
 
@@ -13,7 +15,9 @@ export class NodeHasEdges extends domainError('Conflict') {
 }
 
 export class EdgeExists extends domainError('Conflict') {
-  constructor() { super('An edge with this sourceId, targetId and edgeType already exists.') }
+  constructor() {
+    super('An edge with this sourceId, targetId and edgeType already exists.')
+  }
 }
 
 /** An edge end that names no node of the site (422, pointing at each such end). */
@@ -40,38 +44,52 @@ export class NoProtectionSettings extends domainError('UnprocessableEntity') {
 
 export class NodeNotSupplied extends domainError('UnprocessableEntity') {
   constructor(nodeId: string, supplyId?: string) {
-    super(supplyId === undefined
-      ? `Node ${JSON.stringify(nodeId)} is connected to no supply, so it has no supply path.`
-      : `Supply ${JSON.stringify(supplyId)} is not reachable from node ${JSON.stringify(nodeId)}.`)
+    super(
+      supplyId === undefined
+        ? `Node ${JSON.stringify(nodeId)} is connected to no supply, so it has no supply path.`
+        : `Supply ${JSON.stringify(supplyId)} is not reachable from node ${JSON.stringify(nodeId)}.`,
+    )
   }
 }
 
 /** A network document over one of its bounds (bytes, a scalar's bytes, nodes, edges): `detail` names the limit. */
 export class NetworkTooLarge extends domainError('PayloadTooLarge') {
-  constructor(detail: string) { super(detail) }
+  constructor(detail: string) {
+    super(detail)
+  }
 }
 
 /** A network load with no body at all; `format` is how the detail names the expected body. */
 export class NetworkBodyEmpty extends domainError('MalformedBody') {
-  constructor(format: 'JSON' | 'application/json') { super(`The body is empty; send the network document as ${format}.`) }
+  constructor(format: 'JSON' | 'application/json') {
+    super(`The body is empty; send the network document as ${format}.`)
+  }
 }
 
 /** The client closed the connection before the whole network document arrived. */
 export class NetworkBodyCutOff extends domainError('MalformedBody') {
-  constructor() { super('The connection closed before the whole document arrived.') }
+  constructor() {
+    super('The connection closed before the whole document arrived.')
+  }
 }
 
 /** The network document is not well-formed JSON: the parser's reason (shortened), or an end inside the document. */
 export class NetworkBodyNotJson extends domainError('MalformedBody') {
-  constructor(reason: string, cause?: unknown) { super(`The body is not well-formed JSON: ${reason}`, { cause }) }
+  constructor(reason: string, cause?: unknown) {
+    super(`The body is not well-formed JSON: ${reason}`, { cause })
+  }
 }
 
 /** Field rules broken by nodes or edges: the first 100 problems (and `problemCount` when there are more). */
 export class NetworkFieldsInvalid extends domainError('ValidationFailed') {
   constructor(problems: FieldProblem[], total: number, maxProblems: number) {
-    const summary = problems.slice(0, 3).map((p) => `${p.pointer.slice(1)}: ${p.message}`).join('; ')
+    const summary = problems
+      .slice(0, 3)
+      .map((p) => `${p.pointer.slice(1)}: ${p.message}`)
+      .join('; ')
     super(total > 3 ? `${summary} (and ${total - 3} more)` : summary, {
-      errors: problems.slice(0, maxProblems), extensions: total > maxProblems ? { problemCount: total } : undefined,
+      errors: problems.slice(0, maxProblems),
+      extensions: total > maxProblems ? { problemCount: total } : undefined,
     })
   }
 }

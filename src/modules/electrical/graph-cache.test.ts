@@ -13,27 +13,45 @@ import { addEdge, addNode, BASE, electricalSetup } from './test-support.ts'
 /** A stand-in handle whose generation the test moves, as another process's announcement would. */
 function fakeHandle() {
   let generation = 0
-  return { handle: { generation: () => generation } as unknown as DatabaseHandle, move: () => { generation++ } }
+  return {
+    handle: { generation: () => generation } as unknown as DatabaseHandle,
+    move: () => {
+      generation++
+    },
+  }
 }
 
-const graphOf = (ids: string[]) => buildGraph(ids.map((id) => ({ id, nodeType: 3 })), [])
+const graphOf = (ids: string[]) =>
+  buildGraph(
+    ids.map((id) => ({ id, nodeType: 3 })),
+    [],
+  )
 
 describe('graph cache', () => {
   it('serves the same graph until the site is forgotten or the generation moves; other sites stay cached', async () => {
     const { handle, move } = fakeHandle()
     const cache = new GraphCache(handle)
     let loads = 0
-    const load = (ids: string[]) => async () => { loads++; return graphOf(ids) }
+    const load = (ids: string[]) => async () => {
+      loads++
+      return graphOf(ids)
+    }
     const first = await cache.get('org_a', 'S1', 'lean', load(['A']))
     assert.equal(await cache.get('org_a', 'S1', 'lean', load(['B'])), first)
     await cache.get('org_a', 'S2', 'lean', load(['C']))
     assert.equal(loads, 2)
     cache.forget('org_a', 'S1')
-    assert.deepEqual((await cache.get('org_a', 'S1', 'lean', load(['B']))).nodes.map((n) => n.id), ['B'])
+    assert.deepEqual(
+      (await cache.get('org_a', 'S1', 'lean', load(['B']))).nodes.map((n) => n.id),
+      ['B'],
+    )
     await cache.get('org_a', 'S2', 'lean', load(['X']))
     assert.equal(loads, 3, 'S2 was not forgotten')
     move()
-    assert.deepEqual((await cache.get('org_a', 'S2', 'lean', load(['D']))).nodes.map((n) => n.id), ['D'])
+    assert.deepEqual(
+      (await cache.get('org_a', 'S2', 'lean', load(['D']))).nodes.map((n) => n.id),
+      ['D'],
+    )
     assert.equal(loads, 4)
   })
 
@@ -44,8 +62,14 @@ describe('graph cache', () => {
       cache.forget('org_a', 'S1') // the write commits while this read is under way
       return graphOf(['old'])
     })
-    assert.deepEqual(stale.nodes.map((n) => n.id), ['old'])
-    assert.deepEqual((await cache.get('org_a', 'S1', 'lean', async () => graphOf(['new']))).nodes.map((n) => n.id), ['new'])
+    assert.deepEqual(
+      stale.nodes.map((n) => n.id),
+      ['old'],
+    )
+    assert.deepEqual(
+      (await cache.get('org_a', 'S1', 'lean', async () => graphOf(['new']))).nodes.map((n) => n.id),
+      ['new'],
+    )
   })
 })
 
@@ -69,10 +93,14 @@ for (const dialect of testDialects()) {
       assert.equal((await islands()).islandCount, 2, 'node deleted')
       const put = await as('PUT', `${BASE}/network`, { nodes: [{ id: 'Z', name: 'Z', nodeType: 0 }], edges: [] })
       assert.equal(put.statusCode, 200, put.body)
-      assert.deepEqual((await islands()).islands.map((i) => i.nodeIds), [['Z']], 'network replaced')
+      assert.deepEqual(
+        (await islands()).islands.map((i) => i.nodeIds),
+        [['Z']],
+        'network replaced',
+      )
     })
 
-    it('a write made through another process\'s connection is seen here (generation), and repeated questions hit the cache', async (t) => {
+    it("a write made through another process's connection is seen here (generation), and repeated questions hit the cache", async (t) => {
       const { h, org, as } = await electricalSetup(t, dialect)
       // The "other process": its own handle (connection, listener) and service on the same database.
       const handle = await connectDatabase(h.config.databaseUrl, { poolSize: 2 })

@@ -10,13 +10,18 @@ import { createElectricalService } from './service.ts'
 import { countStaged, EDGE, NODE } from './staging-store.ts'
 import { addEdge, addNode, BASE, electricalSetup, snapshot } from './test-support.ts'
 
-interface Doc { nodes: Array<Record<string, unknown>>; edges: Array<{ sourceId: string; targetId: string; edgeType: number }> }
+interface Doc {
+  nodes: Array<Record<string, unknown>>
+  edges: Array<{ sourceId: string; targetId: string; edgeType: number }>
+}
 
 /** A tree of `size` nodes under one supply, every tenth node with a few optional fields set. */
 function tree(size: number, prefix = 'N'): Doc {
   const id = (i: number) => `${prefix}${String(i).padStart(6, '0')}`
   const nodes = Array.from({ length: size }, (_, i) => ({
-    id: id(i), name: `Node ${i}`, nodeType: i === 0 ? 0 : [3, 5, 4, 8][i % 4]!,
+    id: id(i),
+    name: `Node ${i}`,
+    nodeType: i === 0 ? 0 : [3, 5, 4, 8][i % 4]!,
     ...(i % 10 === 0 ? { ratedVoltageV: 415, cableLengthM: i / 10, description: `feeder ${i}`, tagBindings: { current: `T${i}.I` } } : {}),
   }))
   const edges = nodes.slice(1).map((_, k) => ({ sourceId: id(Math.floor(k / 3)), targetId: id(k + 1), edgeType: k % 5 }))
@@ -39,8 +44,13 @@ async function readBack(as: (m: string, u: string) => Promise<{ json(): unknown 
     edges: net.edges.map((e) => ({ sourceId: e.sourceId, targetId: e.targetId, edgeType: e.edgeType })),
   }
 }
-const sortedEdges = (edges: Doc['edges']) => [...edges].sort((a, b) =>
-  (a.sourceId < b.sourceId ? -1 : a.sourceId > b.sourceId ? 1 : 0) || (a.targetId < b.targetId ? -1 : a.targetId > b.targetId ? 1 : 0) || a.edgeType - b.edgeType)
+const sortedEdges = (edges: Doc['edges']) =>
+  [...edges].sort(
+    (a, b) =>
+      (a.sourceId < b.sourceId ? -1 : a.sourceId > b.sourceId ? 1 : 0) ||
+      (a.targetId < b.targetId ? -1 : a.targetId > b.targetId ? 1 : 0) ||
+      a.edgeType - b.edgeType,
+  )
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: streamed network load (PUT …/electrical/network)`, () => {
@@ -59,13 +69,22 @@ for (const dialect of testDialects()) {
 
     it('edges may come before nodes in the document', async (t) => {
       const { h, as } = await electricalSetup(t, dialect)
-      const res = await as('PUT', `${BASE}/network`,
-        '{"edges":[{"sourceId":"G","targetId":"M","edgeType":0},{"sourceId":"M","targetId":"L","edgeType":2}],"nodes":[{"id":"L","name":"Load","nodeType":10},{"id":"G","name":"Grid","nodeType":0},{"id":"M","name":"MSB","nodeType":3}]}')
+      const res = await as(
+        'PUT',
+        `${BASE}/network`,
+        '{"edges":[{"sourceId":"G","targetId":"M","edgeType":0},{"sourceId":"M","targetId":"L","edgeType":2}],"nodes":[{"id":"L","name":"Load","nodeType":10},{"id":"G","name":"Grid","nodeType":0},{"id":"M","name":"MSB","nodeType":3}]}',
+      )
       assert.equal(res.statusCode, 200, res.body)
       assert.equal(res.json().edgeCount, 2)
       const back = await readBack(as)
-      assert.deepEqual(back.nodes.map((n) => n.id), ['G', 'L', 'M'])
-      assert.deepEqual(back.edges, [{ sourceId: 'G', targetId: 'M', edgeType: 0 }, { sourceId: 'M', targetId: 'L', edgeType: 2 }])
+      assert.deepEqual(
+        back.nodes.map((n) => n.id),
+        ['G', 'L', 'M'],
+      )
+      assert.deepEqual(back.edges, [
+        { sourceId: 'G', targetId: 'M', edgeType: 0 },
+        { sourceId: 'M', targetId: 'L', edgeType: 2 },
+      ])
       assert.equal(await staged(h), 0)
     })
 
@@ -110,7 +129,10 @@ for (const dialect of testDialects()) {
       assert.deepEqual(pointers(extra.body), ['/owner'])
       const noEdges = await as('PUT', `${BASE}/network`, '{"nodes":[]}')
       assert.equal(noEdges.statusCode, 400, noEdges.body)
-      assert.deepEqual(noEdges.json().errors.map((e: { pointer: string; message: string }) => [e.pointer, e.message]), [['/edges', 'is required']])
+      assert.deepEqual(
+        noEdges.json().errors.map((e: { pointer: string; message: string }) => [e.pointer, e.message]),
+        [['/edges', 'is required']],
+      )
       assert.equal(await staged(h), 0)
       assert.equal(await snapshot(h, org), before)
     })
@@ -123,17 +145,26 @@ for (const dialect of testDialects()) {
       const { port } = h.app.server.address() as AddressInfo
       const text = JSON.stringify(tree(20_000))
       const req = httpRequest({
-        host: '127.0.0.1', port, method: 'PUT', path: `${BASE}/network`,
+        host: '127.0.0.1',
+        port,
+        method: 'PUT',
+        path: `${BASE}/network`,
         headers: { host: `${org.slug}.localhost`, 'x-api-key': key, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) },
       })
       req.on('error', () => {}) // the abort below
       req.write(text.slice(0, Math.floor(text.length * 0.6)))
       let seen = 0
-      for (let i = 0; i < 200 && seen === 0; i++) { seen = await staged(h); if (seen === 0) await sleep(25) }
+      for (let i = 0; i < 200 && seen === 0; i++) {
+        seen = await staged(h)
+        if (seen === 0) await sleep(25)
+      }
       assert.ok(seen > 0, 'rows were staged while the body was still arriving (streamed, not buffered)')
       req.destroy()
       let left = seen
-      for (let i = 0; i < 200 && left > 0; i++) { await sleep(25); left = await staged(h) }
+      for (let i = 0; i < 200 && left > 0; i++) {
+        await sleep(25)
+        left = await staged(h)
+      }
       assert.equal(left, 0)
       assert.equal(await snapshot(h, org), before)
     })
@@ -153,14 +184,25 @@ for (const dialect of testDialects()) {
     })
 
     it('the bounds are configurable: exactly the limit loads, one more node, edge or byte is a 413 naming the limit', async (t) => {
-      const { h, org, as } = await electricalSetup(t, dialect, { SITEGRID_NETWORK_MAX_NODES: '5', SITEGRID_NETWORK_MAX_EDGES: '4', SITEGRID_NETWORK_MAX_BYTES: '1024' })
+      const { h, org, as } = await electricalSetup(t, dialect, {
+        SITEGRID_NETWORK_MAX_NODES: '5',
+        SITEGRID_NETWORK_MAX_EDGES: '4',
+        SITEGRID_NETWORK_MAX_BYTES: '1024',
+      })
       const doc = tree(5)
       assert.equal((await as('PUT', `${BASE}/network`, JSON.stringify(doc))).statusCode, 200)
       const before = await snapshot(h, org)
       const nodes = await as('PUT', `${BASE}/network`, JSON.stringify(tree(6)))
       assert.equal(nodes.statusCode, 413, nodes.body)
       assert.match(nodes.json().detail, /more than 5 nodes \(SITEGRID_NETWORK_MAX_NODES\)/)
-      const edges = await as('PUT', `${BASE}/network`, JSON.stringify({ nodes: doc.nodes, edges: [...doc.edges, { sourceId: doc.nodes[4]!.id as string, targetId: doc.nodes[0]!.id as string, edgeType: 4 }] }))
+      const edges = await as(
+        'PUT',
+        `${BASE}/network`,
+        JSON.stringify({
+          nodes: doc.nodes,
+          edges: [...doc.edges, { sourceId: doc.nodes[4]!.id as string, targetId: doc.nodes[0]!.id as string, edgeType: 4 }],
+        }),
+      )
       assert.equal(edges.statusCode, 413, edges.body)
       assert.match(edges.json().detail, /more than 4 edges \(SITEGRID_NETWORK_MAX_EDGES\)/)
       const small = JSON.stringify({ nodes: [{ id: 'X', name: 'x', nodeType: 0 }], edges: [] })
@@ -180,12 +222,75 @@ for (const dialect of testDialects()) {
     it('staging rows a crashed process left are removed: by start-up recovery, and by the age sweep of the next load', async (t) => {
       const { h, org, as } = await electricalSetup(t, dialect)
       const orgId = org.id as OrgId
-      const orphan = (loadId: string, stagedAt: number) => withOrgScope(orgId, () => h.handle.db.insertInto('electrical_network_staging').values([
-        { org_id: orgId, load_id: loadId, kind: NODE, position: 0, site_code: 'S1', staged_at: stagedAt, node_id: 'X', name: 'x', node_type: 3, rated_voltage_v: null, rated_current_a: null, rated_power_kw: null, impedance_ohms: null, cable_size: null, cable_length_m: null, protection_curve: null, protection_pickup_a: null, protection_tms: null, description: null, tag_bindings: '{}', metadata: '{}', created_at: null, source_id: null, target_id: null, edge_type: null },
-        { org_id: orgId, load_id: loadId, kind: EDGE, position: 0, site_code: 'S1', staged_at: stagedAt, node_id: null, name: null, node_type: null, rated_voltage_v: null, rated_current_a: null, rated_power_kw: null, impedance_ohms: null, cable_size: null, cable_length_m: null, protection_curve: null, protection_pickup_a: null, protection_tms: null, description: null, tag_bindings: null, metadata: null, created_at: null, source_id: 'X', target_id: 'Y', edge_type: 0 },
-      ]).execute())
+      const orphan = (loadId: string, stagedAt: number) =>
+        withOrgScope(orgId, () =>
+          h.handle.db
+            .insertInto('electrical_network_staging')
+            .values([
+              {
+                org_id: orgId,
+                load_id: loadId,
+                kind: NODE,
+                position: 0,
+                site_code: 'S1',
+                staged_at: stagedAt,
+                node_id: 'X',
+                name: 'x',
+                node_type: 3,
+                rated_voltage_v: null,
+                rated_current_a: null,
+                rated_power_kw: null,
+                impedance_ohms: null,
+                cable_size: null,
+                cable_length_m: null,
+                protection_curve: null,
+                protection_pickup_a: null,
+                protection_tms: null,
+                description: null,
+                tag_bindings: '{}',
+                metadata: '{}',
+                created_at: null,
+                source_id: null,
+                target_id: null,
+                edge_type: null,
+              },
+              {
+                org_id: orgId,
+                load_id: loadId,
+                kind: EDGE,
+                position: 0,
+                site_code: 'S1',
+                staged_at: stagedAt,
+                node_id: null,
+                name: null,
+                node_type: null,
+                rated_voltage_v: null,
+                rated_current_a: null,
+                rated_power_kw: null,
+                impedance_ohms: null,
+                cable_size: null,
+                cable_length_m: null,
+                protection_curve: null,
+                protection_pickup_a: null,
+                protection_tms: null,
+                description: null,
+                tag_bindings: null,
+                metadata: null,
+                created_at: null,
+                source_id: 'X',
+                target_id: 'Y',
+                edge_type: 0,
+              },
+            ])
+            .execute(),
+        )
       // Start-up recovery, as app.ts runs it when a process starts (its own service on the same database).
-      const restarted = createElectricalService({ handle: h.handle, clock: h.clock, sites: createSitesService({ handle: h.handle, clock: h.clock, dependents: [] }), networkLoad: { maxBytes: 1 << 20, maxNodes: 10, maxEdges: 10, staleAfterMs: 60_000 } })
+      const restarted = createElectricalService({
+        handle: h.handle,
+        clock: h.clock,
+        sites: createSitesService({ handle: h.handle, clock: h.clock, dependents: [] }),
+        networkLoad: { maxBytes: 1 << 20, maxNodes: 10, maxEdges: 10, staleAfterMs: 60_000 },
+      })
       await orphan('crashed', h.clock.now() - 120_000)
       assert.equal(await withSystemScope(() => restarted.recoverNetworkStaging()), 2)
       assert.equal(await staged(h), 0)

@@ -15,15 +15,28 @@ for (const dialect of testDialects()) {
       await addEdge(as, 'KEEP', 'GONE')
       h.clock.advance(5000)
       const res = await as('PUT', `${BASE}/network`, {
-        nodes: [{ id: 'G', name: 'Grid', nodeType: 0 }, { id: 'KEEP', name: 'MSB', nodeType: 3, ratedVoltageV: 415 }, { id: 'M', name: 'Motor', nodeType: 8 }],
-        edges: [{ sourceId: 'G', targetId: 'KEEP', edgeType: 3 }, { sourceId: 'KEEP', targetId: 'M', edgeType: 0 }],
+        nodes: [
+          { id: 'G', name: 'Grid', nodeType: 0 },
+          { id: 'KEEP', name: 'MSB', nodeType: 3, ratedVoltageV: 415 },
+          { id: 'M', name: 'Motor', nodeType: 8 },
+        ],
+        edges: [
+          { sourceId: 'G', targetId: 'KEEP', edgeType: 3 },
+          { sourceId: 'KEEP', targetId: 'M', edgeType: 0 },
+        ],
       })
       assert.equal(res.statusCode, 200, res.body)
       assert.deepEqual(res.json(), { siteId: 'S1', nodeCount: 3, edgeCount: 2, nodesAdded: 2, nodesRemoved: 1, nodesKept: 1 })
       const net = (await as('GET', `${BASE}/network`)).json()
       assert.equal(net.nodeCount, 3)
-      assert.deepEqual(net.nodes.map((n: { id: string }) => n.id), ['G', 'KEEP', 'M'])
-      assert.deepEqual(net.edges.map((e: { sourceId: string; targetId: string }) => `${e.sourceId}-${e.targetId}`), ['G-KEEP', 'KEEP-M'])
+      assert.deepEqual(
+        net.nodes.map((n: { id: string }) => n.id),
+        ['G', 'KEEP', 'M'],
+      )
+      assert.deepEqual(
+        net.edges.map((e: { sourceId: string; targetId: string }) => `${e.sourceId}-${e.targetId}`),
+        ['G-KEEP', 'KEEP-M'],
+      )
       const kept = net.nodes[1]
       assert.equal(kept.createdAt, old.createdAt)
       assert.notEqual(kept.updatedAt, old.updatedAt)
@@ -37,8 +50,11 @@ for (const dialect of testDialects()) {
       const { h, org, as } = await electricalSetup(t, dialect)
       await addNode(as, 'A', 0)
       const before = await snapshot(h, org)
-      const fields = await as('PUT', `${BASE}/network`,
-        '{"nodes":[{"id":"X","name":"x","nodeType":3},{"id":"Y","name":"y","nodeType":3,"ratedCurrentA":1e999,"protectionCurve":"nope"}],"edges":[]}')
+      const fields = await as(
+        'PUT',
+        `${BASE}/network`,
+        '{"nodes":[{"id":"X","name":"x","nodeType":3},{"id":"Y","name":"y","nodeType":3,"ratedCurrentA":1e999,"protectionCurve":"nope"}],"edges":[]}',
+      )
       assert.equal(fields.statusCode, 400, fields.body)
       assert.deepEqual(pointers(fields.body), ['/nodes/1/ratedCurrentA', '/nodes/1/protectionCurve'])
       const negative = await as('PUT', `${BASE}/network`, { nodes: [{ id: 'X', name: 'x', nodeType: 3, cableLengthM: -5 }], edges: [] })
@@ -48,8 +64,17 @@ for (const dialect of testDialects()) {
       assert.equal(schema.statusCode, 400)
       assert.deepEqual(pointers(schema.body), ['/nodes/0/nodeType'])
       const graph = await as('PUT', `${BASE}/network`, {
-        nodes: [{ id: 'X', name: 'x', nodeType: 3 }, { id: 'X', name: 'again', nodeType: 3 }, { id: 'Z', name: 'z', nodeType: 3 }],
-        edges: [{ sourceId: 'X', targetId: 'nowhere', edgeType: 0 }, { sourceId: 'Z', targetId: 'Z', edgeType: 0 }, { sourceId: 'X', targetId: 'Z', edgeType: 1 }, { sourceId: 'X', targetId: 'Z', edgeType: 1 }],
+        nodes: [
+          { id: 'X', name: 'x', nodeType: 3 },
+          { id: 'X', name: 'again', nodeType: 3 },
+          { id: 'Z', name: 'z', nodeType: 3 },
+        ],
+        edges: [
+          { sourceId: 'X', targetId: 'nowhere', edgeType: 0 },
+          { sourceId: 'Z', targetId: 'Z', edgeType: 0 },
+          { sourceId: 'X', targetId: 'Z', edgeType: 1 },
+          { sourceId: 'X', targetId: 'Z', edgeType: 1 },
+        ],
       })
       assert.equal(graph.statusCode, 422, graph.body)
       assert.ok(pointers(graph.body).includes('/nodes/1/id'))
@@ -63,14 +88,25 @@ for (const dialect of testDialects()) {
 
     it('PUT network has its own size bound (SITEGRID_NETWORK_MAX_BYTES): a body over SITEGRID_BODY_LIMIT_BYTES loads there and nowhere else', async (t) => {
       const { as } = await electricalSetup(t, dialect, { SITEGRID_BODY_LIMIT_BYTES: '2048' })
-      const nodes = Array.from({ length: 40 }, (_, i) => ({ id: `N${String(i).padStart(2, '0')}`, name: `Feeder ${i}`, nodeType: 10, description: 'd'.repeat(40) }))
+      const nodes = Array.from({ length: 40 }, (_, i) => ({
+        id: `N${String(i).padStart(2, '0')}`,
+        name: `Feeder ${i}`,
+        nodeType: 10,
+        description: 'd'.repeat(40),
+      }))
       const edges = nodes.slice(1).map((n) => ({ sourceId: 'N00', targetId: n.id, edgeType: 0 }))
       const body = JSON.stringify({ nodes, edges })
       assert.ok(body.length > 2048)
       const res = await as('PUT', `${BASE}/network`, body)
       assert.equal(res.statusCode, 200, res.body)
       assert.equal(res.json().nodeCount, 40)
-      const big = await as('POST', `${BASE}/nodes`, { id: 'BIG', name: 'x', nodeType: 3, description: 'd'.repeat(500), tagBindings: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'v'.repeat(50)])) })
+      const big = await as('POST', `${BASE}/nodes`, {
+        id: 'BIG',
+        name: 'x',
+        nodeType: 3,
+        description: 'd'.repeat(500),
+        tagBindings: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'v'.repeat(50)])),
+      })
       assert.equal(big.statusCode, 413)
     })
 
@@ -80,13 +116,25 @@ for (const dialect of testDialects()) {
       await addNode(as, 'B', 3)
       await addEdge(as, 'A', 'B')
       const before = await snapshot(h, org)
-      for (const path of ['/nodes', '/nodes/A', '/edges', '/network', '/topology/islands', '/topology/loops', '/topology/isolated',
-        '/nodes/B/supply-paths', '/export/pandapower']) {
+      for (const path of [
+        '/nodes',
+        '/nodes/A',
+        '/edges',
+        '/network',
+        '/topology/islands',
+        '/topology/loops',
+        '/topology/isolated',
+        '/nodes/B/supply-paths',
+        '/export/pandapower',
+      ]) {
         assert.equal((await asMember('GET', `${BASE}${path}`)).statusCode, 200, path)
       }
       for (const [method, path, body] of [
-        ['POST', '/nodes', node({ id: 'C' })], ['PUT', '/nodes/A', { name: 'x' }], ['DELETE', '/nodes/A?cascade=true', undefined],
-        ['POST', '/edges', { sourceId: 'B', targetId: 'A', edgeType: 0 }], ['DELETE', '/edges?source=A&target=B&type=0', undefined],
+        ['POST', '/nodes', node({ id: 'C' })],
+        ['PUT', '/nodes/A', { name: 'x' }],
+        ['DELETE', '/nodes/A?cascade=true', undefined],
+        ['POST', '/edges', { sourceId: 'B', targetId: 'A', edgeType: 0 }],
+        ['DELETE', '/edges?source=A&target=B&type=0', undefined],
         ['PUT', '/network', { nodes: [], edges: [] }],
       ] as const) {
         assert.equal((await asMember(method, `${BASE}${path}`, body)).statusCode, 403, `${method} ${path}`)
@@ -94,17 +142,30 @@ for (const dialect of testDialects()) {
       assert.equal(await snapshot(h, org), before)
     })
 
-    it('another organisation\'s site and an unknown site answer the same 404 on every route', async (t) => {
+    it("another organisation's site and an unknown site answer the same 404 on every route", async (t) => {
       const { h, as } = await electricalSetup(t, dialect)
       await addNode(as, 'A', 0)
       const other = await h.orgWithKey('owner')
-      const asOther = (method: string, url: string, payload?: unknown) => h.inject({ org: other.org, apiKey: other.key }, { method: method as 'GET', url, payload: payload as object })
+      const asOther = (method: string, url: string, payload?: unknown) =>
+        h.inject({ org: other.org, apiKey: other.key }, { method: method as 'GET', url, payload: payload as object })
       const routes: Array<[string, string, unknown?]> = [
-        ['GET', '/nodes'], ['GET', '/nodes/A'], ['POST', '/nodes', node({ id: 'B' })], ['PUT', '/nodes/A', { name: 'x' }], ['DELETE', '/nodes/A'],
-        ['GET', '/edges'], ['POST', '/edges', { sourceId: 'A', targetId: 'A2', edgeType: 0 }], ['DELETE', '/edges?source=A&target=B&type=0'],
-        ['GET', '/network'], ['PUT', '/network', { nodes: [], edges: [] }], ['GET', '/topology/islands'], ['GET', '/topology/loops'],
-        ['GET', '/topology/isolated'], ['GET', '/nodes/A/supply-paths'], ['GET', '/nodes/A/trip-time?faultCurrentA=10'],
-        ['GET', '/nodes/A/coordination?faultCurrentA=10'], ['GET', '/export/pandapower'],
+        ['GET', '/nodes'],
+        ['GET', '/nodes/A'],
+        ['POST', '/nodes', node({ id: 'B' })],
+        ['PUT', '/nodes/A', { name: 'x' }],
+        ['DELETE', '/nodes/A'],
+        ['GET', '/edges'],
+        ['POST', '/edges', { sourceId: 'A', targetId: 'A2', edgeType: 0 }],
+        ['DELETE', '/edges?source=A&target=B&type=0'],
+        ['GET', '/network'],
+        ['PUT', '/network', { nodes: [], edges: [] }],
+        ['GET', '/topology/islands'],
+        ['GET', '/topology/loops'],
+        ['GET', '/topology/isolated'],
+        ['GET', '/nodes/A/supply-paths'],
+        ['GET', '/nodes/A/trip-time?faultCurrentA=10'],
+        ['GET', '/nodes/A/coordination?faultCurrentA=10'],
+        ['GET', '/export/pandapower'],
       ]
       for (const [method, path, body] of routes) {
         const foreign = await asOther(method, `${BASE}${path}`, body)

@@ -15,7 +15,14 @@ for (const dialect of testDialects()) {
   describe(`${dialect}: electrical nodes (update, list, delete)`, () => {
     it('update: only the fields present change and a null clears a nullable field', async (t) => {
       const { h, as } = await electricalSetup(t, dialect)
-      const created = await addNode(as, 'N1', 5, { ratedCurrentA: 630, protectionCurve: 'IEC SI', protectionPickupA: 500, protectionTms: 0.1, description: 'incomer', tagBindings: { a: 'b' } })
+      const created = await addNode(as, 'N1', 5, {
+        ratedCurrentA: 630,
+        protectionCurve: 'IEC SI',
+        protectionPickupA: 500,
+        protectionTms: 0.1,
+        description: 'incomer',
+        tagBindings: { a: 'b' },
+      })
       h.clock.advance(1000)
       const res = await as('PUT', `${BASE}/nodes/N1`, { ratedCurrentA: null, protectionTms: 0.25, description: '' })
       assert.equal(res.statusCode, 200, res.body)
@@ -33,18 +40,37 @@ for (const dialect of testDialects()) {
       const { h, org, as } = await electricalSetup(t, dialect)
       await addNode(as, 'N1', 3)
       const cases: Case[] = [
-        ['name', '', 200], ['name', 'n'.repeat(200), 200], ['name', 'n'.repeat(201), 400], ['name', null, 200],
-        ['nodeType', -1, 400], ['nodeType', 0, 200], ['nodeType', 13, 200], ['nodeType', 14, 400], ['nodeType', null, 400],
-        ['cableSize', 'c'.repeat(100), 200], ['cableSize', 'c'.repeat(101), 400], ['protectionCurve', CURVE_50, 200], ['protectionCurve', `${CURVE_50}x`, 400],
-        ['protectionCurve', 'unknown', 400], ['description', 'd'.repeat(500), 200], ['description', 'd'.repeat(501), 400],
-        ...PHYSICAL.flatMap((f): Case[] => [[f, -0.001, 400], [f, 0, 200], [f, null, 200]]),
+        ['name', '', 200],
+        ['name', 'n'.repeat(200), 200],
+        ['name', 'n'.repeat(201), 400],
+        ['name', null, 200],
+        ['nodeType', -1, 400],
+        ['nodeType', 0, 200],
+        ['nodeType', 13, 200],
+        ['nodeType', 14, 400],
+        ['nodeType', null, 400],
+        ['cableSize', 'c'.repeat(100), 200],
+        ['cableSize', 'c'.repeat(101), 400],
+        ['protectionCurve', CURVE_50, 200],
+        ['protectionCurve', `${CURVE_50}x`, 400],
+        ['protectionCurve', 'unknown', 400],
+        ['description', 'd'.repeat(500), 200],
+        ['description', 'd'.repeat(501), 400],
+        ...PHYSICAL.flatMap((f): Case[] => [
+          [f, -0.001, 400],
+          [f, 0, 200],
+          [f, null, 200],
+        ]),
       ]
       for (const [field, value, status] of cases) {
         const before = await snapshot(h, org)
         const res = await as('PUT', `${BASE}/nodes/N1`, { [field]: value })
         assert.equal(res.statusCode, status, `${field} = ${JSON.stringify(value).slice(0, 40)}: ${res.body.slice(0, 200)}`)
         if (status === 400) {
-          assert.ok(pointers(res.body).some((p) => p === `/${field}`), `${field}: ${res.body}`)
+          assert.ok(
+            pointers(res.body).some((p) => p === `/${field}`),
+            `${field}: ${res.body}`,
+          )
           assert.equal(await snapshot(h, org), before)
         } else {
           assert.deepEqual(res.json()[field], value)
@@ -56,7 +82,13 @@ for (const dialect of testDialects()) {
       const { h, org, as } = await electricalSetup(t, dialect)
       await addNode(as, 'N1', 3, { tagBindings: { a: 'b' }, metadata: { m: 1 } })
       const before = await snapshot(h, org)
-      for (const [field, value] of [['id', 'N2'], ['tagBindings', { a: 'c' }], ['tagBindings', {}], ['metadata', { m: 2 }], ['metadata', null]] as const) {
+      for (const [field, value] of [
+        ['id', 'N2'],
+        ['tagBindings', { a: 'c' }],
+        ['tagBindings', {}],
+        ['metadata', { m: 2 }],
+        ['metadata', null],
+      ] as const) {
         const res = await as('PUT', `${BASE}/nodes/N1`, { name: 'changed', [field]: value })
         assert.equal(res.statusCode, 400, res.body)
         assert.deepEqual(pointers(res.body), [`/${field}`])
@@ -81,7 +113,10 @@ for (const dialect of testDialects()) {
         cursor = page.nextCursor
       } while (cursor)
       assert.deepEqual(seen, ['a', 'b', 'c', 'd', 'e'])
-      assert.deepEqual((await as('GET', `${BASE}/nodes?nodeType=0`)).json().items.map((n: { id: string }) => n.id), ['c'])
+      assert.deepEqual(
+        (await as('GET', `${BASE}/nodes?nodeType=0`)).json().items.map((n: { id: string }) => n.id),
+        ['c'],
+      )
       assert.equal((await as('GET', `${BASE}/nodes?cursor=nonsense`)).statusCode, 400)
       assert.equal((await as('GET', `${BASE}/nodes?limit=0`)).statusCode, 400)
       assert.equal((await as('GET', `${BASE}/nodes?limit=1001`)).statusCode, 400)
@@ -107,5 +142,4 @@ for (const dialect of testDialects()) {
       assert.equal((await as('DELETE', `${BASE}/nodes/C`)).statusCode, 404)
     })
   })
-
 }

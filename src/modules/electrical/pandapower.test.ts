@@ -12,7 +12,10 @@ type Row = Record<string, unknown>
 function rowsOf(frame: PandasFrameJson): Row[] {
   const split = JSON.parse(frame._object) as { columns: string[]; index: number[]; data: unknown[][] }
   assert.deepEqual(Object.keys(frame.dtype), split.columns)
-  assert.deepEqual(split.index, split.data.map((_, i) => i))
+  assert.deepEqual(
+    split.index,
+    split.data.map((_, i) => i),
+  )
   return split.data.map((values) => {
     assert.equal(values.length, split.columns.length)
     return Object.fromEntries(split.columns.map((c, i) => [c, values[i]]))
@@ -36,9 +39,15 @@ const nodes: ElectricalNode[] = [
   { id: 'M2', nodeType: N.Motor, ratedVoltageV: 415, ratedPowerKw: 55, cableLengthM: 40 },
 ]
 const edges = [
-  edge('GRID', 'TX1'), edge('TX1', 'SWB1', E.TransformerWinding), edge('SWB1', 'CB1', E.BusbarLink), edge('CB1', 'M1'),
-  edge('SWB1', 'CB2', E.BusbarLink), edge('CB2', 'TX2'), edge('TX2', 'MCC1', E.TransformerWinding),
-  edge('MCC1', 'FS1', E.BusbarLink), edge('FS1', 'M2'),
+  edge('GRID', 'TX1'),
+  edge('TX1', 'SWB1', E.TransformerWinding),
+  edge('SWB1', 'CB1', E.BusbarLink),
+  edge('CB1', 'M1'),
+  edge('SWB1', 'CB2', E.BusbarLink),
+  edge('CB2', 'TX2'),
+  edge('TX2', 'MCC1', E.TransformerWinding),
+  edge('MCC1', 'FS1', E.BusbarLink),
+  edge('FS1', 'M2'),
 ]
 
 describe('pandapower export of a radial plant feeder', () => {
@@ -56,36 +65,70 @@ describe('pandapower export of a radial plant feeder', () => {
   })
 
   it('makes one bus per node, two per two-terminal device, merging busbar links and winding connections', () => {
-    assert.deepEqual(rowsOf(tables.bus).map((b) => [b.name, b.vn_kv, b.type]), [
-      ['GRID', 33, 'b'], ['TX1/1', 33, 'n'], ['SWB1', 6.6, 'b'], ['CB1/2', 6.6, 'n'], ['M1', 6.6, 'n'],
-      ['CB2/2', 6.6, 'n'], ['TX2/1', 6.6, 'n'], ['MCC1', 0.415, 'b'], ['FS1/2', 0.415, 'n'], ['M2', 0.415, 'n'],
-    ])
+    assert.deepEqual(
+      rowsOf(tables.bus).map((b) => [b.name, b.vn_kv, b.type]),
+      [
+        ['GRID', 33, 'b'],
+        ['TX1/1', 33, 'n'],
+        ['SWB1', 6.6, 'b'],
+        ['CB1/2', 6.6, 'n'],
+        ['M1', 6.6, 'n'],
+        ['CB2/2', 6.6, 'n'],
+        ['TX2/1', 6.6, 'n'],
+        ['MCC1', 0.415, 'b'],
+        ['FS1/2', 0.415, 'n'],
+        ['M2', 0.415, 'n'],
+      ],
+    )
     assert.deepEqual(busesByNodeIndex[1], [1, 2]) // TX1
     assert.deepEqual(busesByNodeIndex[2], [2]) // SWB1
   })
 
   it('puts the grid infeed as ext_grid and motors as motor on their buses', () => {
-    assert.deepEqual(rowsOf(tables.ext_grid).map((r) => [r.name, r.bus, r.vm_pu]), [['GRID', 0, 1]])
-    assert.deepEqual(rowsOf(tables.motor).map((r) => [r.name, r.bus, r.pn_mech_mw, r.vn_kv]), [['M1', 4, 0.5, 6.6], ['M2', 9, 0.055, 0.415]])
+    assert.deepEqual(
+      rowsOf(tables.ext_grid).map((r) => [r.name, r.bus, r.vm_pu]),
+      [['GRID', 0, 1]],
+    )
+    assert.deepEqual(
+      rowsOf(tables.motor).map((r) => [r.name, r.bus, r.pn_mech_mw, r.vn_kv]),
+      [
+        ['M1', 4, 0.5, 6.6],
+        ['M2', 9, 0.055, 0.415],
+      ],
+    )
   })
 
   it('connects transformers HV to LV by bus voltage with IEC 60076-5 impedances', () => {
-    assert.deepEqual(rowsOf(tables.trafo).map((r) => [r.name, r.hv_bus, r.lv_bus, r.sn_mva, r.vn_hv_kv, r.vn_lv_kv, r.vk_percent]), [
-      ['TX1', 1, 2, 5, 33, 6.6, 7], ['TX2', 6, 7, 1, 6.6, 0.415, 5],
-    ])
+    assert.deepEqual(
+      rowsOf(tables.trafo).map((r) => [r.name, r.hv_bus, r.lv_bus, r.sn_mva, r.vn_hv_kv, r.vn_lv_kv, r.vk_percent]),
+      [
+        ['TX1', 1, 2, 5, 33, 6.6, 7],
+        ['TX2', 6, 7, 1, 6.6, 0.415, 5],
+      ],
+    )
   })
 
   it('turns breakers and fuse-switches into closed bus-bus switches', () => {
-    assert.deepEqual(rowsOf(tables.switch).map((r) => [r.name, r.bus, r.element, r.et, r.type, r.closed, r.in_ka]), [
-      ['CB1', 2, 3, 'b', 'CB', true, 0.63], ['CB2', 2, 5, 'b', 'CB', true, null], ['FS1', 7, 8, 'b', 'LBS', true, null],
-    ])
+    assert.deepEqual(
+      rowsOf(tables.switch).map((r) => [r.name, r.bus, r.element, r.et, r.type, r.closed, r.in_ka]),
+      [
+        ['CB1', 2, 3, 'b', 'CB', true, 0.63],
+        ['CB2', 2, 5, 'b', 'CB', true, null],
+        ['FS1', 7, 8, 'b', 'LBS', true, null],
+      ],
+    )
   })
 
   it('turns cables into lines with the fed node length and a standard type for the voltage', () => {
-    assert.deepEqual(rowsOf(tables.line).map((r) => [r.from_bus, r.to_bus, r.length_km, r.std_type]), [
-      [0, 1, 0.2, 'NA2XS2Y 1x185 RM/25 12/20 kV'], [3, 4, 0.12, 'NA2XS2Y 1x185 RM/25 6/10 kV'],
-      [5, 6, 0.08, 'NA2XS2Y 1x185 RM/25 6/10 kV'], [8, 9, 0.04, 'NAYY 4x150 SE'],
-    ])
+    assert.deepEqual(
+      rowsOf(tables.line).map((r) => [r.from_bus, r.to_bus, r.length_km, r.std_type]),
+      [
+        [0, 1, 0.2, 'NA2XS2Y 1x185 RM/25 12/20 kV'],
+        [3, 4, 0.12, 'NA2XS2Y 1x185 RM/25 6/10 kV'],
+        [5, 6, 0.08, 'NA2XS2Y 1x185 RM/25 6/10 kV'],
+        [8, 9, 0.04, 'NAYY 4x150 SE'],
+      ],
+    )
   })
 
   it('needs no approximation note when every rating is present', () => {
@@ -95,17 +138,32 @@ describe('pandapower export of a radial plant feeder', () => {
 
 describe('pandapower export notes and islands', () => {
   it('makes an island generator the slack and notes missing lengths, ratings and voltages', () => {
-    const graph = buildGraph([
-      { id: 'GEN', nodeType: N.Generator, ratedVoltageV: 415, ratedPowerKw: 200 },
-      { id: 'DB', nodeType: N.Switchboard },
-      { id: 'L', nodeType: N.FeederLoad },
-      { id: 'C', nodeType: N.CapacitorBank, ratedVoltageV: 415, ratedPowerKw: 50 },
-      { id: 'X', nodeType: N.FeederLoad },
-    ], [edge('GEN', 'DB', E.BusbarLink), edge('DB', 'L'), edge('DB', 'C', E.BusbarLink)])
+    const graph = buildGraph(
+      [
+        { id: 'GEN', nodeType: N.Generator, ratedVoltageV: 415, ratedPowerKw: 200 },
+        { id: 'DB', nodeType: N.Switchboard },
+        { id: 'L', nodeType: N.FeederLoad },
+        { id: 'C', nodeType: N.CapacitorBank, ratedVoltageV: 415, ratedPowerKw: 50 },
+        { id: 'X', nodeType: N.FeederLoad },
+      ],
+      [edge('GEN', 'DB', E.BusbarLink), edge('DB', 'L'), edge('DB', 'C', E.BusbarLink)],
+    )
     const { net, notes } = toPandapowerNet(graph)
-    assert.deepEqual(rowsOf(net._object.gen).map((r) => [r.name, r.p_mw, r.slack]), [['GEN', 0.2, true]])
-    assert.deepEqual(rowsOf(net._object.shunt).map((r) => [r.name, r.q_mvar, r.vn_kv]), [['C', -0.05, 0.415]])
-    assert.deepEqual(rowsOf(net._object.load).map((r) => [r.name, r.p_mw]), [['L', 0], ['X', 0]])
+    assert.deepEqual(
+      rowsOf(net._object.gen).map((r) => [r.name, r.p_mw, r.slack]),
+      [['GEN', 0.2, true]],
+    )
+    assert.deepEqual(
+      rowsOf(net._object.shunt).map((r) => [r.name, r.q_mvar, r.vn_kv]),
+      [['C', -0.05, 0.415]],
+    )
+    assert.deepEqual(
+      rowsOf(net._object.load).map((r) => [r.name, r.p_mw]),
+      [
+        ['L', 0],
+        ['X', 0],
+      ],
+    )
     const byCode = Object.fromEntries(notes.map((n) => [n.code, n.nodeIds]))
     assert.deepEqual(byCode.CableLengthMissing, ['L'])
     assert.deepEqual(byCode.RatingMissing, ['L', 'X'])

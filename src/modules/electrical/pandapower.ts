@@ -47,38 +47,139 @@ type TableSpec = readonly (readonly [column: string, dtype: Dtype])[]
 
 // Column sets and dtypes as pandapower 3.0 writes them (create_empty_network defaults).
 const TABLES = {
-  bus: [['name', 'object'], ['vn_kv', 'float64'], ['type', 'object'], ['zone', 'object'], ['in_service', 'bool'],
-    ['geo', 'object']],
-  line: [['name', 'object'], ['std_type', 'object'], ['from_bus', 'uint32'], ['to_bus', 'uint32'],
-    ['length_km', 'float64'], ['r_ohm_per_km', 'float64'], ['x_ohm_per_km', 'float64'], ['c_nf_per_km', 'float64'],
-    ['g_us_per_km', 'float64'], ['max_i_ka', 'float64'], ['df', 'float64'], ['parallel', 'uint32'],
-    ['type', 'object'], ['in_service', 'bool'], ['geo', 'object']],
-  trafo: [['name', 'object'], ['std_type', 'object'], ['hv_bus', 'uint32'], ['lv_bus', 'uint32'],
-    ['sn_mva', 'float64'], ['vn_hv_kv', 'float64'], ['vn_lv_kv', 'float64'], ['vk_percent', 'float64'],
-    ['vkr_percent', 'float64'], ['pfe_kw', 'float64'], ['i0_percent', 'float64'], ['shift_degree', 'float64'],
-    ['tap_side', 'object'], ['tap_neutral', 'float64'], ['tap_min', 'float64'], ['tap_max', 'float64'],
-    ['tap_step_percent', 'float64'], ['tap_step_degree', 'float64'], ['tap_pos', 'float64'],
-    ['tap_phase_shifter', 'bool'], ['parallel', 'uint32'], ['df', 'float64'], ['in_service', 'bool'],
-    ['tap_changer_type', 'object']],
-  switch: [['bus', 'int64'], ['element', 'int64'], ['et', 'object'], ['type', 'object'], ['closed', 'bool'],
-    ['name', 'object'], ['z_ohm', 'float64'], ['in_ka', 'float64']],
-  ext_grid: [['name', 'object'], ['bus', 'uint32'], ['vm_pu', 'float64'], ['va_degree', 'float64'],
-    ['slack_weight', 'float64'], ['in_service', 'bool']],
-  gen: [['name', 'object'], ['bus', 'uint32'], ['p_mw', 'float64'], ['vm_pu', 'float64'], ['sn_mva', 'float64'],
-    ['min_q_mvar', 'float64'], ['max_q_mvar', 'float64'], ['scaling', 'float64'], ['slack', 'bool'],
-    ['in_service', 'bool'], ['slack_weight', 'float64'], ['type', 'object']],
-  load: [['name', 'object'], ['bus', 'uint32'], ['p_mw', 'float64'], ['q_mvar', 'float64'],
-    ['const_z_percent', 'float64'], ['const_i_percent', 'float64'], ['sn_mva', 'float64'], ['scaling', 'float64'],
-    ['in_service', 'bool'], ['type', 'object']],
-  motor: [['name', 'object'], ['bus', 'int64'], ['pn_mech_mw', 'float64'], ['loading_percent', 'float64'],
-    ['cos_phi', 'float64'], ['cos_phi_n', 'float64'], ['efficiency_percent', 'float64'],
-    ['efficiency_n_percent', 'float64'], ['lrc_pu', 'float64'], ['vn_kv', 'float64'], ['scaling', 'float64'],
-    ['in_service', 'bool'], ['rx', 'float64']],
-  shunt: [['bus', 'uint32'], ['name', 'object'], ['q_mvar', 'float64'], ['p_mw', 'float64'], ['vn_kv', 'float64'],
-    ['step', 'uint32'], ['max_step', 'uint32'], ['in_service', 'bool']],
-  storage: [['name', 'object'], ['bus', 'int64'], ['p_mw', 'float64'], ['q_mvar', 'float64'], ['sn_mva', 'float64'],
-    ['soc_percent', 'float64'], ['min_e_mwh', 'float64'], ['max_e_mwh', 'float64'], ['scaling', 'float64'],
-    ['in_service', 'bool'], ['type', 'object']],
+  bus: [
+    ['name', 'object'],
+    ['vn_kv', 'float64'],
+    ['type', 'object'],
+    ['zone', 'object'],
+    ['in_service', 'bool'],
+    ['geo', 'object'],
+  ],
+  line: [
+    ['name', 'object'],
+    ['std_type', 'object'],
+    ['from_bus', 'uint32'],
+    ['to_bus', 'uint32'],
+    ['length_km', 'float64'],
+    ['r_ohm_per_km', 'float64'],
+    ['x_ohm_per_km', 'float64'],
+    ['c_nf_per_km', 'float64'],
+    ['g_us_per_km', 'float64'],
+    ['max_i_ka', 'float64'],
+    ['df', 'float64'],
+    ['parallel', 'uint32'],
+    ['type', 'object'],
+    ['in_service', 'bool'],
+    ['geo', 'object'],
+  ],
+  trafo: [
+    ['name', 'object'],
+    ['std_type', 'object'],
+    ['hv_bus', 'uint32'],
+    ['lv_bus', 'uint32'],
+    ['sn_mva', 'float64'],
+    ['vn_hv_kv', 'float64'],
+    ['vn_lv_kv', 'float64'],
+    ['vk_percent', 'float64'],
+    ['vkr_percent', 'float64'],
+    ['pfe_kw', 'float64'],
+    ['i0_percent', 'float64'],
+    ['shift_degree', 'float64'],
+    ['tap_side', 'object'],
+    ['tap_neutral', 'float64'],
+    ['tap_min', 'float64'],
+    ['tap_max', 'float64'],
+    ['tap_step_percent', 'float64'],
+    ['tap_step_degree', 'float64'],
+    ['tap_pos', 'float64'],
+    ['tap_phase_shifter', 'bool'],
+    ['parallel', 'uint32'],
+    ['df', 'float64'],
+    ['in_service', 'bool'],
+    ['tap_changer_type', 'object'],
+  ],
+  switch: [
+    ['bus', 'int64'],
+    ['element', 'int64'],
+    ['et', 'object'],
+    ['type', 'object'],
+    ['closed', 'bool'],
+    ['name', 'object'],
+    ['z_ohm', 'float64'],
+    ['in_ka', 'float64'],
+  ],
+  ext_grid: [
+    ['name', 'object'],
+    ['bus', 'uint32'],
+    ['vm_pu', 'float64'],
+    ['va_degree', 'float64'],
+    ['slack_weight', 'float64'],
+    ['in_service', 'bool'],
+  ],
+  gen: [
+    ['name', 'object'],
+    ['bus', 'uint32'],
+    ['p_mw', 'float64'],
+    ['vm_pu', 'float64'],
+    ['sn_mva', 'float64'],
+    ['min_q_mvar', 'float64'],
+    ['max_q_mvar', 'float64'],
+    ['scaling', 'float64'],
+    ['slack', 'bool'],
+    ['in_service', 'bool'],
+    ['slack_weight', 'float64'],
+    ['type', 'object'],
+  ],
+  load: [
+    ['name', 'object'],
+    ['bus', 'uint32'],
+    ['p_mw', 'float64'],
+    ['q_mvar', 'float64'],
+    ['const_z_percent', 'float64'],
+    ['const_i_percent', 'float64'],
+    ['sn_mva', 'float64'],
+    ['scaling', 'float64'],
+    ['in_service', 'bool'],
+    ['type', 'object'],
+  ],
+  motor: [
+    ['name', 'object'],
+    ['bus', 'int64'],
+    ['pn_mech_mw', 'float64'],
+    ['loading_percent', 'float64'],
+    ['cos_phi', 'float64'],
+    ['cos_phi_n', 'float64'],
+    ['efficiency_percent', 'float64'],
+    ['efficiency_n_percent', 'float64'],
+    ['lrc_pu', 'float64'],
+    ['vn_kv', 'float64'],
+    ['scaling', 'float64'],
+    ['in_service', 'bool'],
+    ['rx', 'float64'],
+  ],
+  shunt: [
+    ['bus', 'uint32'],
+    ['name', 'object'],
+    ['q_mvar', 'float64'],
+    ['p_mw', 'float64'],
+    ['vn_kv', 'float64'],
+    ['step', 'uint32'],
+    ['max_step', 'uint32'],
+    ['in_service', 'bool'],
+  ],
+  storage: [
+    ['name', 'object'],
+    ['bus', 'int64'],
+    ['p_mw', 'float64'],
+    ['q_mvar', 'float64'],
+    ['sn_mva', 'float64'],
+    ['soc_percent', 'float64'],
+    ['min_e_mwh', 'float64'],
+    ['max_e_mwh', 'float64'],
+    ['scaling', 'float64'],
+    ['in_service', 'bool'],
+    ['type', 'object'],
+  ],
 } as const satisfies Record<string, TableSpec>
 
 type TableName = keyof typeof TABLES
@@ -93,8 +194,16 @@ export const LINE_STD_TYPES = [
 ] as const
 
 // IEC 60076-5 Table 1: minimum short-circuit impedance by rated power.
-const VK_PERCENT_BY_KVA = [[630, 4], [1250, 5], [2500, 6], [6300, 7], [25000, 8], [40000, 10], [63000, 11],
-  [Infinity, 12.5]] as const
+const VK_PERCENT_BY_KVA = [
+  [630, 4],
+  [1250, 5],
+  [2500, 6],
+  [6300, 7],
+  [25000, 8],
+  [40000, 10],
+  [63000, 11],
+  [Infinity, 12.5],
+] as const
 
 export interface PandasFrameJson {
   readonly _module: 'pandas.core.frame'
@@ -141,8 +250,22 @@ export interface PandapowerExportOptions {
 }
 
 // Codes copied into module constants so the per-node loops touch no imported binding (measurably slower under tsx).
-const { UtilitySupply, Generator, PowerTransformer, Switchboard, MotorControlCentre, CircuitBreaker, FuseSwitch,
-  Disconnector, Motor, VariableSpeedDrive, FeederLoad, CapacitorBank, EarthingPoint, UpsBattery } = NodeType
+const {
+  UtilitySupply,
+  Generator,
+  PowerTransformer,
+  Switchboard,
+  MotorControlCentre,
+  CircuitBreaker,
+  FuseSwitch,
+  Disconnector,
+  Motor,
+  VariableSpeedDrive,
+  FeederLoad,
+  CapacitorBank,
+  EarthingPoint,
+  UpsBattery,
+} = NodeType
 const { Cable, OverheadLine, BusbarLink, TransformerWinding, BusTie } = EdgeType
 const TWO_TERMINAL: ReadonlySet<number> = new Set([PowerTransformer, CircuitBreaker, FuseSwitch, Disconnector])
 const SWITCH_TYPE: Readonly<Record<number, string>> = { [CircuitBreaker]: 'CB', [FuseSwitch]: 'LBS', [Disconnector]: 'DS' }
@@ -154,11 +277,17 @@ function positive(value: number | null | undefined): number | null {
 
 class UnionFind {
   private readonly parent: Int32Array
-  constructor(size: number) { this.parent = Int32Array.from({ length: size }, (_, i) => i) }
+  constructor(size: number) {
+    this.parent = Int32Array.from({ length: size }, (_, i) => i)
+  }
   find(x: number): number {
     let root = x
     while (this.parent[root] !== root) root = this.parent[root]!
-    while (this.parent[x] !== root) { const next = this.parent[x]!; this.parent[x] = root; x = next }
+    while (this.parent[x] !== root) {
+      const next = this.parent[x]!
+      this.parent[x] = root
+      x = next
+    }
     return root
   }
   union(a: number, b: number): void {
@@ -181,14 +310,15 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
   }
 
   // Terminals: one per node, two for a two-terminal device with exactly two connections.
-  const pair = Uint8Array.from(nodes, (node, i) =>
-    TWO_TERMINAL.has(node.nodeType) && adjStart[i + 1]! - adjStart[i]! === 2 ? 1 : 0)
+  const pair = Uint8Array.from(nodes, (node, i) => (TWO_TERMINAL.has(node.nodeType) && adjStart[i + 1]! - adjStart[i]! === 2 ? 1 : 0))
   const isPair = (i: number): boolean => pair[i] === 1
   const termBase = new Int32Array(n)
   let termCount = 0
-  for (let i = 0; i < n; i++) { termBase[i] = termCount; termCount += 1 + pair[i]! }
-  const terminalOf = (i: number, e: number): number =>
-    pair[i] === 1 && adjEdge[adjStart[i]!] !== e ? termBase[i]! + 1 : termBase[i]!
+  for (let i = 0; i < n; i++) {
+    termBase[i] = termCount
+    termCount += 1 + pair[i]!
+  }
+  const terminalOf = (i: number, e: number): number => (pair[i] === 1 && adjEdge[adjStart[i]!] !== e ? termBase[i]! + 1 : termBase[i]!)
   const uf = new UnionFind(termCount)
   for (let e = 0; e < edges.length; e++) {
     const type = edges[e]!.edgeType
@@ -223,7 +353,10 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       const bus = busOfRoot[root]!
       busOfTerm[t] = bus
       nodeBuses.push(bus)
-      if (!twoTerminal && !busNamedByNode[bus]) { busName[bus] = node.id; busNamedByNode[bus] = true }
+      if (!twoTerminal && !busNamedByNode[bus]) {
+        busName[bus] = node.id
+        busNamedByNode[bus] = true
+      }
       const type = node.nodeType
       if (type === Switchboard || type === MotorControlCentre || type === UtilitySupply) busIsBar[bus] = true
       // A breaker's or transformer's rating (12 kV for an 11 kV board) is not the system voltage.
@@ -255,7 +388,16 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
   }
   const vn: (number | null)[] = busKv.map((kv, b) => kv ?? zoneKv.get(zones.find(b)) ?? null)
   const rows: Record<TableName, Cell[][]> = {
-    bus: [], line: [], trafo: [], switch: [], ext_grid: [], gen: [], load: [], motor: [], shunt: [], storage: [],
+    bus: [],
+    line: [],
+    trafo: [],
+    switch: [],
+    ext_grid: [],
+    gen: [],
+    load: [],
+    motor: [],
+    shunt: [],
+    storage: [],
   }
   for (let b = 0; b < busCount; b++) {
     rows.bus.push([busName[b]!, vn[b] ?? null, busIsBar[b] ? 'b' : 'n', null, true, null])
@@ -273,7 +415,10 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       continue
     }
     if (edge.edgeType !== Cable && edge.edgeType !== OverheadLine) continue
-    if (from === to) { note('LineWithinOneBus', 'A cable or line joins two points already on the same bus; skipped.', edge.targetId); continue }
+    if (from === to) {
+      note('LineWithinOneBus', 'A cable or line joins two points already on the same bus; skipped.', edge.targetId)
+      continue
+    }
     const lengthM = positive(nodes[t]!.cableLengthM)
     if (lengthM === null) note('CableLengthMissing', 'No cableLengthM on the node the circuit feeds; 1 m assumed.', edge.targetId)
     const kv = vn[from] ?? vn[to]
@@ -283,8 +428,23 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
     if (kv === null) note('LineVoltageUnknown', 'Line voltage unknown; the 6/10 kV cable or 20 kV line type was used.', edge.targetId)
     const kind = edge.edgeType === Cable ? 'cable' : 'overhead'
     const std = LINE_STD_TYPES.find((l) => l.forEdge === kind && (kv ?? (kind === 'cable' ? 10 : 20)) <= l.maxKv)!
-    rows.line.push([`${edge.sourceId}>${edge.targetId}`, std.std, from, to, (lengthM ?? 1) / 1000, std.r, std.x, std.c,
-      0, std.maxIKa, 1, 1, std.type, true, null])
+    rows.line.push([
+      `${edge.sourceId}>${edge.targetId}`,
+      std.std,
+      from,
+      to,
+      (lengthM ?? 1) / 1000,
+      std.r,
+      std.x,
+      std.c,
+      0,
+      std.maxIKa,
+      1,
+      1,
+      std.type,
+      true,
+      null,
+    ])
   }
 
   const { labels } = componentLabels(graph)
@@ -328,7 +488,7 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       }
       case CapacitorBank: {
         const kv = positive(node.ratedVoltageV)
-        rows.shunt.push([bus, node.id, -requirePower(node, mw, 'capacitor bank'), 0, kv === null ? vn[bus] ?? null : kv / 1000, 1, 1, true])
+        rows.shunt.push([bus, node.id, -requirePower(node, mw, 'capacitor bank'), 0, kv === null ? (vn[bus] ?? null) : kv / 1000, 1, 1, true])
         break
       }
       case VariableSpeedDrive:
@@ -352,7 +512,10 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
     }
     const a = busOfTerm[termBase[i]!]!
     const b = busOfTerm[termBase[i]! + 1]!
-    if (a === b) { add('DeviceShorted', 'Both sides of the device are the same bus; skipped.', node.id); return }
+    if (a === b) {
+      add('DeviceShorted', 'Both sides of the device are the same bus; skipped.', node.id)
+      return
+    }
     if (node.nodeType !== PowerTransformer) {
       const inKa = positive(node.ratedCurrentA)
       out.switch.push([a, b, 'b', SWITCH_TYPE[node.nodeType]!, true, node.id, 0, inKa === null ? null : inKa / 1000])
@@ -367,10 +530,37 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
     }
     const [hv, lv] = aIsHv ? [a, b] : [b, a]
     let kva = positive(node.ratedPowerKw)
-    if (kva === null) { add('RatingMissing', 'No ratedPowerKw (kVA) on the transformer; 1000 kVA assumed.', node.id); kva = 1000 }
+    if (kva === null) {
+      add('RatingMissing', 'No ratedPowerKw (kVA) on the transformer; 1000 kVA assumed.', node.id)
+      kva = 1000
+    }
     const vk = VK_PERCENT_BY_KVA.find(([limit]) => kva <= limit)![1]
-    out.trafo.push([node.id, null, hv, lv, kva / 1000, vn[hv] ?? null, vn[lv] ?? null, vk, kva > 2500 ? 0.5 : 1, 0, 0, 0,
-      null, null, null, null, null, null, null, false, 1, 1, true, null])
+    out.trafo.push([
+      node.id,
+      null,
+      hv,
+      lv,
+      kva / 1000,
+      vn[hv] ?? null,
+      vn[lv] ?? null,
+      vk,
+      kva > 2500 ? 0.5 : 1,
+      0,
+      0,
+      0,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      false,
+      1,
+      1,
+      true,
+      null,
+    ])
   }
 
   const frames = Object.fromEntries((Object.keys(TABLES) as TableName[]).map((name) => [name, frame(TABLES[name], rows[name])]))
@@ -380,8 +570,11 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       _class: 'pandapowerNet',
       _object: {
         ...(frames as Record<TableName, PandasFrameJson>),
-        version: '3.0.0', format_version: '3.0.0',
-        name: options.name ?? '', f_hz: options.fHz ?? 50, sn_mva: options.snMva ?? 1,
+        version: '3.0.0',
+        format_version: '3.0.0',
+        name: options.name ?? '',
+        f_hz: options.fHz ?? 50,
+        sn_mva: options.snMva ?? 1,
       },
     },
     notes: [...notes].map(([code, v]) => ({ code, ...v })),

@@ -6,7 +6,8 @@ import { BASE, electricalSetup, loadNetwork as load, RADIAL } from './test-suppo
 // IEC 60255-151 t = TMS·k/(M^α − 1); IEEE C37.112 t = TD·(A/(M^p − 1) + B), evaluated the plain way.
 const iec = (tms: number, k: number, alpha: number, m: number) => (tms * k) / (Math.pow(m, alpha) - 1)
 const ieee = (td: number, a: number, b: number, p: number, m: number) => td * (a / (Math.pow(m, p) - 1) + b)
-const close = (actual: number, expected: number, message: string) => assert.ok(Math.abs(actual - expected) <= 1e-9 * Math.max(1, expected), `${message}: ${actual} vs ${expected}`)
+const close = (actual: number, expected: number, message: string) =>
+  assert.ok(Math.abs(actual - expected) <= 1e-9 * Math.max(1, expected), `${message}: ${actual} vs ${expected}`)
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: electrical protection and export`, () => {
@@ -72,7 +73,13 @@ for (const dialect of testDialects()) {
       assert.equal(report.supplyId, 'G')
       assert.deepEqual(report.pathNodeIds, ['M1', 'CB2', 'MCC', 'CB1', 'MSB', 'TX', 'G'])
       assert.equal(report.gradingMarginS, 0.3)
-      assert.deepEqual(report.rows.map((r: { deviceId: string; upstreamDeviceId: string | null; status: string }) => [r.deviceId, r.upstreamDeviceId, r.status]), [['CB2', 'CB1', 'OK'], ['CB1', null, 'OK']])
+      assert.deepEqual(
+        report.rows.map((r: { deviceId: string; upstreamDeviceId: string | null; status: string }) => [r.deviceId, r.upstreamDeviceId, r.status]),
+        [
+          ['CB2', 'CB1', 'OK'],
+          ['CB1', null, 'OK'],
+        ],
+      )
       close(report.rows[0].tripTimeS, t2, 'CB2 at 20×')
       close(report.rows[1].tripTimeS, t1, 'CB1 at 5×')
       close(report.rows[0].marginS, t1 - t2, 'margin')
@@ -84,7 +91,11 @@ for (const dialect of testDialects()) {
       assert.equal(tight.violationCount, 1)
       assert.equal(tight.rows[0].status, 'Violation')
       const low = (await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=300`)).json()
-      assert.deepEqual(low.rows.map((r: { status: string }) => r.status), ['OK', 'NotTripping'], 'CB1 does not see 300 A as a fault')
+      assert.deepEqual(
+        low.rows.map((r: { status: string }) => r.status),
+        ['OK', 'NotTripping'],
+        'CB1 does not see 300 A as a fault',
+      )
       assert.equal((await as('GET', `${BASE}/nodes/ISO/coordination?faultCurrentA=2000`)).statusCode, 422, 'no supply, no path')
       assert.equal((await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000&supplyId=ISO`)).statusCode, 422)
       assert.equal((await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000&supplyId=G`)).statusCode, 200)

@@ -2,8 +2,13 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { EdgeType as E, NodeType as N } from './codes.ts'
 import {
-  ACCEPTED_CURVE_NAMES, InvalidProtectionInput, UnknownProtectionCurve, checkCoordination, devicesOnSupplyPath,
-  resolveCurve, tripTime,
+  ACCEPTED_CURVE_NAMES,
+  InvalidProtectionInput,
+  UnknownProtectionCurve,
+  checkCoordination,
+  devicesOnSupplyPath,
+  resolveCurve,
+  tripTime,
 } from './protection.ts'
 import { buildGraph, findSupplyPaths } from './topology.ts'
 
@@ -70,12 +75,16 @@ describe('no trip and invalid settings', () => {
     for (const value of bad) {
       for (const field of ['pickupA', 'tms'] as const) {
         const setting = { curve: 'IEC SI', pickupA: 100, tms: 0.1, [field]: value }
-        assert.throws(() => tripTime(setting, 1000),
-          (err: unknown) => err instanceof InvalidProtectionInput && err.code === 'ValidationFailed' && err.errors?.[0]?.pointer === `/${field}`)
+        assert.throws(
+          () => tripTime(setting, 1000),
+          (err: unknown) => err instanceof InvalidProtectionInput && err.code === 'ValidationFailed' && err.errors?.[0]?.pointer === `/${field}`,
+        )
       }
     }
-    assert.throws(() => tripTime({ curve: 'IEC SI', pickupA: 100, tms: 0.1 }, -5),
-      (err: unknown) => err instanceof InvalidProtectionInput && err.field === 'faultCurrentA')
+    assert.throws(
+      () => tripTime({ curve: 'IEC SI', pickupA: 100, tms: 0.1 }, -5),
+      (err: unknown) => err instanceof InvalidProtectionInput && err.field === 'faultCurrentA',
+    )
   })
 })
 
@@ -91,14 +100,17 @@ describe('curve names', () => {
 
   it('rejects an ambiguous or unknown name with an error listing the accepted names', () => {
     for (const name of ['Very Inverse', 'SI', 'CO-8']) {
-      assert.throws(() => resolveCurve(name), (err: unknown) => {
-        assert.ok(err instanceof UnknownProtectionCurve)
-        assert.equal(err.code, 'ValidationFailed')
-        assert.equal(err.errors?.[0]?.pointer, '/protectionCurve')
-        assert.deepEqual(err.extensions?.acceptedCurveNames, ACCEPTED_CURVE_NAMES)
-        for (const accepted of ACCEPTED_CURVE_NAMES) assert.ok(err.message.includes(accepted))
-        return true
-      })
+      assert.throws(
+        () => resolveCurve(name),
+        (err: unknown) => {
+          assert.ok(err instanceof UnknownProtectionCurve)
+          assert.equal(err.code, 'ValidationFailed')
+          assert.equal(err.errors?.[0]?.pointer, '/protectionCurve')
+          assert.deepEqual(err.extensions?.acceptedCurveNames, ACCEPTED_CURVE_NAMES)
+          for (const accepted of ACCEPTED_CURVE_NAMES) assert.ok(err.message.includes(accepted))
+          return true
+        },
+      )
     }
   })
 })
@@ -114,14 +126,22 @@ describe('coordination along a supply path', () => {
 
   it('flags the feeder whose margin to the incomer is under 0.3 s and passes the rest', () => {
     const report = checkCoordination([feeder, incomer, upstream], 2000)
-    assert.deepEqual(report.rows.map((r) => [r.deviceId, r.status, r.upstreamDeviceId]), [
-      ['CB-FDR', 'Violation', 'CB-INC'], ['CB-INC', 'OK', 'CB-UP'], ['CB-UP', 'OK', null],
-    ])
+    assert.deepEqual(
+      report.rows.map((r) => [r.deviceId, r.status, r.upstreamDeviceId]),
+      [
+        ['CB-FDR', 'Violation', 'CB-INC'],
+        ['CB-INC', 'OK', 'CB-UP'],
+        ['CB-UP', 'OK', null],
+      ],
+    )
     close(report.rows[0]!.tripTimeS, tFeeder)
     close(report.rows[0]!.marginS, tIncomer - tFeeder)
     close(report.rows[1]!.marginS, tUpstream - tIncomer)
     assert.equal(report.rows[2]!.marginS, null)
-    assert.deepEqual(report.rows.map((r) => r.multiple), [10, 5, 4])
+    assert.deepEqual(
+      report.rows.map((r) => r.multiple),
+      [10, 5, 4],
+    )
     assert.equal(report.isCoordinated, false)
     assert.equal(report.violationCount, 1)
     assert.equal(report.clearingDeviceId, 'CB-FDR')
@@ -133,14 +153,25 @@ describe('coordination along a supply path', () => {
 
   it('marks devices that do not pick up as NotTripping rather than violations', () => {
     const report = checkCoordination([feeder, incomer, upstream], 300)
-    assert.deepEqual(report.rows.map((r) => [r.status, r.tripTimeS === null]), [['OK', false], ['NotTripping', true], ['NotTripping', true]])
+    assert.deepEqual(
+      report.rows.map((r) => [r.status, r.tripTimeS === null]),
+      [
+        ['OK', false],
+        ['NotTripping', true],
+        ['NotTripping', true],
+      ],
+    )
     assert.equal(report.isCoordinated, true)
   })
 
   it('counts a margin equal to the setting as met despite floating-point rounding', () => {
-    const report = checkCoordination([
-      { id: 'a', curve: 'DT', pickupA: 10, tms: 0.4 }, { id: 'b', curve: 'DT', pickupA: 10, tms: 0.7 },
-    ], 100)
+    const report = checkCoordination(
+      [
+        { id: 'a', curve: 'DT', pickupA: 10, tms: 0.4 },
+        { id: 'b', curve: 'DT', pickupA: 10, tms: 0.7 },
+      ],
+      100,
+    )
     assert.ok(report.rows[0]!.marginS! < 0.3) // 0.7 − 0.4 = 0.29999999999999993
     assert.equal(report.rows[0]!.status, 'OK')
   })
@@ -151,22 +182,33 @@ describe('coordination along a supply path', () => {
   })
 
   it('collects the relays met on the path from a motor to the grid, skipping a node with an incomplete setting', () => {
-    const graph = buildGraph([
-      { id: 'GRID', nodeType: N.UtilitySupply },
-      { id: 'CB-INC', nodeType: N.CircuitBreaker, protectionCurve: 'IEC SI', protectionPickupA: 400, protectionTms: 0.1 },
-      { id: 'SWB', nodeType: N.Switchboard },
-      { id: 'CB-FDR', nodeType: N.CircuitBreaker, protectionCurve: 'IEC-SI', protectionPickupA: 200, protectionTms: null },
-      { id: 'CB-M', nodeType: N.CircuitBreaker, protectionCurve: 'iec si', protectionPickupA: 200, protectionTms: 0.05 },
-      { id: 'M', nodeType: N.Motor },
-    ], [
-      { sourceId: 'GRID', targetId: 'CB-INC', edgeType: E.Cable }, { sourceId: 'CB-INC', targetId: 'SWB', edgeType: E.BusbarLink },
-      { sourceId: 'SWB', targetId: 'CB-FDR', edgeType: E.BusbarLink }, { sourceId: 'CB-FDR', targetId: 'CB-M', edgeType: E.Cable },
-      { sourceId: 'CB-M', targetId: 'M', edgeType: E.Cable },
-    ])
+    const graph = buildGraph(
+      [
+        { id: 'GRID', nodeType: N.UtilitySupply },
+        { id: 'CB-INC', nodeType: N.CircuitBreaker, protectionCurve: 'IEC SI', protectionPickupA: 400, protectionTms: 0.1 },
+        { id: 'SWB', nodeType: N.Switchboard },
+        { id: 'CB-FDR', nodeType: N.CircuitBreaker, protectionCurve: 'IEC-SI', protectionPickupA: 200, protectionTms: null },
+        { id: 'CB-M', nodeType: N.CircuitBreaker, protectionCurve: 'iec si', protectionPickupA: 200, protectionTms: 0.05 },
+        { id: 'M', nodeType: N.Motor },
+      ],
+      [
+        { sourceId: 'GRID', targetId: 'CB-INC', edgeType: E.Cable },
+        { sourceId: 'CB-INC', targetId: 'SWB', edgeType: E.BusbarLink },
+        { sourceId: 'SWB', targetId: 'CB-FDR', edgeType: E.BusbarLink },
+        { sourceId: 'CB-FDR', targetId: 'CB-M', edgeType: E.Cable },
+        { sourceId: 'CB-M', targetId: 'M', edgeType: E.Cable },
+      ],
+    )
     const path = findSupplyPaths(graph, 'M').paths[0]!
     const { devices, skipped } = devicesOnSupplyPath(graph, path)
-    assert.deepEqual(devices.map((d) => d.id), ['CB-M', 'CB-INC'])
+    assert.deepEqual(
+      devices.map((d) => d.id),
+      ['CB-M', 'CB-INC'],
+    )
     assert.deepEqual(skipped, [{ nodeId: 'CB-FDR', reason: 'protectionTms is not a finite number > 0' }])
-    assert.deepEqual(checkCoordination(devices, 2000).rows.map((r) => r.status), ['Violation', 'OK'])
+    assert.deepEqual(
+      checkCoordination(devices, 2000).rows.map((r) => r.status),
+      ['Violation', 'OK'],
+    )
   })
 })

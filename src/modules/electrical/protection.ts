@@ -11,20 +11,19 @@ import type { ElectricalNode, Graph, SupplyPath } from './topology.ts'
  * No curve here is clamped at 20 × Is, as some relays do above that multiple.
  */
 export const CURVES = {
-  IEC_SI: { kind: 'iec', label: 'IEC Standard Inverse', k: 0.14, alpha: 0.02,
-    aliases: ['IEC SI', 'IEC NI', 'IEC A', 'IEC STANDARD INVERSE', 'IEC NORMAL INVERSE'] },
-  IEC_VI: { kind: 'iec', label: 'IEC Very Inverse', k: 13.5, alpha: 1,
-    aliases: ['IEC VI', 'IEC B', 'IEC VERY INVERSE'] },
-  IEC_EI: { kind: 'iec', label: 'IEC Extremely Inverse', k: 80, alpha: 2,
-    aliases: ['IEC EI', 'IEC C', 'IEC EXTREMELY INVERSE'] },
-  IEC_LTI: { kind: 'iec', label: 'IEC Long-Time Inverse', k: 120, alpha: 1,
-    aliases: ['IEC LTI', 'IEC LI', 'IEC LONG TIME INVERSE', 'IEC LONG INVERSE'] },
-  IEEE_MI: { kind: 'ieee', label: 'IEEE Moderately Inverse', a: 0.0515, b: 0.114, p: 0.02,
-    aliases: ['IEEE MI', 'IEEE MODERATELY INVERSE'] },
-  IEEE_VI: { kind: 'ieee', label: 'IEEE Very Inverse', a: 19.61, b: 0.491, p: 2,
-    aliases: ['IEEE VI', 'IEEE VERY INVERSE'] },
-  IEEE_EI: { kind: 'ieee', label: 'IEEE Extremely Inverse', a: 28.2, b: 0.1217, p: 2,
-    aliases: ['IEEE EI', 'IEEE EXTREMELY INVERSE'] },
+  IEC_SI: {
+    kind: 'iec',
+    label: 'IEC Standard Inverse',
+    k: 0.14,
+    alpha: 0.02,
+    aliases: ['IEC SI', 'IEC NI', 'IEC A', 'IEC STANDARD INVERSE', 'IEC NORMAL INVERSE'],
+  },
+  IEC_VI: { kind: 'iec', label: 'IEC Very Inverse', k: 13.5, alpha: 1, aliases: ['IEC VI', 'IEC B', 'IEC VERY INVERSE'] },
+  IEC_EI: { kind: 'iec', label: 'IEC Extremely Inverse', k: 80, alpha: 2, aliases: ['IEC EI', 'IEC C', 'IEC EXTREMELY INVERSE'] },
+  IEC_LTI: { kind: 'iec', label: 'IEC Long-Time Inverse', k: 120, alpha: 1, aliases: ['IEC LTI', 'IEC LI', 'IEC LONG TIME INVERSE', 'IEC LONG INVERSE'] },
+  IEEE_MI: { kind: 'ieee', label: 'IEEE Moderately Inverse', a: 0.0515, b: 0.114, p: 0.02, aliases: ['IEEE MI', 'IEEE MODERATELY INVERSE'] },
+  IEEE_VI: { kind: 'ieee', label: 'IEEE Very Inverse', a: 19.61, b: 0.491, p: 2, aliases: ['IEEE VI', 'IEEE VERY INVERSE'] },
+  IEEE_EI: { kind: 'ieee', label: 'IEEE Extremely Inverse', a: 28.2, b: 0.1217, p: 2, aliases: ['IEEE EI', 'IEEE EXTREMELY INVERSE'] },
   DT: { kind: 'definite', label: 'Definite Time', aliases: ['DT', 'DEFINITE TIME', 'IEC DT'] },
 } as const
 
@@ -32,7 +31,10 @@ export type CurveId = keyof typeof CURVES
 
 /** Spellings are compared after upper-casing and treating runs of spaces, '-', '_', '.' and '/' as one space. */
 export function normaliseCurveName(raw: string): string {
-  return raw.toUpperCase().replace(/[\s\-_./]+/g, ' ').trim()
+  return raw
+    .toUpperCase()
+    .replace(/[\s\-_./]+/g, ' ')
+    .trim()
 }
 
 const CURVE_BY_ALIAS: ReadonlyMap<string, CurveId> = new Map(
@@ -45,7 +47,8 @@ export const ACCEPTED_CURVE_NAMES: readonly string[] = [...CURVE_BY_ALIAS.keys()
 /** A 400 on `/protectionCurve` whose message lists every accepted name (also in the `acceptedCurveNames` extension). */
 export class UnknownProtectionCurve extends DomainError<'ValidationFailed'> {
   constructor(readonly curve: string) {
-    const message = `Unknown protection curve ${JSON.stringify(curve)}. Accepted (case-insensitive; spaces, '-', '_', ` +
+    const message =
+      `Unknown protection curve ${JSON.stringify(curve)}. Accepted (case-insensitive; spaces, '-', '_', ` +
       `'.', '/' are interchangeable): ${ACCEPTED_CURVE_NAMES.join(', ')}.`
     super('ValidationFailed', message, {
       errors: [{ in: 'body', pointer: '/protectionCurve', message }],
@@ -57,7 +60,10 @@ export class UnknownProtectionCurve extends DomainError<'ValidationFailed'> {
 
 /** A 400 naming the unusable setting or study value (`/pickupA`, `/tms`, `/faultCurrentA`, `/gradingMarginS`). */
 export class InvalidProtectionInput extends DomainError<'ValidationFailed'> {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super('ValidationFailed', message, { errors: [{ in: 'body', pointer: `/${field}`, message }] })
     this.name = 'InvalidProtectionInput'
   }
@@ -78,8 +84,7 @@ export interface RelaySetting {
 
 export type TripOutcome =
   | { readonly curve: CurveId; readonly multiple: number; readonly trips: true; readonly tripTimeS: number }
-  | { readonly curve: CurveId; readonly multiple: number; readonly trips: false; readonly tripTimeS: null;
-      readonly reason: 'AtOrBelowPickup' }
+  | { readonly curve: CurveId; readonly multiple: number; readonly trips: false; readonly tripTimeS: null; readonly reason: 'AtOrBelowPickup' }
 
 function requirePositive(field: string, value: number): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
@@ -154,11 +159,7 @@ const MARGIN_TOLERANCE_S = 1e-9
  * so at least `gradingMarginS` (default 0.3 s) before the next device upstream, unless that one does not
  * trip at all. A device that does not trip is reported as NotTripping, not as a grading violation.
  */
-export function checkCoordination(
-  devices: readonly ProtectiveDevice[],
-  faultCurrentA: number,
-  options: { gradingMarginS?: number } = {},
-): CoordinationReport {
+export function checkCoordination(devices: readonly ProtectiveDevice[], faultCurrentA: number, options: { gradingMarginS?: number } = {}): CoordinationReport {
   const gradingMarginS = options.gradingMarginS ?? 0.3
   if (typeof gradingMarginS !== 'number' || !Number.isFinite(gradingMarginS) || gradingMarginS < 0) {
     throw new InvalidProtectionInput('gradingMarginS', 'gradingMarginS must be a finite number ≥ 0.')
@@ -168,13 +169,19 @@ export function checkCoordination(
     const own = outcomes[i]!
     const upstream = outcomes[i + 1]
     const marginS = own.trips && upstream?.trips === true ? upstream.tripTimeS - own.tripTimeS : null
-    const status: CoordinationStatus = !own.trips ? 'NotTripping'
-      : marginS !== null && marginS < gradingMarginS - MARGIN_TOLERANCE_S ? 'Violation' : 'OK'
+    const status: CoordinationStatus = !own.trips ? 'NotTripping' : marginS !== null && marginS < gradingMarginS - MARGIN_TOLERANCE_S ? 'Violation' : 'OK'
     return {
-      deviceId: device.id, curve: own.curve, curveLabel: CURVES[own.curve].label,
-      pickupA: device.pickupA, tms: device.tms, faultCurrentA: device.faultCurrentA ?? faultCurrentA,
-      multiple: own.multiple, tripTimeS: own.tripTimeS, upstreamDeviceId: devices[i + 1]?.id ?? null,
-      marginS, status,
+      deviceId: device.id,
+      curve: own.curve,
+      curveLabel: CURVES[own.curve].label,
+      pickupA: device.pickupA,
+      tms: device.tms,
+      faultCurrentA: device.faultCurrentA ?? faultCurrentA,
+      multiple: own.multiple,
+      tripTimeS: own.tripTimeS,
+      upstreamDeviceId: devices[i + 1]?.id ?? null,
+      marginS,
+      status,
     }
   })
   let clearing: CoordinationRow | null = null
@@ -183,7 +190,11 @@ export function checkCoordination(
   }
   const violationCount = rows.filter((r) => r.status === 'Violation').length
   return {
-    faultCurrentA, gradingMarginS, rows, isCoordinated: violationCount === 0, violationCount,
+    faultCurrentA,
+    gradingMarginS,
+    rows,
+    isCoordinated: violationCount === 0,
+    violationCount,
     clearingDeviceId: clearing?.deviceId ?? null,
   }
 }
@@ -207,7 +218,10 @@ export function devicesFromNodes(nodes: readonly ElectricalNode[]): {
     const { protectionCurve: curve, protectionPickupA: pickupA, protectionTms: tms } = node
     const hasCurve = typeof curve === 'string' && curve.trim() !== ''
     if (!hasCurve && pickupA == null && tms == null) continue
-    if (!hasCurve) { skipped.push({ nodeId: node.id, reason: 'protectionCurve is not set' }); continue }
+    if (!hasCurve) {
+      skipped.push({ nodeId: node.id, reason: 'protectionCurve is not set' })
+      continue
+    }
     if (!CURVE_BY_ALIAS.has(normaliseCurveName(curve))) {
       skipped.push({ nodeId: node.id, reason: `unknown protectionCurve ${JSON.stringify(curve)}` })
       continue

@@ -9,29 +9,70 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 export function toNode(row: ElectricalNodesTable): Node {
   return {
-    id: row.id, siteId: row.site_code, name: row.name, nodeType: row.node_type, nodeTypeName: NODE_TYPES[row.node_type]?.name ?? 'Unknown',
-    ratedVoltageV: row.rated_voltage_v, ratedCurrentA: row.rated_current_a, ratedPowerKw: row.rated_power_kw, impedanceOhms: row.impedance_ohms,
-    cableSize: row.cable_size, cableLengthM: row.cable_length_m, protectionCurve: row.protection_curve,
-    protectionPickupA: row.protection_pickup_a, protectionTms: row.protection_tms, description: row.description,
-    tagBindings: JSON.parse(row.tag_bindings) as Record<string, string>, metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-    createdAt: iso(row.created_at), updatedAt: iso(row.updated_at),
+    id: row.id,
+    siteId: row.site_code,
+    name: row.name,
+    nodeType: row.node_type,
+    nodeTypeName: NODE_TYPES[row.node_type]?.name ?? 'Unknown',
+    ratedVoltageV: row.rated_voltage_v,
+    ratedCurrentA: row.rated_current_a,
+    ratedPowerKw: row.rated_power_kw,
+    impedanceOhms: row.impedance_ohms,
+    cableSize: row.cable_size,
+    cableLengthM: row.cable_length_m,
+    protectionCurve: row.protection_curve,
+    protectionPickupA: row.protection_pickup_a,
+    protectionTms: row.protection_tms,
+    description: row.description,
+    tagBindings: JSON.parse(row.tag_bindings) as Record<string, string>,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
   }
 }
 
 export function toEdge(row: ElectricalEdgesTable): Edge {
-  return { sourceId: row.source_id, targetId: row.target_id, edgeType: row.edge_type, edgeTypeName: EDGE_TYPES[row.edge_type]?.name ?? 'Unknown', createdAt: iso(row.created_at) }
+  return {
+    sourceId: row.source_id,
+    targetId: row.target_id,
+    edgeType: row.edge_type,
+    edgeTypeName: EDGE_TYPES[row.edge_type]?.name ?? 'Unknown',
+    createdAt: iso(row.created_at),
+  }
 }
 
-type EngineeringRow = Pick<ElectricalNodesTable, 'id' | 'node_type' | 'name' | 'rated_voltage_v' | 'rated_current_a' | 'rated_power_kw'
-  | 'impedance_ohms' | 'cable_size' | 'cable_length_m' | 'protection_curve' | 'protection_pickup_a' | 'protection_tms'>
+type EngineeringRow = Pick<
+  ElectricalNodesTable,
+  | 'id'
+  | 'node_type'
+  | 'name'
+  | 'rated_voltage_v'
+  | 'rated_current_a'
+  | 'rated_power_kw'
+  | 'impedance_ohms'
+  | 'cable_size'
+  | 'cable_length_m'
+  | 'protection_curve'
+  | 'protection_pickup_a'
+  | 'protection_tms'
+>
 type EdgeTriple = Pick<ElectricalEdgesTable, 'source_id' | 'target_id' | 'edge_type'>
 
 /** What protection and the pandapower export read of a node. */
 export function toGraphNode(row: EngineeringRow): ElectricalNode {
   return {
-    id: row.id, nodeType: row.node_type, name: row.name, ratedVoltageV: row.rated_voltage_v, ratedCurrentA: row.rated_current_a,
-    ratedPowerKw: row.rated_power_kw, impedanceOhms: row.impedance_ohms, cableSize: row.cable_size, cableLengthM: row.cable_length_m,
-    protectionCurve: row.protection_curve, protectionPickupA: row.protection_pickup_a, protectionTms: row.protection_tms,
+    id: row.id,
+    nodeType: row.node_type,
+    name: row.name,
+    ratedVoltageV: row.rated_voltage_v,
+    ratedCurrentA: row.rated_current_a,
+    ratedPowerKw: row.rated_power_kw,
+    impedanceOhms: row.impedance_ohms,
+    cableSize: row.cable_size,
+    cableLengthM: row.cable_length_m,
+    protectionCurve: row.protection_curve,
+    protectionPickupA: row.protection_pickup_a,
+    protectionTms: row.protection_tms,
   }
 }
 
@@ -75,11 +116,24 @@ export function nodeFieldProblems(input: CreateNodeInput | UpdateNodeInput, pref
 
 export function nodeRow(orgId: string, siteCode: string, input: CreateNodeInput, createdAt: number, updatedAt: number): ElectricalNodesTable {
   return {
-    org_id: orgId, site_code: siteCode, id: input.id, name: input.name, node_type: input.nodeType,
-    rated_voltage_v: input.ratedVoltageV ?? null, rated_current_a: input.ratedCurrentA ?? null, rated_power_kw: input.ratedPowerKw ?? null,
-    impedance_ohms: input.impedanceOhms ?? null, cable_size: input.cableSize ?? null, cable_length_m: input.cableLengthM ?? null,
-    protection_curve: input.protectionCurve ?? null, protection_pickup_a: input.protectionPickupA ?? null, protection_tms: input.protectionTms ?? null,
-    description: input.description ?? null, tag_bindings: JSON.stringify(input.tagBindings ?? {}), metadata: JSON.stringify(input.metadata ?? {}),
-    created_at: createdAt, updated_at: updatedAt,
+    org_id: orgId,
+    site_code: siteCode,
+    id: input.id,
+    name: input.name,
+    node_type: input.nodeType,
+    rated_voltage_v: input.ratedVoltageV ?? null,
+    rated_current_a: input.ratedCurrentA ?? null,
+    rated_power_kw: input.ratedPowerKw ?? null,
+    impedance_ohms: input.impedanceOhms ?? null,
+    cable_size: input.cableSize ?? null,
+    cable_length_m: input.cableLengthM ?? null,
+    protection_curve: input.protectionCurve ?? null,
+    protection_pickup_a: input.protectionPickupA ?? null,
+    protection_tms: input.protectionTms ?? null,
+    description: input.description ?? null,
+    tag_bindings: JSON.stringify(input.tagBindings ?? {}),
+    metadata: JSON.stringify(input.metadata ?? {}),
+    created_at: createdAt,
+    updated_at: updatedAt,
   }
 }

@@ -24,19 +24,24 @@ export const NodeTypeCode = Type.Integer({ ...openApiEnumAnnotations(NODE_TYPES)
 export const EdgeTypeCode = Type.Integer({ ...openApiEnumAnnotations(EDGE_TYPES), title: 'EdgeType' })
 
 const NodeId = Type.String({
-  minLength: 1, maxLength: LIMITS.nodeIdMax, pattern: '^[^\\u0000-\\u001f\\u007f]*$',
-  description: 'The node\'s id, 1 to 50 characters (no control characters), unique in the site; chosen by the client (e.g. ' +
+  minLength: 1,
+  maxLength: LIMITS.nodeIdMax,
+  pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+  description:
+    "The node's id, 1 to 50 characters (no control characters), unique in the site; chosen by the client (e.g. " +
     'the single-line diagram tag `MSB-1`). Not updatable.',
   examples: ['MSB-1'],
 })
 
-const curveDoc = `IEC 60255-151 / IEEE C37.112 curve, nullable, 0 to 50 characters. Accepted names (case-insensitive; spaces, '-', '_', '.', '/' interchangeable): `
-  + `${(Object.keys(CURVES) as Array<keyof typeof CURVES>).map((id) => `${id} (${CURVES[id].label})`).join(', ')}, `
-  + `and the spellings ${ACCEPTED_CURVE_NAMES.join(', ')}. `
-  + 'An unknown name is refused with a 400 naming `protectionCurve` and listing the accepted names; ' +
-    'an empty string means no curve. For DT (definite time) `protectionTms` holds the delay in seconds.'
+const curveDoc =
+  `IEC 60255-151 / IEEE C37.112 curve, nullable, 0 to 50 characters. Accepted names (case-insensitive; spaces, '-', '_', '.', '/' interchangeable): ` +
+  `${(Object.keys(CURVES) as Array<keyof typeof CURVES>).map((id) => `${id} (${CURVES[id].label})`).join(', ')}, ` +
+  `and the spellings ${ACCEPTED_CURVE_NAMES.join(', ')}. ` +
+  'An unknown name is refused with a 400 naming `protectionCurve` and listing the accepted names; ' +
+  'an empty string means no curve. For DT (definite time) `protectionTms` holds the delay in seconds.'
 
-const physical = (unit: string, what: string) => nullable(Type.Number({ minimum: 0 }), `${what} in ${unit}: a finite number ≥ 0 (negative or non-finite: 400 naming the field); null clears it.`)
+const physical = (unit: string, what: string) =>
+  nullable(Type.Number({ minimum: 0 }), `${what} in ${unit}: a finite number ≥ 0 (negative or non-finite: 400 naming the field); null clears it.`)
 
 /** The nullable fields of spec 2.5 that create and update share. */
 const sharedFields = {
@@ -44,7 +49,12 @@ const sharedFields = {
   ratedCurrentA: Type.Optional(physical('amperes', 'Rated current')),
   ratedPowerKw: Type.Optional(physical('kW (kVA for a transformer, kvar for a capacitor bank)', 'Rated power')),
   impedanceOhms: Type.Optional(physical('ohms', 'Impedance')),
-  cableSize: Type.Optional(nullable(Type.String({ maxLength: LIMITS.cableSizeMax }), 'Cable size as written on the drawing (e.g. `3C+E 185mm² Cu XLPE`), 0 to 100 characters; null clears it.')),
+  cableSize: Type.Optional(
+    nullable(
+      Type.String({ maxLength: LIMITS.cableSizeMax }),
+      'Cable size as written on the drawing (e.g. `3C+E 185mm² Cu XLPE`), 0 to 100 characters; null clears it.',
+    ),
+  ),
   cableLengthM: Type.Optional(physical('metres', 'Length of the cable feeding this node')),
   protectionCurve: Type.Optional(nullable(Type.String({ maxLength: LIMITS.protectionCurveMax }), curveDoc)),
   protectionPickupA: Type.Optional(physical('amperes', 'Protection pickup (setting) current Is')),
@@ -55,230 +65,390 @@ const sharedFields = {
 export const TagBindings = Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: LIMITS.tagValueMax }), {
   maxProperties: LIMITS.tagBindingsMaxKeys,
   propertyNames: { minLength: 1, maxLength: LIMITS.tagKeyMax },
-  description: `Create-only. Signal name → historian/instance tag (e.g. \`"current": "MSB1.I_A"\`): ` +
+  description:
+    `Create-only. Signal name → historian/instance tag (e.g. \`"current": "MSB1.I_A"\`): ` +
     `up to ${LIMITS.tagBindingsMaxKeys} keys of 1 to ${LIMITS.tagKeyMax} characters, values of 1 to ${LIMITS.tagValueMax}.`,
 })
 
 export const NodeMetadata = Type.Record(Type.String(), Type.Unknown(), {
   maxProperties: LIMITS.metadataMaxKeys,
   propertyNames: { minLength: 1, maxLength: 100 },
-  description: `Create-only. Any JSON values: up to ${LIMITS.metadataMaxKeys} top-level keys of 1 to 100 characters, ` +
+  description:
+    `Create-only. Any JSON values: up to ${LIMITS.metadataMaxKeys} top-level keys of 1 to 100 characters, ` +
     `at most ${LIMITS.metadataMaxBytes} bytes as JSON.`,
 })
 
-export const CreateNodeBody = Type.Object({
-  id: NodeId,
-  name: Type.String({ minLength: 1, maxLength: LIMITS.nameMax, description: 'Required on create, 1 to 200 characters (an update may later set it to empty or null, spec 2.5).' }),
-  nodeType: NodeTypeCode,
-  ...sharedFields,
-  tagBindings: Type.Optional(TagBindings),
-  metadata: Type.Optional(NodeMetadata),
-}, { additionalProperties: false })
+export const CreateNodeBody = Type.Object(
+  {
+    id: NodeId,
+    name: Type.String({
+      minLength: 1,
+      maxLength: LIMITS.nameMax,
+      description: 'Required on create, 1 to 200 characters (an update may later set it to empty or null, spec 2.5).',
+    }),
+    nodeType: NodeTypeCode,
+    ...sharedFields,
+    tagBindings: Type.Optional(TagBindings),
+    metadata: Type.Optional(NodeMetadata),
+  },
+  { additionalProperties: false },
+)
 export type CreateNodeInput = Static<typeof CreateNodeBody>
 
 const CREATE_ONLY_NOTE = 'Create-only: any value sent in an update is refused with a 400 naming this field.'
 
-export const UpdateNodeBody = Type.Object({
-  id: Type.Optional(Type.Unknown({ description: 'Not updatable: any value is refused with a 400 naming `id`.' })),
-  name: Type.Optional(nullable(Type.String({ maxLength: LIMITS.nameMax }), '0 to 200 characters; null clears it.')),
-  nodeType: Type.Optional(NodeTypeCode),
-  ...sharedFields,
-  tagBindings: Type.Optional(Type.Unknown({ description: CREATE_ONLY_NOTE })),
-  metadata: Type.Optional(Type.Unknown({ description: CREATE_ONLY_NOTE })),
-}, { additionalProperties: false, description: 'Spec 2.5: only the fields present change; a null clears a nullable field. ' +
-  '`id` is not updatable (400 if sent); `tagBindings` and `metadata` are create-only (400 naming the field).' })
+export const UpdateNodeBody = Type.Object(
+  {
+    id: Type.Optional(Type.Unknown({ description: 'Not updatable: any value is refused with a 400 naming `id`.' })),
+    name: Type.Optional(nullable(Type.String({ maxLength: LIMITS.nameMax }), '0 to 200 characters; null clears it.')),
+    nodeType: Type.Optional(NodeTypeCode),
+    ...sharedFields,
+    tagBindings: Type.Optional(Type.Unknown({ description: CREATE_ONLY_NOTE })),
+    metadata: Type.Optional(Type.Unknown({ description: CREATE_ONLY_NOTE })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Spec 2.5: only the fields present change; a null clears a nullable field. ' +
+      '`id` is not updatable (400 if sent); `tagBindings` and `metadata` are create-only (400 naming the field).',
+  },
+)
 export type UpdateNodeInput = Static<typeof UpdateNodeBody>
 
 const NullableNumber = Type.Union([Type.Number(), Type.Null()])
 const NullableString = Type.Union([Type.String(), Type.Null()])
 
-export const NodeSchema = Type.Object({
-  id: Type.String(),
-  siteId: Type.String(),
-  name: NullableString,
-  nodeType: NodeTypeCode,
-  nodeTypeName: Type.String({ description: 'The name of `nodeType`.' }),
-  ratedVoltageV: NullableNumber,
-  ratedCurrentA: NullableNumber,
-  ratedPowerKw: NullableNumber,
-  impedanceOhms: NullableNumber,
-  cableSize: NullableString,
-  cableLengthM: NullableNumber,
-  protectionCurve: NullableString,
-  protectionPickupA: NullableNumber,
-  protectionTms: NullableNumber,
-  description: NullableString,
-  tagBindings: Type.Record(Type.String(), Type.String()),
-  metadata: Type.Record(Type.String(), Type.Unknown()),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-}, { $id: 'ElectricalNode', additionalProperties: false })
+export const NodeSchema = Type.Object(
+  {
+    id: Type.String(),
+    siteId: Type.String(),
+    name: NullableString,
+    nodeType: NodeTypeCode,
+    nodeTypeName: Type.String({ description: 'The name of `nodeType`.' }),
+    ratedVoltageV: NullableNumber,
+    ratedCurrentA: NullableNumber,
+    ratedPowerKw: NullableNumber,
+    impedanceOhms: NullableNumber,
+    cableSize: NullableString,
+    cableLengthM: NullableNumber,
+    protectionCurve: NullableString,
+    protectionPickupA: NullableNumber,
+    protectionTms: NullableNumber,
+    description: NullableString,
+    tagBindings: Type.Record(Type.String(), Type.String()),
+    metadata: Type.Record(Type.String(), Type.Unknown()),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'ElectricalNode', additionalProperties: false },
+)
 export type Node = Static<typeof NodeSchema>
 
 export const NodePage = Page(NodeSchema, 'Nodes of the site ordered by id.')
 
-export const ListNodesQuery = Type.Object({
-  ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }),
-  nodeType: Type.Optional(NodeTypeCode),
-}, { additionalProperties: false })
+export const ListNodesQuery = Type.Object(
+  {
+    ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }),
+    nodeType: Type.Optional(NodeTypeCode),
+  },
+  { additionalProperties: false },
+)
 export type ListNodesQueryInput = Static<typeof ListNodesQuery>
 
-export const EdgeBody = Type.Object({
-  sourceId: Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Id of a node of the site, 0 to 50 characters (a string that names no node: 422).' }),
-  targetId: Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Id of another node of the site, 0 to 50 characters (no node: 422; equal to sourceId: 422).' }),
-  edgeType: EdgeTypeCode,
-}, { additionalProperties: false })
+export const EdgeBody = Type.Object(
+  {
+    sourceId: Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Id of a node of the site, 0 to 50 characters (a string that names no node: 422).' }),
+    targetId: Type.String({
+      maxLength: LIMITS.edgeEndMax,
+      description: 'Id of another node of the site, 0 to 50 characters (no node: 422; equal to sourceId: 422).',
+    }),
+    edgeType: EdgeTypeCode,
+  },
+  { additionalProperties: false },
+)
 export type EdgeInput = Static<typeof EdgeBody>
 
-export const EdgeSchema = Type.Object({
-  sourceId: Type.String(),
-  targetId: Type.String(),
-  edgeType: EdgeTypeCode,
-  edgeTypeName: Type.String({ description: 'The name of `edgeType`.' }),
-  createdAt: Type.String({ format: 'date-time' }),
-}, { $id: 'ElectricalEdge', additionalProperties: false })
+export const EdgeSchema = Type.Object(
+  {
+    sourceId: Type.String(),
+    targetId: Type.String(),
+    edgeType: EdgeTypeCode,
+    edgeTypeName: Type.String({ description: 'The name of `edgeType`.' }),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'ElectricalEdge', additionalProperties: false },
+)
 export type Edge = Static<typeof EdgeSchema>
 
 export const EdgePage = Page(EdgeSchema, 'Edges ordered by (sourceId, targetId, edgeType).')
 
-export const ListEdgesQuery = Type.Object({
-  ...PageQuery({ defaultLimit: 500, maxLimit: 5000 }),
-  nodeId: Type.Optional(Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Only the edges touching this node (as source or target).' })),
-}, { additionalProperties: false })
+export const ListEdgesQuery = Type.Object(
+  {
+    ...PageQuery({ defaultLimit: 500, maxLimit: 5000 }),
+    nodeId: Type.Optional(Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Only the edges touching this node (as source or target).' })),
+  },
+  { additionalProperties: false },
+)
 export type ListEdgesQueryInput = Static<typeof ListEdgesQuery>
 
-export const DeleteEdgeQuery = Type.Object({
-  source: Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Required: the edge\'s sourceId.' }),
-  target: Type.String({ maxLength: LIMITS.edgeEndMax, description: 'Required: the edge\'s targetId.' }),
-  type: Type.String({ maxLength: 50, description: 'Required: the edge\'s edgeType, as its code (`0`…`4`) or its name (`Cable`, case-insensitive). Anything else: 400 naming `type`.' }),
-}, { additionalProperties: false })
+export const DeleteEdgeQuery = Type.Object(
+  {
+    source: Type.String({ maxLength: LIMITS.edgeEndMax, description: "Required: the edge's sourceId." }),
+    target: Type.String({ maxLength: LIMITS.edgeEndMax, description: "Required: the edge's targetId." }),
+    type: Type.String({
+      maxLength: 50,
+      description: "Required: the edge's edgeType, as its code (`0`…`4`) or its name (`Cable`, case-insensitive). Anything else: 400 naming `type`.",
+    }),
+  },
+  { additionalProperties: false },
+)
 export type DeleteEdgeQueryInput = Static<typeof DeleteEdgeQuery>
 
-export const DeleteNodeQuery = Type.Object({
-  cascade: Type.Optional(Type.Boolean({ default: false, description: 'true: also delete the edges touching the node. false (default): a node with edges is refused with 409 `Conflict` (`edgeCount` says how many).' })),
-}, { additionalProperties: false })
+export const DeleteNodeQuery = Type.Object(
+  {
+    cascade: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'true: also delete the edges touching the node. false (default): a node with edges is refused with 409 `Conflict` (`edgeCount` says how many).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 
 export const SiteParams = Type.Object({ siteId: Type.String({ maxLength: 200 }) }, { additionalProperties: false })
 export const NodeParams = Type.Object({ siteId: Type.String({ maxLength: 200 }), nodeId: Type.String({ maxLength: 200 }) }, { additionalProperties: false })
 
 /** A node of a bulk load: the create body of spec 2.5. */
-export const NetworkBody = Type.Object({
-  nodes: Type.Array(CreateNodeBody, { description: 'Node create bodies (up to SITEGRID_NETWORK_MAX_NODES); ids unique.' }),
-  edges: Type.Array(EdgeBody, { description: 'Edges between listed nodes (up to SITEGRID_NETWORK_MAX_EDGES); no self-loop, no repeated triple. May come before `nodes`.' }),
-}, { additionalProperties: false })
+export const NetworkBody = Type.Object(
+  {
+    nodes: Type.Array(CreateNodeBody, { description: 'Node create bodies (up to SITEGRID_NETWORK_MAX_NODES); ids unique.' }),
+    edges: Type.Array(EdgeBody, {
+      description: 'Edges between listed nodes (up to SITEGRID_NETWORK_MAX_EDGES); no self-loop, no repeated triple. May come before `nodes`.',
+    }),
+  },
+  { additionalProperties: false },
+)
 export type NetworkInput = Static<typeof NetworkBody>
 
-export const NetworkSchema = Type.Object({
-  siteId: Type.String(),
-  nodeCount: Type.Integer(),
-  edgeCount: Type.Integer(),
-  nodes: Type.Array(NodeSchema, { description: 'Ordered by id.' }),
-  edges: Type.Array(EdgeSchema, { description: 'Ordered by (sourceId, targetId, edgeType).' }),
-}, { additionalProperties: false })
+export const NetworkSchema = Type.Object(
+  {
+    siteId: Type.String(),
+    nodeCount: Type.Integer(),
+    edgeCount: Type.Integer(),
+    nodes: Type.Array(NodeSchema, { description: 'Ordered by id.' }),
+    edges: Type.Array(EdgeSchema, { description: 'Ordered by (sourceId, targetId, edgeType).' }),
+  },
+  { additionalProperties: false },
+)
 
-export const NetworkReplacedSchema = Type.Object({
-  siteId: Type.String(),
-  nodeCount: Type.Integer(),
-  edgeCount: Type.Integer(),
-  nodesAdded: Type.Integer({ description: 'Ids not in the previous network.' }),
-  nodesRemoved: Type.Integer({ description: 'Ids of the previous network not in this one.' }),
-  nodesKept: Type.Integer({ description: 'Ids in both (their createdAt is kept).' }),
-}, { additionalProperties: false })
+export const NetworkReplacedSchema = Type.Object(
+  {
+    siteId: Type.String(),
+    nodeCount: Type.Integer(),
+    edgeCount: Type.Integer(),
+    nodesAdded: Type.Integer({ description: 'Ids not in the previous network.' }),
+    nodesRemoved: Type.Integer({ description: 'Ids of the previous network not in this one.' }),
+    nodesKept: Type.Integer({ description: 'Ids in both (their createdAt is kept).' }),
+  },
+  { additionalProperties: false },
+)
 
 // Topology answers.
-const EdgeRefSchema = Type.Object({ index: Type.Integer({ description: 'Position in the network\'s edge order (sourceId, targetId, edgeType).' }), sourceId: Type.String(), targetId: Type.String(), edgeType: Type.Integer() }, { additionalProperties: false })
+const EdgeRefSchema = Type.Object(
+  {
+    index: Type.Integer({ description: "Position in the network's edge order (sourceId, targetId, edgeType)." }),
+    sourceId: Type.String(),
+    targetId: Type.String(),
+    edgeType: Type.Integer(),
+  },
+  { additionalProperties: false },
+)
 
-export const IslandsSchema = Type.Object({
-  islandCount: Type.Integer(),
-  unsuppliedIslandCount: Type.Integer({ description: 'Islands holding no supply (UtilitySupply, Generator, UpsBattery): dead when energised from nowhere.' }),
-  islands: Type.Array(Type.Object({
-    nodeCount: Type.Integer(),
-    hasSupply: Type.Boolean(),
-    supplyIds: Type.Array(Type.String()),
-    nodeIds: Type.Array(Type.String()),
-  }, { additionalProperties: false }), { description: 'Largest first; ties keep the order of their lowest node id.' }),
-}, { additionalProperties: false })
+export const IslandsSchema = Type.Object(
+  {
+    islandCount: Type.Integer(),
+    unsuppliedIslandCount: Type.Integer({ description: 'Islands holding no supply (UtilitySupply, Generator, UpsBattery): dead when energised from nowhere.' }),
+    islands: Type.Array(
+      Type.Object(
+        {
+          nodeCount: Type.Integer(),
+          hasSupply: Type.Boolean(),
+          supplyIds: Type.Array(Type.String()),
+          nodeIds: Type.Array(Type.String()),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Largest first; ties keep the order of their lowest node id.' },
+    ),
+  },
+  { additionalProperties: false },
+)
 
-export const SupplyPathsSchema = Type.Object({
-  nodeId: Type.String(),
-  isSupplied: Type.Boolean(),
-  paths: Type.Array(Type.Object({
-    supplyId: Type.String(),
-    hops: Type.Integer(),
-    nodeIds: Type.Array(Type.String(), { description: 'From the queried node (first) to the supply (last).' }),
-    edges: Type.Array(EdgeRefSchema, { description: '`edges[i]` joins `nodeIds[i]` and `nodeIds[i+1]`.' }),
-  }, { additionalProperties: false }), { description: 'One shortest path (by hops, direction ignored) per reachable supply, nearest first.' }),
-}, { additionalProperties: false })
+export const SupplyPathsSchema = Type.Object(
+  {
+    nodeId: Type.String(),
+    isSupplied: Type.Boolean(),
+    paths: Type.Array(
+      Type.Object(
+        {
+          supplyId: Type.String(),
+          hops: Type.Integer(),
+          nodeIds: Type.Array(Type.String(), { description: 'From the queried node (first) to the supply (last).' }),
+          edges: Type.Array(EdgeRefSchema, { description: '`edges[i]` joins `nodeIds[i]` and `nodeIds[i+1]`.' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'One shortest path (by hops, direction ignored) per reachable supply, nearest first.' },
+    ),
+  },
+  { additionalProperties: false },
+)
 
-export const LoopsQuery = Type.Object({
-  maxLoops: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, default: 1000, description: 'Loops listed at most (0 to 10000, default 1000); `loopCount` counts them all.' })),
-}, { additionalProperties: false })
+export const LoopsQuery = Type.Object(
+  {
+    maxLoops: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 10_000,
+        default: 1000,
+        description: 'Loops listed at most (0 to 10000, default 1000); `loopCount` counts them all.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 
-export const LoopsSchema = Type.Object({
-  isRadial: Type.Boolean(),
-  loopCount: Type.Integer({ description: 'Independent loops (edges − nodes + islands).' }),
-  isTruncated: Type.Boolean(),
-  loops: Type.Array(Type.Object({
-    closingEdge: EdgeRefSchema,
-    nodeIds: Type.Array(Type.String()),
-    edges: Type.Array(EdgeRefSchema),
-  }, { additionalProperties: false }), { description: 'Each closing edge lies outside a spanning forest grown from the supplies: in a ring main, the candidate normally-open point.' }),
-}, { additionalProperties: false })
+export const LoopsSchema = Type.Object(
+  {
+    isRadial: Type.Boolean(),
+    loopCount: Type.Integer({ description: 'Independent loops (edges − nodes + islands).' }),
+    isTruncated: Type.Boolean(),
+    loops: Type.Array(
+      Type.Object(
+        {
+          closingEdge: EdgeRefSchema,
+          nodeIds: Type.Array(Type.String()),
+          edges: Type.Array(EdgeRefSchema),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Each closing edge lies outside a spanning forest grown from the supplies: in a ring main, the candidate normally-open point.' },
+    ),
+  },
+  { additionalProperties: false },
+)
 
-export const IsolatedSchema = Type.Object({
-  count: Type.Integer(),
-  nodeIds: Type.Array(Type.String(), { description: 'Nodes with no edge, ordered by id.' }),
-}, { additionalProperties: false })
+export const IsolatedSchema = Type.Object(
+  {
+    count: Type.Integer(),
+    nodeIds: Type.Array(Type.String(), { description: 'Nodes with no edge, ordered by id.' }),
+  },
+  { additionalProperties: false },
+)
 
 // Protection answers.
-export const TripTimeQuery = Type.Object({
-  faultCurrentA: Type.Number({ minimum: 0, description: 'Required: the fault current the device sees, in amperes, finite and ≥ 0.' }),
-}, { additionalProperties: false })
+export const TripTimeQuery = Type.Object(
+  {
+    faultCurrentA: Type.Number({ minimum: 0, description: 'Required: the fault current the device sees, in amperes, finite and ≥ 0.' }),
+  },
+  { additionalProperties: false },
+)
 
-export const TripTimeSchema = Type.Object({
-  nodeId: Type.String(),
-  curve: Type.String({ description: 'The curve id the stored `protectionCurve` resolved to (e.g. `IEC_SI`).' }),
-  curveLabel: Type.String(),
-  pickupA: Type.Number(),
-  tms: Type.Number(),
-  faultCurrentA: Type.Number(),
-  multiple: Type.Number({ description: 'faultCurrentA / pickupA.' }),
-  trips: Type.Boolean(),
-  tripTimeS: Type.Union([Type.Number(), Type.Null()], { description: 'Seconds; null when the current is at or below pickup (the device never trips).' }),
-  formula: Type.String({ description: 'The curve formula used, with its constants.' }),
-}, { additionalProperties: false })
+export const TripTimeSchema = Type.Object(
+  {
+    nodeId: Type.String(),
+    curve: Type.String({ description: 'The curve id the stored `protectionCurve` resolved to (e.g. `IEC_SI`).' }),
+    curveLabel: Type.String(),
+    pickupA: Type.Number(),
+    tms: Type.Number(),
+    faultCurrentA: Type.Number(),
+    multiple: Type.Number({ description: 'faultCurrentA / pickupA.' }),
+    trips: Type.Boolean(),
+    tripTimeS: Type.Union([Type.Number(), Type.Null()], { description: 'Seconds; null when the current is at or below pickup (the device never trips).' }),
+    formula: Type.String({ description: 'The curve formula used, with its constants.' }),
+  },
+  { additionalProperties: false },
+)
 
-export const CoordinationQuery = Type.Object({
-  faultCurrentA: Type.Number({ minimum: 0, description: 'Required: the fault current at the node, in amperes, finite and ≥ 0; every device on the path is assumed to see it.' }),
-  gradingMarginS: Type.Optional(Type.Number({ minimum: 0, maximum: 10, default: 0.3, description: 'Required margin between a device and the next one upstream, 0 to 10 s (default 0.3).' })),
-  supplyId: Type.Optional(Type.String({ maxLength: LIMITS.nodeIdMax, description: 'Which supply\'s path to check; default the nearest. A supply not reachable from the node: 422.' })),
-}, { additionalProperties: false })
+export const CoordinationQuery = Type.Object(
+  {
+    faultCurrentA: Type.Number({
+      minimum: 0,
+      description: 'Required: the fault current at the node, in amperes, finite and ≥ 0; every device on the path is assumed to see it.',
+    }),
+    gradingMarginS: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 10,
+        default: 0.3,
+        description: 'Required margin between a device and the next one upstream, 0 to 10 s (default 0.3).',
+      }),
+    ),
+    supplyId: Type.Optional(
+      Type.String({
+        maxLength: LIMITS.nodeIdMax,
+        description: "Which supply's path to check; default the nearest. A supply not reachable from the node: 422.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type CoordinationQueryInput = Static<typeof CoordinationQuery>
 
-export const CoordinationSchema = Type.Object({
-  nodeId: Type.String(),
-  supplyId: Type.String(),
-  pathNodeIds: Type.Array(Type.String(), { description: 'From the faulted node to the supply.' }),
-  faultCurrentA: Type.Number(),
-  gradingMarginS: Type.Number(),
-  isCoordinated: Type.Boolean(),
-  violationCount: Type.Integer(),
-  clearingDeviceId: Type.Union([Type.String(), Type.Null()], { description: 'The device that clears the fault first, if any trips.' }),
-  rows: Type.Array(Type.Object({
-    deviceId: Type.String(), curve: Type.String(), curveLabel: Type.String(), pickupA: Type.Number(), tms: Type.Number(),
-    faultCurrentA: Type.Number(), multiple: Type.Number(), tripTimeS: Type.Union([Type.Number(), Type.Null()]),
-    upstreamDeviceId: Type.Union([Type.String(), Type.Null()]),
-    marginS: Type.Union([Type.Number(), Type.Null()], { description: 'Upstream trip time minus this one, when both trip.' }),
-    status: Type.String({ enum: ['OK', 'Violation', 'NotTripping'] }),
-  }, { additionalProperties: false }), { description: 'Protective devices on the path, fault end first.' }),
-  skipped: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), { description: 'Nodes on the path with incomplete or unusable protection settings: not guessed, listed.' }),
-}, { additionalProperties: false })
+export const CoordinationSchema = Type.Object(
+  {
+    nodeId: Type.String(),
+    supplyId: Type.String(),
+    pathNodeIds: Type.Array(Type.String(), { description: 'From the faulted node to the supply.' }),
+    faultCurrentA: Type.Number(),
+    gradingMarginS: Type.Number(),
+    isCoordinated: Type.Boolean(),
+    violationCount: Type.Integer(),
+    clearingDeviceId: Type.Union([Type.String(), Type.Null()], { description: 'The device that clears the fault first, if any trips.' }),
+    rows: Type.Array(
+      Type.Object(
+        {
+          deviceId: Type.String(),
+          curve: Type.String(),
+          curveLabel: Type.String(),
+          pickupA: Type.Number(),
+          tms: Type.Number(),
+          faultCurrentA: Type.Number(),
+          multiple: Type.Number(),
+          tripTimeS: Type.Union([Type.Number(), Type.Null()]),
+          upstreamDeviceId: Type.Union([Type.String(), Type.Null()]),
+          marginS: Type.Union([Type.Number(), Type.Null()], { description: 'Upstream trip time minus this one, when both trip.' }),
+          status: Type.String({ enum: ['OK', 'Violation', 'NotTripping'] }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Protective devices on the path, fault end first.' },
+    ),
+    skipped: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
+      description: 'Nodes on the path with incomplete or unusable protection settings: not guessed, listed.',
+    }),
+  },
+  { additionalProperties: false },
+)
 
-export const PandapowerQuery = Type.Object({
-  fHz: Type.Optional(Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency written to `f_hz` (50 or 60, default 50).' })),
-  snMva: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100_000, default: 1, description: 'Reference power `sn_mva` (default 1).' })),
-  envelope: Type.Optional(Type.Boolean({ default: false, description: 'false (default): the body is the pandapower file itself. true: `{ net, notes }` with the approximations applied.' })),
-}, { additionalProperties: false })
+export const PandapowerQuery = Type.Object(
+  {
+    fHz: Type.Optional(Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency written to `f_hz` (50 or 60, default 50).' })),
+    snMva: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100_000, default: 1, description: 'Reference power `sn_mva` (default 1).' })),
+    envelope: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'false (default): the body is the pandapower file itself. true: `{ net, notes }` with the approximations applied.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type PandapowerQueryInput = Static<typeof PandapowerQuery>
 
-export const PandapowerSchema = Type.Object({}, { additionalProperties: true, description: 'A pandapower network as `pandapower.to_json` writes it; load it with `pandapower.from_json(path)`.' })
+export const PandapowerSchema = Type.Object(
+  {},
+  { additionalProperties: true, description: 'A pandapower network as `pandapower.to_json` writes it; load it with `pandapower.from_json(path)`.' },
+)

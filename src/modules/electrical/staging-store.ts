@@ -36,15 +36,21 @@ export async function countStaged(db: Db, orgId?: OrgId): Promise<number> {
   return Number((await query.executeTakeFirstOrThrow()).n)
 }
 
-export interface StagedProblemRow { position: number; a: string | null; b: string | null }
-export interface ProblemQuery { rows: StagedProblemRow[]; count: number }
+export interface StagedProblemRow {
+  position: number
+  a: string | null
+  b: string | null
+}
+export interface ProblemQuery {
+  rows: StagedProblemRow[]
+  count: number
+}
 
 const LISTED = 100
 
 // The graph checks are set operations (window functions, IN over the load's node ids), never correlated lookups
 // per row: the staging table has no statistics while a load is checked, and a nested loop would be quadratic.
-const loadRows = (orgId: OrgId, loadId: string, kind: number) =>
-  sql`org_id = ${orgId} and load_id = ${loadId} and kind = ${sql.lit(kind)}`
+const loadRows = (orgId: OrgId, loadId: string, kind: number) => sql`org_id = ${orgId} and load_id = ${loadId} and kind = ${sql.lit(kind)}`
 const nodeIdsOf = (orgId: OrgId, loadId: string) =>
   sql`select node_id from ${sql.table(STAGING)} where ${loadRows(orgId, loadId, NODE)} and node_id is not null`
 
@@ -59,9 +65,12 @@ async function listAndCount(db: Db, problems: ReturnType<typeof sql>): Promise<P
 
 /** Node ids already used by an earlier node of the load (every later occurrence is a problem). */
 export function duplicateNodeIds(db: Db, orgId: OrgId, loadId: string): Promise<ProblemQuery> {
-  return listAndCount(db, sql`select position, node_id as a, null as b from (
+  return listAndCount(
+    db,
+    sql`select position, node_id as a, null as b from (
     select position, node_id, row_number() over (partition by node_id order by position) as nth
-    from ${sql.table(STAGING)} where ${loadRows(orgId, loadId, NODE)}) d where nth > 1`)
+    from ${sql.table(STAGING)} where ${loadRows(orgId, loadId, NODE)}) d where nth > 1`,
+  )
 }
 
 /**
@@ -71,15 +80,21 @@ export function duplicateNodeIds(db: Db, orgId: OrgId, loadId: string): Promise<
  * and an index lookup per edge on SQLite.
  */
 export function unknownEnds(db: Db, orgId: OrgId, loadId: string, end: 'source_id' | 'target_id'): Promise<ProblemQuery> {
-  return listAndCount(db, sql`select e.position, e.${sql.ref(end)} as a, null as b from ${sql.table(STAGING)} e
+  return listAndCount(
+    db,
+    sql`select e.position, e.${sql.ref(end)} as a, null as b from ${sql.table(STAGING)} e
     left join ${sql.table(STAGING)} n on n.org_id = e.org_id and n.load_id = e.load_id and n.kind = ${sql.lit(NODE)} and n.node_id = e.${sql.ref(end)}
-    where e.org_id = ${orgId} and e.load_id = ${loadId} and e.kind = ${sql.lit(EDGE)} and n.node_id is null`)
+    where e.org_id = ${orgId} and e.load_id = ${loadId} and e.kind = ${sql.lit(EDGE)} and n.node_id is null`,
+  )
 }
 
 /** Edges from a known node to itself. */
 export function selfLoops(db: Db, orgId: OrgId, loadId: string): Promise<ProblemQuery> {
-  return listAndCount(db, sql`select position, source_id as a, null as b from ${sql.table(STAGING)}
-    where ${loadRows(orgId, loadId, EDGE)} and source_id = target_id and source_id in (${nodeIdsOf(orgId, loadId)})`)
+  return listAndCount(
+    db,
+    sql`select position, source_id as a, null as b from ${sql.table(STAGING)}
+    where ${loadRows(orgId, loadId, EDGE)} and source_id = target_id and source_id in (${nodeIdsOf(orgId, loadId)})`,
+  )
 }
 
 /**
@@ -87,10 +102,13 @@ export function selfLoops(db: Db, orgId: OrgId, loadId: string): Promise<Problem
  * usable or none is, so repeats are numbered over every edge and only the repeats are checked for known ends.
  */
 export function repeatedTriples(db: Db, orgId: OrgId, loadId: string): Promise<ProblemQuery> {
-  return listAndCount(db, sql`select position, source_id as a, target_id as b from (
+  return listAndCount(
+    db,
+    sql`select position, source_id as a, target_id as b from (
     select position, source_id, target_id, row_number() over (partition by source_id, target_id, edge_type order by position) as nth
     from ${sql.table(STAGING)} where ${loadRows(orgId, loadId, EDGE)} and source_id <> target_id) r
-    where nth > 1 and source_id in (${nodeIdsOf(orgId, loadId)}) and target_id in (${nodeIdsOf(orgId, loadId)})`)
+    where nth > 1 and source_id in (${nodeIdsOf(orgId, loadId)}) and target_id in (${nodeIdsOf(orgId, loadId)})`,
+  )
 }
 
 /**
@@ -99,10 +117,15 @@ export function repeatedTriples(db: Db, orgId: OrgId, loadId: string): Promise<P
  * instead of running a subquery per staged row (a 400 000-node load spent its statement timeout there).
  */
 export async function keepCreatedAt(trx: Db, orgId: OrgId, siteCode: string, loadId: string): Promise<number> {
-  const result = await trx.updateTable(STAGING).from('electrical_nodes')
+  const result = await trx
+    .updateTable(STAGING)
+    .from('electrical_nodes')
     .set((eb) => ({ created_at: eb.ref('electrical_nodes.created_at') }))
-    .where(`${STAGING}.org_id`, '=', orgId).where(`${STAGING}.load_id`, '=', loadId).where(`${STAGING}.kind`, '=', NODE)
-    .where('electrical_nodes.org_id', '=', orgId).where('electrical_nodes.site_code', '=', siteCode)
+    .where(`${STAGING}.org_id`, '=', orgId)
+    .where(`${STAGING}.load_id`, '=', loadId)
+    .where(`${STAGING}.kind`, '=', NODE)
+    .where('electrical_nodes.org_id', '=', orgId)
+    .where('electrical_nodes.site_code', '=', siteCode)
     .whereRef('electrical_nodes.id', '=', `${STAGING}.node_id`)
     .executeTakeFirst()
   return Number(result.numUpdatedRows)
@@ -110,21 +133,68 @@ export async function keepCreatedAt(trx: Db, orgId: OrgId, siteCode: string, loa
 
 /** Copies the load into the site's network (the caller emptied it first); answers the node and edge counts. */
 export async function copyLoad(trx: Db, orgId: OrgId, siteCode: string, loadId: string, now: number): Promise<{ nodes: number; edges: number }> {
-  const nodes = await trx.insertInto('electrical_nodes')
-    .columns(['org_id', 'site_code', 'id', 'name', 'node_type', 'rated_voltage_v', 'rated_current_a', 'rated_power_kw', 'impedance_ohms',
-      'cable_size', 'cable_length_m', 'protection_curve', 'protection_pickup_a', 'protection_tms', 'description', 'tag_bindings', 'metadata',
-      'created_at', 'updated_at'])
-    .expression(trx.selectFrom(STAGING)
-      .select(['org_id', 'site_code', 'node_id', 'name', 'node_type', 'rated_voltage_v', 'rated_current_a', 'rated_power_kw', 'impedance_ohms',
-        'cable_size', 'cable_length_m', 'protection_curve', 'protection_pickup_a', 'protection_tms', 'description', 'tag_bindings', 'metadata'])
-      .select([sql<number>`coalesce(created_at, ${now})`.as('created_at'), sql<number>`${now}`.as('updated_at')])
-      .where('org_id', '=', orgId).where('load_id', '=', loadId).where('kind', '=', NODE) as never)
+  const nodes = await trx
+    .insertInto('electrical_nodes')
+    .columns([
+      'org_id',
+      'site_code',
+      'id',
+      'name',
+      'node_type',
+      'rated_voltage_v',
+      'rated_current_a',
+      'rated_power_kw',
+      'impedance_ohms',
+      'cable_size',
+      'cable_length_m',
+      'protection_curve',
+      'protection_pickup_a',
+      'protection_tms',
+      'description',
+      'tag_bindings',
+      'metadata',
+      'created_at',
+      'updated_at',
+    ])
+    .expression(
+      trx
+        .selectFrom(STAGING)
+        .select([
+          'org_id',
+          'site_code',
+          'node_id',
+          'name',
+          'node_type',
+          'rated_voltage_v',
+          'rated_current_a',
+          'rated_power_kw',
+          'impedance_ohms',
+          'cable_size',
+          'cable_length_m',
+          'protection_curve',
+          'protection_pickup_a',
+          'protection_tms',
+          'description',
+          'tag_bindings',
+          'metadata',
+        ])
+        .select([sql<number>`coalesce(created_at, ${now})`.as('created_at'), sql<number>`${now}`.as('updated_at')])
+        .where('org_id', '=', orgId)
+        .where('load_id', '=', loadId)
+        .where('kind', '=', NODE) as never,
+    )
     .executeTakeFirst()
-  const edges = await trx.insertInto('electrical_edges')
+  const edges = await trx
+    .insertInto('electrical_edges')
     .columns(['org_id', 'site_code', 'source_id', 'target_id', 'edge_type', 'created_at'])
-    .expression(trx.selectFrom(STAGING)
-      .select(['org_id', 'site_code', 'source_id', 'target_id', 'edge_type', sql<number>`${now}`.as('created_at')])
-      .where('org_id', '=', orgId).where('load_id', '=', loadId).where('kind', '=', EDGE) as never)
+    .expression(
+      trx
+        .selectFrom(STAGING)
+        .select(['org_id', 'site_code', 'source_id', 'target_id', 'edge_type', sql<number>`${now}`.as('created_at')])
+        .where('org_id', '=', orgId)
+        .where('load_id', '=', loadId)
+        .where('kind', '=', EDGE) as never,
+    )
     .executeTakeFirst()
   return { nodes: Number(nodes.numInsertedOrUpdatedRows ?? 0), edges: Number(edges.numInsertedOrUpdatedRows ?? 0) }
 }

@@ -13,20 +13,25 @@ export function insertNode(db: Db, row: ElectricalNodesTable) {
 }
 
 export async function insertNodes(db: Db, rows: readonly ElectricalNodesTable[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += NODE_CHUNK) await db.insertInto('electrical_nodes').values(rows.slice(i, i + NODE_CHUNK)).execute()
+  for (let i = 0; i < rows.length; i += NODE_CHUNK)
+    await db
+      .insertInto('electrical_nodes')
+      .values(rows.slice(i, i + NODE_CHUNK))
+      .execute()
 }
 
 export function findNode(db: Db, orgId: OrgId, siteCode: string, id: string) {
-  return db.selectFrom('electrical_nodes').selectAll()
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode).where('id', '=', id)
-    .executeTakeFirst()
+  return db.selectFrom('electrical_nodes').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode).where('id', '=', id).executeTakeFirst()
 }
 
 export function listNodes(db: Db, orgId: OrgId, siteCode: string, options: { limit: number; after?: string; nodeType?: number }) {
   let query = db.selectFrom('electrical_nodes').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode)
   if (options.after !== undefined) query = query.where('id', '>', options.after)
   if (options.nodeType !== undefined) query = query.where('node_type', '=', options.nodeType)
-  return query.orderBy('id').limit(options.limit + 1).execute()
+  return query
+    .orderBy('id')
+    .limit(options.limit + 1)
+    .execute()
 }
 
 /** Every node of the site, in no particular order (callers sort in code, the same on both dialects). */
@@ -41,14 +46,34 @@ export function topologyNodes(db: Db, orgId: OrgId, siteCode: string) {
 
 /** What protection and the pandapower export read of every node. */
 export function engineeringNodes(db: Db, orgId: OrgId, siteCode: string) {
-  return db.selectFrom('electrical_nodes')
-    .select(['id', 'node_type', 'name', 'rated_voltage_v', 'rated_current_a', 'rated_power_kw', 'impedance_ohms', 'cable_size', 'cable_length_m',
-      'protection_curve', 'protection_pickup_a', 'protection_tms'])
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode).execute()
+  return db
+    .selectFrom('electrical_nodes')
+    .select([
+      'id',
+      'node_type',
+      'name',
+      'rated_voltage_v',
+      'rated_current_a',
+      'rated_power_kw',
+      'impedance_ohms',
+      'cable_size',
+      'cable_length_m',
+      'protection_curve',
+      'protection_pickup_a',
+      'protection_tms',
+    ])
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .execute()
 }
 
 export function edgeTriples(db: Db, orgId: OrgId, siteCode: string) {
-  return db.selectFrom('electrical_edges').select(['source_id', 'target_id', 'edge_type']).where('org_id', '=', orgId).where('site_code', '=', siteCode).execute()
+  return db
+    .selectFrom('electrical_edges')
+    .select(['source_id', 'target_id', 'edge_type'])
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .execute()
 }
 
 export function allNodeIds(db: Db, orgId: OrgId, siteCode: string) {
@@ -56,9 +81,7 @@ export function allNodeIds(db: Db, orgId: OrgId, siteCode: string) {
 }
 
 export function updateNode(db: Db, orgId: OrgId, siteCode: string, id: string, changes: NodeChanges) {
-  return db.updateTable('electrical_nodes').set(changes)
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode).where('id', '=', id)
-    .executeTakeFirst()
+  return db.updateTable('electrical_nodes').set(changes).where('org_id', '=', orgId).where('site_code', '=', siteCode).where('id', '=', id).executeTakeFirst()
 }
 
 export function deleteNode(db: Db, orgId: OrgId, siteCode: string, id: string) {
@@ -66,14 +89,22 @@ export function deleteNode(db: Db, orgId: OrgId, siteCode: string, id: string) {
 }
 
 export async function countNodes(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
-  const row = await db.selectFrom('electrical_nodes').select((eb) => eb.fn.countAll().as('n'))
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('electrical_nodes')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
 export async function countEdges(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
-  const row = await db.selectFrom('electrical_edges').select((eb) => eb.fn.countAll().as('n'))
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('electrical_edges')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -82,20 +113,33 @@ export function insertEdge(db: Db, row: ElectricalEdgesTable) {
 }
 
 export async function insertEdges(db: Db, rows: readonly ElectricalEdgesTable[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += EDGE_CHUNK) await db.insertInto('electrical_edges').values(rows.slice(i, i + EDGE_CHUNK)).execute()
+  for (let i = 0; i < rows.length; i += EDGE_CHUNK)
+    await db
+      .insertInto('electrical_edges')
+      .values(rows.slice(i, i + EDGE_CHUNK))
+      .execute()
 }
 
 export function findEdge(db: Db, orgId: OrgId, siteCode: string, key: { sourceId: string; targetId: string; edgeType: number }) {
-  return db.selectFrom('electrical_edges').selectAll()
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode)
-    .where('source_id', '=', key.sourceId).where('target_id', '=', key.targetId).where('edge_type', '=', key.edgeType)
+  return db
+    .selectFrom('electrical_edges')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('source_id', '=', key.sourceId)
+    .where('target_id', '=', key.targetId)
+    .where('edge_type', '=', key.edgeType)
     .executeTakeFirst()
 }
 
 export function deleteEdge(db: Db, orgId: OrgId, siteCode: string, key: { sourceId: string; targetId: string; edgeType: number }) {
-  return db.deleteFrom('electrical_edges')
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode)
-    .where('source_id', '=', key.sourceId).where('target_id', '=', key.targetId).where('edge_type', '=', key.edgeType)
+  return db
+    .deleteFrom('electrical_edges')
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('source_id', '=', key.sourceId)
+    .where('target_id', '=', key.targetId)
+    .where('edge_type', '=', key.edgeType)
     .executeTakeFirst()
 }
 
@@ -107,13 +151,20 @@ export function listEdges(db: Db, orgId: OrgId, siteCode: string, options: { lim
   }
   if (options.after !== undefined) {
     const [s, t, e] = options.after
-    query = query.where((eb) => eb.or([
-      eb('source_id', '>', s),
-      eb.and([eb('source_id', '=', s), eb('target_id', '>', t)]),
-      eb.and([eb('source_id', '=', s), eb('target_id', '=', t), eb('edge_type', '>', e)]),
-    ]))
+    query = query.where((eb) =>
+      eb.or([
+        eb('source_id', '>', s),
+        eb.and([eb('source_id', '=', s), eb('target_id', '>', t)]),
+        eb.and([eb('source_id', '=', s), eb('target_id', '=', t), eb('edge_type', '>', e)]),
+      ]),
+    )
   }
-  return query.orderBy('source_id').orderBy('target_id').orderBy('edge_type').limit(options.limit + 1).execute()
+  return query
+    .orderBy('source_id')
+    .orderBy('target_id')
+    .orderBy('edge_type')
+    .limit(options.limit + 1)
+    .execute()
 }
 
 export function allEdges(db: Db, orgId: OrgId, siteCode: string) {
@@ -121,15 +172,21 @@ export function allEdges(db: Db, orgId: OrgId, siteCode: string) {
 }
 
 export async function countEdgesTouching(db: Db, orgId: OrgId, siteCode: string, nodeId: string): Promise<number> {
-  const row = await db.selectFrom('electrical_edges').select((eb) => eb.fn.countAll().as('n'))
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode)
+  const row = await db
+    .selectFrom('electrical_edges')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
     .where((eb) => eb.or([eb('source_id', '=', nodeId), eb('target_id', '=', nodeId)]))
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
 export function deleteEdgesTouching(db: Db, orgId: OrgId, siteCode: string, nodeId: string) {
-  return db.deleteFrom('electrical_edges').where('org_id', '=', orgId).where('site_code', '=', siteCode)
+  return db
+    .deleteFrom('electrical_edges')
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
     .where((eb) => eb.or([eb('source_id', '=', nodeId), eb('target_id', '=', nodeId)]))
     .executeTakeFirst()
 }

@@ -11,10 +11,15 @@ export async function electricalSetup(t: TestContext, dialect: TestDialect, env:
   const h = await harness(t, dialect, env)
   const { org, key } = await h.orgWithKey('admin')
   const member = (await h.mintKey(org, 'member')).plaintext
-  const call = (apiKey: string): As => (method, url, payload) =>
-    h.inject({ org, apiKey }, typeof payload === 'string'
-      ? { method: method as 'GET', url, payload, headers: { 'content-type': 'application/json' } }
-      : { method: method as 'GET', url, payload: payload as object })
+  const call =
+    (apiKey: string): As =>
+    (method, url, payload) =>
+      h.inject(
+        { org, apiKey },
+        typeof payload === 'string'
+          ? { method: method as 'GET', url, payload, headers: { 'content-type': 'application/json' } }
+          : { method: method as 'GET', url, payload: payload as object },
+      )
   const as = call(key)
   const site = await as('POST', '/api/sites', { code: 'S1', name: 'Plant' })
   if (site.statusCode !== 201) throw new Error(`site create: ${site.statusCode} ${site.body}`)
@@ -50,10 +55,14 @@ export const RADIAL = {
     { id: 'ISO', name: 'Spare feeder', nodeType: 10 },
   ],
   edges: [
-    { sourceId: 'G', targetId: 'TX', edgeType: 3 }, { sourceId: 'TX', targetId: 'MSB', edgeType: 3 },
-    { sourceId: 'MSB', targetId: 'CB1', edgeType: 2 }, { sourceId: 'CB1', targetId: 'MCC', edgeType: 0 },
-    { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 }, { sourceId: 'CB2', targetId: 'M1', edgeType: 0 },
-    { sourceId: 'MCC', targetId: 'CB3', edgeType: 2 }, { sourceId: 'CB3', targetId: 'M2', edgeType: 0 },
+    { sourceId: 'G', targetId: 'TX', edgeType: 3 },
+    { sourceId: 'TX', targetId: 'MSB', edgeType: 3 },
+    { sourceId: 'MSB', targetId: 'CB1', edgeType: 2 },
+    { sourceId: 'CB1', targetId: 'MCC', edgeType: 0 },
+    { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 },
+    { sourceId: 'CB2', targetId: 'M1', edgeType: 0 },
+    { sourceId: 'MCC', targetId: 'CB3', edgeType: 2 },
+    { sourceId: 'CB3', targetId: 'M2', edgeType: 0 },
   ],
 }
 
@@ -66,7 +75,14 @@ export async function loadNetwork(as: As, network: { nodes: object[]; edges: obj
 /** Every electrical row of the organisation, to prove a refused request changed nothing. */
 export async function snapshot(h: Harness, org: Org): Promise<string> {
   const nodes = await h.handle.db.selectFrom('electrical_nodes').selectAll().where('org_id', '=', org.id).orderBy('site_code').orderBy('id').execute()
-  const edges = await h.handle.db.selectFrom('electrical_edges').selectAll().where('org_id', '=', org.id)
-    .orderBy('site_code').orderBy('source_id').orderBy('target_id').orderBy('edge_type').execute()
+  const edges = await h.handle.db
+    .selectFrom('electrical_edges')
+    .selectAll()
+    .where('org_id', '=', org.id)
+    .orderBy('site_code')
+    .orderBy('source_id')
+    .orderBy('target_id')
+    .orderBy('edge_type')
+    .execute()
   return JSON.stringify({ nodes, edges })
 }

@@ -6,13 +6,22 @@ import { addEdge, BASE, electricalSetup, loadNetwork as load, RADIAL } from './t
 /** A ring main: grid → SB1, ring SB1–SB2–SB3–SB4–SB1, a generator on SB3, and a dead island X1–X2. */
 const MESH = {
   nodes: [
-    { id: 'G', name: 'Grid', nodeType: 0 }, { id: 'GEN', name: 'Standby generator', nodeType: 1 },
-    { id: 'SB1', name: 'Ring 1', nodeType: 3 }, { id: 'SB2', name: 'Ring 2', nodeType: 3 }, { id: 'SB3', name: 'Ring 3', nodeType: 3 },
-    { id: 'SB4', name: 'Ring 4', nodeType: 3 }, { id: 'X1', name: 'Dead 1', nodeType: 3 }, { id: 'X2', name: 'Dead 2', nodeType: 10 },
+    { id: 'G', name: 'Grid', nodeType: 0 },
+    { id: 'GEN', name: 'Standby generator', nodeType: 1 },
+    { id: 'SB1', name: 'Ring 1', nodeType: 3 },
+    { id: 'SB2', name: 'Ring 2', nodeType: 3 },
+    { id: 'SB3', name: 'Ring 3', nodeType: 3 },
+    { id: 'SB4', name: 'Ring 4', nodeType: 3 },
+    { id: 'X1', name: 'Dead 1', nodeType: 3 },
+    { id: 'X2', name: 'Dead 2', nodeType: 10 },
   ],
   edges: [
-    { sourceId: 'G', targetId: 'SB1', edgeType: 0 }, { sourceId: 'SB1', targetId: 'SB2', edgeType: 0 }, { sourceId: 'SB2', targetId: 'SB3', edgeType: 0 },
-    { sourceId: 'SB3', targetId: 'SB4', edgeType: 0 }, { sourceId: 'SB4', targetId: 'SB1', edgeType: 0 }, { sourceId: 'GEN', targetId: 'SB3', edgeType: 0 },
+    { sourceId: 'G', targetId: 'SB1', edgeType: 0 },
+    { sourceId: 'SB1', targetId: 'SB2', edgeType: 0 },
+    { sourceId: 'SB2', targetId: 'SB3', edgeType: 0 },
+    { sourceId: 'SB3', targetId: 'SB4', edgeType: 0 },
+    { sourceId: 'SB4', targetId: 'SB1', edgeType: 0 },
+    { sourceId: 'GEN', targetId: 'SB3', edgeType: 0 },
     { sourceId: 'X1', targetId: 'X2', edgeType: 0 },
   ],
 }
@@ -57,9 +66,18 @@ for (const dialect of testDialects()) {
       assert.equal(loops.loopCount, 1)
       assert.deepEqual([...loops.loops[0].nodeIds].sort(), ['SB1', 'SB2', 'SB3', 'SB4'])
       assert.equal(loops.loops[0].edges.length, 4)
-      assert.ok(['SB2-SB3', 'SB3-SB4'].includes(`${loops.loops[0].closingEdge.sourceId}-${loops.loops[0].closingEdge.targetId}`), 'the open point lies away from the grid infeed')
+      assert.ok(
+        ['SB2-SB3', 'SB3-SB4'].includes(`${loops.loops[0].closingEdge.sourceId}-${loops.loops[0].closingEdge.targetId}`),
+        'the open point lies away from the grid infeed',
+      )
       const paths = (await as('GET', `${BASE}/nodes/SB3/supply-paths`)).json()
-      assert.deepEqual(paths.paths.map((p: { supplyId: string; hops: number }) => [p.supplyId, p.hops]), [['GEN', 1], ['G', 3]])
+      assert.deepEqual(
+        paths.paths.map((p: { supplyId: string; hops: number }) => [p.supplyId, p.hops]),
+        [
+          ['GEN', 1],
+          ['G', 3],
+        ],
+      )
       assert.equal(paths.paths[1].nodeIds[0], 'SB3')
       assert.equal(paths.paths[1].nodeIds.at(-1), 'G')
       assert.equal((await as('GET', `${BASE}/nodes/X2/supply-paths`)).json().isSupplied, false)
@@ -80,5 +98,4 @@ for (const dialect of testDialects()) {
       assert.deepEqual((await as('GET', `${BASE}/topology/loops`)).json(), { isRadial: true, loopCount: 0, loops: [], isTruncated: false })
     })
   })
-
 }

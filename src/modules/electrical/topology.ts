@@ -5,8 +5,7 @@ import { EDGE_TYPES, NODE_TYPES, isSupplyNodeType } from './codes.ts'
 const NODE_TYPE_COUNT = NODE_TYPES.length
 const EDGE_TYPE_COUNT = EDGE_TYPES.length
 const SUPPLY_BY_CODE = Uint8Array.from(NODE_TYPES, (t) => (isSupplyNodeType(t.code) ? 1 : 0))
-const isCode = (value: unknown, count: number): value is number =>
-  typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < count
+const isCode = (value: unknown, count: number): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < count
 
 /** A node as stored (spec 2.5). Only `id` and `nodeType` matter to topology; the rest rides along. */
 export interface ElectricalNode {
@@ -154,7 +153,11 @@ export function buildGraph(nodes: readonly ElectricalNode[], edges: readonly Ele
  * source (counting sort, input order kept) and each (target, type) stamped with its source: O(n + m), no hashing.
  */
 function reportRepeatedTriples(
-  edges: readonly ElectricalEdge[], usable: Uint8Array, edgeSource: Int32Array, edgeTarget: Int32Array, n: number,
+  edges: readonly ElectricalEdge[],
+  usable: Uint8Array,
+  edgeSource: Int32Array,
+  edgeTarget: Int32Array,
+  n: number,
   report: (pointer: string, message: string) => void,
 ): void {
   const m = edges.length
@@ -236,9 +239,7 @@ export function findIslands(graph: Graph): Island[] {
     if (graph.isSupply[i] === 1) island.supplyIds.push(id)
   }
   // Array.prototype.sort is stable, so equal sizes keep discovery order.
-  return islands
-    .map((island) => ({ ...island, hasSupply: island.supplyIds.length > 0 }))
-    .sort((a, b) => b.nodeIds.length - a.nodeIds.length)
+  return islands.map((island) => ({ ...island, hasSupply: island.supplyIds.length > 0 })).sort((a, b) => b.nodeIds.length - a.nodeIds.length)
 }
 
 /** Nodes with no edge at all. */
@@ -377,10 +378,7 @@ export function findLoops(graph: Graph, options: { maxLoops?: number } = {}): Lo
   return { isRadial: loopCount === 0, loopCount, loops, isTruncated: loopCount > loops.length }
 }
 
-function traceLoop(
-  graph: Graph, closing: number, source: number, target: number,
-  parent: Int32Array, parentEdge: Int32Array, depth: Int32Array,
-): Loop {
+function traceLoop(graph: Graph, closing: number, source: number, target: number, parent: Int32Array, parentEdge: Int32Array, depth: Int32Array): Loop {
   // Climb both ends to their lowest common ancestor in the forest.
   const up: number[] = [source]
   const upEdges: number[] = []
@@ -388,11 +386,23 @@ function traceLoop(
   const downEdges: number[] = []
   let a = source
   let b = target
-  while (depth[a]! > depth[b]!) { upEdges.push(parentEdge[a]!); a = parent[a]!; up.push(a) }
-  while (depth[b]! > depth[a]!) { downEdges.push(parentEdge[b]!); b = parent[b]!; down.push(b) }
+  while (depth[a]! > depth[b]!) {
+    upEdges.push(parentEdge[a]!)
+    a = parent[a]!
+    up.push(a)
+  }
+  while (depth[b]! > depth[a]!) {
+    downEdges.push(parentEdge[b]!)
+    b = parent[b]!
+    down.push(b)
+  }
   while (a !== b) {
-    upEdges.push(parentEdge[a]!); a = parent[a]!; up.push(a)
-    downEdges.push(parentEdge[b]!); b = parent[b]!; down.push(b)
+    upEdges.push(parentEdge[a]!)
+    a = parent[a]!
+    up.push(a)
+    downEdges.push(parentEdge[b]!)
+    b = parent[b]!
+    down.push(b)
   }
   down.pop() // the common ancestor is already the last of `up`
   const order = [...up, ...down.reverse()]

@@ -1,9 +1,9 @@
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {
   importHistorianExport:
-    '`multipart/form-data` (spec 4.3). Parts: `site_id` (the site\'s code), `format` (auto, long, wide, ignition-tall, aveva-history, proficy, citect-pa, ' +
+    "`multipart/form-data` (spec 4.3). Parts: `site_id` (the site's code), `format` (auto, long, wide, ignition-tall, aveva-history, proficy, citect-pa, " +
     'piconfig), `trend_csv` (file), `mapping_csv` (file: historian_tag,instance_id,tag_key[,unit][,scale]), optional `force`, `dryRun`, `timezone` (IANA; ' +
-    'default the site\'s), `separator` (, ; tab), `decimal` (. ,), `dateOrder` (dmy mdy ymd), `qualityScale` (percent opc), `sentinels` (comma-separated), ' +
+    "default the site's), `separator` (, ; tab), `decimal` (. ,), `dateOrder` (dmy mdy ymd), `qualityScale` (percent opc), `sentinels` (comma-separated), " +
     '`maxRejections`. Send `trend_csv` last to have it streamed straight into the database (otherwise it waits in a temporary file). All or nothing: ' +
     'the batch becomes visible when complete; any failure keeps none of its samples. The same two files for the same site again: ' +
     '409 naming the earlier batch unless force=true (latest value wins). `dryRun=true` answers 200 with the report and stores nothing. ' +
@@ -17,7 +17,7 @@ export const docs = {
     'first rejections and collisions) are counted (`tagCount`, `unmappedTagCount`, `count`); `GET …/{batchId}` lists them.',
   readImportBatch:
     'With `progress` while it runs. A `running` batch whose import process is gone (PostgreSQL: ' +
-    'its connection\'s lock is free) is marked `failed`, its samples removed, when read here or in the list.',
+    "its connection's lock is free) is marked `failed`, its samples removed, when read here or in the list.",
   downloadRejectionReport: 'The first rejected rows and why (JSON; `?as=csv` for `line,column,reason`).',
   listCollisions:
     'Samples of the batch that met a value already stored at the same instance, tag and timestamp: ' +

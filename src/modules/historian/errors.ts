@@ -16,10 +16,21 @@ export class DuplicateBatch extends domainError('Conflict') {
 /** The mapping names instances the site does not have: one problem per line. */
 export class MappingUnknownInstances extends domainError('HistorianMappingInvalid') {
   constructor(problems: ReadonlyArray<{ line: number; instanceId: string }>) {
-    const errors: FieldProblem[] = problems.map((p) => ({ in: 'part', pointer: '/mapping_csv', message: `line ${p.line}: instance '${p.instanceId}' does not exist in this site` }))
-    super(`Mapping file invalid: ${errors.slice(0, 5).map((e) => e.message).join('; ')}${errors.length > 5 ? ` (and ${errors.length - 5} more)` : ''}`, {
-      errors, extensions: { line: problems[0]?.line },
-    })
+    const errors: FieldProblem[] = problems.map((p) => ({
+      in: 'part',
+      pointer: '/mapping_csv',
+      message: `line ${p.line}: instance '${p.instanceId}' does not exist in this site`,
+    }))
+    super(
+      `Mapping file invalid: ${errors
+        .slice(0, 5)
+        .map((e) => e.message)
+        .join('; ')}${errors.length > 5 ? ` (and ${errors.length - 5} more)` : ''}`,
+      {
+        errors,
+        extensions: { line: problems[0]?.line },
+      },
+    )
   }
 }
 
@@ -34,7 +45,10 @@ export class MappingFileInvalid extends domainError('HistorianMappingInvalid') {
 /** A part the parser refused (its header, its layout, its CSV), under the parser's own code, naming the part and the line. */
 export class UploadPartInvalid extends DomainError<HistorianParseErrorCode> {
   static readonly codes: readonly HistorianParseErrorCode[] = [
-    'HistorianHeaderInvalid', 'HistorianFormatUndetected', 'HistorianCsvInvalid', 'HistorianMappingInvalid',
+    'HistorianHeaderInvalid',
+    'HistorianFormatUndetected',
+    'HistorianCsvInvalid',
+    'HistorianMappingInvalid',
   ]
 
   constructor(err: HistorianParseError, part: UploadPart) {
@@ -55,7 +69,9 @@ export class MultipartLimitExceeded extends domainError('PayloadTooLarge') {
 
 /** The multipart body does not follow its boundary ("Unexpected end of multipart data", "Malformed part header"). */
 export class MultipartMalformed extends domainError('MalformedBody') {
-  constructor(reason: string) { super(`The multipart body is malformed: ${reason}.`) }
+  constructor(reason: string) {
+    super(`The multipart body is malformed: ${reason}.`)
+  }
 }
 
 /** A file part over SITEGRID_HISTORIAN_MAX_FILE_BYTES. */
@@ -69,7 +85,9 @@ export class UploadFileTooLarge extends domainError('PayloadTooLarge') {
 
 /** A batch still being imported cannot be deleted. */
 export class BatchStillRunning extends domainError('Conflict') {
-  constructor(batchId: string) { super(`Batch ${batchId} is still running; delete it once it has completed or failed.`) }
+  constructor(batchId: string) {
+    super(`Batch ${batchId} is still running; delete it once it has completed or failed.`)
+  }
 }
 
 /** The parser's errors (not DomainErrors) as problems naming the part and the line. */

@@ -11,8 +11,18 @@ import { FLUSH_SAMPLES } from './service/write-pipeline.ts'
 import { FIXTURES, plant, series, sharedHarness, standardParts, upload, type Plant } from './test-setup.ts'
 
 interface Figures {
-  id: string | null; format: string; status: string; rowsRead: number; valuesRead: number; samplesStored: number; collisions: number; replaced: number
-  rowsRejected: number; duplicatesInFile: number; sentinelValues: number; emptyValues: number
+  id: string | null
+  format: string
+  status: string
+  rowsRead: number
+  valuesRead: number
+  samplesStored: number
+  collisions: number
+  replaced: number
+  rowsRejected: number
+  duplicatesInFile: number
+  sentinelValues: number
+  emptyValues: number
 }
 
 const TALL = new Set(['long', 'ignition-tall', 'aveva-history', 'proficy', 'piconfig'])
@@ -23,8 +33,12 @@ const figures = (b: Figures) => {
 }
 
 async function storedOf(h: Harness, orgId: string, batchId: string): Promise<number> {
-  const row = await h.handle.db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('org_id', '=', orgId).where('batch_id', '=', batchId).executeTakeFirstOrThrow()
+  const row = await h.handle.db
+    .selectFrom('historian_points')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .where('batch_id', '=', batchId)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -77,7 +91,7 @@ for (const dialect of testDialects()) {
   describe(`${dialect}: historian accounting`, () => {
     const shared = sharedHarness(dialect)
 
-    it('every value of every fixture file is accounted for, in a dry run and in the import, and the stored count is the database\'s', async (t) => {
+    it("every value of every fixture file is accounted for, in a dry run and in the import, and the stored count is the database's", async (t) => {
       const h = shared()
       for (const file of FILES) {
         const p = await plant(h)
@@ -102,18 +116,37 @@ for (const dialect of testDialects()) {
     it('the two 02:30 rows of the autumn change in Paris are two samples (+02:00 then +01:00); the spring-gap 02:30 is rejected with its reason', async () => {
       const h = shared()
       const p = await plant(h)
-      const trend = 'timestamp,tag,value\n2024-10-27 01:30:00,A,1\n2024-10-27 02:30:00,A,2\n2024-10-27 02:30:00,A,3\n2024-10-27 03:30:00,A,4\n2024-03-31 02:30:00,A,5\n'
+      const trend =
+        'timestamp,tag,value\n2024-10-27 01:30:00,A,1\n2024-10-27 02:30:00,A,2\n2024-10-27 02:30:00,A,3\n2024-10-27 03:30:00,A,4\n2024-03-31 02:30:00,A,5\n'
       const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, PAIRS, { timezone: 'Europe/Paris' }))
       assert.equal(res.statusCode, 201, res.body)
       const batch = res.json()
       assert.deepEqual(figures(batch), {
-        format: 'long', status: 'complete', rowsRead: 5, valuesRead: 5, samplesStored: 4, collisions: 0, replaced: 0, rowsRejected: 1, duplicatesInFile: 0, sentinelValues: 0, emptyValues: 0,
+        format: 'long',
+        status: 'complete',
+        rowsRead: 5,
+        valuesRead: 5,
+        samplesStored: 4,
+        collisions: 0,
+        replaced: 0,
+        rowsRejected: 1,
+        duplicatesInFile: 0,
+        sentinelValues: 0,
+        emptyValues: 0,
       })
-      assert.deepEqual(batch.rejections.first, [{ line: 6, reason: 'local time 2024-03-31 02:30:00.000 does not exist in Europe/Paris (skipped by the spring-forward change)' }])
-      const read = await series(h, p, 'instanceId=ins_pump&tag=a')
-      assert.deepEqual(read.samples.map((s) => [s.ts, s.value]), [
-        ['2024-10-26T23:30:00.000Z', 1], ['2024-10-27T00:30:00.000Z', 2], ['2024-10-27T01:30:00.000Z', 3], ['2024-10-27T02:30:00.000Z', 4],
+      assert.deepEqual(batch.rejections.first, [
+        { line: 6, reason: 'local time 2024-03-31 02:30:00.000 does not exist in Europe/Paris (skipped by the spring-forward change)' },
       ])
+      const read = await series(h, p, 'instanceId=ins_pump&tag=a')
+      assert.deepEqual(
+        read.samples.map((s) => [s.ts, s.value]),
+        [
+          ['2024-10-26T23:30:00.000Z', 1],
+          ['2024-10-27T00:30:00.000Z', 2],
+          ['2024-10-27T01:30:00.000Z', 3],
+          ['2024-10-27T02:30:00.000Z', 4],
+        ],
+      )
     })
 
     it('a long file mixing the repeated hour, the gap, duplicates, sentinels, empties, bad values, unmapped tags and collisions: each counted once, with force too', async () => {
@@ -124,24 +157,54 @@ for (const dialect of testDialects()) {
       assert.equal(prior.statusCode, 201, prior.body)
       const trend = [
         'timestamp,tag,value',
-        '2024-10-27 01:30:00,A,1', '2024-10-27 02:30:00,A,2', '2024-10-27 02:30:00,A,3', '2024-10-27 03:30:00,A,4', // 4 stored
+        '2024-10-27 01:30:00,A,1',
+        '2024-10-27 02:30:00,A,2',
+        '2024-10-27 02:30:00,A,3',
+        '2024-10-27 03:30:00,A,4', // 4 stored
         '2024-03-31 02:30:00,A,5', // rejected: the gap
-        '2024-05-01 00:00:00,B,6', '2024-05-01 00:00:00,B,7', // a duplicate; the later row is stored
-        '2024-05-01 00:01:00,B,-9999', '2024-05-01 00:02:00,B,', // a sentinel, an empty value
-        '2024-05-01 00:03:00,B,1.2.3', '2024-05-01 00:04:00,X,1', 'not a time,B,1', // rejected: a bad number, an unmapped tag, a bad time
+        '2024-05-01 00:00:00,B,6',
+        '2024-05-01 00:00:00,B,7', // a duplicate; the later row is stored
+        '2024-05-01 00:01:00,B,-9999',
+        '2024-05-01 00:02:00,B,', // a sentinel, an empty value
+        '2024-05-01 00:03:00,B,1.2.3',
+        '2024-05-01 00:04:00,X,1',
+        'not a time,B,1', // rejected: a bad number, an unmapped tag, a bad time
         '2024-06-01 00:00:00,A,8', // collides with the prior batch
       ].join('\n')
       const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, PAIRS, options))
       assert.equal(res.statusCode, 201, res.body)
       assert.deepEqual(figures(res.json()), {
-        format: 'long', status: 'complete', rowsRead: 13, valuesRead: 13, samplesStored: 5, collisions: 1, replaced: 0, rowsRejected: 4, duplicatesInFile: 1, sentinelValues: 1, emptyValues: 1,
+        format: 'long',
+        status: 'complete',
+        rowsRead: 13,
+        valuesRead: 13,
+        samplesStored: 5,
+        collisions: 1,
+        replaced: 0,
+        rowsRejected: 4,
+        duplicatesInFile: 1,
+        sentinelValues: 1,
+        emptyValues: 1,
       })
       await assertAccounted(h, p, res.json())
-      assert.deepEqual((await series(h, p, 'instanceId=ins_pump&tag=b')).samples.map((s) => [s.ts, s.value]), [['2024-04-30T22:00:00.000Z', 7]])
+      assert.deepEqual(
+        (await series(h, p, 'instanceId=ins_pump&tag=b')).samples.map((s) => [s.ts, s.value]),
+        [['2024-04-30T22:00:00.000Z', 7]],
+      )
       const forced = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, PAIRS, { ...options, force: 'true' }))
       assert.equal(forced.statusCode, 201, forced.body)
       assert.deepEqual(figures(forced.json()), {
-        format: 'long', status: 'complete', rowsRead: 13, valuesRead: 13, samplesStored: 6, collisions: 0, replaced: 6, rowsRejected: 4, duplicatesInFile: 1, sentinelValues: 1, emptyValues: 1,
+        format: 'long',
+        status: 'complete',
+        rowsRead: 13,
+        valuesRead: 13,
+        samplesStored: 6,
+        collisions: 0,
+        replaced: 6,
+        rowsRejected: 4,
+        duplicatesInFile: 1,
+        sentinelValues: 1,
+        emptyValues: 1,
       })
       await assertAccounted(h, p, forced.json())
     })
@@ -161,7 +224,17 @@ for (const dialect of testDialects()) {
       const res = await upload(h, p.owner, standardParts(p.siteCode, 'wide', trend, PAIRS, { sentinels: '888.8' }))
       assert.equal(res.statusCode, 201, res.body)
       assert.deepEqual(figures(res.json()), {
-        format: 'wide', status: 'complete', rowsRead: 6, valuesRead: 18, samplesStored: 3, collisions: 0, replaced: 0, rowsRejected: 5, duplicatesInFile: 1, sentinelValues: 1, emptyValues: 8,
+        format: 'wide',
+        status: 'complete',
+        rowsRead: 6,
+        valuesRead: 18,
+        samplesStored: 3,
+        collisions: 0,
+        replaced: 0,
+        rowsRejected: 5,
+        duplicatesInFile: 1,
+        sentinelValues: 1,
+        emptyValues: 8,
       })
       await assertAccounted(h, p, res.json())
     })
@@ -177,14 +250,37 @@ for (const dialect of testDialects()) {
       const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, PAIRS))
       assert.equal(res.statusCode, 201, res.body)
       assert.deepEqual(figures(res.json()), {
-        format: 'long', status: 'complete', rowsRead: n, valuesRead: n, samplesStored: n - 1, collisions: 0, replaced: 0, rowsRejected: 0, duplicatesInFile: 1, sentinelValues: 0, emptyValues: 0,
+        format: 'long',
+        status: 'complete',
+        rowsRead: n,
+        valuesRead: n,
+        samplesStored: n - 1,
+        collisions: 0,
+        replaced: 0,
+        rowsRejected: 0,
+        duplicatesInFile: 1,
+        sentinelValues: 0,
+        emptyValues: 0,
       })
       await assertAccounted(h, p, res.json())
-      assert.deepEqual((await series(h, p, `instanceId=ins_pump&tag=a&limit=1`)).samples.map((s) => s.value), [-1])
+      assert.deepEqual(
+        (await series(h, p, `instanceId=ins_pump&tag=a&limit=1`)).samples.map((s) => s.value),
+        [-1],
+      )
       const forced = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, PAIRS, { force: 'true' }))
       assert.equal(forced.statusCode, 201, forced.body)
       assert.deepEqual(figures(forced.json()), {
-        format: 'long', status: 'complete', rowsRead: n, valuesRead: n, samplesStored: n - 1, collisions: 0, replaced: n - 1, rowsRejected: 0, duplicatesInFile: 1, sentinelValues: 0, emptyValues: 0,
+        format: 'long',
+        status: 'complete',
+        rowsRead: n,
+        valuesRead: n,
+        samplesStored: n - 1,
+        collisions: 0,
+        replaced: n - 1,
+        rowsRejected: 0,
+        duplicatesInFile: 1,
+        sentinelValues: 0,
+        emptyValues: 0,
       })
       await assertAccounted(h, p, forced.json())
     })
@@ -192,24 +288,37 @@ for (const dialect of testDialects()) {
     it('random small long and wide files (fast-check): the accounting closes in every batch, dry runs and forced ones included', async () => {
       const h = shared()
       const p = await plant(h)
-      const times = ['2024-10-27 01:30:00', '2024-10-27 02:00:00', '2024-10-27 02:30:00', '2024-03-31 02:30:00', '2024-05-01 00:00:00', '2024-05-01 00:01:00', 'never']
+      const times = [
+        '2024-10-27 01:30:00',
+        '2024-10-27 02:00:00',
+        '2024-10-27 02:30:00',
+        '2024-03-31 02:30:00',
+        '2024-05-01 00:00:00',
+        '2024-05-01 00:01:00',
+        'never',
+      ]
       const values = ['1', '2.5', '-9999', '', ' ', 'Running', '1.2.3']
       const time = fc.constantFrom(...times)
       const value = fc.constantFrom(...values)
-      const long = fc.array(fc.tuple(time, fc.constantFrom('A', 'B', 'X'), value), { minLength: 1, maxLength: 25 })
+      const long = fc
+        .array(fc.tuple(time, fc.constantFrom('A', 'B', 'X'), value), { minLength: 1, maxLength: 25 })
         .map((rows) => ({ format: 'long', trend: `timestamp,tag,value\n${rows.map((r) => r.join(',')).join('\n')}\n` }))
-      const wide = fc.array(fc.tuple(time, fc.array(value, { maxLength: 4 })), { minLength: 1, maxLength: 15 })
+      const wide = fc
+        .array(fc.tuple(time, fc.array(value, { maxLength: 4 })), { minLength: 1, maxLength: 15 })
         .map((rows) => ({ format: 'wide', trend: `time,A,B,X\n${rows.map(([t, cells]) => [t, ...cells].join(',')).join('\n')}\n` }))
       let run = 0
-      await fc.assert(fc.asyncProperty(fc.oneof(long, wide), fc.constantFrom('import', 'force', 'dryRun'), async (file, mode) => {
-        run++
-        // A unit of its own makes each run's mapping (and so its pair of files) new: no 409 for a repeated file.
-        const mapping = `historian_tag,instance_id,tag_key,unit\nA,ins_pump,a,u${run}\nB,ins_pump,b,u${run}\n`
-        const extra = { timezone: 'Europe/Paris', sentinels: '-9999', ...(mode === 'import' ? {} : { [mode]: 'true' }) }
-        const res = await upload(h, p.owner, standardParts(p.siteCode, file.format, file.trend, mapping, extra))
-        assert.equal(res.statusCode, mode === 'dryRun' ? 200 : 201, res.body)
-        await assertAccounted(h, p, res.json())
-      }), { numRuns: 40, seed: 24 })
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(long, wide), fc.constantFrom('import', 'force', 'dryRun'), async (file, mode) => {
+          run++
+          // A unit of its own makes each run's mapping (and so its pair of files) new: no 409 for a repeated file.
+          const mapping = `historian_tag,instance_id,tag_key,unit\nA,ins_pump,a,u${run}\nB,ins_pump,b,u${run}\n`
+          const extra = { timezone: 'Europe/Paris', sentinels: '-9999', ...(mode === 'import' ? {} : { [mode]: 'true' }) }
+          const res = await upload(h, p.owner, standardParts(p.siteCode, file.format, file.trend, mapping, extra))
+          assert.equal(res.statusCode, mode === 'dryRun' ? 200 : 201, res.body)
+          await assertAccounted(h, p, res.json())
+        }),
+        { numRuns: 40, seed: 24 },
+      )
     })
   })
 }

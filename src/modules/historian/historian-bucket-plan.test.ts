@@ -35,11 +35,17 @@ for (const dialect of testDialects()) {
       if (dialect === 'sqlite') {
         assert.ok(plan.includes('MATERIALIZE visible'), plan.join('\n'))
         for (const alias of ['f', 'l']) {
-          assert.ok(plan.some((line) => new RegExp(`^SEARCH ${alias} USING (AUTOMATIC )?(COVERING )?INDEX`).test(line)), `${alias}: ${plan.join('\n')}`)
+          assert.ok(
+            plan.some((line) => new RegExp(`^SEARCH ${alias} USING (AUTOMATIC )?(COVERING )?INDEX`).test(line)),
+            `${alias}: ${plan.join('\n')}`,
+          )
           assert.ok(!plan.some((line) => new RegExp(`^SCAN ${alias}\\b`).test(line)), `${alias}: ${plan.join('\n')}`)
         }
       } else {
-        assert.ok(plan.some((line) => /CTE visible/.test(line)), plan.join('\n'))
+        assert.ok(
+          plan.some((line) => /CTE visible/.test(line)),
+          plan.join('\n'),
+        )
       }
     })
 

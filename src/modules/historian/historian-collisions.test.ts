@@ -26,14 +26,29 @@ for (const dialect of testDialects()) {
       const batch = second.json()
       assert.equal(batch.collisions, 2)
       const expected = [
-        { instanceId: 'ins_pump', tagKey: 'p', ts: '2024-05-01T00:01:00.000Z', resolution: 'keptStored',
-          kept: { batchId: a, value: 2, text: null, quality: 'good' }, discarded: { batchId: b, value: 20, text: null, quality: 'bad' } },
-        { instanceId: 'ins_pump', tagKey: 'p', ts: '2024-05-01T00:02:00.000Z', resolution: 'keptStored',
-          kept: { batchId: a, value: 3, text: null, quality: 'uncertain' }, discarded: { batchId: b, value: null, text: 'Stopped', quality: 'good' } },
+        {
+          instanceId: 'ins_pump',
+          tagKey: 'p',
+          ts: '2024-05-01T00:01:00.000Z',
+          resolution: 'keptStored',
+          kept: { batchId: a, value: 2, text: null, quality: 'good' },
+          discarded: { batchId: b, value: 20, text: null, quality: 'bad' },
+        },
+        {
+          instanceId: 'ins_pump',
+          tagKey: 'p',
+          ts: '2024-05-01T00:02:00.000Z',
+          resolution: 'keptStored',
+          kept: { batchId: a, value: 3, text: null, quality: 'uncertain' },
+          discarded: { batchId: b, value: null, text: 'Stopped', quality: 'good' },
+        },
       ]
       assert.deepEqual(batch.collisionReport, { count: 2, listed: 2, first: expected, reportUrl: `/api/historian/import-batches/${b}/collisions` })
       // The stored values are the first batch's, as listed.
-      assert.deepEqual((await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value), [1, 2, 3, 40])
+      assert.deepEqual(
+        (await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value),
+        [1, 2, 3, 40],
+      )
 
       const page1 = await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches/${b}/collisions?limit=1` })
       assert.equal(page1.statusCode, 200, page1.body)
@@ -49,7 +64,7 @@ for (const dialect of testDialects()) {
       assert.deepEqual(none.json(), { batchId: a, count: 0, listed: 0, items: [], nextCursor: null })
     })
 
-    it('with force the replaced values are listed: this batch\'s value kept, the earlier one discarded', async () => {
+    it("with force the replaced values are listed: this batch's value kept, the earlier one discarded", async () => {
       const h = shared()
       const p = await plant(h)
       const a = (await upload(h, p.owner, standardParts(p.siteCode, 'long', FIRST, MAPPING))).json().id as string
@@ -58,19 +73,35 @@ for (const dialect of testDialects()) {
       const b = forced.json().id as string
       assert.equal(forced.json().replaced, 2)
       assert.deepEqual(forced.json().collisionReport.first, [
-        { instanceId: 'ins_pump', tagKey: 'p', ts: '2024-05-01T00:01:00.000Z', resolution: 'replacedStored',
-          kept: { batchId: b, value: 20, text: null, quality: 'bad' }, discarded: { batchId: a, value: 2, text: null, quality: 'good' } },
-        { instanceId: 'ins_pump', tagKey: 'p', ts: '2024-05-01T00:02:00.000Z', resolution: 'replacedStored',
-          kept: { batchId: b, value: null, text: 'Stopped', quality: 'good' }, discarded: { batchId: a, value: 3, text: null, quality: 'uncertain' } },
+        {
+          instanceId: 'ins_pump',
+          tagKey: 'p',
+          ts: '2024-05-01T00:01:00.000Z',
+          resolution: 'replacedStored',
+          kept: { batchId: b, value: 20, text: null, quality: 'bad' },
+          discarded: { batchId: a, value: 2, text: null, quality: 'good' },
+        },
+        {
+          instanceId: 'ins_pump',
+          tagKey: 'p',
+          ts: '2024-05-01T00:02:00.000Z',
+          resolution: 'replacedStored',
+          kept: { batchId: b, value: null, text: 'Stopped', quality: 'good' },
+          discarded: { batchId: a, value: 3, text: null, quality: 'uncertain' },
+        },
       ])
-      assert.deepEqual((await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value ?? s.text), [1, 20, 'Stopped', 40])
+      assert.deepEqual(
+        (await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value ?? s.text),
+        [1, 20, 'Stopped', 40],
+      )
     })
 
     it(`every collision is counted but only the first ${MAX_COLLISIONS_LISTED} are listed, in file order`, async () => {
       const h = shared()
       const p = await plant(h)
       const n = MAX_COLLISIONS_LISTED + 50
-      const rows = (v: number) => `timestamp,tag,value\n${Array.from({ length: n }, (_, i) => `${new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString()},A,${v + i}`).join('\n')}\n`
+      const rows = (v: number) =>
+        `timestamp,tag,value\n${Array.from({ length: n }, (_, i) => `${new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString()},A,${v + i}`).join('\n')}\n`
       assert.equal((await upload(h, p.owner, standardParts(p.siteCode, 'long', rows(0), MAPPING))).statusCode, 201)
       const again = await upload(h, p.owner, standardParts(p.siteCode, 'long', rows(100_000), MAPPING))
       assert.equal(again.statusCode, 201, again.body)
@@ -125,7 +156,7 @@ for (const dialect of testDialects()) {
       }
     })
 
-    it('a bad cursor is a 400 and another organisation\'s batch the uniform 404', async () => {
+    it("a bad cursor is a 400 and another organisation's batch the uniform 404", async () => {
       const h = shared()
       const p = await plant(h)
       const id = (await upload(h, p.owner, standardParts(p.siteCode, 'long', FIRST, MAPPING))).json().id as string

@@ -2,11 +2,16 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
 import type { FormatName } from './parse/index.ts'
-import { assertNothingStored, fixture, mappingFor, plant, series, standardParts, upload , sharedHarness } from './test-setup.ts'
+import { assertNothingStored, fixture, mappingFor, plant, series, standardParts, upload, sharedHarness } from './test-setup.ts'
 
 const FORMATS: Array<[FormatName, string]> = [
-  ['long', 'long.csv'], ['wide', 'wide.csv'], ['ignition-tall', 'ignition-tall.csv'], ['aveva-history', 'aveva-history.csv'],
-  ['proficy', 'proficy.csv'], ['citect-pa', 'citect-pa.csv'], ['piconfig', 'piconfig.csv'],
+  ['long', 'long.csv'],
+  ['wide', 'wide.csv'],
+  ['ignition-tall', 'ignition-tall.csv'],
+  ['aveva-history', 'aveva-history.csv'],
+  ['proficy', 'proficy.csv'],
+  ['citect-pa', 'citect-pa.csv'],
+  ['piconfig', 'piconfig.csv'],
 ]
 
 for (const dialect of testDialects()) {
@@ -34,7 +39,10 @@ for (const dialect of testDialects()) {
         const expected = new Map<number, number | string | null>()
         for (const s of samples.samples.filter((x) => x.tag === tags[0])) expected.set(s.ts, s.value ?? s.text)
         const read = await series(h, p, 'instanceId=ins_boiler1&tag=t0')
-        assert.deepEqual(read.samples.map((s) => [Date.parse(s.ts), s.value ?? s.text]), [...expected.entries()].sort((a, b) => a[0] - b[0]))
+        assert.deepEqual(
+          read.samples.map((s) => [Date.parse(s.ts), s.value ?? s.text]),
+          [...expected.entries()].sort((a, b) => a[0] - b[0]),
+        )
       })
     }
 

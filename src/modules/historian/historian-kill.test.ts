@@ -12,7 +12,13 @@ import { KEY_SECRET, sleep, testDialects } from '../../../test/harness.ts'
 import { createTestDatabase } from '../../../test/postgres.ts'
 import { httpRequest, startServer } from '../../../test/cli/process.ts'
 import { appRoleEnv } from '../../../test/hardening/process-support.ts'
-import { historianCounts as counts, seedHistorianSite as seed, startHistorianUpload, trendRows, waitHealthy as up } from '../../../test/support/historian-upload.ts'
+import {
+  historianCounts as counts,
+  seedHistorianSite as seed,
+  startHistorianUpload,
+  trendRows,
+  waitHealthy as up,
+} from '../../../test/support/historian-upload.ts'
 import { createApiKeysService } from '../api-keys/service.ts'
 import { createOrgsService } from '../orgs/service.ts'
 import { FLUSH_SAMPLES } from './service/write-pipeline.ts'
@@ -21,21 +27,31 @@ import { lockKey } from './store/session.ts'
 /** PostgreSQL: holds a batch's import lock on a connection of the test, as a dead process's not yet dropped connection would. */
 function holdImportLock(handle: DatabaseHandle, batchId: string) {
   let release!: () => void
-  const released = new Promise<void>((resolve) => { release = resolve })
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
   let lock!: () => void
-  const held = new Promise<void>((resolve) => { lock = resolve })
+  const held = new Promise<void>((resolve) => {
+    lock = resolve
+  })
   const done = handle.db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${lockKey(batchId)})`.execute(conn)
     lock()
     await released
     await sql`select pg_advisory_unlock(${lockKey(batchId)})`.execute(conn)
   })
-  return { held, release: async () => { release(); await done } }
+  return {
+    held,
+    release: async () => {
+      release()
+      await done
+    },
+  }
 }
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: historian all or nothing across a crash`, () => {
-    it('a client that drops its upload and a server killed mid-upload each leave a failed batch that claims 0 samples and holds none (PostgreSQL: also when the dead process\'s lock outlives the restart)', async (t) => {
+    it("a client that drops its upload and a server killed mid-upload each leave a failed batch that claims 0 samples and holds none (PostgreSQL: also when the dead process's lock outlives the restart)", async (t) => {
       const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-kill-'))
       t.after(() => rmSync(cwd, { recursive: true, force: true }))
       const databaseUrl = dialect === 'sqlite' ? `sqlite:${join(cwd, 'site.db')}` : await createTestDatabase(process.env.TEST_DATABASE_URL!)
@@ -75,7 +91,13 @@ for (const dialect of testDialects()) {
           const batch = res.json() as { status: string; samplesStored: number; progress: { samplesWritten: number } }
           if (batch.status !== 'running') {
             const stored = await counts(handle, org.id)
-            return { status: batch.status, samplesStored: batch.samplesStored, samplesWritten: batch.progress.samplesWritten, held: stored.byBatch.get(batchId) ?? 0, column: stored.batches.find((b) => b.id === batchId)!.samples_stored }
+            return {
+              status: batch.status,
+              samplesStored: batch.samplesStored,
+              samplesWritten: batch.progress.samplesWritten,
+              held: stored.byBatch.get(batchId) ?? 0,
+              column: stored.batches.find((b) => b.id === batchId)!.samples_stored,
+            }
           }
           await sleep(100)
         }
@@ -108,7 +130,13 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await settled(restarted.url, killed.batchId), failedAndEmpty)
       const after = await counts(handle, org.id)
       assert.equal(after.samples, 0)
-      assert.deepEqual(after.batches.map((b) => [b.status, Number(b.samples_stored)]), [['failed', 0], ['failed', 0]])
+      assert.deepEqual(
+        after.batches.map((b) => [b.status, Number(b.samples_stored)]),
+        [
+          ['failed', 0],
+          ['failed', 0],
+        ],
+      )
     })
   })
 }

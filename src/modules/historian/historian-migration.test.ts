@@ -24,23 +24,36 @@ for (const dialect of testDialects()) {
         const before = await migrator.migrateTo('1500-platform-audit')
         assert.equal(before.error, undefined)
         await db.insertInto('orgs').values({ id: 'org_m', slug: 'org-m', name: 'M', created_at: 0 }).execute()
-        await db.insertInto('sites').values({ org_id: 'org_m', code: 'S1', name: 'S', description: null, location: null, time_zone: 'UTC', status: 0, created_at: 0, updated_at: 0 }).execute()
+        await db
+          .insertInto('sites')
+          .values({ org_id: 'org_m', code: 'S1', name: 'S', description: null, location: null, time_zone: 'UTC', status: 0, created_at: 0, updated_at: 0 })
+          .execute()
         for (const r of OLD) {
           await sql`insert into historian_samples (org_id, site_code, instance_id, tag_key, ts, value, text, quality, batch_id)
             values ('org_m', 'S1', ${r.instance_id}, ${r.tag_key}, ${r.ts}, ${r.value}, ${r.text}, ${r.quality}, ${r.batch_id})`.execute(db)
         }
         await migrateToLatest(db)
-        const rows = await db.selectFrom('historian_points as p')
+        const rows = await db
+          .selectFrom('historian_points as p')
           .innerJoin('historian_series as s', (j) => j.onRef('s.org_id', '=', 'p.org_id').onRef('s.id', '=', 'p.series_id'))
           .select(['s.site_code', 's.instance_id', 's.tag_key', 'p.ts', 'p.value', 'p.text', 'p.quality', 'p.batch_id'])
-          .where('p.org_id', '=', 'org_m').orderBy('s.instance_id').orderBy('p.ts').execute()
-        assert.deepEqual(rows.map((r) => ({ ...r, ts: Number(r.ts), value: r.value === null ? null : Number(r.value), quality: Number(r.quality) })),
-          OLD.map((r) => ({ site_code: 'S1', ...r })))
+          .where('p.org_id', '=', 'org_m')
+          .orderBy('s.instance_id')
+          .orderBy('p.ts')
+          .execute()
+        assert.deepEqual(
+          rows.map((r) => ({ ...r, ts: Number(r.ts), value: r.value === null ? null : Number(r.value), quality: Number(r.quality) })),
+          OLD.map((r) => ({ site_code: 'S1', ...r })),
+        )
         assert.equal((await db.selectFrom('historian_series').select('id').where('org_id', '=', 'org_m').execute()).length, 2)
         await assert.rejects(sql`select 1 from historian_samples`.execute(db))
         // Deleting the site removes its series and, by trigger, their points.
         await db.deleteFrom('sites').where('org_id', '=', 'org_m').execute()
-        const left = await db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', 'org_m').executeTakeFirstOrThrow()
+        const left = await db
+          .selectFrom('historian_points')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('org_id', '=', 'org_m')
+          .executeTakeFirstOrThrow()
         assert.equal(Number(left.n), 0)
       })
     })

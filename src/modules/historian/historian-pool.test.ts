@@ -13,7 +13,9 @@ const rows = (from: number, to: number) => Array.from({ length: to - from }, (_,
 /** A promise and the function that resolves it (Promise.withResolvers is Node 22). */
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void
-  const promise = new Promise<void>((resolve) => { open = resolve })
+  const promise = new Promise<void>((resolve) => {
+    open = resolve
+  })
   return { promise, open }
 }
 
@@ -23,7 +25,9 @@ const within = <T>(promise: Promise<T>, ms: number) => Promise.race([promise, sl
 // Only PostgreSQL has a pool (SQLite's one connection is shared by the whole process).
 for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`${dialect}: a historian import and the connection pool`, () => {
-    it('takes a second connection while the pool has one to spare, and gives it back at its next write once a request waits', { timeout: 180_000 }, async (t: TestContext) => {
+    it('takes a second connection while the pool has one to spare, and gives it back at its next write once a request waits', {
+      timeout: 180_000,
+    }, async (t: TestContext) => {
       const h = await harness(t, dialect, {}, { appPoolSize: 3 })
       const p = await plant(h)
       const first = FLUSH_SAMPLES + 1_000
@@ -56,7 +60,12 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       try {
         while (pool.spareConnections() > 0) {
           const held = gate()
-          holds.push(pool.db.connection().execute(async () => { held.open(); await release.promise }))
+          holds.push(
+            pool.db.connection().execute(async () => {
+              held.open()
+              await release.promise
+            }),
+          )
           await held.promise
         }
         assert.equal(holds.length, 1, 'of a pool of 3 the import holds 2 connections')

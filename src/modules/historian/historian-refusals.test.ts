@@ -1,29 +1,122 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { harness, testDialects } from '../../../test/harness.ts'
-import { assertNothingStored, fixture, plant, standardParts, upload, type Plant , sharedHarness } from './test-setup.ts'
+import { assertNothingStored, fixture, plant, standardParts, upload, type Plant, sharedHarness } from './test-setup.ts'
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: historian refused uploads`, () => {
     const shared = sharedHarness(dialect)
     describe('refused uploads store nothing', () => {
       const cases: Array<[string, (p: Plant) => ReturnType<typeof standardParts>, number, string, string | undefined]> = [
-        ['a header that does not fit the layout', (p) => standardParts(p.siteCode, 'long', fixture('long-bad-header.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'), 422, 'HistorianHeaderInvalid', '/trend_csv'],
-        ['an unrecognised layout with format=auto', (p) => standardParts(p.siteCode, 'auto', fixture('unknown-layout.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'), 422, 'HistorianFormatUndetected', '/trend_csv'],
-        ['an empty trend file', (p) => standardParts(p.siteCode, 'long', '', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'), 422, 'HistorianHeaderInvalid', '/trend_csv'],
-        ['an unterminated quote', (p) => standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-01-01T00:00:00Z,"A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'), 422, 'HistorianCsvInvalid', '/trend_csv'],
-        ['a mapping with empty cells and a bad scale', (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping-bad.csv')), 422, 'HistorianMappingInvalid', '/mapping_csv'],
-        ['a mapping with a tag mapped twice', (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping-duplicate.csv')), 422, 'HistorianMappingInvalid', '/mapping_csv'],
-        ['a mapping naming an unknown instance', (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_ghost,q\n'), 422, 'HistorianMappingInvalid', '/mapping_csv'],
+        [
+          'a header that does not fit the layout',
+          (p) => standardParts(p.siteCode, 'long', fixture('long-bad-header.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+          422,
+          'HistorianHeaderInvalid',
+          '/trend_csv',
+        ],
+        [
+          'an unrecognised layout with format=auto',
+          (p) => standardParts(p.siteCode, 'auto', fixture('unknown-layout.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+          422,
+          'HistorianFormatUndetected',
+          '/trend_csv',
+        ],
+        [
+          'an empty trend file',
+          (p) => standardParts(p.siteCode, 'long', '', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+          422,
+          'HistorianHeaderInvalid',
+          '/trend_csv',
+        ],
+        [
+          'an unterminated quote',
+          (p) => standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-01-01T00:00:00Z,"A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+          422,
+          'HistorianCsvInvalid',
+          '/trend_csv',
+        ],
+        [
+          'a mapping with empty cells and a bad scale',
+          (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping-bad.csv')),
+          422,
+          'HistorianMappingInvalid',
+          '/mapping_csv',
+        ],
+        [
+          'a mapping with a tag mapped twice',
+          (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping-duplicate.csv')),
+          422,
+          'HistorianMappingInvalid',
+          '/mapping_csv',
+        ],
+        [
+          'a mapping naming an unknown instance',
+          (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_ghost,q\n'),
+          422,
+          'HistorianMappingInvalid',
+          '/mapping_csv',
+        ],
         ['an unknown format', (p) => standardParts(p.siteCode, 'excel', fixture('long.csv'), fixture('mapping.csv')), 400, 'ValidationFailed', '/format'],
-        ['a missing site_id', (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv')).filter((x) => x.name !== 'site_id'), 400, 'ValidationFailed', '/site_id'],
-        ['a missing format', (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv')).filter((x) => x.name !== 'format'), 400, 'ValidationFailed', '/format'],
-        ['a missing mapping_csv', (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv')).filter((x) => x.name !== 'mapping_csv'), 400, 'ValidationFailed', '/mapping_csv'],
-        ['a missing trend_csv', (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv')).filter((x) => x.name !== 'trend_csv'), 400, 'ValidationFailed', '/trend_csv'],
-        ['an unknown part', (p) => [{ name: 'colour', value: 'blue' }, ...standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv'))], 400, 'ValidationFailed', '/colour'],
-        ['a bad timezone', (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv'), { timezone: 'Mars/Olympus' }), 400, 'ValidationFailed', '/timezone'],
-        ['an unknown site', () => standardParts('nowhere', 'long', fixture('long.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'), 404, 'NotFound', undefined],
-        ['a field after trend_csv', (p) => [...standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-01-01T00:00:00Z,A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'), { name: 'force', value: 'true' }], 400, 'ValidationFailed', '/force'],
+        [
+          'a missing site_id',
+          (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv')).filter((x) => x.name !== 'site_id'),
+          400,
+          'ValidationFailed',
+          '/site_id',
+        ],
+        [
+          'a missing format',
+          (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv')).filter((x) => x.name !== 'format'),
+          400,
+          'ValidationFailed',
+          '/format',
+        ],
+        [
+          'a missing mapping_csv',
+          (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv')).filter((x) => x.name !== 'mapping_csv'),
+          400,
+          'ValidationFailed',
+          '/mapping_csv',
+        ],
+        [
+          'a missing trend_csv',
+          (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv')).filter((x) => x.name !== 'trend_csv'),
+          400,
+          'ValidationFailed',
+          '/trend_csv',
+        ],
+        [
+          'an unknown part',
+          (p) => [{ name: 'colour', value: 'blue' }, ...standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv'))],
+          400,
+          'ValidationFailed',
+          '/colour',
+        ],
+        [
+          'a bad timezone',
+          (p) => standardParts(p.siteCode, 'long', fixture('long.csv'), fixture('mapping.csv'), { timezone: 'Mars/Olympus' }),
+          400,
+          'ValidationFailed',
+          '/timezone',
+        ],
+        [
+          'an unknown site',
+          () => standardParts('nowhere', 'long', fixture('long.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+          404,
+          'NotFound',
+          undefined,
+        ],
+        [
+          'a field after trend_csv',
+          (p) => [
+            ...standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-01-01T00:00:00Z,A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+            { name: 'force', value: 'true' },
+          ],
+          400,
+          'ValidationFailed',
+          '/force',
+        ],
       ]
       for (const [what, parts, status, code, pointer] of cases) {
         it(`${what}: ${status} ${code}${pointer ? ` naming ${pointer}` : ''}`, async () => {
@@ -40,7 +133,11 @@ for (const dialect of testDialects()) {
       it('a mapping problem names its line', async () => {
         const h = shared()
         const p = await plant(h)
-        const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', fixture('long.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_ghost,q\n'))
+        const res = await upload(
+          h,
+          p.owner,
+          standardParts(p.siteCode, 'long', fixture('long.csv'), 'historian_tag,instance_id,tag_key\nA,ins_pump,p\nB,ins_ghost,q\n'),
+        )
         assert.equal(res.json().line, 3)
         assert.match(res.json().errors[0].message, /^line 3: .*ins_ghost/)
       })
@@ -49,20 +146,47 @@ for (const dialect of testDialects()) {
         const h = await harness(t, dialect, { SITEGRID_HISTORIAN_MAX_FILE_BYTES: '2048', SITEGRID_BODY_LIMIT_BYTES: '1024' })
         const p = await plant(h)
         const rows = Array.from({ length: 200 }, (_, i) => `2024-05-01T00:00:${String(i % 60).padStart(2, '0')}.${String(i).padStart(3, '0')}Z,A,${i}`)
-        const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', `timestamp,tag,value\n${rows.join('\n')}\n`, 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'))
+        const res = await upload(
+          h,
+          p.owner,
+          standardParts(p.siteCode, 'long', `timestamp,tag,value\n${rows.join('\n')}\n`, 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+        )
         assert.equal(res.statusCode, 413, res.body)
         assert.equal(res.json().code, 'PayloadTooLarge')
         await assertNothingStored(h, p)
-        const small = await upload(h, p.owner, standardParts(p.siteCode, 'long', `timestamp,tag,value\n${rows.slice(0, 20).join('\n')}\n`, 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'))
+        const small = await upload(
+          h,
+          p.owner,
+          standardParts(p.siteCode, 'long', `timestamp,tag,value\n${rows.slice(0, 20).join('\n')}\n`, 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+        )
         assert.equal(small.statusCode, 201, small.body)
       })
 
-      it('a part past the form\'s limits after trend_csv is 413, and the batch it had begun leaves no trace', async () => {
+      it("a part past the form's limits after trend_csv is 413, and the batch it had begun leaves no trace", async () => {
         const h = shared()
         const p = await plant(h)
         // Every field once, both files (the most parts the form holds), then one part more.
-        const everyField = { force: 'false', dryRun: 'false', timezone: 'UTC', separator: ',', decimal: '.', dateOrder: 'ymd', qualityScale: 'opc', sentinels: 'NA', maxRejections: '10' }
-        const parts = [...standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-01-01T00:00:00Z,A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n', everyField), { name: 'colour', value: 'blue' }]
+        const everyField = {
+          force: 'false',
+          dryRun: 'false',
+          timezone: 'UTC',
+          separator: ',',
+          decimal: '.',
+          dateOrder: 'ymd',
+          qualityScale: 'opc',
+          sentinels: 'NA',
+          maxRejections: '10',
+        }
+        const parts = [
+          ...standardParts(
+            p.siteCode,
+            'long',
+            'timestamp,tag,value\n2024-01-01T00:00:00Z,A,1\n',
+            'historian_tag,instance_id,tag_key\nA,ins_pump,p\n',
+            everyField,
+          ),
+          { name: 'colour', value: 'blue' },
+        ]
         const res = await upload(h, p.owner, parts)
         assert.equal(res.statusCode, 413, res.body)
         assert.equal(res.json().code, 'PayloadTooLarge')
@@ -82,7 +206,12 @@ for (const dialect of testDialects()) {
           'cut inside a part header': `${head}--b\r\nContent-Disposition: form-da`,
         }
         for (const [what, payload] of Object.entries(bodies)) {
-          const res = await h.inject(p.owner, { method: 'POST', url: '/api/historian/import-batches', headers: { 'content-type': 'multipart/form-data; boundary=b' }, payload })
+          const res = await h.inject(p.owner, {
+            method: 'POST',
+            url: '/api/historian/import-batches',
+            headers: { 'content-type': 'multipart/form-data; boundary=b' },
+            payload,
+          })
           assert.equal(res.statusCode, 400, `${what}: ${res.body}`)
           assert.equal(res.json().code, 'MalformedBody', what)
         }

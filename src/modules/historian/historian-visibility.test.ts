@@ -9,7 +9,8 @@ import { plant, series, sharedHarness, type Plant } from './test-setup.ts'
 
 const MAPPING = 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'
 const BASE = Date.UTC(2024, 0, 1)
-const rows = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => `${new Date(BASE + (from + k) * 1000).toISOString()},A,${from + k}\n`).join('')
+const rows = (from: number, to: number) =>
+  Array.from({ length: to - from }, (_, k) => `${new Date(BASE + (from + k) * 1000).toISOString()},A,${from + k}\n`).join('')
 
 /** Polls `probe` every 50 ms until it answers a value; fails (never hangs) after `ms`. */
 async function waitFor<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -25,7 +26,9 @@ async function waitFor<T>(what: string, ms: number, probe: () => Promise<T | und
 /** Rejects after `ms` so an awaited request that never answers fails the test instead of hanging it. */
 function bounded<T>(what: string, ms: number, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms) })
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms)
+  })
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
@@ -38,14 +41,19 @@ async function slowUpload(h: Harness, p: Plant) {
   const { port } = h.app.server.address() as AddressInfo
   const boundary = `----sitegrid${randomBytes(8).toString('hex')}`
   const req = request({
-    host: '127.0.0.1', port, method: 'POST', path: '/api/historian/import-batches',
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/api/historian/import-batches',
     headers: { host: `${p.owner.org.slug}.localhost`, 'x-api-key': p.owner.apiKey!, 'content-type': `multipart/form-data; boundary=${boundary}` },
   })
   const answer = new Promise<{ statusCode: number; body: string }>((resolve, reject) => {
     req.on('error', reject)
     req.on('response', (res) => {
       let body = ''
-      res.on('data', (d) => { body += String(d) })
+      res.on('data', (d) => {
+        body += String(d)
+      })
       res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, body }))
       res.on('error', reject)
     })
@@ -56,9 +64,15 @@ async function slowUpload(h: Harness, p: Plant) {
   req.write(field('site_id', p.siteCode) + field('format', 'long') + file('mapping_csv') + MAPPING + '\r\n' + file('trend_csv') + 'timestamp,tag,value\n')
   return {
     answer,
-    write: (text: string) => { req.write(text) },
-    finish: () => { req.end(`\r\n--${boundary}--\r\n`) },
-    abort: () => { if (!req.writableEnded) req.destroy() },
+    write: (text: string) => {
+      req.write(text)
+    },
+    finish: () => {
+      req.end(`\r\n--${boundary}--\r\n`)
+    },
+    abort: () => {
+      if (!req.writableEnded) req.destroy()
+    },
   }
 }
 
@@ -76,11 +90,19 @@ for (const dialect of testDialects()) {
         const first = FLUSH_SAMPLES + 1_000
         upload.write(rows(0, first))
         const written = await waitFor('the first write transaction', 90_000, async () => {
-          const row = await h.handle.db.selectFrom('historian_batches').select(['id', 'status', 'samples_stored']).where('org_id', '=', orgId).executeTakeFirst()
+          const row = await h.handle.db
+            .selectFrom('historian_batches')
+            .select(['id', 'status', 'samples_stored'])
+            .where('org_id', '=', orgId)
+            .executeTakeFirst()
           return row !== undefined && Number(row.samples_stored) > 0 ? row : undefined
         })
         assert.equal(written.status, 'running')
-        const inTable = await h.handle.db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()
+        const inTable = await h.handle.db
+          .selectFrom('historian_points')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('org_id', '=', orgId)
+          .executeTakeFirstOrThrow()
         assert.ok(Number(inTable.n) >= FLUSH_SAMPLES, `samples are in the table while running (${inTable.n})`)
 
         // Reads see none of them.
@@ -100,7 +122,10 @@ for (const dialect of testDialects()) {
         assert.equal(res.statusCode, 201, res.body)
         assert.equal(JSON.parse(res.body).samplesStored, first + 10)
         const day = await series(h, p, 'instanceId=ins_pump&tag=p&bucket=1d&from=2023-12-31T00:00:00Z&to=2024-01-03T00:00:00Z')
-        assert.equal(day.buckets.reduce((n, b) => n + (b.count as number), 0), first + 10)
+        assert.equal(
+          day.buckets.reduce((n, b) => n + (b.count as number), 0),
+          first + 10,
+        )
       } finally {
         upload.abort()
         await bounded('the aborted upload', 30_000, upload.answer).catch(() => undefined)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
 import { MAX_UNMAPPED_TAGS_LISTED } from './service/batch-record.ts'
-import { assertNothingStored, batchCount, fixture, mappingFor, plant, sampleCount, series, standardParts, upload , sharedHarness } from './test-setup.ts'
+import { assertNothingStored, batchCount, fixture, mappingFor, plant, sampleCount, series, standardParts, upload, sharedHarness } from './test-setup.ts'
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: historian import`, () => {
@@ -20,7 +20,13 @@ for (const dialect of testDialects()) {
       assert.equal(batch.rejections.first[0].line, 3)
       assert.equal(batch.tags[0].unit, 'm3/h')
       const read = await series(h, p, 'instanceId=ins_pump&tag=flow')
-      assert.deepEqual(read.samples.map((s) => [s.value, s.text]), [[5, null], [null, 'Running']])
+      assert.deepEqual(
+        read.samples.map((s) => [s.value, s.text]),
+        [
+          [5, null],
+          [null, 'Running'],
+        ],
+      )
     })
 
     it('unmapped tags: the first 1 000 are listed in file order with their rows; rows of further ones are rejected and counted, their names not kept', async () => {
@@ -37,32 +43,55 @@ for (const dialect of testDialects()) {
       assert.equal(batch.rowsRejected, MAX_UNMAPPED_TAGS_LISTED + extra + 2)
       assert.equal(batch.rejections.count, MAX_UNMAPPED_TAGS_LISTED + extra + 2)
       assert.equal(batch.unmappedTags.length, MAX_UNMAPPED_TAGS_LISTED)
-      assert.deepEqual(batch.unmappedTags.slice(0, 2), [{ tag: 'U0', rows: 2 }, { tag: 'U1', rows: 1 }])
+      assert.deepEqual(batch.unmappedTags.slice(0, 2), [
+        { tag: 'U0', rows: 2 },
+        { tag: 'U1', rows: 1 },
+      ])
       assert.deepEqual(batch.unmappedTags.at(-1), { tag: `U${MAX_UNMAPPED_TAGS_LISTED - 1}`, rows: 1 })
       const read = await series(h, p, 'instanceId=ins_pump&tag=flow')
-      assert.deepEqual(read.samples.map((s) => s.value), [1, 2])
+      assert.deepEqual(
+        read.samples.map((s) => s.value),
+        [1, 2],
+      )
     })
 
     it('local times follow the timezone part across both daylight-saving changes; the repeated hour is resolved by row order', async () => {
       const h = shared()
       const p = await plant(h, { timeZone: 'UTC' })
-      const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', fixture('long-dst-paris.csv'), 'historian_tag;instance_id;tag_key\nT1;ins_pump;level\nT2;ins_pump;other\n', { timezone: 'Europe/Paris' }))
+      const res = await upload(
+        h,
+        p.owner,
+        standardParts(p.siteCode, 'long', fixture('long-dst-paris.csv'), 'historian_tag;instance_id;tag_key\nT1;ins_pump;level\nT2;ins_pump;other\n', {
+          timezone: 'Europe/Paris',
+        }),
+      )
       assert.equal(res.statusCode, 201, res.body)
       assert.equal(res.json().rowsRejected, 1) // 02:30 on 31 March 2024 does not exist in Paris
       assert.equal(res.json().rejections.first[0].line, 10)
       const read = await series(h, p, 'instanceId=ins_pump&tag=level')
       // By hand: CEST is UTC+2 until 03:00 CEST on 27 Oct 2024, then CET UTC+1; 02:00 and 02:30 occur twice.
-      assert.deepEqual(read.samples.map((s) => [s.ts, s.value]), [
-        ['2024-03-31T01:00:00.000Z', 10],
-        ['2024-10-26T23:30:00.000Z', 1], ['2024-10-27T00:00:00.000Z', 2], ['2024-10-27T00:30:00.000Z', 3],
-        ['2024-10-27T01:00:00.000Z', 4], ['2024-10-27T01:30:00.000Z', 5], ['2024-10-27T02:00:00.000Z', 6],
-      ])
+      assert.deepEqual(
+        read.samples.map((s) => [s.ts, s.value]),
+        [
+          ['2024-03-31T01:00:00.000Z', 10],
+          ['2024-10-26T23:30:00.000Z', 1],
+          ['2024-10-27T00:00:00.000Z', 2],
+          ['2024-10-27T00:30:00.000Z', 3],
+          ['2024-10-27T01:00:00.000Z', 4],
+          ['2024-10-27T01:30:00.000Z', 5],
+          ['2024-10-27T02:00:00.000Z', 6],
+        ],
+      )
     })
 
-    it('without a timezone part the site\'s time zone reads local times', async () => {
+    it("without a timezone part the site's time zone reads local times", async () => {
       const h = shared()
       const p = await plant(h, { timeZone: 'Australia/Sydney' })
-      const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-07-01 10:00:00,A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,x\n'))
+      const res = await upload(
+        h,
+        p.owner,
+        standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-07-01 10:00:00,A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,x\n'),
+      )
       assert.equal(res.statusCode, 201, res.body)
       assert.equal(res.json().timezone, 'Australia/Sydney')
       assert.equal((await series(h, p, 'instanceId=ins_pump&tag=x')).samples[0]!.ts, '2024-07-01T00:00:00.000Z')
@@ -73,8 +102,12 @@ for (const dialect of testDialects()) {
       const p = await plant(h)
       const trend = [
         'timestamp,tag,value',
-        '2024-05-01T10:00:00Z,A,4', '2024-05-01T10:20:00Z,A,1', '2024-05-01T10:40:00Z,A,7', '2024-05-01T10:50:00Z,A,Stopped',
-        '2024-05-01T11:05:00Z,A,-2', '2024-05-01T11:59:59.999Z,A,3',
+        '2024-05-01T10:00:00Z,A,4',
+        '2024-05-01T10:20:00Z,A,1',
+        '2024-05-01T10:40:00Z,A,7',
+        '2024-05-01T10:50:00Z,A,Stopped',
+        '2024-05-01T11:05:00Z,A,-2',
+        '2024-05-01T11:59:59.999Z,A,3',
         '2024-05-01T13:00:00Z,A,10',
       ].join('\n')
       const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'))
@@ -88,7 +121,11 @@ for (const dialect of testDialects()) {
       const narrow = await series(h, p, 'instanceId=ins_pump&tag=p&bucket=30m&from=2024-05-01T10:30:00Z&to=2024-05-01T11:30:00Z&limit=1')
       assert.deepEqual(narrow.buckets, [{ start: '2024-05-01T10:30:00.000Z', min: 7, max: 7, mean: 7, first: 7, last: 7, count: 1 }])
       assert.notEqual(narrow.nextCursor, null)
-      const next = await series(h, p, `instanceId=ins_pump&tag=p&bucket=30m&from=2024-05-01T10:30:00Z&to=2024-05-01T11:30:00Z&limit=1&cursor=${narrow.nextCursor}`)
+      const next = await series(
+        h,
+        p,
+        `instanceId=ins_pump&tag=p&bucket=30m&from=2024-05-01T10:30:00Z&to=2024-05-01T11:30:00Z&limit=1&cursor=${narrow.nextCursor}`,
+      )
       assert.deepEqual(next.buckets, [{ start: '2024-05-01T11:00:00.000Z', min: -2, max: -2, mean: -2, first: -2, last: -2, count: 1 }])
       assert.equal(next.nextCursor, null)
     })
@@ -97,11 +134,21 @@ for (const dialect of testDialects()) {
       const h = shared()
       const p = await plant(h)
       const rows = Array.from({ length: 5 }, (_, i) => `2024-05-01T00:0${i}:00Z,A,${i}`)
-      await upload(h, p.owner, standardParts(p.siteCode, 'long', `timestamp,tag,value\n${rows.join('\n')}\n`, 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'))
+      await upload(
+        h,
+        p.owner,
+        standardParts(p.siteCode, 'long', `timestamp,tag,value\n${rows.join('\n')}\n`, 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+      )
       const first = await series(h, p, 'instanceId=ins_pump&tag=p&from=2024-05-01T00:01:00Z&to=2024-05-01T00:04:00Z&limit=2')
-      assert.deepEqual(first.samples.map((s) => s.value), [1, 2])
+      assert.deepEqual(
+        first.samples.map((s) => s.value),
+        [1, 2],
+      )
       const second = await series(h, p, `instanceId=ins_pump&tag=p&from=2024-05-01T00:01:00Z&to=2024-05-01T00:04:00Z&limit=2&cursor=${first.nextCursor}`)
-      assert.deepEqual(second.samples.map((s) => s.value), [3])
+      assert.deepEqual(
+        second.samples.map((s) => s.value),
+        [3],
+      )
       assert.equal(second.nextCursor, null)
     })
 
@@ -132,7 +179,10 @@ for (const dialect of testDialects()) {
       assert.equal(plain.statusCode, 201, plain.body)
       assert.equal(plain.json().collisions, 1)
       assert.equal(plain.json().samplesStored, 1)
-      assert.deepEqual((await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value), [1, 2, 30])
+      assert.deepEqual(
+        (await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value),
+        [1, 2, 30],
+      )
       // Deleting the plain batch then forcing the same file: latest value wins.
       assert.equal((await h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${plain.json().id}` })).statusCode, 204)
       const forced = await upload(h, p.owner, standardParts(p.siteCode, 'long', b, mapping, { force: 'true' }))
@@ -140,26 +190,49 @@ for (const dialect of testDialects()) {
       assert.equal(forced.json().isForced, true)
       assert.equal(forced.json().replaced, 1)
       assert.equal(forced.json().samplesStored, 2)
-      assert.deepEqual((await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value), [1, 20, 30])
+      assert.deepEqual(
+        (await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value),
+        [1, 20, 30],
+      )
       const twin = await upload(h, p.owner, standardParts(p.siteCode, 'long', a, mapping, { force: 'true' }))
       assert.equal(twin.statusCode, 201)
       assert.equal(twin.json().forcedOver, first.json().id)
-      assert.deepEqual((await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value), [1, 2, 30])
+      assert.deepEqual(
+        (await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value),
+        [1, 2, 30],
+      )
     })
 
     it('a later row of the same file at the same tag and timestamp wins', async () => {
       const h = shared()
       const p = await plant(h)
-      const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-05-01T00:00:00Z,A,1\n2024-05-01T00:00:00Z,A,2\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'))
+      const res = await upload(
+        h,
+        p.owner,
+        standardParts(
+          p.siteCode,
+          'long',
+          'timestamp,tag,value\n2024-05-01T00:00:00Z,A,1\n2024-05-01T00:00:00Z,A,2\n',
+          'historian_tag,instance_id,tag_key\nA,ins_pump,p\n',
+        ),
+      )
       assert.equal(res.statusCode, 201)
       assert.equal(res.json().samplesStored, 1)
-      assert.deepEqual((await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value), [2])
+      assert.deepEqual(
+        (await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value),
+        [2],
+      )
     })
 
     it('the parts may come in any order: a trend file sent first waits on disk and is imported', async () => {
       const h = shared()
       const p = await plant(h)
-      const parts = standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-05-01T00:00:00Z,A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n').reverse()
+      const parts = standardParts(
+        p.siteCode,
+        'long',
+        'timestamp,tag,value\n2024-05-01T00:00:00Z,A,1\n',
+        'historian_tag,instance_id,tag_key\nA,ins_pump,p\n',
+      ).reverse()
       const res = await upload(h, p.owner, parts)
       assert.equal(res.statusCode, 201, res.body)
       assert.equal(res.json().samplesStored, 1)
@@ -180,14 +253,23 @@ for (const dialect of testDialects()) {
       assert.equal(await sampleCount(h, p.owner.org.id), 1)
     })
 
-    it('another organisation\'s batch, rejections and series read as the uniform 404', async () => {
+    it("another organisation's batch, rejections and series read as the uniform 404", async () => {
       const h = shared()
       const p = await plant(h)
       const stranger = await h.orgWithKey('owner')
-      const done = await upload(h, p.owner, standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-05-01T00:00:00Z,A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'))
+      const done = await upload(
+        h,
+        p.owner,
+        standardParts(p.siteCode, 'long', 'timestamp,tag,value\n2024-05-01T00:00:00Z,A,1\n', 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'),
+      )
       const id = done.json().id as string
       const as = { org: stranger.org, apiKey: stranger.key }
-      for (const url of [`/api/historian/import-batches/${id}`, `/api/historian/import-batches/${id}/rejections`, `/api/historian/import-batches?siteId=${p.siteCode}`, `/api/sites/${p.siteCode}/historian/series?instanceId=ins_pump&tag=p`]) {
+      for (const url of [
+        `/api/historian/import-batches/${id}`,
+        `/api/historian/import-batches/${id}/rejections`,
+        `/api/historian/import-batches?siteId=${p.siteCode}`,
+        `/api/sites/${p.siteCode}/historian/series?instanceId=ins_pump&tag=p`,
+      ]) {
         const res = await h.inject(as, { method: 'GET', url })
         assert.equal(res.statusCode, 404, url)
         assert.equal(res.json().code, 'NotFound')
@@ -213,7 +295,7 @@ for (const dialect of testDialects()) {
       assert.equal(csvRes.body.trim().split('\r\n').length, 3)
     })
 
-    it('a listed batch is the batch\'s summary: the same fields, with the lists that grow with the file counted, not listed', async () => {
+    it("a listed batch is the batch's summary: the same fields, with the lists that grow with the file counted, not listed", async () => {
       const h = shared()
       const p = await plant(h)
       const trend = 'timestamp,tag,value\n2024-01-01T00:00:00Z,A,1\n2024-01-01T00:00:00Z,B,2\n2024-01-01T00:00:00Z,C,3\n2024-01-01T00:00:00Z,D,4\n'
@@ -230,7 +312,10 @@ for (const dialect of testDialects()) {
         tagCount: 2,
       })
       assert.equal(tags.length, 2)
-      assert.deepEqual(unmappedTags.map((u: { tag: string }) => u.tag), ['C', 'D'])
+      assert.deepEqual(
+        unmappedTags.map((u: { tag: string }) => u.tag),
+        ['C', 'D'],
+      )
       assert.equal(rejections.count, 2)
     })
 
@@ -245,9 +330,17 @@ for (const dialect of testDialects()) {
         h.clock.advance(1000) // ids are time-ordered by the injected clock
       }
       const page1 = (await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches?siteId=${p.siteCode}&limit=2` })).json()
-      assert.deepEqual(page1.items.map((b: { id: string }) => b.id), [ids[2], ids[1]])
-      const page2 = (await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches?siteId=${p.siteCode}&limit=2&cursor=${page1.nextCursor}` })).json()
-      assert.deepEqual(page2.items.map((b: { id: string }) => b.id), [ids[0]])
+      assert.deepEqual(
+        page1.items.map((b: { id: string }) => b.id),
+        [ids[2], ids[1]],
+      )
+      const page2 = (
+        await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches?siteId=${p.siteCode}&limit=2&cursor=${page1.nextCursor}` })
+      ).json()
+      assert.deepEqual(
+        page2.items.map((b: { id: string }) => b.id),
+        [ids[0]],
+      )
       assert.equal(page2.nextCursor, null)
       const preview = await h.inject(p.owner, { method: 'DELETE', url: `/api/sites/${p.siteCode}` })
       assert.equal(preview.statusCode, 409)
@@ -255,7 +348,10 @@ for (const dialect of testDialects()) {
       assert.equal(preview.json().wouldDelete.historianSamples, 3)
       assert.equal((await h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${ids[1]}` })).statusCode, 204)
       assert.equal((await h.inject(p.owner, { method: 'GET', url: `/api/historian/import-batches/${ids[1]}` })).statusCode, 404)
-      assert.deepEqual((await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value), [0, 2])
+      assert.deepEqual(
+        (await series(h, p, 'instanceId=ins_pump&tag=p')).samples.map((s) => s.value),
+        [0, 2],
+      )
     })
   })
 }

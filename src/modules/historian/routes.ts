@@ -5,7 +5,19 @@ import { actorOf } from '../../identity.ts'
 import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses, unsupportedMediaType } from '../../http/problem.ts'
 import { MultipartLimitExceeded, MultipartMalformed } from './errors.ts'
-import { BatchPage, BatchParams, BatchSchema, CollisionReportSchema, CollisionsQuery, ListBatchesQuery, RejectionReportSchema, RejectionsQuery, SeriesParams, SeriesQuerySchema, SeriesSchema } from './schemas.ts'
+import {
+  BatchPage,
+  BatchParams,
+  BatchSchema,
+  CollisionReportSchema,
+  CollisionsQuery,
+  ListBatchesQuery,
+  RejectionReportSchema,
+  RejectionsQuery,
+  SeriesParams,
+  SeriesQuerySchema,
+  SeriesSchema,
+} from './schemas.ts'
 import type { HistorianService, UploadPart } from './service/index.ts'
 import { FIELD_NAMES } from './service/form.ts'
 import { docs } from './docs.ts'
@@ -22,93 +34,144 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
     // The upload is multipart alone: a JSON body (or any other) is refused 415 listing only what is read here.
     upload.removeContentTypeParser('application/json')
 
-    upload.post('/', {
+    upload.post(
+      '/',
+      {
+        config: { policy: 'admin' },
+        schema: {
+          tags: ['Historian'],
+          summary: 'Import a historian export',
+          description: docs.importHistorianExport,
+          response: { 200: BatchSchema, 201: BatchSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        },
+      },
+      async (request, reply) => {
+        if (!request.isMultipart()) throw unsupportedMediaType(['multipart/form-data'])
+        const length = Number(request.headers['content-length'])
+        const batch = await historian.importBatch(request.principal.orgId, actorOf(request.principal), uploadParts(request), {
+          bytesTotal: Number.isSafeInteger(length) ? length : null,
+        })
+        return reply.code(batch.isDryRun ? 200 : 201).send(batch)
+      },
+    )
+  })
+
+  app.get(
+    '/',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Historian'],
+        summary: 'List the import batches of a site',
+        description: docs.listImportBatches,
+        querystring: ListBatchesQuery,
+        response: { 200: BatchPage, ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => historian.list(request.principal.orgId, request.query),
+  )
+
+  app.get(
+    '/:batchId',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Historian'],
+        summary: 'Read an import batch',
+        description: docs.readImportBatch,
+        params: BatchParams,
+        response: { 200: BatchSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => historian.get(request.principal.orgId, request.params.batchId),
+  )
+
+  app.get(
+    '/:batchId/rejections',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Historian'],
+        summary: 'Download the rejection report of a batch',
+        description: docs.downloadRejectionReport,
+        params: BatchParams,
+        querystring: RejectionsQuery,
+        response: {
+          200: {
+            description: 'The report: JSON, or CSV with `?as=csv`.',
+            content: { 'application/json': { schema: RejectionReportSchema }, 'text/csv': { schema: { type: 'string' } } },
+          },
+          ...problemResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const report = await historian.rejections(request.principal.orgId, request.params.batchId)
+      if (request.query.as !== 'csv') return report
+      const lines = ['line,column,reason', ...report.rejections.map((r) => [String(r.line), csvCell(r.column ?? ''), csvCell(r.reason)].join(','))]
+      return (
+        reply
+          .type('text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="${report.batchId}-rejections.csv"`)
+          .serializer((payload: unknown) => String(payload))
+          // The CSV form bypasses the JSON response schema (its own serializer).
+          .send(`${lines.join('\r\n')}\r\n` as unknown as typeof report)
+      )
+    },
+  )
+
+  app.get(
+    '/:batchId/collisions',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Historian'],
+        summary: 'List the collisions of a batch',
+        description: docs.listCollisions,
+        params: BatchParams,
+        querystring: CollisionsQuery,
+        response: { 200: CollisionReportSchema, ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => historian.collisions(request.principal.orgId, request.params.batchId, request.query),
+  )
+
+  app.delete(
+    '/:batchId',
+    {
       config: { policy: 'admin' },
       schema: {
-        tags: ['Historian'], summary: 'Import a historian export',
-        description: docs.importHistorianExport,
-        response: { 200: BatchSchema, 201: BatchSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
-      },
-    }, async (request, reply) => {
-      if (!request.isMultipart()) throw unsupportedMediaType(['multipart/form-data'])
-      const length = Number(request.headers['content-length'])
-      const batch = await historian.importBatch(request.principal.orgId, actorOf(request.principal), uploadParts(request), {
-        bytesTotal: Number.isSafeInteger(length) ? length : null,
-      })
-      return reply.code(batch.isDryRun ? 200 : 201).send(batch)
-    })
-  })
-
-  app.get('/', {
-    config: { policy: 'member' },
-    schema: {
-      tags: ['Historian'], summary: 'List the import batches of a site', description: docs.listImportBatches,
-      querystring: ListBatchesQuery, response: { 200: BatchPage, ...problemResponses(400, 401, 403, 404, 429) },
-    },
-  }, async (request) => historian.list(request.principal.orgId, request.query))
-
-  app.get('/:batchId', {
-    config: { policy: 'member' },
-    schema: {
-      tags: ['Historian'], summary: 'Read an import batch', description: docs.readImportBatch,
-      params: BatchParams, response: { 200: BatchSchema, ...problemResponses(401, 403, 404, 429) },
-    },
-  }, async (request) => historian.get(request.principal.orgId, request.params.batchId))
-
-  app.get('/:batchId/rejections', {
-    config: { policy: 'member' },
-    schema: {
-      tags: ['Historian'], summary: 'Download the rejection report of a batch',
-      description: docs.downloadRejectionReport,
-      params: BatchParams, querystring: RejectionsQuery,
-      response: {
-        200: { description: 'The report: JSON, or CSV with `?as=csv`.', content: { 'application/json': { schema: RejectionReportSchema }, 'text/csv': { schema: { type: 'string' } } } },
-        ...problemResponses(400, 401, 403, 404, 429),
+        tags: ['Historian'],
+        summary: 'Delete an import batch and its samples',
+        description: docs.deleteImportBatch,
+        params: BatchParams,
+        response: { 204: { type: 'null', description: 'Deleted.' }, ...problemResponses(401, 403, 404, 409, 429) },
       },
     },
-  }, async (request, reply) => {
-    const report = await historian.rejections(request.principal.orgId, request.params.batchId)
-    if (request.query.as !== 'csv') return report
-    const lines = ['line,column,reason', ...report.rejections.map((r) => [String(r.line), csvCell(r.column ?? ''), csvCell(r.reason)].join(','))]
-    return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${report.batchId}-rejections.csv"`)
-      .serializer((payload: unknown) => String(payload))
-      // The CSV form bypasses the JSON response schema (its own serializer).
-      .send(`${lines.join('\r\n')}\r\n` as unknown as typeof report)
-  })
-
-  app.get('/:batchId/collisions', {
-    config: { policy: 'member' },
-    schema: {
-      tags: ['Historian'], summary: 'List the collisions of a batch',
-      description: docs.listCollisions,
-      params: BatchParams, querystring: CollisionsQuery,
-      response: { 200: CollisionReportSchema, ...problemResponses(400, 401, 403, 404, 429) },
+    async (request, reply) => {
+      await historian.remove(request.principal.orgId, actorOf(request.principal), request.params.batchId)
+      return reply.code(204).send(null)
     },
-  }, async (request) => historian.collisions(request.principal.orgId, request.params.batchId, request.query))
-
-  app.delete('/:batchId', {
-    config: { policy: 'admin' },
-    schema: {
-      tags: ['Historian'], summary: 'Delete an import batch and its samples',
-      description: docs.deleteImportBatch,
-      params: BatchParams, response: { 204: { type: 'null', description: 'Deleted.' }, ...problemResponses(401, 403, 404, 409, 429) },
-    },
-  }, async (request, reply) => {
-    await historian.remove(request.principal.orgId, actorOf(request.principal), request.params.batchId)
-    return reply.code(204).send(null)
-  })
+  )
 }
 
 /** GET /api/sites/{siteId}/historian/series. */
 export const historianSeriesRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService }> = async (app, { historian }) => {
-  app.get('/:siteId/historian/series', {
-    config: { policy: 'member' },
-    schema: {
-      tags: ['Historian'], summary: 'Read a tag\'s history',
-      description: docs.readTagHistory,
-      params: SeriesParams, querystring: SeriesQuerySchema, response: { 200: SeriesSchema, ...problemResponses(400, 401, 403, 404, 429) },
+  app.get(
+    '/:siteId/historian/series',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Historian'],
+        summary: "Read a tag's history",
+        description: docs.readTagHistory,
+        params: SeriesParams,
+        querystring: SeriesQuerySchema,
+        response: { 200: SeriesSchema, ...problemResponses(400, 401, 403, 404, 429) },
+      },
     },
-  }, async (request) => historian.series(request.principal.orgId, request.params.siteId, request.query))
+    async (request) => historian.series(request.principal.orgId, request.params.siteId, request.query),
+  )
 }
 
 async function* uploadParts(request: FastifyRequest): AsyncGenerator<UploadPart> {
@@ -125,7 +188,9 @@ async function* uploadParts(request: FastifyRequest): AsyncGenerator<UploadPart>
 /** A file part's bytes; the multipart parser's own failures (the body ended inside the part) become MalformedBody. */
 function malformedAsProblem(file: AsyncIterable<Uint8Array> & { truncated: boolean }): Extract<UploadPart, { kind: 'file' }>['stream'] {
   return {
-    get truncated() { return file.truncated },
+    get truncated() {
+      return file.truncated
+    },
     async *[Symbol.asyncIterator]() {
       try {
         yield* file

@@ -4,40 +4,61 @@ import { Page, PageQuery } from '../../http/paging.ts'
 const Iso = Type.String({ format: 'date-time' })
 const NullableIso = Type.Union([Iso, Type.Null()])
 
-const RejectionSchema = Type.Object({
-  line: Type.Integer({ description: '1-based line of trend_csv where the row starts.' }),
-  reason: Type.String(),
-  column: Type.Optional(Type.String({ description: 'The column (tag) of a wide layout whose cell was rejected.' })),
-}, { additionalProperties: false })
+const RejectionSchema = Type.Object(
+  {
+    line: Type.Integer({ description: '1-based line of trend_csv where the row starts.' }),
+    reason: Type.String(),
+    column: Type.Optional(Type.String({ description: 'The column (tag) of a wide layout whose cell was rejected.' })),
+  },
+  { additionalProperties: false },
+)
 
-const TagCoverageSchema = Type.Object({
-  historianTag: Type.String(), instanceId: Type.String(), tagKey: Type.String(),
-  unit: Type.Union([Type.String(), Type.Null()]), scale: Type.Number({ description: 'Applied to numeric values.' }),
-  samples: Type.Integer({ description: 'Samples read for the tag (collisions included).' }),
-  firstTs: NullableIso, lastTs: NullableIso,
-}, { additionalProperties: false })
+const TagCoverageSchema = Type.Object(
+  {
+    historianTag: Type.String(),
+    instanceId: Type.String(),
+    tagKey: Type.String(),
+    unit: Type.Union([Type.String(), Type.Null()]),
+    scale: Type.Number({ description: 'Applied to numeric values.' }),
+    samples: Type.Integer({ description: 'Samples read for the tag (collisions included).' }),
+    firstTs: NullableIso,
+    lastTs: NullableIso,
+  },
+  { additionalProperties: false },
+)
 
-const CollisionValueSchema = Type.Object({
-  batchId: Type.String({ description: 'The batch the value comes from.' }),
-  value: Type.Union([Type.Number(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]),
-  quality: Type.String({ description: 'good, uncertain or bad' }),
-}, { additionalProperties: false })
+const CollisionValueSchema = Type.Object(
+  {
+    batchId: Type.String({ description: 'The batch the value comes from.' }),
+    value: Type.Union([Type.Number(), Type.Null()]),
+    text: Type.Union([Type.String(), Type.Null()]),
+    quality: Type.String({ description: 'good, uncertain or bad' }),
+  },
+  { additionalProperties: false },
+)
 
 const UnmappedTagsSchema = Type.Array(Type.Object({ tag: Type.String(), rows: Type.Integer() }, { additionalProperties: false }), {
-  description: 'Historian tags of the file that mapping_csv does not name, with their rejected rows: ' +
+  description:
+    'Historian tags of the file that mapping_csv does not name, with their rejected rows: ' +
     'the first 1 000 such tags in file order. Rows of further unmapped tags are rejected and counted in `rowsRejected` and ' +
     'the rejections report like the others, but not listed here.',
 })
 
-export const CollisionSchema = Type.Object({
-  instanceId: Type.String(), tagKey: Type.String(), ts: Iso,
-  resolution: Type.Union([Type.Literal('keptStored'), Type.Literal('replacedStored')], {
-    description: '`keptStored`: without force, the value another batch stored was kept and this batch\'s discarded. `replacedStored`: ' +
-      'with force, this batch\'s value replaced the stored one (latest value wins).',
-  }),
-  kept: CollisionValueSchema,
-  discarded: CollisionValueSchema,
-}, { additionalProperties: false })
+export const CollisionSchema = Type.Object(
+  {
+    instanceId: Type.String(),
+    tagKey: Type.String(),
+    ts: Iso,
+    resolution: Type.Union([Type.Literal('keptStored'), Type.Literal('replacedStored')], {
+      description:
+        "`keptStored`: without force, the value another batch stored was kept and this batch's discarded. `replacedStored`: " +
+        "with force, this batch's value replaced the stored one (latest value wins).",
+    }),
+    kept: CollisionValueSchema,
+    discarded: CollisionValueSchema,
+  },
+  { additionalProperties: false },
+)
 
 /** What a batch and its summary share (batch-view.ts batchFields). */
 const BatchFields = {
@@ -49,15 +70,22 @@ const BatchFields = {
   isForced: Type.Boolean({ description: 'Imported with force=true: its samples replaced stored ones at the same tag and timestamp.' }),
   forcedOver: Type.Union([Type.String(), Type.Null()], { description: 'The earlier batch of the same two files, when forced over one.' }),
   rowsRead: Type.Integer({ description: 'Data rows of trend_csv (header, blank, `*` comment and `@` directive lines are not data rows).' }),
-  samplesStored: Type.Integer({ description: 'Samples of the batch, counted in the database when it completes (with force, ' +
-    'the ones that replaced a stored value included). A failed batch keeps nothing: 0. A dry run: ' +
-    'what it would store (collisions with stored samples are not looked for).' }),
-  rowsRejected: Type.Integer({ description: 'Rejected values, each with its reason in `rejections`: rows (in wide layouts single cells, ' +
-    'or a row refused whole counted once), unmapped tags included.' }),
+  samplesStored: Type.Integer({
+    description:
+      'Samples of the batch, counted in the database when it completes (with force, ' +
+      'the ones that replaced a stored value included). A failed batch keeps nothing: 0. A dry run: ' +
+      'what it would store (collisions with stored samples are not looked for).',
+  }),
+  rowsRejected: Type.Integer({
+    description:
+      'Rejected values, each with its reason in `rejections`: rows (in wide layouts single cells, ' +
+      'or a row refused whole counted once), unmapped tags included.',
+  }),
   collisions: Type.Integer({ description: 'Without force: samples not stored because another batch holds a value at that tag and timestamp.' }),
   replaced: Type.Integer({ description: 'With force: stored values this batch replaced (part of `samplesStored`).' }),
   valuesRead: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'What the accounting counts: one a data row in the one-sample-a-row layouts (equal to `rowsRead`); ' +
+    description:
+      'What the accounting counts: one a data row in the one-sample-a-row layouts (equal to `rowsRead`); ' +
       'in `wide` and `citect-pa`, one a tag column of the header for each data row (a cell missing at the end of a short row ' +
       'is an empty value), or one for a row refused whole (its time or Milliseconds, too many fields). ' +
       'Each value has exactly one outcome: valuesRead = samplesStored + collisions + rowsRejected + duplicatesInFile + ' +
@@ -65,115 +93,196 @@ const BatchFields = {
       'for a failed batch, and for batches imported before it was counted.',
   }),
   duplicatesInFile: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'Samples not stored because a later row of the same file has the same series (instance and tag key) and timestamp; ' +
-      'the later row\'s value is kept. A dry run finds those within the same 50 000 samples only.',
+    description:
+      'Samples not stored because a later row of the same file has the same series (instance and tag key) and timestamp; ' +
+      "the later row's value is kept. A dry run finds those within the same 50 000 samples only.",
   }),
   sentinelValues: Type.Union([Type.Integer(), Type.Null()], { description: 'Values equal to one of `sentinels`: no sample, no rejection.' }),
-  emptyValues: Type.Union([Type.Integer(), Type.Null()], { description: 'Values that hold nothing (a blank cell, `NA`, `GATED`, SQL `NULL`, a cell missing at the end of a wide row): no sample, no rejection.' }),
+  emptyValues: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Values that hold nothing (a blank cell, `NA`, `GATED`, SQL `NULL`, a cell missing at the end of a wide row): no sample, no rejection.',
+  }),
   timeRange: Type.Union([Type.Object({ from: Iso, to: Iso }, { additionalProperties: false }), Type.Null()]),
-  contentHash: Type.Object({ trendCsv: Type.String(), mappingCsv: Type.String() }, { additionalProperties: false, description: '`sha256:` + hex of each file as sent; empty while running.' }),
+  contentHash: Type.Object(
+    { trendCsv: Type.String(), mappingCsv: Type.String() },
+    { additionalProperties: false, description: '`sha256:` + hex of each file as sent; empty while running.' },
+  ),
   trendFileName: Type.Union([Type.String(), Type.Null()]),
   separator: Type.Union([Type.String(), Type.Null()]),
-  timezone: Type.String({ description: 'IANA zone used for local timestamps (the `timezone` part, or the site\'s).' }),
-  progress: Type.Object({
-    bytesRead: Type.Integer(), bytesTotal: Type.Union([Type.Integer(), Type.Null()], { description: 'The request\'s Content-Length, when sent.' }),
-    rowsRead: Type.Integer(), samplesWritten: Type.Integer(),
-  }, { additionalProperties: false, description: 'Updated after every write transaction while running.' }),
+  timezone: Type.String({ description: "IANA zone used for local timestamps (the `timezone` part, or the site's)." }),
+  progress: Type.Object(
+    {
+      bytesRead: Type.Integer(),
+      bytesTotal: Type.Union([Type.Integer(), Type.Null()], { description: "The request's Content-Length, when sent." }),
+      rowsRead: Type.Integer(),
+      samplesWritten: Type.Integer(),
+    },
+    { additionalProperties: false, description: 'Updated after every write transaction while running.' },
+  ),
   error: Type.Union([Type.String(), Type.Null()]),
   createdBy: Type.String(),
-  createdAt: Iso, updatedAt: Iso, completedAt: NullableIso,
+  createdAt: Iso,
+  updatedAt: Iso,
+  completedAt: NullableIso,
 }
 
 const RejectionsCount = Type.Integer()
 const RejectionsUrl = Type.Union([Type.String(), Type.Null()], { description: 'The downloadable report (JSON, or CSV with ?as=csv).' })
 const CollisionsCount = Type.Integer({ description: 'Every collision: `collisions` without force, `replaced` with force.' })
-const CollisionsListed = Type.Integer({ description: 'How many the report lists (the first 1 000, in file order without force; by instance, tag and time with force).' })
+const CollisionsListed = Type.Integer({
+  description: 'How many the report lists (the first 1 000, in file order without force; by instance, tag and time with force).',
+})
 const CollisionsUrl = Type.Union([Type.String(), Type.Null()], { description: 'Every listed collision, paged.' })
 
-export const BatchSchema = Type.Object({
-  ...BatchFields,
-  rejections: Type.Object({
-    count: RejectionsCount,
-    first: Type.Array(RejectionSchema, { description: 'The first rejections (maxRejections, default 100), in file order.' }),
-    reportUrl: RejectionsUrl,
-  }, { additionalProperties: false }),
-  collisionReport: Type.Object({
-    count: CollisionsCount,
-    listed: CollisionsListed,
-    first: Type.Array(CollisionSchema, { description: 'The first 20 listed.' }),
-    reportUrl: CollisionsUrl,
-  }, { additionalProperties: false }),
-  unmappedTags: UnmappedTagsSchema,
-  tags: Type.Array(TagCoverageSchema),
-}, { $id: 'HistorianBatch', additionalProperties: false })
+export const BatchSchema = Type.Object(
+  {
+    ...BatchFields,
+    rejections: Type.Object(
+      {
+        count: RejectionsCount,
+        first: Type.Array(RejectionSchema, { description: 'The first rejections (maxRejections, default 100), in file order.' }),
+        reportUrl: RejectionsUrl,
+      },
+      { additionalProperties: false },
+    ),
+    collisionReport: Type.Object(
+      {
+        count: CollisionsCount,
+        listed: CollisionsListed,
+        first: Type.Array(CollisionSchema, { description: 'The first 20 listed.' }),
+        reportUrl: CollisionsUrl,
+      },
+      { additionalProperties: false },
+    ),
+    unmappedTags: UnmappedTagsSchema,
+    tags: Type.Array(TagCoverageSchema),
+  },
+  { $id: 'HistorianBatch', additionalProperties: false },
+)
 export type Batch = Static<typeof BatchSchema>
 
-export const BatchSummarySchema = Type.Object({
-  ...BatchFields,
-  rejections: Type.Object({ count: RejectionsCount, reportUrl: RejectionsUrl }, { additionalProperties: false }),
-  collisionReport: Type.Object({ count: CollisionsCount, listed: CollisionsListed, reportUrl: CollisionsUrl }, { additionalProperties: false }),
-  unmappedTagCount: Type.Integer({ description: 'How many unmapped tags the batch lists (at most 1 000).' }),
-  tagCount: Type.Integer({ description: 'How many historian tags the batch covers (its `tags`).' }),
-}, {
-  $id: 'HistorianBatchSummary', additionalProperties: false,
-  description: 'A batch as listed: the lists that grow with the file (`tags`, `unmappedTags`, the first rejections and collisions) ' +
-    'are counted here; read the batch for them.',
-})
+export const BatchSummarySchema = Type.Object(
+  {
+    ...BatchFields,
+    rejections: Type.Object({ count: RejectionsCount, reportUrl: RejectionsUrl }, { additionalProperties: false }),
+    collisionReport: Type.Object({ count: CollisionsCount, listed: CollisionsListed, reportUrl: CollisionsUrl }, { additionalProperties: false }),
+    unmappedTagCount: Type.Integer({ description: 'How many unmapped tags the batch lists (at most 1 000).' }),
+    tagCount: Type.Integer({ description: 'How many historian tags the batch covers (its `tags`).' }),
+  },
+  {
+    $id: 'HistorianBatchSummary',
+    additionalProperties: false,
+    description:
+      'A batch as listed: the lists that grow with the file (`tags`, `unmappedTags`, the first rejections and collisions) ' +
+      'are counted here; read the batch for them.',
+  },
+)
 
 export const BatchPage = Page(BatchSummarySchema, 'Batches of the site, newest first, as summaries.')
 
-export const ListBatchesQuery = Type.Object({
-  siteId: Type.String({ minLength: 1, maxLength: 50, description: 'The site\'s code.' }),
-  ...PageQuery({ defaultLimit: 50, maxLimit: 200 }),
-}, { additionalProperties: false })
+export const ListBatchesQuery = Type.Object(
+  {
+    siteId: Type.String({ minLength: 1, maxLength: 50, description: "The site's code." }),
+    ...PageQuery({ defaultLimit: 50, maxLimit: 200 }),
+  },
+  { additionalProperties: false },
+)
 
 export const BatchParams = Type.Object({ batchId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false })
 
-export const RejectionsQuery = Type.Object({
-  as: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { default: 'json', description: '`csv` downloads `line,column,reason`.' })),
-}, { additionalProperties: false })
+export const RejectionsQuery = Type.Object(
+  {
+    as: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { default: 'json', description: '`csv` downloads `line,column,reason`.' })),
+  },
+  { additionalProperties: false },
+)
 
-export const RejectionReportSchema = Type.Object({
-  batchId: Type.String(),
-  count: Type.Integer({ description: 'Every rejection; `rejections` holds the first ones.' }),
-  rejections: Type.Array(RejectionSchema),
-  unmappedTags: UnmappedTagsSchema,
-}, { additionalProperties: false })
+export const RejectionReportSchema = Type.Object(
+  {
+    batchId: Type.String(),
+    count: Type.Integer({ description: 'Every rejection; `rejections` holds the first ones.' }),
+    rejections: Type.Array(RejectionSchema),
+    unmappedTags: UnmappedTagsSchema,
+  },
+  { additionalProperties: false },
+)
 
-export const CollisionsQuery = Type.Object({
-  ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }),
-}, { additionalProperties: false })
+export const CollisionsQuery = Type.Object(
+  {
+    ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }),
+  },
+  { additionalProperties: false },
+)
 
-export const CollisionReportSchema = Type.Object({
-  batchId: Type.String(),
-  count: Type.Integer({ description: 'Every collision of the batch; the pages hold the first `listed`.' }),
-  listed: Type.Integer(),
-  items: Type.Array(CollisionSchema),
-  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
-}, { additionalProperties: false })
+export const CollisionReportSchema = Type.Object(
+  {
+    batchId: Type.String(),
+    count: Type.Integer({ description: 'Every collision of the batch; the pages hold the first `listed`.' }),
+    listed: Type.Integer(),
+    items: Type.Array(CollisionSchema),
+    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  },
+  { additionalProperties: false },
+)
 
 export const SeriesParams = Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 50 }) }, { additionalProperties: false })
 
-export const SeriesQuerySchema = Type.Object({
-  instanceId: Type.String({ minLength: 1, maxLength: 200 }),
-  tag: Type.String({ minLength: 1, maxLength: 200, description: 'The instance\'s tag key (mapping `tag_key`).' }),
-  from: Type.Optional(Type.String({ description: 'RFC 3339, inclusive.' })),
-  to: Type.Optional(Type.String({ description: 'RFC 3339, exclusive.' })),
-  bucket: Type.Optional(Type.String({ description: 'Width of time buckets: 500ms, 10s, 15m, 1h, 1d. Absent: raw samples.' })),
-  ...PageQuery({ defaultLimit: 1000, maxLimit: 10_000 }),
-}, { additionalProperties: false })
+export const SeriesQuerySchema = Type.Object(
+  {
+    instanceId: Type.String({ minLength: 1, maxLength: 200 }),
+    tag: Type.String({ minLength: 1, maxLength: 200, description: "The instance's tag key (mapping `tag_key`)." }),
+    from: Type.Optional(Type.String({ description: 'RFC 3339, inclusive.' })),
+    to: Type.Optional(Type.String({ description: 'RFC 3339, exclusive.' })),
+    bucket: Type.Optional(Type.String({ description: 'Width of time buckets: 500ms, 10s, 15m, 1h, 1d. Absent: raw samples.' })),
+    ...PageQuery({ defaultLimit: 1000, maxLimit: 10_000 }),
+  },
+  { additionalProperties: false },
+)
 export type SeriesQuery = Static<typeof SeriesQuerySchema>
 
-export const SeriesSchema = Type.Object({
-  instanceId: Type.String(),
-  tag: Type.String(),
-  bucket: Type.Union([Type.String(), Type.Null()]),
-  samples: Type.Union([Type.Array(Type.Object({
-    ts: Iso, value: Type.Union([Type.Number(), Type.Null()]), text: Type.Union([Type.String(), Type.Null()]),
-    quality: Type.String({ description: 'good, uncertain or bad' }), batchId: Type.String(),
-  }, { additionalProperties: false })), Type.Null()], { description: 'Raw samples, oldest first (no bucket).' }),
-  buckets: Type.Union([Type.Array(Type.Object({
-    start: Iso, min: Type.Number(), max: Type.Number(), mean: Type.Number(), first: Type.Number(), last: Type.Number(), count: Type.Integer(),
-  }, { additionalProperties: false })), Type.Null()], { description: 'Buckets of numeric samples (text states are left out), oldest first; empty buckets are absent.' }),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-}, { additionalProperties: false })
+export const SeriesSchema = Type.Object(
+  {
+    instanceId: Type.String(),
+    tag: Type.String(),
+    bucket: Type.Union([Type.String(), Type.Null()]),
+    samples: Type.Union(
+      [
+        Type.Array(
+          Type.Object(
+            {
+              ts: Iso,
+              value: Type.Union([Type.Number(), Type.Null()]),
+              text: Type.Union([Type.String(), Type.Null()]),
+              quality: Type.String({ description: 'good, uncertain or bad' }),
+              batchId: Type.String(),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+        Type.Null(),
+      ],
+      { description: 'Raw samples, oldest first (no bucket).' },
+    ),
+    buckets: Type.Union(
+      [
+        Type.Array(
+          Type.Object(
+            {
+              start: Iso,
+              min: Type.Number(),
+              max: Type.Number(),
+              mean: Type.Number(),
+              first: Type.Number(),
+              last: Type.Number(),
+              count: Type.Integer(),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+        Type.Null(),
+      ],
+      { description: 'Buckets of numeric samples (text states are left out), oldest first; empty buckets are absent.' },
+    ),
+    nextCursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+)

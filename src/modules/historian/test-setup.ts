@@ -43,20 +43,58 @@ export async function plant(h: Harness, options: { timeZone?: string; instances?
   const member = await h.mintKey(org, 'member')
   const owner = { org, apiKey: key }
   const siteCode = 'plant-1'
-  const created = await h.inject(owner, { method: 'POST', url: '/api/sites', payload: { code: siteCode, name: 'Plant 1', timeZone: options.timeZone ?? 'UTC' } })
+  const created = await h.inject(owner, {
+    method: 'POST',
+    url: '/api/sites',
+    payload: { code: siteCode, name: 'Plant 1', timeZone: options.timeZone ?? 'UTC' },
+  })
   if (created.statusCode !== 201) throw new Error(`site: ${created.statusCode} ${created.body}`)
   const now = h.clock.now()
   // Controllers and instances are written directly: their own routes are tested in their modules.
-  await h.handle.db.insertInto('controllers').values({
-    org_id: org.id, site_code: siteCode, id: 'plc-1', name: 'PLC 1', platform: 0, firmware_version: null, asset_number: 'A-1', protocol: 'cip',
-    ip_address: '10.0.0.1', port: null, cip_path: null, poll_interval_ms: 1000, timeout_ms: 5000, retry_delay_ms: 5000, max_retries: 3,
-    edge_id: null, edge_plc_id: null, created_at: now, updated_at: now,
-  }).execute()
+  await h.handle.db
+    .insertInto('controllers')
+    .values({
+      org_id: org.id,
+      site_code: siteCode,
+      id: 'plc-1',
+      name: 'PLC 1',
+      platform: 0,
+      firmware_version: null,
+      asset_number: 'A-1',
+      protocol: 'cip',
+      ip_address: '10.0.0.1',
+      port: null,
+      cip_path: null,
+      poll_interval_ms: 1000,
+      timeout_ms: 5000,
+      retry_delay_ms: 5000,
+      max_retries: 3,
+      edge_id: null,
+      edge_plc_id: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute()
   for (const [i, id] of (options.instances ?? ['ins_boiler1', 'ins_vav203', 'ins_furnace', 'ins_pump', 'ins_motor']).entries()) {
-    await h.handle.db.insertInto('instances').values({
-      org_id: org.id, site_code: siteCode, id, name: id, type_id: 'generic', type_version: null, asset_number: `I-${i}`, controller_id: 'plc-1',
-      area: null, tag_mappings: '{}', tag_count: 0, config: '{}', created_at: now, updated_at: now,
-    }).execute()
+    await h.handle.db
+      .insertInto('instances')
+      .values({
+        org_id: org.id,
+        site_code: siteCode,
+        id,
+        name: id,
+        type_id: 'generic',
+        type_version: null,
+        asset_number: `I-${i}`,
+        controller_id: 'plc-1',
+        area: null,
+        tag_mappings: '{}',
+        tag_count: 0,
+        config: '{}',
+        created_at: now,
+        updated_at: now,
+      })
+      .execute()
   }
   return { owner, member: { org, apiKey: member.plaintext }, siteCode }
 }
@@ -87,12 +125,20 @@ export function standardParts(siteCode: string, format: string, trend: Buffer | 
 }
 
 export async function sampleCount(h: Harness, orgId: string): Promise<number> {
-  const row = await h.handle.db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()
+  const row = await h.handle.db
+    .selectFrom('historian_points')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
 export async function batchCount(h: Harness, orgId: string): Promise<number> {
-  const row = await h.handle.db.selectFrom('historian_batches').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()
+  const row = await h.handle.db
+    .selectFrom('historian_batches')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -108,14 +154,17 @@ export async function mappingFor(name: string, format: FormatName): Promise<{ cs
 export async function series(h: Harness, p: Plant, query: string) {
   const res = await h.inject(p.member, { method: 'GET', url: `/api/sites/${p.siteCode}/historian/series?${query}` })
   assert.equal(res.statusCode, 200, res.body)
-  return res.json() as { samples: Array<{ ts: string; value: number | null; text: string | null; quality: string }>; buckets: Array<Record<string, unknown>>; nextCursor: string | null }
+  return res.json() as {
+    samples: Array<{ ts: string; value: number | null; text: string | null; quality: string }>
+    buckets: Array<Record<string, unknown>>
+    nextCursor: string | null
+  }
 }
 
 export async function assertNothingStored(h: Harness, p: Plant) {
   assert.equal(await sampleCount(h, p.owner.org.id), 0)
   assert.equal(await batchCount(h, p.owner.org.id), 0)
 }
-
 
 /**
  * One application per describe block (the machine is shared; building one per test dominates the run). Tests still
@@ -125,7 +174,15 @@ export function sharedHarness(dialect: TestDialect, env: Record<string, string> 
   let h: Harness | undefined
   const cleanups: Array<() => unknown> = []
   before(async () => {
-    h = await harness({ after: (fn: () => unknown) => { cleanups.push(fn) } } as unknown as TestContext, dialect, env)
+    h = await harness(
+      {
+        after: (fn: () => unknown) => {
+          cleanups.push(fn)
+        },
+      } as unknown as TestContext,
+      dialect,
+      env,
+    )
   })
   after(async () => {
     for (const fn of cleanups.reverse()) await fn()

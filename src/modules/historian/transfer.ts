@@ -5,8 +5,16 @@ import { describeTable, type Row, type TableShape } from '../tenant-transfer/int
 import type { StoredPart, StoredParts } from '../tenant-transfer/tables.ts'
 import { ensureSeries, seriesKey } from './store/queries.ts'
 import {
-  countPointsBySeries, findPoints, hasAnySample, listPointsOfSeries, listPointsPage, listSeriesInByteOrder, listSeriesOfInstances, upsertPoints,
-  type PointRow, type SeriesRow,
+  countPointsBySeries,
+  findPoints,
+  hasAnySample,
+  listPointsOfSeries,
+  listPointsPage,
+  listSeriesInByteOrder,
+  listSeriesOfInstances,
+  upsertPoints,
+  type PointRow,
+  type SeriesRow,
 } from './store/transfer.ts'
 
 /**
@@ -19,14 +27,30 @@ const SHAPE: TableShape = {
   columns: ['batch_id', 'instance_id', 'org_id', 'quality', 'site_code', 'tag_key', 'text', 'ts', 'value'],
   primaryKey: ['org_id', 'site_code', 'instance_id', 'tag_key', 'ts'],
   textColumns: new Set(['batch_id', 'instance_id', 'org_id', 'site_code', 'tag_key', 'text']),
-  types: { batch_id: 'text', instance_id: 'text', org_id: 'text', quality: 'smallint', site_code: 'text', tag_key: 'text', text: 'text', ts: 'bigint', value: 'double precision' },
+  types: {
+    batch_id: 'text',
+    instance_id: 'text',
+    org_id: 'text',
+    quality: 'smallint',
+    site_code: 'text',
+    tag_key: 'text',
+    text: 'text',
+    ts: 'bigint',
+    value: 'double precision',
+  },
 }
 
 const PAGE = 2000
 
 const toRow = (s: SeriesRow, p: { ts: unknown; value: unknown; text: unknown; quality: unknown; batch_id: unknown }): Row => ({
-  batch_id: p.batch_id, instance_id: s.instance_id, quality: Number(p.quality), site_code: s.site_code, tag_key: s.tag_key,
-  text: p.text ?? null, ts: Number(p.ts), value: p.value === null || p.value === undefined ? null : Number(p.value),
+  batch_id: p.batch_id,
+  instance_id: s.instance_id,
+  quality: Number(p.quality),
+  site_code: s.site_code,
+  tag_key: s.tag_key,
+  text: p.text ?? null,
+  ts: Number(p.ts),
+  value: p.value === null || p.value === undefined ? null : Number(p.value),
 })
 
 async function present(db: Db, dialect: Dialect): Promise<boolean> {
@@ -53,7 +77,11 @@ async function* stream(db: Db, dialect: Dialect, orgId: string, siteCode: string
     while (j < series.length && (j === i || total + (counts.get(series[j]!.id) ?? 0) <= PAGE)) total += counts.get(series[j++]!.id) ?? 0
     if (j - i > 1 || total <= PAGE) {
       const window = series.slice(i, j)
-      const rows = await listPointsOfSeries(db, orgId, window.map((s) => s.id))
+      const rows = await listPointsOfSeries(
+        db,
+        orgId,
+        window.map((s) => s.id),
+      )
       // Rows come in (series_id, ts) order: each series' rows are one run, emitted in the window's (package) order.
       const runs = new Map<number, PointRow[]>()
       for (const p of rows) {
@@ -119,10 +147,18 @@ async function upsert(db: Db, orgId: string, rows: Row[], memo: Map<string, unkn
     for (const [k, id] of await ensureSeries(db, orgId as OrgId, site, [...pairs.values()])) ids.set(`${site}\u0000${k}`, id)
   }
   for (let start = 0; start < rows.length; start += 2000) {
-    await upsertPoints(db, orgId, rows.slice(start, start + 2000).map((r) => ({
-      seriesId: ids.get(`${String(r.site_code)}\u0000${seriesKey(String(r.instance_id), String(r.tag_key))}`)!,
-      ts: r.ts, value: r.value, text: r.text, quality: r.quality, batchId: r.batch_id,
-    })))
+    await upsertPoints(
+      db,
+      orgId,
+      rows.slice(start, start + 2000).map((r) => ({
+        seriesId: ids.get(`${String(r.site_code)}\u0000${seriesKey(String(r.instance_id), String(r.tag_key))}`)!,
+        ts: r.ts,
+        value: r.value,
+        text: r.text,
+        quality: r.quality,
+        batchId: r.batch_id,
+      })),
+    )
   }
 }
 

@@ -8,13 +8,23 @@ const URL = '/api/sites/S1/instances'
 const BULK = `${URL}/bulk`
 const CSV = { 'content-type': 'text/csv' }
 
-const item = (id: string, controllerId: string, over: Record<string, unknown> = {}) => ({ id, name: `Equipment ${id}`, typeId: 'pump', assetNumber: `A-${id}`, controllerId, ...over })
+const item = (id: string, controllerId: string, over: Record<string, unknown> = {}) => ({
+  id,
+  name: `Equipment ${id}`,
+  typeId: 'pump',
+  assetNumber: `A-${id}`,
+  controllerId,
+  ...over,
+})
 
 describe('CSV records', () => {
   it('reads quoted fields with commas, doubled quotes and line breaks, and reports where each record starts', () => {
     const records = parseCsvRecords('\ufeffa,b\r\n"x, y","say ""hi"""\n"multi\nline",2\n\n3,4')
     assert.deepEqual(records, [
-      { line: 1, fields: ['a', 'b'] }, { line: 2, fields: ['x, y', 'say "hi"'] }, { line: 3, fields: ['multi\nline', '2'] }, { line: 6, fields: ['3', '4'] },
+      { line: 1, fields: ['a', 'b'] },
+      { line: 2, fields: ['x, y', 'say "hi"'] },
+      { line: 3, fields: ['multi\nline', '2'] },
+      { line: 6, fields: ['3', '4'] },
     ])
   })
 })
@@ -40,12 +50,28 @@ for (const dialect of testDialects()) {
       assert.equal(res.statusCode, 200, res.body)
       const report = res.json()
       assert.deepEqual([report.dryRun, report.created, report.updated, report.unchanged, report.refused], [true, 1, 1, 1, 4])
-      assert.deepEqual(report.lines.map((l: { line: number; outcome: string }) => [l.line, l.outcome]), [
-        [1, 'unchanged'], [2, 'updated'], [3, 'created'], [4, 'refused'], [5, 'refused'], [6, 'refused'], [7, 'refused'],
-      ])
+      assert.deepEqual(
+        report.lines.map((l: { line: number; outcome: string }) => [l.line, l.outcome]),
+        [
+          [1, 'unchanged'],
+          [2, 'updated'],
+          [3, 'created'],
+          [4, 'refused'],
+          [5, 'refused'],
+          [6, 'refused'],
+          [7, 'refused'],
+        ],
+      )
       assert.deepEqual(report.lines[3].errors, [{ pointer: '/controllerId', message: 'names no controller of this site' }])
-      assert.ok(report.lines[4].errors.some((e: { pointer: string; message: string }) => e.pointer === '/name' && e.message === 'must NOT have fewer than 1 characters'))
-      assert.ok(report.lines[4].errors.some((e: { pointer: string; message: string }) => e.pointer === '/typeId' && e.message === 'is required'), JSON.stringify(report.lines[4].errors))
+      assert.ok(
+        report.lines[4].errors.some(
+          (e: { pointer: string; message: string }) => e.pointer === '/name' && e.message === 'must NOT have fewer than 1 characters',
+        ),
+      )
+      assert.ok(
+        report.lines[4].errors.some((e: { pointer: string; message: string }) => e.pointer === '/typeId' && e.message === 'is required'),
+        JSON.stringify(report.lines[4].errors),
+      )
       assert.match(report.lines[5].errors[0].message, /line 3/)
       assert.equal(report.lines[6].id, null)
       assert.equal(await snapshot(h, org), before)
@@ -61,7 +87,10 @@ for (const dialect of testDialects()) {
       assert.equal(res.json().code, 'UnprocessableEntity')
       assert.equal(res.json().report.refused, 1)
       assert.equal(res.json().report.dryRun, false)
-      assert.deepEqual(res.json().errors.map((e: { pointer: string }) => e.pointer), ['/2/tagMappings/a'])
+      assert.deepEqual(
+        res.json().errors.map((e: { pointer: string }) => e.pointer),
+        ['/2/tagMappings/a'],
+      )
       assert.equal(await snapshot(h, org), before)
     })
 
@@ -92,19 +121,33 @@ for (const dialect of testDialects()) {
       ].join('\r\n')
       const dry = await as('POST', `${BULK}?dryRun=true`, csv, CSV)
       assert.equal(dry.statusCode, 200, dry.body)
-      assert.deepEqual(dry.json().lines.map((l: { line: number; outcome: string }) => [l.line, l.outcome]), [[2, 'created'], [3, 'created'], [4, 'refused'], [5, 'refused']])
+      assert.deepEqual(
+        dry.json().lines.map((l: { line: number; outcome: string }) => [l.line, l.outcome]),
+        [
+          [2, 'created'],
+          [3, 'created'],
+          [4, 'refused'],
+          [5, 'refused'],
+        ],
+      )
       assert.equal(dry.json().lines[2].errors[0].pointer, '/name')
       assert.equal(dry.json().lines[3].errors[0].pointer, '/config')
       assert.equal(await rowCount(h, 'instances', org.id), 0)
       const refused = await as('POST', BULK, csv, CSV)
       assert.equal(refused.statusCode, 422)
-      assert.deepEqual(refused.json().errors.map((e: { pointer: string }) => e.pointer), ['/line/4/name', '/line/5/config'])
+      assert.deepEqual(
+        refused.json().errors.map((e: { pointer: string }) => e.pointer),
+        ['/line/4/name', '/line/5/config'],
+      )
       const good = csv.split('\r\n').slice(0, 3).join('\n')
       const res = await as('POST', BULK, good, CSV)
       assert.equal(res.statusCode, 200)
       assert.equal(res.json().created, 2)
       const cv1 = (await as('GET', `${URL}/CV-1`)).json()
-      assert.deepEqual([cv1.name, cv1.area, cv1.tagMappings, cv1.config], ['Conveyor, main', 'Stockpile', { running: 'Program:Main.CV1.Run' }, { beltWidthMm: 1200 }])
+      assert.deepEqual(
+        [cv1.name, cv1.area, cv1.tagMappings, cv1.config],
+        ['Conveyor, main', 'Stockpile', { running: 'Program:Main.CV1.Run' }, { beltWidthMm: 1200 }],
+      )
       assert.deepEqual((await as('GET', `${URL}/CV-2`)).json().tagMappings, { running: 'R2', speed: 'S2' })
     })
 
@@ -126,7 +169,7 @@ for (const dialect of testDialects()) {
       assert.equal(await rowCount(h, 'instances', org.id), 0)
     })
 
-    it('bulk into another organisation\'s or an unknown site is the uniform 404', async (t) => {
+    it("bulk into another organisation's or an unknown site is the uniform 404", async (t) => {
       const { h, as } = await equipmentSetup(t, dialect)
       const other = await h.orgWithKey('owner')
       await h.inject({ org: other.org, apiKey: other.key }, { method: 'POST', url: '/api/sites', payload: { code: 'THEIRS', name: 'x' } })

@@ -38,12 +38,17 @@ export interface BulkPlan {
 const SAME_FIELDS = ['name', 'type_id', 'type_version', 'asset_number', 'controller_id', 'area', 'tag_mappings', 'config'] as const
 
 /** Decides each line's outcome without writing: created, updated (whole-body replacement), unchanged or refused. */
-export function planBulk(orgId: OrgId, siteCode: string, items: BulkItem[], ctx: {
-  now: number
-  existing: Map<string, InstancesTable>
-  controllers: Set<string>
-  validate: (value: unknown) => Problem[]
-}): BulkPlan {
+export function planBulk(
+  orgId: OrgId,
+  siteCode: string,
+  items: BulkItem[],
+  ctx: {
+    now: number
+    existing: Map<string, InstancesTable>
+    controllers: Set<string>
+    validate: (value: unknown) => Problem[]
+  },
+): BulkPlan {
   const plan: BulkPlan = { report: { created: 0, updated: 0, unchanged: 0, refused: 0, lines: [] }, errors: [], inserts: [], updates: [] }
   const firstLine = new Map<string, number>()
   for (const item of items) {

@@ -20,7 +20,10 @@ export function parseCsvRecords(text: string): Array<{ line: number; fields: str
     const ch = text[i]!
     if (quoted) {
       if (ch === '"') {
-        if (text[i + 1] === '"') { field += '"'; i++ } else quoted = false
+        if (text[i + 1] === '"') {
+          field += '"'
+          i++
+        } else quoted = false
       } else {
         if (ch === '\n') line++
         field += ch
@@ -28,10 +31,15 @@ export function parseCsvRecords(text: string): Array<{ line: number; fields: str
       continue
     }
     if (ch === '"' && field === '') quoted = true
-    else if (ch === ',') { fields.push(field); field = '' }
-    else if (ch === '\r' && text[i + 1] === '\n') continue
-    else if (ch === '\n' || ch === '\r') { endRecord(); line++; recordLine = line }
-    else field += ch
+    else if (ch === ',') {
+      fields.push(field)
+      field = ''
+    } else if (ch === '\r' && text[i + 1] === '\n') continue
+    else if (ch === '\n' || ch === '\r') {
+      endRecord()
+      line++
+      recordLine = line
+    } else field += ch
   }
   if (quoted) throw invalidField('/', `line ${recordLine}: a quoted field is not closed`)
   if (field !== '' || fields.length > 0) endRecord()
@@ -49,7 +57,8 @@ export function csvToBulkItems(text: string, maxItems: number): BulkItem[] {
   if (!header) throw invalidField('/', 'the CSV has no header row')
   const columns = header.fields.map((c) => c.trim())
   columns.forEach((c, i) => {
-    if (!PLAIN.has(c) && !JSON_COLUMNS.has(c) && !(c.startsWith('tag:') && c.length > 4)) throw invalidField('/', `header column ${i + 1} ("${c}") is not a known column`)
+    if (!PLAIN.has(c) && !JSON_COLUMNS.has(c) && !(c.startsWith('tag:') && c.length > 4))
+      throw invalidField('/', `header column ${i + 1} ("${c}") is not a known column`)
     if (columns.indexOf(c) !== i) throw invalidField('/', `header column ${i + 1} ("${c}") appears twice`)
   })
   for (const r of REQUIRED) if (!columns.includes(r)) throw invalidField('/', `the header has no ${r} column`)
@@ -77,7 +86,8 @@ export function csvToBulkItems(text: string, maxItems: number): BulkItem[] {
     if (Object.keys(tags).length > 0) {
       const fromJson = value.tagMappings
       // tag:NAME cells win over the same key in a tagMappings cell; a non-object tagMappings cell is left for the schema to refuse.
-      value.tagMappings = fromJson === undefined ? tags : isPlainObject(fromJson) ? Object.fromEntries([...Object.entries(fromJson), ...Object.entries(tags)]) : fromJson
+      value.tagMappings =
+        fromJson === undefined ? tags : isPlainObject(fromJson) ? Object.fromEntries([...Object.entries(fromJson), ...Object.entries(tags)]) : fromJson
     }
     return { line: record.line, at: `/line/${record.line}`, id: typeof value.id === 'string' ? value.id : null, value, problems }
   })

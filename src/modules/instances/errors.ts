@@ -18,7 +18,8 @@ export class UnknownController extends domainError('UnprocessableEntity') {
 export class BulkRefused extends domainError('UnprocessableEntity') {
   constructor(report: BulkReport, errors: FieldProblem[]) {
     super(`${report.refused} line(s) refused; nothing was written (all or nothing). \`report\` gives every line's outcome.`, {
-      errors, extensions: { report },
+      errors,
+      extensions: { report },
     })
   }
 }
@@ -32,5 +33,7 @@ export class InstanceOverLimits extends domainError('ValidationFailed') {
 
 /** Other writers kept changing the site while a bulk batch was checked, every attempt; nothing was written. */
 export class BulkSiteKeptChanging extends domainError('Conflict') {
-  constructor() { super('The site kept changing while the batch was checked; nothing was written. Retry.') }
+  constructor() {
+    super('The site kept changing while the batch was checked; nothing was written. Retry.')
+  }
 }

@@ -7,7 +7,12 @@ import { INSTANCE_LIMITS as L } from './limits.ts'
 const URL = '/api/sites/S1/instances'
 
 const instanceBody = (controllerId: string, over: Record<string, unknown> = {}) => ({
-  id: 'CV-101', name: 'Conveyor 101', typeId: 'conveyor', assetNumber: 'A-101', controllerId, ...over,
+  id: 'CV-101',
+  name: 'Conveyor 101',
+  typeId: 'conveyor',
+  assetNumber: 'A-101',
+  controllerId,
+  ...over,
 })
 
 for (const dialect of testDialects()) {
@@ -17,28 +22,67 @@ for (const dialect of testDialects()) {
       const c = await createController(as)
       let n = 0
       const cases: Array<[string, unknown, number]> = [
-        ['id', '', 400], ['id', 'i'.repeat(100), 201], ['id', 'j'.repeat(101), 400], ['id', 'has space', 400], ['id', 'a/b', 400], ['id', '.hidden', 400], ['id', 'CV-1.a:b_c', 201],
-        ['name', '', 400], ['name', 'n'.repeat(200), 201], ['name', 'n'.repeat(201), 400], ['name', null, 400], ['name', 5, 400],
-        ['typeId', '', 400], ['typeId', 't'.repeat(100), 201], ['typeId', 't'.repeat(101), 400],
-        ['typeVersion', '', 201], ['typeVersion', 'v'.repeat(50), 201], ['typeVersion', 'v'.repeat(51), 400], ['typeVersion', null, 201], ['typeVersion', 2, 400],
-        ['assetNumber', '', 400], ['assetNumber', 'a'.repeat(100), 201], ['assetNumber', 'a'.repeat(101), 400], ['assetNumber', null, 400],
-        ['area', '', 201], ['area', 'r'.repeat(100), 201], ['area', 'r'.repeat(101), 400], ['area', null, 201],
-        ['controllerId', '', 400], ['controllerId', null, 400], ['controllerId', 7, 400],
-        ['tagMappings', { a: 'x' }, 201], ['tagMappings', { a: 1 }, 400], ['tagMappings', { a: '' }, 400], ['tagMappings', { '': 'x' }, 400],
-        ['tagMappings', { ['k'.repeat(L.tagKeyMaxLength)]: 'v'.repeat(L.tagValueMaxLength) }, 201], ['tagMappings', { ['k'.repeat(L.tagKeyMaxLength + 1)]: 'v' }, 400],
-        ['tagMappings', { k: 'v'.repeat(L.tagValueMaxLength + 1) }, 400], ['tagMappings', ['x'], 400], ['tagMappings', null, 400], ['tagMappings', 'a=b', 400],
+        ['id', '', 400],
+        ['id', 'i'.repeat(100), 201],
+        ['id', 'j'.repeat(101), 400],
+        ['id', 'has space', 400],
+        ['id', 'a/b', 400],
+        ['id', '.hidden', 400],
+        ['id', 'CV-1.a:b_c', 201],
+        ['name', '', 400],
+        ['name', 'n'.repeat(200), 201],
+        ['name', 'n'.repeat(201), 400],
+        ['name', null, 400],
+        ['name', 5, 400],
+        ['typeId', '', 400],
+        ['typeId', 't'.repeat(100), 201],
+        ['typeId', 't'.repeat(101), 400],
+        ['typeVersion', '', 201],
+        ['typeVersion', 'v'.repeat(50), 201],
+        ['typeVersion', 'v'.repeat(51), 400],
+        ['typeVersion', null, 201],
+        ['typeVersion', 2, 400],
+        ['assetNumber', '', 400],
+        ['assetNumber', 'a'.repeat(100), 201],
+        ['assetNumber', 'a'.repeat(101), 400],
+        ['assetNumber', null, 400],
+        ['area', '', 201],
+        ['area', 'r'.repeat(100), 201],
+        ['area', 'r'.repeat(101), 400],
+        ['area', null, 201],
+        ['controllerId', '', 400],
+        ['controllerId', null, 400],
+        ['controllerId', 7, 400],
+        ['tagMappings', { a: 'x' }, 201],
+        ['tagMappings', { a: 1 }, 400],
+        ['tagMappings', { a: '' }, 400],
+        ['tagMappings', { '': 'x' }, 400],
+        ['tagMappings', { ['k'.repeat(L.tagKeyMaxLength)]: 'v'.repeat(L.tagValueMaxLength) }, 201],
+        ['tagMappings', { ['k'.repeat(L.tagKeyMaxLength + 1)]: 'v' }, 400],
+        ['tagMappings', { k: 'v'.repeat(L.tagValueMaxLength + 1) }, 400],
+        ['tagMappings', ['x'], 400],
+        ['tagMappings', null, 400],
+        ['tagMappings', 'a=b', 400],
         ['tagMappings', Object.fromEntries(Array.from({ length: L.tagMappingsMaxKeys }, (_, i) => [`t${i}`, 'x'])), 201],
         ['tagMappings', Object.fromEntries(Array.from({ length: L.tagMappingsMaxKeys + 1 }, (_, i) => [`t${i}`, 'x'])), 400],
-        ['config', { any: [1, 'two', { three: true }, null] }, 201], ['config', [], 400], ['config', null, 400], ['config', 'x', 400],
+        ['config', { any: [1, 'two', { three: true }, null] }, 201],
+        ['config', [], 400],
+        ['config', null, 400],
+        ['config', 'x', 400],
         ['config', Object.fromEntries(Array.from({ length: L.configMaxKeys }, (_, i) => [`c${i}`, i])), 201],
         ['config', Object.fromEntries(Array.from({ length: L.configMaxKeys + 1 }, (_, i) => [`c${i}`, i])), 400],
-        ['config', { ['k'.repeat(L.configKeyMaxLength + 1)]: 1 }, 400], ['config', { '': 1 }, 400],
+        ['config', { ['k'.repeat(L.configKeyMaxLength + 1)]: 1 }, 400],
+        ['config', { '': 1 }, 400],
       ]
       for (const [field, value, status] of cases) {
         const res = await as('POST', URL, instanceBody(c.id, { id: field === 'id' ? value : `I${n}`, [field]: value }))
         assert.equal(res.statusCode, status, `${field} = ${JSON.stringify(value).slice(0, 60)}: ${res.body.slice(0, 300)}`)
         if (status === 201) n++
-        else assert.ok(res.json().errors.some((e: { pointer: string }) => e.pointer.startsWith(`/${field}`)), `${field}: ${res.body.slice(0, 300)}`)
+        else
+          assert.ok(
+            res.json().errors.some((e: { pointer: string }) => e.pointer.startsWith(`/${field}`)),
+            `${field}: ${res.body.slice(0, 300)}`,
+          )
       }
       for (const field of ['id', 'name', 'typeId', 'assetNumber', 'controllerId']) {
         const body: Record<string, unknown> = instanceBody(c.id, { id: 'REQ' })
@@ -86,12 +130,20 @@ for (const dialect of testDialects()) {
       assert.deepEqual([u.area, u.typeVersion, u.tagMappings, u.config, u.controllerId, u.name], [null, '1', { c: 'C' }, { x: 1, y: 2 }, c2.id, 'Conveyor 101'])
       assert.notEqual(u.updatedAt, u.createdAt)
       const before = await snapshot(h, org)
-      for (const body of [{ id: 'NEW' }, { name: null }, { name: '' }, { tagMappings: null }, { config: null }, { colour: 'red' }, { typeVersion: 'v'.repeat(51) }, { assetNumber: null }]) {
+      for (const body of [
+        { id: 'NEW' },
+        { name: null },
+        { name: '' },
+        { tagMappings: null },
+        { config: null },
+        { colour: 'red' },
+        { typeVersion: 'v'.repeat(51) },
+        { assetNumber: null },
+      ]) {
         assert.equal((await as('PUT', `${URL}/CV-101`, body)).statusCode, 400, JSON.stringify(body))
       }
       assert.equal(await snapshot(h, org), before)
       assert.equal((await as('PUT', `${URL}/NOPE`, { name: 'x' })).statusCode, 404)
     })
-
   })
 }

@@ -6,7 +6,12 @@ import { createController, equipmentSetup, rowCount, snapshot } from '../control
 const URL = '/api/sites/S1/instances'
 
 const instanceBody = (controllerId: string, over: Record<string, unknown> = {}) => ({
-  id: 'CV-101', name: 'Conveyor 101', typeId: 'conveyor', assetNumber: 'A-101', controllerId, ...over,
+  id: 'CV-101',
+  name: 'Conveyor 101',
+  typeId: 'conveyor',
+  assetNumber: 'A-101',
+  controllerId,
+  ...over,
 })
 
 for (const dialect of testDialects()) {
@@ -14,15 +19,35 @@ for (const dialect of testDialects()) {
     it('create answers 201 with every field of 2.4; optional fields default to null or {}', async (t) => {
       const { as } = await equipmentSetup(t, dialect)
       const c = await createController(as)
-      const full = await as('POST', URL, instanceBody(c.id, {
-        typeVersion: '2.1', area: 'Stockpile', tagMappings: { running: 'Program:Main.CV101.Run' }, config: { beltWidthMm: 1200, sensors: [{ kind: 'speed' }], note: null },
-      }))
+      const full = await as(
+        'POST',
+        URL,
+        instanceBody(c.id, {
+          typeVersion: '2.1',
+          area: 'Stockpile',
+          tagMappings: { running: 'Program:Main.CV101.Run' },
+          config: { beltWidthMm: 1200, sensors: [{ kind: 'speed' }], note: null },
+        }),
+      )
       assert.equal(full.statusCode, 201)
       const body = full.json()
-      assert.deepEqual({ ...body, createdAt: undefined, updatedAt: undefined }, {
-        id: 'CV-101', siteId: 'S1', name: 'Conveyor 101', typeId: 'conveyor', typeVersion: '2.1', assetNumber: 'A-101', controllerId: c.id, area: 'Stockpile',
-        tagMappings: { running: 'Program:Main.CV101.Run' }, config: { beltWidthMm: 1200, sensors: [{ kind: 'speed' }], note: null }, createdAt: undefined, updatedAt: undefined,
-      })
+      assert.deepEqual(
+        { ...body, createdAt: undefined, updatedAt: undefined },
+        {
+          id: 'CV-101',
+          siteId: 'S1',
+          name: 'Conveyor 101',
+          typeId: 'conveyor',
+          typeVersion: '2.1',
+          assetNumber: 'A-101',
+          controllerId: c.id,
+          area: 'Stockpile',
+          tagMappings: { running: 'Program:Main.CV101.Run' },
+          config: { beltWidthMm: 1200, sensors: [{ kind: 'speed' }], note: null },
+          createdAt: undefined,
+          updatedAt: undefined,
+        },
+      )
       assert.deepEqual((await as('GET', `${URL}/CV-101`)).json(), body)
       const bare = (await as('POST', URL, instanceBody(c.id, { id: 'CV-102' }))).json()
       assert.deepEqual([bare.typeVersion, bare.area, bare.tagMappings, bare.config], [null, null, {}, {}])
@@ -49,7 +74,16 @@ for (const dialect of testDialects()) {
       const elsewhere = await createController(as, 'S2')
       const other = await h.orgWithKey('owner')
       await h.inject({ org: other.org, apiKey: other.key }, { method: 'POST', url: '/api/sites', payload: { code: 'S1', name: 'x' } })
-      const foreign = (await h.inject({ org: other.org, apiKey: other.key }, { method: 'POST', url: '/api/sites/S1/controllers', payload: { name: 'p', platform: 0, assetNumber: 'a', connection: { protocol: 'x', ipAddress: 'h' } } })).json()
+      const foreign = (
+        await h.inject(
+          { org: other.org, apiKey: other.key },
+          {
+            method: 'POST',
+            url: '/api/sites/S1/controllers',
+            payload: { name: 'p', platform: 0, assetNumber: 'a', connection: { protocol: 'x', ipAddress: 'h' } },
+          },
+        )
+      ).json()
       const mine = await createController(as)
       const before = await snapshot(h, org)
       for (const controllerId of [elsewhere.id, foreign.id, 'ctl_nope']) {
@@ -70,13 +104,25 @@ for (const dialect of testDialects()) {
       const { as } = await equipmentSetup(t, dialect)
       const a = await createController(as)
       const b = await createController(as)
-      const rows: Array<[string, string, string, string]> = [['I5', a.id, 'North', 'pump'], ['I1', a.id, 'North', 'conveyor'], ['I3', b.id, 'South', 'conveyor'], ['I2', b.id, 'North', 'pump'], ['I4', a.id, 'South', 'pump']]
+      const rows: Array<[string, string, string, string]> = [
+        ['I5', a.id, 'North', 'pump'],
+        ['I1', a.id, 'North', 'conveyor'],
+        ['I3', b.id, 'South', 'conveyor'],
+        ['I2', b.id, 'North', 'pump'],
+        ['I4', a.id, 'South', 'pump'],
+      ]
       for (const [id, controllerId, area, typeId] of rows) await as('POST', URL, instanceBody(controllerId, { id, area, typeId }))
       const ids = async (query: string) => (await as('GET', `${URL}?${query}`)).json().items.map((i: { id: string }) => i.id)
       const first = (await as('GET', `${URL}?limit=2`)).json()
-      assert.deepEqual(first.items.map((i: { id: string }) => i.id), ['I1', 'I2'])
+      assert.deepEqual(
+        first.items.map((i: { id: string }) => i.id),
+        ['I1', 'I2'],
+      )
       const second = (await as('GET', `${URL}?limit=2&cursor=${first.nextCursor}`)).json()
-      assert.deepEqual(second.items.map((i: { id: string }) => i.id), ['I3', 'I4'])
+      assert.deepEqual(
+        second.items.map((i: { id: string }) => i.id),
+        ['I3', 'I4'],
+      )
       assert.deepEqual(await ids(`controllerId=${a.id}`), ['I1', 'I4', 'I5'])
       assert.deepEqual(await ids('area=North'), ['I1', 'I2', 'I5'])
       assert.deepEqual(await ids('typeId=pump&area=North'), ['I2', 'I5'])
@@ -95,7 +141,7 @@ for (const dialect of testDialects()) {
       assert.equal((await as('GET', `${URL}/CV-101`)).statusCode, 404)
     })
 
-    it('another organisation\'s or another site\'s instance is the uniform 404 and is not changed; members read but cannot write', async (t) => {
+    it("another organisation's or another site's instance is the uniform 404 and is not changed; members read but cannot write", async (t) => {
       const { h, org, as } = await equipmentSetup(t, dialect)
       await as('POST', '/api/sites', { code: 'S2', name: 'Other' })
       const c = await createController(as)
@@ -105,7 +151,11 @@ for (const dialect of testDialects()) {
       await them('POST', '/api/sites', { code: 'S1', name: 'x' })
       const missing = (await as('GET', `${URL}/NOPE`)).json()
       const before = await snapshot(h, org)
-      for (const [method, url, payload] of [['GET', `${URL}/CV-101`], ['PUT', `${URL}/CV-101`, { name: 'x' }], ['DELETE', `${URL}/CV-101`]] as const) {
+      for (const [method, url, payload] of [
+        ['GET', `${URL}/CV-101`],
+        ['PUT', `${URL}/CV-101`, { name: 'x' }],
+        ['DELETE', `${URL}/CV-101`],
+      ] as const) {
         const res = await them(method, url, payload)
         assert.equal(res.statusCode, 404)
         assert.equal(res.json().detail, missing.detail)
@@ -114,7 +164,8 @@ for (const dialect of testDialects()) {
       assert.equal((await them('GET', URL)).json().items.length, 0)
       assert.equal(await snapshot(h, org), before)
       const member = await h.mintKey(org, 'member')
-      const m = (method: string, url: string, payload?: unknown) => h.inject({ org, apiKey: member.plaintext }, { method: method as 'GET', url, payload: payload as object })
+      const m = (method: string, url: string, payload?: unknown) =>
+        h.inject({ org, apiKey: member.plaintext }, { method: method as 'GET', url, payload: payload as object })
       assert.equal((await m('GET', URL)).statusCode, 200)
       assert.equal((await m('GET', `${URL}/CV-101`)).statusCode, 200)
       assert.equal((await m('POST', URL, instanceBody(c.id, { id: 'M' }))).statusCode, 403)

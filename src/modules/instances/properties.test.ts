@@ -32,16 +32,25 @@ for (const dialect of testDialects()) {
         else assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8')
       }
       await as('POST', URL, { id: 'TARGET', name: 'n', typeId: 't', assetNumber: 'a', controllerId: c.id })
-      await fc.assert(fc.asyncProperty(withController(arbitraryFromSchema(CreateInstanceBody), c.id), async (body) => {
-        await check(await as('POST', URL, body), validInstance, `create ${JSON.stringify(body)}`)
-      }), { numRuns: RUNS })
-      await fc.assert(fc.asyncProperty(withController(arbitraryFromSchema(UpdateInstanceBody), c.id), async (body) => {
-        await check(await as('PUT', `${URL}/TARGET`, body), validInstance, `update ${JSON.stringify(body)}`)
-      }), { numRuns: RUNS })
+      await fc.assert(
+        fc.asyncProperty(withController(arbitraryFromSchema(CreateInstanceBody), c.id), async (body) => {
+          await check(await as('POST', URL, body), validInstance, `create ${JSON.stringify(body)}`)
+        }),
+        { numRuns: RUNS },
+      )
+      await fc.assert(
+        fc.asyncProperty(withController(arbitraryFromSchema(UpdateInstanceBody), c.id), async (body) => {
+          await check(await as('PUT', `${URL}/TARGET`, body), validInstance, `update ${JSON.stringify(body)}`)
+        }),
+        { numRuns: RUNS },
+      )
       const items = fc.array(withController(arbitraryFromSchema(CreateInstanceBody), c.id), { maxLength: 6 })
-      await fc.assert(fc.asyncProperty(items, fc.boolean(), async (body, dryRun) => {
-        await check(await as('POST', `${URL}/bulk?dryRun=${dryRun}`, body), validReport, `bulk ${JSON.stringify(body)}`)
-      }), { numRuns: Math.ceil(RUNS / 2) })
+      await fc.assert(
+        fc.asyncProperty(items, fc.boolean(), async (body, dryRun) => {
+          await check(await as('POST', `${URL}/bulk?dryRun=${dryRun}`, body), validReport, `bulk ${JSON.stringify(body)}`)
+        }),
+        { numRuns: Math.ceil(RUNS / 2) },
+      )
       assert.ok((statuses.get(201) ?? 0) > 0 && (statuses.get(200) ?? 0) > 0, `some generated bodies were accepted: ${JSON.stringify([...statuses])}`)
       assert.ok((statuses.get(400) ?? 0) > 0, 'some generated bodies were refused')
       const page = (await as('GET', `${URL}?limit=1000`)).json()

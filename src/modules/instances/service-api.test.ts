@@ -8,10 +8,17 @@ import { createInstancesService } from './service.ts'
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: instances and controllers services for other areas`, () => {
-    it('existingIds, listTagMappings and summary answer for the organisation\'s site only', async (t) => {
+    it("existingIds, listTagMappings and summary answer for the organisation's site only", async (t) => {
       const { h, org, as } = await equipmentSetup(t, dialect)
       const c = await createController(as, 'S1', { name: 'Crusher PLC', assetNumber: 'PLC-9' }, { cipPath: '1,0' })
-      await as('POST', '/api/sites/S1/instances', { id: 'CV-1', name: 'n', typeId: 't', assetNumber: 'a', controllerId: c.id, tagMappings: { run: 'R', speed: 'S' } })
+      await as('POST', '/api/sites/S1/instances', {
+        id: 'CV-1',
+        name: 'n',
+        typeId: 't',
+        assetNumber: 'a',
+        controllerId: c.id,
+        tagMappings: { run: 'R', speed: 'S' },
+      })
       await as('POST', '/api/sites/S1/instances', { id: 'CV-2', name: 'n', typeId: 't', assetNumber: 'a', controllerId: c.id })
       const other = await h.orgWithKey('owner')
       const { handle, clock } = h
@@ -19,15 +26,25 @@ for (const dialect of testDialects()) {
       const controllers = createControllersService({ handle, clock, sites, load: (db, o, s, ids) => instances.controllerLoad(db, o, s, ids) })
       const instances = createInstancesService({ handle, clock, sites, controllers })
 
-      assert.deepEqual([...await instances.existingIds(org.id, 'S1', ['CV-1', 'CV-2', 'CV-3', 'CV-1'])].sort(), ['CV-1', 'CV-2'])
-      assert.deepEqual([...await instances.existingIds(other.org.id, 'S1', ['CV-1'])], [])
+      assert.deepEqual([...(await instances.existingIds(org.id, 'S1', ['CV-1', 'CV-2', 'CV-3', 'CV-1']))].sort(), ['CV-1', 'CV-2'])
+      assert.deepEqual([...(await instances.existingIds(other.org.id, 'S1', ['CV-1']))], [])
       assert.deepEqual(await instances.listTagMappings(org.id, 'S1'), [{ instanceId: 'CV-1', controllerId: c.id, tagMappings: { run: 'R', speed: 'S' } }])
       assert.deepEqual(await instances.listTagMappings(other.org.id, 'S1'), [])
-      assert.deepEqual(await controllers.summary(org.id, 'S1'), [{
-        id: c.id, name: 'Crusher PLC', assetNumber: 'PLC-9', platform: 'RockwellLogix', protocol: 'EtherNet/IP', ipAddress: '10.20.1.15', cipPath: '1,0', edgeId: null, pollIntervalMs: 1000,
-      }])
+      assert.deepEqual(await controllers.summary(org.id, 'S1'), [
+        {
+          id: c.id,
+          name: 'Crusher PLC',
+          assetNumber: 'PLC-9',
+          platform: 'RockwellLogix',
+          protocol: 'EtherNet/IP',
+          ipAddress: '10.20.1.15',
+          cipPath: '1,0',
+          edgeId: null,
+          pollIntervalMs: 1000,
+        },
+      ])
       await assert.rejects(controllers.summary(other.org.id, 'S1'), { code: 'NotFound' })
-      assert.deepEqual([...await controllers.existingIds(org.id, 'S1', [c.id, 'ctl_x'])], [c.id])
+      assert.deepEqual([...(await controllers.existingIds(org.id, 'S1', [c.id, 'ctl_x']))], [c.id])
     })
   })
 }

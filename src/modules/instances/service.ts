@@ -16,8 +16,16 @@ import { canonicalJson } from './limits.ts'
 import { rowOf, toInstance } from './rows.ts'
 import type { BulkReport, CreateInstanceInput, Instance, ListInstancesQueryInput, UpdateInstanceInput } from './schemas.ts'
 import {
-  countInstances, deleteInstance, findInstance, findInstances, insertInstance, listInstances, listTagMappingRows, loadByController,
-  updateInstance, type InstanceChanges,
+  countInstances,
+  deleteInstance,
+  findInstance,
+  findInstances,
+  insertInstance,
+  listInstances,
+  listTagMappingRows,
+  loadByController,
+  updateInstance,
+  type InstanceChanges,
 } from './store.ts'
 
 function checkSizes(input: { tagMappings?: Record<string, string>; config?: Record<string, unknown> }): void {
@@ -32,7 +40,12 @@ export const instancesSiteDependent: SiteDependent = { name: 'instances', count:
 /** Plans of one bulk request, each on what the writer that beat the previous one left. */
 const BULK_ATTEMPTS = 5
 
-export function createInstancesService(deps: { handle: DatabaseHandle; clock: Clock; sites: SitesService; controllers: Pick<ControllersService, 'existingIds'> }) {
+export function createInstancesService(deps: {
+  handle: DatabaseHandle
+  clock: Clock
+  sites: SitesService
+  controllers: Pick<ControllersService, 'existingIds'>
+}) {
   const { clock, sites, controllers } = deps
   const db = deps.handle.db
   const validate = createItemValidator()
@@ -74,7 +87,13 @@ export function createInstancesService(deps: { handle: DatabaseHandle; clock: Cl
       await sites.require(orgId, siteCode)
       const limit = query.limit ?? 100
       const after = decodeCursor(query.cursor, ['string'])
-      const rows = await listInstances(db, orgId, siteCode, { limit, after: after?.[0] as string | undefined, controllerId: query.controllerId, area: query.area, typeId: query.typeId })
+      const rows = await listInstances(db, orgId, siteCode, {
+        limit,
+        after: after?.[0] as string | undefined,
+        controllerId: query.controllerId,
+        area: query.area,
+        typeId: query.typeId,
+      })
       return toPage(rows, limit, toInstance, (r) => [r.id])
     },
 
@@ -148,7 +167,11 @@ export function createInstancesService(deps: { handle: DatabaseHandle; clock: Cl
               const { org_id: _o, site_code: _s, id: _i, created_at: _c, ...changes } = row
               await updateInstance(trx, orgId, siteCode, row.id, changes)
             }
-            await recordAudit(trx, clock, orgId, actor, { action: 'instance.bulk', target: siteCode, detail: { created: report.created, updated: report.updated, unchanged: report.unchanged } })
+            await recordAudit(trx, clock, orgId, actor, {
+              action: 'instance.bulk',
+              target: siteCode,
+              detail: { created: report.created, updated: report.updated, unchanged: report.unchanged },
+            })
           })
           return report
         } catch (err) {
@@ -175,7 +198,6 @@ export function createInstancesService(deps: { handle: DatabaseHandle; clock: Cl
       const rows = await loadByController(executor, orgId, siteCode, controllerIds)
       return new Map(rows.map((r) => [r.controller_id, { instances: r.instances, mappedTags: r.tags }]))
     },
-
   }
 }
 

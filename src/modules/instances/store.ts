@@ -16,24 +16,45 @@ export function findInstance(db: Db, orgId: OrgId, siteCode: string, id: string)
 export async function findInstances(db: Db, orgId: OrgId, siteCode: string, ids: readonly string[]): Promise<InstancesTable[]> {
   const out: InstancesTable[] = []
   for (let i = 0; i < ids.length; i += CHUNK) {
-    out.push(...await db.selectFrom('instances').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode)
-      .where('id', 'in', ids.slice(i, i + CHUNK)).execute())
+    out.push(
+      ...(await db
+        .selectFrom('instances')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('site_code', '=', siteCode)
+        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .execute()),
+    )
   }
   return out
 }
 
-export function listInstances(db: Db, orgId: OrgId, siteCode: string, options: { limit: number; after?: string; controllerId?: string; area?: string; typeId?: string }) {
+export function listInstances(
+  db: Db,
+  orgId: OrgId,
+  siteCode: string,
+  options: { limit: number; after?: string; controllerId?: string; area?: string; typeId?: string },
+) {
   let query = db.selectFrom('instances').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode)
   if (options.after !== undefined) query = query.where('id', '>', options.after)
   if (options.controllerId !== undefined) query = query.where('controller_id', '=', options.controllerId)
   if (options.area !== undefined) query = query.where('area', '=', options.area)
   if (options.typeId !== undefined) query = query.where('type_id', '=', options.typeId)
-  return query.orderBy('id').limit(options.limit + 1).execute()
+  return query
+    .orderBy('id')
+    .limit(options.limit + 1)
+    .execute()
 }
 
 export function listTagMappingRows(db: Db, orgId: OrgId, siteCode: string) {
-  return db.selectFrom('instances').select(['id', 'controller_id', 'tag_mappings'])
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode).where('tag_count', '>', 0).orderBy('id').execute()
+  return db
+    .selectFrom('instances')
+    .select(['id', 'controller_id', 'tag_mappings'])
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('tag_count', '>', 0)
+    .orderBy('id')
+    .execute()
 }
 
 export function updateInstance(db: Db, orgId: OrgId, siteCode: string, id: string, changes: InstanceChanges) {
@@ -45,7 +66,12 @@ export function deleteInstance(db: Db, orgId: OrgId, siteCode: string, id: strin
 }
 
 export async function countInstances(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
-  const row = await db.selectFrom('instances').select((eb) => eb.fn.countAll().as('n')).where('org_id', '=', orgId).where('site_code', '=', siteCode).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('instances')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -53,10 +79,14 @@ export async function countInstances(db: Db, orgId: OrgId, siteCode: string): Pr
 export async function loadByController(db: Db, orgId: OrgId, siteCode: string, controllerIds: readonly string[]) {
   const out: Array<{ controller_id: string; instances: number; tags: number }> = []
   for (let i = 0; i < controllerIds.length; i += CHUNK) {
-    const rows = await db.selectFrom('instances')
+    const rows = await db
+      .selectFrom('instances')
       .select((eb) => ['controller_id', eb.fn.countAll().as('instances'), eb.fn.sum('tag_count').as('tags')])
-      .where('org_id', '=', orgId).where('site_code', '=', siteCode).where('controller_id', 'in', controllerIds.slice(i, i + CHUNK))
-      .groupBy('controller_id').execute()
+      .where('org_id', '=', orgId)
+      .where('site_code', '=', siteCode)
+      .where('controller_id', 'in', controllerIds.slice(i, i + CHUNK))
+      .groupBy('controller_id')
+      .execute()
     for (const r of rows) out.push({ controller_id: r.controller_id, instances: Number(r.instances), tags: Number(r.tags ?? 0) })
   }
   return out

@@ -9,17 +9,28 @@ const FIELDS = ['email', 'id', 'isPlatformAdmin', 'kind', 'mode', 'name', 'orgSl
 for (const dialect of testDialects()) {
   describe(`${dialect}: GET /api/me`, () => {
     let shared: SharedProvider
-    before(async () => { shared = await startSharedProvider({ slots: 4 }) })
+    before(async () => {
+      shared = await startSharedProvider({ slots: 4 })
+    })
     after(() => shared.stop())
 
-    it('an API key: its kind, id, role and name, the host\'s organisation and the mode; never cached', async (t) => {
+    it("an API key: its kind, id, role and name, the host's organisation and the mode; never cached", async (t) => {
       const h = await harness(t, dialect)
       const org = await h.createOrg()
       const { plaintext, keyId } = await h.mintKey(org, 'admin', { name: 'edge gateway 3' })
       const res = await h.inject({ org, apiKey: plaintext }, { url: '/api/me' })
       assert.equal(res.statusCode, 200, res.body)
       assert.deepEqual(Object.keys(res.json()).sort(), FIELDS)
-      assert.deepEqual(res.json(), { kind: 'apiKey', id: keyId, role: 'admin', isPlatformAdmin: false, name: 'edge gateway 3', email: null, orgSlug: org.slug, mode: 'site' })
+      assert.deepEqual(res.json(), {
+        kind: 'apiKey',
+        id: keyId,
+        role: 'admin',
+        isPlatformAdmin: false,
+        name: 'edge gateway 3',
+        email: null,
+        orgSlug: org.slug,
+        mode: 'site',
+      })
       assert.equal(res.headers['cache-control'], 'no-store')
     })
 
@@ -40,7 +51,16 @@ for (const dialect of testDialects()) {
       const { user, accessToken } = await signedIn(h, org, 'member')
       const res = await h.inject({ org, bearer: accessToken }, { url: '/api/me' })
       assert.equal(res.statusCode, 200, res.body)
-      assert.deepEqual(res.json(), { kind: 'sitePin', id: user.id, role: 'member', isPlatformAdmin: false, name: 'member user', email: user.email, orgSlug: org.slug, mode: 'site' })
+      assert.deepEqual(res.json(), {
+        kind: 'sitePin',
+        id: user.id,
+        role: 'member',
+        isPlatformAdmin: false,
+        name: 'member user',
+        email: user.email,
+        orgSlug: org.slug,
+        mode: 'site',
+      })
     })
 
     it('a signed-in user (cloud): the account id (oid, not the pairwise sub), organisation role, name and e-mail from the membership', async (t) => {
@@ -48,7 +68,16 @@ for (const dialect of testDialects()) {
       await h.activate('ada', 'admin')
       const res = await h.bearer(await h.token('ada'), { method: 'GET', url: '/api/me' })
       assert.equal(res.statusCode, 200, res.body)
-      assert.deepEqual(res.json(), { kind: 'user', id: h.oidOf('ada'), role: 'admin', isPlatformAdmin: false, name: 'User ada', email: 'ada@example.test', orgSlug: h.org.slug, mode: 'cloud' })
+      assert.deepEqual(res.json(), {
+        kind: 'user',
+        id: h.oidOf('ada'),
+        role: 'admin',
+        isPlatformAdmin: false,
+        name: 'User ada',
+        email: 'ada@example.test',
+        orgSlug: h.org.slug,
+        mode: 'cloud',
+      })
     })
 
     it('a signed-in account whose membership is pending gets 403 (the console shows "awaiting approval"); a platform admin is flagged', async (t) => {
@@ -65,7 +94,9 @@ for (const dialect of testDialects()) {
 
     it('is described in the OpenAPI document with its schema and problems', async (t) => {
       const h = await harness(t, dialect)
-      const doc = (await h.inject(undefined, { url: '/openapi.json' })).json() as { paths: Record<string, { get?: { responses: Record<string, unknown>; description?: string } }> }
+      const doc = (await h.inject(undefined, { url: '/openapi.json' })).json() as {
+        paths: Record<string, { get?: { responses: Record<string, unknown>; description?: string } }>
+      }
       const op = doc.paths['/api/me']?.get
       assert.ok(op, '/api/me is in the document')
       assert.deepEqual(Object.keys(op.responses).sort(), ['200', '401', '403', '429'])

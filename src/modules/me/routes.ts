@@ -6,15 +6,20 @@ import { docs } from './docs.ts'
 
 /** Mounted at /api/me. */
 export const meRoutes: FastifyPluginAsyncTypebox<{ me: MeService }> = async (app, { me }) => {
-  app.get('/', {
-    config: { policy: 'member' },
-    schema: {
-      tags: ['Identity'], summary: 'Who is calling',
-      description: docs.me,
-      response: { 200: MeSchema, ...problemResponses(401, 403, 429) },
+  app.get(
+    '/',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Identity'],
+        summary: 'Who is calling',
+        description: docs.me,
+        response: { 200: MeSchema, ...problemResponses(401, 403, 429) },
+      },
     },
-  }, async (request, reply) => {
-    reply.header('cache-control', 'no-store')
-    return me.describe(request.org, request.principal)
-  })
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store')
+      return me.describe(request.org, request.principal)
+    },
+  )
 }

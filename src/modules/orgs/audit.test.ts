@@ -20,18 +20,24 @@ async function seed(h: Harness, orgId: OrgId, actions: string[]) {
 // One real OpenID provider for the file, started on first use (platform-admin tests sign in through it).
 let provider: Promise<SharedProvider> | undefined
 const sharedProvider = () => (provider ??= startSharedProvider({ slots: 4 }))
-after(async () => { if (provider) await (await provider).stop() })
+after(async () => {
+  if (provider) await (await provider).stop()
+})
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: audit read`, () => {
     const cloud = sharedHarness(dialect, CLOUD)
-    it('an owner reads the organisation\'s audit trail newest first, with who, what and when', async () => {
+    it("an owner reads the organisation's audit trail newest first, with who, what and when", async () => {
       const h = await cloud()
       const { org, key, keyId } = await h.orgWithKey()
-      const minted = await h.inject({ org, apiKey: key }, {
-        method: 'POST', url: '/api/admin/api-keys',
-        payload: { role: 'member', name: 'gw', expiresAt: new Date(h.clock.now() + 86_400_000 * 30).toISOString() },
-      })
+      const minted = await h.inject(
+        { org, apiKey: key },
+        {
+          method: 'POST',
+          url: '/api/admin/api-keys',
+          payload: { role: 'member', name: 'gw', expiresAt: new Date(h.clock.now() + 86_400_000 * 30).toISOString() },
+        },
+      )
       h.clock.advance(1000)
       await h.inject({ org, apiKey: key }, { method: 'DELETE', url: `/api/admin/api-keys/${minted.json().keyId}`, payload: { reason: 'done' } })
       const res = await h.inject({ org, apiKey: key }, { url: `/api/admin/orgs/${org.slug}/audit` })
@@ -72,7 +78,9 @@ for (const dialect of testDialects()) {
       const paged = []
       let cursor: string | null = null
       do {
-        const page: { items: unknown[]; nextCursor: string | null } = (await h.inject({ org, apiKey: key }, { url: `/api/admin/orgs/${org.slug}/audit?action=same.&limit=2${cursor ? `&cursor=${cursor}` : ''}` })).json()
+        const page: { items: unknown[]; nextCursor: string | null } = (
+          await h.inject({ org, apiKey: key }, { url: `/api/admin/orgs/${org.slug}/audit?action=same.&limit=2${cursor ? `&cursor=${cursor}` : ''}` })
+        ).json()
         paged.push(...page.items)
         cursor = page.nextCursor
       } while (cursor)
@@ -84,7 +92,10 @@ for (const dialect of testDialects()) {
       const h = await cloud()
       const { org, key } = await h.orgWithKey()
       await seed(h, org.id, ['domain.bound', 'domain.enabled', 'domainx.other', 'api_x.one', 'apiax.two', 'Domain.upper'])
-      const actions = async (prefix: string) => (await h.inject({ org, apiKey: key }, { url: `/api/admin/orgs/${org.slug}/audit?action=${prefix}` })).json().items.map((e: { action: string }) => e.action)
+      const actions = async (prefix: string) =>
+        (await h.inject({ org, apiKey: key }, { url: `/api/admin/orgs/${org.slug}/audit?action=${prefix}` }))
+          .json()
+          .items.map((e: { action: string }) => e.action)
       assert.deepEqual(await actions('domain.'), ['domain.enabled', 'domain.bound'])
       assert.deepEqual(await actions('domain'), ['domainx.other', 'domain.enabled', 'domain.bound'])
       assert.deepEqual(await actions('api_x'), ['api_x.one'], 'an underscore is not a wildcard')
@@ -93,7 +104,7 @@ for (const dialect of testDialects()) {
       assert.equal(bad.json().errors[0].pointer, '/action')
     })
 
-    it('one organisation never sees another\'s events, and another organisation\'s slug is the uniform 404', async () => {
+    it("one organisation never sees another's events, and another organisation's slug is the uniform 404", async () => {
       const h = await cloud()
       const a = await h.orgWithKey()
       const b = await h.orgWithKey()
@@ -119,14 +130,17 @@ for (const dialect of testDialects()) {
       assert.equal((await h.inject(undefined, { url })).statusCode, 401)
     })
 
-    it('a platform admin reads any organisation\'s trail; a member\'s bearer session is refused (403)', async (t) => {
+    it("a platform admin reads any organisation's trail; a member's bearer session is refused (403)", async (t) => {
       const h = await identityHarness(t, dialect, await sharedProvider())
       await h.makePlatformAdmin('root')
       const other = await h.createOrg()
       await seed(h, other.id, ['other.event'])
       const res = await h.inject({ org: h.org, bearer: await h.token('root') }, { url: `/api/admin/orgs/${other.slug}/audit` })
       assert.equal(res.statusCode, 200)
-      assert.deepEqual(res.json().items.map((e: { action: string }) => e.action), ['other.event'])
+      assert.deepEqual(
+        res.json().items.map((e: { action: string }) => e.action),
+        ['other.event'],
+      )
       await h.activate('bob', 'member')
       const member = await h.inject({ org: h.org, bearer: await h.token('bob') }, { url: `/api/admin/orgs/${h.org.slug}/audit` })
       assert.equal(member.statusCode, 403)
@@ -135,7 +149,12 @@ for (const dialect of testDialects()) {
     it('a bad cursor, a limit above 200 and an unknown query parameter are 400s naming the field', async () => {
       const h = await cloud()
       const { org, key } = await h.orgWithKey()
-      for (const [query, pointer] of [['cursor=abc', '/cursor'], ['limit=201', '/limit'], ['limit=0', '/limit'], ['actor=x', '/actor']]) {
+      for (const [query, pointer] of [
+        ['cursor=abc', '/cursor'],
+        ['limit=201', '/limit'],
+        ['limit=0', '/limit'],
+        ['actor=x', '/actor'],
+      ]) {
         const res = await h.inject({ org, apiKey: key }, { url: `/api/admin/orgs/${org.slug}/audit?${query}` })
         assert.equal(res.statusCode, 400, query)
         assert.equal(res.json().errors[0].pointer, pointer, query)

@@ -10,7 +10,12 @@ import { checkDomain } from './domains-rules.ts'
 import { DomainTaken } from './domains-errors.ts'
 import type { DomainBinding } from './domains-schemas.ts'
 import {
-  deleteDomainBinding, domainIsBound, findBindingByHost, findDomainBinding, insertDomainBinding, listDomainBindings,
+  deleteDomainBinding,
+  domainIsBound,
+  findBindingByHost,
+  findDomainBinding,
+  insertDomainBinding,
+  listDomainBindings,
   setDomainBindingEnabled,
 } from './domains-store.ts'
 import { withSystemScope } from '../../db/tenant-scope.ts'

@@ -12,14 +12,15 @@ export function listDomainBindings(db: Db, orgId: OrgId, options: { after: strin
 }
 
 export function findDomainBinding(db: Db, orgId: OrgId, domain: string) {
-  return db.selectFrom('domain_bindings').selectAll()
-    .where('org_id', '=', orgId).where('domain', '=', domain)
-    .executeTakeFirst()
+  return db.selectFrom('domain_bindings').selectAll().where('org_id', '=', orgId).where('domain', '=', domain).executeTakeFirst()
 }
 
 export function setDomainBindingEnabled(db: Db, orgId: OrgId, domain: string, isEnabled: boolean, at: number) {
-  return db.updateTable('domain_bindings').set({ is_enabled: isEnabled ? 1 : 0, updated_at: at })
-    .where('org_id', '=', orgId).where('domain', '=', domain)
+  return db
+    .updateTable('domain_bindings')
+    .set({ is_enabled: isEnabled ? 1 : 0, updated_at: at })
+    .where('org_id', '=', orgId)
+    .where('domain', '=', domain)
     .executeTakeFirst()
 }
 
@@ -37,7 +38,8 @@ export function domainIsBound(db: Db, domain: string) {
  * names the organisation. Like the API-key verifier lookup, a query without an org filter by necessity.
  */
 export function findBindingByHost(db: Db, domain: string) {
-  return db.selectFrom('domain_bindings')
+  return db
+    .selectFrom('domain_bindings')
     .innerJoin('orgs', 'orgs.id', 'domain_bindings.org_id')
     .select(['orgs.id', 'orgs.slug', 'orgs.name', 'orgs.created_at', 'domain_bindings.is_enabled'])
     .where('domain_bindings.domain', '=', domain)

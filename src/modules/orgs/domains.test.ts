@@ -23,7 +23,10 @@ async function admin(h: Harness, role: 'owner' | 'admin' = 'owner') {
   const as = { org, apiKey: key }
   const base = `/api/admin/orgs/${org.slug}/domains`
   return {
-    org, key, as, base,
+    org,
+    key,
+    as,
+    base,
     bind: (domain: unknown) => h.inject(as, { method: 'POST', url: base, payload: { domain } }),
     setEnabled: (domain: string, isEnabled: boolean) => h.inject(as, { method: 'PATCH', url: `${base}/${domain}`, payload: { isEnabled } }),
     unbind: (domain: string) => h.inject(as, { method: 'DELETE', url: `${base}/${domain}` }),
@@ -33,13 +36,14 @@ async function admin(h: Harness, role: 'owner' | 'admin' = 'owner') {
   }
 }
 
-const bindingRows = (h: Harness, domain: string) =>
-  h.handle.db.selectFrom('domain_bindings').selectAll().where('domain', '=', domain).execute()
+const bindingRows = (h: Harness, domain: string) => h.handle.db.selectFrom('domain_bindings').selectAll().where('domain', '=', domain).execute()
 
 // One real OpenID provider for the file, started on first use (platform-admin tests sign in through it).
 let provider: Promise<SharedProvider> | undefined
 const sharedProvider = () => (provider ??= startSharedProvider({ slots: 4 }))
-after(async () => { if (provider) await (await provider).stop() })
+after(async () => {
+  if (provider) await (await provider).stop()
+})
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: domain bindings`, () => {
@@ -55,7 +59,10 @@ for (const dialect of testDialects()) {
       assert.equal(res.json().isEnabled, false)
       const list = await a.list()
       assert.equal(list.statusCode, 200)
-      assert.deepEqual(list.json().items.map((b: { domain: string }) => b.domain), [domain])
+      assert.deepEqual(
+        list.json().items.map((b: { domain: string }) => b.domain),
+        [domain],
+      )
       assert.equal(list.json().nextCursor, null)
       const audit = await h.handle.db.selectFrom('audit_events').selectAll().where('org_id', '=', a.org.id).where('action', '=', 'domain.bound').execute()
       assert.equal(audit.length, 1)
@@ -95,7 +102,7 @@ for (const dialect of testDialects()) {
       assert.equal((await a.atHost(domain)).statusCode, 401)
     })
 
-    it('an enabled binding serves only its organisation: another organisation\'s key there is the uniform 401', async () => {
+    it("an enabled binding serves only its organisation: another organisation's key there is the uniform 401", async () => {
       const h = await cloud()
       const a = await admin(h)
       const other = await h.orgWithKey()
@@ -107,7 +114,7 @@ for (const dialect of testDialects()) {
       assert.equal(res.json().code, 'Unauthorized')
     })
 
-    it('in site mode a disabled binding is still an unknown host, not the site\'s organisation', async (t) => {
+    it("in site mode a disabled binding is still an unknown host, not the site's organisation", async (t) => {
       const h = await harness(t, dialect, { SITEGRID_MODE: 'site' })
       const a = await admin(h)
       const domain = uniqueDomain()
@@ -143,7 +150,8 @@ for (const dialect of testDialects()) {
       assert.equal((await bindingRows(h, domain)).length, 1)
     })
 
-    const invalid: Array<[string, unknown]> = [ // [rule, domain]
+    const invalid: Array<[string, unknown]> = [
+      // [rule, domain]
       ['null', null],
       ['empty', ''],
       ['upper case (refused, not folded)', 'Plant.Example.com'],
@@ -177,7 +185,8 @@ for (const dialect of testDialects()) {
     it('the base domain itself and hosts under it are refused whatever the base domain is', async (t) => {
       const h = await harness(t, dialect, { ...CLOUD, SITEGRID_BASE_DOMAIN: 'grid.example' })
       const { org, key } = await h.orgWithKey()
-      const bind = (domain: string) => h.inject({ org, apiKey: key }, { method: 'POST', url: `/api/admin/orgs/${org.slug}/domains`, host: `${org.slug}.grid.example`, payload: { domain } })
+      const bind = (domain: string) =>
+        h.inject({ org, apiKey: key }, { method: 'POST', url: `/api/admin/orgs/${org.slug}/domains`, host: `${org.slug}.grid.example`, payload: { domain } })
       for (const domain of ['grid.example', 'x.grid.example', 'a.b.grid.example']) {
         const res = await bind(domain)
         assert.equal(res.statusCode, 400, domain)
@@ -231,16 +240,13 @@ for (const dialect of testDialects()) {
       assert.equal(rows[0]!.is_enabled, 0)
     })
 
-    it('PATCH and DELETE of an absent domain or of another organisation\'s domain answer the same 404', async () => {
+    it("PATCH and DELETE of an absent domain or of another organisation's domain answer the same 404", async () => {
       const h = await cloud()
       const a = await admin(h)
       const b = await admin(h)
       const theirs = uniqueDomain()
       await b.bind(theirs)
-      const answers = [
-        await a.setEnabled(theirs, true), await a.setEnabled(uniqueDomain(), true),
-        await a.unbind(theirs), await a.unbind(uniqueDomain()),
-      ]
+      const answers = [await a.setEnabled(theirs, true), await a.setEnabled(uniqueDomain(), true), await a.unbind(theirs), await a.unbind(uniqueDomain())]
       for (const res of answers) {
         assert.equal(res.statusCode, 404)
         assert.deepEqual(comparableBody(res.body), comparableBody(answers[0]!.body))
@@ -289,7 +295,10 @@ for (const dialect of testDialects()) {
       h.clock.advance(1)
       await a.unbind(domain)
       const audit = await h.handle.db.selectFrom('audit_events').selectAll().where('org_id', '=', a.org.id).where('target', '=', domain).orderBy('id').execute()
-      assert.deepEqual(audit.map((r) => r.action), ['domain.bound', 'domain.enabled', 'domain.disabled', 'domain.unbound'])
+      assert.deepEqual(
+        audit.map((r) => r.action),
+        ['domain.bound', 'domain.enabled', 'domain.disabled', 'domain.unbound'],
+      )
       const keyId = (await h.handle.db.selectFrom('api_keys').select('id').where('org_id', '=', a.org.id).executeTakeFirstOrThrow()).id
       assert.ok(audit.every((r) => r.actor_kind === 'apiKey' && r.actor_id === keyId))
     })
@@ -304,7 +313,10 @@ for (const dialect of testDialects()) {
       assert.ok(first.nextCursor)
       const second = (await a.list(`?limit=2&cursor=${first.nextCursor}`)).json()
       assert.equal(second.nextCursor, null)
-      assert.deepEqual([...first.items, ...second.items].map((b: { domain: string }) => b.domain), [...domains].sort())
+      assert.deepEqual(
+        [...first.items, ...second.items].map((b: { domain: string }) => b.domain),
+        [...domains].sort(),
+      )
       const bad = await a.list('?cursor=not-a-cursor')
       assert.equal(bad.statusCode, 400)
       assert.equal(bad.json().errors[0].pointer, '/cursor')
@@ -315,7 +327,10 @@ for (const dialect of testDialects()) {
       const a = await admin(h)
       const otherHandle = await connectDatabase(h.config.databaseUrl, { poolSize: 2 })
       const other = await buildApp({ config: h.config, handle: otherHandle, clock: h.clock, log: createLogger('silent') })
-      t.after(async () => { await other.close(); await otherHandle.close() })
+      t.after(async () => {
+        await other.close()
+        await otherHandle.close()
+      })
       const domain = uniqueDomain()
       const viaOther = () => other.inject({ url: '/api/admin/api-keys', headers: { host: domain, 'x-api-key': a.key } })
       await a.bind(domain)
@@ -326,7 +341,7 @@ for (const dialect of testDialects()) {
       assert.equal((await waitFor(viaOther, 401)).statusCode, 401)
     })
 
-    it('a platform admin (OIDC bearer) administers another organisation\'s domains from any host; an owner\'s bearer session gets the uniform 404 there', async (t) => {
+    it("a platform admin (OIDC bearer) administers another organisation's domains from any host; an owner's bearer session gets the uniform 404 there", async (t) => {
       const h = await identityHarness(t, dialect, await sharedProvider())
       await h.makePlatformAdmin('root')
       const root = { org: h.org, bearer: await h.token('root') }
@@ -337,9 +352,16 @@ for (const dialect of testDialects()) {
       assert.equal(bound.statusCode, 201)
       assert.equal((await bindingRows(h, domain))[0]!.org_id, other.id)
       assert.equal((await h.inject(root, { method: 'PATCH', url: `${base}/${domain}`, payload: { isEnabled: true } })).statusCode, 200)
-      assert.deepEqual((await h.inject(root, { url: base })).json().items.map((b: { domain: string }) => b.domain), [domain])
+      assert.deepEqual(
+        (await h.inject(root, { url: base })).json().items.map((b: { domain: string }) => b.domain),
+        [domain],
+      )
       const { plaintext } = await h.mintKey(other)
-      assert.equal((await h.inject({ org: other, apiKey: plaintext }, { url: '/api/admin/api-keys', host: domain })).statusCode, 200, 'the binding serves the other organisation')
+      assert.equal(
+        (await h.inject({ org: other, apiKey: plaintext }, { url: '/api/admin/api-keys', host: domain })).statusCode,
+        200,
+        'the binding serves the other organisation',
+      )
       assert.equal((await h.inject(root, { url: '/api/admin/orgs/no-such-org/domains' })).statusCode, 404)
       const audit = await h.handle.db.selectFrom('audit_events').selectAll().where('org_id', '=', other.id).where('target', '=', domain).execute()
       assert.ok(audit.length === 2 && audit.every((r) => r.actor_kind === 'user'))
@@ -348,7 +370,10 @@ for (const dialect of testDialects()) {
       const alice = { org: h.org, bearer: await h.token('alice') }
       const refused = await h.inject(alice, { method: 'DELETE', url: `${base}/${domain}` })
       assert.equal(refused.statusCode, 404)
-      assert.equal((await h.inject(alice, { method: 'POST', url: `/api/admin/orgs/${h.org.slug}/domains`, payload: { domain: uniqueDomain() } })).statusCode, 201)
+      assert.equal(
+        (await h.inject(alice, { method: 'POST', url: `/api/admin/orgs/${h.org.slug}/domains`, payload: { domain: uniqueDomain() } })).statusCode,
+        201,
+      )
       assert.equal((await h.inject(root, { method: 'DELETE', url: `${base}/${domain}` })).statusCode, 204)
     })
 
@@ -388,8 +413,14 @@ async function waitFor(request: () => Promise<{ statusCode: number }>, status: n
 }
 
 describe('the OrgAdmin policy', () => {
-  const principal = (over: Partial<Principal>): Principal =>
-    ({ orgId: 'org_00000000' as OrgId, kind: 'apiKey', role: 'owner', subject: 's', isPlatformAdmin: false, ...over })
+  const principal = (over: Partial<Principal>): Principal => ({
+    orgId: 'org_00000000' as OrgId,
+    kind: 'apiKey',
+    role: 'owner',
+    subject: 's',
+    isPlatformAdmin: false,
+    ...over,
+  })
   it('passes organisation owners and admins (key or user) and platform admins; refuses members and every site-PIN principal', () => {
     assert.equal(satisfiesPolicy(principal({ role: 'owner' }), 'orgAdmin'), true)
     assert.equal(satisfiesPolicy(principal({ role: 'admin', kind: 'user' }), 'orgAdmin'), true)

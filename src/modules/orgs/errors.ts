@@ -1,7 +1,9 @@
 import { domainError } from '../../errors/domain-error.ts'
 
 export class OrgSlugTaken extends domainError('Conflict') {
-  constructor(slug: string) { super(`An organisation with slug ${slug} already exists.`) }
+  constructor(slug: string) {
+    super(`An organisation with slug ${slug} already exists.`)
+  }
 }
 
 export class InvalidOrgSlug extends domainError('ValidationFailed') {
@@ -13,5 +15,7 @@ export class InvalidOrgSlug extends domainError('ValidationFailed') {
 }
 
 export class OrgIdTaken extends domainError('Conflict') {
-  constructor(id: string) { super(`An organisation with id ${id} already exists.`) }
+  constructor(id: string) {
+    super(`An organisation with id ${id} already exists.`)
+  }
 }

@@ -13,39 +13,56 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{ members: MembersService;
   const targetOrgId = async (request: FastifyRequest, slug: string): Promise<OrgId> => (await targetOrg(request, slug, orgs)).id
   const adminOf = (request: FastifyRequest): MemberAdmin => ({ actor: actorOf(request.principal), isPlatformAdmin: request.principal.isPlatformAdmin })
 
-  app.get('/:slug/members', {
-    config: { policy: 'orgAdmin' },
-    schema: {
-      tags: ['Organisation administration'], summary: 'List members and pending requests',
-      description: docs.listMembers,
-      params: OrgSlugParams, querystring: ListMembersQuery,
-      response: { 200: MemberListSchema, ...problemResponses(400, 401, 403, 404, 429) },
+  app.get(
+    '/:slug/members',
+    {
+      config: { policy: 'orgAdmin' },
+      schema: {
+        tags: ['Organisation administration'],
+        summary: 'List members and pending requests',
+        description: docs.listMembers,
+        params: OrgSlugParams,
+        querystring: ListMembersQuery,
+        response: { 200: MemberListSchema, ...problemResponses(400, 401, 403, 404, 429) },
+      },
     },
-  }, async (request) => members.list(await targetOrgId(request, request.params.slug), request.query))
+    async (request) => members.list(await targetOrgId(request, request.params.slug), request.query),
+  )
 
-  app.post('/:slug/members/:accountId/approve', {
-    config: { policy: 'orgAdmin' },
-    schema: {
-      tags: ['Organisation administration'], summary: 'Approve a membership request',
-      description: docs.approveMembershipRequest,
-      params: MemberParams, body: ApproveMemberBody,
-      response: { 200: MemberSchema, ...problemResponses(400, 401, 403, 404, 409, 415, 429) },
+  app.post(
+    '/:slug/members/:accountId/approve',
+    {
+      config: { policy: 'orgAdmin' },
+      schema: {
+        tags: ['Organisation administration'],
+        summary: 'Approve a membership request',
+        description: docs.approveMembershipRequest,
+        params: MemberParams,
+        body: ApproveMemberBody,
+        response: { 200: MemberSchema, ...problemResponses(400, 401, 403, 404, 409, 415, 429) },
+      },
     },
-  }, async (request) => {
-    const orgId = await targetOrgId(request, request.params.slug)
-    return members.approve(orgId, adminOf(request), request.params.accountId, request.body?.role ?? 'member')
-  })
+    async (request) => {
+      const orgId = await targetOrgId(request, request.params.slug)
+      return members.approve(orgId, adminOf(request), request.params.accountId, request.body?.role ?? 'member')
+    },
+  )
 
-  app.delete('/:slug/members/:accountId', {
-    config: { policy: 'orgAdmin' },
-    schema: {
-      tags: ['Organisation administration'], summary: 'Revoke a member or refuse a request',
-      description: docs.revokeMember,
-      params: MemberParams,
-      response: { 204: { type: 'null', description: 'Revoked.' }, ...problemResponses(401, 403, 404, 409, 429) },
+  app.delete(
+    '/:slug/members/:accountId',
+    {
+      config: { policy: 'orgAdmin' },
+      schema: {
+        tags: ['Organisation administration'],
+        summary: 'Revoke a member or refuse a request',
+        description: docs.revokeMember,
+        params: MemberParams,
+        response: { 204: { type: 'null', description: 'Revoked.' }, ...problemResponses(401, 403, 404, 409, 429) },
+      },
     },
-  }, async (request, reply) => {
-    await members.revoke(await targetOrgId(request, request.params.slug), adminOf(request), request.params.accountId)
-    return reply.code(204).send(null)
-  })
+    async (request, reply) => {
+      await members.revoke(await targetOrgId(request, request.params.slug), adminOf(request), request.params.accountId)
+      return reply.code(204).send(null)
+    },
+  )
 }

@@ -9,8 +9,15 @@ import { recordAudit } from '../audit/service.ts'
 import { LastOwner, MembershipAlreadyActive, RoleAboveCaller } from './members-errors.ts'
 import type { Member, MemberList, ListMembersQueryInput } from './members-schemas.ts'
 import {
-  activateMembership, countActiveOwners, findMembership, insertPendingMembership, listMemberships,
-  lockOrgForMembershipChange, reopenMembership, revokeMembership, updateMembershipProfile,
+  activateMembership,
+  countActiveOwners,
+  findMembership,
+  insertPendingMembership,
+  listMemberships,
+  lockOrgForMembershipChange,
+  reopenMembership,
+  revokeMembership,
+  updateMembershipProfile,
 } from './members-store.ts'
 
 /**
@@ -29,8 +36,13 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 function toMember(row: MembershipsTable): Member {
   return {
-    accountId: row.account_id, status: row.status as Member['status'], role: row.role as Role | null,
-    email: row.email, name: row.name, requestedAt: new Date(row.requested_at).toISOString(), decidedAt: iso(row.decided_at),
+    accountId: row.account_id,
+    status: row.status as Member['status'],
+    role: row.role as Role | null,
+    email: row.email,
+    name: row.name,
+    requestedAt: new Date(row.requested_at).toISOString(),
+    decidedAt: iso(row.decided_at),
   }
 }
 
@@ -45,8 +57,15 @@ export function createMembersService(deps: { handle: DatabaseHandle; clock: Cloc
 
   function pendingRow(orgId: OrgId, claims: AccountClaims): MembershipsTable {
     return {
-      org_id: orgId, account_id: claims.oid, status: 'pending', role: null, email: claims.email ?? null, name: claims.name ?? null,
-      requested_at: clock.now(), decided_at: null, decided_by: null,
+      org_id: orgId,
+      account_id: claims.oid,
+      status: 'pending',
+      role: null,
+      email: claims.email ?? null,
+      name: claims.name ?? null,
+      requested_at: clock.now(),
+      decided_at: null,
+      decided_by: null,
     }
   }
 
@@ -86,7 +105,7 @@ export function createMembersService(deps: { handle: DatabaseHandle; clock: Cloc
     /** The e-mail an account's membership holds, while the membership is not revoked. */
     async emailOf(orgId: OrgId, accountId: string): Promise<string | undefined> {
       const row = await findMembership(db, orgId, accountId)
-      return row && row.status !== 'revoked' ? row.email ?? undefined : undefined
+      return row && row.status !== 'revoked' ? (row.email ?? undefined) : undefined
     },
 
     /** The name and e-mail an account's membership holds (from its last sign-in), for GET /api/me. */
@@ -133,13 +152,14 @@ export function createMembersService(deps: { handle: DatabaseHandle; clock: Cloc
         const access = toAccess(current)
         if (access.status === 'active') {
           if (!admin.isPlatformAdmin && !roleAtLeast(admin.actor.role, access.role)) throw new RoleAboveCaller('remove')
-          if (access.role === 'owner' && await countActiveOwners(trx, orgId) <= 1) throw new LastOwner()
+          if (access.role === 'owner' && (await countActiveOwners(trx, orgId)) <= 1) throw new LastOwner()
         }
         await revokeMembership(trx, orgId, accountId, clock.now(), admin.actor.subject)
         const ended = await endSessions(trx, orgId, accountId)
         await recordAudit(trx, clock, orgId, admin.actor, {
           action: access.status === 'active' ? 'member.revoked' : 'member.request_refused',
-          target: accountId, detail: { previousStatus: current.status, previousRole: current.role, sessionsEnded: ended },
+          target: accountId,
+          detail: { previousStatus: current.status, previousRole: current.role, sessionsEnded: ended },
         })
         await handle.announceInvalidation(trx)
       })

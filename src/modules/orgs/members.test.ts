@@ -44,21 +44,39 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect, CLOUD)
       const { org, key } = await h.orgWithKey('admin')
       await seed(h, org, { 'oid-c': 'pending', 'oid-a': 'member', 'oid-b': 'admin', 'oid-d': 'pending' })
-      await createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount })
-        .revoke(org.id, { actor: CLI_ACTOR, isPlatformAdmin: true }, 'oid-d')
+      await createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount }).revoke(
+        org.id,
+        { actor: CLI_ACTOR, isPlatformAdmin: true },
+        'oid-d',
+      )
       const all = await h.inject({ org, apiKey: key }, { method: 'GET', url: `/api/admin/orgs/${org.slug}/members` })
       assert.equal(all.statusCode, 200, all.body)
       const items = all.json().items as Array<Record<string, unknown>>
-      assert.deepEqual(items.map((m) => [m.accountId, m.status, m.role]), [['oid-a', 'active', 'member'], ['oid-b', 'active', 'admin'], ['oid-c', 'pending', null]])
+      assert.deepEqual(
+        items.map((m) => [m.accountId, m.status, m.role]),
+        [
+          ['oid-a', 'active', 'member'],
+          ['oid-b', 'active', 'admin'],
+          ['oid-c', 'pending', null],
+        ],
+      )
       assert.equal(items[2]!.email, 'oid-c@example.test')
       assert.equal(items[2]!.name, 'Name oid-c')
       const first = (await h.inject({ org, apiKey: key }, { method: 'GET', url: `/api/admin/orgs/${org.slug}/members?limit=2` })).json()
       assert.equal(first.items.length, 2)
-      const second = (await h.inject({ org, apiKey: key }, { method: 'GET', url: `/api/admin/orgs/${org.slug}/members?limit=2&cursor=${first.nextCursor}` })).json()
-      assert.deepEqual(second.items.map((m: { accountId: string }) => m.accountId), ['oid-c'])
+      const second = (
+        await h.inject({ org, apiKey: key }, { method: 'GET', url: `/api/admin/orgs/${org.slug}/members?limit=2&cursor=${first.nextCursor}` })
+      ).json()
+      assert.deepEqual(
+        second.items.map((m: { accountId: string }) => m.accountId),
+        ['oid-c'],
+      )
       assert.equal(second.nextCursor, null)
       const pending = (await h.inject({ org, apiKey: key }, { method: 'GET', url: `/api/admin/orgs/${org.slug}/members?status=pending` })).json()
-      assert.deepEqual(pending.items.map((m: { accountId: string }) => m.accountId), ['oid-c'])
+      assert.deepEqual(
+        pending.items.map((m: { accountId: string }) => m.accountId),
+        ['oid-c'],
+      )
     })
 
     it('approve activates a pending request with role member by default and writes an audit row', async (t) => {
@@ -73,15 +91,21 @@ for (const dialect of testDialects()) {
       assert.ok((await audit(h, org)).some((a) => a.action === 'member.approved' && a.target === 'oid-new' && a.actor_id === keyId))
     })
 
-    it('approve refuses a role above the caller\'s own (403) and changes nothing', async (t) => {
+    it("approve refuses a role above the caller's own (403) and changes nothing", async (t) => {
       const h = await harness(t, dialect, CLOUD)
       const { org, key } = await h.orgWithKey('admin')
       await seed(h, org, { 'oid-new': 'pending' })
-      const res = await h.inject({ org, apiKey: key }, { method: 'POST', url: `/api/admin/orgs/${org.slug}/members/oid-new/approve`, payload: { role: 'owner' } })
+      const res = await h.inject(
+        { org, apiKey: key },
+        { method: 'POST', url: `/api/admin/orgs/${org.slug}/members/oid-new/approve`, payload: { role: 'owner' } },
+      )
       assert.equal(res.statusCode, 403)
       assert.equal((await membership(h, org, 'oid-new'))?.status, 'pending')
       assert.equal((await audit(h, org)).filter((a) => a.action === 'member.approved').length, 0)
-      const asAdmin = await h.inject({ org, apiKey: key }, { method: 'POST', url: `/api/admin/orgs/${org.slug}/members/oid-new/approve`, payload: { role: 'admin' } })
+      const asAdmin = await h.inject(
+        { org, apiKey: key },
+        { method: 'POST', url: `/api/admin/orgs/${org.slug}/members/oid-new/approve`, payload: { role: 'admin' } },
+      )
       assert.equal(asAdmin.statusCode, 200, 'an admin may grant admin')
     })
 
@@ -99,7 +123,7 @@ for (const dialect of testDialects()) {
       assert.equal((await membership(h, org, 'oid-p'))?.status, 'pending')
     })
 
-    it('members refuse a member-role caller (403), and another organisation\'s slug is the uniform 404 for an org admin', async (t) => {
+    it("members refuse a member-role caller (403), and another organisation's slug is the uniform 404 for an org admin", async (t) => {
       const h = await harness(t, dialect, CLOUD)
       const { org, key } = await h.orgWithKey('owner')
       const memberKey = (await h.mintKey(org, 'member')).plaintext
@@ -124,20 +148,36 @@ for (const dialect of testDialects()) {
       const { org, key } = await h.orgWithKey('owner')
       await seed(h, org, { 'oid-a': 'admin', 'oid-b': 'member' })
       const session = (oid: string, id: string) => ({
-        org_id: org.id, id, account_id: oid, sub: `sub-${oid}`, access_token: 'sealed', access_expires_at: h.clock.now() + 60_000,
-        refresh_token: null, created_at: h.clock.now(), expires_at: h.clock.now() + 3_600_000,
+        org_id: org.id,
+        id,
+        account_id: oid,
+        sub: `sub-${oid}`,
+        access_token: 'sealed',
+        access_expires_at: h.clock.now() + 60_000,
+        refresh_token: null,
+        created_at: h.clock.now(),
+        expires_at: h.clock.now() + 3_600_000,
       })
-      await h.handle.db.insertInto('sessions').values([session('oid-a', 's1'), session('oid-a', 's2'), session('oid-b', 's3')]).execute()
+      await h.handle.db
+        .insertInto('sessions')
+        .values([session('oid-a', 's1'), session('oid-a', 's2'), session('oid-b', 's3')])
+        .execute()
       const res = await h.inject({ org, apiKey: key }, { method: 'DELETE', url: `/api/admin/orgs/${org.slug}/members/oid-a` })
       assert.equal(res.statusCode, 204, res.body)
       assert.equal((await membership(h, org, 'oid-a'))?.status, 'revoked')
       const left = await h.handle.db.selectFrom('sessions').select('id').where('org_id', '=', org.id).execute()
-      assert.deepEqual(left.map((s) => s.id), ['s3'])
+      assert.deepEqual(
+        left.map((s) => s.id),
+        ['s3'],
+      )
       assert.ok((await audit(h, org)).some((a) => a.action === 'member.revoked' && a.target === 'oid-a'))
       const again = await h.inject({ org, apiKey: key }, { method: 'DELETE', url: `/api/admin/orgs/${org.slug}/members/oid-a` })
       assert.equal(again.statusCode, 404, 'an already revoked member is the uniform 404')
       const listed = (await h.inject({ org, apiKey: key }, { method: 'GET', url: `/api/admin/orgs/${org.slug}/members` })).json()
-      assert.deepEqual(listed.items.map((m: { accountId: string }) => m.accountId), ['oid-b'])
+      assert.deepEqual(
+        listed.items.map((m: { accountId: string }) => m.accountId),
+        ['oid-b'],
+      )
     })
 
     it('revoke refuses the last active owner (409) but allows removing an owner while another remains', async (t) => {

@@ -5,7 +5,14 @@ import type { Db } from '../../db/schema.ts'
 import { NotFound } from '../../errors/domain-error.ts'
 import { newId } from '../../ids.ts'
 import { toAuditEvent, type AuditEvent } from '../audit/service.ts'
-import { deletePlatformAdmin, insertPlatformAdmin, insertPlatformAudit, isPlatformAdminAccount, listPlatformAdmins, listPlatformAudit } from './platform-admins-store.ts'
+import {
+  deletePlatformAdmin,
+  insertPlatformAdmin,
+  insertPlatformAudit,
+  isPlatformAdminAccount,
+  listPlatformAdmins,
+  listPlatformAudit,
+} from './platform-admins-store.ts'
 
 export interface PlatformAdmin {
   accountId: string
@@ -22,7 +29,15 @@ export function createPlatformAdminsService(deps: { handle: DatabaseHandle; cloc
   const db = handle.db
   const audit = (trx: Db, actor: Actor, action: string, target: string, detail: Record<string, unknown>) => {
     const at = clock.now()
-    return insertPlatformAudit(trx, { id: newId('pau', at), at, actor_kind: actor.kind, actor_id: actor.subject, action, target, detail: JSON.stringify(detail) })
+    return insertPlatformAudit(trx, {
+      id: newId('pau', at),
+      at,
+      actor_kind: actor.kind,
+      actor_id: actor.subject,
+      action,
+      target,
+      detail: JSON.stringify(detail),
+    })
   }
   return {
     async isPlatformAdmin(accountId: string): Promise<boolean> {
@@ -30,12 +45,15 @@ export function createPlatformAdminsService(deps: { handle: DatabaseHandle; cloc
     },
     /** Adds an `oid`; true when it was not listed yet. A real addition writes a platform audit record. */
     async add(accountId: string, note: string | null, actor: Actor = CLI_ACTOR): Promise<boolean> {
-      return db.transaction().execute(async (trx) => {
-        const added = await insertPlatformAdmin(trx, accountId, note, clock.now())
-        if (added) await audit(trx, actor, 'platform_admin.add', accountId, { note })
-        await handle.announceInvalidation(trx)
-        return added
-      }).finally(() => handle.invalidateLocally())
+      return db
+        .transaction()
+        .execute(async (trx) => {
+          const added = await insertPlatformAdmin(trx, accountId, note, clock.now())
+          if (added) await audit(trx, actor, 'platform_admin.add', accountId, { note })
+          await handle.announceInvalidation(trx)
+          return added
+        })
+        .finally(() => handle.invalidateLocally())
     },
     /** Removes an `oid` at once in every process sharing the database; NotFound when it was not listed. */
     async remove(accountId: string, actor: Actor = CLI_ACTOR): Promise<void> {

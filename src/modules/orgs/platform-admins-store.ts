@@ -6,7 +6,9 @@ export function isPlatformAdminAccount(db: Db, accountId: string) {
 
 /** Idempotent: adding an existing admin keeps its first `added_at`. */
 export async function insertPlatformAdmin(db: Db, accountId: string, note: string | null, at: number): Promise<boolean> {
-  const result = await db.insertInto('platform_admins').values({ account_id: accountId, note, added_at: at })
+  const result = await db
+    .insertInto('platform_admins')
+    .values({ account_id: accountId, note, added_at: at })
     .onConflict((oc) => oc.column('account_id').doNothing())
     .executeTakeFirst()
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0

@@ -19,15 +19,20 @@ for (const dialect of testDialects()) {
       const requests = new Map<number, number>()
       const count = (map: Map<number, number>, status: number) => map.set(status, (map.get(status) ?? 0) + 1)
       for (let batch = 0; batch < 100; batch++) {
-        await Promise.all(Array.from({ length: 10 }, async (_, i) => {
-          const [reload, request] = await Promise.all([r.reload({ reason: `batch ${batch} #${i}` }), r.get()])
-          count(reloads, reload.statusCode)
-          count(requests, request.statusCode)
-          if (reload.statusCode === 200) assert.ok(reload.json().changed.every((c: { to: unknown }) => c.to !== 0 && c.to !== 'loud'))
-        }))
+        await Promise.all(
+          Array.from({ length: 10 }, async (_, i) => {
+            const [reload, request] = await Promise.all([r.reload({ reason: `batch ${batch} #${i}` }), r.get()])
+            count(reloads, reload.statusCode)
+            count(requests, request.statusCode)
+            if (reload.statusCode === 200) assert.ok(reload.json().changed.every((c: { to: unknown }) => c.to !== 0 && c.to !== 'loud'))
+          }),
+        )
       }
       assert.deepEqual([...requests.entries()], [[200, 1000]], 'no request failed')
-      assert.deepEqual([...reloads.entries()].sort(), [[200, 500], [422, 500]])
+      assert.deepEqual([...reloads.entries()].sort(), [
+        [200, 500],
+        [422, 500],
+      ])
       assert.equal(r.log.level, 'info')
       // Reloads run one at a time, so the last valid reread (the 999th) is in force: rereading it changes nothing.
       n = 998

@@ -35,13 +35,27 @@ export function reloadSuite(dialect: TestDialect, mode: 'site' | 'cloud') {
     const file = join(dir, 'sitegrid.json')
     writeFileSync(file, '{}')
     const startEnv: Record<string, string> = {
-      DATABASE_URL: h.config.databaseUrl, SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_MODE: mode, SITEGRID_DATA_DIR: dir,
-      SITEGRID_CONFIG_FILE: file, SITEGRID_LAST_USED_FLUSH_MS: '50',
+      DATABASE_URL: h.config.databaseUrl,
+      SITEGRID_KEY_SECRET: KEY_SECRET,
+      SITEGRID_MODE: mode,
+      SITEGRID_DATA_DIR: dir,
+      SITEGRID_CONFIG_FILE: file,
+      SITEGRID_LAST_USED_FLUSH_MS: '50',
     }
     const env = { ...startEnv }
-    const log = createLogger('info', new Writable({ write(_c, _e, cb) { cb() } }))
+    const log = createLogger(
+      'info',
+      new Writable({
+        write(_c, _e, cb) {
+          cb()
+        },
+      }),
+    )
     const app = await buildApp({
-      config: loadConfig(env, { requireKeySecret: true }), handle: h.handle, clock: h.clock, log,
+      config: loadConfig(env, { requireKeySecret: true }),
+      handle: h.handle,
+      clock: h.clock,
+      log,
       reloadConfig: () => {
         state.reloads++
         state.beforeRead?.(env)
@@ -68,16 +82,25 @@ export function reloadSuite(dialect: TestDialect, mode: 'site' | 'cloud') {
     const host = `${org.slug}.localhost`
     const reloadsBefore = state.reloads
     return {
-      h, app, env, log, org, key, keyId,
+      h,
+      app,
+      env,
+      log,
+      org,
+      key,
+      keyId,
       reloads: () => state.reloads - reloadsBefore,
       writeFile: (settings: Record<string, unknown> | string) => writeFileSync(file, typeof settings === 'string' ? settings : JSON.stringify(settings)),
-      reload: (payload?: unknown, apiKey = key) => app.inject({
-        method: 'POST', url: RELOAD_URL, headers: { host, 'x-api-key': apiKey },
-        ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
-      }),
+      reload: (payload?: unknown, apiKey = key) =>
+        app.inject({
+          method: 'POST',
+          url: RELOAD_URL,
+          headers: { host, 'x-api-key': apiKey },
+          ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+        }),
       get: (apiKey = key) => app.inject({ url: '/api/admin/api-keys', headers: { host, 'x-api-key': apiKey } }),
-      auditRows: () => h.handle.db.selectFrom('audit_events').selectAll().where('org_id', '=', org.id).where('action', 'like', 'config.%').orderBy('id').execute(),
+      auditRows: () =>
+        h.handle.db.selectFrom('audit_events').selectAll().where('org_id', '=', org.id).where('action', 'like', 'config.%').orderBy('id').execute(),
     }
   }
 }
-

@@ -8,13 +8,18 @@ import { docs } from './docs.ts'
 
 /** Mounted at /api/admin/config. The policy depends on the mode, fixed at start-up. */
 export const reloadRoutes: FastifyPluginAsyncTypebox<{ reloads: ReloadService; mode: Mode }> = async (app, { reloads, mode }) => {
-  app.post('/reload', {
-    config: { policy: mode === 'cloud' ? 'platformAdmin' : 'owner' },
-    schema: {
-      tags: ['Organisation administration'], summary: 'Reload the configuration',
-      description: docs.reloadConfiguration,
-      body: ReloadConfigBody,
-      response: { 200: ReloadResultSchema, ...problemResponses(400, 401, 403, 413, 415, 422, 429) },
+  app.post(
+    '/reload',
+    {
+      config: { policy: mode === 'cloud' ? 'platformAdmin' : 'owner' },
+      schema: {
+        tags: ['Organisation administration'],
+        summary: 'Reload the configuration',
+        description: docs.reloadConfiguration,
+        body: ReloadConfigBody,
+        response: { 200: ReloadResultSchema, ...problemResponses(400, 401, 403, 413, 415, 422, 429) },
+      },
     },
-  }, async (request) => reloads.reload(request.org.id, actorOf(request.principal), request.body?.reason ?? null))
+    async (request) => reloads.reload(request.org.id, actorOf(request.principal), request.body?.reason ?? null),
+  )
 }

@@ -42,15 +42,20 @@ export function createReloadService(deps: { holder: ConfigHolder; handle: Databa
     const plan = holder.prepare()
     const why = reason === null ? {} : { reason }
     if (!plan.ok) {
-      await handle.db.transaction().execute((trx) =>
-        recordAudit(trx, clock, orgId, actor, { action: 'config.reload_refused', target: 'config', detail: { ...why, problems: plan.problems } }))
+      await handle.db
+        .transaction()
+        .execute((trx) =>
+          recordAudit(trx, clock, orgId, actor, { action: 'config.reload_refused', target: 'config', detail: { ...why, problems: plan.problems } }),
+        )
       throw new ConfigReloadRefused(plan.problems)
     }
     await handle.db.transaction().execute((trx) =>
       recordAudit(trx, clock, orgId, actor, {
-        action: 'config.reloaded', target: 'config',
+        action: 'config.reloaded',
+        target: 'config',
         detail: { ...why, changed: plan.changed, requiresRestart: plan.requiresRestart },
-      }))
+      }),
+    )
     plan.apply()
     return { reloadedAt: new Date(clock.now()).toISOString(), changed: plan.changed, requiresRestart: plan.requiresRestart }
   }

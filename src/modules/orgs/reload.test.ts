@@ -9,7 +9,9 @@ const bySetting = (changes: Array<{ setting: string }>) => [...changes].sort((a,
 // One real OpenID provider for the file, started on first use (platform-admin tests sign in through it).
 let provider: Promise<SharedProvider> | undefined
 const sharedProvider = () => (provider ??= startSharedProvider({ slots: 4 }))
-after(async () => { if (provider) await (await provider).stop() })
+after(async () => {
+  if (provider) await (await provider).stop()
+})
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: configuration reload`, () => {
@@ -44,12 +46,17 @@ for (const dialect of testDialects()) {
       r.writeFile({ PORT: 9999, SITEGRID_BODY_LIMIT_BYTES: 2048, SITEGRID_RATE_LIMIT_PER_MINUTE: 500 })
       const first = (await r.reload()).json()
       assert.deepEqual(first.requiresRestart.sort(), ['PORT', 'SITEGRID_BODY_LIMIT_BYTES'])
-      assert.deepEqual(first.changed.map((c: { setting: string }) => c.setting), ['SITEGRID_RATE_LIMIT_PER_MINUTE'])
+      assert.deepEqual(
+        first.changed.map((c: { setting: string }) => c.setting),
+        ['SITEGRID_RATE_LIMIT_PER_MINUTE'],
+      )
       const again = (await r.reload()).json()
       assert.deepEqual(again.requiresRestart.sort(), ['PORT', 'SITEGRID_BODY_LIMIT_BYTES'], 'still pending: the running values did not change')
       assert.deepEqual(again.changed, [])
       const big = await r.app.inject({
-        method: 'POST', url: '/api/admin/api-keys', headers: { host: `${r.org.slug}.localhost`, 'x-api-key': r.key },
+        method: 'POST',
+        url: '/api/admin/api-keys',
+        headers: { host: `${r.org.slug}.localhost`, 'x-api-key': r.key },
         payload: { role: 'member', name: 'x'.repeat(200), expiresAt: new Date(r.h.clock.now() + 86_400_000).toISOString(), pad: 'p'.repeat(3000) },
       })
       assert.equal(big.statusCode, 400, 'a 3 KB body still reaches validation: the body limit is still the one in force')
@@ -63,9 +70,18 @@ for (const dialect of testDialects()) {
       assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8')
       assert.equal(res.json().code, 'UnprocessableEntity')
       const problems: string[] = res.json().problems
-      assert.ok(problems.some((p) => p.startsWith('SITEGRID_RATE_LIMIT_PER_MINUTE')), problems.join())
-      assert.ok(problems.some((p) => p.startsWith('SITEGRID_LOG_LEVEL')), problems.join())
-      assert.ok(problems.some((p) => p.includes('unknown setting SITEGRID_NO_SUCH')), problems.join())
+      assert.ok(
+        problems.some((p) => p.startsWith('SITEGRID_RATE_LIMIT_PER_MINUTE')),
+        problems.join(),
+      )
+      assert.ok(
+        problems.some((p) => p.startsWith('SITEGRID_LOG_LEVEL')),
+        problems.join(),
+      )
+      assert.ok(
+        problems.some((p) => p.includes('unknown setting SITEGRID_NO_SUCH')),
+        problems.join(),
+      )
       assert.equal(r.log.level, 'info')
       assert.equal((await r.get()).statusCode, 200, 'a rate limit of 0 was not swapped in')
     })
@@ -98,10 +114,15 @@ for (const dialect of testDialects()) {
       r.writeFile({ SITEGRID_RATE_LIMIT_PER_MINUTE: -1 })
       await r.reload({ reason: 'typo' })
       const rows = await r.auditRows()
-      assert.deepEqual(rows.map((row) => row.action), ['config.reloaded', 'config.reload_refused'])
+      assert.deepEqual(
+        rows.map((row) => row.action),
+        ['config.reloaded', 'config.reload_refused'],
+      )
       assert.ok(rows.every((row) => row.actor_kind === 'apiKey' && row.actor_id === r.keyId && row.target === 'config'))
       assert.deepEqual(JSON.parse(rows[0]!.detail!), {
-        reason: 'tune', changed: [{ setting: 'SITEGRID_RATE_LIMIT_PER_MINUTE', from: 1200, to: 900 }], requiresRestart: [],
+        reason: 'tune',
+        changed: [{ setting: 'SITEGRID_RATE_LIMIT_PER_MINUTE', from: 1200, to: 900 }],
+        requiresRestart: [],
       })
       const refused = JSON.parse(rows[1]!.detail!)
       assert.equal(refused.reason, 'typo')
@@ -128,7 +149,7 @@ for (const dialect of testDialects()) {
       assert.equal(r.reloads(), 0)
     })
 
-    it('in cloud mode a platform admin (OIDC bearer) reloads and is audited in the host\'s organisation; an owner\'s bearer session gets 403', async (t) => {
+    it("in cloud mode a platform admin (OIDC bearer) reloads and is audited in the host's organisation; an owner's bearer session gets 403", async (t) => {
       const h = await identityHarness(t, dialect, await sharedProvider())
       await h.makePlatformAdmin('root')
       const res = await h.inject({ org: h.org, bearer: await h.token('root') }, { method: 'POST', url: URL, payload: { reason: 'rotate logs' } })

@@ -19,7 +19,8 @@ export function createOrgsService(deps: { handle: DatabaseHandle; clock: Clock }
     /** Provisions an organisation; throws InvalidOrgSlug or OrgSlugTaken (Conflict). */
     async provision(slug: string, name?: string, id?: string): Promise<Org> {
       if (!SLUG_PATTERN.test(slug)) throw new InvalidOrgSlug()
-      if (id !== undefined && !ORG_ID_PATTERN.test(id)) throw invalidField('/id', 'must be org_ followed by 8 Crockford base32 characters (upper case, no I L O U)')
+      if (id !== undefined && !ORG_ID_PATTERN.test(id))
+        throw invalidField('/id', 'must be org_ followed by 8 Crockford base32 characters (upper case, no I L O U)')
       const row = { id: id ?? newOrgId(), slug, name: name ?? slug, created_at: clock.now() }
       try {
         await insertOrg(db, row)

@@ -12,6 +12,10 @@ export function sharedHarness(dialect: TestDialect, env: Record<string, string> 
   after(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup()
   })
-  const context = { after: (fn: () => unknown) => { cleanups.push(fn) } } as unknown as TestContext
+  const context = {
+    after: (fn: () => unknown) => {
+      cleanups.push(fn)
+    },
+  } as unknown as TestContext
   return () => (built ??= harness(context, dialect, env))
 }

@@ -13,7 +13,10 @@ export function listOrgs(db: Db) {
 }
 
 export function countOrgs(db: Db) {
-  return db.selectFrom('orgs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  return db
+    .selectFrom('orgs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
 }
 
 /** Foreign keys cascade from `orgs`: every tenant table goes with it in the same statement. */

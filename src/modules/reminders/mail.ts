@@ -39,12 +39,15 @@ export type SendMail = (mail: ReminderMail) => Promise<void>
 
 export function createSmtpSender(smtp: SmtpConfig): SendMail {
   const transport = nodemailer.createTransport({
-    host: smtp.host, port: smtp.port,
+    host: smtp.host,
+    port: smtp.port,
     secure: smtp.security === 'tls',
     requireTLS: smtp.security === 'starttls',
     ignoreTLS: smtp.security === 'none',
     auth: smtp.user && smtp.password ? { user: smtp.user, pass: smtp.password } : undefined,
-    connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 30_000,
   })
   return async (mail) => {
     const { subject, text } = composeReminder(mail)

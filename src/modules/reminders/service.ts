@@ -68,19 +68,28 @@ export function createReminderService(deps: {
       const summary: ReminderRunSummary = { due: due.length, sent: 0, skipped: 0, failed: 0, claimedElsewhere: 0 }
       for (const key of due) {
         const claim = { orgId: key.org_id, keyId: key.id, expiresAt: key.expires_at, by: processId, at: deps.clock.now() }
-        const claimed = await claimNew(db, claim) || await claimRetry(db, { ...claim, leaseMs: LEASE_MS })
+        const claimed = (await claimNew(db, claim)) || (await claimRetry(db, { ...claim, leaseMs: LEASE_MS }))
         if (!claimed) {
           summary.claimedElsewhere += 1
           continue
         }
         const to = await recipientOf(key.org_id, { kind: key.created_by_kind, subject: key.created_by_user_id, account: key.created_by_account })
         if (!to) {
-          await settleReminder(db, claim, { status: 'skipped', recipient: null, at: deps.clock.now(), error: 'no address for the key\'s creator' })
+          await settleReminder(db, claim, { status: 'skipped', recipient: null, at: deps.clock.now(), error: "no address for the key's creator" })
           summary.skipped += 1
           continue
         }
         try {
-          await deps.send({ to, orgName: key.org_name, orgSlug: key.org_slug, keyName: key.name, keyPrefix: key.prefix, keyId: key.id, role: key.role, expiresAt: key.expires_at })
+          await deps.send({
+            to,
+            orgName: key.org_name,
+            orgSlug: key.org_slug,
+            keyName: key.name,
+            keyPrefix: key.prefix,
+            keyId: key.id,
+            role: key.role,
+            expiresAt: key.expires_at,
+          })
           await settleReminder(db, claim, { status: 'sent', recipient: to, at: deps.clock.now(), error: null })
           summary.sent += 1
         } catch (err) {

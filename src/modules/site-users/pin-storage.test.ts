@@ -6,11 +6,20 @@ import type { Org } from '../../identity.ts'
 import { verifyPin } from './pin-hash.ts'
 
 const newUser = (role: string, extra: Record<string, unknown> = {}) => ({
-  email: `${role}-${Math.random().toString(36).slice(2, 8)}@Plant.example`, displayName: `New ${role}`, siteRole: role, pin: '13572468', ...extra,
+  email: `${role}-${Math.random().toString(36).slice(2, 8)}@Plant.example`,
+  displayName: `New ${role}`,
+  siteRole: role,
+  pin: '13572468',
+  ...extra,
 })
 
 async function userRows(h: Harness, org: Org) {
-  return h.handle.db.selectFrom('site_users').select(['id', 'email', 'site_role', 'display_name', 'pin_hash']).where('org_id', '=', org.id).orderBy('id').execute()
+  return h.handle.db
+    .selectFrom('site_users')
+    .select(['id', 'email', 'site_role', 'display_name', 'pin_hash'])
+    .where('org_id', '=', org.id)
+    .orderBy('id')
+    .execute()
 }
 
 for (const dialect of testDialects()) {

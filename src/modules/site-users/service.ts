@@ -10,18 +10,38 @@ import { LastSiteOwner, SiteRoleAboveCaller, SiteUserEmailTaken } from './errors
 import { DEFAULT_SCRYPT_COST, hashPin, verifyPin, type ScryptCost } from './pin-hash.ts'
 import type { CreateSiteUserInput, ListSiteUsersQueryInput, SiteUser, UpdateSiteUserInput } from './schemas.ts'
 import {
-  deleteSiteUser, findSiteUser, findSiteUserByEmail, findSiteUserForPinCheck, insertSiteUser, listSiteUsers, lockSiteOwners,
-  replaceSiteUserPin, updateSiteUser,
+  deleteSiteUser,
+  findSiteUser,
+  findSiteUserByEmail,
+  findSiteUserForPinCheck,
+  insertSiteUser,
+  listSiteUsers,
+  lockSiteOwners,
+  replaceSiteUserPin,
+  updateSiteUser,
 } from './store.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
 export const normaliseEmail = (email: string) => email.trim().toLowerCase()
 
-function toSiteUser(row: { id: string; email: string; display_name: string; site_role: string; created_at: number; updated_at: number; pin_changed_at: number }): SiteUser {
+function toSiteUser(row: {
+  id: string
+  email: string
+  display_name: string
+  site_role: string
+  created_at: number
+  updated_at: number
+  pin_changed_at: number
+}): SiteUser {
   return {
-    id: row.id, email: row.email, displayName: row.display_name, siteRole: row.site_role,
-    createdAt: iso(row.created_at), updatedAt: iso(row.updated_at), pinChangedAt: iso(row.pin_changed_at),
+    id: row.id,
+    email: row.email,
+    displayName: row.display_name,
+    siteRole: row.site_role,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+    pinChangedAt: iso(row.pin_changed_at),
   }
 }
 
@@ -64,18 +84,29 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
       const email = normaliseEmail(input.email)
       const pinHash = await hashPin(input.pin, cost)
       const row = {
-        org_id: orgId, id: newId('su', now), email, display_name: input.displayName.trim(), site_role: input.siteRole,
-        pin_hash: pinHash, token_version: 1, created_at: now, updated_at: now, pin_changed_at: now,
+        org_id: orgId,
+        id: newId('su', now),
+        email,
+        display_name: input.displayName.trim(),
+        site_role: input.siteRole,
+        pin_hash: pinHash,
+        token_version: 1,
+        created_at: now,
+        updated_at: now,
+        pin_changed_at: now,
       }
-      await db.transaction().execute(async (trx) => {
-        if (await findSiteUserByEmail(trx, orgId, email)) throw new SiteUserEmailTaken()
-        await insertSiteUser(trx, row)
-        await recordAudit(trx, clock, orgId, actor, { action: 'site_user.created', target: row.id, detail: { email, siteRole: input.siteRole } })
-      }).catch(async (err: unknown) => {
-        // Two concurrent adds of one e-mail: the unique (org_id, email) index decides, the loser gets 409.
-        if (!(err instanceof SiteUserEmailTaken) && await findSiteUserByEmail(db, orgId, email)) throw new SiteUserEmailTaken()
-        throw err
-      })
+      await db
+        .transaction()
+        .execute(async (trx) => {
+          if (await findSiteUserByEmail(trx, orgId, email)) throw new SiteUserEmailTaken()
+          await insertSiteUser(trx, row)
+          await recordAudit(trx, clock, orgId, actor, { action: 'site_user.created', target: row.id, detail: { email, siteRole: input.siteRole } })
+        })
+        .catch(async (err: unknown) => {
+          // Two concurrent adds of one e-mail: the unique (org_id, email) index decides, the loser gets 409.
+          if (!(err instanceof SiteUserEmailTaken) && (await findSiteUserByEmail(db, orgId, email))) throw new SiteUserEmailTaken()
+          throw err
+        })
       return toSiteUser(row)
     },
 
@@ -142,7 +173,7 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
     async checkPin(orgId: OrgId, email: string, pin: string): Promise<SiteUserCredentialState | undefined> {
       const row = await findSiteUserForPinCheck(db, orgId, normaliseEmail(email))
       dummyHash ??= hashPin('not-a-pin', cost)
-      const ok = await verifyPin(pin, row?.pin_hash ?? await dummyHash)
+      const ok = await verifyPin(pin, row?.pin_hash ?? (await dummyHash))
       if (!row || !ok || !isRole(row.site_role)) return undefined
       return { id: row.id, role: row.site_role, tokenVersion: row.token_version }
     },

@@ -12,8 +12,12 @@ for (const dialect of testDialects()) {
       const before = await userRows(h, org)
       const id = member.user.id
       for (const [method, url, payload] of [
-        ['GET', '/api/site/users', undefined], ['POST', '/api/site/users', newUser('member')], ['GET', `/api/site/users/${id}`, undefined],
-        ['PATCH', `/api/site/users/${id}`, { siteRole: 'owner' }], ['PUT', `/api/site/users/${id}/pin`, { pin: '999999' }], ['DELETE', `/api/site/users/${id}`, undefined],
+        ['GET', '/api/site/users', undefined],
+        ['POST', '/api/site/users', newUser('member')],
+        ['GET', `/api/site/users/${id}`, undefined],
+        ['PATCH', `/api/site/users/${id}`, { siteRole: 'owner' }],
+        ['PUT', `/api/site/users/${id}/pin`, { pin: '999999' }],
+        ['DELETE', `/api/site/users/${id}`, undefined],
       ] as const) {
         const res = await h.inject({ org, bearer: member.accessToken }, { method, url, ...(payload ? { payload } : {}) })
         assert.equal(res.statusCode, 403, `${method} ${url}`)
@@ -28,7 +32,8 @@ for (const dialect of testDialects()) {
       const admin = await signedIn(h, org, 'admin')
       const member = await addSiteUser(h, org, 'member')
       const before = await userRows(h, org)
-      const as = (method: 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: object) => h.inject({ org, bearer: admin.accessToken }, { method, url, ...(payload ? { payload } : {}) })
+      const as = (method: 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: object) =>
+        h.inject({ org, bearer: admin.accessToken }, { method, url, ...(payload ? { payload } : {}) })
       assert.equal((await as('POST', '/api/site/users', newUser('owner'))).statusCode, 403)
       assert.equal((await as('PATCH', `/api/site/users/${member.id}`, { siteRole: 'owner' })).statusCode, 403)
       assert.equal((await as('PATCH', `/api/site/users/${admin.user.id}`, { siteRole: 'owner' })).statusCode, 403, 'not even oneself')
@@ -36,7 +41,11 @@ for (const dialect of testDialects()) {
       assert.equal((await as('PUT', `/api/site/users/${owner.id}/pin`, { pin: '000000' })).statusCode, 403)
       assert.equal((await as('DELETE', `/api/site/users/${owner.id}`)).statusCode, 403)
       assert.deepEqual(await userRows(h, org), before)
-      assert.equal((await as('PATCH', `/api/site/users/${member.id}`, { siteRole: 'admin', displayName: 'Shift lead' })).statusCode, 200, 'up to their own role is fine')
+      assert.equal(
+        (await as('PATCH', `/api/site/users/${member.id}`, { siteRole: 'admin', displayName: 'Shift lead' })).statusCode,
+        200,
+        'up to their own role is fine',
+      )
       assert.equal((await as('POST', '/api/site/users', newUser('admin'))).statusCode, 201)
     })
 
@@ -53,10 +62,13 @@ for (const dialect of testDialects()) {
       assert.equal((await userRows(h, org))[0]!.site_role, 'owner')
       const second = await addSiteUser(h, org, 'owner')
       assert.equal((await h.inject({ org, bearer: owner.accessToken }, { method: 'DELETE', url: `/api/site/users/${owner.user.id}` })).statusCode, 204)
-      assert.deepEqual((await userRows(h, org)).map((r) => r.id), [second.id])
+      assert.deepEqual(
+        (await userRows(h, org)).map((r) => r.id),
+        [second.id],
+      )
     })
 
-    it('another organisation\'s site user reads, changes and deletes as the uniform 404 and is untouched', async (t) => {
+    it("another organisation's site user reads, changes and deletes as the uniform 404 and is untouched", async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const a = await h.createOrg()
       const b = await h.createOrg()
@@ -65,15 +77,20 @@ for (const dialect of testDialects()) {
       const before = await userRows(h, a)
       const absent = await h.inject({ org: b, bearer: ownerB.accessToken }, { url: '/api/site/users/su_doesnotexist' })
       for (const [method, url, payload] of [
-        ['GET', `/api/site/users/${victim.id}`, undefined], ['PATCH', `/api/site/users/${victim.id}`, { displayName: 'x' }],
-        ['PUT', `/api/site/users/${victim.id}/pin`, { pin: '111111' }], ['DELETE', `/api/site/users/${victim.id}`, undefined],
+        ['GET', `/api/site/users/${victim.id}`, undefined],
+        ['PATCH', `/api/site/users/${victim.id}`, { displayName: 'x' }],
+        ['PUT', `/api/site/users/${victim.id}/pin`, { pin: '111111' }],
+        ['DELETE', `/api/site/users/${victim.id}`, undefined],
       ] as const) {
         const res = await h.inject({ org: b, bearer: ownerB.accessToken }, { method, url, ...(payload ? { payload } : {}) })
         assert.equal(res.statusCode, 404, `${method} ${url}`)
         assert.equal(res.json().detail, absent.json().detail)
       }
       const list = (await h.inject({ org: b, bearer: ownerB.accessToken }, { url: '/api/site/users' })).json()
-      assert.deepEqual(list.items.map((u: { id: string }) => u.id), [ownerB.user.id])
+      assert.deepEqual(
+        list.items.map((u: { id: string }) => u.id),
+        [ownerB.user.id],
+      )
       assert.deepEqual(await userRows(h, a), before)
     })
   })

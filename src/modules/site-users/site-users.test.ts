@@ -9,10 +9,19 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
       const owner = await signedIn(h, org, 'owner')
-      for (const [extra, pointer] of [[{ pin: '12345' }, '/pin'], [{ pin: '1234567890123' }, '/pin'], [{ pin: '12ab56' }, '/pin'], [{ siteRole: 'platform_admin' }, '/siteRole'], [{ extra: 1 }, '/extra']] as const) {
+      for (const [extra, pointer] of [
+        [{ pin: '12345' }, '/pin'],
+        [{ pin: '1234567890123' }, '/pin'],
+        [{ pin: '12ab56' }, '/pin'],
+        [{ siteRole: 'platform_admin' }, '/siteRole'],
+        [{ extra: 1 }, '/extra'],
+      ] as const) {
         const res = await h.inject({ org, bearer: owner.accessToken }, { method: 'POST', url: '/api/site/users', payload: newUser('member', extra) })
         assert.equal(res.statusCode, 400, JSON.stringify(extra))
-        assert.ok(res.json().errors.some((e: { pointer: string }) => e.pointer === pointer), JSON.stringify(res.json().errors))
+        assert.ok(
+          res.json().errors.some((e: { pointer: string }) => e.pointer === pointer),
+          JSON.stringify(res.json().errors),
+        )
       }
       assert.equal((await userRows(h, org)).length, 1)
     })
@@ -21,7 +30,10 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
       const owner = await signedIn(h, org, 'owner')
-      const res = await h.inject({ org, bearer: owner.accessToken }, { method: 'POST', url: '/api/site/users', payload: newUser('member', { email: owner.user.email.toUpperCase() }) })
+      const res = await h.inject(
+        { org, bearer: owner.accessToken },
+        { method: 'POST', url: '/api/site/users', payload: newUser('member', { email: owner.user.email.toUpperCase() }) },
+      )
       assert.equal(res.statusCode, 409)
       assert.equal(res.json().code, 'Conflict')
       assert.equal((await userRows(h, org)).length, 1)
@@ -33,26 +45,45 @@ for (const dialect of testDialects()) {
       const owner = await signedIn(h, org, 'owner')
       for (let i = 0; i < 4; i++) await addSiteUser(h, org, 'member', { email: `m${i}@plant.example` })
       const first = (await h.inject({ org, bearer: owner.accessToken }, { url: '/api/site/users?limit=3' })).json()
-      assert.deepEqual(first.items.map((u: { email: string }) => u.email), ['m0@plant.example', 'm1@plant.example', 'm2@plant.example'])
+      assert.deepEqual(
+        first.items.map((u: { email: string }) => u.email),
+        ['m0@plant.example', 'm1@plant.example', 'm2@plant.example'],
+      )
       const second = (await h.inject({ org, bearer: owner.accessToken }, { url: `/api/site/users?limit=3&cursor=${first.nextCursor}` })).json()
-      assert.deepEqual(second.items.map((u: { email: string }) => u.email), ['m3@plant.example', owner.user.email])
+      assert.deepEqual(
+        second.items.map((u: { email: string }) => u.email),
+        ['m3@plant.example', owner.user.email],
+      )
       assert.equal(second.nextCursor, null)
       assert.equal((await h.inject({ org, bearer: owner.accessToken }, { url: '/api/site/users?cursor=bogus' })).statusCode, 400)
       const target = first.items[0].id as string
       assert.equal((await h.inject({ org, bearer: owner.accessToken }, { url: `/api/site/users/${target}` })).json().email, 'm0@plant.example')
-      const renamed = await h.inject({ org, bearer: owner.accessToken }, { method: 'PATCH', url: `/api/site/users/${target}`, payload: { displayName: 'Crusher operator' } })
+      const renamed = await h.inject(
+        { org, bearer: owner.accessToken },
+        { method: 'PATCH', url: `/api/site/users/${target}`, payload: { displayName: 'Crusher operator' } },
+      )
       assert.equal(renamed.json().displayName, 'Crusher operator')
-      assert.equal((await h.inject({ org, bearer: owner.accessToken }, { method: 'PUT', url: `/api/site/users/${target}/pin`, payload: { pin: '86420000' } })).statusCode, 204)
+      assert.equal(
+        (await h.inject({ org, bearer: owner.accessToken }, { method: 'PUT', url: `/api/site/users/${target}/pin`, payload: { pin: '86420000' } })).statusCode,
+        204,
+      )
       assert.equal((await login(h, org, 'm0@plant.example', '86420000')).statusCode, 200)
       assert.equal((await h.inject({ org, bearer: owner.accessToken }, { method: 'DELETE', url: `/api/site/users/${target}` })).statusCode, 204)
       assert.equal((await h.inject({ org, bearer: owner.accessToken }, { url: `/api/site/users/${target}` })).statusCode, 404)
-      const actions = (await h.handle.db.selectFrom('audit_events').select(['action', 'actor_id']).where('org_id', '=', org.id).where('target', '=', target).orderBy('at').orderBy('id').execute())
+      const actions = await h.handle.db
+        .selectFrom('audit_events')
+        .select(['action', 'actor_id'])
+        .where('org_id', '=', org.id)
+        .where('target', '=', target)
+        .orderBy('at')
+        .orderBy('id')
+        .execute()
       // The test clock stands still, so the four rows share one timestamp: compare them as a set.
       assert.deepEqual(actions.map((a) => a.action).sort(), ['site_user.created', 'site_user.pin_set', 'site_user.removed', 'site_user.updated'])
       assert.ok(actions.filter((a) => a.action !== 'site_user.created').every((a) => a.actor_id === owner.user.id))
     })
 
-    it('an owner API key manages site users too (site role = the key\'s role)', async (t) => {
+    it("an owner API key manages site users too (site role = the key's role)", async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const { org, key } = await h.orgWithKey('owner')
       const res = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/site/users', payload: newUser('owner') })

@@ -9,20 +9,24 @@ export function insertSiteUser(db: Db, row: SiteUsersTable) {
 }
 
 export function findSiteUser(db: Db, orgId: OrgId, userId: string) {
-  return db.selectFrom('site_users').select([...PUBLIC_COLUMNS, 'token_version'])
-    .where('org_id', '=', orgId).where('id', '=', userId)
+  return db
+    .selectFrom('site_users')
+    .select([...PUBLIC_COLUMNS, 'token_version'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', userId)
     .executeTakeFirst()
 }
 
 export function findSiteUserByEmail(db: Db, orgId: OrgId, email: string) {
-  return db.selectFrom('site_users').select(PUBLIC_COLUMNS)
-    .where('org_id', '=', orgId).where('email', '=', email)
-    .executeTakeFirst()
+  return db.selectFrom('site_users').select(PUBLIC_COLUMNS).where('org_id', '=', orgId).where('email', '=', email).executeTakeFirst()
 }
 
 export function findSiteUserForPinCheck(db: Db, orgId: OrgId, email: string) {
-  return db.selectFrom('site_users').select(['id', 'site_role', 'pin_hash', 'token_version'])
-    .where('org_id', '=', orgId).where('email', '=', email)
+  return db
+    .selectFrom('site_users')
+    .select(['id', 'site_role', 'pin_hash', 'token_version'])
+    .where('org_id', '=', orgId)
+    .where('email', '=', email)
     .executeTakeFirst()
 }
 
@@ -36,18 +40,17 @@ export function listSiteUsers(db: Db, orgId: OrgId, limit: number, after: readon
   return query.orderBy('email').orderBy('id').limit(limit).execute()
 }
 
-
 export function updateSiteUser(db: Db, orgId: OrgId, userId: string, patch: Partial<Pick<SiteUsersTable, 'display_name' | 'site_role' | 'updated_at'>>) {
-  return db.updateTable('site_users').set(patch)
-    .where('org_id', '=', orgId).where('id', '=', userId)
-    .executeTakeFirst()
+  return db.updateTable('site_users').set(patch).where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst()
 }
 
 /** A new PIN invalidates every token issued before it (access and refresh) by bumping token_version. */
 export function replaceSiteUserPin(db: Db, orgId: OrgId, userId: string, pinHash: string, at: number) {
-  return db.updateTable('site_users')
+  return db
+    .updateTable('site_users')
     .set((eb) => ({ pin_hash: pinHash, pin_changed_at: at, updated_at: at, token_version: eb('token_version', '+', 1) }))
-    .where('org_id', '=', orgId).where('id', '=', userId)
+    .where('org_id', '=', orgId)
+    .where('id', '=', userId)
     .executeTakeFirst()
 }
 

@@ -16,17 +16,22 @@ type UnlockRoutesOptions = { siteUsers: SiteUsersService; lockout: SignInLocks }
 
 /** The console's way to end a site user's sign-in lock (the CLI's is `sitegrid site-user unlock --email`). */
 export const siteUnlockRoutes: FastifyPluginAsyncTypebox<UnlockRoutesOptions> = async (app, { siteUsers, lockout }) => {
-  app.post('/:userId/unlock', {
-    config: { policy: 'owner' },
-    schema: {
-      tags: ['Site users'], summary: 'End a site user\'s sign-in lock',
-      description: docs.unlockSignIn,
-      params: SiteUserParams,
-      response: { 200: SiteUserUnlockedSchema, ...problemResponses(401, 403, 404, 429) },
+  app.post(
+    '/:userId/unlock',
+    {
+      config: { policy: 'owner' },
+      schema: {
+        tags: ['Site users'],
+        summary: "End a site user's sign-in lock",
+        description: docs.unlockSignIn,
+        params: SiteUserParams,
+        response: { 200: SiteUserUnlockedSchema, ...problemResponses(401, 403, 404, 429) },
+      },
     },
-  }, async (request) => {
-    const user = await siteUsers.get(request.principal.orgId, request.params.userId)
-    const { wasLockedUntil } = await lockout.unlockEmail(request.principal.orgId, actorOf(request.principal), user.email)
-    return { email: user.email, wasLockedUntil: wasLockedUntil ? new Date(wasLockedUntil).toISOString() : null }
-  })
+    async (request) => {
+      const user = await siteUsers.get(request.principal.orgId, request.params.userId)
+      const { wasLockedUntil } = await lockout.unlockEmail(request.principal.orgId, actorOf(request.principal), user.email)
+      return { email: user.email, wasLockedUntil: wasLockedUntil ? new Date(wasLockedUntil).toISOString() : null }
+    },
+  )
 }

@@ -1,7 +1,9 @@
 import { domainError } from '../../errors/domain-error.ts'
 
 export class SiteCodeTaken extends domainError('Conflict') {
-  constructor(code: string) { super(`A site with code ${code} already exists in this organisation.`) }
+  constructor(code: string) {
+    super(`A site with code ${code} already exists in this organisation.`)
+  }
 }
 
 export class SiteDeletionUnconfirmed extends domainError('ConfirmationRequired') {

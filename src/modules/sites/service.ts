@@ -26,8 +26,15 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 export function toSite(row: SitesTable): Site {
   return {
-    code: row.code, name: row.name, description: row.description, location: row.location, timeZone: row.time_zone,
-    status: row.status, statusName: siteStatusName(row.status), createdAt: iso(row.created_at), updatedAt: iso(row.updated_at),
+    code: row.code,
+    name: row.name,
+    description: row.description,
+    location: row.location,
+    timeZone: row.time_zone,
+    status: row.status,
+    statusName: siteStatusName(row.status),
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
   }
 }
 
@@ -50,8 +57,15 @@ export function createSitesService(deps: { handle: DatabaseHandle; clock: Clock;
       checkTimeZone(input.timeZone)
       const now = clock.now()
       const row: SitesTable = {
-        org_id: orgId, code: input.code, name: input.name, description: input.description ?? null, location: input.location ?? null,
-        time_zone: input.timeZone ?? 'UTC', status: input.status ?? 0, created_at: now, updated_at: now,
+        org_id: orgId,
+        code: input.code,
+        name: input.name,
+        description: input.description ?? null,
+        location: input.location ?? null,
+        time_zone: input.timeZone ?? 'UTC',
+        status: input.status ?? 0,
+        created_at: now,
+        updated_at: now,
       }
       await db.transaction().execute(async (trx) => {
         try {

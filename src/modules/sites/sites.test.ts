@@ -10,7 +10,15 @@ async function setup(t: Parameters<typeof harness>[0], dialect: Parameters<typeo
 }
 
 const count = async (h: Harness, orgId: string) =>
-  Number((await h.handle.db.selectFrom('sites').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()).n)
+  Number(
+    (
+      await h.handle.db
+        .selectFrom('sites')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('org_id', '=', orgId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: sites`, () => {
@@ -18,9 +26,20 @@ for (const dialect of testDialects()) {
       const { as } = await setup(t, dialect)
       const res = await as('POST', '/api/sites', { code: 'HV-CHPP_1', name: 'Hunter Valley CHPP' })
       assert.equal(res.statusCode, 201)
-      assert.deepEqual({ ...(res.json() as object), createdAt: undefined, updatedAt: undefined }, {
-        code: 'HV-CHPP_1', name: 'Hunter Valley CHPP', description: null, location: null, timeZone: 'UTC', status: 0, statusName: 'Planned', createdAt: undefined, updatedAt: undefined,
-      })
+      assert.deepEqual(
+        { ...(res.json() as object), createdAt: undefined, updatedAt: undefined },
+        {
+          code: 'HV-CHPP_1',
+          name: 'Hunter Valley CHPP',
+          description: null,
+          location: null,
+          timeZone: 'UTC',
+          status: 0,
+          statusName: 'Planned',
+          createdAt: undefined,
+          updatedAt: undefined,
+        },
+      )
       const dup = await as('POST', '/api/sites', { code: 'HV-CHPP_1', name: 'again' })
       assert.equal(dup.statusCode, 409)
       assert.equal(dup.json().code, 'Conflict')
@@ -28,10 +47,22 @@ for (const dialect of testDialects()) {
 
     it('code: 1 to 50 letters, digits, - and _; name 1 to 200; both required; a refused create writes nothing', async (t) => {
       const { h, org, as } = await setup(t, dialect)
-      for (const [code, status] of [['a', 201], ['x'.repeat(50), 201], ['x'.repeat(51), 400], ['', 400], ['has space', 400], ['dot.ted', 400], ['é', 400]] as const) {
+      for (const [code, status] of [
+        ['a', 201],
+        ['x'.repeat(50), 201],
+        ['x'.repeat(51), 400],
+        ['', 400],
+        ['has space', 400],
+        ['dot.ted', 400],
+        ['é', 400],
+      ] as const) {
         assert.equal((await as('POST', '/api/sites', { code, name: 'n' })).statusCode, status, `code "${code}"`)
       }
-      for (const [name, status] of [['', 400], ['n'.repeat(200), 201], ['n'.repeat(201), 400]] as const) {
+      for (const [name, status] of [
+        ['', 400],
+        ['n'.repeat(200), 201],
+        ['n'.repeat(201), 400],
+      ] as const) {
         assert.equal((await as('POST', '/api/sites', { code: `N${name.length}`, name })).statusCode, status, `name of ${name.length}`)
       }
       const missing = await as('POST', '/api/sites', { name: 'no code' })
@@ -73,23 +104,36 @@ for (const dialect of testDialects()) {
       const { as } = await setup(t, dialect)
       for (const code of ['C', 'A', 'E', 'B', 'D']) await as('POST', '/api/sites', { code, name: code })
       const first = (await as('GET', '/api/sites?limit=2')).json()
-      assert.deepEqual(first.items.map((s: { code: string }) => s.code), ['A', 'B'])
+      assert.deepEqual(
+        first.items.map((s: { code: string }) => s.code),
+        ['A', 'B'],
+      )
       const second = (await as('GET', `/api/sites?limit=2&cursor=${first.nextCursor}`)).json()
-      assert.deepEqual(second.items.map((s: { code: string }) => s.code), ['C', 'D'])
+      assert.deepEqual(
+        second.items.map((s: { code: string }) => s.code),
+        ['C', 'D'],
+      )
       const third = (await as('GET', `/api/sites?limit=2&cursor=${second.nextCursor}`)).json()
-      assert.deepEqual(third.items.map((s: { code: string }) => s.code), ['E'])
+      assert.deepEqual(
+        third.items.map((s: { code: string }) => s.code),
+        ['E'],
+      )
       assert.equal(third.nextCursor, null)
       assert.equal((await as('GET', '/api/sites?cursor=garbage')).statusCode, 400)
       assert.equal((await as('GET', '/api/sites?limit=0')).statusCode, 400)
       assert.equal((await as('GET', '/api/sites?limit=501')).statusCode, 400)
     })
 
-    it('another organisation\'s site is the uniform 404 for read, update and delete, and is not changed', async (t) => {
+    it("another organisation's site is the uniform 404 for read, update and delete, and is not changed", async (t) => {
       const { h, as } = await setup(t, dialect)
       const other = await h.orgWithKey('owner')
       await h.inject({ org: other.org, apiKey: other.key }, { method: 'POST', url: '/api/sites', payload: { code: 'THEIRS', name: 'Theirs' } })
       const missing = await as('GET', '/api/sites/NOPE')
-      for (const [method, url, payload] of [['GET', '/api/sites/THEIRS'], ['PUT', '/api/sites/THEIRS', { name: 'mine' }], ['DELETE', '/api/sites/THEIRS?confirm=THEIRS']] as const) {
+      for (const [method, url, payload] of [
+        ['GET', '/api/sites/THEIRS'],
+        ['PUT', '/api/sites/THEIRS', { name: 'mine' }],
+        ['DELETE', '/api/sites/THEIRS?confirm=THEIRS'],
+      ] as const) {
         const res = await as(method, url, payload)
         assert.equal(res.statusCode, 404, `${method}`)
         assert.equal(res.json().detail, missing.json().detail)

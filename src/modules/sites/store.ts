@@ -13,7 +13,10 @@ export function listSites(db: Db, orgId: OrgId, options: { limit: number; after?
   let query = db.selectFrom('sites').selectAll().where('org_id', '=', orgId)
   if (options.after !== undefined) query = query.where('code', '>', options.after)
   if (options.status !== undefined) query = query.where('status', '=', options.status)
-  return query.orderBy('code').limit(options.limit + 1).execute()
+  return query
+    .orderBy('code')
+    .limit(options.limit + 1)
+    .execute()
 }
 
 export function updateSite(db: Db, orgId: OrgId, code: string, changes: Partial<Omit<SitesTable, 'org_id' | 'code' | 'created_at'>>) {

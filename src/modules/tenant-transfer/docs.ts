@@ -14,17 +14,17 @@ export const docs = {
     'past `SITEGRID_TENANT_PACKAGE_MAX_BYTES` gzip bytes, or `SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES` inflated, 413 `PayloadTooLarge` naming the limit, ' +
     'nothing kept. No body, another content type (`application/json` included) or a `Content-Encoding` other than `identity`: ' +
     '415 `UnsupportedMediaType` listing `acceptedTypes`. Staging replaces an earlier staged package. ' +
-    '`{slug}` must be the host\'s organisation, else the uniform 404 (platform admins excepted).',
+    "`{slug}` must be the host's organisation, else the uniform 404 (platform admins excepted).",
   applyStagedPackage:
     'No body (spec 4.5): applies the package staged with PUT …/tenant/import/package, in one transaction. Records identical to existing ones are left alone; ' +
     'without `force`, records that would overwrite different ones make it change nothing and answer 409 `Conflict` listing them (`conflicts`, first 100, and ' +
     '`conflictCount`); with `force` they are replaced. `force` replaces only records with the same key: ' +
-    'a record whose unique value (a controller\'s asset number in its site, an open alarm\'s instance and condition, a bound domain, …) another record holds ' +
+    "a record whose unique value (a controller's asset number in its site, an open alarm's instance and condition, a bound domain, …) another record holds " +
     '— one of this organisation under another key, another record of the package, or any record of another organisation — makes the import (forced, unforced ' +
     'or a dry run) change nothing and answer 409 `Conflict` with `uniqueConflicts` (first 100: ' +
-    '`part`, `values` of the unique rule, the package\'s `record` key, `heldBy` the holder\'s key, null for another organisation\'s, and `heldIn`) and ' +
+    "`part`, `values` of the unique rule, the package's `record` key, `heldBy` the holder's key, null for another organisation's, and `heldIn`) and " +
     '`uniqueConflictCount`; a value held by another organisation is found when the import writes, so a dry run does not report it. ' +
-    'A row this server\'s table refuses (a missing value, a record it refers to that is neither in the package nor here, a value of the wrong type) is a ' +
+    "A row this server's table refuses (a missing value, a record it refers to that is neither in the package nor here, a value of the wrong type) is a " +
     'crafted package: 422 `PackageInvalid` naming the part and the rule, nothing written. `dryRun=true` answers the counts without writing. ' +
-    '`{slug}` must be the host\'s organisation, else the uniform 404 (platform admins excepted).',
+    "`{slug}` must be the host's organisation, else the uniform 404 (platform admins excepted).",
 }

@@ -2,7 +2,9 @@ import { domainError } from '../../errors/domain-error.ts'
 import type { UniqueConflict } from './unique-rules.ts'
 
 export class PackageCorrupt extends domainError('PackageInvalid') {
-  constructor(reason: string) { super(`The tenant package is not valid: ${reason}.`, { extensions: { reason } }) }
+  constructor(reason: string) {
+    super(`The tenant package is not valid: ${reason}.`, { extensions: { reason } })
+  }
 }
 
 export class PackageVersionUnsupported extends domainError('PackageInvalid') {
@@ -12,37 +14,56 @@ export class PackageVersionUnsupported extends domainError('PackageInvalid') {
 }
 
 export class PackageOfAnotherOrg extends domainError('PackageInvalid') {
-  constructor() { super('The package belongs to another organisation (its organisation id differs).', { extensions: { reason: 'another organisation' } }) }
+  constructor() {
+    super('The package belongs to another organisation (its organisation id differs).', { extensions: { reason: 'another organisation' } })
+  }
 }
 
 export class NoStagedPackage extends domainError('Conflict') {
-  constructor() { super('No package is staged: PUT it to …/tenant/import/package first.') }
+  constructor() {
+    super('No package is staged: PUT it to …/tenant/import/package first.')
+  }
 }
 
 export class ImportConflicts extends domainError('Conflict') {
   constructor(conflicts: Array<{ part: string; key: Record<string, unknown> }>, total: number) {
-    super(`The import would overwrite ${total} existing record(s); nothing was changed. Repeat with force=true to replace them.`, { extensions: { conflicts, conflictCount: total } })
+    super(`The import would overwrite ${total} existing record(s); nothing was changed. Repeat with force=true to replace them.`, {
+      extensions: { conflicts, conflictCount: total },
+    })
   }
 }
 
 export class PackageTooLarge extends domainError('PayloadTooLarge') {
-  constructor(limit: number) { super(`The package exceeds ${limit} bytes.`) }
+  constructor(limit: number) {
+    super(`The package exceeds ${limit} bytes.`)
+  }
 }
 
 export class PackageInflatesTooLarge extends domainError('PayloadTooLarge') {
   constructor(limit: number) {
-    super(`The package inflates to more than ${limit} bytes (SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES); nothing was kept.`, { extensions: { limit, setting: 'SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES' } })
+    super(`The package inflates to more than ${limit} bytes (SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES); nothing was kept.`, {
+      extensions: { limit, setting: 'SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES' },
+    })
   }
 }
 
 export class UniqueRuleConflicts extends domainError('Conflict') {
   constructor(part: string, conflicts: UniqueConflict[]) {
     const first = conflicts[0]
-    const text = (values: Record<string, unknown>) => Object.entries(values).map(([k, v]) => `${k} ${String(v)}`).join(', ')
-    const holder = !first ? '' : first.heldBy === null ? 'another organisation holds' : `the ${first.heldIn === 'the package' ? 'package\'s' : 'existing'} record (${text(first.heldBy)}) holds`
-    super(first
-      ? `The package's ${part} record (${text(first.record)}) has ${text(first.values)}, which ${holder}: a unique rule of ${part}${conflicts.length > 1 ? ` (${conflicts.length} such records)` : ''}. force replaces only records with the same key; nothing was changed.`
-      : `A record of part ${part} breaks a unique rule of ${part}; nothing was changed.`,
-    { extensions: { uniqueConflicts: conflicts.slice(0, 100), uniqueConflictCount: conflicts.length } })
+    const text = (values: Record<string, unknown>) =>
+      Object.entries(values)
+        .map(([k, v]) => `${k} ${String(v)}`)
+        .join(', ')
+    const holder = !first
+      ? ''
+      : first.heldBy === null
+        ? 'another organisation holds'
+        : `the ${first.heldIn === 'the package' ? "package's" : 'existing'} record (${text(first.heldBy)}) holds`
+    super(
+      first
+        ? `The package's ${part} record (${text(first.record)}) has ${text(first.values)}, which ${holder}: a unique rule of ${part}${conflicts.length > 1 ? ` (${conflicts.length} such records)` : ''}. force replaces only records with the same key; nothing was changed.`
+        : `A record of part ${part} breaks a unique rule of ${part}; nothing was changed.`,
+      { extensions: { uniqueConflicts: conflicts.slice(0, 100), uniqueConflictCount: conflicts.length } },
+    )
   }
 }

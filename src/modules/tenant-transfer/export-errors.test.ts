@@ -25,12 +25,33 @@ it('a database failure mid-export fails the package stream, and nothing is left 
   const org = await createOrgsService({ handle, clock: systemClock }).provision('exporter')
   const now = Date.now()
   for (let i = 0; i < SITES; i += 500) {
-    await handle.db.insertInto('sites').values(Array.from({ length: 500 }, (_, k) => ({
-      org_id: org.id, code: `s${String(i + k).padStart(5, '0')}`, name: randomBytes(24).toString('hex'), description: null, location: null, time_zone: 'UTC', status: 0, created_at: now, updated_at: now,
-    }))).execute()
+    await handle.db
+      .insertInto('sites')
+      .values(
+        Array.from({ length: 500 }, (_, k) => ({
+          org_id: org.id,
+          code: `s${String(i + k).padStart(5, '0')}`,
+          name: randomBytes(24).toString('hex'),
+          description: null,
+          location: null,
+          time_zone: 'UTC',
+          status: 0,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute()
   }
   const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
-  const transfer = createTenantTransferService({ handle, clock: systemClock, mode: 'site', sites, storedParts: historianStoredParts, maxPackageBytes: 1 << 30, maxInflatedBytes: 1 << 30 })
+  const transfer = createTenantTransferService({
+    handle,
+    clock: systemClock,
+    mode: 'site',
+    sites,
+    storedParts: historianStoredParts,
+    maxPackageBytes: 1 << 30,
+    maxInflatedBytes: 1 << 30,
+  })
   const unhandled: unknown[] = []
   const record = (err: unknown) => unhandled.push(err)
   process.on('uncaughtException', record)

@@ -29,7 +29,10 @@ export interface PackageHeader {
   tables: string[]
 }
 
-export interface PackageEvent { part: string; row: Row }
+export interface PackageEvent {
+  part: string
+  row: Row
+}
 
 /** Serialises header and parts to the package's text (not yet gzipped) in ~64 KiB pieces, computing every checksum on the way. */
 export async function* writePackage(header: PackageHeader, parts: AsyncIterable<{ part: string; rows: AsyncIterable<Row> }>): AsyncGenerator<string> {
@@ -66,7 +69,11 @@ export async function* writePackage(header: PackageHeader, parts: AsyncIterable<
  * `onHeader` runs before any row is yielded; rows of a part are yielded before its checksum is known, so a
  * caller that writes must do so inside a transaction it rolls back when this throws.
  */
-export async function* readPackage(bytes: AsyncIterable<Buffer>, maxInflatedBytes: number, onHeader: (header: PackageHeader) => void): AsyncGenerator<PackageEvent> {
+export async function* readPackage(
+  bytes: AsyncIterable<Buffer>,
+  maxInflatedBytes: number,
+  onHeader: (header: PackageHeader) => void,
+): AsyncGenerator<PackageEvent> {
   const inflated = gunzipLimited(bytes, maxInflatedBytes, () => new PackageInflatesTooLarge(maxInflatedBytes))
   const lines = splitLines(inflated, MAX_LINE_BYTES, () => new PackageCorrupt(`a line is longer than ${MAX_LINE_BYTES} bytes`))
   const whole = createHash('sha256')

@@ -22,7 +22,10 @@ export async function describeTable(db: Db, dialect: Dialect, name: string): Pro
     return {
       name,
       columns: rows.map((r) => r.name).sort(),
-      primaryKey: rows.filter((r) => r.pk > 0).sort((a, b) => a.pk - b.pk).map((r) => r.name),
+      primaryKey: rows
+        .filter((r) => r.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((r) => r.name),
       textColumns: new Set(rows.filter((r) => /text|char/i.test(r.type)).map((r) => r.name)),
       types: Object.fromEntries(rows.map((r) => [r.name, r.type])),
     }

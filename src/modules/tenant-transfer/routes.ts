@@ -13,48 +13,81 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
   // The package body is streamed to the database as it arrives, never buffered whole.
   app.addContentTypeParser(PACKAGE_TYPES, (_request, payload, done) => done(null, payload))
 
-  app.get('/:slug/tenant/export', {
-    config: { policy: 'owner' },
-    schema: {
-      tags: ['Tenant transfer'], summary: 'Export the organisation (or one site) as a package', description: docs.exportOrganisation,
-      params: OrgSlugParams, querystring: ExportQuery,
-      response: { 200: { description: 'The package (application/gzip), streamed.', content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } }, ...problemResponses(401, 403, 404, 429) },
+  app.get(
+    '/:slug/tenant/export',
+    {
+      config: { policy: 'owner' },
+      schema: {
+        tags: ['Tenant transfer'],
+        summary: 'Export the organisation (or one site) as a package',
+        description: docs.exportOrganisation,
+        params: OrgSlugParams,
+        querystring: ExportQuery,
+        response: {
+          200: { description: 'The package (application/gzip), streamed.', content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } },
+          ...problemResponses(401, 403, 404, 429),
+        },
+      },
     },
-  }, async (request, reply) => {
-    const org = await targetOrg(request, request.params.slug, orgs)
-    const stream = await transfer.exportPackage(org, request.query.siteId ?? null)
-    const name = `${org.slug}${request.query.siteId ? `-${request.query.siteId}` : ''}.sitegrid.jsonl.gz`
-    return reply.type('application/gzip').header('content-disposition', `attachment; filename="${name}"`).send(stream as never) // a stream, documented above as binary
-  })
+    async (request, reply) => {
+      const org = await targetOrg(request, request.params.slug, orgs)
+      const stream = await transfer.exportPackage(org, request.query.siteId ?? null)
+      const name = `${org.slug}${request.query.siteId ? `-${request.query.siteId}` : ''}.sitegrid.jsonl.gz`
+      return reply
+        .type('application/gzip')
+        .header('content-disposition', `attachment; filename="${name}"`)
+        .send(stream as never) // a stream, documented above as binary
+    },
+  )
 
-  app.put('/:slug/tenant/import/package', {
-    config: { policy: 'owner' },
-    schema: {
-      tags: ['Tenant transfer'], summary: 'Stage a package for import',
-      description: docs.stagePackage,
-      params: OrgSlugParams,
-      response: { 200: StagedSchema, ...problemResponses(401, 403, 404, 413, 415, 422, 429) },
+  app.put(
+    '/:slug/tenant/import/package',
+    {
+      config: { policy: 'owner' },
+      schema: {
+        tags: ['Tenant transfer'],
+        summary: 'Stage a package for import',
+        description: docs.stagePackage,
+        params: OrgSlugParams,
+        response: { 200: StagedSchema, ...problemResponses(401, 403, 404, 413, 415, 422, 429) },
+      },
+      // Before any parser runs: the JSON parser every route inherits would otherwise hand the handler an object.
+      preParsing: async (request) => {
+        refuseNonPackage(request.headers)
+      },
     },
-    // Before any parser runs: the JSON parser every route inherits would otherwise hand the handler an object.
-    preParsing: async (request) => { refuseNonPackage(request.headers) },
-  }, async (request) => {
-    const org = await targetOrg(request, request.params.slug, orgs)
-    const staged = await transfer.stage(org, actorOf(request.principal), request.body as AsyncIterable<Buffer>)
-    return { bytes: staged.bytes, formatVersion: staged.header.formatVersion, sourceMode: staged.header.sourceMode, exportedAt: staged.header.exportedAt, site: staged.header.site, counts: staged.counts }
-  })
+    async (request) => {
+      const org = await targetOrg(request, request.params.slug, orgs)
+      const staged = await transfer.stage(org, actorOf(request.principal), request.body as AsyncIterable<Buffer>)
+      return {
+        bytes: staged.bytes,
+        formatVersion: staged.header.formatVersion,
+        sourceMode: staged.header.sourceMode,
+        exportedAt: staged.header.exportedAt,
+        site: staged.header.site,
+        counts: staged.counts,
+      }
+    },
+  )
 
-  app.post('/:slug/tenant/import', {
-    config: { policy: 'owner' },
-    schema: {
-      tags: ['Tenant transfer'], summary: 'Apply the staged package',
-      description: docs.applyStagedPackage,
-      params: OrgSlugParams, querystring: ImportQuery,
-      response: { 200: ImportReportSchema, ...problemResponses(401, 403, 404, 409, 422, 429) },
+  app.post(
+    '/:slug/tenant/import',
+    {
+      config: { policy: 'owner' },
+      schema: {
+        tags: ['Tenant transfer'],
+        summary: 'Apply the staged package',
+        description: docs.applyStagedPackage,
+        params: OrgSlugParams,
+        querystring: ImportQuery,
+        response: { 200: ImportReportSchema, ...problemResponses(401, 403, 404, 409, 422, 429) },
+      },
     },
-  }, async (request) => {
-    const org = await targetOrg(request, request.params.slug, orgs)
-    return transfer.applyStaged(org, actorOf(request.principal), { force: request.query.force ?? false, dryRun: request.query.dryRun ?? false })
-  })
+    async (request) => {
+      const org = await targetOrg(request, request.params.slug, orgs)
+      return transfer.applyStaged(org, actorOf(request.principal), { force: request.query.force ?? false, dryRun: request.query.dryRun ?? false })
+    },
+  )
 }
 
 /** A package is read only as its own bytes: another (or no) content type, or a transfer encoding on top, is a 415. */

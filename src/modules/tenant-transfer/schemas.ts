@@ -2,30 +2,53 @@ import { Type, type Static } from 'typebox'
 
 export const OrgSlugParams = Type.Object({ slug: Type.String({ maxLength: 63 }) }, { additionalProperties: false })
 
-export const ExportQuery = Type.Object({
-  siteId: Type.Optional(Type.String({ maxLength: 50, description: 'Export one site (its code) instead of the whole organisation; members, domains and key metadata are organisation-wide and left out.' })),
-}, { additionalProperties: false })
+export const ExportQuery = Type.Object(
+  {
+    siteId: Type.Optional(
+      Type.String({
+        maxLength: 50,
+        description: 'Export one site (its code) instead of the whole organisation; members, domains and key metadata are organisation-wide and left out.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 
-export const ImportQuery = Type.Object({
-  force: Type.Optional(Type.Boolean({ default: false, description: 'Replace existing records that differ. Without it, an import that would overwrite anything changes nothing and answers 409 with the conflicts.' })),
-  dryRun: Type.Optional(Type.Boolean({ default: false, description: 'Answer what the import would create, replace and leave alone, without writing.' })),
-}, { additionalProperties: false })
+export const ImportQuery = Type.Object(
+  {
+    force: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'Replace existing records that differ. Without it, an import that would overwrite anything changes nothing and answers 409 with the conflicts.',
+      }),
+    ),
+    dryRun: Type.Optional(Type.Boolean({ default: false, description: 'Answer what the import would create, replace and leave alone, without writing.' })),
+  },
+  { additionalProperties: false },
+)
 
 const Counts = Type.Record(Type.String(), Type.Object({ create: Type.Integer(), replace: Type.Integer(), unchanged: Type.Integer() }))
 
-export const ImportReportSchema = Type.Object({
-  dryRun: Type.Boolean(),
-  force: Type.Boolean(),
-  source: Type.Object({ orgSlug: Type.String(), site: Type.Union([Type.String(), Type.Null()]), sourceMode: Type.String(), exportedAt: Type.String() }),
-  parts: Counts,
-}, { additionalProperties: false })
+export const ImportReportSchema = Type.Object(
+  {
+    dryRun: Type.Boolean(),
+    force: Type.Boolean(),
+    source: Type.Object({ orgSlug: Type.String(), site: Type.Union([Type.String(), Type.Null()]), sourceMode: Type.String(), exportedAt: Type.String() }),
+    parts: Counts,
+  },
+  { additionalProperties: false },
+)
 export type ImportReport = Static<typeof ImportReportSchema>
 
-export const StagedSchema = Type.Object({
-  bytes: Type.Integer(),
-  formatVersion: Type.Integer(),
-  sourceMode: Type.String(),
-  exportedAt: Type.String(),
-  site: Type.Union([Type.String(), Type.Null()]),
-  counts: Type.Record(Type.String(), Type.Integer(), { description: 'Records per part.' }),
-}, { additionalProperties: false })
+export const StagedSchema = Type.Object(
+  {
+    bytes: Type.Integer(),
+    formatVersion: Type.Integer(),
+    sourceMode: Type.String(),
+    exportedAt: Type.String(),
+    site: Type.Union([Type.String(), Type.Null()]),
+    counts: Type.Record(Type.String(), Type.Integer(), { description: 'Records per part.' }),
+  },
+  { additionalProperties: false },
+)

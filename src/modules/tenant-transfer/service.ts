@@ -32,11 +32,22 @@ const STORED_BATCH_ROWS = 2000
 
 export type { ImportReport } from './schemas.ts'
 
-interface Part { spec: ExportedTable; stored: StoredPart | undefined; shape: TableShape; columns: string[]; unique: UniqueRule[] }
+interface Part {
+  spec: ExportedTable
+  stored: StoredPart | undefined
+  shape: TableShape
+  columns: string[]
+  unique: UniqueRule[]
+}
 
 /** A write refused by a unique index the checks before it could not see (another organisation's record): the rows tried. */
 class UniqueIndexRefused extends Error {
-  constructor(readonly part: Part, readonly rows: Row[]) { super(`a unique index of ${part.spec.name} refused the import`) }
+  constructor(
+    readonly part: Part,
+    readonly rows: Row[],
+  ) {
+    super(`a unique index of ${part.spec.name} refused the import`)
+  }
 }
 
 export interface TenantTransferDeps {
@@ -99,8 +110,13 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
           const part = batchPart
           const key = part.shape.primaryKey.filter((c) => c !== 'org_id')
           const keyOf = (r: Row) => JSON.stringify(key.map((c) => r[c]))
-          if (!occupied.has(part.spec.name)) occupied.set(part.spec.name, await (part.stored ? part.stored.hasAnyRow(trx, org.id) : hasAnyRow(trx, part.shape, org.id)))
-          const found = occupied.get(part.spec.name) ? await (part.stored ? part.stored.findExisting(trx, handle.dialect, org.id, batch) : findExisting(trx, handle.dialect, part.shape, part.columns, org.id, batch)) : []
+          if (!occupied.has(part.spec.name))
+            occupied.set(part.spec.name, await (part.stored ? part.stored.hasAnyRow(trx, org.id) : hasAnyRow(trx, part.shape, org.id)))
+          const found = occupied.get(part.spec.name)
+            ? await (part.stored
+                ? part.stored.findExisting(trx, handle.dialect, org.id, batch)
+                : findExisting(trx, handle.dialect, part.shape, part.columns, org.id, batch))
+            : []
           const existing = new Map(found.map((r) => [keyOf(r), r]))
           const count = (counts[part.spec.name] ??= { create: 0, replace: 0, unchanged: 0 })
           const writes: Row[] = []
@@ -127,7 +143,9 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
             for (let i = 0; i < restored.length; i += rowsPerStatement(part.shape)) {
               const rows = restored.slice(i, i + rowsPerStatement(part.shape))
               try {
-                await (part.stored ? part.stored.upsert(trx, org.id, rows, memoOf(part.spec.name)) : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
+                await (part.stored
+                  ? part.stored.upsert(trx, org.id, rows, memoOf(part.spec.name))
+                  : upsertRows(trx, part.shape, org.id, rows, part.spec.omit ?? []))
               } catch (err) {
                 if (isUniqueViolation(err)) throw new UniqueIndexRefused(part, rows)
                 const rule = rowRuleBroken(err) // a crafted package: a row the table refuses is bad input, not a 500
@@ -152,17 +170,26 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
         await flush()
         if (conflictCount > 0 && !options.force && !options.dryRun) throw new ImportConflicts(conflicts, conflictCount)
         report = {
-          dryRun: options.dryRun, force: options.force, parts: counts,
+          dryRun: options.dryRun,
+          force: options.force,
+          parts: counts,
           source: { orgSlug: header!.org.slug, site: header!.site, sourceMode: header!.sourceMode, exportedAt: header!.exportedAt },
         }
         if (options.dryRun) throw rollback
-        await recordAudit(trx, clock, org.id as OrgId, actor, { action: 'tenant.imported', target: org.slug, detail: { force: options.force, source: report.source } })
+        await recordAudit(trx, clock, org.id as OrgId, actor, {
+          action: 'tenant.imported',
+          target: org.slug,
+          detail: { force: options.force, source: report.source },
+        })
         await handle.announceInvalidation(trx)
       })
     } catch (err) {
       // Rolled back: now another organisation's records can be looked up (row-level security hid them in the transaction).
       if (err instanceof UniqueIndexRefused) {
-        throw new UniqueRuleConflicts(err.part.spec.name, await findHeldElsewhere(db, handle.dialect, err.part.spec.name, err.part.shape, org.id, err.part.unique, err.rows))
+        throw new UniqueRuleConflicts(
+          err.part.spec.name,
+          await findHeldElsewhere(db, handle.dialect, err.part.spec.name, err.part.shape, org.id, err.part.unique, err.rows),
+        )
       }
       if (err !== rollback) throw err
     }
@@ -176,12 +203,21 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
       if (siteCode !== null) await deps.sites.require(org.id, siteCode)
       const parts = await partsFor(siteCode === null ? 'org' : 'site')
       const header: PackageHeader = {
-        type: 'header', format: PACKAGE_FORMAT, formatVersion: PACKAGE_FORMAT_VERSION, sourceMode: deps.mode,
-        exportedAt: new Date(clock.now()).toISOString(), org: { id: org.id, slug: org.slug, name: org.name }, site: siteCode,
+        type: 'header',
+        format: PACKAGE_FORMAT,
+        formatVersion: PACKAGE_FORMAT_VERSION,
+        sourceMode: deps.mode,
+        exportedAt: new Date(clock.now()).toISOString(),
+        org: { id: org.id, slug: org.slug, name: org.name },
+        site: siteCode,
         tables: parts.map((p) => p.spec.name),
       }
       async function* partStreams() {
-        for (const p of parts) yield { part: p.spec.name, rows: p.stored ? p.stored.stream(db, handle.dialect, org.id, siteCode) : streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode) }
+        for (const p of parts)
+          yield {
+            part: p.spec.name,
+            rows: p.stored ? p.stored.stream(db, handle.dialect, org.id, siteCode) : streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode),
+          }
       }
       // pipeline, not pipe: a database failure mid-export reaches the reply through the gzip stream (pipe would leave
       // the source's 'error' unhandled), and a client gone early destroys the source too.
@@ -205,7 +241,8 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
         for await (const { part } of readPackage(readChunks(db, org.id, CHUNKS_PER_READ), deps.maxInflatedBytes, (h) => {
           if (h.org.id !== org.id) throw new PackageOfAnotherOrg()
           header = h
-        })) counts[part] = (counts[part] ?? 0) + 1
+        }))
+          counts[part] = (counts[part] ?? 0) + 1
         await markStaged(db, org.id, total, JSON.stringify({ header, counts }))
         return { bytes: total, header: header!, counts }
       } catch (err) {
@@ -223,7 +260,8 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
     },
 
     /** The CLI's offline import: the file is checked while it is applied, inside the one transaction. */
-    importFile: (org: Org, actor: Actor, bytes: () => AsyncIterable<Buffer>, options: { force: boolean; dryRun: boolean }) => apply(org, actor, () => bytes(), options),
+    importFile: (org: Org, actor: Actor, bytes: () => AsyncIterable<Buffer>, options: { force: boolean; dryRun: boolean }) =>
+      apply(org, actor, () => bytes(), options),
   }
 }
 
@@ -241,11 +279,11 @@ function checkRow(part: Part, row: Row): void {
   }
   for (const k of keys) {
     const v = row[k]
-    if (v !== null && typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new PackageCorrupt(`a value of part ${part.spec.name} is not a scalar`)
+    if (v !== null && typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+      throw new PackageCorrupt(`a value of part ${part.spec.name} is not a scalar`)
   }
 }
 
 function sameRow(a: Row, b: Row, columns: string[]): boolean {
   return columns.every((c) => (a[c] ?? null) === (b[c] ?? null))
 }
-

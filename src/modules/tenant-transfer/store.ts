@@ -25,8 +25,14 @@ export async function* streamRows(db: Db, dialect: Dialect, table: TableShape, c
   const select = sql.join(columns.map((c) => sql.ref(c)))
   const order = sql.join(key.map((c) => keyRef(table, dialect, c)))
   for (;;) {
-    const cursor = after === undefined ? sql`` : sql` and (${order}) > (${sql.join(key.map((c) => dialect === 'postgres' && table.textColumns.has(c) ? sql`${after![c]} collate "C"` : sql`${after![c]}`))})`
-    const { rows } = await sql<Row>`select ${select} from ${sql.table(table.name)} where ${scopeFilter(table, orgId, siteCode)}${cursor} order by ${order} limit ${PAGE}`.execute(db)
+    const cursor =
+      after === undefined
+        ? sql``
+        : sql` and (${order}) > (${sql.join(key.map((c) => (dialect === 'postgres' && table.textColumns.has(c) ? sql`${after![c]} collate "C"` : sql`${after![c]}`)))})`
+    const { rows } =
+      await sql<Row>`select ${select} from ${sql.table(table.name)} where ${scopeFilter(table, orgId, siteCode)}${cursor} order by ${order} limit ${PAGE}`.execute(
+        db,
+      )
     for (const row of rows) yield row
     if (rows.length < PAGE) return
     after = rows[rows.length - 1]
@@ -59,7 +65,7 @@ export async function hasAnyRow(db: Db, table: TableShape, orgId: string): Promi
 export async function upsertRows(db: Db, table: TableShape, orgId: string, rows: Row[], keep: readonly string[]): Promise<void> {
   const columns = table.columns
   const others = columns.filter((c) => !table.primaryKey.includes(c) && !keep.includes(c))
-  const values = sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => (c === 'org_id' ? orgId : r[c] ?? null)))})`))
+  const values = sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => (c === 'org_id' ? orgId : (r[c] ?? null))))})`))
   const update = others.length === 0 ? sql`do nothing` : sql`do update set ${sql.join(others.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}`
   await sql`insert into ${sql.table(table.name)} (${sql.join(columns.map((c) => sql.ref(c)))}) values ${values}
     on conflict (${sql.join(table.primaryKey.map((c) => sql.ref(c)))}) ${update}`.execute(db)
@@ -68,7 +74,9 @@ export async function upsertRows(db: Db, table: TableShape, orgId: string, rows:
 export async function replaceStagedPackage(db: Db, orgId: string, row: { stagedAt: number; stagedBy: string }) {
   await sql`delete from tenant_import_chunks where org_id = ${orgId}`.execute(db)
   await sql`delete from tenant_import_packages where org_id = ${orgId}`.execute(db)
-  await sql`insert into tenant_import_packages (org_id, staged_at, staged_by, bytes, is_valid) values (${orgId}, ${row.stagedAt}, ${row.stagedBy}, 0, 0)`.execute(db)
+  await sql`insert into tenant_import_packages (org_id, staged_at, staged_by, bytes, is_valid) values (${orgId}, ${row.stagedAt}, ${row.stagedBy}, 0, 0)`.execute(
+    db,
+  )
 }
 
 /** A chunk of the staged package, its bytes bound as they are (bytea, blob). */
@@ -81,7 +89,12 @@ export async function markStaged(db: Db, orgId: string, bytes: number, summary: 
 }
 
 export async function findStaged(db: Db, orgId: string) {
-  const { rows } = await sql<{ bytes: number; is_valid: number; summary: string | null; staged_at: number }>`select bytes, is_valid, summary, staged_at from tenant_import_packages where org_id = ${orgId}`.execute(db)
+  const { rows } = await sql<{
+    bytes: number
+    is_valid: number
+    summary: string | null
+    staged_at: number
+  }>`select bytes, is_valid, summary, staged_at from tenant_import_packages where org_id = ${orgId}`.execute(db)
   return rows[0]
 }
 
@@ -94,7 +107,10 @@ export async function dropStaged(db: Db, orgId: string): Promise<void> {
 export async function* readChunks(db: Db, orgId: string, perRead: number): AsyncGenerator<Buffer> {
   let after = -1
   for (;;) {
-    const { rows } = await sql<{ seq: number; data: Buffer }>`select seq, data from tenant_import_chunks where org_id = ${orgId} and seq > ${after} order by seq limit ${perRead}`.execute(db)
+    const { rows } = await sql<{
+      seq: number
+      data: Buffer
+    }>`select seq, data from tenant_import_chunks where org_id = ${orgId} and seq > ${after} order by seq limit ${perRead}`.execute(db)
     for (const r of rows) yield r.data
     if (rows.length < perRead) return
     after = rows[rows.length - 1]!.seq
@@ -105,7 +121,15 @@ export async function* readChunks(db: Db, orgId: string, perRead: number): Async
  * `select` of the rows whose `columns` equal those of one of `rows`: in the organisation, or (`elsewhere`) in every
  * other one (the caller runs that in the system scope: row-level security shows one organisation).
  */
-export async function findByColumns(db: Db, dialect: Dialect, table: TableShape, where: { orgId: string; elsewhere: boolean }, select: string[], columns: string[], rows: Row[]): Promise<Row[]> {
+export async function findByColumns(
+  db: Db,
+  dialect: Dialect,
+  table: TableShape,
+  where: { orgId: string; elsewhere: boolean },
+  select: string[],
+  columns: string[],
+  rows: Row[],
+): Promise<Row[]> {
   const value = (c: string, v: unknown) => (dialect === 'postgres' ? sql`cast(${v} as ${sql.raw(table.types[c]!)})` : sql`${v}`)
   const list = sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => value(c, r[c])))})`))
   const org = where.elsewhere ? sql`${sql.ref('org_id')} <> ${where.orgId}` : sql`${sql.ref('org_id')} = ${where.orgId}`

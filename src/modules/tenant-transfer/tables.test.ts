@@ -11,7 +11,10 @@ for (const dialect of testDialects()) {
       const tables = await listTablesWithOrgId(h.handle.db, dialect)
       assert.ok(tables.includes('api_keys') && tables.includes('sites'))
       const decided = new Set([...EXPORTED_TABLES.map((e) => e.name), ...Object.keys(EXCLUDED_TABLES)])
-      assert.deepEqual(tables.filter((name) => !decided.has(name)), [])
+      assert.deepEqual(
+        tables.filter((name) => !decided.has(name)),
+        [],
+      )
     })
   })
 }

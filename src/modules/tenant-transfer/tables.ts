@@ -54,7 +54,9 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'memberships', scope: 'org' },
   { name: 'domain_bindings', scope: 'org' },
   {
-    name: 'api_keys', scope: 'org', omit: ['verifier'],
+    name: 'api_keys',
+    scope: 'org',
+    omit: ['verifier'],
     // Metadata only: a moved key cannot authenticate on the new server (its verifier is not in the package and
     // this placeholder is never a 64-hex HMAC). Mint new keys after a move.
     restore: (row) => ({ ...row, verifier: `moved:${String(row.id)}` }),
@@ -65,14 +67,14 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
 export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   orgs: 'the organisation itself is the package header; the target must exist with the same id',
   audit_events: 'the audit trail of this server; the import writes its own audit row',
-  ai_usage: 'usage counters of this server\'s AI limits',
+  ai_usage: "usage counters of this server's AI limits",
   key_reminders: 'reminder bookkeeping of this server',
   sessions: 'browser sessions are bound to this server',
   pending_logins: 'in-flight browser sign-ins',
   site_users: 'site-PIN users and their PIN hashes are credentials of one site server',
   site_refresh_tokens: 'credentials of one site server',
   site_sign_in_failures: 'lockout state of one site server',
-  site_signing_keys: 'the site server\'s own signing keys never leave it',
+  site_signing_keys: "the site server's own signing keys never leave it",
   historian_staging: 'transient rows of imports in progress',
   historian_series: 'carried by the historian_samples part (each sample names its site, instance and tag)',
   historian_points: 'carried by the historian_samples part (one row a sample, as in every package version)',

@@ -14,7 +14,12 @@ async function exportOf(h: Harness, cred: Cred, query = ''): Promise<Buffer> {
 }
 
 const stage = (h: Harness, cred: Cred, body: Buffer) =>
-  h.inject(cred, { method: 'PUT', url: `/api/admin/orgs/${cred.org.slug}/tenant/import/package`, headers: { 'content-type': 'application/gzip' }, payload: body })
+  h.inject(cred, {
+    method: 'PUT',
+    url: `/api/admin/orgs/${cred.org.slug}/tenant/import/package`,
+    headers: { 'content-type': 'application/gzip' },
+    payload: body,
+  })
 const apply = (h: Harness, cred: Cred, query = '') => h.inject(cred, { method: 'POST', url: `/api/admin/orgs/${cred.org.slug}/tenant/import${query}` })
 
 /** The records of a package, by part, in a canonical order (packages compare by records, not bytes). */
@@ -33,10 +38,26 @@ function rewrite(pkg: Buffer, edit: (lines: string[]) => string[]): Buffer {
 }
 
 async function seed(h: Harness, cred: Cred, code: string) {
-  for (const [c, name] of [[code, 'Wash plant'], [`${code}-B`, 'Rail loadout']]) {
-    assert.equal((await h.inject(cred, { method: 'POST', url: '/api/sites', payload: { code: c, name, timeZone: 'Australia/Sydney', location: 'NSW', status: 2 } })).statusCode, 201)
+  for (const [c, name] of [
+    [code, 'Wash plant'],
+    [`${code}-B`, 'Rail loadout'],
+  ]) {
+    assert.equal(
+      (await h.inject(cred, { method: 'POST', url: '/api/sites', payload: { code: c, name, timeZone: 'Australia/Sydney', location: 'NSW', status: 2 } }))
+        .statusCode,
+      201,
+    )
   }
-  assert.equal((await h.inject(cred, { method: 'POST', url: '/api/admin/api-keys', payload: { role: 'member', name: 'gateway', expiresAt: new Date(h.clock.now() + 90 * 86_400_000).toISOString() } })).statusCode, 201)
+  assert.equal(
+    (
+      await h.inject(cred, {
+        method: 'POST',
+        url: '/api/admin/api-keys',
+        payload: { role: 'member', name: 'gateway', expiresAt: new Date(h.clock.now() + 90 * 86_400_000).toISOString() },
+      })
+    ).statusCode,
+    201,
+  )
 }
 
 for (const dialect of testDialects()) {
@@ -45,7 +66,11 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect)
       const { org, key } = await h.orgWithKey('owner')
       await seed(h, { org, apiKey: key }, 'P1')
-      const lines = gunzipSync(await exportOf(h, { org, apiKey: key })).toString('utf8').trim().split('\n').map((l) => JSON.parse(l))
+      const lines = gunzipSync(await exportOf(h, { org, apiKey: key }))
+        .toString('utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
       const header = lines[0]
       assert.equal(header.format, 'sitegrid-tenant-package')
       assert.equal(header.formatVersion, 1)
@@ -74,7 +99,9 @@ for (const dialect of testDialects()) {
       const cases: Record<string, Buffer> = {
         truncated: gzipSync(gunzipSync(pkg).subarray(0, gunzipSync(pkg).length - 40)),
         tampered: rewrite(pkg, (lines) => lines.map((l) => l.replace('Wash plant', 'Wash plant!'))),
-        droppedRow: rewrite(pkg, (lines) => lines.filter((l, i) => !(i > 0 && l.includes('"part":"sites"') && l.includes('"type":"row"')) || l.includes('A1-B'))),
+        droppedRow: rewrite(pkg, (lines) =>
+          lines.filter((l, i) => !(i > 0 && l.includes('"part":"sites"') && l.includes('"type":"row"')) || l.includes('A1-B')),
+        ),
         newerVersion: rewrite(pkg, (lines) => [lines[0]!.replace('"formatVersion":1', '"formatVersion":2'), ...lines.slice(1)]),
         notGzip: Buffer.from('hello'),
       }
@@ -131,7 +158,7 @@ for (const dialect of testDialects()) {
       assert.equal((await h.inject(cred, { url: '/api/admin/api-keys' })).statusCode, 200)
     })
 
-    it('members and admins are refused (403); another organisation\'s slug is the uniform 404', async (t) => {
+    it("members and admins are refused (403); another organisation's slug is the uniform 404", async (t) => {
       const h = await harness(t, dialect)
       const { org } = await h.orgWithKey('owner')
       const other = await h.orgWithKey('owner')

@@ -10,7 +10,10 @@ import { findByColumns } from './store.ts'
  * `force` replaces records with the same primary key only; a record of another key holding a unique value is never
  * replaced or removed, so such an import changes nothing and answers 409 naming both records.
  */
-export interface UniqueRule { columns: string[]; acrossOrgs: boolean }
+export interface UniqueRule {
+  columns: string[]
+  acrossOrgs: boolean
+}
 
 export interface UniqueConflict {
   part: string
@@ -35,7 +38,15 @@ const holds = (row: Row, rule: UniqueRule) => rule.columns.every((c) => row[c] !
  * The rows about to be written whose unique values another record holds: another row of the batch, or a record of
  * the organisation as it stands in `db` (the import's transaction: rows written by earlier batches included).
  */
-export async function findUniqueConflicts(db: Db, dialect: Dialect, part: string, shape: TableShape, orgId: string, rules: UniqueRule[], rows: Row[]): Promise<UniqueConflict[]> {
+export async function findUniqueConflicts(
+  db: Db,
+  dialect: Dialect,
+  part: string,
+  shape: TableShape,
+  orgId: string,
+  rules: UniqueRule[],
+  rows: Row[],
+): Promise<UniqueConflict[]> {
   const key = shape.primaryKey.filter((c) => c !== 'org_id')
   const conflicts: UniqueConflict[] = []
   for (const rule of rules) {
@@ -44,20 +55,32 @@ export async function findUniqueConflicts(db: Db, dialect: Dialect, part: string
     const byValues = new Map<string, Row>()
     for (const row of candidates) {
       const first = byValues.get(textOf(row, rule.columns))
-      if (first && textOf(first, key) !== textOf(row, key)) conflicts.push({ part, values: pick(row, rule.columns), record: pick(row, key), heldBy: pick(first, key), heldIn: 'the package' })
+      if (first && textOf(first, key) !== textOf(row, key))
+        conflicts.push({ part, values: pick(row, rule.columns), record: pick(row, key), heldBy: pick(first, key), heldIn: 'the package' })
       else byValues.set(textOf(row, rule.columns), row)
     }
-    const found = await findByColumns(db, dialect, shape, { orgId, elsewhere: false }, [...new Set([...key, ...rule.columns])], rule.columns, [...byValues.values()])
+    const found = await findByColumns(db, dialect, shape, { orgId, elsewhere: false }, [...new Set([...key, ...rule.columns])], rule.columns, [
+      ...byValues.values(),
+    ])
     for (const holder of found) {
       const row = byValues.get(textOf(holder, rule.columns))
-      if (row && textOf(holder, key) !== textOf(row, key)) conflicts.push({ part, values: pick(row, rule.columns), record: pick(row, key), heldBy: pick(holder, key), heldIn: 'this organisation' })
+      if (row && textOf(holder, key) !== textOf(row, key))
+        conflicts.push({ part, values: pick(row, rule.columns), record: pick(row, key), heldBy: pick(holder, key), heldIn: 'this organisation' })
     }
   }
   return conflicts
 }
 
 /** The rows whose values of a rule without `org_id` another organisation holds (looked up in the system scope). */
-export async function findHeldElsewhere(db: Db, dialect: Dialect, part: string, shape: TableShape, orgId: string, rules: UniqueRule[], rows: Row[]): Promise<UniqueConflict[]> {
+export async function findHeldElsewhere(
+  db: Db,
+  dialect: Dialect,
+  part: string,
+  shape: TableShape,
+  orgId: string,
+  rules: UniqueRule[],
+  rows: Row[],
+): Promise<UniqueConflict[]> {
   const key = shape.primaryKey.filter((c) => c !== 'org_id')
   const conflicts: UniqueConflict[] = []
   for (const rule of rules.filter((r) => r.acrossOrgs)) {
@@ -66,7 +89,8 @@ export async function findHeldElsewhere(db: Db, dialect: Dialect, part: string, 
     const found = await withSystemScope(() => findByColumns(db, dialect, shape, { orgId, elsewhere: true }, rule.columns, rule.columns, candidates))
     const taken = new Set(found.map((f) => textOf(f, rule.columns)))
     for (const row of candidates) {
-      if (taken.has(textOf(row, rule.columns))) conflicts.push({ part, values: pick(row, rule.columns), record: pick(row, key), heldBy: null, heldIn: 'another organisation' })
+      if (taken.has(textOf(row, rule.columns)))
+        conflicts.push({ part, values: pick(row, rule.columns), record: pick(row, key), heldBy: null, heldIn: 'another organisation' })
     }
   }
   return conflicts

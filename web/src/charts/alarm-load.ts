@@ -17,8 +17,20 @@ import { UPLOT_CSS } from './uplot-css.ts'
  * - `percentTimeInFlood`; `floods`: runs of flooded intervals `{start, end, activations, peakPer10Min}`.
  * - `byPriority`: activations per priority (`critical`, `high`, `medium`, `low`).
  */
-export type AlarmLoadData = Pick<AlarmLoad, 'from' | 'to' | 'operatorPositions' | 'activations' | 'intervals' | 'averagePer10MinPerPosition' |
-  'peakPer10MinPerPosition' | 'floodThresholdPer10Min' | 'percentTimeInFlood' | 'floods' | 'byPriority'>
+export type AlarmLoadData = Pick<
+  AlarmLoad,
+  | 'from'
+  | 'to'
+  | 'operatorPositions'
+  | 'activations'
+  | 'intervals'
+  | 'averagePer10MinPerPosition'
+  | 'peakPer10MinPerPosition'
+  | 'floodThresholdPer10Min'
+  | 'percentTimeInFlood'
+  | 'floods'
+  | 'byPriority'
+>
 
 const TEN_MINUTES = 600_000
 
@@ -82,24 +94,42 @@ export function renderAlarmLoadChart(el: HTMLElement, data: AlarmLoadData): () =
   el.replaceChildren(figure)
 
   const width = Math.max(300, Math.floor(el.clientWidth || 800))
-  const plot = new uPlot({
-    width, height: 220,
-    series: [
-      { label: 'Time' },
-      { label: 'Flood (mean rate in the run)', stroke: '#b3261e', fill: 'rgba(179,38,30,.25)', width: 1.5, paths: uPlot.paths.stepped!({ align: 1 }), spanGaps: false },
-      { label: 'Average', stroke: '#0b57d0', width: 1.5 },
-      { label: 'Flood threshold', stroke: '#5b6573', width: 1, dash: [6, 4] },
-    ],
-    scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, data.floodThresholdPer10Min * 1.2, data.peakPer10MinPerPosition * 1.1)] } },
-    axes: [{}, { size: 50, label: 'per 10 min' }],
-  }, [xs, flood, average, threshold], plotBox)
+  const plot = new uPlot(
+    {
+      width,
+      height: 220,
+      series: [
+        { label: 'Time' },
+        {
+          label: 'Flood (mean rate in the run)',
+          stroke: '#b3261e',
+          fill: 'rgba(179,38,30,.25)',
+          width: 1.5,
+          paths: uPlot.paths.stepped!({ align: 1 }),
+          spanGaps: false,
+        },
+        { label: 'Average', stroke: '#0b57d0', width: 1.5 },
+        { label: 'Flood threshold', stroke: '#5b6573', width: 1, dash: [6, 4] },
+      ],
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, data.floodThresholdPer10Min * 1.2, data.peakPer10MinPerPosition * 1.1)] } },
+      axes: [{}, { size: 50, label: 'per 10 min' }],
+    },
+    [xs, flood, average, threshold],
+    plotBox,
+  )
   plotBox.setAttribute('role', 'img')
-  plotBox.setAttribute('aria-label', `${data.activations} activations; average ${data.averagePer10MinPerPosition.toFixed(2)} and peak ${data.peakPer10MinPerPosition} per 10 minutes per position; ${data.floods.length} flood${data.floods.length === 1 ? '' : 's'}.`)
+  plotBox.setAttribute(
+    'aria-label',
+    `${data.activations} activations; average ${data.averagePer10MinPerPosition.toFixed(2)} and peak ${data.peakPer10MinPerPosition} per 10 minutes per position; ${data.floods.length} flood${data.floods.length === 1 ? '' : 's'}.`,
+  )
 
-  const observer = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => {
-    const w = Math.max(300, Math.floor(el.clientWidth || width))
-    if (Math.abs(w - plot.width) >= 8) plot.setSize({ width: w, height: 220 })
-  })
+  const observer =
+    typeof ResizeObserver === 'undefined'
+      ? null
+      : new ResizeObserver(() => {
+          const w = Math.max(300, Math.floor(el.clientWidth || width))
+          if (Math.abs(w - plot.width) >= 8) plot.setSize({ width: w, height: 220 })
+        })
   observer?.observe(el)
   return () => {
     observer?.disconnect()

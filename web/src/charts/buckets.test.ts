@@ -10,7 +10,11 @@ test('the bucket is the smallest readable width giving at most one bucket per pi
   assert.equal(bucketFor(DAY, 1000), '2m') // 86.4 s a pixel
   assert.equal(bucketFor(30 * DAY, 1000), '1h') // 43 min a pixel
   assert.equal(bucketFor(365 * DAY, 800), '12h')
-  for (const [span, pixels] of [[HOUR, 700], [7 * DAY, 1200], [90 * DAY, 640]] as const) {
+  for (const [span, pixels] of [
+    [HOUR, 700],
+    [7 * DAY, 1200],
+    [90 * DAY, 640],
+  ] as const) {
     const text = bucketFor(span, pixels)!
     const ms = NICE_BUCKETS.find(([, t]) => t === text)![0]
     assert.ok(span / ms <= pixels, `${text} gives ${span / ms} buckets for ${pixels} px`)

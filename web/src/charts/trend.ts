@@ -35,7 +35,6 @@ export interface TrendChart {
   destroy(): void
 }
 
-
 const COLOURS = ['#0b57d0', '#b3261e', '#1e7a3a', '#b35c00', '#6a1b9a', '#00796b', '#5d4037', '#c2185b']
 const MAX_PAGES = 5
 const PAGE_LIMIT = 10_000
@@ -87,11 +86,26 @@ export function createTrendChart(options: TrendOptions): TrendChart {
     let cursor: string | undefined
     for (let page = 0; page < MAX_PAGES; page++) {
       const answer = await options.api.get<SeriesAnswer>(`/api/sites/${encodeURIComponent(options.siteId)}/historian/series`, {
-        instanceId: s.instanceId, tag: s.tag, from: new Date(period.from).toISOString(), to: new Date(period.to).toISOString(),
-        bucket: bucket ?? undefined, limit: PAGE_LIMIT, cursor,
+        instanceId: s.instanceId,
+        tag: s.tag,
+        from: new Date(period.from).toISOString(),
+        to: new Date(period.to).toISOString(),
+        bucket: bucket ?? undefined,
+        limit: PAGE_LIMIT,
+        cursor,
       })
-      for (const b of answer.buckets ?? []) { xs.push(Date.parse(b.start) / 1000); mean.push(b.mean); min.push(b.min); max.push(b.max) }
-      for (const r of answer.samples ?? []) { xs.push(Date.parse(r.ts) / 1000); mean.push(r.value); min.push(r.value); max.push(r.value) }
+      for (const b of answer.buckets ?? []) {
+        xs.push(Date.parse(b.start) / 1000)
+        mean.push(b.mean)
+        min.push(b.min)
+        max.push(b.max)
+      }
+      for (const r of answer.samples ?? []) {
+        xs.push(Date.parse(r.ts) / 1000)
+        mean.push(r.value)
+        min.push(r.value)
+        max.push(r.value)
+      }
       if (!answer.nextCursor) break
       cursor = answer.nextCursor
     }
@@ -103,31 +117,46 @@ export function createTrendChart(options: TrendOptions): TrendChart {
     const units = [...new Set(options.series.map((s) => s.unit ?? ''))]
     const scaleOf = (s: TrendSeries) => `y${units.indexOf(s.unit ?? '')}`
     const series: uPlot.Series[] = [{ label: 'Time' }]
-    labels.forEach((label, i) => series.push({ label, scale: scaleOf(options.series[i]!), stroke: COLOURS[i % COLOURS.length], width: 1.5, spanGaps: false, points: { show: false } }))
+    labels.forEach((label, i) =>
+      series.push({ label, scale: scaleOf(options.series[i]!), stroke: COLOURS[i % COLOURS.length], width: 1.5, spanGaps: false, points: { show: false } }),
+    )
     if (single) {
       const scale = scaleOf(options.series[0]!)
       series.push({ label: 'min', scale, stroke: 'rgba(11,87,208,.35)', width: 1 }, { label: 'max', scale, stroke: 'rgba(11,87,208,.35)', width: 1 })
     }
-    const axes: uPlot.Axis[] = [{}, ...units.map((unit, i): uPlot.Axis => ({
-      scale: `y${i}`, side: i % 2 === 0 ? 3 : 1, size: 60, label: unit || undefined, grid: { show: i === 0 },
-    }))]
+    const axes: uPlot.Axis[] = [
+      {},
+      ...units.map(
+        (unit, i): uPlot.Axis => ({
+          scale: `y${i}`,
+          side: i % 2 === 0 ? 3 : 1,
+          size: 60,
+          label: unit || undefined,
+          grid: { show: i === 0 },
+        }),
+      ),
+    ]
     return {
-      width, height: options.height ?? 320, series,
+      width,
+      height: options.height ?? 320,
+      series,
       bands: single ? [{ series: [3, 2], fill: 'rgba(11,87,208,.12)' }] : [],
       scales: { x: { time: true } },
       axes,
       cursor: { drag: { x: true, y: false, setScale: false } },
       legend: { live: true },
       hooks: {
-        setSelect: [(u) => {
-          if (u.select.width < 3) return
-          const from = Math.floor(u.posToVal(u.select.left, 'x') * 1000)
-          const to = Math.ceil(u.posToVal(u.select.left + u.select.width, 'x') * 1000)
-          u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false)
-          if (to - from < 1_000) return
-          period = { from, to }
-          void load()
-        }],
+        setSelect: [
+          (u) => {
+            if (u.select.width < 3) return
+            const from = Math.floor(u.posToVal(u.select.left, 'x') * 1000)
+            const to = Math.ceil(u.posToVal(u.select.left + u.select.width, 'x') * 1000)
+            u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false)
+            if (to - from < 1_000) return
+            period = { from, to }
+            void load()
+          },
+        ],
       },
     }
   }
@@ -151,9 +180,10 @@ export function createTrendChart(options: TrendOptions): TrendChart {
       element.dataset.points = String(points)
       element.dataset.bucket = bucket ?? 'raw'
       reset.disabled = period.from === initial.from && period.to === initial.to
-      status.textContent = `${new Date(period.from).toLocaleString()} – ${new Date(period.to).toLocaleString()} · `
-        + `${bucket ? `${bucket} buckets (${single ? 'min, mean, max' : 'mean'})` : 'raw samples'} · ${points} point${points === 1 ? '' : 's'}`
-        + (points === 0 ? ' · no data in this period' : '')
+      status.textContent =
+        `${new Date(period.from).toLocaleString()} – ${new Date(period.to).toLocaleString()} · ` +
+        `${bucket ? `${bucket} buckets (${single ? 'min, mean, max' : 'mean'})` : 'raw samples'} · ${points} point${points === 1 ? '' : 's'}` +
+        (points === 0 ? ' · no data in this period' : '')
     } catch (error) {
       if (mine !== generation) return
       status.textContent = `Could not load the trend: ${error instanceof Error ? error.message : String(error)}`
@@ -167,19 +197,23 @@ export function createTrendChart(options: TrendOptions): TrendChart {
     void load()
   })
   let resizeTimer: ReturnType<typeof setTimeout> | undefined
-  const observer = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => {
-    if (!plot) return
-    const width = widthOf()
-    if (Math.abs(width - plot.width) < 8) return
-    plot.setSize({ width, height: options.height ?? 320 })
-    // A much wider chart deserves finer buckets.
-    clearTimeout(resizeTimer)
-    resizeTimer = setTimeout(() => void load(), 300)
-  })
+  const observer =
+    typeof ResizeObserver === 'undefined'
+      ? null
+      : new ResizeObserver(() => {
+          if (!plot) return
+          const width = widthOf()
+          if (Math.abs(width - plot.width) < 8) return
+          plot.setSize({ width, height: options.height ?? 320 })
+          // A much wider chart deserves finer buckets.
+          clearTimeout(resizeTimer)
+          resizeTimer = setTimeout(() => void load(), 300)
+        })
   observer?.observe(plotBox)
 
   return {
-    element, load,
+    element,
+    load,
     destroy() {
       destroyed = true
       clearTimeout(resizeTimer)

@@ -51,19 +51,63 @@ function symbol(nodeType: number, x: number, y: number): SVGGElement {
       circle(11, 11, 9)
       g.append(svg('path', { d: 'M4 11 Q7.5 5 11 11 T18 11' }))
       break
-    case 1: circle(11, 11, 9); letter('G'); break
-    case 2: circle(11, 7.5, 6); circle(11, 14.5, 6); break
-    case 3: case 4: g.append(svg('rect', { x: 1, y: 8, width: 20, height: 6, class: 'ol-filled' })); break
-    case 5: g.append(svg('rect', { x: 3, y: 3, width: 16, height: 16 })); line(3, 3, 19, 19); line(19, 3, 3, 19); break
-    case 6: g.append(svg('rect', { x: 6, y: 2, width: 10, height: 18 })); line(11, 0, 11, 22); break
-    case 7: line(11, 0, 11, 5); line(11, 5, 19, 17); line(11, 17, 11, 22); break
-    case 8: circle(11, 11, 9); letter('M'); break
-    case 9: g.append(svg('rect', { x: 2, y: 2, width: 18, height: 18 })); line(2, 20, 20, 2); break
-    case 10: g.append(svg('path', { d: 'M3 5 L19 5 L11 19 Z' })); break
-    case 11: line(11, 0, 11, 8); line(3, 8, 19, 8); line(3, 14, 19, 14); line(11, 14, 11, 22); break
-    case 12: line(11, 0, 11, 8); line(2, 8, 20, 8); line(5, 13, 17, 13); line(8, 18, 14, 18); break
-    case 13: line(4, 7, 18, 7); line(8, 11, 14, 11); line(4, 15, 18, 15); line(8, 19, 14, 19); break
-    default: circle(11, 11, 4)
+    case 1:
+      circle(11, 11, 9)
+      letter('G')
+      break
+    case 2:
+      circle(11, 7.5, 6)
+      circle(11, 14.5, 6)
+      break
+    case 3:
+    case 4:
+      g.append(svg('rect', { x: 1, y: 8, width: 20, height: 6, class: 'ol-filled' }))
+      break
+    case 5:
+      g.append(svg('rect', { x: 3, y: 3, width: 16, height: 16 }))
+      line(3, 3, 19, 19)
+      line(19, 3, 3, 19)
+      break
+    case 6:
+      g.append(svg('rect', { x: 6, y: 2, width: 10, height: 18 }))
+      line(11, 0, 11, 22)
+      break
+    case 7:
+      line(11, 0, 11, 5)
+      line(11, 5, 19, 17)
+      line(11, 17, 11, 22)
+      break
+    case 8:
+      circle(11, 11, 9)
+      letter('M')
+      break
+    case 9:
+      g.append(svg('rect', { x: 2, y: 2, width: 18, height: 18 }))
+      line(2, 20, 20, 2)
+      break
+    case 10:
+      g.append(svg('path', { d: 'M3 5 L19 5 L11 19 Z' }))
+      break
+    case 11:
+      line(11, 0, 11, 8)
+      line(3, 8, 19, 8)
+      line(3, 14, 19, 14)
+      line(11, 14, 11, 22)
+      break
+    case 12:
+      line(11, 0, 11, 8)
+      line(2, 8, 20, 8)
+      line(5, 13, 17, 13)
+      line(8, 18, 14, 18)
+      break
+    case 13:
+      line(4, 7, 18, 7)
+      line(8, 11, 14, 11)
+      line(4, 15, 18, 15)
+      line(8, 19, 14, 19)
+      break
+    default:
+      circle(11, 11, 4)
   }
   return g
 }
@@ -168,8 +212,14 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
     const role = NODE_TYPES[n.nodeType]?.role ?? 'load'
     const name = info?.name ?? ''
     const g = svg('g', {
-      class: `ol-node ol-role-${role}`, transform: `translate(${n.x} ${n.y})`, tabindex: '-1', role: 'button', 'aria-pressed': 'false',
-      'data-node-id': n.id, 'data-node-type': n.nodeType, 'data-layer': n.layer,
+      class: `ol-node ol-role-${role}`,
+      transform: `translate(${n.x} ${n.y})`,
+      tabindex: '-1',
+      role: 'button',
+      'aria-pressed': 'false',
+      'data-node-id': n.id,
+      'data-node-type': n.nodeType,
+      'data-layer': n.layer,
       'aria-label': `${n.id}${name ? ` ${name}` : ''}: ${typeLabel(n.nodeType)}`,
     })
     g.append(svg('title', {}, `${n.id}${name ? ` — ${name}` : ''} (${typeLabel(n.nodeType)})`))
@@ -223,8 +273,13 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
   const reveal = (ids: Iterable<string>) => {
     const boxes = [...ids].map((id) => placed.get(id)).filter((n): n is LayoutNode => n !== undefined)
     if (boxes.length === 0) return
-    fitBox(Math.min(...boxes.map((n) => n.x)), Math.min(...boxes.map((n) => n.y)),
-      Math.max(...boxes.map((n) => n.x + n.width)), Math.max(...boxes.map((n) => n.y + n.height)), 1.25)
+    fitBox(
+      Math.min(...boxes.map((n) => n.x)),
+      Math.min(...boxes.map((n) => n.y)),
+      Math.max(...boxes.map((n) => n.x + n.width)),
+      Math.max(...boxes.map((n) => n.y + n.height)),
+      1.25,
+    )
   }
   /** Keeps a node in view when the keyboard moves to it (pans only, never zooms). */
   const ensureVisible = (n: LayoutNode) => {
@@ -365,12 +420,19 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
     const marked: Element[] = []
     for (const id of nodeIds) {
       const el = nodeEls.get(id)
-      if (el) { el.classList.add(`ol-${kind}`); marked.push(el) }
+      if (el) {
+        el.classList.add(`ol-${kind}`)
+        marked.push(el)
+      }
     }
     for (const key of edgeKeys) {
       const closing = key.startsWith('closing:')
       const el = edgeEls.get(closing ? key.slice(8) : key)
-      if (el) { el.classList.add(`ol-${kind}`); if (closing) el.classList.add('ol-closing'); marked.push(el) }
+      if (el) {
+        el.classList.add(`ol-${kind}`)
+        if (closing) el.classList.add('ol-closing')
+        marked.push(el)
+      }
     }
     highlighted.set(kind, marked)
   }
@@ -388,13 +450,25 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
   element.className = 'one-line'
   element.append(toolbar, canvas)
   // Fit once the canvas has a size (it is inserted into the page after this returns).
-  const observer = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => { if (!fitted) { fitted = true; fit() } })
+  const observer =
+    typeof ResizeObserver === 'undefined'
+      ? null
+      : new ResizeObserver(() => {
+          if (!fitted) {
+            fitted = true
+            fit()
+          }
+        })
   let fitted = false
   observer?.observe(canvas)
   apply()
 
   return {
-    element, select, highlight, reveal, fit,
+    element,
+    select,
+    highlight,
+    reveal,
+    fit,
     destroy() {
       observer?.disconnect()
       element.remove()
@@ -417,8 +491,13 @@ function legend(): HTMLUListElement {
   list.className = 'one-line-legend'
   list.setAttribute('aria-label', 'Legend')
   const items: Array<[string, string]> = [
-    ['ol-edge ol-edge-Cable', 'Cable'], ['ol-edge ol-edge-OverheadLine', 'Overhead line'], ['ol-edge ol-edge-BusbarLink', 'Busbar link'],
-    ['ol-edge ol-edge-BusTie', 'Bus tie'], ['ol-edge ol-path', 'Supply path'], ['ol-edge ol-loop', 'Loop'], ['ol-edge ol-loop ol-closing', 'Loop-closing edge'],
+    ['ol-edge ol-edge-Cable', 'Cable'],
+    ['ol-edge ol-edge-OverheadLine', 'Overhead line'],
+    ['ol-edge ol-edge-BusbarLink', 'Busbar link'],
+    ['ol-edge ol-edge-BusTie', 'Bus tie'],
+    ['ol-edge ol-path', 'Supply path'],
+    ['ol-edge ol-loop', 'Loop'],
+    ['ol-edge ol-loop ol-closing', 'Loop-closing edge'],
   ]
   for (const [cls, text] of items) {
     const li = document.createElement('li')

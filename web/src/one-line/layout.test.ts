@@ -10,13 +10,35 @@ const e = (sourceId: string, targetId: string, edgeType = 0): LayoutEdgeInput =>
 /** A plant: grid → transformer → switchboard → breakers → motors, a standby generator, a ring closed by a bus tie, and an island. */
 function plantNetwork(): { nodes: LayoutNodeInput[]; edges: LayoutEdgeInput[] } {
   const nodes = [
-    n('GRID', 0), n('GEN', 1), n('TX1', 2), n('MSB', 3), n('MSB-B', 3), n('CB1', 5), n('CB2', 5), n('CB3', 5), n('M1', 8), n('M2', 8), n('FDR', 10),
-    n('UPS', 13), n('ISO-BUS', 3), n('ISO-M', 8),
+    n('GRID', 0),
+    n('GEN', 1),
+    n('TX1', 2),
+    n('MSB', 3),
+    n('MSB-B', 3),
+    n('CB1', 5),
+    n('CB2', 5),
+    n('CB3', 5),
+    n('M1', 8),
+    n('M2', 8),
+    n('FDR', 10),
+    n('UPS', 13),
+    n('ISO-BUS', 3),
+    n('ISO-M', 8),
   ]
   const edges = [
     // Deliberately entered "upward" for some edges: direction must not matter.
-    e('GRID', 'TX1'), e('MSB', 'TX1', 3), e('GEN', 'MSB-B'), e('MSB', 'MSB-B', 4), e('MSB', 'CB1', 2), e('CB2', 'MSB', 2), e('MSB-B', 'CB3', 2),
-    e('CB1', 'M1'), e('CB2', 'M2'), e('CB3', 'FDR'), e('UPS', 'FDR'), e('ISO-BUS', 'ISO-M'),
+    e('GRID', 'TX1'),
+    e('MSB', 'TX1', 3),
+    e('GEN', 'MSB-B'),
+    e('MSB', 'MSB-B', 4),
+    e('MSB', 'CB1', 2),
+    e('CB2', 'MSB', 2),
+    e('MSB-B', 'CB3', 2),
+    e('CB1', 'M1'),
+    e('CB2', 'M2'),
+    e('CB3', 'FDR'),
+    e('UPS', 'FDR'),
+    e('ISO-BUS', 'ISO-M'),
   ]
   return { nodes, edges }
 }
@@ -24,12 +46,19 @@ function plantNetwork(): { nodes: LayoutNodeInput[]; edges: LayoutEdgeInput[] } 
 /** Hops from each node to its nearest supply, computed independently of the layout (direction ignored). */
 function supplyDistances(nodes: readonly LayoutNodeInput[], edges: readonly LayoutEdgeInput[]): Map<string, number> {
   const adjacent = new Map<string, string[]>(nodes.map((x) => [x.id, []]))
-  for (const x of edges) { adjacent.get(x.sourceId)!.push(x.targetId); adjacent.get(x.targetId)!.push(x.sourceId) }
+  for (const x of edges) {
+    adjacent.get(x.sourceId)!.push(x.targetId)
+    adjacent.get(x.targetId)!.push(x.sourceId)
+  }
   const distance = new Map<string, number>()
   const queue = nodes.filter((x) => SUPPLY_NODE_TYPES.has(x.nodeType)).map((x) => x.id)
   for (const id of queue) distance.set(id, 0)
   for (let i = 0; i < queue.length; i++) {
-    for (const m of adjacent.get(queue[i]!)!) if (!distance.has(m)) { distance.set(m, distance.get(queue[i]!)! + 1); queue.push(m) }
+    for (const m of adjacent.get(queue[i]!)!)
+      if (!distance.has(m)) {
+        distance.set(m, distance.get(queue[i]!)! + 1)
+        queue.push(m)
+      }
   }
   return distance
 }
@@ -48,7 +77,10 @@ function assertNoOverlap(layout: Layout): void {
 
 function randomNetwork(size: number, seed: number): { nodes: LayoutNodeInput[]; edges: LayoutEdgeInput[] } {
   let state = seed
-  const next = () => { state = (state * 1103515245 + 12345) % 2147483648; return state / 2147483648 }
+  const next = () => {
+    state = (state * 1103515245 + 12345) % 2147483648
+    return state / 2147483648
+  }
   const nodes: LayoutNodeInput[] = []
   const edges: LayoutEdgeInput[] = []
   for (let i = 0; i < size; i++) {
@@ -67,12 +99,18 @@ test('every supply is on the top row and every other node of a supplied componen
   const supplied = layout.nodes.filter((x) => layout.components[x.component]!.hasSupply)
   const topY = Math.min(...layout.nodes.map((x) => x.y))
   for (const x of supplied) {
-    if (SUPPLY_NODE_TYPES.has(x.nodeType)) { assert.equal(x.layer, 0, x.id); assert.equal(x.y, topY, x.id) } else assert.ok(x.layer > 0 && x.y > topY, x.id)
+    if (SUPPLY_NODE_TYPES.has(x.nodeType)) {
+      assert.equal(x.layer, 0, x.id)
+      assert.equal(x.y, topY, x.id)
+    } else assert.ok(x.layer > 0 && x.y > topY, x.id)
   }
-  assert.deepEqual(layout.nodes.filter((x) => x.isSupply).map((x) => x.id), ['GEN', 'GRID', 'UPS'])
+  assert.deepEqual(
+    layout.nodes.filter((x) => x.isSupply).map((x) => x.id),
+    ['GEN', 'GRID', 'UPS'],
+  )
 })
 
-test('a node\'s row is its distance in hops from the nearest supply, whatever the edge directions', () => {
+test("a node's row is its distance in hops from the nearest supply, whatever the edge directions", () => {
   const { nodes, edges } = plantNetwork()
   const distance = supplyDistances(nodes, edges)
   for (const x of layoutNetwork(nodes, edges).nodes) if (distance.has(x.id)) assert.equal(x.layer, distance.get(x.id), x.id)
@@ -118,7 +156,7 @@ test('no two nodes overlap, and components sit side by side without overlapping'
 })
 
 test('islands (components without a supply) are laid out beside the supplied network, after it', () => {
-  const layout = layoutNetwork(...Object.values(plantNetwork()) as [LayoutNodeInput[], LayoutEdgeInput[]])
+  const layout = layoutNetwork(...(Object.values(plantNetwork()) as [LayoutNodeInput[], LayoutEdgeInput[]]))
   const island = layout.components.find((c) => !c.hasSupply)!
   assert.deepEqual([...island.nodeIds], ['ISO-BUS', 'ISO-M'])
   const supplied = layout.components.filter((c) => c.hasSupply)
@@ -142,9 +180,10 @@ test('barycentre ordering removes the crossings of a tree entered in a tangled o
   const x = new Map(layout.nodes.map((v) => [v.id, v.x]))
   const down = layout.edges.filter((v) => v.kind === 'down' && v.sourceId !== 'S')
   let crossings = 0
-  for (const p of down) for (const q of down) {
-    if ((x.get(p.sourceId)! - x.get(q.sourceId)!) * (x.get(p.targetId)! - x.get(q.targetId)!) < 0) crossings++
-  }
+  for (const p of down)
+    for (const q of down) {
+      if ((x.get(p.sourceId)! - x.get(q.sourceId)!) * (x.get(p.targetId)! - x.get(q.targetId)!) < 0) crossings++
+    }
   assert.equal(crossings, 0)
 })
 

@@ -135,15 +135,20 @@ export function layoutNetwork(nodesIn: readonly LayoutNodeInput[], edgesIn: read
     const list = [start]
     componentOf[start] = c
     for (let head = 0; head < list.length; head++) {
-      for (const m of adjacency[list[head]!]!) if (componentOf[m] === -1) { componentOf[m] = c; list.push(m) }
+      for (const m of adjacency[list[head]!]!)
+        if (componentOf[m] === -1) {
+          componentOf[m] = c
+          list.push(m)
+        }
     }
     list.sort((x, y) => x - y)
     members.push(list)
   }
   const hasSupply = members.map((list) => list.some((i) => isSupply[i]))
   // Supplied components first, then islands; larger first; ties by lowest id (lists are sorted by id index).
-  const componentOrder = members.map((_, c) => c).sort((x, y) =>
-    Number(hasSupply[y]) - Number(hasSupply[x]) || members[y]!.length - members[x]!.length || members[x]![0]! - members[y]![0]!)
+  const componentOrder = members
+    .map((_, c) => c)
+    .sort((x, y) => Number(hasSupply[y]) - Number(hasSupply[x]) || members[y]!.length - members[x]!.length || members[x]![0]! - members[y]![0]!)
 
   const layer = new Int32Array(count).fill(-1)
   const position = new Float64Array(count)
@@ -158,14 +163,24 @@ export function layoutNetwork(nodesIn: readonly LayoutNodeInput[], edgesIn: read
     // Layering: multi-source BFS from the supplies, or from the island's root.
     const roots = hasSupply[c] ? list.filter((i) => isSupply[i]) : [rootOf(list, adjacency)]
     const discovered: number[] = []
-    for (const r of roots) { layer[r] = 0; discovered.push(r) }
+    for (const r of roots) {
+      layer[r] = 0
+      discovered.push(r)
+    }
     for (let head = 0; head < discovered.length; head++) {
       const v = discovered[head]!
-      for (const m of adjacency[v]!) if (layer[m] === -1) { layer[m] = layer[v]! + 1; discovered.push(m) }
+      for (const m of adjacency[v]!)
+        if (layer[m] === -1) {
+          layer[m] = layer[v]! + 1
+          discovered.push(m)
+        }
     }
     const rows: number[][] = []
     for (const v of discovered) (rows[layer[v]!] ??= []).push(v)
-    const setPositions = (row: number[]) => row.forEach((v, k) => { position[v] = k })
+    const setPositions = (row: number[]) =>
+      row.forEach((v, k) => {
+        position[v] = k
+      })
     rows.forEach(setPositions)
 
     // Barycentre sweeps; the supplies' row is ordered too (by their children) so feeders do not cross.
@@ -173,7 +188,11 @@ export function layoutNetwork(nodesIn: readonly LayoutNodeInput[], edgesIn: read
       for (const v of row) {
         let sum = 0
         let n = 0
-        for (const m of adjacency[v]!) if (layer[m] === reference) { sum += position[m]!; n++ }
+        for (const m of adjacency[v]!)
+          if (layer[m] === reference) {
+            sum += position[m]!
+            n++
+          }
         bary[v] = n > 0 ? sum / n : position[v]!
       }
       row.sort((x, y) => bary[x]! - bary[y]! || position[x]! - position[y]!)
@@ -190,15 +209,28 @@ export function layoutNetwork(nodesIn: readonly LayoutNodeInput[], edgesIn: read
       const shift = ((widest - row.length) * pitchX) / 2
       row.forEach((v, k) => {
         outNodes.push({
-          id: ids[v]!, nodeType: typeOf.get(ids[v]!)!, isSupply: isSupply[v]!, x: offsetX + shift + k * pitchX, y: l * pitchY,
-          width: o.nodeWidth, height: o.nodeHeight, layer: l, order: k, component: outComponents.length,
+          id: ids[v]!,
+          nodeType: typeOf.get(ids[v]!)!,
+          isSupply: isSupply[v]!,
+          x: offsetX + shift + k * pitchX,
+          y: l * pitchY,
+          width: o.nodeWidth,
+          height: o.nodeHeight,
+          layer: l,
+          order: k,
+          component: outComponents.length,
         })
       })
     })
     const componentHeight = rows.length * pitchY - o.gapY
     outComponents.push({
-      nodeIds: list.map((i) => ids[i]!), supplyIds: list.filter((i) => isSupply[i]).map((i) => ids[i]!), hasSupply: hasSupply[c]!,
-      x: offsetX, y: 0, width, height: componentHeight,
+      nodeIds: list.map((i) => ids[i]!),
+      supplyIds: list.filter((i) => isSupply[i]).map((i) => ids[i]!),
+      hasSupply: hasSupply[c]!,
+      x: offsetX,
+      y: 0,
+      width,
+      height: componentHeight,
     })
     offsetX += width + o.componentGap
     height = Math.max(height, componentHeight)
@@ -240,12 +272,34 @@ function route(p: LayoutNode, q: LayoutNode, parallel: number, gapY: number): Pi
     const y1 = up.y + up.height
     const y2 = down.y
     const mid = (y1 + y2) / 2
-    return { kind: 'down', points: x1 === x2 ? [[x1, y1], [x2, y2]] : [[x1, y1], [x1, mid], [x2, mid], [x2, y2]] }
+    return {
+      kind: 'down',
+      points:
+        x1 === x2
+          ? [
+              [x1, y1],
+              [x2, y2],
+            ]
+          : [
+              [x1, y1],
+              [x1, mid],
+              [x2, mid],
+              [x2, y2],
+            ],
+    }
   }
   const [left, right] = p.x <= q.x ? [p, q] : [q, p]
   const x1 = left.x + left.width / 2 + shift
   const x2 = right.x + right.width / 2 + shift
   const y = left.y
   const rise = Math.min(gapY / 3, 6 + 4 * (right.order - left.order)) + Math.abs(shift) / 2
-  return { kind: 'side', points: [[x1, y], [x1, y - rise], [x2, y - rise], [x2, y]] }
+  return {
+    kind: 'side',
+    points: [
+      [x1, y],
+      [x1, y - rise],
+      [x2, y - rise],
+      [x2, y],
+    ],
+  }
 }

@@ -6,17 +6,26 @@ import { clearProblems, field, h, showProblem, table, time } from '../dom.ts'
 import { pager, type PageOf } from '../paging.ts'
 
 const detailText = (detail: AuditEvent['detail']) =>
-  detail === null ? '—' : Object.entries(detail).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ')
+  detail === null
+    ? '—'
+    : Object.entries(detail)
+        .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join('; ')
 
 export const page: Page = async (root, ctx) => {
   const base = `/api/admin/orgs/${encodeURIComponent(ctx.org.slug)}/audit`
   const action = h('input', { type: 'search', name: 'action', autocomplete: 'off', spellcheck: 'false', value: ctx.query.get('action') ?? '' })
-  const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter the audit log', novalidate: true },
+  const form = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': 'Filter the audit log', novalidate: true },
     field('Action starts with', action, { pointer: '/action', hint: 'e.g. api_key, member., domain.' }),
-    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'secondary' }, 'Filter')))
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'secondary' }, 'Filter')),
+  )
   const list = h('section', { 'aria-label': 'Audit events' })
   root.append(h('h1', {}, 'Audit log'), form, list)
-  const events = pager<AuditEvent>(list, 'Audit log',
+  const events = pager<AuditEvent>(
+    list,
+    'Audit log',
     async (cursor) => {
       clearProblems(form)
       try {
@@ -26,9 +35,14 @@ export const page: Page = async (root, ctx) => {
         return { items: [], nextCursor: null }
       }
     },
-    (items) => table('Audit events, newest first', ['When', 'Action', 'Target', 'Actor', 'Detail'], items.map((e) => [
-      time(e.at), h('code', {}, e.action), e.target, `${e.actorKind} ${e.actorId}`, detailText(e.detail),
-    ]), { empty: 'No audit events match.' }))
+    (items) =>
+      table(
+        'Audit events, newest first',
+        ['When', 'Action', 'Target', 'Actor', 'Detail'],
+        items.map((e) => [time(e.at), h('code', {}, e.action), e.target, `${e.actorKind} ${e.actorId}`, detailText(e.detail)]),
+        { empty: 'No audit events match.' },
+      ),
+  )
   form.addEventListener('submit', (event) => {
     event.preventDefault()
     void events.first()

@@ -22,41 +22,79 @@ async function copy(text: string, input: HTMLInputElement): Promise<boolean> {
 }
 
 export const page: Page = async (root, ctx) => {
-  const myRank = ctx.principal.isPlatformAdmin ? 3 : ROLE_RANK[ctx.principal.role] ?? 1
+  const myRank = ctx.principal.isPlatformAdmin ? 3 : (ROLE_RANK[ctx.principal.role] ?? 1)
   const roles = (['member', 'admin', 'owner'] as const).filter((r) => ROLE_RANK[r]! <= myRank)
   const name = h('input', { type: 'text', name: 'name', required: true, maxlength: 200, autocomplete: 'off' })
-  const role = select('role', roles.map((r) => [r, r[0]!.toUpperCase() + r.slice(1)]), 'member')
-  const lifetime = select('expiresIn', [['7', '7 days'], ['30', '30 days'], ['90', '90 days'], ['180', '180 days'], ['365', '1 year'], ['730', '2 years']], '90')
+  const role = select(
+    'role',
+    roles.map((r) => [r, r[0]!.toUpperCase() + r.slice(1)]),
+    'member',
+  )
+  const lifetime = select(
+    'expiresIn',
+    [
+      ['7', '7 days'],
+      ['30', '30 days'],
+      ['90', '90 days'],
+      ['180', '180 days'],
+      ['365', '1 year'],
+      ['730', '2 years'],
+    ],
+    '90',
+  )
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Mint key')
-  const form = h('form', { class: 'form inline-form', novalidate: true, 'aria-labelledby': 'mint-heading' },
+  const form = h(
+    'form',
+    { class: 'form inline-form', novalidate: true, 'aria-labelledby': 'mint-heading' },
     field('Name', name, { pointer: '/name', hint: 'Who or what will use it, e.g. "edge gateway 3".' }),
     field('Role', role, { pointer: '/role' }),
     field('Expires in', lifetime, { pointer: '/expiresAt' }),
-    h('div', { class: 'actions' }, submit))
+    h('div', { class: 'actions' }, submit),
+  )
   const reveal = h('div', { class: 'reveal-slot' })
   const listBody = h('div', {})
   root.append(
     h('h1', {}, 'API keys'),
     h('p', {}, 'Keys let gateways and integrations call the API. Rotate a key by minting a new one, switching the callers over, then revoking the old one.'),
     h('section', { 'aria-labelledby': 'mint-heading' }, h('h2', { id: 'mint-heading' }, 'Mint a key'), form, reveal),
-    h('section', { 'aria-labelledby': 'keys-heading' }, h('h2', { id: 'keys-heading' }, 'Keys'), listBody))
+    h('section', { 'aria-labelledby': 'keys-heading' }, h('h2', { id: 'keys-heading' }, 'Keys'), listBody),
+  )
 
   const revoked = new Map<string, ApiKey>()
 
   function showPlaintext(minted: MintedKey): void {
     clear(reveal)
-    const value = h('input', { type: 'text', readonly: true, value: minted.plaintext, class: 'secret', id: 'new-key-value', spellcheck: 'false', autocomplete: 'off' })
+    const value = h('input', {
+      type: 'text',
+      readonly: true,
+      value: minted.plaintext,
+      class: 'secret',
+      id: 'new-key-value',
+      spellcheck: 'false',
+      autocomplete: 'off',
+    })
     const copied = h('span', { class: 'hint', role: 'status' })
     const copyButton = h('button', { type: 'button', class: 'primary', id: 'copy-key' }, 'Copy key')
     copyButton.addEventListener('click', () => {
-      void copy(minted.plaintext, value).then((ok) => { copied.textContent = ok ? 'Copied to the clipboard.' : 'Selected: press Ctrl+C (⌘C) to copy.' })
+      void copy(minted.plaintext, value).then((ok) => {
+        copied.textContent = ok ? 'Copied to the clipboard.' : 'Selected: press Ctrl+C (⌘C) to copy.'
+      })
     })
     const doneButton = h('button', { type: 'button', class: 'secondary' }, 'I have stored it — hide the key')
-    const panel = h('div', { class: 'reveal', role: 'alert', tabindex: '-1', 'aria-labelledby': 'reveal-heading' },
+    const panel = h(
+      'div',
+      { class: 'reveal', role: 'alert', tabindex: '-1', 'aria-labelledby': 'reveal-heading' },
       h('h3', { id: 'reveal-heading' }, `New key "${minted.name}" (${minted.role})`),
-      h('p', { class: 'warning' }, h('strong', {}, 'Copy this key now. '), 'It is shown only this once: sitegrid keeps only a fingerprint of it and cannot show it again. If it is lost, revoke it and mint another.'),
-      h('label', { for: value.id }, 'The new API key'), value,
-      h('div', { class: 'actions' }, copyButton, doneButton, copied))
+      h(
+        'p',
+        { class: 'warning' },
+        h('strong', {}, 'Copy this key now. '),
+        'It is shown only this once: sitegrid keeps only a fingerprint of it and cannot show it again. If it is lost, revoke it and mint another.',
+      ),
+      h('label', { for: value.id }, 'The new API key'),
+      value,
+      h('div', { class: 'actions' }, copyButton, doneButton, copied),
+    )
     doneButton.addEventListener('click', () => {
       clear(reveal)
       name.focus()
@@ -70,18 +108,47 @@ export const page: Page = async (root, ctx) => {
       const keys = await ctx.api.get<ApiKey[]>('/api/admin/api-keys')
       const rows = [...keys.filter((k) => !revoked.has(k.keyId)), ...revoked.values()]
       clear(listBody)
-      listBody.append(table('API keys, newest first', ['Name', 'Prefix', 'Role', 'Created', 'Expires', 'Last used', 'Status', 'Actions'], rows.map((k) => {
-        const isRevoked = revoked.has(k.keyId)
-        const expired = Date.parse(k.expiresAt) <= Date.now()
-        return {
-          attrs: { 'data-key-id': k.keyId, 'data-status': isRevoked ? 'revoked' : expired ? 'expired' : 'active' },
-          cells: [
-            k.name, h('code', {}, k.keyPrefix), k.role, time(k.createdAt), time(k.expiresAt), time(k.lastUsedAt),
-            h('span', { class: `key-status ${isRevoked ? 'revoked' : expired ? 'expired' : 'active'}` }, isRevoked ? 'Revoked' : expired ? 'Expired' : 'Active'),
-            isRevoked ? '' : h('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke key ${k.name} (${k.keyPrefix})`, onclick: () => { void revoke(k) } }, 'Revoke'),
-          ],
-        }
-      }), { empty: 'No keys yet.' }))
+      listBody.append(
+        table(
+          'API keys, newest first',
+          ['Name', 'Prefix', 'Role', 'Created', 'Expires', 'Last used', 'Status', 'Actions'],
+          rows.map((k) => {
+            const isRevoked = revoked.has(k.keyId)
+            const expired = Date.parse(k.expiresAt) <= Date.now()
+            return {
+              attrs: { 'data-key-id': k.keyId, 'data-status': isRevoked ? 'revoked' : expired ? 'expired' : 'active' },
+              cells: [
+                k.name,
+                h('code', {}, k.keyPrefix),
+                k.role,
+                time(k.createdAt),
+                time(k.expiresAt),
+                time(k.lastUsedAt),
+                h(
+                  'span',
+                  { class: `key-status ${isRevoked ? 'revoked' : expired ? 'expired' : 'active'}` },
+                  isRevoked ? 'Revoked' : expired ? 'Expired' : 'Active',
+                ),
+                isRevoked
+                  ? ''
+                  : h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'danger small',
+                        'aria-label': `Revoke key ${k.name} (${k.keyPrefix})`,
+                        onclick: () => {
+                          void revoke(k)
+                        },
+                      },
+                      'Revoke',
+                    ),
+              ],
+            }
+          }),
+          { empty: 'No keys yet.' },
+        ),
+      )
     } catch (error) {
       clear(listBody)
       listBody.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
@@ -112,13 +179,21 @@ export const page: Page = async (root, ctx) => {
     // Checked by the API (a 400 naming /name shows next to the field), the same rules for every client.
     submit.disabled = true
     const body = { name: name.value.trim(), role: role.value, expiresAt: new Date(Date.now() + Number(lifetime.value) * DAY).toISOString() }
-    ctx.api.send<MintedKey>('POST', '/api/admin/api-keys', body).then(async (minted) => {
-      form.reset()
-      role.value = 'member'
-      lifetime.value = '90'
-      showPlaintext(minted)
-      await loadList()
-    }, (error: unknown) => showProblem(form, error)).finally(() => { submit.disabled = false })
+    ctx.api
+      .send<MintedKey>('POST', '/api/admin/api-keys', body)
+      .then(
+        async (minted) => {
+          form.reset()
+          role.value = 'member'
+          lifetime.value = '90'
+          showPlaintext(minted)
+          await loadList()
+        },
+        (error: unknown) => showProblem(form, error),
+      )
+      .finally(() => {
+        submit.disabled = false
+      })
   })
 
   await loadList()

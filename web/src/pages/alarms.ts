@@ -11,8 +11,12 @@ import { renderAlarmLoadChart } from '../charts/alarm-load.ts'
 export const POLL_MS = 4000
 
 const STATES: Array<[string, string]> = [
-  ['active_unacknowledged', 'Active, unacknowledged'], ['active_acknowledged', 'Active, acknowledged'],
-  ['returned_unacknowledged', 'Returned, unacknowledged'], ['normal', 'Normal'], ['shelved', 'Shelved'], ['out_of_service', 'Out of service'],
+  ['active_unacknowledged', 'Active, unacknowledged'],
+  ['active_acknowledged', 'Active, acknowledged'],
+  ['returned_unacknowledged', 'Returned, unacknowledged'],
+  ['normal', 'Normal'],
+  ['shelved', 'Shelved'],
+  ['out_of_service', 'Out of service'],
 ]
 const PRIORITIES = ['critical', 'high', 'medium', 'low']
 const stateLabel = (state: string) => STATES.find(([s]) => s === state)?.[1] ?? state
@@ -20,11 +24,15 @@ const canAcknowledge = (state: string) => state === 'active_unacknowledged' || s
 const isAdmin = (ctx: PageContext) => ctx.principal.isPlatformAdmin === true || ctx.principal.role === 'admin' || ctx.principal.role === 'owner'
 
 function checkboxGroup(legend: string, name: string, options: Array<[string, string]>, checked: string[]): HTMLFieldSetElement {
-  return h('fieldset', { class: 'checks' }, h('legend', {}, legend),
+  return h(
+    'fieldset',
+    { class: 'checks' },
+    h('legend', {}, legend),
     ...options.map(([value, label]) => {
       const id = uid(name)
       return h('span', { class: 'check' }, h('input', { type: 'checkbox', id, name, value, checked: checked.includes(value) }), h('label', { for: id }, label))
-    }))
+    }),
+  )
 }
 
 const toLocalInput = (ms: number) => {
@@ -41,13 +49,27 @@ export const page: Page = async (root, ctx) => {
     return
   }
   const wanted = ctx.query.get('site')
-  const siteSelect = select('site', sites.map((s) => [s.code, `${s.code} — ${s.name}`]), sites.some((s) => s.code === wanted) ? wanted! : sites[0]!.code)
+  const siteSelect = select(
+    'site',
+    sites.map((s) => [s.code, `${s.code} — ${s.name}`]),
+    sites.some((s) => s.code === wanted) ? wanted! : sites[0]!.code,
+  )
   const states = checkboxGroup('State', 'state', STATES, ctx.query.getAll('state'))
-  const priorities = checkboxGroup('Priority', 'priority', PRIORITIES.map((p) => [p, p[0]!.toUpperCase() + p.slice(1)]), ctx.query.getAll('priority'))
+  const priorities = checkboxGroup(
+    'Priority',
+    'priority',
+    PRIORITIES.map((p) => [p, p[0]!.toUpperCase() + p.slice(1)]),
+    ctx.query.getAll('priority'),
+  )
   const live = h('input', { type: 'checkbox', id: uid('live'), checked: true })
-  const filters = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter alarms' },
-    field('Site', siteSelect), states, priorities,
-    h('span', { class: 'check live' }, live, h('label', { for: live.id }, 'Live update')))
+  const filters = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': 'Filter alarms' },
+    field('Site', siteSelect),
+    states,
+    priorities,
+    h('span', { class: 'check live' }, live, h('label', { for: live.id }, 'Live update')),
+  )
   const updated = h('p', { class: 'hint', 'aria-live': 'off' })
   const listBox = h('section', { 'aria-labelledby': 'alarm-list-heading' }, h('h2', { id: 'alarm-list-heading' }, 'Alarm list'), updated)
   const listBody = h('div', { class: 'alarm-list' })
@@ -80,7 +102,10 @@ export const page: Page = async (root, ctx) => {
       // Keep the keyboard focus on the same action across a refresh.
       const focusKey = (document.activeElement as HTMLElement | null)?.dataset?.focusKey
       clear(listBody)
-      listBody.append(renderList(page.items), page.nextCursor ? h('p', { class: 'hint' }, 'Showing the 100 most recently changed alarms; narrow the filters to see others.') : '')
+      listBody.append(
+        renderList(page.items),
+        page.nextCursor ? h('p', { class: 'hint' }, 'Showing the 100 most recently changed alarms; narrow the filters to see others.') : '',
+      )
       if (focusKey) listBody.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus()
       updated.textContent = `Updated ${new Date().toLocaleTimeString()}${live.checked ? ' · live' : ''}`
     } catch (error) {
@@ -91,23 +116,78 @@ export const page: Page = async (root, ctx) => {
   }
 
   function renderList(alarms: Alarm[]): HTMLElement {
-    return table('Alarms, most recently changed first', ['Priority', 'Instance', 'Condition', 'State', 'Message', 'Value', 'Raised', 'Changed', 'Actions'], alarms.map((a) => ({
-      attrs: { 'data-alarm-id': a.alarmId, 'data-state': a.state },
-      cells: [
-        h('span', { class: `priority priority-${a.priority}` }, a.priority),
-        a.instanceId, a.condition,
-        h('span', { class: `state state-${a.state}` }, stateLabel(a.state), a.shelvedUntil ? h('span', { class: 'hint' }, ' until ', time(a.shelvedUntil)) : ''),
-        a.message ?? '—',
-        a.value === null ? '—' : `${a.value}${a.limit === null ? '' : ` (limit ${a.limit})`}`,
-        time(a.raisedAt), time(a.changedAt),
-        h('span', { class: 'row-actions' },
-          canAcknowledge(a.state) ? h('button', { type: 'button', class: 'primary small', 'data-focus-key': `ack:${a.alarmId}`, 'aria-label': `Acknowledge ${a.instanceId} ${a.condition}`, onclick: () => { void acknowledge(a) } }, 'Acknowledge') : null,
-          isAdmin(ctx) && a.state !== 'shelved' && a.state !== 'out_of_service' && a.state !== 'normal'
-            ? h('button', { type: 'button', class: 'secondary small', 'data-focus-key': `shelve:${a.alarmId}`, 'aria-label': `Shelve ${a.instanceId} ${a.condition}`, onclick: () => { void shelve(a) } }, 'Shelve') : null,
-          isAdmin(ctx) && a.state === 'shelved'
-            ? h('button', { type: 'button', class: 'secondary small', 'data-focus-key': `unshelve:${a.alarmId}`, 'aria-label': `Unshelve ${a.instanceId} ${a.condition}`, onclick: () => { void unshelve(a) } }, 'Unshelve') : null),
-      ],
-    })), { empty: 'No alarms match these filters.' })
+    return table(
+      'Alarms, most recently changed first',
+      ['Priority', 'Instance', 'Condition', 'State', 'Message', 'Value', 'Raised', 'Changed', 'Actions'],
+      alarms.map((a) => ({
+        attrs: { 'data-alarm-id': a.alarmId, 'data-state': a.state },
+        cells: [
+          h('span', { class: `priority priority-${a.priority}` }, a.priority),
+          a.instanceId,
+          a.condition,
+          h(
+            'span',
+            { class: `state state-${a.state}` },
+            stateLabel(a.state),
+            a.shelvedUntil ? h('span', { class: 'hint' }, ' until ', time(a.shelvedUntil)) : '',
+          ),
+          a.message ?? '—',
+          a.value === null ? '—' : `${a.value}${a.limit === null ? '' : ` (limit ${a.limit})`}`,
+          time(a.raisedAt),
+          time(a.changedAt),
+          h(
+            'span',
+            { class: 'row-actions' },
+            canAcknowledge(a.state)
+              ? h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'primary small',
+                    'data-focus-key': `ack:${a.alarmId}`,
+                    'aria-label': `Acknowledge ${a.instanceId} ${a.condition}`,
+                    onclick: () => {
+                      void acknowledge(a)
+                    },
+                  },
+                  'Acknowledge',
+                )
+              : null,
+            isAdmin(ctx) && a.state !== 'shelved' && a.state !== 'out_of_service' && a.state !== 'normal'
+              ? h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secondary small',
+                    'data-focus-key': `shelve:${a.alarmId}`,
+                    'aria-label': `Shelve ${a.instanceId} ${a.condition}`,
+                    onclick: () => {
+                      void shelve(a)
+                    },
+                  },
+                  'Shelve',
+                )
+              : null,
+            isAdmin(ctx) && a.state === 'shelved'
+              ? h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secondary small',
+                    'data-focus-key': `unshelve:${a.alarmId}`,
+                    'aria-label': `Unshelve ${a.instanceId} ${a.condition}`,
+                    onclick: () => {
+                      void unshelve(a)
+                    },
+                  },
+                  'Unshelve',
+                )
+              : null,
+          ),
+        ],
+      })),
+      { empty: 'No alarms match these filters.' },
+    )
   }
 
   async function acknowledge(a: Alarm): Promise<void> {
@@ -123,11 +203,21 @@ export const page: Page = async (root, ctx) => {
   async function shelve(a: Alarm): Promise<void> {
     const comment = h('textarea', { name: 'comment', required: true, maxlength: 500, rows: 3 })
     const now = Date.now()
-    const until = h('input', { type: 'datetime-local', name: 'until', required: true, value: toLocalInput(now + 8 * 3_600_000), min: toLocalInput(now), max: toLocalInput(now + 7 * 86_400_000) })
+    const until = h('input', {
+      type: 'datetime-local',
+      name: 'until',
+      required: true,
+      value: toLocalInput(now + 8 * 3_600_000),
+      min: toLocalInput(now),
+      max: toLocalInput(now + 7 * 86_400_000),
+    })
     const done = await openDialog({
       title: `Shelve ${a.instanceId} ${a.condition}`,
       body: [h('p', {}, 'A shelved alarm is not annunciated until the shelve ends (at most 7 days); it then returns to its process state by itself.')],
-      fields: [field('Reason', comment, { pointer: '/comment', hint: 'Kept in the alarm\'s history and the audit trail.' }), field('Shelved until', until, { pointer: '/until', hint: 'Your local time.' })],
+      fields: [
+        field('Reason', comment, { pointer: '/comment', hint: "Kept in the alarm's history and the audit trail." }),
+        field('Shelved until', until, { pointer: '/until', hint: 'Your local time.' }),
+      ],
       submitLabel: 'Shelve alarm',
       onSubmit: async (data) => {
         const local = String(data.get('until'))
@@ -155,10 +245,21 @@ export const page: Page = async (root, ctx) => {
 
   // The alarm load over the last day or week, drawn by the shared chart (charts/alarm-load.ts), with the most
   // frequent and the chattering alarms as tables.
-  const period = select('period', [['day', 'Last 24 hours'], ['week', 'Last 7 days']], 'day')
+  const period = select(
+    'period',
+    [
+      ['day', 'Last 24 hours'],
+      ['week', 'Last 7 days'],
+    ],
+    'day',
+  )
   const positions = h('input', { type: 'number', name: 'operatorPositions', min: 1, max: 100, value: '1', inputmode: 'numeric' })
-  const loadForm = h('form', { class: 'filters', novalidate: true, 'aria-label': 'Alarm load period' },
-    field('Period', period), field('Operator positions', positions, { pointer: '/operatorPositions' }))
+  const loadForm = h(
+    'form',
+    { class: 'filters', novalidate: true, 'aria-label': 'Alarm load period' },
+    field('Period', period),
+    field('Operator positions', positions, { pointer: '/operatorPositions' }),
+  )
   loadForm.addEventListener('submit', (e) => e.preventDefault())
   const loadBody = h('div', { class: 'load-body', 'aria-busy': 'false' })
   const chartEl = h('div', { class: 'chart' })
@@ -173,21 +274,37 @@ export const page: Page = async (root, ctx) => {
     const from = to - (period.value === 'week' ? 7 * 24 : 24) * hour
     try {
       const load = await ctx.api.get<AlarmLoad>(`${alarmsPath()}/load`, {
-        from: new Date(from).toISOString(), to: new Date(to).toISOString(), operatorPositions: positions.value || undefined,
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+        operatorPositions: positions.value || undefined,
       })
       if (stopped) return
       removeChart?.()
       removeChart = renderAlarmLoadChart(chartEl, load)
       clear(loadBody)
-      append(loadBody,
-        h('p', { class: 'hint' }, `Target (EEMUA 191): about 1 alarm per 10 minutes per position, 2 at most. ${load.suppressedActivations} activation(s) while shelved or out of service are not counted.`),
+      append(
+        loadBody,
+        h(
+          'p',
+          { class: 'hint' },
+          `Target (EEMUA 191): about 1 alarm per 10 minutes per position, 2 at most. ${load.suppressedActivations} activation(s) while shelved or out of service are not counted.`,
+        ),
         h('h3', {}, 'Most frequent'),
-        table('Most frequent alarms', ['Instance', 'Condition', 'Activations', 'Share'],
-          load.mostFrequent.map((m) => [m.instanceId, m.condition, String(m.activations), `${m.percentOfTotal.toFixed(1)} %`]), { empty: 'No activations in this period.' }),
+        table(
+          'Most frequent alarms',
+          ['Instance', 'Condition', 'Activations', 'Share'],
+          load.mostFrequent.map((m) => [m.instanceId, m.condition, String(m.activations), `${m.percentOfTotal.toFixed(1)} %`]),
+          { empty: 'No activations in this period.' },
+        ),
         load.chattering.length > 0 ? h('h3', {}, 'Chattering') : null,
         load.chattering.length > 0
-          ? table('Chattering alarms', ['Instance', 'Condition', 'Activations', 'Most in 60 s'], load.chattering.map((c) => [c.instanceId, c.condition, String(c.activations), String(c.maxInWindow)]))
-          : null)
+          ? table(
+              'Chattering alarms',
+              ['Instance', 'Condition', 'Activations', 'Most in 60 s'],
+              load.chattering.map((c) => [c.instanceId, c.condition, String(c.activations), String(c.maxInWindow)]),
+            )
+          : null,
+      )
     } catch (error) {
       if (!stopped) showProblem(loadForm, error)
     } finally {
@@ -199,11 +316,18 @@ export const page: Page = async (root, ctx) => {
     syncUrl()
     void refresh()
   }
-  siteSelect.addEventListener('change', () => { onFilter(); void refreshLoad() })
+  siteSelect.addEventListener('change', () => {
+    onFilter()
+    void refreshLoad()
+  })
   states.addEventListener('change', onFilter)
   priorities.addEventListener('change', onFilter)
-  period.addEventListener('change', () => { void refreshLoad() })
-  positions.addEventListener('change', () => { void refreshLoad() })
+  period.addEventListener('change', () => {
+    void refreshLoad()
+  })
+  positions.addEventListener('change', () => {
+    void refreshLoad()
+  })
   filters.addEventListener('submit', (e) => e.preventDefault())
   const timer = setInterval(() => {
     if (live.checked && document.visibilityState === 'visible') void refresh()

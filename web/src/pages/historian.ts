@@ -9,8 +9,14 @@ import { append, clear, clearProblems, field, h, messageOf, select, showProblem,
 import { pager, type PageOf } from '../paging.ts'
 
 const FORMATS: Array<[string, string]> = [
-  ['auto', 'Detect automatically'], ['long', 'Long (timestamp, tag, value)'], ['wide', 'Wide (a column per tag)'], ['ignition-tall', 'Ignition tall'],
-  ['aveva-history', 'AVEVA / Wonderware History'], ['proficy', 'GE Proficy'], ['citect-pa', 'Citect / Plant SCADA'], ['piconfig', 'PI piconfig'],
+  ['auto', 'Detect automatically'],
+  ['long', 'Long (timestamp, tag, value)'],
+  ['wide', 'Wide (a column per tag)'],
+  ['ignition-tall', 'Ignition tall'],
+  ['aveva-history', 'AVEVA / Wonderware History'],
+  ['proficy', 'GE Proficy'],
+  ['citect-pa', 'Citect / Plant SCADA'],
+  ['piconfig', 'PI piconfig'],
 ]
 
 const CSS = `
@@ -50,7 +56,11 @@ export const page: Page = async (root, ctx) => {
     return
   }
   const wanted = ctx.query.get('site')
-  const siteSelect = select('site_id', sites.map((s) => [s.code, `${s.name} (${s.code})`]), sites.some((s) => s.code === wanted) ? wanted ?? undefined : sites[0]!.code)
+  const siteSelect = select(
+    'site_id',
+    sites.map((s) => [s.code, `${s.name} (${s.code})`]),
+    sites.some((s) => s.code === wanted) ? (wanted ?? undefined) : sites[0]!.code,
+  )
   const siteForm = h('form', { class: 'filters', 'aria-label': 'Site' }, field('Site', siteSelect))
   siteForm.addEventListener('submit', (e) => e.preventDefault())
   root.append(siteForm)
@@ -68,14 +78,20 @@ export const page: Page = async (root, ctx) => {
   let shown: BatchSummary[] = []
   let pollTimer: ReturnType<typeof setTimeout> | undefined
   let stopped = false
-  const batches = pager<BatchSummary>(batchesBox, 'Import batches',
+  const batches = pager<BatchSummary>(
+    batchesBox,
+    'Import batches',
     (cursor) => ctx.api.get<PageOf<BatchSummary>>('/api/historian/import-batches', { siteId: site(), limit: 20, cursor }),
     (items) => {
       shown = items
       clearTimeout(pollTimer)
-      if (!stopped && items.some((b) => b.status === 'running')) pollTimer = setTimeout(() => { void batches.reload() }, 2000)
+      if (!stopped && items.some((b) => b.status === 'running'))
+        pollTimer = setTimeout(() => {
+          void batches.reload()
+        }, 2000)
       return batchTable(items)
-    })
+    },
+  )
 
   // Whole batches (their tags), read once each: a complete batch does not change.
   const wholeBatches = new Map<string, Promise<Batch>>()
@@ -90,19 +106,64 @@ export const page: Page = async (root, ctx) => {
   }
 
   function batchTable(items: BatchSummary[]): HTMLElement {
-    return table('Import batches', ['Imported', 'File', 'Format', 'Status', 'Rows read', 'Samples stored', 'Rejected', 'Collisions / replaced', 'Period', 'Actions'], items.map((b) => ({
-      attrs: { 'data-batch-id': b.id ?? '', 'data-status': b.status },
-      cells: [
-        time(b.createdAt), b.trendFileName ?? '—', b.format,
-        h('span', { class: `status-${b.status}` }, b.status, b.status === 'running' && b.progress.bytesTotal ? ` ${Math.round((100 * b.progress.bytesRead) / b.progress.bytesTotal)} %` : '',
-          b.isForced ? ' (forced)' : '', b.error ? h('span', { class: 'hint' }, h('br'), b.error) : null),
-        String(b.rowsRead), String(b.samplesStored), String(b.rowsRejected), `${b.collisions} / ${b.replaced}`,
-        b.timeRange ? h('span', {}, time(b.timeRange.from), ' – ', time(b.timeRange.to)) : '—',
-        h('span', { class: 'row-actions' },
-          b.id && b.rowsRejected > 0 ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `Rejected rows of ${b.trendFileName ?? b.id}`, onclick: () => { void showRejections(b) } }, 'Rejected rows') : null,
-          b.id && b.status === 'complete' && b.tagCount > 0 ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `Trend the tags of ${b.trendFileName ?? b.id}`, onclick: () => { void trendOf(b.id!) } }, 'Trend') : null),
-      ],
-    })), { empty: 'No imports for this site yet.' })
+    return table(
+      'Import batches',
+      ['Imported', 'File', 'Format', 'Status', 'Rows read', 'Samples stored', 'Rejected', 'Collisions / replaced', 'Period', 'Actions'],
+      items.map((b) => ({
+        attrs: { 'data-batch-id': b.id ?? '', 'data-status': b.status },
+        cells: [
+          time(b.createdAt),
+          b.trendFileName ?? '—',
+          b.format,
+          h(
+            'span',
+            { class: `status-${b.status}` },
+            b.status,
+            b.status === 'running' && b.progress.bytesTotal ? ` ${Math.round((100 * b.progress.bytesRead) / b.progress.bytesTotal)} %` : '',
+            b.isForced ? ' (forced)' : '',
+            b.error ? h('span', { class: 'hint' }, h('br'), b.error) : null,
+          ),
+          String(b.rowsRead),
+          String(b.samplesStored),
+          String(b.rowsRejected),
+          `${b.collisions} / ${b.replaced}`,
+          b.timeRange ? h('span', {}, time(b.timeRange.from), ' – ', time(b.timeRange.to)) : '—',
+          h(
+            'span',
+            { class: 'row-actions' },
+            b.id && b.rowsRejected > 0
+              ? h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secondary small',
+                    'aria-label': `Rejected rows of ${b.trendFileName ?? b.id}`,
+                    onclick: () => {
+                      void showRejections(b)
+                    },
+                  },
+                  'Rejected rows',
+                )
+              : null,
+            b.id && b.status === 'complete' && b.tagCount > 0
+              ? h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secondary small',
+                    'aria-label': `Trend the tags of ${b.trendFileName ?? b.id}`,
+                    onclick: () => {
+                      void trendOf(b.id!)
+                    },
+                  },
+                  'Trend',
+                )
+              : null,
+          ),
+        ],
+      })),
+      { empty: 'No imports for this site yet.' },
+    )
   }
 
   async function showRejections(b: BatchSummary): Promise<void> {
@@ -112,12 +173,37 @@ export const page: Page = async (root, ctx) => {
     try {
       const report = await ctx.api.get<RejectionReport>(`/api/historian/import-batches/${encodeURIComponent(b.id ?? '')}/rejections`)
       clear(rejectionsBody)
-      const csv = ['line,column,reason', ...report.rejections.map((r) => [r.line, r.column ?? '', r.reason].map((c) => (/[",\r\n]/.test(String(c)) ? `"${String(c).replaceAll('"', '""')}"` : String(c))).join(','))].join('\r\n')
-      const download = h('a', { href: URL.createObjectURL(new Blob([`${csv}\r\n`], { type: 'text/csv' })), download: `${report.batchId}-rejections.csv`, class: 'button secondary' }, 'Download as CSV')
-      append(rejectionsBody,
-        h('p', {}, `${b.trendFileName ?? report.batchId}: ${report.count} rejection${report.count === 1 ? '' : 's'}`, report.count > report.rejections.length ? ` (the first ${report.rejections.length} are listed)` : '', '. ', download),
-        table('Rejected rows', ['Line', 'Column', 'Reason'], report.rejections.map((r) => [String(r.line), r.column ?? '—', r.reason]), { empty: 'No rejected rows.' }),
-        report.unmappedTags.length > 0 ? h('p', {}, 'Tags not in the mapping: ', report.unmappedTags.map((t) => `${t.tag} (${t.rows} row${t.rows === 1 ? '' : 's'})`).join(', ')) : null)
+      const csv = [
+        'line,column,reason',
+        ...report.rejections.map((r) =>
+          [r.line, r.column ?? '', r.reason].map((c) => (/[",\r\n]/.test(String(c)) ? `"${String(c).replaceAll('"', '""')}"` : String(c))).join(','),
+        ),
+      ].join('\r\n')
+      const download = h(
+        'a',
+        { href: URL.createObjectURL(new Blob([`${csv}\r\n`], { type: 'text/csv' })), download: `${report.batchId}-rejections.csv`, class: 'button secondary' },
+        'Download as CSV',
+      )
+      append(
+        rejectionsBody,
+        h(
+          'p',
+          {},
+          `${b.trendFileName ?? report.batchId}: ${report.count} rejection${report.count === 1 ? '' : 's'}`,
+          report.count > report.rejections.length ? ` (the first ${report.rejections.length} are listed)` : '',
+          '. ',
+          download,
+        ),
+        table(
+          'Rejected rows',
+          ['Line', 'Column', 'Reason'],
+          report.rejections.map((r) => [String(r.line), r.column ?? '—', r.reason]),
+          { empty: 'No rejected rows.' },
+        ),
+        report.unmappedTags.length > 0
+          ? h('p', {}, 'Tags not in the mapping: ', report.unmappedTags.map((t) => `${t.tag} (${t.rows} row${t.rows === 1 ? '' : 's'})`).join(', '))
+          : null,
+      )
       rejectionsBox.scrollIntoView({ block: 'nearest' })
     } catch (error) {
       clear(rejectionsBody)
@@ -130,20 +216,29 @@ export const page: Page = async (root, ctx) => {
     const format = select('format', FORMATS, 'auto')
     const trend = h('input', { type: 'file', name: 'trend_csv', accept: '.csv,.txt,text/csv', required: true })
     const mapping = h('input', { type: 'file', name: 'mapping_csv', accept: '.csv,text/csv', required: true })
-    const timezone = h('input', { name: 'timezone', placeholder: 'the site\'s', autocomplete: 'off' })
+    const timezone = h('input', { name: 'timezone', placeholder: "the site's", autocomplete: 'off' })
     const force = h('input', { type: 'checkbox', name: 'force', id: 'hist-force' })
     const submit = h('button', { type: 'submit', class: 'primary' }, 'Upload')
     const progress = h('progress', { max: 1, value: 0, 'aria-label': 'Upload progress' })
     const progressText = h('span', { role: 'status' })
     const progressRow = h('div', { class: 'upload-progress', hidden: true }, progress, progressText)
     const outcome = h('div', { 'aria-live': 'polite' })
-    const form = h('form', { class: 'form', 'aria-labelledby': 'hist-upload', novalidate: true },
+    const form = h(
+      'form',
+      { class: 'form', 'aria-labelledby': 'hist-upload', novalidate: true },
       field('Layout', format, { pointer: '/format' }),
       field('Trend export (CSV)', trend, { pointer: '/trend_csv' }),
       field('Tag mapping (CSV)', mapping, { pointer: '/mapping_csv', hint: 'historian_tag,instance_id,tag_key[,unit][,scale]' }),
-      field('Time zone of local timestamps (optional)', timezone, { pointer: '/timezone', hint: 'IANA name such as Australia/Sydney; default the site\'s.' }),
-      h('span', { class: 'check' }, force, h('label', { for: 'hist-force' }, 'Import even if these two files were imported before (force: newer values replace stored ones)')),
-      h('div', { class: 'actions' }, submit), progressRow)
+      field('Time zone of local timestamps (optional)', timezone, { pointer: '/timezone', hint: "IANA name such as Australia/Sydney; default the site's." }),
+      h(
+        'span',
+        { class: 'check' },
+        force,
+        h('label', { for: 'hist-force' }, 'Import even if these two files were imported before (force: newer values replace stored ones)'),
+      ),
+      h('div', { class: 'actions' }, submit),
+      progressRow,
+    )
     uploadBox.append(form, outcome)
     form.addEventListener('submit', (event) => {
       event.preventDefault()
@@ -151,9 +246,16 @@ export const page: Page = async (root, ctx) => {
         const trendFile = trend.files?.[0]
         const mappingFile = mapping.files?.[0]
         if (!trendFile || !mappingFile) {
-          showProblem(form, new ApiProblem(400, { detail: 'Choose both files.', errors: [
-            ...(trendFile ? [] : [{ pointer: '/trend_csv', detail: 'Required.' }]), ...(mappingFile ? [] : [{ pointer: '/mapping_csv', detail: 'Required.' }]),
-          ] }))
+          showProblem(
+            form,
+            new ApiProblem(400, {
+              detail: 'Choose both files.',
+              errors: [
+                ...(trendFile ? [] : [{ pointer: '/trend_csv', detail: 'Required.' }]),
+                ...(mappingFile ? [] : [{ pointer: '/mapping_csv', detail: 'Required.' }]),
+              ],
+            }),
+          )
           return
         }
         // Fields first, the trend file last: the server then streams it straight into the database.
@@ -177,9 +279,17 @@ export const page: Page = async (root, ctx) => {
           })
           progress.value = 1
           progressText.textContent = `Batch ${batch.status}.`
-          append(outcome, h('p', { class: `status-${batch.status}`, role: 'status' },
-            `Imported ${batch.samplesStored} samples from ${batch.rowsRead} rows (${batch.format}); ${batch.rowsRejected} rejected`,
-            batch.collisions ? `, ${batch.collisions} not stored (another batch holds those values)` : '', batch.replaced ? `, ${batch.replaced} replaced` : '', '.'))
+          append(
+            outcome,
+            h(
+              'p',
+              { class: `status-${batch.status}`, role: 'status' },
+              `Imported ${batch.samplesStored} samples from ${batch.rowsRead} rows (${batch.format}); ${batch.rowsRejected} rejected`,
+              batch.collisions ? `, ${batch.collisions} not stored (another batch holds those values)` : '',
+              batch.replaced ? `, ${batch.replaced} replaced` : '',
+              '.',
+            ),
+          )
           await batches.first()
           if (batch.status === 'complete' && batch.tags.length > 0) void chooseBatch(batch)
         } catch (error) {
@@ -235,7 +345,8 @@ export const page: Page = async (root, ctx) => {
         const had = seen.get(key)
         seen.set(key, {
           series: { instanceId: t.instanceId, tag: t.tagKey, unit: t.unit, label: `${t.instanceId} · ${t.tagKey}${t.unit ? ` (${t.unit})` : ''}` },
-          first: Math.min(had?.first ?? Infinity, first), last: Math.max(had?.last ?? -Infinity, last),
+          first: Math.min(had?.first ?? Infinity, first),
+          last: Math.max(had?.last ?? -Infinity, last),
         })
       }
     }
@@ -245,9 +356,25 @@ export const page: Page = async (root, ctx) => {
     let i = 0
     for (const [key, { series, first, last }] of seen) {
       const id = `hist-tag-${i++}`
-      picker.append(h('span', { class: 'check' },
-        h('input', { type: 'checkbox', id, value: key, checked: batch !== null && i <= 8, 'data-instance-id': series.instanceId, 'data-tag': series.tag, 'data-first': first, 'data-last': last, 'data-label': series.label ?? '', 'data-unit': series.unit ?? '' }),
-        h('label', { for: id }, series.label ?? key)))
+      picker.append(
+        h(
+          'span',
+          { class: 'check' },
+          h('input', {
+            type: 'checkbox',
+            id,
+            value: key,
+            checked: batch !== null && i <= 8,
+            'data-instance-id': series.instanceId,
+            'data-tag': series.tag,
+            'data-first': first,
+            'data-last': last,
+            'data-label': series.label ?? '',
+            'data-unit': series.unit ?? '',
+          }),
+          h('label', { for: id }, series.label ?? key),
+        ),
+      )
     }
   }
 
@@ -280,16 +407,26 @@ export const page: Page = async (root, ctx) => {
     chart?.destroy()
     chart = null
     if (checked.length === 0 || !Number.isFinite(from) || !Number.isFinite(to) || to <= from) {
-      chartBox.append(h('p', { class: 'form-error', role: 'alert' }, checked.length === 0 ? 'Tick at least one tag.' : 'Choose a period whose end is after its start.'))
+      chartBox.append(
+        h('p', { class: 'form-error', role: 'alert' }, checked.length === 0 ? 'Tick at least one tag.' : 'Choose a period whose end is after its start.'),
+      )
       return
     }
-    const series = checked.map((c) => ({ instanceId: c.dataset.instanceId ?? '', tag: c.dataset.tag ?? '', label: c.dataset.label || undefined, unit: c.dataset.unit || null }))
+    const series = checked.map((c) => ({
+      instanceId: c.dataset.instanceId ?? '',
+      tag: c.dataset.tag ?? '',
+      label: c.dataset.label || undefined,
+      unit: c.dataset.unit || null,
+    }))
     chart = createTrendChart({ api: ctx.api, siteId: site(), series, from, to })
     chartBox.append(chart.element)
     await chart.load()
   }
 
-  trendForm.addEventListener('submit', (e) => { e.preventDefault(); void drawTrend() })
+  trendForm.addEventListener('submit', (e) => {
+    e.preventDefault()
+    void drawTrend()
+  })
   siteSelect.addEventListener('change', () => {
     const url = new URL(location.href)
     url.searchParams.set('site', site())

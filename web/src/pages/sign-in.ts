@@ -15,7 +15,10 @@ export interface SignInOptions {
 function pinProblem(error: unknown): unknown {
   if (!(error instanceof ApiProblem)) return error
   if (error.status === 401) return new ApiProblem(401, { detail: 'The e-mail or the PIN is wrong.' })
-  if (error.status === 423) return new ApiProblem(423, { detail: `Sign-in with this e-mail is locked after too many wrong PINs${until(error)}. Try again then, or ask a site owner to unlock it.` })
+  if (error.status === 423)
+    return new ApiProblem(423, {
+      detail: `Sign-in with this e-mail is locked after too many wrong PINs${until(error)}. Try again then, or ask a site owner to unlock it.`,
+    })
   if (error.status === 429) return new ApiProblem(429, { detail: `Too many attempts from this device. Try again${until(error)}.` })
   return error
 }
@@ -36,9 +39,12 @@ export function renderSignIn(root: HTMLElement, options: SignInOptions): void {
       // A plain navigation to GET /auth/login (the server redirects to the provider and back to returnTo); the
       // optional e-mail is passed on as the provider's login hint.
       const hint = h('input', { type: 'email', name: 'loginHint', autocomplete: 'username', autocapitalize: 'none', spellcheck: 'false' })
-      const form = h('form', { class: 'form', novalidate: true },
+      const form = h(
+        'form',
+        { class: 'form', novalidate: true },
         field('Work e-mail (optional)', hint, { hint: 'Saves typing it again at your identity provider.' }),
-        h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', id: 'sign-in-button' }, 'Sign in with your organisation account')))
+        h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', id: 'sign-in-button' }, 'Sign in with your organisation account')),
+      )
       form.addEventListener('submit', (event) => {
         event.preventDefault()
         const query = new URLSearchParams({ returnTo: options.returnTo })
@@ -47,16 +53,34 @@ export function renderSignIn(root: HTMLElement, options: SignInOptions): void {
       })
       main.append(h('p', {}, 'Sign in with your organisation account. You will come back here afterwards.'), form)
     } else {
-      main.append(h('p', { class: 'form-error', role: 'alert' }, 'Browser sign-in is not configured on this server (SITEGRID_OIDC_CLIENT_ID and SITEGRID_OIDC_CLIENT_SECRET). Integrations can still use API keys.'))
+      main.append(
+        h(
+          'p',
+          { class: 'form-error', role: 'alert' },
+          'Browser sign-in is not configured on this server (SITEGRID_OIDC_CLIENT_ID and SITEGRID_OIDC_CLIENT_SECRET). Integrations can still use API keys.',
+        ),
+      )
     }
   } else {
     const email = h('input', { type: 'email', name: 'email', autocomplete: 'username', required: true, autocapitalize: 'none', spellcheck: 'false' })
-    const pin = h('input', { type: 'password', name: 'pin', autocomplete: 'current-password', inputmode: 'numeric', pattern: '[0-9]*', required: true, minlength: 6, maxlength: 12 })
+    const pin = h('input', {
+      type: 'password',
+      name: 'pin',
+      autocomplete: 'current-password',
+      inputmode: 'numeric',
+      pattern: '[0-9]*',
+      required: true,
+      minlength: 6,
+      maxlength: 12,
+    })
     const submit = h('button', { type: 'submit', class: 'primary' }, 'Sign in')
-    const form = h('form', { class: 'form', novalidate: true },
+    const form = h(
+      'form',
+      { class: 'form', novalidate: true },
       field('E-mail', email, { pointer: '/email' }),
       field('PIN', pin, { pointer: '/pin', hint: '6 to 12 digits' }),
-      h('div', { class: 'actions' }, submit))
+      h('div', { class: 'actions' }, submit),
+    )
     form.addEventListener('submit', (event) => {
       event.preventDefault()
       clearProblems(form)
@@ -84,10 +108,32 @@ export function renderSignIn(root: HTMLElement, options: SignInOptions): void {
 export function renderPending(root: HTMLElement, options: { signOut(): Promise<void> }): void {
   clear(root)
   document.title = 'Awaiting approval · sitegrid'
-  root.append(h('main', { id: 'main', class: 'page narrow', tabindex: '-1' },
-    h('h1', {}, 'Awaiting approval'),
-    h('p', { role: 'status' }, 'You are signed in, but your request to join this organisation has not been approved yet. An owner or admin approves it under Administration → Members. Reload this page once they have.'),
-    h('div', { class: 'actions' },
-      h('button', { type: 'button', class: 'primary', onclick: () => location.reload() }, 'Check again'),
-      h('button', { type: 'button', class: 'secondary', onclick: () => { void options.signOut() } }, 'Sign out'))))
+  root.append(
+    h(
+      'main',
+      { id: 'main', class: 'page narrow', tabindex: '-1' },
+      h('h1', {}, 'Awaiting approval'),
+      h(
+        'p',
+        { role: 'status' },
+        'You are signed in, but your request to join this organisation has not been approved yet. An owner or admin approves it under Administration → Members. Reload this page once they have.',
+      ),
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'button', class: 'primary', onclick: () => location.reload() }, 'Check again'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            onclick: () => {
+              void options.signOut()
+            },
+          },
+          'Sign out',
+        ),
+      ),
+    ),
+  )
 }

@@ -51,21 +51,37 @@ export const page: Page = async (root, ctx) => {
   try {
     site = await api(ctx).get<Site>(sitePath(code))
   } catch (error) {
-    root.append(h('p', { class: 'form-error', role: 'alert' }, error instanceof ApiProblem && error.status === 404 ? `There is no site ${code}.` : messageOf(error)),
-      h('p', {}, h('a', { href: '/sites' }, 'Back to the sites')))
+    root.append(
+      h('p', { class: 'form-error', role: 'alert' }, error instanceof ApiProblem && error.status === 404 ? `There is no site ${code}.` : messageOf(error)),
+      h('p', {}, h('a', { href: '/sites' }, 'Back to the sites')),
+    )
     return
   }
   heading.textContent = `${site.name} (${site.code})`
 
   root.append(
-    h('section', { 'aria-labelledby': 'site-fields' },
+    h(
+      'section',
+      { 'aria-labelledby': 'site-fields' },
       h('h2', { id: 'site-fields' }, 'Site'),
       figures([
-        ['Code', h('span', { class: 'mono' }, site.code)], ['Name', site.name], ['Status', site.statusName], ['Time zone', site.timeZone],
-        ['Location', site.location ?? '—'], ['Description', site.description ?? '—'], ['Created', time(site.createdAt)], ['Updated', time(site.updatedAt)],
+        ['Code', h('span', { class: 'mono' }, site.code)],
+        ['Name', site.name],
+        ['Status', site.statusName],
+        ['Time zone', site.timeZone],
+        ['Location', site.location ?? '—'],
+        ['Description', site.description ?? '—'],
+        ['Created', time(site.createdAt)],
+        ['Updated', time(site.updatedAt)],
       ]),
-      h('p', {}, h('a', { href: `/historian?site=${encodeURIComponent(site.code)}` }, 'Historian imports and trends of this site'), ' · ',
-        h('a', { href: `/alarms?site=${encodeURIComponent(site.code)}` }, 'Alarms of this site'))),
+      h(
+        'p',
+        {},
+        h('a', { href: `/historian?site=${encodeURIComponent(site.code)}` }, 'Historian imports and trends of this site'),
+        ' · ',
+        h('a', { href: `/alarms?site=${encodeURIComponent(site.code)}` }, 'Alarms of this site'),
+      ),
+    ),
   )
 
   const controllerNames = new Map<string, string>()
@@ -74,23 +90,45 @@ export const page: Page = async (root, ctx) => {
   const networkBox = h('section', { 'aria-labelledby': 'site-network' }, h('h2', { id: 'site-network' }, 'Electrical network'))
   root.append(controllersBox, instancesBox, networkBox)
 
-  const controllers = pager<Controller>(controllersBox, 'Controllers',
+  const controllers = pager<Controller>(
+    controllersBox,
+    'Controllers',
     (cursor) => api(ctx).get<PageOf<Controller>>(`${sitePath(code)}/controllers`, { limit: 25, cursor }),
     (items) => {
       for (const c of items) controllerNames.set(c.id, c.name ?? c.assetNumber)
-      return controllerTable(items, ctx, code, () => { void controllers.reload() })
-    })
-  const instances = pager<Instance>(instancesBox, 'Instances',
+      return controllerTable(items, ctx, code, () => {
+        void controllers.reload()
+      })
+    },
+  )
+  const instances = pager<Instance>(
+    instancesBox,
+    'Instances',
     (cursor) => api(ctx).get<PageOf<Instance>>(`${sitePath(code)}/instances`, { limit: 50, cursor }),
-    (items) => table('Instances', ['Id', 'Name', 'Type', 'Asset number', 'Controller', 'Area', 'Mapped tags'], items.map((i) => [
-      h('span', { class: 'mono' }, i.id), i.name, `${i.typeId}${i.typeVersion ? ` ${i.typeVersion}` : ''}`, i.assetNumber,
-      controllerNames.get(i.controllerId) ?? h('span', { class: 'mono' }, i.controllerId), i.area ?? '—', String(Object.keys(i.tagMappings).length),
-    ]), { empty: 'No instances in this site.' }))
+    (items) =>
+      table(
+        'Instances',
+        ['Id', 'Name', 'Type', 'Asset number', 'Controller', 'Area', 'Mapped tags'],
+        items.map((i) => [
+          h('span', { class: 'mono' }, i.id),
+          i.name,
+          `${i.typeId}${i.typeVersion ? ` ${i.typeVersion}` : ''}`,
+          i.assetNumber,
+          controllerNames.get(i.controllerId) ?? h('span', { class: 'mono' }, i.controllerId),
+          i.area ?? '—',
+          String(Object.keys(i.tagMappings).length),
+        ]),
+        { empty: 'No instances in this site.' },
+      ),
+  )
 
   // The network is not awaited: a large one waits for the user to ask for the drawing.
   let diagram: Diagram | null = null
   let left = false
-  void showNetwork(networkBox, ctx, code).then((d) => { if (left) d?.destroy(); else diagram = d })
+  void showNetwork(networkBox, ctx, code).then((d) => {
+    if (left) d?.destroy()
+    else diagram = d
+  })
   await controllers.reload()
   await instances.reload()
   return () => {
@@ -102,32 +140,98 @@ export const page: Page = async (root, ctx) => {
 function controllerTable(items: Controller[], ctx: PageContext, code: string, refresh: () => void): HTMLElement {
   const admin = isAdmin(ctx)
   const headers = ['Controller', 'Platform', 'Connection', 'Polling', 'Edge assignment', 'Poll budget', ...(admin ? ['Actions'] : [])]
-  return table('Controllers', headers, items.map((c) => {
-    const conn = c.connection
-    const label = c.name ?? c.assetNumber
-    const cells: Child[] = [
-      h('span', {}, h('strong', {}, label), h('br'), h('span', { class: 'hint' }, `asset ${c.assetNumber}${c.firmwareVersion ? ` · fw ${c.firmwareVersion}` : ''}`)),
-      c.platformName,
-      h('span', {}, `${conn.protocol} `, h('span', { class: 'mono' }, `${conn.ipAddress}${conn.port !== null ? `:${conn.port}` : ''}`),
-        conn.cipPath ? h('span', {}, h('br'), 'CIP path ', h('span', { class: 'mono' }, conn.cipPath)) : null,
-        c.cipRoute ? h('span', { class: 'hint' }, h('br'), c.cipRoute.explanation) : null),
-      h('span', {}, `every ${conn.pollIntervalMs} ms`, h('br'), h('span', { class: 'hint' }, `timeout ${conn.timeoutMs} ms, ${conn.maxRetries} retries after ${conn.retryDelayMs} ms`)),
-      c.edgeId ? h('span', {}, 'Edge ', h('span', { class: 'mono' }, c.edgeId), c.edgePlcId ? h('span', {}, h('br'), 'as ', h('span', { class: 'mono' }, c.edgePlcId)) : null) : h('span', { class: 'hint' }, 'Unassigned'),
-      h('span', {}, `${c.pollBudget.mappedTags} tags, ~${c.pollBudget.estimatedPollMs} ms (${Math.round(c.pollBudget.utilisation * 100)} %)`,
-        ...c.pollBudget.warnings.map((w) => h('span', { class: 'warn-text' }, h('br'), w.message))),
-    ]
-    if (admin) {
-      cells.push(h('span', { class: 'row-actions' },
-        h('button', { type: 'button', class: 'secondary small', 'aria-label': `Assign ${label} to an edge gateway`, onclick: () => { void assign(ctx, code, c, refresh) } }, c.edgeId ? 'Reassign' : 'Assign'),
-        c.edgeId ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `Unassign ${label} from edge ${c.edgeId}`, onclick: () => {
-          api(ctx).send('POST', `${sitePath(code)}/controllers/${encodeURIComponent(c.id)}/unassign`).then(() => {
-            ctx.notify(`${label} unassigned.`)
-            refresh()
-          }, (error: unknown) => ctx.notify(messageOf(error), 'error'))
-        } }, 'Unassign') : null))
-    }
-    return cells
-  }), { empty: 'No controllers in this site.' })
+  return table(
+    'Controllers',
+    headers,
+    items.map((c) => {
+      const conn = c.connection
+      const label = c.name ?? c.assetNumber
+      const cells: Child[] = [
+        h(
+          'span',
+          {},
+          h('strong', {}, label),
+          h('br'),
+          h('span', { class: 'hint' }, `asset ${c.assetNumber}${c.firmwareVersion ? ` · fw ${c.firmwareVersion}` : ''}`),
+        ),
+        c.platformName,
+        h(
+          'span',
+          {},
+          `${conn.protocol} `,
+          h('span', { class: 'mono' }, `${conn.ipAddress}${conn.port !== null ? `:${conn.port}` : ''}`),
+          conn.cipPath ? h('span', {}, h('br'), 'CIP path ', h('span', { class: 'mono' }, conn.cipPath)) : null,
+          c.cipRoute ? h('span', { class: 'hint' }, h('br'), c.cipRoute.explanation) : null,
+        ),
+        h(
+          'span',
+          {},
+          `every ${conn.pollIntervalMs} ms`,
+          h('br'),
+          h('span', { class: 'hint' }, `timeout ${conn.timeoutMs} ms, ${conn.maxRetries} retries after ${conn.retryDelayMs} ms`),
+        ),
+        c.edgeId
+          ? h(
+              'span',
+              {},
+              'Edge ',
+              h('span', { class: 'mono' }, c.edgeId),
+              c.edgePlcId ? h('span', {}, h('br'), 'as ', h('span', { class: 'mono' }, c.edgePlcId)) : null,
+            )
+          : h('span', { class: 'hint' }, 'Unassigned'),
+        h(
+          'span',
+          {},
+          `${c.pollBudget.mappedTags} tags, ~${c.pollBudget.estimatedPollMs} ms (${Math.round(c.pollBudget.utilisation * 100)} %)`,
+          ...c.pollBudget.warnings.map((w) => h('span', { class: 'warn-text' }, h('br'), w.message)),
+        ),
+      ]
+      if (admin) {
+        cells.push(
+          h(
+            'span',
+            { class: 'row-actions' },
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary small',
+                'aria-label': `Assign ${label} to an edge gateway`,
+                onclick: () => {
+                  void assign(ctx, code, c, refresh)
+                },
+              },
+              c.edgeId ? 'Reassign' : 'Assign',
+            ),
+            c.edgeId
+              ? h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secondary small',
+                    'aria-label': `Unassign ${label} from edge ${c.edgeId}`,
+                    onclick: () => {
+                      api(ctx)
+                        .send('POST', `${sitePath(code)}/controllers/${encodeURIComponent(c.id)}/unassign`)
+                        .then(
+                          () => {
+                            ctx.notify(`${label} unassigned.`)
+                            refresh()
+                          },
+                          (error: unknown) => ctx.notify(messageOf(error), 'error'),
+                        )
+                    },
+                  },
+                  'Unassign',
+                )
+              : null,
+          ),
+        )
+      }
+      return cells
+    }),
+    { empty: 'No controllers in this site.' },
+  )
 }
 
 async function assign(ctx: PageContext, code: string, c: Controller, refresh: () => void): Promise<void> {
@@ -139,7 +243,10 @@ async function assign(ctx: PageContext, code: string, c: Controller, refresh: ()
     submitLabel: 'Assign',
     async onSubmit(data) {
       const plcId = String(data.get('edgePlcId') ?? '').trim()
-      await api(ctx).send('POST', `${sitePath(code)}/controllers/${encodeURIComponent(c.id)}/assign`, { edgeId: String(data.get('edgeId') ?? '').trim(), edgePlcId: plcId || null })
+      await api(ctx).send('POST', `${sitePath(code)}/controllers/${encodeURIComponent(c.id)}/assign`, {
+        edgeId: String(data.get('edgeId') ?? '').trim(),
+        edgePlcId: plcId || null,
+      })
     },
   })
   if (done) {
@@ -154,7 +261,7 @@ async function showNetwork(box: HTMLElement, ctx: PageContext, code: string): Pr
   let islands: Islands
   let loops: Loops
   try {
-    [network, islands, loops] = await Promise.all([
+    ;[network, islands, loops] = await Promise.all([
       api(ctx).get<Network>(`${base}/network`),
       api(ctx).get<Islands>(`${base}/topology/islands`),
       api(ctx).get<Loops>(`${base}/topology/loops`, { maxLoops: 200 }),
@@ -173,16 +280,31 @@ async function showNetwork(box: HTMLElement, ctx: PageContext, code: string): Pr
     const draw = h('button', { type: 'button', class: 'secondary' }, `Draw the diagram (${network.nodeCount} nodes)`)
     const notice = h('p', { class: 'notice' }, `This network has ${network.nodeCount} nodes; drawing it may take a few seconds. `, draw)
     box.append(notice)
-    await new Promise<void>((resolve) => draw.addEventListener('click', () => { notice.remove(); resolve() }, { once: true }))
+    await new Promise<void>((resolve) =>
+      draw.addEventListener(
+        'click',
+        () => {
+          notice.remove()
+          resolve()
+        },
+        { once: true },
+      ),
+    )
   }
   const layout = layoutNetwork(network.nodes, network.edges)
   const infos = new Map<string, DiagramNodeInfo>(network.nodes.map((n) => [n.id, n]))
-  const panel = h('aside', { class: 'node-panel', 'aria-labelledby': 'node-panel-heading', 'aria-live': 'polite' },
-    h('h3', { id: 'node-panel-heading' }, 'Node'), h('p', { class: 'hint' }, 'Select a node on the diagram (click, or Tab to it and press Enter) to see its ratings, protection and supply path.'))
+  const panel = h(
+    'aside',
+    { class: 'node-panel', 'aria-labelledby': 'node-panel-heading', 'aria-live': 'polite' },
+    h('h3', { id: 'node-panel-heading' }, 'Node'),
+    h('p', { class: 'hint' }, 'Select a node on the diagram (click, or Tab to it and press Enter) to see its ratings, protection and supply path.'),
+  )
   let selection = 0
   const diagram = createDiagram(layout, infos, {
     label: `One-line diagram of ${code}: ${network.nodeCount} nodes, ${network.edgeCount} edges; supplies on the top row. Arrow keys move between nodes.`,
-    onSelect: (id) => { void showNode(id, ++selection) },
+    onSelect: (id) => {
+      void showNode(id, ++selection)
+    },
   })
   async function showNode(id: string, mine: number): Promise<void> {
     clear(panel)
@@ -213,32 +335,88 @@ async function showNetwork(box: HTMLElement, ctx: PageContext, code: string): Pr
   }
   diagram.highlight('loop', [], loopEdges)
   const unsupplied = islands.islands.filter((i) => !i.hasSupply)
-  diagram.highlight('island', unsupplied.flatMap((i) => i.nodeIds))
+  diagram.highlight(
+    'island',
+    unsupplied.flatMap((i) => i.nodeIds),
+  )
 
   const focusOn = (nodeIds: string[], edges: EdgeRef[]) => {
     diagram.highlight('focus', nodeIds, edges.map(edgeKey))
     diagram.reveal(nodeIds)
   }
   const nodeList = (ids: string[], max = 12) => `${ids.slice(0, max).join(', ')}${ids.length > max ? `, … (${ids.length - max} more)` : ''}`
-  const islandList = h('ol', {}, ...islands.islands.map((island, i) => h('li', {},
-    h('span', { class: island.hasSupply ? '' : 'warn-text' }, `Island ${i + 1}: ${island.nodeCount} node${island.nodeCount === 1 ? '' : 's'}, `,
-      island.hasSupply ? `supplied by ${island.supplyIds.join(', ')}` : 'no supply (dead unless energised from elsewhere)'),
-    ' ', h('button', { type: 'button', class: 'secondary small', 'aria-label': `Show island ${i + 1} on the diagram`, onclick: () => focusOn(island.nodeIds, []) }, 'Show'),
-    h('br'), h('span', { class: 'hint' }, nodeList(island.nodeIds)))))
-  const loopList = loops.loops.length === 0 ? h('p', { class: 'ok-text' }, 'Radial: no loops.') : h('ol', {}, ...loops.loops.map((loop, i) => h('li', {},
-    `Loop ${i + 1}: ${nodeList(loop.nodeIds)}; closed by `,
-    h('span', { class: 'mono' }, `${loop.closingEdge.sourceId} – ${loop.closingEdge.targetId}`), ` (${edgeTypeName(loop.closingEdge.edgeType)}) `,
-    h('button', { type: 'button', class: 'secondary small', 'aria-label': `Show loop ${i + 1} on the diagram`, onclick: () => focusOn(loop.nodeIds, loop.edges) }, 'Show'))))
+  const islandList = h(
+    'ol',
+    {},
+    ...islands.islands.map((island, i) =>
+      h(
+        'li',
+        {},
+        h(
+          'span',
+          { class: island.hasSupply ? '' : 'warn-text' },
+          `Island ${i + 1}: ${island.nodeCount} node${island.nodeCount === 1 ? '' : 's'}, `,
+          island.hasSupply ? `supplied by ${island.supplyIds.join(', ')}` : 'no supply (dead unless energised from elsewhere)',
+        ),
+        ' ',
+        h(
+          'button',
+          { type: 'button', class: 'secondary small', 'aria-label': `Show island ${i + 1} on the diagram`, onclick: () => focusOn(island.nodeIds, []) },
+          'Show',
+        ),
+        h('br'),
+        h('span', { class: 'hint' }, nodeList(island.nodeIds)),
+      ),
+    ),
+  )
+  const loopList =
+    loops.loops.length === 0
+      ? h('p', { class: 'ok-text' }, 'Radial: no loops.')
+      : h(
+          'ol',
+          {},
+          ...loops.loops.map((loop, i) =>
+            h(
+              'li',
+              {},
+              `Loop ${i + 1}: ${nodeList(loop.nodeIds)}; closed by `,
+              h('span', { class: 'mono' }, `${loop.closingEdge.sourceId} – ${loop.closingEdge.targetId}`),
+              ` (${edgeTypeName(loop.closingEdge.edgeType)}) `,
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secondary small',
+                  'aria-label': `Show loop ${i + 1} on the diagram`,
+                  onclick: () => focusOn(loop.nodeIds, loop.edges),
+                },
+                'Show',
+              ),
+            ),
+          ),
+        )
 
   box.append(
-    h('p', {}, `${network.nodeCount} nodes, ${network.edgeCount} edges; ${islands.islandCount} island${islands.islandCount === 1 ? '' : 's'}`,
+    h(
+      'p',
+      {},
+      `${network.nodeCount} nodes, ${network.edgeCount} edges; ${islands.islandCount} island${islands.islandCount === 1 ? '' : 's'}`,
       islands.unsuppliedIslandCount > 0 ? h('span', { class: 'warn-text' }, ` (${islands.unsuppliedIslandCount} without supply)`) : '',
-      `; ${loops.isRadial ? 'radial' : `${loops.loopCount} loop${loops.loopCount === 1 ? '' : 's'}`}.`),
+      `; ${loops.isRadial ? 'radial' : `${loops.loopCount} loop${loops.loopCount === 1 ? '' : 's'}`}.`,
+    ),
     h('div', { class: 'network-area' }, diagram.element, panel),
-    h('div', { class: 'topology-lists' },
+    h(
+      'div',
+      { class: 'topology-lists' },
       h('section', { 'aria-labelledby': 'site-islands' }, h('h3', { id: 'site-islands' }, 'Islands'), islandList),
-      h('section', { 'aria-labelledby': 'site-loops' }, h('h3', { id: 'site-loops' }, 'Loops'),
-        loops.isTruncated ? h('p', { class: 'hint' }, `The first ${loops.loops.length} of ${loops.loopCount} loops.`) : null, loopList)),
+      h(
+        'section',
+        { 'aria-labelledby': 'site-loops' },
+        h('h3', { id: 'site-loops' }, 'Loops'),
+        loops.isTruncated ? h('p', { class: 'hint' }, `The first ${loops.loops.length} of ${loops.loopCount} loops.`) : null,
+        loopList,
+      ),
+    ),
   )
   diagram.fit()
   return diagram
@@ -250,46 +428,100 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
     h('p', { class: 'hint' }, typeLabel(node.nodeType)),
     h('h4', {}, 'Ratings'),
     figures([
-      ['Rated voltage', node.ratedVoltageV === null ? '—' : node.ratedVoltageV >= 1000 ? `${Number((node.ratedVoltageV / 1000).toFixed(3))} kV` : `${node.ratedVoltageV} V`],
-      ['Rated current', num(node.ratedCurrentA, 'A')], ['Rated power', num(node.ratedPowerKw, 'kW')], ['Impedance', num(node.impedanceOhms, 'Ω', 4)],
-      ['Cable', node.cableSize ?? '—'], ['Cable length', num(node.cableLengthM, 'm', 1)],
+      [
+        'Rated voltage',
+        node.ratedVoltageV === null ? '—' : node.ratedVoltageV >= 1000 ? `${Number((node.ratedVoltageV / 1000).toFixed(3))} kV` : `${node.ratedVoltageV} V`,
+      ],
+      ['Rated current', num(node.ratedCurrentA, 'A')],
+      ['Rated power', num(node.ratedPowerKw, 'kW')],
+      ['Impedance', num(node.impedanceOhms, 'Ω', 4)],
+      ['Cable', node.cableSize ?? '—'],
+      ['Cable length', num(node.cableLengthM, 'm', 1)],
     ]),
     node.description ? h('p', {}, node.description) : null,
     h('h4', {}, 'Protection'),
   ]
   const hasSettings = Boolean(node.protectionCurve) && (node.protectionPickupA ?? 0) > 0 && (node.protectionTms ?? 0) > 0
-  out.push(figures([['Curve', node.protectionCurve || '—'], ['Pickup', num(node.protectionPickupA, 'A')], ['TMS', node.protectionTms === null ? '—' : String(node.protectionTms)]]))
+  out.push(
+    figures([
+      ['Curve', node.protectionCurve || '—'],
+      ['Pickup', num(node.protectionPickupA, 'A')],
+      ['TMS', node.protectionTms === null ? '—' : String(node.protectionTms)],
+    ]),
+  )
   const result = h('div', { 'aria-live': 'polite' })
   if (hasSettings || paths.isSupplied) {
-    const current = h('input', { type: 'number', name: 'faultCurrentA', min: 0, step: 'any', required: true, value: String(Math.round((node.protectionPickupA ?? 100) * 10)) })
-    const form = h('form', { class: 'filters', 'aria-label': 'Protection check' }, field('Fault current (A)', current),
-      h('button', { type: 'submit', class: 'secondary' }, 'Check protection'))
+    const current = h('input', {
+      type: 'number',
+      name: 'faultCurrentA',
+      min: 0,
+      step: 'any',
+      required: true,
+      value: String(Math.round((node.protectionPickupA ?? 100) * 10)),
+    })
+    const form = h(
+      'form',
+      { class: 'filters', 'aria-label': 'Protection check' },
+      field('Fault current (A)', current),
+      h('button', { type: 'submit', class: 'secondary' }, 'Check protection'),
+    )
     const check = async () => {
       const faultCurrentA = Number(current.value)
       clear(result)
-      if (!Number.isFinite(faultCurrentA) || faultCurrentA < 0) { result.append(h('p', { class: 'form-error' }, 'Enter a fault current ≥ 0.')); return }
+      if (!Number.isFinite(faultCurrentA) || faultCurrentA < 0) {
+        result.append(h('p', { class: 'form-error' }, 'Enter a fault current ≥ 0.'))
+        return
+      }
       const [trip, coordination] = await Promise.allSettled([
         hasSettings ? client.get<TripTime>(`${nodePath}/trip-time`, { faultCurrentA }) : Promise.resolve(null),
         paths.isSupplied ? client.get<Coordination>(`${nodePath}/coordination`, { faultCurrentA }) : Promise.resolve(null),
       ])
       if (trip.status === 'fulfilled' && trip.value) {
         const t = trip.value
-        result.append(h('p', {}, t.trips && t.tripTimeS !== null ? `Trips in ${Number(t.tripTimeS.toFixed(3))} s at ${Number(t.multiple.toFixed(2))}× pickup (${t.curveLabel}).` : `Does not trip at ${Number(t.multiple.toFixed(2))}× pickup.`),
-          h('p', { class: 'hint' }, t.formula))
+        result.append(
+          h(
+            'p',
+            {},
+            t.trips && t.tripTimeS !== null
+              ? `Trips in ${Number(t.tripTimeS.toFixed(3))} s at ${Number(t.multiple.toFixed(2))}× pickup (${t.curveLabel}).`
+              : `Does not trip at ${Number(t.multiple.toFixed(2))}× pickup.`,
+          ),
+          h('p', { class: 'hint' }, t.formula),
+        )
       } else if (trip.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(trip.reason)))
       if (coordination.status === 'fulfilled' && coordination.value) {
         const c = coordination.value
-        append(result, h('p', { class: c.isCoordinated ? 'ok-text' : 'warn-text' },
-          c.isCoordinated ? `Coordinated towards ${c.supplyId}.` : `${c.violationCount} grading violation${c.violationCount === 1 ? '' : 's'} towards ${c.supplyId}.`),
-        table('Protection coordination', ['Device', 'Curve', 'Trip time', 'Margin', 'Status'], c.rows.map((r) => [
-          r.deviceId, `${r.curveLabel} ${r.pickupA} A × ${r.tms}`, r.tripTimeS === null ? 'no trip' : `${Number(r.tripTimeS.toFixed(3))} s`,
-          r.marginS === null ? '—' : `${Number(r.marginS.toFixed(3))} s`, h('span', { class: r.status === 'OK' ? 'ok-text' : 'warn-text' }, r.status),
-        ]), { empty: 'No protective device with usable settings on the path.' }),
-        c.skipped.length > 0 ? h('p', { class: 'hint' }, `Skipped (incomplete settings): ${c.skipped.map((s) => s.nodeId).join(', ')}`) : null)
+        append(
+          result,
+          h(
+            'p',
+            { class: c.isCoordinated ? 'ok-text' : 'warn-text' },
+            c.isCoordinated
+              ? `Coordinated towards ${c.supplyId}.`
+              : `${c.violationCount} grading violation${c.violationCount === 1 ? '' : 's'} towards ${c.supplyId}.`,
+          ),
+          table(
+            'Protection coordination',
+            ['Device', 'Curve', 'Trip time', 'Margin', 'Status'],
+            c.rows.map((r) => [
+              r.deviceId,
+              `${r.curveLabel} ${r.pickupA} A × ${r.tms}`,
+              r.tripTimeS === null ? 'no trip' : `${Number(r.tripTimeS.toFixed(3))} s`,
+              r.marginS === null ? '—' : `${Number(r.marginS.toFixed(3))} s`,
+              h('span', { class: r.status === 'OK' ? 'ok-text' : 'warn-text' }, r.status),
+            ]),
+            { empty: 'No protective device with usable settings on the path.' },
+          ),
+          c.skipped.length > 0 ? h('p', { class: 'hint' }, `Skipped (incomplete settings): ${c.skipped.map((s) => s.nodeId).join(', ')}`) : null,
+        )
       } else if (coordination.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(coordination.reason)))
     }
-    form.addEventListener('submit', (e) => { e.preventDefault(); void check() })
-    if (!hasSettings) out.push(h('p', { class: 'hint' }, 'No complete protection settings on this node (curve, pickup and TMS); the path\'s devices can still be checked.'))
+    form.addEventListener('submit', (e) => {
+      e.preventDefault()
+      void check()
+    })
+    if (!hasSettings)
+      out.push(h('p', { class: 'hint' }, "No complete protection settings on this node (curve, pickup and TMS); the path's devices can still be checked."))
     out.push(form, result)
     if (hasSettings) void check()
   } else {
@@ -300,12 +532,33 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
   if (!paths.isSupplied) {
     out.push(h('p', { class: 'warn-text' }, 'Not supplied: no path to any supply.'))
   } else {
-    const list = h('ol', { class: 'path-list' }, ...paths.paths.map((p) => h('li', { 'data-supply-id': p.supplyId },
-      h('strong', {}, p.supplyId), ` — ${p.hops} hop${p.hops === 1 ? '' : 's'}: `, h('span', { class: 'mono supply-path' }, p.nodeIds.join(' → ')), ' ',
-      h('button', { type: 'button', class: 'secondary small', 'aria-label': `Highlight the path to ${p.supplyId}`, onclick: () => {
-        diagram.highlight('path', p.nodeIds, p.edges.map(edgeKey))
-        diagram.reveal(p.nodeIds)
-      } }, 'Highlight'))))
+    const list = h(
+      'ol',
+      { class: 'path-list' },
+      ...paths.paths.map((p) =>
+        h(
+          'li',
+          { 'data-supply-id': p.supplyId },
+          h('strong', {}, p.supplyId),
+          ` — ${p.hops} hop${p.hops === 1 ? '' : 's'}: `,
+          h('span', { class: 'mono supply-path' }, p.nodeIds.join(' → ')),
+          ' ',
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary small',
+              'aria-label': `Highlight the path to ${p.supplyId}`,
+              onclick: () => {
+                diagram.highlight('path', p.nodeIds, p.edges.map(edgeKey))
+                diagram.reveal(p.nodeIds)
+              },
+            },
+            'Highlight',
+          ),
+        ),
+      ),
+    )
     out.push(list)
   }
   if (Object.keys(node.tagBindings).length > 0) {

@@ -10,7 +10,10 @@ import { edgeTriples, engineeringNodes, topologyNodes } from '../store.ts'
 import type { GraphCache } from './graph-cache.ts'
 import { buildGraph, findIslands, findIsolatedNodes, findLoops, findSupplyPaths, NodeNotInNetwork, type ElectricalNode, type Graph } from '../topology.ts'
 
-export interface AnalysisDeps { handle: DatabaseHandle; sites: SitesService }
+export interface AnalysisDeps {
+  handle: DatabaseHandle
+  sites: SitesService
+}
 
 /** The curve formula with its constants, as a protection engineer would check it by hand. */
 export function curveFormula(id: CurveId): string {
@@ -85,8 +88,16 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       if (!device) throw new NoProtectionSettings(nodeId, skipped[0]?.reason ?? 'protectionCurve, protectionPickupA and protectionTms are not set')
       const outcome = tripTime(device, faultCurrentA)
       return {
-        nodeId, curve: outcome.curve, curveLabel: CURVES[outcome.curve].label, pickupA: device.pickupA, tms: device.tms, faultCurrentA,
-        multiple: outcome.multiple, trips: outcome.trips, tripTimeS: outcome.tripTimeS, formula: curveFormula(outcome.curve),
+        nodeId,
+        curve: outcome.curve,
+        curveLabel: CURVES[outcome.curve].label,
+        pickupA: device.pickupA,
+        tms: device.tms,
+        faultCurrentA,
+        multiple: outcome.multiple,
+        trips: outcome.trips,
+        tripTimeS: outcome.tripTimeS,
+        formula: curveFormula(outcome.curve),
       }
     },
 

@@ -4,7 +4,10 @@ import type { Graph } from '../topology.ts'
 /** Sites whose graphs are kept (least recently used dropped first). */
 const MAX_GRAPHS = 32
 
-interface Entry { generation: number; graph: Graph }
+interface Entry {
+  generation: number
+  graph: Graph
+}
 
 /**
  * The built graphs of recently questioned sites (topology and protection answers read the whole network; building

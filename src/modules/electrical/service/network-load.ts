@@ -15,7 +15,11 @@ import { InvalidNetwork, type NetworkProblem } from '../topology.ts'
 import { duplicateNodeIds, EDGE, NODE, repeatedTriples, selfLoops, unknownEnds, type StagedRow } from '../staging-store.ts'
 
 /** Bounds of one streamed load (SITEGRID_NETWORK_MAX_BYTES / _NODES / _EDGES; README § Electrical network). */
-export interface NetworkLoadLimits { readonly maxBytes: number; readonly maxNodes: number; readonly maxEdges: number }
+export interface NetworkLoadLimits {
+  readonly maxBytes: number
+  readonly maxNodes: number
+  readonly maxEdges: number
+}
 
 /** The configuration's defaults (config/schema.ts), for a service built without them; stale after 2 × the request timeout. */
 export const DEFAULT_NETWORK_LOAD = { maxBytes: 1_073_741_824, maxNodes: 100_000, maxEdges: 200_000, staleAfterMs: 1_800_000 } as const
@@ -69,9 +73,17 @@ function byteMeter(maxBytes: number): Transform {
         if (inString) {
           if (escaped) escaped = false
           else if (c === 0x5c) escaped = true
-          else if (c === 0x22) { inString = false; run = 0; continue }
+          else if (c === 0x22) {
+            inString = false
+            run = 0
+            continue
+          }
           run++
-        } else if (c === 0x22) { inString = true; run = 0; continue } else if (c <= 0x20 || c === 0x2c || c === 0x3a || c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d) {
+        } else if (c === 0x22) {
+          inString = true
+          run = 0
+          continue
+        } else if (c <= 0x20 || c === 0x2c || c === 0x3a || c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d) {
           run = 0
           continue
         } else run++
@@ -84,12 +96,28 @@ function byteMeter(maxBytes: number): Transform {
 
 /** The node columns of a staged edge row. */
 const NO_NODE_FIELDS = {
-  node_id: null, name: null, node_type: null, rated_voltage_v: null, rated_current_a: null, rated_power_kw: null, impedance_ohms: null,
-  cable_size: null, cable_length_m: null, protection_curve: null, protection_pickup_a: null, protection_tms: null, description: null,
-  tag_bindings: null, metadata: null, created_at: null,
+  node_id: null,
+  name: null,
+  node_type: null,
+  rated_voltage_v: null,
+  rated_current_a: null,
+  rated_power_kw: null,
+  impedance_ohms: null,
+  cable_size: null,
+  cable_length_m: null,
+  protection_curve: null,
+  protection_pickup_a: null,
+  protection_tms: null,
+  description: null,
+  tag_bindings: null,
+  metadata: null,
+  created_at: null,
 } as const
 
-interface Token { name: string; value?: unknown }
+interface Token {
+  name: string
+  value?: unknown
+}
 type Kind = 'nodes' | 'edges'
 
 export interface StageTarget {
@@ -139,8 +167,14 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
     throw new StreamedBodyInvalid(schemaProblems)
   }
 
-  const staged = (kind: number, position: number) =>
-    ({ org_id: target.orgId, load_id: target.loadId, kind, position, site_code: target.siteCode, staged_at: target.stagedAt })
+  const staged = (kind: number, position: number) => ({
+    org_id: target.orgId,
+    load_id: target.loadId,
+    kind,
+    position,
+    site_code: target.siteCode,
+    staged_at: target.stagedAt,
+  })
 
   const finishElement = (value: unknown) => {
     if (kind === null) return
@@ -148,12 +182,20 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
     const prefix = `/${kind}/${index}`
     // Text the database cannot store (NUL, a lone surrogate), refused like in every other body (http/input-guard.ts).
     const unsafe = findUnsafeJson(value, prefix)
-    if (unsafe) { problemCount++; fieldProblems.push({ in: 'body', ...unsafe }); return }
+    if (unsafe) {
+      problemCount++
+      fieldProblems.push({ in: 'body', ...unsafe })
+      return
+    }
     if (kind === 'nodes') {
       if (index >= limits.maxNodes) throw tooLarge(`The network has more than ${limits.maxNodes} nodes (SITEGRID_NETWORK_MAX_NODES).`)
       if (!validateNode(value)) return addSchema(prefix, validateNode.errors ?? [])
       const problems = nodeFieldProblems(value, prefix)
-      if (problems.length > 0) { problemCount += problems.length; fieldProblems.push(...problems); return }
+      if (problems.length > 0) {
+        problemCount += problems.length
+        fieldProblems.push(...problems)
+        return
+      }
       if (problemCount > 0) return // nothing more is staged once the load is known to fail
       const { id, org_id: _org, site_code: _site, created_at: _created, updated_at: _updated, ...fields } = nodeRow(target.orgId, target.siteCode, value, 0, 0)
       nodeRows.push({ ...staged(NODE, index), node_id: id, ...fields, created_at: null, source_id: null, target_id: null, edge_type: null })
@@ -165,8 +207,14 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
     }
   }
 
-  const isValueStart = (name: string) => name === 'startObject' || name === 'startArray' || name === 'stringValue' || name === 'numberValue'
-    || name === 'nullValue' || name === 'trueValue' || name === 'falseValue'
+  const isValueStart = (name: string) =>
+    name === 'startObject' ||
+    name === 'startArray' ||
+    name === 'stringValue' ||
+    name === 'numberValue' ||
+    name === 'nullValue' ||
+    name === 'trueValue' ||
+    name === 'falseValue'
 
   const handle = (tok: Token) => {
     const { name } = tok
@@ -185,7 +233,10 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
     if (skipping) {
       if (name === 'startObject' || name === 'startArray') skipDepth++
       else if (name === 'endObject' || name === 'endArray') skipDepth--
-      if (skipDepth === 0) { skipping = false; phase = 'keys' }
+      if (skipDepth === 0) {
+        skipping = false
+        phase = 'keys'
+      }
       return
     }
     switch (phase) {
@@ -194,7 +245,10 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
         phase = 'keys'
         return
       case 'keys':
-        if (name === 'endObject') { phase = 'end'; return }
+        if (name === 'endObject') {
+          phase = 'end'
+          return
+        }
         key = tok.value as string // keyValue
         phase = 'value'
         return
@@ -206,16 +260,25 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
           phase = 'items'
           return
         }
-        addSchema('', [known
-          ? (seenKeys.has(key)
-            ? { instancePath: `/${key}`, keyword: 'uniqueKey', params: {}, message: 'appears more than once' }
-            : { instancePath: `/${key}`, keyword: 'type', params: {}, message: 'must be array' })
-          : { instancePath: '', keyword: 'additionalProperties', params: { additionalProperty: key }, message: 'must NOT have additional properties' }])
-        if (name === 'startObject' || name === 'startArray') { skipping = true; skipDepth = 1 } else phase = 'keys'
+        addSchema('', [
+          known
+            ? seenKeys.has(key)
+              ? { instancePath: `/${key}`, keyword: 'uniqueKey', params: {}, message: 'appears more than once' }
+              : { instancePath: `/${key}`, keyword: 'type', params: {}, message: 'must be array' }
+            : { instancePath: '', keyword: 'additionalProperties', params: { additionalProperty: key }, message: 'must NOT have additional properties' },
+        ])
+        if (name === 'startObject' || name === 'startArray') {
+          skipping = true
+          skipDepth = 1
+        } else phase = 'keys'
         return
       }
       case 'items':
-        if (name === 'endArray') { kind = null; phase = 'keys'; return }
+        if (name === 'endArray') {
+          kind = null
+          phase = 'keys'
+          return
+        }
         if (!isValueStart(name)) return
         element = new Assembler()
         elementTokens = 1
@@ -236,7 +299,9 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
   const meter = byteMeter(limits.maxBytes)
   const source = pipeline(meter, tokens, groups, () => {})
   body.pipe(meter)
-  const onClose = () => { if (!body.readableEnded) meter.destroy(new NetworkBodyCutOff()) }
+  const onClose = () => {
+    if (!body.readableEnded) meter.destroy(new NetworkBodyCutOff())
+  }
   body.once('close', onClose)
   body.once('error', (err) => meter.destroy(err))
   try {
@@ -293,14 +358,32 @@ export async function checkStagedGraph(db: Db, orgId: OrgId, loadId: string): Pr
   const total = duplicates.count + sources.count + targets.count + loops.count + repeated.count
   if (total === 0) return
   const edgeProblems = [
-    ...sources.rows.map((r) => ({ at: r.position, order: 0, pointer: `/edges/${r.position}/sourceId`, message: `Edge ${r.position} starts at unknown node ${JSON.stringify(r.a)}.` })),
-    ...targets.rows.map((r) => ({ at: r.position, order: 1, pointer: `/edges/${r.position}/targetId`, message: `Edge ${r.position} ends at unknown node ${JSON.stringify(r.a)}.` })),
-    ...loops.rows.map((r) => ({ at: r.position, order: 2, pointer: `/edges/${r.position}`, message: `Edge ${r.position} connects node ${JSON.stringify(r.a)} to itself.` })),
+    ...sources.rows.map((r) => ({
+      at: r.position,
+      order: 0,
+      pointer: `/edges/${r.position}/sourceId`,
+      message: `Edge ${r.position} starts at unknown node ${JSON.stringify(r.a)}.`,
+    })),
+    ...targets.rows.map((r) => ({
+      at: r.position,
+      order: 1,
+      pointer: `/edges/${r.position}/targetId`,
+      message: `Edge ${r.position} ends at unknown node ${JSON.stringify(r.a)}.`,
+    })),
+    ...loops.rows.map((r) => ({
+      at: r.position,
+      order: 2,
+      pointer: `/edges/${r.position}`,
+      message: `Edge ${r.position} connects node ${JSON.stringify(r.a)} to itself.`,
+    })),
   ].sort((x, y) => x.at - y.at || x.order - y.order)
   const problems: NetworkProblem[] = [
     ...duplicates.rows.map((r) => ({ pointer: `/nodes/${r.position}/id`, message: `Duplicate node id ${JSON.stringify(r.a)}.` })),
     ...edgeProblems.map(({ pointer, message }) => ({ pointer, message })),
-    ...repeated.rows.map((r) => ({ pointer: `/edges/${r.position}`, message: `Edge ${r.position} repeats the triple (source, target, type) of an earlier edge.` })),
+    ...repeated.rows.map((r) => ({
+      pointer: `/edges/${r.position}`,
+      message: `Edge ${r.position} repeats the triple (source, target, type) of an earlier edge.`,
+    })),
   ]
   throw new InvalidNetwork(problems.slice(0, MAX_PROBLEMS), total)
 }

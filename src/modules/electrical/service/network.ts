@@ -12,14 +12,27 @@ import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { SitesService } from '../../sites/service.ts'
 import { EDGE_TYPES } from '../codes.ts'
-import {
-  createOnly, EdgeEndsUnknown, EdgeExists, NodeHasEdges, NodeIdTaken, notUpdatable, SelfLoop,
-} from '../errors.ts'
+import { createOnly, EdgeEndsUnknown, EdgeExists, NodeHasEdges, NodeIdTaken, notUpdatable, SelfLoop } from '../errors.ts'
 import { compareEdges, compareIds, nodeFieldProblems, nodeRow, toEdge, toNode } from '../rows.ts'
 import type { CreateNodeInput, DeleteEdgeQueryInput, Edge, EdgeInput, ListEdgesQueryInput, ListNodesQueryInput, Node, UpdateNodeInput } from '../schemas.ts'
 import {
-  allEdges, allNodes, countEdgesTouching, countNodes, deleteEdge, deleteEdgesTouching, deleteNetwork, deleteNode, findEdge, findNode,
-  insertEdge, insertNode, listEdges, listNodes, lockSite, updateNode, type NodeChanges,
+  allEdges,
+  allNodes,
+  countEdgesTouching,
+  countNodes,
+  deleteEdge,
+  deleteEdgesTouching,
+  deleteNetwork,
+  deleteNode,
+  findEdge,
+  findNode,
+  insertEdge,
+  insertNode,
+  listEdges,
+  listNodes,
+  lockSite,
+  updateNode,
+  type NodeChanges,
 } from '../store.ts'
 import { copyLoad, deleteAllStaged, deleteLoad, deleteStale, insertStaged, keepCreatedAt } from '../staging-store.ts'
 import { checkStagedGraph, DEFAULT_NETWORK_LOAD, stageDocument, throwProblems, type NetworkLoadLimits } from './network-load.ts'
@@ -80,7 +93,11 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
         await writeNetwork(orgId, siteCode, async (trx) => {
           if (await findNode(trx, orgId, siteCode, input.id)) throw new NodeIdTaken(input.id)
           await insertNode(trx, row)
-          await recordAudit(trx, clock, orgId, actor, { action: 'electrical.node.created', target: `${siteCode}/${input.id}`, detail: { nodeType: input.nodeType } })
+          await recordAudit(trx, clock, orgId, actor, {
+            action: 'electrical.node.created',
+            target: `${siteCode}/${input.id}`,
+            detail: { nodeType: input.nodeType },
+          })
         })
       } catch (err) {
         if (isUniqueViolation(err)) throw new NodeIdTaken(input.id)
@@ -155,7 +172,12 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
       await sites.require(orgId, siteCode)
       if (input.sourceId === input.targetId) throw new SelfLoop()
       const row: ElectricalEdgesTable = {
-        org_id: orgId, site_code: siteCode, source_id: input.sourceId, target_id: input.targetId, edge_type: input.edgeType, created_at: clock.now(),
+        org_id: orgId,
+        site_code: siteCode,
+        source_id: input.sourceId,
+        target_id: input.targetId,
+        edge_type: input.edgeType,
+        created_at: clock.now(),
       }
       const checkEnds = async () => {
         const unknown: Array<'sourceId' | 'targetId'> = []
@@ -168,11 +190,18 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
         await writeNetwork(orgId, siteCode, async (trx) => {
           if (await findEdge(trx, orgId, siteCode, input)) throw new EdgeExists()
           await insertEdge(trx, row)
-          await recordAudit(trx, clock, orgId, actor, { action: 'electrical.edge.created', target: `${siteCode}/${input.sourceId}->${input.targetId}`, detail: { edgeType: input.edgeType } })
+          await recordAudit(trx, clock, orgId, actor, {
+            action: 'electrical.edge.created',
+            target: `${siteCode}/${input.sourceId}->${input.targetId}`,
+            detail: { edgeType: input.edgeType },
+          })
         })
       } catch (err) {
         if (isUniqueViolation(err)) throw new EdgeExists()
-        if (isForeignKeyViolation(err)) { await checkEnds(); throw new NotFound() }
+        if (isForeignKeyViolation(err)) {
+          await checkEnds()
+          throw new NotFound()
+        }
         throw err
       }
       return toEdge(row)
@@ -184,7 +213,11 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
       await writeNetwork(orgId, siteCode, async (trx) => {
         const result = await deleteEdge(trx, orgId, siteCode, key)
         if (Number(result.numDeletedRows) === 0) throw new NotFound()
-        await recordAudit(trx, clock, orgId, actor, { action: 'electrical.edge.deleted', target: `${siteCode}/${key.sourceId}->${key.targetId}`, detail: { edgeType: key.edgeType } })
+        await recordAudit(trx, clock, orgId, actor, {
+          action: 'electrical.edge.deleted',
+          target: `${siteCode}/${key.sourceId}->${key.targetId}`,
+          detail: { edgeType: key.edgeType },
+        })
       })
     },
 
@@ -235,8 +268,12 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
           await copyLoad(trx, orgId, siteCode, loadId, now)
           await deleteLoad(trx, orgId, loadId)
           const summary = {
-            siteId: siteCode, nodeCount: count.nodes, edgeCount: count.edges,
-            nodesAdded: count.nodes - kept, nodesRemoved: before - kept, nodesKept: kept,
+            siteId: siteCode,
+            nodeCount: count.nodes,
+            edgeCount: count.edges,
+            nodesAdded: count.nodes - kept,
+            nodesRemoved: before - kept,
+            nodesKept: kept,
           }
           await recordAudit(trx, clock, orgId, actor, { action: 'electrical.network.replaced', target: siteCode, detail: summary })
           return summary

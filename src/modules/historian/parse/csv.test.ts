@@ -43,15 +43,21 @@ describe('CsvTokenizer', () => {
 
   it('handles CRLF, a UTF-8 BOM, a missing final newline and trailing empty fields', () => {
     const bytes = Buffer.from('\uFEFFa;b;;\r\n"q";2;;\r\nlast;3', 'utf8')
-    assert.deepEqual(tokenize([bytes]).map((r) => r.fields), [
-      ['a', 'b', '', ''],
-      ['q', '2', '', ''],
-      ['last', '3'],
-    ])
+    assert.deepEqual(
+      tokenize([bytes]).map((r) => r.fields),
+      [
+        ['a', 'b', '', ''],
+        ['q', '2', '', ''],
+        ['last', '3'],
+      ],
+    )
   })
 
   it('keeps a CRLF inside quotes but drops the CR of the row terminator after a quoted field', () => {
-    assert.deepEqual(fields('"a\r\nb","c"\r\nd,e\r\n'), [['a\r\nb', 'c'], ['d', 'e']])
+    assert.deepEqual(fields('"a\r\nb","c"\r\nd,e\r\n'), [
+      ['a\r\nb', 'c'],
+      ['d', 'e'],
+    ])
   })
 
   it('detects the separator from the first line that is not a * comment or [Section]', () => {
@@ -72,15 +78,24 @@ describe('CsvTokenizer', () => {
     assert.equal(rows.length, 2)
     assert.equal(rows.at(0), first)
     assert.equal(rows.at(1), second)
-    assert.deepEqual(rows.toArray(), [{ line: 3, fields: ['4', '5'] }, { line: 4, fields: ['6,7', '8', '9', '10'] }])
+    assert.deepEqual(rows.toArray(), [
+      { line: 3, fields: ['4', '5'] },
+      { line: 4, fields: ['6,7', '8', '9', '10'] },
+    ])
   })
 
   it('reads tab-separated files and keeps quotes inside unquoted fields literally', () => {
-    assert.deepEqual(fields('a\tb"c\n1\t2\n'), [['a', 'b"c'], ['1', '2']])
+    assert.deepEqual(fields('a\tb"c\n1\t2\n'), [
+      ['a', 'b"c'],
+      ['1', '2'],
+    ])
   })
 
   it('refuses a quote that never closes, naming the line it opened on', () => {
-    assert.throws(() => tokenize(['a,b\n1,"open\n2,3\n']), (error: unknown) => error instanceof HistorianCsvInvalid && error.line === 2)
+    assert.throws(
+      () => tokenize(['a,b\n1,"open\n2,3\n']),
+      (error: unknown) => error instanceof HistorianCsvInvalid && error.line === 2,
+    )
   })
 
   it('refuses UTF-16 input', () => {
@@ -114,8 +129,17 @@ describe('CsvTokenizer', () => {
       fc.property(fc.array(record, { minLength: 1, maxLength: 6 }), fc.array(fc.nat(), { maxLength: 6 }), (records, cuts) => {
         const quote = (f: string) => `"${f.replaceAll('"', '""')}"`
         const bytes = Buffer.from(records.map((r) => r.map(quote).join(',')).join('\r\n'), 'utf8')
-        const rows = tokenize(splitAt(bytes, cuts.map((c) => c % bytes.length)), ',')
-        assert.deepEqual(rows.map((r) => r.fields), records)
+        const rows = tokenize(
+          splitAt(
+            bytes,
+            cuts.map((c) => c % bytes.length),
+          ),
+          ',',
+        )
+        assert.deepEqual(
+          rows.map((r) => r.fields),
+          records,
+        )
       }),
       { numRuns: 300 },
     )
@@ -126,6 +150,9 @@ describe('readCsvBatches', () => {
   it('yields one array of rows per input chunk', async () => {
     const batches: CsvRow[][] = []
     for await (const batch of readCsvBatches(['a,b\n1,2\n', '3,4\n5,', '6'])) batches.push(batch)
-    assert.deepEqual(batches.map((b) => b.map((r) => r.fields.join('|'))), [['a|b', '1|2'], ['3|4'], ['5|6']])
+    assert.deepEqual(
+      batches.map((b) => b.map((r) => r.fields.join('|'))),
+      [['a|b', '1|2'], ['3|4'], ['5|6']],
+    )
   })
 })

@@ -142,10 +142,7 @@ export class CsvTokenizer {
     const consumed = this.#scan(text, this.#separator, isFinal, out)
     this.#pending = consumed === text.length ? '' : text.slice(consumed)
     if (this.#pending.length > this.#maxRowChars) {
-      throw new HistorianCsvInvalid(
-        `The row starting at line ${this.#line} is over ${this.#maxRowChars} characters; is a quote left open?`,
-        this.#line,
-      )
+      throw new HistorianCsvInvalid(`The row starting at line ${this.#line} is over ${this.#maxRowChars} characters; is a quote left open?`, this.#line)
     }
   }
 

@@ -3,11 +3,7 @@
  * once the lead maps them in the error catalog) and never mention HTTP. A bad option is a
  * programmer mistake and is a plain TypeError instead (see options.ts).
  */
-export type HistorianParseErrorCode =
-  | 'HistorianHeaderInvalid'
-  | 'HistorianFormatUndetected'
-  | 'HistorianCsvInvalid'
-  | 'HistorianMappingInvalid'
+export type HistorianParseErrorCode = 'HistorianHeaderInvalid' | 'HistorianFormatUndetected' | 'HistorianCsvInvalid' | 'HistorianMappingInvalid'
 
 export class HistorianParseError extends Error {
   readonly code: HistorianParseErrorCode
@@ -54,7 +50,10 @@ export interface MappingProblem {
 export class HistorianMappingInvalid extends HistorianParseError {
   readonly problems: readonly MappingProblem[]
   constructor(problems: readonly MappingProblem[]) {
-    const head = problems.slice(0, 5).map((p) => `line ${p.line}: ${p.message}`).join('; ')
+    const head = problems
+      .slice(0, 5)
+      .map((p) => `line ${p.line}: ${p.message}`)
+      .join('; ')
     const more = problems.length > 5 ? ` (and ${problems.length - 5} more)` : ''
     super('HistorianMappingInvalid', `Mapping file invalid: ${head}${more}`, problems[0]?.line)
     this.problems = problems

@@ -3,7 +3,10 @@ import type { Separator } from './options.ts'
 
 /** Header cell as compared: trimmed, lower case, without a BOM. */
 export function normaliseName(name: string): string {
-  return name.replace(/^\uFEFF/, '').trim().toLowerCase()
+  return name
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .toLowerCase()
 }
 
 /** Index of the first header cell equal (case-insensitively) to one of `aliases`, else -1. */
@@ -40,7 +43,10 @@ export function requireColumns<K extends string>(
 }
 
 export function describeHeader(header: readonly string[]): string {
-  const shown = header.slice(0, 8).map((h) => JSON.stringify(h)).join(',')
+  const shown = header
+    .slice(0, 8)
+    .map((h) => JSON.stringify(h))
+    .join(',')
   return header.length > 8 ? `${shown},… (${header.length} columns)` : shown
 }
 

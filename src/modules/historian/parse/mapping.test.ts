@@ -18,11 +18,14 @@ const problemsOf = async (text: string | Buffer) => {
 describe('parseMappingCsv', () => {
   it('maps historian tags to instance, key, unit and scale (header names in any case)', async () => {
     const map = await parseMappingCsv([fixtureBytes('mapping.csv')])
-    assert.deepEqual([...map.entries()], [
-      ['068_PI01', { instanceId: 'ins_boiler1', tagKey: 'pressure', unit: 'bar', scale: 1 }],
-      ['VAVCO 2-03.Setpoint, Offset', { instanceId: 'ins_vav203', tagKey: 'setpoint_offset', unit: 'degC', scale: 0.1 }],
-      ['1C11.TE11', { instanceId: 'ins_furnace', tagKey: 'temperature', unit: null, scale: 1 }],
-    ])
+    assert.deepEqual(
+      [...map.entries()],
+      [
+        ['068_PI01', { instanceId: 'ins_boiler1', tagKey: 'pressure', unit: 'bar', scale: 1 }],
+        ['VAVCO 2-03.Setpoint, Offset', { instanceId: 'ins_vav203', tagKey: 'setpoint_offset', unit: 'degC', scale: 0.1 }],
+        ['1C11.TE11', { instanceId: 'ins_furnace', tagKey: 'temperature', unit: null, scale: 1 }],
+      ],
+    )
   })
 
   it('refuses a tag mapped twice, naming both lines', async () => {
@@ -32,12 +35,15 @@ describe('parseMappingCsv', () => {
 
   it('reports every bad row with its line, not just the first', async () => {
     const problems = await problemsOf(fixtureBytes('mapping-bad.csv'))
-    assert.deepEqual(problems.map((p) => [p.line, p.message]), [
-      [2, 'instance_id is empty'],
-      [3, 'historian_tag is empty'],
-      [4, "scale 'zero' is not a non-zero number"],
-      [5, "scale '0' is not a non-zero number"],
-    ])
+    assert.deepEqual(
+      problems.map((p) => [p.line, p.message]),
+      [
+        [2, 'instance_id is empty'],
+        [3, 'historian_tag is empty'],
+        [4, "scale 'zero' is not a non-zero number"],
+        [5, "scale '0' is not a non-zero number"],
+      ],
+    )
   })
 
   it('requires the header, naming the missing columns', async () => {

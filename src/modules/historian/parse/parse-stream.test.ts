@@ -66,13 +66,17 @@ describe('parseStream', () => {
     for await (const batch of run) batches.push(batch)
     assert.ok(batches.length > 3)
     assert.ok(batches.every((b) => b.format === 'proficy'))
-    assert.equal(batches.reduce((n, b) => n + b.rowsRead, 0), run.summary.rowsRead)
+    assert.equal(
+      batches.reduce((n, b) => n + b.rowsRead, 0),
+      run.summary.rowsRead,
+    )
     assert.equal(run.summary.rowsRead, 8)
     assert.equal(run.summary.format, 'proficy')
   })
 
   it('hands a large chunk over a 32 KiB piece at a time, so that few rows and samples are alive at once', async () => {
-    const line = (i: number) => `2024-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z,T${String(i % 100).padStart(2, '0')},${String(i % 1000).padStart(5, '0')}\n`
+    const line = (i: number) =>
+      `2024-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z,T${String(i % 100).padStart(2, '0')},${String(i % 1000).padStart(5, '0')}\n`
     const width = line(0).length // every row has it
     const rows = Math.ceil((256 * 1024) / width)
     const chunk = Buffer.from(`timestamp,tag,value\n${Array.from({ length: rows }, (_, i) => line(i)).join('')}`)
@@ -92,14 +96,20 @@ describe('parseStream', () => {
     assert.equal(run.summary.samples, rows)
     // One set of columns for every batch (no object a sample), each batch's values its own.
     assert.equal(columns.size, 1)
-    assert.equal(values, Array.from({ length: rows }, (_, i) => i % 1000).reduce((a, b) => a + b, 0))
+    assert.equal(
+      values,
+      Array.from({ length: rows }, (_, i) => i % 1000).reduce((a, b) => a + b, 0),
+    )
   })
 
   it('keeps only the first maxRejections reasons but counts them all', async () => {
     const rows = Array.from({ length: 50 }, (_, i) => `bad time ${i},A,1`).join('\n')
     const { summary } = await parseAll([`time,tag,value\n${rows}\n`], { format: 'long', maxRejections: 5 })
     assert.equal(summary.rejectedCount, 50)
-    assert.deepEqual(summary.rejections.map((r) => r.line), [2, 3, 4, 5, 6])
+    assert.deepEqual(
+      summary.rejections.map((r) => r.line),
+      [2, 3, 4, 5, 6],
+    )
   })
 
   it('refuses an empty file (or one of blank lines) as a header problem', async () => {

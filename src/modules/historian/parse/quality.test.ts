@@ -22,8 +22,10 @@ describe('qualityFromText', () => {
 
   it('maps words in any case: Ignition QualityCodes, PI statuses and states', () => {
     for (const word of ['good', 'GOOD', 'Good_Unspecified', 'Good_Provisional', 'OK']) assert.equal(qualityFromText(word, 'opc'), 'good', word)
-    for (const word of ['Uncertain', 'Uncertain_LastKnownValue', 'Questionable', 'Substituted', 'Doubtful']) assert.equal(qualityFromText(word, 'opc'), 'uncertain', word)
-    for (const word of ['bad', 'Bad_NotConnected', 'Error_Configuration', 'I/O Timeout', 'Shutdown', 'Comm Fail']) assert.equal(qualityFromText(word, 'opc'), 'bad', word)
+    for (const word of ['Uncertain', 'Uncertain_LastKnownValue', 'Questionable', 'Substituted', 'Doubtful'])
+      assert.equal(qualityFromText(word, 'opc'), 'uncertain', word)
+    for (const word of ['bad', 'Bad_NotConnected', 'Error_Configuration', 'I/O Timeout', 'Shutdown', 'Comm Fail'])
+      assert.equal(qualityFromText(word, 'opc'), 'bad', word)
   })
 
   it('returns undefined for an unknown word or an empty cell', () => {

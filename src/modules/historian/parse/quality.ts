@@ -4,10 +4,34 @@ import type { Quality } from './types.ts'
 
 // OSIsoft PI system digital states that mean "no valid value" (PI's System state set).
 const PI_BAD_STATES = new Set([
-  'bad', 'bad input', 'bad data', 'bad quality', 'bad total', 'i/o timeout', 'comm fail', 'no data',
-  'no sample', 'shutdown', 'scan off', 'scan timeout', 'pt created', 'calc failed', 'calc timeout',
-  'calc overflow', 'over range', 'under range', 'configure', 'invalid data', 'failed', 'error',
-  'intf shut', 'out of serv', 'equip fail', 'access denied', 'not connect', 'snapfix',
+  'bad',
+  'bad input',
+  'bad data',
+  'bad quality',
+  'bad total',
+  'i/o timeout',
+  'comm fail',
+  'no data',
+  'no sample',
+  'shutdown',
+  'scan off',
+  'scan timeout',
+  'pt created',
+  'calc failed',
+  'calc timeout',
+  'calc overflow',
+  'over range',
+  'under range',
+  'configure',
+  'invalid data',
+  'failed',
+  'error',
+  'intf shut',
+  'out of serv',
+  'equip fail',
+  'access denied',
+  'not connect',
+  'snapfix',
 ])
 const UNCERTAIN_WORDS = new Set(['uncertain', 'doubtful', 'questionable', 'substituted', 'suspect'])
 

@@ -20,10 +20,22 @@ describe('third-party historian samples', () => {
     assert.equal(summary.rowsRead, 3495)
     assert.equal(summary.rejectedCount, 0)
     assert.equal(samples.length, 3495)
-    assert.equal(distinct(samples, (s) => s.tag), 1178)
-    assert.equal(distinct(samples, (s) => s.ts), 60)
-    assert.equal(count(samples, (s) => s.quality === 'bad'), 168)
-    assert.equal(count(samples, (s) => s.quality === 'good'), 3327)
+    assert.equal(
+      distinct(samples, (s) => s.tag),
+      1178,
+    )
+    assert.equal(
+      distinct(samples, (s) => s.ts),
+      60,
+    )
+    assert.equal(
+      count(samples, (s) => s.quality === 'bad'),
+      168,
+    )
+    assert.equal(
+      count(samples, (s) => s.quality === 'good'),
+      3327,
+    )
     // 01/03/2020 is 1 March (day-first), local Paris time (UTC+1 in winter).
     assert.equal(new Date(Math.min(...samples.map((s) => s.ts))).toISOString(), '2020-02-29T23:00:00.000Z')
     assert.equal(new Date(Math.max(...samples.map((s) => s.ts))).toISOString(), '2020-02-29T23:00:59.000Z')
@@ -37,7 +49,10 @@ describe('third-party historian samples', () => {
     const { samples, summary } = await parseSample('hurence_chemistry_long.csv', { format: 'long', sentinels: [-9999], timezone: 'Europe/Paris' })
     assert.equal(summary.sentinelCells, 64)
     assert.equal(samples.length, 3495 - 64)
-    assert.equal(count(samples, (s) => s.value === -9999), 0)
+    assert.equal(
+      count(samples, (s) => s.value === -9999),
+      0,
+    )
   })
 
   it('hurence_echantillons_export_long: 1 295 rows, 723 tags, extra dataUPtag columns ignored, 7 bad, 52 negative', async () => {
@@ -46,10 +61,22 @@ describe('third-party historian samples', () => {
     assert.equal(summary.rowsRead, 1295)
     assert.equal(summary.rejectedCount, 0)
     assert.equal(samples.length, 1295)
-    assert.equal(distinct(samples, (s) => s.tag), 723)
-    assert.equal(distinct(samples, (s) => s.ts), 60)
-    assert.equal(count(samples, (s) => s.quality === 'bad'), 7)
-    assert.equal(count(samples, (s) => (s.value ?? 0) < 0), 52)
+    assert.equal(
+      distinct(samples, (s) => s.tag),
+      723,
+    )
+    assert.equal(
+      distinct(samples, (s) => s.ts),
+      60,
+    )
+    assert.equal(
+      count(samples, (s) => s.quality === 'bad'),
+      7,
+    )
+    assert.equal(
+      count(samples, (s) => (s.value ?? 0) < 0),
+      52,
+    )
     assert.ok(samples.every((s) => s.text === null))
     // Case-different tags stay distinct: TI122A and TI122a_COEFA are two series.
     assert.ok(samples.some((s) => s.tag.includes('TI122A')) && samples.some((s) => s.tag.includes('TI122a')))
@@ -80,7 +107,10 @@ describe('third-party historian samples', () => {
     assert.equal(summary.sentinelCells, 2336)
     assert.equal(summary.emptyCells, 4)
     assert.equal(samples.length, 717 * 37 - 2336 - 4)
-    assert.equal(distinct(samples, (s) => s.ts), 717)
+    assert.equal(
+      distinct(samples, (s) => s.ts),
+      717,
+    )
     assert.ok(samples.some((s) => s.tag === 'temperatur_rücklauf'))
     assert.ok(samples.some((s) => s.tag === 'wärmemenge'))
     const july = samples.find((s) => s.line === 718)!

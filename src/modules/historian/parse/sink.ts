@@ -97,7 +97,13 @@ export class BatchSink {
 
   /** Hands over the counts and rejections collected and starts counting again; the samples stay until `samples.clear()`. */
   drain(): { rejections: Rejection[]; rowsRead: number; valuesRead: number; emptyCells: number; sentinelCells: number } {
-    const out = { rejections: this.rejections, rowsRead: this.rowsRead, valuesRead: this.valuesRead, emptyCells: this.emptyCells, sentinelCells: this.sentinelCells }
+    const out = {
+      rejections: this.rejections,
+      rowsRead: this.rowsRead,
+      valuesRead: this.valuesRead,
+      emptyCells: this.emptyCells,
+      sentinelCells: this.sentinelCells,
+    }
     this.rejections = []
     this.rowsRead = 0
     this.valuesRead = 0

@@ -166,4 +166,3 @@ function readZone(s: Cursor): number {
 function unrecognised(text: string): string {
   return `'${text}' is not a timestamp this parser reads`
 }
-

@@ -1,13 +1,5 @@
 /** The seven export layouts this parser reads. */
-export const FORMAT_NAMES = [
-  'long',
-  'wide',
-  'ignition-tall',
-  'aveva-history',
-  'proficy',
-  'citect-pa',
-  'piconfig',
-] as const
+export const FORMAT_NAMES = ['long', 'wide', 'ignition-tall', 'aveva-history', 'proficy', 'citect-pa', 'piconfig'] as const
 
 export type FormatName = (typeof FORMAT_NAMES)[number]
 

@@ -77,7 +77,12 @@ export class ZoneClock {
   /** Offset of the zone (ms east of UTC) at a UTC instant. */
   offsetAt(utcMs: number): number {
     const second = Math.floor(utcMs / 1000) * 1000
-    let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0
+    let y = 0,
+      mo = 0,
+      d = 0,
+      h = 0,
+      mi = 0,
+      s = 0
     for (const part of this.#format.formatToParts(second)) {
       if (part.type === 'year') y = Number(part.value)
       else if (part.type === 'month') mo = Number(part.value)

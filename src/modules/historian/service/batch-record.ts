@@ -33,7 +33,11 @@ export interface ImportPlan {
   bytesTotal: number | null
 }
 
-interface TagState { coverage: TagCoverage | null; rows: number; pair: number }
+interface TagState {
+  coverage: TagCoverage | null
+  rows: number
+  pair: number
+}
 
 type StagedCollision = Awaited<ReturnType<typeof listStagedCollisions>>[number]
 
@@ -62,11 +66,32 @@ export class BatchRecord {
     this.#clock = clock
     const now = clock.now()
     this.#row = {
-      org_id: plan.orgId, site_code: plan.siteCode, id: newId('bat', now), format: plan.options.format, status: 'running',
-      rows_read: 0, samples_stored: 0, rejected_count: 0, collision_count: 0, replaced_count: 0, bytes_read: 0, bytes_total: plan.bytesTotal,
-      first_ts: null, last_ts: null, tags: '[]', report: JSON.stringify(this.#report(null, 0, 0, null)), options: JSON.stringify(optionsRecord(plan.options)),
-      trend_sha256: '', mapping_sha256: plan.mappingSha256, trend_name: plan.trendName, is_forced: plan.isForced ? 1 : 0, error: null,
-      created_by: `${plan.actor.kind}:${plan.actor.subject}`, created_at: now, updated_at: now, completed_at: null,
+      org_id: plan.orgId,
+      site_code: plan.siteCode,
+      id: newId('bat', now),
+      format: plan.options.format,
+      status: 'running',
+      rows_read: 0,
+      samples_stored: 0,
+      rejected_count: 0,
+      collision_count: 0,
+      replaced_count: 0,
+      bytes_read: 0,
+      bytes_total: plan.bytesTotal,
+      first_ts: null,
+      last_ts: null,
+      tags: '[]',
+      report: JSON.stringify(this.#report(null, 0, 0, null)),
+      options: JSON.stringify(optionsRecord(plan.options)),
+      trend_sha256: '',
+      mapping_sha256: plan.mappingSha256,
+      trend_name: plan.trendName,
+      is_forced: plan.isForced ? 1 : 0,
+      error: null,
+      created_by: `${plan.actor.kind}:${plan.actor.subject}`,
+      created_at: now,
+      updated_at: now,
+      completed_at: null,
     }
   }
 
@@ -182,7 +207,10 @@ export class BatchRecord {
     row.replaced_count = count
     report.forcedOver = forcedOver
     report.collisions = listed.map((r) => ({
-      instanceId: r.instance_id, tagKey: r.tag_key, ts: r.ts, resolution: 'replacedStored' as const,
+      instanceId: r.instance_id,
+      tagKey: r.tag_key,
+      ts: r.ts,
+      resolution: 'replacedStored' as const,
       kept: { batchId: row.id, ...r.staged },
       discarded: { batchId: r.stored.batch_id, value: r.stored.value, text: r.stored.text, quality: r.stored.quality },
     }))
@@ -211,10 +239,14 @@ export class BatchRecord {
       if (this.#unmappedTagsListed >= MAX_UNMAPPED_TAGS_LISTED) return this.#unlisted
       this.#unmappedTagsListed++
     }
-    const state: TagState = m === undefined ? { coverage: null, rows: 0, pair: -1 } : {
-      coverage: { historianTag: tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null },
-      rows: 0, pair: into.pairs.number(m.instanceId, m.tagKey),
-    }
+    const state: TagState =
+      m === undefined
+        ? { coverage: null, rows: 0, pair: -1 }
+        : {
+            coverage: { historianTag: tag, instanceId: m.instanceId, tagKey: m.tagKey, unit: m.unit, scale: m.scale, samples: 0, firstTs: null, lastTs: null },
+            rows: 0,
+            pair: into.pairs.number(m.instanceId, m.tagKey),
+          }
     this.#tags.set(tag, state)
     return state
   }

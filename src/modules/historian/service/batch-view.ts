@@ -37,7 +37,12 @@ export interface BatchReport {
   collisions?: CollisionEntry[]
 }
 
-export interface CollisionValue { batchId: string; value: number | null; text: string | null; quality: number }
+export interface CollisionValue {
+  batchId: string
+  value: number | null
+  text: string | null
+  quality: number
+}
 export interface CollisionEntry {
   instanceId: string
   tagKey: string
@@ -52,7 +57,14 @@ const collisionValue = (v: CollisionValue) => ({ batchId: v.batchId, value: v.va
 
 /** The API shape of one listed collision (schemas.ts CollisionSchema). */
 export function toCollision(c: CollisionEntry) {
-  return { instanceId: c.instanceId, tagKey: c.tagKey, ts: new Date(c.ts).toISOString(), resolution: c.resolution, kept: collisionValue(c.kept), discarded: collisionValue(c.discarded) }
+  return {
+    instanceId: c.instanceId,
+    tagKey: c.tagKey,
+    ts: new Date(c.ts).toISOString(),
+    resolution: c.resolution,
+    kept: collisionValue(c.kept),
+    discarded: collisionValue(c.discarded),
+  }
 }
 
 /** How many collisions the batch lists (and pages through); the count in the batch is complete. */

@@ -10,7 +10,17 @@ export type UploadPart =
 
 /** Text parts the upload accepts (besides the two files). */
 export const FIELD_NAMES = [
-  'site_id', 'format', 'force', 'dryRun', 'timezone', 'separator', 'decimal', 'dateOrder', 'qualityScale', 'sentinels', 'maxRejections',
+  'site_id',
+  'format',
+  'force',
+  'dryRun',
+  'timezone',
+  'separator',
+  'decimal',
+  'dateOrder',
+  'qualityScale',
+  'sentinels',
+  'maxRejections',
 ] as const
 type FieldName = (typeof FIELD_NAMES)[number]
 
@@ -38,7 +48,8 @@ export class FormFields {
   readonly #values = new Map<FieldName, string>()
 
   add(name: string, value: string): void {
-    if (!(FIELD_NAMES as readonly string[]).includes(name)) throw part(name, `is not a part of this upload; known parts: trend_csv, mapping_csv, ${FIELD_NAMES.join(', ')}`)
+    if (!(FIELD_NAMES as readonly string[]).includes(name))
+      throw part(name, `is not a part of this upload; known parts: trend_csv, mapping_csv, ${FIELD_NAMES.join(', ')}`)
     if (this.#values.has(name as FieldName)) throw part(name, 'is sent twice')
     const rule = textRule(value) // NUL or a lone surrogate: refused as in every JSON body (http/input-guard.ts)
     if (rule) throw part(name, rule)
@@ -59,7 +70,8 @@ export class FormFields {
     if (siteCode === undefined) throw part('site_id', 'is required: the code of the site the samples belong to')
     const format = get('format')
     if (format === undefined) throw part('format', `is required: auto or one of ${FORMAT_NAMES.join(', ')}`)
-    if (format !== 'auto' && !(FORMAT_NAMES as readonly string[]).includes(format)) throw part('format', `'${format}' is not a known layout; use auto or one of ${FORMAT_NAMES.join(', ')}`)
+    if (format !== 'auto' && !(FORMAT_NAMES as readonly string[]).includes(format))
+      throw part('format', `'${format}' is not a known layout; use auto or one of ${FORMAT_NAMES.join(', ')}`)
     const timezone = get('timezone')
     if (timezone !== undefined && !isZone(timezone)) throw part('timezone', `'${timezone}' is not an IANA time zone such as Europe/Paris`)
     const parse: ImportFields['parse'] = {}
@@ -80,7 +92,14 @@ export class FormFields {
       if (!Number.isSafeInteger(n) || n < 0 || n > 10_000) throw part('maxRejections', 'must be an integer from 0 to 10000')
       parse.maxRejections = n
     }
-    return { siteCode, format: format as FormatName | 'auto', isForced: readBoolean('force', get('force')), isDryRun: readBoolean('dryRun', get('dryRun')), timezone, parse }
+    return {
+      siteCode,
+      format: format as FormatName | 'auto',
+      isForced: readBoolean('force', get('force')),
+      isDryRun: readBoolean('dryRun', get('dryRun')),
+      timezone,
+      parse,
+    }
   }
 }
 
@@ -97,7 +116,11 @@ function readBoolean(name: string, value: string | undefined): boolean {
 
 /** `-9999,NaN,I/O Timeout`: numeric entries compare as numbers, the others as exact text. */
 function readSentinels(value: string): Array<number | string> {
-  return value.split(',').map((s) => s.trim()).filter((s) => s !== '').map((s) => (/^[-+]?\d+(\.\d+)?$/.test(s) ? Number(s) : s))
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => (/^[-+]?\d+(\.\d+)?$/.test(s) ? Number(s) : s))
 }
 
 function isZone(zone: string): boolean {

@@ -105,7 +105,8 @@ export class ImportRun {
       await updateBatch(trx, orgId, id, record.completed(await countStoredOfBatch(trx, orgId, id, record.where())))
       const row = record.row
       await recordAudit(trx, this.#clock, orgId, actor, {
-        action: 'historian.batch.imported', target: id,
+        action: 'historian.batch.imported',
+        target: id,
         detail: { site: siteCode, format: row.format, samples: row.samples_stored, rejected: row.rejected_count, isForced },
       })
     })
@@ -118,7 +119,8 @@ export class ImportRun {
    */
   async abandon(err: unknown): Promise<void> {
     await this.#store.fail(err instanceof DomainError, this.#record.where(), () => ({
-      error: 'The import stopped before it completed (the upload was interrupted or the server failed); nothing of it was kept.', updated_at: this.#clock.now(),
+      error: 'The import stopped before it completed (the upload was interrupted or the server failed); nothing of it was kept.',
+      updated_at: this.#clock.now(),
     }))
   }
 }

@@ -9,7 +9,14 @@ import type { SiteDependent } from '../../sites/service.ts'
 import { BatchStillRunning } from '../errors.ts'
 import { failIfAbandoned } from '../store/batch-end.ts'
 import {
-  type BatchCoverage, countBatchesOfSite, countSamplesOfSite, deleteBatchRow, deleteSamplesOfBatch, findBatch, listBatchesOfSite, listRunningBatches,
+  type BatchCoverage,
+  countBatchesOfSite,
+  countSamplesOfSite,
+  deleteBatchRow,
+  deleteSamplesOfBatch,
+  findBatch,
+  listBatchesOfSite,
+  listRunningBatches,
 } from '../store/queries.ts'
 import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
 import { FormFields, storableFileName, type UploadPart } from './form.ts'
@@ -56,7 +63,7 @@ export function createHistorianService(deps: HistorianDeps) {
   async function recoverRead(orgId: OrgId, rows: ReadonlyArray<{ id: string; status: string }>): Promise<boolean> {
     if (handle.dialect !== 'postgres') return false
     let isAny = false
-    for (const r of rows) if (r.status === 'running' && await recoverIfAbandoned(orgId, r.id)) isAny = true
+    for (const r of rows) if (r.status === 'running' && (await recoverIfAbandoned(orgId, r.id))) isAny = true
     return isAny
   }
 
@@ -78,8 +85,16 @@ export function createHistorianService(deps: HistorianDeps) {
         const site = await sites.require(orgId, f.siteCode)
         const tags = await readMapping(instances, orgId, site.code, mapping.bytes)
         return {
-          orgId, actor, siteCode: site.code, options: { ...f.parse, format: f.format, timezone: f.timezone ?? site.timeZone },
-          mapping: tags, mappingSha256: mapping.sha256, trendName, isForced: f.isForced, isDryRun: f.isDryRun, bytesTotal: meta.bytesTotal,
+          orgId,
+          actor,
+          siteCode: site.code,
+          options: { ...f.parse, format: f.format, timezone: f.timezone ?? site.timeZone },
+          mapping: tags,
+          mappingSha256: mapping.sha256,
+          trendName,
+          isForced: f.isForced,
+          isDryRun: f.isDryRun,
+          bytesTotal: meta.bytesTotal,
         }
       }
       const ingest = async (source: TrendSource) => {
@@ -95,7 +110,8 @@ export function createHistorianService(deps: HistorianDeps) {
             continue
           }
           if (part.name === 'mapping_csv') {
-            if (mapping !== undefined || run !== undefined) throw invalidField('/mapping_csv', run ? 'arrived after trend_csv; send it before' : 'is sent twice', 'part')
+            if (mapping !== undefined || run !== undefined)
+              throw invalidField('/mapping_csv', run ? 'arrived after trend_csv; send it before' : 'is sent twice', 'part')
             mapping = await readSmallFile(part, Math.min(MAX_MAPPING_BYTES, maxFileBytes))
             continue
           }
@@ -159,8 +175,11 @@ export function createHistorianService(deps: HistorianDeps) {
       const from = (decodeCursor(page.cursor, ['number'])?.[0] as number | undefined) ?? 0
       const items = listed.slice(from, from + limit)
       return {
-        batchId: row.id, count: row.is_forced === 1 ? row.replaced_count : row.collision_count, listed: listed.length,
-        items: items.map(toCollision), nextCursor: from + limit < listed.length ? encodeCursor([from + limit]) : null,
+        batchId: row.id,
+        count: row.is_forced === 1 ? row.replaced_count : row.collision_count,
+        listed: listed.length,
+        items: items.map(toCollision),
+        nextCursor: from + limit < listed.length ? encodeCursor([from + limit]) : null,
       }
     },
 
@@ -172,7 +191,7 @@ export function createHistorianService(deps: HistorianDeps) {
         if (row.status === 'running') throw new BatchStillRunning(batchId)
         const samples = await deleteSamplesOfBatch(trx, orgId, batchId, { siteCode: row.site_code, coverage: JSON.parse(row.tags) as BatchCoverage[] })
         // A concurrent delete removed it after it was read: that request deleted it, this one answers the uniform 404.
-        if (await deleteBatchRow(trx, orgId, batchId) === 0) throw new NotFound()
+        if ((await deleteBatchRow(trx, orgId, batchId)) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'historian.batch.deleted', target: batchId, detail: { site: row.site_code, samples } })
       })
     },

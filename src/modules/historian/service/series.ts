@@ -13,7 +13,8 @@ const MAX_TIME = 8_640_000_000_000_000
 export function parseBucket(text: string): number {
   const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text)
   const ms = match === null ? NaN : Number(match[1]) * UNIT_MS[match[2]!]!
-  if (!Number.isSafeInteger(ms) || ms < 1 || ms > 366 * 86_400_000) throw invalidField('/bucket', 'must be a width such as 500ms, 10s, 15m, 1h or 1d (at most 366d)', 'query')
+  if (!Number.isSafeInteger(ms) || ms < 1 || ms > 366 * 86_400_000)
+    throw invalidField('/bucket', 'must be a width such as 500ms, 10s, 15m, 1h or 1d (at most 366d)', 'query')
   return ms
 }
 
@@ -36,8 +37,16 @@ export async function readSeries(db: Db, orgId: OrgId, siteCode: string, query: 
     const rows = await listRawSamples(db, orgId, key, { limit, after })
     const page = rows.slice(0, limit)
     return {
-      instanceId: query.instanceId, tag: query.tag, bucket: null,
-      samples: page.map((r) => ({ ts: new Date(Number(r.ts)).toISOString(), value: r.value === null ? null : Number(r.value), text: r.text, quality: QUALITY_NAME(Number(r.quality)), batchId: r.batch_id })),
+      instanceId: query.instanceId,
+      tag: query.tag,
+      bucket: null,
+      samples: page.map((r) => ({
+        ts: new Date(Number(r.ts)).toISOString(),
+        value: r.value === null ? null : Number(r.value),
+        text: r.text,
+        quality: QUALITY_NAME(Number(r.quality)),
+        batchId: r.batch_id,
+      })),
       buckets: null,
       nextCursor: rows.length > limit ? encodeCursor([Number(page[page.length - 1]!.ts)]) : null,
     }
@@ -47,7 +56,10 @@ export async function readSeries(db: Db, orgId: OrgId, siteCode: string, query: 
   const rows = await listBuckets(db, orgId, key, bucketMs, { limit, after })
   const page = rows.slice(0, limit)
   return {
-    instanceId: query.instanceId, tag: query.tag, bucket: query.bucket, samples: null,
+    instanceId: query.instanceId,
+    tag: query.tag,
+    bucket: query.bucket,
+    samples: null,
     buckets: page.map((b) => ({ start: new Date(b.start).toISOString(), min: b.min, max: b.max, mean: b.mean, first: b.first, last: b.last, count: b.count })),
     nextCursor: rows.length > limit ? encodeCursor([page[page.length - 1]!.start]) : null,
   }

@@ -54,12 +54,16 @@ export async function spoolToDisk(part: FilePart, maxBytes: number): Promise<{ s
   const path = join(dir, 'trend.csv')
   const hash = createHash('sha256')
   try {
-    await pipeline(part.stream, new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        hash.update(chunk)
-        done(null, chunk)
-      },
-    }), createWriteStream(path))
+    await pipeline(
+      part.stream,
+      new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          hash.update(chunk)
+          done(null, chunk)
+        },
+      }),
+      createWriteStream(path),
+    )
     if (part.stream.truncated === true) throw tooLarge(part.name, maxBytes)
   } catch (err) {
     await rm(dir, { recursive: true, force: true })

@@ -7,7 +7,10 @@ import type { CollisionEntry } from './batch-view.ts'
 export const FLUSH_SAMPLES = 50_000
 
 /** A collision found by one lane, with its row's index in the whole chunk (the report lists them in file order). */
-interface FoundCollision { rank: number; entry: CollisionEntry }
+interface FoundCollision {
+  rank: number
+  entry: CollisionEntry
+}
 
 /**
  * How an import's samples reach the store: the chunk being parsed is written every FLUSH_SAMPLES samples, split by
@@ -90,17 +93,28 @@ export class WritePipeline {
   async #write(lanes: Lane[], parts: SampleBuffer[]): Promise<void> {
     const done = await this.#store.write(lanes, this.#record.progress(), parts, this.#record.collisionRoom())
     const found = done.flatMap((d, i) => d.collisions.map((c) => this.#found(parts[i]!, c))).sort((a, b) => a.rank - b.rank)
-    await this.#store.update(this.#record.written(done, found.map((f) => f.entry)))
+    await this.#store.update(
+      this.#record.written(
+        done,
+        found.map((f) => f.entry),
+      ),
+    )
   }
 
   /** A collision of a part as the report lists it: the stored value kept, this batch's discarded. */
   #found(part: SampleBuffer, c: PartCollision): FoundCollision {
     const i = c.index
     const { instanceId, tagKey } = this.#pairs.list[part.pair[i]!]!
-    return { rank: part.origin![i]!, entry: {
-      instanceId, tagKey, ts: c.ts, resolution: 'keptStored',
-      kept: { batchId: c.stored.batch_id, value: c.stored.value, text: c.stored.text, quality: c.stored.quality },
-      discarded: { batchId: this.#record.id, value: part.value(i), text: part.text(i), quality: part.qualities[i]! },
-    } }
+    return {
+      rank: part.origin![i]!,
+      entry: {
+        instanceId,
+        tagKey,
+        ts: c.ts,
+        resolution: 'keptStored',
+        kept: { batchId: c.stored.batch_id, value: c.stored.value, text: c.stored.text, quality: c.stored.quality },
+        discarded: { batchId: this.#record.id, value: part.value(i), text: part.text(i), quality: part.qualities[i]! },
+      },
+    }
   }
 }

@@ -31,9 +31,16 @@ export async function failIfAbandoned(handle: DatabaseHandle, orgId: OrgId, batc
     await conn.transaction().execute(async (trx) => {
       const row = await findBatch(trx, orgId, batchId)
       if (row?.status !== 'running') return
-      await failBatch(trx, orgId, batchId, { siteCode: row.site_code, coverage: JSON.parse(row.tags) as BatchCoverage[] }, {
-        error: failure.error, updated_at: failure.now(),
-      })
+      await failBatch(
+        trx,
+        orgId,
+        batchId,
+        { siteCode: row.site_code, coverage: JSON.parse(row.tags) as BatchCoverage[] },
+        {
+          error: failure.error,
+          updated_at: failure.now(),
+        },
+      )
       isCleaned = true
     })
   })

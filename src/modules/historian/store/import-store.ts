@@ -13,13 +13,24 @@ import { openExtraConnection, openImportSession, type ExtraConnection, type Impo
 const COLLISION_KEYS_PER_QUERY = 5000
 
 /** Where a part of each chunk is written: a connection and the writer that knows its series. Opaque to the service. */
-export interface Lane { readonly db: Db; readonly writer: SampleWriter }
+export interface Lane {
+  readonly db: Db
+  readonly writer: SampleWriter
+}
 
 /** A sample of a part that met another batch's value (kept): its row in the part, and the stored value. */
-export interface PartCollision { index: number; ts: number; stored: StoredValue }
+export interface PartCollision {
+  index: number
+  ts: number
+  stored: StoredValue
+}
 
 /** What one lane's transaction wrote of its part: rows tried, rows written, and the first collisions (up to `room`). */
-export interface PartWritten { attempted: number; written: number; collisions: PartCollision[] }
+export interface PartWritten {
+  attempted: number
+  written: number
+  collisions: PartCollision[]
+}
 
 export type BatchChanges = Partial<HistorianBatchesTable>
 
@@ -116,12 +127,16 @@ export function createImportStore(handle: DatabaseHandle, target: WriteTarget, s
 
     async write(lanes, progress, parts, room) {
       await updateBatch(session!.db, orgId, batchId, progress)
-      const results = await Promise.allSettled(lanes.map(({ db: on, writer: w }, i) => on.transaction().execute(async (trx) => {
-        const part = parts[i]!
-        const { attempted, written } = await w.write(trx, part)
-        const collisions = written < attempted ? await collisionsOf(trx, w, part, attempted - written, room) : []
-        return { attempted, written, collisions }
-      })))
+      const results = await Promise.allSettled(
+        lanes.map(({ db: on, writer: w }, i) =>
+          on.transaction().execute(async (trx) => {
+            const part = parts[i]!
+            const { attempted, written } = await w.write(trx, part)
+            const collisions = written < attempted ? await collisionsOf(trx, w, part, attempted - written, room) : []
+            return { attempted, written, collisions }
+          }),
+        ),
+      )
       const failed = results.find((r) => r.status === 'rejected')
       if (failed !== undefined) throw failed.reason
       return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
@@ -146,12 +161,15 @@ export function createImportStore(handle: DatabaseHandle, target: WriteTarget, s
       }
       hasBatchRow = false
       const db = session?.db ?? handle.db
-      await db.transaction().execute(async (trx) => {
-        if (refused) await removeBatch(trx, orgId, batchId, where)
-        else await failBatch(trx, orgId, batchId, where, failed())
-      }).catch(() => {
-        // The start-up recovery (service.recoverInterrupted) removes what is left.
-      })
+      await db
+        .transaction()
+        .execute(async (trx) => {
+          if (refused) await removeBatch(trx, orgId, batchId, where)
+          else await failBatch(trx, orgId, batchId, where, failed())
+        })
+        .catch(() => {
+          // The start-up recovery (service.recoverInterrupted) removes what is left.
+        })
       await release()
     },
 

@@ -21,24 +21,73 @@ export function findBatch(db: Db, orgId: OrgId, id: string): Promise<HistorianBa
  */
 export type ListedBatchRow = Omit<HistorianBatchesTable, 'tags' | 'options'> & { tag_count: number }
 
-export function listBatchesOfSite(db: Db, dialect: Dialect, orgId: OrgId, siteCode: string, page: { limit: number; before?: string }): Promise<ListedBatchRow[]> {
+export function listBatchesOfSite(
+  db: Db,
+  dialect: Dialect,
+  orgId: OrgId,
+  siteCode: string,
+  page: { limit: number; before?: string },
+): Promise<ListedBatchRow[]> {
   const tagCount = dialect === 'postgres' ? sql<number>`json_array_length(tags::json)` : sql<number>`json_array_length(tags)`
-  let query = db.selectFrom('historian_batches').select([
-    'org_id', 'site_code', 'id', 'format', 'status', 'rows_read', 'samples_stored', 'rejected_count', 'collision_count', 'replaced_count',
-    'bytes_read', 'bytes_total', 'first_ts', 'last_ts', 'report', 'trend_sha256', 'mapping_sha256', 'trend_name', 'is_forced',
-    'error', 'created_by', 'created_at', 'updated_at', 'completed_at', tagCount.as('tag_count'),
-  ]).where('org_id', '=', orgId).where('site_code', '=', siteCode)
+  let query = db
+    .selectFrom('historian_batches')
+    .select([
+      'org_id',
+      'site_code',
+      'id',
+      'format',
+      'status',
+      'rows_read',
+      'samples_stored',
+      'rejected_count',
+      'collision_count',
+      'replaced_count',
+      'bytes_read',
+      'bytes_total',
+      'first_ts',
+      'last_ts',
+      'report',
+      'trend_sha256',
+      'mapping_sha256',
+      'trend_name',
+      'is_forced',
+      'error',
+      'created_by',
+      'created_at',
+      'updated_at',
+      'completed_at',
+      tagCount.as('tag_count'),
+    ])
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
   if (page.before !== undefined) query = query.where('id', '<', page.before)
-  return query.orderBy('id', 'desc').limit(page.limit + 1).execute()
+  return query
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute()
 }
 
 /** The earlier complete batch of the same pair of files in the site, if any. */
-export function findCompleteTwin(db: Db, orgId: OrgId, siteCode: string, trendSha: string, mappingSha: string, exceptId: string): Promise<{ id: string } | undefined> {
-  return db.selectFrom('historian_batches').select('id')
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode)
-    .where('trend_sha256', '=', trendSha).where('mapping_sha256', '=', mappingSha)
-    .where('status', '=', 'complete').where('id', '<>', exceptId)
-    .orderBy('id').limit(1).executeTakeFirst()
+export function findCompleteTwin(
+  db: Db,
+  orgId: OrgId,
+  siteCode: string,
+  trendSha: string,
+  mappingSha: string,
+  exceptId: string,
+): Promise<{ id: string } | undefined> {
+  return db
+    .selectFrom('historian_batches')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('trend_sha256', '=', trendSha)
+    .where('mapping_sha256', '=', mappingSha)
+    .where('status', '=', 'complete')
+    .where('id', '<>', exceptId)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
 }
 
 /**
@@ -53,10 +102,14 @@ export async function ensureSeries(db: Db, orgId: OrgId, siteCode: string, pairs
     const rows = sql.join(chunk.map((p) => sql`(${orgId}, ${siteCode}, ${p.instanceId}, ${p.tagKey})`))
     await sql`insert into historian_series (org_id, site_code, instance_id, tag_key) values ${rows}
       on conflict (org_id, site_code, instance_id, tag_key) do nothing`.execute(db)
-    const found = await db.selectFrom('historian_series').select(['id', 'instance_id', 'tag_key'])
-      .where('org_id', '=', orgId).where('site_code', '=', siteCode)
+    const found = await db
+      .selectFrom('historian_series')
+      .select(['id', 'instance_id', 'tag_key'])
+      .where('org_id', '=', orgId)
+      .where('site_code', '=', siteCode)
       .where('instance_id', 'in', [...new Set(chunk.map((p) => p.instanceId))])
-      .where('tag_key', 'in', [...new Set(chunk.map((p) => p.tagKey))]).execute()
+      .where('tag_key', 'in', [...new Set(chunk.map((p) => p.tagKey))])
+      .execute()
     for (const r of found) ids.set(seriesKey(r.instance_id, r.tag_key), Number(r.id))
   }
   return ids
@@ -97,7 +150,12 @@ export async function anySampleInRanges(db: Db, table: 'historian_points' | 'his
 }
 
 /** Where a batch recorded samples: per (instance, tag), the earliest and latest timestamp (historian_batches.tags). */
-export interface BatchCoverage { instanceId: string; tagKey: string; firstTs: number | null; lastTs: number | null }
+export interface BatchCoverage {
+  instanceId: string
+  tagKey: string
+  firstTs: number | null
+  lastTs: number | null
+}
 
 /**
  * The series ids and time ranges a batch's samples lie in, from its recorded coverage (several historian tags may
@@ -111,10 +169,14 @@ export async function batchRanges(db: Db, orgId: OrgId, siteCode: string, covera
   const ranges = new Map<number, SeriesRange>()
   for (let start = 0; start < wanted.length; start += 500) {
     const chunk = wanted.slice(start, start + 500)
-    const found = await db.selectFrom('historian_series').select(['id', 'instance_id', 'tag_key'])
-      .where('org_id', '=', orgId).where('site_code', '=', siteCode)
+    const found = await db
+      .selectFrom('historian_series')
+      .select(['id', 'instance_id', 'tag_key'])
+      .where('org_id', '=', orgId)
+      .where('site_code', '=', siteCode)
       .where('instance_id', 'in', [...new Set(chunk.map((c) => c.instanceId))])
-      .where('tag_key', 'in', [...new Set(chunk.map((c) => c.tagKey))]).execute()
+      .where('tag_key', 'in', [...new Set(chunk.map((c) => c.tagKey))])
+      .execute()
     const ids = new Map(found.map((r) => [seriesKey(r.instance_id, r.tag_key), Number(r.id)]))
     for (const c of chunk) {
       const seriesId = ids.get(seriesKey(c.instanceId, c.tagKey))
@@ -130,8 +192,15 @@ export async function batchRanges(db: Db, orgId: OrgId, siteCode: string, covera
   return [...ranges.values()]
 }
 
-export interface SeriesRange { seriesId: number; from: number; to: number }
-export interface BatchWhere { siteCode: string; coverage: BatchCoverage[] }
+export interface SeriesRange {
+  seriesId: number
+  from: number
+  to: number
+}
+export interface BatchWhere {
+  siteCode: string
+  coverage: BatchCoverage[]
+}
 
 /**
  * Deletes the batch's rows of historian_points, RANGES_PER_STATEMENT series a statement: their ids in a list and one
@@ -152,7 +221,15 @@ export async function deleteSamplesOfBatch(db: Db, orgId: OrgId, batchId: string
       const chunk = ranges.slice(start, start + RANGES_PER_STATEMENT)
       const from = chunk.reduce((min, r) => Math.min(min, r.from), Infinity)
       const to = chunk.reduce((max, r) => Math.max(max, r.to), -Infinity)
-      const result = await query.where('series_id', 'in', chunk.map((r) => r.seriesId)).where('ts', '>=', from).where('ts', '<=', to).executeTakeFirst()
+      const result = await query
+        .where(
+          'series_id',
+          'in',
+          chunk.map((r) => r.seriesId),
+        )
+        .where('ts', '>=', from)
+        .where('ts', '<=', to)
+        .executeTakeFirst()
       deleted += Number(result.numDeletedRows)
     }
   }
@@ -163,7 +240,11 @@ export async function deleteSamplesOfBatch(db: Db, orgId: OrgId, batchId: string
 export async function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string, where: BatchWhere): Promise<number> {
   const ranges = await batchRanges(db, orgId, where.siteCode, where.coverage)
   if (ranges === null) {
-    const row = await db.selectFrom('historian_points').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).where('batch_id', '=', batchId)
+    const row = await db
+      .selectFrom('historian_points')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .where('batch_id', '=', batchId)
       .where('series_id', 'in', db.selectFrom('historian_series').select('id').where('org_id', '=', orgId).where('site_code', '=', where.siteCode))
       .executeTakeFirstOrThrow()
     return Number(row.n)
@@ -211,35 +292,64 @@ export function listRunningBatches(db: Db): Promise<Array<{ org_id: string; id: 
 
 /** Site dependents (deletion preview): batches of the site. */
 export async function countBatchesOfSite(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
-  const row = await db.selectFrom('historian_batches').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('historian_batches')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
 export async function countSamplesOfSite(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
-  const row = await db.selectFrom('historian_points as p').innerJoin('historian_series as s', (j) => j.onRef('s.org_id', '=', 'p.org_id').onRef('s.id', '=', 'p.series_id'))
+  const row = await db
+    .selectFrom('historian_points as p')
+    .innerJoin('historian_series as s', (j) => j.onRef('s.org_id', '=', 'p.org_id').onRef('s.id', '=', 'p.series_id'))
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('s.org_id', '=', orgId).where('s.site_code', '=', siteCode).executeTakeFirstOrThrow()
+    .where('s.org_id', '=', orgId)
+    .where('s.site_code', '=', siteCode)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
-export interface SeriesKey { siteCode: string; instanceId: string; tagKey: string; from: number; to: number }
+export interface SeriesKey {
+  siteCode: string
+  instanceId: string
+  tagKey: string
+  from: number
+  to: number
+}
 
 /** Raw samples of complete batches only, oldest first, keyset-paged by timestamp. */
 export function listRawSamples(db: Db, orgId: OrgId, key: SeriesKey, page: { limit: number; after?: number }) {
-  let query = db.selectFrom('historian_series as r')
+  let query = db
+    .selectFrom('historian_series as r')
     .innerJoin('historian_points as s', (j) => j.onRef('s.org_id', '=', 'r.org_id').onRef('s.series_id', '=', 'r.id'))
     .innerJoin('historian_batches as b', (j) => j.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 's.batch_id'))
     .select(['s.ts', 's.value', 's.text', 's.quality', 's.batch_id'])
-    .where('r.org_id', '=', orgId).where('r.site_code', '=', key.siteCode)
-    .where('r.instance_id', '=', key.instanceId).where('r.tag_key', '=', key.tagKey)
-    .where('s.ts', '>=', key.from).where('s.ts', '<', key.to)
+    .where('r.org_id', '=', orgId)
+    .where('r.site_code', '=', key.siteCode)
+    .where('r.instance_id', '=', key.instanceId)
+    .where('r.tag_key', '=', key.tagKey)
+    .where('s.ts', '>=', key.from)
+    .where('s.ts', '<', key.to)
     .where('b.status', '=', 'complete')
   if (page.after !== undefined) query = query.where('s.ts', '>', page.after)
-  return query.orderBy('s.ts').limit(page.limit + 1).execute()
+  return query
+    .orderBy('s.ts')
+    .limit(page.limit + 1)
+    .execute()
 }
 
-export interface BucketRow { start: number; min: number; max: number; mean: number; count: number; first: number; last: number }
+export interface BucketRow {
+  start: number
+  min: number
+  max: number
+  mean: number
+  count: number
+  first: number
+  last: number
+}
 
 /**
  * Time buckets of the numeric samples, computed in the database with the same SQL on both dialects. The bucket
@@ -272,13 +382,28 @@ export function bucketsQuery(orgId: OrgId, key: SeriesKey, bucketMs: number, pag
 export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number }): Promise<BucketRow[]> {
   const result = await bucketsQuery(orgId, key, bucketMs, page).execute(db)
   return result.rows.map((r) => ({
-    start: Number(r.start), min: Number(r.min), max: Number(r.max), mean: Number(r.mean), count: Number(r.count), first: Number(r.first), last: Number(r.last),
+    start: Number(r.start),
+    min: Number(r.min),
+    max: Number(r.max),
+    mean: Number(r.mean),
+    count: Number(r.count),
+    first: Number(r.first),
+    last: Number(r.last),
   }))
 }
 
 /** A sample this batch wanted to store where another value was or is kept; see findCollisions / listStagedCollisions. */
-export interface StoredValue { value: number | null; text: string | null; quality: number; batch_id: string }
-export interface CollisionRow { series_id: number; ts: number; stored: StoredValue }
+export interface StoredValue {
+  value: number | null
+  text: string | null
+  quality: number
+  batch_id: string
+}
+export interface CollisionRow {
+  series_id: number
+  ts: number
+  stored: StoredValue
+}
 
 /**
  * Without force: samples of another batch stored at these (series, ts) keys, i.e. the values kept where this
@@ -294,12 +419,27 @@ export async function findCollisions(db: Db, orgId: OrgId, batchId: string, keys
     select h.series_id, h.ts, h.value, h.text, h.quality, h.batch_id from (values ${list}) k
     join historian_points h on h.org_id = ${orgId} and h.series_id = k.column1 and h.ts = k.column2
     where h.batch_id <> ${batchId}`.execute(db)
-  return result.rows.map((r) => ({ series_id: Number(r.series_id), ts: Number(r.ts), stored: { value: r.value === null ? null : Number(r.value), text: r.text, quality: Number(r.quality), batch_id: r.batch_id } }))
+  return result.rows.map((r) => ({
+    series_id: Number(r.series_id),
+    ts: Number(r.ts),
+    stored: { value: r.value === null ? null : Number(r.value), text: r.text, quality: Number(r.quality), batch_id: r.batch_id },
+  }))
 }
 
 /** With force: the first `limit` staged samples that will replace a stored value, with both values. */
 export async function listStagedCollisions(db: Db, orgId: OrgId, batchId: string, limit: number) {
-  const result = await sql<{ instance_id: string; tag_key: string; ts: number; value: number | null; text: string | null; quality: number; old_value: number | null; old_text: string | null; old_quality: number; old_batch: string }>`
+  const result = await sql<{
+    instance_id: string
+    tag_key: string
+    ts: number
+    value: number | null
+    text: string | null
+    quality: number
+    old_value: number | null
+    old_text: string | null
+    old_quality: number
+    old_batch: string
+  }>`
     select r.instance_id, r.tag_key, s.ts, s.value, s.text, s.quality, h.value as old_value, h.text as old_text, h.quality as old_quality, h.batch_id as old_batch
     from historian_staging s
     join historian_points h on h.org_id = s.org_id and h.series_id = s.series_id and h.ts = s.ts
@@ -308,7 +448,9 @@ export async function listStagedCollisions(db: Db, orgId: OrgId, batchId: string
     order by r.instance_id, r.tag_key, s.ts
     limit ${limit}`.execute(db)
   return result.rows.map((r) => ({
-    instance_id: r.instance_id, tag_key: r.tag_key, ts: Number(r.ts),
+    instance_id: r.instance_id,
+    tag_key: r.tag_key,
+    ts: Number(r.ts),
     staged: { value: r.value === null ? null : Number(r.value), text: r.text, quality: Number(r.quality) },
     stored: { value: r.old_value === null ? null : Number(r.old_value), text: r.old_text, quality: Number(r.old_quality), batch_id: r.old_batch },
   }))

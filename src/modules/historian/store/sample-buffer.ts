@@ -1,5 +1,8 @@
 /** An (instance, tag) pair: one series of the site. */
-export interface SeriesPair { instanceId: string; tagKey: string }
+export interface SeriesPair {
+  instanceId: string
+  tagKey: string
+}
 
 /** The pairs an import meets, numbered from 0 in order of first sample; buffer rows refer to a pair by its number. */
 export class SeriesPairs {

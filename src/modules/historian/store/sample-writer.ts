@@ -22,7 +22,11 @@ export interface SampleWriter {
   seriesId(pair: number): number
 }
 
-interface Scope { orgId: OrgId; siteCode: string; batchId: string }
+interface Scope {
+  orgId: OrgId
+  siteCode: string
+  batchId: string
+}
 
 /**
  * SQLite allows 32 766 bound variables per statement, 7 per row: at most 4 600 rows a statement. A buffer is written
@@ -68,7 +72,12 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
     }
     const missing = missingPairs(buffer)
     if (missing.size > 0) {
-      const found = await ensureSeries(db, scope.orgId, scope.siteCode, [...missing].map((n) => pairs.list[n]!))
+      const found = await ensureSeries(
+        db,
+        scope.orgId,
+        scope.siteCode,
+        [...missing].map((n) => pairs.list[n]!),
+      )
       for (const n of missing) series[n] = found.get(seriesKey(pairs.list[n]!.instanceId, pairs.list[n]!.tagKey))!
     }
     return idsOf(buffer)
@@ -102,7 +111,7 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
       prepared.delete(buffer)
       if (buffer.length === 0) return { attempted: 0, written: 0 }
       if (ahead === undefined) buffer.dedupe()
-      const ids = ahead?.ids ?? await resolve(db, buffer)
+      const ids = ahead?.ids ?? (await resolve(db, buffer))
       const attempted = buffer.length
       const upsert = await mayCollide(db, ids, buffer.ts)
       let written: number
@@ -160,7 +169,10 @@ function copyPayload(ids: Int32Array, buffer: SampleBuffer, copy: BinaryCopy): P
 }
 
 /** A COPY payload: `bytes` is valid until `copy` starts the next one. */
-interface Payload { copy: BinaryCopy; bytes: Buffer }
+interface Payload {
+  copy: BinaryCopy
+  bytes: Buffer
+}
 
 /** SQLite: the text of a multi-row insert of `rows` rows, built once per size (connect.ts caches the prepared statements by text). */
 function sqliteStatement(statements: Map<string, string>, table: string, rows: number, upsert: boolean): string {
@@ -178,11 +190,20 @@ function sqliteStatement(statements: Map<string, string>, table: string, rows: n
  * every statement of that size: an array of 32 200 values is too large for V8's young generation, so a new one per
  * statement would be old-generation garbage (the import's memory would grow until the next full collection).
  */
-async function sqliteWrite(db: Db, table: string, scope: Scope, ids: Int32Array, buffer: SampleBuffer, upsert: boolean, statements: Map<string, string>, paramArrays: Map<number, unknown[]>): Promise<number> {
+async function sqliteWrite(
+  db: Db,
+  table: string,
+  scope: Scope,
+  ids: Int32Array,
+  buffer: SampleBuffer,
+  upsert: boolean,
+  statements: Map<string, string>,
+  paramArrays: Map<number, unknown[]>,
+): Promise<number> {
   const { ts, qualities } = buffer
   const { orgId, batchId } = scope
   let written = 0
-  for (let start = 0; start < buffer.length;) {
+  for (let start = 0; start < buffer.length; ) {
     const rows = SQLITE_STATEMENT_ROWS.find((n) => n <= buffer.length - start)!
     let params = paramArrays.get(rows)
     if (params === undefined) paramArrays.set(rows, (params = new Array<unknown>(rows * 7)))

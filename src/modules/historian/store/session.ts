@@ -54,19 +54,27 @@ function pinConnection(handle: DatabaseHandle, hooks: { onPinned?: (conn: Db) =>
   let db: Db | undefined
   let isReleased = false
   let release!: () => void
-  const released = new Promise<void>((resolve) => { release = resolve })
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
   let lent!: (conn: Db) => void
   let failed!: (err: unknown) => void
-  const pinned = new Promise<Db>((resolve, reject) => { lent = resolve; failed = reject })
+  const pinned = new Promise<Db>((resolve, reject) => {
+    lent = resolve
+    failed = reject
+  })
   pinned.catch(() => {}) // whoever awaits `pinned` sees the failure; nobody else needs to
-  const finished = handle.db.connection().execute(async (conn) => {
-    if (isReleased) return
-    await hooks.onPinned?.(conn)
-    db = conn
-    lent(conn)
-    await released
-    await hooks.onRelease?.(conn).catch(() => {})
-  }).catch(failed)
+  const finished = handle.db
+    .connection()
+    .execute(async (conn) => {
+      if (isReleased) return
+      await hooks.onPinned?.(conn)
+      db = conn
+      lent(conn)
+      await released
+      await hooks.onRelease?.(conn).catch(() => {})
+    })
+    .catch(failed)
   return {
     pinned,
     get db() {

@@ -5,10 +5,32 @@ import type { Db } from '../../../db/schema.ts'
 // The queries of the tenant package's historian_samples part (historian/transfer.ts): samples read and written as
 // one row each, over historian_series + historian_points.
 
-export interface SeriesRow { id: number; site_code: string; instance_id: string; tag_key: string }
-export interface PointRow { series_id: unknown; ts: unknown; value: unknown; text: unknown; quality: unknown; batch_id: unknown }
-export interface PointKey { seriesId: number; ts: unknown }
-export interface NewPoint { seriesId: number; ts: unknown; value: unknown; text: unknown; quality: unknown; batchId: unknown }
+export interface SeriesRow {
+  id: number
+  site_code: string
+  instance_id: string
+  tag_key: string
+}
+export interface PointRow {
+  series_id: unknown
+  ts: unknown
+  value: unknown
+  text: unknown
+  quality: unknown
+  batch_id: unknown
+}
+export interface PointKey {
+  seriesId: number
+  ts: unknown
+}
+export interface NewPoint {
+  seriesId: number
+  ts: unknown
+  value: unknown
+  text: unknown
+  quality: unknown
+  batchId: unknown
+}
 
 const POINT_COLUMNS = sql`series_id, ts, value, text, quality, batch_id`
 
@@ -54,8 +76,13 @@ export async function hasAnySample(db: Db, orgId: string): Promise<boolean> {
 
 /** The series of a site's instances. */
 export async function listSeriesOfInstances(db: Db, orgId: string, siteCode: string, instanceIds: string[]): Promise<SeriesRow[]> {
-  const found = await db.selectFrom('historian_series').select(['id', 'site_code', 'instance_id', 'tag_key'])
-    .where('org_id', '=', orgId).where('site_code', '=', siteCode).where('instance_id', 'in', instanceIds).execute()
+  const found = await db
+    .selectFrom('historian_series')
+    .select(['id', 'site_code', 'instance_id', 'tag_key'])
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('instance_id', 'in', instanceIds)
+    .execute()
   return found.map((s) => ({ ...s, id: Number(s.id) }))
 }
 

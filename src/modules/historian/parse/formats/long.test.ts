@@ -36,7 +36,10 @@ describe('long format', () => {
   it('reads OPC quality codes when qualityScale is opc and rejects an unknown quality', async () => {
     const text = 'time,tag,value,quality\n2024-01-01 00:00:00,A,1,192\n2024-01-01 00:00:01,A,2,64\n2024-01-01 00:00:02,A,3,7000000\n'
     const { samples, summary } = await parseAll([text], { format: 'long', qualityScale: 'opc' })
-    assert.deepEqual(samples.map((s) => s.quality), ['good', 'uncertain'])
+    assert.deepEqual(
+      samples.map((s) => s.quality),
+      ['good', 'uncertain'],
+    )
     assert.match(summary.rejections[0]!.reason, /unknown quality '7000000'/)
   })
 
@@ -69,7 +72,10 @@ describe('long format', () => {
   it('refuses a point decimal once the file used a decimal comma (no silent 1000x)', async () => {
     const text = 'time;tag;value\n2024-01-01 00:00:00;A;48,5\n2024-01-01 00:00:01;A;1.234\n'
     const { samples, summary } = await parseAll([text], { format: 'long' })
-    assert.deepEqual(samples.map((s) => s.value), [48.5])
+    assert.deepEqual(
+      samples.map((s) => s.value),
+      [48.5],
+    )
     assert.match(summary.rejections[0]!.reason, /decimal point/)
   })
 })

@@ -12,7 +12,10 @@ describe('piconfig format', () => {
       ['cdt158', '2020-03-24T06:00:01.000Z', 12, 'uncertain', 7],
       ['cdt158', '2020-03-24T16:00:00.000Z', 14, 'good', 9],
     ])
-    assert.deepEqual(summary.rejections.map((r) => r.line), [8])
+    assert.deepEqual(
+      summary.rejections.map((r) => r.line),
+      [8],
+    )
     assert.match(summary.rejections[0]!.reason, /not a calendar date/)
   })
 })

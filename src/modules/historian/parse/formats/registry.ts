@@ -13,15 +13,7 @@ import { wideFormat } from './wide.ts'
  * AVEVA or Proficy header (which also has tag, time and value columns) is not taken for
  * `long`, and `wide` (any header over timestamps) comes last.
  */
-export const FORMATS: readonly FormatAdapter[] = [
-  proficyFormat,
-  piconfigFormat,
-  ignitionTallFormat,
-  avevaHistoryFormat,
-  citectPaFormat,
-  longFormat,
-  wideFormat,
-]
+export const FORMATS: readonly FormatAdapter[] = [proficyFormat, piconfigFormat, ignitionTallFormat, avevaHistoryFormat, citectPaFormat, longFormat, wideFormat]
 
 export function formatByName(name: FormatName): FormatAdapter {
   const adapter = FORMATS.find((f) => f.name === name)
