@@ -1,6 +1,6 @@
 /**
  * Layering rules (ARCHITECTURE.md § Module layout), checked in the test command by `npm run layers`.
- * Below the modules: the leaf modules (clock, ids, errors, config, db, http, auth, jobs); above them: app.ts and cli/,
+ * Below the modules: the shared leaves (identity, ids, clock), then errors, config, db, http, auth and jobs; above them: app.ts and cli/,
  * the composition roots. Tests and test support may reach anywhere.
  */
 const TESTS = '(\\.test\\.ts$|/test-[a-z-]+\\.ts$|-harness\\.ts$|route-test-setup\\.ts$)'
@@ -19,8 +19,15 @@ export default {
       name: 'no-upward-imports',
       severity: 'error',
       comment: 'Nothing below modules/ imports a module: identity, HTTP plumbing, the database and jobs are given what they need by app.ts.',
-      from: { path: '^src/(auth|config|db|errors|http|jobs|clock\\.ts|ids\\.ts)', pathNot: TESTS },
+      from: { path: '^src/(auth|config|db|errors|http|jobs|identity\\.ts|clock\\.ts|ids\\.ts)', pathNot: TESTS },
       to: { path: '^src/(modules|cli|app\\.ts)' },
+    },
+    {
+      name: 'leaf-modules',
+      severity: 'error',
+      comment: 'identity.ts (Org, Principal, Role, Actor), ids.ts and clock.ts are what every layer shares: they import nothing of ours but ids.',
+      from: { path: '^src/(identity|ids|clock)\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/ids\\.ts$' },
     },
     {
       name: 'no-foreign-store',

@@ -203,7 +203,7 @@ export async function buildApp(
   const historian = createHistorianService({ handle, clock, sites, instances, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
-  // A batch left running by a process that died: its samples go, it is marked failed (historian/service/session.ts).
+  // A batch left running by a process that died: its samples go, it is marked failed (historian/store/session.ts).
   app.addHook('onReady', async () => {
     const cleaned = await withSystemScope(() => historian.recoverInterrupted()) // every organisation's batches
     if (cleaned > 0) log.warn({ cleaned }, 'historian: interrupted import batches marked failed')

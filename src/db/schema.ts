@@ -330,7 +330,7 @@ export interface HistorianBatchesTable {
   last_ts: number | null
   /** JSON: [{ instanceId, tagKey, historianTag, samples }] */
   tags: string
-  /** JSON: the first rejections, unmapped tags, collisions (see historian/service/report.ts) */
+  /** JSON: the first rejections, unmapped tags, collisions (see historian/service/batch-record.ts) */
   report: string
   /** JSON: the parse options used */
   options: string

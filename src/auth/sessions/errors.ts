@@ -6,3 +6,10 @@ export class IdentityProviderUnreachable extends domainError('ServiceUnavailable
     super('The identity provider is not reachable; try again shortly.', { cause })
   }
 }
+
+/** A browser sign-in that cannot be accepted (400): no attempt in progress, expired, replayed, or refused by the provider. */
+export class SignInFailed extends domainError('SignInFailed') {
+  constructor(detail: string, cause?: unknown) {
+    super(detail, cause === undefined ? undefined : { cause })
+  }
+}

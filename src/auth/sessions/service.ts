@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
-import { DomainError, Unauthorized } from '../../errors/domain-error.ts'
+import { Unauthorized } from '../../errors/domain-error.ts'
 import type { Org } from '../../identity.ts'
 import type { Memberships, PlatformAdminList } from '../oidc/accounts.ts'
 import { buildAuthorizationRequest, readAuthorizationCallback } from '../oidc/code-flow.ts'
@@ -10,7 +10,7 @@ import { verifyIdToken } from '../oidc/id-token.ts'
 import type { RelyingParty } from '../oidc/relying-party.ts'
 import { safeReturnTo } from '../oidc/return-to.ts'
 import { exchangeCode, refresh, type OidcTokenSet } from '../oidc/token-endpoint.ts'
-import { IdentityProviderUnreachable } from './errors.ts'
+import { IdentityProviderUnreachable, SignInFailed } from './errors.ts'
 import { cookieDigest, createSealer, newCookieValue } from './seal.ts'
 import {
   deleteExpiredPendingLogins,
@@ -28,12 +28,6 @@ export const SESSION_TTL_MS = 12 * 3_600_000
 /** The access token handed out by POST /auth/token is refreshed when it has less than this left. */
 export const REFRESH_MARGIN_MS = 60_000
 const DEFAULT_ACCESS_TTL_MS = 5 * 60_000
-
-export class SignInFailed extends DomainError<'SignInFailed'> {
-  constructor(detail: string, cause?: unknown) {
-    super('SignInFailed', detail, cause === undefined ? undefined : { cause })
-  }
-}
 
 export interface SessionToken {
   accessToken: string

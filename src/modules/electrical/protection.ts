@@ -1,4 +1,4 @@
-import { DomainError } from '../../errors/domain-error.ts'
+import { domainError } from '../../errors/domain-error.ts'
 import type { ElectricalNode, Graph, SupplyPath } from './topology.ts'
 
 /**
@@ -45,12 +45,12 @@ const CURVE_BY_ALIAS: ReadonlyMap<string, CurveId> = new Map(
 export const ACCEPTED_CURVE_NAMES: readonly string[] = [...CURVE_BY_ALIAS.keys()]
 
 /** A 400 on `/protectionCurve` whose message lists every accepted name (also in the `acceptedCurveNames` extension). */
-export class UnknownProtectionCurve extends DomainError<'ValidationFailed'> {
+export class UnknownProtectionCurve extends domainError('ValidationFailed') {
   constructor(readonly curve: string) {
     const message =
       `Unknown protection curve ${JSON.stringify(curve)}. Accepted (case-insensitive; spaces, '-', '_', ` +
       `'.', '/' are interchangeable): ${ACCEPTED_CURVE_NAMES.join(', ')}.`
-    super('ValidationFailed', message, {
+    super(message, {
       errors: [{ in: 'body', pointer: '/protectionCurve', message }],
       extensions: { acceptedCurveNames: ACCEPTED_CURVE_NAMES },
     })
@@ -59,12 +59,12 @@ export class UnknownProtectionCurve extends DomainError<'ValidationFailed'> {
 }
 
 /** A 400 naming the unusable setting or study value (`/pickupA`, `/tms`, `/faultCurrentA`, `/gradingMarginS`). */
-export class InvalidProtectionInput extends DomainError<'ValidationFailed'> {
+export class InvalidProtectionInput extends domainError('ValidationFailed') {
   constructor(
     readonly field: string,
     message: string,
   ) {
-    super('ValidationFailed', message, { errors: [{ in: 'body', pointer: `/${field}`, message }] })
+    super(message, { errors: [{ in: 'body', pointer: `/${field}`, message }] })
     this.name = 'InvalidProtectionInput'
   }
 }

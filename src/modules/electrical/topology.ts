@@ -1,4 +1,4 @@
-import { DomainError, NotFound } from '../../errors/domain-error.ts'
+import { domainError, NotFound } from '../../errors/domain-error.ts'
 import { EDGE_TYPES, NODE_TYPES, isSupplyNodeType } from './codes.ts'
 
 // Lookups copied into module constants: the hot loops below then touch no imported binding.
@@ -58,12 +58,12 @@ const MAX_PROBLEMS_LISTED = 100
  * The node and edge arrays do not form a valid network (422). `errors` lists up to 100 problems, each with a
  * JSON pointer into `{ nodes, edges }`; the `problemCount` extension counts them all.
  */
-export class InvalidNetwork extends DomainError<'UnprocessableEntity'> {
+export class InvalidNetwork extends domainError('UnprocessableEntity') {
   constructor(
     readonly problems: readonly NetworkProblem[],
     readonly problemCount: number,
   ) {
-    super('UnprocessableEntity', `The electrical network has ${problemCount} problem(s).`, {
+    super(`The electrical network has ${problemCount} problem(s).`, {
       errors: problems.map((p) => ({ in: 'body' as const, ...p })),
       extensions: { problemCount },
     })

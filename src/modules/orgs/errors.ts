@@ -19,3 +19,10 @@ export class OrgIdTaken extends domainError('Conflict') {
     super(`An organisation with id ${id} already exists.`)
   }
 }
+
+/** A configuration reload whose new configuration is invalid (422); `problems` lists every bad setting. */
+export class ConfigReloadRefused extends domainError('UnprocessableEntity') {
+  constructor(problems: string[]) {
+    super(`The configuration is invalid; the running configuration stays in force. ${problems.join('; ')}`, { extensions: { problems } })
+  }
+}

@@ -2,17 +2,9 @@ import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { ConfigChange, ConfigHolder } from '../../config/holder.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
-import { DomainError } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
-
-export class ConfigReloadRefused extends DomainError<'UnprocessableEntity'> {
-  constructor(problems: string[]) {
-    super('UnprocessableEntity', `The configuration is invalid; the running configuration stays in force. ${problems.join('; ')}`, {
-      extensions: { problems },
-    })
-  }
-}
+import { ConfigReloadRefused } from './errors.ts'
 
 export interface ReloadResult {
   reloadedAt: string
