@@ -141,6 +141,6 @@ describe('console API client', () => {
     assert.ok(error instanceof ApiProblem)
     assert.equal(error.status, 400)
     assert.equal(error.code, 'ValidationFailed')
-    assert.deepEqual(error.errors, [{ pointer: '/name', detail: 'must NOT have fewer than 1 characters' }])
+    assert.deepEqual(error.errors, [{ pointer: '/name', message: 'must NOT have fewer than 1 characters' }])
   })
 })

@@ -30,7 +30,7 @@ interface Held {
 async function problemOf(res: Response): Promise<ApiProblem> {
   // Not every answer is ours (a proxy's 502): every field may be missing.
   const body = (await res.json().catch(() => ({}))) as Partial<Problem> & { lockedUntil?: string }
-  const errors = (body.errors ?? []).map((e: Partial<NonNullable<Problem['errors']>[number]>) => ({ pointer: e.pointer ?? '', detail: e.message ?? '' }))
+  const errors = (body.errors ?? []).map((e: Partial<NonNullable<Problem['errors']>[number]>) => ({ pointer: e.pointer ?? '', message: e.message ?? '' }))
   return new ApiProblem(res.status, { ...body, errors })
 }
 

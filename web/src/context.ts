@@ -4,19 +4,20 @@
 
 import type { Me } from './api-types.ts'
 
+/** One field at fault: the shape of the API's `errors[]` items, without the location the console does not show. */
+export type FieldError = { pointer: string; message: string }
+
 /** An RFC 9457 problem answered by the API, thrown by every Api method on a non-2xx answer. */
 export class ApiProblem extends Error {
   readonly status: number
   readonly code: string
   readonly detail: string | undefined
-  readonly errors: ReadonlyArray<{ pointer: string; detail: string }>
+  /** The fields at fault, as the API names them (`errors[]` of a 400: `pointer` and `message`). */
+  readonly errors: ReadonlyArray<FieldError>
   /** A locked sign-in's end (423 `PinLocked`, 429 `SignInThrottled`): an ISO timestamp. */
   readonly lockedUntil: string | undefined
 
-  constructor(
-    status: number,
-    body: { code?: string; title?: string; detail?: string; errors?: Array<{ pointer: string; detail: string }>; lockedUntil?: string },
-  ) {
+  constructor(status: number, body: { code?: string; title?: string; detail?: string; errors?: FieldError[]; lockedUntil?: string }) {
     super(body.detail ?? body.title ?? `HTTP ${status}`)
     this.name = 'ApiProblem'
     this.status = status

@@ -46,7 +46,7 @@ export function openDialog(options: DialogOptions): Promise<boolean> {
       // Required fields are checked here so that the message sits next to the field, like the API's.
       const missing = [...form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>('[required]')].filter((c) => !c.value.trim())
       if (missing.length > 0) {
-        const errors = missing.map((c) => ({ pointer: c.closest<HTMLElement>('[data-pointer]')?.dataset.pointer ?? '', detail: 'Required.' }))
+        const errors = missing.map((c) => ({ pointer: c.closest<HTMLElement>('[data-pointer]')?.dataset.pointer ?? '', message: 'Required.' }))
         showProblem(form, new ApiProblem(400, { detail: 'Some fields are missing.', errors }))
         return
       }

@@ -83,10 +83,10 @@ export function showProblem(scope: HTMLElement, error: unknown): void {
       const wrapper = scope.querySelector<HTMLElement>(`[data-pointer="${CSS.escape(item.pointer)}"]`)
       const line = wrapper?.querySelector<HTMLElement>('.field-error')
       if (!wrapper || !line) {
-        general.push(`${item.pointer || 'request'}: ${item.detail}`)
+        general.push(`${item.pointer || 'request'}: ${item.message}`)
         continue
       }
-      line.textContent = line.textContent ? `${line.textContent}; ${item.detail}` : item.detail
+      line.textContent = line.textContent ? `${line.textContent}; ${item.message}` : item.message
       line.hidden = false
       const control = wrapper.querySelector<HTMLElement>('input, select, textarea')
       control?.setAttribute('aria-invalid', 'true')

@@ -251,8 +251,8 @@ export const page: Page = async (root, ctx) => {
             new ApiProblem(400, {
               detail: 'Choose both files.',
               errors: [
-                ...(trendFile ? [] : [{ pointer: '/trend_csv', detail: 'Required.' }]),
-                ...(mappingFile ? [] : [{ pointer: '/mapping_csv', detail: 'Required.' }]),
+                ...(trendFile ? [] : [{ pointer: '/trend_csv', message: 'Required.' }]),
+                ...(mappingFile ? [] : [{ pointer: '/mapping_csv', message: 'Required.' }]),
               ],
             }),
           )

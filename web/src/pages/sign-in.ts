@@ -86,7 +86,7 @@ export function renderSignIn(root: HTMLElement, options: SignInOptions): void {
       clearProblems(form)
       const missing = [!email.value.trim() && '/email', !pin.value && '/pin'].filter((p): p is string => Boolean(p))
       if (missing.length > 0) {
-        showProblem(form, new ApiProblem(400, { detail: 'Enter your e-mail and PIN.', errors: missing.map((pointer) => ({ pointer, detail: 'Required.' })) }))
+        showProblem(form, new ApiProblem(400, { detail: 'Enter your e-mail and PIN.', errors: missing.map((pointer) => ({ pointer, message: 'Required.' })) }))
         return
       }
       submit.disabled = true
