@@ -1,4 +1,4 @@
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 
 export const SiteLoginBody = Type.Object(
   {
@@ -60,3 +60,4 @@ export const JwksSchema = Type.Object(
   },
   { $id: 'SiteJwks', additionalProperties: false },
 )
+export type SiteSession = Static<typeof SiteSessionSchema>

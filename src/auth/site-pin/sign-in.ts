@@ -11,19 +11,10 @@ import { accountSubject, addressSubject, type Lockout } from './lockout.ts'
 import { deleteExpiredRefreshTokens, findRefreshToken, insertRefreshToken, markRefreshTokenUsed, revokeRefreshFamily } from './refresh-store.ts'
 import type { SigningKey, SigningKeys } from './signing-keys.ts'
 import type { SiteUserCredential, SiteUserCredentials } from './site-users.ts'
+import type { SiteSession } from './schemas.ts'
 import { ACCESS_TOKEN_TTL_S, REFRESH_FAMILY_TTL_MS, REFRESH_TOKEN_TTL_MS } from './token-policy.ts'
 
 export const REFRESH_TOKEN_PATTERN = /^srt_[0-9A-Za-z]{43}$/
-
-export interface SiteSession {
-  accessToken: string
-  tokenType: 'Bearer'
-  expiresIn: number
-  expiresAt: string
-  refreshToken: string
-  refreshExpiresAt: string
-  user: { id: string; siteRole: string }
-}
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 

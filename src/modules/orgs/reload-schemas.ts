@@ -1,4 +1,4 @@
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 
 export const ReloadConfigBody = Type.Union([
   Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500, description: 'Kept in the audit record.' })) }, { additionalProperties: false }),
@@ -29,3 +29,4 @@ export const ReloadResultSchema = Type.Object(
   },
   { $id: 'ConfigReloadResult', additionalProperties: false },
 )
+export type ReloadResult = Static<typeof ReloadResultSchema>

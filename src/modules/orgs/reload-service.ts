@@ -1,16 +1,11 @@
 import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
-import type { ConfigChange, ConfigHolder } from '../../config/holder.ts'
+import type { ConfigHolder } from '../../config/holder.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import { ConfigReloadRefused } from './errors.ts'
-
-export interface ReloadResult {
-  reloadedAt: string
-  changed: ConfigChange[]
-  requiresRestart: string[]
-}
+import type { ReloadResult } from './reload-schemas.ts'
 
 /**
  * Configuration reload (spec 4.5). The audit row lands in the organisation whose host served the request
