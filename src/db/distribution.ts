@@ -17,6 +17,10 @@ export const REFERENCE_TABLES: Readonly<Record<string, string>> = {
   domain_bindings:
     'a custom domain names its organisation before the tenant is known, and a domain serves one organisation ' +
     'across all of them (its unique index); few rows, rarely written',
+  api_keys:
+    "a key's verifier is unique across organisations (a plaintext key belongs to one organisation; a moved key's " +
+    'placeholder cannot be taken twice), which Citus enforces only on a reference table; small, written at mint, ' +
+    "revoke and the batched last-used flush; looked up with the host's org_id",
   platform_admins: 'the platform operators, across every organisation (read at each OIDC sign-in)',
   platform_audit: 'what platform admins did across organisations (no tenant of its own); few rows',
 }

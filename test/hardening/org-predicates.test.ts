@@ -37,7 +37,8 @@ const GLOBAL_BY_DESIGN: ReadonlyArray<{ name: string; reason: string; statement:
   },
   {
     name: 'key expiry reminders (reminders/store.ts findDueKeys)',
-    reason: "the control plane's job finds the keys of every organisation due a reminder; each claim then names its org_id",
+    reason:
+      "the control plane's job finds the keys of every organisation due a reminder (their reminder rows on every shard); each claim then names its org_id",
     statement: /^select "k"\."org_id", .* from "api_keys" as "k" inner join "orgs" as "o" on "o"\."id" = "k"\."org_id" where "k"\."revoked_at" is null /,
   },
 ]
