@@ -5,6 +5,7 @@ import type { Db } from '../../db/schema.ts'
 import { NotFound } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import { newId, type OrgId } from '../../ids.ts'
+import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import { recordAudit } from '../audit/service.ts'
 import { LastSiteOwner, SiteRoleAboveCaller, SiteUserEmailTaken } from './errors.ts'
 import { DEFAULT_SCRYPT_COST, hashPin, verifyPin, type ScryptCost } from './pin-hash.ts'
@@ -16,7 +17,7 @@ import {
   findSiteUserForPinCheck,
   insertSiteUser,
   listSiteUsers,
-  lockSiteOwners,
+  listSiteOwnerIds,
   replaceSiteUserPin,
   updateSiteUser,
 } from './store.ts'
@@ -63,8 +64,16 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
     for (const role of roles) if (!isRole(role) || !roleAtLeast(actor.role, role)) throw new SiteRoleAboveCaller()
   }
 
+  /**
+   * Demotions and removals of one organisation's site users take turns (PostgreSQL: an advisory lock across the
+   * processes; SQLite: the write lock), taken before the user is read: the last-owner count then sees every commit
+   * before it. Locking the owners' rows (FOR UPDATE) after reading the user answered 500s to demotions and removals
+   * sent at once over two processes (test/hardening/org-concurrency.test.ts).
+   */
+  const lockSiteUsers = (trx: Db, orgId: OrgId) => lockUntilCommit(trx, handle.dialect, `site-users ${orgId}`)
+
   async function guardLastOwner(trx: Db, orgId: OrgId, userId: string): Promise<void> {
-    const owners = await lockSiteOwners(trx, orgId, handle.dialect)
+    const owners = await listSiteOwnerIds(trx, orgId)
     if (owners.length <= 1 && owners.some((o) => o.id === userId)) throw new LastSiteOwner()
   }
 
@@ -129,6 +138,7 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
     /** Renames or changes the role; Forbidden above the caller's rank, Conflict for the last owner. */
     async update(orgId: OrgId, actor: Actor, userId: string, patch: UpdateSiteUserInput): Promise<SiteUser> {
       return db.transaction().execute(async (trx) => {
+        await lockSiteUsers(trx, orgId)
         const row = await requireUser(trx, orgId, userId)
         checkRank(actor, row.site_role, ...(patch.siteRole ? [patch.siteRole] : []))
         if (row.site_role === 'owner' && patch.siteRole !== undefined && patch.siteRole !== 'owner') await guardLastOwner(trx, orgId, userId)
@@ -157,6 +167,7 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
     /** Removes a site user and their refresh tokens; Conflict for the last owner. */
     async remove(orgId: OrgId, actor: Actor, userId: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
+        await lockSiteUsers(trx, orgId)
         const row = await requireUser(trx, orgId, userId)
         checkRank(actor, row.site_role)
         if (row.site_role === 'owner') await guardLastOwner(trx, orgId, userId)
