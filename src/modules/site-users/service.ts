@@ -67,8 +67,9 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
   /**
    * Demotions and removals of one organisation's site users take turns (PostgreSQL: an advisory lock across the
    * processes; SQLite: the write lock), taken before the user is read: the last-owner count then sees every commit
-   * before it. Locking the owners' rows (FOR UPDATE) after reading the user answered 500s to demotions and removals
-   * sent at once over two processes (test/hardening/org-concurrency.test.ts).
+   * before it, and a change of a user that a removal deleted meanwhile answers 404 (PostgreSQL reads committed rows:
+   * without the turn, a PATCH of a user read before a concurrent DELETE committed found no row to answer, a 500;
+   * test/hardening/org-concurrency.test.ts).
    */
   const lockSiteUsers = (trx: Db, orgId: OrgId) => lockUntilCommit(trx, handle.dialect, `site-users ${orgId}`)
 
