@@ -218,7 +218,7 @@ for (const dialect of testDialects()) {
       }
     })
 
-    it('site server: the last two site owners demoted and removed at once leave exactly one; the electrical network replaced while its nodes and edges are edited keeps every edge on its nodes, never a 5xx', async (t) => {
+    it('site server: the last two site owners demoted and removed at once leave exactly one; a PIN change or PATCH of a user removed meanwhile is a 404 that audits nothing; the electrical network replaced while its nodes and edges are edited keeps every edge on its nodes, never a 5xx', async (t) => {
       const cell = await startCell(t, dialect, 'plant', 'site')
       const { world } = cell
       const host = 'plant.localhost'
@@ -245,6 +245,36 @@ for (const dialect of testDialects()) {
         assert.deepEqual([...new Set(onSurvivor.map(codeOf))], ['409 Conflict'], 'every demotion or removal of the survivor is refused')
         // The other one was demoted or removed; later requests on it act on an admin (2xx) or find it gone (404).
         await world.handle.db.deleteFrom('site_users').where('org_id', '=', world.orgId).execute()
+      }
+
+      // PostgreSQL reads committed rows: a PIN change or a PATCH that read the user before a removal committed must
+      // answer 404 and audit nothing, not 204/200 (or a 500) for a user that is gone. The removal is the test's own
+      // transaction, held open until both requests wait for the user's row.
+      if (dialect === 'postgres') {
+        const created = await as(0, 'POST', '/api/site/users', { email: 'held@plant.example', displayName: 'held', siteRole: 'member', pin: '482913' })
+        const userId = (JSON.parse(created.body) as { id: string }).id
+        let answers: Promise<Answer[]> | undefined
+        await world.handle.db.transaction().execute(async (trx) => {
+          await trx.deleteFrom('site_users').where('org_id', '=', world.orgId).where('id', '=', userId).execute()
+          answers = Promise.all([
+            as(0, 'PUT', `/api/site/users/${userId}/pin`, { pin: '913482' }),
+            as(1, 'PATCH', `/api/site/users/${userId}`, { displayName: 'renamed' }),
+          ])
+          for (let poll = 0; poll < 400 && (await lockWaiters(world)) < 2; poll++) await sleep(25)
+        })
+        const [pin, rename] = (await answers!) as [Answer, Answer]
+        const audited = await world.handle.db
+          .selectFrom('audit_events')
+          .select('action')
+          .where('org_id', '=', world.orgId)
+          .where('target', '=', userId)
+          .where('action', 'in', ['site_user.pin_set', 'site_user.updated'])
+          .execute()
+        console.log(
+          `org-concurrency ${dialect}: PIN set and PATCH of a user removed while they waited -> ${codeOf(pin)}, ${codeOf(rename)}; audit rows ${audited.length}`,
+        )
+        assert.deepEqual([codeOf(pin), codeOf(rename)], ['404 NotFound', '404 NotFound'])
+        assert.equal(audited.length, 0)
       }
 
       // The electrical network: the replacement keeps N0..N4 and brings R0..R4; the edits touch both old and new nodes.

@@ -144,11 +144,13 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
         checkRank(actor, row.site_role, ...(patch.siteRole ? [patch.siteRole] : []))
         if (row.site_role === 'owner' && patch.siteRole !== undefined && patch.siteRole !== 'owner') await guardLastOwner(trx, orgId, userId)
         const now = clock.now()
-        await updateSiteUser(trx, orgId, userId, {
+        const changes = {
           ...(patch.displayName !== undefined ? { display_name: patch.displayName.trim() } : {}),
           ...(patch.siteRole !== undefined ? { site_role: patch.siteRole } : {}),
           updated_at: now,
-        })
+        }
+        // A removal that did not take the turn (another process's SQL, a tenant import) deleted it meanwhile: 404.
+        if (Number((await updateSiteUser(trx, orgId, userId, changes)).numUpdatedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'site_user.updated', target: userId, detail: { ...patch } })
         return toSiteUser((await findSiteUser(trx, orgId, userId))!)
       })
@@ -160,7 +162,8 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
       await db.transaction().execute(async (trx) => {
         const row = await requireUser(trx, orgId, userId)
         if (actor.subject !== userId) checkRank(actor, row.site_role)
-        await replaceSiteUserPin(trx, orgId, userId, pinHash, clock.now())
+        // Removed since it was read (PostgreSQL reads committed rows; the hash took its time before): 404, no audit row.
+        if (Number((await replaceSiteUserPin(trx, orgId, userId, pinHash, clock.now())).numUpdatedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'site_user.pin_set', target: userId })
       })
     },
