@@ -309,6 +309,7 @@ for (const dialect of testDialects()) {
         for (const e of graph.edges) assert.ok(ids.has(e.sourceId) && ids.has(e.targetId), `edge ${e.sourceId}->${e.targetId} to a missing node`)
         // A replacement committed: the nodes only the old network had are gone (nothing re-creates them).
         for (const k of [5, 6, 7, 8, 9]) assert.ok(!ids.has(`N${k}`), `N${k} of the old network survived its replacement`)
+        for (let k = 0; k < 5; k++) assert.ok(ids.has(`R${k}`), `R${k} of the replacement is missing (nothing deletes it)`)
       }
     })
 
