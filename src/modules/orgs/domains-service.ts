@@ -69,7 +69,8 @@ export function createDomainsService(deps: { handle: DatabaseHandle; clock: Cloc
         if (!row) throw new NotFound()
         if ((row.is_enabled === 1) === isEnabled) return { row, changed: false }
         const now = clock.now()
-        await setDomainBindingEnabled(trx, orgId, domain, isEnabled, now)
+        // Removed since it was read (PostgreSQL reads committed rows): the removal won, this is the 404 it would get after.
+        if (Number((await setDomainBindingEnabled(trx, orgId, domain, isEnabled, now)).numUpdatedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: isEnabled ? 'domain.enabled' : 'domain.disabled', target: domain })
         await handle.announceInvalidation(trx)
         return { row: { ...row, is_enabled: isEnabled ? 1 : 0, updated_at: now }, changed: true }

@@ -5,6 +5,7 @@ import type { Db } from '../../db/schema.ts'
 import { NotFound } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import { newId, type OrgId } from '../../ids.ts'
+import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import { recordAudit } from '../audit/service.ts'
 import { LastSiteOwner, SiteRoleAboveCaller, SiteUserEmailTaken } from './errors.ts'
 import { DEFAULT_SCRYPT_COST, hashPin, verifyPin, type ScryptCost } from './pin-hash.ts'
@@ -16,7 +17,7 @@ import {
   findSiteUserForPinCheck,
   insertSiteUser,
   listSiteUsers,
-  lockSiteOwners,
+  listSiteOwnerIds,
   replaceSiteUserPin,
   updateSiteUser,
 } from './store.ts'
@@ -63,8 +64,17 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
     for (const role of roles) if (!isRole(role) || !roleAtLeast(actor.role, role)) throw new SiteRoleAboveCaller()
   }
 
+  /**
+   * Demotions and removals of one organisation's site users take turns (PostgreSQL: an advisory lock across the
+   * processes; SQLite: the write lock), taken before the user is read: the last-owner count then sees every commit
+   * before it, and a change of a user that a removal deleted meanwhile answers 404 (PostgreSQL reads committed rows:
+   * without the turn, a PATCH of a user read before a concurrent DELETE committed found no row to answer, a 500;
+   * test/hardening/org-concurrency.test.ts).
+   */
+  const lockSiteUsers = (trx: Db, orgId: OrgId) => lockUntilCommit(trx, handle.dialect, `site-users ${orgId}`)
+
   async function guardLastOwner(trx: Db, orgId: OrgId, userId: string): Promise<void> {
-    const owners = await lockSiteOwners(trx, orgId, handle.dialect)
+    const owners = await listSiteOwnerIds(trx, orgId)
     if (owners.length <= 1 && owners.some((o) => o.id === userId)) throw new LastSiteOwner()
   }
 
@@ -129,15 +139,18 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
     /** Renames or changes the role; Forbidden above the caller's rank, Conflict for the last owner. */
     async update(orgId: OrgId, actor: Actor, userId: string, patch: UpdateSiteUserInput): Promise<SiteUser> {
       return db.transaction().execute(async (trx) => {
+        await lockSiteUsers(trx, orgId)
         const row = await requireUser(trx, orgId, userId)
         checkRank(actor, row.site_role, ...(patch.siteRole ? [patch.siteRole] : []))
         if (row.site_role === 'owner' && patch.siteRole !== undefined && patch.siteRole !== 'owner') await guardLastOwner(trx, orgId, userId)
         const now = clock.now()
-        await updateSiteUser(trx, orgId, userId, {
+        const changes = {
           ...(patch.displayName !== undefined ? { display_name: patch.displayName.trim() } : {}),
           ...(patch.siteRole !== undefined ? { site_role: patch.siteRole } : {}),
           updated_at: now,
-        })
+        }
+        // A removal that did not take the turn (another process's SQL, a tenant import) deleted it meanwhile: 404.
+        if (Number((await updateSiteUser(trx, orgId, userId, changes)).numUpdatedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'site_user.updated', target: userId, detail: { ...patch } })
         return toSiteUser((await findSiteUser(trx, orgId, userId))!)
       })
@@ -149,7 +162,8 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
       await db.transaction().execute(async (trx) => {
         const row = await requireUser(trx, orgId, userId)
         if (actor.subject !== userId) checkRank(actor, row.site_role)
-        await replaceSiteUserPin(trx, orgId, userId, pinHash, clock.now())
+        // Removed since it was read (PostgreSQL reads committed rows; the hash took its time before): 404, no audit row.
+        if (Number((await replaceSiteUserPin(trx, orgId, userId, pinHash, clock.now())).numUpdatedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'site_user.pin_set', target: userId })
       })
     },
@@ -157,6 +171,7 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
     /** Removes a site user and their refresh tokens; Conflict for the last owner. */
     async remove(orgId: OrgId, actor: Actor, userId: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
+        await lockSiteUsers(trx, orgId)
         const row = await requireUser(trx, orgId, userId)
         checkRank(actor, row.site_role)
         if (row.site_role === 'owner') await guardLastOwner(trx, orgId, userId)

@@ -58,11 +58,7 @@ export function deleteSiteUser(db: Db, orgId: OrgId, userId: string) {
   return db.deleteFrom('site_users').where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst()
 }
 
-/**
- * The ids of the organisation's owners, locked until the transaction ends on PostgreSQL: two concurrent
- * demotions then run one after the other, so the last-owner rule holds. SQLite has a single writer already.
- */
-export function lockSiteOwners(db: Db, orgId: OrgId, dialect: 'sqlite' | 'postgres') {
-  const query = db.selectFrom('site_users').select('id').where('org_id', '=', orgId).where('site_role', '=', 'owner')
-  return (dialect === 'postgres' ? query.forUpdate() : query).execute()
+/** The ids of the organisation's owners (the caller holds the site users' turn, service.ts lockSiteUsers). */
+export function listSiteOwnerIds(db: Db, orgId: OrgId) {
+  return db.selectFrom('site_users').select('id').where('org_id', '=', orgId).where('site_role', '=', 'owner').execute()
 }
