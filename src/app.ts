@@ -77,6 +77,8 @@ export interface AppDeps {
   reloadConfig?: () => Config
   /** The web console's build (web/build.ts); absent: web/dist/console. */
   consoleDir?: string
+  /** Tests: how long an alarm write that keeps losing its race is retried (alarms/retry.ts), so that it runs out at once. */
+  alarmWrites?: { writeRetryDeadlineMs: number }
 }
 
 /**
@@ -197,7 +199,7 @@ export async function buildApp(
   const electrical = createElectricalService({ handle, clock, sites, networkLoad: { ...config.networkLoad, staleAfterMs: 2 * config.requestTimeoutMs } })
   await app.register(electricalRoutes, { prefix: '/api/sites', electrical })
   siteDependents.push(alarmsSiteDependent)
-  const alarms = createAlarmsService({ handle, clock, sites, instances, log })
+  const alarms = createAlarmsService({ handle, clock, sites, instances, log, maxWaitingWrites: config.alarmWriteQueueMax, ...deps.alarmWrites })
   await app.register(alarmsRoutes, { prefix: '/api/sites', alarms })
   siteDependents.push(...historianSiteDependents)
   const historian = createHistorianService({ handle, clock, sites, instances, maxFileBytes: config.historianMaxFileBytes })

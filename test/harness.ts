@@ -132,7 +132,7 @@ export async function harness(
   t: TestContext,
   dialect: TestDialect,
   env: Record<string, string> = {},
-  options: { appPoolSize?: number } = {},
+  options: { appPoolSize?: number; alarmWrites?: { writeRetryDeadlineMs: number } } = {},
 ): Promise<Harness> {
   const databaseUrl = await databaseUrlFor(t, dialect)
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegrid-data-'))
@@ -164,7 +164,13 @@ export async function harness(
       cb()
     },
   })
-  const app = await buildApp({ config, handle: appHandle, clock, log: createLogger(config.logLevel, sink) })
+  const app = await buildApp({
+    config,
+    handle: appHandle,
+    clock,
+    log: createLogger(config.logLevel, sink),
+    ...(options.alarmWrites ? { alarmWrites: options.alarmWrites } : {}),
+  })
   t.after(async () => {
     await app.close()
     await handle.close()

@@ -33,6 +33,7 @@ const SETTING_NAMES: Record<string, string> = {
   reminderIntervalMs: 'SITEGRID_REMINDER_INTERVAL_MS',
   historianMaxFileBytes: 'SITEGRID_HISTORIAN_MAX_FILE_BYTES',
   aiConfigFile: 'SITEGRID_AI_CONFIG_FILE',
+  alarmWriteQueueMax: 'SITEGRID_ALARM_WRITE_QUEUE_MAX',
   idempotencyWaitMs: 'SITEGRID_IDEMPOTENCY_WAIT_MS',
   oidc: 'SITEGRID_OIDC_*',
   publicOriginScheme: 'SITEGRID_PUBLIC_ORIGIN_SCHEME',

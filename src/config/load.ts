@@ -79,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
       maxNodes: candidate.SITEGRID_NETWORK_MAX_NODES,
       maxEdges: candidate.SITEGRID_NETWORK_MAX_EDGES,
     }),
+    alarmWriteQueueMax: candidate.SITEGRID_ALARM_WRITE_QUEUE_MAX,
     idempotencyWaitMs: candidate.SITEGRID_IDEMPOTENCY_WAIT_MS,
     aiConfigFile: candidate.SITEGRID_AI_CONFIG_FILE,
     readEnv: (name: string) => env[name],

@@ -129,6 +129,12 @@ export const RawConfigSchema = Type.Object({
   }),
   SITEGRID_NETWORK_MAX_NODES: Type.Integer({ default: 100_000, minimum: 1, description: 'most nodes one electrical network load may hold (413 at one more)' }),
   SITEGRID_NETWORK_MAX_EDGES: Type.Integer({ default: 200_000, minimum: 1, description: 'most edges one electrical network load may hold (413 at one more)' }),
+  SITEGRID_ALARM_WRITE_QUEUE_MAX: Type.Integer({
+    default: 1000,
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'most alarm writes (event batches, operator actions) waiting or running in one server process; one more answers 503 with Retry-After at once',
+  }),
   SITEGRID_IDEMPOTENCY_WAIT_MS: Type.Integer({
     default: 30_000,
     minimum: 0,
@@ -241,6 +247,7 @@ export const ConfigSchema = Type.ReadonlyObject(
         },
       ),
     ),
+    alarmWriteQueueMax: Type.Integer({ description: 'Most alarm writes waiting or running in one process (then 503 with Retry-After at once).' }),
     idempotencyWaitMs: Type.Integer({ description: 'A request whose Idempotency-Key is still executing waits at most this long for its answer (then 409).' }),
     aiConfigFile: Maybe(Type.String({ description: 'Path of the AI configuration JSON; undefined switches AI completion off.' })),
     readEnv: Type.Function([Type.String()], Maybe(Type.String()), {

@@ -63,7 +63,8 @@ export const catalog = {
     title: 'The tenant package is not valid',
     doc:
       'The package is truncated, tampered with (a count or checksum does not ' +
-      'match), of an unknown newer format version, or of another organisation. `reason` says which; nothing was changed.',
+      'match), of an unknown newer format version, of another organisation, or holds a row value its column cannot hold (`part`, `row`, `column`). ' +
+      '`reason` says which; nothing was changed.',
   },
   IdempotencyKeyReused: {
     status: 422,
@@ -86,7 +87,11 @@ export const catalog = {
     title: 'Internal error',
     doc: 'An unexpected failure. Nothing about its cause is returned; the request id in `instance` finds it in the log.',
   },
-  ServiceUnavailable: { status: 503, title: 'Service unavailable', doc: 'A dependency (the database, the identity provider) is not reachable. Retry later.' },
+  ServiceUnavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    doc: 'A dependency (the database, the identity provider) is not reachable, or the server is too busy to take the write (alarm writes: `Retry-After` says when). Nothing was changed; retry later.',
+  },
   AiNotConfigured: {
     status: 503,
     title: 'AI completion is not configured',

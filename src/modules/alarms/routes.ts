@@ -20,11 +20,17 @@ import {
 } from './schemas.ts'
 import type { AlarmsService } from './service.ts'
 import { docs } from './docs.ts'
+import { AlarmWriteQueueFull, AlarmWriteRacesLost } from './errors.ts'
 
 const TAGS = ['Alarms']
-const TRANSITION_PROBLEMS = problemResponses(400, 401, 403, 404, 409, 413, 415, 429)
+const TRANSITION_PROBLEMS = problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503)
 
 export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> = async (app, { alarms }) => {
+  // A write refused for a busy process or a race lost until its deadline is a 503 the client retries: say when.
+  app.addHook('onError', async (_request, reply, error) => {
+    if (error instanceof AlarmWriteQueueFull || error instanceof AlarmWriteRacesLost) reply.header('retry-after', String(error.retryAfterSeconds))
+  })
+
   app.post(
     '/:siteId/alarms/events',
     {
@@ -35,7 +41,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.postAlarmEvents,
         params: SiteAlarmsParams,
         body: PostAlarmEventsBody,
-        response: { 200: PostAlarmEventsResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: { 200: PostAlarmEventsResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429, 503) },
       },
     },
     async (request) => {
@@ -54,7 +60,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.listAlarms,
         params: SiteAlarmsParams,
         querystring: ListAlarmsQuery,
-        response: { 200: AlarmPage, ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: AlarmPage, ...problemResponses(400, 401, 403, 404, 429, 503) },
       },
     },
     async (request) => alarms.list(request.principal.orgId, request.params.siteId, request.query),
@@ -85,7 +91,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         summary: 'Read an alarm with its history',
         description: docs.readAlarm,
         params: AlarmParams,
-        response: { 200: AlarmWithHistorySchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: AlarmWithHistorySchema, ...problemResponses(401, 403, 404, 429, 503) },
       },
     },
     async (request) => alarms.get(request.principal.orgId, request.params.siteId, request.params.alarmId),
@@ -101,7 +107,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.acknowledgeAlarms,
         params: SiteAlarmsParams,
         body: BulkAcknowledgeBody,
-        response: { 200: BulkAcknowledgeResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: { 200: BulkAcknowledgeResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429, 503) },
       },
     },
     async (request) =>

@@ -7,7 +7,7 @@ import { decodeCursor, toPage } from '../../http/paging.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import type { SiteDependent } from '../sites/service.ts'
-import { AlarmStateConflict } from './errors.ts'
+import { AlarmStateConflict, AlarmWriteQueueFull } from './errors.ts'
 import { applyEventBatch, type CheckedEvent } from './ingest.ts'
 import type { OperatorAction } from './lifecycle.ts'
 import { computeAlarmLoad } from './load.ts'
@@ -39,7 +39,14 @@ export interface AlarmsDeps {
   instances: InstanceLookup
   /** Hears a transaction retried after a concurrent writer won (info: how often a site's writers collide). */
   log?: { info(details: object, message: string): void }
+  /** Most alarm writes waiting (or running) in this process at a time (SITEGRID_ALARM_WRITE_QUEUE_MAX); one more is a 503. */
+  maxWaitingWrites?: number
+  /** How long a write that keeps losing its race is tried again (retry.ts RETRY_DEADLINE_MS unless given), then a 503. */
+  writeRetryDeadlineMs?: number
 }
+
+/** The default of SITEGRID_ALARM_WRITE_QUEUE_MAX. */
+export const MAX_WAITING_ALARM_WRITES = 1000
 
 /** For the site deletion preview: the alarms a site delete would remove. */
 export const alarmsSiteDependent: SiteDependent = { name: 'alarms', count: countAlarmsOfSite }
@@ -48,7 +55,8 @@ export function createAlarmsService(deps: AlarmsDeps) {
   const { handle, clock, sites, instances, log } = deps
   const db = handle.db
 
-  const inTurn = createTurns()
+  const maxWaiting = deps.maxWaitingWrites ?? MAX_WAITING_ALARM_WRITES
+  const inTurn = createTurns(maxWaiting, () => new AlarmWriteQueueFull(maxWaiting))
 
   /**
    * One transaction of a site's alarm writers: under the site's alarm lock, retried until it applies (retry.ts). The
@@ -63,7 +71,10 @@ export function createAlarmsService(deps: AlarmsDeps) {
             await lockSiteAlarms(trx, handle.dialect, orgId, siteCode)
             return work(trx)
           }),
-        (retry) => log?.info({ siteId: siteCode, retry }, 'alarm write retried after a concurrent change'),
+        {
+          deadlineMs: deps.writeRetryDeadlineMs,
+          onRetry: (retry) => log?.info({ siteId: siteCode, retry }, 'alarm write retried after a concurrent change'),
+        },
       ),
     )
   }

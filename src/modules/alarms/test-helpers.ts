@@ -34,8 +34,8 @@ export async function addInstances(as: Call, site: string, ids: string[]): Promi
 }
 
 /** An org with an admin and a member key, site S1 with instances P1 to P3, and helpers to post events and read alarms. */
-export async function setup(t: TestContext, dialect: TestDialect) {
-  const h = await harness(t, dialect)
+export async function setup(t: TestContext, dialect: TestDialect, env: Record<string, string> = {}, options: Parameters<typeof harness>[3] = {}) {
+  const h = await harness(t, dialect, env, options)
   const { org, key } = await h.orgWithKey('admin')
   const memberKey = (await h.mintKey(org, 'member')).plaintext
   const admin: Call = (method, url, payload) => h.inject({ org, apiKey: key }, { method, url, payload: payload as object })

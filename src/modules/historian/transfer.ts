@@ -38,6 +38,7 @@ const SHAPE: TableShape = {
     ts: 'bigint',
     value: 'double precision',
   },
+  notNull: new Set(['batch_id', 'instance_id', 'org_id', 'quality', 'site_code', 'tag_key', 'ts']),
 }
 
 const PAGE = 2000

@@ -25,6 +25,8 @@ export const docs = {
     "`part`, `values` of the unique rule, the package's `record` key, `heldBy` the holder's key, null for another organisation's, and `heldIn`) and " +
     '`uniqueConflictCount`; a value held by another organisation is found when the import writes, so a dry run does not report it. ' +
     "A row this server's table refuses (a missing value, a record it refers to that is neither in the package nor here, a value of the wrong type) is a " +
-    'crafted package: 422 `PackageInvalid` naming the part and the rule, nothing written. `dryRun=true` answers the counts without writing. ' +
+    'crafted package: 422 `PackageInvalid` naming the part and the rule, nothing written. Every value is checked against its column before a row is ' +
+    "written, the same on both databases (`part`, `row`, `column`, `rule`: `not null` or `type`: an integer in its column's range, a finite number, a " +
+    'string, JSON text where the column holds JSON). `dryRun=true` answers the counts without writing. ' +
     "`{slug}` must be the host's organisation, else the uniform 404 (platform admins excepted).",
 }

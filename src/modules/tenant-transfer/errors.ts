@@ -7,6 +7,14 @@ export class PackageCorrupt extends domainError('PackageInvalid') {
   }
 }
 
+/** A row value its column cannot hold (value-rules.ts): the refusal PostgreSQL's own gave, on both databases, naming where. */
+export class PackageValueRefused extends domainError('PackageInvalid') {
+  constructor(part: string, row: number, column: string, rule: 'not null' | 'type', expected: string | undefined) {
+    const reason = `row ${row} of part ${part}: ${column} breaks a ${rule} rule of this server's table${expected ? ` (it holds ${expected})` : ''}`
+    super(`The tenant package is not valid: ${reason}.`, { extensions: { reason, part, row, column, rule } })
+  }
+}
+
 export class PackageVersionUnsupported extends domainError('PackageInvalid') {
   constructor(version: unknown) {
     super(`The package has format version ${String(version)}; this server reads version 1.`, { extensions: { reason: 'unsupported format version' } })

@@ -10,14 +10,21 @@ export interface TableShape {
   columns: string[]
   primaryKey: string[]
   textColumns: Set<string>
-  /** SQL type of each column (used to type VALUES lists on PostgreSQL). */
+  /** SQL type of each column (used to type VALUES lists on PostgreSQL, and to check a package's values: value-rules.ts). */
   types: Record<string, string>
+  /** Columns declared NOT NULL. */
+  notNull: Set<string>
 }
 
 /** Columns (sorted by name, so packages compare equal across dialects) and primary key of a table, or undefined. */
 export async function describeTable(db: Db, dialect: Dialect, name: string): Promise<TableShape | undefined> {
   if (dialect === 'sqlite') {
-    const { rows } = await sql<{ name: string; pk: number; type: string }>`select name, pk, type from pragma_table_info(${name})`.execute(db)
+    const { rows } = await sql<{
+      name: string
+      pk: number
+      type: string
+      notnull: number
+    }>`select name, pk, type, "notnull" from pragma_table_info(${name})`.execute(db)
     if (rows.length === 0) return undefined
     return {
       name,
@@ -28,10 +35,11 @@ export async function describeTable(db: Db, dialect: Dialect, name: string): Pro
         .map((r) => r.name),
       textColumns: new Set(rows.filter((r) => /text|char/i.test(r.type)).map((r) => r.name)),
       types: Object.fromEntries(rows.map((r) => [r.name, r.type])),
+      notNull: new Set(rows.filter((r) => r.notnull === 1 || r.pk > 0).map((r) => r.name)),
     }
   }
-  const { rows } = await sql<{ column_name: string; data_type: string }>`
-    select column_name, data_type from information_schema.columns
+  const { rows } = await sql<{ column_name: string; data_type: string; is_nullable: string }>`
+    select column_name, data_type, is_nullable from information_schema.columns
     where table_schema = current_schema() and table_name = ${name}`.execute(db)
   if (rows.length === 0) return undefined
   const pk = await sql<{ column_name: string }>`
@@ -45,6 +53,7 @@ export async function describeTable(db: Db, dialect: Dialect, name: string): Pro
     primaryKey: pk.rows.map((r) => r.column_name),
     textColumns: new Set(rows.filter((r) => /text|char/i.test(r.data_type)).map((r) => r.column_name)),
     types: Object.fromEntries(rows.map((r) => [r.column_name, r.data_type])),
+    notNull: new Set(rows.filter((r) => r.is_nullable === 'NO').map((r) => r.column_name)),
   }
 }
 

@@ -9,12 +9,13 @@ import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import type { SitesService } from '../sites/service.ts'
 import { isUniqueViolation, rowRuleBroken } from '../../db/constraint-errors.ts'
-import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, PackageTooLarge, UniqueRuleConflicts } from './errors.ts'
+import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, PackageTooLarge, PackageValueRefused, UniqueRuleConflicts } from './errors.ts'
 import { PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION, readPackage, writePackage, type PackageHeader } from './format.ts'
 import { describeTable, describeUniqueKeys, type Row, type TableShape } from './introspect.ts'
 import { appendChunk, dropStaged, findExisting, findStaged, hasAnyRow, markStaged, readChunks, replaceStagedPackage, streamRows, upsertRows } from './store.ts'
 import type { ImportReport } from './schemas.ts'
 import { EXPORTED_TABLES, type ExportedTable, type StoredPart, type StoredParts } from './tables.ts'
+import { findValueProblem } from './value-rules.ts'
 import { findHeldElsewhere, findUniqueConflicts, uniqueRulesOf, type UniqueRule } from './unique-rules.ts'
 
 /**
@@ -98,6 +99,7 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
         let conflictCount = 0
         let batch: Row[] = []
         let batchPart: Part | undefined
+        let rowOfPart = 0
         const occupied = new Map<string, boolean>()
         const memos = new Map<string, Map<string, unknown>>()
         const memoOf = (name: string) => {
@@ -162,7 +164,8 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
         })) {
           const part = parts.get(name)
           if (!part) throw new PackageCorrupt(`part ${name} is not a table of this server`)
-          checkRow(part, row)
+          rowOfPart = part === batchPart ? rowOfPart + 1 : 1
+          checkRow(part, row, rowOfPart)
           if (part !== batchPart || batch.length >= (part.stored ? STORED_BATCH_ROWS : BATCH_ROWS)) await flush()
           batchPart = part
           batch.push(row)
@@ -272,16 +275,14 @@ function rowsPerStatement(shape: TableShape): number {
   return Math.max(1, Math.floor(30_000 / shape.columns.length))
 }
 
-function checkRow(part: Part, row: Row): void {
+/** `line`: the row's number in its part (1 for the first). Every value is checked here, before any row is written. */
+function checkRow(part: Part, row: Row, line: number): void {
   const keys = Object.keys(row)
   if (keys.length !== part.columns.length || !keys.every((k) => part.columns.includes(k))) {
     throw new PackageCorrupt(`a row of part ${part.spec.name} does not have the columns of this server's table`)
   }
-  for (const k of keys) {
-    const v = row[k]
-    if (v !== null && typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
-      throw new PackageCorrupt(`a value of part ${part.spec.name} is not a scalar`)
-  }
+  const problem = findValueProblem(part.shape, part.columns, part.spec.json ?? [], row)
+  if (problem) throw new PackageValueRefused(part.spec.name, line, problem.column, problem.rule, problem.expected)
 }
 
 function sameRow(a: Row, b: Row, columns: string[]): boolean {

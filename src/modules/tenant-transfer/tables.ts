@@ -35,6 +35,8 @@ export interface ExportedTable {
   omit?: readonly string[]
   /** Fills omitted NOT NULL columns on import. */
   restore?: (row: Record<string, unknown>) => Record<string, unknown>
+  /** Text columns that hold JSON (the `Database` interface's "JSON" columns): a package's value must parse. */
+  json?: readonly string[]
   /** Set when the part is not stored as the table `name`: its StoredPart is plugged in (StoredParts). */
   isStoredPart?: true
 }
@@ -42,14 +44,14 @@ export interface ExportedTable {
 export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'sites', scope: 'site' },
   { name: 'controllers', scope: 'site' },
-  { name: 'instances', scope: 'site' },
-  { name: 'electrical_nodes', scope: 'site' },
+  { name: 'instances', scope: 'site', json: ['tag_mappings', 'config'] },
+  { name: 'electrical_nodes', scope: 'site', json: ['tag_bindings', 'metadata'] },
   { name: 'electrical_edges', scope: 'site' },
   { name: 'alarms', scope: 'site' },
   { name: 'alarm_events', scope: 'site' },
   { name: 'alarm_history', scope: 'site' },
   { name: 'alarm_shelves', scope: 'site' },
-  { name: 'historian_batches', scope: 'site' },
+  { name: 'historian_batches', scope: 'site', json: ['tags', 'report', 'options'] },
   { name: 'historian_samples', scope: 'site', isStoredPart: true },
   { name: 'memberships', scope: 'org' },
   { name: 'domain_bindings', scope: 'org' },
