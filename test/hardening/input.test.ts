@@ -4,12 +4,10 @@
 // test/hardening/fuzz.test.ts drives the same classes through every operation of the OpenAPI document.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { gunzipSync, gzipSync } from 'node:zlib'
 import { sql } from 'kysely'
 import { DEPTH_RULE, NUL_RULE, SURROGATE_RULE } from '../../src/http/input-guard.ts'
 import { multipart } from '../../src/modules/historian/test-setup.ts'
-import { writePackage, type PackageHeader } from '../../src/modules/tenant-transfer/format.ts'
-import type { Row } from '../../src/modules/tenant-transfer/introspect.ts'
+import { repack, unpack } from '../support/tenant-package.ts'
 import { harness, testDialects } from '../harness.ts'
 import { httpRequest, startServer } from '../cli/process.ts'
 import { deepJson } from './input-cases.ts'
@@ -199,34 +197,6 @@ for (const dialect of testDialects()) {
       assert.equal(log.includes('abc123secret'), false)
     })
   })
-}
-
-/** The rows of an exported package by part, and its header. */
-function unpack(gzipped: Buffer): { header: PackageHeader; parts: Map<string, Row[]> } {
-  const records = gunzipSync(gzipped)
-    .toString('utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { type: string; part: string; row: Row })
-  const header = records[0] as unknown as PackageHeader
-  const parts = new Map(header.tables.map((table) => [table, records.filter((r) => r.type === 'row' && r.part === table).map((r) => r.row)]))
-  return { header, parts }
-}
-
-/** A package with every count and checksum right (format.ts writePackage), so that only the rows' content is wrong. */
-async function repack(header: PackageHeader, parts: Map<string, Row[]>): Promise<Buffer> {
-  const source = async function* () {
-    for (const part of header.tables)
-      yield {
-        part,
-        rows: (async function* () {
-          yield* parts.get(part) ?? []
-        })(),
-      }
-  }
-  let text = ''
-  for await (const piece of writePackage(header, source())) text += piece
-  return gzipSync(text)
 }
 
 for (const dialect of testDialects()) {

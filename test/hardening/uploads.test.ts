@@ -425,7 +425,7 @@ for (const dialect of testDialects()) {
         const answer = await send(server, `/api/admin/orgs/${w.slug}/tenant/import?force=true`, { method: 'POST', headers: host })
         assert.equal(answer.status, 422, `${rule}: ${JSON.stringify(answer.json)}`)
         assert.equal(answer.json.code, 'PackageInvalid')
-        // A NULL in a NOT NULL column is refused by the value check before the write, naming the row and column (issue 26).
+        // A NULL in a NOT NULL column is refused by the value check before the write, naming the row and column (issue 24).
         if (rule === 'not null')
           assert.match(String(answer.json.reason), /^row \d+ of part controllers: ip_address breaks a not null rule of this server's table$/)
         else assert.equal(answer.json.reason, `a row of part controllers breaks a ${rule} rule of this server's table`)

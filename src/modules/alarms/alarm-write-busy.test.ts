@@ -1,4 +1,4 @@
-// Issue 26, defects 2 and 3: an alarm write that keeps losing its race, and a burst past the process's bound of waiting
+// Issue 24, left open: an alarm write that keeps losing its race, and a burst past the process's bound of waiting
 // alarm writes, answer 503 ServiceUnavailable with Retry-After (a 500 StaleWrite after 30 s before; an unbounded queue
 // before) and write nothing.
 import assert from 'node:assert/strict'
@@ -28,7 +28,7 @@ async function loseEveryRace(h: Harness, orgId: string): Promise<() => Promise<v
 }
 
 for (const dialect of testDialects()) {
-  describe(`${dialect}: alarm writes refused for a busy process (issue 26)`, () => {
+  describe(`${dialect}: alarm writes refused for a busy process (issue 24)`, () => {
     it('a write that loses its race until its retry deadline answers 503 ServiceUnavailable with Retry-After (never 500 StaleWrite) and writes nothing', async (t) => {
       const { h, org, member, ev, post, read, rows, t0 } = await setup(t, dialect, {}, { alarmWrites: { writeRetryDeadlineMs: 0 } })
       const id = (await post([ev('P1', 'HI_TEMP', 'active', t0)])).results[0]!.alarmId!

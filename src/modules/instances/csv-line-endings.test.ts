@@ -1,4 +1,4 @@
-// Issue 26, defect 4: a CSV saved with CRLF line ends names the same lines as the same file with LF ends (`\r\n` is one
+// Issue 24, left open: a CSV saved with CRLF line ends names the same lines as the same file with LF ends (`\r\n` is one
 // line break; a lone `\r` inside a quoted field is data, outside one a line break of its own).
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'

@@ -3,7 +3,7 @@ import type { TableShape } from './introspect.ts'
 /**
  * What a column of this server's table can hold, from its declared type (introspect.ts: the same names on both
  * dialects, as the migrations declare them). SQLite stores any value in any column, so a crafted package's text in an
- * integer column was stored there and refused on PostgreSQL (issue 26): every value is checked against these kinds
+ * integer column was stored there and refused on PostgreSQL (issue 24, left open): every value is checked against these kinds
  * before its row is written, and answers the same on both databases.
  */
 type Kind =
