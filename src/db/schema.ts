@@ -472,7 +472,147 @@ export interface ElectricalNetworkStagingTable {
   edge_type: number | null
 }
 
+/** Issue 26, the fleet link (migration 2300; ARCHITECTURE.md § Fleet link). */
+export interface LinkOutboxTable {
+  org_id: string
+  /** Order of changes on this server (an identity on PostgreSQL, AUTOINCREMENT on SQLite). */
+  seq: number
+  /** PostgreSQL: the writing transaction's id (readers page by (tx, seq)); SQLite: 0. */
+  tx: number
+  table_name: string
+  site_code: string
+  /** JSON array of the primary-key values after org_id, in key order. */
+  row_key: string
+  /** upsert | delete */
+  op: string
+  /** JSON object: the row after the change, or before a delete. */
+  row: string
+  /** Site: the cloud seq of the version the edited row was based on (link_base); null where none. */
+  base: number | null
+  /** '' when made on this server; else the peer it came from ('cloud' on a site, a site server id in the cloud). */
+  origin: string
+  at: number
+}
+
+export interface LinkBaseTable {
+  org_id: string
+  table_name: string
+  row_key: string
+  version: number
+}
+
+export interface LinkMarksTable {
+  org_id: string
+  /** The peer whose changes are applied here: a site server id (cloud) or 'cloud' (site). */
+  peer: string
+  epoch: string
+  tx: number
+  seq: number
+  /** SHA-256 of the last applied change (cloud): a site whose change at that seq differs was restored from a backup. */
+  digest: string | null
+  updated_at: number
+}
+
+export interface SiteServersTable {
+  org_id: string
+  id: string
+  name: string
+  /** JSON array of site codes. */
+  sites: string
+  /** SHA-256 of the one-time enrolment code, hex; null once used. */
+  code_hash: string | null
+  code_expires_at: number | null
+  /** HMAC of the link credential under the verifier secret; null until enrolled. */
+  credential_verifier: string | null
+  epoch: string | null
+  created_at: number
+  created_by: string
+  enrolled_at: number | null
+  revoked_at: number | null
+  revoked_by: string | null
+  last_contact_at: number | null
+  last_error: string | null
+  /** JSON: the site server's protocol and schema versions at its last contact. */
+  peer_versions: string | null
+  /** JSON: what the site server reported waiting at its last contact. */
+  backlog: string | null
+}
+
+export interface LinkPeerTable {
+  org_id: string
+  server_id: string
+  cloud_url: string
+  /** AES-256-GCM under a key derived from the verifier secret; null once the cloud revoked it. */
+  sealed_credential: string | null
+  epoch: string
+  /** JSON array of site codes. */
+  sites: string
+  enrolled_at: number
+  /** The highest seq of this server's outbox the cloud acknowledged. */
+  acked_seq: number
+  last_contact_at: number | null
+  last_error: string | null
+  peer_versions: string | null
+}
+
+export interface LinkConflictsTable {
+  org_id: string
+  id: string
+  server_id: string
+  table_name: string
+  site_code: string
+  row_key: string
+  losing_op: string
+  /** JSON */
+  losing_row: string
+  losing_at: number
+  winning_op: string | null
+  /** JSON */
+  winning_row: string | null
+  recorded_at: number
+  resolved_at: number | null
+  resolved_by: string | null
+  /** reapplied | dismissed */
+  resolution: string | null
+}
+
+export interface LinkChunksTable {
+  org_id: string
+  server_id: string
+  batch_id: string
+  chunk: number
+  samples: number
+  received_at: number
+}
+
+export interface LinkCommandsTable {
+  org_id: string
+  id: string
+  site_code: string
+  alarm_id: string
+  /** acknowledge | shelve | unshelve | … (the alarm action's route name) */
+  action: string
+  /** JSON: the action's body */
+  body: string
+  /** JSON: the Actor who took it in the cloud */
+  actor: string
+  created_at: number
+  /** pending | applied | refused */
+  status: string
+  /** JSON: the alarm after the action, or the problem that refused it */
+  result: string | null
+  settled_at: number | null
+}
+
 export interface Database {
+  link_outbox: LinkOutboxTable
+  link_base: LinkBaseTable
+  link_marks: LinkMarksTable
+  site_servers: SiteServersTable
+  link_peer: LinkPeerTable
+  link_conflicts: LinkConflictsTable
+  link_chunks: LinkChunksTable
+  link_commands: LinkCommandsTable
   electrical_nodes: ElectricalNodesTable
   electrical_edges: ElectricalEdgesTable
   electrical_network_staging: ElectricalNetworkStagingTable

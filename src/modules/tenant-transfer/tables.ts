@@ -83,5 +83,13 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   electrical_network_staging: 'transient rows of network loads in progress',
   tenant_import_packages: 'the staged package itself',
   tenant_import_chunks: 'the staged package itself',
+  link_outbox: "this server's record of changes for the fleet link (its sequence is this server's own)",
+  link_base: 'fleet link bookkeeping of this site server',
+  link_marks: 'fleet link bookkeeping of this server',
+  site_servers: 'the link credentials of site servers registered with this cloud cell',
+  link_peer: "this site server's own enrolment and sealed link credential",
+  link_conflicts: 'fleet link conflicts recorded on this server',
+  link_chunks: 'fleet link transfers in progress',
+  link_commands: 'alarm actions forwarded over the fleet link',
   idempotency_keys: 'stored answers to retried requests of this server (24 h); a retry after a move executes anew',
 }
