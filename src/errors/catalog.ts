@@ -191,6 +191,18 @@ export const catalog = {
       'The server has no console build to serve (web/dist/console is missing). ' +
       'Run `npm run build:console` (`npm ci`, `npm start` and `npm test` run it). The API works without it.',
   },
+  LinkChecksumMismatch: {
+    status: 400,
+    title: 'The checksum does not match the content',
+    doc:
+      'A fleet-link upload (a historian chunk) carries a `sha256` of its canonical content, and the content received ' +
+      'hashes otherwise: it was corrupted or cut on the way. Nothing is stored; send it again.',
+  },
+  LinkSiteNotLinked: {
+    status: 403,
+    title: 'The site is not linked to this site server',
+    doc: "A fleet-link request names a site that is not one of the site server's sites (those it was registered for). " + 'Nothing is stored.',
+  },
 } as const satisfies Record<string, { status: number; title: string; doc: string }>
 
 export type ErrorCode = keyof typeof catalog

@@ -102,3 +102,84 @@ export async function upsertPoints(db: Db, orgId: string, points: NewPoint[]): P
     on conflict (org_id, series_id, ts)
     do update set value = excluded.value, text = excluded.text, quality = excluded.quality, batch_id = excluded.batch_id`.execute(db)
 }
+
+// The fleet link's upload of one batch's samples (historian/link.ts): the batch's series and time ranges from its
+// recorded coverage, then keyset pages of each series' samples of that batch. historian_points has no batch index
+// (migration 1900): a batch's samples are found through the primary key over its ranges, filtered by batch_id.
+
+export interface BatchForLink {
+  site_code: string
+  status: string
+  /** JSON: the batch's coverage, [{ instanceId, tagKey, firstTs, lastTs, … }] (historian/service/batch-record.ts) */
+  tags: string
+}
+
+export function findBatchForLink(db: Db, orgId: string, batchId: string): Promise<BatchForLink | undefined> {
+  return db.selectFrom('historian_batches').select(['site_code', 'status', 'tags']).where('org_id', '=', orgId).where('id', '=', batchId).executeTakeFirst()
+}
+
+/** The site's series among these (instance, tag) pairs. */
+export async function listSeriesOfPairs(db: Db, orgId: string, siteCode: string, pairs: Array<{ instanceId: string; tagKey: string }>): Promise<SeriesRow[]> {
+  const out: SeriesRow[] = []
+  for (let start = 0; start < pairs.length; start += 500) {
+    const chunk = pairs.slice(start, start + 500)
+    const found = await db
+      .selectFrom('historian_series')
+      .select(['id', 'site_code', 'instance_id', 'tag_key'])
+      .where('org_id', '=', orgId)
+      .where('site_code', '=', siteCode)
+      .where('instance_id', 'in', [...new Set(chunk.map((p) => p.instanceId))])
+      .where('tag_key', 'in', [...new Set(chunk.map((p) => p.tagKey))])
+      .execute()
+    out.push(...found.map((s) => ({ ...s, id: Number(s.id) })))
+  }
+  return out
+}
+
+export interface SeriesSpan {
+  seriesId: number
+  /** Inclusive bounds of the batch's samples in this series. */
+  from: number
+  to: number
+}
+
+const SPANS_PER_STATEMENT = 100
+
+/** How many samples of the batch each of these series holds within its span (series without any are absent). */
+export async function countBatchPointsBySeries(db: Db, orgId: string, batchId: string, spans: SeriesSpan[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>()
+  for (let start = 0; start < spans.length; start += SPANS_PER_STATEMENT) {
+    const within = sql.join(
+      spans.slice(start, start + SPANS_PER_STATEMENT).map((s) => sql`(series_id = ${s.seriesId} and ts >= ${s.from} and ts <= ${s.to})`),
+      sql` or `,
+    )
+    const { rows } = await sql<{ series_id: unknown; n: unknown }>`select series_id, count(*) as n from historian_points
+      where org_id = ${orgId} and batch_id = ${batchId} and (${within}) group by series_id`.execute(db)
+    for (const r of rows) out.set(Number(r.series_id), Number(r.n))
+  }
+  return out
+}
+
+/** A keyset page of the batch's samples in one series by time: from `fromTs` (inclusive) or after `afterTs`. */
+export async function listBatchPointsPage(
+  db: Db,
+  orgId: string,
+  batchId: string,
+  span: SeriesSpan,
+  cursor: { afterTs?: number; fromTs?: number },
+  limit: number,
+): Promise<PointRow[]> {
+  const lower = cursor.afterTs !== undefined ? sql`ts > ${cursor.afterTs}` : sql`ts >= ${cursor.fromTs ?? span.from}`
+  const { rows } = await sql<PointRow>`select ${POINT_COLUMNS} from historian_points
+    where org_id = ${orgId} and series_id = ${span.seriesId} and ${lower} and ts <= ${span.to} and batch_id = ${batchId}
+    order by ts limit ${limit}`.execute(db)
+  return rows
+}
+
+/** The time of the batch's `offset`-th sample (from 0) in one series, by time; undefined past its last. */
+export async function batchPointTsAt(db: Db, orgId: string, batchId: string, span: SeriesSpan, offset: number): Promise<number | undefined> {
+  const { rows } = await sql<{ ts: unknown }>`select ts from historian_points
+    where org_id = ${orgId} and series_id = ${span.seriesId} and ts >= ${span.from} and ts <= ${span.to} and batch_id = ${batchId}
+    order by ts limit 1 offset ${offset}`.execute(db)
+  return rows[0] === undefined ? undefined : Number(rows[0].ts)
+}

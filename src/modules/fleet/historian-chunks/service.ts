@@ -1,0 +1,89 @@
+import type { Clock } from '../../../clock.ts'
+import type { DatabaseHandle } from '../../../db/connect.ts'
+import { NotFound } from '../../../errors/domain-error.ts'
+import type { OrgId } from '../../../ids.ts'
+import { siteOfBatch, storeLinkedSamples, type LinkSample } from '../../historian/link.ts'
+import type { InstancesService } from '../../instances/service.ts'
+import { ChunkChecksumMismatch, ChunkDiffers, ChunkSamplesInvalid, ChunkUnknownInstances, SiteNotLinked } from '../errors.ts'
+import type { BatchChunks, ChunkReceipt } from './schemas.ts'
+import { findChunk, insertChunk, isBatchOfAnotherServer, listChunks } from './store.ts'
+import { chunkDigest, findSampleProblems } from './wire.ts'
+
+/** The site server a link request comes from (the `link` principal): its id and its sites. */
+export interface LinkPeer {
+  serverId: string
+  sites: readonly string[]
+}
+
+export interface ChunkInput {
+  site: string
+  samples: LinkSample[]
+  sha256: string
+}
+
+/**
+ * The cloud's side of a historian batch's samples on the link (issue 26): chunks of a site server's batch stored
+ * exactly once each, resumable by chunk number. The batch row comes later through the push; until then the samples
+ * are stored but invisible (reads join historian_batches).
+ */
+export function createHistorianChunksService(deps: { handle: DatabaseHandle; clock: Clock; instances: Pick<InstancesService, 'existingIds'> }) {
+  const { handle, clock, instances } = deps
+  const db = handle.db
+
+  /** A batch this server may write: one of its sites, and not a batch the cloud knows under another site or server. */
+  async function requireOwnBatch(orgId: OrgId, peer: LinkPeer, batchId: string, site: string): Promise<void> {
+    const known = await siteOfBatch(db, orgId, batchId)
+    if (known !== undefined && known !== site) throw new NotFound()
+    if (await isBatchOfAnotherServer(db, orgId, peer.serverId, batchId)) throw new NotFound()
+  }
+
+  async function requireInstances(orgId: OrgId, site: string, samples: readonly LinkSample[]): Promise<void> {
+    const ids = [...new Set(samples.map((s) => s[0]))]
+    const known = await instances.existingIds(orgId, site, ids)
+    if (known.size === ids.length) return
+    const unknown = samples.flatMap((s, index) => (known.has(s[0]) ? [] : [{ index, instanceId: s[0] }]))
+    throw new ChunkUnknownInstances(unknown.slice(0, 20), unknown.length)
+  }
+
+  return {
+    /**
+     * Stores chunk `chunk` of the server's batch: its samples (upserted by series and time) and its link_chunks row,
+     * in one transaction. The same chunk again changes nothing and answers the same. Throws SiteNotLinked (403),
+     * ChunkSamplesInvalid (400), ChunkChecksumMismatch (400), NotFound (another site's or server's batch),
+     * ChunkUnknownInstances (422), ChunkDiffers (409, the same number with another sample count); nothing is stored then.
+     */
+    async receiveChunk(orgId: OrgId, peer: LinkPeer, batchId: string, chunk: number, input: ChunkInput): Promise<ChunkReceipt> {
+      if (!peer.sites.includes(input.site)) throw new SiteNotLinked(input.site)
+      const problems = findSampleProblems(input.samples)
+      if (problems.length > 0) throw new ChunkSamplesInvalid(problems)
+      if (chunkDigest(input.samples) !== input.sha256) throw new ChunkChecksumMismatch()
+      const receipt = { batchId, chunk, samples: input.samples.length }
+      const again = (stored: { samples: number }) => {
+        if (stored.samples !== input.samples.length) throw new ChunkDiffers(chunk, stored.samples, input.samples.length)
+        return receipt
+      }
+      const stored = await findChunk(db, orgId, peer.serverId, batchId, chunk)
+      if (stored !== undefined) return again(stored)
+      await requireOwnBatch(orgId, peer, batchId, input.site)
+      await requireInstances(orgId, input.site, input.samples)
+      return db.transaction().execute(async (trx) => {
+        // The row first: a concurrent twin of this request waits on its key, then finds it and stores nothing.
+        const inserted = await insertChunk(trx, orgId, { serverId: peer.serverId, batchId, chunk, samples: input.samples.length, receivedAt: clock.now() })
+        if (!inserted) {
+          const twin = await findChunk(trx, orgId, peer.serverId, batchId, chunk)
+          return again(twin ?? { samples: input.samples.length })
+        }
+        await storeLinkedSamples(trx, orgId, input.site, batchId, input.samples)
+        return receipt
+      })
+    },
+
+    /** The chunk numbers of the server's batch received so far (an uploader resumes at the first missing one). */
+    async listChunks(orgId: OrgId, peer: LinkPeer, batchId: string): Promise<BatchChunks> {
+      const rows = await listChunks(db, orgId, peer.serverId, batchId)
+      return { batchId, chunks: rows.map((r) => r.chunk), samples: rows.reduce((n, r) => n + r.samples, 0) }
+    },
+  }
+}
+
+export type HistorianChunksService = ReturnType<typeof createHistorianChunksService>

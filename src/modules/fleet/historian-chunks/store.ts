@@ -1,0 +1,55 @@
+import type { Db } from '../../../db/schema.ts'
+
+// link_chunks (cloud, migration 2300): which chunks of a site server's historian batch arrived.
+
+export async function findChunk(db: Db, orgId: string, serverId: string, batchId: string, chunk: number): Promise<{ samples: number } | undefined> {
+  const row = await db
+    .selectFrom('link_chunks')
+    .select('samples')
+    .where('org_id', '=', orgId)
+    .where('server_id', '=', serverId)
+    .where('batch_id', '=', batchId)
+    .where('chunk', '=', chunk)
+    .executeTakeFirst()
+  return row === undefined ? undefined : { samples: Number(row.samples) }
+}
+
+/** Inserts the chunk's row unless it is there; true when this call inserted it (a concurrent twin waits, then skips). */
+export async function insertChunk(
+  db: Db,
+  orgId: string,
+  row: { serverId: string; batchId: string; chunk: number; samples: number; receivedAt: number },
+): Promise<boolean> {
+  const result = await db
+    .insertInto('link_chunks')
+    .values({ org_id: orgId, server_id: row.serverId, batch_id: row.batchId, chunk: row.chunk, samples: row.samples, received_at: row.receivedAt })
+    .onConflict((oc) => oc.columns(['org_id', 'server_id', 'batch_id', 'chunk']).doNothing())
+    .executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
+}
+
+/** The chunk numbers of a server's batch that arrived, ascending, with their sample counts. */
+export async function listChunks(db: Db, orgId: string, serverId: string, batchId: string): Promise<Array<{ chunk: number; samples: number }>> {
+  const rows = await db
+    .selectFrom('link_chunks')
+    .select(['chunk', 'samples'])
+    .where('org_id', '=', orgId)
+    .where('server_id', '=', serverId)
+    .where('batch_id', '=', batchId)
+    .orderBy('chunk')
+    .execute()
+  return rows.map((r) => ({ chunk: Number(r.chunk), samples: Number(r.samples) }))
+}
+
+/** Whether another site server sent chunks of a batch with this id (a batch belongs to the server that made it). */
+export async function isBatchOfAnotherServer(db: Db, orgId: string, serverId: string, batchId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('link_chunks')
+    .select('server_id')
+    .where('org_id', '=', orgId)
+    .where('batch_id', '=', batchId)
+    .where('server_id', '<>', serverId)
+    .limit(1)
+    .executeTakeFirst()
+  return row !== undefined
+}

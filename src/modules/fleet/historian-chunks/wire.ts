@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto'
+import type { FieldProblem } from '../../../errors/domain-error.ts'
+import type { LinkSample } from '../../historian/link.ts'
+import { MAX_CHUNK_SAMPLES } from './schemas.ts'
+
+/** The chunk's checksum: lower-case hex SHA-256 of the canonical samples, `JSON.stringify(samples)`. */
+export function chunkDigest(samples: readonly LinkSample[]): string {
+  return sha256Hex(JSON.stringify(samples))
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+const MAX_PROBLEMS = 20
+
+const isInt = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
+
+/**
+ * What the route's schema checks, checked again for callers of the service (the value rules of the samples part's
+ * columns: SQLite would store any value in any column), plus what a schema cannot say: samples ascending by
+ * (instanceId, tagKey) in byte order then ts, so that no key comes twice (one upsert statement cannot write a row
+ * twice) and a reordered chunk is refused. The first problems, each by its pointer.
+ */
+export function findSampleProblems(samples: readonly unknown[]): FieldProblem[] {
+  const problems: FieldProblem[] = []
+  const add = (pointer: string, message: string) => problems.push({ in: 'body', pointer, message })
+  if (samples.length === 0 || samples.length > MAX_CHUNK_SAMPLES) add('/samples', `must hold 1 to ${MAX_CHUNK_SAMPLES} samples`)
+  let previous: LinkSample | undefined
+  for (let i = 0; i < samples.length && problems.length < MAX_PROBLEMS; i++) {
+    const s = samples[i]
+    const at = `/samples/${i}`
+    if (!Array.isArray(s) || s.length !== 6) {
+      add(at, 'must be [instanceId, tagKey, ts, value, text, quality]')
+      previous = undefined
+      continue
+    }
+    const [instanceId, tagKey, ts, value, text, quality] = s as unknown[]
+    const before = problems.length
+    if (typeof instanceId !== 'string' || instanceId.length === 0 || instanceId.length > 100) add(`${at}/0`, 'must be an instance id (1 to 100 characters)')
+    if (typeof tagKey !== 'string' || tagKey.length === 0) add(`${at}/1`, 'must be a non-empty tag key')
+    if (!isInt(ts, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) add(`${at}/2`, 'must be an integer (epoch ms)')
+    if (value !== null && !(typeof value === 'number' && Number.isFinite(value))) add(`${at}/3`, 'must be a finite number or null')
+    if (text !== null && typeof text !== 'string') add(`${at}/4`, 'must be a string or null')
+    if (!isInt(quality, -32_768, 32_767)) add(`${at}/5`, 'must be an integer from -32768 to 32767')
+    if (problems.length > before) {
+      previous = undefined
+      continue
+    }
+    const sample = s as LinkSample
+    if (previous !== undefined) {
+      const order = byteOrder(previous[0], sample[0]) || byteOrder(previous[1], sample[1]) || Math.sign(previous[2] - sample[2])
+      if (order >= 0)
+        add(
+          at,
+          order === 0 ? 'repeats the key (instanceId, tagKey, ts) of the sample before it' : 'comes before the sample before it (instanceId, tagKey, ts order)',
+        )
+    }
+    previous = sample
+  }
+  return problems
+}
