@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { FieldProblem } from '../../../errors/domain-error.ts'
+import { textRule } from '../../../http/input-guard.ts'
 import type { LinkSample } from '../../historian/link.ts'
 import { MAX_CHUNK_SAMPLES } from './schemas.ts'
 
@@ -44,6 +45,11 @@ export function findSampleProblems(samples: readonly unknown[]): FieldProblem[] 
     if (value !== null && !(typeof value === 'number' && Number.isFinite(value))) add(`${at}/3`, 'must be a finite number or null')
     if (text !== null && typeof text !== 'string') add(`${at}/4`, 'must be a string or null')
     if (!isInt(quality, -32_768, 32_767)) add(`${at}/5`, 'must be an integer from -32768 to 32767')
+    // PostgreSQL text holds no NUL nor a lone surrogate: refused here rather than failing the insert (a 500).
+    for (const [k, v] of [instanceId, tagKey, text].entries()) {
+      const rule = typeof v === 'string' ? textRule(v) : undefined
+      if (rule !== undefined) add(`${at}/${k === 2 ? 4 : k}`, rule)
+    }
     if (problems.length > before) {
       previous = undefined
       continue

@@ -1,0 +1,263 @@
+// Set-up of the historian chunk tests: a site's SQLite database holding a finished batch, the cloud's side (the real
+// service over the application's pool, and its routes in an in-process app on loopback), and an independent read of
+// a batch's samples to compare both sides with.
+import type { TestContext } from 'node:test'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify from 'fastify'
+import { sql } from 'kysely'
+import { databaseUrlFor, type Harness } from '../../../../test/harness.ts'
+import { connectDatabase, type DatabaseHandle } from '../../../db/connect.ts'
+import { migrateToLatest } from '../../../db/migrate.ts'
+import type { Db } from '../../../db/schema.ts'
+import { enterRequestOrgScope, runInRequestScope, withOrgScope } from '../../../db/tenant-scope.ts'
+import { frameworkErrorProblem, installProblemHandlers, ProblemSchema } from '../../../http/problem.ts'
+import { installInputGuard } from '../../../http/input-guard.ts'
+import { buildSerializer } from '../../../http/serializer.ts'
+import { installValidators } from '../../../http/validation.ts'
+import type { Org, Principal } from '../../../identity.ts'
+import type { OrgId } from '../../../ids.ts'
+import type { LinkSample } from '../../historian/link.ts'
+import { ensureSeries, seriesKey } from '../../historian/store/queries.ts'
+import { createControllersService } from '../../controllers/service.ts'
+import { createInstancesService } from '../../instances/service.ts'
+import { createSitesService } from '../../sites/service.ts'
+import { historianChunksRoutes } from './routes.ts'
+import { createHistorianChunksService, type HistorianChunksService, type LinkPeer } from './service.ts'
+import type { LinkHttp } from './uploader.ts'
+
+export const T0 = Date.UTC(2026, 0, 5, 6, 0, 0)
+export const SITE = 'pit-1'
+
+/** A migrated SQLite database standing for the site server, its organisation row the cloud's (same id). */
+export async function siteDatabase(t: TestContext, org: Org): Promise<DatabaseHandle> {
+  const handle = await connectDatabase(await databaseUrlFor(t, 'sqlite'), { poolSize: 1 })
+  t.after(() => handle.close())
+  await migrateToLatest(handle.db)
+  await handle.db.insertInto('orgs').values({ id: org.id, slug: org.slug, name: org.slug, created_at: T0 }).execute()
+  return handle
+}
+
+/** A site with a controller and these instances, written directly. */
+export async function seedPlant(db: Db, orgId: string, siteCode: string, instanceIds: string[]): Promise<void> {
+  await db
+    .insertInto('sites')
+    .values({ org_id: orgId, code: siteCode, name: siteCode, description: null, location: null, time_zone: 'UTC', status: 0, created_at: T0, updated_at: T0 })
+    .execute()
+  await db
+    .insertInto('controllers')
+    .values({
+      org_id: orgId,
+      site_code: siteCode,
+      id: 'plc-1',
+      name: null,
+      platform: 0,
+      firmware_version: null,
+      asset_number: 'A-1',
+      protocol: 'cip',
+      ip_address: '10.0.0.1',
+      port: null,
+      cip_path: null,
+      poll_interval_ms: 1000,
+      timeout_ms: 5000,
+      retry_delay_ms: 5000,
+      max_retries: 3,
+      edge_id: null,
+      edge_plc_id: null,
+      created_at: T0,
+      updated_at: T0,
+    })
+    .execute()
+  for (const id of instanceIds) {
+    await db
+      .insertInto('instances')
+      .values({
+        org_id: orgId,
+        site_code: siteCode,
+        id,
+        name: id,
+        type_id: 'generic',
+        type_version: null,
+        asset_number: `I-${id}`,
+        controller_id: 'plc-1',
+        area: null,
+        tag_mappings: '{}',
+        tag_count: 0,
+        config: '{}',
+        created_at: T0,
+        updated_at: T0,
+      })
+      .execute()
+  }
+}
+
+export interface SeriesSpec {
+  instanceId: string
+  tagKey: string
+  n: number
+}
+
+/**
+ * A finished batch of these series, written directly: sample i of a series at T0 + i·1000 ms (values with nulls,
+ * text states, three qualities), and between them samples of another batch in the same series, so that only the
+ * batch_id tells them apart. `coverage: false` records none (tags '[]'), as a batch made before coverage existed.
+ */
+export async function seedBatch(
+  db: Db,
+  orgId: string,
+  o: { id: string; siteCode: string; series: SeriesSpec[]; coverage?: boolean; status?: string },
+): Promise<number> {
+  const ids = await ensureSeries(db, orgId as OrgId, o.siteCode, o.series)
+  const coverage = []
+  let total = 0
+  for (const [k, s] of o.series.entries()) {
+    const seriesId = ids.get(seriesKey(s.instanceId, s.tagKey))!
+    const rows = []
+    for (let i = 0; i < s.n; i++) {
+      const ts = T0 + i * 1000
+      rows.push({
+        org_id: orgId,
+        series_id: seriesId,
+        ts,
+        value: i % 11 === 5 ? null : (i * 0.37 + k) / 3,
+        text: i % 11 === 5 ? `state «${i % 4}»` : null,
+        quality: [192, 64, 0][i % 3]!,
+        batch_id: o.id,
+      })
+      if (i % 3 === 0) rows.push({ org_id: orgId, series_id: seriesId, ts: ts + 500, value: -1, text: null, quality: 192, batch_id: `${o.id}-other` })
+    }
+    for (let i = 0; i < rows.length; i += 500)
+      await db
+        .insertInto('historian_points')
+        .values(rows.slice(i, i + 500))
+        .execute()
+    coverage.push({
+      historianTag: `${s.instanceId}.${s.tagKey}`,
+      instanceId: s.instanceId,
+      tagKey: s.tagKey,
+      unit: null,
+      scale: 1,
+      samples: s.n,
+      firstTs: T0,
+      lastTs: T0 + (s.n - 1) * 1000,
+    })
+    total += s.n
+  }
+  await db
+    .insertInto('historian_batches')
+    .values({
+      org_id: orgId,
+      site_code: o.siteCode,
+      id: o.id,
+      format: 'long',
+      status: o.status ?? 'complete',
+      rows_read: total,
+      samples_stored: total,
+      rejected_count: 0,
+      collision_count: 0,
+      replaced_count: 0,
+      bytes_read: 0,
+      bytes_total: null,
+      first_ts: T0,
+      last_ts: T0 + 1000 * Math.max(...o.series.map((s) => s.n)),
+      tags: JSON.stringify(o.coverage === false ? [] : coverage),
+      report: '{}',
+      options: '{}',
+      trend_sha256: o.id,
+      mapping_sha256: o.id,
+      trend_name: null,
+      is_forced: 0,
+      error: null,
+      created_by: 'test',
+      created_at: T0,
+      updated_at: T0,
+      completed_at: T0,
+    })
+    .execute()
+  return total
+}
+
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
+
+/** Every stored sample of the batch in one site, read by a plain join and put in (instance, tag, ts) byte order here. */
+export async function samplesOfBatch(db: Db, orgId: string, siteCode: string, batchId: string): Promise<LinkSample[]> {
+  const { rows } = await sql<{ instance_id: string; tag_key: string; ts: unknown; value: unknown; text: string | null; quality: unknown }>`
+    select s.instance_id, s.tag_key, p.ts, p.value, p.text, p.quality from historian_points p
+    join historian_series s on s.org_id = p.org_id and s.id = p.series_id
+    where p.org_id = ${orgId} and s.site_code = ${siteCode} and p.batch_id = ${batchId}`.execute(db)
+  return rows
+    .map((r): LinkSample => [r.instance_id, r.tag_key, Number(r.ts), r.value === null ? null : Number(r.value), r.text, Number(r.quality)])
+    .sort((a, b) => byteOrder(a[0], b[0]) || byteOrder(a[1], b[1]) || a[2] - b[2])
+}
+
+export async function countRows(db: Db, orgId: string): Promise<{ points: number; chunks: number; series: number }> {
+  const n = async (table: 'historian_points' | 'link_chunks' | 'historian_series') =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('org_id', '=', orgId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
+  return { points: await n('historian_points'), chunks: await n('link_chunks'), series: await n('historian_series') }
+}
+
+/** The cloud's chunk service as app.ts would build it, over the application's pool (row-level security on PostgreSQL). */
+export function cloudService(h: Harness): HistorianChunksService {
+  const handle = h.appHandle
+  const sites = createSitesService({ handle, clock: h.clock, dependents: [] })
+  const controllers = createControllersService({
+    handle,
+    clock: h.clock,
+    sites,
+    load: (db, orgId, site, ids) => instances.controllerLoad(db, orgId, site, ids),
+  })
+  const instances = createInstancesService({ handle, clock: h.clock, sites, controllers })
+  return createHistorianChunksService({ handle, clock: h.clock, instances })
+}
+
+/** Runs a service call in the organisation's scope, as a request does. */
+export const asOrg = <T>(org: Org, fn: () => Promise<T>): Promise<T> => withOrgScope(org.id, fn)
+
+/**
+ * The chunk routes in an in-process app on loopback, with what the real app puts before them (validation, the input
+ * guard, problems, the serializer). A hook stands in for the link validator (the enrolment helper's, not merged yet):
+ * every request is the `link` principal of `peer` in `org`, in that organisation's scope.
+ */
+export async function startCloud(t: TestContext, service: HistorianChunksService, org: Org, peer: LinkPeer): Promise<{ url: string; http: LinkHttp }> {
+  const app = Fastify({
+    frameworkErrors: frameworkErrorProblem,
+    schemaController: { compilersFactory: { buildSerializer } },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+  app.addSchema(ProblemSchema)
+  installValidators(app)
+  installInputGuard(app)
+  app.decorateRequest('principal', null as unknown as Principal)
+  app.decorateRequest('org', null as unknown as Org)
+  app.addHook('onRequest', (_request, _reply, done) => {
+    runInRequestScope(done)
+  })
+  app.addHook('onRequest', async (request) => {
+    enterRequestOrgScope(org.id)
+    request.org = org
+    request.principal = {
+      orgId: org.id,
+      kind: 'link',
+      role: 'member',
+      subject: peer.serverId,
+      isPlatformAdmin: false,
+      sites: peer.sites,
+    } as unknown as Principal
+  })
+  installProblemHandlers(app)
+  await app.register(historianChunksRoutes, { prefix: '/api/link/historian', chunks: service })
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  t.after(() => app.close())
+  return { url, http: fetchHttp(url) }
+}
+
+/** A LinkHttp over the global fetch (the transport helper builds the real one, with credential and proxy). */
+export function fetchHttp(url: string): LinkHttp {
+  return { request: (path, init) => fetch(`${url}${path}`, init) }
+}
