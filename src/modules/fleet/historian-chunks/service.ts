@@ -6,7 +6,7 @@ import { siteOfBatch, storeLinkedSamples, type LinkSample } from '../../historia
 import type { InstancesService } from '../../instances/service.ts'
 import { ChunkChecksumMismatch, ChunkDiffers, ChunkSamplesInvalid, ChunkUnknownInstances, SiteNotLinked } from '../errors.ts'
 import type { BatchChunks, ChunkReceipt } from './schemas.ts'
-import { findChunk, insertChunk, isBatchOfAnotherServer, listChunks } from './store.ts'
+import { findChunk, hasAnyChunk, insertChunk, isBatchOfAnotherServer, listChunks } from './store.ts'
 import { chunkDigest, findSampleProblems } from './wire.ts'
 
 /** The site server a link request comes from (the `link` principal): its id and its sites. */
@@ -34,7 +34,8 @@ export function createHistorianChunksService(deps: { handle: DatabaseHandle; clo
   async function requireOwnBatch(orgId: OrgId, peer: LinkPeer, batchId: string, site: string): Promise<void> {
     const known = await siteOfBatch(db, orgId, batchId)
     if (known !== undefined && known !== site) throw new NotFound()
-    if (await isBatchOfAnotherServer(db, orgId, peer.serverId, batchId)) throw new NotFound()
+    // Once a batch and server: a server that sent a chunk of it passed this check then.
+    if (!(await hasAnyChunk(db, orgId, peer.serverId, batchId)) && (await isBatchOfAnotherServer(db, orgId, peer.serverId, batchId))) throw new NotFound()
   }
 
   async function requireInstances(orgId: OrgId, site: string, samples: readonly LinkSample[]): Promise<void> {

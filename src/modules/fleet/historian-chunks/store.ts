@@ -41,7 +41,23 @@ export async function listChunks(db: Db, orgId: string, serverId: string, batchI
   return rows.map((r) => ({ chunk: Number(r.chunk), samples: Number(r.samples) }))
 }
 
-/** Whether another site server sent chunks of a batch with this id (a batch belongs to the server that made it). */
+/** Whether this server sent any chunk of the batch (its primary key's prefix). */
+export async function hasAnyChunk(db: Db, orgId: string, serverId: string, batchId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('link_chunks')
+    .select('chunk')
+    .where('org_id', '=', orgId)
+    .where('server_id', '=', serverId)
+    .where('batch_id', '=', batchId)
+    .limit(1)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+/**
+ * Whether another site server sent chunks of a batch with this id (a batch belongs to the server that made it).
+ * No index leads with batch_id: this reads the organisation's link_chunks rows, so it runs once a batch and server.
+ */
 export async function isBatchOfAnotherServer(db: Db, orgId: string, serverId: string, batchId: string): Promise<boolean> {
   const row = await db
     .selectFrom('link_chunks')

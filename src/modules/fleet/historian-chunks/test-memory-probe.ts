@@ -1,0 +1,82 @@
+// Memory of moving 1 000 000 historian samples over the link (issue 26: ≤ +64 MiB on each side). Not part of the
+// suite (no timing or memory thresholds in tests): run it by hand, machine quiet, and read the figures it prints:
+//   TEST_DATABASE_URL=postgres://… SITEGRID_TEST_DIALECTS=postgres NODE_OPTIONS=--expose-gc \
+//     node --import tsx test/run.ts src/modules/fleet/historian-chunks/test-memory-probe.ts
+// The peaks are of the process (rss) and of the JavaScript heap, sampled after every chunk and every 20 ms; a full
+// collection runs before the baseline, none during the run (the heap peak includes garbage not yet collected).
+// Phase 1 reads the batch on the site as the uploader does (chunks, their JSON and SHA-256) without sending;
+// phase 2 uploads it to the cloud's routes on loopback: both sides run in this one process, so its peak bounds each.
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { harness, testDialects } from '../../../../test/harness.ts'
+import { streamBatchSamples, type LinkSample } from '../../historian/link.ts'
+import { cloudService, countRows, seedBatch, seedPlant, siteDatabase, SITE, startCloud } from './test-chunks-setup.ts'
+import { uploadBatchSamples } from './uploader.ts'
+import { sha256Hex } from './wire.ts'
+
+const SERIES = Array.from({ length: 10 }, (_, i) => ({ instanceId: `ins_${i % 3}`, tagKey: `tag_${i}`, n: 100_000 }))
+const MiB = 1024 * 1024
+
+function watch(): { tick(): void; stop(): { rss: number; heap: number; external: number } } {
+  const gc = (globalThis as { gc?: () => void }).gc
+  gc?.()
+  const base = process.memoryUsage()
+  const peak = { rss: 0, heap: 0, external: 0 }
+  const tick = () => {
+    const m = process.memoryUsage()
+    peak.rss = Math.max(peak.rss, m.rss - base.rss)
+    peak.heap = Math.max(peak.heap, m.heapUsed - base.heapUsed)
+    peak.external = Math.max(peak.external, m.external + m.arrayBuffers - base.external - base.arrayBuffers)
+  }
+  // better-sqlite3 answers synchronously: a loop over the site's pages alone may never let a timer run, so the
+  // loops call tick() too.
+  const timer = setInterval(tick, 20)
+  return {
+    tick,
+    stop: () => {
+      tick()
+      clearInterval(timer)
+      return { rss: peak.rss / MiB, heap: peak.heap / MiB, external: peak.external / MiB }
+    },
+  }
+}
+
+const show = (p: { rss: number; heap: number; external: number }) =>
+  `rss +${p.rss.toFixed(1)} MiB, heap +${p.heap.toFixed(1)} MiB, external+arrayBuffers +${p.external.toFixed(1)} MiB`
+
+it('1 000 000 samples over the link: peak memory above the baseline', { timeout: 3_600_000 }, async (t) => {
+  const dialect = testDialects().includes('postgres') ? 'postgres' : 'sqlite'
+  const h = await harness(t, dialect)
+  const org = await h.createOrg()
+  await seedPlant(h.handle.db, org.id, SITE, ['ins_0', 'ins_1', 'ins_2'])
+  const site = await siteDatabase(t, org)
+  await seedPlant(site.db, org.id, SITE, ['ins_0', 'ins_1', 'ins_2'])
+  const total = await site.db.transaction().execute((trx) => seedBatch(trx, org.id, { id: 'bat_big', siteCode: SITE, series: SERIES }))
+  assert.equal(total, 1_000_000)
+  console.log(`gc before the baseline: ${typeof (globalThis as { gc?: unknown }).gc === 'function'}`)
+
+  let w = watch()
+  let read = 0
+  for await (const c of streamBatchSamples(site.db, 'sqlite', org.id, 'bat_big', { chunkSize: 2000 })) {
+    const samples = c.rows.map(
+      (r): LinkSample => [String(r.instance_id), String(r.tag_key), Number(r.ts), r.value as number | null, r.text as string | null, Number(r.quality)],
+    )
+    sha256Hex(JSON.stringify(samples))
+    read += samples.length
+    w.tick()
+  }
+  const sitePeak = w.stop()
+  assert.equal(read, total)
+  console.log(`site, reading 1 000 000 samples in 2 000-sample chunks: ${show(sitePeak)}`)
+
+  const chunks = cloudService(h)
+  const { http } = await startCloud(t, chunks, org, { serverId: 'srv_probe', sites: [SITE] })
+  w = watch()
+  const progress = await uploadBatchSamples(http, site.db, 'sqlite', org.id, { id: 'bat_big', siteCode: SITE }, { chunkSize: 2000, onProgress: () => w.tick() })
+  const bothPeak = w.stop()
+  assert.equal(progress.samples, total)
+  assert.equal((await countRows(h.handle.db, org.id)).points, total)
+  console.log(
+    `site + ${dialect} cloud in one process, uploading 1 000 000 samples (${progress.chunks} chunks, ${(progress.bytes / MiB).toFixed(1)} MiB of bodies): ${show(bothPeak)}`,
+  )
+})
