@@ -53,7 +53,7 @@ it('1 000 000 samples over the link: peak memory above the baseline', { timeout:
   await seedPlant(site.db, org.id, SITE, ['ins_0', 'ins_1', 'ins_2'])
   const total = await site.db.transaction().execute((trx) => seedBatch(trx, org.id, { id: 'bat_big', siteCode: SITE, series: SERIES }))
   assert.equal(total, 1_000_000)
-  console.log(`gc before the baseline: ${typeof (globalThis as { gc?: unknown }).gc === 'function'}`)
+  t.diagnostic(`gc before the baseline: ${typeof (globalThis as { gc?: unknown }).gc === 'function'}`)
 
   let w = watch()
   let read = 0
@@ -67,7 +67,7 @@ it('1 000 000 samples over the link: peak memory above the baseline', { timeout:
   }
   const sitePeak = w.stop()
   assert.equal(read, total)
-  console.log(`site, reading 1 000 000 samples in 2 000-sample chunks: ${show(sitePeak)}`)
+  t.diagnostic(`site, reading 1 000 000 samples in 2 000-sample chunks: ${show(sitePeak)}`)
 
   const chunks = cloudService(h)
   const { http } = await startCloud(t, chunks, org, { serverId: 'srv_probe', sites: [SITE] })
@@ -76,7 +76,7 @@ it('1 000 000 samples over the link: peak memory above the baseline', { timeout:
   const bothPeak = w.stop()
   assert.equal(progress.samples, total)
   assert.equal((await countRows(h.handle.db, org.id)).points, total)
-  console.log(
+  t.diagnostic(
     `site + ${dialect} cloud in one process, uploading 1 000 000 samples (${progress.chunks} chunks, ${(progress.bytes / MiB).toFixed(1)} MiB of bodies): ${show(bothPeak)}`,
   )
 })
