@@ -9,6 +9,6 @@ export const docs = {
     'holds under another site, or that another site server sent, answers the uniform 404. The same chunk again stores nothing and ' +
     'answers the same (exactly once); the same number with another sample count answers 409. Nothing is stored on any refusal.',
   listChunks:
-    "The chunk numbers of the site server's batch `{batchId}` received so far, ascending, and their total samples: an uploader " +
-    'sends the others. A batch nothing arrived of lists none.',
+    "The chunk numbers of the site server's batch `{batchId}` received so far, ascending, their total samples, and `chunkSize`, the " +
+    'samples of chunk 0 (null before it arrived): an uploader sends the other chunks, cut at that size. A batch nothing arrived of lists none.',
 }

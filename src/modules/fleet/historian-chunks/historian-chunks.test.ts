@@ -153,7 +153,7 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await cloudSamples(w), await siteSamples(w))
       assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL, chunks: 7, series: SERIES.length })
       const listed = await asOrg(w.org, () => w.chunks.listChunks(w.org.id, PEER, BATCH))
-      assert.deepEqual(listed, { batchId: BATCH, chunks: [0, 1, 2, 3, 4, 5, 6], samples: TOTAL })
+      assert.deepEqual(listed, { batchId: BATCH, chunks: [0, 1, 2, 3, 4, 5, 6], samples: TOTAL, chunkSize: 500 })
       // Once more: everything is there, nothing is sent.
       const again = cutting(http)
       const second = await uploadBatchSamples(again, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 500 })
@@ -175,6 +175,17 @@ for (const dialect of testDialects()) {
       assert.equal(progress.samples, TOTAL - 1200)
       assert.deepEqual(await cloudSamples(w), await siteSamples(w))
       assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL, chunks: 8, series: SERIES.length })
+    })
+
+    it('an upload resumed with another chunk size keeps the size of the chunks the cloud holds (no sample skipped)', async (t) => {
+      const w = await world(t, dialect)
+      const { http } = await startCloud(t, w.chunks, w.org, PEER)
+      await assert.rejects(uploadBatchSamples(cutting(http, 3), w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 700 }))
+      const second = cutting(http)
+      const progress = await uploadBatchSamples(second, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 300 })
+      assert.deepEqual(second.sent, [2, 3, 4])
+      assert.equal(progress.samples, TOTAL - 1400)
+      assert.deepEqual(await cloudSamples(w), await siteSamples(w))
     })
 
     it('an aborted upload stops after the chunk in flight and the next one sends only what the cloud lacks', async (t) => {
@@ -321,7 +332,12 @@ for (const dialect of testDialects()) {
       const theirs = await samplesOfBatch(w.h.handle.db, other.id, SITE, 'bat_shared')
       await asOrg(w.org, () => w.chunks.receiveChunk(w.org.id, PEER, 'bat_shared', 0, body(samples)))
       assert.deepEqual(await samplesOfBatch(w.h.handle.db, other.id, SITE, 'bat_shared'), theirs)
-      assert.deepEqual(await asOrg(other, () => w.chunks.listChunks(other.id, PEER, 'bat_shared')), { batchId: 'bat_shared', chunks: [], samples: 0 })
+      assert.deepEqual(await asOrg(other, () => w.chunks.listChunks(other.id, PEER, 'bat_shared')), {
+        batchId: 'bat_shared',
+        chunks: [],
+        samples: 0,
+        chunkSize: null,
+      })
     })
 
     it('samples out of order, a key twice or a value a column cannot hold are refused with 400 naming the sample, storing nothing', async (t) => {

@@ -53,6 +53,11 @@ export const BatchChunksSchema = Type.Object(
     batchId: Type.String(),
     chunks: Type.Array(Type.Integer(), { description: 'The chunk numbers received, ascending.' }),
     samples: Type.Integer({ description: 'Samples received over those chunks.' }),
+    chunkSize: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "The samples of chunk 0, null before it arrived: the upload's chunk size (chunk n holds samples n·chunkSize onwards), " +
+        'which a resumed upload keeps whatever it is configured with.',
+    }),
   },
   { $id: 'LinkBatchChunks', additionalProperties: false },
 )

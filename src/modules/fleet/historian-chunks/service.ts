@@ -82,7 +82,8 @@ export function createHistorianChunksService(deps: { handle: DatabaseHandle; clo
     /** The chunk numbers of the server's batch received so far (an uploader resumes at the first missing one). */
     async listChunks(orgId: OrgId, peer: LinkPeer, batchId: string): Promise<BatchChunks> {
       const rows = await listChunks(db, orgId, peer.serverId, batchId)
-      return { batchId, chunks: rows.map((r) => r.chunk), samples: rows.reduce((n, r) => n + r.samples, 0) }
+      const first = rows[0]?.chunk === 0 ? rows[0].samples : null
+      return { batchId, chunks: rows.map((r) => r.chunk), samples: rows.reduce((n, r) => n + r.samples, 0), chunkSize: first }
     },
   }
 }

@@ -69,12 +69,18 @@ export async function uploadBatchSamples(
   const progress: UploadProgress = { chunks: 0, samples: 0, bytes: 0, skippedChunks: 0 }
   const listed = await http.request(pathOf(batch.id), { method: 'GET', ...(signal ? { signal } : {}) })
   if (!listed.ok) throw await refusal(listed)
-  const received = new Set(((await listed.json()) as BatchChunks).chunks)
+  const held = (await listed.json()) as BatchChunks
+  // Chunk n means samples n·size onwards: a resumed upload keeps the size the cloud's chunks were cut with, which
+  // chunk 0 tells (full, or the whole batch when it is the only chunk; chunks go in order, so it is there first).
+  // Without chunk 0 the numbers held cannot be trusted to mean this size: nothing is skipped (a chunk held with the
+  // same samples answers the same; one with others is refused, 409).
+  const size = held.chunkSize ?? chunkSize
+  const received = new Set(held.chunkSize === null ? [] : held.chunks)
   let fromChunk = 0
   while (received.has(fromChunk)) fromChunk++
   progress.skippedChunks = fromChunk
 
-  for await (const { chunk, rows } of streamBatchSamples(db, dialect, orgId, batch.id, { fromChunk, chunkSize })) {
+  for await (const { chunk, rows } of streamBatchSamples(db, dialect, orgId, batch.id, { fromChunk, chunkSize: size })) {
     signal?.throwIfAborted()
     if (received.has(chunk)) {
       progress.skippedChunks++
