@@ -86,6 +86,7 @@ export async function uploadBatchSamples(
       progress.skippedChunks++
       continue
     }
+    if (rows[0]!.site_code !== batch.siteCode) throw new TypeError(`batch ${batch.id} belongs to site ${String(rows[0]!.site_code)}, not ${batch.siteCode}`)
     const samples = rows.map(
       (r): LinkSample => [String(r.instance_id), String(r.tag_key), Number(r.ts), r.value as number | null, r.text as string | null, Number(r.quality)],
     )
