@@ -116,6 +116,19 @@ describe('site: streamBatchSamples (SQLite)', () => {
     )
   })
 
+  it('the uploader refuses a batch named with another site than its own, before sending any chunk', async (t) => {
+    const w = await world(t, 'sqlite')
+    const methods: string[] = []
+    const http: LinkHttp = {
+      request: async (_path, init) => {
+        methods.push(init.method)
+        return Response.json({ batchId: BATCH, chunks: [], samples: 0, chunkSize: null })
+      },
+    }
+    await assert.rejects(uploadBatchSamples(http, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: 'pit-2' }), TypeError)
+    assert.deepEqual(methods, ['GET'])
+  })
+
   it('a running batch is refused (its samples still change); an absent one yields nothing', async (t) => {
     const w = await world(t, 'sqlite')
     await seedBatch(w.site.db, w.org.id, { id: 'bat_running', siteCode: SITE, series: [{ instanceId: 'ins_pump', tagKey: 'r', n: 3 }], status: 'running' })
