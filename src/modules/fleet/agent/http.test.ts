@@ -383,6 +383,17 @@ describe('fleet link HTTP client', () => {
       assert.equal((await c.request('/api/link/echo', { method: 'GET' })).status, 200)
     })
 
+    it('a silent link (packets dropped, as in a WAN outage) is offline (timeout) at the deadline, and heals', async (t) => {
+      const wire = await startTcpProxy(plain.port)
+      t.after(() => wire.close())
+      const c = client({ cloudUrl: `http://acme.localhost:${wire.port}` })
+      wire.setMode('blackhole')
+      const failure = await failureOf(c, '/api/link/echo', { method: 'GET', timeoutMs: 300 })
+      assert.deepEqual([failure.kind, failure.kind === 'offline' && failure.reason], ['offline', 'timeout'])
+      wire.heal()
+      assert.equal((await c.request('/api/link/echo', { method: 'GET' })).status, 200)
+    })
+
     it('a TLS cloud whose certificate is not trusted is offline (tls), with no ca', async () => {
       const c = client({ cloudUrl: `https://acme.localhost:${secure.port}` })
       const failure = await failureOf(c)
