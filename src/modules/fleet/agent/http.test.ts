@@ -95,6 +95,16 @@ async function fakeCloud(o: { tls?: { key: Buffer; cert: Buffer }; inflate: bool
     reply.raw.writeHead(200, { 'content-type': 'application/json', [LINK_PROTOCOL_HEADER]: '1' })
     reply.raw.write('{"changes":[')
   })
+  app.get('/api/link/trickle', async (_request, reply) => {
+    reply.hijack()
+    reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', [LINK_PROTOCOL_HEADER]: '1' })
+    for (let i = 0; i < 30; i++) {
+      reply.raw.write(Buffer.alloc(100, i))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    reply.raw.end()
+  })
+  app.get('/api/link/nothing', async (_request, reply) => reply.code(204).send())
   app.get('/api/link/redirect', async (_request, reply) => reply.redirect('http://portal.example/login'))
   await app.listen({ port: 0, host: '127.0.0.1' })
   return { app, port: (app.server.address() as { port: number }).port, hits: () => hits }
@@ -182,6 +192,7 @@ describe('fleet link HTTP client', () => {
       const direct = client({ cloudUrl: `http://127.0.0.1:${plain.port}` })
       const res = await direct.request('/api/link/echo', { method: 'GET' })
       assert.equal(res.status, 200)
+      assert.ok(res instanceof Response, 'a global Response, not undici’s own class')
       assert.equal(res.headers.get(LINK_PROTOCOL_HEADER), '1')
       const seen = (await res.json()) as Seen
       assert.deepEqual([seen.authorization, seen.protocol, seen.accept], ['match', '1', 'application/json'])
@@ -305,6 +316,23 @@ describe('fleet link HTTP client', () => {
       assert.equal(seen.sha256, digest)
     })
 
+    it('a string body goes as it is (JSON by default, gzip-compressed over the threshold too), bytes as bytes', async () => {
+      const c = client({ cloudUrl: `http://127.0.0.1:${plain.port}`, gzipOverBytes: 4096 })
+      const text = JSON.stringify(big)
+      const seen = (await (await c.request('/api/link/echo', { method: 'POST', body: text })).json()) as Seen
+      assert.deepEqual([seen.contentType, seen.contentEncoding, seen.sha256], ['application/json', 'gzip', digest])
+      const bytes = (await (
+        await c.request('/api/link/echo', { method: 'POST', body: Buffer.from('{"a":1}'), headers: { 'Content-Type': 'application/json' } })
+      ).json()) as Seen
+      assert.equal(bytes.sha256, createHash('sha256').update('{"a":1}').digest('hex'))
+    })
+
+    it('a 204 answer comes back with a null body', async () => {
+      const c = client({ cloudUrl: `http://127.0.0.1:${plain.port}` })
+      const res = await c.request('/api/link/nothing', { method: 'GET' })
+      assert.deepEqual([res.status, res.body], [204, null])
+    })
+
     it('a JSON body under gzipOverBytes, or any body without the option, goes plain', async () => {
       const c = client({ cloudUrl: `http://127.0.0.1:${plain.port}`, gzipOverBytes: 4096 })
       const small = (await (await c.request('/api/link/echo', { method: 'POST', body: { a: 1 } })).json()) as Seen
@@ -328,9 +356,9 @@ describe('fleet link HTTP client', () => {
       assert.equal(aborted.kind, 'aborted')
     })
 
-    it('the timeout covers reading the body: a body that stalls after the headers fails as offline (timeout)', async () => {
-      const c = client({ cloudUrl: `http://127.0.0.1:${plain.port}` })
-      const res = await c.request('/api/link/stall-body', { method: 'GET', timeoutMs: 300 })
+    it('a body that stalls after the headers fails as offline (timeout) once idle for timeoutMs', async () => {
+      const c = client({ cloudUrl: `http://127.0.0.1:${plain.port}`, timeoutMs: 300 })
+      const res = await c.request('/api/link/stall-body', { method: 'GET' })
       assert.equal(res.status, 200)
       const failure = await res.text().then(
         () => assert.fail('the stalled body completed'),
@@ -339,17 +367,40 @@ describe('fleet link HTTP client', () => {
       assert.deepEqual([failure.kind, failure.kind === 'offline' && failure.reason], ['offline', 'timeout'])
     })
 
-    it("a long-lived caller signal keeps no listener once a call failed, nor once the call's timeout passed", async () => {
-      const shutdown = new AbortController()
+    it('a body that keeps coming is never cut by the deadline, however long it takes in all', async () => {
+      const c = client({ cloudUrl: `http://127.0.0.1:${plain.port}`, timeoutMs: 1000 })
+      const res = await c.request('/api/link/trickle', { method: 'GET' })
+      assert.equal((await res.arrayBuffer()).byteLength, 3000)
+    })
+
+    it('the caller aborting during the body read stops it as aborted', async () => {
       const c = client({ cloudUrl: `http://127.0.0.1:${plain.port}` })
-      const refused = client({ cloudUrl: 'http://127.0.0.1:1' })
-      await failureOf(refused, '/api/link/echo', { method: 'GET', signal: shutdown.signal })
-      assert.equal(getEventListeners(shutdown.signal, 'abort').length, 0, 'a refused connection let go at once')
-      const res = await c.request('/api/link/echo', { method: 'GET', signal: shutdown.signal, timeoutMs: 200 })
-      await res.json()
-      // The answered call holds its listener until its timer fires (it guards the body read), then lets go.
-      while (getEventListeners(shutdown.signal, 'abort').length > 0) await new Promise((resolve) => setTimeout(resolve, 50))
-      assert.equal(getEventListeners(shutdown.signal, 'abort').length, 0)
+      const controller = new AbortController()
+      const res = await c.request('/api/link/stall-body', { method: 'GET', signal: controller.signal })
+      setTimeout(() => controller.abort(), 50)
+      const failure = await res.text().then(
+        () => assert.fail('the stalled body completed'),
+        (err: unknown) => c.describeFailure(err),
+      )
+      assert.equal(failure.kind, 'aborted')
+    })
+
+    it('a long-lived caller signal keeps no listener once a call failed, its body was read, or its body was cancelled', async () => {
+      const shutdown = new AbortController()
+      const listeners = () => getEventListeners(shutdown.signal, 'abort').length
+      const c = client({ cloudUrl: `http://127.0.0.1:${plain.port}` })
+      await failureOf(client({ cloudUrl: 'http://127.0.0.1:1' }), '/api/link/echo', { method: 'GET', signal: shutdown.signal })
+      assert.equal(listeners(), 0, 'a refused connection')
+      const read = await c.request('/api/link/echo', { method: 'GET', signal: shutdown.signal })
+      assert.equal(listeners(), 1, 'held while the body may still be read')
+      await read.json()
+      assert.equal(listeners(), 0, 'a body read to its end')
+      const cancelled = await c.request('/api/link/stall-body', { method: 'GET', signal: shutdown.signal })
+      await cancelled.body?.cancel()
+      assert.equal(listeners(), 0, 'a body cancelled')
+      const empty = await c.request('/api/link/nothing', { method: 'GET', signal: shutdown.signal })
+      assert.equal(empty.status, 204)
+      assert.equal(listeners(), 0, 'an answer without a body')
     })
 
     it('a refused connection is offline (refused)', async (t) => {

@@ -11,16 +11,23 @@ export const LINK_PROTOCOL = '1'
 export const LINK_PROTOCOL_HEADER = 'Sitegrid-Link-Protocol'
 
 export interface LinkRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
-  /** A Uint8Array goes as it is (`Content-Type` from `headers`, else application/octet-stream); anything else as JSON. */
+  method: string
+  /**
+   * A string or a Uint8Array goes as it is (`Content-Type` from `headers`, else application/json for a string and
+   * application/octet-stream for bytes); anything else is serialised as JSON.
+   */
   body?: unknown
   headers?: Record<string, string>
+  /** Aborts the call, the body read included (the agent's shutdown). */
   signal?: AbortSignal
-  /** This request's own timeout (a long poll waits longer than the client's default). */
+  /** This request's deadline for the answer's headers (a long poll waits longer than the client's default). */
   timeoutMs?: number
 }
 
-/** What site-side code calls the cloud with: `path` is absolute under the cloud's base URL (`/api/link/push`). */
+/**
+ * What site-side code calls the cloud with: `path` is absolute under the cloud's base URL (`/api/link/push`). The
+ * caller reads or cancels every answer's body (an unread body holds its connection).
+ */
 export interface LinkHttp {
   request(path: string, init: LinkRequest): Promise<Response>
 }
@@ -39,7 +46,10 @@ export interface LinkHttpOptions {
   credential?: string
   /** Where the proxy variables are read: the process environment, passed by its one reader. */
   env: Readonly<Record<string, string | undefined>>
-  /** Default per-request timeout, connection to last byte of the body. */
+  /**
+   * Default deadline from sending a request to its answer's headers (the upload included); the body then may pause
+   * this long between bytes, however long it takes in all (a seed download over a slow WAN).
+   */
   timeoutMs: number
   /** Extra trusted certificate authorities for the cloud (PEM); the system's stay trusted. */
   ca?: string | Buffer | Array<string | Buffer>
@@ -92,6 +102,9 @@ export function createLinkHttp(options: LinkHttpOptions): LinkHttpClient {
     requestTls: { ...tls, lookup: linkLookup },
     // http:// clouds (tests) go through the proxy in absolute form: proxies commonly allow CONNECT to 443 only.
     proxyTunnel: false,
+    // The headers' deadline is ours (per request); the body's is an idle one.
+    headersTimeout: 0,
+    bodyTimeout: options.timeoutMs,
   })
   const redact = [credential, ...[proxy.httpProxy, proxy.httpsProxy].map(proxyPassword)].filter((s): s is string => !!s)
 
@@ -106,20 +119,28 @@ export function createLinkHttp(options: LinkHttpOptions): LinkHttpClient {
         body = init.body
         headers['content-type'] ??= 'application/octet-stream'
       } else if (init.body !== undefined) {
-        body = Buffer.from(JSON.stringify(init.body))
+        body = Buffer.from(typeof init.body === 'string' ? init.body : JSON.stringify(init.body))
         headers['content-type'] ??= 'application/json'
-        if (options.gzipOverBytes !== undefined && body.length > options.gzipOverBytes) {
-          body = await gzipAsync(body)
-          headers['content-encoding'] = 'gzip'
-        }
       }
-      const { signal, release } = deadline(init.timeoutMs ?? options.timeoutMs, init.signal)
+      const gzipIt = body && options.gzipOverBytes !== undefined && body.length > options.gzipOverBytes
+      if (gzipIt && /\bjson\b/i.test(headers['content-type'] ?? '') && !headers['content-encoding']) {
+        body = await gzipAsync(body as Uint8Array)
+        headers['content-encoding'] = 'gzip'
+      }
+      const call = deadline(init.timeoutMs ?? options.timeoutMs, init.signal)
       try {
-        const response = await fetch(`${base.origin}${prefix}${path}`, { method: init.method, headers, body, signal, dispatcher, redirect: 'manual' })
-        // undici's Response is the WHATWG one the global type describes (Node's own fetch is an older undici).
-        return response as unknown as Response
+        const response = await fetch(`${base.origin}${prefix}${path}`, {
+          method: init.method,
+          headers,
+          body,
+          signal: call.signal,
+          dispatcher,
+          redirect: 'manual',
+        })
+        call.answered()
+        return releasingBody(response, call.release)
       } catch (err) {
-        release()
+        call.release()
         throw err
       }
     },
@@ -129,25 +150,58 @@ export function createLinkHttp(options: LinkHttpOptions): LinkHttpClient {
 }
 
 /**
- * A signal that aborts when the caller's does or after `timeoutMs` (a TimeoutError), covering the body read that
- * follows the answer. Not AbortSignal.any: on Node 20 each composite stays attached to a long-lived source (the
- * agent's shutdown signal) for good (nodejs/node#54614); this listener goes when the timer fires or the call fails.
+ * A signal that aborts when the caller's does, or with a TimeoutError when no answer came within `timeoutMs`.
+ * Not AbortSignal.any: on Node 20 each composite stays attached to a long-lived source (the agent's shutdown signal)
+ * for good (nodejs/node#54614). This call's listener goes on `release()`: once its body ended or the call failed.
  */
-function deadline(timeoutMs: number, caller: AbortSignal | undefined): { signal: AbortSignal; release: () => void } {
+function deadline(timeoutMs: number, caller: AbortSignal | undefined) {
   const controller = new AbortController()
   const onAbort = () => controller.abort(caller?.reason)
-  const release = () => {
-    clearTimeout(timer)
-    caller?.removeEventListener('abort', onAbort)
-  }
-  const timer = setTimeout(() => {
-    release()
-    controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'))
-  }, timeoutMs)
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs)
   timer.unref()
   if (caller?.aborted) controller.abort(caller.reason)
   else caller?.addEventListener('abort', onAbort, { once: true })
-  return { signal: controller.signal, release }
+  return {
+    signal: controller.signal,
+    answered: () => clearTimeout(timer),
+    release: () => {
+      clearTimeout(timer)
+      caller?.removeEventListener('abort', onAbort)
+    },
+  }
+}
+
+const NULL_BODY_STATUSES = new Set([204, 205, 304])
+
+/**
+ * The answer as a global Response (undici's is another class: `instanceof Response` would fail) whose body calls
+ * `release` when it ends, fails or is cancelled.
+ */
+function releasingBody(response: Awaited<ReturnType<typeof fetch>>, release: () => void): Response {
+  const init = { status: response.status, statusText: response.statusText, headers: response.headers as unknown as Headers }
+  if (!response.body || NULL_BODY_STATUSES.has(response.status)) {
+    release()
+    return new Response(null, init)
+  }
+  const reader = response.body.getReader()
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read()
+        if (!done) return controller.enqueue(value)
+        release()
+        controller.close()
+      } catch (err) {
+        release()
+        controller.error(err)
+      }
+    },
+    async cancel(reason) {
+      release()
+      await reader.cancel(reason)
+    },
+  })
+  return new Response(body, init)
 }
 
 function lowerKeys(headers: Record<string, string> | undefined): Record<string, string> {
@@ -266,20 +320,32 @@ function parseRetryAfter(value: string | null): number | undefined {
 }
 
 function describeError(err: unknown): LinkFailure {
-  const name = (err as { name?: unknown } | null)?.name
-  if (name === 'TimeoutError') return offline('timeout', 'no answer within the timeout')
-  if (name === 'AbortError') return { kind: 'aborted', message: 'aborted by the caller' }
-  // fetch wraps a network failure as TypeError('fetch failed'); a cut body read as TypeError('terminated').
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const { code, message } = e as { code?: unknown; message?: unknown }
-    const text = typeof message === 'string' ? message : ''
-    if (typeof code === 'string' && OFFLINE_CODES[code]) return offline(OFFLINE_CODES[code], `${code}${text ? ` ${text}` : ''}`)
-    if (typeof code === 'string' && (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code))) {
-      return offline('tls', `${code}${text ? ` ${text}` : ''}`)
-    }
-    if (/when HTTP Tunneling|Proxy response/i.test(text)) return offline('proxy', text)
-    if (/other side closed|terminated|socket hang up/i.test(text)) return offline('reset', text)
+  // fetch wraps a network failure as TypeError('fetch failed') and a cut body read as TypeError('terminated'), the
+  // precise reason in `cause`: the whole chain is read before falling back on a message.
+  const chain: Array<{ name: string; code: string; text: string; dom: boolean }> = []
+  for (let e: unknown = err; e && chain.length < 6; e = (e as { cause?: unknown }).cause) {
+    const { name, code, message } = e as { name?: unknown; code?: unknown; message?: unknown }
+    const dom = e instanceof DOMException
+    chain.push({
+      name: typeof name === 'string' ? name : '',
+      code: typeof code === 'string' ? code : '',
+      text: typeof message === 'string' ? message : '',
+      dom,
+    })
   }
+  const said = (l: { code: string; text: string }) => [l.code, l.text].filter(Boolean).join(' ')
+  const timeout = chain.find((l) => l.name === 'TimeoutError')
+  if (timeout) return offline('timeout', timeout.text || 'no answer within the timeout')
+  // The caller's abort is a DOMException; undici names some of its own errors AbortError too (a proxy's refusal).
+  if (chain.some((l) => l.dom && l.name === 'AbortError')) return { kind: 'aborted', message: 'aborted by the caller' }
+  const known = chain.find((l) => OFFLINE_CODES[l.code])
+  if (known) return offline(OFFLINE_CODES[known.code] as OfflineReason, said(known))
+  const tls = chain.find((l) => /^ERR_(TLS|SSL)|CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(l.code))
+  if (tls) return offline('tls', said(tls))
+  const proxy = chain.find((l) => /when HTTP Tunneling|Proxy response/i.test(l.text))
+  if (proxy) return offline('proxy', proxy.text)
+  const reset = chain.find((l) => /other side closed|terminated|socket hang up/i.test(l.text))
+  if (reset) return offline('reset', reset.text)
   if (err instanceof TypeError && err.message === 'fetch failed') return offline('network', describeCause(err))
   const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err)
   return { kind: 'error', message: `error: ${text}` }
