@@ -251,6 +251,14 @@ describe('fleet link HTTP client', () => {
       })
     }
 
+    it('HTTP_PROXY alone also carries an https:// cloud (through CONNECT)', async (t) => {
+      const proxy = await startHttpProxy()
+      t.after(() => proxy.close())
+      const via = client({ cloudUrl: `https://acme.localhost:${secure.port}`, env: { HTTP_PROXY: proxy.url }, ca: tls.cert })
+      assert.equal((await via.request('/api/link/echo', { method: 'GET' })).status, 200)
+      assert.equal(proxy.stats().tunnels, 1)
+    })
+
     it('the lower-case form wins over the upper-case one, as curl reads them', async (t) => {
       const [lower, upper] = [await startHttpProxy(), await startHttpProxy()]
       t.after(() => Promise.all([lower.close(), upper.close()]))

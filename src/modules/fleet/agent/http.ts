@@ -1,7 +1,8 @@
 // The site server's HTTP client for the fleet link (issue 26). Only the site server opens connections, and plants
 // allow outbound HTTPS only, often through a forward proxy: requests go through undici's EnvHttpProxyAgent, fed from
 // the `env` the caller passes (process.env is read only where the configuration is loaded), so HTTPS_PROXY,
-// HTTP_PROXY and NO_PROXY (lower-case forms first, as curl reads them) decide the route.
+// HTTP_PROXY and NO_PROXY (lower-case forms first, as curl reads them) decide the route. As in undici, an https://
+// cloud with HTTP_PROXY set and HTTPS_PROXY not goes through HTTP_PROXY (a plant that sets one variable means it).
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { promisify } from 'node:util'
 import { gzip } from 'node:zlib'
