@@ -36,7 +36,7 @@ export interface LinkHttp {
 export interface LinkHttpClient extends LinkHttp {
   /** `describeFailure` with this client's credential and proxy passwords redacted from the message. */
   describeFailure(failure: unknown): Promise<LinkFailure>
-  /** Closes the pooled connections (the agent's shutdown). */
+  /** Closes the pooled connections once the calls in flight end (abort their signal first to end them now). */
   close(): Promise<void>
 }
 
