@@ -202,7 +202,8 @@ export async function buildApp(
   await app.register(electricalRoutes, { prefix: '/api/sites', electrical })
   siteDependents.push(alarmsSiteDependent)
   // Fleet link (issue 26): in the cloud, actions on a linked site's alarms are forwarded to its site server as commands.
-  const commands = createCommandsService({ handle, clock, sites })
+  // The commands service reads an alarm through the alarms service, built just below (called only at request time).
+  const commands = createCommandsService({ handle, clock, alarms: { get: (orgId, site, alarmId) => alarms.get(orgId, site, alarmId) } })
   const link = config.mode === 'cloud' ? { sites: linkedSites, commands: commands.queue } : undefined
   const alarms = createAlarmsService({ handle, clock, sites, instances, log, maxWaitingWrites: config.alarmWriteQueueMax, link, ...deps.alarmWrites })
   await app.register(alarmsRoutes, { prefix: '/api/sites', alarms })

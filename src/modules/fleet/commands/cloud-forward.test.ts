@@ -184,7 +184,21 @@ for (const dialect of testDialects()) {
       assert.equal((await commands()).length, 0)
     })
 
-    it("another organisation sees none of the commands and cannot list a site's alarm commands (404)", async (t) => {
+    it("reads of a linked site's alarms do not expire its shelves in the cloud: its site server does and sends the transition up", async (t) => {
+      const { h, admin, read, alarmId, link } = await cloudSetup(t, dialect)
+      assert.equal((await admin('POST', `/api/sites/S1/alarms/${alarmId}/shelve`, { comment: 'nuisance', until: future(h, MIN) })).statusCode, 200)
+      await link('srv_1', ['S1'])
+      h.clock.advance(2 * MIN)
+      assert.equal((await admin('GET', '/api/sites/S1/alarms')).statusCode, 200)
+      const alarm = await read(alarmId)
+      assert.equal(alarm.state, 'shelved')
+      assert.deepEqual(
+        alarm.history.map((x) => x.action),
+        ['activated', 'shelved'],
+      )
+    })
+
+    it("another organisation sees none of the commands; its own site with the victim's alarm id is a 404 like an unknown alarm", async (t) => {
       const { h, member, alarmId, link } = await cloudSetup(t, dialect)
       await link('srv_1', ['S1'])
       assert.equal((await member('POST', `/api/sites/S1/alarms/${alarmId}/acknowledge`, {})).statusCode, 202)
@@ -194,6 +208,12 @@ for (const dialect of testDialects()) {
       const res = await as(`/api/sites/S1/alarms/${alarmId}/commands`)
       assert.equal(res.statusCode, 404)
       assert.equal(res.json().code, 'NotFound')
+      // Below the stranger's own site S1, the victim's alarm id is as unknown as any other.
+      const own = await h.inject({ org: stranger.org, apiKey: stranger.key }, { method: 'POST', url: '/api/sites', payload: { code: 'S1', name: 'Mine' } })
+      assert.equal(own.statusCode, 201)
+      const below = await as(`/api/sites/S1/alarms/${alarmId}/commands`)
+      assert.equal(below.statusCode, 404)
+      assert.equal(below.json().code, 'NotFound')
     })
   })
 }

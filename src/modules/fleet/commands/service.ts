@@ -11,7 +11,8 @@ import { toCommand } from './view.ts'
 export interface CommandsDeps {
   handle: DatabaseHandle
   clock: Clock
-  sites: { require(orgId: OrgId, code: string): Promise<unknown> }
+  /** The alarms area's read of one alarm: NotFound for an unknown site or alarm (as every read of an unknown id). */
+  alarms: { get(orgId: OrgId, siteCode: string, alarmId: string): Promise<unknown> }
 }
 
 /** Cloud: a site is linked when a site server that is not revoked lists it, enrolled or not (its alarms are that server's). */
@@ -26,7 +27,7 @@ export const linkedSites: LinkedSites = {
 }
 
 export function createCommandsService(deps: CommandsDeps) {
-  const { handle, clock, sites } = deps
+  const { handle, clock, alarms } = deps
   const db = handle.db
 
   /** Cloud: the queue the alarms area forwards a linked site's actions to (alarms/forward.ts). */
@@ -65,9 +66,9 @@ export function createCommandsService(deps: CommandsDeps) {
   return {
     queue,
 
-    /** The commands of one alarm, oldest first; NotFound for an unknown site. */
+    /** The commands of one alarm, oldest first; NotFound for an unknown site or alarm. */
     async listOfAlarm(orgId: OrgId, siteCode: string, alarmId: string, query: AlarmCommandsInput) {
-      await sites.require(orgId, siteCode)
+      await alarms.get(orgId, siteCode, alarmId)
       return page(orgId, { siteCode, alarmId }, query)
     },
 
