@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { testDialects, type TestDialect } from '../../../../test/harness.ts'
+import type { OrgId } from '../../../ids.ts'
 import { addInstances, future, MIN, setup } from '../../alarms/test-helpers.ts'
+import { currentCursor, readChanges } from '../outbox/store.ts'
+import { republishPendingCommands } from './service.ts'
 
 /** A cloud cell's organisation with site S1 (an active alarm raised before S1 was linked) and a site server for S1. */
 async function cloudSetup(t: TestContext, dialect: TestDialect) {
@@ -182,6 +185,36 @@ for (const dialect of testDialects()) {
       assert.equal(res.json().state, 'active_acknowledged')
       assert.equal(res.json().pendingCommands, undefined)
       assert.equal((await commands()).length, 0)
+    })
+
+    it('the OpenAPI document gives every forwarded action its 202 and the event post its 409', async (t) => {
+      const { h } = await cloudSetup(t, dialect)
+      const doc = (await h.inject(undefined, { url: '/openapi.json' })).json() as {
+        paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+      }
+      for (const action of ['acknowledge', 'shelve', 'unshelve', 'out-of-service', 'return-to-service']) {
+        assert.ok(doc.paths[`/api/sites/{siteId}/alarms/{alarmId}/${action}`]!.post!.responses['202'], action)
+      }
+      assert.ok(doc.paths['/api/sites/{siteId}/alarms/acknowledge']!.post!.responses['202'])
+      assert.ok(doc.paths['/api/sites/{siteId}/alarms/events']!.post!.responses['409'])
+    })
+
+    it("seeding a site server records its sites' pending commands again after the seed's cursor, and no settled or other site's one", async (t) => {
+      const { h, org, admin, member, alarmId, link, commands } = await cloudSetup(t, dialect)
+      await link('srv_1', ['S1'])
+      assert.equal((await member('POST', `/api/sites/S1/alarms/${alarmId}/acknowledge`, {})).statusCode, 202)
+      assert.equal((await admin('POST', `/api/sites/S1/alarms/${alarmId}/out-of-service`, { comment: 'm' })).statusCode, 202)
+      const [first, second] = await commands()
+      await h.handle.db.updateTable('link_commands').set({ status: 'applied', result: '{}', settled_at: 1 }).where('id', '=', second!.id).execute()
+      const orgId = org.id as OrgId
+      const cursor = await currentCursor(h.handle.db, dialect, orgId)
+      const touched = await h.handle.db.transaction().execute((trx) => republishPendingCommands(trx, orgId, ['S1', 'S2']))
+      assert.equal(touched, 1)
+      const changes = await readChanges(h.handle.db, dialect, orgId, cursor, { tables: ['link_commands'], limit: 100 })
+      assert.deepEqual(
+        changes.map((c) => [c.op, c.key, c.row.status, c.origin]),
+        [['upsert', [first!.id], 'pending', '']],
+      )
     })
 
     it("reads of a linked site's alarms do not expire its shelves in the cloud: its site server does and sends the transition up", async (t) => {

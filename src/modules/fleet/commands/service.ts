@@ -5,7 +5,15 @@ import { decodeCursor, toPage } from '../../../http/paging.ts'
 import { newId, type OrgId } from '../../../ids.ts'
 import type { AlarmCommandQueue, ForwardRequest, LinkedSites } from '../../alarms/forward.ts'
 import type { AlarmCommand, AlarmCommandsInput, ListCommandsInput } from './schemas.ts'
-import { countPendingCommands, findLatestCreatedAt, insertCommand, listCommands, listLinkedSiteLists, type CommandFilter } from './store.ts'
+import {
+  countPendingCommands,
+  findLatestCreatedAt,
+  insertCommand,
+  listCommands,
+  listLinkedSiteLists,
+  touchPendingCommands,
+  type CommandFilter,
+} from './store.ts'
 import { toCommand } from './view.ts'
 
 export interface CommandsDeps {
@@ -24,6 +32,16 @@ export const linkedSites: LinkedSites = {
     }
     return false
   },
+}
+
+/**
+ * Cloud, seeding a site server (enrolment): the tenant package carries no commands (tenant-transfer/tables.ts), so
+ * the seed calls this in a transaction after it took the pull's start cursor: the sites' pending commands are recorded
+ * again after that cursor and reach the new site server by the pull. Only then: a command the site server already
+ * holds must never come down again as pending (it would be applied twice).
+ */
+export function republishPendingCommands(trx: Db, orgId: OrgId, siteCodes: readonly string[]): Promise<number> {
+  return touchPendingCommands(trx, orgId, siteCodes)
 }
 
 export function createCommandsService(deps: CommandsDeps) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import type { LinkCommandsTable } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
+import { AlarmWriteQueueFull } from '../../alarms/errors.ts'
 import { createAlarmsService } from '../../alarms/service.ts'
 import { setup } from '../../alarms/test-helpers.ts'
 import { createSitesService } from '../../sites/service.ts'
@@ -158,5 +159,21 @@ describe('sqlite: a site server applies the commands the cloud forwarded (issue 
     assert.equal(alarm.state, 'active_unacknowledged')
     assert.equal(alarm.history.length, 1)
     assert.equal((await command(id)).settled_at, 1)
+  })
+
+  it('a busy alarm writer (503) stops the run with that command and the later ones still pending, and the next run applies them in order', async (t) => {
+    const { h, orgId, deps, alarms, post, ev, t0, read, receive, command } = await siteSetup(t)
+    const a = (await post([ev('P1', 'HI_TEMP', 'active', t0)])).results[0]!.alarmId!
+    const first = await receive(a, 'acknowledge', {}, h.clock.now())
+    const second = await receive(a, 'out-of-service', { comment: 'm' }, h.clock.now() + 1)
+    const busy: ForwardedActionRunner = {
+      async applyForwarded() {
+        throw new AlarmWriteQueueFull(1)
+      },
+    }
+    await assert.rejects(executePendingCommands({ ...deps, alarms: busy }, orgId), (err: Error) => err instanceof AlarmWriteQueueFull)
+    assert.deepEqual([(await command(first)).status, (await command(second)).status], ['pending', 'pending'])
+    assert.deepEqual(await executePendingCommands({ ...deps, alarms }, orgId), { applied: 2, refused: 0 })
+    assert.equal((await read(a)).state, 'out_of_service')
   })
 })

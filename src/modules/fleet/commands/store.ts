@@ -83,3 +83,19 @@ export async function settleCommand(
     .executeTakeFirst()
   return Number(res.numUpdatedRows) === 1
 }
+
+/**
+ * Records the pending commands of these sites again in the outbox (an update to the same values fires the trigger),
+ * so a site server seeded after they were created receives them by the pull. Returns how many.
+ */
+export async function touchPendingCommands(db: Db, orgId: OrgId, siteCodes: readonly string[]): Promise<number> {
+  if (siteCodes.length === 0) return 0
+  const res = await db
+    .updateTable('link_commands')
+    .set((eb) => ({ status: eb.ref('status') }))
+    .where('org_id', '=', orgId)
+    .where('site_code', 'in', [...siteCodes])
+    .where('status', '=', 'pending')
+    .executeTakeFirst()
+  return Number(res.numUpdatedRows)
+}
