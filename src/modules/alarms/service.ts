@@ -291,7 +291,7 @@ export function createAlarmsService(deps: AlarmsDeps) {
      * `settle` runs in the same transaction with the alarm's new state. Throws the refusal (ValidationFailed for a body
      * the route would refuse, NotFound, AlarmStateConflict) with nothing changed.
      */
-    applyForwarded(orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, action: string, body: unknown, settle: SettleApplied) {
+    async applyForwarded(orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, action: string, body: unknown, settle: SettleApplied) {
       return perform(orgId, actor, siteCode, alarmId, checkForwardedAction(action, body), settle)
     },
 
