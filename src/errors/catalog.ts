@@ -203,6 +203,13 @@ export const catalog = {
     title: 'The site is not linked to this site server',
     doc: "A fleet-link request names a site that is not one of the site server's sites (those it was registered for). " + 'Nothing is stored.',
   },
+  AlarmsFromSiteServer: {
+    status: 409,
+    title: "This site's alarms come from its site server",
+    doc:
+      'Cloud, fleet link: the site is kept by a site server, so its alarm events are posted to that server (its gateways ' +
+      'are on site) and reach the cloud through the link. Post them to the site server. Nothing is stored.',
+  },
 } as const satisfies Record<string, { status: number; title: string; doc: string }>
 
 export type ErrorCode = keyof typeof catalog
