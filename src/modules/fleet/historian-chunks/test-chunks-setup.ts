@@ -23,7 +23,7 @@ import { createInstancesService } from '../../instances/service.ts'
 import { createSitesService } from '../../sites/service.ts'
 import { historianChunksRoutes } from './routes.ts'
 import { createHistorianChunksService, type HistorianChunksService, type LinkPeer } from './service.ts'
-import type { LinkHttp } from './uploader.ts'
+import { createLinkHttp, type LinkHttp } from '../agent/http.ts'
 
 export const T0 = Date.UTC(2026, 0, 5, 6, 0, 0)
 export const SITE = 'pit-1'
@@ -254,10 +254,12 @@ export async function startCloud(t: TestContext, service: HistorianChunksService
   await app.register(historianChunksRoutes, { prefix: '/api/link/historian', chunks: service })
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   t.after(() => app.close())
-  return { url, http: fetchHttp(url) }
+  return { url, http: linkClient(t, url) }
 }
 
-/** A LinkHttp over the global fetch (the transport helper builds the real one, with credential and proxy). */
-export function fetchHttp(url: string): LinkHttp {
-  return { request: (path, init) => fetch(`${url}${path}`, init) }
+/** The site's real link client (fleet/agent/http.ts) towards the app at `url`, closed after the test. */
+export function linkClient(t: TestContext, url: string): LinkHttp {
+  const client = createLinkHttp({ cloudUrl: url, credential: 'slk_srv_pit_testcredential', env: {}, timeoutMs: 60_000 })
+  t.after(() => client.close())
+  return client
 }

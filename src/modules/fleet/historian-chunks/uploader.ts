@@ -1,16 +1,11 @@
 import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import { streamBatchSamples, type LinkSample } from '../../historian/link.ts'
+import type { LinkHttp } from '../agent/http.ts'
 import { DEFAULT_CHUNK_SAMPLES, MAX_CHUNK_SAMPLES, type BatchChunks } from './schemas.ts'
 import { sha256Hex } from './wire.ts'
 
-/**
- * The site's HTTP client of the cloud (the transport's `LinkHttp`, fleet/agent/http.ts): a path against the cloud's
- * base URL, the credential and protocol headers added. Declared here by its shape until that module lands.
- */
-export interface LinkHttp {
-  request(path: string, init: { method: string; body?: string; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response>
-}
+export type { LinkHttp }
 
 export interface UploadProgress {
   /** Chunks and samples sent by this call, and the bytes of their bodies. */
