@@ -29,8 +29,8 @@ export const T0 = Date.UTC(2026, 0, 5, 6, 0, 0)
 export const SITE = 'pit-1'
 
 /** A migrated SQLite database standing for the site server, its organisation row the cloud's (same id). */
-export async function siteDatabase(t: TestContext, org: Org): Promise<DatabaseHandle> {
-  const handle = await connectDatabase(await databaseUrlFor(t, 'sqlite'), { poolSize: 1 })
+export async function siteDatabase(t: TestContext, org: Org, url?: string): Promise<DatabaseHandle> {
+  const handle = await connectDatabase(url ?? (await databaseUrlFor(t, 'sqlite')), { poolSize: 1 })
   t.after(() => handle.close())
   await migrateToLatest(handle.db)
   await handle.db.insertInto('orgs').values({ id: org.id, slug: org.slug, name: org.slug, created_at: T0 }).execute()

@@ -8,7 +8,9 @@
 // phase 2 uploads it to the cloud's routes on loopback: both sides run in this one process, so its peak bounds each.
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { harness, testDialects } from '../../../../test/harness.ts'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { databaseUrlFor, harness, testDialects } from '../../../../test/harness.ts'
 import { streamBatchSamples, type LinkSample } from '../../historian/link.ts'
 import { cloudService, countRows, seedBatch, seedPlant, siteDatabase, SITE, startCloud } from './test-chunks-setup.ts'
 import { uploadBatchSamples } from './uploader.ts'
@@ -49,7 +51,8 @@ it('1 000 000 samples over the link: peak memory above the baseline', { timeout:
   const h = await harness(t, dialect)
   const org = await h.createOrg()
   await seedPlant(h.handle.db, org.id, SITE, ['ins_0', 'ins_1', 'ins_2'])
-  const site = await siteDatabase(t, org)
+  const siteUrl = await databaseUrlFor(t, 'sqlite')
+  const site = await siteDatabase(t, org, siteUrl)
   await seedPlant(site.db, org.id, SITE, ['ins_0', 'ins_1', 'ins_2'])
   const total = await site.db.transaction().execute((trx) => seedBatch(trx, org.id, { id: 'bat_big', siteCode: SITE, series: SERIES }))
   assert.equal(total, 1_000_000)
@@ -70,7 +73,7 @@ it('1 000 000 samples over the link: peak memory above the baseline', { timeout:
   t.diagnostic(`site, reading 1 000 000 samples in 2 000-sample chunks: ${show(sitePeak)}`)
 
   const chunks = cloudService(h)
-  const { http } = await startCloud(t, chunks, org, { serverId: 'srv_probe', sites: [SITE] })
+  const { http, url } = await startCloud(t, chunks, org, { serverId: 'srv_probe', sites: [SITE] })
   w = watch()
   const progress = await uploadBatchSamples(http, site.db, 'sqlite', org.id, { id: 'bat_big', siteCode: SITE }, { chunkSize: 2000, onProgress: () => w.tick() })
   const bothPeak = w.stop()
@@ -79,4 +82,46 @@ it('1 000 000 samples over the link: peak memory above the baseline', { timeout:
   t.diagnostic(
     `site + ${dialect} cloud in one process, uploading 1 000 000 samples (${progress.chunks} chunks, ${(progress.bytes / MiB).toFixed(1)} MiB of bodies): ${show(bothPeak)}`,
   )
+
+  // Each side in a process of its own: the site's upload of another batch of the same size runs in a child process
+  // (test-memory-site.ts), which reports its peaks; this process, now the cloud alone, watches its own. Twice: as it
+  // runs, then with a full collection after every 10th chunk (what stays reachable: flat means no growth with the batch).
+  for (const [n, gcEvery] of [
+    [2, 0],
+    [3, 10],
+  ] as const) {
+    const series = SERIES.map((s) => ({ ...s, tagKey: `${s.tagKey}.${n}` }))
+    await site.db.transaction().execute((trx) => seedBatch(trx, org.id, { id: `bat_big${n}`, siteCode: SITE, series }))
+    w = watch()
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./test-memory-site.ts', import.meta.url))], {
+      env: {
+        ...process.env,
+        PROBE_DB: siteUrl,
+        PROBE_ORG: org.id,
+        PROBE_BATCH: `bat_big${n}`,
+        PROBE_SITE: SITE,
+        PROBE_CLOUD: url,
+        PROBE_GC_EVERY: String(gcEvery),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => {
+      out += String(d)
+    })
+    await new Promise((resolve) => child.on('exit', resolve))
+    const cloudPeak = w.stop()
+    const reported = JSON.parse(out.trim().split('\n').pop()!) as {
+      progress: { samples: number }
+      peak: { rss: number; heap: number; external: number }
+      retained: number[]
+    }
+    assert.equal(reported.progress.samples, total)
+    const sitePeak = { rss: reported.peak.rss / MiB, heap: reported.peak.heap / MiB, external: reported.peak.external / MiB }
+    const kept = reported.retained.map((b) => (b / MiB).toFixed(1)).join(', ')
+    t.diagnostic(
+      `separate processes, 1 000 000 samples${gcEvery > 0 ? `, site collected every ${gcEvery} chunks (reachable after chunks 100, 200, …: +${kept} MiB)` : ''}: ` +
+        `site ${show(sitePeak)}; ${dialect} cloud ${show(cloudPeak)}`,
+    )
+  }
 })
