@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createApiKeyValidator } from './auth/api-key-validator.ts'
+import { createLinkValidator } from './auth/link-validator.ts'
 import { peekIssuer } from './auth/oidc/peek-issuer.ts'
 import { createOidcPrincipalValidator } from './auth/oidc/principal-validator.ts'
 import { startRelyingParty } from './auth/oidc/relying-party.ts'
@@ -18,6 +19,7 @@ import type { Clock } from './clock.ts'
 import { createConfigHolder } from './config/holder.ts'
 import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
+import type { OrgId } from './ids.ts'
 import { withSystemScope } from './db/tenant-scope.ts'
 import { installAuth, type BearerValidator } from './http/auth.ts'
 import { installDraining } from './http/drain.ts'
@@ -66,6 +68,10 @@ import { createSiteUsersService } from './modules/site-users/service.ts'
 import { siteUnlockRoutes } from './modules/site-users/unlock-route.ts'
 import { electricalRoutes } from './modules/electrical/routes.ts'
 import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
+import { linkEnrolmentRoutes } from './modules/fleet/site-servers/link-routes.ts'
+import { siteServersRoutes } from './modules/fleet/site-servers/routes.ts'
+import { newestOutboxCursor } from './modules/fleet/site-servers/seed-cursor.ts'
+import { createSiteServersService, type SiteServersService } from './modules/fleet/site-servers/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
 
 export interface AppDeps {
@@ -156,11 +162,19 @@ export async function buildApp(
     ...(signingKeys ? [createSitePinValidator({ signingKeys, siteUsers, clock, log })] : []),
     ...(relyingParty ? [createOidcPrincipalValidator({ relyingParty, members, platformAdmins, handle, log })] : []),
   ]
+  // Cloud mode: the site servers of the fleet link (issue 26); their link credentials authenticate the link routes only.
+  // Built before the sites service it reads, and given it once that exists.
+  let siteServers: SiteServersService | undefined
+  const linkLookup = {
+    verifierOf: (credential: string) => siteServers?.verifierOf(credential),
+    activeServerByVerifier: async (orgId: OrgId, verifier: string) => siteServers?.activeServerByVerifier(orgId, verifier),
+  }
   installAuth(app, {
     config,
     tenancy,
     generation: handle.generation,
     validateApiKey: createApiKeyValidator({ handle, clock, keys: apiKeys, onUse: lastUsed.touch }),
+    ...(config.mode === 'cloud' ? { validateLink: createLinkValidator({ handle, links: linkLookup }) } : {}),
     bearerValidators,
     peekIssuer,
     rateLimiter: createRateLimiter({ perMinute: () => holder.current().rateLimitPerMinute, clock }),
@@ -225,19 +239,29 @@ export async function buildApp(
   await app.register(auditRoutes, { prefix: '/api/admin/orgs', handle, orgs })
   await app.register(reloadRoutes, { prefix: '/api/admin/config', mode: config.mode, reloads: createReloadService({ holder, handle, clock }) })
 
-  await app.register(tenantTransferRoutes, {
-    prefix: '/api/admin/orgs',
-    orgs,
-    transfer: createTenantTransferService({
+  const transfer = createTenantTransferService({
+    handle,
+    clock,
+    mode: config.mode,
+    sites,
+    storedParts: historianStoredParts,
+    maxPackageBytes: config.tenantPackageMaxBytes,
+    maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
+  })
+  await app.register(tenantTransferRoutes, { prefix: '/api/admin/orgs', orgs, transfer })
+
+  if (config.mode === 'cloud') {
+    siteServers = createSiteServersService({
       handle,
       clock,
-      mode: config.mode,
+      keySecret,
       sites,
-      storedParts: historianStoredParts,
-      maxPackageBytes: config.tenantPackageMaxBytes,
-      maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
-    }),
-  })
+      currentCursor: (db, orgId) => newestOutboxCursor(db, orgId),
+      exportSite: (org, site) => transfer.exportPackage(org, site),
+    })
+    await app.register(siteServersRoutes, { prefix: '/api/admin/site-servers', siteServers })
+    await app.register(linkEnrolmentRoutes, { tenancy, siteServers })
+  }
 
   app.addHook('onClose', async () => {
     await lastUsed.stop()
