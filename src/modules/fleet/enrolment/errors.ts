@@ -33,3 +33,10 @@ export class NotEnrolled extends domainError('Conflict') {
     super('This site server is not enrolled with a cloud: run `sitegrid link enrol --cloud URL --code CODE` first.')
   }
 }
+
+/** The cloud refused the enrolment for a reason of its own (e.g. the code is for another site server); its detail is quoted. */
+export class CloudRefusedEnrolment extends domainError('Conflict') {
+  constructor(detail: string) {
+    super(`The cloud refused the enrolment: ${detail}`)
+  }
+}

@@ -11,7 +11,7 @@ import type { TenantTransferService } from '../../tenant-transfer/service.ts'
 import { LinkOrgMismatch, LinkVersionMismatch } from '../site-servers/errors.ts'
 import { CURSOR_HEADER, LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_VERSION } from '../site-servers/protocol.ts'
 import type { Enrolment } from '../site-servers/schemas.ts'
-import { EnrolmentCodeRefused, LinkAlreadyEnrolled, LinkCloudUnavailable, NotEnrolled, SeveralOrganisations } from './errors.ts'
+import { CloudRefusedEnrolment, EnrolmentCodeRefused, LinkAlreadyEnrolled, LinkCloudUnavailable, NotEnrolled, SeveralOrganisations } from './errors.ts'
 import { CLOUD_PEER, findLinkPeer, findMark, insertBases, insertMark, markSeedChanges, newestOutboxSeq, saveLinkPeer, siteRowKeys } from './store.ts'
 
 /** The site server's way to the cloud (modules/fleet/agent/http.ts builds the real one, through the proxy when set). */
@@ -259,11 +259,12 @@ async function call(http: LinkHttp, path: string, init: Parameters<LinkHttp['req
 
 /** A refusal from the cloud, as the domain error it stands for; the enrolment body is used to name both organisations. */
 async function refusal(res: Response, sent: Record<string, unknown>): Promise<Error> {
-  const problem = (await res.json().catch(() => undefined)) as { code?: unknown; siteOrgId?: unknown; cloudOrgId?: unknown; peerProtocol?: unknown } | undefined
+  const problem = (await res.json().catch(() => undefined)) as { code?: unknown; detail?: unknown; siteOrgId?: unknown; cloudOrgId?: unknown } | undefined
   const code = typeof problem?.code === 'string' ? problem.code : undefined
   if (res.status === 401) return new EnrolmentCodeRefused()
   if (code === 'LinkOrgMismatch') return new LinkOrgMismatch(String(problem?.siteOrgId ?? sent.orgId), String(problem?.cloudOrgId ?? 'unknown'))
   if (code === 'LinkVersionMismatch') return new LinkVersionMismatch(res.headers.get(PROTOCOL_HEADER) ?? 'unknown', LINK_PROTOCOL)
+  if (code === 'Conflict' && typeof problem?.detail === 'string') return new CloudRefusedEnrolment(problem.detail.slice(0, 500))
   return new LinkCloudUnavailable(`HTTP ${res.status}${code ? ` ${code}` : ''}`)
 }
 
