@@ -70,7 +70,7 @@ import { electricalRoutes } from './modules/electrical/routes.ts'
 import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
 import { linkEnrolmentRoutes } from './modules/fleet/site-servers/link-routes.ts'
 import { siteServersRoutes } from './modules/fleet/site-servers/routes.ts'
-import { newestOutboxCursor } from './modules/fleet/site-servers/seed-cursor.ts'
+import { currentCursor } from './modules/fleet/outbox/store.ts'
 import { createSiteServersService, type SiteServersService } from './modules/fleet/site-servers/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
 
@@ -256,7 +256,7 @@ export async function buildApp(
       clock,
       keySecret,
       sites,
-      currentCursor: (db, orgId) => newestOutboxCursor(db, orgId),
+      currentCursor: (db, orgId) => currentCursor(db, handle.dialect, orgId),
       exportSite: (org, site) => transfer.exportPackage(org, site),
     })
     await app.register(siteServersRoutes, { prefix: '/api/admin/site-servers', siteServers })

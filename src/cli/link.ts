@@ -4,7 +4,7 @@ import type { DatabaseHandle } from '../db/connect.ts'
 import { NotFound } from '../errors/domain-error.ts'
 import { CLI_ACTOR } from '../identity.ts'
 import { createEnrolment, type LinkHttp } from '../modules/fleet/enrolment/service.ts'
-import { newestOutboxCursor } from '../modules/fleet/site-servers/seed-cursor.ts'
+import { currentCursor } from '../modules/fleet/outbox/store.ts'
 import { createSiteServersService } from '../modules/fleet/site-servers/service.ts'
 import { historianStoredParts } from '../modules/historian/transfer.ts'
 import { createSitesService } from '../modules/sites/service.ts'
@@ -41,7 +41,7 @@ function linkServices(config: Config, handle: DatabaseHandle) {
     clock,
     keySecret: config.keySecret!,
     sites,
-    currentCursor: (db, orgId) => newestOutboxCursor(db, orgId),
+    currentCursor: (db, orgId) => currentCursor(db, handle.dialect, orgId),
     exportSite: (org, site) => transfer.exportPackage(org, site),
   })
   return { sites, transfer, siteServers }

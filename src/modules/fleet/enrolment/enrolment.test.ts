@@ -70,6 +70,28 @@ for (const dialect of testDialects()) {
       assert.equal(bases.filter((b) => b.table_name === 'sites').length, 2)
       assert.equal(bases.filter((b) => b.table_name === 'instances').length, 4)
       assert.ok(bases.some((b) => b.table_name === 'instances' && b.row_key === JSON.stringify(['S1', 'CV-1'])))
+      // The pull starts where the first seed's export began (the cloud's outbox already held the sites' creation).
+      assert.ok(result.mark.seq > 0)
+      const versions = await site.handle.db
+        .selectFrom('link_base')
+        .select('version')
+        .distinct()
+        .where('org_id', '=', local!.id)
+        .where('row_key', 'like', '["S1"%')
+        .execute()
+      assert.deepEqual(
+        versions.map((v) => v.version),
+        [result.mark.seq],
+      )
+      // What the seed wrote is recorded as the cloud's (origin 'cloud'): the push never sends the cloud its own rows back.
+      const seededChanges = await site.handle.db
+        .selectFrom('link_outbox')
+        .select(['origin', 'table_name'])
+        .where('org_id', '=', local!.id)
+        .where('table_name', 'in', ['sites', 'controllers', 'instances'])
+        .execute()
+      assert.equal(seededChanges.length, 2 + 2 + 4)
+      assert.deepEqual([...new Set(seededChanges.map((c) => c.origin))], ['cloud'])
 
       // The cloud shows it enrolled, with the versions it announced.
       const listed = await cell.as('GET', `/api/admin/site-servers/${registered.id}`)

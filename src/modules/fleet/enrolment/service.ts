@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { seal, unseal } from '../../../auth/site-pin/seal.ts'
+import { LINKED_TABLES, type LinkedTable } from '../../../db/link-triggers.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import { invalidField, NotFound } from '../../../errors/domain-error.ts'
@@ -8,6 +9,8 @@ import type { OrgId } from '../../../ids.ts'
 import type { OrgsService } from '../../orgs/service.ts'
 import type { SitesService } from '../../sites/service.ts'
 import type { TenantTransferService } from '../../tenant-transfer/service.ts'
+import { EXPORTED_TABLES } from '../../tenant-transfer/tables.ts'
+import { rowKey, START, type Cursor } from '../outbox/store.ts'
 import { LinkOrgMismatch, LinkVersionMismatch } from '../site-servers/errors.ts'
 import { CURSOR_HEADER, LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_VERSION } from '../site-servers/protocol.ts'
 import type { Enrolment } from '../site-servers/schemas.ts'
@@ -19,37 +22,13 @@ export interface LinkHttp {
   request(path: string, init: { method: string; body?: string; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response>
 }
 
-interface Cursor {
-  tx: number
-  seq: number
-}
+/** The parts of a one-site tenant package that are tables: the outbox rows a seed import records for them came from the cloud. */
+const SEED_PACKAGE_TABLES = EXPORTED_TABLES.filter((t) => t.scope === 'site' && t.isStoredPart !== true).map((t) => t.name)
 
-/**
- * The cloud-authoritative tables a seed brings, with their site column and primary key after org_id (migrations 0100,
- * 0600, 0800): each seeded row gets its link_base version. The outbox's LINKED_TABLES (db/link-triggers.ts) is the
- * list of record once it is merged.
- */
-const SEEDED_DOWN_TABLES = [
-  { name: 'sites', siteColumn: 'code', key: ['code'] },
-  { name: 'controllers', siteColumn: 'site_code', key: ['site_code', 'id'] },
-  { name: 'instances', siteColumn: 'site_code', key: ['site_code', 'id'] },
-  { name: 'electrical_nodes', siteColumn: 'site_code', key: ['site_code', 'id'] },
-  { name: 'electrical_edges', siteColumn: 'site_code', key: ['site_code', 'source_id', 'target_id', 'edge_type'] },
-] as const
-
-/** Every table of a one-site tenant package (tenant-transfer/tables.ts, scope `site`): their outbox rows of a seed came from the cloud. */
-const SEED_PACKAGE_TABLES = [
-  'sites',
-  'controllers',
-  'instances',
-  'electrical_nodes',
-  'electrical_edges',
-  'alarms',
-  'alarm_events',
-  'alarm_history',
-  'alarm_shelves',
-  'historian_batches',
-]
+/** The cloud's tables (direction down) a seed brings: each seeded row gets its link_base version. */
+const SEEDED_DOWN_TABLES = LINKED_TABLES.filter(
+  (t): t is LinkedTable & { siteColumn: string } => t.direction === 'down' && t.siteColumn !== null && SEED_PACKAGE_TABLES.includes(t.name),
+)
 
 export interface EnrolmentDeps {
   handle: DatabaseHandle
@@ -125,7 +104,7 @@ export function createEnrolment(deps: EnrolmentDeps) {
           trx,
           org.id,
           table.name,
-          keys.map((k) => JSON.stringify(k)),
+          keys.map((k) => rowKey(k)),
           cursor.seq,
         )
       }
@@ -155,11 +134,11 @@ export function createEnrolment(deps: EnrolmentDeps) {
     let mark: Cursor | undefined
     for (const site of peer.sites) {
       const held = await holdsSite(org.id, site)
-      const cursor = held ? { tx: 0, seq: 0 } : await seedSite(org, site, peer.credential, http, actor)
+      const cursor = held ? START : await seedSite(org, site, peer.credential, http, actor)
       if (!held) seeded.push(site)
       if (!mark || cursor.tx < mark.tx || (cursor.tx === mark.tx && cursor.seq < mark.seq)) mark = cursor
     }
-    const at = mark ?? { tx: 0, seq: 0 }
+    const at = mark ?? START
     await insertMark(db, org.id, { peer: CLOUD_PEER, epoch: peer.epoch, tx: at.tx, seq: at.seq, at: clock.now() })
     return { seeded, mark: at }
   }

@@ -9,6 +9,7 @@ import type { Actor, Org, Principal } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
 import type { Db } from '../../../db/schema.ts'
 import { recordAudit } from '../../audit/service.ts'
+import type { Cursor } from '../outbox/store.ts'
 import type { SitesService } from '../../sites/service.ts'
 import { LinkOrgMismatch, LinkServerMismatch, LinkVersionMismatch, SiteAlreadyLinked } from './errors.ts'
 import { LINK_PROTOCOL } from './protocol.ts'
@@ -37,12 +38,6 @@ import {
 } from './store.ts'
 
 export const ENROLMENT_CODE_LIFETIME_MS = 24 * 3_600_000
-
-/** A position in the cloud's outbox (modules/fleet/outbox): `(0, 0)` is the start. */
-export interface Cursor {
-  tx: number
-  seq: number
-}
 
 export interface SiteServersDeps {
   handle: DatabaseHandle
