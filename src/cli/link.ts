@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import { NotFound } from '../errors/domain-error.ts'
 import { CLI_ACTOR } from '../identity.ts'
+import { NotEnrolled } from '../modules/fleet/enrolment/errors.ts'
 import { createEnrolment, type LinkHttp } from '../modules/fleet/enrolment/service.ts'
 import { currentCursor } from '../modules/fleet/outbox/store.ts'
 import { createSiteServersService } from '../modules/fleet/site-servers/service.ts'
@@ -155,6 +156,24 @@ export const linkCommands: Command[] = [
           `${result.isReenrolment ? 're-enrolled' : 'enrolled'} as site server ${result.serverId} of ${result.org.slug} (${result.org.id}) for ${result.sites.join(', ')}; ` +
             `seeded ${result.seeded.length ? result.seeded.join(', ') : 'nothing'}; the pull starts at ${result.mark.tx}.${result.mark.seq}`,
         )
+      }),
+  },
+  {
+    path: ['link', 'seed'],
+    usage: '',
+    positionals: [],
+    summary:
+      'Site server: finishes a seed from the cloud that was cut off during `link enrol` (with the credential stored then, no new code needed). Does nothing when the seed completed.',
+    options: {},
+    run: (_args, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        requireMode(config, 'site', 'seed')
+        const { sites, transfer } = linkServices(config, handle)
+        const enrolment = createEnrolment({ handle, clock: systemClock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
+        const peer = await enrolment.peer()
+        if (!peer) throw new NotEnrolled()
+        const result = await enrolment.resumeSeeding({ http: fetchLinkHttp(peer.cloudUrl), actor: CLI_ACTOR })
+        io.err(`seeded ${result.seeded.length ? result.seeded.join(', ') : 'nothing'}; the pull starts at ${result.mark.tx}.${result.mark.seq}`)
       }),
   },
 ]

@@ -181,6 +181,35 @@ for (const dialect of testDialects()) {
       assert.equal((await fresh.enrolment.enrol({ cloudUrl: cell.url, code: second.code, http: cell.http, actor: CLI_ACTOR })).serverId, second.id)
     })
 
+    it('a seed cut off by the network resumes with the stored credential, without a new code, and ends seeded once', async (t) => {
+      const cell = await cloudCell(t, dialect)
+      const { site, orgs, enrolment } = await siteServer(t)
+      const registered = await register(cell.cloud, cell.owner)
+      let cut = true
+      const flaky = {
+        request: (path: string, init: Parameters<typeof cell.http.request>[1]) =>
+          cut && path.includes('site=S2') ? Promise.reject(new Error('ECONNRESET')) : cell.http.request(path, init),
+      }
+      await assert.rejects(
+        enrolment.enrol({ cloudUrl: cell.url, code: registered.code, http: flaky, actor: CLI_ACTOR }),
+        (err: Error & { code?: string }) => err.code === 'LinkCloudUnavailable',
+      )
+      const local = (await orgs.findBySlug(cell.org.slug))!
+      assert.equal((await site.handle.db.selectFrom('link_marks').selectAll().execute()).length, 0, 'not seeded yet: no mark')
+      assert.ok(await enrolment.credential(local.id), 'the credential is kept')
+      assert.deepEqual(await enrolment.peer(), { orgId: local.id, serverId: registered.id, cloudUrl: cell.url, sites: ['S1', 'S2'] })
+      cut = false
+      const resumed = await enrolment.resumeSeeding({ http: flaky, actor: CLI_ACTOR })
+      // S1 came in the cut run (its position is unknown now): the pull starts from the beginning; S2 is seeded now.
+      assert.deepEqual([resumed.seeded, resumed.mark], [['S2'], { tx: 0, seq: 0 }])
+      const key = await site.mintKey(local, 'owner')
+      for (const code of ['S1', 'S2']) {
+        const here = await site.inject({ org: local, apiKey: key.plaintext }, { method: 'GET', url: `/api/sites/${code}/instances` })
+        assert.deepEqual(here.json(), (await cell.as('GET', `/api/sites/${code}/instances`)).json())
+      }
+      assert.deepEqual(await enrolment.resumeSeeding({ http: flaky, actor: CLI_ACTOR }), { seeded: [], mark: { tx: 0, seq: 0 } }, 'once')
+    })
+
     it('50 concurrent enrolments with one code: exactly one 200, the others the uniform 401', async (t) => {
       const cell = await cloudCell(t, dialect)
       const registered = await register(cell.cloud, cell.owner)

@@ -206,6 +206,13 @@ export function createEnrolment(deps: EnrolmentDeps) {
       )
     },
 
+    /** This server's enrolment (the cloud, its server id and sites), or undefined when it is not enrolled. */
+    async peer(): Promise<{ orgId: string; serverId: string; cloudUrl: string; sites: string[] } | undefined> {
+      const org = await localOrg()
+      const row = org && (await findLinkPeer(db, org.id))
+      return row && { orgId: row.org_id, serverId: row.server_id, cloudUrl: row.cloud_url, sites: JSON.parse(row.sites) as string[] }
+    },
+
     /** The stored link credential, unsealed (for the link's own client); undefined when not enrolled or revoked here. */
     async credential(orgId: OrgId): Promise<string | undefined> {
       const peer = await findLinkPeer(db, orgId)

@@ -87,6 +87,12 @@ for (const dialect of testDialects()) {
       assert.deepEqual(audit, [{ action: 'site_server.registered', actor_kind: 'apiKey' }])
     })
 
+    it('two registrations of one site at once: one 201, one 409', async (t) => {
+      const { h, owner } = await cloudOrg(t, dialect)
+      const statuses = (await Promise.all([registerAs(h, owner, ['S1', 'S2']), registerAs(h, owner, ['S2', 'S3'])])).map((r) => r.statusCode).sort()
+      assert.deepEqual(statuses, [201, 409])
+    })
+
     it('every site must exist: an unknown one is a 400 naming it, and nothing is stored', async (t) => {
       const { h, owner } = await cloudOrg(t, dialect)
       const res = await registerAs(h, owner, ['S1', 'NOPE'])
@@ -176,6 +182,8 @@ for (const dialect of testDialects()) {
         assert.equal(res.json().code, 'Forbidden')
       }
       assert.equal((await seedAs(h, link)).statusCode, 200)
+      // Neither secret is ever logged.
+      assert.ok(!h.rawLogs().includes(server.enrolmentCode) && !h.rawLogs().includes(link.bearer.slice(-32)))
       const asKey = await seedAs(h, owner)
       assert.equal(asKey.statusCode, 403)
       assert.equal(asKey.json().code, 'Forbidden')
