@@ -19,7 +19,6 @@ import type { Clock } from './clock.ts'
 import { createConfigHolder } from './config/holder.ts'
 import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
-import type { OrgId } from './ids.ts'
 import { withSystemScope } from './db/tenant-scope.ts'
 import { installAuth, type BearerValidator } from './http/auth.ts'
 import { installDraining } from './http/drain.ts'
@@ -71,7 +70,8 @@ import { createElectricalService, electricalSiteDependents } from './modules/ele
 import { linkEnrolmentRoutes } from './modules/fleet/site-servers/link-routes.ts'
 import { siteServersRoutes } from './modules/fleet/site-servers/routes.ts'
 import { currentCursor } from './modules/fleet/outbox/store.ts'
-import { createSiteServersService, type SiteServersService } from './modules/fleet/site-servers/service.ts'
+import { createLinkCredentials } from './modules/fleet/site-servers/credentials.ts'
+import { createSiteServersService } from './modules/fleet/site-servers/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
 
 export interface AppDeps {
@@ -162,19 +162,13 @@ export async function buildApp(
     ...(signingKeys ? [createSitePinValidator({ signingKeys, siteUsers, clock, log })] : []),
     ...(relyingParty ? [createOidcPrincipalValidator({ relyingParty, members, platformAdmins, handle, log })] : []),
   ]
-  // Cloud mode: the site servers of the fleet link (issue 26); their link credentials authenticate the link routes only.
-  // Built before the sites service it reads, and given it once that exists.
-  let siteServers: SiteServersService | undefined
-  const linkLookup = {
-    verifierOf: (credential: string) => siteServers?.verifierOf(credential),
-    activeServerByVerifier: async (orgId: OrgId, verifier: string) => siteServers?.activeServerByVerifier(orgId, verifier),
-  }
   installAuth(app, {
     config,
     tenancy,
     generation: handle.generation,
     validateApiKey: createApiKeyValidator({ handle, clock, keys: apiKeys, onUse: lastUsed.touch }),
-    ...(config.mode === 'cloud' ? { validateLink: createLinkValidator({ handle, links: linkLookup }) } : {}),
+    // Cloud mode: a site server's link credential (issue 26), for the link routes only.
+    ...(config.mode === 'cloud' ? { validateLink: createLinkValidator({ handle, links: createLinkCredentials({ handle, keySecret }) }) } : {}),
     bearerValidators,
     peekIssuer,
     rateLimiter: createRateLimiter({ perMinute: () => holder.current().rateLimitPerMinute, clock }),
@@ -251,7 +245,7 @@ export async function buildApp(
   await app.register(tenantTransferRoutes, { prefix: '/api/admin/orgs', orgs, transfer })
 
   if (config.mode === 'cloud') {
-    siteServers = createSiteServersService({
+    const siteServers = createSiteServersService({
       handle,
       clock,
       keySecret,

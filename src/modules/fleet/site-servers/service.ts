@@ -14,19 +14,9 @@ import type { SitesService } from '../../sites/service.ts'
 import { LinkOrgMismatch, LinkServerMismatch, LinkVersionMismatch, SiteAlreadyLinked } from './errors.ts'
 import { LINK_PROTOCOL } from './protocol.ts'
 import type { Enrolment, EnrolInput, RegisterSiteServerInput, SiteServer, SiteServerWithCode } from './schemas.ts'
-import {
-  codeHashOf,
-  CREDENTIAL_PATTERN,
-  credentialVerifierOf,
-  ENROLMENT_CODE_PATTERN,
-  newCredential,
-  newEnrolmentCode,
-  newSiteServerId,
-  verifiersEqual,
-} from './secrets.ts'
+import { codeHashOf, credentialVerifierOf, ENROLMENT_CODE_PATTERN, newCredential, newEnrolmentCode, newSiteServerId } from './secrets.ts'
 import {
   consumeEnrolmentCode,
-  findActiveSiteServerByVerifier,
   findSiteServer,
   findSiteServerByCodeHash,
   insertSiteServer,
@@ -229,18 +219,6 @@ export function createSiteServersService(deps: SiteServersDeps) {
       if (principal.kind !== 'link' || !principal.sites?.includes(site)) throw new NotFound()
       const cursor = await deps.currentCursor(db, org.id)
       return { cursor, stream: await deps.exportSite(org, site) }
-    },
-
-    /** The verifier a well-formed link credential is stored under; undefined for a malformed one, worth no query. */
-    verifierOf(credential: string): string | undefined {
-      return CREDENTIAL_PATTERN.test(credential) ? credentialVerifierOf(keySecret, credential) : undefined
-    },
-
-    /** The enrolled, non-revoked site server stored under a verifier (compared in constant time); undefined otherwise. */
-    async activeServerByVerifier(orgId: OrgId, verifier: string) {
-      const row = await findActiveSiteServerByVerifier(db, orgId, verifier)
-      if (!row || row.credential_verifier === null || !verifiersEqual(row.credential_verifier, verifier)) return undefined
-      return { orgId: row.org_id as OrgId, serverId: row.id, sites: sitesOf(row) }
     },
   }
 }
