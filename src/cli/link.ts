@@ -4,7 +4,8 @@ import type { DatabaseHandle } from '../db/connect.ts'
 import { NotFound } from '../errors/domain-error.ts'
 import { CLI_ACTOR } from '../identity.ts'
 import { NotEnrolled } from '../modules/fleet/enrolment/errors.ts'
-import { createEnrolment, type LinkHttp } from '../modules/fleet/enrolment/service.ts'
+import { createLinkHttp } from '../modules/fleet/agent/http.ts'
+import { createEnrolment } from '../modules/fleet/enrolment/service.ts'
 import { currentCursor } from '../modules/fleet/outbox/store.ts'
 import { createSiteServersService } from '../modules/fleet/site-servers/service.ts'
 import { historianStoredParts } from '../modules/historian/transfer.ts'
@@ -48,22 +49,18 @@ function linkServices(config: Config, handle: DatabaseHandle) {
   return { sites, transfer, siteServers }
 }
 
-/**
- * The cloud over the global fetch, against the origin of `cloudUrl`. The link's own client (modules/fleet/agent/http.ts,
- * through HTTPS_PROXY when set) replaces it once merged.
- */
-function fetchLinkHttp(cloudUrl: string): LinkHttp {
-  const origin = new URL(cloudUrl).origin
-  return {
-    request: (path, init) =>
-      fetch(`${origin}${path}`, {
-        method: init.method,
-        ...(init.body === undefined ? {} : { body: init.body }),
-        headers: init.headers ?? {},
-        signal: init.signal ?? null,
-      }),
+/** The link's client (through HTTPS_PROXY/HTTP_PROXY/NO_PROXY when set), closed once `fn` ends. */
+async function withCloud<T>(cloudUrl: string, env: NodeJS.ProcessEnv, fn: (http: ReturnType<typeof createLinkHttp>) => Promise<T>): Promise<T> {
+  const http = createLinkHttp({ cloudUrl, env, timeoutMs: LINK_TIMEOUT_MS })
+  try {
+    return await fn(http)
+  } finally {
+    await http.close()
   }
 }
+
+/** The wait for an answer's headers, and then between a seed's bytes (a slow WAN). */
+const LINK_TIMEOUT_MS = 60_000
 
 export const linkCommands: Command[] = [
   {
@@ -151,7 +148,8 @@ export const linkCommands: Command[] = [
         const cloudUrl = requireString(values, 'cloud')
         const { sites, transfer } = linkServices(config, handle)
         const enrolment = createEnrolment({ handle, clock: systemClock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
-        const result = await enrolment.enrol({ cloudUrl, code: requireString(values, 'code'), http: fetchLinkHttp(cloudUrl), actor: CLI_ACTOR })
+        const code = requireString(values, 'code')
+        const result = await withCloud(cloudUrl, io.env, (http) => enrolment.enrol({ cloudUrl, code, http, actor: CLI_ACTOR }))
         io.err(
           `${result.isReenrolment ? 're-enrolled' : 'enrolled'} as site server ${result.serverId} of ${result.org.slug} (${result.org.id}) for ${result.sites.join(', ')}; ` +
             `seeded ${result.seeded.length ? result.seeded.join(', ') : 'nothing'}; the pull starts at ${result.mark.tx}.${result.mark.seq}`,
@@ -172,7 +170,7 @@ export const linkCommands: Command[] = [
         const enrolment = createEnrolment({ handle, clock: systemClock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
         const peer = await enrolment.peer()
         if (!peer) throw new NotEnrolled()
-        const result = await enrolment.resumeSeeding({ http: fetchLinkHttp(peer.cloudUrl), actor: CLI_ACTOR })
+        const result = await withCloud(peer.cloudUrl, io.env, (http) => enrolment.resumeSeeding({ http, actor: CLI_ACTOR }))
         io.err(`seeded ${result.seeded.length ? result.seeded.join(', ') : 'nothing'}; the pull starts at ${result.mark.tx}.${result.mark.seq}`)
       }),
   },

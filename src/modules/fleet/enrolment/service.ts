@@ -11,16 +11,12 @@ import type { SitesService } from '../../sites/service.ts'
 import type { TenantTransferService } from '../../tenant-transfer/service.ts'
 import { EXPORTED_TABLES } from '../../tenant-transfer/tables.ts'
 import { rowKey, START, type Cursor } from '../outbox/store.ts'
+import type { LinkHttp } from '../agent/http.ts'
 import { LinkOrgMismatch, LinkVersionMismatch } from '../site-servers/errors.ts'
 import { CURSOR_HEADER, LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_VERSION } from '../site-servers/protocol.ts'
 import type { Enrolment } from '../site-servers/schemas.ts'
 import { CloudRefusedEnrolment, EnrolmentCodeRefused, LinkAlreadyEnrolled, LinkCloudUnavailable, NotEnrolled, SeveralOrganisations } from './errors.ts'
 import { CLOUD_PEER, findLinkPeer, findMark, insertBases, insertMark, markSeedChanges, newestOutboxSeq, saveLinkPeer, siteRowKeys } from './store.ts'
-
-/** The site server's way to the cloud (modules/fleet/agent/http.ts builds the real one, through the proxy when set). */
-export interface LinkHttp {
-  request(path: string, init: { method: string; body?: string; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response>
-}
 
 /** The parts of a one-site tenant package that are tables: the outbox rows a seed import records for them came from the cloud. */
 const SEED_PACKAGE_TABLES = EXPORTED_TABLES.filter((t) => t.scope === 'site' && t.isStoredPart !== true).map((t) => t.name)

@@ -1,6 +1,4 @@
-import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Readable } from 'node:stream'
 import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { harness, type Harness, type TestDialect } from '../../../../test/harness.ts'
@@ -9,28 +7,10 @@ import { historianStoredParts } from '../../historian/transfer.ts'
 import { createOrgsService } from '../../orgs/service.ts'
 import { createSitesService } from '../../sites/service.ts'
 import { createTenantTransferService } from '../../tenant-transfer/service.ts'
-import { createEnrolment, type LinkHttp } from './service.ts'
+import { createLinkHttp } from '../agent/http.ts'
+import { createEnrolment } from './service.ts'
 
 export type Cred = { org: Org; apiKey: string }
-
-/** A LinkHttp over a real loopback socket to `port`, naming the organisation by its Host header (`{slug}.localhost`). */
-export function loopbackHttp(port: number, host: string): LinkHttp {
-  return {
-    request: (path, init) =>
-      new Promise((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port, path, method: init.method, headers: { ...init.headers, host }, signal: init.signal }, (res) => {
-          const headers = new Headers()
-          for (const [name, value] of Object.entries(res.headers)) {
-            for (const v of [value ?? []].flat()) headers.append(name, v)
-          }
-          const status = res.statusCode ?? 0
-          resolve(new Response(status === 204 ? null : (Readable.toWeb(res) as ReadableStream), { status, headers }))
-        })
-        req.on('error', reject)
-        req.end(init.body)
-      }),
-  }
-}
 
 /** A cloud cell (one process) listening on loopback, with an organisation, its owner key and two sites with equipment. */
 export async function cloudCell(t: TestContext, dialect: TestDialect, env: Record<string, string> = {}) {
@@ -62,7 +42,11 @@ export async function cloudCell(t: TestContext, dialect: TestDialect, env: Recor
   await cloud.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = cloud.app.server.address() as AddressInfo
   const host = `${org.slug}.localhost`
-  return { cloud, org, owner, as, port, host, url: `http://${host}:${port}`, http: loopbackHttp(port, host) }
+  const url = `http://${host}:${port}`
+  // The site server's real link client ({slug}.localhost resolves to loopback there, Host and all).
+  const http = createLinkHttp({ cloudUrl: url, env: {}, timeoutMs: 30_000 })
+  t.after(() => http.close())
+  return { cloud, org, owner, as, port, host, url, http }
 }
 
 /** A site server on SQLite and its enrolment, built as `sitegrid link enrol` builds it. */

@@ -9,6 +9,7 @@ import type { Actor, Org, Principal } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
 import type { Db } from '../../../db/schema.ts'
 import { recordAudit } from '../../audit/service.ts'
+import { republishPendingCommands } from '../commands/service.ts'
 import type { Cursor } from '../outbox/store.ts'
 import type { SitesService } from '../../sites/service.ts'
 import { LinkOrgMismatch, LinkServerMismatch, LinkVersionMismatch, SiteAlreadyLinked } from './errors.ts'
@@ -213,11 +214,14 @@ export function createSiteServersService(deps: SiteServersDeps) {
 
     /**
      * One of the principal's sites as a tenant package, with the outbox position taken before the export (changes made
-     * during the export are replayed by the pull). A site that is not the principal's is the uniform NotFound.
+     * during the export are replayed by the pull). The package carries no forwarded commands: the site's pending ones
+     * are recorded again after that position, so the pull brings them. A site that is not the principal's is the
+     * uniform NotFound.
      */
     async seed(org: Org, principal: Principal, site: string): Promise<{ cursor: Cursor; stream: Readable }> {
       if (principal.kind !== 'link' || !principal.sites?.includes(site)) throw new NotFound()
       const cursor = await deps.currentCursor(db, org.id)
+      await db.transaction().execute((trx) => republishPendingCommands(trx, org.id, [site]))
       return { cursor, stream: await deps.exportSite(org, site) }
     },
   }

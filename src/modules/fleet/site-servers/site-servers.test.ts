@@ -193,8 +193,35 @@ for (const dialect of testDialects()) {
       const { h, org, owner } = await cloudOrg(t, dialect)
       const server = (await registerAs(h, owner, ['S1'])).json()
       const link = { org, bearer: await enrolDirect(h, org.slug, server.enrolmentCode) }
+      // A command forwarded to S1 and still pending: the package has no commands, so the seed records it again after its cursor.
+      await h.handle.db
+        .insertInto('link_commands')
+        .values({
+          org_id: org.id,
+          id: 'cmd_1',
+          site_code: 'S1',
+          alarm_id: 'alm_1',
+          action: 'acknowledge',
+          body: '{}',
+          actor: '{}',
+          created_at: 1,
+          status: 'pending',
+          result: null,
+          settled_at: null,
+        })
+        .execute()
       const res = await seedAs(h, link)
       assert.equal(res.statusCode, 200)
+      const [, seq] = String(res.headers['sitegrid-link-cursor']).split('.').map(Number)
+      const recorded = await h.handle.db
+        .selectFrom('link_outbox')
+        .select('seq')
+        .where('org_id', '=', org.id)
+        .where('table_name', '=', 'link_commands')
+        .orderBy('seq')
+        .execute()
+      assert.equal(recorded.length, 2, 'its creation, then the seed recorded it again')
+      assert.ok(Number(recorded[1]!.seq) > seq!, 'after the cursor: the pull brings it')
       assert.equal(res.headers['content-type'], 'application/gzip')
       assert.match(String(res.headers['sitegrid-link-cursor']), /^\d+\.\d+$/)
       assert.equal(res.headers['sitegrid-link-protocol'], '1')
