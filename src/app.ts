@@ -69,6 +69,8 @@ import { electricalRoutes } from './modules/electrical/routes.ts'
 import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
 import { linkEnrolmentRoutes } from './modules/fleet/site-servers/link-routes.ts'
 import { siteServersRoutes } from './modules/fleet/site-servers/routes.ts'
+import { historianChunksRoutes } from './modules/fleet/historian-chunks/routes.ts'
+import { createHistorianChunksService } from './modules/fleet/historian-chunks/service.ts'
 import { currentCursor } from './modules/fleet/outbox/store.ts'
 import { createLinkCredentials } from './modules/fleet/site-servers/credentials.ts'
 import { createSiteServersService } from './modules/fleet/site-servers/service.ts'
@@ -263,6 +265,10 @@ export async function buildApp(
     })
     await app.register(siteServersRoutes, { prefix: '/api/admin/site-servers', siteServers })
     await app.register(linkEnrolmentRoutes, { tenancy, siteServers })
+  }
+  // Cloud mode: a site server's historian batches arrive in chunks before their rows (issue 26, fleet/historian-chunks).
+  if (config.mode === 'cloud') {
+    await app.register(historianChunksRoutes, { prefix: '/api/link/historian', chunks: createHistorianChunksService({ handle, clock, instances }) })
   }
 
   app.addHook('onClose', async () => {

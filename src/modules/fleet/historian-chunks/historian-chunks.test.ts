@@ -67,6 +67,9 @@ async function chunkOf(w: World, n: number, size: number): Promise<LinkSample[]>
   throw new Error(`no chunk ${n}`)
 }
 
+/** What the site's link client adds to a JSON request (fleet/agent/http.ts), for the requests sent raw. */
+const LINK_JSON = { 'content-type': 'application/json', 'sitegrid-link-protocol': '1' }
+
 const body = (samples: LinkSample[], site = SITE) => ({ site, samples, sha256: chunkDigest(samples) })
 
 describe('site: streamBatchSamples (SQLite)', () => {
@@ -235,7 +238,7 @@ for (const dialect of testDialects()) {
       const put = () =>
         fetch(`${url}/api/link/historian/${BATCH}/chunks/1`, {
           method: 'PUT',
-          headers: { 'content-type': 'application/json' },
+          headers: LINK_JSON,
           body: JSON.stringify(body(samples)),
         })
       const first = await put()
@@ -272,8 +275,7 @@ for (const dialect of testDialects()) {
       const samples = await chunkOf(w, 0, 300)
       const sent = body(samples)
       sent.samples = samples.map((s, i) => (i === 17 ? [s[0], s[1], s[2], 99.5, s[4], s[5]] : s))
-      const put = (payload: string) =>
-        fetch(`${url}/api/link/historian/${BATCH}/chunks/0`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: payload })
+      const put = (payload: string) => fetch(`${url}/api/link/historian/${BATCH}/chunks/0`, { method: 'PUT', headers: LINK_JSON, body: payload })
       const corrupted = await put(JSON.stringify(sent))
       assert.equal(corrupted.status, 400)
       assert.equal((await corrupted.json()).code, 'LinkChecksumMismatch')
@@ -285,6 +287,23 @@ for (const dialect of testDialects()) {
       assert.equal((await put(whole)).status, 200)
     })
 
+    it('a peer announcing another link protocol (or none) is refused with 409 LinkVersionMismatch, storing nothing', async (t) => {
+      const w = await world(t, dialect)
+      const { url } = await startCloud(t, w.chunks, w.org, PEER)
+      const samples = await chunkOf(w, 0, 10)
+      for (const protocol of ['2', undefined]) {
+        const res = await fetch(`${url}/api/link/historian/${BATCH}/chunks/0`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json', ...(protocol ? { 'sitegrid-link-protocol': protocol } : {}) },
+          body: JSON.stringify(body(samples)),
+        })
+        assert.equal(res.status, 409)
+        assert.equal((await res.json()).code, 'LinkVersionMismatch')
+        assert.equal(res.headers.get('sitegrid-link-protocol'), '1')
+      }
+      assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: 0, chunks: 0, series: 0 })
+    })
+
     it("a chunk for a site that is not one of the server's sites is refused with 403 LinkSiteNotLinked and stores nothing", async (t) => {
       const w = await world(t, dialect)
       await seedPlant(w.h.handle.db, w.org.id, 'pit-2', INSTANCES)
@@ -292,7 +311,7 @@ for (const dialect of testDialects()) {
       const samples = await chunkOf(w, 0, 50)
       const res = await fetch(`${url}/api/link/historian/${BATCH}/chunks/0`, {
         method: 'PUT',
-        headers: { 'content-type': 'application/json' },
+        headers: LINK_JSON,
         body: JSON.stringify(body(samples, 'pit-2')),
       })
       assert.equal(res.status, 403)
@@ -380,7 +399,7 @@ for (const dialect of testDialects()) {
         )
         const res = await fetch(`${url}/api/link/historian/${BATCH}/chunks/0`, {
           method: 'PUT',
-          headers: { 'content-type': 'application/json' },
+          headers: LINK_JSON,
           body: JSON.stringify(body(bad as LinkSample[])),
         })
         assert.equal(res.status, 400, name)

@@ -1,27 +1,32 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Policy } from '../../../http/auth.ts'
 import { problemResponses } from '../../../http/problem.ts'
 import type { Principal } from '../../../identity.ts'
+import { LinkVersionMismatch } from '../site-servers/errors.ts'
+import { LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VERSION } from '../site-servers/protocol.ts'
 import { docs } from './docs.ts'
 import { BatchChunksParams, BatchChunksSchema, ChunkParams, ChunkReceiptSchema, PutChunkBody } from './schemas.ts'
 import type { HistorianChunksService, LinkPeer } from './service.ts'
 
-// TODO(issue 26, after the enrolment helper's merge): `policy: 'link'` and `principal.sites` exist in http/auth.ts and
-// identity.ts; until then the policy is named through a cast and app.ts does not register these routes.
-const LINK_POLICY = 'link' as unknown as Policy
-
-/** The `link` principal: its subject is the site server's id, `sites` the sites it was registered for. */
+/** The `link` principal (auth/link-validator.ts): its subject is the site server's id, `sites` the sites it was registered for. */
 function peerOf(principal: Principal): LinkPeer {
-  const { sites } = principal as Principal & { sites?: readonly string[] }
-  return { serverId: principal.subject, sites: sites ?? [] }
+  return { serverId: principal.subject, sites: principal.sites ?? [] }
 }
 
 /** Mounted at /api/link/historian. The organisation and the sites come from the link principal, never from the body. */
 export const historianChunksRoutes: FastifyPluginAsyncTypebox<{ chunks: HistorianChunksService }> = async (app, { chunks }) => {
+  // As every link endpoint: the answer announces this side's versions (refusals included); a peer announcing another
+  // protocol is refused before its body is validated or anything is stored.
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header(PROTOCOL_HEADER, String(LINK_PROTOCOL)).header(SCHEMA_HEADER, SCHEMA_VERSION)
+  })
+  app.addHook('preValidation', async (request) => {
+    const announced = request.headers[PROTOCOL_HEADER]
+    if (announced !== String(LINK_PROTOCOL)) throw new LinkVersionMismatch(String(announced ?? 'none'), LINK_PROTOCOL)
+  })
   app.put(
     '/:batchId/chunks/:n',
     {
-      config: { policy: LINK_POLICY },
+      config: { policy: 'link' },
       schema: {
         tags: ['Fleet link'],
         summary: "Store a chunk of a historian batch's samples",
@@ -37,13 +42,13 @@ export const historianChunksRoutes: FastifyPluginAsyncTypebox<{ chunks: Historia
   app.get(
     '/:batchId/chunks',
     {
-      config: { policy: LINK_POLICY },
+      config: { policy: 'link' },
       schema: {
         tags: ['Fleet link'],
         summary: "List the chunks of a historian batch's samples received",
         description: docs.listChunks,
         params: BatchChunksParams,
-        response: { 200: BatchChunksSchema, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: BatchChunksSchema, ...problemResponses(400, 401, 403, 409, 429) },
       },
     },
     async (request) => chunks.listChunks(request.org.id, peerOf(request.principal), request.params.batchId),
