@@ -221,9 +221,10 @@ export function cloudService(h: Harness): HistorianChunksService {
 export const asOrg = <T>(org: Org, fn: () => Promise<T>): Promise<T> => withOrgScope(org.id, fn)
 
 /**
- * The chunk routes in an in-process app on loopback, with what the real app puts before them (validation, the input
- * guard, problems, the serializer). A hook stands in for the link validator (the enrolment helper's, not merged yet):
- * every request is the `link` principal of `peer` in `org`, in that organisation's scope.
+ * The chunk routes alone in an in-process app on loopback, with what the real app puts before them (validation, the
+ * input guard, problems, the serializer). A hook stands in for the link validator: every request is the `link`
+ * principal of `peer` in `org`, in that organisation's scope (historian-chunks-link.test.ts goes through buildApp with
+ * an enrolled server's real credential instead).
  */
 export async function startCloud(t: TestContext, service: HistorianChunksService, org: Org, peer: LinkPeer): Promise<{ url: string; http: LinkHttp }> {
   const app = Fastify({
