@@ -23,6 +23,7 @@ import * as tenantPolicyPerStatement from './2000-tenant-policy-per-statement.ts
 import * as tenantImportChunksBinary from './2100-tenant-import-chunks-binary.ts'
 import * as tenantUniqueKeys from './2200-tenant-unique-keys.ts'
 import * as fleetLink from './2300-fleet-link.ts'
+import * as linkTriggers from './2310-link-triggers.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '2100-tenant-import-chunks-binary': tenantImportChunksBinary,
   '2200-tenant-unique-keys': tenantUniqueKeys,
   '2300-fleet-link': fleetLink,
+  '2310-link-triggers': linkTriggers,
 }

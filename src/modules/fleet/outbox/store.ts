@@ -1,0 +1,157 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { Dialect } from '../../../db/connect.ts'
+import { APPLY_ORIGIN_SETTING } from '../../../db/link-triggers.ts'
+import type { Db } from '../../../db/schema.ts'
+
+/**
+ * A position in a server's outbox. SQLite has one writer at a time, so its seq order is commit order and `tx` is 0.
+ * On PostgreSQL two transactions can commit out of seq order, so a reader pages by (tx, seq) and reads only the
+ * changes of transactions older than every transaction still running (see `stable`): every change it has not read
+ * yet then lies after its cursor.
+ */
+export interface Cursor {
+  tx: number
+  seq: number
+}
+
+export const START: Cursor = { tx: 0, seq: 0 }
+
+/** One recorded change, as it travels on the link (the sync module's ChangeSchema is its wire form). */
+export interface Change {
+  seq: number
+  tx: number
+  table: string
+  /** The row's site; '' for organisation-wide rows (audit_events). */
+  site: string
+  /** The primary-key values after org_id, in key order. */
+  key: unknown[]
+  op: 'upsert' | 'delete'
+  /** The row after the change, or before a delete (org_id included). */
+  row: Record<string, unknown>
+  /** Site edits of the cloud's tables: the cloud seq of the version the row was based on. */
+  base: number | null
+  /** '' for a change made on this server; else the peer it came from. */
+  origin: string
+  /** Epoch milliseconds, the database's clock. */
+  at: number
+}
+
+/** link_outbox.row_key, link_base.row_key and link_conflicts.row_key: the key as JSON.stringify writes it (the triggers match it). */
+export function rowKey(key: readonly unknown[]): string {
+  return JSON.stringify(key)
+}
+
+export interface ChangeFilter {
+  tables: readonly string[]
+  /** Only these sites ('' selects organisation-wide rows). */
+  sites?: readonly string[]
+  origin?: { only?: string; not?: string }
+}
+
+interface OutboxRow {
+  seq: number | string
+  tx: number | string
+  table_name: string
+  site_code: string
+  row_key: string
+  op: string
+  row: string
+  base: number | string | null
+  origin: string
+  at: number | string
+}
+
+function toChange(r: OutboxRow): Change {
+  return {
+    seq: Number(r.seq),
+    tx: Number(r.tx),
+    table: r.table_name,
+    site: r.site_code,
+    key: JSON.parse(r.row_key) as unknown[],
+    op: r.op === 'delete' ? 'delete' : 'upsert',
+    row: JSON.parse(r.row) as Record<string, unknown>,
+    base: r.base === null ? null : Number(r.base),
+    origin: r.origin,
+    at: Number(r.at),
+  }
+}
+
+/** PostgreSQL: only changes of transactions that ended before the oldest one still running (their set can no longer grow). */
+function stable(dialect: Dialect): RawBuilder<unknown> {
+  return dialect === 'postgres' ? sql` and tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint` : sql``
+}
+
+function filterOf(f: ChangeFilter): RawBuilder<unknown> {
+  const parts: RawBuilder<unknown>[] = [sql`table_name in (${sql.join(f.tables.map((t) => sql`${t}`))})`]
+  if (f.sites !== undefined) parts.push(f.sites.length === 0 ? sql`1 = 0` : sql`site_code in (${sql.join(f.sites.map((s) => sql`${s}`))})`)
+  if (f.origin?.only !== undefined) parts.push(sql`origin = ${f.origin.only}`)
+  if (f.origin?.not !== undefined) parts.push(sql`origin <> ${f.origin.not}`)
+  return sql.join(parts, sql` and `)
+}
+
+/** The changes after `after`, in (tx, seq) order, at most `limit`. */
+export async function readChanges(db: Db, dialect: Dialect, orgId: string, after: Cursor, options: ChangeFilter & { limit: number }): Promise<Change[]> {
+  const { rows } = await sql<OutboxRow>`
+    select seq, tx, table_name, site_code, row_key, op, "row", base, origin, at from link_outbox
+    where org_id = ${orgId} and (tx, seq) > (${after.tx}, ${after.seq})${stable(dialect)} and ${filterOf(options)}
+    order by tx, seq limit ${options.limit}`.execute(db)
+  return rows.map(toChange)
+}
+
+/** A cursor such that every change readable now lies at or before it (a seed's starting point). */
+export async function currentCursor(db: Db, dialect: Dialect, orgId: string): Promise<Cursor> {
+  const { rows } = await sql<{ tx: number | string; seq: number | string }>`
+    select tx, seq from link_outbox where org_id = ${orgId}${stable(dialect)} order by tx desc, seq desc limit 1`.execute(db)
+  const last = rows[0]
+  return last === undefined ? START : { tx: Number(last.tx), seq: Number(last.seq) }
+}
+
+/** What waits after `after`: how many changes, their bytes (the images' length) and the oldest one's time. */
+export async function backlog(
+  db: Db,
+  dialect: Dialect,
+  orgId: string,
+  after: Cursor,
+  filter: ChangeFilter,
+): Promise<{ items: number; bytes: number; oldestAt: number | null }> {
+  const { rows } = await sql<{ items: number | string; bytes: number | string | null; oldest: number | string | null }>`
+    select count(*) as items, sum(length("row")) as bytes, min(at) as oldest from link_outbox
+    where org_id = ${orgId} and (tx, seq) > (${after.tx}, ${after.seq}) and ${filterOf(filter)}`.execute(db)
+  const r = rows[0]!
+  return { items: Number(r.items), bytes: Number(r.bytes ?? 0), oldestAt: r.oldest === null ? null : Number(r.oldest) }
+}
+
+/** The latest change of one row after `afterSeq` (optionally from another origin than `notOrigin`), or undefined. */
+export async function latestChange(
+  db: Db,
+  orgId: string,
+  table: string,
+  key: readonly unknown[],
+  options: { afterSeq: number; notOrigin?: string },
+): Promise<Change | undefined> {
+  const not = options.notOrigin === undefined ? sql`` : sql` and origin <> ${options.notOrigin}`
+  const { rows } = await sql<OutboxRow>`
+    select seq, tx, table_name, site_code, row_key, op, "row", base, origin, at from link_outbox
+    where org_id = ${orgId} and table_name = ${table} and row_key = ${rowKey(key)} and seq > ${options.afterSeq}${not}
+    order by seq desc limit 1`.execute(db)
+  return rows[0] === undefined ? undefined : toChange(rows[0])
+}
+
+/**
+ * Runs `fn` with the outbox recording its changes as coming from `origin` (the peer whose change is applied), so
+ * that they are not sent back to it. Call it inside a transaction: on PostgreSQL the setting is transaction-local;
+ * on SQLite the origin is a row the triggers read, written inside the transaction (no other connection sees it)
+ * and reset before it commits.
+ */
+export async function withApplyOrigin<T>(trx: Db, dialect: Dialect, origin: string, fn: () => Promise<T>): Promise<T> {
+  const set = (value: string) =>
+    dialect === 'postgres'
+      ? sql`select set_config(${APPLY_ORIGIN_SETTING}, ${value}, true)`.execute(trx)
+      : sql`update link_apply_origin set origin = ${value}`.execute(trx)
+  await set(origin)
+  // Reset on success only: a failed transaction rolls the setting back with everything else (and PostgreSQL would
+  // refuse another statement in it).
+  const result = await fn()
+  await set('')
+  return result
+}
