@@ -67,6 +67,8 @@ import { siteUnlockRoutes } from './modules/site-users/unlock-route.ts'
 import { electricalRoutes } from './modules/electrical/routes.ts'
 import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
+import { linkConflictRoutes } from './modules/fleet/conflict-routes.ts'
+import { createConflictsService } from './modules/fleet/sync/conflicts.ts'
 
 export interface AppDeps {
   config: Config
@@ -238,6 +240,9 @@ export async function buildApp(
       maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
     }),
   })
+
+  // Fleet link (issue 26): the versions that lost under the conflict rule (cloud: resolve; site: read).
+  await app.register(linkConflictRoutes, { prefix: '/api/link/conflicts', conflicts: createConflictsService({ handle, clock }), mode: config.mode })
 
   app.addHook('onClose', async () => {
     await lastUsed.stop()

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { harness, testDialects, type TestDialect } from '../../../../test/harness.ts'
+import type { Actor } from '../../../identity.ts'
 import { withOrgScope } from '../../../db/tenant-scope.ts'
 import { LinkChangeRefused, LinkDiverged } from '../errors.ts'
 import { applyPush, type PushRequest } from './apply-push.ts'
@@ -9,6 +10,7 @@ import type { Change } from './outbox-port.ts'
 import { alarmEventRow, change, controllerRow, countRows, localDelete, localUpsert, siteRow } from './test-support.ts'
 
 const SERVER = 'srv_pit'
+const ADMIN: Actor = { kind: 'user', subject: 'usr_admin', role: 'admin' }
 
 /** A cloud cell with one organisation of two sites (S1, S2); the site server `srv_pit` serves S1 only. */
 async function cloud(t: TestContext, dialect: TestDialect) {
@@ -294,24 +296,24 @@ for (const dialect of testDialects()) {
         page1.items.map((i) => i.key[1]),
         ['plc3', 'plc2'],
       )
-      assert.ok(page1.next)
-      const page2 = await c.inOrg(() => c.conflicts.list(c.org.id, { limit: 2, cursor: page1.next! }))
+      assert.ok(page1.nextCursor)
+      const page2 = await c.inOrg(() => c.conflicts.list(c.org.id, { limit: 2, cursor: page1.nextCursor! }))
       assert.deepEqual(
         page2.items.map((i) => i.key[1]),
         ['plc1'],
       )
-      assert.equal(page2.next, null)
+      assert.equal(page2.nextCursor, null)
 
       const id3 = page1.items[0]!.id
-      const reapplied = await c.inOrg(() => c.conflicts.reapply(c.org.id, id3, 'usr_admin'))
+      const reapplied = await c.inOrg(() => c.conflicts.reapply(c.org.id, id3, ADMIN))
       assert.equal(reapplied.resolution, 'reapplied')
-      assert.equal(reapplied.resolvedBy, 'usr_admin')
+      assert.equal(reapplied.resolvedBy, 'user:usr_admin')
       assert.equal((await c.controller('plc3'))!.name, 'site 3')
       const id2 = page1.items[1]!.id
-      assert.equal((await c.inOrg(() => c.conflicts.dismiss(c.org.id, id2, 'usr_admin'))).resolution, 'dismissed')
+      assert.equal((await c.inOrg(() => c.conflicts.dismiss(c.org.id, id2, ADMIN))).resolution, 'dismissed')
       assert.equal((await c.controller('plc2'))!.name, 'cloud')
       await assert.rejects(
-        c.inOrg(() => c.conflicts.reapply(c.org.id, id2, 'usr_admin')),
+        c.inOrg(() => c.conflicts.reapply(c.org.id, id2, ADMIN)),
         (e: unknown) => (e as { code?: string }).code === 'Conflict',
       )
       const open = await c.inOrg(() => c.conflicts.list(c.org.id, { unresolved: true }))

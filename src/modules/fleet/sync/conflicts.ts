@@ -1,7 +1,11 @@
 import type { Db } from '../../../db/schema.ts'
+import { decodeCursor, toPage } from '../../../http/paging.ts'
+import type { Actor } from '../../../identity.ts'
+import type { OrgId } from '../../../ids.ts'
+import { recordAudit } from '../../audit/service.ts'
 import { LinkConflictNotFound, LinkConflictNotReapplicable, LinkConflictResolved } from '../errors.ts'
 import { isClash, type SyncDeps } from './apply-push.ts'
-import type { Conflict, ConflictList } from './schemas.ts'
+import type { Conflict, ConflictList, ListConflictsOptions } from './schemas.ts'
 import { deleteRow, findConflict, listConflicts, resolveConflict, upsertRows, type ConflictRow, type Row } from './store.ts'
 import { shapeOf } from './validate.ts'
 
@@ -30,28 +34,13 @@ export function toConflict(r: ConflictRow): Conflict {
   }
 }
 
-function encodeCursor(r: ConflictRow): string {
-  return Buffer.from(JSON.stringify([r.recorded_at, r.id])).toString('base64url')
-}
-
-function decodeCursor(cursor: string | undefined): { recordedAt: number; id: string } | undefined {
-  if (!cursor) return undefined
-  try {
-    const [recordedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown]
-    if (typeof recordedAt === 'number' && typeof id === 'string') return { recordedAt, id }
-  } catch {
-    // a cursor this server did not write: the first page
-  }
-  return undefined
-}
-
 export function createConflictsService(deps: SyncDeps) {
   const { db, dialect } = deps.handle
 
   async function settle(
     orgId: string,
     id: string,
-    by: string,
+    actor: Actor,
     apply: ((trx: Db, row: ConflictRow) => Promise<void>) | undefined,
     resolution: string,
   ): Promise<Conflict> {
@@ -61,18 +50,25 @@ export function createConflictsService(deps: SyncDeps) {
       if (row.resolution !== null) throw new LinkConflictResolved(id, row.resolution)
       if (apply) await apply(trx, row)
       const at = deps.clock.now()
+      const by = `${actor.kind}:${actor.subject}`
       await resolveConflict(trx, orgId, id, { at, by, resolution })
+      await recordAudit(trx, deps.clock, orgId as OrgId, actor, {
+        action: `link_conflict.${resolution}`,
+        target: id,
+        detail: { table: row.table_name, site: row.site_code, key: JSON.parse(row.row_key) as unknown },
+      })
       return toConflict({ ...row, resolved_at: at, resolved_by: by, resolution })
     })
   }
 
   return {
-    async list(orgId: string, o: { limit?: number; cursor?: string; unresolved?: boolean }): Promise<ConflictList> {
+    /** Newest recorded first, a page at a time; a cursor this list did not make is a 400 naming `cursor`. */
+    async list(orgId: string, o: ListConflictsOptions): Promise<ConflictList> {
       const limit = o.limit ?? 50
-      const before = decodeCursor(o.cursor)
+      const key = decodeCursor(o.cursor, ['number', 'string'])
+      const before = key && { recordedAt: key[0] as number, id: key[1] as string }
       const rows = await listConflicts(db, orgId, { limit: limit + 1, unresolved: o.unresolved ?? false, ...(before ? { before } : {}) })
-      const page = rows.slice(0, limit)
-      return { items: page.map(toConflict), next: rows.length > limit ? encodeCursor(page.at(-1)!) : null }
+      return toPage(rows, limit, toConflict, (r) => [r.recorded_at, r.id])
     },
 
     async get(orgId: string, id: string): Promise<Conflict> {
@@ -85,11 +81,11 @@ export function createConflictsService(deps: SyncDeps) {
      * Cloud: applies the losing version as the cloud's own change (a normal local change: the outbox sends it to the
      * site) and marks the conflict re-applied by `by`. A losing version that breaks a rule of its table now is refused.
      */
-    reapply(orgId: string, id: string, by: string): Promise<Conflict> {
+    reapply(orgId: string, id: string, actor: Actor): Promise<Conflict> {
       return settle(
         orgId,
         id,
-        by,
+        actor,
         async (trx, row) => {
           const shape = await shapeOf(db, dialect, row.table_name)
           if (!shape) throw new LinkConflictNotReapplicable(id, `this server has no table ${row.table_name}`)
@@ -109,8 +105,11 @@ export function createConflictsService(deps: SyncDeps) {
       )
     },
 
-    dismiss(orgId: string, id: string, by: string): Promise<Conflict> {
-      return settle(orgId, id, by, undefined, 'dismissed')
+    /** Keeps the cloud's version: the conflict is closed as dismissed by `actor`. */
+    dismiss(orgId: string, id: string, actor: Actor): Promise<Conflict> {
+      return settle(orgId, id, actor, undefined, 'dismissed')
     },
   }
 }
+
+export type ConflictsService = ReturnType<typeof createConflictsService>

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { Page, PageQuery } from '../../../http/paging.ts'
 
 /**
  * The fleet link's wire (issue 26; ARCHITECTURE.md § Fleet link): what `POST /api/link/push` takes and answers, what
@@ -105,21 +106,14 @@ export type Conflict = Static<typeof ConflictSchema>
 
 export const ListConflictsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    cursor: Type.Optional(Type.String({ maxLength: 200, description: "The previous page's `next`." })),
+    ...PageQuery({ defaultLimit: 50, maxLimit: 200 }),
     unresolved: Type.Optional(Type.Boolean({ description: 'Only conflicts nobody re-applied or dismissed yet.' })),
   },
   { additionalProperties: false },
 )
 export type ListConflictsOptions = Static<typeof ListConflictsQuery>
 
-export const ConflictListSchema = Type.Object(
-  {
-    items: Type.Array(ConflictSchema),
-    next: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page (older conflicts); null on the last page.' }),
-  },
-  { $id: 'LinkConflictList', additionalProperties: false },
-)
+export const ConflictListSchema = Page(ConflictSchema, 'Conflicts, newest recorded first.')
 export type ConflictList = Static<typeof ConflictListSchema>
 
 export const ConflictParams = Type.Object({ id: Type.String({ maxLength: 100 }) }, { additionalProperties: false })
