@@ -16,7 +16,8 @@ async function site(t: TestContext) {
     .values(siteRow(org.id, 'S1') as never)
     .execute()
   const deps = { handle: h.handle, clock: h.clock }
-  const pull = (changes: Change[], next?: Cursor) => applyPull(deps, { orgId: org.id, sites: ['S1'], epoch: 'ep1', changes, ...(next ? { next } : {}) })
+  const pull = (changes: Change[], next?: Cursor) =>
+    applyPull(deps, { orgId: org.id, serverId: 'srv_pit', sites: ['S1'], epoch: 'ep1', changes, ...(next ? { next } : {}) })
   const base = async (id: string) =>
     (
       await db

@@ -7,7 +7,7 @@ import { withOrgScope } from '../../../db/tenant-scope.ts'
 import { readChanges, START, type Cursor } from '../outbox/store.ts'
 import { applyPull } from './apply-pull.ts'
 import { applyPush } from './apply-push.ts'
-import { alarmEventRow, controllerRow, siteRow } from './test-support.ts'
+import { alarmEventRow, controllerRow, instanceRow, siteRow } from './test-support.ts'
 
 const SERVER = 'srv_pit'
 const DOWN = LINKED_TABLES.filter((t) => t.direction !== 'up').map((t) => t.name)
@@ -43,7 +43,7 @@ async function linked(t: TestContext, dialect: TestDialect) {
     const changes = await inOrg(() =>
       readChanges(cloud.appHandle.db, dialect, org.id, pulled, { limit: 1000, tables: DOWN, sites: ['S1'], origin: { not: SERVER } }),
     )
-    const result = await applyPull({ handle: site.handle, clock: site.clock }, { orgId: org.id, sites: ['S1'], epoch: 'ep1', changes })
+    const result = await applyPull({ handle: site.handle, clock: site.clock }, { orgId: org.id, serverId: SERVER, sites: ['S1'], epoch: 'ep1', changes })
     pulled = result.mark
     return { changes, result }
   }
@@ -160,6 +160,47 @@ for (const dialect of testDialects()) {
       assert.equal(await l.same('controllers', 'site_code, id'), 2)
       assert.equal(await l.same('alarm_events', 'site_code, event_id'), 1)
       assert.equal(await l.same('sites', 'code'), 1)
+    })
+
+    it('a site change the cloud refused for a unique value or a vanished reference is undone on the site by the pull', async (t) => {
+      const l = await linked(t, dialect)
+      const cloudDb = l.cloud.handle.db
+      const siteDb = l.site.handle.db
+      const org = l.org.id
+      await cloudDb
+        .insertInto('sites')
+        .values(siteRow(org, 'S1') as never)
+        .execute()
+      await cloudDb
+        .insertInto('controllers')
+        .values(controllerRow(org, 'S1', 'plc1') as never)
+        .execute()
+      await cloudDb
+        .insertInto('controllers')
+        .values(controllerRow(org, 'S1', 'plc2') as never)
+        .execute()
+      await l.pull()
+      // While apart: the cloud deletes plc2 and gives asset number A-9 to plc1; the site adds an instance on plc2,
+      // and a controller plc5 with asset number A-9.
+      await cloudDb.deleteFrom('controllers').where('org_id', '=', org).where('id', '=', 'plc2').execute()
+      await cloudDb.updateTable('controllers').set({ asset_number: 'A-9' }).where('org_id', '=', org).where('id', '=', 'plc1').execute()
+      await siteDb
+        .insertInto('instances')
+        .values(instanceRow(org, 'S1', 'ins1', 'plc2') as never)
+        .execute()
+      await siteDb
+        .insertInto('controllers')
+        .values(controllerRow(org, 'S1', 'plc5', { asset_number: 'A-9' }) as never)
+        .execute()
+      const up = await l.push()
+      assert.equal(up.result.conflicts, 2)
+      const down = await l.pull()
+      assert.equal(down.result.applied, 4) // plc2's delete, plc1's edit, two conflict records
+      assert.equal(await l.same('controllers', 'site_code, id'), 1)
+      assert.equal(await l.same('instances', 'site_code, id'), 0)
+      assert.equal(await l.same('link_conflicts', 'id'), 2)
+      // Nothing of it goes back up.
+      assert.equal((await l.push()).changes.length, 0)
     })
   })
 }

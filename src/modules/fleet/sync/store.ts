@@ -32,6 +32,30 @@ export async function deleteRow(db: Db, shape: TableShape, orgId: string, key: r
   await sql`delete from ${sql.table(shape.name)} where ${keyWhere(orgId, key, values)}`.execute(db)
 }
 
+/**
+ * Deletes the organisation's rows of `shape` that hold `row`'s values in one of `uniqueKeys` (column lists, org_id
+ * included or not) under another primary key: what stands in the way of writing `row`. Answers how many went.
+ */
+export async function deleteUniqueHolders(db: Db, shape: TableShape, orgId: string, row: Row, uniqueKeys: readonly string[][]): Promise<number> {
+  const key = shape.primaryKey.filter((c) => c !== 'org_id')
+  let deleted = 0
+  for (const columns of uniqueKeys) {
+    const own = columns.filter((c) => c !== 'org_id')
+    if (own.length === 0 || own.some((c) => row[c] === null || row[c] === undefined)) continue // null never clashes
+    const same = sql.join(
+      own.map((c) => sql`${sql.ref(c)} = ${row[c]}`),
+      sql` and `,
+    )
+    const other = sql.join(
+      key.map((c) => sql`${sql.ref(c)} = ${row[c]}`),
+      sql` and `,
+    )
+    const result = await sql`delete from ${sql.table(shape.name)} where ${sql.ref('org_id')} = ${orgId} and ${same} and not (${other})`.execute(db)
+    deleted += Number(result.numAffectedRows ?? 0)
+  }
+  return deleted
+}
+
 export async function savepoint(db: Db, name: string): Promise<void> {
   await sql`savepoint ${sql.raw(name)}`.execute(db)
 }

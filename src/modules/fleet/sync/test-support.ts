@@ -46,6 +46,25 @@ export function controllerRow(orgId: string, site: string, id: string, over: Rec
   }
 }
 
+export function instanceRow(orgId: string, site: string, id: string, controllerId: string): Record<string, unknown> {
+  return {
+    org_id: orgId,
+    site_code: site,
+    id,
+    name: `Pump ${id}`,
+    type_id: 'generic',
+    type_version: null,
+    asset_number: `I-${id}`,
+    controller_id: controllerId,
+    area: null,
+    tag_mappings: JSON.stringify({ pv: 'Pump.PV' }),
+    tag_count: 1,
+    config: '{}',
+    created_at: T0,
+    updated_at: T0,
+  }
+}
+
 export function alarmEventRow(orgId: string, site: string, eventId: string, over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     org_id: orgId,

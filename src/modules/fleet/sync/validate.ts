@@ -1,6 +1,6 @@
 import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
-import { describeTable, type TableShape } from '../../tenant-transfer/introspect.ts'
+import { describeTable, describeUniqueKeys, type TableShape } from '../../tenant-transfer/introspect.ts'
 import { findValueProblem } from '../../tenant-transfer/value-rules.ts'
 import { EXPORTED_TABLES } from '../../tenant-transfer/tables.ts'
 import { LinkChangeRefused } from '../errors.ts'
@@ -39,6 +39,23 @@ export function shapeOf(db: Db, dialect: Dialect, table: string): Promise<TableS
     cache.set(table, shape)
   }
   return shape
+}
+
+const uniqueKeysByDb = new WeakMap<Db, Map<string, Promise<string[][]>>>()
+
+/** The columns of each unique index of a table other than its primary key, introspected once per database handle. */
+export function uniqueKeysOf(db: Db, dialect: Dialect, table: string): Promise<string[][]> {
+  let cache = uniqueKeysByDb.get(db)
+  if (!cache) {
+    cache = new Map()
+    uniqueKeysByDb.set(db, cache)
+  }
+  let keys = cache.get(table)
+  if (!keys) {
+    keys = describeUniqueKeys(db, dialect, table)
+    cache.set(table, keys)
+  }
+  return keys
 }
 
 const SPECS = new Map(LINKED_TABLES.map((t) => [t.name, t]))
