@@ -7,7 +7,7 @@ import { LinkChangeRefused, LinkDiverged } from '../errors.ts'
 import { applyPush, type PushRequest } from './apply-push.ts'
 import { createConflictsService } from './conflicts.ts'
 import type { Change } from './outbox-port.ts'
-import { alarmEventRow, change, controllerRow, countRows, localDelete, localUpsert, siteRow } from './test-support.ts'
+import { alarmEventRow, auditRow, change, commandRow, controllerRow, countRows, localDelete, localUpsert, siteRow } from './test-support.ts'
 
 const SERVER = 'srv_pit'
 const ADMIN: Actor = { kind: 'user', subject: 'usr_admin', role: 'admin' }
@@ -198,6 +198,40 @@ for (const dialect of testDialects()) {
       const [conflict] = (await c.inOrg(() => c.conflicts.list(c.org.id, {}))).items
       assert.deepEqual(conflict!.losingRow, clashing)
       assert.equal(conflict!.winningOp, null)
+    })
+
+    it("a site keeps to its own rows: a key without the site reaches no other site's row; the audit trail is append-only", async (t) => {
+      const c = await cloud(t, dialect)
+      const theirs = commandRow(c.org.id, 'S2', 'cmd_shared')
+      const cloudAudit = auditRow(c.org.id, 'aud_cloud', 'member.invited')
+      await c.owner
+        .insertInto('link_commands')
+        .values(theirs as never)
+        .execute()
+      await c.owner
+        .insertInto('audit_events')
+        .values(cloudAudit as never)
+        .execute()
+      const answer = await c.push([
+        change(1, 'link_commands', commandRow(c.org.id, 'S1', 'cmd_shared', { status: 'applied' })),
+        change(2, 'link_commands', commandRow(c.org.id, 'S1', 'cmd_shared'), { op: 'delete' }),
+        change(3, 'audit_events', auditRow(c.org.id, 'aud_cloud', 'forged')),
+        change(4, 'audit_events', auditRow(c.org.id, 'aud_cloud', 'forged'), { op: 'delete' }),
+        change(5, 'audit_events', auditRow(c.org.id, 'aud_site', 'controller.updated')),
+        change(6, 'link_commands', commandRow(c.org.id, 'S1', 'cmd_mine')),
+        change(7, 'link_commands', commandRow(c.org.id, 'S1', 'cmd_mine', { status: 'applied', result: '{}', settled_at: 9 })),
+      ])
+      assert.equal(answer.applied, 7)
+      const commands = await c.owner.selectFrom('link_commands').selectAll().where('org_id', '=', c.org.id).orderBy('id').execute()
+      assert.deepEqual(commands, [commandRow(c.org.id, 'S1', 'cmd_mine', { status: 'applied', result: '{}', settled_at: 9 }), theirs])
+      const audit = await c.owner
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('org_id', '=', c.org.id)
+        .where('id', 'in', ['aud_cloud', 'aud_site'])
+        .orderBy('id')
+        .execute()
+      assert.deepEqual(audit, [cloudAudit, auditRow(c.org.id, 'aud_site', 'controller.updated')])
     })
 
     it('a bad change refuses the whole batch with 422 naming it, and nothing changes', async (t) => {

@@ -3,7 +3,7 @@ import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import { newId } from '../../../ids.ts'
 import { LinkDiverged } from '../errors.ts'
-import { applyAsTheyCome, changeDigest, sameContent } from './apply-rows.ts'
+import { applySiteRows, changeDigest, sameContent } from './apply-rows.ts'
 import { latestChange, rowKey, withApplyOrigin, type Change } from './outbox-port.ts'
 import {
   deleteRow,
@@ -83,7 +83,7 @@ export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushR
       const conflicts: ConflictRow[] = []
       let run: Array<{ change: Change; target: LinkedShape }> = []
       const flush = async () => {
-        await applyAsTheyCome(trx, req.orgId, run)
+        await applySiteRows(trx, req.orgId, run)
         run = []
       }
       for (const item of fresh) {

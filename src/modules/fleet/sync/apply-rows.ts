@@ -17,15 +17,20 @@ export function keyValues(target: LinkedShape, row: Row): unknown[] {
 }
 
 /**
- * Applies changes as they come (the sender is authoritative): consecutive upserts of one table as one multi-row
- * statement (the last image of a key within a run wins, as it would one by one), a delete per tombstone.
+ * Applies a site's own tables as they come (the site is authoritative): consecutive upserts of one table as one
+ * multi-row statement (the last image of a key within a run wins, as it would one by one), a delete per tombstone.
+ * Two limits keep a site to its own rows: a table whose key lacks the site column (historian batches, commands) never
+ * replaces or deletes another site's row with that key; an organisation-wide table (the audit trail) is append-only:
+ * a site adds its rows, never replaces or deletes one (the cloud's own audit rows live in the same table).
  */
-export async function applyAsTheyCome(trx: Db, orgId: string, items: ReadonlyArray<{ change: Change; target: LinkedShape }>): Promise<void> {
+export async function applySiteRows(trx: Db, orgId: string, items: ReadonlyArray<{ change: Change; target: LinkedShape }>): Promise<void> {
   let i = 0
   while (i < items.length) {
     const { change, target } = items[i]!
+    const site = target.spec.siteColumn
+    const guarded = site !== null && !target.key.includes(site)
     if (change.op === 'delete') {
-      await deleteRow(trx, target.shape, orgId, target.key, change.key)
+      if (site !== null) await deleteRow(trx, target.shape, orgId, target.key, change.key, guarded ? { column: site, value: change.site } : undefined)
       i += 1
       continue
     }
@@ -37,7 +42,7 @@ export async function applyAsTheyCome(trx: Db, orgId: string, items: ReadonlyArr
       run.set(k, c.row)
       i += 1
     }
-    await upsertRows(trx, target.shape, orgId, [...run.values()])
+    await upsertRows(trx, target.shape, orgId, [...run.values()], site === null ? { insertOnly: true } : guarded ? { sameColumn: site } : {})
   }
 }
 

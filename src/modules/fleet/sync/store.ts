@@ -18,18 +18,42 @@ export async function findRow(db: Db, shape: TableShape, orgId: string, key: rea
   return rows[0]
 }
 
-/** Inserts rows (each holding every column of the table), replacing those with the same primary key. */
-export async function upsertRows(db: Db, shape: TableShape, orgId: string, rows: readonly Row[]): Promise<void> {
+/**
+ * Inserts rows (each holding every column of the table), replacing those with the same primary key. `guard`: never
+ * replace an existing row (`insertOnly`), or only one whose `sameColumn` holds the incoming row's value (a key without
+ * the site column must not reach another site's row).
+ */
+export async function upsertRows(
+  db: Db,
+  shape: TableShape,
+  orgId: string,
+  rows: readonly Row[],
+  guard: { insertOnly?: boolean; sameColumn?: string } = {},
+): Promise<void> {
   const columns = shape.columns
   const others = columns.filter((c) => !shape.primaryKey.includes(c))
   const values = sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => (c === 'org_id' ? orgId : (r[c] ?? null))))})`))
-  const update = others.length === 0 ? sql`do nothing` : sql`do update set ${sql.join(others.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}`
+  const where =
+    guard.sameColumn === undefined ? sql`` : sql` where ${sql.table(shape.name)}.${sql.ref(guard.sameColumn)} = excluded.${sql.ref(guard.sameColumn)}`
+  const update =
+    others.length === 0 || guard.insertOnly
+      ? sql`do nothing`
+      : sql`do update set ${sql.join(others.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}${where}`
   await sql`insert into ${sql.table(shape.name)} (${sql.join(columns.map((c) => sql.ref(c)))}) values ${values}
     on conflict (${sql.join(shape.primaryKey.map((c) => sql.ref(c)))}) ${update}`.execute(db)
 }
 
-export async function deleteRow(db: Db, shape: TableShape, orgId: string, key: readonly string[], values: readonly unknown[]): Promise<void> {
-  await sql`delete from ${sql.table(shape.name)} where ${keyWhere(orgId, key, values)}`.execute(db)
+/** Deletes the organisation's row with these key values; `same` narrows it to a row whose column holds that value. */
+export async function deleteRow(
+  db: Db,
+  shape: TableShape,
+  orgId: string,
+  key: readonly string[],
+  values: readonly unknown[],
+  same?: { column: string; value: unknown },
+): Promise<void> {
+  const extra = same === undefined ? sql`` : sql` and ${sql.ref(same.column)} = ${same.value}`
+  await sql`delete from ${sql.table(shape.name)} where ${keyWhere(orgId, key, values)}${extra}`.execute(db)
 }
 
 /**

@@ -65,6 +65,27 @@ export function instanceRow(orgId: string, site: string, id: string, controllerI
   }
 }
 
+export function commandRow(orgId: string, site: string, id: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    org_id: orgId,
+    id,
+    site_code: site,
+    alarm_id: 'alm_1',
+    action: 'acknowledge',
+    body: '{}',
+    actor: JSON.stringify({ kind: 'user', subject: 'usr_1', role: 'admin' }),
+    created_at: T0,
+    status: 'pending',
+    result: null,
+    settled_at: null,
+    ...over,
+  }
+}
+
+export function auditRow(orgId: string, id: string, action: string): Record<string, unknown> {
+  return { org_id: orgId, id, at: T0, actor_kind: 'user', actor_id: 'usr_1', action, target: 'x', detail: null }
+}
+
 export function alarmEventRow(orgId: string, site: string, eventId: string, over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     org_id: orgId,
@@ -90,6 +111,7 @@ const KEYS: Record<string, string[]> = {
   controllers: ['site_code', 'id'],
   alarm_events: ['site_code', 'event_id'],
   audit_events: ['id'],
+  link_commands: ['id'],
 }
 
 /** A change as a site's outbox holds it. */
