@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
+import { sql } from 'kysely'
 import { harness, testDialects, type TestDialect } from '../../../../test/harness.ts'
 import type { Actor } from '../../../identity.ts'
 import { withOrgScope } from '../../../db/tenant-scope.ts'
@@ -108,6 +109,29 @@ for (const dialect of testDialects()) {
       assert.deepEqual(conflict!.winningRow, cloudVersion)
       assert.equal(conflict!.resolution, null)
     })
+
+    if (dialect === 'postgres') {
+      it('a cloud edit committing while the push checks the row is seen: the site edit loses, the cloud keeps its edit', async (t) => {
+        const c = await cloud(t, dialect)
+        const base = await localUpsert(c.owner, 'controllers', controllerRow(c.org.id, 'S1', 'plc1'))
+        const siteVersion = controllerRow(c.org.id, 'S1', 'plc1', { ip_address: '10.9.9.9' })
+        let pushed: ReturnType<typeof c.push> | undefined
+        await c.owner.transaction().execute(async (trx) => {
+          await trx.updateTable('controllers').set({ name: 'edited meanwhile' }).where('org_id', '=', c.org.id).where('id', '=', 'plc1').execute()
+          pushed = c.push([change(1, 'controllers', siteVersion, { base })])
+          // Commit only once the push waits for the row (it then reads the row after this edit commits).
+          for (let i = 0; i < 400; i++) {
+            const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+              where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`.execute(c.owner)
+            if (rows[0]!.n > 0) break
+            await new Promise((resolve) => setTimeout(resolve, 25))
+          }
+        })
+        assert.equal((await pushed!).conflicts, 1)
+        assert.equal((await c.controller('plc1'))!.name, 'edited meanwhile')
+        assert.equal((await c.controller('plc1'))!.ip_address, '10.0.0.1')
+      })
+    }
 
     it("a site edit of the cloud's latest version is applied", async (t) => {
       const c = await cloud(t, dialect)

@@ -92,7 +92,7 @@ export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushR
           continue
         }
         await flush()
-        const conflict = await proposeChange(trx, req, item, now)
+        const conflict = await proposeChange(trx, dialect, req, item, now)
         if (conflict) conflicts.push(conflict)
       }
       await flush()
@@ -121,9 +121,17 @@ const SAVEPOINT = 'link_change'
  * it that did not come from this site server. A unique or reference clash on apply is a conflict too (a savepoint
  * keeps the rest of the batch). Answers the conflict record of a change that lost.
  */
-async function proposeChange(trx: Db, req: PushRequest, item: { change: Change; target: LinkedShape }, now: number): Promise<ConflictRow | undefined> {
+async function proposeChange(
+  trx: Db,
+  dialect: Dialect,
+  req: PushRequest,
+  item: { change: Change; target: LinkedShape },
+  now: number,
+): Promise<ConflictRow | undefined> {
   const { change, target } = item
-  const cloudRow = await findRow(trx, target.shape, req.orgId, target.key, change.key)
+  // Locked first (PostgreSQL): a cloud edit of the row committing meanwhile is then seen by the check below, never
+  // overwritten by the site's version without a conflict.
+  const cloudRow = await findRow(trx, target.shape, req.orgId, target.key, change.key, dialect === 'postgres')
   const record = (winning: Row | undefined | null): ConflictRow => ({
     id: newId('lcf', now),
     server_id: req.serverId,

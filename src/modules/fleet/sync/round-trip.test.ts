@@ -4,9 +4,10 @@ import { sql } from 'kysely'
 import { harness, testDialects, type TestDialect } from '../../../../test/harness.ts'
 import { LINKED_TABLES } from '../../../db/link-triggers.ts'
 import { withOrgScope } from '../../../db/tenant-scope.ts'
-import { readChanges, START, type Cursor } from '../outbox/store.ts'
+import { currentCursor, readChanges, START, withApplyOrigin, type Cursor } from '../outbox/store.ts'
 import { applyPull } from './apply-pull.ts'
 import { applyPush } from './apply-push.ts'
+import { recordSeedBases } from './seed-bases.ts'
 import { alarmEventRow, controllerRow, instanceRow, siteRow } from './test-support.ts'
 
 const SERVER = 'srv_pit'
@@ -68,7 +69,10 @@ async function linked(t: TestContext, dialect: TestDialect) {
     assert.deepEqual(await rows('site', table, order), c, table)
     return c.length
   }
-  return { cloud, site, org, pull, push, rows, same }
+  const startAt = (cursor: Cursor) => {
+    pulled = cursor
+  }
+  return { cloud, site, org, pull, push, rows, same, startAt, inOrg }
 }
 
 for (const dialect of testDialects()) {
@@ -160,6 +164,49 @@ for (const dialect of testDialects()) {
       assert.equal(await l.same('controllers', 'site_code, id'), 2)
       assert.equal(await l.same('alarm_events', 'site_code, event_id'), 1)
       assert.equal(await l.same('sites', 'code'), 1)
+    })
+
+    it("a seeded site server's edits of seeded rows go up on the seed's base and are accepted", async (t) => {
+      const l = await linked(t, dialect)
+      const cloudDb = l.cloud.handle.db
+      const siteDb = l.site.handle.db
+      const org = l.org.id
+      await cloudDb
+        .insertInto('sites')
+        .values(siteRow(org, 'S1') as never)
+        .execute()
+      for (const id of ['plc1', 'plc2'])
+        await cloudDb
+          .insertInto('controllers')
+          .values(controllerRow(org, 'S1', id) as never)
+          .execute()
+      // The seed: the cursor first, then the export, imported on the site as the cloud's rows.
+      const cursor = await l.inOrg(() => currentCursor(l.cloud.appHandle.db, dialect, org))
+      await siteDb.transaction().execute(async (trx) => {
+        await withApplyOrigin(trx, 'sqlite', 'cloud', async () => {
+          await trx
+            .insertInto('sites')
+            .values(siteRow(org, 'S1') as never)
+            .execute()
+          for (const id of ['plc1', 'plc2'])
+            await trx
+              .insertInto('controllers')
+              .values(controllerRow(org, 'S1', id) as never)
+              .execute()
+        })
+        assert.equal(await recordSeedBases(trx, 'sqlite', org, cursor.seq), 3)
+      })
+      l.startAt(cursor)
+      await cloudDb.updateTable('controllers').set({ name: 'cloud edit' }).where('org_id', '=', org).where('id', '=', 'plc2').execute()
+      await siteDb.updateTable('controllers').set({ ip_address: '10.5.5.5' }).where('org_id', '=', org).where('id', '=', 'plc1').execute()
+      const up = await l.push()
+      assert.deepEqual(
+        up.changes.map((c) => [c.key[1], c.base]),
+        [['plc1', cursor.seq]],
+      )
+      assert.equal(up.result.conflicts, 0)
+      assert.equal((await l.pull()).result.applied, 1)
+      assert.equal(await l.same('controllers', 'site_code, id'), 2)
     })
 
     it('a site change the cloud refused for a unique value or a vanished reference is undone on the site by the pull', async (t) => {

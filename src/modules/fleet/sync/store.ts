@@ -11,10 +11,21 @@ function keyWhere(orgId: string, key: readonly string[], values: readonly unknow
   return sql.join([sql`${sql.ref('org_id')} = ${orgId}`, ...key.map((c, i) => sql`${sql.ref(c)} = ${values[i]}`)], sql` and `)
 }
 
-/** The organisation's row of `shape` with these primary-key values (after org_id), or undefined. */
-export async function findRow(db: Db, shape: TableShape, orgId: string, key: readonly string[], values: readonly unknown[]): Promise<Row | undefined> {
-  const { rows } =
-    await sql<Row>`select ${sql.join(shape.columns.map((c) => sql.ref(c)))} from ${sql.table(shape.name)} where ${keyWhere(orgId, key, values)}`.execute(db)
+/**
+ * The organisation's row of `shape` with these primary-key values (after org_id), or undefined. `lock` (PostgreSQL):
+ * takes the row's lock, so a concurrent writer of the row commits before this reads it, or waits until this commits.
+ */
+export async function findRow(
+  db: Db,
+  shape: TableShape,
+  orgId: string,
+  key: readonly string[],
+  values: readonly unknown[],
+  lock = false,
+): Promise<Row | undefined> {
+  const forUpdate = lock ? sql` for update` : sql``
+  const { rows } = await sql<Row>`select ${sql.join(shape.columns.map((c) => sql.ref(c)))} from ${sql.table(shape.name)}
+    where ${keyWhere(orgId, key, values)}${forUpdate}`.execute(db)
   return rows[0]
 }
 
