@@ -66,6 +66,8 @@ import { createSiteUsersService } from './modules/site-users/service.ts'
 import { siteUnlockRoutes } from './modules/site-users/unlock-route.ts'
 import { electricalRoutes } from './modules/electrical/routes.ts'
 import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
+import { alarmCommandsRoutes, linkCommandsRoutes } from './modules/fleet/commands/routes.ts'
+import { createCommandsService, linkedSites } from './modules/fleet/commands/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
 import { linkConflictRoutes } from './modules/fleet/conflict-routes.ts'
 import { createConflictsService } from './modules/fleet/sync/conflicts.ts'
@@ -201,8 +203,14 @@ export async function buildApp(
   const electrical = createElectricalService({ handle, clock, sites, networkLoad: { ...config.networkLoad, staleAfterMs: 2 * config.requestTimeoutMs } })
   await app.register(electricalRoutes, { prefix: '/api/sites', electrical })
   siteDependents.push(alarmsSiteDependent)
-  const alarms = createAlarmsService({ handle, clock, sites, instances, log, maxWaitingWrites: config.alarmWriteQueueMax, ...deps.alarmWrites })
+  // Fleet link (issue 26): in the cloud, actions on a linked site's alarms are forwarded to its site server as commands.
+  // The commands service reads an alarm through the alarms service, built just below (called only at request time).
+  const commands = createCommandsService({ handle, clock, alarms: { get: (orgId, site, alarmId) => alarms.get(orgId, site, alarmId) } })
+  const link = config.mode === 'cloud' ? { sites: linkedSites, commands: commands.queue } : undefined
+  const alarms = createAlarmsService({ handle, clock, sites, instances, log, maxWaitingWrites: config.alarmWriteQueueMax, link, ...deps.alarmWrites })
   await app.register(alarmsRoutes, { prefix: '/api/sites', alarms })
+  await app.register(alarmCommandsRoutes, { prefix: '/api/sites', commands })
+  await app.register(linkCommandsRoutes, { prefix: '/api/link', commands })
   siteDependents.push(...historianSiteDependents)
   const historian = createHistorianService({ handle, clock, sites, instances, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })

@@ -191,6 +191,13 @@ export const catalog = {
       'The server has no console build to serve (web/dist/console is missing). ' +
       'Run `npm run build:console` (`npm ci`, `npm start` and `npm test` run it). The API works without it.',
   },
+  AlarmsFromSiteServer: {
+    status: 409,
+    title: "This site's alarms come from its site server",
+    doc:
+      'Cloud, fleet link: the site is kept by a site server, so its alarm events are posted to that server (its gateways ' +
+      'are on site) and reach the cloud through the link. Post them to the site server. Nothing is stored.',
+  },
   LinkDiverged: {
     status: 409,
     title: 'The site server diverged from what the cloud applied',

@@ -1,5 +1,11 @@
 import { MAX_EVENTS_PER_BATCH } from './schemas.ts'
 
+/** Issue 26: what every action on one alarm says about a linked site in the cloud (alarms/forward.ts). */
+const FORWARDED =
+  ' Cloud, a site linked to a site server: the alarm is not changed here. The request is checked as usual (400, 404), then stored as a pending command ' +
+  "and answered 202 with it; the site server applies it in order under the same rules, and the command comes back `applied` (with the alarm's new " +
+  'state) or `refused` (with the code and detail, e.g. `AlarmStateConflict` when the state moved on). See `GET …/alarms/{alarmId}/commands`.'
+
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {
   postAlarmEvents:
@@ -10,7 +16,8 @@ export const docs = {
     `a return to normal moves it to \`returned_unacknowledged\`, or to \`normal\` if already acknowledged. Shelving is judged by \`occurredAt\`: ` +
     `an activation that occurred inside a shelve is suppressed (not annunciated, counted apart by the alarm load) even if it arrives after the shelve ended, ` +
     `and one that occurred before the shelve began is annunciated. Only an API key (a gateway's machine credential) may post events: ` +
-    `interactive users (bearer, site PIN) get 403, so a person cannot fabricate process alarms.`,
+    `interactive users (bearer, site PIN) get 403, so a person cannot fabricate process alarms. Cloud, a site linked to a site server: 409 ` +
+    `\`AlarmsFromSiteServer\`, its alarms come from that server through the link.`,
   listAlarms:
     'Spec 4.2. Newest change first (`changedAt`, then `alarmId`), keyset-paged: `limit` 1 to 1000 (default 100; ' +
     'anything else is a 400 naming the bound), `cursor` from `nextCursor`. Alarms inserted while paging appear at the top, never inside later pages, so none ' +
@@ -23,19 +30,25 @@ export const docs = {
   readAlarm: 'Every transition, oldest first, with who and when.',
   acknowledgeAlarms:
     'Acknowledges each listed alarm that is unacknowledged, in one transaction; each other is reported as `refused` with `NotFound` or `AlarmStateConflict` ' +
-    'without failing the rest.',
+    'without failing the rest. Cloud, a site linked to a site server: one pending acknowledge command per alarm found (202, `results` per id, ' +
+    'unknown ids `refused` with `NotFound`); the site server applies them in order.',
   acknowledgeAlarm:
     'ISA-18.2: `active_unacknowledged` → `active_acknowledged`; `returned_unacknowledged` → `normal`. Any other state is a 409 `AlarmStateConflict`. ' +
-    'Optional comment.',
+    'Optional comment.' +
+    FORWARDED,
   shelveAlarm:
     'Suppresses the alarm until `until` (after now, at most 7 days ahead); it then returns by itself to its process state (history: ' +
     '`shelve_expired` by `system`). A shelved or out-of-service alarm cannot be shelved (409). Comment required. ' +
-    "Recorded in the alarm's history and the audit trail.",
+    "Recorded in the alarm's history and the audit trail." +
+    FORWARDED,
   unshelveAlarm:
     'Back to its process state (an alarm that activated while shelved comes back unacknowledged). Only a shelved alarm (409 otherwise). Comment required. ' +
-    "Recorded in the alarm's history and the audit trail.",
+    "Recorded in the alarm's history and the audit trail." +
+    FORWARDED,
   takeOutOfService:
-    "For maintenance, with no expiry; replaces a shelve. Already out of service: 409. Comment required. Recorded in the alarm's history and the audit trail.",
+    "For maintenance, with no expiry; replaces a shelve. Already out of service: 409. Comment required. Recorded in the alarm's history and the audit trail." +
+    FORWARDED,
   returnToService:
-    "Back to its process state; only an out-of-service alarm (409 otherwise). Comment required. Recorded in the alarm's history and the audit trail.",
+    "Back to its process state; only an out-of-service alarm (409 otherwise). Comment required. Recorded in the alarm's history and the audit trail." +
+    FORWARDED,
 }

@@ -32,3 +32,10 @@ export class AlarmWriteQueueFull extends domainError('ServiceUnavailable') {
     )
   }
 }
+
+/** Cloud: a linked site's alarm events come from its site server through the link, never from a gateway here. */
+export class AlarmEventsFromSiteServer extends domainError('AlarmsFromSiteServer') {
+  constructor(siteCode: string) {
+    super(`Site ${siteCode} is linked to a site server: its alarms come from that server. Post the events to the site server; nothing was stored.`)
+  }
+}

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { actorOf } from '../../identity.ts'
 import { Forbidden } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import {
   AcknowledgeBody,
+  AlarmCommandSchema,
   AlarmLoadQuery,
   AlarmLoadSchema,
   AlarmPage,
@@ -12,6 +14,7 @@ import {
   BulkAcknowledgeBody,
   BulkAcknowledgeResult,
   CommentBody,
+  ForwardedBulkAcknowledgeResult,
   ListAlarmsQuery,
   PostAlarmEventsBody,
   PostAlarmEventsResult,
@@ -21,9 +24,19 @@ import {
 import type { AlarmsService } from './service.ts'
 import { docs } from './docs.ts'
 import { AlarmWriteQueueFull, AlarmWriteRacesLost } from './errors.ts'
+import { ForwardedToSite } from './forward.ts'
 
 const TAGS = ['Alarms']
 const TRANSITION_PROBLEMS = problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503)
+/** Cloud, a linked site's alarm: the action is forwarded to its site server, which applies it (fleet/commands). */
+const FORWARDED = { 202: AlarmCommandSchema }
+
+/** An action's answer: 202 with the command when it was forwarded to the site server, else the applied result. */
+function answer<T, F>(reply: FastifyReply, outcome: T | ForwardedToSite<F>): T | F {
+  if (!(outcome instanceof ForwardedToSite)) return outcome
+  reply.code(202)
+  return outcome.answer
+}
 
 export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> = async (app, { alarms }) => {
   // A write refused for a busy process or a race lost until its deadline is a 503 the client retries: say when.
@@ -41,7 +54,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.postAlarmEvents,
         params: SiteAlarmsParams,
         body: PostAlarmEventsBody,
-        response: { 200: PostAlarmEventsResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429, 503) },
+        response: { 200: PostAlarmEventsResult, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503) },
       },
     },
     async (request) => {
@@ -107,11 +120,20 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.acknowledgeAlarms,
         params: SiteAlarmsParams,
         body: BulkAcknowledgeBody,
-        response: { 200: BulkAcknowledgeResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429, 503) },
+        response: { 200: BulkAcknowledgeResult, 202: ForwardedBulkAcknowledgeResult, ...problemResponses(400, 401, 403, 404, 413, 415, 429, 503) },
       },
     },
-    async (request) =>
-      alarms.acknowledgeMany(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body.alarmIds, request.body.comment ?? null),
+    async (request, reply) =>
+      answer(
+        reply,
+        await alarms.acknowledgeMany(
+          request.principal.orgId,
+          actorOf(request.principal),
+          request.params.siteId,
+          request.body.alarmIds,
+          request.body.comment ?? null,
+        ),
+      ),
   )
 
   app.post(
@@ -124,11 +146,20 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.acknowledgeAlarm,
         params: AlarmParams,
         body: AcknowledgeBody,
-        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+        response: { 200: AlarmWithHistorySchema, ...FORWARDED, ...TRANSITION_PROBLEMS },
       },
     },
-    async (request) =>
-      alarms.acknowledge(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body?.comment ?? null),
+    async (request, reply) =>
+      answer(
+        reply,
+        await alarms.acknowledge(
+          request.principal.orgId,
+          actorOf(request.principal),
+          request.params.siteId,
+          request.params.alarmId,
+          request.body?.comment ?? null,
+        ),
+      ),
   )
 
   app.post(
@@ -141,17 +172,20 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.shelveAlarm,
         params: AlarmParams,
         body: ShelveBody,
-        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+        response: { 200: AlarmWithHistorySchema, ...FORWARDED, ...TRANSITION_PROBLEMS },
       },
     },
-    async (request) =>
-      alarms.shelve(
-        request.principal.orgId,
-        actorOf(request.principal),
-        request.params.siteId,
-        request.params.alarmId,
-        request.body.comment,
-        request.body.until,
+    async (request, reply) =>
+      answer(
+        reply,
+        await alarms.shelve(
+          request.principal.orgId,
+          actorOf(request.principal),
+          request.params.siteId,
+          request.params.alarmId,
+          request.body.comment,
+          request.body.until,
+        ),
       ),
   )
 
@@ -165,11 +199,14 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.unshelveAlarm,
         params: AlarmParams,
         body: CommentBody,
-        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+        response: { 200: AlarmWithHistorySchema, ...FORWARDED, ...TRANSITION_PROBLEMS },
       },
     },
-    async (request) =>
-      alarms.unshelve(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment),
+    async (request, reply) =>
+      answer(
+        reply,
+        await alarms.unshelve(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment),
+      ),
   )
 
   app.post(
@@ -182,11 +219,20 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.takeOutOfService,
         params: AlarmParams,
         body: CommentBody,
-        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+        response: { 200: AlarmWithHistorySchema, ...FORWARDED, ...TRANSITION_PROBLEMS },
       },
     },
-    async (request) =>
-      alarms.removeFromService(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment),
+    async (request, reply) =>
+      answer(
+        reply,
+        await alarms.removeFromService(
+          request.principal.orgId,
+          actorOf(request.principal),
+          request.params.siteId,
+          request.params.alarmId,
+          request.body.comment,
+        ),
+      ),
   )
 
   app.post(
@@ -199,10 +245,13 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
         description: docs.returnToService,
         params: AlarmParams,
         body: CommentBody,
-        response: { 200: AlarmWithHistorySchema, ...TRANSITION_PROBLEMS },
+        response: { 200: AlarmWithHistorySchema, ...FORWARDED, ...TRANSITION_PROBLEMS },
       },
     },
-    async (request) =>
-      alarms.returnToService(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment),
+    async (request, reply) =>
+      answer(
+        reply,
+        await alarms.returnToService(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.alarmId, request.body.comment),
+      ),
   )
 }

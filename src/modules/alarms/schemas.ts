@@ -128,6 +128,9 @@ export const AlarmWithHistorySchema = Type.Object(
   {
     ...AlarmSchema.properties,
     history: Type.Array(AlarmTransitionSchema, { description: 'Every transition, oldest first.' }),
+    pendingCommands: Type.Optional(
+      Type.Integer({ description: "Cloud, a linked site's alarm: actions forwarded to the site server that it has not applied or refused yet." }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -235,6 +238,66 @@ export const AlarmLoadSchema = Type.Object(
   { additionalProperties: false },
 )
 export type AlarmLoad = Static<typeof AlarmLoadSchema>
+
+/** The actions on one alarm, by their route name: what a command forwarded to a site server carries. */
+export const ALARM_ACTIONS = ['acknowledge', 'shelve', 'unshelve', 'out-of-service', 'return-to-service'] as const
+export type AlarmActionName = (typeof ALARM_ACTIONS)[number]
+
+export const AlarmCommandSchema = Type.Object(
+  {
+    commandId: Type.String({ description: '`cmd_` + 26 characters.' }),
+    siteId: Type.String(),
+    alarmId: Type.String(),
+    action: Type.Union(
+      [Type.Literal('acknowledge'), Type.Literal('shelve'), Type.Literal('unshelve'), Type.Literal('out-of-service'), Type.Literal('return-to-service')],
+      { description: 'The action, by its route name.' },
+    ),
+    body: Type.Record(Type.String(), Type.Unknown(), { description: "The action's request body, as sent." }),
+    actor: Type.Object(
+      { kind: Type.String(), subject: Type.String() },
+      { additionalProperties: false, description: 'Who took the action in the cloud; the site server records it as the actor.' },
+    ),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('applied'), Type.Literal('refused')], {
+      description: '`pending` until the site server has applied or refused it.',
+    }),
+    createdAt: Type.String({ format: 'date-time' }),
+    settledAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the site server applied or refused it.' }),
+    result: Type.Union(
+      [
+        Type.Null(),
+        Type.Object(
+          {
+            alarm: Type.Optional(AlarmSchema),
+            code: Type.Optional(Type.String({ description: 'A refusal: its problem code (`AlarmStateConflict`, `NotFound`, `ValidationFailed`).' })),
+            detail: Type.Optional(Type.String({ description: 'A refusal: why, as the site server said it.' })),
+          },
+          { additionalProperties: false },
+        ),
+      ],
+      { description: "`applied`: the alarm's state after the action (`alarm`); `refused`: the problem's `code` and `detail`; `pending`: null." },
+    ),
+  },
+  { $id: 'AlarmCommand', additionalProperties: false },
+)
+export type AlarmCommand = Static<typeof AlarmCommandSchema>
+
+export const ForwardedBulkAcknowledgeResult = Type.Object(
+  {
+    pending: Type.Integer({ description: 'Commands stored for the site server, one per alarm found.' }),
+    results: Type.Array(
+      Type.Object(
+        {
+          alarmId: Type.String(),
+          status: Type.Union([Type.Literal('pending'), Type.Literal('refused')]),
+          commandId: Type.Optional(Type.String()),
+          code: Type.Optional(Type.String({ description: '`NotFound`.' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
 
 // The literal unions above must list exactly the lifecycle's values.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false

@@ -7,7 +7,8 @@ import { decodeCursor, toPage } from '../../http/paging.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import type { SiteDependent } from '../sites/service.ts'
-import { AlarmStateConflict, AlarmWriteQueueFull } from './errors.ts'
+import { AlarmEventsFromSiteServer, AlarmStateConflict, AlarmWriteQueueFull } from './errors.ts'
+import { checkForwardedAction, ForwardedToSite, OPERATOR_ACTIONS, type AlarmLink, type CheckedAction, type SettleApplied } from './forward.ts'
 import { applyEventBatch, type CheckedEvent } from './ingest.ts'
 import type { OperatorAction } from './lifecycle.ts'
 import { computeAlarmLoad } from './load.ts'
@@ -18,6 +19,8 @@ import {
   MAX_FUTURE_SKEW_MS,
   MAX_LOAD_PERIOD_MS,
   MAX_SHELVE_MS,
+  type AlarmActionName,
+  type AlarmCommand,
   type AlarmEventInput,
   type AlarmLoad,
   type AlarmLoadQueryInput,
@@ -43,6 +46,8 @@ export interface AlarmsDeps {
   maxWaitingWrites?: number
   /** How long a write that keeps losing its race is tried again (retry.ts RETRY_DEADLINE_MS unless given), then a 503. */
   writeRetryDeadlineMs?: number
+  /** Cloud: the fleet link. A linked site's alarms are its site server's: actions are forwarded, events refused (forward.ts). */
+  link?: AlarmLink
 }
 
 /** The default of SITEGRID_ALARM_WRITE_QUEUE_MAX. */
@@ -52,7 +57,7 @@ export const MAX_WAITING_ALARM_WRITES = 1000
 export const alarmsSiteDependent: SiteDependent = { name: 'alarms', count: countAlarmsOfSite }
 
 export function createAlarmsService(deps: AlarmsDeps) {
-  const { handle, clock, sites, instances, log } = deps
+  const { handle, clock, sites, instances, log, link } = deps
   const db = handle.db
 
   const maxWaiting = deps.maxWaitingWrites ?? MAX_WAITING_ALARM_WRITES
@@ -79,12 +84,29 @@ export function createAlarmsService(deps: AlarmsDeps) {
     )
   }
 
+  /** Cloud: whether a site server keeps this site's alarms (then the cloud holds its copy and changes none of it). */
+  async function isLinked(orgId: OrgId, siteCode: string): Promise<boolean> {
+    return link !== undefined && (await link.sites.isLinked(db, orgId, siteCode))
+  }
+
   async function expireShelves(orgId: OrgId, siteCode: string): Promise<void> {
+    // A linked site's server expires its shelves and sends the transitions up; the cloud's copy must not add its own.
+    if (await isLinked(orgId, siteCode)) return
     const expired = await findExpiredShelves(db, orgId, siteCode, clock.now())
     if (expired.length > 0) await writeAlarms(orgId, siteCode, (trx) => expireShelvesIn(trx, orgId, expired))
   }
 
-  async function act(orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, action: OperatorAction, comment: string | null, shelvedUntil?: number) {
+  /** `settle` (a forwarded action, on a site server) runs in the action's transaction with the alarm's new state. */
+  async function act(
+    orgId: OrgId,
+    actor: Actor,
+    siteCode: string,
+    alarmId: string,
+    action: OperatorAction,
+    comment: string | null,
+    shelvedUntil?: number,
+    settle?: SettleApplied,
+  ) {
     await sites.require(orgId, siteCode)
     await expireShelves(orgId, siteCode)
     await writeAlarms(orgId, siteCode, async (trx) => {
@@ -98,8 +120,63 @@ export function createAlarmsService(deps: AlarmsDeps) {
           detail: { siteId: siteCode, comment, shelvedUntil: shelvedUntil ?? null },
         })
       }
+      if (settle) await settle(trx, toAlarm((await findAlarm(trx, orgId, siteCode, alarmId))!))
     })
     return read(orgId, siteCode, alarmId)
+  }
+
+  /**
+   * Cloud, a linked site: the request was checked as if it applied here (the site and the alarm exist, the body is
+   * valid), then it is stored as a pending command for the site server, which applies it under the normal rules.
+   * Otherwise (a site server, or an unlinked site) `apply` runs.
+   */
+  async function forwardOr<T>(
+    orgId: OrgId,
+    actor: Actor,
+    siteCode: string,
+    alarmId: string,
+    action: AlarmActionName,
+    body: Record<string, unknown>,
+    apply: () => Promise<T>,
+  ): Promise<T | ForwardedToSite<AlarmCommand>> {
+    if (link === undefined) return apply()
+    await sites.require(orgId, siteCode)
+    if (!(await link.sites.isLinked(db, orgId, siteCode))) return apply()
+    if (!(await findAlarm(db, orgId, siteCode, alarmId))) throw new NotFound()
+    return new ForwardedToSite(await link.commands.enqueue(db, orgId, { siteCode, alarmId, action, body, actor }))
+  }
+
+  /** Cloud, a linked site: one pending acknowledge per alarm found, in one transaction; the others are refused NotFound. */
+  function forwardAcknowledgements(orgId: OrgId, actor: Actor, siteCode: string, alarmIds: string[], comment: string | null) {
+    return db.transaction().execute(async (trx) => {
+      const results: Array<{ alarmId: string; status: 'pending' | 'refused'; commandId?: string; code?: string }> = []
+      for (const alarmId of alarmIds) {
+        if (!(await findAlarm(trx, orgId, siteCode, alarmId))) {
+          results.push({ alarmId, status: 'refused', code: 'NotFound' })
+          continue
+        }
+        const body = comment === null ? {} : { comment }
+        const command = await link!.commands.enqueue(trx, orgId, { siteCode, alarmId, action: 'acknowledge', body, actor })
+        results.push({ alarmId, status: 'pending', commandId: command.commandId })
+      }
+      return { pending: results.filter((r) => r.status === 'pending').length, results }
+    })
+  }
+
+  /** The shelve's end, checked against this server's clock: after now, at most MAX_SHELVE_MS ahead. */
+  function shelveUntil(until: string): number {
+    const untilMs = Date.parse(until)
+    const now = clock.now()
+    if (untilMs <= now) throw invalidField('/until', 'must be in the future')
+    if (untilMs > now + MAX_SHELVE_MS) throw invalidField('/until', `must be at most ${MAX_SHELVE_MS / 86_400_000} days ahead; use out of service for longer`)
+    return untilMs
+  }
+
+  /** An action on one alarm, by its route name and checked body (forward.ts checks a forwarded one). */
+  function perform(orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, request: CheckedAction, settle?: SettleApplied) {
+    const { action, comment } = request
+    if (action === 'shelve') return act(orgId, actor, siteCode, alarmId, 'shelve', comment, shelveUntil(request.until), settle)
+    return act(orgId, actor, siteCode, alarmId, OPERATOR_ACTIONS[action], comment, undefined, settle)
   }
 
   async function read(orgId: OrgId, siteCode: string, alarmId: string) {
@@ -116,6 +193,7 @@ export function createAlarmsService(deps: AlarmsDeps) {
      */
     async ingest(orgId: OrgId, actor: Actor, siteCode: string, events: AlarmEventInput[]) {
       await sites.require(orgId, siteCode)
+      if (await isLinked(orgId, siteCode)) throw new AlarmEventsFromSiteServer(siteCode)
       // No upfront expiry here: the batch ends each shelve at its expiry in event time (ingest.ts).
       const now = clock.now()
       const results: EventResult[] = events.map((e) => ({ eventId: e.eventId, status: 'accepted', alarmId: null }))
@@ -159,16 +237,21 @@ export function createAlarmsService(deps: AlarmsDeps) {
     async get(orgId: OrgId, siteCode: string, alarmId: string) {
       await sites.require(orgId, siteCode)
       await expireShelves(orgId, siteCode)
-      return read(orgId, siteCode, alarmId)
+      const alarm = await read(orgId, siteCode, alarmId)
+      if (!(await isLinked(orgId, siteCode))) return alarm
+      return { ...alarm, pendingCommands: await link!.commands.countPending(db, orgId, siteCode, alarmId) }
     },
 
     /** ISA-18.2 acknowledge: active unack → active ack, returned unack → normal. AlarmStateConflict otherwise. */
     acknowledge: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string | null) =>
-      act(orgId, actor, siteCode, alarmId, 'acknowledge', comment),
+      forwardOr(orgId, actor, siteCode, alarmId, 'acknowledge', comment === null ? {} : { comment }, () =>
+        act(orgId, actor, siteCode, alarmId, 'acknowledge', comment),
+      ),
 
     /** Acknowledges each alarm it can, in one transaction; the others are reported, not failed. */
     async acknowledgeMany(orgId: OrgId, actor: Actor, siteCode: string, alarmIds: string[], comment: string | null) {
       await sites.require(orgId, siteCode)
+      if (await isLinked(orgId, siteCode)) return new ForwardedToSite(await forwardAcknowledgements(orgId, actor, siteCode, alarmIds, comment))
       await expireShelves(orgId, siteCode)
       const results = await writeAlarms(orgId, siteCode, async (trx) => {
         const out: Array<{ alarmId: string; status: 'acknowledged' | 'refused'; code?: string }> = []
@@ -193,17 +276,24 @@ export function createAlarmsService(deps: AlarmsDeps) {
 
     /** Shelves until `until` (after now, at most MAX_SHELVE_MS ahead), with a comment. */
     shelve(orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string, until: string) {
-      const untilMs = Date.parse(until)
-      const now = clock.now()
-      if (untilMs <= now) throw invalidField('/until', 'must be in the future')
-      if (untilMs > now + MAX_SHELVE_MS) throw invalidField('/until', `must be at most ${MAX_SHELVE_MS / 86_400_000} days ahead; use out of service for longer`)
-      return act(orgId, actor, siteCode, alarmId, 'shelve', comment, untilMs)
+      const untilMs = shelveUntil(until)
+      return forwardOr(orgId, actor, siteCode, alarmId, 'shelve', { comment, until }, () => act(orgId, actor, siteCode, alarmId, 'shelve', comment, untilMs))
     },
-    unshelve: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) => act(orgId, actor, siteCode, alarmId, 'unshelve', comment),
+    unshelve: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) =>
+      forwardOr(orgId, actor, siteCode, alarmId, 'unshelve', { comment }, () => act(orgId, actor, siteCode, alarmId, 'unshelve', comment)),
     removeFromService: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) =>
-      act(orgId, actor, siteCode, alarmId, 'remove_from_service', comment),
+      forwardOr(orgId, actor, siteCode, alarmId, 'out-of-service', { comment }, () => act(orgId, actor, siteCode, alarmId, 'remove_from_service', comment)),
     returnToService: (orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, comment: string) =>
-      act(orgId, actor, siteCode, alarmId, 'return_to_service', comment),
+      forwardOr(orgId, actor, siteCode, alarmId, 'return-to-service', { comment }, () => act(orgId, actor, siteCode, alarmId, 'return_to_service', comment)),
+
+    /**
+     * Site server: applies an action forwarded from the cloud (a command) under the normal rules, as the cloud's actor;
+     * `settle` runs in the same transaction with the alarm's new state. Throws the refusal (ValidationFailed for a body
+     * the route would refuse, NotFound, AlarmStateConflict) with nothing changed.
+     */
+    async applyForwarded(orgId: OrgId, actor: Actor, siteCode: string, alarmId: string, action: string, body: unknown, settle: SettleApplied) {
+      return perform(orgId, actor, siteCode, alarmId, checkForwardedAction(action, body), settle)
+    },
 
     /** The site's alarm load over [from, to): rates per 10 minutes and position, floods, most frequent, chattering. */
     async load(orgId: OrgId, siteCode: string, query: AlarmLoadQueryInput): Promise<AlarmLoad> {
