@@ -64,6 +64,13 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await c.push([], { after: 3 }), { mark: { epoch: 'ep1', seq: 3 }, applied: 0, skipped: 0, conflicts: 0 })
     })
 
+    it('a full batch (1000 changes) applies in one push', async (t) => {
+      const c = await cloud(t, dialect)
+      const batch = Array.from({ length: 1000 }, (_, i) => change(i + 1, 'alarm_events', alarmEventRow(c.org.id, 'S1', `ev${i}`, { value: i })))
+      assert.deepEqual(await c.push(batch), { mark: { epoch: 'ep1', seq: 1000 }, applied: 1000, skipped: 0, conflicts: 0 })
+      assert.equal(await c.count('alarm_events'), 1000)
+    })
+
     it('a batch cut in the middle resumes after the mark: the resend applies only what the cloud lacks', async (t) => {
       const c = await cloud(t, dialect)
       const all = [1, 2, 3, 4, 5].map((n) => change(n * 10, 'alarm_events', alarmEventRow(c.org.id, 'S1', `ev${n}`, { value: n })))

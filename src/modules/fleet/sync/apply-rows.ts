@@ -16,6 +16,10 @@ export function keyValues(target: LinkedShape, row: Row): unknown[] {
   return target.key.map((c) => row[c])
 }
 
+// Bound parameters a statement may carry: SQLite's default limit is 32766 (PostgreSQL's 65535), and a batch of 1000
+// changes of a wide table would pass it in one statement.
+const MAX_PARAMETERS = 30_000
+
 /**
  * Applies a site's own tables as they come (the site is authoritative): consecutive upserts of one table as one
  * multi-row statement (the last image of a key within a run wins, as it would one by one), a delete per tombstone.
@@ -42,7 +46,17 @@ export async function applySiteRows(trx: Db, orgId: string, items: ReadonlyArray
       run.set(k, c.row)
       i += 1
     }
-    await upsertRows(trx, target.shape, orgId, [...run.values()], site === null ? { insertOnly: true } : guarded ? { sameColumn: site } : {})
+    const rows = [...run.values()]
+    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / target.shape.columns.length))
+    for (let from = 0; from < rows.length; from += perStatement) {
+      await upsertRows(
+        trx,
+        target.shape,
+        orgId,
+        rows.slice(from, from + perStatement),
+        site === null ? { insertOnly: true } : guarded ? { sameColumn: site } : {},
+      )
+    }
   }
 }
 
