@@ -4,7 +4,7 @@ import { harness } from '../../../../test/harness.ts'
 import { LinkChangeRefused } from '../errors.ts'
 import { applyPull, CLOUD_PEER } from './apply-pull.ts'
 import { rowKey, type Change, type Cursor } from './outbox-port.ts'
-import { alarmEventRow, change, controllerRow, countRows, siteRow } from './test-support.ts'
+import { alarmEventRow, change, commandRow, controllerRow, countRows, siteRow } from './test-support.ts'
 
 /** A site server (SQLite) of one organisation serving S1; the organisation also has S2 elsewhere. */
 async function site(t: TestContext) {
@@ -70,6 +70,22 @@ describe('fleet sync, a site server applies a pull (sqlite)', () => {
     await s.pull([change(5, 'controllers', cloud)])
     assert.deepEqual(await s.controller('plc1'), cloud)
     assert.equal(await s.base('plc1'), 5)
+  })
+
+  it('a forwarded command the site settled stays settled when the cloud sends it again as pending', async (t) => {
+    const s = await site(t)
+    const settled = commandRow(s.org.id, 'S1', 'cmd_1', { status: 'applied', result: '{}', settled_at: 5 })
+    await s.db
+      .insertInto('link_commands')
+      .values(settled as never)
+      .execute()
+    const answer = await s.pull([
+      change(1, 'link_commands', commandRow(s.org.id, 'S1', 'cmd_1')),
+      change(2, 'link_commands', commandRow(s.org.id, 'S1', 'cmd_2')),
+    ])
+    assert.equal(answer.applied, 2)
+    const rows = await s.db.selectFrom('link_commands').selectAll().where('org_id', '=', s.org.id).orderBy('id').execute()
+    assert.deepEqual(rows, [settled, commandRow(s.org.id, 'S1', 'cmd_2')])
   })
 
   it("refuses a page holding the site's own tables, another site's rows or another organisation's, and changes nothing", async (t) => {

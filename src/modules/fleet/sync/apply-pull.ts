@@ -53,10 +53,18 @@ async function applyCloudChange(trx: Db, dialect: Dialect, orgId: string, item: 
   else await upsertWinning(trx, dialect, orgId, target.shape, change.row)
 }
 
+/**
+ * Tables both sides write, each its own part: a forwarded command is the cloud's while pending and the site's once
+ * settled, so a cloud image (a republished pending command) never takes a settled one back to pending.
+ */
+const SITE_SETTLES: Readonly<Record<string, { column: string; value: string }>> = { link_commands: { column: 'status', value: 'pending' } }
+
 async function upsertWinning(trx: Db, dialect: Dialect, orgId: string, shape: TableShape, row: Record<string, unknown>): Promise<void> {
+  const settles = SITE_SETTLES[shape.name]
+  const guard = settles ? { replaceWhile: settles } : {}
   await savepoint(trx, SAVEPOINT)
   try {
-    await upsertRows(trx, shape, orgId, [row])
+    await upsertRows(trx, shape, orgId, [row], guard)
     await releaseSavepoint(trx, SAVEPOINT)
     return
   } catch (error) {
@@ -65,7 +73,7 @@ async function upsertWinning(trx: Db, dialect: Dialect, orgId: string, shape: Ta
     await releaseSavepoint(trx, SAVEPOINT)
   }
   await deleteUniqueHolders(trx, shape, orgId, row, await uniqueKeysOf(trx, dialect, shape.name))
-  await upsertRows(trx, shape, orgId, [row])
+  await upsertRows(trx, shape, orgId, [row], guard)
 }
 
 function isUniqueClash(error: unknown): boolean {

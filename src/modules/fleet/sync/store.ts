@@ -32,20 +32,23 @@ export async function findRow(
 /**
  * Inserts rows (each holding every column of the table), replacing those with the same primary key. `guard`: never
  * replace an existing row (`insertOnly`), or only one whose `sameColumn` holds the incoming row's value (a key without
- * the site column must not reach another site's row).
+ * the site column must not reach another site's row), or only one whose column still holds a value (`replaceWhile`).
  */
 export async function upsertRows(
   db: Db,
   shape: TableShape,
   orgId: string,
   rows: readonly Row[],
-  guard: { insertOnly?: boolean; sameColumn?: string } = {},
+  guard: { insertOnly?: boolean; sameColumn?: string; replaceWhile?: { column: string; value: string } } = {},
 ): Promise<void> {
   const columns = shape.columns
   const others = columns.filter((c) => !shape.primaryKey.includes(c))
   const values = sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => (c === 'org_id' ? orgId : (r[c] ?? null))))})`))
-  const where =
-    guard.sameColumn === undefined ? sql`` : sql` where ${sql.table(shape.name)}.${sql.ref(guard.sameColumn)} = excluded.${sql.ref(guard.sameColumn)}`
+  const conditions = [
+    ...(guard.sameColumn === undefined ? [] : [sql`${sql.table(shape.name)}.${sql.ref(guard.sameColumn)} = excluded.${sql.ref(guard.sameColumn)}`]),
+    ...(guard.replaceWhile === undefined ? [] : [sql`${sql.table(shape.name)}.${sql.ref(guard.replaceWhile.column)} = ${guard.replaceWhile.value}`]),
+  ]
+  const where = conditions.length === 0 ? sql`` : sql` where ${sql.join(conditions, sql` and `)}`
   const update =
     others.length === 0 || guard.insertOnly
       ? sql`do nothing`
