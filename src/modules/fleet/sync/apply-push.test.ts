@@ -213,6 +213,19 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await c.controller('plc7'), cloudOwn)
     })
 
+    it('a site server deleting its site record loses: the site and everything of it stay in the cloud', async (t) => {
+      const c = await cloud(t, dialect)
+      const base = await localUpsert(c.owner, 'sites', siteRow(c.org.id, 'S1', { name: 'Pit' }))
+      await c.owner
+        .insertInto('controllers')
+        .values(controllerRow(c.org.id, 'S1', 'plc1') as never)
+        .execute()
+      const answer = await c.push([change(1, 'sites', siteRow(c.org.id, 'S1', { name: 'Pit' }), { op: 'delete', base })])
+      assert.equal(answer.conflicts, 1)
+      assert.equal(await c.count('sites'), 2)
+      assert.equal(await c.count('controllers'), 1)
+    })
+
     it('a unique-key clash is a conflict, and the rest of the batch still applies', async (t) => {
       const c = await cloud(t, dialect)
       await localUpsert(c.owner, 'controllers', controllerRow(c.org.id, 'S1', 'plc1', { asset_number: 'A-100' }))

@@ -149,6 +149,9 @@ async function proposeChange(
     resolution: null,
   })
 
+  // A site server never deletes its site in the cloud (that would take every record of the site with it): the delete
+  // loses like any refused change, and the verdict puts the site record back on the site server.
+  if (change.table === 'sites' && change.op === 'delete') return record(cloudRow)
   if (change.base !== null) {
     const later = await latestChange(trx, req.orgId, change.table, change.key, { afterSeq: change.base, notOrigin: req.serverId })
     if (later) return record(cloudRow)

@@ -7,7 +7,7 @@ import { rowKey, type Change } from './outbox-port.ts'
 
 export const T0 = Date.UTC(2026, 0, 5, 6, 0, 0)
 
-export function siteRow(orgId: string, code: string): Record<string, unknown> {
+export function siteRow(orgId: string, code: string, over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     org_id: orgId,
     code,
@@ -18,6 +18,7 @@ export function siteRow(orgId: string, code: string): Record<string, unknown> {
     status: 1,
     created_at: T0,
     updated_at: T0,
+    ...over,
   }
 }
 
