@@ -71,6 +71,24 @@ export const PushAnswerSchema = Type.Object(
 )
 export type PushAnswer = Static<typeof PushAnswerSchema>
 
+export const PullQuerySchema = Type.Object(
+  {
+    tx: Type.Integer({ minimum: 0, default: 0, description: "The cursor's tx: the pull answers changes after (tx, seq)." }),
+    seq: Type.Integer({ minimum: 0, default: 0 }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 500, description: 'Most changes in the answer.' })),
+    waitMs: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 60_000,
+        default: 0,
+        description: 'Long poll: when nothing is waiting, answer at the first change or after this long.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type PullQuery = Static<typeof PullQuerySchema>
+
 export const PullAnswerSchema = Type.Object(
   {
     changes: Type.Array(ChangeSchema),
