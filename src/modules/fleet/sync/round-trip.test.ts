@@ -72,7 +72,7 @@ async function linked(t: TestContext, dialect: TestDialect) {
   const startAt = (cursor: Cursor) => {
     pulled = cursor
   }
-  return { cloud, site, org, pull, push, rows, same, startAt, inOrg }
+  return { cloud, site, org, pull, push, rows, same, startAt, inOrg, settled }
 }
 
 for (const dialect of testDialects()) {
@@ -181,6 +181,9 @@ for (const dialect of testDialects()) {
           .values(controllerRow(org, 'S1', id) as never)
           .execute()
       // The seed: the cursor first, then the export, imported on the site as the cloud's rows.
+      // (A cursor taken while another transaction runs stops short of the newest changes: the pull replays them, and a
+      // site edit made before that replay would go up on the older base and lose. Here nothing else runs.)
+      await l.settled()
       const cursor = await l.inOrg(() => currentCursor(l.cloud.appHandle.db, dialect, org))
       await siteDb.transaction().execute(async (trx) => {
         await withApplyOrigin(trx, 'sqlite', 'cloud', async () => {
