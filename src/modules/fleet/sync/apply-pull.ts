@@ -47,10 +47,10 @@ const SAVEPOINT = 'link_pull_change'
  * One cloud change, as it comes. The cloud wins here too: a site row that holds one of its unique values under
  * another key (a site change the cloud has not seen or will refuse) gives way, and the write is tried again.
  */
-async function applyCloudChange(trx: Db, dialect: Dialect, orgId: string, item: { change: Change; target: LinkedShape }): Promise<void> {
+async function applyCloudChange(db: Db, trx: Db, dialect: Dialect, orgId: string, item: { change: Change; target: LinkedShape }): Promise<void> {
   const { change, target } = item
   if (change.op === 'delete') await deleteRow(trx, target.shape, orgId, target.key, change.key)
-  else await upsertWinning(trx, dialect, orgId, target.shape, change.row)
+  else await upsertWinning(db, trx, dialect, orgId, target.shape, change.row)
 }
 
 /**
@@ -59,7 +59,7 @@ async function applyCloudChange(trx: Db, dialect: Dialect, orgId: string, item: 
  */
 const SITE_SETTLES: Readonly<Record<string, { column: string; value: string }>> = { link_commands: { column: 'status', value: 'pending' } }
 
-async function upsertWinning(trx: Db, dialect: Dialect, orgId: string, shape: TableShape, row: Record<string, unknown>): Promise<void> {
+async function upsertWinning(db: Db, trx: Db, dialect: Dialect, orgId: string, shape: TableShape, row: Record<string, unknown>): Promise<void> {
   const settles = SITE_SETTLES[shape.name]
   const guard = settles ? { replaceWhile: settles } : {}
   await savepoint(trx, SAVEPOINT)
@@ -72,7 +72,7 @@ async function upsertWinning(trx: Db, dialect: Dialect, orgId: string, shape: Ta
     await rollbackToSavepoint(trx, SAVEPOINT)
     await releaseSavepoint(trx, SAVEPOINT)
   }
-  await deleteUniqueHolders(trx, shape, orgId, row, await uniqueKeysOf(trx, dialect, shape.name))
+  await deleteUniqueHolders(trx, shape, orgId, row, await uniqueKeysOf(db, dialect, shape.name, trx))
   await upsertRows(trx, shape, orgId, [row], guard)
 }
 
@@ -87,12 +87,12 @@ function isUniqueClash(error: unknown): boolean {
  * this settles the ones they never would: a change refused for a unique value or a missing reference leaves no cloud
  * change behind, and the site must not keep a row the cloud refused.
  */
-async function applyVerdict(trx: Db, dialect: Dialect, req: PullApplyRequest, conflict: Record<string, unknown>): Promise<void> {
+async function applyVerdict(db: Db, trx: Db, dialect: Dialect, req: PullApplyRequest, conflict: Record<string, unknown>): Promise<void> {
   if (conflict.server_id !== req.serverId || conflict.resolution !== null) return
   const table = String(conflict.table_name)
   const spec = LINKED_TABLES.find((t) => t.name === table)
   if (spec?.direction !== 'down' || table === 'link_conflicts') return
-  const shape = await shapeOf(trx, dialect, table)
+  const shape = await shapeOf(db, dialect, table, trx)
   if (!shape) return
   const key = shape.primaryKey.filter((c) => c !== 'org_id')
   const values = JSON.parse(String(conflict.row_key)) as unknown[]
@@ -105,7 +105,7 @@ async function applyVerdict(trx: Db, dialect: Dialect, req: PullApplyRequest, co
   // The cloud's image must be a row of this table, of this organisation and key (as a change of the page was).
   if (winning.org_id !== req.orgId || shape.columns.some((c) => !Object.hasOwn(winning, c))) return
   if (key.some((c, i) => winning[c] !== values[i])) return
-  await upsertWinning(trx, dialect, req.orgId, shape, winning)
+  await upsertWinning(db, trx, dialect, req.orgId, shape, winning)
 }
 
 const after = (a: Cursor, b: Cursor) => a.tx > b.tx || (a.tx === b.tx && a.seq > b.seq)
@@ -133,12 +133,12 @@ export async function applyPull(deps: SyncDeps, req: PullApplyRequest): Promise<
     if (dialect === 'sqlite') await sql`pragma defer_foreign_keys = on`.execute(trx)
     await withApplyOrigin(trx, dialect, CLOUD_PEER, async () => {
       for (const item of fresh) {
-        await applyCloudChange(trx, dialect, req.orgId, item)
+        await applyCloudChange(db, trx, dialect, req.orgId, item)
         const { change, target } = item
         if (target.spec.direction !== 'down') continue
         if (change.op === 'delete') await dropBase(trx, req.orgId, change.table, rowKey(change.key))
         else await setBase(trx, req.orgId, change.table, rowKey(change.key), change.seq)
-        if (change.table === 'link_conflicts' && change.op === 'upsert') await applyVerdict(trx, dialect, req, change.row)
+        if (change.table === 'link_conflicts' && change.op === 'upsert') await applyVerdict(db, trx, dialect, req, change.row)
       }
     })
 

@@ -3,6 +3,7 @@ import { describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { harness, testDialects, type TestDialect } from '../../../../test/harness.ts'
 import type { Actor } from '../../../identity.ts'
+import { connectDatabase } from '../../../db/connect.ts'
 import { withOrgScope } from '../../../db/tenant-scope.ts'
 import { LinkChangeRefused, LinkDiverged } from '../errors.ts'
 import { applyPush, type PushRequest } from './apply-push.ts'
@@ -383,7 +384,10 @@ for (const dialect of testDialects()) {
       assert.equal(page2.nextCursor, null)
 
       const id3 = page1.items[0]!.id
-      const reapplied = await c.inOrg(() => c.conflicts.reapply(c.org.id, id3, ADMIN))
+      // A server that has not looked at the table yet (a fresh handle: nothing introspected) re-applies as well.
+      const fresh = await connectDatabase(c.h.config.databaseAppUrl ?? c.h.config.databaseUrl, { poolSize: 1 })
+      t.after(() => fresh.close())
+      const reapplied = await c.inOrg(() => createConflictsService({ handle: fresh, clock: c.h.clock }).reapply(c.org.id, id3, ADMIN))
       assert.equal(reapplied.resolution, 'reapplied')
       assert.equal(reapplied.resolvedBy, 'user:usr_admin')
       assert.equal((await c.controller('plc3'))!.name, 'site 3')

@@ -87,7 +87,7 @@ export function createConflictsService(deps: SyncDeps) {
         id,
         actor,
         async (trx, row) => {
-          const shape = await shapeOf(db, dialect, row.table_name)
+          const shape = await shapeOf(db, dialect, row.table_name, trx)
           if (!shape) throw new LinkConflictNotReapplicable(id, `this server has no table ${row.table_name}`)
           const key = shape.primaryKey.filter((c) => c !== 'org_id')
           const losing = JSON.parse(row.losing_row) as Row

@@ -26,8 +26,11 @@ export interface LinkedShape {
 // weakly by the Kysely instance, so a closed handle takes its cache with it.
 const shapesByDb = new WeakMap<Db, Map<string, Promise<TableShape | undefined>>>()
 
-/** The shape of a table, introspected once per database handle. */
-export function shapeOf(db: Db, dialect: Dialect, table: string): Promise<TableShape | undefined> {
+/**
+ * The shape of a table, introspected once per database handle (`db`, the cache's key); `via` runs the query (the
+ * caller's transaction, so that it takes no second connection from the pool while the transaction holds one).
+ */
+export function shapeOf(db: Db, dialect: Dialect, table: string, via: Db = db): Promise<TableShape | undefined> {
   let cache = shapesByDb.get(db)
   if (!cache) {
     cache = new Map()
@@ -35,7 +38,7 @@ export function shapeOf(db: Db, dialect: Dialect, table: string): Promise<TableS
   }
   let shape = cache.get(table)
   if (!shape) {
-    shape = describeTable(db, dialect, table)
+    shape = describeTable(via, dialect, table)
     cache.set(table, shape)
   }
   return shape
@@ -44,7 +47,7 @@ export function shapeOf(db: Db, dialect: Dialect, table: string): Promise<TableS
 const uniqueKeysByDb = new WeakMap<Db, Map<string, Promise<string[][]>>>()
 
 /** The columns of each unique index of a table other than its primary key, introspected once per database handle. */
-export function uniqueKeysOf(db: Db, dialect: Dialect, table: string): Promise<string[][]> {
+export function uniqueKeysOf(db: Db, dialect: Dialect, table: string, via: Db = db): Promise<string[][]> {
   let cache = uniqueKeysByDb.get(db)
   if (!cache) {
     cache = new Map()
@@ -52,7 +55,7 @@ export function uniqueKeysOf(db: Db, dialect: Dialect, table: string): Promise<s
   }
   let keys = cache.get(table)
   if (!keys) {
-    keys = describeUniqueKeys(db, dialect, table)
+    keys = describeUniqueKeys(via, dialect, table)
     cache.set(table, keys)
   }
   return keys
