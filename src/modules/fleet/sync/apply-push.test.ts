@@ -65,6 +65,24 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await c.push([], { after: 3 }), { mark: { epoch: 'ep1', seq: 3 }, applied: 0, skipped: 0, conflicts: 0 })
     })
 
+    it('the same batch pushed twice at once applies once', async (t) => {
+      const c = await cloud(t, dialect)
+      const batch = [1, 2, 3].map((n) => change(n, 'alarm_events', alarmEventRow(c.org.id, 'S1', `ev${n}`)))
+      const answers = await Promise.all([c.push(batch), c.push(batch)])
+      assert.deepEqual(answers.map((a) => [a.applied, a.skipped]).sort(), [
+        [0, 3],
+        [3, 0],
+      ])
+      // And again once the mark exists (the second contact locks the mark row, not the first-contact insert).
+      const more = [4, 5].map((n) => change(n, 'alarm_events', alarmEventRow(c.org.id, 'S1', `ev${n}`)))
+      const again = await Promise.all([c.push(more, { after: 3 }), c.push(more, { after: 3 })])
+      assert.deepEqual(again.map((a) => [a.applied, a.skipped]).sort(), [
+        [0, 2],
+        [2, 0],
+      ])
+      assert.equal(await c.count('alarm_events'), 5)
+    })
+
     it('a full batch (1000 changes) applies in one push', async (t) => {
       const c = await cloud(t, dialect)
       const batch = Array.from({ length: 1000 }, (_, i) => change(i + 1, 'alarm_events', alarmEventRow(c.org.id, 'S1', `ev${i}`, { value: i })))
