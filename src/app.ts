@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createApiKeyValidator } from './auth/api-key-validator.ts'
+import { createLinkValidator } from './auth/link-validator.ts'
 import { peekIssuer } from './auth/oidc/peek-issuer.ts'
 import { createOidcPrincipalValidator } from './auth/oidc/principal-validator.ts'
 import { startRelyingParty } from './auth/oidc/relying-party.ts'
@@ -66,6 +67,11 @@ import { createSiteUsersService } from './modules/site-users/service.ts'
 import { siteUnlockRoutes } from './modules/site-users/unlock-route.ts'
 import { electricalRoutes } from './modules/electrical/routes.ts'
 import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
+import { linkEnrolmentRoutes } from './modules/fleet/site-servers/link-routes.ts'
+import { siteServersRoutes } from './modules/fleet/site-servers/routes.ts'
+import { currentCursor } from './modules/fleet/outbox/store.ts'
+import { createLinkCredentials } from './modules/fleet/site-servers/credentials.ts'
+import { createSiteServersService } from './modules/fleet/site-servers/service.ts'
 import { alarmCommandsRoutes, linkCommandsRoutes } from './modules/fleet/commands/routes.ts'
 import { createCommandsService, linkedSites } from './modules/fleet/commands/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
@@ -165,6 +171,8 @@ export async function buildApp(
     tenancy,
     generation: handle.generation,
     validateApiKey: createApiKeyValidator({ handle, clock, keys: apiKeys, onUse: lastUsed.touch }),
+    // Cloud mode: a site server's link credential (issue 26), for the link routes only.
+    ...(config.mode === 'cloud' ? { validateLink: createLinkValidator({ handle, links: createLinkCredentials({ handle, keySecret }) }) } : {}),
     bearerValidators,
     peekIssuer,
     rateLimiter: createRateLimiter({ perMinute: () => holder.current().rateLimitPerMinute, clock }),
@@ -235,19 +243,29 @@ export async function buildApp(
   await app.register(auditRoutes, { prefix: '/api/admin/orgs', handle, orgs })
   await app.register(reloadRoutes, { prefix: '/api/admin/config', mode: config.mode, reloads: createReloadService({ holder, handle, clock }) })
 
-  await app.register(tenantTransferRoutes, {
-    prefix: '/api/admin/orgs',
-    orgs,
-    transfer: createTenantTransferService({
+  const transfer = createTenantTransferService({
+    handle,
+    clock,
+    mode: config.mode,
+    sites,
+    storedParts: historianStoredParts,
+    maxPackageBytes: config.tenantPackageMaxBytes,
+    maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
+  })
+  await app.register(tenantTransferRoutes, { prefix: '/api/admin/orgs', orgs, transfer })
+
+  if (config.mode === 'cloud') {
+    const siteServers = createSiteServersService({
       handle,
       clock,
-      mode: config.mode,
+      keySecret,
       sites,
-      storedParts: historianStoredParts,
-      maxPackageBytes: config.tenantPackageMaxBytes,
-      maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
-    }),
-  })
+      currentCursor: (db, orgId) => currentCursor(db, handle.dialect, orgId),
+      exportSite: (org, site) => transfer.exportPackage(org, site),
+    })
+    await app.register(siteServersRoutes, { prefix: '/api/admin/site-servers', siteServers })
+    await app.register(linkEnrolmentRoutes, { tenancy, siteServers })
+  }
 
   // Fleet link (issue 26): the versions that lost under the conflict rule (cloud: resolve; site: read).
   await app.register(linkConflictRoutes, { prefix: '/api/link/conflicts', conflicts: createConflictsService({ handle, clock }), mode: config.mode })

@@ -27,7 +27,7 @@ export function roleAtLeast(role: Role, required: Role): boolean {
   return RANK[role] >= RANK[required]
 }
 
-export type PrincipalKind = 'apiKey' | 'user' | 'sitePin'
+export type PrincipalKind = 'apiKey' | 'user' | 'sitePin' | 'link'
 
 /**
  * Who is calling, after authentication. The organisation and the role come from the credential's record
@@ -38,7 +38,7 @@ export interface Principal {
   readonly kind: PrincipalKind
   /** The organisation role (cloud) or site role (site mode) that policies check. */
   readonly role: Role
-  /** keyId for an API key, OIDC `sub` for a bearer session, site user id for a site-PIN principal. */
+  /** keyId for an API key, OIDC `sub` for a bearer session, site user id for a site-PIN principal, site server id for a link. */
   readonly subject: string
   readonly isPlatformAdmin: boolean
   /** A signed-in user's membership key (OIDC `oid`); `subject` is then the pairwise `sub`. */
@@ -48,6 +48,11 @@ export interface Principal {
    * rather than 401, but it fails every policy. `role` is then a placeholder and grants nothing.
    */
   readonly isPending?: boolean
+  /**
+   * A link principal's sites (issue 26): the site codes its site server was registered for. Link routes take the
+   * sites from here, never from the body; set for `link` principals only.
+   */
+  readonly sites?: readonly string[]
 }
 
 /** Who did something, as recorded in audit rows and `createdByUserId`. */

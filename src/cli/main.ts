@@ -3,6 +3,7 @@ import { DomainError } from '../errors/domain-error.ts'
 import { helpText, parseCommandArgs, UsageError, type Command, type CommandIo } from './command.ts'
 import { initCommand } from './init.ts'
 import { keyCommands } from './key.ts'
+import { linkCommands } from './link.ts'
 import { orgCommands } from './org.ts'
 import { platformAdminCommands } from './platform-admin.ts'
 import { migrateCommand, serveCommand } from './serve.ts'
@@ -21,6 +22,7 @@ export const commands: Command[] = [
   ...siteKeyCommands,
   remindersCommand,
   ...tenantCommands,
+  ...linkCommands,
 ]
 
 function overview(): string {

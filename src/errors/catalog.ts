@@ -198,6 +198,32 @@ export const catalog = {
       'Cloud, fleet link: the site is kept by a site server, so its alarm events are posted to that server (its gateways ' +
       'are on site) and reach the cloud through the link. Post them to the site server. Nothing is stored.',
   },
+  LinkOrgMismatch: {
+    status: 409,
+    title: "The site server holds another organisation's data",
+    doc:
+      'POST /api/link/enrol (and `sitegrid link enrol`): the site server already holds the data of an organisation ' +
+      'other than the one the enrolment code belongs to; the detail names both organisation ids (`siteOrgId`, `cloudOrgId`). ' +
+      "A tenant transfer keeps ids, so a site server moved from this cloud enrols; another organisation's never does. " +
+      "The code is not used up: enrol a site server that holds no data, or this organisation's.",
+  },
+  LinkVersionMismatch: {
+    status: 409,
+    title: 'The peer speaks another fleet-link protocol',
+    doc:
+      'The fleet link: the site server announced a protocol version (`protocol` in the enrolment body, the ' +
+      '`Sitegrid-Link-Protocol` header on the link endpoints) that this server does not speak. Nothing is changed; ' +
+      "both sides keep working locally. Upgrade the older side; the answer carries this server's `Sitegrid-Link-Protocol` " +
+      'and `Sitegrid-Schema`.',
+  },
+  LinkCloudUnavailable: {
+    status: 502,
+    title: 'The cloud could not be reached or did not answer as expected',
+    doc:
+      '`sitegrid link enrol` (site server): the cloud cell did not answer, or answered with something other than the ' +
+      "fleet link's answer (the detail quotes its status and code). Nothing was stored on the site server. Check the URL, " +
+      'the network and `HTTPS_PROXY`, then try again with the same code.',
+  },
   LinkDiverged: {
     status: 409,
     title: 'The site server diverged from what the cloud applied',

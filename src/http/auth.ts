@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiKeyValidator } from '../auth/api-key-validator.ts'
+import { isLinkCredential, type LinkValidator } from '../auth/link-validator.ts'
 import { roleAtLeast, type Principal, type Role, type Org } from '../identity.ts'
 import type { Config } from '../config/schema.ts'
 import { runInRequestScope } from '../db/tenant-scope.ts'
@@ -15,8 +16,10 @@ import type { Tenancy } from './tenancy.ts'
  *   must be at least this. Platform admins pass every role policy.
  * - `platformAdmin`: platform admins only.
  * - `orgAdmin`: organisation administration (spec 4.5): a platform admin, or role ≥ admin and never a site-PIN principal.
+ * - `link`: the fleet link's own endpoints (issue 26): a site server's link credential only. A link principal fails
+ *   every other policy, and no other principal (a platform admin's included) passes this one.
  */
-export type Policy = 'public' | 'member' | 'admin' | 'owner' | 'platformAdmin' | 'orgAdmin'
+export type Policy = 'public' | 'member' | 'admin' | 'owner' | 'platformAdmin' | 'orgAdmin' | 'link'
 
 /** One registered route and its declared policy (`app.routeTable`, for the hardening tests and audits). */
 export interface RouteEntry {
@@ -50,16 +53,23 @@ export interface AuthDeps {
   /** The database handle's invalidation generation (db/connect.ts); read once per request. */
   generation: () => number
   validateApiKey: ApiKeyValidator
+  /** The fleet link's credentials (`Bearer slk_…`); absent: such a bearer gets the uniform 401. */
+  validateLink?: LinkValidator
   bearerValidators: BearerValidator[]
   peekIssuer: (token: string) => string | undefined
   rateLimiter: ReturnType<typeof createRateLimiter>
-  /** The sign-in endpoints (/auth/*, public): per client address, so that PINs and sign-ins cannot be hammered. */
+  /**
+   * The sign-in endpoints (/auth/*, public) and the fleet link's enrolment (its one-time code authenticates): per
+   * client address, so that PINs, sign-ins and enrolment codes cannot be hammered.
+   */
   authRateLimiter?: ReturnType<typeof createRateLimiter>
   /** The database enforces the tenant scope (PostgreSQL row-level security); SQLite has nothing to carry it to. */
   rowLevelSecurity: boolean
 }
 
 export function satisfiesPolicy(principal: Principal, policy: Exclude<Policy, 'public'>): boolean {
+  // Before the platform-admin pass: the link is a machine's credential for its own endpoints, and only those.
+  if (policy === 'link' || principal.kind === 'link') return policy === 'link' && principal.kind === 'link'
   if (principal.isPlatformAdmin) return true
   if (principal.isPending === true) return false
   if (policy === 'platformAdmin') return false
@@ -93,7 +103,7 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       config: { policy },
       url,
     } = request.routeOptions // a getter that builds its object on every read
-    if (deps.authRateLimiter && url?.startsWith('/auth/')) {
+    if (deps.authRateLimiter && url !== undefined && isSignInPath(url)) {
       const wait = deps.authRateLimiter.hit(`ip:${request.ip}`)
       if (wait > 0) {
         reply.header('retry-after', String(wait))
@@ -130,9 +140,16 @@ async function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, g
   const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(authorization)
   if (!match) return undefined
   const token = match[1]!
+  // A link credential is not a JWT: routed by its prefix before the issuer peek.
+  if (isLinkCredential(token)) return deps.validateLink?.(token, org.id, generation)
   const issuer = deps.peekIssuer(token)
   const validator = issuer === undefined ? undefined : deps.bearerValidators.find((v) => v.accepts(issuer))
   return validator?.validate(token, org)
+}
+
+/** The public paths whose body carries a secret to guess: limited per client address (`authRateLimiter`). */
+function isSignInPath(url: string): boolean {
+  return url.startsWith('/auth/') || url === '/api/link/enrol'
 }
 
 function rateBucket(request: FastifyRequest): string {

@@ -42,6 +42,7 @@ export const POLICY_SENTENCES: Readonly<Record<Policy, string>> = {
   owner: 'Policy: owners (cloud: organisation role; site server: site role); admins and members get 403.',
   orgAdmin: 'Policy: OrgAdmin (organisation owner or admin, or a platform admin; never a site-PIN principal); members get 403.',
   platformAdmin: 'Policy: platform admins only.',
+  link: "Policy: link (a site server's link credential, `Bearer slk_…`); every other credential gets 403.",
 }
 
 /** Registers the OpenAPI 3.1 generator; must run before any route is added. */

@@ -29,6 +29,7 @@ const PUBLIC_ALLOW_LIST: Readonly<Record<string, string>> = {
   'POST /auth/token': 'session cookie to access token (cloud, OIDC)',
   'POST /auth/logout': 'browser sign-out (cloud, OIDC)',
   'GET /assets/:file': "the web console's scripts and styles (no data)",
+  'POST /api/link/enrol': "a site server's enrolment: its one-time code authenticates (cloud, fleet link)",
   // The web console's pages: one HTML shell that holds no data; its API calls are authorised like any other.
   ...Object.fromEntries(CONSOLE_PATHS.map((path) => [`GET ${path}`, "the web console's HTML shell (no data)"])),
 }
@@ -49,6 +50,7 @@ function expected(caller: Caller, policy: string, route: string): 'allowed' | 40
   if (SESSION_COOKIE_ROUTES.has(route)) return 401
   if (policy === 'public') return 'allowed'
   if (caller.kind === 'none') return 401
+  if (policy === 'link') return 403 // a site server's link credential only (none of these callers), platform admins included
   if (caller.kind === 'platformAdmin') return 'allowed' // platform admins pass every policy
   if (!('role' in caller)) return 403 // a pending user: authenticated, awaiting approval, fails every policy
   if (policy === 'platformAdmin') return 403

@@ -1,3 +1,4 @@
+import { Forbidden } from '../../errors/domain-error.ts'
 import type { Org, Principal } from '../../identity.ts'
 import type { ApiKeysService } from '../api-keys/service.ts'
 import type { MembersService } from '../orgs/members-service.ts'
@@ -13,6 +14,7 @@ export function createMeService(deps: {
 }) {
   return {
     async describe(org: Org, principal: Principal): Promise<Me> {
+      if (principal.kind === 'link') throw new Forbidden() // the link policy alone admits one (http/auth.ts): never reached
       const base = { kind: principal.kind, role: principal.role, isPlatformAdmin: principal.isPlatformAdmin, orgSlug: org.slug, mode: deps.mode }
       if (principal.kind === 'apiKey') {
         const name = await deps.apiKeys.nameOf(principal.orgId, principal.subject)

@@ -1,0 +1,177 @@
+import { systemClock } from '../clock.ts'
+import type { Config } from '../config/schema.ts'
+import type { DatabaseHandle } from '../db/connect.ts'
+import { NotFound } from '../errors/domain-error.ts'
+import { CLI_ACTOR } from '../identity.ts'
+import { NotEnrolled } from '../modules/fleet/enrolment/errors.ts'
+import { createLinkHttp } from '../modules/fleet/agent/http.ts'
+import { createEnrolment } from '../modules/fleet/enrolment/service.ts'
+import { currentCursor } from '../modules/fleet/outbox/store.ts'
+import { createSiteServersService } from '../modules/fleet/site-servers/service.ts'
+import { historianStoredParts } from '../modules/historian/transfer.ts'
+import { createSitesService } from '../modules/sites/service.ts'
+import { createTenantTransferService } from '../modules/tenant-transfer/service.ts'
+import { UsageError, type Command } from './command.ts'
+import { withServices } from './runtime.ts'
+
+function requireString(values: Record<string, unknown>, name: string): string {
+  const value = values[name]
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
+  return value
+}
+
+function requireMode(config: Config, mode: Config['mode'], command: string): void {
+  if (config.mode !== mode)
+    throw new UsageError(`sitegrid link ${command} runs on a ${mode === 'cloud' ? 'cloud cell' : 'site server'} (SITEGRID_MODE=${mode})`)
+}
+
+/** The services as `serve` builds them (app.ts): the site-servers area and what seeding and enrolment read. */
+function linkServices(config: Config, handle: DatabaseHandle) {
+  const clock = systemClock
+  const sites = createSitesService({ handle, clock, dependents: [] })
+  const transfer = createTenantTransferService({
+    handle,
+    clock,
+    mode: config.mode,
+    sites,
+    storedParts: historianStoredParts,
+    maxPackageBytes: config.tenantPackageMaxBytes,
+    maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
+  })
+  const siteServers = createSiteServersService({
+    handle,
+    clock,
+    keySecret: config.keySecret!,
+    sites,
+    currentCursor: (db, orgId) => currentCursor(db, handle.dialect, orgId),
+    exportSite: (org, site) => transfer.exportPackage(org, site),
+  })
+  return { sites, transfer, siteServers }
+}
+
+/** The link's client (through HTTPS_PROXY/HTTP_PROXY/NO_PROXY when set), closed once `fn` ends. */
+async function withCloud<T>(cloudUrl: string, env: NodeJS.ProcessEnv, fn: (http: ReturnType<typeof createLinkHttp>) => Promise<T>): Promise<T> {
+  const http = createLinkHttp({ cloudUrl, env, timeoutMs: LINK_TIMEOUT_MS })
+  try {
+    return await fn(http)
+  } finally {
+    await http.close()
+  }
+}
+
+/** The wait for an answer's headers, and then between a seed's bytes (a slow WAN). */
+const LINK_TIMEOUT_MS = 60_000
+
+export const linkCommands: Command[] = [
+  {
+    path: ['link', 'register'],
+    usage: '--org SLUG --name NAME --site CODE [--site CODE …]',
+    positionals: [],
+    summary:
+      "Cloud cell: registers a site server for some of the organisation's sites and prints its one-time enrolment code alone on stdout (valid 24 h, shown once). On the site server: sitegrid link enrol --cloud URL --code CODE.",
+    options: { org: { type: 'string' }, name: { type: 'string' }, site: { type: 'string', multiple: true } },
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        requireMode(config, 'cloud', 'register')
+        const org = await orgs.findBySlug(requireString(values, 'org'))
+        if (!org) throw new NotFound()
+        const sites = (values.site as unknown as string[] | undefined) ?? []
+        if (sites.length === 0) throw new UsageError('--site is required (once per site)')
+        const registered = await linkServices(config, handle).siteServers.register(org.id, CLI_ACTOR, { name: requireString(values, 'name'), sites })
+        io.out(registered.enrolmentCode)
+        io.err(`registered site server ${registered.id} for ${registered.sites.join(', ')}; the code expires ${registered.codeExpiresAt}`)
+      }),
+  },
+  {
+    path: ['link', 'code'],
+    usage: '--org SLUG SERVERID',
+    positionals: ['SERVERID'],
+    summary: 'Cloud cell: a new one-time enrolment code for a site server (e.g. after a revoke), printed alone on stdout; re-enrolling keeps its id.',
+    options: { org: { type: 'string' } },
+    run: ({ values, positionals }, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        requireMode(config, 'cloud', 'code')
+        const org = await orgs.findBySlug(requireString(values, 'org'))
+        if (!org) throw new NotFound()
+        const issued = await linkServices(config, handle).siteServers.issueEnrolmentCode(org.id, CLI_ACTOR, positionals[0]!)
+        io.out(issued.enrolmentCode)
+        io.err(`new enrolment code for site server ${issued.id}; it expires ${issued.codeExpiresAt}`)
+      }),
+  },
+  {
+    path: ['link', 'revoke'],
+    usage: '--org SLUG SERVERID',
+    positionals: ['SERVERID'],
+    summary: "Cloud cell: revokes a site server's link credential at once, in every process sharing the database. The site server keeps working locally.",
+    options: { org: { type: 'string' } },
+    run: ({ values, positionals }, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        requireMode(config, 'cloud', 'revoke')
+        const org = await orgs.findBySlug(requireString(values, 'org'))
+        if (!org) throw new NotFound()
+        await linkServices(config, handle).siteServers.revoke(org.id, CLI_ACTOR, positionals[0]!)
+        io.err(`revoked site server ${positionals[0]}`)
+      }),
+  },
+  {
+    path: ['link', 'list'],
+    usage: '--org SLUG [--json]',
+    positionals: [],
+    summary: "Cloud cell: the organisation's site servers, oldest first: id, name, sites, status, last contact, last error (tab-separated, or JSON lines).",
+    options: { org: { type: 'string' }, json: { type: 'boolean' } },
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        requireMode(config, 'cloud', 'list')
+        const org = await orgs.findBySlug(requireString(values, 'org'))
+        if (!org) throw new NotFound()
+        const { siteServers } = linkServices(config, handle)
+        let cursor: string | undefined
+        do {
+          const page = await siteServers.list(org.id, { limit: 200, ...(cursor === undefined ? {} : { cursor }) })
+          for (const s of page.items) {
+            io.out(values.json ? JSON.stringify(s) : [s.id, s.name, s.sites.join(','), s.status, s.lastContactAt ?? '-', s.lastError ?? '-'].join('\t'))
+          }
+          cursor = page.nextCursor ?? undefined
+        } while (cursor !== undefined)
+      }),
+  },
+  {
+    path: ['link', 'enrol'],
+    usage: '--cloud URL --code CODE',
+    positionals: [],
+    summary:
+      "Site server: enrols with the organisation's cloud cell (https://{slug}.{domain}) using a one-time code. Creates the organisation here when absent, stores the link credential sealed, and seeds the sites this server holds no data of. A server holding another organisation's data is refused.",
+    options: { cloud: { type: 'string' }, code: { type: 'string' } },
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        requireMode(config, 'site', 'enrol')
+        const cloudUrl = requireString(values, 'cloud')
+        const { sites, transfer } = linkServices(config, handle)
+        const enrolment = createEnrolment({ handle, clock: systemClock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
+        const code = requireString(values, 'code')
+        const result = await withCloud(cloudUrl, io.env, (http) => enrolment.enrol({ cloudUrl, code, http, actor: CLI_ACTOR }))
+        io.err(
+          `${result.isReenrolment ? 're-enrolled' : 'enrolled'} as site server ${result.serverId} of ${result.org.slug} (${result.org.id}) for ${result.sites.join(', ')}; ` +
+            `seeded ${result.seeded.length ? result.seeded.join(', ') : 'nothing'}; the pull starts at ${result.mark.tx}.${result.mark.seq}`,
+        )
+      }),
+  },
+  {
+    path: ['link', 'seed'],
+    usage: '',
+    positionals: [],
+    summary:
+      'Site server: finishes a seed from the cloud that was cut off during `link enrol` (with the credential stored then, no new code needed). Does nothing when the seed completed.',
+    options: {},
+    run: (_args, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        requireMode(config, 'site', 'seed')
+        const { sites, transfer } = linkServices(config, handle)
+        const enrolment = createEnrolment({ handle, clock: systemClock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
+        const peer = await enrolment.peer()
+        if (!peer) throw new NotEnrolled()
+        const result = await withCloud(peer.cloudUrl, io.env, (http) => enrolment.resumeSeeding({ http, actor: CLI_ACTOR }))
+        io.err(`seeded ${result.seeded.length ? result.seeded.join(', ') : 'nothing'}; the pull starts at ${result.mark.tx}.${result.mark.seq}`)
+      }),
+  },
+]

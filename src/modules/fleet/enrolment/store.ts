@@ -1,0 +1,87 @@
+import { sql } from 'kysely'
+import type { Db, LinkPeerTable } from '../../../db/schema.ts'
+import type { OrgId } from '../../../ids.ts'
+
+/** The cloud as a peer (`link_marks.peer` on a site server). */
+export const CLOUD_PEER = 'cloud'
+
+export function findLinkPeer(db: Db, orgId: OrgId) {
+  return db.selectFrom('link_peer').selectAll().where('org_id', '=', orgId).executeTakeFirst()
+}
+
+/** Stores this server's enrolment; a re-enrolment replaces the credential and keeps what the link counted (acked_seq). */
+export function saveLinkPeer(db: Db, row: LinkPeerTable) {
+  return db
+    .insertInto('link_peer')
+    .values(row)
+    .onConflict((oc) =>
+      oc.column('org_id').doUpdateSet({
+        server_id: row.server_id,
+        cloud_url: row.cloud_url,
+        sealed_credential: row.sealed_credential,
+        epoch: row.epoch,
+        sites: row.sites,
+        enrolled_at: row.enrolled_at,
+        last_contact_at: row.last_contact_at,
+        last_error: null,
+        peer_versions: row.peer_versions,
+      }),
+    )
+    .execute()
+}
+
+export function findMark(db: Db, orgId: OrgId, peer: string) {
+  return db.selectFrom('link_marks').selectAll().where('org_id', '=', orgId).where('peer', '=', peer).executeTakeFirst()
+}
+
+/** The first mark of a peer; an existing one is left alone (the pull moves it, not the seeding). */
+export function insertMark(db: Db, orgId: OrgId, mark: { peer: string; epoch: string; tx: number; seq: number; at: number }) {
+  return db
+    .insertInto('link_marks')
+    .values({ org_id: orgId, peer: mark.peer, epoch: mark.epoch, tx: mark.tx, seq: mark.seq, digest: null, updated_at: mark.at })
+    .onConflict((oc) => oc.columns(['org_id', 'peer']).doNothing())
+    .execute()
+}
+
+export async function newestOutboxSeq(db: Db, orgId: OrgId): Promise<number> {
+  const { rows } = await sql<{ seq: number | null }>`select max(seq) as seq from link_outbox where org_id = ${orgId}`.execute(db)
+  return Number(rows[0]?.seq ?? 0)
+}
+
+/**
+ * The outbox rows a seed import recorded for `site` (after `afterSeq`, up to `uptoSeq`) came from the cloud: they are
+ * marked so (origin 'cloud', as if the link had applied them), so the push does not send the cloud its own rows back.
+ */
+export function markSeedChanges(db: Db, orgId: OrgId, site: string, tables: readonly string[], afterSeq: number, uptoSeq: number) {
+  return db
+    .updateTable('link_outbox')
+    .set({ origin: CLOUD_PEER })
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', site)
+    .where('table_name', 'in', tables)
+    .where('origin', '=', '')
+    .where('seq', '>', afterSeq)
+    .where('seq', '<=', uptoSeq)
+    .execute()
+}
+
+/** The primary-key values (after org_id) of a site's rows of one table. */
+export async function siteRowKeys(db: Db, orgId: OrgId, table: string, siteColumn: string, key: readonly string[], site: string): Promise<unknown[][]> {
+  const columns = key.map((c) => sql.ref(c))
+  const { rows } = await sql<
+    Record<string, unknown>
+  >`select ${sql.join(columns)} from ${sql.table(table)} where org_id = ${orgId} and ${sql.ref(siteColumn)} = ${site}`.execute(db)
+  return rows.map((r) => key.map((c) => r[c]))
+}
+
+/** The version each seeded row was taken at (link_base); an existing base (a change pulled meanwhile) is kept. */
+export async function insertBases(db: Db, orgId: OrgId, table: string, rowKeys: readonly string[], version: number): Promise<void> {
+  for (let i = 0; i < rowKeys.length; i += 500) {
+    const values = rowKeys.slice(i, i + 500).map((row_key) => ({ org_id: orgId, table_name: table, row_key, version }))
+    await db
+      .insertInto('link_base')
+      .values(values)
+      .onConflict((oc) => oc.columns(['org_id', 'table_name', 'row_key']).doNothing())
+      .execute()
+  }
+}

@@ -1,0 +1,23 @@
+import type { DatabaseHandle } from '../../../db/connect.ts'
+import type { OrgId } from '../../../ids.ts'
+import { CREDENTIAL_PATTERN, credentialVerifierOf, verifiersEqual } from './secrets.ts'
+import { findActiveSiteServerByVerifier } from './store.ts'
+
+/** The link credentials as the auth selector reads them (auth/link-validator.ts `LinkLookup`; app.ts hands it over). */
+export function createLinkCredentials(deps: { handle: DatabaseHandle; keySecret: Buffer }) {
+  const { handle, keySecret } = deps
+  if (keySecret.length < 32) throw new TypeError('the verifier secret must hold at least 32 bytes')
+  return {
+    /** The verifier a well-formed link credential is stored under; undefined for a malformed one, worth no query. */
+    verifierOf(credential: string): string | undefined {
+      return CREDENTIAL_PATTERN.test(credential) ? credentialVerifierOf(keySecret, credential) : undefined
+    },
+
+    /** The enrolled, non-revoked site server stored under a verifier (compared in constant time); undefined otherwise. */
+    async activeServerByVerifier(orgId: OrgId, verifier: string) {
+      const row = await findActiveSiteServerByVerifier(handle.db, orgId, verifier)
+      if (!row || row.credential_verifier === null || !verifiersEqual(row.credential_verifier, verifier)) return undefined
+      return { orgId: row.org_id as OrgId, serverId: row.id, sites: JSON.parse(row.sites) as string[] }
+    },
+  }
+}

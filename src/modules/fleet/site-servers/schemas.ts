@@ -1,0 +1,95 @@
+import { Type, type Static } from 'typebox'
+import { Page, PageQuery } from '../../../http/paging.ts'
+import { SiteCode } from '../../sites/schemas.ts'
+
+const Timestamp = (description: string) => Type.String({ format: 'date-time', description })
+const NullableTimestamp = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description })
+
+export const SiteServerId = Type.String({ pattern: '^srv_[0-9A-Z]{26}$', description: 'The site server id (`srv_…`).' })
+
+export const RegisterSiteServerBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'A label for people, e.g. the plant and the box.' }),
+    sites: Type.Array(SiteCode, {
+      minItems: 1,
+      maxItems: 100,
+      uniqueItems: true,
+      description: "Codes of this organisation's sites the site server runs; none may be linked to another live site server.",
+    }),
+  },
+  { additionalProperties: false },
+)
+export type RegisterSiteServerInput = Static<typeof RegisterSiteServerBody>
+
+export const SiteServerStatus = Type.Union([Type.Literal('registered'), Type.Literal('enrolled'), Type.Literal('revoked')], {
+  description: '`registered`: waiting for its first enrolment (or for a re-enrolment after a revoke); `enrolled`: its link credential works; `revoked`.',
+})
+
+export const SiteServerSchema = Type.Object(
+  {
+    id: SiteServerId,
+    name: Type.String(),
+    sites: Type.Array(Type.String()),
+    status: SiteServerStatus,
+    createdAt: Timestamp('When it was registered.'),
+    enrolledAt: NullableTimestamp('Its latest enrolment.'),
+    revokedAt: NullableTimestamp('When its link credential was revoked; null while it is not.'),
+    codeExpiresAt: NullableTimestamp('When the pending enrolment code expires; null when none is pending. The code itself is never shown again.'),
+    lastContactAt: NullableTimestamp("The site server's latest call over the link."),
+    lastError: Type.Union([Type.String(), Type.Null()], { description: 'The last link failure recorded for it, if any.' }),
+    peerVersions: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+      description: 'What the site server announced at its last contact: `protocol` and `schema`.',
+    }),
+    backlog: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+      description: 'What the site server reported waiting at its last contact (items, bytes, the oldest).',
+    }),
+  },
+  { $id: 'SiteServer', additionalProperties: false },
+)
+export type SiteServer = Static<typeof SiteServerSchema>
+
+export const SiteServerWithCodeSchema = Type.Object(
+  {
+    id: SiteServerId,
+    name: Type.String(),
+    sites: Type.Array(Type.String()),
+    status: SiteServerStatus,
+    enrolmentCode: Type.String({
+      description: 'The one-time enrolment code (`sle_…`), for `sitegrid link enrol` on the site server. Shown here once and never again.',
+    }),
+    codeExpiresAt: Timestamp('24 hours after it was issued.'),
+  },
+  { $id: 'SiteServerWithCode', additionalProperties: false },
+)
+export type SiteServerWithCode = Static<typeof SiteServerWithCodeSchema>
+
+export const ListSiteServersQuery = Type.Object({ ...PageQuery({ defaultLimit: 50, maxLimit: 200 }) }, { additionalProperties: false })
+export const SiteServerPage = Page(SiteServerSchema, 'Oldest registration first.')
+export const SiteServerParams = Type.Object({ id: Type.String({ maxLength: 100 }) }, { additionalProperties: false })
+
+export const EnrolBody = Type.Object(
+  {
+    code: Type.String({ minLength: 1, maxLength: 200, description: 'The one-time enrolment code from the registration.' }),
+    orgId: Type.Union([Type.String({ maxLength: 100 }), Type.Null()], {
+      description: 'The organisation whose data the site server holds; null when it holds none (it is then seeded).',
+    }),
+    serverId: Type.Optional(Type.String({ maxLength: 100, description: 'Re-enrolment: the site server id it is enrolled as.' })),
+    protocol: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'The fleet-link protocol version the site server speaks.' }),
+    schema: Type.String({ minLength: 1, maxLength: 200, description: "The site server's schema version (its latest migration)." }),
+  },
+  { additionalProperties: false },
+)
+export type EnrolInput = Static<typeof EnrolBody>
+
+export const EnrolmentSchema = Type.Object(
+  {
+    serverId: SiteServerId,
+    org: Type.Object({ id: Type.String(), slug: Type.String(), name: Type.String() }, { additionalProperties: false }),
+    sites: Type.Array(Type.String()),
+    credential: Type.String({ description: 'The link credential (`slk_…`): `Authorization: Bearer` on every link call. Returned once.' }),
+  },
+  { $id: 'Enrolment', additionalProperties: false },
+)
+export type Enrolment = Static<typeof EnrolmentSchema>
+
+export const SeedQuery = Type.Object({ site: Type.String({ maxLength: 200, description: "One of the site server's sites." }) }, { additionalProperties: false })
