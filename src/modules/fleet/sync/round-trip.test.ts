@@ -7,7 +7,8 @@ import { withOrgScope } from '../../../db/tenant-scope.ts'
 import { currentCursor, readChanges, START, withApplyOrigin, type Cursor } from '../outbox/store.ts'
 import { applyPull } from './apply-pull.ts'
 import { applyPush } from './apply-push.ts'
-import { recordSeedBases } from './seed-bases.ts'
+import { insertBases, siteRowKeys } from '../enrolment/store.ts'
+import type { OrgId } from '../../../ids.ts'
 import { alarmEventRow, controllerRow, instanceRow, siteRow } from './test-support.ts'
 
 const SERVER = 'srv_pit'
@@ -197,7 +198,18 @@ for (const dialect of testDialects()) {
               .values(controllerRow(org, 'S1', id) as never)
               .execute()
         })
-        assert.equal(await recordSeedBases(trx, 'sqlite', org, cursor.seq), 3)
+        // What enrolment records for a seed (enrolment/service.ts): each seeded row's base is the seed's cursor.
+        for (const table of ['sites', 'controllers']) {
+          const spec = LINKED_TABLES.find((x) => x.name === table)!
+          const keys = await siteRowKeys(trx, org as OrgId, table, spec.siteColumn!, spec.key, 'S1')
+          await insertBases(
+            trx,
+            org as OrgId,
+            table,
+            keys.map((k) => JSON.stringify(k)),
+            cursor.seq,
+          )
+        }
       })
       l.startAt(cursor)
       await cloudDb.updateTable('controllers').set({ name: 'cloud edit' }).where('org_id', '=', org).where('id', '=', 'plc2').execute()
