@@ -77,6 +77,8 @@ import { createSiteServersService } from './modules/fleet/site-servers/service.t
 import { alarmCommandsRoutes, linkCommandsRoutes } from './modules/fleet/commands/routes.ts'
 import { createCommandsService, linkedSites } from './modules/fleet/commands/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
+import { linkConflictRoutes } from './modules/fleet/conflict-routes.ts'
+import { createConflictsService } from './modules/fleet/sync/conflicts.ts'
 
 export interface AppDeps {
   config: Config
@@ -270,6 +272,9 @@ export async function buildApp(
   if (config.mode === 'cloud') {
     await app.register(historianChunksRoutes, { prefix: '/api/link/historian', chunks: createHistorianChunksService({ handle, clock, instances }) })
   }
+
+  // Fleet link (issue 26): the versions that lost under the conflict rule (cloud: resolve; site: read).
+  await app.register(linkConflictRoutes, { prefix: '/api/link/conflicts', conflicts: createConflictsService({ handle, clock }), mode: config.mode })
 
   app.addHook('onClose', async () => {
     await lastUsed.stop()

@@ -236,6 +236,22 @@ export const catalog = {
       "fleet link's answer (the detail quotes its status and code). Nothing was stored on the site server. Check the URL, " +
       'the network and `HTTPS_PROXY`, then try again with the same code.',
   },
+  LinkDiverged: {
+    status: 409,
+    title: 'The site server diverged from what the cloud applied',
+    doc:
+      "The push's `after` and changes do not continue what the cloud applied for this site server: `after` is above the cloud's mark, " +
+      "or below it without the change at the mark's seq, or with that change different (the site was restored from an old backup), " +
+      'or the epoch is not the enrolled one. `reason` says which. Nothing was applied; the site reseeds from a tenant package.',
+  },
+  LinkChangeRefused: {
+    status: 422,
+    title: 'A change of the batch is not valid',
+    doc:
+      'A change of a link batch names a table that is not linked in that direction, another site, another organisation, ' +
+      "a key that is not the row's primary key, a column the table does not have, or a value its column cannot hold. " +
+      '`index`, `table`, `column` and `rule` say which; nothing of the batch was applied.',
+  },
 } as const satisfies Record<string, { status: number; title: string; doc: string }>
 
 export type ErrorCode = keyof typeof catalog
