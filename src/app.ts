@@ -78,6 +78,14 @@ import { alarmCommandsRoutes, linkCommandsRoutes } from './modules/fleet/command
 import { createCommandsService, linkedSites } from './modules/fleet/commands/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
 import { linkConflictRoutes } from './modules/fleet/conflict-routes.ts'
+import { createLinkAgent } from './modules/fleet/agent/agent.ts'
+import { createLinkHttp } from './modules/fleet/agent/http.ts'
+import { executePendingCommands } from './modules/fleet/commands/execute.ts'
+import { uploadBatchSamples } from './modules/fleet/historian-chunks/uploader.ts'
+import { unsealLinkCredential } from './modules/fleet/enrolment/service.ts'
+import { createLinkService } from './modules/fleet/link-service.ts'
+import { linkStatusRoutes } from './modules/fleet/status.ts'
+import { linkSyncRoutes } from './modules/fleet/sync-routes.ts'
 import { createConflictsService } from './modules/fleet/sync/conflicts.ts'
 
 export interface AppDeps {
@@ -275,6 +283,35 @@ export async function buildApp(
 
   // Fleet link (issue 26): the versions that lost under the conflict rule (cloud: resolve; site: read).
   await app.register(linkConflictRoutes, { prefix: '/api/link/conflicts', conflicts: createConflictsService({ handle, clock }), mode: config.mode })
+  if (config.mode === 'cloud') {
+    // The cloud's end of the link: a site server pushes, pulls and reports (ARCHITECTURE.md § Fleet link).
+    await app.register(linkSyncRoutes, { prefix: '/api/link', link: createLinkService({ handle, clock, pullPollMs: config.link.pullPollMs }) })
+  } else {
+    // The site server's end: the agent runs while the server serves, for each enrolment (`sitegrid link enrol`).
+    const agent = createLinkAgent({
+      handle,
+      clock,
+      log,
+      timing: { ...config.link, peerCheckMs: Math.max(config.link.pushIdleMs, 1000) },
+      connect: (peer) => {
+        const credential = unsealLinkCredential(keySecret, peer)
+        return credential === undefined
+          ? undefined
+          : createLinkHttp({
+              cloudUrl: peer.cloud_url,
+              credential,
+              env: config.link.proxyEnv,
+              timeoutMs: config.link.timeoutMs,
+              ...(config.link.ca ? { ca: config.link.ca } : {}),
+            })
+      },
+      uploadBatch: (http, orgId, batch, signal) => uploadBatchSamples(http, handle.db, handle.dialect, orgId, batch, { signal }).then(() => undefined),
+      afterPull: (orgId) => executePendingCommands({ handle, clock, alarms }, orgId).then(() => undefined),
+    })
+    await app.register(linkStatusRoutes, { prefix: '/api/link', handle, agent })
+    app.addHook('onReady', async () => agent.start())
+    app.addHook('onClose', async () => agent.stop())
+  }
 
   app.addHook('onClose', async () => {
     await lastUsed.stop()

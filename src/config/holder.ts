@@ -42,6 +42,7 @@ const SETTING_NAMES: Record<string, string> = {
   headersTimeoutMs: 'SITEGRID_HEADERS_TIMEOUT_MS',
   maxConnections: 'SITEGRID_MAX_CONNECTIONS',
   networkLoad: 'SITEGRID_NETWORK_MAX_*',
+  link: 'SITEGRID_LINK_*',
 }
 
 export function settingName(field: string): string {

@@ -39,6 +39,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
   const secret = problems.length === 0 ? readKeySecret(candidate, problems, options) : undefined
   const oidc = problems.length === 0 ? readOidc(candidate, problems) : undefined
   const smtp = problems.length === 0 ? readSmtp(candidate, problems) : undefined
+  const linkCa = problems.length === 0 ? readLinkCa(candidate, problems) : undefined
   if (problems.length > 0) throw new ConfigInvalid(problems)
   return Object.freeze({
     mode: candidate.SITEGRID_MODE,
@@ -81,6 +82,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     }),
     alarmWriteQueueMax: candidate.SITEGRID_ALARM_WRITE_QUEUE_MAX,
     idempotencyWaitMs: candidate.SITEGRID_IDEMPOTENCY_WAIT_MS,
+    link: Object.freeze({
+      pushIdleMs: candidate.SITEGRID_LINK_PUSH_IDLE_MS,
+      pullWaitMs: candidate.SITEGRID_LINK_PULL_WAIT_MS,
+      pullPollMs: candidate.SITEGRID_LINK_PULL_POLL_MS,
+      heartbeatMs: candidate.SITEGRID_LINK_HEARTBEAT_MS,
+      backoffMaxMs: candidate.SITEGRID_LINK_BACKOFF_MAX_MS,
+      timeoutMs: candidate.SITEGRID_LINK_TIMEOUT_MS,
+      ca: linkCa,
+      // The proxy variables, as curl reads them (lower case first); the link's client reads nothing else of the env.
+      proxyEnv: Object.freeze(Object.fromEntries(PROXY_VARIABLES.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])))),
+    }),
     aiConfigFile: candidate.SITEGRID_AI_CONFIG_FILE,
     readEnv: (name: string) => env[name],
     oidc,
@@ -113,6 +125,22 @@ function readConfigFile(env: NodeJS.ProcessEnv, problems: string[]): Record<stri
     problems.push(`${path}: not a JSON object`)
     return {}
   }
+}
+
+const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY', 'no_proxy', 'NO_PROXY']
+
+/** The extra certificate authorities the site server trusts for its cloud (PEM), read once at start. */
+function readLinkCa(raw: RawConfig, problems: string[]): string | undefined {
+  const path = raw.SITEGRID_LINK_CA_FILE
+  if (path === undefined) return undefined
+  try {
+    const pem = readFileSync(path, 'utf8')
+    if (pem.includes('-----BEGIN CERTIFICATE-----')) return pem
+    problems.push(`SITEGRID_LINK_CA_FILE: ${path} holds no PEM certificate`)
+  } catch (err) {
+    problems.push(`SITEGRID_LINK_CA_FILE: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  return undefined
 }
 
 // Spec 2.1: a missing or misconfigured verifier secret is a hard start-up failure. Never invent one here.

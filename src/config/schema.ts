@@ -135,6 +135,45 @@ export const RawConfigSchema = Type.Object({
     maximum: 1_000_000,
     description: 'most alarm writes (event batches, operator actions) waiting or running in one server process; one more answers 503 with Retry-After at once',
   }),
+  SITEGRID_LINK_PUSH_IDLE_MS: Type.Integer({
+    default: 250,
+    minimum: 10,
+    maximum: 60_000,
+    description: 'site server, fleet link: how often an idle push loop looks for new local changes (one indexed query)',
+  }),
+  SITEGRID_LINK_PULL_WAIT_MS: Type.Integer({
+    default: 20_000,
+    minimum: 0,
+    maximum: 25_000,
+    description: 'site server, fleet link: how long a pull waits at the cloud for a change (a long poll)',
+  }),
+  SITEGRID_LINK_PULL_POLL_MS: Type.Integer({
+    default: 250,
+    minimum: 10,
+    maximum: 5000,
+    description: 'cloud, fleet link: how often a waiting pull looks for a new change',
+  }),
+  SITEGRID_LINK_HEARTBEAT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 600_000,
+    description: "site server, fleet link: how often the link's state and backlog are reported to the cloud",
+  }),
+  SITEGRID_LINK_BACKOFF_MAX_MS: Type.Integer({
+    default: 60_000,
+    minimum: 100,
+    maximum: 3_600_000,
+    description: 'site server, fleet link: the longest wait between two attempts while the cloud is unreachable (doubling from 1 s)',
+  }),
+  SITEGRID_LINK_TIMEOUT_MS: Type.Integer({
+    default: 60_000,
+    minimum: 1000,
+    maximum: 600_000,
+    description: 'site server, fleet link: the longest a call to the cloud may take (a pull adds its wait)',
+  }),
+  SITEGRID_LINK_CA_FILE: Type.Optional(
+    Type.String({ minLength: 1, description: "site server, fleet link: PEM file of extra certificate authorities to trust for the cloud's HTTPS" }),
+  ),
   SITEGRID_IDEMPOTENCY_WAIT_MS: Type.Integer({
     default: 30_000,
     minimum: 0,
@@ -249,6 +288,21 @@ export const ConfigSchema = Type.ReadonlyObject(
     ),
     alarmWriteQueueMax: Type.Integer({ description: 'Most alarm writes waiting or running in one process (then 503 with Retry-After at once).' }),
     idempotencyWaitMs: Type.Integer({ description: 'A request whose Idempotency-Key is still executing waits at most this long for its answer (then 409).' }),
+    link: Type.ReadonlyObject(
+      Type.Object(
+        {
+          pushIdleMs: Type.Integer(),
+          pullWaitMs: Type.Integer(),
+          pullPollMs: Type.Integer(),
+          heartbeatMs: Type.Integer(),
+          backoffMaxMs: Type.Integer(),
+          timeoutMs: Type.Integer(),
+          ca: Maybe(Type.String({ description: 'PEM of SITEGRID_LINK_CA_FILE' })),
+          proxyEnv: Type.Readonly(Type.Record(Type.String(), Type.String(), { description: 'HTTPS_PROXY, HTTP_PROXY, NO_PROXY (either case) as set' })),
+        },
+        { description: "The fleet link (issue 26): the site agent's timing and the cloud's long poll." },
+      ),
+    ),
     aiConfigFile: Maybe(Type.String({ description: 'Path of the AI configuration JSON; undefined switches AI completion off.' })),
     readEnv: Type.Function([Type.String()], Maybe(Type.String()), {
       description: 'Looks up an environment variable named by the AI configuration (`apiKey: { env }`); a function, so it never prints.',

@@ -15,7 +15,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { gunzipLimited } from '../../../http/inflate.ts'
 import { startHttpProxy } from '../../../../test/support/http-proxy.ts'
 import { startTcpProxy } from '../../../../test/support/tcp-proxy.ts'
-import { createLinkHttp, describeFailure, LINK_PROTOCOL_HEADER, type LinkFailure, type LinkHttpOptions } from './http.ts'
+import { PROTOCOL_HEADER as LINK_PROTOCOL_HEADER } from '../site-servers/protocol.ts'
+import { createLinkHttp, describeFailure, type LinkFailure, type LinkHttpOptions } from './http.ts'
 
 const CREDENTIAL = 'slk_srv0123456789_S3cr3tS3cr3tS3cr3tS3cr3tS3cr3t'
 const TIMEOUT_MS = 5_000

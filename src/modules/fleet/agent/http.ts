@@ -8,8 +8,7 @@ import { promisify } from 'node:util'
 import { gzip } from 'node:zlib'
 import { EnvHttpProxyAgent, fetch } from 'undici'
 
-export const LINK_PROTOCOL = '1'
-export const LINK_PROTOCOL_HEADER = 'Sitegrid-Link-Protocol'
+import { LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VERSION } from '../site-servers/protocol.ts'
 
 export interface LinkRequest {
   method: string
@@ -113,7 +112,8 @@ export function createLinkHttp(options: LinkHttpOptions): LinkHttpClient {
     async request(path, init) {
       if (!path.startsWith('/')) throw new TypeError(`link path must start with '/': ${path}`)
       const headers: Record<string, string> = { accept: 'application/json', ...lowerKeys(init.headers) }
-      headers[LINK_PROTOCOL_HEADER.toLowerCase()] = LINK_PROTOCOL
+      headers[PROTOCOL_HEADER] = String(LINK_PROTOCOL)
+      headers[SCHEMA_HEADER] = SCHEMA_VERSION
       if (credential !== undefined) headers.authorization = `Bearer ${credential}`
       let body: Uint8Array | undefined
       if (init.body instanceof Uint8Array) {
@@ -277,11 +277,11 @@ function isResponse(value: unknown): value is Response {
 
 async function describeResponse(res: Response): Promise<LinkFailure> {
   const status = res.status
-  const peerProtocol = res.headers.get(LINK_PROTOCOL_HEADER)
+  const peerProtocol = res.headers.get(PROTOCOL_HEADER)
   const problem = await readProblem(res)
   const { code, detail } = problem
   const said = `${status}${code ? ` ${code}` : ''}${detail ? `: ${detail}` : ''}`
-  if (peerProtocol !== null && peerProtocol !== LINK_PROTOCOL) {
+  if (peerProtocol !== null && peerProtocol !== String(LINK_PROTOCOL)) {
     return { kind: 'version', status, ...problem, message: `version: the cloud speaks link protocol ${peerProtocol}, this server ${LINK_PROTOCOL} (${said})` }
   }
   if (status === 401) return { kind: 'unauthorized', status, message: 'unauthorized: the cloud refused the link credential (revoked or unknown): re-enrol' }

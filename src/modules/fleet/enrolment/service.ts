@@ -3,6 +3,7 @@ import { seal, unseal } from '../../../auth/site-pin/seal.ts'
 import { LINKED_TABLES, type LinkedTable } from '../../../db/link-triggers.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
+import type { LinkPeerTable } from '../../../db/schema.ts'
 import { invalidField, NotFound } from '../../../errors/domain-error.ts'
 import type { Actor, Org } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
@@ -192,7 +193,7 @@ export function createEnrolment(deps: EnrolmentDeps) {
     async resumeSeeding(input: { http: LinkHttp; actor: Actor }) {
       const org = await localOrg()
       const peer = org && (await findLinkPeer(db, org.id))
-      const credential = peer?.sealed_credential ? unseal(keySecret, peer.sealed_credential, sealContext(peer.org_id, peer.server_id)) : undefined
+      const credential = peer && unsealLinkCredential(keySecret, peer)
       if (!org || !peer || credential === undefined) throw new NotEnrolled()
       return completeSeeding(
         org,
@@ -212,12 +213,17 @@ export function createEnrolment(deps: EnrolmentDeps) {
     /** The stored link credential, unsealed (for the link's own client); undefined when not enrolled or revoked here. */
     async credential(orgId: OrgId): Promise<string | undefined> {
       const peer = await findLinkPeer(db, orgId)
-      return peer?.sealed_credential ? unseal(keySecret, peer.sealed_credential, sealContext(orgId, peer.server_id)) : undefined
+      return peer && unsealLinkCredential(keySecret, peer)
     },
   }
 }
 
 export type EnrolmentService = ReturnType<typeof createEnrolment>
+
+/** An enrolment's link credential, unsealed; undefined when revoked here or sealed under another verifier secret. */
+export function unsealLinkCredential(keySecret: Buffer, peer: Pick<LinkPeerTable, 'org_id' | 'server_id' | 'sealed_credential'>): string | undefined {
+  return peer.sealed_credential === null ? undefined : unseal(keySecret, peer.sealed_credential, sealContext(peer.org_id, peer.server_id))
+}
 
 /** The cloud's origin (`https://acme.cloud.example`), the one form stored and compared. */
 function cloudOrigin(text: string): string {

@@ -24,10 +24,10 @@ export interface Change {
   /** The row's site; '' for organisation-wide rows (audit_events). */
   site: string
   /** The primary-key values after org_id, in key order. */
-  key: unknown[]
+  key: Array<string | number>
   op: 'upsert' | 'delete'
   /** The row after the change, or before a delete (org_id included). */
-  row: Record<string, unknown>
+  row: Record<string, string | number | null>
   /** Site edits of the cloud's tables: the cloud seq of the version the row was based on. */
   base: number | null
   /** '' for a change made on this server; else the peer it came from. */
@@ -67,9 +67,9 @@ function toChange(r: OutboxRow): Change {
     tx: Number(r.tx),
     table: r.table_name,
     site: r.site_code,
-    key: JSON.parse(r.row_key) as unknown[],
+    key: JSON.parse(r.row_key) as Array<string | number>,
     op: r.op === 'delete' ? 'delete' : 'upsert',
-    row: JSON.parse(r.row) as Record<string, unknown>,
+    row: JSON.parse(r.row) as Record<string, string | number | null>,
     base: r.base === null ? null : Number(r.base),
     origin: r.origin,
     at: Number(r.at),

@@ -28,6 +28,15 @@ export class LinkVersionMismatch extends domainError('LinkVersionMismatch') {
   }
 }
 
+/** The same protocol at another schema (the latest migration): the two sides' rows are not the same shape. */
+export class LinkSchemaMismatch extends domainError('LinkVersionMismatch') {
+  constructor(theirs: string, ours: string) {
+    super(`The peer runs schema ${theirs}; this server runs ${ours}. The link waits until both run the same version; both keep working locally.`, {
+      extensions: { peerSchema: theirs, schema: ours },
+    })
+  }
+}
+
 export class LinkServerMismatch extends domainError('Conflict') {
   constructor(serverId: string) {
     super(`This enrolment code is for another site server than ${serverId}, the one this site server is enrolled as. Use a code issued for ${serverId}.`, {

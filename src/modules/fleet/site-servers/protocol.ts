@@ -1,4 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import { migrations } from '../../../db/migrations/index.ts'
+import { LinkSchemaMismatch, LinkVersionMismatch } from './errors.ts'
 
 /** The fleet link's wire protocol version (`Sitegrid-Link-Protocol`); a peer announcing another is refused. */
 export const LINK_PROTOCOL = 1
@@ -8,3 +10,15 @@ export const CURSOR_HEADER = 'sitegrid-link-cursor'
 
 /** This build's schema version: the name of its latest migration (`Sitegrid-Schema`). */
 export const SCHEMA_VERSION = Object.keys(migrations).sort().at(-1)!
+
+/**
+ * The peer's versions from a link request's headers: the same protocol and the same schema as this server, or 409
+ * LinkVersionMismatch (the changes of two schemas are not the same rows). Both sides keep working locally meanwhile.
+ */
+export function checkPeerVersions(headers: IncomingHttpHeaders): { protocol: number; schema: string } {
+  const protocol = headers[PROTOCOL_HEADER]
+  if (protocol !== String(LINK_PROTOCOL)) throw new LinkVersionMismatch(String(protocol ?? 'none'), LINK_PROTOCOL)
+  const schema = headers[SCHEMA_HEADER]
+  if (schema !== SCHEMA_VERSION) throw new LinkSchemaMismatch(typeof schema === 'string' ? schema : 'none', SCHEMA_VERSION)
+  return { protocol: LINK_PROTOCOL, schema }
+}

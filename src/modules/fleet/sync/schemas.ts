@@ -79,7 +79,7 @@ export const PullQuerySchema = Type.Object(
     waitMs: Type.Optional(
       Type.Integer({
         minimum: 0,
-        maximum: 60_000,
+        maximum: 25_000,
         default: 0,
         description: 'Long poll: when nothing is waiting, answer at the first change or after this long.',
       }),

@@ -122,7 +122,7 @@ export function change(
   row: Record<string, unknown>,
   o: { op?: 'upsert' | 'delete'; base?: number | null; site?: string; tx?: number; origin?: string } = {},
 ): Change {
-  const key = KEYS[table]!.map((c) => row[c])
+  const key = KEYS[table]!.map((c) => row[c] as string | number)
   return {
     seq,
     tx: o.tx ?? 0,
@@ -130,7 +130,7 @@ export function change(
     site: o.site ?? (table === 'sites' ? String(row.code) : table === 'audit_events' ? '' : String(row.site_code)),
     key,
     op: o.op ?? 'upsert',
-    row,
+    row: row as Change['row'],
     base: o.base ?? null,
     origin: o.origin ?? '',
     at: T0 + seq,
