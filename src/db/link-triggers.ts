@@ -18,7 +18,7 @@ export interface LinkedTable {
   direction: 'down' | 'up' | 'both'
   siteColumn: string | null
   key: readonly string[]
-  /** Rows recorded only when this holds (a historian batch while it is still being written is not). */
+  /** Rows recorded only when this holds (a historian batch while it is still being written is not, nor its delete). */
   only?: { column: string; not: string }
 }
 
@@ -74,16 +74,17 @@ async function installSqlite(db: Kysely<unknown>, table: LinkedTable): Promise<v
     values (${sql.raw(ref)}.org_id, ${name}, ${site(ref)}, ${key(ref)}, ${sql.lit(op)}, ${image(ref)},
       (select version from link_base b where b.org_id = ${sql.raw(ref)}.org_id and b.table_name = ${name} and b.row_key = ${key(ref)}),
       (select origin from link_apply_origin), cast((julianday('now') - 2440587.5) * 86400000 as integer));`
-  const only = table.only === undefined ? sql`` : sql` when NEW.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)}`
+  const only = (ref: 'NEW' | 'OLD') =>
+    table.only === undefined ? sql`` : sql` when ${sql.raw(ref)}.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)}`
   const trigger = (suffix: string) => sql.id(`link_${table.name}_${suffix}`)
   const t = sql.table(table.name)
   for (const suffix of ['insert', 'update', 'rekey', 'delete']) await sql`drop trigger if exists ${trigger(suffix)}`.execute(db)
-  await sql`create trigger ${trigger('insert')} after insert on ${t}${only} begin ${record('NEW', 'upsert')} end`.execute(db)
+  await sql`create trigger ${trigger('insert')} after insert on ${t}${only('NEW')} begin ${record('NEW', 'upsert')} end`.execute(db)
   // A key that changes (none does through the API today) is a delete of the old key and an upsert of the new.
   const rekeyed = sql.raw(table.key.map((c) => `OLD."${c}" is not NEW."${c}"`).join(' or '))
   await sql`create trigger ${trigger('rekey')} after update on ${t} when ${rekeyed} begin ${record('OLD', 'delete')} end`.execute(db)
-  await sql`create trigger ${trigger('update')} after update on ${t}${only} begin ${record('NEW', 'upsert')} end`.execute(db)
-  await sql`create trigger ${trigger('delete')} after delete on ${t} begin ${record('OLD', 'delete')} end`.execute(db)
+  await sql`create trigger ${trigger('update')} after update on ${t}${only('NEW')} begin ${record('NEW', 'upsert')} end`.execute(db)
+  await sql`create trigger ${trigger('delete')} after delete on ${t}${only('OLD')} begin ${record('OLD', 'delete')} end`.execute(db)
 }
 
 async function installPostgres(db: Kysely<unknown>): Promise<void> {
@@ -129,11 +130,14 @@ async function installPostgres(db: Kysely<unknown>): Promise<void> {
   for (const table of LINKED_TABLES) {
     const t = sql.table(table.name)
     const args = sql`${sql.lit(table.siteColumn ?? '')}, ${sql.lit(table.key.join(','))}`
-    const only = table.only === undefined ? sql`` : sql` when (NEW.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)})`
+    const only = (ref: 'NEW' | 'OLD') =>
+      table.only === undefined ? sql`` : sql` when (${sql.raw(ref)}.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)})`
     await sql`drop trigger if exists ${sql.id(`link_${table.name}_write`)} on ${t}`.execute(db)
     await sql`drop trigger if exists ${sql.id(`link_${table.name}_delete`)} on ${t}`.execute(db)
-    await sql`create trigger ${sql.id(`link_${table.name}_write`)} after insert or update on ${t} for each row${only}
+    await sql`create trigger ${sql.id(`link_${table.name}_write`)} after insert or update on ${t} for each row${only('NEW')}
       execute function link_record(${args})`.execute(db)
-    await sql`create trigger ${sql.id(`link_${table.name}_delete`)} after delete on ${t} for each row execute function link_record(${args})`.execute(db)
+    await sql`create trigger ${sql.id(`link_${table.name}_delete`)} after delete on ${t} for each row${only('OLD')} execute function link_record(${args})`.execute(
+      db,
+    )
   }
 }
