@@ -79,7 +79,8 @@ export function createLinkService(deps: LinkServiceDeps) {
      */
     async pull(principal: Principal, query: PullQuery, signal: AbortSignal): Promise<PullAnswer> {
       const from: Cursor = { tx: query.tx, seq: query.seq }
-      const deadline = clock.now() + Math.min(query.waitMs, MAX_PULL_WAIT_MS)
+      // Real elapsed time, not the clock of record: a wait is not an event in the data.
+      const deadline = performance.now() + Math.min(query.waitMs, MAX_PULL_WAIT_MS)
       const filter = { tables: PULLED_TABLES, sites: principal.sites ?? [], origin: { not: principal.subject } }
       await touch(principal, {})
       for (;;) {
@@ -91,7 +92,7 @@ export function createLinkService(deps: LinkServiceDeps) {
           return { changes: page, next: { tx: last.tx, seq: last.seq }, more: changes.length > query.limit }
         }
         const next = readable.tx > from.tx || (readable.tx === from.tx && readable.seq > from.seq) ? readable : from
-        if (clock.now() >= deadline || signal.aborted) return { changes: [], next, more: false }
+        if (performance.now() >= deadline || signal.aborted) return { changes: [], next, more: false }
         await sleep(deps.pullPollMs, signal)
       }
     },

@@ -188,7 +188,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
     }
 
     async function pushLoop(): Promise<void> {
-      let lastBeat = 0
+      let lastBeat = -Infinity
       while (!abort.signal.aborted) {
         const now = await current()
         if (!now) {
@@ -199,9 +199,10 @@ export function createLinkAgent(deps: LinkAgentDeps) {
           const sent = await pushOnce(now.peer, now.http)
           backoff.push = 0
           if (status.state !== 'online') await setState('online', null)
-          if (clock.now() - lastBeat >= timing.heartbeatMs) {
+          // Real elapsed time, not the clock of record (which stamps the data).
+          if (performance.now() - lastBeat >= timing.heartbeatMs) {
             await heartbeat(now.peer, now.http)
-            lastBeat = clock.now()
+            lastBeat = performance.now()
           }
           if (!sent) await sleep(timing.pushIdleMs, abort.signal)
         } catch (err) {

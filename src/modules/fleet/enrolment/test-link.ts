@@ -50,8 +50,8 @@ export async function cloudCell(t: TestContext, dialect: TestDialect, env: Recor
 }
 
 /** A site server on SQLite and its enrolment, built as `sitegrid link enrol` builds it. */
-export async function siteServer(t: TestContext) {
-  const site = await harness(t, 'sqlite', { SITEGRID_MODE: 'site' })
+export async function siteServer(t: TestContext, env: Record<string, string> = {}) {
+  const site = await harness(t, 'sqlite', { SITEGRID_MODE: 'site', ...env })
   const { handle, clock, config } = site
   const orgs = createOrgsService({ handle, clock })
   const sites = createSitesService({ handle, clock, dependents: [] })
