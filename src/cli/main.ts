@@ -4,6 +4,7 @@ import { helpText, parseCommandArgs, UsageError, type Command, type CommandIo } 
 import { initCommand } from './init.ts'
 import { keyCommands } from './key.ts'
 import { linkCommands } from './link.ts'
+import { linkStatusCommand } from './link-status.ts'
 import { orgCommands } from './org.ts'
 import { platformAdminCommands } from './platform-admin.ts'
 import { migrateCommand, serveCommand } from './serve.ts'
@@ -23,6 +24,7 @@ export const commands: Command[] = [
   remindersCommand,
   ...tenantCommands,
   ...linkCommands,
+  linkStatusCommand,
 ]
 
 function overview(): string {
