@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import { sleep, testDialects, type Harness } from '../../../../test/harness.ts'
 import { startTcpProxy } from '../../../../test/support/tcp-proxy.ts'
 import { CLI_ACTOR } from '../../../identity.ts'
+import { standardParts, upload } from '../../historian/test-setup.ts'
 import { cloudCell, register, siteServer } from '../enrolment/test-link.ts'
 import { createLinkHttp } from './http.ts'
 
@@ -26,6 +27,9 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
   }
   assert.fail(`${what}: not reached in 30 s; last seen ${JSON.stringify(last)}`)
 }
+
+/** hh:mm:ss of the i-th second of a day. */
+const timeOf = (i: number) => new Date(i * 1000).toISOString().slice(11, 19)
 
 const event = (eventId: string, instanceId: string, at: number) => ({
   eventId,
@@ -95,6 +99,14 @@ for (const dialect of testDialects()) {
       )
       assert.equal((await onSite('PUT', '/api/sites/S1/instances/CV-1', { name: 'Conveyor 1 (site)' })).statusCode, 200)
       assert.equal((await inCloud('DELETE', '/api/sites/S1/instances/CV-2')).statusCode, 204)
+      // A historian import on the site while offline: 3 000 samples, two chunks of the link's default size.
+      const trend = ['timestamp,tag,value', ...Array.from({ length: 3000 }, (_, i) => `2026-01-01 ${timeOf(i)},A,${i / 10}`)].join('\n')
+      const imported = await upload(
+        site,
+        { org: local, apiKey: siteKey },
+        standardParts('S1', 'long', `${trend}\n`, 'historian_tag,instance_id,tag_key\nA,CV-1,speed\n'),
+      )
+      assert.equal(imported.statusCode, 201, imported.body)
       const offline = Array.from({ length: 50 }, (_, i) => event(`off-${i}`, 'CV-1', t0 + 1000 + i))
       assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: offline })).statusCode, 200)
       await until(
@@ -108,6 +120,14 @@ for (const dialect of testDialects()) {
       await same('controllers after the cut', controllers)
       await same('instances after the cut', instances)
       await same('alarms after the cut', alarms)
+      const series = async (_h: Harness, as: typeof onSite) => {
+        const res = await as('GET', '/api/sites/S1/historian/series?instanceId=CV-1&tag=speed&limit=10000')
+        assert.equal(res.statusCode, 200, res.body)
+        return res.json().samples
+      }
+      await same('the historian samples made offline', series)
+      assert.equal((await series(cell.cloud, inCloud)).length, 3000)
+      await same('historian batches', (h, as) => list(h, '/api/historian/import-batches?siteId=S1', as))
       const [settled] = await controllers(cell.cloud, inCloud)
       assert.equal(settled!.name, 'renamed in the cloud')
       assert.equal((settled!.connection as { ipAddress: string }).ipAddress, '10.20.1.15', 'the cloud wins')
