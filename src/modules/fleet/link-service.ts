@@ -5,6 +5,7 @@ import type { Principal } from '../../identity.ts'
 import { backlog, currentCursor, readChanges, type Cursor } from './outbox/store.ts'
 import { applyPush } from './sync/apply-push.ts'
 import type { PullAnswer, PushAnswer, PushBody } from './sync/schemas.ts'
+import { pause } from './wait.ts'
 
 /** What the cloud sends down: its own tables, and the forwarded commands (ARCHITECTURE.md § Fleet link). */
 export const PULLED_TABLES: readonly string[] = LINKED_TABLES.filter((t) => t.direction !== 'up').map((t) => t.name)
@@ -33,17 +34,6 @@ export interface Heartbeat {
   pulledTo: Cursor
   versions: { protocol: number; schema: string }
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms)
-    function done() {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    signal.addEventListener('abort', done, { once: true })
-  })
 
 /**
  * The cloud's end of the link (the site server's agent is agent/agent.ts): a site server pushes its changes, pulls
@@ -93,7 +83,7 @@ export function createLinkService(deps: LinkServiceDeps) {
         }
         const next = readable.tx > from.tx || (readable.tx === from.tx && readable.seq > from.seq) ? readable : from
         if (performance.now() >= deadline || signal.aborted) return { changes: [], next, more: false }
-        await sleep(deps.pullPollMs, signal)
+        await pause(deps.pullPollMs, signal)
       }
     },
 

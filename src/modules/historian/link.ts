@@ -9,11 +9,10 @@ import {
   listBatchPointsPage,
   listSeriesInByteOrder,
   listSeriesOfPairs,
-  type PointRow,
   type SeriesRow,
   type SeriesSpan,
 } from './store/transfer.ts'
-import { samplesPart } from './transfer.ts'
+import { sampleRow, samplesPart } from './transfer.ts'
 
 /**
  * The historian's side of the fleet link (issue 26, ARCHITECTURE.md § Fleet link): a batch's samples leave the site in
@@ -83,17 +82,6 @@ function parseCoverage(tags: string): Array<{ instanceId: string; tagKey: string
   )
 }
 
-const toRow = (s: SeriesRow, p: PointRow): Row => ({
-  batch_id: p.batch_id,
-  instance_id: s.instance_id,
-  quality: Number(p.quality),
-  site_code: s.site_code,
-  tag_key: s.tag_key,
-  text: p.text ?? null,
-  ts: Number(p.ts),
-  value: p.value === null || p.value === undefined ? null : Number(p.value),
-})
-
 /**
  * A finished batch's samples (the points whose batch_id is the batch) as package-shaped rows, series by series in
  * byte order and by time within each, cut into chunks of `chunkSize` samples: chunk n holds the samples at positions
@@ -148,7 +136,7 @@ export async function* streamBatchSamples(
     for (;;) {
       const page = await listBatchPointsPage(db, orgId, batchId, span, cursor, PAGE)
       for (const p of page) {
-        rows.push(toRow(series, p))
+        rows.push(sampleRow(series, p))
         if (rows.length === o.chunkSize) {
           yield { chunk: chunk++, rows }
           rows = []

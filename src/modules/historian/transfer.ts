@@ -43,7 +43,8 @@ const SHAPE: TableShape = {
 
 const PAGE = 2000
 
-const toRow = (s: SeriesRow, p: { ts: unknown; value: unknown; text: unknown; quality: unknown; batch_id: unknown }): Row => ({
+/** A stored sample as the package (and the fleet link's chunks) carry it: one row a sample, its series resolved. */
+export const sampleRow = (s: SeriesRow, p: { ts: unknown; value: unknown; text: unknown; quality: unknown; batch_id: unknown }): Row => ({
   batch_id: p.batch_id,
   instance_id: s.instance_id,
   quality: Number(p.quality),
@@ -91,7 +92,7 @@ async function* stream(db: Db, dialect: Dialect, orgId: string, siteCode: string
         if (!run) runs.set(id, (run = []))
         run.push(p)
       }
-      for (const s of window) for (const p of runs.get(s.id) ?? []) yield toRow(s, p)
+      for (const s of window) for (const p of runs.get(s.id) ?? []) yield sampleRow(s, p)
       i = j
       continue
     }
@@ -100,7 +101,7 @@ async function* stream(db: Db, dialect: Dialect, orgId: string, siteCode: string
     let after: number | undefined
     for (;;) {
       const rows = await listPointsPage(db, orgId, s.id, after, PAGE)
-      for (const p of rows) yield toRow(s, p)
+      for (const p of rows) yield sampleRow(s, p)
       if (rows.length < PAGE) break
       after = Number(rows[rows.length - 1]!.ts)
     }
@@ -128,7 +129,7 @@ async function findExisting(db: Db, _dialect: Dialect, orgId: string, rows: Row[
   })
   if (keys.length === 0) return []
   const found = await findPoints(db, orgId, keys)
-  return found.map((p) => toRow(byId.get(Number(p.series_id))!, p))
+  return found.map((p) => sampleRow(byId.get(Number(p.series_id))!, p))
 }
 
 /**

@@ -7,6 +7,7 @@ import type { OrgId } from '../../../ids.ts'
 import { backlog, readChanges, START, type Change, type Cursor } from '../outbox/store.ts'
 import { CLOUD_PEER, applyPull } from '../sync/apply-pull.ts'
 import type { PullAnswer, PushAnswer } from '../sync/schemas.ts'
+import { pause } from '../wait.ts'
 import type { LinkFailure, LinkHttpClient } from './http.ts'
 
 /** What a site server sends up: everything linked but the cloud's own conflict records (sync/validate.ts agrees). */
@@ -64,17 +65,6 @@ export function createLinkAgent(deps: LinkAgentDeps) {
   const running = new Map<string, { stop: () => Promise<void>; status: PeerStatus }>()
   const stopping = new AbortController()
   let scanner: Promise<void> | undefined
-
-  const sleep = (ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms)
-      function done() {
-        clearTimeout(timer)
-        signal.removeEventListener('abort', done)
-        resolve()
-      }
-      signal.addEventListener('abort', done, { once: true })
-    })
 
   const readPeer = (orgId: string) => db.selectFrom('link_peer').selectAll().where('org_id', '=', orgId).executeTakeFirst()
   const pullMark = async (orgId: string): Promise<Cursor> => {
@@ -140,7 +130,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
       const retryAfter = 'retryAfterMs' in f && f.retryAfterMs !== undefined ? f.retryAfterMs : 0
       const wait = Math.max(retryAfter, backoff[loop] / 2 + Math.random() * (backoff[loop] / 2))
       log.warn({ event: 'link.retry', orgId, loop, kind: f.kind, waitMs: Math.round(wait) }, f.message)
-      await sleep(wait, abort.signal)
+      await pause(wait, abort.signal)
     }
 
     async function pushOnce(peer: LinkPeerTable, client: LinkHttpClient): Promise<boolean> {
@@ -182,7 +172,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
         } catch (err) {
           if (abort.signal.aborted) return
           log.error({ err, orgId, loop }, 'fleet link: the loop failed; starting it again')
-          await sleep(timing.backoffMaxMs, abort.signal)
+          await pause(timing.backoffMaxMs, abort.signal)
         }
       }
     }
@@ -192,7 +182,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
       while (!abort.signal.aborted) {
         const now = await current()
         if (!now) {
-          await sleep(timing.peerCheckMs, abort.signal)
+          await pause(timing.peerCheckMs, abort.signal)
           continue
         }
         try {
@@ -204,7 +194,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
             await heartbeat(now.peer, now.http)
             lastBeat = performance.now()
           }
-          if (!sent) await sleep(timing.pushIdleMs, abort.signal)
+          if (!sent) await pause(timing.pushIdleMs, abort.signal)
         } catch (err) {
           await failed('push', now.http, err)
         }
@@ -232,7 +222,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
       while (!abort.signal.aborted) {
         const now = await current()
         if (!now) {
-          await sleep(timing.peerCheckMs, abort.signal)
+          await pause(timing.peerCheckMs, abort.signal)
           continue
         }
         try {
@@ -271,7 +261,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
       } catch (err) {
         log.error({ err }, 'fleet link: reading the enrolments failed')
       }
-      await sleep(timing.peerCheckMs, stopping.signal)
+      await pause(timing.peerCheckMs, stopping.signal)
     }
   }
 

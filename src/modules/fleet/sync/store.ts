@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely'
-import type { Db } from '../../../db/schema.ts'
+import type { Db, LinkConflictsTable } from '../../../db/schema.ts'
 import type { TableShape } from '../../tenant-transfer/introspect.ts'
 
 // SQL of the sync engine. The linked tables are reached generically, so these queries are raw SQL built from
@@ -157,22 +157,8 @@ export async function dropBase(db: Db, orgId: string, table: string, rowKey: str
   await db.deleteFrom('link_base').where('org_id', '=', orgId).where('table_name', '=', table).where('row_key', '=', rowKey).execute()
 }
 
-export interface ConflictRow {
-  id: string
-  server_id: string
-  table_name: string
-  site_code: string
-  row_key: string
-  losing_op: string
-  losing_row: string
-  losing_at: number
-  winning_op: string | null
-  winning_row: string | null
-  recorded_at: number
-  resolved_at: number | null
-  resolved_by: string | null
-  resolution: string | null
-}
+/** A conflict record as stored, without its organisation. */
+export type ConflictRow = Omit<LinkConflictsTable, 'org_id'>
 
 export async function insertConflicts(db: Db, orgId: string, rows: readonly ConflictRow[]): Promise<void> {
   if (rows.length === 0) return
