@@ -86,6 +86,7 @@ import { unsealLinkCredential } from './modules/fleet/enrolment/service.ts'
 import { createLinkService } from './modules/fleet/link-service.ts'
 import { linkStatusRoutes } from './modules/fleet/status.ts'
 import { linkSyncRoutes } from './modules/fleet/sync-routes.ts'
+import { isLinkedHere } from './modules/fleet/linked-sites.ts'
 import { createConflictsService } from './modules/fleet/sync/conflicts.ts'
 
 export interface AppDeps {
@@ -209,7 +210,9 @@ export async function buildApp(
   }
   // Each site-scoped area adds what it owns under a site, for the deletion preview (DELETE /api/sites/{code}).
   const siteDependents: SiteDependent[] = []
-  const sites = createSitesService({ handle, clock, dependents: siteDependents })
+  // Fleet link: a linked site is deleted on neither side (its data lives on both; sites/service.ts).
+  const linked = config.mode === 'cloud' ? { side: 'cloud' as const, isLinked: linkedSites.isLinked } : { side: 'site' as const, isLinked: isLinkedHere }
+  const sites = createSitesService({ handle, clock, dependents: siteDependents, linked })
   await app.register(sitesRoutes, { prefix: '/api/sites', sites })
   siteDependents.push(controllersSiteDependent, instancesSiteDependent)
   // Each needs the other: instances check their controller, a controller's poll budget counts its instances' tags.

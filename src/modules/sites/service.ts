@@ -8,7 +8,7 @@ import { decodeCursor, toPage } from '../../http/paging.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import { siteStatusName } from './codes.ts'
-import { SiteCodeTaken, SiteDeletionUnconfirmed } from './errors.ts'
+import { SiteCodeTaken, SiteDeletionUnconfirmed, SiteLinked } from './errors.ts'
 import type { CreateSiteInput, ListSitesQueryInput, Site, UpdateSiteInput } from './schemas.ts'
 import { deleteSite, findSiteByCode, insertSite, listSites, updateSite } from './store.ts'
 import { isIanaTimeZone } from './time-zone.ts'
@@ -42,7 +42,15 @@ function checkTimeZone(zone: string | undefined): void {
   if (zone !== undefined && !isIanaTimeZone(zone)) throw invalidField('/timeZone', 'must be an IANA time zone such as Europe/Paris or UTC')
 }
 
-export function createSitesService(deps: { handle: DatabaseHandle; clock: Clock; dependents: SiteDependent[] }) {
+export interface SitesDeps {
+  handle: DatabaseHandle
+  clock: Clock
+  dependents: SiteDependent[]
+  /** Fleet link: where the site is linked (its data lives on both sides), it is not deleted: 'cloud' or 'site' says which side refuses. */
+  linked?: { side: 'cloud' | 'site'; isLinked(db: Db, orgId: OrgId, code: string): Promise<boolean> }
+}
+
+export function createSitesService(deps: SitesDeps) {
   const { handle, clock } = deps
   const db = handle.db
   return {
@@ -114,6 +122,7 @@ export function createSitesService(deps: { handle: DatabaseHandle; clock: Clock;
     async remove(orgId: OrgId, actor: Actor, code: string, confirm: string | undefined): Promise<void> {
       await db.transaction().execute(async (trx) => {
         if (!(await findSiteByCode(trx, orgId, code))) throw new NotFound()
+        if (deps.linked && (await deps.linked.isLinked(trx, orgId, code))) throw new SiteLinked(code, deps.linked.side)
         if (confirm !== code) {
           const counts: Record<string, number> = {}
           for (const d of deps.dependents) counts[d.name] = await d.count(trx, orgId, code)
