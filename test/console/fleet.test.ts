@@ -90,7 +90,21 @@ async function enrolledSiteServer(t: TestContext, c: CloudConsole, code: string)
     body: JSON.stringify({ email: owner.email, displayName: owner.name, siteRole: 'owner', pin: owner.pin }),
   })
   assert.equal(res.status, 201, res.body)
-  return { server, owner }
+  const call = async <T>(method: string, path: string, body?: unknown) => {
+    const res = await httpRequest(`${server.url}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    assert.ok(res.status >= 200 && res.status < 300, `${method} ${path}: ${res.status} ${res.body}`)
+    return res.json() as T
+  }
+  /** `sitegrid link enrol` again (a new code after a revoke): it resumes where it stopped. */
+  const reenrol = async (newCode: string) => {
+    const again = await runCliAsync(['link', 'enrol', '--cloud', c.origin, '--code', newCode], { cwd, env })
+    assert.equal(again.code, 0, again.stderr)
+  }
+  return { server, owner, call, reenrol }
 }
 
 describe('fleet link in the consoles (headless Chromium)', () => {
@@ -231,6 +245,7 @@ describe('fleet link in the consoles (headless Chromium)', () => {
     assert.ok(!((await page.getByRole('status').textContent()) ?? '').includes('Acknowledged'))
     await expect(async () => (await alarmRow.locator('.pending-badge').getAttribute('data-pending')) === '1', 'the row shows one pending action')
     assert.equal(await alarmRow.getAttribute('data-state'), 'active_unacknowledged', 'not applied in the cloud')
+    assert.equal(await alarmRow.getByRole('button', { name: 'Acknowledge CV-1 belt_slip' }).count(), 0, 'no second acknowledge while one is on its way')
     await alarmRow.getByRole('button', { name: 'Details of CV-1 belt_slip' }).click()
     const command = page.locator('.alarm-detail tr[data-command-id]')
     await command.waitFor()
@@ -258,6 +273,35 @@ describe('fleet link in the consoles (headless Chromium)', () => {
       await page.getByRole('button', { name: 'Refresh' }).click()
       return (await row5.getAttribute('data-status')) === 'enrolled' && (await row5.getAttribute('data-connection')) === 'online'
     }, 'Pit 5 server is enrolled and online in the fleet page')
+
+    // A record edited on both sides while apart: the cloud keeps its version and the site's console shows the
+    // conflict the cloud recorded (read-only there). Apart: the cloud revokes Pit 5 server, both edit, it re-enrols.
+    const plc5 = await c.must<{ id: string }>('POST', '/api/sites/S3/controllers', {
+      name: 'PLC 5',
+      platform: 1,
+      assetNumber: 'A-5',
+      connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.5' },
+    })
+    const onSite = () => pit5Site.call<{ items: Array<{ id: string; name: string }> }>('GET', '/api/sites/S3/controllers')
+    await expect(async () => (await onSite()).items.some((x) => x.id === plc5.id), 'the controller reached the site server')
+    await c.must('POST', `/api/admin/site-servers/${pit5.id}/revoke`)
+    await expect(async () => (await pit5Site.call<{ state: string }>('GET', '/api/link')).state === 'revoked', 'the site server knows it is revoked')
+    await c.must('PUT', `/api/sites/S3/controllers/${plc5.id}`, { name: 'PLC 5 (cloud)' })
+    await pit5Site.call('PUT', `/api/sites/S3/controllers/${plc5.id}`, { name: 'PLC 5 (site)' })
+    await pit5Site.reenrol((await c.must<{ enrolmentCode: string }>('POST', `/api/admin/site-servers/${pit5.id}/enrolment-code`)).enrolmentCode)
+    await expect(
+      async () => (await pit5Site.call<{ unresolvedConflicts: number }>('GET', '/api/link')).unresolvedConflicts === 1,
+      'the conflict came down to the site server',
+      30_000,
+    )
+    await sitePage.reload()
+    const siteConflict = sitePage.locator('article.conflict')
+    await siteConflict.waitFor()
+    assert.equal(await siteConflict.locator('tr[data-field="name"] td[data-side="site"]').textContent(), 'PLC 5 (site)')
+    assert.equal(await siteConflict.locator('tr[data-field="name"] td[data-side="cloud"]').textContent(), 'PLC 5 (cloud)')
+    assert.equal(await siteConflict.getByRole('button').count(), 0, 'read-only on a site server')
+    await expect(async () => (await onSite()).items.find((x) => x.id === plc5.id)?.name === 'PLC 5 (cloud)', "the cloud's version came down")
+    await shot(sitePage, 'site-link-conflict')
     assert.deepEqual(sitePage.errors, [])
   })
 })

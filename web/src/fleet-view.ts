@@ -26,6 +26,15 @@ export function backlogText(b: { items?: unknown; bytes?: unknown; oldestAt?: un
 
 const show = (v: unknown) => (v === undefined ? '—' : v === null ? 'null' : String(v))
 
+/** A cell of a version: timestamps (columns named `…_at`, epoch ms) read as dates, with the stored value in the title. */
+function cell(name: string, v: unknown): Child {
+  if (name.endsWith('_at') && typeof v === 'number' && Number.isFinite(v)) {
+    const iso = new Date(v).toISOString()
+    return h('time', { datetime: iso, title: String(v) }, iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'))
+  }
+  return show(v)
+}
+
 /** Which fields of the two versions differ (a field only one of them has differs too). */
 export function differingFields(conflict: LinkConflict): string[] {
   const losing = conflict.losingOp === 'delete' ? {} : conflict.losingRow
@@ -73,8 +82,8 @@ export function conflictVersions(conflict: LinkConflict): HTMLElement {
             'tr',
             { class: differing.has(name) ? 'differs' : '', 'data-field': name, 'data-differs': differing.has(name) ? 'true' : 'false' },
             h('th', { scope: 'row' }, name, differing.has(name) ? h('span', { class: 'differs-mark', title: 'The versions differ' }, ' ≠') : null),
-            h('td', { 'data-side': 'site' }, show(losing[name])),
-            h('td', { 'data-side': 'cloud' }, conflict.winningOp === 'upsert' ? show(winning[name]) : '—'),
+            h('td', { 'data-side': 'site' }, cell(name, losing[name])),
+            h('td', { 'data-side': 'cloud' }, conflict.winningOp === 'upsert' ? cell(name, winning[name]) : '—'),
           ),
         ),
       ),

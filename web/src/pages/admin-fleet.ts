@@ -213,7 +213,9 @@ function serverTable(items: SiteServer[], ctx: PageContext, on: { onCode(answer:
             'span',
             { class: `connection connection-${s.connection}` },
             CONNECTION_LABEL[s.connection],
-            typeof reported?.state === 'string' && s.connection === 'online' ? h('span', { class: 'hint' }, ` (${reported.state})`) : null,
+            typeof reported?.state === 'string' && s.connection === 'online' && reported.state !== 'online'
+              ? h('span', { class: 'hint' }, ` (reports ${reported.state})`)
+              : null,
           ),
           s.lastContactAt ? h('span', {}, time(s.lastContactAt), h('br'), h('span', { class: 'hint' }, ago(s.lastContactAt))) : '—',
           s.lastError ? h('span', { class: 'warn-text' }, s.lastError) : '—',

@@ -88,6 +88,8 @@ export const page: Page = async (root, ctx) => {
 
   // Actions forwarded to the site server and not settled yet, by alarm (GET /api/link/commands?status=pending).
   let pending = new Map<string, number>()
+  /** Alarms with an acknowledge on its way to the site server: asking again would be refused there. */
+  let ackPending = new Set<string>()
   const detailBox = h('section', { 'aria-labelledby': 'alarm-detail-heading', class: 'alarm-detail', hidden: true })
   listBox.after(detailBox)
   let detailAlarm: Alarm | undefined
@@ -122,7 +124,11 @@ export const page: Page = async (root, ctx) => {
       ])
       if (stopped) return
       pending = new Map()
-      for (const c of waiting.items) pending.set(c.alarmId, (pending.get(c.alarmId) ?? 0) + 1)
+      ackPending = new Set()
+      for (const c of waiting.items) {
+        pending.set(c.alarmId, (pending.get(c.alarmId) ?? 0) + 1)
+        if (c.action === 'acknowledge') ackPending.add(c.alarmId)
+      }
       // Keep the keyboard focus on the same action across a refresh.
       const focusKey = (document.activeElement as HTMLElement | null)?.dataset?.focusKey
       clear(listBody)
@@ -184,7 +190,7 @@ export const page: Page = async (root, ctx) => {
               },
               'Details',
             ),
-            canAcknowledge(a.state)
+            canAcknowledge(a.state) && !ackPending.has(a.alarmId)
               ? h(
                   'button',
                   {
