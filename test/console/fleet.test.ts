@@ -300,6 +300,7 @@ describe('fleet link in the consoles (headless Chromium)', () => {
     assert.equal(await siteConflict.locator('tr[data-field="name"] td[data-side="site"]').textContent(), 'PLC 5 (site)')
     assert.equal(await siteConflict.locator('tr[data-field="name"] td[data-side="cloud"]').textContent(), 'PLC 5 (cloud)')
     assert.equal(await siteConflict.getByRole('button').count(), 0, 'read-only on a site server')
+    assert.match((await siteConflict.textContent()) ?? '', /Site S3: this site server changed it/)
     await expect(async () => (await onSite()).items.find((x) => x.id === plc5.id)?.name === 'PLC 5 (cloud)', "the cloud's version came down")
     await shot(sitePage, 'site-link-conflict')
     assert.deepEqual(sitePage.errors, [])

@@ -91,8 +91,8 @@ export function conflictVersions(conflict: LinkConflict): HTMLElement {
   )
 }
 
-/** One conflict: what, where, who and when, both versions, and `actions` (cloud: re-apply, dismiss). */
-export function conflictCard(conflict: LinkConflict, serverName: string | undefined, actions: Child[] = []): HTMLElement {
+/** One conflict: what, where, who (`site server Pit 3`) and when, both versions, and `actions` (cloud: re-apply, dismiss). */
+export function conflictCard(conflict: LinkConflict, who: string, actions: Child[] = []): HTMLElement {
   const differing = differingFields(conflict)
   const headingId = `conflict-${conflict.id}`
   return h(
@@ -102,7 +102,7 @@ export function conflictCard(conflict: LinkConflict, serverName: string | undefi
     h(
       'p',
       {},
-      `Site ${conflict.site}: site server ${serverName ?? conflict.serverId} changed it `,
+      `Site ${conflict.site}: ${who} changed it `,
       time(conflict.losingAt),
       '; recorded ',
       time(conflict.recordedAt),

@@ -152,7 +152,7 @@ export const page: Page = async (root, ctx) => {
         'div',
         { class: 'conflicts' },
         ...items.map((c) =>
-          conflictCard(c, serverNames.get(c.serverId), [
+          conflictCard(c, `site server ${serverNames.get(c.serverId) ?? c.serverId}`, [
             h(
               'button',
               {

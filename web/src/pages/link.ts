@@ -80,10 +80,12 @@ export const page: Page = async (root, ctx) => {
   root.append(statusBox, conflictsBox)
 
   let stopped = false
+  let serverId: string | null = null
   async function refresh(): Promise<void> {
     try {
       const status = await ctx.api.get<LinkStatus>('/api/link')
       if (stopped) return
+      serverId = status.serverId
       clear(statusBody)
       statusBody.append(statusPanel(status))
       updated.textContent = `Updated ${new Date().toLocaleTimeString()}`
@@ -102,7 +104,11 @@ export const page: Page = async (root, ctx) => {
       conflictsBody.replaceChildren(
         list.items.length === 0
           ? h('p', { class: 'empty' }, 'No unresolved conflicts.')
-          : h('div', { class: 'conflicts' }, ...list.items.map((c) => conflictCard(c, undefined))),
+          : h(
+              'div',
+              { class: 'conflicts' },
+              ...list.items.map((c) => conflictCard(c, c.serverId === serverId ? 'this site server' : `site server ${c.serverId}`)),
+            ),
       )
     } catch (error) {
       conflictsBody.replaceChildren(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
@@ -112,7 +118,8 @@ export const page: Page = async (root, ctx) => {
   const timer = setInterval(() => {
     if (document.visibilityState === 'visible') void refresh()
   }, POLL_MS)
-  await Promise.all([refresh(), loadConflicts()])
+  await refresh()
+  await loadConflicts()
   return () => {
     stopped = true
     clearInterval(timer)
