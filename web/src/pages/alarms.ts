@@ -1,6 +1,9 @@
 // Alarms: the live list of a site's alarms (polled every few seconds while the page is open and visible), with
 // filters (site, state, priority), acknowledge (members), shelve and unshelve (admins; comment and expiry), and
 // the site's alarm load over the last day or week (GET …/alarms/load, ISA-18.2 / EEMUA 191 figures).
+// Cloud, a site linked to a site server (issue 26): an action is not applied here but forwarded (202 with a pending
+// command): the console says so, marks the alarm's row while actions wait, and an alarm's details list its
+// forwarded actions with their outcome (applied, or refused with the site server's reason).
 import type { Alarm, AlarmCommand, AlarmLoad, AlarmWithHistory, Site as SiteSummary } from '../api-types.ts'
 import type { Page, PageContext } from '../context.ts'
 import { openDialog } from '../dialog.ts'

@@ -1,6 +1,7 @@
 // Site page (/sites/:code): the site's fields, its controllers (connection settings, edge assignment, poll budget),
 // its instances (paged), and the electrical network as a one-line diagram laid out automatically (supplies on
 // top) with a node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted.
+// The site, each controller and each instance say which side last changed them (issue 26, last-change.ts).
 import { adoptStyles } from '../adopt-styles.ts'
 import type { Controller, Coordination, EdgeRef, ElectricalNode, Instance, Islands, Loops, Network, Site, SupplyPaths, TripTime } from '../api-types.ts'
 import { ApiProblem, type Api, type Page, type PageContext } from '../context.ts'
