@@ -133,6 +133,28 @@ describe('fleet link in the consoles (headless Chromium)', () => {
       ],
     })
     const alarmId = raised.results[0]!.alarmId
+    // S3 too: a controller, an instance and an alarm, before Pit 5 server is registered for it.
+    const plc3 = await c.must<{ id: string }>('POST', '/api/sites/S3/controllers', {
+      name: 'PLC 3',
+      platform: 1,
+      assetNumber: 'A-3',
+      connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.3' },
+    })
+    await c.must('POST', '/api/sites/S3/instances', { id: 'CV-3', name: 'Conveyor 3', typeId: 'conveyor', assetNumber: 'S3-CV-3', controllerId: plc3.id })
+    const raised3 = await c.must<{ results: Array<{ alarmId: string }> }>('POST', '/api/sites/S3/alarms/events', {
+      events: [
+        {
+          eventId: 'ev-3',
+          instanceId: 'CV-3',
+          condition: 'overload',
+          priority: 'medium',
+          state: 'active',
+          occurredAt: new Date(Date.now() - 60_000).toISOString(),
+          message: 'Motor overload',
+        },
+      ],
+    })
+    const alarm3 = raised3.results[0]!.alarmId
 
     // Pit 3 server (S1): enrolled, pulled, one edit accepted, one lost, and a heartbeat: 7 changes waiting to go up.
     const pit3 = await c.must<{ id: string; enrolmentCode: string }>('POST', '/api/admin/site-servers', { name: 'Pit 3 server', sites: ['S1'] })
@@ -273,6 +295,22 @@ describe('fleet link in the consoles (headless Chromium)', () => {
       await page.getByRole('button', { name: 'Refresh' }).click()
       return (await row5.getAttribute('data-status')) === 'enrolled' && (await row5.getAttribute('data-connection')) === 'online'
     }, 'Pit 5 server is enrolled and online in the fleet page')
+
+    // Two acknowledgements of S3's alarm from the cloud: Pit 5 server applies the first and refuses the second (the
+    // state moved on); the alarm's details in the cloud say so, with the reason.
+    for (let i = 0; i < 2; i++) assert.equal((await c.call('POST', `/api/sites/S3/alarms/${alarm3}/acknowledge`, {})).status, 202)
+    const commandsOf3 = () => c.must<{ items: Array<{ status: string }> }>('GET', `/api/sites/S3/alarms/${alarm3}/commands`)
+    await expect(async () => (await commandsOf3()).items.map((x) => x.status).join() === 'applied,refused', 'Pit 5 server settled both', 30_000)
+    await page.goto(`${c.origin}/alarms?site=S3`)
+    const row3a = page.locator(`tr[data-alarm-id="${alarm3}"]`)
+    await row3a.getByRole('button', { name: 'Details of CV-3 overload' }).click()
+    const settledRows = page.locator('.alarm-detail tr[data-command-id]')
+    await expect(async () => (await settledRows.count()) === 2, 'both commands are listed')
+    assert.equal(await settledRows.nth(0).getAttribute('data-status'), 'applied')
+    assert.match((await settledRows.nth(0).textContent()) ?? '', /Applied/)
+    assert.equal(await settledRows.nth(1).getAttribute('data-status'), 'refused')
+    assert.match((await settledRows.nth(1).textContent()) ?? '', /Refused.*AlarmStateConflict/)
+    await shot(page, 'alarm-commands-settled')
 
     // A record edited on both sides while apart: the cloud keeps its version and the site's console shows the
     // conflict the cloud recorded (read-only there). Apart: the cloud revokes Pit 5 server, both edit, it re-enrols.
