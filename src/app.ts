@@ -78,6 +78,7 @@ import { alarmCommandsRoutes, linkCommandsRoutes } from './modules/fleet/command
 import { createCommandsService, linkedSites } from './modules/fleet/commands/service.ts'
 import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
 import { linkConflictRoutes } from './modules/fleet/conflict-routes.ts'
+import { lastChangeRoutes } from './modules/fleet/last-change.ts'
 import { createLinkAgent } from './modules/fleet/agent/agent.ts'
 import { createLinkHttp } from './modules/fleet/agent/http.ts'
 import { executePendingCommands } from './modules/fleet/commands/execute.ts'
@@ -286,6 +287,8 @@ export async function buildApp(
 
   // Fleet link (issue 26): the versions that lost under the conflict rule (cloud: resolve; site: read).
   await app.register(linkConflictRoutes, { prefix: '/api/link/conflicts', conflicts: createConflictsService({ handle, clock }), mode: config.mode })
+  // Fleet link (issue 26): which side last changed a record, for the consoles (both modes).
+  await app.register(lastChangeRoutes, { prefix: '/api/link', handle })
   if (config.mode === 'cloud') {
     // The cloud's end of the link: a site server pushes, pulls and reports (ARCHITECTURE.md § Fleet link).
     await app.register(linkSyncRoutes, { prefix: '/api/link', link: createLinkService({ handle, clock, pullPollMs: config.link.pullPollMs }) })

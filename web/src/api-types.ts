@@ -5,7 +5,7 @@ import type { Static } from 'typebox'
 import type { SessionTokenSchema } from '../../src/auth/sessions/schemas.ts'
 import type { SiteSessionSchema } from '../../src/auth/site-pin/schemas.ts'
 import type { ProblemSchema } from '../../src/http/problem.ts'
-import type { AlarmLoadSchema, AlarmSchema } from '../../src/modules/alarms/schemas.ts'
+import type { AlarmCommandSchema, AlarmLoadSchema, AlarmSchema, AlarmWithHistorySchema } from '../../src/modules/alarms/schemas.ts'
 import type { ApiKeySchema, MintedApiKeySchema } from '../../src/modules/api-keys/schemas.ts'
 import type { AuditEventSchema } from '../../src/modules/audit/schemas.ts'
 import type { ControllerSchema } from '../../src/modules/controllers/schemas.ts'
@@ -21,6 +21,10 @@ import type {
 } from '../../src/modules/electrical/schemas.ts'
 import type { BatchSchema, BatchSummarySchema, RejectionReportSchema, SeriesSchema } from '../../src/modules/historian/schemas.ts'
 import type { InstanceSchema } from '../../src/modules/instances/schemas.ts'
+import type { LastChangesSchema } from '../../src/modules/fleet/last-change.ts'
+import type { SiteServerSchema, SiteServerWithCodeSchema } from '../../src/modules/fleet/site-servers/schemas.ts'
+import type { LinkStatusSchema } from '../../src/modules/fleet/status.ts'
+import type { ConflictSchema } from '../../src/modules/fleet/sync/schemas.ts'
 import type { MeSchema } from '../../src/modules/me/schemas.ts'
 import type { DomainBindingSchema } from '../../src/modules/orgs/domains-schemas.ts'
 import type { MemberSchema } from '../../src/modules/orgs/members-schemas.ts'
@@ -48,6 +52,16 @@ export type EdgeRef = Loops['loops'][number]['closingEdge']
 
 export type Alarm = Static<typeof AlarmSchema>
 export type AlarmLoad = Static<typeof AlarmLoadSchema>
+export type AlarmWithHistory = Static<typeof AlarmWithHistorySchema>
+/** An alarm action forwarded to a linked site's server (the cloud's 202 answer to an action). */
+export type AlarmCommand = Static<typeof AlarmCommandSchema>
+
+export type SiteServer = Static<typeof SiteServerSchema>
+export type SiteServerWithCode = Static<typeof SiteServerWithCodeSchema>
+export type LinkStatus = Static<typeof LinkStatusSchema>
+export type LinkConflict = Static<typeof ConflictSchema>
+export type LastChanges = Static<typeof LastChangesSchema>
+export type LastChange = NonNullable<LastChanges['items'][number]['change']>
 
 export type Batch = Static<typeof BatchSchema>
 export type BatchSummary = Static<typeof BatchSummarySchema>

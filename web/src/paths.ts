@@ -13,6 +13,8 @@ export const CONSOLE_PATHS = [
   '/admin/members',
   '/admin/domains',
   '/admin/audit',
+  '/admin/fleet',
+  '/link',
 ] as const
 
 export type ConsolePath = (typeof CONSOLE_PATHS)[number]

@@ -16,9 +16,11 @@ export interface ShellOptions {
 
 export function allowed(access: Access, principal: Principal, mode: 'cloud' | 'site'): boolean {
   if (access === 'member') return true
+  if (access === 'siteMember') return mode === 'site'
   const isAdmin = principal.isPlatformAdmin === true || principal.role === 'owner' || principal.role === 'admin'
   if (access === 'admin') return isAdmin
   if (access === 'siteAdmin') return isAdmin && mode === 'site'
+  if (access === 'fleetAdmin') return isAdmin && mode === 'cloud' && principal.kind !== 'sitePin'
   // Organisation administration refuses site-PIN users (they administer the site: keys and site users).
   return isAdmin && principal.kind !== 'sitePin'
 }
@@ -132,7 +134,13 @@ export function mountShell(root: HTMLElement, options: ShellOptions): { stop(): 
     } else if (!allowed(match.route.access, principal, mode)) {
       document.title = `${match.route.title} · sitegrid`
       const why =
-        match.route.access === 'siteAdmin' && mode !== 'site' ? 'Site users exist on a site server only.' : 'This page is for organisation owners and admins.'
+        match.route.access === 'siteAdmin' && mode !== 'site'
+          ? 'Site users exist on a site server only.'
+          : match.route.access === 'siteMember'
+            ? "A site server's link to the cloud is shown on the site server; the cloud's view of every site server is under Fleet."
+            : match.route.access === 'fleetAdmin' && mode !== 'cloud'
+              ? "Site servers are registered in the cloud console; this server's link is under Cloud link."
+              : 'This page is for organisation owners and admins.'
       pageRoot.append(h('h1', {}, match.route.title), h('p', { class: 'notice' }, why))
     } else {
       document.title = `${match.route.title} · sitegrid`

@@ -1,7 +1,10 @@
 // Alarms: the live list of a site's alarms (polled every few seconds while the page is open and visible), with
 // filters (site, state, priority), acknowledge (members), shelve and unshelve (admins; comment and expiry), and
 // the site's alarm load over the last day or week (GET …/alarms/load, ISA-18.2 / EEMUA 191 figures).
-import type { Alarm, AlarmLoad, Site as SiteSummary } from '../api-types.ts'
+// Cloud, a site linked to a site server (issue 26): an action is not applied here but forwarded (202 with a pending
+// command): the console says so, marks the alarm's row while actions wait, and an alarm's details list its
+// forwarded actions with their outcome (applied, or refused with the site server's reason).
+import type { Alarm, AlarmCommand, AlarmLoad, AlarmWithHistory, Site as SiteSummary } from '../api-types.ts'
 import type { Page, PageContext } from '../context.ts'
 import { openDialog } from '../dialog.ts'
 import { append, clear, clearProblems, field, h, messageOf, select, showProblem, table, time, uid } from '../dom.ts'
@@ -21,6 +24,15 @@ const STATES: Array<[string, string]> = [
 const PRIORITIES = ['critical', 'high', 'medium', 'low']
 const stateLabel = (state: string) => STATES.find(([s]) => s === state)?.[1] ?? state
 const canAcknowledge = (state: string) => state === 'active_unacknowledged' || state === 'returned_unacknowledged'
+const ACTION_LABEL: Record<AlarmCommand['action'], string> = {
+  acknowledge: 'Acknowledge',
+  shelve: 'Shelve',
+  unshelve: 'Unshelve',
+  'out-of-service': 'Out of service',
+  'return-to-service': 'Return to service',
+}
+/** Cloud, a linked site: the action was not applied here but sent to the site server (202 with the command). */
+const isForwarded = (answer: unknown): answer is AlarmCommand => typeof answer === 'object' && answer !== null && 'commandId' in answer
 const isAdmin = (ctx: PageContext) => ctx.principal.isPlatformAdmin === true || ctx.principal.role === 'admin' || ctx.principal.role === 'owner'
 
 function checkboxGroup(legend: string, name: string, options: Array<[string, string]>, checked: string[]): HTMLFieldSetElement {
@@ -77,6 +89,14 @@ export const page: Page = async (root, ctx) => {
   const loadBox = h('section', { 'aria-labelledby': 'alarm-load-heading', class: 'alarm-load' })
   root.append(filters, listBox, loadBox)
 
+  // Actions forwarded to the site server and not settled yet, by alarm (GET /api/link/commands?status=pending).
+  let pending = new Map<string, number>()
+  /** Alarms with an acknowledge on its way to the site server: asking again would be refused there. */
+  let ackPending = new Set<string>()
+  const detailBox = h('section', { 'aria-labelledby': 'alarm-detail-heading', class: 'alarm-detail', hidden: true })
+  listBox.after(detailBox)
+  let detailAlarm: Alarm | undefined
+
   const checked = (set: HTMLFieldSetElement) => [...set.querySelectorAll<HTMLInputElement>('input:checked')].map((i) => i.value)
   const site = () => siteSelect.value
   const alarmsPath = () => `/api/sites/${encodeURIComponent(site())}/alarms`
@@ -97,8 +117,21 @@ export const page: Page = async (root, ctx) => {
       const q = new URLSearchParams({ limit: '100' })
       for (const s of checked(states)) q.append('state', s)
       for (const p of checked(priorities)) q.append('priority', p)
-      const page = await ctx.api.get<PageOf<Alarm>>(`${alarmsPath()}?${q}`)
+      const [page, waiting] = await Promise.all([
+        ctx.api.get<PageOf<Alarm>>(`${alarmsPath()}?${q}`),
+        ctx.mode === 'cloud'
+          ? ctx.api
+              .get<PageOf<AlarmCommand>>('/api/link/commands', { status: 'pending', siteId: site(), limit: 1000 })
+              .catch(() => ({ items: [], nextCursor: null }))
+          : Promise.resolve({ items: [] as AlarmCommand[], nextCursor: null }),
+      ])
       if (stopped) return
+      pending = new Map()
+      ackPending = new Set()
+      for (const c of waiting.items) {
+        pending.set(c.alarmId, (pending.get(c.alarmId) ?? 0) + 1)
+        if (c.action === 'acknowledge') ackPending.add(c.alarmId)
+      }
       // Keep the keyboard focus on the same action across a refresh.
       const focusKey = (document.activeElement as HTMLElement | null)?.dataset?.focusKey
       clear(listBody)
@@ -108,6 +141,7 @@ export const page: Page = async (root, ctx) => {
       )
       if (focusKey) listBody.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus()
       updated.textContent = `Updated ${new Date().toLocaleTimeString()}${live.checked ? ' · live' : ''}`
+      if (detailAlarm) void showDetail(detailAlarm, false)
     } catch (error) {
       if (!stopped) updated.textContent = `Could not refresh: ${messageOf(error)}`
     } finally {
@@ -130,6 +164,14 @@ export const page: Page = async (root, ctx) => {
             { class: `state state-${a.state}` },
             stateLabel(a.state),
             a.shelvedUntil ? h('span', { class: 'hint' }, ' until ', time(a.shelvedUntil)) : '',
+            pending.has(a.alarmId)
+              ? h(
+                  'span',
+                  { class: 'pending-badge', 'data-pending': String(pending.get(a.alarmId)) },
+                  h('br'),
+                  `${pending.get(a.alarmId)} action${pending.get(a.alarmId) === 1 ? '' : 's'} sent to the site server — pending`,
+                )
+              : '',
           ),
           a.message ?? '—',
           a.value === null ? '—' : `${a.value}${a.limit === null ? '' : ` (limit ${a.limit})`}`,
@@ -138,7 +180,20 @@ export const page: Page = async (root, ctx) => {
           h(
             'span',
             { class: 'row-actions' },
-            canAcknowledge(a.state)
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary small',
+                'data-focus-key': `detail:${a.alarmId}`,
+                'aria-label': `Details of ${a.instanceId} ${a.condition}`,
+                onclick: () => {
+                  void showDetail(a, true)
+                },
+              },
+              'Details',
+            ),
+            canAcknowledge(a.state) && !ackPending.has(a.alarmId)
               ? h(
                   'button',
                   {
@@ -192,8 +247,8 @@ export const page: Page = async (root, ctx) => {
 
   async function acknowledge(a: Alarm): Promise<void> {
     try {
-      await ctx.api.send('POST', `${alarmsPath()}/${encodeURIComponent(a.alarmId)}/acknowledge`, {})
-      ctx.notify(`Acknowledged ${a.instanceId} ${a.condition}.`)
+      const answer = await ctx.api.send<Alarm | AlarmCommand>('POST', `${alarmsPath()}/${encodeURIComponent(a.alarmId)}/acknowledge`, {})
+      ctx.notify(isForwarded(answer) ? forwardedNotice(answer, a) : `Acknowledged ${a.instanceId} ${a.condition}.`)
     } catch (error) {
       ctx.notify(messageOf(error), 'error')
     }
@@ -211,6 +266,7 @@ export const page: Page = async (root, ctx) => {
       min: toLocalInput(now),
       max: toLocalInput(now + 7 * 86_400_000),
     })
+    let answer: unknown
     const done = await openDialog({
       title: `Shelve ${a.instanceId} ${a.condition}`,
       body: [h('p', {}, 'A shelved alarm is not annunciated until the shelve ends (at most 7 days); it then returns to its process state by itself.')],
@@ -222,25 +278,95 @@ export const page: Page = async (root, ctx) => {
       onSubmit: async (data) => {
         const local = String(data.get('until'))
         const untilIso = Number.isNaN(Date.parse(local)) ? local : new Date(local).toISOString()
-        await ctx.api.send('POST', `${alarmsPath()}/${encodeURIComponent(a.alarmId)}/shelve`, { comment: String(data.get('comment')).trim(), until: untilIso })
+        answer = await ctx.api.send<Alarm | AlarmCommand>('POST', `${alarmsPath()}/${encodeURIComponent(a.alarmId)}/shelve`, {
+          comment: String(data.get('comment')).trim(),
+          until: untilIso,
+        })
       },
     })
-    if (done) ctx.notify(`Shelved ${a.instanceId} ${a.condition}.`)
+    if (done) ctx.notify(isForwarded(answer) ? forwardedNotice(answer, a) : `Shelved ${a.instanceId} ${a.condition}.`)
     await refresh()
   }
 
   async function unshelve(a: Alarm): Promise<void> {
     const comment = h('textarea', { name: 'comment', required: true, maxlength: 500, rows: 3 })
+    let answer: unknown
     const done = await openDialog({
       title: `Unshelve ${a.instanceId} ${a.condition}`,
       fields: [field('Reason', comment, { pointer: '/comment' })],
       submitLabel: 'Unshelve alarm',
       onSubmit: async (data) => {
-        await ctx.api.send('POST', `${alarmsPath()}/${encodeURIComponent(a.alarmId)}/unshelve`, { comment: String(data.get('comment')).trim() })
+        answer = await ctx.api.send<Alarm | AlarmCommand>('POST', `${alarmsPath()}/${encodeURIComponent(a.alarmId)}/unshelve`, {
+          comment: String(data.get('comment')).trim(),
+        })
       },
     })
-    if (done) ctx.notify(`Unshelved ${a.instanceId} ${a.condition}.`)
+    if (done) ctx.notify(isForwarded(answer) ? forwardedNotice(answer, a) : `Unshelved ${a.instanceId} ${a.condition}.`)
     await refresh()
+  }
+
+  function forwardedNotice(command: AlarmCommand, a: Alarm): string {
+    return `${ACTION_LABEL[command.action]} of ${a.instanceId} ${a.condition} sent to the site server — pending until the site server applies it.`
+  }
+
+  /** The alarm's history and, for a linked site, the actions forwarded to its site server with their outcome. */
+  async function showDetail(a: Alarm, focus: boolean): Promise<void> {
+    detailAlarm = a
+    const base = `${alarmsPath()}/${encodeURIComponent(a.alarmId)}`
+    try {
+      const [alarm, commands] = await Promise.all([
+        ctx.api.get<AlarmWithHistory>(base),
+        ctx.api.get<PageOf<AlarmCommand>>(`${base}/commands`, { limit: 100 }).catch(() => ({ items: [] as AlarmCommand[], nextCursor: null })),
+      ])
+      if (stopped || detailAlarm !== a) return
+      const close = h('button', { type: 'button', class: 'secondary small' }, 'Close details')
+      close.addEventListener('click', () => {
+        detailAlarm = undefined
+        detailBox.hidden = true
+        clear(detailBox)
+      })
+      clear(detailBox)
+      append(
+        detailBox,
+        h('h2', { id: 'alarm-detail-heading', tabindex: '-1' }, `${alarm.instanceId} ${alarm.condition}`),
+        h('p', {}, `${stateLabel(alarm.state)} · ${alarm.priority} · raised `, time(alarm.raisedAt), ' ', close),
+        h('h3', {}, 'Actions sent to the site server'),
+        table(
+          'Actions sent to the site server, oldest first',
+          ['Action', 'Taken by', 'Taken', 'Status', 'Settled', 'Outcome'],
+          commands.items.map((c) => ({
+            attrs: { 'data-command-id': c.commandId, 'data-status': c.status },
+            cells: [
+              ACTION_LABEL[c.action],
+              `${c.actor.kind} ${c.actor.subject}`,
+              time(c.createdAt),
+              h(
+                'span',
+                { class: `command-status command-${c.status}` },
+                c.status === 'pending' ? 'Pending on the site server' : c.status === 'applied' ? 'Applied' : 'Refused',
+              ),
+              time(c.settledAt),
+              c.status === 'refused'
+                ? h('span', { class: 'warn-text' }, `${c.result?.code ?? 'Refused'}: ${c.result?.detail ?? ''}`)
+                : c.status === 'applied' && c.result?.alarm
+                  ? `Alarm ${stateLabel(c.result.alarm.state).toLowerCase()}`
+                  : '—',
+            ],
+          })),
+          { empty: 'None: no action on this alarm was forwarded to a site server.' },
+        ),
+        h('h3', {}, 'History'),
+        table(
+          'Alarm history, oldest first',
+          ['When', 'Action', 'To state', 'By', 'Comment'],
+          alarm.history.map((x) => [time(x.at), x.action, stateLabel(x.toState), `${x.actorKind} ${x.actorId ?? ''}`, x.comment ?? '—']),
+        ),
+      )
+      detailBox.hidden = false
+      if (focus) detailBox.querySelector<HTMLElement>('h2')?.focus()
+    } catch (error) {
+      if (!stopped) ctx.notify(messageOf(error), 'error')
+    }
   }
 
   // The alarm load over the last day or week, drawn by the shared chart (charts/alarm-load.ts), with the most

@@ -1,6 +1,7 @@
 // Site page (/sites/:code): the site's fields, its controllers (connection settings, edge assignment, poll budget),
 // its instances (paged), and the electrical network as a one-line diagram laid out automatically (supplies on
 // top) with a node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted.
+// The site, each controller and each instance say which side last changed them (issue 26, last-change.ts).
 import { adoptStyles } from '../adopt-styles.ts'
 import type { Controller, Coordination, EdgeRef, ElectricalNode, Instance, Islands, Loops, Network, Site, SupplyPaths, TripTime } from '../api-types.ts'
 import { ApiProblem, type Api, type Page, type PageContext } from '../context.ts'
@@ -8,6 +9,7 @@ import { openDialog } from '../dialog.ts'
 import { append, clear, field, h, messageOf, table, time, type Child } from '../dom.ts'
 import { createDiagram, edgeKey, edgeTypeName, typeLabel, type Diagram, type DiagramNodeInfo } from '../one-line/diagram.ts'
 import { layoutNetwork } from '../one-line/layout.ts'
+import { fillLastChanges, lastChangeSlot } from '../last-change.ts'
 import { pager, type PageOf } from '../paging.ts'
 
 const CSS = `
@@ -59,30 +61,31 @@ export const page: Page = async (root, ctx) => {
   }
   heading.textContent = `${site.name} (${site.code})`
 
-  root.append(
+  const siteFields = h(
+    'section',
+    { 'aria-labelledby': 'site-fields' },
+    h('h2', { id: 'site-fields' }, 'Site'),
+    figures([
+      ['Code', h('span', { class: 'mono' }, site.code)],
+      ['Name', site.name],
+      ['Status', site.statusName],
+      ['Time zone', site.timeZone],
+      ['Location', site.location ?? '—'],
+      ['Description', site.description ?? '—'],
+      ['Created', time(site.createdAt)],
+      ['Updated', time(site.updatedAt)],
+      ['Last change', lastChangeSlot([site.code])],
+    ]),
     h(
-      'section',
-      { 'aria-labelledby': 'site-fields' },
-      h('h2', { id: 'site-fields' }, 'Site'),
-      figures([
-        ['Code', h('span', { class: 'mono' }, site.code)],
-        ['Name', site.name],
-        ['Status', site.statusName],
-        ['Time zone', site.timeZone],
-        ['Location', site.location ?? '—'],
-        ['Description', site.description ?? '—'],
-        ['Created', time(site.createdAt)],
-        ['Updated', time(site.updatedAt)],
-      ]),
-      h(
-        'p',
-        {},
-        h('a', { href: `/historian?site=${encodeURIComponent(site.code)}` }, 'Historian imports and trends of this site'),
-        ' · ',
-        h('a', { href: `/alarms?site=${encodeURIComponent(site.code)}` }, 'Alarms of this site'),
-      ),
+      'p',
+      {},
+      h('a', { href: `/historian?site=${encodeURIComponent(site.code)}` }, 'Historian imports and trends of this site'),
+      ' · ',
+      h('a', { href: `/alarms?site=${encodeURIComponent(site.code)}` }, 'Alarms of this site'),
     ),
   )
+  root.append(siteFields)
+  void fillLastChanges(ctx, siteFields, 'sites')
 
   const controllerNames = new Map<string, string>()
   const controllersBox = h('section', { 'aria-labelledby': 'site-controllers' }, h('h2', { id: 'site-controllers' }, 'Controllers'))
@@ -96,30 +99,39 @@ export const page: Page = async (root, ctx) => {
     (cursor) => api(ctx).get<PageOf<Controller>>(`${sitePath(code)}/controllers`, { limit: 25, cursor }),
     (items) => {
       for (const c of items) controllerNames.set(c.id, c.name ?? c.assetNumber)
-      return controllerTable(items, ctx, code, () => {
+      const el = controllerTable(items, ctx, code, () => {
         void controllers.reload()
       })
+      void fillLastChanges(ctx, el, 'controllers')
+      return el
     },
   )
   const instances = pager<Instance>(
     instancesBox,
     'Instances',
     (cursor) => api(ctx).get<PageOf<Instance>>(`${sitePath(code)}/instances`, { limit: 50, cursor }),
-    (items) =>
-      table(
+    (items) => {
+      const el = table(
         'Instances',
-        ['Id', 'Name', 'Type', 'Asset number', 'Controller', 'Area', 'Mapped tags'],
-        items.map((i) => [
-          h('span', { class: 'mono' }, i.id),
-          i.name,
-          `${i.typeId}${i.typeVersion ? ` ${i.typeVersion}` : ''}`,
-          i.assetNumber,
-          controllerNames.get(i.controllerId) ?? h('span', { class: 'mono' }, i.controllerId),
-          i.area ?? '—',
-          String(Object.keys(i.tagMappings).length),
-        ]),
+        ['Id', 'Name', 'Type', 'Asset number', 'Controller', 'Area', 'Mapped tags', 'Last change'],
+        items.map((i) => ({
+          attrs: { 'data-instance-id': i.id },
+          cells: [
+            h('span', { class: 'mono' }, i.id),
+            i.name,
+            `${i.typeId}${i.typeVersion ? ` ${i.typeVersion}` : ''}`,
+            i.assetNumber,
+            controllerNames.get(i.controllerId) ?? h('span', { class: 'mono' }, i.controllerId),
+            i.area ?? '—',
+            String(Object.keys(i.tagMappings).length),
+            lastChangeSlot([code, i.id]),
+          ],
+        })),
         { empty: 'No instances in this site.' },
-      ),
+      )
+      void fillLastChanges(ctx, el, 'instances')
+      return el
+    },
   )
 
   // The network is not awaited: a large one waits for the user to ask for the drawing.
@@ -139,7 +151,7 @@ export const page: Page = async (root, ctx) => {
 
 function controllerTable(items: Controller[], ctx: PageContext, code: string, refresh: () => void): HTMLElement {
   const admin = isAdmin(ctx)
-  const headers = ['Controller', 'Platform', 'Connection', 'Polling', 'Edge assignment', 'Poll budget', ...(admin ? ['Actions'] : [])]
+  const headers = ['Controller', 'Platform', 'Connection', 'Polling', 'Edge assignment', 'Poll budget', 'Last change', ...(admin ? ['Actions'] : [])]
   return table(
     'Controllers',
     headers,
@@ -185,6 +197,7 @@ function controllerTable(items: Controller[], ctx: PageContext, code: string, re
           `${c.pollBudget.mappedTags} tags, ~${c.pollBudget.estimatedPollMs} ms (${Math.round(c.pollBudget.utilisation * 100)} %)`,
           ...c.pollBudget.warnings.map((w) => h('span', { class: 'warn-text' }, h('br'), w.message)),
         ),
+        lastChangeSlot([code, c.id]),
       ]
       if (admin) {
         cells.push(
@@ -228,7 +241,7 @@ function controllerTable(items: Controller[], ctx: PageContext, code: string, re
           ),
         )
       }
-      return cells
+      return { attrs: { 'data-controller-id': c.id }, cells }
     }),
     { empty: 'No controllers in this site.' },
   )

@@ -25,6 +25,11 @@ export const SiteServerStatus = Type.Union([Type.Literal('registered'), Type.Lit
   description: '`registered`: waiting for its first enrolment (or for a re-enrolment after a revoke); `enrolled`: its link credential works; `revoked`.',
 })
 
+export const LinkBacklogSchema = Type.Object(
+  { items: Type.Integer(), bytes: Type.Integer(), oldestAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) },
+  { additionalProperties: false },
+)
+
 export const SiteServerSchema = Type.Object(
   {
     id: SiteServerId,
@@ -42,6 +47,14 @@ export const SiteServerSchema = Type.Object(
     }),
     backlog: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
       description: 'What the site server reported waiting at its last contact (items, bytes, the oldest).',
+    }),
+    connection: Type.Union([Type.Literal('online'), Type.Literal('offline'), Type.Literal('never')], {
+      description:
+        '`online` when its last contact is under 60 s old (a connected site server calls at least every 25 s: a pull waits at most 25 s, ' +
+        'and it reports every SITEGRID_LINK_HEARTBEAT_MS, 10 s by default); `offline` otherwise; `never` before its first contact.',
+    }),
+    down: Type.Union([LinkBacklogSchema, Type.Null()], {
+      description: 'What the cloud holds for it after the position it last reported pulling to (items, bytes, the oldest); null before its first report.',
     }),
   },
   { $id: 'SiteServer', additionalProperties: false },

@@ -9,7 +9,8 @@ import type { Actor, Org, Principal } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import { republishPendingCommands } from '../commands/service.ts'
-import type { Cursor } from '../outbox/store.ts'
+import { backlog, type Cursor } from '../outbox/store.ts'
+import { MAX_PULL_WAIT_MS, PULLED_TABLES } from '../link-service.ts'
 import type { SitesService } from '../../sites/service.ts'
 import { LinkOrgMismatch, LinkServerMismatch, LinkVersionMismatch, SiteAlreadyLinked } from './errors.ts'
 import { LINK_PROTOCOL } from './protocol.ts'
@@ -49,7 +50,22 @@ function statusOf(row: SiteServersTable): SiteServer['status'] {
   return row.credential_verifier === null ? 'registered' : 'enrolled'
 }
 
-function toSiteServer(row: SiteServersTable): SiteServer {
+/** A site server is online while its last contact is younger than this: two of the longest pulls and a margin (60 s). */
+export const ONLINE_WITHIN_MS = 2 * MAX_PULL_WAIT_MS + 10_000
+
+function connectionOf(row: SiteServersTable, now: number): SiteServer['connection'] {
+  if (row.last_contact_at === null) return 'never'
+  return now - row.last_contact_at < ONLINE_WITHIN_MS ? 'online' : 'offline'
+}
+
+/** The outbox position the site server last reported pulling to (its heartbeat), if any. */
+function pulledToOf(row: SiteServersTable): Cursor | undefined {
+  const reported = jsonOrNull(row.backlog)?.pulledTo as { tx?: unknown; seq?: unknown } | undefined
+  if (typeof reported?.tx !== 'number' || typeof reported.seq !== 'number') return undefined
+  return { tx: reported.tx, seq: reported.seq }
+}
+
+function toSiteServer(row: SiteServersTable, now: number, down: SiteServer['down'] = null): SiteServer {
   return {
     id: row.id,
     name: row.name,
@@ -63,6 +79,8 @@ function toSiteServer(row: SiteServersTable): SiteServer {
     lastError: row.last_error,
     peerVersions: jsonOrNull(row.peer_versions),
     backlog: jsonOrNull(row.backlog),
+    connection: connectionOf(row, now),
+    down,
   }
 }
 
@@ -75,6 +93,14 @@ export function createSiteServersService(deps: SiteServersDeps) {
   const { handle, clock, keySecret } = deps
   const db = handle.db
   if (keySecret.length < 32) throw new TypeError('the verifier secret must hold at least 32 bytes')
+
+  /** The row with what the cloud holds for it (the fleet view's "down" backlog), from the position it reported. */
+  async function view(row: SiteServersTable): Promise<SiteServer> {
+    const after = pulledToOf(row)
+    if (after === undefined) return toSiteServer(row, clock.now())
+    const waiting = await backlog(db, handle.dialect, row.org_id, after, { tables: PULLED_TABLES, sites: sitesOf(row), origin: { not: row.id } })
+    return toSiteServer(row, clock.now(), { items: waiting.items, bytes: waiting.bytes, oldestAt: iso(waiting.oldestAt) })
+  }
 
   /** Throws SiteAlreadyLinked when one of `sites` belongs to a live site server other than `except`. */
   async function refuseLinkedSites(trx: Db, orgId: OrgId, sites: readonly string[], except: string | undefined): Promise<void> {
@@ -132,14 +158,20 @@ export function createSiteServersService(deps: SiteServersDeps) {
       const limit = query.limit ?? 50
       const after = decodeCursor(query.cursor, ['string'])
       const rows = await listSiteServersPage(db, orgId, { limit: limit + 1, ...(after ? { afterId: after[0] as string } : {}) })
-      return toPage(rows, limit, toSiteServer, (r) => [r.id])
+      const page = toPage(
+        rows,
+        limit,
+        (r) => r,
+        (r) => [r.id],
+      )
+      return { ...page, items: await Promise.all(page.items.map(view)) }
     },
 
     /** The site server or the uniform NotFound. */
     async get(orgId: OrgId, id: string): Promise<SiteServer> {
       const row = await findSiteServer(db, orgId, id)
       if (!row) throw new NotFound()
-      return toSiteServer(row)
+      return view(row)
     },
 
     /** Revokes at once in every process sharing the database; absent, foreign or already revoked: NotFound. */
@@ -153,7 +185,7 @@ export function createSiteServersService(deps: SiteServersDeps) {
         return findSiteServer(trx, orgId, id)
       })
       handle.invalidateLocally()
-      return toSiteServer(row!)
+      return view(row!)
     },
 
     /** A new one-time code for the same site server (its id and marks are kept); NotFound or SiteAlreadyLinked. */

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { harness, testDialects } from '../../../../test/harness.ts'
+import type { Principal } from '../../../identity.ts'
+import { createLinkService } from '../link-service.ts'
+import { START } from '../outbox/store.ts'
+import { ONLINE_WITHIN_MS } from './service.ts'
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: the fleet view of a site server (online, backlog each way; issue 26)`, () => {
+    it('never before its first contact; online within 60 s of it, then offline; down counts what the cloud holds for its sites after the reported position', async (t) => {
+      const h = await harness(t, dialect, { SITEGRID_MODE: 'cloud' })
+      const { org, key } = await h.orgWithKey('owner')
+      const owner = { org, apiKey: key }
+      for (const code of ['S1', 'S2']) {
+        assert.equal((await h.inject(owner, { method: 'POST', url: '/api/sites', payload: { code, name: `Plant ${code}` } })).statusCode, 201)
+      }
+      const reg = await h.inject(owner, { method: 'POST', url: '/api/admin/site-servers', payload: { name: 'Pit 3', sites: ['S1'] } })
+      assert.equal(reg.statusCode, 201, reg.body)
+      const id = reg.json().id as string
+      const read = async () => {
+        const res = await h.inject(owner, { method: 'GET', url: `/api/admin/site-servers/${id}` })
+        assert.equal(res.statusCode, 200, res.body)
+        return res.json()
+      }
+      const registered = await read()
+      assert.deepEqual([registered.connection, registered.down], ['never', null])
+
+      const link = createLinkService({ handle: h.handle, clock: h.clock, pullPollMs: 10 })
+      const principal: Principal = { orgId: org.id, kind: 'link', role: 'member', subject: id, isPlatformAdmin: false, sites: ['S1'] }
+      const up = { items: 3, bytes: 120, oldestAt: h.clock.now() }
+      await link.heartbeat(principal, { state: 'online', lastError: null, backlog: up, pulledTo: START, versions: { protocol: 1, schema: 'x' } })
+      const beat = await read()
+      assert.equal(beat.connection, 'online')
+      assert.deepEqual(beat.backlog.up, up)
+      // S1's site row is the one change for it; S2's is another server's business.
+      assert.equal(beat.down.items, 1)
+      assert.ok(beat.down.bytes > 0)
+      assert.ok(beat.down.oldestAt !== null)
+      const listed = await h.inject(owner, { method: 'GET', url: '/api/admin/site-servers' })
+      assert.deepEqual(
+        listed.json().items.map((s: { id: string; connection: string; down: { items: number } }) => [s.id, s.connection, s.down.items]),
+        [[id, 'online', 1]],
+      )
+      assert.equal(
+        (
+          await h.inject(owner, {
+            method: 'POST',
+            url: '/api/sites/S1/controllers',
+            payload: { name: 'PLC 1', platform: 1, assetNumber: 'A-1', connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' } },
+          })
+        ).statusCode,
+        201,
+      )
+      assert.equal((await read()).down.items, 2)
+
+      h.clock.advance(ONLINE_WITHIN_MS)
+      assert.equal((await read()).connection, 'offline')
+    })
+  })
+}
