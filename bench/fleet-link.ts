@@ -50,6 +50,15 @@ const INSTANCES = 10
 const SITE = 'BENCH'
 const CATCH_UP_LIMIT_MS = 60 * 60_000
 
+/** Server processes running now, stopped if the bench fails half-way (so none outlives it). */
+const live = new Set<Server>()
+
+async function serve(s: Side): Promise<Server> {
+  const server = await startServer({ cwd: s.cwd, env: s.env })
+  live.add(server)
+  return server
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 interface Dialect {
@@ -183,7 +192,7 @@ async function pair(dialect: Dialect): Promise<Pair> {
   const slug = `fleet-${randomBytes(3).toString('hex')}`
   const org = await createOrgsService({ handle: cloud.handle, clock: systemClock }).provision(slug)
   const cloudKey = await mintOwnerKey(cloud, org.id)
-  cloud.server = await startServer({ cwd: cloud.cwd, env: cloud.env })
+  cloud.server = await serve(cloud)
   const cloudCall = api(cloud, slug, cloudKey)
   await cloudCall('POST', '/api/sites', { code: SITE, name: 'Bench plant', timeZone: 'UTC' })
   const plc = (
@@ -208,7 +217,7 @@ async function pair(dialect: Dialect): Promise<Pair> {
   })
   if (enrolled.code !== 0) throw new Error(`link enrol: ${enrolled.stderr}`)
   const siteKey = await mintOwnerKey(site, org.id)
-  site.server = await startServer({ cwd: site.cwd, env: site.env })
+  site.server = await serve(site)
   const siteCall = api(site, slug, siteKey)
   const started = Date.now()
   while (((await siteCall('GET', '/api/link')).json() as { state: string }).state !== 'online') {
@@ -225,6 +234,7 @@ async function pair(dialect: Dialect): Promise<Pair> {
     cleanup: async () => {
       for (const s of [site, cloud]) {
         const code = await s.server?.stop()
+        if (s.server) live.delete(s.server)
         if (code !== 0 && code !== null) console.log(`# ${s.env.SITEGRID_MODE} server exited ${code}: ${s.server?.output().slice(-2000)}`)
         s.server = undefined
       }
@@ -312,6 +322,12 @@ async function catchUp(p: Pair): Promise<{ fromHealMs: number; fromReconnectMs: 
   cloudEvents = await count(p.cloud.handle, 'alarm_events', p.org.id)
   cloudSamples = await count(p.cloud.handle, 'historian_points', p.org.id)
   if (cloudSamples !== samples || cloudEvents !== events) throw new Error(`cloud ${cloudSamples} samples / ${cloudEvents} events, site ${samples} / ${events}`)
+  const batches = async (h: DatabaseHandle) =>
+    (await sql<{ id: string; status: string }>`select id, status from historian_batches where org_id = ${p.org.id} order by id`.execute(h.db)).rows
+  const [siteBatches, cloudBatches] = [await batches(p.site.handle), await batches(p.cloud.handle)]
+  if (JSON.stringify(siteBatches) !== JSON.stringify(cloudBatches) || siteBatches.length !== Math.ceil(SAMPLES / SAMPLES_PER_UPLOAD)) {
+    throw new Error(`historian batches: site ${JSON.stringify(siteBatches)}, cloud ${JSON.stringify(cloudBatches)}`)
+  }
   return { fromHealMs: doneAt - healedAt, fromReconnectMs: doneAt - (reconnectedAt ?? healedAt), siteRss: siteRss!, cloudRss: cloudRss!, samples, events }
 }
 
@@ -350,6 +366,14 @@ async function manualPath(dialect: Dialect, site: Side, org: Org): Promise<numbe
 }
 
 export async function benchFleetLink(dialects: Dialect[]): Promise<void> {
+  try {
+    await benchAll(dialects)
+  } finally {
+    for (const server of live) await server.stop('SIGKILL')
+  }
+}
+
+async function benchAll(dialects: Dialect[]): Promise<void> {
   await waitForQuietMachine()
   for (const dialect of dialects) {
     const runs: Array<{ load: number; lat: Awaited<ReturnType<typeof latency>>; up: Awaited<ReturnType<typeof catchUp>>; manualMs: number }> = []
