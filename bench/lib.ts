@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 
@@ -68,4 +68,48 @@ function processCpuMicros(server: Started): number {
 
 export function ratio(candidate: number, baseline: number): string {
   return `${(candidate / baseline).toFixed(2)}x`
+}
+
+/**
+ * Waits until the 1-minute load average is below `threshold` (checked every 10 s, at most `maxWaitMs`) and says so on
+ * stdout; BENCH_NO_WAIT=1 skips the wait (smoke runs on a busy machine). Returns the load when the bench starts.
+ */
+export async function waitForQuietMachine(threshold = 1.5, maxWaitMs = 30 * 60_000): Promise<number> {
+  const load = () => loadavg()[0]!
+  if (process.env.BENCH_NO_WAIT === '1') {
+    console.log(`# BENCH_NO_WAIT=1: not waiting for a quiet machine (1-min load ${load().toFixed(2)}); figures are not quiet-machine figures`)
+    return load()
+  }
+  const started = Date.now()
+  if (load() >= threshold) console.log(`# waiting for the 1-minute load (${load().toFixed(2)}) to fall below ${threshold}…`)
+  while (load() >= threshold) {
+    if (Date.now() - started > maxWaitMs) {
+      console.log(`# the load stayed at or above ${threshold} for ${Math.round(maxWaitMs / 60_000)} min; starting anyway (load ${load().toFixed(2)})`)
+      return load()
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10_000))
+  }
+  console.log(`# 1-minute load ${load().toFixed(2)} < ${threshold}: starting`)
+  return load()
+}
+
+/** The 1-minute load average now. */
+export const loadNow = (): number => loadavg()[0]!
+
+/** Median of some numbers (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+}
+
+/** A percentile (0–100) of some numbers, nearest rank. */
+export function percentile(values: readonly number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!
+}
+
+/** "median (min–max over n runs)" of repeated measurements, each formatted by `fmt`. */
+export function medianWithSpread(values: readonly number[], fmt: (n: number) => string): string {
+  return `${fmt(median(values))} (${fmt(Math.min(...values))}–${fmt(Math.max(...values))} over ${values.length} runs)`
 }

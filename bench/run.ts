@@ -3,12 +3,15 @@
 // TEST_DATABASE_URL names one); BENCH_ONLY=api-keys,bearer,alarms,controllers,electrical,historian,tenant-transfer picks benches.
 // Sizes: BENCH_ALARM_EVENTS (1 000 000), BENCH_HISTORIAN_ROWS (5 000 000), BENCH_TRANSFER_SAMPLES (1 000 000),
 // BENCH_TRANSFER_ALARMS (10 000), BENCH_ELECTRICAL_NODES (50 000), BENCH_CONTROLLERS (1 000), BENCH_INSTANCES (50 000).
+// fleet-link (not in the default set: BENCH_ONLY=fleet-link): BENCH_LINK_SAMPLES (1 000 000), BENCH_LINK_EVENTS (10 000),
+// BENCH_LINK_LATENCY_EVENTS (200), BENCH_LINK_RUNS (3); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
 import { startPostgres, createTestDatabase } from '../test/postgres.ts'
 import { benchAlarms } from './alarms.ts'
 import { benchApiKeys } from './api-keys.ts'
 import { benchBearer } from './bearer.ts'
 import { benchControllers } from './controllers.ts'
 import { benchElectrical } from './electrical.ts'
+import { benchFleetLink } from './fleet-link.ts'
 import { benchHistorian } from './historian.ts'
 import { benchTenantTransfer } from './tenant-transfer.ts'
 
@@ -38,6 +41,7 @@ try {
   if (runs('electrical')) await benchElectrical(dialects, Number(process.env.BENCH_ELECTRICAL_NODES ?? 50_000))
   if (runs('historian')) await benchHistorian(dialects)
   if (runs('tenant-transfer')) await benchTenantTransfer(dialects.map((d) => ({ name: d.name, url: d.fresh })))
+  if (only?.includes('fleet-link')) await benchFleetLink(dialects)
 } finally {
   await stop?.()
 }
