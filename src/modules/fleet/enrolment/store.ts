@@ -85,3 +85,33 @@ export async function insertBases(db: Db, orgId: OrgId, table: string, rowKeys: 
       .execute()
   }
 }
+
+/** Removes outbox rows by seq (the changes a reseed kept in its file instead). */
+export async function deleteOutboxRows(db: Db, orgId: OrgId, seqs: readonly number[]): Promise<void> {
+  for (let i = 0; i < seqs.length; i += 500) {
+    await db
+      .deleteFrom('link_outbox')
+      .where('org_id', '=', orgId)
+      .where('seq', 'in', seqs.slice(i, i + 500))
+      .execute()
+  }
+}
+
+/**
+ * A reseed's local part (inside its transaction, the link's origin set): the linked sites' rows go (deleting a site
+ * cascades to everything it owns, the historian's series and, by their trigger, points included), their forwarded
+ * commands (the cloud records its pending ones again for the seed), every row version (link_base) and the pull's mark.
+ */
+export async function dropLinkedSites(db: Db, orgId: OrgId, sites: readonly string[]): Promise<void> {
+  if (sites.length > 0) {
+    await db.deleteFrom('link_commands').where('org_id', '=', orgId).where('site_code', 'in', sites).execute()
+    await db.deleteFrom('sites').where('org_id', '=', orgId).where('code', 'in', sites).execute()
+  }
+  await db.deleteFrom('link_base').where('org_id', '=', orgId).execute()
+  await db.deleteFrom('link_marks').where('org_id', '=', orgId).where('peer', '=', CLOUD_PEER).execute()
+}
+
+/** The enrolment's new epoch, where its push continues from (the cloud's new mark), and what to show until seeded. */
+export function restartLinkPeer(db: Db, orgId: OrgId, set: { epoch: string; ackedSeq: number; note: string }) {
+  return db.updateTable('link_peer').set({ epoch: set.epoch, acked_seq: set.ackedSeq, last_error: set.note }).where('org_id', '=', orgId).execute()
+}
