@@ -249,6 +249,8 @@ export function createLinkAgent(deps: LinkAgentDeps) {
           const res = await now.http.request(`/api/link/pull?${query}`, { method: 'GET', signal: abort.signal, timeoutMs: timing.pullWaitMs + 30_000 })
           if (!res.ok) throw res
           const answer = (await res.json()) as PullAnswer
+          // A reseed while the pull waited: its answer belongs to the previous epoch (the seed brings what it held).
+          if ((await readPeer(orgId))?.epoch !== now.peer.epoch) continue
           const sites = JSON.parse(now.peer.sites) as string[]
           await applyPull({ handle, clock }, { orgId, serverId: now.peer.server_id, sites, epoch: now.peer.epoch, changes: answer.changes, next: answer.next })
           backoff.pull = 0

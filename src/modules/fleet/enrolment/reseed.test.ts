@@ -231,5 +231,72 @@ for (const dialect of testDialects()) {
       assert.deepEqual([replay.json().code, replay.json().reason], ['LinkDiverged', 'epoch'])
       assert.ok(existsSync(keep))
     })
+
+    it('a reseed cut during its seed says so (seeding) and `link seed` finishes it; the reseed route takes only a link credential and a well-formed epoch', async (t) => {
+      const cell = await cloudCell(t, dialect, { SITEGRID_LINK_PULL_POLL_MS: '20' })
+      const { site, orgs, enrolment } = await siteServer(t, FAST)
+      const server = await register(cell.cloud, cell.owner, ['S1', 'S2'])
+      const http = createLinkHttp({ cloudUrl: cell.url, env: {}, timeoutMs: 30_000 })
+      t.after(() => http.close())
+      const enrolled = await enrolment.enrol({ cloudUrl: cell.url, code: server.code, http, actor: CLI_ACTOR })
+      const local = (await orgs.findBySlug(cell.org.slug))!
+      const siteKey = (await site.mintKey(local, 'owner')).plaintext
+      const onSite = (url: string) => site.inject({ org: local, apiKey: siteKey }, { method: 'GET', url })
+      await site.app.ready()
+      await until(
+        'online',
+        async () => (await onSite('/api/link')).json(),
+        (s) => s.state === 'online',
+      )
+      const credential = (await enrolment.credential(local.id))!
+
+      // The route: an owner's key is not a link credential (403); an epoch that is not 32 hex digits is a 400 naming
+      // it; nothing changed by either.
+      const reseedAs = (headers: Record<string, string>, payload: object) =>
+        cell.cloud.inject(undefined, { method: 'POST', url: '/api/link/reseed', host: cell.host, headers, payload })
+      const link = { authorization: `Bearer ${credential}`, [PROTOCOL_HEADER]: String(LINK_PROTOCOL) }
+      assert.equal((await reseedAs({ 'x-api-key': cell.owner.apiKey, [PROTOCOL_HEADER]: '1' }, { epoch: 'a'.repeat(32), after: 0 })).statusCode, 403)
+      const bad = await reseedAs(link, { epoch: 'not-hex', after: 0 })
+      assert.equal(bad.statusCode, 400, bad.body)
+      assert.match(bad.body, /epoch/)
+      assert.equal((await reseedAs({ authorization: link.authorization }, { epoch: 'a'.repeat(32), after: 0 })).json().code, 'LinkVersionMismatch')
+      const row = () => cell.cloud.handle.db.selectFrom('site_servers').select('epoch').where('id', '=', server.id).executeTakeFirstOrThrow()
+      assert.equal((await row()).epoch, enrolled.epoch)
+
+      // A reseed whose seed of S2 is cut: ReseedIncomplete, S2 missing, and the link says why.
+      let cut = true
+      const flaky = {
+        request: (path: string, init: Parameters<typeof http.request>[1]) =>
+          cut && path.includes('site=S2') ? Promise.reject(new Error('ECONNRESET')) : http.request(path, init),
+      }
+      const dir = mkdtempSync(join(tmpdir(), 'sitegrid-reseed-'))
+      t.after(() => rmSync(dir, { recursive: true, force: true }))
+      await assert.rejects(
+        enrolment.reseed({ http: flaky, actor: CLI_ACTOR, unacknowledgedFile: join(dir, 'kept.jsonl') }),
+        (err: Error & { code?: string }) => err.code === 'LinkCloudUnavailable' && err.message.includes('sitegrid link seed'),
+      )
+      assert.ok(!existsSync(join(dir, 'kept.jsonl')), 'nothing was left unacknowledged: no file')
+      assert.notEqual((await row()).epoch, enrolled.epoch)
+      assert.equal((await onSite('/api/sites/S2')).statusCode, 404)
+      const seeding = await until(
+        'the link says it is seeding',
+        async () => (await onSite('/api/link')).json(),
+        (s) => s.state === 'seeding',
+      )
+      assert.match(seeding.lastError, /sitegrid link seed/)
+
+      // `sitegrid link seed` finishes it; the agent resumes by itself.
+      cut = false
+      const resumed = await enrolment.resumeSeeding({ http, actor: CLI_ACTOR })
+      assert.deepEqual(resumed.seeded, ['S2'])
+      for (const url of ['/api/sites/S1/instances', '/api/sites/S2/instances']) {
+        assert.deepEqual((await onSite(url)).json(), (await cell.as('GET', url)).json(), url)
+      }
+      await until(
+        'online after the seed',
+        async () => (await onSite('/api/link')).json(),
+        (s) => s.state === 'online',
+      )
+    })
   })
 }

@@ -159,13 +159,14 @@ export function createEnrolment(deps: EnrolmentDeps) {
   }
 
   /**
-   * Seeds the sites this server holds no data of, unless it was seeded before (a mark for the cloud exists), and sets
+   * Seeds the sites this server holds no data of, unless it was seeded before (a mark for the cloud of this epoch exists), and sets
    * the pull's mark to the smallest seed position. A site it already held (brought by a tenant transfer, or an earlier
    * seed that was cut) has no known position: the pull then starts from the beginning (applying is idempotent).
    */
   async function completeSeeding(org: Org, peer: { serverId: string; credential: string; epoch: string; sites: string[] }, http: LinkHttp, actor: Actor) {
     const existing = await findMark(db, org.id, CLOUD_PEER)
-    if (existing) return { seeded: [] as string[], mark: { tx: existing.tx, seq: existing.seq } }
+    // A mark of another epoch is not this seeding's: a pull of the previous epoch wrote it during a reseed.
+    if (existing && existing.epoch === peer.epoch) return { seeded: [] as string[], mark: { tx: existing.tx, seq: existing.seq } }
     const seeded: string[] = []
     let mark: Cursor | undefined
     for (const site of peer.sites) {

@@ -34,12 +34,20 @@ export function findMark(db: Db, orgId: OrgId, peer: string) {
   return db.selectFrom('link_marks').selectAll().where('org_id', '=', orgId).where('peer', '=', peer).executeTakeFirst()
 }
 
-/** The first mark of a peer; an existing one is left alone (the pull moves it, not the seeding). */
+/**
+ * The first mark of a peer in an epoch; an existing one of the same epoch is left alone (the pull moves it, not the
+ * seeding). One of another epoch (a pull of the enrolment's previous epoch that ended during a reseed) is replaced.
+ */
 export function insertMark(db: Db, orgId: OrgId, mark: { peer: string; epoch: string; tx: number; seq: number; at: number }) {
   return db
     .insertInto('link_marks')
     .values({ org_id: orgId, peer: mark.peer, epoch: mark.epoch, tx: mark.tx, seq: mark.seq, digest: null, updated_at: mark.at })
-    .onConflict((oc) => oc.columns(['org_id', 'peer']).doNothing())
+    .onConflict((oc) =>
+      oc
+        .columns(['org_id', 'peer'])
+        .doUpdateSet({ epoch: mark.epoch, tx: mark.tx, seq: mark.seq, digest: null, updated_at: mark.at })
+        .where('link_marks.epoch', '<>', mark.epoch),
+    )
     .execute()
 }
 
