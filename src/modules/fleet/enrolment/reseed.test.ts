@@ -285,7 +285,12 @@ for (const dialect of testDialects()) {
       )
       assert.match(seeding.lastError, /sitegrid link seed/)
 
-      // `sitegrid link seed` finishes it; the agent resumes by itself.
+      // `sitegrid link seed` finishes it, even past a mark a pull of the previous epoch left meanwhile; the agent resumes.
+      await site.handle.db
+        .insertInto('link_marks')
+        .values({ org_id: local.id, peer: 'cloud', epoch: enrolled.epoch, tx: 0, seq: 0, digest: null, updated_at: 0 })
+        .onConflict((oc) => oc.columns(['org_id', 'peer']).doNothing())
+        .execute()
       cut = false
       const resumed = await enrolment.resumeSeeding({ http, actor: CLI_ACTOR })
       assert.deepEqual(resumed.seeded, ['S2'])
@@ -297,6 +302,17 @@ for (const dialect of testDialects()) {
         async () => (await onSite('/api/link')).json(),
         (s) => s.state === 'online',
       )
+
+      // Revoked: the cloud refuses the reseed (its uniform 401) and nothing changes here.
+      assert.equal((await cell.as('POST', `/api/admin/site-servers/${server.id}/revoke`)).statusCode, 200)
+      const epochBefore = (await row()).epoch
+      await assert.rejects(
+        enrolment.reseed({ http, actor: CLI_ACTOR, unacknowledgedFile: join(dir, 'revoked.jsonl') }),
+        (err: Error & { code?: string }) => err.code === 'Unauthorized' && /re-enrol/i.test(err.message),
+      )
+      assert.equal((await row()).epoch, epochBefore)
+      assert.equal((await onSite('/api/sites/S2')).statusCode, 200, 'the sites are kept')
+      assert.equal((await site.handle.db.selectFrom('link_peer').select('epoch').executeTakeFirstOrThrow()).epoch, epochBefore)
     })
   })
 }
