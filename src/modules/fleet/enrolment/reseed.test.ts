@@ -294,6 +294,7 @@ for (const dialect of testDialects()) {
       cut = false
       const resumed = await enrolment.resumeSeeding({ http, actor: CLI_ACTOR })
       assert.deepEqual(resumed.seeded, ['S2'])
+      assert.equal((await site.handle.db.selectFrom('link_peer').select('last_error').executeTakeFirstOrThrow()).last_error, null, 'the note is gone')
       for (const url of ['/api/sites/S1/instances', '/api/sites/S2/instances']) {
         assert.deepEqual((await onSite(url)).json(), (await cell.as('GET', url)).json(), url)
       }

@@ -177,6 +177,8 @@ export function createEnrolment(deps: EnrolmentDeps) {
     }
     const at = mark ?? START
     await insertMark(db, org.id, { peer: CLOUD_PEER, epoch: peer.epoch, tx: at.tx, seq: at.seq, at: clock.now() })
+    // Seeded: a note left for the operator while it was not (a reseed's) is moot now.
+    await db.updateTable('link_peer').set({ last_error: null }).where('org_id', '=', org.id).where('epoch', '=', peer.epoch).execute()
     return { seeded, mark: at }
   }
 
@@ -319,7 +321,6 @@ export function createEnrolment(deps: EnrolmentDeps) {
       } catch (err) {
         throw new ReseedIncomplete(err instanceof Error ? err.message : String(err), { cause: err })
       }
-      await db.updateTable('link_peer').set({ last_error: null }).where('org_id', '=', org.id).where('epoch', '=', epoch).execute()
       return { serverId: peer.server_id, epoch, after, unacknowledged: kept, unacknowledgedFile: kept > 0 ? input.unacknowledgedFile : null, ...seeding }
     },
 
