@@ -1,6 +1,8 @@
+import { join } from 'node:path'
 import { systemClock } from '../clock.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
+import { holdSqliteServerLock } from '../db/server-lock.ts'
 import { NotFound } from '../errors/domain-error.ts'
 import { CLI_ACTOR } from '../identity.ts'
 import { NotEnrolled } from '../modules/fleet/enrolment/errors.ts'
@@ -172,6 +174,45 @@ export const linkCommands: Command[] = [
         if (!peer) throw new NotEnrolled()
         const result = await withCloud(peer.cloudUrl, io.env, (http) => enrolment.resumeSeeding({ http, actor: CLI_ACTOR }))
         io.err(`seeded ${result.seeded.length ? result.seeded.join(', ') : 'nothing'}; the pull starts at ${result.mark.tx}.${result.mark.seq}`)
+      }),
+  },
+  {
+    path: ['link', 'reseed'],
+    usage: '[--keep FILE]',
+    positionals: [],
+    summary:
+      "Site server, after a restore from an old backup (the link shows `diverged`): starts the link anew from the cloud's state. " +
+      'Stop the server first: it refuses while a `sitegrid serve` holds the database (and no serve starts until it ends). ' +
+      "It announces a new epoch to the cloud, removes this server's data of its linked sites and seeds them again from the cloud " +
+      '(as `link enrol` does). Changes made here that the cloud never acknowledged cannot be applied on top of its state: they ' +
+      'are not sent but kept, one JSON change a line, in --keep FILE (default: beside the database, <database>.reseed-<time>.jsonl), ' +
+      'for the operator to read and redo by hand. A reseed cut during the seed is finished by `sitegrid link seed`.',
+    options: { keep: { type: 'string' } },
+    run: ({ values }, io) =>
+      withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
+        requireMode(config, 'site', 'reseed')
+        const dbPath = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length) : undefined
+        // The server stopped: a serve holding the file refuses the reseed (SqliteFileServed names it); held from here
+        // until this command ends, so no serve starts in the middle of it.
+        if (dbPath !== undefined) holdSqliteServerLock(dbPath)
+        const { sites, transfer } = linkServices(config, handle)
+        const enrolment = createEnrolment({ handle, clock: systemClock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
+        const peer = await enrolment.peer()
+        if (!peer) throw new NotEnrolled()
+        const stamp = new Date(systemClock.now()).toISOString().replace(/[:.]/g, '-')
+        const keep =
+          typeof values.keep === 'string' && values.keep !== ''
+            ? values.keep
+            : dbPath !== undefined && dbPath !== ':memory:'
+              ? `${dbPath}.reseed-${stamp}.jsonl`
+              : join(process.cwd(), `sitegrid-reseed-${stamp}.jsonl`)
+        const result = await withCloud(peer.cloudUrl, io.env, (http) => enrolment.reseed({ http, actor: CLI_ACTOR, unacknowledgedFile: keep }))
+        io.err(
+          `reseeded site server ${result.serverId} (new epoch): seeded ${result.seeded.length ? result.seeded.join(', ') : 'nothing'}; the pull starts at ${result.mark.tx}.${result.mark.seq}; ` +
+            (result.unacknowledgedFile === null
+              ? 'no change made here was left unacknowledged'
+              : `${result.unacknowledged} change(s) made here that the cloud never acknowledged were not sent: kept in ${result.unacknowledgedFile}`),
+        )
       }),
   },
 ]

@@ -14,7 +14,7 @@ import type { LinkFailure, LinkHttpClient } from './http.ts'
 export const PUSHED_TABLES: readonly string[] = LINKED_TABLES.filter((t) => t.name !== 'link_conflicts').map((t) => t.name)
 
 /** The agent's state per enrolment, as `sitegrid link status`, GET /api/link and the heartbeat report it. */
-export type LinkState = 'starting' | 'online' | 'offline' | 'revoked' | 'version' | 'diverged' | 'refused'
+export type LinkState = 'starting' | 'seeding' | 'online' | 'offline' | 'revoked' | 'version' | 'diverged' | 'refused'
 
 export interface LinkTiming {
   /** How often an idle push loop looks for new local changes (one indexed query on the local database). */
@@ -77,7 +77,9 @@ export function createLinkAgent(deps: LinkAgentDeps) {
     const status: PeerStatus = { orgId, state: 'starting', lastError: null, since: clock.now() }
     let http: LinkHttpClient | undefined
     let credentialSeen: string | null = null
-    let blockedUntilChange: string | null = null // the credential a blocking failure was met with
+    let blockedUntilChange: string | null = null // the enrolment (credential and epoch) a blocking failure was met with
+    // A reseed keeps the credential and changes the epoch: either lifts a block.
+    const enrolmentOf = (peer: LinkPeerTable) => `${peer.sealed_credential}\n${peer.epoch}`
 
     const setState = async (state: LinkState, error: string | null) => {
       if (status.state !== state) {
@@ -102,25 +104,30 @@ export function createLinkAgent(deps: LinkAgentDeps) {
       const peer = await readPeer(orgId)
       if (!peer || peer.sealed_credential === null) return undefined
       const seeded = await db.selectFrom('link_marks').select('seq').where('org_id', '=', orgId).where('peer', '=', CLOUD_PEER).executeTakeFirst()
-      if (!seeded) return undefined
+      if (!seeded) {
+        // Enrolled, not seeded (a cut enrolment or a reseed under way): said so, with the enrolment's note if any.
+        if (status.state !== 'seeding') Object.assign(status, { state: 'seeding', lastError: peer.last_error, since: clock.now() })
+        return undefined
+      }
       if (peer.sealed_credential !== credentialSeen) {
         await http?.close()
         http = deps.connect(peer)
         credentialSeen = peer.sealed_credential
-        if (blockedUntilChange !== null && blockedUntilChange !== peer.sealed_credential) blockedUntilChange = null
       }
-      if (!http || blockedUntilChange === peer.sealed_credential) return undefined
+      if (blockedUntilChange !== null && blockedUntilChange !== enrolmentOf(peer)) blockedUntilChange = null
+      if (!http || blockedUntilChange === enrolmentOf(peer)) return undefined
       return { peer, http }
     }
 
     const backoff = { push: 0, pull: 0 }
-    async function failed(loop: 'push' | 'pull', client: LinkHttpClient, failure: unknown): Promise<void> {
+    async function failed(loop: 'push' | 'pull', client: LinkHttpClient, failure: unknown, peer: LinkPeerTable): Promise<void> {
       if (abort.signal.aborted) return
       const f: LinkFailure = await client.describeFailure(failure)
       if (f.kind === 'aborted') return
       if (f.kind === 'unauthorized' || f.kind === 'version' || f.kind === 'diverged') {
-        // Nothing changes by retrying: wait for a new enrolment (a new credential) or a restart after an upgrade.
-        blockedUntilChange = credentialSeen
+        // Nothing changes by retrying: wait for a new enrolment (a new credential), a reseed (a new epoch) or a restart
+        // after an upgrade. The enrolment the failed call was made with: one changed meanwhile is not blocked.
+        blockedUntilChange = enrolmentOf(peer)
         await setState(f.kind === 'unauthorized' ? 'revoked' : f.kind, f.message)
         log.warn({ event: `link.${f.kind}`, orgId, loop }, f.message)
         return
@@ -160,6 +167,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
         .updateTable('link_peer')
         .set({ acked_seq: answer.mark.seq, last_contact_at: clock.now(), last_error: null })
         .where('org_id', '=', orgId)
+        .where('epoch', '=', peer.epoch) // a reseed meanwhile restarted the count: an answer of the old epoch is void
         .execute()
       return true
     }
@@ -196,7 +204,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
           }
           if (!sent) await pause(timing.pushIdleMs, abort.signal)
         } catch (err) {
-          await failed('push', now.http, err)
+          await failed('push', now.http, err, now.peer)
         }
       }
     }
@@ -231,13 +239,15 @@ export function createLinkAgent(deps: LinkAgentDeps) {
           const res = await now.http.request(`/api/link/pull?${query}`, { method: 'GET', signal: abort.signal, timeoutMs: timing.pullWaitMs + 30_000 })
           if (!res.ok) throw res
           const answer = (await res.json()) as PullAnswer
+          // A reseed while the pull waited: its answer belongs to the previous epoch (the seed brings what it held).
+          if ((await readPeer(orgId))?.epoch !== now.peer.epoch) continue
           const sites = JSON.parse(now.peer.sites) as string[]
           await applyPull({ handle, clock }, { orgId, serverId: now.peer.server_id, sites, epoch: now.peer.epoch, changes: answer.changes, next: answer.next })
           backoff.pull = 0
           if (status.state !== 'online') await setState('online', null)
           if (answer.changes.length > 0) await deps.afterPull(orgId)
         } catch (err) {
-          await failed('pull', now.http, err)
+          await failed('pull', now.http, err, now.peer)
         }
       }
     }

@@ -40,3 +40,21 @@ export class CloudRefusedEnrolment extends domainError('Conflict') {
     super(`The cloud refused the enrolment: ${detail}`)
   }
 }
+
+/** A link call with the stored credential got the uniform 401: it was revoked in the cloud (or the server removed). */
+export class LinkCredentialRefused extends domainError('Unauthorized') {
+  constructor() {
+    super('The cloud refused this site server’s link credential (revoked?). Re-enrol with a new code (`sitegrid link enrol`), then run the command again.')
+  }
+}
+
+/** A reseed whose local part was done (the sites' old data removed, the new epoch stored) but whose seed was cut off. */
+export class ReseedIncomplete extends domainError('LinkCloudUnavailable') {
+  constructor(what: string, options?: { cause?: unknown }) {
+    super(
+      `The reseed removed this server's data of its linked sites and the cloud accepted the new epoch, but the seed did not complete (${what}). ` +
+        'The sites are missing here until it does: run `sitegrid link seed` to finish it (no new code needed).',
+      options,
+    )
+  }
+}

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
 import { seal, unseal } from '../../../auth/site-pin/seal.ts'
 import { LINKED_TABLES, type LinkedTable } from '../../../db/link-triggers.ts'
 import type { Clock } from '../../../clock.ts'
@@ -11,13 +12,37 @@ import type { OrgsService } from '../../orgs/service.ts'
 import type { SitesService } from '../../sites/service.ts'
 import type { TenantTransferService } from '../../tenant-transfer/service.ts'
 import { EXPORTED_TABLES } from '../../tenant-transfer/tables.ts'
-import { rowKey, START, type Cursor } from '../outbox/store.ts'
+import { readChanges, rowKey, START, withApplyOrigin, type Change, type Cursor } from '../outbox/store.ts'
+import { PUSHED_TABLES } from '../agent/agent.ts'
+import { recordAudit } from '../../audit/service.ts'
 import type { LinkHttp } from '../agent/http.ts'
 import { LinkOrgMismatch, LinkVersionMismatch } from '../site-servers/errors.ts'
 import { CURSOR_HEADER, LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_VERSION } from '../site-servers/protocol.ts'
-import type { Enrolment } from '../site-servers/schemas.ts'
-import { CloudRefusedEnrolment, EnrolmentCodeRefused, LinkAlreadyEnrolled, LinkCloudUnavailable, NotEnrolled, SeveralOrganisations } from './errors.ts'
-import { CLOUD_PEER, findLinkPeer, findMark, insertBases, insertMark, markSeedChanges, newestOutboxSeq, saveLinkPeer, siteRowKeys } from './store.ts'
+import type { Enrolment, ReseedAnswer } from '../site-servers/schemas.ts'
+import {
+  CloudRefusedEnrolment,
+  EnrolmentCodeRefused,
+  LinkAlreadyEnrolled,
+  LinkCloudUnavailable,
+  LinkCredentialRefused,
+  NotEnrolled,
+  ReseedIncomplete,
+  SeveralOrganisations,
+} from './errors.ts'
+import {
+  CLOUD_PEER,
+  deleteOutboxRows,
+  dropLinkedSites,
+  findLinkPeer,
+  findMark,
+  insertBases,
+  insertMark,
+  markSeedChanges,
+  newestOutboxSeq,
+  restartLinkPeer,
+  saveLinkPeer,
+  siteRowKeys,
+} from './store.ts'
 
 /** The parts of a one-site tenant package that are tables: the outbox rows a seed import records for them came from the cloud. */
 const SEED_PACKAGE_TABLES = EXPORTED_TABLES.filter((t) => t.scope === 'site' && t.isStoredPart !== true).map((t) => t.name)
@@ -47,6 +72,20 @@ export interface EnrolResult {
   /** The sites imported from the cloud now (empty when the site server already held them, or on a re-enrolment). */
   seeded: string[]
   /** Where the pull of the cloud's changes starts (link_marks, peer 'cloud'). */
+  mark: Cursor
+}
+
+export interface ReseedResult {
+  serverId: string
+  /** The new epoch (the cloud refuses the old one from now on). */
+  epoch: string
+  /** The local outbox seq the new epoch's push continues after. */
+  after: number
+  /** How many changes made here the cloud never acknowledged were kept in the file (and not sent). */
+  unacknowledged: number
+  unacknowledgedFile: string | null
+  seeded: string[]
+  /** Where the pull of the cloud's changes starts. */
   mark: Cursor
 }
 
@@ -120,13 +159,14 @@ export function createEnrolment(deps: EnrolmentDeps) {
   }
 
   /**
-   * Seeds the sites this server holds no data of, unless it was seeded before (a mark for the cloud exists), and sets
+   * Seeds the sites this server holds no data of, unless it was seeded before (a mark for the cloud of this epoch exists), and sets
    * the pull's mark to the smallest seed position. A site it already held (brought by a tenant transfer, or an earlier
    * seed that was cut) has no known position: the pull then starts from the beginning (applying is idempotent).
    */
   async function completeSeeding(org: Org, peer: { serverId: string; credential: string; epoch: string; sites: string[] }, http: LinkHttp, actor: Actor) {
     const existing = await findMark(db, org.id, CLOUD_PEER)
-    if (existing) return { seeded: [] as string[], mark: { tx: existing.tx, seq: existing.seq } }
+    // A mark of another epoch is not this seeding's: a pull of the previous epoch wrote it during a reseed.
+    if (existing && existing.epoch === peer.epoch) return { seeded: [] as string[], mark: { tx: existing.tx, seq: existing.seq } }
     const seeded: string[] = []
     let mark: Cursor | undefined
     for (const site of peer.sites) {
@@ -137,6 +177,8 @@ export function createEnrolment(deps: EnrolmentDeps) {
     }
     const at = mark ?? START
     await insertMark(db, org.id, { peer: CLOUD_PEER, epoch: peer.epoch, tx: at.tx, seq: at.seq, at: clock.now() })
+    // Seeded: a note left for the operator while it was not (a reseed's) is moot now.
+    await db.updateTable('link_peer').set({ last_error: null }).where('org_id', '=', org.id).where('epoch', '=', peer.epoch).execute()
     return { seeded, mark: at }
   }
 
@@ -153,18 +195,20 @@ export function createEnrolment(deps: EnrolmentDeps) {
       const local = await localOrg()
       const peer = local && (await findLinkPeer(db, local.id))
       if (peer && peer.cloud_url !== cloudUrl) throw new LinkAlreadyEnrolled(peer.cloud_url)
+      // A fresh epoch on the first enrolment (the cloud's mark of this server's outbox starts anew with it); a
+      // re-enrolment keeps its own. The cloud stores it and refuses a push of any other epoch until a reseed.
+      const epoch = peer ? peer.epoch : randomBytes(16).toString('hex')
       const answer = await exchange(input.http, {
         code: input.code,
         orgId: local?.id ?? null,
         ...(peer ? { serverId: peer.server_id } : {}),
         protocol: LINK_PROTOCOL,
         schema: SCHEMA_VERSION,
+        epoch,
       })
       if (local && answer.org.id !== local.id) throw new LinkOrgMismatch(local.id, answer.org.id)
       const org = local ?? (await deps.orgs.provision(answer.org.slug, answer.org.name, answer.org.id))
       const isReenrolment = peer !== undefined && peer.server_id === answer.serverId
-      // A fresh epoch on the first enrolment: the cloud's mark of this server's outbox starts anew with it.
-      const epoch = isReenrolment ? peer.epoch : randomBytes(16).toString('hex')
       const now = clock.now()
       // Stored before seeding: a seed cut off resumes with this credential, without a new code.
       await saveLinkPeer(db, {
@@ -201,6 +245,83 @@ export function createEnrolment(deps: EnrolmentDeps) {
         input.http,
         input.actor,
       )
+    },
+
+    /**
+     * Reseeds this site server from the cloud after it was restored from an old backup (its push refused as
+     * diverged). Run it with the server stopped (the CLI refuses while a `serve` holds the database); a running agent
+     * is safe too: it resumes by itself once it sees the new epoch and the seed's mark.
+     *
+     * 1. A new random epoch, announced to the cloud with the newest seq of the local outbox (POST /api/link/reseed):
+     *    the cloud then refuses the old epoch and continues the new one from that seq. Refused or unreachable: nothing
+     *    here changed (LinkCredentialRefused, LinkCloudUnavailable).
+     * 2. One local transaction, as origin 'cloud' (nothing of it goes up): the changes made here that the cloud never
+     *    acknowledged are written to `unacknowledgedFile` (JSON lines, one change each: they cannot be applied on top
+     *    of the cloud's state, so they are kept for the operator to read, not sent) and leave the outbox; the linked
+     *    sites' rows go (with everything they own, the historian's included), their forwarded commands, the row versions
+     *    and the pull's mark; the enrolment takes the new epoch and continues its push from the seq sent in 1.
+     * 3. The seed, as at enrolment: a tenant package of each site, which sets the pull's mark. Cut off: ReseedIncomplete
+     *    (the sites are missing until `sitegrid link seed` finishes it; GET /api/link says so meanwhile).
+     */
+    async reseed(input: { http: LinkHttp; actor: Actor; unacknowledgedFile: string }): Promise<ReseedResult> {
+      const org = await localOrg()
+      const peer = org && (await findLinkPeer(db, org.id))
+      const credential = peer && unsealLinkCredential(keySecret, peer)
+      if (!org || !peer || credential === undefined) throw new NotEnrolled()
+      const sites = JSON.parse(peer.sites) as string[]
+      const epoch = randomBytes(16).toString('hex')
+      const after = await newestOutboxSeq(db, org.id)
+
+      const res = await call(input.http, '/api/link/reseed', {
+        method: 'POST',
+        body: JSON.stringify({ epoch, after }),
+        headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json', [PROTOCOL_HEADER]: String(LINK_PROTOCOL) },
+      })
+      if (res.status === 401) throw new LinkCredentialRefused()
+      if (!res.ok) throw await refusal(res, {})
+      const answer = (await res.json().catch(() => undefined)) as ReseedAnswer | undefined
+      if (answer?.mark?.epoch !== epoch || answer.mark.seq !== after)
+        throw new LinkCloudUnavailable(`a reseed answer without the new mark (HTTP ${res.status})`)
+
+      const kept = await db.transaction().execute(async (trx) => {
+        const unacknowledged: Change[] = []
+        for (let from: Cursor = { tx: 0, seq: Number(peer.acked_seq) }; ; ) {
+          const page = await readChanges(trx, handle.dialect, org.id, from, { tables: PUSHED_TABLES, sites: [...sites, ''], origin: { only: '' }, limit: 1000 })
+          unacknowledged.push(...page)
+          if (page.length < 1000) break
+          from = { tx: page.at(-1)!.tx, seq: page.at(-1)!.seq }
+        }
+        if (unacknowledged.length > 0) {
+          // 'wx': never over another file; a failure here rolls the whole local part back.
+          await writeFile(input.unacknowledgedFile, unacknowledged.map((c) => `${JSON.stringify(c)}\n`).join(''), { flag: 'wx', mode: 0o600 })
+          await deleteOutboxRows(
+            trx,
+            org.id,
+            unacknowledged.map((c) => c.seq),
+          )
+        }
+        await withApplyOrigin(trx, handle.dialect, CLOUD_PEER, () => dropLinkedSites(trx, org.id, sites))
+        await restartLinkPeer(trx, org.id, {
+          epoch,
+          ackedSeq: after,
+          note: 'Reseeding from the cloud: the seed has not completed yet. If this stays, run `sitegrid link seed`.',
+        })
+        // Made here (origin ''): it goes up with the new epoch, so the cloud's audit trail shows it from both sides.
+        await recordAudit(trx, clock, org.id, input.actor, {
+          action: 'link.reseeded',
+          target: peer.server_id,
+          detail: { sites, unacknowledged: unacknowledged.length, after },
+        })
+        return unacknowledged.length
+      })
+
+      let seeding: { seeded: string[]; mark: Cursor }
+      try {
+        seeding = await completeSeeding(org, { serverId: peer.server_id, credential, epoch, sites }, input.http, input.actor)
+      } catch (err) {
+        throw new ReseedIncomplete(err instanceof Error ? err.message : String(err), { cause: err })
+      }
+      return { serverId: peer.server_id, epoch, after, unacknowledged: kept, unacknowledgedFile: kept > 0 ? input.unacknowledgedFile : null, ...seeding }
     },
 
     /** This server's enrolment (the cloud, its server id and sites), or undefined when it is not enrolled. */

@@ -25,4 +25,10 @@ export const docs = {
     'GET …/tenant/export), to seed a site server that holds none of its data. `Sitegrid-Link-Cursor: <tx>.<seq>` is the ' +
     "cloud's outbox position taken before the export: the site server pulls from there (changes made during the export are " +
     "replayed; applying is idempotent). A site that is not one of the server's is the uniform 404.",
+  reseed:
+    'Cloud mode, called by `sitegrid link reseed` on a site server whose push was refused as diverged (restored from an ' +
+    "old backup). Stores the site server's new outbox `epoch` (a push of any other epoch is then 409 `LinkDiverged`, " +
+    "reason epoch) and replaces its mark with the new epoch's, starting at `after` (the newest seq of its outbox), so its " +
+    'next push continues from there. The site server then seeds its sites again (GET /api/link/seed). Repeating it with ' +
+    'another epoch is allowed (a reseed cut before the site stored its epoch). Audited (`site_server.reseeded`).',
 }

@@ -4,7 +4,7 @@ import { problemResponses } from '../../../http/problem.ts'
 import type { Tenancy } from '../../../http/tenancy.ts'
 import { LinkVersionMismatch } from './errors.ts'
 import { CURSOR_HEADER, LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VERSION } from './protocol.ts'
-import { EnrolBody, EnrolmentSchema, SeedQuery } from './schemas.ts'
+import { EnrolBody, EnrolmentSchema, ReseedAnswerSchema, ReseedBody, SeedQuery } from './schemas.ts'
 import type { SiteServersService } from './service.ts'
 import { docs } from './docs.ts'
 
@@ -62,6 +62,25 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
         .header(CURSOR_HEADER, `${cursor.tx}.${cursor.seq}`)
         .header('cache-control', 'no-store')
         .send(stream as never) // a stream, documented above as binary
+    },
+  )
+
+  app.post(
+    '/api/link/reseed',
+    {
+      config: { policy: 'link' },
+      schema: {
+        tags: TAGS,
+        summary: 'Start a site server’s outbox anew (a reseed after a restore)',
+        description: docs.reseed,
+        body: ReseedBody,
+        response: { 200: ReseedAnswerSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const announced = request.headers[PROTOCOL_HEADER]
+      if (announced !== String(LINK_PROTOCOL)) throw new LinkVersionMismatch(String(announced ?? 'none'), LINK_PROTOCOL)
+      return reply.header('cache-control', 'no-store').send(await siteServers.reseed(request.org, request.principal, request.body))
     },
   )
 }

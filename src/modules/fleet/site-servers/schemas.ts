@@ -89,6 +89,13 @@ export const EnrolBody = Type.Object(
     serverId: Type.Optional(Type.String({ maxLength: 100, description: 'Re-enrolment: the site server id it is enrolled as.' })),
     protocol: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'The fleet-link protocol version the site server speaks.' }),
     schema: Type.String({ minLength: 1, maxLength: 200, description: "The site server's schema version (its latest migration)." }),
+    epoch: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-f]{32}$',
+        description:
+          "The site server's outbox epoch (a re-enrolment sends the one it has): the cloud refuses a push of any other epoch (409 LinkDiverged) until a reseed announces a new one.",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -106,3 +113,21 @@ export const EnrolmentSchema = Type.Object(
 export type Enrolment = Static<typeof EnrolmentSchema>
 
 export const SeedQuery = Type.Object({ site: Type.String({ maxLength: 200, description: "One of the site server's sites." }) }, { additionalProperties: false })
+
+export const ReseedBody = Type.Object(
+  {
+    epoch: Type.String({ pattern: '^[0-9a-f]{32}$', description: 'The new outbox epoch the site server made for the reseed (32 hex digits).' }),
+    after: Type.Integer({
+      minimum: 0,
+      description: "The newest seq of the site server's outbox now: the new epoch's mark starts there, so its next push's `after` is this.",
+    }),
+  },
+  { additionalProperties: false },
+)
+export type ReseedInput = Static<typeof ReseedBody>
+
+export const ReseedAnswerSchema = Type.Object(
+  { mark: Type.Object({ epoch: Type.String(), seq: Type.Integer() }, { additionalProperties: false, description: "The cloud's mark of the new epoch." }) },
+  { $id: 'ReseedAnswer', additionalProperties: false },
+)
+export type ReseedAnswer = Static<typeof ReseedAnswerSchema>

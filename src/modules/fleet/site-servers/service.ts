@@ -14,7 +14,7 @@ import { MAX_PULL_WAIT_MS, PULLED_TABLES } from '../link-service.ts'
 import type { SitesService } from '../../sites/service.ts'
 import { LinkOrgMismatch, LinkServerMismatch, LinkVersionMismatch, SiteAlreadyLinked } from './errors.ts'
 import { LINK_PROTOCOL } from './protocol.ts'
-import type { Enrolment, EnrolInput, RegisterSiteServerInput, SiteServer, SiteServerWithCode } from './schemas.ts'
+import type { Enrolment, EnrolInput, RegisterSiteServerInput, ReseedAnswer, ReseedInput, SiteServer, SiteServerWithCode } from './schemas.ts'
 import { codeHashOf, credentialVerifierOf, ENROLMENT_CODE_PATTERN, newCredential, newEnrolmentCode, newSiteServerId } from './secrets.ts'
 import {
   consumeEnrolmentCode,
@@ -25,6 +25,7 @@ import {
   listSiteServersPage,
   reopenRevokedSiteServer,
   replaceEnrolmentCode,
+  reseedSiteServer,
   revokeSiteServer,
 } from './store.ts'
 
@@ -229,6 +230,7 @@ export function createSiteServersService(deps: SiteServersDeps) {
         const result = await consumeEnrolmentCode(trx, org.id, row.id, codeHash, now, {
           credentialVerifier: credentialVerifierOf(keySecret, credential),
           peerVersions: JSON.stringify({ protocol: input.protocol, schema: input.schema }),
+          epoch: input.epoch,
         })
         if (Number(result.numUpdatedRows) === 0) throw new Unauthorized() // another use won, or it expired meanwhile
         await recordAudit(trx, clock, org.id, linkActor(row.id), {
@@ -254,6 +256,26 @@ export function createSiteServersService(deps: SiteServersDeps) {
       const cursor = await deps.currentCursor(db, org.id)
       await db.transaction().execute((trx) => republishPendingCommands(trx, org.id, [site]))
       return { cursor, stream: await deps.exportSite(org, site) }
+    },
+
+    /**
+     * A site server restored from an old backup starts its outbox anew (`sitegrid link reseed`): its new epoch is
+     * stored, so a push of the old one is refused (409 LinkDiverged, reason epoch), and its mark is replaced by the new
+     * epoch's, starting at `after` (its next push continues from there). Audited. The server is the principal's: a
+     * revoked one is the uniform 401 before this; one revoked meanwhile is NotFound.
+     */
+    async reseed(org: Org, principal: Principal, input: ReseedInput): Promise<ReseedAnswer> {
+      if (principal.kind !== 'link') throw new NotFound()
+      const now = clock.now()
+      await db.transaction().execute(async (trx) => {
+        if ((await reseedSiteServer(trx, org.id, principal.subject, input.epoch, input.after, now)) === 0) throw new NotFound()
+        await recordAudit(trx, clock, org.id, linkActor(principal.subject), {
+          action: 'site_server.reseeded',
+          target: principal.subject,
+          detail: { after: input.after },
+        })
+      })
+      return { mark: { epoch: input.epoch, seq: input.after } }
     },
   }
 }

@@ -37,7 +37,7 @@ export function consumeEnrolmentCode(
   id: string,
   codeHash: string,
   now: number,
-  set: { credentialVerifier: string; peerVersions: string },
+  set: { credentialVerifier: string; peerVersions: string; epoch?: string | undefined },
 ) {
   return db
     .updateTable('site_servers')
@@ -51,6 +51,8 @@ export function consumeEnrolmentCode(
       last_contact_at: now,
       last_error: null,
       peer_versions: set.peerVersions,
+      // The site server's outbox epoch; a site that sends none (an older one) keeps what was stored.
+      ...(set.epoch === undefined ? {} : { epoch: set.epoch }),
     })
     .where('org_id', '=', orgId)
     .where('id', '=', id)
@@ -107,4 +109,25 @@ export function findActiveSiteServerByVerifier(db: Db, orgId: OrgId, verifier: s
     .where('credential_verifier', '=', verifier)
     .where('revoked_at', 'is', null)
     .executeTakeFirst()
+}
+
+/**
+ * A reseed: the server's new epoch, and its mark (link_marks, peer = the server id) replaced by the new epoch's,
+ * starting at `after` with no digest. Answers 0 when the server is not live (revoked meanwhile).
+ */
+export async function reseedSiteServer(db: Db, orgId: OrgId, id: string, epoch: string, after: number, now: number): Promise<number> {
+  const result = await db
+    .updateTable('site_servers')
+    .set({ epoch, last_contact_at: now, last_error: null })
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
+  if (Number(result.numUpdatedRows) === 0) return 0
+  await db
+    .insertInto('link_marks')
+    .values({ org_id: orgId, peer: id, epoch, tx: 0, seq: after, digest: null, updated_at: now })
+    .onConflict((oc) => oc.columns(['org_id', 'peer']).doUpdateSet({ epoch, tx: 0, seq: after, digest: null, updated_at: now }))
+    .execute()
+  return 1
 }
