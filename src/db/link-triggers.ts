@@ -84,7 +84,10 @@ async function installSqlite(db: Kysely<unknown>, table: LinkedTable): Promise<v
   const rekeyed = sql.raw(table.key.map((c) => `OLD."${c}" is not NEW."${c}"`).join(' or '))
   await sql`create trigger ${trigger('rekey')} after update on ${t} when ${rekeyed} begin ${record('OLD', 'delete')} end`.execute(db)
   await sql`create trigger ${trigger('update')} after update on ${t}${only('NEW')} begin ${record('NEW', 'upsert')} end`.execute(db)
-  await sql`create trigger ${trigger('delete')} after delete on ${t}${only('OLD')} begin ${record('OLD', 'delete')} end`.execute(db)
+  // A delete cascading from the organisation's own deletion records nothing: the organisation and its outbox are gone.
+  const orgRemains = sql`exists (select 1 from orgs o where o.id = OLD.org_id)`
+  const whenDeleted = table.only === undefined ? sql` when ${orgRemains}` : sql`${only('OLD')} and ${orgRemains}`
+  await sql`create trigger ${trigger('delete')} after delete on ${t}${whenDeleted} begin ${record('OLD', 'delete')} end`.execute(db)
 }
 
 async function installPostgres(db: Kysely<unknown>): Promise<void> {
@@ -107,6 +110,10 @@ async function installPostgres(db: Kysely<unknown>): Promise<void> {
       if TG_OP in ('INSERT', 'UPDATE') then
         select '[' || string_agg((to_jsonb(NEW) -> k)::text, ',' order by ord) || ']' into new_key
           from unnest(string_to_array(TG_ARGV[1], ',')) with ordinality as u(k, ord);
+      end if;
+      -- A delete cascading from the organisation's own deletion records nothing: the organisation and its outbox are gone.
+      if TG_OP = 'DELETE' and not exists (select 1 from orgs o where o.id = OLD.org_id) then
+        return null;
       end if;
       if TG_OP = 'DELETE' or (TG_OP = 'UPDATE' and old_key is distinct from new_key) then
         img := to_jsonb(OLD);
