@@ -3,7 +3,11 @@
 // a forwarded alarm action); on a site server the cloud's records of it as a pull brings them (a conflict, a command).
 import { randomBytes } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
-import type { Credential, Harness } from '../harness.ts'
+import { rowLevelSecurityInTests, type Credential, type Harness } from '../harness.ts'
+import { appRoleUrl, createTestDatabase, ensureAppRole, TEST_APP_ROLE } from '../postgres.ts'
+import { connectDatabase } from '../../src/db/connect.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
+import { grantAppRole } from '../../src/db/row-level-security.ts'
 import { applyPull } from '../../src/modules/fleet/sync/apply-pull.ts'
 import type { Change } from '../../src/modules/fleet/outbox/store.ts'
 import { LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VERSION } from '../../src/modules/fleet/site-servers/protocol.ts'
@@ -238,4 +242,25 @@ export async function seedSiteLink(h: Harness, orgId: string, o: { site: string;
   const result = await applyPull({ handle: h.handle, clock: h.clock }, { orgId, serverId, sites: [o.site], epoch: randomBytes(16).toString('hex'), changes })
   if (result.applied !== 2) throw new Error(`fleet link seeding, pull: ${JSON.stringify(result)}`)
   return { conflict, command }
+}
+
+/**
+ * A PostgreSQL database of its own, migrated, for a second server in one test process (a site server beside a cloud
+ * cell: `postgresUrl()` is one database per process, which a site server would share with the cell's organisations).
+ * The harness settings that point an application at it (and its app role, as every PostgreSQL test runs).
+ */
+export async function ownPostgresDatabase(): Promise<Record<string, string>> {
+  const admin = process.env.TEST_DATABASE_URL
+  if (!admin) throw new Error('PostgreSQL tests need TEST_DATABASE_URL')
+  const url = await createTestDatabase(admin)
+  const handle = await connectDatabase(url, { poolSize: 1 })
+  try {
+    await migrateToLatest(handle.db)
+    if (!rowLevelSecurityInTests()) return { DATABASE_URL: url }
+    await ensureAppRole(admin)
+    await grantAppRole(handle.db, TEST_APP_ROLE)
+    return { DATABASE_URL: url, SITEGRID_DATABASE_APP_URL: appRoleUrl(url) }
+  } finally {
+    await handle.close()
+  }
 }
