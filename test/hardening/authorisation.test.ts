@@ -9,6 +9,7 @@ import { identityHarness, startSharedProvider, type SharedProvider } from '../oi
 import { CHEAP_PINS, signedIn } from '../site/support.ts'
 import { CONSOLE_PATHS } from '../../web/src/paths.ts'
 import { NO_RATE_LIMIT } from './support.ts'
+import { LINK_HEADERS, seedCloudLink } from '../support/fleet-link.ts'
 
 /**
  * The routes anyone may call without a credential, and why. A `public` route outside this list fails the test:
@@ -44,12 +45,14 @@ type Caller =
   | { name: string; kind: 'none' }
   | { name: string; kind: 'apiKey' | 'sitePin' | 'user'; role: Role; credential: { apiKey?: string; bearer?: string } }
   | { name: string; kind: 'platformAdmin' | 'pending'; credential: { bearer: string } }
+  | { name: string; kind: 'link'; credential: { bearer: string } }
 
 /** What the documented policy (src/http/auth.ts, spec 4.5) says a caller gets before any handler runs. */
 function expected(caller: Caller, policy: string, route: string): 'allowed' | 401 | 403 {
   if (SESSION_COOKIE_ROUTES.has(route)) return 401
   if (policy === 'public') return 'allowed'
   if (caller.kind === 'none') return 401
+  if (caller.kind === 'link') return policy === 'link' ? 'allowed' : 403 // a site server's credential: the link routes only
   if (policy === 'link') return 403 // a site server's link credential only (none of these callers), platform admins included
   if (caller.kind === 'platformAdmin') return 'allowed' // platform admins pass every policy
   if (!('role' in caller)) return 403 // a pending user: authenticated, awaiting approval, fails every policy
@@ -79,8 +82,11 @@ async function matrix(h: Harness, org: Org, callers: Caller[], scheme = 'https')
   for (const route of routes) {
     for (const caller of callers) {
       const want = expected(caller, route.policy!, key(route))
+      const request = harmless(route, org, `${scheme}://${org.slug}.localhost`)
+      // A site server sends the link's protocol and schema headers, so its requests reach the handlers.
+      if (caller.kind === 'link') Object.assign(request.headers, LINK_HEADERS)
       const res: LightMyRequestResponse = await h.inject(caller.kind === 'none' ? undefined : { org, ...caller.credential }, {
-        ...harmless(route, org, `${scheme}://${org.slug}.localhost`),
+        ...request,
         host: `${org.slug}.localhost`,
       })
       cells++
@@ -146,6 +152,10 @@ describe('sqlite: function-level authorisation (OWASP API5), a role × route mat
     await h.makePlatformAdmin('root')
     callers.push({ name: 'platform admin', kind: 'platformAdmin', credential: { bearer: await h.token('root') } })
     callers.push({ name: 'pending OIDC user', kind: 'pending', credential: { bearer: await h.token('newcomer') } })
+    // The organisation's enrolled site server (fleet link): its credential passes the `link` policy and no other.
+    const owner = await h.mintKey(org, 'owner')
+    const link = await seedCloudLink(h, { org, apiKey: owner.plaintext }, 'AZ')
+    callers.push({ name: 'site server link credential', kind: 'link', credential: { bearer: link.credential } })
     const checks = routeTableChecks(h)
     const { routes, cells, mismatches } = await matrix(h, org, callers, shared.scheme)
     console.log(

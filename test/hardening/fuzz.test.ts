@@ -19,7 +19,7 @@ import {
   NO_RATE_LIMIT,
   openApiDocument,
   operations,
-  PARAMETER_KINDS,
+  parameterKind,
   pathParams,
   policyOf,
   queryParams,
@@ -69,7 +69,7 @@ function requestArbitrary(op: Operation, ids: TenantIds): fc.Arbitrary<FuzzReque
   const path = fc.record(
     Object.fromEntries(
       pathParams(op).map((p) => {
-        const kind = PARAMETER_KINDS[p.name]
+        const kind = parameterKind(op.path, p.name)
         return [p.name, kind ? fc.oneof(fc.constant(ids[kind]), segment(p.schema)) : segment(p.schema)]
       }),
     ),
@@ -77,7 +77,7 @@ function requestArbitrary(op: Operation, ids: TenantIds): fc.Arbitrary<FuzzReque
   const query = fc
     .tuple(
       ...queryParams(op).map((p) => {
-        const kind = PARAMETER_KINDS[p.name]
+        const kind = parameterKind(op.path, p.name)
         const value = kind ? fc.oneof(fc.constant<unknown>(ids[kind]), arbitraryFromSchema(p.schema)) : arbitraryFromSchema(p.schema)
         return fc.option(
           value.map((v) => asQueryValues(v).map((s) => [p.name, s] as [string, string])),

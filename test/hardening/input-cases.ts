@@ -6,7 +6,7 @@ import {
   fillPath,
   jsonBodySchema,
   pathParams,
-  PARAMETER_KINDS,
+  parameterKind,
   queryFor,
   queryParams,
   type Operation,
@@ -95,7 +95,7 @@ const jsonRequest = (op: Operation, url: string, payload: string) => ({
 
 /** The URL of an operation on the seeded tenant's own resources, with its required query parameters. */
 export function urlFor(op: Operation, ids: TenantIds, now: number, pathOverride: Record<string, string> = {}, query: Record<string, string> = {}): string {
-  const path = Object.fromEntries(pathParams(op).map((p) => [p.name, ids[PARAMETER_KINDS[p.name] ?? 'site']]))
+  const path = Object.fromEntries(pathParams(op).map((p) => [p.name, ids[parameterKind(op.path, p.name) ?? 'site']]))
   return fillPath(op.path, { ...path, ...pathOverride }) + queryFor(op, now, query, ids)
 }
 

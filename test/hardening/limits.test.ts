@@ -11,7 +11,7 @@ import { FIELD_NAMES } from '../../src/modules/historian/service/form.ts'
 import { multipart, plant, type Part } from '../../src/modules/historian/test-setup.ts'
 import { INSTANCE_LIMITS } from '../../src/modules/instances/limits.ts'
 import { harness, testDialects } from '../harness.ts'
-import { NO_RATE_LIMIT, fillPath, openApiDocument, operations, PARAMETER_KINDS, pathParams, queryParams, seedTenant, label, type Schema } from './support.ts'
+import { NO_RATE_LIMIT, fillPath, openApiDocument, operations, parameterKind, pathParams, queryParams, seedTenant, label, type Schema } from './support.ts'
 
 // This process's temporary files go to a directory of their own, so that other test processes cannot blur the count.
 process.env.TMPDIR = mkdtempSync(join(tmpdir(), 'sitegrid-limits-tmp-'))
@@ -189,7 +189,7 @@ for (const dialect of testDialects()) {
       assert.equal(typeof maximum, 'number', `${label(op)}: limit has a maximum`)
       const idOf = (name: string) => {
         if (name === 'tag') return 't0' // the seeded tenant's historian mapping (tag_key)
-        const kind = PARAMETER_KINDS[name]
+        const kind = parameterKind(op.path, name)
         assert.ok(kind, `${label(op)}: parameter ${name} names a resource kind`)
         return tenant.ids[kind]
       }

@@ -4,7 +4,7 @@
 // process sends is recorded while the API of every module, the sign-ins and the jobs run, then each is checked.
 // Part one, the schema, is src/db/citus-readiness.test.ts.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { after, before, describe, it, type TestContext } from 'node:test'
 import pg from 'pg'
 import { postgresUrl, harness, testDialects, type Harness } from '../harness.ts'
 import { connectDatabase } from '../../src/db/connect.ts'
@@ -19,6 +19,19 @@ import { setUpAi } from '../../src/modules/ai/route-test-setup.ts'
 import { postSession, signIn } from '../oidc/browser-flow.ts'
 import { identityHarness, startSharedProvider, type SharedProvider } from '../oidc/identity-harness.ts'
 import { CHEAP_PINS, login, newUserBody, refresh, signedIn } from '../site/support.ts'
+import { linkRequest, ownPostgresDatabase, seedCloudLink } from '../support/fleet-link.ts'
+import { CLI_ACTOR } from '../../src/identity.ts'
+import { cloudCell, register } from '../../src/modules/fleet/enrolment/test-link.ts'
+import { createEnrolment } from '../../src/modules/fleet/enrolment/service.ts'
+import { createOrgsService } from '../../src/modules/orgs/service.ts'
+import { createSitesService } from '../../src/modules/sites/service.ts'
+import { createTenantTransferService } from '../../src/modules/tenant-transfer/service.ts'
+import { historianStoredParts } from '../../src/modules/historian/transfer.ts'
+import { withOrgScope } from '../../src/db/tenant-scope.ts'
+import { applyPull } from '../../src/modules/fleet/sync/apply-pull.ts'
+import { readChanges, type Change } from '../../src/modules/fleet/outbox/store.ts'
+import { PUSHED_TABLES } from '../../src/modules/fleet/agent/agent.ts'
+import type { PullAnswer } from '../../src/modules/fleet/sync/schemas.ts'
 
 /**
  * Statements that span organisations by design: background work of the whole cell, which Citus runs on every shard
@@ -40,6 +53,12 @@ const GLOBAL_BY_DESIGN: ReadonlyArray<{ name: string; reason: string; statement:
     reason:
       "the control plane's job finds the keys of every organisation due a reminder (their reminder rows on every shard); each claim then names its org_id",
     statement: /^select "k"\."org_id", .* from "api_keys" as "k" inner join "orgs" as "o" on "o"\."id" = "k"\."org_id" where "k"\."revoked_at" is null /,
+  },
+  {
+    name: 'fleet link agent, the enrolments of a site server (fleet/agent/agent.ts scan)',
+    reason:
+      "a site server's link agent looks, every peerCheckMs, for the enrolments of the organisations it holds (link_peer, one row per organisation); each enrolment's loops then name their org_id",
+    statement: /^select "org_id" from "link_peer"$/,
   },
 ]
 
@@ -295,6 +314,257 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       box.enqueue({ kind: 'ok', text: 'a', usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })
       await ask({ prompt: 'x' })
       ok(await h.inject({ org, apiKey: ownerKey }, { url: '/api/ai/usage' }), 'usage')
+    })
+
+    it('cloud: the fleet link (site servers, enrolment, seed, push with changes that lose, pull, heartbeat, historian chunks and the batch after them, conflicts read, re-applied and dismissed, forwarded alarm actions, a new code, revocation)', async (t) => {
+      const h = await harness(t, dialect, { SITEGRID_MODE: 'cloud' })
+      const { org, key } = await h.orgWithKey('owner')
+      const owner = { org, apiKey: key }
+      const as = (method: string, url: string, payload?: unknown) =>
+        h.inject(owner, { method: method as 'GET', url, ...(payload === undefined ? {} : { payload: payload as object }) })
+      // Registration, enrolment, the seed, a push (one change applied, two lost: conflict records), a pull, a
+      // heartbeat, a historian chunk, an acknowledge on the linked site's alarm (202, a command): seedCloudLink's steps.
+      const link = await seedCloudLink(h, owner, 'FL')
+      const site = linkRequest(h, owner, link)
+      ok(await as('GET', '/api/admin/site-servers'), 'site servers')
+      ok(await as('GET', `/api/admin/site-servers/${link.serverId}`), 'site server')
+      ok(await site('GET', `/api/link/historian/${link.batch}/chunks`), 'chunks')
+      // The batch row after its chunk: the cloud stores the chunk's samples under it.
+      const at = h.clock.now()
+      const samples = 1
+      const batchRow = {
+        org_id: org.id,
+        site_code: link.site,
+        id: link.batch,
+        format: 'long',
+        status: 'complete',
+        rows_read: samples,
+        samples_stored: samples,
+        rejected_count: 0,
+        collision_count: 0,
+        replaced_count: 0,
+        bytes_read: 0,
+        bytes_total: null,
+        first_ts: at - 60_000,
+        last_ts: at - 60_000,
+        tags: JSON.stringify([
+          { historianTag: 'FL-LCV-1.speed', instanceId: 'FL-LCV-1', tagKey: 'speed', unit: null, scale: 1, samples, firstTs: at - 60_000, lastTs: at - 60_000 },
+        ]),
+        report: '{}',
+        options: '{}',
+        trend_sha256: link.batch,
+        mapping_sha256: link.batch,
+        trend_name: null,
+        is_forced: 0,
+        error: null,
+        created_by: 'site',
+        created_at: at,
+        updated_at: at,
+        completed_at: at,
+      }
+      const batchChange = {
+        seq: 4,
+        tx: 0,
+        table: 'historian_batches',
+        site: link.site,
+        key: [link.batch],
+        op: 'upsert',
+        row: batchRow,
+        base: null,
+        origin: '',
+        at,
+      }
+      ok(await site('POST', '/api/link/push', { epoch: link.epoch, after: 3, changes: [batchChange] }), 'push of the batch')
+      ok(await site('POST', '/api/link/push', { epoch: link.epoch, after: 3, changes: [batchChange] }), 'the same push again (skipped)')
+      ok(await site('GET', '/api/link/pull?tx=0&seq=0&limit=1000'), 'pull')
+      ok(
+        await site('PUT', '/api/link/heartbeat', {
+          state: 'online',
+          lastError: null,
+          backlog: { items: 1, bytes: 10, oldestAt: at },
+          pulledTo: { tx: 0, seq: 0 },
+        }),
+        'heartbeat',
+      )
+      // Conflicts: listed, read, one re-applied (the site's version wins after all), one dismissed.
+      ok(await as('GET', '/api/link/conflicts?unresolved=true&limit=10'), 'conflicts')
+      ok(await as('GET', `/api/link/conflicts/${link.conflicts[0]}`), 'conflict')
+      ok(await as('POST', `/api/link/conflicts/${link.conflicts[0]}/reapply`), 'reapply')
+      ok(await as('POST', `/api/link/conflicts/${link.conflicts[1]}/dismiss`), 'dismiss')
+      // Forwarded commands: the organisation's, the alarm's; the alarm counts its pending ones; a bulk acknowledge.
+      ok(await as('GET', '/api/link/commands'), 'commands')
+      ok(await as('GET', `/api/link/commands?status=pending&siteId=${link.site}`), 'pending commands of the site')
+      ok(await as('GET', `/api/sites/${link.site}/alarms/${link.alarm}/commands`), 'alarm commands')
+      ok(await as('GET', `/api/sites/${link.site}/alarms/${link.alarm}`), 'linked alarm')
+      ok(await as('POST', `/api/sites/${link.site}/alarms/acknowledge`, { alarmIds: [link.alarm], comment: 'all' }), 'bulk acknowledge forwarded')
+      // A new code for the server, then its revocation (its credential is refused from then on).
+      ok(await as('POST', `/api/admin/site-servers/${link.serverId}/enrolment-code`), 'new code')
+      ok(await as('POST', `/api/admin/site-servers/${link.serverId}/revoke`), 'revoke')
+      const refused = await site('GET', '/api/link/pull?tx=0&seq=0')
+      if (refused.statusCode !== 401) failures.push(`a revoked credential: ${refused.statusCode}`)
+    })
+
+    /** A site server on its own PostgreSQL database (app role), with its enrolment service as `sitegrid link enrol` builds it. */
+    async function siteOnPostgres(t: TestContext, env: Record<string, string>) {
+      // Its database is created and migrated outside the recording, as the process database is (`before`).
+      recording = false
+      const database = await ownPostgresDatabase().finally(() => {
+        recording = true
+      })
+      const site = await harness(t, dialect, { ...database, SITEGRID_MODE: 'site', ...env })
+      const orgs = createOrgsService({ handle: site.handle, clock: site.clock })
+      const sites = createSitesService({ handle: site.handle, clock: site.clock, dependents: [] })
+      const transfer = createTenantTransferService({
+        handle: site.handle,
+        clock: site.clock,
+        mode: 'site',
+        sites,
+        storedParts: historianStoredParts,
+        maxPackageBytes: site.config.tenantPackageMaxBytes,
+        maxInflatedBytes: site.config.tenantPackageMaxInflatedBytes,
+      })
+      const enrolment = createEnrolment({
+        handle: site.handle,
+        clock: site.clock,
+        keySecret: site.config.keySecret!,
+        siteOrgSlug: site.config.siteOrgSlug,
+        orgs,
+        sites,
+        transfer,
+      })
+      return { site, orgs, enrolment }
+    }
+
+    /** Bounded: the PostgreSQL outbox reader waits for every older transaction of the server, other tests' included. */
+    const until = async (what: string, done: () => Promise<boolean>, tries = 600) => {
+      for (let i = 0; i < tries; i++) {
+        if (await done()) return true
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      failures.push(`site: ${what} never happened`)
+      return false
+    }
+
+    it("site: enrolment against a cloud cell (the site's organisation, seed, peer, bases, mark), a pull of the cloud's change applied and a push of the site's, as the agent makes them", async (t) => {
+      const cell = await cloudCell(t, dialect)
+      const registered = await register(cell.cloud, cell.owner, ['S1'])
+      // The agent's scan waits a minute between two looks at the enrolments: it cannot race the pull and push below.
+      const { site, orgs, enrolment } = await siteOnPostgres(t, { SITEGRID_LINK_PUSH_IDLE_MS: '60000' })
+      await site.app.ready()
+      const enrolled = await enrolment.enrol({ cloudUrl: cell.url, code: registered.code, http: cell.http, actor: CLI_ACTOR })
+      assert.equal(enrolled.serverId, registered.id)
+      const local = (await orgs.findBySlug(cell.org.slug))!
+      const siteKey = await site.mintKey(local, 'owner')
+      const onSite = { org: local, apiKey: siteKey.plaintext }
+      ok(await site.inject(onSite, { method: 'GET', url: '/api/link' }), 'link status')
+      ok(await site.inject(onSite, { method: 'GET', url: '/api/link/conflicts' }), 'conflicts on the site')
+      ok(await site.inject(onSite, { method: 'GET', url: '/api/link/commands' }), 'commands on the site')
+      const credential = (await enrolment.credential(local.id))!
+      const cloudLink = linkRequest(cell.cloud, cell.owner, { credential })
+      const inSite = <T>(fn: () => Promise<T>) => withOrgScope(local.id, fn)
+      const peer = await inSite(() => site.appHandle.db.selectFrom('link_peer').selectAll().where('org_id', '=', local.id).executeTakeFirstOrThrow())
+
+      // The cloud renames a controller of S1: the pull brings it and the site applies it (applyPull, the app role).
+      const controllers = (await cell.as('GET', '/api/sites/S1/controllers')).json().items as Array<{ id: string }>
+      const cid = controllers[0]!.id
+      ok(
+        await cell.cloud.inject(cell.owner, { method: 'PUT', url: `/api/sites/S1/controllers/${cid}`, payload: { name: 'renamed in the cloud' } }),
+        'cloud edit',
+      )
+      const mark = await inSite(() =>
+        site.appHandle.db.selectFrom('link_marks').selectAll().where('org_id', '=', local.id).where('peer', '=', 'cloud').executeTakeFirstOrThrow(),
+      )
+      let answer: PullAnswer | undefined
+      await until('a pull answer with the cloud edit', async () => {
+        const res = await cloudLink('GET', `/api/link/pull?tx=${mark.tx}&seq=${mark.seq}&limit=1000`)
+        ok(res, 'pull')
+        answer = res.statusCode === 200 ? (res.json() as PullAnswer) : undefined
+        return answer?.changes.some((c) => c.table === 'controllers') ?? false
+      })
+      if (answer) {
+        await inSite(() =>
+          applyPull(
+            { handle: site.appHandle, clock: site.clock },
+            {
+              orgId: local.id,
+              serverId: peer.server_id,
+              sites: JSON.parse(peer.sites) as string[],
+              epoch: peer.epoch,
+              changes: answer!.changes,
+              next: answer!.next,
+            },
+          ),
+        )
+        const row = await site.handle.db.selectFrom('controllers').select('name').where('org_id', '=', local.id).where('id', '=', cid).executeTakeFirst()
+        assert.equal(row?.name, 'renamed in the cloud')
+      }
+
+      // An alarm raised on the site goes up: its outbox read (the app role) and pushed as the agent does.
+      ok(
+        await site.inject(onSite, {
+          method: 'POST',
+          url: '/api/sites/S1/alarms/events',
+          payload: {
+            events: [
+              {
+                eventId: 'site-e1',
+                instanceId: 'CV-1',
+                condition: 'HI',
+                priority: 'high',
+                state: 'active',
+                occurredAt: new Date(site.clock.now() - 1000).toISOString(),
+              },
+            ],
+          },
+        }),
+        'site alarm event',
+      )
+      let changes: Change[] = []
+      await until('the site alarm readable in the outbox', async () => {
+        changes = await inSite(() =>
+          readChanges(
+            site.appHandle.db,
+            dialect,
+            local.id,
+            { tx: 0, seq: Number(peer.acked_seq) },
+            { limit: 500, tables: PUSHED_TABLES, origin: { not: 'cloud' } },
+          ),
+        )
+        return changes.some((c) => c.table === 'alarm_events')
+      })
+      ok(await cloudLink('POST', '/api/link/push', { epoch: peer.epoch, after: Number(peer.acked_seq), changes }), 'push')
+      const upThere = await cell.cloud.handle.db
+        .selectFrom('alarm_events')
+        .select('event_id')
+        .where('org_id', '=', cell.org.id)
+        .where('event_id', '=', 'site-e1')
+        .executeTakeFirst()
+      assert.ok(upThere, 'the site alarm reached the cloud')
+    })
+
+    // A product defect (fleet/agent/agent.ts): the agent's scan of the enrolments (`select "org_id" from "link_peer"`)
+    // and every statement of its loops run outside any organisation scope (neither withSystemScope nor withOrgScope).
+    // Under row-level security (a PostgreSQL site server with SITEGRID_DATABASE_APP_URL) they see no row: the agent never
+    // finds its enrolment and never pushes or pulls. Kept as a todo (it runs, its failure does not fail the suite) until
+    // the agent scans in the system scope and runs each enrolment's loops in its organisation's scope.
+    it("site on PostgreSQL with the app role: the running agent finds its enrolment and pulls the cloud's change", {
+      todo: 'product defect: fleet/agent/agent.ts reads link_peer and runs its loops outside any organisation scope; RLS hides every enrolment',
+    }, async (t) => {
+      const cell = await cloudCell(t, dialect)
+      const registered = await register(cell.cloud, cell.owner, ['S1'])
+      const { site, orgs, enrolment } = await siteOnPostgres(t, { SITEGRID_LINK_PUSH_IDLE_MS: '50', SITEGRID_LINK_PULL_WAIT_MS: '500' })
+      await site.app.ready()
+      await enrolment.enrol({ cloudUrl: cell.url, code: registered.code, http: cell.http, actor: CLI_ACTOR })
+      const local = (await orgs.findBySlug(cell.org.slug))!
+      const cid = ((await cell.as('GET', '/api/sites/S1/controllers')).json().items as Array<{ id: string }>)[0]!.id
+      await cell.cloud.inject(cell.owner, { method: 'PUT', url: `/api/sites/S1/controllers/${cid}`, payload: { name: 'pulled by the agent' } })
+      let pulled = false
+      for (let i = 0; i < 200 && !pulled; i++) {
+        const row = await site.handle.db.selectFrom('controllers').select('name').where('org_id', '=', local.id).where('id', '=', cid).executeTakeFirst()
+        pulled = row?.name === 'pulled by the agent'
+        if (!pulled) await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      assert.ok(pulled, 'the agent pulled the cloud edit within 10 s')
     })
 
     it('site: site users, PIN sign-in, refresh, sign-out', async (t) => {

@@ -9,6 +9,7 @@ import { createMembersService } from '../../src/modules/orgs/members-service.ts'
 import type { Credential, Harness } from '../harness.ts'
 import { multipart } from '../../src/modules/historian/test-setup.ts'
 import { responseValidator } from '../support/response-validator.ts'
+import { ENROLMENT_CODE, LINK_CREDENTIAL, LINK_HEADERS, seedCloudLink, seedSiteLink, type CloudLink } from '../support/fleet-link.ts'
 
 export type Schema = Record<string, unknown> & {
   type?: string
@@ -91,6 +92,14 @@ export interface TenantIds {
   account: string
   domain: string
   user: string
+  /** The fleet link (issue 26): a site server (cloud), a conflict record, a forwarded command, the linked site, a site batch sent in chunks. */
+  siteServer: string
+  conflict: string
+  command: string
+  linkSite: string
+  linkBatch: string
+  /** A chunk number of that batch not sent yet (distinctive, as the suites swap ids in answers by their text). */
+  linkChunk: string
 }
 
 /** Which resource a path or query parameter names, by its name in the OpenAPI document. */
@@ -112,8 +121,29 @@ export const PARAMETER_KINDS: Readonly<Record<string, keyof TenantIds>> = {
   userId: 'user',
 }
 
-/** An id of the same shape that names nothing: its last character changed. */
+const LINK_CHUNK = '7306151'
+
+/**
+ * Parameters whose name alone does not say what they name: `id` of the fleet link's routes, the batch of a site
+ * server's historian chunks, the site of a seed. Keyed by the path's prefix.
+ */
+const PATH_PARAMETER_KINDS: ReadonlyArray<{ prefix: string; name: string; kind: keyof TenantIds }> = [
+  { prefix: '/api/admin/site-servers/', name: 'id', kind: 'siteServer' },
+  { prefix: '/api/link/conflicts/', name: 'id', kind: 'conflict' },
+  { prefix: '/api/link/historian/', name: 'batchId', kind: 'linkBatch' },
+  { prefix: '/api/link/historian/', name: 'n', kind: 'linkChunk' },
+  { prefix: '/api/link/seed', name: 'site', kind: 'linkSite' },
+]
+
+/** Which resource a parameter of the operation at `path` names: by its path first, else by its name (PARAMETER_KINDS). */
+export function parameterKind(path: string, name: string): keyof TenantIds | undefined {
+  return PATH_PARAMETER_KINDS.find((k) => k.name === name && path.startsWith(k.prefix))?.kind ?? PARAMETER_KINDS[name]
+}
+
+/** An id of the same shape that names nothing: its last character changed (a digit for a number). */
 export function missingLike(id: string): string {
+  // A number (a chunk number) stays a number.
+  if (/^[0-9]+$/.test(id)) return id.slice(0, -1) + String((Number(id.at(-1)) + 1) % 10)
   const last = id.at(-1)
   return id.slice(0, -1) + (last === 'q' ? 'r' : 'q')
 }
@@ -123,6 +153,8 @@ export interface Tenant {
   owner: Credential
   ownerKeyId: string
   ids: TenantIds
+  /** Cloud mode: the tenant's enrolled site server (its credential passes the `link` policy only). */
+  link?: CloudLink
 }
 
 async function expectStatus(res: LightMyRequestResponse, status: number, what: string) {
@@ -225,11 +257,30 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
       ).id,
     )
   }
+  // The fleet link (issue 26): in the cloud a site server at work for a second site; on a site server the link's
+  // records (a conflict, a command on the alarm) as the cloud's pull brings them.
+  let fleet: Pick<TenantIds, 'siteServer' | 'conflict' | 'command' | 'linkSite' | 'linkBatch' | 'linkChunk'>
+  let link: CloudLink | undefined
+  if (h.config.mode === 'cloud') {
+    link = await seedCloudLink(h, owner, prefix)
+    fleet = {
+      siteServer: link.serverId,
+      conflict: link.conflicts[0]!,
+      command: link.command,
+      linkSite: link.site,
+      linkBatch: link.batch,
+      linkChunk: LINK_CHUNK,
+    }
+  } else {
+    const pulled = await seedSiteLink(h, org.id, { site, controller, alarm, prefix })
+    fleet = { siteServer: `srv_${prefix}-none`, conflict: pulled.conflict, command: pulled.command, linkSite: site, linkBatch: batch, linkChunk: LINK_CHUNK }
+  }
   return {
     org,
     owner,
     ownerKeyId: keyId,
-    ids: { slug: org.slug, site, controller, instance, node, node2, alarm, batch, key: extraKey.keyId, account, domain, user },
+    ids: { slug: org.slug, site, controller, instance, node, node2, alarm, batch, key: extraKey.keyId, account, domain, user, ...fleet },
+    ...(link ? { link } : {}),
   }
 }
 
@@ -328,10 +379,25 @@ const SECRET_FIELD = /verifier|hash|salt|secret|password|^pin$|^newpin$/i
 const ALLOWED_FIELDS = new Set(['contentHash'])
 const KEY_PLAINTEXT = /csk_[0-9A-Za-z]{32}/
 
-/** Secret-looking fields holding a string anywhere in a JSON body, and any API-key plaintext (unless this answer is the mint). */
-export function leaksIn(body: string, options: { isMintAnswer?: boolean } = {}): string[] {
+/** The operations that hand out a secret once, and which: every other answer holding one leaks it. */
+export function secretIssuedBy(op: Operation): { isMintAnswer?: boolean; issuesEnrolmentCode?: boolean; issuesLinkCredential?: boolean } {
+  const key = `${op.method} ${op.path}`
+  if (key === 'POST /api/admin/api-keys') return { isMintAnswer: true }
+  if (key === 'POST /api/admin/site-servers' || key === 'POST /api/admin/site-servers/{id}/enrolment-code') return { issuesEnrolmentCode: true }
+  if (key === 'POST /api/link/enrol') return { issuesLinkCredential: true }
+  return {}
+}
+
+/**
+ * Secret-looking fields holding a string anywhere in a JSON body, any API-key plaintext (unless this answer is the
+ * mint), any fleet-link enrolment code (unless it is a registration or a new code) and any link credential (unless
+ * it is the enrolment's answer).
+ */
+export function leaksIn(body: string, options: ReturnType<typeof secretIssuedBy> = {}): string[] {
   const found: string[] = []
   if (!options.isMintAnswer && KEY_PLAINTEXT.test(body)) found.push('an API-key plaintext')
+  if (!options.issuesEnrolmentCode && ENROLMENT_CODE.test(body)) found.push('a site-server enrolment code')
+  if (!options.issuesLinkCredential && LINK_CREDENTIAL.test(body)) found.push('a link credential')
   let parsed: unknown
   try {
     parsed = JSON.parse(body)
@@ -410,6 +476,8 @@ export function exampleOf(schema: Schema | undefined, now: number): unknown {
       if (s.pattern) return fc.sample(fc.stringMatching(new RegExp(s.pattern)), { seed: 42, numRuns: 1 })[0]
       return 'x'.repeat(Math.max(1, s.minLength ?? 1))
     case 'array':
+      // A tuple (`items` a list of schemas, as TypeBox writes one): each position's example.
+      if (Array.isArray(s.items)) return (s.items as Schema[]).map((item) => exampleOf(item, now))
       return Array.from({ length: s.minItems ?? 0 }, () => exampleOf(s.items, now))
     case 'object': {
       const props = s.properties ?? {}
@@ -435,6 +503,15 @@ export function policyOf(h: Harness, op: Operation): string | undefined {
   return h.app.routeTable.find((r) => r.method === op.method && openApiPath(r.url) === op.path)?.policy
 }
 
+/**
+ * Who calls an operation of the seeded tenant: its enrolled site server (the link credential and the link's
+ * headers) for the routes of policy `link`, else the owner key.
+ */
+export function callerFor(h: Harness, op: Operation, tenant: Tenant): { credential: Credential; headers: Record<string, string> } {
+  if (policyOf(h, op) === 'link' && tenant.link) return { credential: { org: tenant.org, bearer: tenant.link.credential }, headers: { ...LINK_HEADERS } }
+  return { credential: tenant.owner, headers: {} }
+}
+
 /** The request an operation gets in these suites: a JSON example body when it takes one, else none. */
 export function requestFor(op: Operation, url: string, now: number): { method: 'GET'; url: string; payload?: string; headers?: Record<string, string> } {
   const schema = jsonBodySchema(op)
@@ -449,7 +526,7 @@ export function queryFor(op: Operation, now: number, extra: Record<string, strin
   // Values the handlers check beyond the schema: a time window that ends after it starts, an edge type by name.
   const known: Record<string, string> = { from: new Date(now - 86_400_000).toISOString(), to: new Date(now).toISOString(), type: 'Cable' }
   for (const p of queryParams(op)) {
-    const kind = PARAMETER_KINDS[p.name]
+    const kind = parameterKind(op.path, p.name)
     const value = ids && kind ? ids[kind] : (known[p.name] ?? String(exampleOf(p.schema, now)))
     if ((p.required || p.name === 'type') && !(p.name in extra)) q.set(p.name, value)
   }

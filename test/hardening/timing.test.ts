@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { harness } from '../harness.ts'
 import { NO_RATE_LIMIT } from './support.ts'
+import { LINK_HEADERS, seedCloudLink } from '../support/fleet-link.ts'
 
 /** Requests per kind; 10 000 by default (issue 14). SITEGRID_TIMING_SAMPLES lowers it on a machine too loaded for that. */
 const SAMPLES = Number(process.env.SITEGRID_TIMING_SAMPLES ?? 10_000)
@@ -125,6 +126,64 @@ describe('sqlite: timing of refused API keys over loopback HTTP', () => {
     )
     console.log(
       `# hardening timing: wrong vs unknown: Mann-Whitney U ${wrongVsUnknown.u.toFixed(0)}, p ${wrongVsUnknown.p.toPrecision(3)}, Vargha-Delaney A ${wrongVsUnknown.a12.toFixed(4)} (|A − 0.5| ${Math.abs(wrongVsUnknown.a12 - 0.5).toFixed(4)} < 0.06 required); wrong vs malformed (no query, allowed to differ): A ${wrongVsMalformed.a12.toFixed(4)}`,
+    )
+    assert.equal(not401, 0, 'every request is refused with 401')
+    assert.ok(Math.abs(wrongVsUnknown.a12 - 0.5) < 0.06, `A = ${wrongVsUnknown.a12}`)
+  })
+
+  it(`fleet link (cloud): a wrong link credential (an enrolled site server's id, a wrong secret) and an unknown one (${SAMPLES} each, interleaved with malformed ones) on GET /api/link/pull are not told apart: |A − 0.5| < 0.06`, async (t) => {
+    const h = await harness(t, 'sqlite', { ...NO_RATE_LIMIT, SITEGRID_LOG_LEVEL: 'warn', SITEGRID_MODE: 'cloud' })
+    const { org, key } = await h.orgWithKey('owner')
+    const link = await seedCloudLink(h, { org, apiKey: key }, 'TM')
+    await h.app.listen({ host: '127.0.0.1', port: 0 })
+    const { port } = h.app.server.address() as AddressInfo
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    t.after(() => agent.destroy())
+    const host = `${org.slug}.localhost`
+    const credential: Record<Kind, () => string> = {
+      wrong: () => `slk_${link.serverId}_${base62(32)}`,
+      unknown: () =>
+        `slk_srv_${base62(26)
+          .toUpperCase()
+          .replace(/[^0-9A-Z]/g, 'Z')}_${base62(32)}`,
+      malformed: () => `slk_${base62(randomInt(5, 40))}`,
+    }
+    const once = (bearer: string) =>
+      new Promise<{ ns: number; status: number }>((resolve, reject) => {
+        const start = process.hrtime.bigint()
+        const req = request(
+          { host: '127.0.0.1', port, path: '/api/link/pull?tx=0&seq=0', agent, headers: { host, authorization: `Bearer ${bearer}`, ...LINK_HEADERS } },
+          (res) => {
+            res.resume()
+            res.on('end', () => resolve({ ns: Number(process.hrtime.bigint() - start), status: res.statusCode ?? 0 }))
+          },
+        )
+        req.on('error', reject)
+        req.end()
+      })
+    // The real credential passes (so a refusal below is the credential's, not the route's).
+    assert.equal((await once(link.credential)).status, 200)
+    for (let i = 0; i < WARM_UP; i++) await once(credential[(['wrong', 'unknown', 'malformed'] as const)[i % 3]!]())
+    const order: Kind[] = (['wrong', 'unknown', 'malformed'] as const).flatMap((k) => Array<Kind>(SAMPLES).fill(k))
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = randomInt(i + 1)
+      ;[order[i], order[j]] = [order[j]!, order[i]!]
+    }
+    const times: Record<Kind, number[]> = { wrong: [], unknown: [], malformed: [] }
+    let not401 = 0
+    for (const kind of order) {
+      const { ns, status } = await once(credential[kind]())
+      if (status !== 401) not401++
+      times[kind].push(ns / 1000)
+    }
+    const median = (k: Kind) =>
+      quantile(
+        [...times[k]].sort((x, y) => x - y),
+        0.5,
+      ).toFixed(1)
+    const wrongVsUnknown = mannWhitney(times.wrong, times.unknown)
+    console.log(
+      `# hardening timing (sqlite, fleet link credential, ${SAMPLES} per kind): medians wrong ${median('wrong')} µs, unknown ${median('unknown')} µs, malformed ${median('malformed')} µs; wrong vs unknown: p ${wrongVsUnknown.p.toPrecision(3)}, Vargha-Delaney A ${wrongVsUnknown.a12.toFixed(4)} (|A − 0.5| < 0.06 required)`,
     )
     assert.equal(not401, 0, 'every request is refused with 401')
     assert.ok(Math.abs(wrongVsUnknown.a12 - 0.5) < 0.06, `A = ${wrongVsUnknown.a12}`)

@@ -16,7 +16,8 @@ interface Schema {
   additionalProperties?: boolean | Schema
   propertyNames?: Schema
   maxProperties?: number
-  items?: Schema
+  /** A list: a tuple (TypeBox's Tuple), each position its own schema. */
+  items?: Schema | Schema[]
   maxItems?: number
 }
 
@@ -53,6 +54,7 @@ function buildValid(s: Schema, depth: number): fc.Arbitrary<unknown> {
     case 'number':
       return fc.double({ noNaN: true, noDefaultInfinity: true })
     case 'array':
+      if (Array.isArray(s.items)) return fc.tuple(...s.items.map((item) => buildValid(item, depth + 1)))
       return fc.array(buildValid(s.items ?? {}, depth + 1), { maxLength: Math.min(s.maxItems ?? 3, 3) })
     case 'object': {
       if (s.properties) {
@@ -88,6 +90,7 @@ function buildValue(s: Schema, wrong: boolean, depth: number): fc.Arbitrary<unkn
     case 'number':
       return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer())
     case 'array':
+      if (Array.isArray(s.items)) return fc.tuple(...s.items.map((item) => build(item, wrong, depth + 1)))
       return fc.array(build(s.items ?? {}, wrong, depth + 1), { maxLength: Math.min(s.maxItems ?? 5, 5) })
     case 'object':
       return objectArb(s, wrong, depth)
