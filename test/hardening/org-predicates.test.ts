@@ -542,14 +542,9 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       assert.ok(upThere, 'the site alarm reached the cloud')
     })
 
-    // A product defect (fleet/agent/agent.ts): the agent's scan of the enrolments (`select "org_id" from "link_peer"`)
-    // and every statement of its loops run outside any organisation scope (neither withSystemScope nor withOrgScope).
-    // Under row-level security (a PostgreSQL site server with SITEGRID_DATABASE_APP_URL) they see no row: the agent never
-    // finds its enrolment and never pushes or pulls. Kept as a todo (it runs, its failure does not fail the suite) until
-    // the agent scans in the system scope and runs each enrolment's loops in its organisation's scope.
-    it("site on PostgreSQL with the app role: the running agent finds its enrolment and pulls the cloud's change", {
-      todo: 'product defect: fleet/agent/agent.ts reads link_peer and runs its loops outside any organisation scope; RLS hides every enrolment',
-    }, async (t) => {
+    // The agent's scan of the enrolments runs in the system scope and each enrolment's loops in its organisation's:
+    // under row-level security (a PostgreSQL site server with SITEGRID_DATABASE_APP_URL) it still finds and runs them.
+    it("site on PostgreSQL with the app role: the running agent finds its enrolment and pulls the cloud's change", async (t) => {
       const cell = await cloudCell(t, dialect)
       const registered = await register(cell.cloud, cell.owner, ['S1'])
       const { site, orgs, enrolment } = await siteOnPostgres(t, { SITEGRID_LINK_PUSH_IDLE_MS: '50', SITEGRID_LINK_PULL_WAIT_MS: '500' })

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../../../db/connect.ts'
 import { LINKED_TABLES } from '../../../db/link-triggers.ts'
 import type { LinkPeerTable } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
+import { withOrgScope, withSystemScope } from '../../../db/tenant-scope.ts'
 import { backlog, readChanges, START, type Change, type Cursor } from '../outbox/store.ts'
 import { CLOUD_PEER, applyPull } from '../sync/apply-pull.ts'
 import type { PullAnswer, PushAnswer } from '../sync/schemas.ts'
@@ -252,7 +253,8 @@ export function createLinkAgent(deps: LinkAgentDeps) {
       }
     }
 
-    const loops = Promise.all([guarded('push', pushLoop), guarded('pull', pullLoop)])
+    // In the enrolment's organisation scope: row-level security (a site server on PostgreSQL) shows it only its rows.
+    const loops = withOrgScope(orgId, () => Promise.all([guarded('push', pushLoop), guarded('pull', pullLoop)]))
     return {
       status,
       stop: async () => {
@@ -266,7 +268,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
   async function scan(): Promise<void> {
     while (!stopping.signal.aborted) {
       try {
-        const peers = await db.selectFrom('link_peer').select('org_id').execute()
+        const peers = await withSystemScope(() => db.selectFrom('link_peer').select('org_id').execute()) // every enrolment of this server
         for (const { org_id } of peers) if (!running.has(org_id)) running.set(org_id, runPeer(org_id as OrgId))
       } catch (err) {
         log.error({ err }, 'fleet link: reading the enrolments failed')
