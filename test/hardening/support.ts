@@ -525,6 +525,8 @@ export function queryFor(op: Operation, now: number, extra: Record<string, strin
   const q = new URLSearchParams()
   // Values the handlers check beyond the schema: a time window that ends after it starts, an edge type by name.
   const known: Record<string, string> = { from: new Date(now - 86_400_000).toISOString(), to: new Date(now).toISOString(), type: 'Cable' }
+  // GET /api/link/last-change names a record by its table and its key (a JSON array): the seeded site.
+  if (op.path === '/api/link/last-change') Object.assign(known, { table: 'sites', key: JSON.stringify([ids?.site ?? 'S1']) })
   for (const p of queryParams(op)) {
     const kind = parameterKind(op.path, p.name)
     const value = ids && kind ? ids[kind] : (known[p.name] ?? String(exampleOf(p.schema, now)))
