@@ -1,44 +1,18 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { sleep, testDialects, type Harness } from '../../../../test/harness.ts'
+import { testDialects, type Harness } from '../../../../test/harness.ts'
 import { startTcpProxy } from '../../../../test/support/tcp-proxy.ts'
 import { CLI_ACTOR } from '../../../identity.ts'
 import { standardParts, upload } from '../../historian/test-setup.ts'
-import { cloudCell, register, siteServer } from '../enrolment/test-link.ts'
+import { alarmEvent, cloudCell, FAST_LINK, register, siteServer, until } from '../enrolment/test-link.ts'
 import { createLinkHttp } from './http.ts'
 
 // The site server's agent against a cloud cell, in one process each side of a loopback TCP proxy the test cuts (the
 // real-process version, with two cloud processes, is test/fleet/fleet-link.test.ts). Fast timings: the agent looks for
-// local changes every 20 ms, long-polls 1 s and retries at most every 200 ms.
-const FAST = {
-  SITEGRID_LINK_PUSH_IDLE_MS: '20',
-  SITEGRID_LINK_PULL_WAIT_MS: '1000',
-  SITEGRID_LINK_HEARTBEAT_MS: '200',
-  SITEGRID_LINK_BACKOFF_MAX_MS: '200',
-}
-
-/** Polls `read` until `done` holds (at most 30 s): the link is asynchronous, the test waits for what it promises. */
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  let last: T | undefined
-  for (let i = 0; i < 600; i++) {
-    last = await read()
-    if (done(last)) return last
-    await sleep(50)
-  }
-  assert.fail(`${what}: not reached in 30 s; last seen ${JSON.stringify(last)}`)
-}
+// local changes every 20 ms, long-polls 1 s and retries at most every 200 ms (FAST_LINK).
 
 /** hh:mm:ss of the i-th second of a day. */
 const timeOf = (i: number) => new Date(i * 1000).toISOString().slice(11, 19)
-
-const event = (eventId: string, instanceId: string, at: number) => ({
-  eventId,
-  instanceId,
-  condition: 'HI',
-  priority: 'high',
-  state: 'active',
-  occurredAt: new Date(at).toISOString(),
-})
 
 for (const dialect of testDialects()) {
   describe(`${dialect} cloud, SQLite site server: the fleet link's agent (issue 26)`, () => {
@@ -47,7 +21,7 @@ for (const dialect of testDialects()) {
       const proxy = await startTcpProxy(cell.port)
       t.after(() => proxy.close())
       const cloudUrl = `http://${cell.host}:${proxy.port}`
-      const { site, orgs, enrolment } = await siteServer(t, FAST)
+      const { site, orgs, enrolment } = await siteServer(t, FAST_LINK)
       const server = await register(cell.cloud, cell.owner, ['S1'])
       const http = createLinkHttp({ cloudUrl, env: {}, timeoutMs: 30_000 })
       t.after(() => http.close())
@@ -85,7 +59,7 @@ for (const dialect of testDialects()) {
 
       // Up: alarm events accepted on the site reach the cloud.
       const t0 = Date.now()
-      assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: [event('e1', 'CV-1', t0)] })).statusCode, 200)
+      assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: [alarmEvent('e1', 'CV-1', t0)] })).statusCode, 200)
       const alarms = (h: Harness, as: typeof onSite) => list(h, '/api/sites/S1/alarms', as)
       await same('an alarm raised on the site', alarms)
 
@@ -107,7 +81,7 @@ for (const dialect of testDialects()) {
         standardParts('S1', 'long', `${trend}\n`, 'historian_tag,instance_id,tag_key\nA,CV-1,speed\n'),
       )
       assert.equal(imported.statusCode, 201, imported.body)
-      const offline = Array.from({ length: 50 }, (_, i) => event(`off-${i}`, 'CV-1', t0 + 1000 + i))
+      const offline = Array.from({ length: 50 }, (_, i) => alarmEvent(`off-${i}`, 'CV-1', t0 + 1000 + i))
       assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: offline })).statusCode, 200)
       await until(
         'the site sees the link down',

@@ -4,44 +4,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { sleep, testDialects, type Harness } from '../../../../test/harness.ts'
+import { testDialects, type Harness } from '../../../../test/harness.ts'
 import type { Db } from '../../../db/schema.ts'
 import { CLI_ACTOR } from '../../../identity.ts'
 import { createLinkHttp } from '../agent/http.ts'
 import { samplesOfBatch, seedBatch } from '../historian-chunks/test-chunks-setup.ts'
 import { LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VERSION } from '../site-servers/protocol.ts'
-import { cloudCell, register, siteServer } from './test-link.ts'
+import { alarmEvent, cloudCell, FAST_LINK, register, siteServer, until } from './test-link.ts'
 
 // A site server restored from an old backup, then reseeded (issue 26): the backup is a real copy of the site's SQLite
 // database (VACUUM INTO, consistent under WAL), and the restore puts every table of it back in place in one transaction
 // on the running server's connection (the outbox and its sequence included, so the seq goes backwards), as copying the
 // file back would, without restarting the in-process server. Fast agent timings, as agent.test.ts.
-const FAST = {
-  SITEGRID_LINK_PUSH_IDLE_MS: '20',
-  SITEGRID_LINK_PULL_WAIT_MS: '1000',
-  SITEGRID_LINK_HEARTBEAT_MS: '200',
-  SITEGRID_LINK_BACKOFF_MAX_MS: '200',
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  let last: T | undefined
-  for (let i = 0; i < 600; i++) {
-    last = await read()
-    if (done(last)) return last
-    await sleep(50)
-  }
-  assert.fail(`${what}: not reached in 30 s; last seen ${JSON.stringify(last)}`)
-}
-
-const event = (eventId: string, instanceId: string, at: number) => ({
-  eventId,
-  instanceId,
-  condition: 'HI',
-  priority: 'high',
-  state: 'active',
-  occurredAt: new Date(at).toISOString(),
-})
-
 async function backup(db: Db, file: string): Promise<void> {
   await sql`vacuum into ${sql.lit(file)}`.execute(db)
 }
@@ -74,7 +48,7 @@ for (const dialect of testDialects()) {
   describe(`${dialect} cloud, SQLite site server: a restore from an old backup is detected and reseeded (issue 26)`, () => {
     it('restored: refused as diverged, nothing applied; reseed: the sites equal the cloud, the unacknowledged changes kept in a file, the link online both ways, the old epoch refused', async (t) => {
       const cell = await cloudCell(t, dialect, { SITEGRID_LINK_PULL_POLL_MS: '20' })
-      const { site, orgs, enrolment } = await siteServer(t, FAST)
+      const { site, orgs, enrolment } = await siteServer(t, FAST_LINK)
       const server = await register(cell.cloud, cell.owner, ['S1'])
       const http = createLinkHttp({ cloudUrl: cell.url, env: {}, timeoutMs: 30_000 })
       t.after(() => http.close())
@@ -119,7 +93,7 @@ for (const dialect of testDialects()) {
       const [plc] = await controllers(cell.cloud, inCloud)
       assert.ok(plc)
       const t0 = Date.now()
-      assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: [event('e1', 'CV-1', t0)] })).statusCode, 200)
+      assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: [alarmEvent('e1', 'CV-1', t0)] })).statusCode, 200)
       await seedBatch(site.handle.db, local.id, { id: 'bat_before', siteCode: 'S1', series: [{ instanceId: 'CV-1', tagKey: 'speed', n: 30 }] })
       await same('an alarm raised on the site', alarms)
       await same('a historian batch made on the site', batches)
@@ -131,7 +105,7 @@ for (const dialect of testDialects()) {
       await backup(site.handle.db, join(dir, 'backup.db'))
 
       // After the backup: more made on the site and pushed, and a cloud edit pulled.
-      const after = Array.from({ length: 5 }, (_, i) => event(`after-${i}`, 'CV-2', t0 + 1000 + i))
+      const after = Array.from({ length: 5 }, (_, i) => alarmEvent(`after-${i}`, 'CV-2', t0 + 1000 + i))
       assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: after })).statusCode, 200)
       await seedBatch(site.handle.db, local.id, { id: 'bat_after', siteCode: 'S1', series: [{ instanceId: 'CV-2', tagKey: 'load', n: 20 }] })
       assert.equal((await inCloud('PUT', `/api/sites/S1/controllers/${plc.id}`, { name: 'renamed in the cloud' })).statusCode, 200)
@@ -150,7 +124,7 @@ for (const dialect of testDialects()) {
       // The restore: the site's outbox goes back in time; work goes on there (a new alarm, an instance edit).
       await restore(site.handle.db, join(dir, 'backup.db'))
       assert.equal((await alarms(site, onSite)).length, 1, 'the restored server holds what the backup held')
-      assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: [event('restored-1', 'CV-2', t0 + 5000)] })).statusCode, 200)
+      assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: [alarmEvent('restored-1', 'CV-2', t0 + 5000)] })).statusCode, 200)
       assert.equal((await onSite('PUT', '/api/sites/S1/instances/CV-1', { name: 'edited on the restored server' })).statusCode, 200)
       const diverged = await until('the site sees the divergence', status, (s) => s.state === 'diverged')
       assert.match(diverged.lastError ?? '', /diverged/)
@@ -214,7 +188,7 @@ for (const dialect of testDialects()) {
       // A change on each side flows.
       assert.equal((await inCloud('PUT', `/api/sites/S1/controllers/${plc.id}`, { name: 'after the reseed (cloud)' })).statusCode, 200)
       await same('a cloud edit after the reseed', controllers)
-      assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: [event('n1', 'CV-1', t0 + 9000)] })).statusCode, 200)
+      assert.equal((await onSite('POST', '/api/sites/S1/alarms/events', { events: [alarmEvent('n1', 'CV-1', t0 + 9000)] })).statusCode, 200)
       await same('a site alarm after the reseed', alarms)
       assert.deepEqual(await cloudEvents(), [...eventsBefore, 'n1'].sort())
       assert.equal(((await controllers(site, onSite))[0] as { name: string }).name, 'after the reseed (cloud)')
@@ -234,7 +208,7 @@ for (const dialect of testDialects()) {
 
     it('a reseed cut during its seed says so (seeding) and `link seed` finishes it; the reseed route takes only a link credential and a well-formed epoch', async (t) => {
       const cell = await cloudCell(t, dialect, { SITEGRID_LINK_PULL_POLL_MS: '20' })
-      const { site, orgs, enrolment } = await siteServer(t, FAST)
+      const { site, orgs, enrolment } = await siteServer(t, FAST_LINK)
       const server = await register(cell.cloud, cell.owner, ['S1', 'S2'])
       const http = createLinkHttp({ cloudUrl: cell.url, env: {}, timeoutMs: 30_000 })
       t.after(() => http.close())

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { harness, type Harness, type TestDialect } from '../../../../test/harness.ts'
+import { harness, sleep, type Harness, type TestDialect } from '../../../../test/harness.ts'
 import type { Org } from '../../../identity.ts'
 import { historianStoredParts } from '../../historian/transfer.ts'
 import { createOrgsService } from '../../orgs/service.ts'
@@ -74,3 +74,32 @@ export async function register(cloud: Harness, owner: Cred, sites: string[] = ['
   assert.equal(res.statusCode, 201, res.body)
   return { id: res.json().id, code: res.json().enrolmentCode }
 }
+
+/** Fast agent timings for tests: local changes looked for every 20 ms, a 1 s long poll, retries at most every 200 ms. */
+export const FAST_LINK = {
+  SITEGRID_LINK_PUSH_IDLE_MS: '20',
+  SITEGRID_LINK_PULL_WAIT_MS: '1000',
+  SITEGRID_LINK_HEARTBEAT_MS: '200',
+  SITEGRID_LINK_BACKOFF_MAX_MS: '200',
+}
+
+/** Polls `read` until `done` holds (at most 30 s): the link is asynchronous, a test waits for what it promises. */
+export async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let last: T | undefined
+  for (let i = 0; i < 600; i++) {
+    last = await read()
+    if (done(last)) return last
+    await sleep(50)
+  }
+  assert.fail(`${what}: not reached in 30 s; last seen ${JSON.stringify(last)}`)
+}
+
+/** An active HI alarm event of an instance at `at` (epoch ms). */
+export const alarmEvent = (eventId: string, instanceId: string, at: number) => ({
+  eventId,
+  instanceId,
+  condition: 'HI',
+  priority: 'high',
+  state: 'active',
+  occurredAt: new Date(at).toISOString(),
+})
