@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import { LINKED_TABLES } from '../../db/link-triggers.ts'
 import type { Principal } from '../../identity.ts'
-import { backlog, currentCursor, readChanges, type Cursor } from './outbox/store.ts'
+import { backlog, currentCursor, readChanges, type Change, type Cursor } from './outbox/store.ts'
 import { applyPush } from './sync/apply-push.ts'
 import type { PullAnswer, PushAnswer, PushBody } from './sync/schemas.ts'
 import { pause } from './wait.ts'
@@ -12,6 +12,12 @@ export const PULLED_TABLES: readonly string[] = LINKED_TABLES.filter((t) => t.di
 
 /** The longest a pull waits for a change before answering empty (the site asks again at once). */
 export const MAX_PULL_WAIT_MS = 25_000
+
+/**
+ * A push or a pull records the server's last contact at most this often per process (the fleet view calls a server
+ * online within 60 s of it): a connected server's calls do not each write a row. A heartbeat always writes.
+ */
+export const CONTACT_EVERY_MS = 10_000
 
 export interface LinkServiceDeps {
   handle: DatabaseHandle
@@ -42,14 +48,21 @@ export interface Heartbeat {
  */
 export function createLinkService(deps: LinkServiceDeps) {
   const { handle, clock } = deps
+  /** Per server: when this process last wrote its contact (the clock of record: it is the value written). */
+  const contacted = new Map<string, number>()
 
-  async function touch(principal: Principal, fields: { backlog?: string; peer_versions?: string; last_error?: string | null }) {
+  async function touch(principal: Principal, fields?: { backlog: string; peer_versions: string; last_error: string | null }) {
+    const now = clock.now()
+    const key = `${principal.orgId}/${principal.subject}`
+    const last = contacted.get(key)
+    if (fields === undefined && last !== undefined && now - last >= 0 && now - last < CONTACT_EVERY_MS) return
     await handle.db
       .updateTable('site_servers')
-      .set({ last_contact_at: clock.now(), ...fields })
+      .set({ last_contact_at: now, ...fields })
       .where('org_id', '=', principal.orgId)
       .where('id', '=', principal.subject)
       .execute()
+    contacted.set(key, now)
   }
 
   return {
@@ -58,33 +71,41 @@ export function createLinkService(deps: LinkServiceDeps) {
         { handle, clock },
         { orgId: principal.orgId, serverId: principal.subject, sites: principal.sites ?? [], epoch: body.epoch, after: body.after, changes: body.changes },
       )
-      await touch(principal, {})
+      await touch(principal)
       return answer
     },
 
     /**
      * The cloud's changes after the cursor for the server's sites, not those the server sent itself. Waits up to
-     * `waitMs` for one (a long poll: a change reaches a connected site within about `pullPollMs`). When nothing
-     * matches, `next` moves past what was readable before the read, so the next pull skips other sites' changes.
+     * `waitMs` for one (a long poll: a change reaches a connected site within about `pullPollMs`; each look is one
+     * indexed query). When nothing matches, `next` moves past what was readable before the last read, so the next
+     * pull skips other sites' changes.
      */
     async pull(principal: Principal, query: PullQuery, signal: AbortSignal): Promise<PullAnswer> {
       const from: Cursor = { tx: query.tx, seq: query.seq }
       // Real elapsed time, not the clock of record: a wait is not an event in the data.
       const deadline = performance.now() + Math.min(query.waitMs, MAX_PULL_WAIT_MS)
       const filter = { tables: PULLED_TABLES, sites: principal.sites ?? [], origin: { not: principal.subject } }
-      await touch(principal, {})
+      await touch(principal)
+      const read = () => readChanges(handle.db, handle.dialect, principal.orgId, from, { ...filter, limit: query.limit + 1 })
+      const answer = (changes: Change[]): PullAnswer => {
+        const page = changes.slice(0, query.limit)
+        const last = page.at(-1)!
+        return { changes: page, next: { tx: last.tx, seq: last.seq }, more: changes.length > query.limit }
+      }
       for (;;) {
-        const readable = await currentCursor(handle.db, handle.dialect, principal.orgId)
-        const changes = await readChanges(handle.db, handle.dialect, principal.orgId, from, { ...filter, limit: query.limit + 1 })
-        if (changes.length > 0) {
-          const page = changes.slice(0, query.limit)
-          const last = page.at(-1)!
-          return { changes: page, next: { tx: last.tx, seq: last.seq }, more: changes.length > query.limit }
-        }
-        const next = readable.tx > from.tx || (readable.tx === from.tx && readable.seq > from.seq) ? readable : from
-        if (performance.now() >= deadline || signal.aborted) return { changes: [], next, more: false }
+        const changes = await read()
+        if (changes.length > 0) return answer(changes)
+        if (performance.now() >= deadline || signal.aborted) break
         await pause(deps.pullPollMs, signal)
       }
+      // Nothing for this server: the cursor of what is readable now, then one more read, so that a change that became
+      // readable in between is answered rather than passed over.
+      const readable = await currentCursor(handle.db, handle.dialect, principal.orgId)
+      const changes = await read()
+      if (changes.length > 0) return answer(changes)
+      const next = readable.tx > from.tx || (readable.tx === from.tx && readable.seq > from.seq) ? readable : from
+      return { changes: [], next, more: false }
     },
 
     /** What the site server reports: its state, what waits to go up, how far it pulled. Kept for the fleet view. */

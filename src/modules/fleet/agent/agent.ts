@@ -9,6 +9,7 @@ import { backlog, readChanges, START, type Change, type Cursor } from '../outbox
 import { CLOUD_PEER, applyPull } from '../sync/apply-pull.ts'
 import type { PullAnswer, PushAnswer } from '../sync/schemas.ts'
 import { pause } from '../wait.ts'
+import { fitBatch, PUSH_BATCH } from './batch.ts'
 import type { LinkFailure, LinkHttpClient } from './http.ts'
 
 /** What a site server sends up: everything linked but the cloud's own conflict records (sync/validate.ts agrees). */
@@ -50,7 +51,6 @@ export interface PeerStatus {
   since: number
 }
 
-const PUSH_BATCH = 500
 const PULL_BATCH = 500
 
 /**
@@ -144,12 +144,14 @@ export function createLinkAgent(deps: LinkAgentDeps) {
     async function pushOnce(peer: LinkPeerTable, client: LinkHttpClient): Promise<boolean> {
       const sites = JSON.parse(peer.sites) as string[]
       const after: Cursor = { tx: 0, seq: Number(peer.acked_seq) }
-      const changes: Change[] = await readChanges(db, handle.dialect, orgId, after, {
-        tables: PUSHED_TABLES,
-        sites: [...sites, ''],
-        origin: { only: '' },
-        limit: PUSH_BATCH,
-      })
+      const changes: Change[] = fitBatch(
+        await readChanges(db, handle.dialect, orgId, after, {
+          tables: PUSHED_TABLES,
+          sites: [...sites, ''],
+          origin: { only: '' },
+          limit: PUSH_BATCH,
+        }),
+      )
       if (changes.length === 0) return false
       for (const change of changes) {
         // A batch's samples go before its row: the row makes them visible in the cloud.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { harness, testDialects } from '../../../../test/harness.ts'
 import type { Principal } from '../../../identity.ts'
-import { createLinkService } from '../link-service.ts'
+import { CONTACT_EVERY_MS, createLinkService } from '../link-service.ts'
 import { START } from '../outbox/store.ts'
 import { ONLINE_WITHIN_MS } from './service.ts'
 
@@ -56,6 +56,66 @@ for (const dialect of testDialects()) {
 
       h.clock.advance(ONLINE_WITHIN_MS)
       assert.equal((await read()).connection, 'offline')
+    })
+
+    it('a push or a pull records the contact at most every 10 s per process, a heartbeat always; an empty pull moves past what is readable for other sites', async (t) => {
+      const h = await harness(t, dialect, { SITEGRID_MODE: 'cloud' })
+      const { org, key } = await h.orgWithKey('owner')
+      const owner = { org, apiKey: key }
+      for (const code of ['S1', 'S2']) {
+        assert.equal((await h.inject(owner, { method: 'POST', url: '/api/sites', payload: { code, name: `Plant ${code}` } })).statusCode, 201)
+      }
+      const reg = await h.inject(owner, { method: 'POST', url: '/api/admin/site-servers', payload: { name: 'Pit 3', sites: ['S1'] } })
+      const id = reg.json().id as string
+      const contact = async () =>
+        (await h.handle.db.selectFrom('site_servers').select('last_contact_at').where('id', '=', id).executeTakeFirstOrThrow()).last_contact_at
+      const link = createLinkService({ handle: h.handle, clock: h.clock, pullPollMs: 10 })
+      const principal: Principal = { orgId: org.id, kind: 'link', role: 'member', subject: id, isPlatformAdmin: false, sites: ['S1'] }
+      const never = new AbortController().signal
+
+      const t0 = h.clock.now()
+      const first = await link.pull(principal, { ...START, limit: 10, waitMs: 0 }, never)
+      assert.deepEqual(
+        first.changes.map((c) => [c.table, c.site]),
+        [['sites', 'S1']],
+      )
+      assert.equal(await contact(), t0)
+      h.clock.advance(CONTACT_EVERY_MS - 1)
+      await link.pull(principal, { ...first.next, limit: 10, waitMs: 0 }, never)
+      assert.equal(await contact(), t0, 'within 10 s of the last write: no write')
+      h.clock.advance(1)
+      await link.pull(principal, { ...first.next, limit: 10, waitMs: 0 }, never)
+      assert.equal(await contact(), t0 + CONTACT_EVERY_MS, '10 s on: written again')
+      h.clock.advance(1)
+      await link.heartbeat(principal, {
+        state: 'online',
+        lastError: null,
+        backlog: { items: 0, bytes: 0, oldestAt: null },
+        pulledTo: first.next,
+        versions: { protocol: 1, schema: 'x' },
+      })
+      assert.equal(await contact(), t0 + CONTACT_EVERY_MS + 1, 'a heartbeat always writes')
+
+      // Another site's change (and its audit row): this server's pull answers nothing and, once they are readable
+      // (PostgreSQL: once every older transaction of the cluster ended), a cursor past them.
+      const other = await h.inject(owner, { method: 'PUT', url: '/api/sites/S2', payload: { name: 'Plant S2 renamed' } })
+      assert.equal(other.statusCode, 200, other.body)
+      const latest = await h.handle.db
+        .selectFrom('link_outbox')
+        .select(['tx', 'seq'])
+        .where('org_id', '=', org.id)
+        .orderBy('tx', 'desc')
+        .orderBy('seq', 'desc')
+        .executeTakeFirstOrThrow()
+      let next = first.next
+      for (let i = 0; i < 400; i++) {
+        const answer = await link.pull(principal, { ...first.next, limit: 10, waitMs: 0 }, never)
+        assert.deepEqual(answer.changes, [])
+        next = answer.next
+        if (next.seq >= Number(latest.seq)) break
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+      assert.deepEqual(next, { tx: Number(latest.tx), seq: Number(latest.seq) })
     })
   })
 }
