@@ -4,7 +4,19 @@ import { harness, testDialects, type Harness } from '../../../../test/harness.ts
 import type { Org } from '../../../identity.ts'
 import { streamBatchSamples, type LinkSample } from '../../historian/link.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
-import { asOrg, cloudService, countRows, samplesOfBatch, seedBatch, seedPlant, siteDatabase, SITE, startCloud, type SeriesSpec } from './test-chunks-setup.ts'
+import {
+  asOrg,
+  cloudService,
+  countRows,
+  samplesOfBatch,
+  seedBatch,
+  seedForcedBatch,
+  seedPlant,
+  siteDatabase,
+  SITE,
+  startCloud,
+  type SeriesSpec,
+} from './test-chunks-setup.ts'
 import type { HistorianChunksService, LinkPeer } from './service.ts'
 import { uploadBatchSamples, type LinkHttp, type UploadProgress } from './uploader.ts'
 import { chunkDigest } from './wire.ts'
@@ -68,7 +80,8 @@ async function chunkOf(w: World, n: number, size: number): Promise<LinkSample[]>
 }
 
 /** What the site's link client adds to a JSON request (fleet/agent/http.ts), for the requests sent raw. */
-const LINK_JSON = { 'content-type': 'application/json', 'sitegrid-link-protocol': '1' }
+const LINK = { 'sitegrid-link-protocol': '1' }
+const LINK_JSON = { 'content-type': 'application/json', ...LINK }
 
 const body = (samples: LinkSample[], site = SITE) => ({ site, samples, sha256: chunkDigest(samples) })
 
@@ -125,7 +138,7 @@ describe('site: streamBatchSamples (SQLite)', () => {
     const http: LinkHttp = {
       request: async (_path, init) => {
         methods.push(init.method)
-        return Response.json({ batchId: BATCH, chunks: [], samples: 0, chunkSize: null })
+        return Response.json({ batchId: BATCH, chunks: [], digests: [], samples: 0, chunkSize: null })
       },
     }
     await assert.rejects(uploadBatchSamples(http, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: 'pit-2' }), TypeError)
@@ -169,12 +182,13 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await cloudSamples(w), await siteSamples(w))
       assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL, chunks: 7, series: SERIES.length })
       const listed = await asOrg(w.org, () => w.chunks.listChunks(w.org.id, PEER, BATCH))
-      assert.deepEqual(listed, { batchId: BATCH, chunks: [0, 1, 2, 3, 4, 5, 6], samples: TOTAL, chunkSize: 500 })
+      const digests = await Promise.all([0, 1, 2, 3, 4, 5, 6].map(async (n) => chunkDigest(await chunkOf(w, n, 500))))
+      assert.deepEqual(listed, { batchId: BATCH, chunks: [0, 1, 2, 3, 4, 5, 6], digests, samples: TOTAL, chunkSize: 500 })
       // Once more: everything is there, nothing is sent.
       const again = cutting(http)
       const second = await uploadBatchSamples(again, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 500 })
       assert.deepEqual(again.sent, [])
-      assert.deepEqual(second, { chunks: 0, samples: 0, bytes: 0, skippedChunks: 7 })
+      assert.deepEqual(second, { chunks: 0, samples: 0, bytes: 0, skippedChunks: 7, restarted: false })
     })
 
     it('a transfer cut at the 4th chunk resumes at chunk 3: chunks 0–2 are not sent again, no sample twice', async (t) => {
@@ -188,6 +202,7 @@ for (const dialect of testDialects()) {
       const progress = await uploadBatchSamples(second, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 400 })
       assert.deepEqual(second.sent, [3, 4, 5, 6, 7])
       assert.equal(progress.skippedChunks, 3)
+      assert.equal(progress.restarted, false)
       assert.equal(progress.samples, TOTAL - 1200)
       assert.deepEqual(await cloudSamples(w), await siteSamples(w))
       assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL, chunks: 8, series: SERIES.length })
@@ -267,6 +282,91 @@ for (const dialect of testDialects()) {
         { code: 'Conflict' },
       )
       assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: 100, chunks: 1, series: 1 })
+    })
+
+    it('the same chunk number with other samples of the same count is refused with 409 and stores nothing', async (t) => {
+      const w = await world(t, dialect)
+      const samples = await chunkOf(w, 0, 100)
+      await asOrg(w.org, () => w.chunks.receiveChunk(w.org.id, PEER, BATCH, 0, body(samples)))
+      const before = await cloudSamples(w)
+      const other = await chunkOf(w, 1, 100)
+      await assert.rejects(
+        asOrg(w.org, () => w.chunks.receiveChunk(w.org.id, PEER, BATCH, 0, body(other))),
+        { code: 'Conflict' },
+      )
+      assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: 100, chunks: 1, series: 1 })
+      assert.deepEqual(await cloudSamples(w), before)
+    })
+
+    it("a batch whose samples changed on the site between a cut and the resume (a forced import took some over) is sent again from chunk 0: the cloud's samples of it equal the site's", async (t) => {
+      const w = await world(t, dialect)
+      const { http } = await startCloud(t, w.chunks, w.org, PEER)
+      await assert.rejects(uploadBatchSamples(cutting(http, 4), w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 400 }))
+      assert.equal((await countRows(w.h.handle.db, w.org.id)).points, 1200)
+      // 100 samples of chunk 0 (ins_crusher/power, first in byte order) now belong to the forced batch: every later
+      // sample of BATCH moved 100 positions back, so chunk 3 now starts at what was position 1 300.
+      await seedForcedBatch(w.site.db, w.org.id, { id: 'bat_forced', siteCode: SITE, instanceId: 'ins_crusher', tagKey: 'power', from: 100, n: 100 })
+      assert.equal((await siteSamples(w)).length, TOTAL - 100)
+      const second = cutting(http)
+      const progress = await uploadBatchSamples(second, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 400 })
+      assert.deepEqual(await cloudSamples(w), await siteSamples(w))
+      assert.equal(progress.restarted, true)
+      assert.deepEqual(second.sent, [0, 1, 2, 3, 4, 5, 6, 7])
+      assert.equal(progress.samples, TOTAL - 100)
+      assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL - 100, chunks: 8, series: SERIES.length })
+      // The forced batch's own upload brings the samples it took; nothing twice, nothing lost.
+      await uploadBatchSamples(http, w.site.db, 'sqlite', w.org.id, { id: 'bat_forced', siteCode: SITE }, { chunkSize: 400 })
+      const forced = await samplesOfBatch(w.site.db, w.org.id, SITE, 'bat_forced')
+      assert.equal(forced.length, 100)
+      assert.deepEqual(await samplesOfBatch(w.h.handle.db, w.org.id, SITE, 'bat_forced'), forced)
+      assert.deepEqual(await cloudSamples(w), await siteSamples(w))
+      assert.equal((await countRows(w.h.handle.db, w.org.id)).points, TOTAL)
+      // Once more: every chunk the cloud holds matches, nothing is sent or restarted.
+      const third = cutting(http)
+      const again = await uploadBatchSamples(third, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 400 })
+      assert.deepEqual(third.sent, [])
+      assert.deepEqual([again.skippedChunks, again.restarted], [8, false])
+    })
+
+    it('a chunk the cloud holds past the end of a batch that lost its last samples restarts the upload too (the chunks before it unchanged)', async (t) => {
+      const w = await world(t, dialect)
+      const { http } = await startCloud(t, w.chunks, w.org, PEER)
+      await uploadBatchSamples(http, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 1000 })
+      // In byte order the batch ends with ins_pump/flow (700) then ins_Älv/level (50): chunk 3 holds their last 100
+      // samples. Forced imports take exactly those over: chunks 0–2 stay as they were, chunk 3 is gone.
+      await seedForcedBatch(w.site.db, w.org.id, { id: 'bat_forced1', siteCode: SITE, instanceId: 'ins_pump', tagKey: 'flow', from: 650, n: 50 })
+      await seedForcedBatch(w.site.db, w.org.id, { id: 'bat_forced2', siteCode: SITE, instanceId: 'ins_Älv', tagKey: 'level', from: 0, n: 50 })
+      assert.equal((await siteSamples(w)).length, TOTAL - 100)
+      const second = cutting(http)
+      const progress = await uploadBatchSamples(second, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 1000 })
+      assert.equal(progress.restarted, true)
+      assert.deepEqual(second.sent, [0, 1, 2])
+      assert.deepEqual(await cloudSamples(w), await siteSamples(w))
+      assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL - 100, chunks: 3, series: SERIES.length })
+    })
+
+    it("a restart (DELETE) forgets the server's chunks of the batch and removes its samples in the cloud; another site is 403, another server's batch the uniform 404, removing nothing", async (t) => {
+      const w = await world(t, dialect)
+      const { url, http } = await startCloud(t, w.chunks, w.org, PEER)
+      await uploadBatchSamples(http, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 1000 })
+      const other: LinkPeer = { serverId: 'srv_other', sites: [SITE, 'pit-2'] }
+      await assert.rejects(
+        asOrg(w.org, () => w.chunks.restartBatch(w.org.id, other, BATCH, SITE)),
+        { code: 'NotFound' },
+      )
+      const notLinked = await fetch(`${url}/api/link/historian/${BATCH}/chunks?site=pit-2`, { method: 'DELETE', headers: LINK })
+      assert.equal(notLinked.status, 403)
+      assert.equal((await notLinked.json()).code, 'LinkSiteNotLinked')
+      const noSite = await fetch(`${url}/api/link/historian/${BATCH}/chunks`, { method: 'DELETE', headers: LINK })
+      assert.equal(noSite.status, 400)
+      assert.equal((await noSite.json()).code, 'ValidationFailed')
+      assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL, chunks: 4, series: SERIES.length })
+      for (let i = 0; i < 2; i++) {
+        const res = await fetch(`${url}/api/link/historian/${BATCH}/chunks?site=${SITE}`, { method: 'DELETE', headers: LINK })
+        assert.equal(res.status, 200)
+        assert.deepEqual(await res.json(), { batchId: BATCH, chunks: [], digests: [], samples: 0, chunkSize: null })
+        assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: 0, chunks: 0, series: SERIES.length })
+      }
     })
 
     it('a corrupted chunk (its checksum does not match) or a cut body is refused with 400 and stores nothing', async (t) => {
@@ -367,6 +467,7 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await asOrg(other, () => w.chunks.listChunks(other.id, PEER, 'bat_shared')), {
         batchId: 'bat_shared',
         chunks: [],
+        digests: [],
         samples: 0,
         chunkSize: null,
       })

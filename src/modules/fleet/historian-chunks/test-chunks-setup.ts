@@ -17,7 +17,7 @@ import { installValidators } from '../../../http/validation.ts'
 import type { Org, Principal } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
 import type { LinkSample } from '../../historian/link.ts'
-import { ensureSeries, seriesKey } from '../../historian/store/queries.ts'
+import { ensureSeries, mergeStaged, seriesKey } from '../../historian/store/queries.ts'
 import { createControllersService } from '../../controllers/service.ts'
 import { createInstancesService } from '../../instances/service.ts'
 import { createSitesService } from '../../sites/service.ts'
@@ -142,6 +142,17 @@ export async function seedBatch(
     })
     total += s.n
   }
+  const lastTs = T0 + 1000 * Math.max(...o.series.map((s) => s.n))
+  await insertBatchRow(db, orgId, { id: o.id, siteCode: o.siteCode, samples: total, lastTs, coverage: o.coverage === false ? [] : coverage, status: o.status })
+  return total
+}
+
+/** A batch's row as the historian writes it once the batch ended (its samples are the caller's). */
+async function insertBatchRow(
+  db: Db,
+  orgId: string,
+  o: { id: string; siteCode: string; samples: number; lastTs: number; coverage: unknown[]; status?: string | undefined; isForced?: boolean },
+): Promise<void> {
   await db
     .insertInto('historian_batches')
     .values({
@@ -150,22 +161,22 @@ export async function seedBatch(
       id: o.id,
       format: 'long',
       status: o.status ?? 'complete',
-      rows_read: total,
-      samples_stored: total,
+      rows_read: o.samples,
+      samples_stored: o.samples,
       rejected_count: 0,
       collision_count: 0,
       replaced_count: 0,
       bytes_read: 0,
       bytes_total: null,
       first_ts: T0,
-      last_ts: T0 + 1000 * Math.max(...o.series.map((s) => s.n)),
-      tags: JSON.stringify(o.coverage === false ? [] : coverage),
+      last_ts: o.lastTs,
+      tags: JSON.stringify(o.coverage),
       report: '{}',
       options: '{}',
       trend_sha256: o.id,
       mapping_sha256: o.id,
       trend_name: null,
-      is_forced: 0,
+      is_forced: o.isForced === true ? 1 : 0,
       error: null,
       created_by: 'test',
       created_at: T0,
@@ -173,7 +184,42 @@ export async function seedBatch(
       completed_at: T0,
     })
     .execute()
-  return total
+}
+
+/**
+ * A forced import (force=true) completing on the site: batch `id` stages `n` samples of one series at the times of
+ * samples 0…n−1 of seedBatch (T0 + i·1000 ms), from `from`, and merges them with the historian's own statement
+ * (mergeStaged), which takes those samples over from whatever batch held them. The sample set of that batch shrinks:
+ * its later samples move to earlier positions of its order.
+ */
+export async function seedForcedBatch(
+  db: Db,
+  orgId: string,
+  o: { id: string; siteCode: string; instanceId: string; tagKey: string; from: number; n: number },
+): Promise<void> {
+  const ids = await ensureSeries(db, orgId as OrgId, o.siteCode, [o])
+  const seriesId = ids.get(seriesKey(o.instanceId, o.tagKey))!
+  const rows = Array.from({ length: o.n }, (_, i) => ({
+    org_id: orgId,
+    batch_id: o.id,
+    series_id: seriesId,
+    ts: T0 + (o.from + i) * 1000,
+    value: 777 + i,
+    text: null,
+    quality: 192,
+  }))
+  for (let i = 0; i < rows.length; i += 500)
+    await db
+      .insertInto('historian_staging')
+      .values(rows.slice(i, i + 500))
+      .execute()
+  await mergeStaged(db, orgId as OrgId, o.id)
+  const firstTs = T0 + o.from * 1000
+  const lastTs = T0 + (o.from + o.n - 1) * 1000
+  const coverage = [
+    { historianTag: `${o.instanceId}.${o.tagKey}`, instanceId: o.instanceId, tagKey: o.tagKey, unit: null, scale: 1, samples: o.n, firstTs, lastTs },
+  ]
+  await insertBatchRow(db, orgId, { id: o.id, siteCode: o.siteCode, samples: o.n, lastTs, coverage, isForced: true })
 }
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
