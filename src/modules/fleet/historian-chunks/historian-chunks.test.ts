@@ -4,6 +4,7 @@ import { harness, testDialects, type Harness } from '../../../../test/harness.ts
 import type { Org } from '../../../identity.ts'
 import { streamBatchSamples, type LinkSample } from '../../historian/link.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
+import type { Db } from '../../../db/schema.ts'
 import {
   asOrg,
   cloudService,
@@ -11,17 +12,20 @@ import {
   samplesOfBatch,
   seedBatch,
   seedForcedBatch,
-  seedPlant,
   siteDatabase,
   SITE,
+  T0,
   startCloud,
   type SeriesSpec,
 } from './test-chunks-setup.ts'
+import { seedPlant } from '../../../../test/support/historian-upload.ts'
 import type { HistorianChunksService, LinkPeer } from './service.ts'
 import { uploadBatchSamples, type LinkHttp, type UploadProgress } from './uploader.ts'
 import { chunkDigest } from './wire.ts'
 
 const INSTANCES = ['ins_crusher', 'ins_pump', 'ins_Älv']
+/** A site of these instances (test/support/historian-upload.ts). */
+const plant = (db: Db, orgId: string, siteCode: string, ids: string[]) => seedPlant(db, orgId, { siteCode, instances: ids.map((id) => ({ id })), at: T0 })
 /** 3 100 samples over four tags of three instances, in an order unlike byte order, one tag larger than a page (2 000). */
 const SERIES: SeriesSpec[] = [
   { instanceId: 'ins_pump', tagKey: 'flow', n: 700 },
@@ -44,9 +48,9 @@ interface World {
 async function world(t: TestContext, dialect: 'sqlite' | 'postgres'): Promise<World> {
   const h = await harness(t, dialect)
   const org = await h.createOrg()
-  await seedPlant(h.handle.db, org.id, SITE, INSTANCES)
+  await plant(h.handle.db, org.id, SITE, INSTANCES)
   const site = await siteDatabase(t, org)
-  await seedPlant(site.db, org.id, SITE, INSTANCES)
+  await plant(site.db, org.id, SITE, INSTANCES)
   assert.equal(await seedBatch(site.db, org.id, { id: BATCH, siteCode: SITE, series: SERIES }), TOTAL)
   return { h, org, site, chunks: cloudService(h) }
 }
@@ -406,7 +410,7 @@ for (const dialect of testDialects()) {
 
     it("a chunk for a site that is not one of the server's sites is refused with 403 LinkSiteNotLinked and stores nothing", async (t) => {
       const w = await world(t, dialect)
-      await seedPlant(w.h.handle.db, w.org.id, 'pit-2', INSTANCES)
+      await plant(w.h.handle.db, w.org.id, 'pit-2', INSTANCES)
       const { url } = await startCloud(t, w.chunks, w.org, PEER)
       const samples = await chunkOf(w, 0, 50)
       const res = await fetch(`${url}/api/link/historian/${BATCH}/chunks/0`, {
@@ -422,7 +426,7 @@ for (const dialect of testDialects()) {
     it('samples naming an instance the site does not have (another organisation holds it) are refused with 422 naming each, storing nothing', async (t) => {
       const w = await world(t, dialect)
       const other = await w.h.createOrg()
-      await seedPlant(w.h.handle.db, other.id, SITE, ['ins_theirs'])
+      await plant(w.h.handle.db, other.id, SITE, ['ins_theirs'])
       const samples = (await chunkOf(w, 0, 20)).map((s, i): LinkSample => (i >= 18 ? ['ins_theirs', s[1], s[2], s[3], s[4], s[5]] : s))
       samples.sort((a, b) => Buffer.compare(Buffer.from(a[0]), Buffer.from(b[0])) || a[2] - b[2])
       await assert.rejects(
@@ -439,7 +443,7 @@ for (const dialect of testDialects()) {
 
     it("a batch the cloud holds under another site, or that another site server sent, is the uniform 404; another organisation's batch of that id is out of reach", async (t) => {
       const w = await world(t, dialect)
-      await seedPlant(w.h.handle.db, w.org.id, 'pit-2', INSTANCES)
+      await plant(w.h.handle.db, w.org.id, 'pit-2', INSTANCES)
       const two: LinkPeer = { serverId: 'srv_pit', sites: [SITE, 'pit-2'] }
       await seedBatch(w.h.handle.db, w.org.id, { id: 'bat_pit2', siteCode: 'pit-2', series: [{ instanceId: 'ins_pump', tagKey: 'flow', n: 5 }] })
       const before = await countRows(w.h.handle.db, w.org.id)
@@ -459,7 +463,7 @@ for (const dialect of testDialects()) {
       assert.equal(mid.points - before.points, 40)
       // Another organisation with a batch of the same id: a chunk lands in the principal's organisation only.
       const other = await w.h.createOrg()
-      await seedPlant(w.h.handle.db, other.id, SITE, INSTANCES)
+      await plant(w.h.handle.db, other.id, SITE, INSTANCES)
       await seedBatch(w.h.handle.db, other.id, { id: 'bat_shared', siteCode: SITE, series: [{ instanceId: 'ins_pump', tagKey: 'flow', n: 40 }] })
       const theirs = await samplesOfBatch(w.h.handle.db, other.id, SITE, 'bat_shared')
       await asOrg(w.org, () => w.chunks.receiveChunk(w.org.id, PEER, 'bat_shared', 0, body(samples)))

@@ -37,59 +37,6 @@ export async function siteDatabase(t: TestContext, org: Org, url?: string): Prom
   return handle
 }
 
-/** A site with a controller and these instances, written directly. */
-export async function seedPlant(db: Db, orgId: string, siteCode: string, instanceIds: string[]): Promise<void> {
-  await db
-    .insertInto('sites')
-    .values({ org_id: orgId, code: siteCode, name: siteCode, description: null, location: null, time_zone: 'UTC', status: 0, created_at: T0, updated_at: T0 })
-    .execute()
-  await db
-    .insertInto('controllers')
-    .values({
-      org_id: orgId,
-      site_code: siteCode,
-      id: 'plc-1',
-      name: null,
-      platform: 0,
-      firmware_version: null,
-      asset_number: 'A-1',
-      protocol: 'cip',
-      ip_address: '10.0.0.1',
-      port: null,
-      cip_path: null,
-      poll_interval_ms: 1000,
-      timeout_ms: 5000,
-      retry_delay_ms: 5000,
-      max_retries: 3,
-      edge_id: null,
-      edge_plc_id: null,
-      created_at: T0,
-      updated_at: T0,
-    })
-    .execute()
-  for (const id of instanceIds) {
-    await db
-      .insertInto('instances')
-      .values({
-        org_id: orgId,
-        site_code: siteCode,
-        id,
-        name: id,
-        type_id: 'generic',
-        type_version: null,
-        asset_number: `I-${id}`,
-        controller_id: 'plc-1',
-        area: null,
-        tag_mappings: '{}',
-        tag_count: 0,
-        config: '{}',
-        created_at: T0,
-        updated_at: T0,
-      })
-      .execute()
-  }
-}
-
 export interface SeriesSpec {
   instanceId: string
   tagKey: string
