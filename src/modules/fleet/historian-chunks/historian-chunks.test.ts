@@ -349,6 +349,19 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL - 100, chunks: 3, series: SERIES.length })
     })
 
+    it('a batch sent whole, whose samples a forced import took over and that forced batch then deleted on the site before its own upload: sending the batch again (its row recorded again) leaves none of those samples in the cloud', async (t) => {
+      const w = await world(t, dialect)
+      const { http } = await startCloud(t, w.chunks, w.org, PEER)
+      await uploadBatchSamples(http, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 1000 })
+      await seedForcedBatch(w.site.db, w.org.id, { id: 'bat_forced', siteCode: SITE, instanceId: 'ins_pump', tagKey: 'flow', from: 10, n: 30 })
+      await w.site.db.deleteFrom('historian_points').where('org_id', '=', w.org.id).where('batch_id', '=', 'bat_forced').execute()
+      await w.site.db.deleteFrom('historian_batches').where('org_id', '=', w.org.id).where('id', '=', 'bat_forced').execute()
+      const progress = await uploadBatchSamples(http, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 1000 })
+      assert.equal(progress.restarted, true)
+      assert.deepEqual(await cloudSamples(w), await siteSamples(w))
+      assert.equal((await countRows(w.h.handle.db, w.org.id)).points, TOTAL - 30)
+    })
+
     it("a restart (DELETE) forgets the server's chunks of the batch and removes its samples in the cloud; another site is 403, another server's batch the uniform 404, removing nothing", async (t) => {
       const w = await world(t, dialect)
       const { url, http } = await startCloud(t, w.chunks, w.org, PEER)
