@@ -362,6 +362,29 @@ for (const dialect of testDialects()) {
       assert.equal((await countRows(w.h.handle.db, w.org.id)).points, TOTAL - 30)
     })
 
+    it("a forced import landing in the middle of an upload: the next upload (the batch's row recorded again) finds a changed chunk and sends the batch again; the cloud ends equal to the site", async (t) => {
+      const w = await world(t, dialect)
+      const { http } = await startCloud(t, w.chunks, w.org, PEER)
+      let puts = 0
+      const midway: LinkHttp = {
+        async request(path, init) {
+          if (init.method === 'PUT' && ++puts === 3)
+            await seedForcedBatch(w.site.db, w.org.id, { id: 'bat_forced', siteCode: SITE, instanceId: 'ins_crusher', tagKey: 'power', from: 0, n: 40 })
+          return http.request(path, init)
+        },
+      }
+      await uploadBatchSamples(midway, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 400 })
+      // The pass read on by time (keyset pages), so it sent the 40 samples the forced batch took as the batch's: the
+      // cloud holds 40 the site no longer attributes to it, and the chunks it holds are no longer the site's.
+      assert.equal((await cloudSamples(w)).length, TOTAL)
+      assert.equal((await siteSamples(w)).length, TOTAL - 40)
+      const second = cutting(http)
+      const progress = await uploadBatchSamples(second, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 400 })
+      assert.equal(progress.restarted, true)
+      assert.deepEqual(second.sent, [0, 1, 2, 3, 4, 5, 6, 7])
+      assert.deepEqual(await cloudSamples(w), await siteSamples(w))
+    })
+
     it("a restart (DELETE) forgets the server's chunks of the batch and removes its samples in the cloud; another site is 403, another server's batch the uniform 404, removing nothing", async (t) => {
       const w = await world(t, dialect)
       const { url, http } = await startCloud(t, w.chunks, w.org, PEER)

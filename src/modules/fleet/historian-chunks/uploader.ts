@@ -69,7 +69,8 @@ async function heldChunksMatch(
   held: ReadonlyMap<number, string | null>,
   signal: AbortSignal | undefined,
 ): Promise<boolean> {
-  const last = Math.max(...held.keys())
+  let last = 0
+  for (const n of held.keys()) last = Math.max(last, n)
   let matched = 0
   for await (const { chunk, rows } of streamBatchSamples(db, dialect, orgId, batch.id, { chunkSize: size })) {
     signal?.throwIfAborted()
