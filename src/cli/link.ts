@@ -10,11 +10,10 @@ import { createLinkHttp } from '../modules/fleet/agent/http.ts'
 import { createEnrolment } from '../modules/fleet/enrolment/service.ts'
 import { currentCursor } from '../modules/fleet/outbox/store.ts'
 import { createSiteServersService } from '../modules/fleet/site-servers/service.ts'
-import { historianStoredParts } from '../modules/historian/transfer.ts'
 import { createSitesService } from '../modules/sites/service.ts'
-import { createTenantTransferService } from '../modules/tenant-transfer/service.ts'
 import { UsageError, type Command } from './command.ts'
 import { withServices } from './runtime.ts'
+import { cliTenantTransfer } from './tenant-transfer.ts'
 
 function requireString(values: Record<string, unknown>, name: string): string {
   const value = values[name]
@@ -31,15 +30,7 @@ function requireMode(config: Config, mode: Config['mode'], command: string): voi
 function linkServices(config: Config, handle: DatabaseHandle) {
   const clock = systemClock
   const sites = createSitesService({ handle, clock, dependents: [] })
-  const transfer = createTenantTransferService({
-    handle,
-    clock,
-    mode: config.mode,
-    sites,
-    storedParts: historianStoredParts,
-    maxPackageBytes: config.tenantPackageMaxBytes,
-    maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
-  })
+  const transfer = cliTenantTransfer(config, handle, sites)
   const siteServers = createSiteServersService({
     handle,
     clock,

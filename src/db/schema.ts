@@ -583,6 +583,8 @@ export interface LinkChunksTable {
   chunk: number
   samples: number
   received_at: number
+  /** Lower-case hex SHA-256 of the chunk's canonical samples; null for a chunk stored before migration 2320. */
+  sha256: string | null
 }
 
 export interface LinkCommandsTable {

@@ -1,8 +1,10 @@
 // Set-up shared by the tests that kill a server during a historian import (src/modules/historian/historian-kill.test.ts,
-// test/hardening/crash.test.ts): a site with one controller and one mapped instance, a raw multipart upload that the
-// test can leave open or finish, and the batch/sample counts read straight from the database.
+// test/hardening/crash.test.ts) and the fleet link's historian chunk tests: a site with one controller and its
+// instances, a raw multipart upload that the test can leave open or finish, and the batch/sample counts read straight
+// from the database.
 import { request, type ClientRequest } from 'node:http'
 import type { DatabaseHandle } from '../../src/db/connect.ts'
+import type { Db } from '../../src/db/schema.ts'
 import type { OrgId } from '../../src/ids.ts'
 import { sleep } from '../harness.ts'
 import type { Server } from '../cli/process.ts'
@@ -11,13 +13,25 @@ export const HISTORIAN_SITE = 'plant-1'
 
 /** Site `plant-1`, controller `plc-1`, instance `ins_pump` (tags `A` and `B` map to its `p` and `q`), written directly. */
 export async function seedHistorianSite(handle: DatabaseHandle, orgId: OrgId): Promise<void> {
-  const now = Date.now()
-  await handle.db
+  await seedPlant(handle.db, orgId, { siteCode: HISTORIAN_SITE, siteName: 'Plant 1', instances: [{ id: 'ins_pump', name: 'pump' }], at: Date.now() })
+}
+
+/**
+ * A site with controller `plc-1` and these instances (asset numbers I-1, I-2, …), written directly: what a historian
+ * import needs, in any database of the schema (a test's server, or a fleet test's site server). Times are `at`.
+ */
+export async function seedPlant(
+  db: Db,
+  orgId: string,
+  o: { siteCode: string; siteName?: string; instances: ReadonlyArray<{ id: string; name?: string }>; at: number },
+): Promise<void> {
+  const now = o.at
+  await db
     .insertInto('sites')
     .values({
       org_id: orgId,
-      code: HISTORIAN_SITE,
-      name: 'Plant 1',
+      code: o.siteCode,
+      name: o.siteName ?? o.siteCode,
       description: null,
       location: null,
       time_zone: 'UTC',
@@ -26,11 +40,11 @@ export async function seedHistorianSite(handle: DatabaseHandle, orgId: OrgId): P
       updated_at: now,
     })
     .execute()
-  await handle.db
+  await db
     .insertInto('controllers')
     .values({
       org_id: orgId,
-      site_code: HISTORIAN_SITE,
+      site_code: o.siteCode,
       id: 'plc-1',
       name: null,
       platform: 0,
@@ -50,25 +64,27 @@ export async function seedHistorianSite(handle: DatabaseHandle, orgId: OrgId): P
       updated_at: now,
     })
     .execute()
-  await handle.db
-    .insertInto('instances')
-    .values({
-      org_id: orgId,
-      site_code: HISTORIAN_SITE,
-      id: 'ins_pump',
-      name: 'pump',
-      type_id: 'generic',
-      type_version: null,
-      asset_number: 'I-1',
-      controller_id: 'plc-1',
-      area: null,
-      tag_mappings: '{}',
-      tag_count: 0,
-      config: '{}',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute()
+  for (const [i, instance] of o.instances.entries()) {
+    await db
+      .insertInto('instances')
+      .values({
+        org_id: orgId,
+        site_code: o.siteCode,
+        id: instance.id,
+        name: instance.name ?? instance.id,
+        type_id: 'generic',
+        type_version: null,
+        asset_number: `I-${i + 1}`,
+        controller_id: 'plc-1',
+        area: null,
+        tag_mappings: '{}',
+        tag_count: 0,
+        config: '{}',
+        created_at: now,
+        updated_at: now,
+      })
+      .execute()
+  }
 }
 
 /** startServer's own wait can be short on a loaded machine: wait (bounded) until /healthz answers. */

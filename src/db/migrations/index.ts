@@ -24,6 +24,7 @@ import * as tenantImportChunksBinary from './2100-tenant-import-chunks-binary.ts
 import * as tenantUniqueKeys from './2200-tenant-unique-keys.ts'
 import * as fleetLink from './2300-fleet-link.ts'
 import * as linkTriggers from './2310-link-triggers.ts'
+import * as linkChunkDigests from './2320-link-chunk-digests.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '2200-tenant-unique-keys': tenantUniqueKeys,
   '2300-fleet-link': fleetLink,
   '2310-link-triggers': linkTriggers,
+  '2320-link-chunk-digests': linkChunkDigests,
 }

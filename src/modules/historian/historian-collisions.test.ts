@@ -96,6 +96,36 @@ for (const dialect of testDialects()) {
       )
     })
 
+    it("with force the batches whose values were replaced change too (updated_at), so the fleet link's outbox records their rows again; a batch not replaced does not", async () => {
+      const h = shared()
+      const p = await plant(h)
+      const a = (await upload(h, p.owner, standardParts(p.siteCode, 'long', FIRST, MAPPING))).json().id as string
+      const apart = 'timestamp,tag,value,quality\n2024-06-01T00:00:00Z,A,1,Good\n'
+      const c = (await upload(h, p.owner, standardParts(p.siteCode, 'long', apart, MAPPING))).json().id as string
+      const recorded = async (id: string) =>
+        Number(
+          (
+            await h.handle.db
+              .selectFrom('link_outbox')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('org_id', '=', p.owner.org.id)
+              .where('table_name', '=', 'historian_batches')
+              .where('row_key', '=', JSON.stringify([id]))
+              .where('op', '=', 'upsert')
+              .executeTakeFirstOrThrow()
+          ).n,
+        )
+      const before = { a: await recorded(a), c: await recorded(c) }
+      h.clock.advance(60_000)
+      const forced = await upload(h, p.owner, standardParts(p.siteCode, 'long', SECOND, MAPPING, { force: 'true' }))
+      assert.equal(forced.statusCode, 201, forced.body)
+      assert.equal(forced.json().replaced, 2)
+      assert.deepEqual({ a: await recorded(a), c: await recorded(c) }, { a: before.a + 1, c: before.c })
+      const view = async (id: string) => (await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches/${id}` })).json()
+      assert.equal((await view(a)).updatedAt, new Date(h.clock.now()).toISOString())
+      assert.notEqual((await view(c)).updatedAt, new Date(h.clock.now()).toISOString())
+    })
+
     it(`every collision is counted but only the first ${MAX_COLLISIONS_LISTED} are listed, in file order`, async () => {
       const h = shared()
       const p = await plant(h)

@@ -1,7 +1,8 @@
 import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
 import type { Row } from '../tenant-transfer/introspect.ts'
-import { seriesKey } from './store/queries.ts'
+import type { OrgId } from '../../ids.ts'
+import { deleteSamplesOfBatch, seriesKey, type BatchCoverage } from './store/queries.ts'
 import {
   batchPointTsAt,
   countBatchPointsBySeries,
@@ -172,4 +173,16 @@ export async function storeLinkedSamples(trx: Db, orgId: string, siteCode: strin
     batch_id: batchId,
   }))
   await samplesPart.upsert(trx, orgId, rows, new Map())
+}
+
+/**
+ * Removes the samples a site's batch holds in one site of this server (the receiving side, when the site uploads the
+ * batch again from its first chunk: what the new upload no longer lists must not stay). Through the batch's recorded
+ * coverage when this server holds its row, else over every series of the site (filtered by batch): the points have
+ * no batch index. Run it inside the caller's transaction. Returns how many samples went.
+ */
+export async function removeLinkedSamples(trx: Db, orgId: string, siteCode: string, batchId: string): Promise<number> {
+  const batch = await findBatchForLink(trx, orgId, batchId)
+  const coverage: BatchCoverage[] = batch === undefined ? [] : parseCoverage(batch.tags)
+  return deleteSamplesOfBatch(trx, orgId as OrgId, batchId, { siteCode, coverage })
 }

@@ -1,14 +1,27 @@
 /** The OpenAPI descriptions of the historian chunk routes (routes.ts); the policy sentence comes from `config.policy`. */
 export const docs = {
   putChunk:
-    "Stores chunk `{n}` (from 0) of the site server's historian batch `{batchId}`: the samples and a record that the chunk arrived, in one " +
-    'transaction. The batch row follows through the push; its samples become visible when it arrives. `site` must be one of the site ' +
-    "server's sites (else 403 `LinkSiteNotLinked`); every sample's instance must exist in that site (else 422 naming each sample); " +
-    'samples ascend by instanceId, then tagKey (byte order), then ts, with no key twice (else 400). `sha256` is the lower-case hex ' +
-    'SHA-256 of `JSON.stringify(samples)`; a mismatch (a corrupted or cut body) answers 400 `LinkChecksumMismatch`. A batch the cloud ' +
+    "Stores chunk `{n}` (from 0) of the site server's historian batch `{batchId}`: the samples, a record that the chunk arrived and its " +
+    '`sha256`, in one transaction. The batch row follows through the push; its samples become visible when it arrives. `site` must be one ' +
+    "of the site server's sites (else 403 `LinkSiteNotLinked`); every sample's instance must exist in that site (else 422 naming each " +
+    'sample); samples ascend by instanceId, then tagKey (byte order), then ts, with no key twice (else 400). `sha256` is the lower-case ' +
+    'hex SHA-256 of `JSON.stringify(samples)`; a mismatch (a corrupted or cut body) answers 400 `LinkChecksumMismatch`. A batch the cloud ' +
     'holds under another site, or that another site server sent, answers the uniform 404. The same chunk again stores nothing and ' +
-    'answers the same (exactly once); the same number with another sample count answers 409. Nothing is stored on any refusal.',
+    'answers the same (exactly once); the same number with other samples (another count or digest) answers 409: the batch changed on ' +
+    'the site, and its upload starts again (DELETE). Nothing is stored on any refusal.',
   listChunks:
-    "The chunk numbers of the site server's batch `{batchId}` received so far, ascending, their total samples, and `chunkSize`, the " +
-    'samples of chunk 0 (null before it arrived): an uploader sends the other chunks, cut at that size. A batch nothing arrived of lists none.',
+    "The chunk numbers of the site server's batch `{batchId}` received so far, ascending, the `sha256` of each (`digests`), their " +
+    'total samples, and `chunkSize`, the samples of chunk 0 (null before it arrived): an uploader cuts its chunks at that size and ' +
+    'skips a chunk listed here only when its own chunk of that number has the same digest. Chunk n means the samples at positions ' +
+    "n·chunkSize onwards of the batch's order, which move when the batch's sample set changes on the site (a forced import of " +
+    'another batch takes some over): then a digest differs and the upload starts again from chunk 0 (DELETE). A batch nothing ' +
+    'arrived of lists none.',
+  restartChunks:
+    "Starts the upload of the site server's batch `{batchId}` again from chunk 0: forgets the chunks received and removes the " +
+    "batch's samples in the cloud, in one transaction, and answers the empty listing. An uploader calls it when a chunk it would " +
+    "skip has another digest than the cloud's (the batch's samples changed on the site since), then sends every chunk: the cloud " +
+    'ends with exactly the samples the site attributes to the batch, none skipped and none the site moved to another batch (that ' +
+    "batch's own upload brings them). Until the new upload ends, a batch whose row the cloud already holds shows the samples sent " +
+    "so far. `site` must be one of the site server's sites (else 403 `LinkSiteNotLinked`); a batch the cloud holds under another " +
+    'site, or that another site server sent, answers the uniform 404, removing nothing. Calling it again changes nothing more.',
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../../test/harness.ts'
 import { CLI_ACTOR } from '../../../identity.ts'
+import { streamBatchSamples, type LinkSample } from '../../historian/link.ts'
 import { createLinkHttp } from '../agent/http.ts'
 import { cloudCell, register, siteServer } from '../enrolment/test-link.ts'
 import { samplesOfBatch, seedBatch } from './test-chunks-setup.ts'
@@ -40,7 +41,10 @@ for (const dialect of testDialects()) {
         { method: 'GET', url: '/api/link/historian/bat_e2e/chunks', headers: PROTOCOL },
       )
       assert.equal(listed.statusCode, 200)
-      assert.deepEqual(listed.json(), { batchId: 'bat_e2e', chunks: [0, 1, 2], samples: 2_200, chunkSize: 1000 })
+      const digests = []
+      for await (const c of streamBatchSamples(site.handle.db, 'sqlite', local.id, 'bat_e2e', { chunkSize: 1000 }))
+        digests.push(chunkDigest(c.rows.map((r) => [r.instance_id, r.tag_key, r.ts, r.value, r.text, r.quality] as LinkSample)))
+      assert.deepEqual(listed.json(), { batchId: 'bat_e2e', chunks: [0, 1, 2], digests, samples: 2_200, chunkSize: 1000 })
       assert.equal(listed.headers['sitegrid-link-protocol'], '1')
 
       // Its site S1 only: a chunk for S2 is refused, though the organisation has S2 and its instances.

@@ -4,7 +4,7 @@ import type { Principal } from '../../../identity.ts'
 import { LinkVersionMismatch } from '../site-servers/errors.ts'
 import { LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VERSION } from '../site-servers/protocol.ts'
 import { docs } from './docs.ts'
-import { BatchChunksParams, BatchChunksSchema, ChunkParams, ChunkReceiptSchema, PutChunkBody } from './schemas.ts'
+import { BatchChunksParams, BatchChunksSchema, ChunkParams, ChunkReceiptSchema, PutChunkBody, RestartQuery } from './schemas.ts'
 import type { HistorianChunksService, LinkPeer } from './service.ts'
 
 /** The `link` principal (auth/link-validator.ts): its subject is the site server's id, `sites` the sites it was registered for. */
@@ -52,5 +52,21 @@ export const historianChunksRoutes: FastifyPluginAsyncTypebox<{ chunks: Historia
       },
     },
     async (request) => chunks.listChunks(request.org.id, peerOf(request.principal), request.params.batchId),
+  )
+
+  app.delete(
+    '/:batchId/chunks',
+    {
+      config: { policy: 'link' },
+      schema: {
+        tags: ['Fleet link'],
+        summary: "Start a historian batch's upload again from chunk 0",
+        description: docs.restartChunks,
+        params: BatchChunksParams,
+        querystring: RestartQuery,
+        response: { 200: BatchChunksSchema, ...problemResponses(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async (request) => chunks.restartBatch(request.org.id, peerOf(request.principal), request.params.batchId, request.query.site),
   )
 }

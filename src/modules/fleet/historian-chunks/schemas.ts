@@ -10,6 +10,10 @@ const ChunkNumber = Type.Integer({ minimum: 0, maximum: 10_000_000, description:
 export const BatchChunksParams = Type.Object({ batchId: BatchId }, { additionalProperties: false })
 export const ChunkParams = Type.Object({ batchId: BatchId, n: ChunkNumber }, { additionalProperties: false })
 
+const SiteCode = Type.String({ pattern: '^[A-Za-z0-9_-]{1,50}$', description: "The batch's site: one of the site server's sites." })
+
+export const RestartQuery = Type.Object({ site: SiteCode }, { additionalProperties: false })
+
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()])
 
 export const LinkSampleSchema = Type.Tuple(
@@ -26,7 +30,7 @@ export const LinkSampleSchema = Type.Tuple(
 
 export const PutChunkBody = Type.Object(
   {
-    site: Type.String({ pattern: '^[A-Za-z0-9_-]{1,50}$', description: "The batch's site: one of the site server's sites." }),
+    site: SiteCode,
     samples: Type.Array(LinkSampleSchema, {
       minItems: 1,
       maxItems: MAX_CHUNK_SAMPLES,
@@ -52,6 +56,11 @@ export const BatchChunksSchema = Type.Object(
   {
     batchId: Type.String(),
     chunks: Type.Array(Type.Integer(), { description: 'The chunk numbers received, ascending.' }),
+    digests: Type.Array(Type.Union([Type.String(), Type.Null()]), {
+      description:
+        "Each listed chunk's `sha256` as it was stored, in the order of `chunks` (null for a chunk stored before digests " +
+        'were kept): an uploader skips a chunk only when its own chunk at that number has the same digest.',
+    }),
     samples: Type.Integer({ description: 'Samples received over those chunks.' }),
     chunkSize: Type.Union([Type.Integer(), Type.Null()], {
       description:

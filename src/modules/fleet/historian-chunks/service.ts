@@ -2,11 +2,11 @@ import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import { NotFound } from '../../../errors/domain-error.ts'
 import type { OrgId } from '../../../ids.ts'
-import { siteOfBatch, storeLinkedSamples, type LinkSample } from '../../historian/link.ts'
+import { removeLinkedSamples, siteOfBatch, storeLinkedSamples, type LinkSample } from '../../historian/link.ts'
 import type { InstancesService } from '../../instances/service.ts'
 import { ChunkChecksumMismatch, ChunkDiffers, ChunkSamplesInvalid, ChunkUnknownInstances, SiteNotLinked } from '../errors.ts'
 import type { BatchChunks, ChunkReceipt } from './schemas.ts'
-import { findChunk, hasAnyChunk, insertChunk, isBatchOfAnotherServer, listChunks } from './store.ts'
+import { deleteChunks, findChunk, hasAnyChunk, insertChunk, isBatchOfAnotherServer, listChunks } from './store.ts'
 import { chunkDigest, findSampleProblems } from './wire.ts'
 
 /** The site server a link request comes from (the `link` principal): its id and its sites. */
@@ -51,7 +51,8 @@ export function createHistorianChunksService(deps: { handle: DatabaseHandle; clo
      * Stores chunk `chunk` of the server's batch: its samples (upserted by series and time) and its link_chunks row,
      * in one transaction. The same chunk again changes nothing and answers the same. Throws SiteNotLinked (403),
      * ChunkSamplesInvalid (400), ChunkChecksumMismatch (400), NotFound (another site's or server's batch),
-     * ChunkUnknownInstances (422), ChunkDiffers (409, the same number with another sample count); nothing is stored then.
+     * ChunkUnknownInstances (422), ChunkDiffers (409, the same number with other samples: another count or digest);
+     * nothing is stored then.
      */
     async receiveChunk(orgId: OrgId, peer: LinkPeer, batchId: string, chunk: number, input: ChunkInput): Promise<ChunkReceipt> {
       if (!peer.sites.includes(input.site)) throw new SiteNotLinked(input.site)
@@ -59,8 +60,10 @@ export function createHistorianChunksService(deps: { handle: DatabaseHandle; clo
       if (problems.length > 0) throw new ChunkSamplesInvalid(problems)
       if (chunkDigest(input.samples) !== input.sha256) throw new ChunkChecksumMismatch()
       const receipt = { batchId, chunk, samples: input.samples.length }
-      const again = (stored: { samples: number }) => {
-        if (stored.samples !== input.samples.length) throw new ChunkDiffers(chunk, stored.samples, input.samples.length)
+      // A chunk stored before digests were kept (sha256 null) is compared by its count alone.
+      const again = (stored: { samples: number; sha256: string | null }) => {
+        if (stored.samples !== input.samples.length || (stored.sha256 !== null && stored.sha256 !== input.sha256))
+          throw new ChunkDiffers(chunk, stored.samples, input.samples.length)
         return receipt
       }
       const stored = await findChunk(db, orgId, peer.serverId, batchId, chunk)
@@ -69,21 +72,53 @@ export function createHistorianChunksService(deps: { handle: DatabaseHandle; clo
       await requireInstances(orgId, input.site, input.samples)
       return db.transaction().execute(async (trx) => {
         // The row first: a concurrent twin of this request waits on its key, then finds it and stores nothing.
-        const inserted = await insertChunk(trx, orgId, { serverId: peer.serverId, batchId, chunk, samples: input.samples.length, receivedAt: clock.now() })
+        const inserted = await insertChunk(trx, orgId, {
+          serverId: peer.serverId,
+          batchId,
+          chunk,
+          samples: input.samples.length,
+          sha256: input.sha256,
+          receivedAt: clock.now(),
+        })
         if (!inserted) {
           const twin = await findChunk(trx, orgId, peer.serverId, batchId, chunk)
-          return again(twin ?? { samples: input.samples.length })
+          return again(twin ?? { samples: input.samples.length, sha256: input.sha256 })
         }
         await storeLinkedSamples(trx, orgId, input.site, batchId, input.samples)
         return receipt
       })
     },
 
-    /** The chunk numbers of the server's batch received so far (an uploader resumes at the first missing one). */
+    /**
+     * The chunk numbers of the server's batch received so far and their digests: an uploader resumes at the first
+     * missing one once the digests of those it skips match its own chunks.
+     */
     async listChunks(orgId: OrgId, peer: LinkPeer, batchId: string): Promise<BatchChunks> {
       const rows = await listChunks(db, orgId, peer.serverId, batchId)
       const first = rows[0]?.chunk === 0 ? rows[0].samples : null
-      return { batchId, chunks: rows.map((r) => r.chunk), samples: rows.reduce((n, r) => n + r.samples, 0), chunkSize: first }
+      return {
+        batchId,
+        chunks: rows.map((r) => r.chunk),
+        digests: rows.map((r) => r.sha256),
+        samples: rows.reduce((n, r) => n + r.samples, 0),
+        chunkSize: first,
+      }
+    },
+
+    /**
+     * Starts the server's upload of a batch again from chunk 0 (its samples changed on the site since the chunks the
+     * cloud holds were cut): forgets those chunks and removes the batch's samples here, in one transaction, so that
+     * what the new upload no longer lists does not stay. Answers the (empty) listing. Throws SiteNotLinked (403),
+     * NotFound (another site's or server's batch); nothing is removed then.
+     */
+    async restartBatch(orgId: OrgId, peer: LinkPeer, batchId: string, site: string): Promise<BatchChunks> {
+      if (!peer.sites.includes(site)) throw new SiteNotLinked(site)
+      await requireOwnBatch(orgId, peer, batchId, site)
+      await db.transaction().execute(async (trx) => {
+        await deleteChunks(trx, orgId, peer.serverId, batchId)
+        await removeLinkedSamples(trx, orgId, site, batchId)
+      })
+      return { batchId, chunks: [], digests: [], samples: 0, chunkSize: null }
     },
   }
 }

@@ -17,7 +17,7 @@ import { installValidators } from '../../../http/validation.ts'
 import type { Org, Principal } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
 import type { LinkSample } from '../../historian/link.ts'
-import { ensureSeries, seriesKey } from '../../historian/store/queries.ts'
+import { ensureSeries, mergeStaged, seriesKey } from '../../historian/store/queries.ts'
 import { createControllersService } from '../../controllers/service.ts'
 import { createInstancesService } from '../../instances/service.ts'
 import { createSitesService } from '../../sites/service.ts'
@@ -35,59 +35,6 @@ export async function siteDatabase(t: TestContext, org: Org, url?: string): Prom
   await migrateToLatest(handle.db)
   await handle.db.insertInto('orgs').values({ id: org.id, slug: org.slug, name: org.slug, created_at: T0 }).execute()
   return handle
-}
-
-/** A site with a controller and these instances, written directly. */
-export async function seedPlant(db: Db, orgId: string, siteCode: string, instanceIds: string[]): Promise<void> {
-  await db
-    .insertInto('sites')
-    .values({ org_id: orgId, code: siteCode, name: siteCode, description: null, location: null, time_zone: 'UTC', status: 0, created_at: T0, updated_at: T0 })
-    .execute()
-  await db
-    .insertInto('controllers')
-    .values({
-      org_id: orgId,
-      site_code: siteCode,
-      id: 'plc-1',
-      name: null,
-      platform: 0,
-      firmware_version: null,
-      asset_number: 'A-1',
-      protocol: 'cip',
-      ip_address: '10.0.0.1',
-      port: null,
-      cip_path: null,
-      poll_interval_ms: 1000,
-      timeout_ms: 5000,
-      retry_delay_ms: 5000,
-      max_retries: 3,
-      edge_id: null,
-      edge_plc_id: null,
-      created_at: T0,
-      updated_at: T0,
-    })
-    .execute()
-  for (const id of instanceIds) {
-    await db
-      .insertInto('instances')
-      .values({
-        org_id: orgId,
-        site_code: siteCode,
-        id,
-        name: id,
-        type_id: 'generic',
-        type_version: null,
-        asset_number: `I-${id}`,
-        controller_id: 'plc-1',
-        area: null,
-        tag_mappings: '{}',
-        tag_count: 0,
-        config: '{}',
-        created_at: T0,
-        updated_at: T0,
-      })
-      .execute()
-  }
 }
 
 export interface SeriesSpec {
@@ -142,6 +89,17 @@ export async function seedBatch(
     })
     total += s.n
   }
+  const lastTs = T0 + 1000 * Math.max(...o.series.map((s) => s.n))
+  await insertBatchRow(db, orgId, { id: o.id, siteCode: o.siteCode, samples: total, lastTs, coverage: o.coverage === false ? [] : coverage, status: o.status })
+  return total
+}
+
+/** A batch's row as the historian writes it once the batch ended (its samples are the caller's). */
+async function insertBatchRow(
+  db: Db,
+  orgId: string,
+  o: { id: string; siteCode: string; samples: number; lastTs: number; coverage: unknown[]; status?: string | undefined; isForced?: boolean },
+): Promise<void> {
   await db
     .insertInto('historian_batches')
     .values({
@@ -150,22 +108,22 @@ export async function seedBatch(
       id: o.id,
       format: 'long',
       status: o.status ?? 'complete',
-      rows_read: total,
-      samples_stored: total,
+      rows_read: o.samples,
+      samples_stored: o.samples,
       rejected_count: 0,
       collision_count: 0,
       replaced_count: 0,
       bytes_read: 0,
       bytes_total: null,
       first_ts: T0,
-      last_ts: T0 + 1000 * Math.max(...o.series.map((s) => s.n)),
-      tags: JSON.stringify(o.coverage === false ? [] : coverage),
+      last_ts: o.lastTs,
+      tags: JSON.stringify(o.coverage),
       report: '{}',
       options: '{}',
       trend_sha256: o.id,
       mapping_sha256: o.id,
       trend_name: null,
-      is_forced: 0,
+      is_forced: o.isForced === true ? 1 : 0,
       error: null,
       created_by: 'test',
       created_at: T0,
@@ -173,7 +131,42 @@ export async function seedBatch(
       completed_at: T0,
     })
     .execute()
-  return total
+}
+
+/**
+ * A forced import (force=true) completing on the site: batch `id` stages `n` samples of one series at the times of
+ * samples 0…n−1 of seedBatch (T0 + i·1000 ms), from `from`, and merges them with the historian's own statement
+ * (mergeStaged), which takes those samples over from whatever batch held them. The sample set of that batch shrinks:
+ * its later samples move to earlier positions of its order.
+ */
+export async function seedForcedBatch(
+  db: Db,
+  orgId: string,
+  o: { id: string; siteCode: string; instanceId: string; tagKey: string; from: number; n: number },
+): Promise<void> {
+  const ids = await ensureSeries(db, orgId as OrgId, o.siteCode, [o])
+  const seriesId = ids.get(seriesKey(o.instanceId, o.tagKey))!
+  const rows = Array.from({ length: o.n }, (_, i) => ({
+    org_id: orgId,
+    batch_id: o.id,
+    series_id: seriesId,
+    ts: T0 + (o.from + i) * 1000,
+    value: 777 + i,
+    text: null,
+    quality: 192,
+  }))
+  for (let i = 0; i < rows.length; i += 500)
+    await db
+      .insertInto('historian_staging')
+      .values(rows.slice(i, i + 500))
+      .execute()
+  await mergeStaged(db, orgId as OrgId, o.id)
+  const firstTs = T0 + o.from * 1000
+  const lastTs = T0 + (o.from + o.n - 1) * 1000
+  const coverage = [
+    { historianTag: `${o.instanceId}.${o.tagKey}`, instanceId: o.instanceId, tagKey: o.tagKey, unit: null, scale: 1, samples: o.n, firstTs, lastTs },
+  ]
+  await insertBatchRow(db, orgId, { id: o.id, siteCode: o.siteCode, samples: o.n, lastTs, coverage, isForced: true })
 }
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))

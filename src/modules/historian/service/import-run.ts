@@ -6,7 +6,16 @@ import { recordAudit } from '../../audit/service.ts'
 import { DuplicateBatch, fromParseError } from '../errors.ts'
 import { parseStream } from '../parse/index.ts'
 import { createImportStore, type ImportStore } from '../store/import-store.ts'
-import { countStagedCollisions, countStoredOfBatch, findCompleteTwin, listStagedCollisions, mergeStaged, updateBatch } from '../store/queries.ts'
+import {
+  countStagedCollisions,
+  countStoredOfBatch,
+  findCompleteTwin,
+  listBatchesReplacedBy,
+  listStagedCollisions,
+  mergeStaged,
+  touchBatches,
+  updateBatch,
+} from '../store/queries.ts'
 import { BatchRecord, MAX_COLLISIONS_LISTED, type ImportPlan } from './batch-record.ts'
 import { WritePipeline } from './write-pipeline.ts'
 
@@ -99,7 +108,11 @@ export class ImportRun {
       if (isForced) {
         const count = await countStagedCollisions(trx, orgId, id)
         const listed = count === 0 ? [] : await listStagedCollisions(trx, orgId, id, MAX_COLLISIONS_LISTED)
+        // The batches whose samples this one takes over changed too: their rows are marked (updated_at), so that the
+        // fleet link records them again and uploads their samples anew (ARCHITECTURE.md § Fleet link), before this one.
+        const shrunk = count === 0 ? [] : await listBatchesReplacedBy(trx, orgId, id)
         await mergeStaged(trx, orgId, id)
+        await touchBatches(trx, orgId, shrunk, this.#clock.now())
         record.replaced(count, listed, twin?.id ?? null)
       }
       await updateBatch(trx, orgId, id, record.completed(await countStoredOfBatch(trx, orgId, id, record.where())))

@@ -273,6 +273,28 @@ export async function countStagedCollisions(db: Db, orgId: OrgId, batchId: strin
   return Number(row.rows[0]?.n ?? 0)
 }
 
+/** force=true: the other batches holding a stored value the staged samples will replace (their samples will move here). */
+export async function listBatchesReplacedBy(db: Db, orgId: OrgId, batchId: string): Promise<string[]> {
+  const { rows } = await sql<{ batch_id: string }>`
+    select distinct h.batch_id from historian_staging s
+    join historian_points h on h.org_id = s.org_id and h.series_id = s.series_id and h.ts = s.ts
+    where s.batch_id = ${batchId} and s.org_id = ${orgId} and h.batch_id <> ${batchId}`.execute(db)
+  return rows.map((r) => r.batch_id)
+}
+
+/** Sets the ended batches' updated_at: a change of their row (the fleet link's outbox records it). */
+export async function touchBatches(db: Db, orgId: OrgId, batchIds: readonly string[], at: number): Promise<void> {
+  for (let start = 0; start < batchIds.length; start += 500) {
+    await db
+      .updateTable('historian_batches')
+      .set({ updated_at: at })
+      .where('org_id', '=', orgId)
+      .where('id', 'in', batchIds.slice(start, start + 500))
+      .where('status', '<>', 'running')
+      .execute()
+  }
+}
+
 /** force=true: the staged samples replace stored ones at the same tag and timestamp ("latest value wins"). */
 export async function mergeStaged(db: Db, orgId: OrgId, batchId: string): Promise<void> {
   // `where true`-style filter: SQLite needs a WHERE before ON CONFLICT in INSERT … SELECT to parse the upsert.
