@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
-import { harness, sleep, testDialects, type Harness, type TestDialect } from '../../../../test/harness.ts'
-import type { Dialect } from '../../../db/connect.ts'
+import { databaseUrlFor, harness, sleep, testDialects, type Harness, type TestDialect } from '../../../../test/harness.ts'
+import type { FastifyBaseLogger } from 'fastify'
+import { connectDatabase, type Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { Org } from '../../../identity.ts'
 import { auditRow, controllerRow, localDelete, localUpsert, siteRow } from '../sync/test-support.ts'
-import { sweepOutbox, type RetentionOptions } from './retention.ts'
+import { startOutboxRetentionJob, sweepOutbox, type RetentionOptions } from './retention.ts'
 import { latestChange, withApplyOrigin } from './store.ts'
 
 const DAY = 86_400_000
@@ -21,6 +22,19 @@ async function settled(db: Db, dialect: TestDialect, orgId: string): Promise<voi
     await sleep(50)
   }
   throw new Error('the outbox did not settle in 30 s')
+}
+
+/** A logger that keeps what the job logs (level, fields, message). */
+function logSink(lines: Array<{ level: string; fields: Record<string, unknown>; msg: string }>): FastifyBaseLogger {
+  const at = (level: string) => (fields: Record<string, unknown>, msg: string) => {
+    lines.push({ level, fields, msg })
+  }
+  return { info: at('info'), error: at('error'), warn: at('warn') } as unknown as FastifyBaseLogger
+}
+
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 600 && !done(); i++) await sleep(25)
+  assert.ok(done(), 'not within 15 s')
 }
 
 interface Setup {
@@ -258,11 +272,16 @@ for (const dialect of testDialects()) {
       await s.plc('c2', 'v1')
       await s.dropPlc('c2')
       await s.audit('aud_1')
+      // c8's delete may go, but its older upsert not yet (younger than the retention: the database's time can step
+      // back; on PostgreSQL a change can also lie after the peer's position while its tombstone lies before it).
+      const young = await s.plc('c8', 'v1')
+      await s.dropPlc('c8')
       const acked = (await s.rows()).at(-1)!.seq
       await s.plc('c1', 'v3')
       await s.plc('c1', 'v4')
       await s.audit('aud_2')
       await s.age(30)
+      await sql`update link_outbox set at = ${s.h.clock.now()} where org_id = ${s.org.id} and seq = ${young}`.execute(s.db)
       await enrolHere(s, acked)
 
       const summary = await s.sweep('site')
@@ -275,9 +294,15 @@ for (const dialect of testDialects()) {
         after.filter((r) => r.table === 'audit_events').map((r) => r.key),
         [JSON.stringify(['aud_2'])],
       )
-      assert.ok(after.every((r) => r.table === 'sites' || r.seq > acked))
+      assert.ok(after.every((r) => r.table === 'sites' || r.key === JSON.stringify(['S1', 'c8']) || r.seq > acked))
       assert.deepEqual(await s.lastChange('c1'), { op: 'upsert', origin: 'here' })
       assert.equal(await s.lastChange('c2'), null)
+      // The tombstone stays until its key's older change may go too: the key never shows an older change as its latest.
+      assert.deepEqual(historyOf(after, 'S1', 'c8'), ['upsert/here', 'delete/here'])
+      assert.deepEqual(await s.lastChange('c8'), { op: 'delete', origin: 'here' })
+      s.h.clock.advance(8 * DAY)
+      assert.equal((await s.sweep('site')).deleted, 2)
+      assert.deepEqual(historyOf(await s.rows(), 'S1', 'c8'), [])
     })
 
     it('deletes in bounded windows: no statement deletes more than the window', async (t) => {
@@ -322,6 +347,32 @@ for (const dialect of testDialects()) {
         [],
       )
       assert.deepEqual(historyOf(await s.rows(), 'S1', 'c1'), ['upsert/here'])
+    })
+
+    it('the job sweeps on its timer, logs each sweep with the rows deleted, and logs a failed sweep without stopping', async (t) => {
+      const s = await setup(t, dialect, 'cloud')
+      for (let i = 0; i < 4; i++) await s.plc('c1', `v${i}`)
+      await s.age(30)
+      await settled(s.db, dialect, s.org.id)
+      const lines: Array<{ level: string; fields: Record<string, unknown>; msg: string }> = []
+      const log = logSink(lines)
+      const stop = startOutboxRetentionJob(s.h.appHandle, s.h.clock, { mode: 'cloud', retentionMs: 7 * DAY, orgs: [s.org.id] }, log, 20)
+      await until(() => lines.some((l) => l.msg === 'link outbox swept'))
+      await stop()
+      const swept = lines.find((l) => l.msg === 'link outbox swept')!
+      assert.equal(swept.level, 'info')
+      assert.equal(swept.fields.deleted, 3)
+      assert.equal(swept.fields.orgs, 1)
+      assert.deepEqual(historyOf(await s.rows(), 'S1', 'c1'), ['upsert/here'])
+
+      // A database the sweep fails on (never migrated): each sweep is logged as failed, and the job goes on.
+      const unmigrated = await connectDatabase(await databaseUrlFor(t, 'sqlite'), { poolSize: 1 })
+      t.after(() => unmigrated.close())
+      const failures: typeof lines = []
+      const stopFailing = startOutboxRetentionJob(unmigrated, s.h.clock, { mode: 'cloud', retentionMs: 0 }, logSink(failures), 20)
+      await until(() => failures.filter((l) => l.msg === 'link outbox sweep failed').length >= 2)
+      await stopFailing()
+      assert.ok(failures.every((l) => l.level === 'error' && l.fields.job === 'link-outbox-retention'))
     })
   })
 }
