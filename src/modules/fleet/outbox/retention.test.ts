@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
+import { tmpdir } from 'node:os'
 import { describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { databaseUrlFor, harness, sleep, testDialects, type Harness, type TestDialect } from '../../../../test/harness.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import { connectDatabase, type Dialect } from '../../../db/connect.ts'
+import { loadConfig, type ConfigInvalid } from '../../../config/load.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { Org } from '../../../identity.ts'
 import { auditRow, controllerRow, localDelete, localUpsert, siteRow } from '../sync/test-support.ts'
@@ -376,3 +378,18 @@ for (const dialect of testDialects()) {
     })
   })
 }
+
+describe('SITEGRID_LINK_OUTBOX_RETENTION_DAYS', () => {
+  const base = { SITEGRID_DATA_DIR: tmpdir() }
+  it('is 7 days unless set; 0 is allowed; a negative number, more than ten years or a word is refused, naming the setting', () => {
+    assert.equal(loadConfig(base, { requireKeySecret: false }).link.outboxRetentionDays, 7)
+    assert.equal(loadConfig({ ...base, SITEGRID_LINK_OUTBOX_RETENTION_DAYS: '0' }, { requireKeySecret: false }).link.outboxRetentionDays, 0)
+    for (const bad of ['-1', '3651', 'week']) {
+      assert.throws(
+        () => loadConfig({ ...base, SITEGRID_LINK_OUTBOX_RETENTION_DAYS: bad }, { requireKeySecret: false }),
+        (err: ConfigInvalid) => err.problems.some((p) => p.startsWith('SITEGRID_LINK_OUTBOX_RETENTION_DAYS')),
+        bad,
+      )
+    }
+  })
+})
