@@ -152,17 +152,20 @@ async function sweepOrg(handle: DatabaseHandle, orgId: string, cutoff: number, o
           and (e.at > ${cutoff} or ${neededBy(needs, 'e')}${unstable(dialect, 'e')}))))`
   const superseded = sql`exists (select 1 from link_outbox n where ${sameKey('n', 'link_outbox')} and n.origin = link_outbox.origin and n.seq > link_outbox.seq)`
 
+  // SQLite: tx is always 0 there; naming it lets the cursor index (org_id, tx, seq) serve the window as a range
+  // (otherwise SQLite reads the organisation's whole outbox through another index for each window).
+  const inOrder = dialect === 'sqlite' ? sql` and tx = 0` : sql``
   let deleted = 0
   let statements = 0
   let from = 0
   for (;;) {
     const { rows } = await sql<{ seq: number | string; at: number | string }>`
-      select seq, at from link_outbox where org_id = ${orgId} and seq > ${from} order by seq limit ${windowRows}`.execute(db)
+      select seq, at from link_outbox where org_id = ${orgId}${inOrder} and seq > ${from} order by seq limit ${windowRows}`.execute(db)
     statements += 1
     if (rows.length === 0 || Number(rows[0]!.at) > cutoff) break
     const to = Number(rows.at(-1)!.seq)
     const result =
-      await sql`delete from link_outbox where org_id = ${orgId} and seq > ${from} and seq <= ${to} and at <= ${cutoff}${stable(dialect, 'link_outbox')}
+      await sql`delete from link_outbox where org_id = ${orgId}${inOrder} and seq > ${from} and seq <= ${to} and at <= ${cutoff}${stable(dialect, 'link_outbox')}
       and not (${neededBy(needs, 'link_outbox')})
       and (link_outbox.table_name in (${list(UNREAD_TABLES)}) or ${superseded} or ${keyGone})`.execute(db)
     statements += 1
