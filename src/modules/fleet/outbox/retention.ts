@@ -143,11 +143,13 @@ async function sweepOrg(handle: DatabaseHandle, orgId: string, cutoff: number, o
   const sameKey = (alias: string, other: string) =>
     sql`${sql.ref(`${alias}.org_id`)} = ${sql.ref(`${other}.org_id`)} and ${sql.ref(`${alias}.table_name`)} = ${sql.ref(`${other}.table_name`)} and ${sql.ref(`${alias}.row_key`)} = ${sql.ref(`${other}.row_key`)}`
   // The rows of a key that is gone: its newest row is a delete that may go, and so may every older row of the key (the
-  // tombstone never goes before them: the key would then show an older change as its latest).
+  // tombstone never goes before them: the key would then show an older change as its latest). The newest row is
+  // found by its seq, so that PostgreSQL looks it up per row rather than hashing every tombstone of the table.
   const keyGone = sql`(link_outbox.table_name in (${list(droppable)}) and exists (
-      select 1 from link_outbox d where ${sameKey('d', 'link_outbox')} and d.op = 'delete' and d.at <= ${cutoff}${stable(dialect, 'd')}
+      select 1 from link_outbox d where d.org_id = link_outbox.org_id
+        and d.seq = (select max(m.seq) from link_outbox m where ${sameKey('m', 'link_outbox')})
+        and d.op = 'delete' and d.at <= ${cutoff}${stable(dialect, 'd')}
         and not (${neededBy(needs, 'd')})
-        and not exists (select 1 from link_outbox n where ${sameKey('n', 'd')} and n.seq > d.seq)
         and not exists (select 1 from link_outbox e where ${sameKey('e', 'd')} and e.seq < d.seq
           and (e.at > ${cutoff} or ${neededBy(needs, 'e')}${unstable(dialect, 'e')}))))`
   const superseded = sql`exists (select 1 from link_outbox n where ${sameKey('n', 'link_outbox')} and n.origin = link_outbox.origin and n.seq > link_outbox.seq)`
