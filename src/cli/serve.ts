@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import { createLogger } from '../http/logger.ts'
 import { startReminderJob } from '../jobs/reminders.ts'
+import { startOutboxRetentionJob } from '../modules/fleet/outbox/retention.ts'
 import type { Command } from './command.ts'
 import { reminderServiceFrom } from './reminders.ts'
 
@@ -46,6 +47,8 @@ export const serveCommand: Command = {
     const reminders = reminderServiceFrom({ config, handle, clock: systemClock, log })
     const stopReminders = reminders ? startReminderJob(reminders, config.reminderIntervalMs, log) : async () => {}
     if (!reminders) log.info('no SMTP relay configured (SITEGRID_SMTP_HOST): key-expiry reminders are off')
+    // Fleet link (issue 26): the outbox keeps what a peer may still read, and the latest change of each record.
+    const stopRetention = startOutboxRetentionJob(handle, systemClock, { mode: config.mode, retentionMs: config.link.outboxRetentionDays * 86_400_000 }, log)
     log.info(
       { mode: config.mode, database: describeDatabase(config.databaseUrl), keySecretSource: config.keySecretSource, baseDomain: config.baseDomain },
       'sitegrid serving',
@@ -64,8 +67,8 @@ export const serveCommand: Command = {
         }, config.shutdownGraceMs)
         force.unref()
         // At once: app.close() drains (src/http/drain.ts: the listener closes once the queued connections are taken)
-        // while the reminder poll winds down.
-        Promise.all([app.close(), stopReminders()])
+        // while the reminder poll and the outbox sweep wind down.
+        Promise.all([app.close(), stopReminders(), stopRetention()])
           .then(() => handle.close())
           .then(() => {
             clearTimeout(force)

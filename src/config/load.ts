@@ -89,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
       heartbeatMs: candidate.SITEGRID_LINK_HEARTBEAT_MS,
       backoffMaxMs: candidate.SITEGRID_LINK_BACKOFF_MAX_MS,
       timeoutMs: candidate.SITEGRID_LINK_TIMEOUT_MS,
+      outboxRetentionDays: candidate.SITEGRID_LINK_OUTBOX_RETENTION_DAYS,
       ca: linkCa,
       // The proxy variables, as curl reads them (lower case first); the link's client reads nothing else of the env.
       proxyEnv: Object.freeze(Object.fromEntries(PROXY_VARIABLES.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])))),

@@ -171,6 +171,13 @@ export const RawConfigSchema = Type.Object({
     maximum: 600_000,
     description: 'site server, fleet link: the longest a call to the cloud may take (a pull adds its wait)',
   }),
+  SITEGRID_LINK_OUTBOX_RETENTION_DAYS: Type.Integer({
+    default: 7,
+    minimum: 0,
+    maximum: 3650,
+    description:
+      'fleet link, both sides: the age in days a change of the outbox must reach before the hourly sweep may delete it, once every peer has read it (0: as soon as every peer has); the latest change of each record stays',
+  }),
   SITEGRID_LINK_CA_FILE: Type.Optional(
     Type.String({ minLength: 1, description: "site server, fleet link: PEM file of extra certificate authorities to trust for the cloud's HTTPS" }),
   ),
@@ -297,6 +304,7 @@ export const ConfigSchema = Type.ReadonlyObject(
           heartbeatMs: Type.Integer(),
           backoffMaxMs: Type.Integer(),
           timeoutMs: Type.Integer(),
+          outboxRetentionDays: Type.Integer(),
           ca: Maybe(Type.String({ description: 'PEM of SITEGRID_LINK_CA_FILE' })),
           proxyEnv: Type.Readonly(Type.Record(Type.String(), Type.String(), { description: 'HTTPS_PROXY, HTTP_PROXY, NO_PROXY (either case) as set' })),
         },
