@@ -3,111 +3,17 @@
 // One large case (CI time): seeding, edits on both sides during a cut settled by the rule, SIGKILL of either side in
 // the middle of a sync ten times, bad input on the link endpoints, and every read compared on both sides.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { describe, it, type TestContext } from 'node:test'
+import { describe, it } from 'node:test'
 import { connectDatabase } from '../../src/db/connect.ts'
 import { unsealLinkCredential } from '../../src/modules/fleet/enrolment/service.ts'
 import { SCHEMA_VERSION } from '../../src/modules/fleet/site-servers/protocol.ts'
-import { httpRequest, startServer, type Server } from '../cli/process.ts'
+import { startServer, type Server } from '../cli/process.ts'
 import { KEY_SECRET, sleep } from '../harness.ts'
 import { processWorld, seededRandom, seedFromEnv } from '../hardening/process-support.ts'
 import { serverBundle } from '../support/server-bundle.ts'
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts'
+import { caller, type Call, FAST_LINK, FLEET_SLUG, items, type SiteServer, startSite, until } from '../support/fleet-processes.ts'
 
-const SLUG = 'fleet'
-const HOST = `${SLUG}.localhost`
-const FAST_LINK = {
-  SITEGRID_LINK_PUSH_IDLE_MS: '50',
-  SITEGRID_LINK_PULL_WAIT_MS: '2000',
-  SITEGRID_LINK_HEARTBEAT_MS: '500',
-  SITEGRID_LINK_BACKOFF_MAX_MS: '500',
-  SITEGRID_LINK_PULL_POLL_MS: '50',
-}
-
-type Call = (method: string, url: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: string; json: () => unknown }>
-
-function caller(server: () => Server, auth: Record<string, string>): Call {
-  return (method, url, body, headers = {}) =>
-    httpRequest(`${server().url}${url}`, {
-      method,
-      headers: { host: HOST, ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    })
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, seconds = 60): Promise<T> {
-  let last: T | undefined
-  for (let i = 0; i < seconds * 10; i++) {
-    last = await read()
-    if (done(last)) return last
-    await sleep(100)
-  }
-  assert.fail(`${what}: not reached in ${seconds} s; last seen ${JSON.stringify(last)?.slice(0, 2000)}`)
-}
-
-/** `node bundle.mjs …` (the pre-built sitegrid), as an operator runs the CLI. */
-function cli(bundle: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bundle, ...args], { cwd, env: { PATH: process.env.PATH, ...env } })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += String(d)))
-    child.stderr.on('data', (d) => (stderr += String(d)))
-    child.on('exit', (code) => resolve({ code, stdout, stderr }))
-  })
-}
-
-interface SiteServer {
-  cwd: string
-  env: Record<string, string> & { DATABASE_URL: string }
-  proxy: TcpProxy
-  server: Server
-  call: Call
-  serverId: string
-}
-
-async function startSite(t: TestContext, bundle: string, cloud: Server, ownerCall: Call, name: string, sites: string[]): Promise<SiteServer> {
-  const cwd = mkdtempSync(join(tmpdir(), `sitegrid-fleet-${name}-`))
-  t.after(() => rmSync(cwd, { recursive: true, force: true }))
-  const env = {
-    DATABASE_URL: `sqlite:${join(cwd, 'site.db')}`,
-    SITEGRID_MODE: 'site',
-    SITEGRID_KEY_SECRET: KEY_SECRET,
-    SITEGRID_DATA_DIR: join(cwd, 'data'),
-    SITEGRID_LOG_LEVEL: 'warn',
-    SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000',
-    SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE: '100000000',
-    ...FAST_LINK,
-  }
-  const proxy = await startTcpProxy(cloud.port)
-  t.after(() => proxy.close())
-  const registered = await ownerCall('POST', '/api/admin/site-servers', { name, sites })
-  assert.equal(registered.status, 201, registered.body)
-  const { id, enrolmentCode } = registered.json() as { id: string; enrolmentCode: string }
-  const enrolled = await cli(bundle, ['link', 'enrol', '--cloud', `http://${HOST}:${proxy.port}`, '--code', enrolmentCode], cwd, env)
-  assert.equal(enrolled.code, 0, enrolled.stderr)
-  const minted = await cli(bundle, ['key', 'mint', '--org', SLUG, '--role', 'owner', '--name', 'test', '--expires-in', '1d'], cwd, env)
-  assert.equal(minted.code, 0, minted.stderr)
-  const site: SiteServer = {
-    cwd,
-    env,
-    proxy,
-    server: await startServer({ cwd, env, bundle }),
-    call: (...args) => caller(() => site.server, { 'x-api-key': minted.stdout.trim() })(...args),
-    serverId: id,
-  }
-  t.after(() => site.server.stop('SIGKILL'))
-  return site
-}
-
-const items = async (call: Call, url: string) => {
-  const res = await call('GET', url)
-  assert.equal(res.status, 200, `${url}: ${res.body}`)
-  return (res.json() as { items: unknown[] }).items
-}
+const SLUG = FLEET_SLUG
 
 describe('fleet link, real processes: a cloud cell of two processes on PostgreSQL, two site servers on SQLite (issue 26)', () => {
   it('converges after cuts, conflicting edits, deletions on both sides and ten SIGKILLs mid-sync; refuses bad link input', async (t) => {
