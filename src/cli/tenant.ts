@@ -2,17 +2,19 @@ import { createReadStream } from 'node:fs'
 import { pipeline } from 'node:stream/promises'
 import { CLI_ACTOR } from '../identity.ts'
 import { NotFound } from '../errors/domain-error.ts'
-import { createSitesService } from '../modules/sites/service.ts'
-import { historianStoredParts } from '../modules/historian/transfer.ts'
-import { createTenantTransferService } from '../modules/tenant-transfer/service.ts'
 import { systemClock } from '../clock.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import type { Command } from './command.ts'
 import { withServices } from './runtime.ts'
 
-/** The tenant transfer as `serve` builds it (app.ts), with the historian's samples part plugged in. */
-function transferService(config: Config, handle: DatabaseHandle) {
+/** The tenant transfer as `serve` builds it (app.ts), with the historian's samples part plugged in; loaded on use. */
+async function transferService(config: Config, handle: DatabaseHandle) {
+  const [{ createSitesService }, { historianStoredParts }, { createTenantTransferService }] = await Promise.all([
+    import('../modules/sites/service.ts'),
+    import('../modules/historian/transfer.ts'),
+    import('../modules/tenant-transfer/service.ts'),
+  ])
   return createTenantTransferService({
     handle,
     clock: systemClock,
@@ -35,7 +37,7 @@ export const tenantCommands: Command[] = [
       withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
         const org = await orgs.findBySlug(positionals[0]!)
         if (!org) throw new NotFound()
-        const transfer = transferService(config, handle)
+        const transfer = await transferService(config, handle)
         await pipeline(await transfer.exportPackage(org, (values.site as string | undefined) ?? null), process.stdout)
       }),
   },
@@ -50,7 +52,7 @@ export const tenantCommands: Command[] = [
       withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
         const org = await orgs.findBySlug(positionals[0]!)
         if (!org) throw new NotFound()
-        const transfer = transferService(config, handle)
+        const transfer = await transferService(config, handle)
         const report = await transfer.importFile(org, CLI_ACTOR, () => createReadStream(positionals[1]!), {
           force: values.force === true,
           dryRun: values['dry-run'] === true,
