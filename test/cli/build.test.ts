@@ -73,6 +73,11 @@ describe('the build bin/sitegrid runs', () => {
     const serveHelp = spawnSync(process.execPath, [join(out, 'sitegrid.mjs'), 'serve', '--help'], { encoding: 'utf8' })
     assert.equal(serveHelp.status, 0, serveHelp.stderr)
     assert.match(serveHelp.stdout, /Usage: sitegrid serve/)
+    // Source maps: an error thrown through the built code has frames naming the TypeScript file and line.
+    const probe = `process.argv = [process.argv[0], 'x', '--help']; process.stdout.write = () => { throw new Error('probe') }; await import(${JSON.stringify(join(out, 'sitegrid.mjs'))})`
+    const traced = spawnSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', probe], { encoding: 'utf8' })
+    assert.notEqual(traced.status, 0)
+    assert.match(traced.stderr, /at runCli \(.*src\/cli\/main\.ts:\d+:\d+\)/)
   })
 })
 
