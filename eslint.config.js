@@ -3,7 +3,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'web/dist/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'dist/**', 'web/dist/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -5,6 +5,8 @@
 // BENCH_TRANSFER_ALARMS (10 000), BENCH_ELECTRICAL_NODES (50 000), BENCH_CONTROLLERS (1 000), BENCH_INSTANCES (50 000).
 // fleet-link (not in the default set: BENCH_ONLY=fleet-link): BENCH_LINK_SAMPLES (1 000 000), BENCH_LINK_EVENTS (10 000),
 // BENCH_LINK_LATENCY_EVENTS (200), BENCH_LINK_RUNS (3); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
+// startup (not in the default set: BENCH_ONLY=startup; needs no database): whole processes against node -e 0,
+// BENCH_STARTUP_RUNS (5); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
 import { startPostgres, createTestDatabase } from '../test/postgres.ts'
 import { benchAlarms } from './alarms.ts'
 import { benchApiKeys } from './api-keys.ts'
@@ -13,6 +15,7 @@ import { benchControllers } from './controllers.ts'
 import { benchElectrical } from './electrical.ts'
 import { benchFleetLink } from './fleet-link.ts'
 import { benchHistorian } from './historian.ts'
+import { benchStartup } from './startup.ts'
 import { benchTenantTransfer } from './tenant-transfer.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
@@ -42,6 +45,7 @@ try {
   if (runs('historian')) await benchHistorian(dialects)
   if (runs('tenant-transfer')) await benchTenantTransfer(dialects.map((d) => ({ name: d.name, url: d.fresh })))
   if (only?.includes('fleet-link')) await benchFleetLink(dialects)
+  if (only?.includes('startup')) await benchStartup()
 } finally {
   await stop?.()
 }

@@ -7,16 +7,16 @@ import { createLinkValidator } from './auth/link-validator.ts'
 import { peekIssuer } from './auth/oidc/peek-issuer.ts'
 import { createOidcPrincipalValidator } from './auth/oidc/principal-validator.ts'
 import { startRelyingParty } from './auth/oidc/relying-party.ts'
-import { endSessionsOfAccount } from './auth/sessions/end-sessions.ts'
 import { sessionRoutes } from './auth/sessions/routes.ts'
 import { createSessionsService } from './auth/sessions/service.ts'
-import { createLockout } from './auth/site-pin/lockout.ts'
 import { sitePinRoutes } from './auth/site-pin/routes.ts'
 import { createSiteSignIn } from './auth/site-pin/sign-in.ts'
 import { createSigningKeys } from './auth/site-pin/signing-keys.ts'
 import { createSitePinValidator } from './auth/site-pin/validator.ts'
 import type { Clock } from './clock.ts'
 import { createConfigHolder } from './config/holder.ts'
+import { siteOrgAmbiguity } from './config/site-org.ts'
+import { createIdentityServices } from './identity-services.ts'
 import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import { withSystemScope } from './db/tenant-scope.ts'
@@ -37,8 +37,6 @@ import { alarmsRoutes } from './modules/alarms/routes.ts'
 import { alarmsSiteDependent, createAlarmsService } from './modules/alarms/service.ts'
 import { createAiService } from './modules/ai/service.ts'
 import { apiKeysRoutes } from './modules/api-keys/routes.ts'
-import { createApiKeysService } from './modules/api-keys/service.ts'
-import { recordAudit } from './modules/audit/service.ts'
 import { historianRoutes, historianSeriesRoutes } from './modules/historian/routes.ts'
 import { createHistorianService, historianSiteDependents } from './modules/historian/service/index.ts'
 import { historianStoredParts } from './modules/historian/transfer.ts'
@@ -47,7 +45,6 @@ import { domainsRoutes } from './modules/orgs/domains-routes.ts'
 import { createDomainsService } from './modules/orgs/domains-service.ts'
 import { reloadRoutes } from './modules/orgs/reload-routes.ts'
 import { createReloadService } from './modules/orgs/reload-service.ts'
-import { createOrgsService } from './modules/orgs/service.ts'
 import { tenantTransferRoutes } from './modules/tenant-transfer/routes.ts'
 import { createTenantTransferService } from './modules/tenant-transfer/service.ts'
 import { sitesRoutes } from './modules/sites/routes.ts'
@@ -59,11 +56,7 @@ import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './modules/console/routes.ts'
 import { meRoutes } from './modules/me/routes.ts'
 import { createMeService } from './modules/me/service.ts'
 import { membersRoutes } from './modules/orgs/members-routes.ts'
-import { createMembersService } from './modules/orgs/members-service.ts'
-import { createPlatformAdminsService } from './modules/orgs/platform-admins-service.ts'
-import { pinScryptCost } from './modules/site-users/pin-hash.ts'
 import { siteUsersRoutes } from './modules/site-users/routes.ts'
-import { createSiteUsersService } from './modules/site-users/service.ts'
 import { siteUnlockRoutes } from './modules/site-users/unlock-route.ts'
 import { electricalRoutes } from './modules/electrical/routes.ts'
 import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
@@ -90,6 +83,8 @@ import { linkSyncRoutes } from './modules/fleet/sync-routes.ts'
 import { isLinkedHere } from './modules/fleet/linked-sites.ts'
 import { createConflictsService } from './modules/fleet/sync/conflicts.ts'
 
+export { createIdentityServices }
+
 export interface AppDeps {
   config: Config
   handle: DatabaseHandle
@@ -101,28 +96,6 @@ export interface AppDeps {
   consoleDir?: string
   /** Tests: how long an alarm write that keeps losing its race is retried (alarms/retry.ts), so that it runs out at once. */
   alarmWrites?: { writeRetryDeadlineMs: number }
-}
-
-/**
- * The services of who is who: organisations, keys, members, platform admins, site users and their sign-in locks.
- * Built here for buildApp and for the CLI's commands (cli/runtime.ts), so both wire identity the same way.
- */
-export function createIdentityServices(deps: { config: Config; handle: DatabaseHandle; clock: Clock }) {
-  const { config, handle, clock } = deps
-  const siteUsers = createSiteUsersService({ handle, clock, scryptCost: pinScryptCost(config) })
-  return {
-    orgs: createOrgsService({ handle, clock }),
-    apiKeys: createApiKeysService({ handle, clock, keySecret: config.keySecret }),
-    members: createMembersService({ handle, clock, endSessions: endSessionsOfAccount }),
-    platformAdmins: createPlatformAdminsService({ handle, clock }),
-    siteUsers,
-    lockout: createLockout({
-      handle,
-      clock,
-      normaliseEmail: siteUsers.normaliseEmail,
-      audit: (trx, orgId, actor, entry) => recordAudit(trx, clock, orgId, actor, entry),
-    }),
-  }
 }
 
 /** Builds the whole HTTP application from its dependencies; no globals, so tests build their own. */
@@ -196,7 +169,19 @@ export async function buildApp(
   installDraining(app)
   installIdempotency(app, { handle, clock, keySecret: config.keySecret, waitMs: config.idempotencyWaitMs })
 
-  await app.register(healthRoutes, { handle, openapi: () => app.swagger() })
+  await app.register(healthRoutes, {
+    handle,
+    openapi: () => app.swagger(),
+    // A site server with several organisations and no SITEGRID_SITE_ORG says so (config/site-org.ts).
+    warnings: async () => {
+      if (config.mode !== 'site' || config.siteOrgSlug) return []
+      const ambiguity = siteOrgAmbiguity(
+        config,
+        (await withSystemScope(() => orgs.list())).map((o) => o.slug),
+      )
+      return ambiguity ? [ambiguity] : []
+    },
+  })
   if (signingKeys && siteSignIn) {
     await app.register(sitePinRoutes, { tenancy, signIn: siteSignIn, signingKeys })
     await app.register(siteUsersRoutes, { prefix: '/api/site/users', siteUsers })

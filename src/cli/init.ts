@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { configFilePath } from '../config/load.ts'
 import type { Command } from './command.ts'
 
 /**
@@ -29,6 +28,7 @@ export const initCommand: Command = {
       writeFileSync(secretFile, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' })
       io.err(`init: created verifier secret file ${resolve(secretFile)} (mode 0600); back it up: without it no key verifies`)
     }
+    const { configFilePath } = await import('../config/load.ts') // typebox: not for `sitegrid --help`
     const configFile = configFilePath(io.env)
     if (!io.env.SITEGRID_KEY_SECRET_FILE && !existsSync(configFile)) {
       writeFileSync(configFile, `${JSON.stringify({ SITEGRID_KEY_SECRET_FILE: secretFile }, null, 2)}\n`, { mode: 0o600, flag: 'wx' })

@@ -1,4 +1,3 @@
-import { readLinkStatus } from '../modules/fleet/status.ts'
 import type { Command } from './command.ts'
 import { withServices } from './runtime.ts'
 
@@ -27,6 +26,7 @@ export const linkStatusCommand: Command = {
         io.err(all.length === 0 ? 'no organisation on this server: not enrolled (sitegrid link enrol)' : 'several organisations: name one with --org SLUG')
         return 2
       }
+      const { readLinkStatus } = await import('../modules/fleet/status.ts')
       const status = await readLinkStatus(handle, org.id, undefined)
       if (values.json === true) {
         io.out(JSON.stringify(status))

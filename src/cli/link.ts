@@ -2,15 +2,10 @@ import { join } from 'node:path'
 import { systemClock } from '../clock.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
-import { holdSqliteServerLock } from '../db/server-lock.ts'
+import type { LinkHttp } from '../modules/fleet/agent/http.ts'
 import { NotFound } from '../errors/domain-error.ts'
 import { CLI_ACTOR } from '../identity.ts'
 import { NotEnrolled } from '../modules/fleet/enrolment/errors.ts'
-import { createLinkHttp } from '../modules/fleet/agent/http.ts'
-import { createEnrolment } from '../modules/fleet/enrolment/service.ts'
-import { currentCursor } from '../modules/fleet/outbox/store.ts'
-import { createSiteServersService } from '../modules/fleet/site-servers/service.ts'
-import { createSitesService } from '../modules/sites/service.ts'
 import { UsageError, type Command } from './command.ts'
 import { withServices } from './runtime.ts'
 import { cliTenantTransfer } from './tenant-transfer.ts'
@@ -26,11 +21,20 @@ function requireMode(config: Config, mode: Config['mode'], command: string): voi
     throw new UsageError(`sitegrid link ${command} runs on a ${mode === 'cloud' ? 'cloud cell' : 'site server'} (SITEGRID_MODE=${mode})`)
 }
 
-/** The services as `serve` builds them (app.ts): the site-servers area and what seeding and enrolment read. */
-function linkServices(config: Config, handle: DatabaseHandle) {
+/**
+ * The services as `serve` builds them (app.ts): the site-servers area and what seeding and enrolment read, and the
+ * enrolment. Loaded on use, so that `sitegrid --help` loads none of them (src/cli/build.ts).
+ */
+async function linkServices(config: Config, handle: DatabaseHandle) {
+  const [{ createEnrolment }, { currentCursor }, { createSiteServersService }, { createSitesService }] = await Promise.all([
+    import('../modules/fleet/enrolment/service.ts'),
+    import('../modules/fleet/outbox/store.ts'),
+    import('../modules/fleet/site-servers/service.ts'),
+    import('../modules/sites/service.ts'),
+  ])
   const clock = systemClock
   const sites = createSitesService({ handle, clock, dependents: [] })
-  const transfer = cliTenantTransfer(config, handle, sites)
+  const transfer = await cliTenantTransfer(config, handle, sites)
   const siteServers = createSiteServersService({
     handle,
     clock,
@@ -39,11 +43,14 @@ function linkServices(config: Config, handle: DatabaseHandle) {
     currentCursor: (db, orgId) => currentCursor(db, handle.dialect, orgId),
     exportSite: (org, site) => transfer.exportPackage(org, site),
   })
-  return { sites, transfer, siteServers }
+  const enrolment = (orgs: Parameters<typeof createEnrolment>[0]['orgs']) =>
+    createEnrolment({ handle, clock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
+  return { sites, transfer, siteServers, enrolment }
 }
 
 /** The link's client (through HTTPS_PROXY/HTTP_PROXY/NO_PROXY when set), closed once `fn` ends. */
-async function withCloud<T>(cloudUrl: string, env: NodeJS.ProcessEnv, fn: (http: ReturnType<typeof createLinkHttp>) => Promise<T>): Promise<T> {
+async function withCloud<T>(cloudUrl: string, env: NodeJS.ProcessEnv, fn: (http: LinkHttp) => Promise<T>): Promise<T> {
+  const { createLinkHttp } = await import('../modules/fleet/agent/http.ts')
   const http = createLinkHttp({ cloudUrl, env, timeoutMs: LINK_TIMEOUT_MS })
   try {
     return await fn(http)
@@ -70,7 +77,7 @@ export const linkCommands: Command[] = [
         if (!org) throw new NotFound()
         const sites = (values.site as unknown as string[] | undefined) ?? []
         if (sites.length === 0) throw new UsageError('--site is required (once per site)')
-        const registered = await linkServices(config, handle).siteServers.register(org.id, CLI_ACTOR, { name: requireString(values, 'name'), sites })
+        const registered = await (await linkServices(config, handle)).siteServers.register(org.id, CLI_ACTOR, { name: requireString(values, 'name'), sites })
         io.out(registered.enrolmentCode)
         io.err(`registered site server ${registered.id} for ${registered.sites.join(', ')}; the code expires ${registered.codeExpiresAt}`)
       }),
@@ -86,7 +93,7 @@ export const linkCommands: Command[] = [
         requireMode(config, 'cloud', 'code')
         const org = await orgs.findBySlug(requireString(values, 'org'))
         if (!org) throw new NotFound()
-        const issued = await linkServices(config, handle).siteServers.issueEnrolmentCode(org.id, CLI_ACTOR, positionals[0]!)
+        const issued = await (await linkServices(config, handle)).siteServers.issueEnrolmentCode(org.id, CLI_ACTOR, positionals[0]!)
         io.out(issued.enrolmentCode)
         io.err(`new enrolment code for site server ${issued.id}; it expires ${issued.codeExpiresAt}`)
       }),
@@ -102,7 +109,7 @@ export const linkCommands: Command[] = [
         requireMode(config, 'cloud', 'revoke')
         const org = await orgs.findBySlug(requireString(values, 'org'))
         if (!org) throw new NotFound()
-        await linkServices(config, handle).siteServers.revoke(org.id, CLI_ACTOR, positionals[0]!)
+        await (await linkServices(config, handle)).siteServers.revoke(org.id, CLI_ACTOR, positionals[0]!)
         io.err(`revoked site server ${positionals[0]}`)
       }),
   },
@@ -117,7 +124,7 @@ export const linkCommands: Command[] = [
         requireMode(config, 'cloud', 'list')
         const org = await orgs.findBySlug(requireString(values, 'org'))
         if (!org) throw new NotFound()
-        const { siteServers } = linkServices(config, handle)
+        const { siteServers } = await linkServices(config, handle)
         let cursor: string | undefined
         do {
           const page = await siteServers.list(org.id, { limit: 200, ...(cursor === undefined ? {} : { cursor }) })
@@ -139,8 +146,7 @@ export const linkCommands: Command[] = [
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'site', 'enrol')
         const cloudUrl = requireString(values, 'cloud')
-        const { sites, transfer } = linkServices(config, handle)
-        const enrolment = createEnrolment({ handle, clock: systemClock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
+        const enrolment = (await linkServices(config, handle)).enrolment(orgs)
         const code = requireString(values, 'code')
         const result = await withCloud(cloudUrl, io.env, (http) => enrolment.enrol({ cloudUrl, code, http, actor: CLI_ACTOR }))
         io.err(
@@ -159,8 +165,7 @@ export const linkCommands: Command[] = [
     run: (_args, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'site', 'seed')
-        const { sites, transfer } = linkServices(config, handle)
-        const enrolment = createEnrolment({ handle, clock: systemClock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
+        const enrolment = (await linkServices(config, handle)).enrolment(orgs)
         const peer = await enrolment.peer()
         if (!peer) throw new NotEnrolled()
         const result = await withCloud(peer.cloudUrl, io.env, (http) => enrolment.resumeSeeding({ http, actor: CLI_ACTOR }))
@@ -185,9 +190,8 @@ export const linkCommands: Command[] = [
         const dbPath = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length) : undefined
         // The server stopped: a serve holding the file refuses the reseed (SqliteFileServed names it); held from here
         // until this command ends, so no serve starts in the middle of it.
-        if (dbPath !== undefined) holdSqliteServerLock(dbPath)
-        const { sites, transfer } = linkServices(config, handle)
-        const enrolment = createEnrolment({ handle, clock: systemClock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })
+        if (dbPath !== undefined) (await import('../db/server-lock.ts')).holdSqliteServerLock(dbPath)
+        const enrolment = (await linkServices(config, handle)).enrolment(orgs)
         const peer = await enrolment.peer()
         if (!peer) throw new NotEnrolled()
         const stamp = new Date(systemClock.now()).toISOString().replace(/[:.]/g, '-')

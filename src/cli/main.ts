@@ -1,4 +1,3 @@
-import { ConfigInvalid } from '../config/load.ts'
 import { DomainError } from '../errors/domain-error.ts'
 import { helpText, parseCommandArgs, UsageError, type Command, type CommandIo } from './command.ts'
 import { initCommand } from './init.ts'
@@ -62,6 +61,8 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
     }
     return (await command.run(parsed, io)) ?? 0
   } catch (err) {
+    // Loaded here, not at the top: it brings typebox, which `sitegrid --help` does not need (src/cli/build.ts).
+    const { ConfigInvalid } = await import('../config/load.ts')
     if (err instanceof UsageError) {
       io.err(`sitegrid ${command.path.join(' ')}: ${err.message}\n${helpText(command)}`)
       return 2

@@ -1,3 +1,4 @@
+import { siteOrgAmbiguity } from '../config/site-org.ts'
 import type { Command } from './command.ts'
 import { withServices } from './runtime.ts'
 
@@ -10,9 +11,15 @@ export const orgCommands: Command[] = [
       'Provisions an organisation served at {SLUG}.{base domain}; prints its id (org_ + 8 Crockford base32) alone. --id gives the id the account control plane assigned (the same organisation on a site server and in its cloud cell, so tenant packages move between them).',
     options: { name: { type: 'string' }, id: { type: 'string' } },
     run: ({ values, positionals }, io) =>
-      withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+      withServices(io.env, { requireKeySecret: false }, async ({ config, orgs }) => {
         const org = await orgs.provision(positionals[0]!, values.name as string | undefined, values.id as string | undefined)
         io.out(org.id)
+        // Created all the same; the site server is now ambiguous (config/site-org.ts), which the operator must hear of.
+        const ambiguity = siteOrgAmbiguity(
+          config,
+          (await orgs.list()).map((o) => o.slug),
+        )
+        if (ambiguity) io.err(`sitegrid org create: warning: ${ambiguity}`)
       }),
   },
   {

@@ -1,17 +1,25 @@
-import { createIdentityServices } from '../app.ts'
-import { systemClock } from '../clock.ts'
-import { loadConfig, type LoadOptions } from '../config/load.ts'
+import type { LoadOptions } from '../config/load.ts'
 import type { Config } from '../config/schema.ts'
-import { connectDatabase, type DatabaseHandle } from '../db/connect.ts'
-import { migrateToLatest } from '../db/migrate.ts'
-import { withSystemScope } from '../db/tenant-scope.ts'
+import type { DatabaseHandle } from '../db/connect.ts'
+import type { createIdentityServices } from '../identity-services.ts'
 
-/** Opens the configured database (schema brought up to date) and builds the services a command needs. */
+/**
+ * Opens the configured database (schema brought up to date) and builds the services a command needs. The database
+ * code is loaded here, on use, so that `sitegrid --help` and a command's --help load no driver (src/cli/build.ts).
+ */
 export async function withServices<T>(
   env: NodeJS.ProcessEnv,
   options: LoadOptions,
   fn: (s: { config: Config; handle: DatabaseHandle } & ReturnType<typeof createIdentityServices>) => Promise<T>,
 ): Promise<T> {
+  const [{ createIdentityServices }, { systemClock }, { loadConfig }, { connectDatabase }, { migrateToLatest }, { withSystemScope }] = await Promise.all([
+    import('../identity-services.ts'),
+    import('../clock.ts'),
+    import('../config/load.ts'),
+    import('../db/connect.ts'),
+    import('../db/migrate.ts'),
+    import('../db/tenant-scope.ts'),
+  ])
   const config = loadConfig(env, options)
   const handle = await connectDatabase(config.databaseUrl, { poolSize: 2 })
   try {

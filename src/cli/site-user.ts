@@ -1,7 +1,6 @@
 import { createInterface } from 'node:readline'
 import { Writable } from 'node:stream'
 import { CLI_ACTOR, isRole, type Org } from '../identity.ts'
-import { createSigningKeys } from '../auth/site-pin/signing-keys.ts'
 import { systemClock } from '../clock.ts'
 import type { Config } from '../config/schema.ts'
 import { invalidField, NotFound } from '../errors/domain-error.ts'
@@ -195,7 +194,9 @@ export const siteKeyCommands: Command[] = [
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         const org = await siteOrg(orgs, config, values.org)
-        const kid = await createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! }).rotate(org.id)
+        const kid = await (await import('../auth/site-pin/signing-keys.ts'))
+          .createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! })
+          .rotate(org.id)
         io.out(kid)
         io.err(`new signing key ${kid} for ${org.slug}; the previous keys verify for 15 more minutes`)
       }),
@@ -209,7 +210,9 @@ export const siteKeyCommands: Command[] = [
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         const org = await siteOrg(orgs, config, values.org)
-        for (const k of await createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! }).list(org.id)) {
+        for (const k of await (await import('../auth/site-pin/signing-keys.ts'))
+          .createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! })
+          .list(org.id)) {
           io.out([k.kid, k.alg, k.createdAt, k.retiredAt ?? '-'].join('\t'))
         }
       }),

@@ -17,7 +17,7 @@ export const tenantCommands: Command[] = [
       withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
         const org = await orgs.findBySlug(positionals[0]!)
         if (!org) throw new NotFound()
-        const transfer = cliTenantTransfer(config, handle)
+        const transfer = await cliTenantTransfer(config, handle)
         await pipeline(await transfer.exportPackage(org, (values.site as string | undefined) ?? null), process.stdout)
       }),
   },
@@ -32,7 +32,7 @@ export const tenantCommands: Command[] = [
       withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
         const org = await orgs.findBySlug(positionals[0]!)
         if (!org) throw new NotFound()
-        const transfer = cliTenantTransfer(config, handle)
+        const transfer = await cliTenantTransfer(config, handle)
         const report = await transfer.importFile(org, CLI_ACTOR, () => createReadStream(positionals[1]!), {
           force: values.force === true,
           dryRun: values['dry-run'] === true,

@@ -5,8 +5,22 @@ import { DatabaseUnreachable } from './errors.ts'
 import { problemResponses } from './problem.ts'
 
 const Status = Type.Object({ status: Type.String() }, { additionalProperties: false })
+const Ready = Type.Object(
+  {
+    status: Type.String(),
+    warnings: Type.Optional(
+      Type.Array(Type.String(), { description: 'Configuration that keeps part of the service from working, e.g. an ambiguous site organisation.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DatabaseHandle; openapi: () => unknown }> = async (app, { handle, openapi }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{
+  handle: DatabaseHandle
+  openapi: () => unknown
+  /** What the configuration leaves unserved, read on each call (e.g. config/site-org.ts); none when absent. */
+  warnings?: () => Promise<string[]>
+}> = async (app, { handle, openapi, warnings }) => {
   app.get(
     '/healthz',
     {
@@ -20,7 +34,15 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DatabaseHandle; o
     '/readyz',
     {
       config: { policy: 'public' },
-      schema: { tags: ['Operations'], summary: 'The database is reachable', security: [], response: { 200: Status, ...problemResponses(503) } },
+      schema: {
+        tags: ['Operations'],
+        summary: 'The database is reachable',
+        description:
+          '200 `ready` when the database answers. `warnings` lists what the configuration leaves unserved: on a site server with several ' +
+          'organisations and no `SITEGRID_SITE_ORG`, hosts that are not `{slug}.{base domain}` serve no organisation (every request there gets 401).',
+        security: [],
+        response: { 200: Ready, ...problemResponses(503) },
+      },
     },
     async () => {
       try {
@@ -28,7 +50,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DatabaseHandle; o
       } catch {
         throw new DatabaseUnreachable()
       }
-      return { status: 'ready' }
+      const found = (await warnings?.()) ?? []
+      return found.length ? { status: 'ready', warnings: found } : { status: 'ready' }
     },
   )
 

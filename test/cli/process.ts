@@ -1,10 +1,43 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readdirSync, statSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { sleep } from '../harness.ts'
 import { freePort } from '../postgres.ts'
 
-export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'sitegrid')
+const ROOT = join(import.meta.dirname, '..', '..')
+export const BIN = join(ROOT, 'bin', 'sitegrid')
+
+/** The newest modification time of the sources the build reads (as bin/sitegrid's staleness check sees them). */
+function newestSource(dir: string): number {
+  let newest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path))
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) newest = Math.max(newest, statSync(path).mtimeMs)
+  }
+  return newest
+}
+
+/**
+ * bin/sitegrid runs the build in dist/ and refuses a missing or stale one: a test file that runs it builds first
+ * when a source is newer (`npm test` builds before the run; this covers a single file run after an edit). Two test
+ * files building at once write the same files, each renamed into place whole (src/cli/build.ts).
+ */
+export function ensureBuilt(): void {
+  let built = 0
+  try {
+    built = statSync(join(ROOT, 'dist', 'sitegrid.mjs')).mtimeMs
+  } catch {
+    // no build yet: made below
+  }
+  if (built > Math.max(newestSource(join(ROOT, 'src')), newestSource(join(ROOT, 'web', 'src')))) return
+  for (const script of [join(ROOT, 'web', 'build.ts'), join(ROOT, 'src', 'cli', 'build.ts')]) {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 })
+    if (result.status !== 0) throw new Error(`building ${script} failed: ${result.stderr}`)
+  }
+}
+ensureBuilt()
 
 export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }) {
   const result = spawnSync(BIN, args, { cwd: options.cwd, env: { PATH: process.env.PATH, ...options.env }, encoding: 'utf8', timeout: 60_000 })

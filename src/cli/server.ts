@@ -1,0 +1,120 @@
+// `sitegrid serve` and `sitegrid migrate`, loaded when one of them runs (cli/serve.ts holds their descriptions).
+import type { AddressInfo } from 'node:net'
+import { buildApp } from '../app.ts'
+import { systemClock } from '../clock.ts'
+import { loadConfig } from '../config/load.ts'
+import { connectDatabase } from '../db/connect.ts'
+import { migrateToLatest } from '../db/migrate.ts'
+import { holdSqliteServerLock } from '../db/server-lock.ts'
+import { grantAppRole, roleOfUrl } from '../db/row-level-security.ts'
+import type { Config } from '../config/schema.ts'
+import type { DatabaseHandle } from '../db/connect.ts'
+import { createLogger } from '../http/logger.ts'
+import { startReminderJob } from '../jobs/reminders.ts'
+import { startOutboxRetentionJob } from '../modules/fleet/outbox/retention.ts'
+import type { CommandIo } from './command.ts'
+import { prettyDestination } from './pretty-log.ts'
+import { siteOrgAmbiguityOf } from './site-org.ts'
+import { reminderServiceFrom } from './reminder-service.ts'
+
+/** The URLs to open, as the line `sitegrid serve` prints once it listens. */
+export function readyLine(config: Config, port: number): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host
+  if (config.mode === 'site') {
+    const base = `http://${host}:${port}`
+    return `sitegrid (site server) ready: console ${base}/  API ${base}/api/  (OpenAPI ${base}/openapi.json)`
+  }
+  const base = `http://{org}.${config.baseDomain}:${port}`
+  return `sitegrid (cloud cell) ready: console ${base}/  API ${base}/api/  (OpenAPI http://${host}:${port}/openapi.json)`
+}
+
+function describeDatabase(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@')
+}
+
+/** `sitegrid serve`: resolves to the exit code once the server has stopped (SIGTERM, SIGINT). */
+export async function serve(values: Record<string, string | boolean | undefined>, io: CommandIo): Promise<number> {
+  const config = loadConfig(io.env, { requireKeySecret: true })
+  // Human lines on a terminal, JSON lines otherwise (a file, a pipe, the journal): cli/pretty-log.ts.
+  const log = createLogger(config.logLevel, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined)
+  // SQLite: one serving process per file; a second start stops here, naming the first (db/server-lock.ts).
+  if (config.databaseUrl.startsWith('sqlite:')) holdSqliteServerLock(config.databaseUrl.slice('sqlite:'.length))
+  // PostgreSQL with SITEGRID_DATABASE_APP_URL: the owner (DATABASE_URL) migrates and grants, then closes; the
+  // service runs as the app role, which row-level security applies to (README § PostgreSQL).
+  if (config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) {
+    const owner = await connectDatabase(config.databaseUrl, { poolSize: 1 })
+    try {
+      await migrateAndGrant(owner, config)
+    } finally {
+      await owner.close()
+    }
+  }
+  const handle = await connectDatabase(config.databaseAppUrl ?? config.databaseUrl, config.database)
+  if (!config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
+  // POST /api/admin/config/reload rereads the same sources the start did (the file and this environment).
+  const app = await buildApp({ config, handle, clock: systemClock, log, reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }) })
+  await app.listen({ host: config.host, port: config.port })
+  const reminders = reminderServiceFrom({ config, handle, clock: systemClock, log })
+  const stopReminders = reminders ? startReminderJob(reminders, config.reminderIntervalMs, log) : async () => {}
+  if (!reminders) log.info('no SMTP relay configured (SITEGRID_SMTP_HOST): key-expiry reminders are off')
+  // Fleet link (issue 26): the outbox keeps what a peer may still read, and the latest change of each record.
+  const stopRetention = startOutboxRetentionJob(handle, systemClock, { mode: config.mode, retentionMs: config.link.outboxRetentionDays * 86_400_000 }, log)
+  log.info(
+    { mode: config.mode, database: describeDatabase(config.databaseUrl), keySecretSource: config.keySecretSource, baseDomain: config.baseDomain },
+    'sitegrid serving',
+  )
+  const ambiguity = await siteOrgAmbiguityOf(config, handle)
+  if (ambiguity) log.warn({ setting: 'SITEGRID_SITE_ORG' }, ambiguity)
+  // One line for the person who started it (stderr: stdout carries the log, JSON when not on a terminal).
+  io.err(readyLine(config, (app.server.address() as AddressInfo).port))
+
+  return new Promise<number>((resolve) => {
+    let stopping = false
+    const stop = (signal: string) => {
+      if (stopping) return
+      stopping = true
+      log.info({ signal }, 'draining')
+      // The grace period bounds the exit: a request still open then (an upload, a stuck query) does not hold it.
+      const force = setTimeout(() => {
+        log.error('grace period over; exiting with requests still open')
+        process.exit(1)
+      }, config.shutdownGraceMs)
+      force.unref()
+      // At once: app.close() drains (src/http/drain.ts: the listener closes once the queued connections are taken)
+      // while the reminder poll and the outbox sweep wind down.
+      Promise.all([app.close(), stopReminders(), stopRetention()])
+        .then(() => handle.close())
+        .then(() => {
+          clearTimeout(force)
+          log.info('stopped')
+          resolve(0)
+        })
+        .catch((err: unknown) => {
+          log.error({ err }, 'shutdown failed')
+          resolve(1)
+        })
+    }
+    process.once('SIGTERM', () => stop('SIGTERM'))
+    process.once('SIGINT', () => stop('SIGINT'))
+  })
+}
+
+/** Migrates, then (PostgreSQL with SITEGRID_DATABASE_APP_URL) grants the app role its rights on every table. */
+async function migrateAndGrant(handle: DatabaseHandle, config: Config) {
+  const results = await migrateToLatest(handle.db)
+  if (config.databaseAppUrl && handle.dialect === 'postgres') await grantAppRole(handle.db, roleOfUrl(config.databaseAppUrl))
+  return results
+}
+
+/** `sitegrid migrate`. */
+export async function migrate(io: CommandIo): Promise<void> {
+  const config = loadConfig(io.env, { requireKeySecret: false })
+  const handle = await connectDatabase(config.databaseUrl, { poolSize: 1 })
+  try {
+    const results = await migrateAndGrant(handle, config)
+    for (const r of results) io.out(`${r.status.toLowerCase()}\t${r.migrationName}`)
+    if (results.length === 0) io.err('migrate: schema already up to date')
+  } finally {
+    await handle.close()
+  }
+}
