@@ -1,6 +1,6 @@
 // The input classes of issue 24 (defects 9–11) as requests for any operation of the OpenAPI document: a NUL or a
 // lone surrogate in each path parameter, query parameter and body string, deep nesting in each free-form body field
-// and as the whole body, and bodies of content types the operation does not read.
+// and as the whole body, bodies of content types the operation does not read, and numbers no field can hold.
 import {
   exampleOf,
   fillPath,
@@ -27,6 +27,8 @@ export interface Expected {
   pointer?: string
   pointerPrefix?: string
   rule?: RegExp
+  /** The field may be named by any of the errors, not only the first (a value the schema itself refuses). */
+  anyError?: boolean
 }
 
 export interface InputCase {
@@ -212,4 +214,62 @@ export function mediaTypeCases(op: Operation, ids: TenantIds, now: number): Inpu
       request: { method: op.method as 'GET', url, payload, headers: type ? { 'content-type': type } : ({} as Record<string, string>) },
       expected: { status: 415, code: 'UnsupportedMediaType' },
     }))
+}
+
+/** A number past every integer and double: `1e400` (JSON.parse and a query string's coercion make it Infinity). */
+export const HUGE = '1e400'
+const HUGE_PLACEHOLDER = '__huge_number__'
+
+/** Every integer and number field of a body schema (array items and tuple positions as item 0, or their position). */
+export function numberFields(schema: Schema, segments: string[] = []): string[][] {
+  const found = new Map<string, string[]>()
+  const walk = (s: Schema, at: string[]): void => {
+    if (s.anyOf) return s.anyOf.forEach((branch) => walk(branch, at))
+    if (s.type === 'integer' || s.type === 'number') {
+      if (!found.has(pointerOf(at))) found.set(pointerOf(at), at)
+    } else if (s.type === 'array' && Array.isArray(s.items)) (s.items as Schema[]).forEach((item, i) => walk(item, [...at, String(i)]))
+    else if (s.type === 'array' && s.items) walk(s.items, [...at, '0'])
+    else if (s.type === 'object' && s.properties) for (const [key, value] of Object.entries(s.properties)) walk(value, [...at, key])
+  }
+  walk(schema, segments)
+  return [...found.values()]
+}
+
+const isInteger = (p: { schema: Schema }) => p.schema.type === 'integer' || (p.schema.anyOf ?? []).some((b) => b.type === 'integer')
+
+/**
+ * Huge numbers: `1e400` in each integer path and query parameter and in each number of the body. Each is a 400
+ * naming the field (a cursor of the fleet link's pull coerced it to Infinity and answered 500, and 2^64 overflowed
+ * PostgreSQL's bigint; a body's Infinity passed as an integer).
+ */
+export function hugeNumberCases(op: Operation, ids: TenantIds, now: number): InputCase[] {
+  const schema = jsonBodySchema(op)
+  const example = schema ? JSON.stringify(exampleOf(schema, now)) : undefined
+  // The example body with it: a POST without its body would be refused for the body first.
+  const request = (url: string) => (example === undefined ? { method: op.method as 'GET', url } : jsonRequest(op, url, example))
+  const rule = /must be (integer|number|<=|equal to one of the allowed values)/
+  const cases: InputCase[] = []
+  for (const p of pathParams(op).filter(isInteger))
+    cases.push({
+      name: `${HUGE} in path /${p.name}`,
+      request: request(urlFor(op, ids, now, { [p.name]: HUGE })),
+      expected: refusedWithoutBody(op, { status: 400, code: 'ValidationFailed', in: 'params', pointer: `/${p.name}`, rule, anyError: true }),
+    })
+  for (const p of queryParams(op).filter(isInteger))
+    cases.push({
+      name: `${HUGE} in query ${p.name}`,
+      request: request(urlFor(op, ids, now, {}, { [p.name]: HUGE })),
+      expected: refusedWithoutBody(op, { status: 400, code: 'ValidationFailed', in: 'query', pointer: `/${p.name}`, rule, anyError: true }),
+    })
+  if (!schema) return cases
+  const url = urlFor(op, ids, now)
+  for (const segments of numberFields(schema)) {
+    const body = JSON.stringify(withValue(exampleOf(schema, now), segments, HUGE_PLACEHOLDER)).replace(`"${HUGE_PLACEHOLDER}"`, HUGE)
+    cases.push({
+      name: `${HUGE} in body ${pointerOf(segments)}`,
+      request: jsonRequest(op, url, body),
+      expected: { status: 400, code: 'ValidationFailed', in: 'body', pointer: pointerOf(segments), rule, anyError: true },
+    })
+  }
+  return cases
 }
