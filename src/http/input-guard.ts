@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { invalidField, type FieldProblem } from '../errors/domain-error.ts'
+import { ContentEncodingRefused } from './errors.ts'
 
 /**
  * The deepest a JSON body nests (objects and arrays; the body itself is level 1). Free-form fields (an instance's
@@ -136,6 +137,14 @@ export function unsafeInputOf(request: FastifyRequest): FieldProblem | undefined
  */
 export function installInputGuard(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain')
+  // A JSON body with a content encoding is a 415 naming it, before its bytes are read as JSON (the tenant package's
+  // gzip route refuses an encoding on top of its own; a CSV or form is not JSON and keeps its route's answer).
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase()
+    const json = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(request.headers['content-type']?.trim() ?? '')
+    if (!encoding || encoding === 'identity' || !json) return done(null, payload)
+    done(new ContentEncodingRefused(encoding))
+  })
   app.addHook('preValidation', (request, _reply, done) => {
     const problem = unsafeInputOf(request)
     if (!problem) return done()
