@@ -19,8 +19,5 @@ export function installValidators(app: FastifyInstance): void {
 
 /** The validator of request bodies, for a route that reads its body itself (the streamed electrical network load). */
 export function createBodyValidator(): Ajv {
-  // strictNumbers, which `strict: false` turns off: else Infinity (JSON.parse reads `1e400` as it) passes as a number
-  // and as an integer, and reaches the database. Not for the coercing validator: there it lets a coerced Infinity past
-  // `maximum` (a query's `limit=1e400` answered 500), which without it `maximum` refuses.
-  return addFormats(new Ajv({ ...base, coerceTypes: false, strictNumbers: true }))
+  return addFormats(new Ajv({ ...base, coerceTypes: false }))
 }

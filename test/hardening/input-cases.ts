@@ -237,6 +237,27 @@ export function numberFields(schema: Schema, segments: string[] = [], only?: 'in
   return [...found.values()]
 }
 
+/**
+ * The example body with every container on the way to `segments` filled with its own example (an array's first item,
+ * an optional object), so that the value put there is the only thing wrong with the body.
+ */
+function exampleAlong(schema: Schema, segments: string[], now: number): unknown {
+  const root = exampleOf(schema, now)
+  let s: Schema | undefined = schema
+  let holder = root as Record<string, unknown>
+  for (const segment of segments.slice(0, -1)) {
+    const branch: Schema | undefined = s?.anyOf ? s.anyOf.find((b) => b.type === 'array' || b.type === 'object') : s
+    const next: Schema | undefined = Array.isArray(branch?.items)
+      ? (branch.items as Schema[])[Number(segment)]
+      : (branch?.items ?? branch?.properties?.[segment])
+    if (holder[segment] === undefined || holder[segment] === null) holder[segment] = exampleOf(next, now)
+    if (holder[segment] === null || typeof holder[segment] !== 'object') return root
+    holder = holder[segment] as Record<string, unknown>
+    s = next
+  }
+  return root
+}
+
 const isInteger = (p: { schema: Schema }) => p.schema.type === 'integer' || (p.schema.anyOf ?? []).some((b) => b.type === 'integer')
 
 /**
@@ -249,7 +270,7 @@ export function hugeNumberCases(op: Operation, ids: TenantIds, now: number): Inp
   const example = schema ? JSON.stringify(exampleOf(schema, now)) : undefined
   // The example body with it: a POST without its body would be refused for the body first.
   const request = (url: string) => (example === undefined ? { method: op.method as 'GET', url } : jsonRequest(op, url, example))
-  const rule = /must be (integer|number|<=|equal to one of the allowed values)/
+  const rule = /must be (integer|number|a finite number|<=|equal to one of the allowed values)/
   const cases: InputCase[] = []
   for (const p of pathParams(op).filter(isInteger))
     cases.push({
@@ -269,7 +290,7 @@ export function hugeNumberCases(op: Operation, ids: TenantIds, now: number): Inp
   // Not the heartbeat's: its backlog counters are unbounded (a report, kept as JSON text; sync-routes.ts).
   if (op.path.startsWith('/api/link/') && op.path !== '/api/link/heartbeat')
     for (const segments of numberFields(schema, [], 'integer')) {
-      const body = JSON.stringify(withValue(exampleOf(schema, now), segments, HUGE_PLACEHOLDER)).replace(`"${HUGE_PLACEHOLDER}"`, HUGE_INTEGER)
+      const body = JSON.stringify(withValue(exampleAlong(schema, segments, now), segments, HUGE_PLACEHOLDER)).replace(`"${HUGE_PLACEHOLDER}"`, HUGE_INTEGER)
       cases.push({
         name: `${HUGE_INTEGER} in body ${pointerOf(segments)}`,
         request: jsonRequest(op, url, body),
@@ -277,7 +298,7 @@ export function hugeNumberCases(op: Operation, ids: TenantIds, now: number): Inp
       })
     }
   for (const segments of numberFields(schema)) {
-    const body = JSON.stringify(withValue(exampleOf(schema, now), segments, HUGE_PLACEHOLDER)).replace(`"${HUGE_PLACEHOLDER}"`, HUGE)
+    const body = JSON.stringify(withValue(exampleAlong(schema, segments, now), segments, HUGE_PLACEHOLDER)).replace(`"${HUGE_PLACEHOLDER}"`, HUGE)
     cases.push({
       name: `${HUGE} in body ${pointerOf(segments)}`,
       request: jsonRequest(op, url, body),
