@@ -41,6 +41,13 @@ import {
  */
 const RUNS = Number(process.env.SITEGRID_FUZZ_RUNS ?? 10)
 const SEED = Number(process.env.SITEGRID_FUZZ_SEED ?? Date.now() % 2_147_483_647)
+/**
+ * Cloud mode: runs per operation the site mode fuzzes too (SITEGRID_FUZZ_CLOUD_SHARED_RUNS, default 3): the same
+ * handlers, so a few samples check the cloud's policies and forwarding; the cloud's own operations (the fleet link's
+ * and the site servers') get RUNS. Ten of each doubled the suite's time.
+ */
+const CLOUD_SHARED_RUNS = Math.min(RUNS, Number(process.env.SITEGRID_FUZZ_CLOUD_SHARED_RUNS ?? 3))
+const cloudOwn = (op: Operation) => op.path.startsWith('/api/link/') || op.path.startsWith('/api/admin/site-servers')
 
 /**
  * Tables a refused request may change by design: a failed site sign-in or PIN change counts towards the lockout
@@ -141,7 +148,9 @@ for (const dialect of testDialects()) {
         const ops = operations(await openApiDocument(h)).sort((a, b) => rank(a) - rank(b))
         const checkResponse = responseChecker()
         await sleep(200) // the seeding key's lastUsedAt flush lands before the first snapshot
-        console.log(`# hardening fuzz (${dialect}, ${mode}): seed ${SEED} (replay: SITEGRID_FUZZ_SEED=${SEED}), ${RUNS} runs per operation`)
+        console.log(
+          `# hardening fuzz (${dialect}, ${mode}): seed ${SEED} (replay: SITEGRID_FUZZ_SEED=${SEED}), ${RUNS} runs per operation${mode === 'cloud' ? ` (${CLOUD_SHARED_RUNS} for those the site mode fuzzes too)` : ''}`,
+        )
         let requests = 0
         let serverErrors = 0
         let refused = 0
@@ -153,7 +162,8 @@ for (const dialect of testDialects()) {
         assert.ok(snapshotRows(baseline) >= 15, 'the snapshot sees the seeded rows')
         for (const [index, op] of ops.entries()) {
           const caller = callerFor(h, op, tenant)
-          for (const sample of fc.sample(requestArbitrary(op, tenant.ids), { seed: SEED + index, numRuns: RUNS })) {
+          const numRuns = mode === 'site' || cloudOwn(op) ? RUNS : CLOUD_SHARED_RUNS
+          for (const sample of fc.sample(requestArbitrary(op, tenant.ids), { seed: SEED + index, numRuns })) {
             const query = new URLSearchParams(sample.query).toString()
             const url = fillPath(op.path, sample.path) + (query ? `?${query}` : '')
             const withBody = sample.hasBody && sample.body !== undefined
