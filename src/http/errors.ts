@@ -10,6 +10,18 @@ export class UnsupportedMediaType extends domainError('UnsupportedMediaType') {
   }
 }
 
+/**
+ * A JSON body sent with a content encoding (gzip, deflate, br): no JSON route inflates one, so it is refused as what
+ * it is rather than read as broken JSON (a 400 MalformedBody that a client cannot correct from).
+ */
+export class ContentEncodingRefused extends domainError('UnsupportedMediaType') {
+  constructor(encoding: string) {
+    super(`The body is sent with Content-Encoding ${encoding}: send application/json unencoded (identity).`, {
+      extensions: { acceptedTypes: ['application/json'], acceptedEncodings: ['identity'] },
+    })
+  }
+}
+
 /** `GET /readyz`: the database did not answer its ping. */
 export class DatabaseUnreachable extends domainError('ServiceUnavailable') {
   constructor() {

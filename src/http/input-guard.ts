@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { invalidField, type FieldProblem } from '../errors/domain-error.ts'
+import { ContentEncodingRefused } from './errors.ts'
 
 /**
  * The deepest a JSON body nests (objects and arrays; the body itself is level 1). Free-form fields (an instance's
@@ -11,6 +12,8 @@ export const MAX_JSON_DEPTH = 64
 export const DEPTH_RULE = `must not nest deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`
 export const NUL_RULE = 'must not contain the NUL character (U+0000)'
 export const SURROGATE_RULE = 'must not contain a lone surrogate (U+D800 to U+DFFF without its pair)'
+/** JSON has no Infinity, but JSON.parse reads a number past the largest double (`1e400`) as it. */
+export const FINITE_RULE = 'must be a finite number (this one is past the largest double)'
 
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one (code units: no `u` flag). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -44,11 +47,20 @@ function pointerOf(visit: Visit, base: string): string {
  * (in a string or a property name), with its pointer under `base`. Iterative, so any depth is safe to walk, and
  * children are stacked one by one (a spread of a 400 000-element array overflows the call stack).
  */
-export function findUnsafeJson(document: unknown, base = '', maxDepth = MAX_JSON_DEPTH): { pointer: string; message: string } | undefined {
+export function findUnsafeJson(
+  document: unknown,
+  base = '',
+  maxDepth = MAX_JSON_DEPTH,
+  finiteNumbers = false,
+): { pointer: string; message: string } | undefined {
   const stack: Visit[] = [{ value: document, parent: undefined, key: '', depth: 0 }]
   while (stack.length > 0) {
     const visit = stack.pop()!
     const { value, depth } = visit
+    if (typeof value === 'number') {
+      if (finiteNumbers && !Number.isFinite(value)) return { pointer: pointerOf(visit, base), message: FINITE_RULE }
+      continue
+    }
     if (typeof value === 'string') {
       const rule = textRule(value)
       if (rule) return { pointer: pointerOf(visit, base), message: rule }
@@ -122,7 +134,9 @@ export function unsafeInputOf(request: FastifyRequest): FieldProblem | undefined
   const { body } = request
   if (!isParsedBody(body)) return undefined
   if (typeof body === 'string') return textBodyProblem(body)
-  const found = findUnsafeJson(body)
+  // An infinite number too: the schema's `integer` and `number` let Infinity pass (Ajv's strictNumbers is off with
+  // `strict: false`, and with coercion it would let a query's Infinity past `maximum`), and it reached the database.
+  const found = findUnsafeJson(body, '', MAX_JSON_DEPTH, true)
   return found && { in: 'body', ...found }
 }
 
@@ -136,6 +150,14 @@ export function unsafeInputOf(request: FastifyRequest): FieldProblem | undefined
  */
 export function installInputGuard(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain')
+  // A JSON body with a content encoding is a 415 naming it, before its bytes are read as JSON (the tenant package's
+  // gzip route refuses an encoding on top of its own; a CSV or form is not JSON and keeps its route's answer).
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase()
+    const json = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(request.headers['content-type']?.trim() ?? '')
+    if (!encoding || encoding === 'identity' || !json) return done(null, payload)
+    done(new ContentEncodingRefused(encoding))
+  })
   app.addHook('preValidation', (request, _reply, done) => {
     const problem = unsafeInputOf(request)
     if (!problem) return done()

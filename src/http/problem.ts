@@ -208,7 +208,10 @@ export function toProblem(thrown: unknown, request?: FastifyRequest): Problem {
     return problem('ValidationFailed', `The ${errors[0]?.in ?? 'request'} is not valid: ${summary}`, { errors })
   }
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return problem('PayloadTooLarge', `The body exceeds the limit of ${request?.routeOptions.bodyLimit ?? 'configured'} bytes (SITEGRID_BODY_LIMIT_BYTES).`)
+    // A route with a limit of its own (the link's push: 64 MiB) does not follow the setting: naming it would mislead.
+    const limit = request?.routeOptions.bodyLimit
+    const own = limit !== undefined && limit !== request?.server.initialConfig.bodyLimit
+    return problem('PayloadTooLarge', `The body exceeds the limit of ${limit ?? 'configured'} bytes${own ? ' of this route' : ' (SITEGRID_BODY_LIMIT_BYTES)'}.`)
   }
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     const { message, extensions } = unsupportedMediaType(request ? acceptedTypesOf(request) : [])

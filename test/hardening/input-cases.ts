@@ -1,6 +1,6 @@
 // The input classes of issue 24 (defects 9–11) as requests for any operation of the OpenAPI document: a NUL or a
 // lone surrogate in each path parameter, query parameter and body string, deep nesting in each free-form body field
-// and as the whole body, and bodies of content types the operation does not read.
+// and as the whole body, bodies of content types the operation does not read, and numbers no field can hold.
 import {
   exampleOf,
   fillPath,
@@ -27,6 +27,8 @@ export interface Expected {
   pointer?: string
   pointerPrefix?: string
   rule?: RegExp
+  /** The field may be named by any of the errors, not only the first (a value the schema itself refuses). */
+  anyError?: boolean
 }
 
 export interface InputCase {
@@ -212,4 +214,96 @@ export function mediaTypeCases(op: Operation, ids: TenantIds, now: number): Inpu
       request: { method: op.method as 'GET', url, payload, headers: type ? { 'content-type': type } : ({} as Record<string, string>) },
       expected: { status: 415, code: 'UnsupportedMediaType' },
     }))
+}
+
+/** A number past every integer and double: `1e400` (JSON.parse and a query string's coercion make it Infinity). */
+export const HUGE = '1e400'
+const HUGE_PLACEHOLDER = '__huge_number__'
+/** 2^64: an integer past PostgreSQL's bigint (and one a JavaScript number rounds). */
+export const HUGE_INTEGER = '18446744073709551616'
+
+/** Every integer and number field of a body schema (array items and tuple positions as item 0, or their position). */
+export function numberFields(schema: Schema, segments: string[] = [], only?: 'integer'): string[][] {
+  const found = new Map<string, string[]>()
+  const walk = (s: Schema, at: string[]): void => {
+    if (s.anyOf) return s.anyOf.forEach((branch) => walk(branch, at))
+    if (s.type === 'integer' || (s.type === 'number' && only === undefined)) {
+      if (!found.has(pointerOf(at))) found.set(pointerOf(at), at)
+    } else if (s.type === 'array' && Array.isArray(s.items)) (s.items as Schema[]).forEach((item, i) => walk(item, [...at, String(i)]))
+    else if (s.type === 'array' && s.items) walk(s.items, [...at, '0'])
+    else if (s.type === 'object' && s.properties) for (const [key, value] of Object.entries(s.properties)) walk(value, [...at, key])
+  }
+  walk(schema, segments)
+  return [...found.values()]
+}
+
+/**
+ * The example body with every container on the way to `segments` filled with its own example (an array's first item,
+ * an optional object), so that the value put there is the only thing wrong with the body.
+ */
+function exampleAlong(schema: Schema, segments: string[], now: number): unknown {
+  const root = exampleOf(schema, now)
+  let s: Schema | undefined = schema
+  let holder = root as Record<string, unknown>
+  for (const segment of segments.slice(0, -1)) {
+    const branch: Schema | undefined = s?.anyOf ? s.anyOf.find((b) => b.type === 'array' || b.type === 'object') : s
+    const next: Schema | undefined = Array.isArray(branch?.items)
+      ? (branch.items as Schema[])[Number(segment)]
+      : (branch?.items ?? branch?.properties?.[segment])
+    if (holder[segment] === undefined || holder[segment] === null) holder[segment] = exampleOf(next, now)
+    if (holder[segment] === null || typeof holder[segment] !== 'object') return root
+    holder = holder[segment] as Record<string, unknown>
+    s = next
+  }
+  return root
+}
+
+const isInteger = (p: { schema: Schema }) => p.schema.type === 'integer' || (p.schema.anyOf ?? []).some((b) => b.type === 'integer')
+
+/**
+ * Huge numbers: `1e400` in each integer path and query parameter and in each number of the body. Each is a 400
+ * naming the field (a cursor of the fleet link's pull coerced it to Infinity and answered 500, and 2^64 overflowed
+ * PostgreSQL's bigint; a body's Infinity passed as an integer).
+ */
+export function hugeNumberCases(op: Operation, ids: TenantIds, now: number): InputCase[] {
+  const schema = jsonBodySchema(op)
+  const example = schema ? JSON.stringify(exampleOf(schema, now)) : undefined
+  // The example body with it: a POST without its body would be refused for the body first.
+  const request = (url: string) => (example === undefined ? { method: op.method as 'GET', url } : jsonRequest(op, url, example))
+  const rule = /must be (integer|number|a finite number|<=|equal to one of the allowed values)/
+  const cases: InputCase[] = []
+  for (const p of pathParams(op).filter(isInteger))
+    cases.push({
+      name: `${HUGE} in path /${p.name}`,
+      request: request(urlFor(op, ids, now, { [p.name]: HUGE })),
+      expected: refusedWithoutBody(op, { status: 400, code: 'ValidationFailed', in: 'params', pointer: `/${p.name}`, rule, anyError: true }),
+    })
+  for (const p of queryParams(op).filter(isInteger))
+    cases.push({
+      name: `${HUGE} in query ${p.name}`,
+      request: request(urlFor(op, ids, now, {}, { [p.name]: HUGE })),
+      expected: refusedWithoutBody(op, { status: 400, code: 'ValidationFailed', in: 'query', pointer: `/${p.name}`, rule, anyError: true }),
+    })
+  if (!schema) return cases
+  const url = urlFor(op, ids, now)
+  // 2^64 in each integer of the link's bodies: positions, transaction ids and times a JavaScript number holds exactly.
+  // Not the heartbeat's: its backlog counters are unbounded (a report, kept as JSON text; sync-routes.ts).
+  if (op.path.startsWith('/api/link/') && op.path !== '/api/link/heartbeat')
+    for (const segments of numberFields(schema, [], 'integer')) {
+      const body = JSON.stringify(withValue(exampleAlong(schema, segments, now), segments, HUGE_PLACEHOLDER)).replace(`"${HUGE_PLACEHOLDER}"`, HUGE_INTEGER)
+      cases.push({
+        name: `${HUGE_INTEGER} in body ${pointerOf(segments)}`,
+        request: jsonRequest(op, url, body),
+        expected: { status: 400, code: 'ValidationFailed', in: 'body', pointer: pointerOf(segments), rule: /must be <=/, anyError: true },
+      })
+    }
+  for (const segments of numberFields(schema)) {
+    const body = JSON.stringify(withValue(exampleAlong(schema, segments, now), segments, HUGE_PLACEHOLDER)).replace(`"${HUGE_PLACEHOLDER}"`, HUGE)
+    cases.push({
+      name: `${HUGE} in body ${pointerOf(segments)}`,
+      request: jsonRequest(op, url, body),
+      expected: { status: 400, code: 'ValidationFailed', in: 'body', pointer: pointerOf(segments), rule, anyError: true },
+    })
+  }
+  return cases
 }

@@ -11,12 +11,28 @@ import { FIELD_NAMES } from '../../src/modules/historian/service/form.ts'
 import { multipart, plant, type Part } from '../../src/modules/historian/test-setup.ts'
 import { INSTANCE_LIMITS } from '../../src/modules/instances/limits.ts'
 import { harness, testDialects } from '../harness.ts'
-import { NO_RATE_LIMIT, fillPath, openApiDocument, operations, parameterKind, pathParams, queryParams, seedTenant, label, type Schema } from './support.ts'
+import { chunkDigest } from '../../src/modules/fleet/historian-chunks/wire.ts'
+import { linkRequest, linkTableCounts, outboxSettled } from '../support/fleet-link.ts'
+import {
+  NO_RATE_LIMIT,
+  snapshotDiff,
+  snapshotOrg,
+  fillPath,
+  openApiDocument,
+  operations,
+  parameterKind,
+  pathParams,
+  queryParams,
+  seedTenant,
+  label,
+  type Schema,
+} from './support.ts'
 
 // This process's temporary files go to a directory of their own, so that other test processes cannot blur the count.
 process.env.TMPDIR = mkdtempSync(join(tmpdir(), 'sitegrid-limits-tmp-'))
 
 const BODY_LIMIT = 65_536
+const MiB = 1024 * 1024
 const FILE_LIMIT = 4096
 
 /** Every file and directory under `dir`, relative, sorted. */
@@ -232,6 +248,88 @@ for (const dialect of testDialects()) {
     const leftovers = listTree(tmpdir()).filter((p) => !tmpBefore.includes(p) && !p.startsWith('sitegrid-data-') && !p.startsWith('sitegrid-test-'))
     assert.deepEqual(leftovers, [], 'temporary files left behind')
     console.log(`limits (${dialect}): ${figures.join('; ')}; temporary files left: ${leftovers.length}`)
+  })
+
+  test(`${dialect}, cloud mode: the fleet link's limits: the push takes exactly 64 MiB and refuses one byte more with 413, the other link bodies the body limit; the long poll takes its 25 s maximum and refuses 25 001 ms; nothing refused changes a row`, async (t) => {
+    const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_BODY_LIMIT_BYTES: String(BODY_LIMIT), SITEGRID_MODE: 'cloud' })
+    const tenant = await seedTenant(h, 'LL')
+    const link = tenant.link!
+    const as = linkRequest(h, tenant.owner, link)
+    const json = { 'content-type': 'application/json' }
+    const figures: string[] = []
+    const unchanged = async (what: string, step: () => Promise<void>) => {
+      const counts = await linkTableCounts(h.handle.db, tenant.org.id)
+      const before = await snapshotOrg(h, tenant.org.id)
+      await step()
+      assert.deepEqual(await linkTableCounts(h.handle.db, tenant.org.id), counts, `${what}: the link's and the historian's row counts`)
+      assert.deepEqual(snapshotDiff(before, await snapshotOrg(h, tenant.org.id)), [], `${what}: no row changed`)
+    }
+    const refusedTooLarge = (res: { statusCode: number; body: string }, limit: number, what: string) => {
+      assert.equal(res.statusCode, 413, `${what}: ${res.body.slice(0, 300)}`)
+      const body = JSON.parse(res.body) as { code: string; detail: string }
+      assert.equal(body.code, 'PayloadTooLarge', what)
+      // The setting is named only where it is the limit (the push's own limit used to be said to be the setting).
+      const named = limit === BODY_LIMIT ? `${limit} bytes (SITEGRID_BODY_LIMIT_BYTES)` : `${limit} bytes of this route`
+      assert.ok(body.detail.includes(named), `${what}: ${body.detail}`)
+    }
+
+    // The push: its own limit (64 MiB, a catch-up batch of large rows), not the server's body limit.
+    const PUSH_LIMIT = 64 * MiB
+    const push = { epoch: link.epoch, after: 3, changes: [] }
+    const pushAt = await as('POST', '/api/link/push', paddedJson(push, PUSH_LIMIT), json)
+    assert.equal(pushAt.statusCode, 200, pushAt.body.slice(0, 300))
+    assert.deepEqual(pushAt.json(), { mark: { epoch: link.epoch, seq: 3 }, applied: 0, skipped: 0, conflicts: 0 })
+    // One more byte: refused before it is read whole. The body holds a change that would apply.
+    const change = {
+      seq: 4,
+      tx: 0,
+      table: 'alarm_events',
+      site: link.site,
+      key: [link.site, 'LL-too-large'],
+      op: 'upsert',
+      row: {},
+      base: null,
+      origin: '',
+      at: h.clock.now(),
+    }
+    await unchanged('a push of 64 MiB + 1', async () =>
+      refusedTooLarge(await as('POST', '/api/link/push', paddedJson({ ...push, changes: [change] }, PUSH_LIMIT + 1), json), PUSH_LIMIT, 'push at limit + 1'),
+    )
+    figures.push(`push ${PUSH_LIMIT} B: ${pushAt.statusCode} at limit, 413 at limit+1`)
+
+    // The heartbeat and a historian chunk: the server's body limit.
+    const beat = { state: 'online', lastError: null, backlog: { items: 0, bytes: 0, oldestAt: null }, pulledTo: { tx: 0, seq: 0 } }
+    const beatAt = await as('PUT', '/api/link/heartbeat', paddedJson(beat, BODY_LIMIT), json)
+    assert.equal(beatAt.statusCode, 204, beatAt.body)
+    await unchanged('a heartbeat of the body limit + 1', async () =>
+      refusedTooLarge(
+        await as('PUT', '/api/link/heartbeat', paddedJson({ ...beat, lastError: 'x' }, BODY_LIMIT + 1), json),
+        BODY_LIMIT,
+        'heartbeat at limit + 1',
+      ),
+    )
+    const samples: Array<[string, string, number, number | null, string | null, number]> = [['LL-LCV-1', 'speed', h.clock.now(), 2.5, null, 192]] // the linked site's instance (seedCloudLink)
+    const chunk = { site: link.site, samples, sha256: chunkDigest(samples) }
+    const chunkAt = await as('PUT', `/api/link/historian/${link.batch}/chunks/1`, paddedJson(chunk, BODY_LIMIT), json)
+    assert.equal(chunkAt.statusCode, 200, chunkAt.body)
+    await unchanged('a historian chunk of the body limit + 1', async () =>
+      refusedTooLarge(await as('PUT', `/api/link/historian/${link.batch}/chunks/2`, paddedJson(chunk, BODY_LIMIT + 1), json), BODY_LIMIT, 'chunk at limit + 1'),
+    )
+    figures.push(`heartbeat and historian chunk ${BODY_LIMIT} B: ${beatAt.statusCode} and ${chunkAt.statusCode} at limit, 413 at limit+1`)
+
+    // The long poll: its documented maximum is taken (changes wait after (0, 0): answered at once), one more is a 400.
+    await outboxSettled(h.handle.db, dialect, tenant.org.id)
+    const waitAt = await as('GET', '/api/link/pull?tx=0&seq=0&limit=1&waitMs=25000')
+    assert.equal(waitAt.statusCode, 200, waitAt.body)
+    assert.equal((waitAt.json() as { changes: unknown[] }).changes.length, 1)
+    const waitOver = await as('GET', '/api/link/pull?tx=0&seq=0&limit=1&waitMs=25001')
+    assert.equal(waitOver.statusCode, 400, waitOver.body)
+    assert.ok(
+      problemOf(waitOver.body).errors?.some((e) => e.pointer === '/waitMs' && e.message.includes('25000')),
+      waitOver.body,
+    )
+    figures.push(`pull waitMs 25000: ${waitAt.statusCode} (changes waiting), 25001: ${waitOver.statusCode} naming /waitMs`)
+    console.log(`limits (${dialect}, cloud, the fleet link): ${figures.join('; ')}`)
   })
 
   test(`${dialect}: 1000 slow connections do not starve a healthy client`, async (t) => {

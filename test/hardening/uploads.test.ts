@@ -13,12 +13,15 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { createGzip, gunzipSync, gzipSync } from 'node:zlib'
+import { createGzip, deflateSync, gunzipSync, gzipSync } from 'node:zlib'
 import { systemClock } from '../../src/clock.ts'
 import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { writePackage, type PackageHeader } from '../../src/modules/tenant-transfer/format.ts'
 import type { Row } from '../../src/modules/tenant-transfer/introspect.ts'
-import { sleep, testDialects } from '../harness.ts'
+import { harness, sleep, testDialects } from '../harness.ts'
+import { chunkDigest } from '../../src/modules/fleet/historian-chunks/wire.ts'
+import { LINK_HEADERS, linkTableCounts } from '../support/fleet-link.ts'
+import { NO_RATE_LIMIT, seedTenant, snapshotDiff, snapshotOrg } from './support.ts'
 import { runCli, startServer, type Server } from '../cli/process.ts'
 import { HISTORIAN_SITE, seedHistorianSite, trendRows } from '../support/historian-upload.ts'
 import { processWorld, rawRequest, type ProcessWorld } from './process-support.ts'
@@ -515,6 +518,130 @@ for (const dialect of testDialects()) {
         )
       }
       await assertServing(server, host, 'the other uploads')
+    })
+  })
+}
+
+/** An alarm event of the linked site as a site server's outbox carries it (every column of alarm_events). */
+function linkedAlarmEvent(orgId: string, site: string, instance: string, eventId: string, at: number): Record<string, unknown> {
+  return {
+    org_id: orgId,
+    site_code: site,
+    event_id: eventId,
+    alarm_id: null,
+    instance_id: instance,
+    condition: 'LO',
+    priority: 'low',
+    is_active: 1,
+    occurred_at: at - 1000,
+    received_at: at,
+    message: 'raised on the site server',
+    value: 1.5,
+    limit_value: 2,
+    effect: 'activated',
+  }
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}, cloud mode: the fleet link's bodies under corruption, truncation, content encodings and replay (issue 26)`, () => {
+    it('truncated, corrupted, compressed (gzip, deflate, a gzip bomb) and dropped bodies of the push, a historian chunk, the heartbeat and the enrolment answer their 4xx problem and change no row; a replayed push applies nothing twice; the server serves on', async (t) => {
+      const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_MODE: 'cloud' })
+      const tenant = await seedTenant(h, 'UL')
+      const link = tenant.link!
+      await h.app.listen({ host: '127.0.0.1', port: 0 })
+      const { port } = h.app.server.address() as { port: number }
+      const server = { url: `http://127.0.0.1:${port}` } as Server
+      const host = { host: `${tenant.org.slug}.localhost` }
+      const json = { ...host, authorization: `Bearer ${link.credential}`, ...LINK_HEADERS, 'content-type': 'application/json' }
+      const at = h.clock.now()
+      const instance = `UL-LCV-1` // the linked site's instance (test/support/fleet-link.ts seedCloudLink)
+      const changes = Array.from({ length: 500 }, (_, i) => ({
+        seq: 4 + i,
+        tx: 0,
+        table: 'alarm_events',
+        site: link.site,
+        key: [link.site, `UL-up-${i}`],
+        op: 'upsert',
+        row: linkedAlarmEvent(tenant.org.id, link.site, instance, `UL-up-${i}`, at),
+        base: null,
+        origin: '',
+        at,
+      }))
+      const push = Buffer.from(JSON.stringify({ epoch: link.epoch, after: 3, changes }))
+      const samples: Array<[string, string, number, number, null, number]> = Array.from({ length: 2000 }, (_, i) => [
+        instance,
+        'speed',
+        at - i * 1000,
+        i / 10,
+        null,
+        192,
+      ])
+      samples.sort((a, b) => a[2] - b[2])
+      const chunk = Buffer.from(JSON.stringify({ site: link.site, samples, sha256: chunkDigest(samples) }))
+      const otherDigest = Buffer.from(JSON.stringify({ site: link.site, samples, sha256: chunkDigest(samples.slice(1)) }))
+      const beat = Buffer.from(
+        JSON.stringify({ state: 'online', lastError: null, backlog: { items: 0, bytes: 0, oldestAt: null }, pulledTo: { tx: 0, seq: 0 } }),
+      )
+      const enrol = Buffer.from(JSON.stringify({ code: `sle_${'A'.repeat(32)}`, orgId: null, protocol: 1, schema: 'x' }))
+      const chunkPath = `/api/link/historian/${link.batch}/chunks/3`
+      const corrupt = (body: Buffer) => Buffer.concat([body.subarray(0, 200), randomBytes(256 * 1024)])
+      // 128 MiB of JSON whitespace, gzip-compressed to about 128 KiB: twice the push's limit once inflated.
+      const bomb = await gzipOf([Buffer.from('{"epoch":"e","after":0,"changes":[]'), ...repeated(Buffer.alloc(MiB, 0x20), 128), Buffer.from('}')])
+      const cases: Array<[string, string, string, Record<string, string>, Buffer, number, string]> = [
+        ['push, truncated', 'POST', '/api/link/push', json, push.subarray(0, push.length / 2), 400, 'MalformedBody'],
+        ['push, corrupted (random bytes)', 'POST', '/api/link/push', json, corrupt(push), 400, 'MalformedBody'],
+        ['push, gzip-encoded', 'POST', '/api/link/push', { ...json, 'content-encoding': 'gzip' }, gzipSync(push), 415, 'UnsupportedMediaType'],
+        ['push, deflate-encoded', 'POST', '/api/link/push', { ...json, 'content-encoding': 'deflate' }, deflateSync(push), 415, 'UnsupportedMediaType'],
+        ['push, a gzip bomb (128 MiB inflated)', 'POST', '/api/link/push', { ...json, 'content-encoding': 'gzip' }, bomb, 415, 'UnsupportedMediaType'],
+        ['historian chunk, truncated', 'PUT', chunkPath, json, chunk.subarray(0, chunk.length - 100), 400, 'MalformedBody'],
+        ['historian chunk, corrupted (random bytes)', 'PUT', chunkPath, json, corrupt(chunk), 400, 'MalformedBody'],
+        ['historian chunk, a digest of other samples', 'PUT', chunkPath, json, otherDigest, 400, 'LinkChecksumMismatch'],
+        ['historian chunk, gzip-encoded', 'PUT', chunkPath, { ...json, 'content-encoding': 'gzip' }, gzipSync(chunk), 415, 'UnsupportedMediaType'],
+        ['heartbeat, truncated', 'PUT', '/api/link/heartbeat', json, beat.subarray(0, 30), 400, 'MalformedBody'],
+        [
+          'enrolment, corrupted (random bytes)',
+          'POST',
+          '/api/link/enrol',
+          { ...host, 'content-type': 'application/json' },
+          corrupt(enrol),
+          400,
+          'MalformedBody',
+        ],
+      ]
+      const counts = await linkTableCounts(h.handle.db, tenant.org.id)
+      const before = await snapshotOrg(h, tenant.org.id)
+      const mismatches: string[] = []
+      for (const [label, method, path, headers, body, status, code] of cases) {
+        const res = await rawRequest(`${server.url}${path}`, { method, headers, body })
+        const text = res.body.toString('utf8')
+        const problem = text.startsWith('{') ? (JSON.parse(text) as { code?: string; detail?: string }) : {}
+        console.log(`# ${dialect} link ${label}: ${res.status} ${problem.code ?? ''} ${String(problem.detail ?? '').slice(0, 160)}`)
+        if (res.status !== status || (code && problem.code !== code)) mismatches.push(`${label}: ${res.status} ${text.slice(0, 300)}`)
+        // The same body cut off by the client half-way: the server must not act on what it read.
+        await abortedUpload(server, path, { ...headers, 'x-method': method }, body.subarray(0, Math.floor(body.length / 2)), body.length + 1000)
+      }
+      assert.deepEqual(mismatches, [], 'each bad body answers its problem')
+      assert.deepEqual(await linkTableCounts(h.handle.db, tenant.org.id), counts, "the link's and the historian's row counts")
+      assert.deepEqual(snapshotDiff(before, await snapshotOrg(h, tenant.org.id)), [], 'no row changed')
+
+      // The whole push, then the same again (a retry whose answer was lost): applied once.
+      const first = await rawRequest(`${server.url}/api/link/push`, { method: 'POST', headers: json, body: push })
+      assert.equal(first.status, 200, first.body.toString('utf8').slice(0, 300))
+      assert.deepEqual(JSON.parse(first.body.toString('utf8')), { mark: { epoch: link.epoch, seq: 503 }, applied: 500, skipped: 0, conflicts: 0 })
+      const afterFirst = await linkTableCounts(h.handle.db, tenant.org.id)
+      const replay = await rawRequest(`${server.url}/api/link/push`, { method: 'POST', headers: json, body: push })
+      assert.equal(replay.status, 200)
+      assert.deepEqual(JSON.parse(replay.body.toString('utf8')), { mark: { epoch: link.epoch, seq: 503 }, applied: 0, skipped: 500, conflicts: 0 })
+      assert.deepEqual(await linkTableCounts(h.handle.db, tenant.org.id), afterFirst, 'the replay wrote nothing')
+      const events = await h.handle.db
+        .selectFrom('alarm_events')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('org_id', '=', tenant.org.id)
+        .where('event_id', 'like', 'UL-up-%')
+        .executeTakeFirstOrThrow()
+      assert.equal(Number(events.n), 500)
+      // Still serving the link.
+      assert.equal((await rawRequest(`${server.url}/api/link/pull?tx=0&seq=0&limit=1`, { headers: json })).status, 200)
     })
   })
 }

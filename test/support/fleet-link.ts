@@ -2,6 +2,7 @@
 // enrolled and at work through the real routes (seed, push with changes that lose, pull, heartbeat, a historian chunk,
 // a forwarded alarm action); on a site server the cloud's records of it as a pull brings them (a conflict, a command).
 import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
 import type { LightMyRequestResponse } from 'fastify'
 import { rowLevelSecurityInTests, type Credential, type Harness } from '../harness.ts'
 import { appRoleUrl, createTestDatabase, ensureAppRole, TEST_APP_ROLE } from '../postgres.ts'
@@ -263,4 +264,37 @@ export async function ownPostgresDatabase(): Promise<Record<string, string>> {
   } finally {
     await handle.close()
   }
+}
+
+/**
+ * Rows per table of the link's and the historian's tables (`link_*`, `historian_*`) for one organisation: what a
+ * refused link request must leave as it was. Read from the schema, so a table added later is counted too.
+ */
+export async function linkTableCounts(db: Harness['handle']['db'], orgId: string): Promise<Record<string, number>> {
+  const tables = (await db.introspection.getTables())
+    .filter((t) => /^(link_|historian_)/.test(t.name) && t.columns.some((c) => c.name === 'org_id'))
+    .map((t) => t.name)
+    .sort()
+  const out: Record<string, number> = {}
+  for (const table of tables) {
+    const { rows } = await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)} where org_id = ${orgId}`.execute(db)
+    out[table] = Number(rows[0]!.n)
+  }
+  return out
+}
+
+/**
+ * PostgreSQL: waits until the organisation's outbox rows are below the cluster-wide xmin, i.e. readable by a pull (a
+ * change is read only once no older transaction can still commit before it; other tests' transactions share the
+ * server). SQLite: at once. As src/modules/fleet/outbox/outbox.test.ts's `settled`.
+ */
+export async function outboxSettled(db: Harness['handle']['db'], dialect: 'sqlite' | 'postgres', orgId: string): Promise<void> {
+  if (dialect === 'sqlite') return
+  for (let i = 0; i < 600; i++) {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from link_outbox
+      where org_id = ${orgId} and tx >= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`.execute(db)
+    if (rows[0]?.n === 0) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error('the outbox did not settle in 30 s')
 }

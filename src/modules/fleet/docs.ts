@@ -7,7 +7,8 @@ export const docs = {
     "cloud's tables under the conflict rule (the cloud wins; the losing version is kept as a conflict record), and answers its new mark. " +
     'A batch that does not continue what the cloud applied (a site restored from an old backup) is refused with 409 `LinkDiverged`. ' +
     "The organisation, the server and its sites are the link credential's; a change of another site is refused. " +
-    "Both `Sitegrid-Link-Protocol` and `Sitegrid-Schema` must match the cloud's (409 `LinkVersionMismatch`).",
+    "Both `Sitegrid-Link-Protocol` and `Sitegrid-Schema` must match the cloud's (409 `LinkVersionMismatch`). " +
+    'The body is plain JSON of at most 64 MiB (413 `PayloadTooLarge` past it); one sent with a `Content-Encoding` is refused with 415.',
   pull:
     "The cloud's changes for the server's sites after the cursor (`tx`, `seq`: the previous answer's `next`), not those the server sent itself, " +
     'in order, at most `limit`. With `waitMs`, an empty answer waits up to that long for a change (a long poll, at most 25 s). `more`: pull again at once.',

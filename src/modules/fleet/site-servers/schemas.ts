@@ -119,6 +119,8 @@ export const ReseedBody = Type.Object(
     epoch: Type.String({ pattern: '^[0-9a-f]{32}$', description: 'The new outbox epoch the site server made for the reseed (32 hex digits).' }),
     after: Type.Integer({
       minimum: 0,
+      // A seq a JavaScript number holds exactly: a larger one is a 400, not a PostgreSQL bigint overflow (a 500).
+      maximum: Number.MAX_SAFE_INTEGER,
       description: "The newest seq of the site server's outbox now: the new epoch's mark starts there, so its next push's `after` is this.",
     }),
   },

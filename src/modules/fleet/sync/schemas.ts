@@ -10,6 +10,13 @@ import { Page, PageQuery } from '../../../http/paging.ts'
 
 const NAME = '^[a-z_][a-z0-9_]{0,62}$'
 
+/**
+ * A position, a transaction id or a time on the wire: an integer a JavaScript number holds exactly. Bounded, so that a
+ * larger one (`18446744073709551616`, or `1e400`, which a query string coerces to Infinity) is a 400 naming it, not a
+ * PostgreSQL bigint overflow (a 500) nor a cursor rounded to another position.
+ */
+const SAFE_MAX = Number.MAX_SAFE_INTEGER
+
 /** A column value: the link carries what a tenant package carries (text, numbers, null). */
 const ScalarSchema = Type.Union([Type.String({ maxLength: 1_048_576 }), Type.Number(), Type.Null()])
 
@@ -18,8 +25,8 @@ const KeyValueSchema = Type.Union([Type.String({ maxLength: 200 }), Type.Number(
 
 export const CursorSchema = Type.Object(
   {
-    tx: Type.Integer({ minimum: 0, description: "The writing transaction's id on PostgreSQL; always 0 on SQLite." }),
-    seq: Type.Integer({ minimum: 0, description: "The change's position in the sender's outbox." }),
+    tx: Type.Integer({ minimum: 0, maximum: SAFE_MAX, description: "The writing transaction's id on PostgreSQL; always 0 on SQLite." }),
+    seq: Type.Integer({ minimum: 0, maximum: SAFE_MAX, description: "The change's position in the sender's outbox." }),
   },
   { $id: 'LinkCursor', additionalProperties: false, description: 'A position in an outbox; (0, 0) is the start.' },
 )
@@ -27,8 +34,8 @@ export type Cursor = Static<typeof CursorSchema>
 
 export const ChangeSchema = Type.Object(
   {
-    seq: Type.Integer({ minimum: 1, description: "The change's position in the sender's outbox (strictly increasing within a batch)." }),
-    tx: Type.Integer({ minimum: 0 }),
+    seq: Type.Integer({ minimum: 1, maximum: SAFE_MAX, description: "The change's position in the sender's outbox (strictly increasing within a batch)." }),
+    tx: Type.Integer({ minimum: 0, maximum: SAFE_MAX }),
     table: Type.String({ pattern: NAME, description: 'A linked table (`controllers`, `alarm_events`, …).' }),
     site: Type.String({ maxLength: 50, description: "The site code of the row; '' for organisation-wide rows (audit_events)." }),
     key: Type.Array(KeyValueSchema, { minItems: 1, maxItems: 8, description: "The row's primary-key values after org_id, in key order." }),
@@ -37,11 +44,11 @@ export const ChangeSchema = Type.Object(
       maxProperties: 64,
       description: 'Every column of the row (org_id included): the after-image, or the before-image of a delete.',
     }),
-    base: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+    base: Type.Union([Type.Integer({ minimum: 0, maximum: SAFE_MAX }), Type.Null()], {
       description: "Site edits of cloud-authoritative tables: the cloud's seq of the version the edit was based on; null for a row the site created.",
     }),
     origin: Type.String({ maxLength: 100, description: "'' for a change made on the sender; else the peer it came from." }),
-    at: Type.Integer({ minimum: 0, description: "When the change was made, epoch ms (the sender's database clock)." }),
+    at: Type.Integer({ minimum: 0, maximum: SAFE_MAX, description: "When the change was made, epoch ms (the sender's database clock)." }),
   },
   { $id: 'LinkChange', additionalProperties: false },
 )
@@ -50,7 +57,7 @@ export type Change = Static<typeof ChangeSchema>
 export const PushBodySchema = Type.Object(
   {
     epoch: Type.String({ minLength: 1, maxLength: 100, description: "The site server's outbox epoch (new at each enrolment that reseeds)." }),
-    after: Type.Integer({ minimum: 0, description: 'The seq the site believes the cloud applied last (its acknowledged seq).' }),
+    after: Type.Integer({ minimum: 0, maximum: SAFE_MAX, description: 'The seq the site believes the cloud applied last (its acknowledged seq).' }),
     changes: Type.Array(ChangeSchema, { maxItems: 1000 }),
   },
   { $id: 'LinkPushBody', additionalProperties: false },
@@ -73,8 +80,8 @@ export type PushAnswer = Static<typeof PushAnswerSchema>
 
 export const PullQuerySchema = Type.Object(
   {
-    tx: Type.Integer({ minimum: 0, default: 0, description: "The cursor's tx: the pull answers changes after (tx, seq)." }),
-    seq: Type.Integer({ minimum: 0, default: 0 }),
+    tx: Type.Integer({ minimum: 0, maximum: SAFE_MAX, default: 0, description: "The cursor's tx: the pull answers changes after (tx, seq)." }),
+    seq: Type.Integer({ minimum: 0, maximum: SAFE_MAX, default: 0 }),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 500, description: 'Most changes in the answer.' })),
     waitMs: Type.Optional(
       Type.Integer({
