@@ -286,9 +286,8 @@ export function hugeNumberCases(op: Operation, ids: TenantIds, now: number): Inp
     })
   if (!schema) return cases
   const url = urlFor(op, ids, now)
-  // 2^64 in each integer of the link's bodies: positions, transaction ids and times a JavaScript number holds exactly.
-  // Not the heartbeat's: its backlog counters are unbounded (a report, kept as JSON text; sync-routes.ts).
-  if (op.path.startsWith('/api/link/') && op.path !== '/api/link/heartbeat')
+  // 2^64 in each integer of the link's bodies: positions, transaction ids, times and counters a JavaScript number holds exactly.
+  if (op.path.startsWith('/api/link/'))
     for (const segments of numberFields(schema, [], 'integer')) {
       const body = JSON.stringify(withValue(exampleAlong(schema, segments, now), segments, HUGE_PLACEHOLDER)).replace(`"${HUGE_PLACEHOLDER}"`, HUGE_INTEGER)
       cases.push({

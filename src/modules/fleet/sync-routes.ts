@@ -14,9 +14,9 @@ const HeartbeatBodySchema = Type.Object(
     lastError: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]),
     backlog: Type.Object(
       {
-        items: Type.Integer({ minimum: 0 }),
-        bytes: Type.Integer({ minimum: 0 }),
-        oldestAt: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+        items: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+        bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+        oldestAt: Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]),
       },
       { additionalProperties: false, description: 'What waits on the site server to go up.' },
     ),

@@ -4,8 +4,6 @@
 // HTTP_PROXY and NO_PROXY (lower-case forms first, as curl reads them) decide the route. As in undici, an https://
 // cloud with HTTP_PROXY set and HTTPS_PROXY not goes through HTTP_PROXY (a plant that sets one variable means it).
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
-import { promisify } from 'node:util'
-import { gzip } from 'node:zlib'
 import { EnvHttpProxyAgent, fetch } from 'undici'
 
 import { LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VERSION } from '../site-servers/protocol.ts'
@@ -53,14 +51,8 @@ export interface LinkHttpOptions {
   timeoutMs: number
   /** Extra trusted certificate authorities for the cloud (PEM); the system's stay trusted. */
   ca?: string | Buffer | Array<string | Buffer>
-  /**
-   * JSON bodies larger than this are sent gzip-compressed (`Content-Encoding: gzip`). Off unless set: the cloud's
-   * JSON routes must inflate request bodies first (at b44c431 none does).
-   */
-  gzipOverBytes?: number
 }
 
-const gzipAsync = promisify(gzip)
 // RFC 6761 §6.3: `localhost` and its subdomains are loopback names; resolving them here (as curl and browsers do)
 // lets an organisation's `{slug}.localhost` address reach a cell on this machine with Host and SNI intact.
 const LOOPBACK_NAME = /(^|\.)localhost\.?$/i
@@ -122,11 +114,6 @@ export function createLinkHttp(options: LinkHttpOptions): LinkHttpClient {
       } else if (init.body !== undefined) {
         body = Buffer.from(typeof init.body === 'string' ? init.body : JSON.stringify(init.body))
         headers['content-type'] ??= 'application/json'
-      }
-      const gzipIt = body && options.gzipOverBytes !== undefined && body.length > options.gzipOverBytes
-      if (gzipIt && /\bjson\b/i.test(headers['content-type'] ?? '') && !headers['content-encoding']) {
-        body = await gzipAsync(body as Uint8Array)
-        headers['content-encoding'] = 'gzip'
       }
       const call = deadline(init.timeoutMs ?? options.timeoutMs, init.signal)
       try {
