@@ -20,7 +20,7 @@ import { writePackage, type PackageHeader } from '../../src/modules/tenant-trans
 import type { Row } from '../../src/modules/tenant-transfer/introspect.ts'
 import { harness, sleep, testDialects } from '../harness.ts'
 import { chunkDigest } from '../../src/modules/fleet/historian-chunks/wire.ts'
-import { LINK_HEADERS, linkTableCounts } from '../support/fleet-link.ts'
+import { LINK_HEADERS, linkedAlarmEvent, linkTableCounts } from '../support/fleet-link.ts'
 import { NO_RATE_LIMIT, seedTenant, snapshotDiff, snapshotOrg } from './support.ts'
 import { runCli, startServer, type Server } from '../cli/process.ts'
 import { HISTORIAN_SITE, seedHistorianSite, trendRows } from '../support/historian-upload.ts'
@@ -520,26 +520,6 @@ for (const dialect of testDialects()) {
       await assertServing(server, host, 'the other uploads')
     })
   })
-}
-
-/** An alarm event of the linked site as a site server's outbox carries it (every column of alarm_events). */
-function linkedAlarmEvent(orgId: string, site: string, instance: string, eventId: string, at: number): Record<string, unknown> {
-  return {
-    org_id: orgId,
-    site_code: site,
-    event_id: eventId,
-    alarm_id: null,
-    instance_id: instance,
-    condition: 'LO',
-    priority: 'low',
-    is_active: 1,
-    occurred_at: at - 1000,
-    received_at: at,
-    message: 'raised on the site server',
-    value: 1.5,
-    limit_value: 2,
-    effect: 'activated',
-  }
 }
 
 for (const dialect of testDialects()) {

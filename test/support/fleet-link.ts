@@ -135,22 +135,7 @@ export async function seedCloudLink(h: Harness, owner: Credential, prefix: strin
   const at = h.clock.now()
   const controller: Record<string, unknown> = { ...(await cloudImage('controllers')), name: `${prefix} PLC renamed on site`, updated_at: at }
   const siteRow = { ...(await cloudImage('sites')), name: `${prefix} renamed on site`, updated_at: at }
-  const event = {
-    org_id: owner.org.id,
-    site_code: site,
-    event_id: `${prefix}-site-e1`,
-    alarm_id: null,
-    instance_id: instance,
-    condition: 'LO',
-    priority: 'low',
-    is_active: 1,
-    occurred_at: at - 1000,
-    received_at: at,
-    message: 'raised on the site server',
-    value: 1.5,
-    limit_value: 2,
-    effect: 'activated',
-  }
+  const event = linkedAlarmEvent(owner.org.id, site, instance, `${prefix}-site-e1`, at)
   const changes: Change[] = [
     { seq: 1, tx: 0, table: 'alarm_events', site, key: [site, event.event_id], op: 'upsert', row: event as Change['row'], base: null, origin: '', at },
     {
@@ -297,4 +282,24 @@ export async function outboxSettled(db: Harness['handle']['db'], dialect: 'sqlit
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   throw new Error('the outbox did not settle in 30 s')
+}
+
+/** An alarm event of the linked site as a site server's outbox carries it (every column of alarm_events). */
+export function linkedAlarmEvent(orgId: string, site: string, instance: string, eventId: string, at: number) {
+  return {
+    org_id: orgId,
+    site_code: site,
+    event_id: eventId,
+    alarm_id: null,
+    instance_id: instance,
+    condition: 'LO',
+    priority: 'low',
+    is_active: 1,
+    occurred_at: at - 1000,
+    received_at: at,
+    message: 'raised on the site server',
+    value: 1.5,
+    limit_value: 2,
+    effect: 'activated',
+  }
 }

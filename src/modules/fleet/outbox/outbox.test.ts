@@ -1,29 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { sleep, testDialects, type TestDialect } from '../../../../test/harness.ts'
+import { testDialects } from '../../../../test/harness.ts'
 import { LINKED_TABLES } from '../../../db/link-triggers.ts'
 import type { Db } from '../../../db/schema.ts'
 import { createController, equipmentSetup } from '../../controllers/test-support.ts'
 import { describeTable } from '../../tenant-transfer/introspect.ts'
 import { backlog, currentCursor, latestChange, readChanges, rowKey, START, withApplyOrigin, type Change } from './store.ts'
+import { outboxSettled } from '../../../../test/support/fleet-link.ts'
 
 const ALL = { tables: LINKED_TABLES.map((t) => t.name), limit: 10_000 }
-
-/**
- * PostgreSQL: a reader sees a change once every transaction older than it has ended, in the whole cluster (other
- * suites share the test server): waits until this organisation's newest change is readable, as the link's reader would.
- */
-async function settled(db: Db, dialect: TestDialect, orgId: string): Promise<void> {
-  if (dialect === 'sqlite') return
-  for (let i = 0; i < 600; i++) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from link_outbox
-      where org_id = ${orgId} and tx >= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`.execute(db)
-    if (rows[0]?.n === 0) return
-    await sleep(50)
-  }
-  throw new Error('the outbox did not settle in 30 s')
-}
 
 async function insertSite(db: Db, orgId: string, code: string): Promise<void> {
   await sql`insert into sites (org_id, code, name, time_zone, status, created_at, updated_at)
@@ -51,7 +37,7 @@ for (const dialect of testDialects()) {
       const created = await createController(as, 'S1', { name: 'Crusher "A" \\ ü' })
       assert.equal((await as('PUT', `/api/sites/S1/controllers/${created.id}`, { name: 'Crusher B' })).statusCode, 200)
       assert.equal((await as('DELETE', `/api/sites/S1/controllers/${created.id}`)).statusCode, 204)
-      await settled(h.handle.db, dialect, org.id)
+      await outboxSettled(h.handle.db, dialect, org.id)
       const changes = await readChanges(h.handle.db, dialect, org.id, START, ALL)
       const summary = changes.filter((c) => c.table !== 'audit_events').map((c) => [c.table, c.op, c.key, c.site, c.origin])
       assert.deepEqual(summary, [
@@ -85,7 +71,7 @@ for (const dialect of testDialects()) {
     it('a rolled-back change leaves nothing; a change applied for a peer carries its origin; bases are recorded', async (t) => {
       const { h, org } = await equipmentSetup(t, dialect)
       const db = h.handle.db
-      await settled(db, dialect, org.id)
+      await outboxSettled(db, dialect, org.id)
       const before = (await readChanges(db, dialect, org.id, START, ALL)).length
       await assert.rejects(
         db.transaction().execute(async (trx) => {
@@ -98,7 +84,7 @@ for (const dialect of testDialects()) {
       await sql`insert into link_base (org_id, table_name, row_key, version) values (${org.id}, 'sites', ${rowKey(['P'])}, 41)`.execute(db)
       await db.transaction().execute((trx) => withApplyOrigin(trx, dialect, 'cloud', () => insertSite(trx, org.id, 'P')))
       await sql`update sites set name = 'edited here' where org_id = ${org.id} and code = 'P'`.execute(db)
-      await settled(db, dialect, org.id)
+      await outboxSettled(db, dialect, org.id)
       const p = (await readChanges(db, dialect, org.id, START, ALL)).filter((c) => c.table === 'sites' && c.site === 'P')
       assert.deepEqual(
         p.map((c) => [c.origin, c.base, c.row.name]),
@@ -123,7 +109,7 @@ for (const dialect of testDialects()) {
         values (${org.id}, 'S1', 'b1', 'csv', 'running', 0, 0, 0, 0, 0, 0, '[]', '{}', '{}', 'x', 'y', 0, 'test', 1, 1)`.execute(db)
       await sql`update historian_batches set rows_read = 10 where org_id = ${org.id} and id = 'b1'`.execute(db)
       const batches = async () => {
-        await settled(db, dialect, org.id)
+        await outboxSettled(db, dialect, org.id)
         return (await readChanges(db, dialect, org.id, START, { tables: ['historian_batches'], limit: 100 })).map((c) => c.row.status)
       }
       assert.deepEqual(await batches(), [])
@@ -167,7 +153,7 @@ for (const dialect of testDialects()) {
         )
         release()
         await slow
-        await settled(db, dialect, org.id)
+        await outboxSettled(db, dialect, org.id)
         await read()
         assert.deepEqual(seen.map((c) => c.site).sort(), ['A', 'B'])
       })

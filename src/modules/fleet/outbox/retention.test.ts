@@ -11,20 +11,9 @@ import type { Org } from '../../../identity.ts'
 import { auditRow, controllerRow, localDelete, localUpsert, siteRow } from '../sync/test-support.ts'
 import { startOutboxRetentionJob, sweepOutbox, type RetentionOptions } from './retention.ts'
 import { latestChange, withApplyOrigin } from './store.ts'
+import { outboxSettled } from '../../../../test/support/fleet-link.ts'
 
 const DAY = 86_400_000
-
-/** PostgreSQL: waits until every change of this organisation is readable by the link (other suites share the server). */
-async function settled(db: Db, dialect: TestDialect, orgId: string): Promise<void> {
-  if (dialect === 'sqlite') return
-  for (let i = 0; i < 600; i++) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from link_outbox
-      where org_id = ${orgId} and tx >= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`.execute(db)
-    if (rows[0]?.n === 0) return
-    await sleep(50)
-  }
-  throw new Error('the outbox did not settle in 30 s')
-}
 
 /** A logger that keeps what the job logs (level, fields, message). */
 function logSink(lines: Array<{ level: string; fields: Record<string, unknown>; msg: string }>): FastifyBaseLogger {
@@ -82,7 +71,7 @@ async function setup(t: TestContext, dialect: TestDialect, mode: 'cloud' | 'site
       await sql`update link_outbox set at = at - ${days * DAY} where org_id = ${org.id}`.execute(db)
     },
     sweep: async (sweepMode, over = {}) => {
-      await settled(db, dialect, org.id)
+      await outboxSettled(db, dialect, org.id)
       // The application's own pool (PostgreSQL: the role row-level security applies to), as the job runs.
       return sweepOutbox(h.appHandle, h.clock, { mode: sweepMode, retentionMs: 7 * DAY, orgs: [org.id], ...over })
     },
@@ -332,7 +321,7 @@ for (const dialect of testDialects()) {
       const s = await setup(t, dialect, 'cloud')
       for (let i = 0; i < 120; i++) await s.plc('c1', `v${i}`)
       await s.age(30)
-      await settled(s.db, dialect, s.org.id)
+      await outboxSettled(s.db, dialect, s.org.id)
       const written: number[] = []
       let sweeping = true
       const writer = (async () => {
@@ -355,7 +344,7 @@ for (const dialect of testDialects()) {
       const s = await setup(t, dialect, 'cloud')
       for (let i = 0; i < 4; i++) await s.plc('c1', `v${i}`)
       await s.age(30)
-      await settled(s.db, dialect, s.org.id)
+      await outboxSettled(s.db, dialect, s.org.id)
       const lines: Array<{ level: string; fields: Record<string, unknown>; msg: string }> = []
       const log = logSink(lines)
       const stop = startOutboxRetentionJob(s.h.appHandle, s.h.clock, { mode: 'cloud', retentionMs: 7 * DAY, orgs: [s.org.id] }, log, 20)

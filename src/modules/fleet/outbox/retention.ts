@@ -5,6 +5,7 @@ import type { DatabaseHandle, Dialect } from '../../../db/connect.ts'
 import { LINKED_TABLES } from '../../../db/link-triggers.ts'
 import type { Db } from '../../../db/schema.ts'
 import { withSystemScope } from '../../../db/tenant-scope.ts'
+import { startPeriodicJob } from '../../../jobs/periodic.ts'
 import { START, type Cursor } from './store.ts'
 
 /**
@@ -209,29 +210,19 @@ export function startOutboxRetentionJob(
   log: FastifyBaseLogger,
   intervalMs = OUTBOX_SWEEP_INTERVAL_MS,
 ) {
-  let running: Promise<unknown> | undefined
-  const tick = () => {
-    if (running) return
-    const started = performance.now()
-    running = sweepOutbox(handle, clock, options)
-      .then((summary) =>
-        log.info(
-          { job: 'link-outbox-retention', ...summary, retentionMs: options.retentionMs, ms: Math.round(performance.now() - started) },
-          'link outbox swept',
-        ),
-      )
-      .catch((err: unknown) => log.error({ err, job: 'link-outbox-retention' }, 'link outbox sweep failed'))
-      .finally(() => {
-        running = undefined
-      })
-  }
-  const first = setTimeout(tick, Math.min(FIRST_SWEEP_MS, intervalMs))
-  const timer = setInterval(tick, intervalMs)
-  first.unref()
-  timer.unref()
-  return async () => {
-    clearTimeout(first)
-    clearInterval(timer)
-    await running
-  }
+  return startPeriodicJob(
+    {
+      job: 'link-outbox-retention',
+      firstMs: Math.min(FIRST_SWEEP_MS, intervalMs),
+      intervalMs,
+      run: async () => {
+        const started = performance.now()
+        const summary = await sweepOutbox(handle, clock, options)
+        return { ...summary, retentionMs: options.retentionMs, ms: Math.round(performance.now() - started) }
+      },
+      done: 'link outbox swept',
+      failed: 'link outbox sweep failed',
+    },
+    log,
+  )
 }

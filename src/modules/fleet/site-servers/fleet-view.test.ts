@@ -1,23 +1,28 @@
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
-import { harness, testDialects } from '../../../../test/harness.ts'
+import { describe, it, type TestContext } from 'node:test'
+import { harness, testDialects, type TestDialect } from '../../../../test/harness.ts'
 import type { Principal } from '../../../identity.ts'
 import { CONTACT_EVERY_MS, createLinkService } from '../link-service.ts'
 import { START } from '../outbox/store.ts'
 import { ONLINE_WITHIN_MS } from './service.ts'
 
+/** A cloud cell with sites S1 and S2 and a site server registered for S1. */
+async function cloudWithServer(t: TestContext, dialect: TestDialect) {
+  const h = await harness(t, dialect, { SITEGRID_MODE: 'cloud' })
+  const { org, key } = await h.orgWithKey('owner')
+  const owner = { org, apiKey: key }
+  for (const code of ['S1', 'S2']) {
+    assert.equal((await h.inject(owner, { method: 'POST', url: '/api/sites', payload: { code, name: `Plant ${code}` } })).statusCode, 201)
+  }
+  const reg = await h.inject(owner, { method: 'POST', url: '/api/admin/site-servers', payload: { name: 'Pit 3', sites: ['S1'] } })
+  assert.equal(reg.statusCode, 201, reg.body)
+  return { h, org, owner, id: reg.json().id as string }
+}
+
 for (const dialect of testDialects()) {
   describe(`${dialect}: the fleet view of a site server (online, backlog each way; issue 26)`, () => {
     it('never before its first contact; online within 60 s of it, then offline; down counts what the cloud holds for its sites after the reported position', async (t) => {
-      const h = await harness(t, dialect, { SITEGRID_MODE: 'cloud' })
-      const { org, key } = await h.orgWithKey('owner')
-      const owner = { org, apiKey: key }
-      for (const code of ['S1', 'S2']) {
-        assert.equal((await h.inject(owner, { method: 'POST', url: '/api/sites', payload: { code, name: `Plant ${code}` } })).statusCode, 201)
-      }
-      const reg = await h.inject(owner, { method: 'POST', url: '/api/admin/site-servers', payload: { name: 'Pit 3', sites: ['S1'] } })
-      assert.equal(reg.statusCode, 201, reg.body)
-      const id = reg.json().id as string
+      const { h, org, owner, id } = await cloudWithServer(t, dialect)
       const read = async () => {
         const res = await h.inject(owner, { method: 'GET', url: `/api/admin/site-servers/${id}` })
         assert.equal(res.statusCode, 200, res.body)
@@ -59,14 +64,7 @@ for (const dialect of testDialects()) {
     })
 
     it('a push or a pull records the contact at most every 10 s per process, a heartbeat always; an empty pull moves past what is readable for other sites', async (t) => {
-      const h = await harness(t, dialect, { SITEGRID_MODE: 'cloud' })
-      const { org, key } = await h.orgWithKey('owner')
-      const owner = { org, apiKey: key }
-      for (const code of ['S1', 'S2']) {
-        assert.equal((await h.inject(owner, { method: 'POST', url: '/api/sites', payload: { code, name: `Plant ${code}` } })).statusCode, 201)
-      }
-      const reg = await h.inject(owner, { method: 'POST', url: '/api/admin/site-servers', payload: { name: 'Pit 3', sites: ['S1'] } })
-      const id = reg.json().id as string
+      const { h, org, owner, id } = await cloudWithServer(t, dialect)
       const contact = async () =>
         (await h.handle.db.selectFrom('site_servers').select('last_contact_at').where('id', '=', id).executeTakeFirstOrThrow()).last_contact_at
       const link = createLinkService({ handle: h.handle, clock: h.clock, pullPollMs: 10 })

@@ -1,0 +1,40 @@
+import type { FastifyBaseLogger } from 'fastify'
+
+export interface PeriodicJob {
+  /** The `job` field of its log lines. */
+  job: string
+  /** The first run after this long, then one every `intervalMs`. */
+  firstMs: number
+  intervalMs: number
+  /** One run; its summary is logged with `done`, a failure with `failed` (the next run tries again). */
+  run: () => Promise<object>
+  done: string
+  failed: string
+}
+
+/**
+ * A job of the serving process: one run at a time in this process (a tick while one runs is skipped), timers that
+ * never hold the process open. Returns its stop, which waits for a run under way.
+ */
+export function startPeriodicJob(o: PeriodicJob, log: FastifyBaseLogger): () => Promise<void> {
+  let running: Promise<unknown> | undefined
+  const tick = () => {
+    if (running) return
+    running = o
+      .run()
+      .then((summary) => log.info({ job: o.job, ...summary }, o.done))
+      .catch((err: unknown) => log.error({ err, job: o.job }, o.failed))
+      .finally(() => {
+        running = undefined
+      })
+  }
+  const first = setTimeout(tick, o.firstMs)
+  const timer = setInterval(tick, o.intervalMs)
+  first.unref()
+  timer.unref()
+  return async () => {
+    clearTimeout(first)
+    clearInterval(timer)
+    await running
+  }
+}
