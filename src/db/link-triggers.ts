@@ -38,6 +38,12 @@ export const LINKED_TABLES: readonly LinkedTable[] = [
   { name: 'audit_events', direction: 'up', siteColumn: null, key: ['id'] },
 ]
 
+/** What the cloud sends down to a site server: its own tables, and the forwarded commands (ARCHITECTURE.md § Fleet link). */
+export const PULLED_TABLES: readonly string[] = LINKED_TABLES.filter((t) => t.direction !== 'up').map((t) => t.name)
+
+/** What a site server sends up: everything linked but the cloud's own conflict records (sync/validate.ts agrees). */
+export const PUSHED_TABLES: readonly string[] = LINKED_TABLES.filter((t) => t.name !== 'link_conflicts').map((t) => t.name)
+
 /** The transaction-local setting that names the peer whose change the link is applying (PostgreSQL). */
 export const APPLY_ORIGIN_SETTING = 'sitegrid.link_origin'
 

@@ -30,7 +30,7 @@ import { historianStoredParts } from '../../src/modules/historian/transfer.ts'
 import { withOrgScope } from '../../src/db/tenant-scope.ts'
 import { applyPull } from '../../src/modules/fleet/sync/apply-pull.ts'
 import { readChanges, type Change } from '../../src/modules/fleet/outbox/store.ts'
-import { PUSHED_TABLES } from '../../src/modules/fleet/agent/agent.ts'
+import { PUSHED_TABLES } from '../../src/db/link-triggers.ts'
 import type { PullAnswer } from '../../src/modules/fleet/sync/schemas.ts'
 
 /**

@@ -1,14 +1,11 @@
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
-import { LINKED_TABLES } from '../../db/link-triggers.ts'
+import { PULLED_TABLES } from '../../db/link-triggers.ts'
 import type { Principal } from '../../identity.ts'
 import { backlog, currentCursor, readChanges, type Change, type Cursor } from './outbox/store.ts'
 import { applyPush } from './sync/apply-push.ts'
 import type { PullAnswer, PushAnswer, PushBody } from './sync/schemas.ts'
 import { pause } from './wait.ts'
-
-/** What the cloud sends down: its own tables, and the forwarded commands (ARCHITECTURE.md § Fleet link). */
-export const PULLED_TABLES: readonly string[] = LINKED_TABLES.filter((t) => t.direction !== 'up').map((t) => t.name)
 
 /** The longest a pull waits for a change before answering empty (the site asks again at once). */
 export const MAX_PULL_WAIT_MS = 25_000

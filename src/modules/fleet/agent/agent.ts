@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
-import { LINKED_TABLES } from '../../../db/link-triggers.ts'
+import { PUSHED_TABLES } from '../../../db/link-triggers.ts'
 import type { LinkPeerTable } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
 import { withOrgScope, withSystemScope } from '../../../db/tenant-scope.ts'
@@ -11,9 +11,6 @@ import type { PullAnswer, PushAnswer } from '../sync/schemas.ts'
 import { pause } from '../wait.ts'
 import { fitBatch, PUSH_BATCH } from './batch.ts'
 import type { LinkFailure, LinkHttpClient } from './http.ts'
-
-/** What a site server sends up: everything linked but the cloud's own conflict records (sync/validate.ts agrees). */
-export const PUSHED_TABLES: readonly string[] = LINKED_TABLES.filter((t) => t.name !== 'link_conflicts').map((t) => t.name)
 
 /** The agent's state per enrolment, as `sitegrid link status`, GET /api/link and the heartbeat report it. */
 export type LinkState = 'starting' | 'seeding' | 'online' | 'offline' | 'revoked' | 'version' | 'diverged' | 'refused'

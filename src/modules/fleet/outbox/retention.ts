@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { sql, type RawBuilder } from 'kysely'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle, Dialect } from '../../../db/connect.ts'
-import { LINKED_TABLES } from '../../../db/link-triggers.ts'
+import { LINKED_TABLES, PULLED_TABLES, PUSHED_TABLES } from '../../../db/link-triggers.ts'
 import type { Db } from '../../../db/schema.ts'
 import { withSystemScope } from '../../../db/tenant-scope.ts'
 import { startPeriodicJob } from '../../../jobs/periodic.ts'
@@ -33,10 +33,6 @@ import { START, type Cursor } from './store.ts'
 /** The tables whose rows no reader asks the latest change of (last-change does not offer them; no site edits them). */
 const UNREAD_TABLES: readonly string[] = ['audit_events', 'link_conflicts']
 
-/** What the cloud sends down (link-service.ts PULLED_TABLES, repeated: that module depends on this one's store). */
-const CLOUD_PULLED: readonly string[] = LINKED_TABLES.filter((t) => t.direction !== 'up').map((t) => t.name)
-/** What a site server sends up (agent.ts PUSHED_TABLES). */
-const SITE_PUSHED: readonly string[] = LINKED_TABLES.filter((t) => t.name !== 'link_conflicts').map((t) => t.name)
 /** Tables whose tombstones may go (with the key's whole history) once nobody needs them. */
 const CLOUD_TOMBSTONES_DROPPABLE: readonly string[] = LINKED_TABLES.filter((t) => t.direction === 'up').map((t) => t.name)
 
@@ -114,7 +110,7 @@ async function needsOf(db: Db, mode: 'cloud' | 'site', orgId: string): Promise<N
       .where('enrolled_at', 'is not', null)
       .execute()
     return servers.map((s) => ({
-      tables: CLOUD_PULLED,
+      tables: PULLED_TABLES,
       sites: JSON.parse(s.sites) as string[],
       notOrigin: s.id,
       after: pulledToOf(s.backlog) ?? START,
@@ -123,7 +119,7 @@ async function needsOf(db: Db, mode: 'cloud' | 'site', orgId: string): Promise<N
   const peer = await db.selectFrom('link_peer').select(['acked_seq']).where('org_id', '=', orgId).executeTakeFirst()
   // The cloud skips every change at or below its mark of this server (apply-push.ts), and acked_seq is the mark it
   // answered. Not enrolled: everything made here waits for the first push.
-  return [{ tables: SITE_PUSHED, onlyOrigin: '', ...(peer ? { afterSeq: Number(peer.acked_seq) } : {}) }]
+  return [{ tables: PUSHED_TABLES, onlyOrigin: '', ...(peer ? { afterSeq: Number(peer.acked_seq) } : {}) }]
 }
 
 /** PostgreSQL: only rows of transactions older than every running one (what a link reader can already see). */
@@ -140,7 +136,7 @@ async function sweepOrg(handle: DatabaseHandle, orgId: string, cutoff: number, o
   const { db, dialect } = handle
   const windowRows = options.windowRows ?? DEFAULT_WINDOW_ROWS
   const needs = await needsOf(db, options.mode, orgId)
-  const droppable = options.mode === 'site' ? SITE_PUSHED.concat(['link_conflicts']) : CLOUD_TOMBSTONES_DROPPABLE
+  const droppable = options.mode === 'site' ? PUSHED_TABLES.concat(['link_conflicts']) : CLOUD_TOMBSTONES_DROPPABLE
   const sameKey = (alias: string, other: string) =>
     sql`${sql.ref(`${alias}.org_id`)} = ${sql.ref(`${other}.org_id`)} and ${sql.ref(`${alias}.table_name`)} = ${sql.ref(`${other}.table_name`)} and ${sql.ref(`${alias}.row_key`)} = ${sql.ref(`${other}.row_key`)}`
   // The rows of a key that is gone: its newest row is a delete that may go, and so may every older row of the key (the
