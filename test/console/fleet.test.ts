@@ -13,7 +13,7 @@ import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { httpRequest, runCliAsync, startServer } from '../cli/process.ts'
 import { KEY_SECRET } from '../harness.ts'
 import { expect } from './expect.ts'
-import { cloudConsole, shot, signInWithPin, signInWithProvider, type CloudConsole } from './support.ts'
+import { cloudConsole, consoleServerEnv, shot, signInWithPin, signInWithProvider, type CloudConsole } from './support.ts'
 
 // The fleet link in the consoles (issue 26), in a real headless Chromium against real `sitegrid serve` processes on
 // SQLite: a cloud cell, a site server enrolled with it through `sitegrid link enrol`, and a second site server played
@@ -53,15 +53,7 @@ async function playedSiteServer(c: CloudConsole, code: string) {
 async function enrolledSiteServer(t: TestContext, c: CloudConsole, code: string) {
   const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-console-site-'))
   t.after(() => rmSync(cwd, { recursive: true, force: true }))
-  const env: Record<string, string> = {
-    DATABASE_URL: `sqlite:${join(cwd, 'sitegrid.db')}`,
-    SITEGRID_KEY_SECRET: KEY_SECRET,
-    SITEGRID_DATA_DIR: cwd,
-    SITEGRID_PIN_SCRYPT_LOG2N: '10',
-    SITEGRID_SHUTDOWN_GRACE_MS: '500',
-    SITEGRID_LOG_LEVEL: 'warn',
-    SITEGRID_LINK_HEARTBEAT_MS: '500',
-  }
+  const env: Record<string, string> = { ...consoleServerEnv(cwd), SITEGRID_LINK_HEARTBEAT_MS: '500' }
   let handle = await connectDatabase(env.DATABASE_URL!, { poolSize: 1 })
   await migrateToLatest(handle.db)
   await handle.close()

@@ -88,6 +88,18 @@ async function launch(): Promise<ConsoleBrowser> {
   }
 }
 
+/** A console test server's settings: SQLite in `cwd`, fast PIN hashing, a short drain, quiet logs. */
+export function consoleServerEnv(cwd: string): Record<string, string> {
+  return {
+    DATABASE_URL: `sqlite:${join(cwd, 'sitegrid.db')}`,
+    SITEGRID_KEY_SECRET: KEY_SECRET,
+    SITEGRID_DATA_DIR: cwd,
+    SITEGRID_PIN_SCRYPT_LOG2N: '10',
+    SITEGRID_SHUTDOWN_GRACE_MS: '500',
+    SITEGRID_LOG_LEVEL: 'warn',
+  }
+}
+
 async function startConsoleServer(
   t: TestContext,
   options: { slug: string; env: Record<string, string>; port?: number; hostHeader?: string },
@@ -96,15 +108,7 @@ async function startConsoleServer(
   const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-console-'))
   t.after(() => rmSync(cwd, { recursive: true, force: true }))
   // Seeded in this process (a CLI call costs a Node start-up each): the schema, the organisation, an owner key.
-  const env: Record<string, string> = {
-    DATABASE_URL: `sqlite:${join(cwd, 'sitegrid.db')}`,
-    SITEGRID_KEY_SECRET: KEY_SECRET,
-    SITEGRID_DATA_DIR: cwd,
-    SITEGRID_PIN_SCRYPT_LOG2N: '10',
-    SITEGRID_SHUTDOWN_GRACE_MS: '500',
-    SITEGRID_LOG_LEVEL: 'warn',
-    ...options.env,
-  }
+  const env: Record<string, string> = { ...consoleServerEnv(cwd), ...options.env }
   const handle = await connectDatabase(env.DATABASE_URL!, { poolSize: 1 })
   let ownerKey: string
   try {

@@ -142,3 +142,15 @@ export function table(caption: string, headers: string[], rows: Row[], options: 
     ),
   )
 }
+
+/** Copies a secret shown once; without clipboard permission (plain http on a site server) selects it for Ctrl+C. */
+export async function copyShown(text: string, input: HTMLInputElement): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text)
+    return true
+  } catch {
+    input.focus()
+    input.select()
+    return false
+  }
+}

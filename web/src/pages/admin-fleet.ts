@@ -5,7 +5,7 @@
 import type { LinkConflict, Site as SiteSummary, SiteServer, SiteServerWithCode } from '../api-types.ts'
 import type { Page, PageContext } from '../context.ts'
 import { openDialog } from '../dialog.ts'
-import { clear, clearProblems, field, h, messageOf, showProblem, table, time, uid } from '../dom.ts'
+import { clear, clearProblems, copyShown, field, h, messageOf, showProblem, table, time, uid } from '../dom.ts'
 import { backlogText, conflictCard } from '../fleet-view.ts'
 import { ago } from '../last-change.ts'
 import { pager, type PageOf } from '../paging.ts'
@@ -13,23 +13,12 @@ import { pager, type PageOf } from '../paging.ts'
 const STATUS_LABEL: Record<SiteServer['status'], string> = { registered: 'Registered (waiting for enrolment)', enrolled: 'Enrolled', revoked: 'Revoked' }
 const CONNECTION_LABEL: Record<SiteServer['connection'], string> = { online: 'Online', offline: 'Offline', never: 'Never connected' }
 
-async function copy(text: string, input: HTMLInputElement): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text)
-    return true
-  } catch {
-    input.focus()
-    input.select()
-    return false
-  }
-}
-
 function copyable(label: string, value: string, id: string): HTMLElement {
   const input = h('input', { type: 'text', readonly: true, value, class: 'secret', id, spellcheck: 'false', autocomplete: 'off' })
   const said = h('span', { class: 'hint', role: 'status' })
   const button = h('button', { type: 'button', class: 'secondary small', 'aria-label': `Copy ${label.toLowerCase()}` }, 'Copy')
   button.addEventListener('click', () => {
-    void copy(value, input).then((ok) => {
+    void copyShown(value, input).then((ok) => {
       said.textContent = ok ? 'Copied.' : 'Selected: press Ctrl+C (⌘C) to copy.'
     })
   })

@@ -4,22 +4,10 @@
 import type { ApiKey, MintedApiKey as MintedKey } from '../api-types.ts'
 import type { Page } from '../context.ts'
 import { openDialog } from '../dialog.ts'
-import { clear, clearProblems, field, h, messageOf, select, showProblem, table, time } from '../dom.ts'
+import { clear, clearProblems, copyShown, field, h, messageOf, select, showProblem, table, time } from '../dom.ts'
 
 const DAY = 86_400_000
 const ROLE_RANK: Record<string, number> = { member: 1, admin: 2, owner: 3 }
-
-async function copy(text: string, input: HTMLInputElement): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text)
-    return true
-  } catch {
-    // No clipboard permission (e.g. plain http on a site server): select it for Ctrl+C.
-    input.focus()
-    input.select()
-    return false
-  }
-}
 
 export const page: Page = async (root, ctx) => {
   const myRank = ctx.principal.isPlatformAdmin ? 3 : (ROLE_RANK[ctx.principal.role] ?? 1)
@@ -76,7 +64,7 @@ export const page: Page = async (root, ctx) => {
     const copied = h('span', { class: 'hint', role: 'status' })
     const copyButton = h('button', { type: 'button', class: 'primary', id: 'copy-key' }, 'Copy key')
     copyButton.addEventListener('click', () => {
-      void copy(minted.plaintext, value).then((ok) => {
+      void copyShown(minted.plaintext, value).then((ok) => {
         copied.textContent = ok ? 'Copied to the clipboard.' : 'Selected: press Ctrl+C (⌘C) to copy.'
       })
     })
