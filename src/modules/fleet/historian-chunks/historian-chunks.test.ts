@@ -22,6 +22,10 @@ import { seedPlant } from '../../../../test/support/historian-upload.ts'
 import type { HistorianChunksService, LinkPeer } from './service.ts'
 import { uploadBatchSamples, type LinkHttp, type UploadProgress } from './uploader.ts'
 import { chunkDigest } from './wire.ts'
+import { withOrgScope } from '../../../db/tenant-scope.ts'
+import { applyPush } from '../sync/apply-push.ts'
+import type { Change } from '../sync/outbox-port.ts'
+import { change } from '../sync/test-support.ts'
 
 const INSTANCES = ['ins_crusher', 'ins_pump', 'ins_Älv']
 /** A site of these instances (test/support/historian-upload.ts). */
@@ -407,6 +411,35 @@ for (const dialect of testDialects()) {
         assert.deepEqual(await res.json(), { batchId: BATCH, chunks: [], digests: [], samples: 0, chunkSize: null })
         assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: 0, chunks: 0, series: SERIES.length })
       }
+    })
+
+    it("a batch the site deleted takes its samples and the server's chunks in the cloud along with its row; a tombstone from another site or of an unknown id removes no sample", async (t) => {
+      const w = await world(t, dialect)
+      const { http } = await startCloud(t, w.chunks, w.org, PEER)
+      await uploadBatchSamples(http, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 1000 })
+      const row = await w.site.db.selectFrom('historian_batches').selectAll().where('id', '=', BATCH).executeTakeFirstOrThrow()
+      const push = (changes: Change[], after: number, peer = PEER) =>
+        withOrgScope(w.org.id, () =>
+          applyPush({ handle: w.h.appHandle, clock: w.h.clock }, { orgId: w.org.id, serverId: peer.serverId, sites: peer.sites, epoch: 'ep1', after, changes }),
+        )
+      assert.equal((await push([change(1, 'historian_batches', row)], 0)).applied, 1)
+      assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL, chunks: 4, series: SERIES.length })
+      // Another server of the organisation (site pit-2) deleting a batch of that id in its site, and this server deleting
+      // an id the cloud never received: no sample goes (no scan either: only the named site's batch is looked at).
+      const other: LinkPeer = { serverId: 'srv_other', sites: ['pit-2'] }
+      await plant(w.h.handle.db, w.org.id, 'pit-2', INSTANCES)
+      assert.equal((await push([change(1, 'historian_batches', { ...row, site_code: 'pit-2' }, { op: 'delete' })], 0, other)).applied, 1)
+      assert.equal((await push([change(2, 'historian_batches', { ...row, id: 'bat_never' }, { op: 'delete' })], 1)).applied, 1)
+      assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL, chunks: 4, series: SERIES.length })
+      // The site's own tombstone: the row, every sample of the batch and the chunks go; another batch's samples in the
+      // same series and time span stay.
+      const series = await w.h.handle.db.selectFrom('historian_series').select('id').where('org_id', '=', w.org.id).execute()
+      const keep = series.map((s, i) => ({ org_id: w.org.id, series_id: s.id, ts: T0 + 250 + i, value: i, text: null, quality: 192, batch_id: 'bat_keep' }))
+      await w.h.handle.db.insertInto('historian_points').values(keep).execute()
+      assert.equal((await push([change(3, 'historian_batches', row, { op: 'delete' })], 2)).applied, 1)
+      assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: keep.length, chunks: 0, series: SERIES.length })
+      assert.equal(await w.h.handle.db.selectFrom('historian_batches').select('id').where('org_id', '=', w.org.id).executeTakeFirst(), undefined)
+      assert.equal((await samplesOfBatch(w.h.handle.db, w.org.id, SITE, 'bat_keep')).length, keep.length)
     })
 
     it('a corrupted chunk (its checksum does not match) or a cut body is refused with 400 and stores nothing', async (t) => {

@@ -1,5 +1,6 @@
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
+import type { Db } from '../../../db/schema.ts'
 import { NotFound } from '../../../errors/domain-error.ts'
 import type { OrgId } from '../../../ids.ts'
 import { removeLinkedSamples, siteOfBatch, storeLinkedSamples, type LinkSample } from '../../historian/link.ts'
@@ -124,3 +125,14 @@ export function createHistorianChunksService(deps: { handle: DatabaseHandle; clo
 }
 
 export type HistorianChunksService = ReturnType<typeof createHistorianChunksService>
+
+/**
+ * A batch the site deleted (its tombstone, applied by the push in the push's transaction; ARCHITECTURE.md § Fleet
+ * link): the server's chunks of it go, and so do its samples here when this server's site holds the batch. A site
+ * records a batch's row before its delete, so a tombstone of an id the cloud does not hold in that site is not that
+ * site's batch: another site's batch of that id keeps its samples, and no scan of the site's series is spent on it.
+ */
+export async function dropDeletedBatch(trx: Db, orgId: string, serverId: string, site: string, batchId: string): Promise<void> {
+  await deleteChunks(trx, orgId, serverId, batchId)
+  if ((await siteOfBatch(trx, orgId, batchId)) === site) await removeLinkedSamples(trx, orgId, site, batchId)
+}

@@ -83,7 +83,7 @@ export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushR
       const conflicts: ConflictRow[] = []
       let run: Array<{ change: Change; target: LinkedShape }> = []
       const flush = async () => {
-        await applySiteRows(trx, req.orgId, run)
+        await applySiteRows(trx, req.orgId, req.serverId, run)
         run = []
       }
       for (const item of fresh) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Db } from '../../../db/schema.ts'
+import { dropDeletedBatch } from '../historian-chunks/service.ts'
 import type { Change } from './outbox-port.ts'
 import { deleteRow, upsertRows, type Row } from './store.ts'
 import type { LinkedShape } from './validate.ts'
@@ -25,15 +26,17 @@ const MAX_PARAMETERS = 30_000
  * multi-row statement (the last image of a key within a run wins, as it would one by one), a delete per tombstone.
  * Two limits keep a site to its own rows: a table whose key lacks the site column (historian batches, commands) never
  * replaces or deletes another site's row with that key; an organisation-wide table (the audit trail) is append-only:
- * a site adds its rows, never replaces or deletes one (the cloud's own audit rows live in the same table).
+ * a site adds its rows, never replaces or deletes one (the cloud's own audit rows live in the same table). A historian
+ * batch's tombstone takes the batch's samples and the server's chunks of it along (dropDeletedBatch).
  */
-export async function applySiteRows(trx: Db, orgId: string, items: ReadonlyArray<{ change: Change; target: LinkedShape }>): Promise<void> {
+export async function applySiteRows(trx: Db, orgId: string, serverId: string, items: ReadonlyArray<{ change: Change; target: LinkedShape }>): Promise<void> {
   let i = 0
   while (i < items.length) {
     const { change, target } = items[i]!
     const site = target.spec.siteColumn
     const guarded = site !== null && !target.key.includes(site)
     if (change.op === 'delete') {
+      if (target.spec.name === 'historian_batches') await dropDeletedBatch(trx, orgId, serverId, change.site, String(change.key[0]))
       if (site !== null) await deleteRow(trx, target.shape, orgId, target.key, change.key, guarded ? { column: site, value: change.site } : undefined)
       i += 1
       continue

@@ -113,6 +113,7 @@ const KEYS: Record<string, string[]> = {
   alarm_events: ['site_code', 'event_id'],
   audit_events: ['id'],
   link_commands: ['id'],
+  historian_batches: ['id'],
 }
 
 /** A change as a site's outbox holds it. */
