@@ -19,27 +19,29 @@ export async function seedHistorianSite(handle: DatabaseHandle, orgId: OrgId): P
 /**
  * A site with controller `plc-1` and these instances (asset numbers I-1, I-2, …), written directly: what a historian
  * import needs, in any database of the schema (a test's server, or a fleet test's site server). Times are `at`.
+ * `siteExists`: the site was made already (through the API), only its controller and instances are written.
  */
 export async function seedPlant(
   db: Db,
   orgId: string,
-  o: { siteCode: string; siteName?: string; instances: ReadonlyArray<{ id: string; name?: string }>; at: number },
+  o: { siteCode: string; siteName?: string; siteExists?: boolean; instances: ReadonlyArray<{ id: string; name?: string }>; at: number },
 ): Promise<void> {
   const now = o.at
-  await db
-    .insertInto('sites')
-    .values({
-      org_id: orgId,
-      code: o.siteCode,
-      name: o.siteName ?? o.siteCode,
-      description: null,
-      location: null,
-      time_zone: 'UTC',
-      status: 0,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute()
+  if (o.siteExists !== true)
+    await db
+      .insertInto('sites')
+      .values({
+        org_id: orgId,
+        code: o.siteCode,
+        name: o.siteName ?? o.siteCode,
+        description: null,
+        location: null,
+        time_zone: 'UTC',
+        status: 0,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute()
   await db
     .insertInto('controllers')
     .values({

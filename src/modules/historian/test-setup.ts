@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import assert from 'node:assert/strict'
 import { after, before, type TestContext } from 'node:test'
 import { harness, type Credential, type Harness, type TestDialect } from '../../../test/harness.ts'
+import { seedPlant } from '../../../test/support/historian-upload.ts'
 import { parseAll } from './parse/index.ts'
 import type { FormatName } from './parse/index.ts'
 
@@ -49,53 +50,9 @@ export async function plant(h: Harness, options: { timeZone?: string; instances?
     payload: { code: siteCode, name: 'Plant 1', timeZone: options.timeZone ?? 'UTC' },
   })
   if (created.statusCode !== 201) throw new Error(`site: ${created.statusCode} ${created.body}`)
-  const now = h.clock.now()
   // Controllers and instances are written directly: their own routes are tested in their modules.
-  await h.handle.db
-    .insertInto('controllers')
-    .values({
-      org_id: org.id,
-      site_code: siteCode,
-      id: 'plc-1',
-      name: 'PLC 1',
-      platform: 0,
-      firmware_version: null,
-      asset_number: 'A-1',
-      protocol: 'cip',
-      ip_address: '10.0.0.1',
-      port: null,
-      cip_path: null,
-      poll_interval_ms: 1000,
-      timeout_ms: 5000,
-      retry_delay_ms: 5000,
-      max_retries: 3,
-      edge_id: null,
-      edge_plc_id: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute()
-  for (const [i, id] of (options.instances ?? ['ins_boiler1', 'ins_vav203', 'ins_furnace', 'ins_pump', 'ins_motor']).entries()) {
-    await h.handle.db
-      .insertInto('instances')
-      .values({
-        org_id: org.id,
-        site_code: siteCode,
-        id,
-        name: id,
-        type_id: 'generic',
-        type_version: null,
-        asset_number: `I-${i}`,
-        controller_id: 'plc-1',
-        area: null,
-        tag_mappings: '{}',
-        tag_count: 0,
-        config: '{}',
-        created_at: now,
-        updated_at: now,
-      })
-      .execute()
-  }
+  const instances = (options.instances ?? ['ins_boiler1', 'ins_vav203', 'ins_furnace', 'ins_pump', 'ins_motor']).map((id) => ({ id }))
+  await seedPlant(h.handle.db, org.id, { siteCode, siteExists: true, instances, at: h.clock.now() })
   return { owner, member: { org, apiKey: member.plaintext }, siteCode }
 }
 
