@@ -3,8 +3,9 @@
 // imports 1 000 000 historian samples through its upload API and takes 10 000 alarm events in batches and a few edits;
 // then both processes restart 30 days later (libfaketime moves their clocks; the databases keep theirs) and the link
 // heals: everything arrives exactly once (counts and order-independent digests by SQL on both sides), the alarm reads
-// answer the same on both sides, no reseed, no divergence, the link online. Peak memory of both sides during the
-// catch-up is printed (FLEET_OFFLINE_SAMPLES / FLEET_OFFLINE_EVENTS scale the case down for a quick run).
+// answer the same on both sides, no reseed, no divergence, the link online; then a batch deleted on the site leaves
+// the cloud with all its samples. Peak memory of both sides during the catch-up is printed (FLEET_OFFLINE_SAMPLES /
+// FLEET_OFFLINE_EVENTS scale the case down for a quick run).
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { request } from 'node:http'
@@ -308,5 +309,19 @@ describe('fleet link, real processes: 1 000 000 samples and 10 000 alarm events 
       { connection: 'online', lastError: null, status: 'enrolled' },
     )
     phase('compared')
+
+    // 5. A batch deleted on the site goes in the cloud too, every sample of it (its tombstone takes them along).
+    const [deleted, samplesOfDeleted] = (await batchesOf(siteDb, orgId))[0]!.split(' ').filter((_, i) => i !== 1)
+    const removed = await site.call('DELETE', `/api/historian/import-batches/${deleted}`)
+    assert.equal(removed.status, 204, removed.body)
+    await until(
+      'the deleted batch gone from the cloud',
+      () => countOf(world.handle, 'historian_points', orgId),
+      (n) => n === SAMPLES - Number(samplesOfDeleted),
+      120,
+    )
+    assert.deepEqual(await batchesOf(world.handle, orgId), await batchesOf(siteDb, orgId))
+    assert.deepEqual(await sampleDigest(world.handle, orgId), await sampleDigest(siteDb, orgId))
+    phase('a batch deleted')
   })
 })
