@@ -248,10 +248,13 @@ describe('fleet link, real processes: 1 000 000 samples and 10 000 alarm events 
     const pids = { site: site.server.child.pid!, cloud: cloud.child.pid! }
     const atHeal = { site: memoryOf(pids.site), cloud: memoryOf(pids.cloud) }
     const peak = { site: atHeal.site.rss, cloud: atHeal.cloud.rss }
+    const peakAnon = { site: atHeal.site.anon, cloud: atHeal.cloud.anon }
     const sampler = setInterval(() => {
       for (const side of ['site', 'cloud'] as const) {
         try {
-          peak[side] = Math.max(peak[side], memoryOf(pids[side]).rss)
+          const now = memoryOf(pids[side])
+          peak[side] = Math.max(peak[side], now.rss)
+          peakAnon[side] = Math.max(peakAnon[side], now.anon)
         } catch {
           // gone: its peak so far stands
         }
@@ -270,7 +273,7 @@ describe('fleet link, real processes: 1 000 000 samples and 10 000 alarm events 
     phase('catch-up')
     const figures = (side: 'site' | 'cloud') =>
       `${mib(Math.max(peak[side], final[side].rss))} (VmHWM ${mib(final[side].peak)}; at the heal ${mib(atHeal[side].rss)}, ` +
-      `+${mib(peak[side] - atHeal[side].rss)}; at the end ${mib(final[side].rss)})`
+      `+${mib(peak[side] - atHeal[side].rss)}; at the end ${mib(final[side].rss)}; anonymous memory +${mib(peakAnon[side] - atHeal[side].anon)})`
     t.diagnostic(`peak RSS during catch-up: site server ${figures('site')}, cloud ${figures('cloud')}`)
 
     // 4. Exactly once, and the same on both sides.

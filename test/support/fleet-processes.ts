@@ -136,8 +136,8 @@ export async function items(call: Call, url: string): Promise<unknown[]> {
 }
 
 /** A process's resident set now (VmRSS) and its peak since it started (VmHWM), in bytes, from /proc/<pid>/status. */
-export function memoryOf(pid: number): { rss: number; peak: number } {
+export function memoryOf(pid: number): { rss: number; peak: number; anon: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kib = (field: string) => Number(/\s(\d+) kB/.exec(status.split('\n').find((l) => l.startsWith(`${field}:`)) ?? '')?.[1] ?? Number.NaN) * 1024
-  return { rss: kib('VmRSS'), peak: kib('VmHWM') }
+  return { rss: kib('VmRSS'), peak: kib('VmHWM'), anon: kib('RssAnon') }
 }
