@@ -40,6 +40,14 @@ describe('the build bin/sitegrid runs', () => {
     assert.deepEqual(JSON.parse(res.stdout), ['org', 'list'])
   })
 
+  it("bin/sitegrid runs node with two malloc arenas (MALLOC_ARENA_MAX=2) unless the operator's environment says otherwise", (t) => {
+    const root = workdir(t)
+    const bin = installation(root, 'console.log(process.env.MALLOC_ARENA_MAX)\n')
+    assert.equal(run(bin, [], tmpdir()).stdout.trim(), '2')
+    const own = spawnSync(bin, [], { cwd: tmpdir(), env: { PATH: process.env.PATH, MALLOC_ARENA_MAX: '8' }, encoding: 'utf8' })
+    assert.equal(own.stdout.trim(), '8')
+  })
+
   it('a missing build stops bin/sitegrid with exit 70 and the command that builds it, running nothing', (t) => {
     const root = workdir(t)
     const res = run(installation(root), ['--help'], root)
