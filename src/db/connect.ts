@@ -30,7 +30,27 @@ export interface DatabaseHandle {
    * callers already waiting (negative while callers wait). SQLite: 0 (one connection, shared).
    */
   spareConnections(): number
+  /** The pool's state now and its counts since it opened, for the metrics (http/metrics.ts). */
+  poolStats(): PoolStats
   close(): Promise<void>
+}
+
+/** A query that failed on a timeout: PostgreSQL's statement_timeout, the client's query timeout, no pool connection in time; SQLite: the write lock not free within busy_timeout. */
+export type DatabaseTimeout = 'statement' | 'query' | 'connect' | 'busy'
+
+export interface PoolStats {
+  /** Connections the pool may open (SQLite: 1, its one connection). */
+  size: number
+  /** Connections open, and of them idle (SQLite: 1, and 1 while no query or transaction holds it). */
+  open: number
+  idle: number
+  /** Callers waiting for a connection now. */
+  waiting: number
+  /** Connections lent since the pool opened; of them those asked for while none was free; the seconds spent acquiring. */
+  acquired: number
+  waited: number
+  acquireSeconds: number
+  timeouts: Record<DatabaseTimeout, number>
 }
 
 export interface ConnectOptions {
@@ -60,7 +80,8 @@ function connectSqlite(path: string): DatabaseHandle {
   // data_version moves when another connection (another process) commits; our own writes bump `local`.
   const dataVersion = raw.prepare('PRAGMA data_version').pluck()
   let local = 0
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachingStatements(raw) }) })
+  const meter: DriverMeter = new DriverMeter(() => meter.lent === 0)
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachingStatements(raw) }, meter) })
   directReaders.set(db, (source, parameters) => {
     if (raw.inTransaction) return undefined
     const statement = raw.prepare(source)
@@ -78,6 +99,7 @@ function connectSqlite(path: string): DatabaseHandle {
       await sql`select 1`.execute(db)
     },
     spareConnections: () => 0,
+    poolStats: () => meter.stats({ size: 1, open: 1, idle: meter.lent === 0 ? 1 : 0, waiting: meter.pending }),
     close: async () => {
       await db.destroy()
     },
@@ -91,8 +113,13 @@ function connectSqlite(path: string): DatabaseHandle {
  * Free within the process: its one connection runs one transaction at a time anyway.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #meter: DriverMeter
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0], meter: DriverMeter) {
+    super(config)
+    this.#meter = meter
+  }
   override createDriver(): Driver {
-    return delegatingDriver(super.createDriver(), {
+    return delegatingDriver(meteredDriver(super.createDriver(), this.#meter), {
       beginTransaction: async (connection) => {
         await connection.executeQuery(CompiledQuery.raw('begin immediate'))
       },
@@ -115,6 +142,86 @@ function delegatingDriver(inner: Driver, own: Partial<Driver>): Driver {
     destroy: () => inner.destroy(),
     ...own,
   }
+}
+
+/** The counts of a driver's connections: lent, waited for, timed out (PoolStats). */
+class DriverMeter {
+  lent = 0
+  pending = 0
+  acquired = 0
+  waited = 0
+  acquireSeconds = 0
+  readonly timeouts: Record<DatabaseTimeout, number> = { statement: 0, query: 0, connect: 0, busy: 0 }
+  constructor(readonly isFree: () => boolean) {}
+
+  failed(err: unknown): void {
+    const kind = timeoutOf(err)
+    if (kind) this.timeouts[kind]++
+  }
+
+  stats(now: Pick<PoolStats, 'size' | 'open' | 'idle' | 'waiting'>): PoolStats {
+    const { acquired, waited, acquireSeconds } = this
+    return { ...now, acquired, waited, acquireSeconds, timeouts: { ...this.timeouts } }
+  }
+}
+
+function timeoutOf(err: unknown): DatabaseTimeout | undefined {
+  const { code, message } = (err ?? {}) as { code?: string; message?: string }
+  if (code === '57014') return 'statement' // query_canceled: statement_timeout (or an operator's pg_cancel_backend)
+  if (code?.startsWith('SQLITE_BUSY')) return 'busy'
+  if (/Query read timeout/.test(message ?? '')) return 'query'
+  if (/timeout exceeded when trying to connect/.test(message ?? '')) return 'connect'
+  return undefined
+}
+
+/** `inner`, counting in `meter` the connections it lends, the time spent waiting for them and the queries that time out. */
+function meteredDriver(inner: Driver, meter: DriverMeter): Driver {
+  const watched = new WeakSet<DatabaseConnection>()
+  return delegatingDriver(inner, {
+    async acquireConnection() {
+      if (!meter.isFree()) meter.waited++
+      meter.pending++
+      const started = performance.now()
+      let connection: DatabaseConnection
+      try {
+        connection = await inner.acquireConnection()
+      } catch (err) {
+        meter.failed(err)
+        throw err
+      } finally {
+        meter.pending--
+        meter.acquireSeconds += (performance.now() - started) / 1000
+      }
+      meter.acquired++
+      meter.lent++
+      if (!watched.has(connection)) {
+        watched.add(connection)
+        const execute = connection.executeQuery.bind(connection)
+        const stream = connection.streamQuery.bind(connection)
+        connection.executeQuery = async (query) => {
+          try {
+            return await execute(query)
+          } catch (err) {
+            meter.failed(err)
+            throw err
+          }
+        }
+        connection.streamQuery = async function* (query, chunkSize) {
+          try {
+            yield* stream(query, chunkSize)
+          } catch (err) {
+            meter.failed(err)
+            throw err
+          }
+        }
+      }
+      return connection
+    },
+    async releaseConnection(connection) {
+      meter.lent--
+      await inner.releaseConnection(connection)
+    },
+  })
 }
 
 type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined
@@ -170,7 +277,8 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
     ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
   })
   pool.on('error', () => {}) // idle-client errors surface on the next query; never crash the process
-  const db = new Kysely<Database>({ dialect: new TenantScopedPostgresDialect({ pool: discardingBrokenClients(pool) }) })
+  const meter = new DriverMeter(() => pool.idleCount > 0 || pool.totalCount < max)
+  const db = new Kysely<Database>({ dialect: new TenantScopedPostgresDialect({ pool: discardingBrokenClients(pool) }, meter) })
   const listener = createListener(url, types)
   await listener.start()
   let local = 0
@@ -188,6 +296,7 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
       await sql`select 1`.execute(db)
     },
     spareConnections: () => pool.idleCount + (max - pool.totalCount) - pool.waitingCount,
+    poolStats: () => meter.stats({ size: max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await listener.stop()
       await db.destroy()
@@ -244,8 +353,14 @@ export function isConnectionFault(err: unknown): boolean {
  * A transaction keeps the scope of its start (its connection is acquired once).
  */
 class TenantScopedPostgresDialect extends PostgresDialect {
+  readonly #meter: DriverMeter
+  constructor(config: ConstructorParameters<typeof PostgresDialect>[0], meter: DriverMeter) {
+    super(config)
+    this.#meter = meter
+  }
   override createDriver(): Driver {
-    return tenantScopedDriver(super.createDriver())
+    // Metered inside the scope: the wait measured is the pool's, not the scope's set_config round trip.
+    return tenantScopedDriver(meteredDriver(super.createDriver(), this.#meter))
   }
 }
 
