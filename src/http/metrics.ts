@@ -1,28 +1,13 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
 import type { DatabaseTimeout, PoolStats } from '../db/connect.ts'
+import type { TransferKind, TransferMeter } from './transfer-meter.ts'
 
 /**
  * The process's metrics (docs/metrics.md lists them), one registry per application: the code that counts is handed
- * the few calls it needs (app.ts and cli/server.ts wire them), and nothing below imports prom-client. Labels take
+ * the few calls it needs (app.ts and cli/server.ts wire them), and no other file imports prom-client. Labels take
  * bounded values only: a route pattern, never a URL, a tenant or an id.
  */
-
-export type TransferKind = 'historian_import' | 'tenant_export' | 'tenant_import'
-
-/** One long transfer as it goes: the rows and bytes it did since the last call, then its end (counted once). */
-export interface TransferRun {
-  advanced(rows: number, bytes: number): void
-  ended(outcome: 'complete' | 'failed'): void
-}
-
-/** Begins the transfers of one kind (a historian import, a tenant export, a tenant package staged or applied). */
-export interface TransferMeter {
-  begin(): TransferRun
-}
-
-/** A meter that counts nothing: for the code run outside a server (the CLI's imports and exports). */
-export const NO_TRANSFER_METER: TransferMeter = { begin: () => ({ advanced: () => {}, ended: () => {} }) }
 
 /** The route label of a request no route matched (a 404 of an unknown path). */
 export const UNMATCHED_ROUTE = '(unmatched)'
@@ -96,11 +81,20 @@ export function createMetrics(deps: { poolStats: () => PoolStats }) {
     help: 'When the reminder job last ran without failing (Unix time)',
     registers,
   })
+  // Every series at 0 from the start: a rate over a series that appears only at its first event reads as no data.
   for (const kind of ['historian_import', 'tenant_export', 'tenant_import'] satisfies TransferKind[]) {
     running.set({ kind }, 0)
     transferRows.inc({ kind }, 0)
     transferBytes.inc({ kind }, 0)
+    for (const outcome of ['complete', 'failed']) transfers.inc({ kind, outcome }, 0)
   }
+  for (const limiter of ['credential', 'sign_in']) refusals.inc({ limiter }, 0)
+  for (const subject of ['account', 'address']) {
+    lockouts.inc({ subject }, 0)
+    lockedRefusals.inc({ subject }, 0)
+  }
+  for (const outcome of ['done', 'failed']) reminderRuns.inc({ outcome }, 0)
+  for (const outcome of ['sent', 'skipped', 'failed']) reminders.inc({ outcome }, 0)
 
   return {
     registry,

@@ -57,6 +57,11 @@ describe('the metrics listener of `sitegrid serve`', () => {
     ]) {
       assert.ok(valueOf(samples, name) !== undefined, `${name} is exposed`)
     }
+    // Every series the Grafana dashboard queries is one the server exposes, counters that counted nothing yet at 0.
+    const dashboard = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'grafana', 'sitegrid-dashboard.json'), 'utf8')
+    const queried = new Set(dashboard.match(/\b(?:sitegrid|nodejs|process)_[a-z0-9_]+/g))
+    assert.ok(queried.size >= 20, `${queried.size} series queried`)
+    for (const name of queried) assert.ok(valueOf(samples, name) !== undefined, `the dashboard's ${name} is exposed`)
     assert.equal((await httpRequest(`${url}/other`)).status, 404)
     assert.equal((await httpRequest(`${url}/metrics`, { method: 'POST' })).status, 405)
     // Without SITEGRID_METRICS_TOKEN the main listener has no /metrics: the answer of any unknown path.

@@ -89,7 +89,7 @@ for (const dialect of testDialects()) {
 
       let samples = await scrape(h)
       // The export's end is counted when its stream has closed, just after the last byte was sent.
-      for (let i = 0; i < 50 && valueOf(samples, 'sitegrid_transfers_total', { kind: 'tenant_export' }) === undefined; i++) {
+      for (let i = 0; i < 50 && valueOf(samples, 'sitegrid_transfers_running', { kind: 'tenant_export' }) !== 0; i++) {
         await sleep(20)
         samples = await scrape(h)
       }
