@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -79,5 +81,35 @@ describe('the metrics listener of `sitegrid serve`', () => {
       [off.port],
     )
     assert.equal(await off.stop(), 0)
+  })
+
+  it('an address already taken (another process on the host) starts the server without its metrics listener, with a warning; the token still serves /metrics on the main listener', async (t) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-metrics-'))
+    t.after(() => rmSync(cwd, { recursive: true, force: true }))
+    assert.equal(runCli(['init'], { cwd }).code, 0)
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())))
+    const takenPort = (taken.address() as AddressInfo).port
+    const token = randomBytes(32).toString('hex')
+
+    const server = await startServer({ cwd, env: { SITEGRID_METRICS_ADDRESS: String(takenPort), SITEGRID_METRICS_TOKEN: token } })
+    t.after(() => server.stop())
+    assert.deepEqual(
+      listeningSockets(server.child.pid!).map((s) => s.port),
+      [server.port],
+    )
+    const warning = server
+      .output()
+      .split('\n')
+      .find((line) => line.includes('metrics listener not started'))
+    assert.ok(warning, server.output())
+    assert.equal(JSON.parse(warning).setting, 'SITEGRID_METRICS_ADDRESS')
+    assert.ok(!server.output().includes(token), 'the token is never logged')
+    const scraped = await httpRequest(`${server.url}/metrics`, { headers: { host: 'nobody.localhost', authorization: `Bearer ${token}` } })
+    assert.equal(scraped.status, 200)
+    assert.ok(valueOf(parseExposition(scraped.body), 'process_resident_memory_bytes') !== undefined)
+    assert.equal((await httpRequest(`${server.url}/metrics`, { headers: { host: 'nobody.localhost' } })).status, 404)
+    assert.equal(await server.stop(), 0)
   })
 })

@@ -1,14 +1,30 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { loadConfig, ConfigInvalid } from '../../src/config/load.ts'
+import type { PoolStats } from '../../src/db/connect.ts'
+import { createLogger } from '../../src/http/logger.ts'
+import { startMetricsListener } from '../../src/http/metrics-endpoint.ts'
+import { createMetrics } from '../../src/http/metrics.ts'
+import { startReminderJob } from '../../src/jobs/reminders.ts'
 import { comparableBody, comparableHeaders, harness, KEY_SECRET, sleep, testDialects, type Harness } from '../harness.ts'
 import { plant, standardParts, upload } from '../../src/modules/historian/test-setup.ts'
 import { parseExposition, valueOf, type Sample } from './exposition.ts'
 
 const TOKEN = randomBytes(32).toString('hex')
+/** The figures of a SQLite pool at rest, for the tests that need a registry but no database. */
+const IDLE_POOL: PoolStats = {
+  size: 1,
+  open: 1,
+  idle: 1,
+  waiting: 0,
+  acquired: 0,
+  waited: 0,
+  acquireSeconds: 0,
+  timeouts: { statement: 0, query: 0, connect: 0, busy: 0 },
+}
 
 const scrape = async (h: Harness): Promise<Sample[]> => {
   const res = await h.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })
@@ -110,6 +126,48 @@ for (const dialect of testDialects()) {
     })
   })
 }
+
+describe('the metrics listener and the reminder job', () => {
+  it('with SITEGRID_METRICS_TOKEN the listener answers 401 to anyone without it', async (t) => {
+    const metrics = createMetrics({ poolStats: () => IDLE_POOL })
+    const listener = await startMetricsListener(metrics, { host: '127.0.0.1', port: 0, sealedToken: createHash('sha256').update(TOKEN).digest() })
+    t.after(() => listener.close())
+    const url = `http://127.0.0.1:${listener.address.port}/metrics`
+    for (const authorization of [undefined, 'Bearer nope', TOKEN]) {
+      const refused = await fetch(url, { headers: authorization ? { authorization } : {} })
+      assert.equal(refused.status, 401, String(authorization))
+      assert.equal(refused.headers.get('www-authenticate'), 'Bearer')
+    }
+    const scraped = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } })
+    assert.equal(scraped.status, 200)
+    assert.equal(valueOf(parseExposition(await scraped.text()), 'sitegrid_db_pool_max_connections'), 1)
+  })
+
+  it('reminder runs and the reminders they sent, skipped or failed are counted; a failed run too', async (t) => {
+    const metrics = createMetrics({ poolStats: () => IDLE_POOL })
+    const log = createLogger('silent')
+    let runs = 0
+    const poll = {
+      async runOnce() {
+        runs += 1
+        if (runs === 2) throw new Error('relay down')
+        return { due: 3, sent: 2, skipped: 1, failed: 0, claimedElsewhere: 0 }
+      },
+    }
+    const stop = startReminderJob(poll, 1000, log, (outcome, summary) => metrics.reminderRun(outcome, summary))
+    t.after(stop)
+    const text = async () => parseExposition(await metrics.registry.metrics())
+    for (let i = 0; i < 500 && valueOf(await text(), 'sitegrid_reminder_runs_total', { outcome: 'failed' }) === 0; i++) await sleep(10)
+    await stop()
+    const samples = await text()
+    assert.equal(valueOf(samples, 'sitegrid_reminder_runs_total', { outcome: 'done' }), 1)
+    assert.equal(valueOf(samples, 'sitegrid_reminder_runs_total', { outcome: 'failed' }), 1)
+    assert.equal(valueOf(samples, 'sitegrid_reminders_total', { outcome: 'sent' }), 2)
+    assert.equal(valueOf(samples, 'sitegrid_reminders_total', { outcome: 'skipped' }), 1)
+    assert.equal(valueOf(samples, 'sitegrid_reminders_total', { outcome: 'failed' }), 0)
+    assert.ok(valueOf(samples, 'sitegrid_reminder_last_success_timestamp_seconds')! > 0)
+  })
+})
 
 describe('metrics settings', () => {
   const load = (env: Record<string, string>) =>
