@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
-import type { DatabaseTimeout, PoolStats } from '../db/connect.ts'
+import type { DatabaseTimeout, PoolStats } from '../db/pool-meter.ts'
 import type { TransferKind, TransferMeter } from './transfer-meter.ts'
 
 /**
