@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import { createConfigHolder } from '../../src/config/holder.ts'
 import { loadConfig, ConfigInvalid } from '../../src/config/load.ts'
 import type { PoolStats } from '../../src/db/pool-meter.ts'
 import { createLogger } from '../../src/http/logger.ts'
@@ -188,5 +189,8 @@ describe('metrics settings', () => {
     assert.deepEqual(guarded.listen, { host: '0.0.0.0', port: 9464 })
     assert.equal(guarded.sealedToken?.length, 32)
     assert.ok(!guarded.sealedToken?.toString('hex').includes(TOKEN) && !JSON.stringify(guarded).includes(TOKEN))
+    // A reload names a changed metrics setting among those that need a restart (the listener is opened once).
+    const outcome = createConfigHolder(load({}), () => load({ SITEGRID_METRICS_ADDRESS: 'off' })).prepare()
+    assert.deepEqual(outcome.ok && outcome.requiresRestart, ['SITEGRID_METRICS_*'])
   })
 })
