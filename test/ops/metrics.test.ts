@@ -73,7 +73,7 @@ for (const dialect of testDialects()) {
       assert.equal(valueOf(samples, 'sitegrid_db_timeouts_total', { kind: 'statement' }), 0)
     })
 
-    it('rate-limit refusals, site-PIN locks, historian imports and tenant exports are counted', async (t) => {
+    it('rate-limit refusals, site-PIN locks, historian imports, tenant exports and imports are counted', async (t) => {
       const h = await harness(t, dialect, {
         SITEGRID_METRICS_TOKEN: TOKEN,
         SITEGRID_MODE: 'site',
@@ -120,10 +120,24 @@ for (const dialect of testDialects()) {
       assert.equal(valueOf(samples, 'sitegrid_transfers_running', { kind: 'historian_import' }), 0)
       assert.equal(valueOf(samples, 'sitegrid_transfers_total', { kind: 'tenant_export', outcome: 'complete' }), 1)
       assert.equal(valueOf(samples, 'sitegrid_transfer_bytes_total', { kind: 'tenant_export' }), exported.rawPayload.length)
-      assert.ok(
-        valueOf(samples, 'sitegrid_transfer_rows_total', { kind: 'tenant_export' })! >= 4,
-        'the site, its controller and instances, the batch, its samples',
-      )
+      const exportedRows = valueOf(samples, 'sitegrid_transfer_rows_total', { kind: 'tenant_export' })!
+      assert.ok(exportedRows >= 4, 'the site, its controller and instances, the batch, its samples')
+
+      // The package back into the same organisation: a staging (bytes) and a dry-run apply (rows), each one transfer.
+      const staged = await h.inject(p.owner, {
+        method: 'PUT',
+        url: `/api/admin/orgs/${org.slug}/tenant/import/package`,
+        payload: exported.rawPayload,
+        headers: { 'content-type': 'application/gzip' },
+      })
+      assert.equal(staged.statusCode, 200, staged.body)
+      const applied = await h.inject(p.owner, { method: 'POST', url: `/api/admin/orgs/${org.slug}/tenant/import?dryRun=true` })
+      assert.equal(applied.statusCode, 200, applied.body)
+      samples = await scrape(h)
+      assert.equal(valueOf(samples, 'sitegrid_transfers_total', { kind: 'tenant_import', outcome: 'complete' }), 2)
+      assert.equal(valueOf(samples, 'sitegrid_transfer_bytes_total', { kind: 'tenant_import' }), exported.rawPayload.length)
+      assert.equal(valueOf(samples, 'sitegrid_transfer_rows_total', { kind: 'tenant_import' }), exportedRows)
+      assert.equal(valueOf(samples, 'sitegrid_transfers_running', { kind: 'tenant_import' }), 0)
     })
   })
 }
