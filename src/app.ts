@@ -25,6 +25,8 @@ import { installDraining } from './http/drain.ts'
 import { installIdempotency } from './http/idempotency.ts'
 import { installInputGuard } from './http/input-guard.ts'
 import { healthRoutes } from './http/health.ts'
+import { installMetricsRoute } from './http/metrics-endpoint.ts'
+import { createMetrics, installRequestMetrics, type Metrics } from './http/metrics.ts'
 import { installOpenApi } from './http/openapi.ts'
 import { frameworkErrorProblem, installProblemHandlers, MAX_PARAM_LENGTH, ProblemSchema } from './http/problem.ts'
 import { createRateLimiter } from './http/rate-limit.ts'
@@ -96,6 +98,8 @@ export interface AppDeps {
   consoleDir?: string
   /** Tests: how long an alarm write that keeps losing its race is retried (alarms/retry.ts), so that it runs out at once. */
   alarmWrites?: { writeRetryDeadlineMs: number }
+  /** The process's metrics (cli/server.ts serves them); absent: a registry of the app's own. */
+  metrics?: Metrics
 }
 
 /** Builds the whole HTTP application from its dependencies; no globals, so tests build their own. */
@@ -124,6 +128,8 @@ export async function buildApp(
   app.server.headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs)
   app.server.maxConnections = config.maxConnections
 
+  const metrics = deps.metrics ?? createMetrics({ poolStats: () => handle.poolStats() })
+  installRequestMetrics(app, metrics)
   app.addSchema(ProblemSchema)
   installValidators(app)
   installInputGuard(app)
@@ -144,7 +150,7 @@ export async function buildApp(
   const tenancy = createTenancy({ config, orgs, handle, domains })
   // Site mode only: local site-PIN sign-in; on a cloud server `-local` issuers get the uniform 401.
   const signingKeys = config.mode === 'site' ? createSigningKeys({ handle, clock, keySecret }) : undefined
-  const siteSignIn = signingKeys && createSiteSignIn({ handle, clock, siteUsers, signingKeys, lockout, log })
+  const siteSignIn = signingKeys && createSiteSignIn({ handle, clock, siteUsers, signingKeys, lockout, log, lockouts: metrics.signIn })
   // Cloud people (issue 4): the OIDC relying party, loaded at start-up (discovery and key set, never on the request path).
   const relyingParty = config.oidc === undefined ? undefined : await startRelyingParty(config.oidc, clock, log)
   const bearerValidators: BearerValidator[] = [
@@ -160,13 +166,15 @@ export async function buildApp(
     ...(config.mode === 'cloud' ? { validateLink: createLinkValidator({ handle, links: createLinkCredentials({ handle, keySecret }) }) } : {}),
     bearerValidators,
     peekIssuer,
-    rateLimiter: createRateLimiter({ perMinute: () => holder.current().rateLimitPerMinute, clock }),
-    authRateLimiter: createRateLimiter({ perMinute: () => holder.current().authRateLimitPerMinute, clock }),
+    rateLimiter: createRateLimiter({ perMinute: () => holder.current().rateLimitPerMinute, clock, onRefused: () => metrics.rateLimited('credential') }),
+    authRateLimiter: createRateLimiter({ perMinute: () => holder.current().authRateLimitPerMinute, clock, onRefused: () => metrics.rateLimited('sign_in') }),
     rowLevelSecurity: handle.dialect === 'postgres',
   })
   // After installAuth: its onRoute check (a policy on every route) and route table then see /problems/:code too.
   installProblemHandlers(app)
   installDraining(app)
+  // GET /metrics on this listener only for the token's bearer (http/metrics-endpoint.ts); its own listener is cli/server.ts's.
+  if (config.metrics.sealedToken) installMetricsRoute(app, metrics, config.metrics.sealedToken)
   installIdempotency(app, { handle, clock, keySecret: config.keySecret, waitMs: config.idempotencyWaitMs })
 
   await app.register(healthRoutes, {
@@ -219,7 +227,14 @@ export async function buildApp(
   await app.register(alarmCommandsRoutes, { prefix: '/api/sites', commands })
   await app.register(linkCommandsRoutes, { prefix: '/api/link', commands })
   siteDependents.push(...historianSiteDependents)
-  const historian = createHistorianService({ handle, clock, sites, instances, maxFileBytes: config.historianMaxFileBytes })
+  const historian = createHistorianService({
+    handle,
+    clock,
+    sites,
+    instances,
+    maxFileBytes: config.historianMaxFileBytes,
+    meter: metrics.transfers('historian_import'),
+  })
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
   // A batch left running by a process that died: its samples go, it is marked failed (historian/store/session.ts).
@@ -250,6 +265,7 @@ export async function buildApp(
     storedParts: historianStoredParts,
     maxPackageBytes: config.tenantPackageMaxBytes,
     maxInflatedBytes: config.tenantPackageMaxInflatedBytes,
+    meters: { export: metrics.transfers('tenant_export'), import: metrics.transfers('tenant_import') },
   })
   await app.register(tenantTransferRoutes, { prefix: '/api/admin/orgs', orgs, transfer })
 

@@ -69,6 +69,7 @@ function ownerWithAppSignals(owner: DatabaseHandle, app: DatabaseHandle): Databa
     },
     ping: () => owner.ping(),
     spareConnections: () => owner.spareConnections(),
+    poolStats: () => owner.poolStats(),
     close: async () => {
       await app.close()
       await owner.close()

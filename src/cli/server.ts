@@ -1,5 +1,6 @@
 // `sitegrid serve` and `sitegrid migrate`, loaded when one of them runs (cli/serve.ts holds their descriptions).
 import type { AddressInfo } from 'node:net'
+import type { FastifyBaseLogger } from 'fastify'
 import { buildApp } from '../app.ts'
 import { systemClock } from '../clock.ts'
 import { loadConfig } from '../config/load.ts'
@@ -10,6 +11,8 @@ import { grantAppRole, roleOfUrl } from '../db/row-level-security.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import { createLogger } from '../http/logger.ts'
+import { startMetricsListener, type MetricsListener } from '../http/metrics-endpoint.ts'
+import { collectProcessMetrics, createMetrics, type Metrics } from '../http/metrics.ts'
 import { startReminderJob } from '../jobs/reminders.ts'
 import { startOutboxRetentionJob } from '../modules/fleet/outbox/retention.ts'
 import type { CommandIo } from './command.ts'
@@ -51,11 +54,20 @@ export async function serve(values: Record<string, string | boolean | undefined>
   }
   const handle = await connectDatabase(config.databaseAppUrl ?? config.databaseUrl, config.database)
   if (!config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
+  const metrics = createMetrics({ poolStats: () => handle.poolStats() })
+  collectProcessMetrics(metrics)
   // POST /api/admin/config/reload rereads the same sources the start did (the file and this environment).
-  const app = await buildApp({ config, handle, clock: systemClock, log, reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }) })
+  const app = await buildApp({ config, handle, clock: systemClock, log, metrics, reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }) })
   await app.listen({ host: config.host, port: config.port })
+  const metricsListener = await listenForMetrics(metrics, config, log).catch(async (err: unknown) => {
+    await app.close() // nothing may hold the process open once the start has failed
+    await handle.close()
+    throw err
+  })
   const reminders = reminderServiceFrom({ config, handle, clock: systemClock, log })
-  const stopReminders = reminders ? startReminderJob(reminders, config.reminderIntervalMs, log) : async () => {}
+  const stopReminders = reminders
+    ? startReminderJob(reminders, config.reminderIntervalMs, log, (outcome, summary) => metrics.reminderRun(outcome, summary))
+    : async () => {}
   if (!reminders) log.info('no SMTP relay configured (SITEGRID_SMTP_HOST): key-expiry reminders are off')
   // Fleet link (issue 26): the outbox keeps what a peer may still read, and the latest change of each record.
   const stopRetention = startOutboxRetentionJob(handle, systemClock, { mode: config.mode, retentionMs: config.link.outboxRetentionDays * 86_400_000 }, log)
@@ -82,7 +94,7 @@ export async function serve(values: Record<string, string | boolean | undefined>
       force.unref()
       // At once: app.close() drains (src/http/drain.ts: the listener closes once the queued connections are taken)
       // while the reminder poll and the outbox sweep wind down.
-      Promise.all([app.close(), stopReminders(), stopRetention()])
+      Promise.all([app.close(), stopReminders(), stopRetention(), metricsListener?.close()])
         .then(() => handle.close())
         .then(() => {
           clearTimeout(force)
@@ -97,6 +109,25 @@ export async function serve(values: Record<string, string | boolean | undefined>
     process.once('SIGTERM', () => stop('SIGTERM'))
     process.once('SIGINT', () => stop('SIGINT'))
   })
+}
+
+/**
+ * The metrics' own listener (SITEGRID_METRICS_ADDRESS; docs/metrics.md). Its address taken (another sitegrid process
+ * on this host, each wants its own) only costs this process its metrics, with a warning; any other failure stops the start.
+ */
+async function listenForMetrics(metrics: Metrics, config: Config, log: FastifyBaseLogger): Promise<MetricsListener | undefined> {
+  const listen = config.metrics.listen
+  if (!listen) return undefined
+  try {
+    const listener = await startMetricsListener(metrics, { ...listen, sealedToken: config.metrics.sealedToken })
+    const { address, port } = listener.address
+    log.info({ metrics: `http://${address.includes(':') ? `[${address}]` : address}:${port}/metrics` }, 'metrics listening')
+    return listener
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err
+    log.warn({ setting: 'SITEGRID_METRICS_ADDRESS', address: `${listen.host}:${listen.port}` }, 'metrics listener not started: its address is in use')
+    return undefined
+  }
 }
 
 /** Migrates, then (PostgreSQL with SITEGRID_DATABASE_APP_URL) grants the app role its rights on every table. */

@@ -43,6 +43,7 @@ const SETTING_NAMES: Record<string, string> = {
   maxConnections: 'SITEGRID_MAX_CONNECTIONS',
   networkLoad: 'SITEGRID_NETWORK_MAX_*',
   link: 'SITEGRID_LINK_*',
+  metrics: 'SITEGRID_METRICS_*',
 }
 
 export function settingName(field: string): string {

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { isIPv4 } from 'node:net'
 import type { TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { RawConfigSchema, type Config, type SmtpConfig, type OidcConfig, type RawConfig } from './schema.ts'
@@ -40,6 +42,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
   const oidc = problems.length === 0 ? readOidc(candidate, problems) : undefined
   const smtp = problems.length === 0 ? readSmtp(candidate, problems) : undefined
   const linkCa = problems.length === 0 ? readLinkCa(candidate, problems) : undefined
+  const metrics = problems.length === 0 ? readMetrics(candidate, problems) : undefined
   if (problems.length > 0) throw new ConfigInvalid(problems)
   return Object.freeze({
     mode: candidate.SITEGRID_MODE,
@@ -98,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     readEnv: (name: string) => env[name],
     oidc,
     publicOriginScheme: candidate.SITEGRID_PUBLIC_ORIGIN_SCHEME as 'https' | 'http',
+    metrics: metrics!,
   })
 }
 
@@ -238,4 +242,21 @@ function readSmtp(raw: RawConfig, problems: string[]): SmtpConfig | undefined {
     password,
     from: raw.SITEGRID_SMTP_FROM,
   })
+}
+
+/** The metrics listener's address (loopback unless a token guards it) and the token's hash (http/metrics-endpoint.ts). */
+function readMetrics(raw: RawConfig, problems: string[]): Config['metrics'] {
+  const sealedToken = raw.SITEGRID_METRICS_TOKEN === undefined ? undefined : createHash('sha256').update(raw.SITEGRID_METRICS_TOKEN).digest()
+  if (raw.SITEGRID_METRICS_ADDRESS === 'off') return Object.freeze({ listen: undefined, sealedToken })
+  const [, bracketed, named, port] = /^(?:\[(.+)\]:|(.+):)?(\d+)$/.exec(raw.SITEGRID_METRICS_ADDRESS)!
+  const host = bracketed ?? named ?? '127.0.0.1'
+  if (Number(port) > 65535) problems.push(`SITEGRID_METRICS_ADDRESS: port ${port} is above 65535`)
+  if (!isLoopback(host) && sealedToken === undefined) {
+    problems.push(`SITEGRID_METRICS_ADDRESS: ${host} is not a loopback address; set SITEGRID_METRICS_TOKEN too (the metrics are not public)`)
+  }
+  return Object.freeze({ listen: Object.freeze({ host, port: Number(port) }), sealedToken })
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'))
 }

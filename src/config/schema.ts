@@ -201,6 +201,19 @@ export const RawConfigSchema = Type.Object({
   SITEGRID_OIDC_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
   SITEGRID_OIDC_CLIENT_SECRET_FILE: Type.Optional(Type.String({ minLength: 1 })),
   SITEGRID_OIDC_CLOCK_SKEW_SEC: Type.Integer({ default: 60, minimum: 0, maximum: 300 }),
+  SITEGRID_METRICS_ADDRESS: Type.String({
+    default: '127.0.0.1:9464',
+    pattern: '^(off|([A-Za-z0-9.-]+:|\\[[0-9A-Fa-f:.]+\\]:)?[0-9]{1,5})$',
+    description:
+      'the Prometheus metrics listener (GET /metrics, docs/metrics.md): `HOST:PORT`, `PORT` (on 127.0.0.1) or `off`; ' +
+      'an address that is not loopback needs SITEGRID_METRICS_TOKEN; one per process',
+  }),
+  SITEGRID_METRICS_TOKEN: Type.Optional(
+    Type.String({
+      minLength: 32,
+      description: 'a bearer token the metrics listener then requires, and with which the main listener serves GET /metrics too; never logged',
+    }),
+  ),
   SITEGRID_PUBLIC_ORIGIN_SCHEME: Type.Union([Type.Literal('https'), Type.Literal('http')], {
     default: 'https',
     description: 'scheme of the public tenant origins (redirect URI, Origin checks)',
@@ -317,6 +330,15 @@ export const ConfigSchema = Type.ReadonlyObject(
     }),
     oidc: Maybe(OidcConfigSchema),
     publicOriginScheme: Type.Union([Type.Literal('https'), Type.Literal('http')]),
+    metrics: Type.ReadonlyObject(
+      Type.Object(
+        {
+          listen: Maybe(Type.ReadonlyObject(Type.Object({ host: Type.String(), port: Type.Integer() }))),
+          sealedToken: Maybe(Type.Unsafe<Buffer>({ description: 'SHA-256 of SITEGRID_METRICS_TOKEN (the token itself is not kept)' })),
+        },
+        { description: 'GET /metrics (http/metrics-endpoint.ts): its own listener (undefined: off), and the token.' },
+      ),
+    ),
   }),
 )
 export type Config = Static<typeof ConfigSchema>

@@ -4,6 +4,8 @@ import BetterSqlite3 from 'better-sqlite3'
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type Driver } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.ts'
+import { delegatingDriver } from './delegating-driver.ts'
+import { DriverMeter, meteredDriver, type PoolStats } from './pool-meter.ts'
 import { carryTenantScopes, currentScope } from './tenant-scope.ts'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -30,6 +32,8 @@ export interface DatabaseHandle {
    * callers already waiting (negative while callers wait). SQLite: 0 (one connection, shared).
    */
   spareConnections(): number
+  /** The pool's state now and its counts since it opened, for the metrics (http/metrics.ts). */
+  poolStats(): PoolStats
   close(): Promise<void>
 }
 
@@ -60,7 +64,8 @@ function connectSqlite(path: string): DatabaseHandle {
   // data_version moves when another connection (another process) commits; our own writes bump `local`.
   const dataVersion = raw.prepare('PRAGMA data_version').pluck()
   let local = 0
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachingStatements(raw) }) })
+  const meter: DriverMeter = new DriverMeter(() => meter.lent === 0)
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachingStatements(raw) }, meter) })
   directReaders.set(db, (source, parameters) => {
     if (raw.inTransaction) return undefined
     const statement = raw.prepare(source)
@@ -78,6 +83,7 @@ function connectSqlite(path: string): DatabaseHandle {
       await sql`select 1`.execute(db)
     },
     spareConnections: () => 0,
+    poolStats: () => meter.stats({ size: 1, open: 1, idle: meter.lent === 0 ? 1 : 0, waiting: meter.pending }),
     close: async () => {
       await db.destroy()
     },
@@ -91,29 +97,17 @@ function connectSqlite(path: string): DatabaseHandle {
  * Free within the process: its one connection runs one transaction at a time anyway.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #meter: DriverMeter
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0], meter: DriverMeter) {
+    super(config)
+    this.#meter = meter
+  }
   override createDriver(): Driver {
-    return delegatingDriver(super.createDriver(), {
+    return delegatingDriver(meteredDriver(super.createDriver(), this.#meter), {
       beginTransaction: async (connection) => {
         await connection.executeQuery(CompiledQuery.raw('begin immediate'))
       },
     })
-  }
-}
-
-/** `inner` with some of its methods replaced by `own`. */
-function delegatingDriver(inner: Driver, own: Partial<Driver>): Driver {
-  return {
-    init: () => inner.init(),
-    acquireConnection: () => inner.acquireConnection(),
-    beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
-    commitTransaction: (connection) => inner.commitTransaction(connection),
-    rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
-    savepoint: inner.savepoint ? (...args) => inner.savepoint!(...args) : undefined,
-    rollbackToSavepoint: inner.rollbackToSavepoint ? (...args) => inner.rollbackToSavepoint!(...args) : undefined,
-    releaseSavepoint: inner.releaseSavepoint ? (...args) => inner.releaseSavepoint!(...args) : undefined,
-    releaseConnection: (connection) => inner.releaseConnection(connection),
-    destroy: () => inner.destroy(),
-    ...own,
   }
 }
 
@@ -170,7 +164,8 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
     ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
   })
   pool.on('error', () => {}) // idle-client errors surface on the next query; never crash the process
-  const db = new Kysely<Database>({ dialect: new TenantScopedPostgresDialect({ pool: discardingBrokenClients(pool) }) })
+  const meter = new DriverMeter(() => pool.idleCount > 0 || pool.totalCount < max)
+  const db = new Kysely<Database>({ dialect: new TenantScopedPostgresDialect({ pool: discardingBrokenClients(pool) }, meter) })
   const listener = createListener(url, types)
   await listener.start()
   let local = 0
@@ -188,6 +183,7 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
       await sql`select 1`.execute(db)
     },
     spareConnections: () => pool.idleCount + (max - pool.totalCount) - pool.waitingCount,
+    poolStats: () => meter.stats({ size: max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await listener.stop()
       await db.destroy()
@@ -244,8 +240,14 @@ export function isConnectionFault(err: unknown): boolean {
  * A transaction keeps the scope of its start (its connection is acquired once).
  */
 class TenantScopedPostgresDialect extends PostgresDialect {
+  readonly #meter: DriverMeter
+  constructor(config: ConstructorParameters<typeof PostgresDialect>[0], meter: DriverMeter) {
+    super(config)
+    this.#meter = meter
+  }
   override createDriver(): Driver {
-    return tenantScopedDriver(super.createDriver())
+    // Metered inside the scope: the wait measured is the pool's, not the scope's set_config round trip.
+    return tenantScopedDriver(meteredDriver(super.createDriver(), this.#meter))
   }
 }
 

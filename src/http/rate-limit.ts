@@ -6,8 +6,11 @@ const MAX_TRACKED = 100_000
  * A fixed one-minute window per credential (the X-Api-Key or Authorization value, else the client address).
  * In memory per process: N processes allow N × the limit, which the README states.
  */
-/** `perMinute` may be a function: it is read on every hit, so a configuration reload takes effect at once. */
-export function createRateLimiter(deps: { perMinute: number | (() => number); clock: Clock }) {
+/**
+ * `perMinute` may be a function: it is read on every hit, so a configuration reload takes effect at once.
+ * `onRefused` hears each refusal (the metrics).
+ */
+export function createRateLimiter(deps: { perMinute: number | (() => number); clock: Clock; onRefused?: () => void }) {
   const limit = typeof deps.perMinute === 'function' ? deps.perMinute : () => deps.perMinute as number
   let windowStart = 0
   let counts = new Map<string, number>()
@@ -21,7 +24,9 @@ export function createRateLimiter(deps: { perMinute: number | (() => number); cl
       }
       const n = (counts.get(bucket) ?? 0) + 1
       counts.set(bucket, n)
-      return n > limit() ? Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000)) : 0
+      if (n <= limit()) return 0
+      deps.onRefused?.()
+      return Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000))
     },
   }
 }

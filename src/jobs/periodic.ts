@@ -10,6 +10,8 @@ export interface PeriodicJob {
   run: () => Promise<object>
   done: string
   failed: string
+  /** Hears each run's end, with its summary when it did not fail (the metrics). */
+  observe?: (outcome: 'done' | 'failed', summary: object | undefined) => void
 }
 
 /**
@@ -22,8 +24,14 @@ export function startPeriodicJob(o: PeriodicJob, log: FastifyBaseLogger): () => 
     if (running) return
     running = o
       .run()
-      .then((summary) => log.info({ job: o.job, ...summary }, o.done))
-      .catch((err: unknown) => log.error({ err, job: o.job }, o.failed))
+      .then((summary) => {
+        log.info({ job: o.job, ...summary }, o.done)
+        o.observe?.('done', summary)
+      })
+      .catch((err: unknown) => {
+        log.error({ err, job: o.job }, o.failed)
+        o.observe?.('failed', undefined)
+      })
       .finally(() => {
         running = undefined
       })

@@ -29,6 +29,8 @@ export function createSiteSignIn(deps: {
   signingKeys: SigningKeys
   lockout: Lockout
   log: FastifyBaseLogger
+  /** Hears a failure that locked a subject and an attempt a lock refused (the metrics). */
+  lockouts?: { locked(subject: 'account' | 'address'): void; refused(subject: 'account' | 'address'): void }
 }) {
   const { handle, clock, siteUsers, signingKeys, lockout, log } = deps
   const db = handle.db
@@ -84,11 +86,15 @@ export function createSiteSignIn(deps: {
     const address = addressSubject(clientAddress)
     const account = accountSubject(siteUsers.normaliseEmail(email))
     const reserved = await lockout.reserve(org.id, [address, account])
+    if (reserved.refusedBy !== undefined) deps.lockouts?.refused(reserved.refusedBy === address ? 'address' : 'account')
     if (reserved.refusedBy === address) throw new SignInThrottled(reserved.lockedUntil, clock.now())
     if (reserved.refusedBy !== undefined) throw new PinLocked(reserved.lockedUntil, clock.now())
     const user = await siteUsers.checkPin(org.id, email, pin)
     if (!user) {
       log.info({ event: 'site_pin.sign_in_failed', orgId: org.id, clientAddress }, 'site-PIN sign-in failed')
+      // A lock this failure's reservation set stays (a right PIN would have taken it back).
+      if ((reserved.locksSet.get(address) ?? 0) > 0) deps.lockouts?.locked('address')
+      if ((reserved.locksSet.get(account) ?? 0) > 0) deps.lockouts?.locked('account')
       throw new Unauthorized()
     }
     await lockout.clear(org.id, account)

@@ -34,10 +34,18 @@ export interface PackageEvent {
   row: Row
 }
 
-/** Serialises header and parts to the package's text (not yet gzipped) in ~64 KiB pieces, computing every checksum on the way. */
-export async function* writePackage(header: PackageHeader, parts: AsyncIterable<{ part: string; rows: AsyncIterable<Row> }>): AsyncGenerator<string> {
+/**
+ * Serialises header and parts to the package's text (not yet gzipped) in ~64 KiB pieces, computing every checksum on
+ * the way; `onRows` hears the rows of each piece (the metrics).
+ */
+export async function* writePackage(
+  header: PackageHeader,
+  parts: AsyncIterable<{ part: string; rows: AsyncIterable<Row> }>,
+  onRows: (rows: number) => void = () => {},
+): AsyncGenerator<string> {
   const whole = createHash('sha256')
   let pending = ''
+  let pendingRows = 0
   const emit = (line: string) => {
     whole.update(line)
     pending += line
@@ -53,14 +61,18 @@ export async function* writePackage(header: PackageHeader, parts: AsyncIterable<
       hash.update(line)
       count += 1
       emit(line)
+      pendingRows += 1
       if (pending.length >= 65_536) {
+        onRows(pendingRows)
         yield pending
         pending = ''
+        pendingRows = 0
       }
     }
     counts[part] = count
     emit(`${JSON.stringify({ type: 'partEnd', part, count, sha256: hash.digest('hex') })}\n`)
   }
+  onRows(pendingRows)
   yield `${pending}${JSON.stringify({ type: 'end', counts, sha256: whole.digest('hex') })}\n`
 }
 

@@ -1,10 +1,11 @@
-import { pipeline, Readable } from 'node:stream'
+import { pipeline, Readable, Transform } from 'node:stream'
 import { createGzip } from 'node:zlib'
 import type { Actor, Org } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { Mode } from '../../config/schema.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
+import { NO_TRANSFER_METER, type TransferMeter, type TransferRun } from '../../http/transfer-meter.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import type { SitesService } from '../sites/service.ts'
@@ -60,11 +61,14 @@ export interface TenantTransferDeps {
   storedParts: StoredParts
   maxPackageBytes: number
   maxInflatedBytes: number
+  /** Count the exports, and the imports (a staging and an apply each), with their rows and bytes (the metrics). */
+  meters?: { export: TransferMeter; import: TransferMeter }
 }
 
 export function createTenantTransferService(deps: TenantTransferDeps) {
   const { handle, clock } = deps
   const db = handle.db
+  const meters = deps.meters ?? { export: NO_TRANSFER_METER, import: NO_TRANSFER_METER }
   const storedOf = (spec: ExportedTable): StoredPart | undefined => {
     if (spec.isStoredPart !== true) return undefined
     const stored = deps.storedParts[spec.name]
@@ -90,6 +94,7 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
   async function apply(org: Org, actor: Actor, bytes: (trx: Db) => AsyncIterable<Buffer>, options: { force: boolean; dryRun: boolean }): Promise<ImportReport> {
     let report: ImportReport | undefined
     const rollback = new Error('dry run')
+    const metered = meters.import.begin()
     try {
       await db.transaction().execute(async (trx) => {
         let header: PackageHeader | undefined
@@ -156,6 +161,7 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
               }
             }
           }
+          metered.advanced(batch.length, 0)
           batch = []
         }
         for await (const { part: name, row } of readPackage(bytes(trx), deps.maxInflatedBytes, (h) => {
@@ -195,6 +201,8 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
         )
       }
       if (err !== rollback) throw err
+    } finally {
+      metered.ended(report ? 'complete' : 'failed')
     }
     handle.invalidateLocally()
     return report!
@@ -215,6 +223,7 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
         site: siteCode,
         tables: parts.map((p) => p.spec.name),
       }
+      const metered = meters.export.begin()
       async function* partStreams() {
         for (const p of parts)
           yield {
@@ -224,7 +233,9 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
       }
       // pipeline, not pipe: a database failure mid-export reaches the reply through the gzip stream (pipe would leave
       // the source's 'error' unhandled), and a client gone early destroys the source too.
-      return pipeline(Readable.from(writePackage(header, partStreams())), createGzip(), () => {})
+      return pipeline(Readable.from(writePackage(header, partStreams(), (rows) => metered.advanced(rows, 0))), createGzip(), countingBytes(metered), (err) =>
+        metered.ended(err ? 'failed' : 'complete'),
+      )
     },
 
     /** Stores the uploaded package, then checks it whole (format version, counts, checksums, organisation). */
@@ -232,9 +243,11 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
       await replaceStagedPackage(db, org.id, { stagedAt: clock.now(), stagedBy: actor.subject })
       let seq = 0
       let total = 0
+      const metered = meters.import.begin()
       try {
         for await (const piece of body) {
           total += piece.length
+          metered.advanced(0, piece.length)
           if (total > deps.maxPackageBytes) throw new PackageTooLarge(deps.maxPackageBytes)
           // Stored as it arrives (a socket read is at most 64 KiB), in views of at most MAX_CHUNK_BYTES: no copy.
           for (let at = 0; at < piece.length; at += MAX_CHUNK_BYTES) await appendChunk(db, org.id, seq++, piece.subarray(at, at + MAX_CHUNK_BYTES))
@@ -247,8 +260,10 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
         }))
           counts[part] = (counts[part] ?? 0) + 1
         await markStaged(db, org.id, total, JSON.stringify({ header, counts }))
+        metered.ended('complete')
         return { bytes: total, header: header!, counts }
       } catch (err) {
+        metered.ended('failed')
         await dropStaged(db, org.id)
         throw err
       }
@@ -269,6 +284,16 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
 }
 
 export type TenantTransferService = ReturnType<typeof createTenantTransferService>
+
+/** A pass-through stream counting the bytes that go through it. */
+function countingBytes(metered: TransferRun): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      metered.advanced(0, chunk.length)
+      done(null, chunk)
+    },
+  })
+}
 
 // SQLite binds at most 32 766 parameters a statement; PostgreSQL 65 535.
 function rowsPerStatement(shape: TableShape): number {

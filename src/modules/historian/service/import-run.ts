@@ -2,6 +2,7 @@ import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { HistorianBatchesTable } from '../../../db/schema.ts'
 import { DomainError } from '../../../errors/domain-error.ts'
+import { NO_TRANSFER_METER, type TransferMeter, type TransferRun } from '../../../http/transfer-meter.ts'
 import { recordAudit } from '../../audit/service.ts'
 import { DuplicateBatch, fromParseError } from '../errors.ts'
 import { parseStream } from '../parse/index.ts'
@@ -39,14 +40,17 @@ export class ImportRun {
   readonly #record: BatchRecord
   readonly #store: ImportStore
   readonly #pipeline: WritePipeline
+  /** The metrics' view of this import: rows and bytes as they are read, and its end. */
+  readonly #metered: TransferRun
 
-  constructor(deps: { handle: DatabaseHandle; clock: Clock }, plan: ImportPlan) {
+  constructor(deps: { handle: DatabaseHandle; clock: Clock; meter?: TransferMeter | undefined }, plan: ImportPlan) {
     this.#clock = deps.clock
     this.#plan = plan
     this.#record = new BatchRecord(plan, deps.clock)
     const scope = { orgId: plan.orgId, siteCode: plan.siteCode, batchId: this.#record.id }
     this.#store = createImportStore(deps.handle, plan.isForced ? 'staging' : 'samples', scope)
     this.#pipeline = new WritePipeline(this.#store, this.#record, plan.isDryRun)
+    this.#metered = (deps.meter ?? NO_TRANSFER_METER).begin()
   }
 
   get batchId(): string {
@@ -70,10 +74,14 @@ export class ImportRun {
 
   /** Makes the batch visible (or, for a dry run, just answers it); on failure cleans up and rethrows. */
   async finish(): Promise<HistorianBatchesTable> {
-    if (this.#plan.isDryRun) return this.#record.row
+    if (this.#plan.isDryRun) {
+      this.#metered.ended('complete')
+      return this.#record.row
+    }
     try {
       const row = await this.#complete()
       await this.#store.release()
+      this.#metered.ended('complete')
       return row
     } catch (err) {
       await this.abandon(err)
@@ -84,9 +92,13 @@ export class ImportRun {
   async #consume(source: TrendSource): Promise<void> {
     const parse = parseStream(source.chunks, this.#plan.options)
     const pipeline = this.#pipeline
+    let bytesCounted = 0
     try {
       for await (const batch of parse) {
-        this.#record.add(batch, source.bytesRead(), pipeline.chunk)
+        const bytesRead = source.bytesRead()
+        this.#metered.advanced(batch.rowsRead, bytesRead - bytesCounted)
+        bytesCounted = bytesRead
+        this.#record.add(batch, bytesRead, pipeline.chunk)
         await pipeline.flushIfFull()
       }
       await pipeline.drain()
@@ -94,6 +106,7 @@ export class ImportRun {
       await pipeline.stop()
       throw fromParseError(err, 'trend_csv')
     }
+    this.#metered.advanced(0, source.bytesRead() - bytesCounted)
     this.#record.parsed(parse.summary, source.bytesRead(), source.sha256())
   }
 
@@ -131,6 +144,7 @@ export class ImportRun {
    * stopped for another reason (connection closed, database error) stays as `failed` with a generic reason.
    */
   async abandon(err: unknown): Promise<void> {
+    this.#metered.ended('failed')
     await this.#store.fail(err instanceof DomainError, this.#record.where(), () => ({
       error: 'The import stopped before it completed (the upload was interrupted or the server failed); nothing of it was kept.',
       updated_at: this.#clock.now(),

@@ -2,6 +2,7 @@ import type { Actor } from '../../../identity.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import { NotFound, invalidField } from '../../../errors/domain-error.ts'
+import type { TransferMeter } from '../../../http/transfer-meter.ts'
 import { decodeCursor, encodeCursor, toPage } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
@@ -35,6 +36,8 @@ export interface HistorianDeps {
   sites: { require(orgId: OrgId, code: string): Promise<{ code: string; timeZone: string }> }
   instances: InstanceDirectory
   maxFileBytes: number
+  /** Counts the imports, their rows and bytes (the metrics); absent: nothing counts them. */
+  meter?: TransferMeter
 }
 
 /** The mapping is a small file: one line per historian tag. */
@@ -98,7 +101,7 @@ export function createHistorianService(deps: HistorianDeps) {
         }
       }
       const ingest = async (source: TrendSource) => {
-        const started = new ImportRun({ handle, clock }, await plan())
+        const started = new ImportRun({ handle, clock, meter: deps.meter }, await plan())
         await started.ingest(source)
         return started
       }
