@@ -40,12 +40,12 @@ describe('the build bin/sitegrid runs', () => {
     assert.deepEqual(JSON.parse(res.stdout), ['org', 'list'])
   })
 
-  it("bin/sitegrid runs node with two malloc arenas (MALLOC_ARENA_MAX=2) unless the operator's environment says otherwise", (t) => {
+  it("bin/sitegrid runs node with two malloc arenas (unless the operator's environment says otherwise) and V8's heap growing by half", (t) => {
     const root = workdir(t)
-    const bin = installation(root, 'console.log(process.env.MALLOC_ARENA_MAX)\n')
-    assert.equal(run(bin, [], tmpdir()).stdout.trim(), '2')
+    const bin = installation(root, 'console.log(JSON.stringify([process.env.MALLOC_ARENA_MAX, process.execArgv]))\n')
+    assert.deepEqual(JSON.parse(run(bin, [], tmpdir()).stdout), ['2', ['--enable-source-maps', '--heap-growing-percent=50']])
     const own = spawnSync(bin, [], { cwd: tmpdir(), env: { PATH: process.env.PATH, MALLOC_ARENA_MAX: '8' }, encoding: 'utf8' })
-    assert.equal(own.stdout.trim(), '8')
+    assert.equal(JSON.parse(own.stdout)[0], '8')
   })
 
   it('a missing build stops bin/sitegrid with exit 70 and the command that builds it, running nothing', (t) => {

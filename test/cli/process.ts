@@ -55,11 +55,11 @@ export interface Server {
 /**
  * Starts `sitegrid serve` as a real process and waits until /healthz answers. `bundle`: run that pre-bundled
  * `sitegrid` (test/support/server-bundle.ts) with node instead of bin/sitegrid, for tests that restart many servers,
- * with the malloc setting bin/sitegrid gives node (so memory figures are the product's).
+ * with the malloc setting and the V8 flag bin/sitegrid gives node (so memory figures are the product's).
  */
 export async function startServer(options: { cwd: string; env: Record<string, string>; port?: number; bundle?: string }): Promise<Server> {
   const port = options.port ?? (await freePort())
-  const [command, args] = options.bundle ? [process.execPath, [options.bundle, 'serve']] : [BIN, ['serve']]
+  const [command, args] = options.bundle ? [process.execPath, ['--heap-growing-percent=50', options.bundle, 'serve']] : [BIN, ['serve']]
   const env = { PATH: process.env.PATH, ...(options.bundle ? { MALLOC_ARENA_MAX: '2' } : {}), ...options.env, PORT: String(port), HOST: '127.0.0.1' }
   const child = spawn(command, args, { cwd: options.cwd, env })
   let output = ''
