@@ -22,6 +22,7 @@ import { seedPlant } from '../../../../test/support/historian-upload.ts'
 import type { HistorianChunksService, LinkPeer } from './service.ts'
 import { uploadBatchSamples, type LinkHttp, type UploadProgress } from './uploader.ts'
 import { chunkDigest } from './wire.ts'
+import { LINK_PROTOCOL } from '../site-servers/protocol.ts'
 
 const INSTANCES = ['ins_crusher', 'ins_pump', 'ins_Älv']
 /** A site of these instances (test/support/historian-upload.ts). */
@@ -84,7 +85,7 @@ async function chunkOf(w: World, n: number, size: number): Promise<LinkSample[]>
 }
 
 /** What the site's link client adds to a JSON request (fleet/agent/http.ts), for the requests sent raw. */
-const LINK = { 'sitegrid-link-protocol': '1' }
+const LINK = { 'sitegrid-link-protocol': String(LINK_PROTOCOL) }
 const LINK_JSON = { 'content-type': 'application/json', ...LINK }
 
 const body = (samples: LinkSample[], site = SITE) => ({ site, samples, sha256: chunkDigest(samples) })
@@ -431,7 +432,7 @@ for (const dialect of testDialects()) {
       const w = await world(t, dialect)
       const { url } = await startCloud(t, w.chunks, w.org, PEER)
       const samples = await chunkOf(w, 0, 10)
-      for (const protocol of ['2', undefined]) {
+      for (const protocol of ['1', String(LINK_PROTOCOL + 1), undefined]) {
         const res = await fetch(`${url}/api/link/historian/${BATCH}/chunks/0`, {
           method: 'PUT',
           headers: { 'content-type': 'application/json', ...(protocol ? { 'sitegrid-link-protocol': protocol } : {}) },
@@ -439,7 +440,7 @@ for (const dialect of testDialects()) {
         })
         assert.equal(res.status, 409)
         assert.equal((await res.json()).code, 'LinkVersionMismatch')
-        assert.equal(res.headers.get('sitegrid-link-protocol'), '1')
+        assert.equal(res.headers.get('sitegrid-link-protocol'), String(LINK_PROTOCOL))
       }
       assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: 0, chunks: 0, series: 0 })
     })

@@ -123,7 +123,8 @@ async function registerServer(s: Setup, id: string, sites: string[], o: { enroll
     .execute()
 }
 
-async function enrolHere(s: Setup, ackedSeq: number) {
+/** Enrolled here, the cloud's mark of this outbox at `acked` (a (tx, seq) cursor, as the push answers it). */
+async function enrolHere(s: Setup, acked: { tx: number; seq: number }) {
   await s.db
     .insertInto('link_peer')
     .values({
@@ -134,7 +135,8 @@ async function enrolHere(s: Setup, ackedSeq: number) {
       epoch: 'e1',
       sites: JSON.stringify(['S1']),
       enrolled_at: 1,
-      acked_seq: ackedSeq,
+      acked_tx: acked.tx,
+      acked_seq: acked.seq,
       last_contact_at: null,
       last_error: null,
       peer_versions: null,
@@ -267,7 +269,7 @@ for (const dialect of testDialects()) {
       // back; on PostgreSQL a change can also lie after the peer's position while its tombstone lies before it).
       const young = await s.plc('c8', 'v1')
       await s.dropPlc('c8')
-      const acked = (await s.rows()).at(-1)!.seq
+      const acked = (await s.rows()).at(-1)!
       await s.plc('c1', 'v3')
       await s.plc('c1', 'v4')
       await s.audit('aud_2')
@@ -285,7 +287,7 @@ for (const dialect of testDialects()) {
         after.filter((r) => r.table === 'audit_events').map((r) => r.key),
         [JSON.stringify(['aud_2'])],
       )
-      assert.ok(after.every((r) => r.table === 'sites' || r.key === JSON.stringify(['S1', 'c8']) || r.seq > acked))
+      assert.ok(after.every((r) => r.table === 'sites' || r.key === JSON.stringify(['S1', 'c8']) || r.seq > acked.seq))
       assert.deepEqual(await s.lastChange('c1'), { op: 'upsert', origin: 'here' })
       assert.equal(await s.lastChange('c2'), null)
       // The tombstone stays until its key's older change may go too: the key never shows an older change as its latest.
