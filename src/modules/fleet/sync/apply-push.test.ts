@@ -115,6 +115,34 @@ for (const dialect of testDialects()) {
       assert.equal(await c.count('alarm_events'), 4)
     })
 
+    it('pages of a PostgreSQL site server go by (tx, seq): a later transaction’s lower seq applies; a replayed or reordered page applies nothing twice', async (t) => {
+      const c = await cloud(t, dialect)
+      const at = (tx: number, seq: number, id: string) => change(seq, 'alarm_events', alarmEventRow(c.org.id, 'S1', id), { tx })
+      const first = [at(10, 7, 'ev1'), at(10, 8, 'ev2')]
+      // Transaction 11 took seq 6 before transaction 10 took 7 and 8, and committed after them.
+      const second = [at(11, 6, 'ev3'), at(12, 9, 'ev4')]
+      assert.deepEqual(await c.push(first), { mark: { epoch: 'ep1', tx: 10, seq: 8 }, applied: 2, skipped: 0, conflicts: 0 })
+      assert.deepEqual(await c.push(second, { after: { tx: 10, seq: 8 } }), { mark: { epoch: 'ep1', tx: 12, seq: 9 }, applied: 2, skipped: 0, conflicts: 0 })
+      // Replayed: both pages from the start (an answer lost), the second page again.
+      assert.deepEqual(await c.push([...first, ...second]), { mark: { epoch: 'ep1', tx: 12, seq: 9 }, applied: 0, skipped: 4, conflicts: 0 })
+      assert.deepEqual(await c.push(second, { after: { tx: 10, seq: 8 } }), { mark: { epoch: 'ep1', tx: 12, seq: 9 }, applied: 0, skipped: 2, conflicts: 0 })
+      // Reordered: a page out of (tx, seq) order is refused whole, even when its seqs increase.
+      await assert.rejects(c.push([at(14, 11, 'ev6'), at(13, 12, 'ev5')], { after: { tx: 12, seq: 9 } }), isRefused(1, /does not follow/))
+      // A page that starts after a position the cloud never applied: the same seq in another transaction.
+      await assert.rejects(
+        c.push([at(13, 12, 'ev5')], { after: { tx: 11, seq: 9 } }),
+        (e: unknown) => e instanceof LinkDiverged && e.extensions?.reason === 'behind',
+      )
+      assert.equal(await c.count('alarm_events'), 4)
+      const applied = await c.owner
+        .selectFrom('link_outbox')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('org_id', '=', c.org.id)
+        .where('table_name', '=', 'alarm_events')
+        .executeTakeFirstOrThrow()
+      assert.equal(Number(applied.n), 4, 'each change applied once')
+    })
+
     it('a site edit of a row the cloud changed after its base loses: a conflict with both versions, the cloud row unchanged', async (t) => {
       const c = await cloud(t, dialect)
       const base = await localUpsert(c.owner, 'controllers', controllerRow(c.org.id, 'S1', 'plc1'))
