@@ -254,8 +254,8 @@ export function createEnrolment(deps: EnrolmentDeps) {
      * is safe too: it resumes by itself once it sees the new epoch and the seed's mark.
      *
      * 1. A new random epoch, announced to the cloud with the newest readable position of the local outbox (POST
-     *    /api/link/reseed): the cloud then refuses the old epoch and continues the new one from that (tx, seq). Refused or unreachable: nothing
-     *    here changed (LinkCredentialRefused, LinkCloudUnavailable).
+     *    /api/link/reseed): the cloud then refuses the old epoch and continues the new one from that (tx, seq).
+     *    Refused or unreachable: nothing here changed (LinkCredentialRefused, LinkCloudUnavailable).
      * 2. One local transaction, as origin 'cloud' (nothing of it goes up): the changes made here that the cloud never
      *    acknowledged are written to `unacknowledgedFile` (JSON lines, one change each: they cannot be applied on top
      *    of the cloud's state, so they are kept for the operator to read, not sent) and leave the outbox; the linked

@@ -49,8 +49,9 @@ export interface PushResult {
 /**
  * The cloud applies a site server's batch, exactly once (ARCHITECTURE.md § Fleet link): every change is checked
  * first (422, nothing written); then in one transaction the mark is checked (a restored site: 409 LinkDiverged), changes
- * at or below the mark in outbox order (tx, seq) are skipped, the site's tables are applied as they come, edits of the cloud's tables under the
- * conflict rule (the cloud wins; the loser is kept in link_conflicts), and the mark moves to the batch's last change.
+ * at or below the mark in outbox order (tx, seq) are skipped, the site's tables are applied as they come, edits of the
+ * cloud's tables under the conflict rule (the cloud wins; the loser is kept in link_conflicts), and the mark moves to
+ * the batch's last change.
  */
 export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushResult> {
   const { db, dialect } = deps.handle
