@@ -298,6 +298,49 @@ for (const dialect of testDialects()) {
       assert.deepEqual(historyOf(await s.rows(), 'S1', 'c8'), [])
     })
 
+    if (dialect === 'postgres')
+      it('site server on PostgreSQL: a change committed after the acknowledged one, under a lower seq, stays until the cloud has it', async (t) => {
+        const s = await setup(t, dialect, 'site')
+        const raw = await connectDatabase(s.h.config.databaseUrl, { poolSize: 2 })
+        t.after(() => raw.close())
+        // `early` takes its transaction id first, `late` its seq first; `early` commits first.
+        const signal = () => {
+          let resolve = () => {}
+          const promise = new Promise<void>((r) => {
+            resolve = r
+          })
+          return { promise, resolve }
+        }
+        const steps = { earlyHasXid: signal(), lateWrote: signal() }
+        const audit = (trx: Db, id: string) =>
+          trx
+            .insertInto('audit_events')
+            .values(auditRow(s.org.id, id, 'test.done') as never)
+            .execute()
+        const late = raw.db.transaction().execute(async (trx) => {
+          await steps.earlyHasXid.promise
+          await sql`select pg_current_xact_id()`.execute(trx)
+          await audit(trx, 'aud_late')
+          steps.lateWrote.resolve()
+        })
+        await raw.db.transaction().execute(async (trx) => {
+          await sql`select pg_current_xact_id()`.execute(trx)
+          steps.earlyHasXid.resolve()
+          await steps.lateWrote.promise
+          await audit(trx, 'aud_early')
+        })
+        await late
+        const of = async (id: string) => (await s.rows()).find((r) => r.key === JSON.stringify([id]))!
+        const [early, lateRow] = [await of('aud_early'), await of('aud_late')]
+        assert.ok(lateRow.seq < early.seq && lateRow.tx > early.tx, 'late: a lower seq in a later transaction')
+        await s.age(30)
+        // The cloud acknowledged `early` (its mark); `late` lies after the mark in (tx, seq) order and was never sent.
+        await enrolHere(s, { tx: early.tx, seq: early.seq })
+        await s.sweep('site')
+        const left = (await s.rows()).filter((r) => r.table === 'audit_events').map((r) => r.key)
+        assert.deepEqual(left, [JSON.stringify(['aud_late'])])
+      })
+
     it('deletes in bounded windows: no statement deletes more than the window', async (t) => {
       const s = await setup(t, dialect, 'cloud')
       for (let i = 0; i < 40; i++) await s.plc('c1', `v${i}`)
