@@ -548,7 +548,8 @@ export interface LinkPeerTable {
   /** JSON array of site codes. */
   sites: string
   enrolled_at: number
-  /** The highest seq of this server's outbox the cloud acknowledged. */
+  /** The cloud's acknowledged mark of this server's outbox, a cursor (acked_tx, acked_seq): the push continues after it. */
+  acked_tx: number
   acked_seq: number
   last_contact_at: number | null
   last_error: string | null

@@ -240,8 +240,8 @@ export const catalog = {
     status: 409,
     title: 'The site server diverged from what the cloud applied',
     doc:
-      "The push's `after` and changes do not continue what the cloud applied for this site server: `after` is above the cloud's mark, " +
-      "or below it without the change at the mark's seq, or with that change different (the site was restored from an old backup), " +
+      "The push's `after` and changes do not continue what the cloud applied for this site server: `after` (tx, seq) is above the cloud's mark, " +
+      'or below it without the change at the mark, or with that change different (the site was restored from an old backup), ' +
       'or the epoch is not the enrolled one. `reason` says which. Nothing was applied; the site reseeds from a tenant package.',
   },
   LinkChangeRefused: {

@@ -8,7 +8,7 @@ import { connectDatabase } from '../../src/db/connect.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { CLI_ACTOR } from '../../src/identity.ts'
 import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
-import { SCHEMA_VERSION } from '../../src/modules/fleet/site-servers/protocol.ts'
+import { LINK_PROTOCOL, SCHEMA_VERSION } from '../../src/modules/fleet/site-servers/protocol.ts'
 import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { httpRequest, runCliAsync, startServer } from '../cli/process.ts'
 import { KEY_SECRET } from '../harness.ts'
@@ -26,8 +26,8 @@ async function playedSiteServer(c: CloudConsole, code: string) {
   const host = `${c.slug}.localhost`
   const enrol = await httpRequest(`${c.server.url}/api/link/enrol`, {
     method: 'POST',
-    headers: { host, 'content-type': 'application/json', 'sitegrid-link-protocol': '1' },
-    body: JSON.stringify({ code, orgId: null, protocol: 1, schema: SCHEMA_VERSION }),
+    headers: { host, 'content-type': 'application/json', 'sitegrid-link-protocol': String(LINK_PROTOCOL) },
+    body: JSON.stringify({ code, orgId: null, protocol: LINK_PROTOCOL, schema: SCHEMA_VERSION }),
   })
   assert.equal(enrol.status, 200, enrol.body)
   const credential = (enrol.json() as { credential: string }).credential
@@ -37,7 +37,7 @@ async function playedSiteServer(c: CloudConsole, code: string) {
       headers: {
         host,
         authorization: `Bearer ${credential}`,
-        'sitegrid-link-protocol': '1',
+        'sitegrid-link-protocol': String(LINK_PROTOCOL),
         'sitegrid-schema': SCHEMA_VERSION,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
@@ -159,7 +159,7 @@ describe('fleet link in the consoles (headless Chromium)', () => {
     await c.must('PUT', `/api/sites/S1/controllers/${plc.id}`, { name: 'PLC 1 (cloud)' })
     const pushed = await site.link<{ applied: number; conflicts: number }>('POST', '/api/link/push', {
       epoch: 'e1',
-      after: 0,
+      after: { tx: 0, seq: 0 },
       changes: [
         { ...instance, seq: 1, tx: 0, row: { ...instance.row, name: 'Conveyor 1 (site)' }, base: instance.seq, origin: '', at: Date.now() },
         { ...controller, seq: 2, tx: 0, row: { ...controller.row, name: 'PLC 1 (site)' }, base: controller.seq, origin: '', at: Date.now() },

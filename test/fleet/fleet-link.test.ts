@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { connectDatabase } from '../../src/db/connect.ts'
 import { unsealLinkCredential } from '../../src/modules/fleet/enrolment/service.ts'
-import { SCHEMA_VERSION } from '../../src/modules/fleet/site-servers/protocol.ts'
+import { LINK_PROTOCOL, SCHEMA_VERSION } from '../../src/modules/fleet/site-servers/protocol.ts'
 import { startServer, type Server } from '../cli/process.ts'
 import { KEY_SECRET, sleep } from '../harness.ts'
 import { processWorld, seededRandom, seedFromEnv } from '../hardening/process-support.ts'
@@ -147,8 +147,13 @@ describe('fleet link, real processes: a cloud cell of two processes on PostgreSQ
     const peer = await siteDb.db.selectFrom('link_peer').selectAll().executeTakeFirstOrThrow()
     await siteDb.close()
     const credential = unsealLinkCredential(Buffer.from(KEY_SECRET, 'base64'), peer)!
-    const link = caller(() => cloud[0]!, { authorization: `Bearer ${credential}`, 'sitegrid-link-protocol': '1', 'sitegrid-schema': SCHEMA_VERSION })
+    const link = caller(() => cloud[0]!, {
+      authorization: `Bearer ${credential}`,
+      'sitegrid-link-protocol': String(LINK_PROTOCOL),
+      'sitegrid-schema': SCHEMA_VERSION,
+    })
     const before = await count('alarm_events', world.databaseUrl)
+    const acked = { tx: Number(peer.acked_tx), seq: Number(peer.acked_seq) }
     const change = {
       seq: 999_999,
       tx: 0,
@@ -163,9 +168,9 @@ describe('fleet link, real processes: a cloud cell of two processes on PostgreSQ
     }
     const answers = [
       await link('POST', '/api/link/push', '{"epoch":"x","after":1,"changes":[{"seq":'), // truncated
-      await link('POST', '/api/link/push', { epoch: peer.epoch, after: Number(peer.acked_seq), changes: [change] }), // another site's
-      await link('POST', '/api/link/push', { epoch: peer.epoch, after: Number(peer.acked_seq) + 10, changes: [] }), // reordered: ahead of the mark
-      await link('POST', '/api/link/push', { epoch: peer.epoch, after: 0, changes: [] }, { 'sitegrid-schema': '0001-foundation' }), // version skew
+      await link('POST', '/api/link/push', { epoch: peer.epoch, after: acked, changes: [change] }), // another site's
+      await link('POST', '/api/link/push', { epoch: peer.epoch, after: { ...acked, seq: acked.seq + 10 }, changes: [] }), // reordered: ahead of the mark
+      await link('POST', '/api/link/push', { epoch: peer.epoch, after: { tx: 0, seq: 0 }, changes: [] }, { 'sitegrid-schema': '0001-foundation' }), // version skew
       await caller(() => cloud[0]!, { authorization: 'Bearer slk_srv_00000000000000000000000000_00000000000000000000000000000000' })('GET', '/api/link/pull'),
     ]
     assert.deepEqual(

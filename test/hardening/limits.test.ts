@@ -275,10 +275,10 @@ for (const dialect of testDialects()) {
 
     // The push: its own limit (64 MiB, a catch-up batch of large rows), not the server's body limit.
     const PUSH_LIMIT = 64 * MiB
-    const push = { epoch: link.epoch, after: 3, changes: [] }
+    const push = { epoch: link.epoch, after: { tx: 0, seq: 3 }, changes: [] }
     const pushAt = await as('POST', '/api/link/push', paddedJson(push, PUSH_LIMIT), json)
     assert.equal(pushAt.statusCode, 200, pushAt.body.slice(0, 300))
-    assert.deepEqual(pushAt.json(), { mark: { epoch: link.epoch, seq: 3 }, applied: 0, skipped: 0, conflicts: 0 })
+    assert.deepEqual(pushAt.json(), { mark: { epoch: link.epoch, tx: 0, seq: 3 }, applied: 0, skipped: 0, conflicts: 0 })
     // One more byte: refused before it is read whole. The body holds a change that would apply.
     const change = {
       seq: 4,

@@ -374,8 +374,8 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         origin: '',
         at,
       }
-      ok(await site('POST', '/api/link/push', { epoch: link.epoch, after: 3, changes: [batchChange] }), 'push of the batch')
-      ok(await site('POST', '/api/link/push', { epoch: link.epoch, after: 3, changes: [batchChange] }), 'the same push again (skipped)')
+      ok(await site('POST', '/api/link/push', { epoch: link.epoch, after: { tx: 0, seq: 3 }, changes: [batchChange] }), 'push of the batch')
+      ok(await site('POST', '/api/link/push', { epoch: link.epoch, after: { tx: 0, seq: 3 }, changes: [batchChange] }), 'the same push again (skipped)')
       ok(await site('GET', '/api/link/pull?tx=0&seq=0&limit=1000'), 'pull')
       ok(
         await site('PUT', '/api/link/heartbeat', {
@@ -526,13 +526,13 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
             site.appHandle.db,
             dialect,
             local.id,
-            { tx: 0, seq: Number(peer.acked_seq) },
+            { tx: Number(peer.acked_tx), seq: Number(peer.acked_seq) },
             { limit: 500, tables: PUSHED_TABLES, origin: { not: 'cloud' } },
           ),
         )
         return changes.some((c) => c.table === 'alarm_events')
       })
-      ok(await cloudLink('POST', '/api/link/push', { epoch: peer.epoch, after: Number(peer.acked_seq), changes }), 'push')
+      ok(await cloudLink('POST', '/api/link/push', { epoch: peer.epoch, after: { tx: Number(peer.acked_tx), seq: Number(peer.acked_seq) }, changes }), 'push')
       const upThere = await cell.cloud.handle.db
         .selectFrom('alarm_events')
         .select('event_id')

@@ -547,7 +547,7 @@ for (const dialect of testDialects()) {
         origin: '',
         at,
       }))
-      const push = Buffer.from(JSON.stringify({ epoch: link.epoch, after: 3, changes }))
+      const push = Buffer.from(JSON.stringify({ epoch: link.epoch, after: { tx: 0, seq: 3 }, changes }))
       const samples: Array<[string, string, number, number, null, number]> = Array.from({ length: 2000 }, (_, i) => [
         instance,
         'speed',
@@ -607,11 +607,11 @@ for (const dialect of testDialects()) {
       // The whole push, then the same again (a retry whose answer was lost): applied once.
       const first = await rawRequest(`${server.url}/api/link/push`, { method: 'POST', headers: json, body: push })
       assert.equal(first.status, 200, first.body.toString('utf8').slice(0, 300))
-      assert.deepEqual(JSON.parse(first.body.toString('utf8')), { mark: { epoch: link.epoch, seq: 503 }, applied: 500, skipped: 0, conflicts: 0 })
+      assert.deepEqual(JSON.parse(first.body.toString('utf8')), { mark: { epoch: link.epoch, tx: 0, seq: 503 }, applied: 500, skipped: 0, conflicts: 0 })
       const afterFirst = await linkTableCounts(h.handle.db, tenant.org.id)
       const replay = await rawRequest(`${server.url}/api/link/push`, { method: 'POST', headers: json, body: push })
       assert.equal(replay.status, 200)
-      assert.deepEqual(JSON.parse(replay.body.toString('utf8')), { mark: { epoch: link.epoch, seq: 503 }, applied: 0, skipped: 500, conflicts: 0 })
+      assert.deepEqual(JSON.parse(replay.body.toString('utf8')), { mark: { epoch: link.epoch, tx: 0, seq: 503 }, applied: 0, skipped: 500, conflicts: 0 })
       assert.deepEqual(await linkTableCounts(h.handle.db, tenant.org.id), afterFirst, 'the replay wrote nothing')
       const events = await h.handle.db
         .selectFrom('alarm_events')

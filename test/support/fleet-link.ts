@@ -152,7 +152,7 @@ export async function seedCloudLink(h: Harness, owner: Credential, prefix: strin
     },
     { seq: 3, tx: 0, table: 'sites', site, key: [site], op: 'upsert', row: siteRow as Change['row'], base: null, origin: '', at },
   ]
-  const pushed = await expect(await as('POST', '/api/link/push', { epoch, after: 0, changes }), 200, 'push')
+  const pushed = await expect(await as('POST', '/api/link/push', { epoch, after: { tx: 0, seq: 0 }, changes }), 200, 'push')
   if (pushed.conflicts !== 2 || pushed.applied !== 1) throw new Error(`fleet link seeding, push: ${JSON.stringify(pushed)}`)
   const pulled = await expect(await as('GET', '/api/link/pull?tx=0&seq=0&limit=1000'), 200, 'pull')
   await expect(

@@ -25,6 +25,7 @@ import * as tenantUniqueKeys from './2200-tenant-unique-keys.ts'
 import * as fleetLink from './2300-fleet-link.ts'
 import * as linkTriggers from './2310-link-triggers.ts'
 import * as linkChunkDigests from './2320-link-chunk-digests.ts'
+import * as linkPushCursor from './2340-link-push-cursor.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   '2300-fleet-link': fleetLink,
   '2310-link-triggers': linkTriggers,
   '2320-link-chunk-digests': linkChunkDigests,
+  '2340-link-push-cursor': linkPushCursor,
 }

@@ -25,7 +25,7 @@ for (const dialect of testDialects()) {
         changes.push(change(n, 'controllers', controllerRow(org.id, 'S1', `plc${n}`, { name: `site ${n}` }), { base }))
       }
       const pushed = await withOrgScope(org.id, () =>
-        applyPush({ handle: h.appHandle, clock: h.clock }, { orgId: org.id, serverId: SERVER, sites: ['S1'], epoch: 'e', after: 0, changes }),
+        applyPush({ handle: h.appHandle, clock: h.clock }, { orgId: org.id, serverId: SERVER, sites: ['S1'], epoch: 'e', after: { tx: 0, seq: 0 }, changes }),
       )
       assert.equal(pushed.conflicts, 2)
 

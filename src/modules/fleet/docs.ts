@@ -1,10 +1,13 @@
 /** The OpenAPI descriptions of the fleet link's sync routes (sync-routes.ts, status-routes.ts); the policy sentence is derived. */
 export const docs = {
   push:
-    "A site server sends its outbox's changes after `after` (the seq the cloud acknowledged last), in outbox order, at most 1000. " +
+    "A site server sends its outbox's changes after `after` (the previous answer's `mark`: a position `(tx, seq)`, `tx` the writing " +
+    'transaction on a PostgreSQL site server, 0 on SQLite), in outbox order — `(tx, seq)` strictly increasing — at most 1000. ' +
     'The cloud checks every change first (422 `LinkChangeRefused` names the change, the table and the column or rule; nothing is applied), ' +
-    "then in one transaction skips what it applied before (a resend is a no-op), applies the site's tables as they come and its edits of the " +
-    "cloud's tables under the conflict rule (the cloud wins; the losing version is kept as a conflict record), and answers its new mark. " +
+    "then in one transaction skips every change at or below its mark in `(tx, seq)` order (a resend is a no-op), applies the site's tables as " +
+    "they come and its edits of the cloud's tables under the conflict rule (the cloud wins; the losing version is kept as a conflict record), " +
+    'and answers its new mark. Protocol 2: protocol 1 sent `after` as a seq alone, which loses changes of a site server on PostgreSQL ' +
+    '(its transactions commit out of seq order); a peer announcing it is refused with 409 `LinkVersionMismatch`. ' +
     'A batch that does not continue what the cloud applied (a site restored from an old backup) is refused with 409 `LinkDiverged`. ' +
     "The organisation, the server and its sites are the link credential's; a change of another site is refused. " +
     "Both `Sitegrid-Link-Protocol` and `Sitegrid-Schema` must match the cloud's (409 `LinkVersionMismatch`). " +

@@ -26,11 +26,11 @@ const DIVERGED_TEXT: Record<DivergedReason, string> = {
 
 /** The site server's outbox does not continue what the cloud applied (sync/apply-push.ts): it must reseed. */
 export class LinkDiverged extends domainError('LinkDiverged') {
-  constructor(reason: DivergedReason, mark: { epoch: string; seq: number }, after: number) {
+  constructor(reason: DivergedReason, mark: { epoch: string; tx: number; seq: number }, after: { tx: number; seq: number }) {
     super(
-      `The site server diverged from the cloud: ${DIVERGED_TEXT[reason]}. The cloud's mark is ${mark.seq}, the batch says ${after}; nothing was applied. Reseed the site server.`,
+      `The site server diverged from the cloud: ${DIVERGED_TEXT[reason]}. The cloud's mark is ${mark.tx}.${mark.seq}, the batch says ${after.tx}.${after.seq}; nothing was applied. Reseed the site server.`,
       {
-        extensions: { reason, mark, after },
+        extensions: { reason, mark: { epoch: mark.epoch, tx: mark.tx, seq: mark.seq }, after: { tx: after.tx, seq: after.seq } },
       },
     )
   }

@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import { PULLED_TABLES } from '../../db/link-triggers.ts'
 import type { Principal } from '../../identity.ts'
-import { backlog, currentCursor, readChanges, type Change, type Cursor } from './outbox/store.ts'
+import { backlog, currentCursor, isAfter, readChanges, type Change, type Cursor } from './outbox/store.ts'
 import { applyPush } from './sync/apply-push.ts'
 import type { PullAnswer, PushAnswer, PushBody } from './sync/schemas.ts'
 import { pause } from './wait.ts'
@@ -101,7 +101,7 @@ export function createLinkService(deps: LinkServiceDeps) {
       const readable = await currentCursor(handle.db, handle.dialect, principal.orgId)
       const changes = await read()
       if (changes.length > 0) return answer(changes)
-      const next = readable.tx > from.tx || (readable.tx === from.tx && readable.seq > from.seq) ? readable : from
+      const next = isAfter(readable, from) ? readable : from
       return { changes: [], next, more: false }
     },
 

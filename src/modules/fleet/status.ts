@@ -5,7 +5,7 @@ import { problemResponses } from '../../http/problem.ts'
 import { PUSHED_TABLES } from '../../db/link-triggers.ts'
 import type { LinkAgent } from './agent/agent.ts'
 import { docs } from './docs.ts'
-import { backlog, START } from './outbox/store.ts'
+import { ackedCursor, backlog, START } from './outbox/store.ts'
 import { CLOUD_PEER } from './sync/apply-pull.ts'
 import { CursorSchema } from './sync/schemas.ts'
 
@@ -47,7 +47,7 @@ export async function readLinkStatus(handle: DatabaseHandle, orgId: string, agen
     .executeTakeFirst()
   const sites = peer ? (JSON.parse(peer.sites) as string[]) : []
   const up = peer
-    ? await backlog(db, handle.dialect, orgId, { tx: 0, seq: Number(peer.acked_seq) }, { tables: PUSHED_TABLES, sites: [...sites, ''], origin: { only: '' } })
+    ? await backlog(db, handle.dialect, orgId, ackedCursor(peer), { tables: PUSHED_TABLES, sites: [...sites, ''], origin: { only: '' } })
     : { items: 0, bytes: 0, oldestAt: null }
   const running = agent?.status().find((s) => s.orgId === orgId)
   return {

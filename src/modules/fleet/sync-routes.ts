@@ -34,7 +34,9 @@ export const linkSyncRoutes: FastifyPluginAsyncTypebox<{ link: LinkService }> = 
   app.addHook('onSend', async (_request, reply) => {
     reply.header(PROTOCOL_HEADER, String(LINK_PROTOCOL)).header(SCHEMA_HEADER, SCHEMA_VERSION)
   })
-  app.addHook('preHandler', async (request) => {
+  // Before the body's validation: a peer of another protocol gets the version status, not a 400 about a field whose
+  // shape that protocol defines otherwise (protocol 1's `after` was a seq).
+  app.addHook('preValidation', async (request) => {
     checkPeerVersions(request.headers)
   })
 

@@ -5,7 +5,7 @@ import { PUSHED_TABLES } from '../../../db/link-triggers.ts'
 import type { LinkPeerTable } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
 import { withOrgScope, withSystemScope } from '../../../db/tenant-scope.ts'
-import { backlog, readChanges, START, type Change, type Cursor } from '../outbox/store.ts'
+import { ackedCursor, backlog, readChanges, START, type Change, type Cursor } from '../outbox/store.ts'
 import { CLOUD_PEER, applyPull } from '../sync/apply-pull.ts'
 import type { PullAnswer, PushAnswer } from '../sync/schemas.ts'
 import { pause } from '../wait.ts'
@@ -52,7 +52,8 @@ const PULL_BATCH = 500
 
 /**
  * The site server's end of the fleet link (ARCHITECTURE.md § Fleet link): for each enrolment (link_peer row) two
- * loops run, a push loop that sends the local outbox's changes after the cloud's acknowledged seq, and a pull loop
+ * loops run, a push loop that sends the local outbox's changes after the cloud's acknowledged mark (a (tx, seq)
+ * cursor, read up to the horizon that is safe on PostgreSQL: outbox/store.ts), and a pull loop
  * that long-polls the cloud and applies its changes. Only this side opens connections. While the cloud is
  * unreachable both back off and the outbox keeps every change; a revoked credential, a version mismatch or a
  * diverged outbox stops the loops' traffic until the enrolment changes (re-enrolment, upgrade, reseed).
@@ -140,7 +141,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
 
     async function pushOnce(peer: LinkPeerTable, client: LinkHttpClient): Promise<boolean> {
       const sites = JSON.parse(peer.sites) as string[]
-      const after: Cursor = { tx: 0, seq: Number(peer.acked_seq) }
+      const after = ackedCursor(peer)
       const changes: Change[] = fitBatch(
         await readChanges(db, handle.dialect, orgId, after, {
           tables: PUSHED_TABLES,
@@ -158,14 +159,14 @@ export function createLinkAgent(deps: LinkAgentDeps) {
       }
       const res = await client.request('/api/link/push', {
         method: 'POST',
-        body: { epoch: peer.epoch, after: after.seq, changes },
+        body: { epoch: peer.epoch, after, changes },
         signal: abort.signal,
       })
       if (!res.ok) throw res
       const answer = (await res.json()) as PushAnswer
       await db
         .updateTable('link_peer')
-        .set({ acked_seq: answer.mark.seq, last_contact_at: clock.now(), last_error: null })
+        .set({ acked_tx: answer.mark.tx, acked_seq: answer.mark.seq, last_contact_at: clock.now(), last_error: null })
         .where('org_id', '=', orgId)
         .where('epoch', '=', peer.epoch) // a reseed meanwhile restarted the count: an answer of the old epoch is void
         .execute()
@@ -211,13 +212,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
 
     async function heartbeat(peer: LinkPeerTable, client: LinkHttpClient): Promise<void> {
       const sites = JSON.parse(peer.sites) as string[]
-      const waiting = await backlog(
-        db,
-        handle.dialect,
-        orgId,
-        { tx: 0, seq: Number(peer.acked_seq) },
-        { tables: PUSHED_TABLES, sites: [...sites, ''], origin: { only: '' } },
-      )
+      const waiting = await backlog(db, handle.dialect, orgId, ackedCursor(peer), { tables: PUSHED_TABLES, sites: [...sites, ''], origin: { only: '' } })
       const res = await client.request('/api/link/heartbeat', {
         method: 'PUT',
         body: { state: status.state, lastError: status.lastError, backlog: waiting, pulledTo: await pullMark(orgId) },

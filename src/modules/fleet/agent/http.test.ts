@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { startHttpProxy } from '../../../../test/support/http-proxy.ts'
 import { startTcpProxy } from '../../../../test/support/tcp-proxy.ts'
-import { PROTOCOL_HEADER as LINK_PROTOCOL_HEADER } from '../site-servers/protocol.ts'
+import { LINK_PROTOCOL, PROTOCOL_HEADER as LINK_PROTOCOL_HEADER } from '../site-servers/protocol.ts'
 import { createLinkHttp, describeFailure, type LinkFailure, type LinkHttpOptions } from './http.ts'
 
 const CREDENTIAL = 'slk_srv0123456789_S3cr3tS3cr3tS3cr3tS3cr3tS3cr3t'
@@ -38,7 +38,7 @@ async function fakeCloud(o: { tls?: { key: Buffer; cert: Buffer } }): Promise<{ 
 
   app.addHook('onRequest', async (_request, reply) => {
     hits++
-    reply.header(LINK_PROTOCOL_HEADER, '1')
+    reply.header(LINK_PROTOCOL_HEADER, String(LINK_PROTOCOL))
   })
   const seen = (request: { headers: Record<string, string | string[] | undefined> }): Seen => {
     const h = request.headers
@@ -66,7 +66,7 @@ async function fakeCloud(o: { tls?: { key: Buffer; cert: Buffer } }): Promise<{ 
   app.get('/api/link/answer/:status/:code', async (request, reply) => {
     const { status, code } = request.params as { status: string; code: string }
     if (code === 'Retry') reply.header('retry-after', '7')
-    if (code === 'Protocol2') reply.header(LINK_PROTOCOL_HEADER, '2')
+    if (code === 'OtherProtocol') reply.header(LINK_PROTOCOL_HEADER, String(LINK_PROTOCOL + 1))
     return reply
       .code(Number(status))
       .type('application/problem+json')
@@ -74,12 +74,12 @@ async function fakeCloud(o: { tls?: { key: Buffer; cert: Buffer } }): Promise<{ 
   })
   app.get('/api/link/stall-body', async (_request, reply) => {
     reply.hijack()
-    reply.raw.writeHead(200, { 'content-type': 'application/json', [LINK_PROTOCOL_HEADER]: '1' })
+    reply.raw.writeHead(200, { 'content-type': 'application/json', [LINK_PROTOCOL_HEADER]: String(LINK_PROTOCOL) })
     reply.raw.write('{"changes":[')
   })
   app.get('/api/link/trickle', async (_request, reply) => {
     reply.hijack()
-    reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', [LINK_PROTOCOL_HEADER]: '1' })
+    reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', [LINK_PROTOCOL_HEADER]: String(LINK_PROTOCOL) })
     for (let i = 0; i < 30; i++) {
       reply.raw.write(Buffer.alloc(100, i))
       await new Promise((resolve) => setTimeout(resolve, 50))
@@ -175,9 +175,9 @@ describe('fleet link HTTP client', () => {
       const res = await direct.request('/api/link/echo', { method: 'GET' })
       assert.equal(res.status, 200)
       assert.ok(res instanceof Response, 'a global Response, not undici’s own class')
-      assert.equal(res.headers.get(LINK_PROTOCOL_HEADER), '1')
+      assert.equal(res.headers.get(LINK_PROTOCOL_HEADER), String(LINK_PROTOCOL))
       const seen = (await res.json()) as Seen
-      assert.deepEqual([seen.authorization, seen.protocol, seen.accept], ['match', '1', 'application/json'])
+      assert.deepEqual([seen.authorization, seen.protocol, seen.accept], ['match', String(LINK_PROTOCOL), 'application/json'])
       const prefixed = client({ cloudUrl: `http://127.0.0.1:${plain.port}/prefixed/` })
       assert.equal((await prefixed.request('/api/link/echo', { method: 'GET' })).status, 200)
     })
@@ -188,7 +188,7 @@ describe('fleet link HTTP client', () => {
       const res = await anonymous.request('/api/link/echo', { method: 'GET', headers: { 'Sitegrid-Link-Protocol': '9' } })
       const seen = (await res.json()) as Seen
       assert.equal(seen.authorization, 'none')
-      assert.equal(seen.protocol, '1')
+      assert.equal(seen.protocol, String(LINK_PROTOCOL))
     })
 
     it('`{slug}.localhost` reaches the loopback cell with the Host header naming the organisation', async () => {
@@ -469,7 +469,7 @@ describe('fleet link HTTP client', () => {
       [500, 'InternalError', 'server'],
       [503, 'Retry', 'server'],
       [429, 'RateLimited', 'server'],
-      [200, 'Protocol2', 'version'],
+      [200, 'OtherProtocol', 'version'],
     ]
     for (const [status, code, kind] of answers) {
       it(`${status} ${code} is ${kind}${kind === 'refused' ? ', with the problem code and detail' : ''}, and the message names no credential`, async () => {

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test'
 import { comparableBody, comparableHeaders, testDialects } from '../../../../test/harness.ts'
 import { CLI_ACTOR } from '../../../identity.ts'
 import { cloudCell, register, siteServer } from './test-link.ts'
+import { LINK_PROTOCOL } from '../site-servers/protocol.ts'
 
 const DAY_MS = 86_400_000
 
@@ -103,11 +104,14 @@ for (const dialect of testDialects()) {
       // The cloud shows it enrolled, with the versions it announced.
       const listed = await cell.as('GET', `/api/admin/site-servers/${registered.id}`)
       assert.equal(listed.json().status, 'enrolled')
-      assert.equal(listed.json().peerVersions.protocol, 1)
+      assert.equal(listed.json().peerVersions.protocol, LINK_PROTOCOL)
 
       // Revoke: the credential gets exactly the uniform 401 of an unknown one.
       const seed = (bearer: string) =>
-        cell.cloud.inject({ org: cell.org, bearer }, { method: 'GET', url: '/api/link/seed?site=S1', headers: { 'sitegrid-link-protocol': '1' } })
+        cell.cloud.inject(
+          { org: cell.org, bearer },
+          { method: 'GET', url: '/api/link/seed?site=S1', headers: { 'sitegrid-link-protocol': String(LINK_PROTOCOL) } },
+        )
       assert.equal((await seed(credential!)).statusCode, 200)
       assert.equal((await cell.as('POST', `/api/admin/site-servers/${registered.id}/revoke`)).statusCode, 200)
       const revoked = await seed(credential!)
@@ -157,7 +161,7 @@ for (const dialect of testDialects()) {
       assert.equal((await foreign.site.handle.db.selectFrom('link_peer').selectAll().execute()).length, 0, 'nothing stored on the site')
       assert.equal((await foreign.site.handle.db.selectFrom('sites').selectAll().execute()).length, 0)
       // Straight to the endpoint: both ids in the problem.
-      const direct = await postJson(cell.port, cell.host, '/api/link/enrol', { code: registered.code, orgId: theirs.id, protocol: 1, schema: 'x' })
+      const direct = await postJson(cell.port, cell.host, '/api/link/enrol', { code: registered.code, orgId: theirs.id, protocol: LINK_PROTOCOL, schema: 'x' })
       assert.equal(direct.status, 409)
       const problem = JSON.parse(direct.body)
       assert.deepEqual([problem.code, problem.siteOrgId, problem.cloudOrgId], ['LinkOrgMismatch', theirs.id, cell.org.id])
@@ -223,7 +227,9 @@ for (const dialect of testDialects()) {
       const cell = await cloudCell(t, dialect)
       const registered = await register(cell.cloud, cell.owner)
       const answers = await Promise.all(
-        Array.from({ length: 50 }, () => postJson(cell.port, cell.host, '/api/link/enrol', { code: registered.code, orgId: null, protocol: 1, schema: 'x' })),
+        Array.from({ length: 50 }, () =>
+          postJson(cell.port, cell.host, '/api/link/enrol', { code: registered.code, orgId: null, protocol: LINK_PROTOCOL, schema: 'x' }),
+        ),
       )
       const statuses = answers.map((a) => a.status).sort()
       assert.deepEqual(statuses, [200, ...Array(49).fill(401)])
@@ -254,7 +260,7 @@ for (const dialect of testDialects()) {
         (err: Error & { code?: string }) => err.code === 'Unauthorized',
       )
       assert.equal((await site.handle.db.selectFrom('orgs').selectAll().execute()).length, 0)
-      const direct = await postJson(cell.port, cell.host, '/api/link/enrol', { code: registered.code, orgId: null, protocol: 1, schema: 'x' })
+      const direct = await postJson(cell.port, cell.host, '/api/link/enrol', { code: registered.code, orgId: null, protocol: LINK_PROTOCOL, schema: 'x' })
       assert.equal(direct.status, 401)
       assert.equal(JSON.parse(direct.body).code, 'Unauthorized')
     })
@@ -266,17 +272,17 @@ for (const dialect of testDialects()) {
         method: 'POST',
         url: '/api/link/enrol',
         host: cell.host,
-        payload: { code: registered.code, orgId: null, protocol: 2, schema: 'x' },
+        payload: { code: registered.code, orgId: null, protocol: LINK_PROTOCOL + 1, schema: 'x' },
       })
       assert.equal(res.statusCode, 409)
       assert.equal(res.json().code, 'LinkVersionMismatch')
-      assert.equal(res.headers['sitegrid-link-protocol'], '1')
+      assert.equal(res.headers['sitegrid-link-protocol'], String(LINK_PROTOCOL))
       assert.match(String(res.headers['sitegrid-schema']), /^\d{4}-/)
       const ok = await cell.cloud.inject(undefined, {
         method: 'POST',
         url: '/api/link/enrol',
         host: cell.host,
-        payload: { code: registered.code, orgId: null, protocol: 1, schema: 'x' },
+        payload: { code: registered.code, orgId: null, protocol: LINK_PROTOCOL, schema: 'x' },
       })
       assert.equal(ok.statusCode, 200, ok.body)
     })

@@ -199,7 +199,7 @@ for (const dialect of testDialects()) {
         url: '/api/link/push',
         host: cell.host,
         headers: { authorization: `Bearer ${credential}`, [PROTOCOL_HEADER]: String(LINK_PROTOCOL), [SCHEMA_HEADER]: SCHEMA_VERSION },
-        payload: { epoch: oldEpoch, after: 0, changes: [] },
+        payload: { epoch: oldEpoch, after: { tx: 0, seq: 0 }, changes: [] },
       })
       assert.equal(replay.statusCode, 409, replay.body)
       assert.deepEqual([replay.json().code, replay.json().reason], ['LinkDiverged', 'epoch'])
@@ -229,11 +229,18 @@ for (const dialect of testDialects()) {
       const reseedAs = (headers: Record<string, string>, payload: object) =>
         cell.cloud.inject(undefined, { method: 'POST', url: '/api/link/reseed', host: cell.host, headers, payload })
       const link = { authorization: `Bearer ${credential}`, [PROTOCOL_HEADER]: String(LINK_PROTOCOL) }
-      assert.equal((await reseedAs({ 'x-api-key': cell.owner.apiKey, [PROTOCOL_HEADER]: '1' }, { epoch: 'a'.repeat(32), after: 0 })).statusCode, 403)
-      const bad = await reseedAs(link, { epoch: 'not-hex', after: 0 })
+      assert.equal(
+        (await reseedAs({ 'x-api-key': cell.owner.apiKey, [PROTOCOL_HEADER]: String(LINK_PROTOCOL) }, { epoch: 'a'.repeat(32), after: { tx: 0, seq: 0 } }))
+          .statusCode,
+        403,
+      )
+      const bad = await reseedAs(link, { epoch: 'not-hex', after: { tx: 0, seq: 0 } })
       assert.equal(bad.statusCode, 400, bad.body)
       assert.match(bad.body, /epoch/)
-      assert.equal((await reseedAs({ authorization: link.authorization }, { epoch: 'a'.repeat(32), after: 0 })).json().code, 'LinkVersionMismatch')
+      assert.equal(
+        (await reseedAs({ authorization: link.authorization }, { epoch: 'a'.repeat(32), after: { tx: 0, seq: 0 } })).json().code,
+        'LinkVersionMismatch',
+      )
       const row = () => cell.cloud.handle.db.selectFrom('site_servers').select('epoch').where('id', '=', server.id).executeTakeFirstOrThrow()
       assert.equal((await row()).epoch, enrolled.epoch)
 

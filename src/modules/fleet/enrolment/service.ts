@@ -12,7 +12,7 @@ import type { OrgsService } from '../../orgs/service.ts'
 import type { SitesService } from '../../sites/service.ts'
 import type { TenantTransferService } from '../../tenant-transfer/service.ts'
 import { EXPORTED_TABLES } from '../../tenant-transfer/tables.ts'
-import { readChanges, rowKey, START, withApplyOrigin, type Change, type Cursor } from '../outbox/store.ts'
+import { ackedCursor, currentCursor, isAfter, readChanges, rowKey, START, withApplyOrigin, type Change, type Cursor } from '../outbox/store.ts'
 import { PUSHED_TABLES } from '../../../db/link-triggers.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { LinkHttp } from '../agent/http.ts'
@@ -79,8 +79,8 @@ export interface ReseedResult {
   serverId: string
   /** The new epoch (the cloud refuses the old one from now on). */
   epoch: string
-  /** The local outbox seq the new epoch's push continues after. */
-  after: number
+  /** The local outbox position the new epoch's push continues after. */
+  after: Cursor
   /** How many changes made here the cloud never acknowledged were kept in the file (and not sent). */
   unacknowledged: number
   unacknowledgedFile: string | null
@@ -173,7 +173,7 @@ export function createEnrolment(deps: EnrolmentDeps) {
       const held = await holdsSite(org.id, site)
       const cursor = held ? START : await seedSite(org, site, peer.credential, http, actor)
       if (!held) seeded.push(site)
-      if (!mark || cursor.tx < mark.tx || (cursor.tx === mark.tx && cursor.seq < mark.seq)) mark = cursor
+      if (!mark || isAfter(mark, cursor)) mark = cursor
     }
     const at = mark ?? START
     await insertMark(db, org.id, { peer: CLOUD_PEER, epoch: peer.epoch, tx: at.tx, seq: at.seq, at: clock.now() })
@@ -219,6 +219,7 @@ export function createEnrolment(deps: EnrolmentDeps) {
         epoch,
         sites: JSON.stringify(answer.sites),
         enrolled_at: now,
+        acked_tx: 0,
         acked_seq: 0,
         last_contact_at: now,
         last_error: null,
@@ -252,14 +253,14 @@ export function createEnrolment(deps: EnrolmentDeps) {
      * diverged). Run it with the server stopped (the CLI refuses while a `serve` holds the database); a running agent
      * is safe too: it resumes by itself once it sees the new epoch and the seed's mark.
      *
-     * 1. A new random epoch, announced to the cloud with the newest seq of the local outbox (POST /api/link/reseed):
-     *    the cloud then refuses the old epoch and continues the new one from that seq. Refused or unreachable: nothing
-     *    here changed (LinkCredentialRefused, LinkCloudUnavailable).
+     * 1. A new random epoch, announced to the cloud with the newest readable position of the local outbox (POST
+     *    /api/link/reseed): the cloud then refuses the old epoch and continues the new one from that (tx, seq).
+     *    Refused or unreachable: nothing here changed (LinkCredentialRefused, LinkCloudUnavailable).
      * 2. One local transaction, as origin 'cloud' (nothing of it goes up): the changes made here that the cloud never
      *    acknowledged are written to `unacknowledgedFile` (JSON lines, one change each: they cannot be applied on top
      *    of the cloud's state, so they are kept for the operator to read, not sent) and leave the outbox; the linked
      *    sites' rows go (with everything they own, the historian's included), their forwarded commands, the row versions
-     *    and the pull's mark; the enrolment takes the new epoch and continues its push from the seq sent in 1.
+     *    and the pull's mark; the enrolment takes the new epoch and continues its push from the position sent in 1.
      * 3. The seed, as at enrolment: a tenant package of each site, which sets the pull's mark. Cut off: ReseedIncomplete
      *    (the sites are missing until `sitegrid link seed` finishes it; GET /api/link says so meanwhile).
      */
@@ -270,7 +271,7 @@ export function createEnrolment(deps: EnrolmentDeps) {
       if (!org || !peer || credential === undefined) throw new NotEnrolled()
       const sites = JSON.parse(peer.sites) as string[]
       const epoch = randomBytes(16).toString('hex')
-      const after = await newestOutboxSeq(db, org.id)
+      const after = await currentCursor(db, handle.dialect, org.id)
 
       const res = await call(input.http, '/api/link/reseed', {
         method: 'POST',
@@ -280,12 +281,12 @@ export function createEnrolment(deps: EnrolmentDeps) {
       if (res.status === 401) throw new LinkCredentialRefused()
       if (!res.ok) throw await refusal(res, {})
       const answer = (await res.json().catch(() => undefined)) as ReseedAnswer | undefined
-      if (answer?.mark?.epoch !== epoch || answer.mark.seq !== after)
+      if (answer?.mark?.epoch !== epoch || answer.mark.tx !== after.tx || answer.mark.seq !== after.seq)
         throw new LinkCloudUnavailable(`a reseed answer without the new mark (HTTP ${res.status})`)
 
       const kept = await db.transaction().execute(async (trx) => {
         const unacknowledged: Change[] = []
-        for (let from: Cursor = { tx: 0, seq: Number(peer.acked_seq) }; ; ) {
+        for (let from = ackedCursor(peer); ; ) {
           const page = await readChanges(trx, handle.dialect, org.id, from, { tables: PUSHED_TABLES, sites: [...sites, ''], origin: { only: '' }, limit: 1000 })
           unacknowledged.push(...page)
           if (page.length < 1000) break
@@ -303,7 +304,7 @@ export function createEnrolment(deps: EnrolmentDeps) {
         await withApplyOrigin(trx, handle.dialect, CLOUD_PEER, () => dropLinkedSites(trx, org.id, sites))
         await restartLinkPeer(trx, org.id, {
           epoch,
-          ackedSeq: after,
+          acked: after,
           note: 'Reseeding from the cloud: the seed has not completed yet. If this stays, run `sitegrid link seed`.',
         })
         // Made here (origin ''): it goes up with the new epoch, so the cloud's audit trail shows it from both sides.

@@ -9,7 +9,7 @@ export function findLinkPeer(db: Db, orgId: OrgId) {
   return db.selectFrom('link_peer').selectAll().where('org_id', '=', orgId).executeTakeFirst()
 }
 
-/** Stores this server's enrolment; a re-enrolment replaces the credential and keeps what the link counted (acked_seq). */
+/** Stores this server's enrolment; a re-enrolment replaces the credential and keeps what the link counted (the acknowledged mark). */
 export function saveLinkPeer(db: Db, row: LinkPeerTable) {
   return db
     .insertInto('link_peer')
@@ -120,6 +120,10 @@ export async function dropLinkedSites(db: Db, orgId: OrgId, sites: readonly stri
 }
 
 /** The enrolment's new epoch, where its push continues from (the cloud's new mark), and what to show until seeded. */
-export function restartLinkPeer(db: Db, orgId: OrgId, set: { epoch: string; ackedSeq: number; note: string }) {
-  return db.updateTable('link_peer').set({ epoch: set.epoch, acked_seq: set.ackedSeq, last_error: set.note }).where('org_id', '=', orgId).execute()
+export function restartLinkPeer(db: Db, orgId: OrgId, set: { epoch: string; acked: { tx: number; seq: number }; note: string }) {
+  return db
+    .updateTable('link_peer')
+    .set({ epoch: set.epoch, acked_tx: set.acked.tx, acked_seq: set.acked.seq, last_error: set.note })
+    .where('org_id', '=', orgId)
+    .execute()
 }

@@ -9,6 +9,7 @@ import { createSitesService } from '../../sites/service.ts'
 import { createTenantTransferService } from '../../tenant-transfer/service.ts'
 import { createLinkHttp } from '../agent/http.ts'
 import { createEnrolment } from './service.ts'
+import { ownPostgresDatabase } from '../../../../test/support/fleet-link.ts'
 
 export type Cred = { org: Org; apiKey: string }
 
@@ -49,9 +50,13 @@ export async function cloudCell(t: TestContext, dialect: TestDialect, env: Recor
   return { cloud, org, owner, as, port, host, url, http }
 }
 
-/** A site server on SQLite and its enrolment, built as `sitegrid link enrol` builds it. */
-export async function siteServer(t: TestContext, env: Record<string, string> = {}) {
-  const site = await harness(t, 'sqlite', { SITEGRID_MODE: 'site', ...env })
+/**
+ * A site server and its enrolment, built as `sitegrid link enrol` builds it: on SQLite, or on a PostgreSQL database of
+ * its own (the cloud cell's is another), with the app role where the tests use it.
+ */
+export async function siteServer(t: TestContext, env: Record<string, string> = {}, dialect: TestDialect = 'sqlite') {
+  const database = dialect === 'postgres' ? await ownPostgresDatabase() : {}
+  const site = await harness(t, dialect, { ...database, SITEGRID_MODE: 'site', ...env })
   const { handle, clock, config } = site
   const orgs = createOrgsService({ handle, clock })
   const sites = createSitesService({ handle, clock, dependents: [] })

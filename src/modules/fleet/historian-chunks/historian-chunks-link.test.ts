@@ -8,8 +8,9 @@ import { cloudCell, register, siteServer } from '../enrolment/test-link.ts'
 import { samplesOfBatch, seedBatch } from './test-chunks-setup.ts'
 import { uploadBatchSamples } from './uploader.ts'
 import { chunkDigest } from './wire.ts'
+import { LINK_PROTOCOL } from '../site-servers/protocol.ts'
 
-const PROTOCOL = { 'sitegrid-link-protocol': '1' }
+const PROTOCOL = { 'sitegrid-link-protocol': String(LINK_PROTOCOL) }
 
 const SERIES = [
   { instanceId: 'CV-1', tagKey: 'speed', n: 1_300 },
@@ -45,7 +46,7 @@ for (const dialect of testDialects()) {
       for await (const c of streamBatchSamples(site.handle.db, 'sqlite', local.id, 'bat_e2e', { chunkSize: 1000 }))
         digests.push(chunkDigest(c.rows.map((r) => [r.instance_id, r.tag_key, r.ts, r.value, r.text, r.quality] as LinkSample)))
       assert.deepEqual(listed.json(), { batchId: 'bat_e2e', chunks: [0, 1, 2], digests, samples: 2_200, chunkSize: 1000 })
-      assert.equal(listed.headers['sitegrid-link-protocol'], '1')
+      assert.equal(listed.headers['sitegrid-link-protocol'], String(LINK_PROTOCOL))
 
       // Its site S1 only: a chunk for S2 is refused, though the organisation has S2 and its instances.
       const samples: Array<[string, string, number, number | null, string | null, number]> = [['CV-1', 'speed', 1, 1, null, 192]]

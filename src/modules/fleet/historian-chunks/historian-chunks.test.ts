@@ -26,6 +26,7 @@ import { withOrgScope } from '../../../db/tenant-scope.ts'
 import { applyPush } from '../sync/apply-push.ts'
 import type { Change } from '../sync/outbox-port.ts'
 import { change } from '../sync/test-support.ts'
+import { LINK_PROTOCOL } from '../site-servers/protocol.ts'
 
 const INSTANCES = ['ins_crusher', 'ins_pump', 'ins_Älv']
 /** A site of these instances (test/support/historian-upload.ts). */
@@ -88,7 +89,7 @@ async function chunkOf(w: World, n: number, size: number): Promise<LinkSample[]>
 }
 
 /** What the site's link client adds to a JSON request (fleet/agent/http.ts), for the requests sent raw. */
-const LINK = { 'sitegrid-link-protocol': '1' }
+const LINK = { 'sitegrid-link-protocol': String(LINK_PROTOCOL) }
 const LINK_JSON = { 'content-type': 'application/json', ...LINK }
 
 const body = (samples: LinkSample[], site = SITE) => ({ site, samples, sha256: chunkDigest(samples) })
@@ -420,7 +421,10 @@ for (const dialect of testDialects()) {
       const row = await w.site.db.selectFrom('historian_batches').selectAll().where('id', '=', BATCH).executeTakeFirstOrThrow()
       const push = (changes: Change[], after: number, peer = PEER) =>
         withOrgScope(w.org.id, () =>
-          applyPush({ handle: w.h.appHandle, clock: w.h.clock }, { orgId: w.org.id, serverId: peer.serverId, sites: peer.sites, epoch: 'ep1', after, changes }),
+          applyPush(
+            { handle: w.h.appHandle, clock: w.h.clock },
+            { orgId: w.org.id, serverId: peer.serverId, sites: peer.sites, epoch: 'ep1', after: { tx: 0, seq: after }, changes },
+          ),
         )
       assert.equal((await push([change(1, 'historian_batches', row)], 0)).applied, 1)
       assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: TOTAL, chunks: 4, series: SERIES.length })
@@ -464,7 +468,7 @@ for (const dialect of testDialects()) {
       const w = await world(t, dialect)
       const { url } = await startCloud(t, w.chunks, w.org, PEER)
       const samples = await chunkOf(w, 0, 10)
-      for (const protocol of ['2', undefined]) {
+      for (const protocol of ['1', String(LINK_PROTOCOL + 1), undefined]) {
         const res = await fetch(`${url}/api/link/historian/${BATCH}/chunks/0`, {
           method: 'PUT',
           headers: { 'content-type': 'application/json', ...(protocol ? { 'sitegrid-link-protocol': protocol } : {}) },
@@ -472,7 +476,7 @@ for (const dialect of testDialects()) {
         })
         assert.equal(res.status, 409)
         assert.equal((await res.json()).code, 'LinkVersionMismatch')
-        assert.equal(res.headers.get('sitegrid-link-protocol'), '1')
+        assert.equal(res.headers.get('sitegrid-link-protocol'), String(LINK_PROTOCOL))
       }
       assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: 0, chunks: 0, series: 0 })
     })

@@ -123,7 +123,8 @@ async function registerServer(s: Setup, id: string, sites: string[], o: { enroll
     .execute()
 }
 
-async function enrolHere(s: Setup, ackedSeq: number) {
+/** Enrolled here, the cloud's mark of this outbox at `acked` (a (tx, seq) cursor, as the push answers it). */
+async function enrolHere(s: Setup, acked: { tx: number; seq: number }) {
   await s.db
     .insertInto('link_peer')
     .values({
@@ -134,7 +135,8 @@ async function enrolHere(s: Setup, ackedSeq: number) {
       epoch: 'e1',
       sites: JSON.stringify(['S1']),
       enrolled_at: 1,
-      acked_seq: ackedSeq,
+      acked_tx: acked.tx,
+      acked_seq: acked.seq,
       last_contact_at: null,
       last_error: null,
       peer_versions: null,
@@ -267,7 +269,7 @@ for (const dialect of testDialects()) {
       // back; on PostgreSQL a change can also lie after the peer's position while its tombstone lies before it).
       const young = await s.plc('c8', 'v1')
       await s.dropPlc('c8')
-      const acked = (await s.rows()).at(-1)!.seq
+      const acked = (await s.rows()).at(-1)!
       await s.plc('c1', 'v3')
       await s.plc('c1', 'v4')
       await s.audit('aud_2')
@@ -285,7 +287,7 @@ for (const dialect of testDialects()) {
         after.filter((r) => r.table === 'audit_events').map((r) => r.key),
         [JSON.stringify(['aud_2'])],
       )
-      assert.ok(after.every((r) => r.table === 'sites' || r.key === JSON.stringify(['S1', 'c8']) || r.seq > acked))
+      assert.ok(after.every((r) => r.table === 'sites' || r.key === JSON.stringify(['S1', 'c8']) || r.seq > acked.seq))
       assert.deepEqual(await s.lastChange('c1'), { op: 'upsert', origin: 'here' })
       assert.equal(await s.lastChange('c2'), null)
       // The tombstone stays until its key's older change may go too: the key never shows an older change as its latest.
@@ -295,6 +297,49 @@ for (const dialect of testDialects()) {
       assert.equal((await s.sweep('site')).deleted, 2)
       assert.deepEqual(historyOf(await s.rows(), 'S1', 'c8'), [])
     })
+
+    if (dialect === 'postgres')
+      it('site server on PostgreSQL: a change committed after the acknowledged one, under a lower seq, stays until the cloud has it', async (t) => {
+        const s = await setup(t, dialect, 'site')
+        const raw = await connectDatabase(s.h.config.databaseUrl, { poolSize: 2 })
+        t.after(() => raw.close())
+        // `early` takes its transaction id first, `late` its seq first; `early` commits first.
+        const signal = () => {
+          let resolve = () => {}
+          const promise = new Promise<void>((r) => {
+            resolve = r
+          })
+          return { promise, resolve }
+        }
+        const steps = { earlyHasXid: signal(), lateWrote: signal() }
+        const audit = (trx: Db, id: string) =>
+          trx
+            .insertInto('audit_events')
+            .values(auditRow(s.org.id, id, 'test.done') as never)
+            .execute()
+        const late = raw.db.transaction().execute(async (trx) => {
+          await steps.earlyHasXid.promise
+          await sql`select pg_current_xact_id()`.execute(trx)
+          await audit(trx, 'aud_late')
+          steps.lateWrote.resolve()
+        })
+        await raw.db.transaction().execute(async (trx) => {
+          await sql`select pg_current_xact_id()`.execute(trx)
+          steps.earlyHasXid.resolve()
+          await steps.lateWrote.promise
+          await audit(trx, 'aud_early')
+        })
+        await late
+        const of = async (id: string) => (await s.rows()).find((r) => r.key === JSON.stringify([id]))!
+        const [early, lateRow] = [await of('aud_early'), await of('aud_late')]
+        assert.ok(lateRow.seq < early.seq && lateRow.tx > early.tx, 'late: a lower seq in a later transaction')
+        await s.age(30)
+        // The cloud acknowledged `early` (its mark); `late` lies after the mark in (tx, seq) order and was never sent.
+        await enrolHere(s, { tx: early.tx, seq: early.seq })
+        await s.sweep('site')
+        const left = (await s.rows()).filter((r) => r.table === 'audit_events').map((r) => r.key)
+        assert.deepEqual(left, [JSON.stringify(['aud_late'])])
+      })
 
     it('deletes in bounded windows: no statement deletes more than the window', async (t) => {
       const s = await setup(t, dialect, 'cloud')

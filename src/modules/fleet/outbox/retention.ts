@@ -6,7 +6,7 @@ import { LINKED_TABLES, PULLED_TABLES, PUSHED_TABLES } from '../../../db/link-tr
 import type { Db } from '../../../db/schema.ts'
 import { withSystemScope } from '../../../db/tenant-scope.ts'
 import { startPeriodicJob } from '../../../jobs/periodic.ts'
-import { START, type Cursor } from './store.ts'
+import { ackedCursor, START, type Cursor } from './store.ts'
 
 /**
  * Outbox retention (ARCHITECTURE.md § Fleet link): deletes the `link_outbox` rows nobody can need any more, in
@@ -18,8 +18,8 @@ import { START, type Cursor } from './store.ts'
  * 2. no peer may still read it (`neededBy`): in the cloud, every site server ever enrolled reads the cloud's tables of
  *    its sites, not of its own origin, after the cursor it last reported pulling to (its heartbeat's `pulledTo`; none
  *    reported yet: from the start); a server never enrolled is seeded from a package at a cursor taken then. On a site
- *    server, the cloud takes what was made here after `link_peer.acked_seq` (it skips every change at or below its
- *    mark, whatever the order of commits); a server not enrolled keeps all of it,
+ *    server, the cloud takes what was made here after its acknowledged mark (`link_peer.acked_tx`, `acked_seq`: it skips
+ *    every change at or below its mark in (tx, seq) order); a server not enrolled keeps all of it,
  *    because its first enrolment pushes the outbox from seq 0 (that is how the history of a site server that held
  *    data before enrolling reaches the cloud);
  * 3. nothing reads it as a latest change: `latestChange` (the conflict rule, GET /api/link/last-change) asks for the
@@ -66,7 +66,6 @@ interface Need {
   notOrigin?: string
   onlyOrigin?: string
   after?: Cursor
-  afterSeq?: number
 }
 
 const list = (values: readonly string[]) => sql.join(values.map((v) => sql`${v}`))
@@ -82,7 +81,6 @@ function neededBy(needs: readonly Need[], alias: string): RawBuilder<unknown> {
       if (n.notOrigin !== undefined) parts.push(sql`${col('origin')} <> ${n.notOrigin}`)
       if (n.onlyOrigin !== undefined) parts.push(sql`${col('origin')} = ${n.onlyOrigin}`)
       if (n.after !== undefined) parts.push(sql`(${col('tx')}, ${col('seq')}) > (${n.after.tx}, ${n.after.seq})`)
-      if (n.afterSeq !== undefined) parts.push(sql`${col('seq')} > ${n.afterSeq}`)
       return sql`(${sql.join(parts, sql` and `)})`
     }),
     sql` or `,
@@ -116,10 +114,10 @@ async function needsOf(db: Db, mode: 'cloud' | 'site', orgId: string): Promise<N
       after: pulledToOf(s.backlog) ?? START,
     }))
   }
-  const peer = await db.selectFrom('link_peer').select(['acked_seq']).where('org_id', '=', orgId).executeTakeFirst()
-  // The cloud skips every change at or below its mark of this server (apply-push.ts), and acked_seq is the mark it
-  // answered. Not enrolled: everything made here waits for the first push.
-  return [{ tables: PUSHED_TABLES, onlyOrigin: '', ...(peer ? { afterSeq: Number(peer.acked_seq) } : {}) }]
+  const peer = await db.selectFrom('link_peer').select(['acked_tx', 'acked_seq']).where('org_id', '=', orgId).executeTakeFirst()
+  // The cloud skips every change at or below its mark of this server (apply-push.ts), and (acked_tx, acked_seq) is the
+  // mark it answered. Not enrolled: everything made here waits for the first push.
+  return [{ tables: PUSHED_TABLES, onlyOrigin: '', ...(peer ? { after: ackedCursor(peer) } : {}) }]
 }
 
 /** PostgreSQL: only rows of transactions older than every running one (what a link reader can already see). */

@@ -16,6 +16,16 @@ export interface Cursor {
 
 export const START: Cursor = { tx: 0, seq: 0 }
 
+/** Site server: the cloud's acknowledged mark of this outbox (link_peer), where the push continues. */
+export function ackedCursor(peer: { acked_tx: number | string; acked_seq: number | string }): Cursor {
+  return { tx: Number(peer.acked_tx), seq: Number(peer.acked_seq) }
+}
+
+/** Whether `a` lies after `b` in outbox order ((tx, seq), as a reader pages). */
+export function isAfter(a: Cursor, b: Cursor): boolean {
+  return a.tx > b.tx || (a.tx === b.tx && a.seq > b.seq)
+}
+
 /** One recorded change, as it travels on the link (the sync module's ChangeSchema is its wire form). */
 export interface Change {
   seq: number

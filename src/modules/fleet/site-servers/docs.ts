@@ -28,7 +28,7 @@ export const docs = {
   reseed:
     'Cloud mode, called by `sitegrid link reseed` on a site server whose push was refused as diverged (restored from an ' +
     "old backup). Stores the site server's new outbox `epoch` (a push of any other epoch is then 409 `LinkDiverged`, " +
-    "reason epoch) and replaces its mark with the new epoch's, starting at `after` (the newest seq of its outbox), so its " +
+    "reason epoch) and replaces its mark with the new epoch's, starting at `after` (the newest readable position (tx, seq) of its outbox), so its " +
     'next push continues from there. The site server then seeds its sites again (GET /api/link/seed). Repeating it with ' +
     'another epoch is allowed (a reseed cut before the site stored its epoch). Audited (`site_server.reseeded`).',
 }

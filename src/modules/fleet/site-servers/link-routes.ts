@@ -76,10 +76,13 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
         body: ReseedBody,
         response: { 200: ReseedAnswerSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
+      // Before the body's validation: a peer of another protocol gets the version status (protocol 1's `after` was a seq).
+      preValidation: async (request) => {
+        const announced = request.headers[PROTOCOL_HEADER]
+        if (announced !== String(LINK_PROTOCOL)) throw new LinkVersionMismatch(String(announced ?? 'none'), LINK_PROTOCOL)
+      },
     },
     async (request, reply) => {
-      const announced = request.headers[PROTOCOL_HEADER]
-      if (announced !== String(LINK_PROTOCOL)) throw new LinkVersionMismatch(String(announced ?? 'none'), LINK_PROTOCOL)
       return reply.header('cache-control', 'no-store').send(await siteServers.reseed(request.org, request.principal, request.body))
     },
   )

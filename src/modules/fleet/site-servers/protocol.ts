@@ -2,8 +2,12 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { migrations } from '../../../db/migrations/index.ts'
 import { LinkSchemaMismatch, LinkVersionMismatch } from './errors.ts'
 
-/** The fleet link's wire protocol version (`Sitegrid-Link-Protocol`); a peer announcing another is refused. */
-export const LINK_PROTOCOL = 1
+/**
+ * The fleet link's wire protocol version (`Sitegrid-Link-Protocol`); a peer announcing another is refused. 2: the push's
+ * `after`, its answer's mark and the reseed's `after` are (tx, seq) cursors (1 sent a seq alone, which loses changes
+ * of a site server on PostgreSQL, whose outbox commits out of seq order).
+ */
+export const LINK_PROTOCOL = 2
 export const PROTOCOL_HEADER = 'sitegrid-link-protocol'
 export const SCHEMA_HEADER = 'sitegrid-schema'
 export const CURSOR_HEADER = 'sitegrid-link-cursor'

@@ -117,19 +117,30 @@ export const SeedQuery = Type.Object({ site: Type.String({ maxLength: 200, descr
 export const ReseedBody = Type.Object(
   {
     epoch: Type.String({ pattern: '^[0-9a-f]{32}$', description: 'The new outbox epoch the site server made for the reseed (32 hex digits).' }),
-    after: Type.Integer({
-      minimum: 0,
-      // A seq a JavaScript number holds exactly: a larger one is a 400, not a PostgreSQL bigint overflow (a 500).
-      maximum: Number.MAX_SAFE_INTEGER,
-      description: "The newest seq of the site server's outbox now: the new epoch's mark starts there, so its next push's `after` is this.",
-    }),
+    after: Type.Object(
+      {
+        // Integers a JavaScript number holds exactly: a larger one is a 400, not a PostgreSQL bigint overflow (a 500).
+        tx: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+        seq: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+      },
+      {
+        additionalProperties: false,
+        description:
+          "The newest readable position (tx, seq) of the site server's outbox now: the new epoch's mark starts there, so its next push's `after` is this.",
+      },
+    ),
   },
   { additionalProperties: false },
 )
 export type ReseedInput = Static<typeof ReseedBody>
 
 export const ReseedAnswerSchema = Type.Object(
-  { mark: Type.Object({ epoch: Type.String(), seq: Type.Integer() }, { additionalProperties: false, description: "The cloud's mark of the new epoch." }) },
+  {
+    mark: Type.Object(
+      { epoch: Type.String(), tx: Type.Integer(), seq: Type.Integer() },
+      { additionalProperties: false, description: "The cloud's mark of the new epoch." },
+    ),
+  },
   { $id: 'ReseedAnswer', additionalProperties: false },
 )
 export type ReseedAnswer = Static<typeof ReseedAnswerSchema>

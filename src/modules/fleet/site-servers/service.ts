@@ -276,7 +276,7 @@ export function createSiteServersService(deps: SiteServersDeps) {
           detail: { after: input.after },
         })
       })
-      return { mark: { epoch: input.epoch, seq: input.after } }
+      return { mark: { epoch: input.epoch, tx: input.after.tx, seq: input.after.seq } }
     },
   }
 }

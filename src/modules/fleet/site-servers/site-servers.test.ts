@@ -9,6 +9,7 @@ import { createLogger } from '../../../http/logger.ts'
 import type { Principal } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
 import { comparableBody, comparableHeaders, harness, sleep, testDialects, type Harness } from '../../../../test/harness.ts'
+import { LINK_PROTOCOL } from './protocol.ts'
 
 type Cred = Parameters<Harness['inject']>[0]
 
@@ -30,13 +31,13 @@ async function enrolDirect(h: Harness, slug: string, code: string) {
     method: 'POST',
     url: '/api/link/enrol',
     host: `${slug}.localhost`,
-    payload: { code, orgId: null, protocol: 1, schema: 'x' },
+    payload: { code, orgId: null, protocol: LINK_PROTOCOL, schema: 'x' },
   })
   assert.equal(res.statusCode, 200, res.body)
   return res.json().credential as string
 }
 
-const seedAs = (h: Harness, who: Cred, site = 'S1', headers: Record<string, string> = { 'sitegrid-link-protocol': '1' }) =>
+const seedAs = (h: Harness, who: Cred, site = 'S1', headers: Record<string, string> = { 'sitegrid-link-protocol': String(LINK_PROTOCOL) }) =>
   h.inject(who, { method: 'GET', url: `/api/link/seed?site=${site}`, headers })
 
 describe('the link policy', () => {
@@ -159,7 +160,7 @@ for (const dialect of testDialects()) {
         method: 'POST',
         url: '/api/link/enrol',
         host: `${org.slug}.localhost`,
-        payload: { code: 'x', orgId: null, protocol: 1, schema: 'x' },
+        payload: { code: 'x', orgId: null, protocol: LINK_PROTOCOL, schema: 'x' },
       })
       assert.equal(enrol.statusCode, 404)
     })
@@ -224,7 +225,7 @@ for (const dialect of testDialects()) {
       assert.ok(Number(recorded[1]!.seq) > seq!, 'after the cursor: the pull brings it')
       assert.equal(res.headers['content-type'], 'application/gzip')
       assert.match(String(res.headers['sitegrid-link-cursor']), /^\d+\.\d+$/)
-      assert.equal(res.headers['sitegrid-link-protocol'], '1')
+      assert.equal(res.headers['sitegrid-link-protocol'], String(LINK_PROTOCOL))
       const lines = gunzipSync(res.rawPayload)
         .toString('utf8')
         .trim()
@@ -260,7 +261,7 @@ for (const dialect of testDialects()) {
         method: 'POST',
         url: '/api/link/enrol',
         host: `${stranger.org.slug}.localhost`,
-        payload: { code: again.enrolmentCode, orgId: null, protocol: 1, schema: 'x' },
+        payload: { code: again.enrolmentCode, orgId: null, protocol: LINK_PROTOCOL, schema: 'x' },
       })
       assert.equal(elsewhere.statusCode, 401)
     })
@@ -293,7 +294,7 @@ for (const dialect of testDialects()) {
         second.inject({
           method: 'GET',
           url: '/api/link/seed?site=S1',
-          headers: { host: `${org.slug}.localhost`, authorization: `Bearer ${bearer}`, 'sitegrid-link-protocol': '1' },
+          headers: { host: `${org.slug}.localhost`, authorization: `Bearer ${bearer}`, 'sitegrid-link-protocol': String(LINK_PROTOCOL) },
         })
       assert.equal((await seedThere(credential)).statusCode, 200, 'verified and cached there')
       assert.equal((await h.inject(owner, { method: 'POST', url: `/api/admin/site-servers/${server.id}/revoke` })).statusCode, 200)
@@ -318,7 +319,7 @@ for (const dialect of testDialects()) {
           method: 'POST',
           url: '/api/link/enrol',
           host: `${org.slug}.localhost`,
-          payload: { code: `sle_${'0'.repeat(32)}`, orgId: null, protocol: 1, schema: 'x' },
+          payload: { code: `sle_${'0'.repeat(32)}`, orgId: null, protocol: LINK_PROTOCOL, schema: 'x' },
         })
         statuses.push(last.statusCode)
       }

@@ -115,7 +115,7 @@ export function findActiveSiteServerByVerifier(db: Db, orgId: OrgId, verifier: s
  * A reseed: the server's new epoch, and its mark (link_marks, peer = the server id) replaced by the new epoch's,
  * starting at `after` with no digest. Answers 0 when the server is not live (revoked meanwhile).
  */
-export async function reseedSiteServer(db: Db, orgId: OrgId, id: string, epoch: string, after: number, now: number): Promise<number> {
+export async function reseedSiteServer(db: Db, orgId: OrgId, id: string, epoch: string, after: { tx: number; seq: number }, now: number): Promise<number> {
   const result = await db
     .updateTable('site_servers')
     .set({ epoch, last_contact_at: now, last_error: null })
@@ -126,8 +126,8 @@ export async function reseedSiteServer(db: Db, orgId: OrgId, id: string, epoch: 
   if (Number(result.numUpdatedRows) === 0) return 0
   await db
     .insertInto('link_marks')
-    .values({ org_id: orgId, peer: id, epoch, tx: 0, seq: after, digest: null, updated_at: now })
-    .onConflict((oc) => oc.columns(['org_id', 'peer']).doUpdateSet({ epoch, tx: 0, seq: after, digest: null, updated_at: now }))
+    .values({ org_id: orgId, peer: id, epoch, tx: after.tx, seq: after.seq, digest: null, updated_at: now })
+    .onConflict((oc) => oc.columns(['org_id', 'peer']).doUpdateSet({ epoch, tx: after.tx, seq: after.seq, digest: null, updated_at: now }))
     .execute()
   return 1
 }

@@ -3,7 +3,7 @@ import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { TableShape } from '../../tenant-transfer/introspect.ts'
 import type { SyncDeps } from './apply-push.ts'
-import { LINKED_TABLES, rowKey, withApplyOrigin, type Change, type Cursor } from './outbox-port.ts'
+import { isAfter, LINKED_TABLES, rowKey, withApplyOrigin, type Change, type Cursor } from './outbox-port.ts'
 import {
   deleteRow,
   deleteUniqueHolders,
@@ -108,8 +108,6 @@ async function applyVerdict(db: Db, trx: Db, dialect: Dialect, req: PullApplyReq
   await upsertWinning(db, trx, dialect, req.orgId, shape, winning)
 }
 
-const after = (a: Cursor, b: Cursor) => a.tx > b.tx || (a.tx === b.tx && a.seq > b.seq)
-
 /**
  * A site server applies a page of the cloud's changes, exactly once: checked first (422, nothing written), then in
  * one transaction, as origin 'cloud' (so they are not sent back up): changes at or below the mark are skipped, the
@@ -126,7 +124,7 @@ export async function applyPull(deps: SyncDeps, req: PullApplyRequest): Promise<
     const mark = (await findMark(trx, req.orgId, CLOUD_PEER, dialect === 'postgres'))!
     const position: Cursor = { tx: mark.tx, seq: mark.seq }
     const fresh: Array<{ change: Change; target: LinkedShape }> = []
-    for (const [i, change] of req.changes.entries()) if (after(change, position)) fresh.push({ change, target: targets[i]! })
+    for (const [i, change] of req.changes.entries()) if (isAfter(change, position)) fresh.push({ change, target: targets[i]! })
 
     // SQLite checks references at commit: a page may delete a controller before the conflict record that removes
     // the site's instance still pointing at it (PostgreSQL sites are not a mode this runs in; the pragma is SQLite's).
@@ -145,7 +143,7 @@ export async function applyPull(deps: SyncDeps, req: PullApplyRequest): Promise<
     let moved = position
     const last = fresh.at(-1)?.change
     if (last) moved = { tx: last.tx, seq: last.seq }
-    if (req.next && after(req.next, moved)) moved = { tx: req.next.tx, seq: req.next.seq }
+    if (req.next && isAfter(req.next, moved)) moved = { tx: req.next.tx, seq: req.next.seq }
     if (moved !== position) await writeMark(trx, req.orgId, CLOUD_PEER, { epoch: mark.epoch, tx: moved.tx, seq: moved.seq, digest: null }, now)
     return { mark: moved, applied: fresh.length, skipped: req.changes.length - fresh.length }
   })

@@ -8,7 +8,8 @@ import { withOrgScope } from '../../../db/tenant-scope.ts'
 import { LinkChangeRefused, LinkDiverged } from '../errors.ts'
 import { applyPush, type PushRequest } from './apply-push.ts'
 import { createConflictsService } from './conflicts.ts'
-import type { Change } from './outbox-port.ts'
+import { START } from '../outbox/store.ts'
+import type { Change, Cursor } from './outbox-port.ts'
 import { alarmEventRow, auditRow, change, commandRow, controllerRow, countRows, localDelete, localUpsert, siteRow } from './test-support.ts'
 
 const SERVER = 'srv_pit'
@@ -25,8 +26,8 @@ async function cloud(t: TestContext, dialect: TestDialect) {
       .values(siteRow(org.id, code) as never)
       .execute()
   const deps = { handle: h.appHandle, clock: h.clock }
-  const push = (changes: Change[], o: { after?: number; epoch?: string; sites?: string[] } = {}) => {
-    const req: PushRequest = { orgId: org.id, serverId: SERVER, sites: o.sites ?? ['S1'], epoch: o.epoch ?? 'ep1', after: o.after ?? 0, changes }
+  const push = (changes: Change[], o: { after?: Cursor; epoch?: string; sites?: string[] } = {}) => {
+    const req: PushRequest = { orgId: org.id, serverId: SERVER, sites: o.sites ?? ['S1'], epoch: o.epoch ?? 'ep1', after: o.after ?? START, changes }
     return withOrgScope(org.id, () => applyPush(deps, req))
   }
   const conflicts = createConflictsService(deps)
@@ -56,13 +57,13 @@ for (const dialect of testDialects()) {
     it('a resent batch applies once: the second push skips every change', async (t) => {
       const c = await cloud(t, dialect)
       const batch = [1, 2, 3].map((n) => change(n, 'alarm_events', alarmEventRow(c.org.id, 'S1', `ev${n}`)))
-      assert.deepEqual(await c.push(batch), { mark: { epoch: 'ep1', seq: 3 }, applied: 3, skipped: 0, conflicts: 0 })
-      assert.deepEqual(await c.push(batch), { mark: { epoch: 'ep1', seq: 3 }, applied: 0, skipped: 3, conflicts: 0 })
+      assert.deepEqual(await c.push(batch), { mark: { epoch: 'ep1', tx: 0, seq: 3 }, applied: 3, skipped: 0, conflicts: 0 })
+      assert.deepEqual(await c.push(batch), { mark: { epoch: 'ep1', tx: 0, seq: 3 }, applied: 0, skipped: 3, conflicts: 0 })
       assert.equal(await c.count('alarm_events'), 3)
       const stored = await c.owner.selectFrom('alarm_events').selectAll().where('org_id', '=', c.org.id).where('event_id', '=', 'ev2').executeTakeFirstOrThrow()
       assert.deepEqual(stored, alarmEventRow(c.org.id, 'S1', 'ev2'))
       // Resent with the right `after`, there is nothing new either.
-      assert.deepEqual(await c.push([], { after: 3 }), { mark: { epoch: 'ep1', seq: 3 }, applied: 0, skipped: 0, conflicts: 0 })
+      assert.deepEqual(await c.push([], { after: { tx: 0, seq: 3 } }), { mark: { epoch: 'ep1', tx: 0, seq: 3 }, applied: 0, skipped: 0, conflicts: 0 })
     })
 
     it('the same batch pushed twice at once applies once', async (t) => {
@@ -75,7 +76,7 @@ for (const dialect of testDialects()) {
       ])
       // And again once the mark exists (the second contact locks the mark row, not the first-contact insert).
       const more = [4, 5].map((n) => change(n, 'alarm_events', alarmEventRow(c.org.id, 'S1', `ev${n}`)))
-      const again = await Promise.all([c.push(more, { after: 3 }), c.push(more, { after: 3 })])
+      const again = await Promise.all([c.push(more, { after: { tx: 0, seq: 3 } }), c.push(more, { after: { tx: 0, seq: 3 } })])
       assert.deepEqual(again.map((a) => [a.applied, a.skipped]).sort(), [
         [0, 2],
         [2, 0],
@@ -86,7 +87,7 @@ for (const dialect of testDialects()) {
     it('a full batch (1000 changes) applies in one push', async (t) => {
       const c = await cloud(t, dialect)
       const batch = Array.from({ length: 1000 }, (_, i) => change(i + 1, 'alarm_events', alarmEventRow(c.org.id, 'S1', `ev${i}`, { value: i })))
-      assert.deepEqual(await c.push(batch), { mark: { epoch: 'ep1', seq: 1000 }, applied: 1000, skipped: 0, conflicts: 0 })
+      assert.deepEqual(await c.push(batch), { mark: { epoch: 'ep1', tx: 0, seq: 1000 }, applied: 1000, skipped: 0, conflicts: 0 })
       assert.equal(await c.count('alarm_events'), 1000)
     })
 
@@ -95,7 +96,7 @@ for (const dialect of testDialects()) {
       const all = [1, 2, 3, 4, 5].map((n) => change(n * 10, 'alarm_events', alarmEventRow(c.org.id, 'S1', `ev${n}`, { value: n })))
       // The cloud applied the first two; the site never heard (the answer was cut) and sends the batch again from 0.
       assert.equal((await c.push(all.slice(0, 2))).mark.seq, 20)
-      assert.deepEqual(await c.push(all), { mark: { epoch: 'ep1', seq: 50 }, applied: 3, skipped: 2, conflicts: 0 })
+      assert.deepEqual(await c.push(all), { mark: { epoch: 'ep1', tx: 0, seq: 50 }, applied: 3, skipped: 2, conflicts: 0 })
       assert.equal(await c.count('alarm_events'), 5)
       // A later image of a row within one batch wins, as it would one change at a time; a tombstone deletes.
       const later = [
@@ -103,7 +104,7 @@ for (const dialect of testDialects()) {
         change(61, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'ev1', { value: 101 })),
         change(62, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'ev2'), { op: 'delete' }),
       ]
-      assert.equal((await c.push(later, { after: 50 })).applied, 3)
+      assert.equal((await c.push(later, { after: { tx: 0, seq: 50 } })).applied, 3)
       const ev1 = await c.owner
         .selectFrom('alarm_events')
         .select('value')
@@ -114,6 +115,34 @@ for (const dialect of testDialects()) {
       assert.equal(await c.count('alarm_events'), 4)
     })
 
+    it('pages of a PostgreSQL site server go by (tx, seq): a later transaction’s lower seq applies; a replayed or reordered page applies nothing twice', async (t) => {
+      const c = await cloud(t, dialect)
+      const at = (tx: number, seq: number, id: string) => change(seq, 'alarm_events', alarmEventRow(c.org.id, 'S1', id), { tx })
+      const first = [at(10, 7, 'ev1'), at(10, 8, 'ev2')]
+      // Transaction 11 took seq 6 before transaction 10 took 7 and 8, and committed after them.
+      const second = [at(11, 6, 'ev3'), at(12, 9, 'ev4')]
+      assert.deepEqual(await c.push(first), { mark: { epoch: 'ep1', tx: 10, seq: 8 }, applied: 2, skipped: 0, conflicts: 0 })
+      assert.deepEqual(await c.push(second, { after: { tx: 10, seq: 8 } }), { mark: { epoch: 'ep1', tx: 12, seq: 9 }, applied: 2, skipped: 0, conflicts: 0 })
+      // Replayed: both pages from the start (an answer lost), the second page again.
+      assert.deepEqual(await c.push([...first, ...second]), { mark: { epoch: 'ep1', tx: 12, seq: 9 }, applied: 0, skipped: 4, conflicts: 0 })
+      assert.deepEqual(await c.push(second, { after: { tx: 10, seq: 8 } }), { mark: { epoch: 'ep1', tx: 12, seq: 9 }, applied: 0, skipped: 2, conflicts: 0 })
+      // Reordered: a page out of (tx, seq) order is refused whole, even when its seqs increase.
+      await assert.rejects(c.push([at(14, 11, 'ev6'), at(13, 12, 'ev5')], { after: { tx: 12, seq: 9 } }), isRefused(1, /does not follow/))
+      // A page that starts after a position the cloud never applied: the same seq in another transaction.
+      await assert.rejects(
+        c.push([at(13, 12, 'ev5')], { after: { tx: 11, seq: 9 } }),
+        (e: unknown) => e instanceof LinkDiverged && e.extensions?.reason === 'behind',
+      )
+      assert.equal(await c.count('alarm_events'), 4)
+      const applied = await c.owner
+        .selectFrom('link_outbox')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('org_id', '=', c.org.id)
+        .where('table_name', '=', 'alarm_events')
+        .executeTakeFirstOrThrow()
+      assert.equal(Number(applied.n), 4, 'each change applied once')
+    })
+
     it('a site edit of a row the cloud changed after its base loses: a conflict with both versions, the cloud row unchanged', async (t) => {
       const c = await cloud(t, dialect)
       const base = await localUpsert(c.owner, 'controllers', controllerRow(c.org.id, 'S1', 'plc1'))
@@ -121,7 +150,7 @@ for (const dialect of testDialects()) {
       await localUpsert(c.owner, 'controllers', cloudVersion)
       const siteVersion = controllerRow(c.org.id, 'S1', 'plc1', { ip_address: '10.9.9.9', updated_at: 3 })
       const answer = await c.push([change(1, 'controllers', siteVersion, { base })])
-      assert.deepEqual(answer, { mark: { epoch: 'ep1', seq: 1 }, applied: 0, skipped: 0, conflicts: 1 })
+      assert.deepEqual(answer, { mark: { epoch: 'ep1', tx: 0, seq: 1 }, applied: 0, skipped: 0, conflicts: 1 })
       assert.deepEqual(await c.controller('plc1'), cloudVersion)
       const list = await c.inOrg(() => c.conflicts.list(c.org.id, {}))
       assert.equal(list.items.length, 1)
@@ -165,7 +194,7 @@ for (const dialect of testDialects()) {
       const siteVersion = controllerRow(c.org.id, 'S1', 'plc1', { ip_address: '10.9.9.9', updated_at: 3 })
       // A change the cloud applied earlier from this same site server is no cloud edit: it does not make a conflict.
       assert.deepEqual(await c.push([change(1, 'controllers', siteVersion, { base })]), {
-        mark: { epoch: 'ep1', seq: 1 },
+        mark: { epoch: 'ep1', tx: 0, seq: 1 },
         applied: 1,
         skipped: 0,
         conflicts: 0,
@@ -222,12 +251,12 @@ for (const dialect of testDialects()) {
           .execute()
       }
       const again = controllerRow(c.org.id, 'S1', 'plc9', { name: 'second edit' })
-      assert.equal((await c.push([change(2, 'controllers', again)], { after: 1 })).applied, 1)
+      assert.equal((await c.push([change(2, 'controllers', again)], { after: { tx: 0, seq: 1 } })).applied, 1)
       assert.deepEqual(await c.controller('plc9'), again)
       // A row the cloud made itself under that key, with other content: the site's created row loses.
       const cloudOwn = controllerRow(c.org.id, 'S1', 'plc7', { name: 'made in the cloud' })
       await localUpsert(c.owner, 'controllers', cloudOwn)
-      const answer = await c.push([change(3, 'controllers', controllerRow(c.org.id, 'S1', 'plc7', { name: 'made on site' }))], { after: 2 })
+      const answer = await c.push([change(3, 'controllers', controllerRow(c.org.id, 'S1', 'plc7', { name: 'made on site' }))], { after: { tx: 0, seq: 2 } })
       assert.equal(answer.conflicts, 1)
       assert.deepEqual(await c.controller('plc7'), cloudOwn)
     })
@@ -254,7 +283,7 @@ for (const dialect of testDialects()) {
         change(2, 'controllers', controllerRow(c.org.id, 'S1', 'plc3')),
         change(3, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'ev1')),
       ])
-      assert.deepEqual(answer, { mark: { epoch: 'ep1', seq: 3 }, applied: 2, skipped: 0, conflicts: 1 })
+      assert.deepEqual(answer, { mark: { epoch: 'ep1', tx: 0, seq: 3 }, applied: 2, skipped: 0, conflicts: 1 })
       assert.equal(await c.controller('plc2'), undefined)
       assert.ok(await c.controller('plc3'))
       assert.equal(await c.count('alarm_events'), 1)
@@ -353,11 +382,11 @@ for (const dialect of testDialects()) {
       const diverged = (reason: string) => (e: unknown) => e instanceof LinkDiverged && e.extensions?.reason === reason
       // The restored site made other changes under the same seqs: the change at the mark differs.
       const restored = [2, 3, 4].map((n) => change(n, 'alarm_events', alarmEventRow(c.org.id, 'S1', `other${n}`)))
-      await assert.rejects(c.push(restored, { after: 1 }), diverged('digest'))
+      await assert.rejects(c.push(restored, { after: { tx: 0, seq: 1 } }), diverged('digest'))
       // It resumes before the mark without the change at the mark.
-      await assert.rejects(c.push([change(4, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'ev4'))], { after: 1 }), diverged('behind'))
+      await assert.rejects(c.push([change(4, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'ev4'))], { after: { tx: 0, seq: 1 } }), diverged('behind'))
       // It believes the cloud holds more than it does.
-      await assert.rejects(c.push([change(9, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'ev9'))], { after: 8 }), diverged('ahead'))
+      await assert.rejects(c.push([change(9, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'ev9'))], { after: { tx: 0, seq: 8 } }), diverged('ahead'))
       assert.equal(await c.count('alarm_events'), 3)
       const mark = await c.owner.selectFrom('link_marks').selectAll().where('org_id', '=', c.org.id).executeTakeFirstOrThrow()
       assert.equal(Number(mark.seq), 3)
@@ -366,9 +395,9 @@ for (const dialect of testDialects()) {
         .insertInto('site_servers')
         .values({ org_id: c.org.id, id: SERVER, name: 'pit', sites: '["S1"]', epoch: 'ep2', created_at: 1, created_by: 'test' } as never)
         .execute()
-      await assert.rejects(c.push([change(4, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'ev4'))], { after: 3 }), diverged('epoch'))
+      await assert.rejects(c.push([change(4, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'ev4'))], { after: { tx: 0, seq: 3 } }), diverged('epoch'))
       assert.deepEqual(await c.push([change(1, 'alarm_events', alarmEventRow(c.org.id, 'S1', 'new1'))], { epoch: 'ep2' }), {
-        mark: { epoch: 'ep2', seq: 1 },
+        mark: { epoch: 'ep2', tx: 0, seq: 1 },
         applied: 1,
         skipped: 0,
         conflicts: 0,
@@ -386,7 +415,7 @@ for (const dialect of testDialects()) {
       }
       for (const [i, ch] of changes.entries()) {
         c.h.clock.advance(1000)
-        await c.push([ch], { after: i })
+        await c.push([ch], { after: { tx: 0, seq: i } })
       }
       const page1 = await c.inOrg(() => c.conflicts.list(c.org.id, { limit: 2 }))
       assert.deepEqual(

@@ -4,7 +4,7 @@ import type { Db } from '../../../db/schema.ts'
 import { newId } from '../../../ids.ts'
 import { LinkDiverged } from '../errors.ts'
 import { applySiteRows, changeDigest, sameContent } from './apply-rows.ts'
-import { latestChange, rowKey, withApplyOrigin, type Change } from './outbox-port.ts'
+import { isAfter, latestChange, rowKey, withApplyOrigin, type Change, type Cursor } from './outbox-port.ts'
 import {
   deleteRow,
   ensureMark,
@@ -34,12 +34,13 @@ export interface PushRequest {
   /** Its sites (the link principal's), never the body's. */
   sites: readonly string[]
   epoch: string
-  after: number
+  /** The cloud's mark as the site last heard it: the batch continues after it. */
+  after: Cursor
   changes: readonly Change[]
 }
 
 export interface PushResult {
-  mark: { epoch: string; seq: number }
+  mark: { epoch: string; tx: number; seq: number }
   applied: number
   skipped: number
   conflicts: number
@@ -48,8 +49,9 @@ export interface PushResult {
 /**
  * The cloud applies a site server's batch, exactly once (ARCHITECTURE.md § Fleet link): every change is checked
  * first (422, nothing written); then in one transaction the mark is checked (a restored site: 409 LinkDiverged), changes
- * at or below the mark are skipped, the site's tables are applied as they come, edits of the cloud's tables under the
- * conflict rule (the cloud wins; the loser is kept in link_conflicts), and the mark moves to the batch's last change.
+ * at or below the mark in outbox order (tx, seq) are skipped, the site's tables are applied as they come, edits of the
+ * cloud's tables under the conflict rule (the cloud wins; the loser is kept in link_conflicts), and the mark moves to
+ * the batch's last change.
  */
 export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushResult> {
   const { db, dialect } = deps.handle
@@ -58,7 +60,8 @@ export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushR
     const now = deps.clock.now()
     const enrolled = await findServerEpoch(trx, req.orgId, req.serverId)
     let mark = await findMark(trx, req.orgId, req.serverId, dialect === 'postgres')
-    if (enrolled !== undefined && enrolled !== req.epoch) throw new LinkDiverged('epoch', { epoch: mark?.epoch ?? enrolled, seq: mark?.seq ?? 0 }, req.after)
+    if (enrolled !== undefined && enrolled !== req.epoch)
+      throw new LinkDiverged('epoch', { epoch: mark?.epoch ?? enrolled, tx: mark?.tx ?? 0, seq: mark?.seq ?? 0 }, req.after)
     if (!mark || mark.epoch !== req.epoch) {
       // First contact of this epoch (a new enrolment reseeded the site): its mark starts at 0.
       await ensureMark(trx, req.orgId, req.serverId, req.epoch, now)
@@ -69,15 +72,15 @@ export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushR
       }
     }
     const current = mark
-    if (req.after > current.seq) throw new LinkDiverged('ahead', current, req.after)
-    if (req.after < current.seq) {
-      const atMark = req.changes.find((c) => c.seq === current.seq)
+    if (isAfter(req.after, current)) throw new LinkDiverged('ahead', current, req.after)
+    if (isAfter(current, req.after)) {
+      const atMark = req.changes.find((c) => c.tx === current.tx && c.seq === current.seq)
       if (!atMark) throw new LinkDiverged('behind', current, req.after)
       if (changeDigest(atMark) !== current.digest) throw new LinkDiverged('digest', current, req.after)
     }
 
     const fresh: Array<{ change: Change; target: LinkedShape }> = []
-    for (const [i, change] of req.changes.entries()) if (change.seq > current.seq) fresh.push({ change, target: targets[i]! })
+    for (const [i, change] of req.changes.entries()) if (isAfter(change, current)) fresh.push({ change, target: targets[i]! })
 
     const lost = await withApplyOrigin(trx, dialect, req.serverId, async () => {
       const conflicts: ConflictRow[] = []
@@ -105,7 +108,7 @@ export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushR
     const moved = last ? { epoch: req.epoch, tx: last.tx, seq: last.seq, digest: changeDigest(last) } : current
     if (last) await writeMark(trx, req.orgId, req.serverId, moved, now)
     return {
-      mark: { epoch: moved.epoch, seq: moved.seq },
+      mark: { epoch: moved.epoch, tx: moved.tx, seq: moved.seq },
       applied: fresh.length - lost.length,
       skipped: req.changes.length - fresh.length,
       conflicts: lost.length,

@@ -27,7 +27,7 @@ async function linked(t: TestContext, dialect: TestDialect) {
   const orgRow = await cloud.handle.db.selectFrom('orgs').selectAll().where('id', '=', org.id).executeTakeFirstOrThrow()
   await site.handle.db.insertInto('orgs').values(orgRow).execute()
   let pulled: Cursor = START
-  let acked = 0
+  let acked: Cursor = START
   const inOrg = <T>(fn: () => Promise<T>) => withOrgScope(org.id, fn)
   // PostgreSQL: the reader sees a change once every transaction older than it ended (outbox/store.ts `stable`), and
   // the oldest running transaction is the cluster's, so another test process's open transaction can hold it back.
@@ -50,11 +50,11 @@ async function linked(t: TestContext, dialect: TestDialect) {
     return { changes, result }
   }
   const push = async () => {
-    const changes = await readChanges(site.handle.db, 'sqlite', org.id, { tx: 0, seq: acked }, { limit: 1000, tables: UP, origin: { not: 'cloud' } })
+    const changes = await readChanges(site.handle.db, 'sqlite', org.id, acked, { limit: 1000, tables: UP, origin: { not: 'cloud' } })
     const result = await inOrg(() =>
       applyPush({ handle: cloud.appHandle, clock: cloud.clock }, { orgId: org.id, serverId: SERVER, sites: ['S1'], epoch: 'ep1', after: acked, changes }),
     )
-    acked = result.mark.seq
+    acked = { tx: result.mark.tx, seq: result.mark.seq }
     return { changes, result }
   }
   const rows = async (side: 'cloud' | 'site', table: string, order: string) => {
@@ -135,7 +135,7 @@ for (const dialect of testDialects()) {
       const up = await l.push()
       const edit = up.changes.find((c) => c.table === 'controllers' && c.key[1] === 'plc1')!
       assert.equal(edit.base, plc1Seq)
-      assert.deepEqual(up.result, { mark: { epoch: 'ep1', seq: up.changes.at(-1)!.seq }, applied: up.changes.length, skipped: 0, conflicts: 0 })
+      assert.deepEqual(up.result, { mark: { epoch: 'ep1', tx: 0, seq: up.changes.at(-1)!.seq }, applied: up.changes.length, skipped: 0, conflicts: 0 })
       assert.equal(await l.same('controllers', 'site_code, id'), 3)
       assert.equal(await l.same('alarm_events', 'site_code, event_id'), 2)
       // Applied in the cloud as the site server's changes: nothing of it comes back down.

@@ -12,7 +12,7 @@ async function wire() {
   const app = Fastify({ schemaController: { compilersFactory: { buildSerializer } } }).withTypeProvider<TypeBoxTypeProvider>()
   installValidators(app)
   app.post('/push', { schema: { body: PushBodySchema, response: { 200: PushAnswerSchema } } }, async (req) => ({
-    mark: { epoch: req.body.epoch, seq: req.body.changes.at(-1)?.seq ?? req.body.after },
+    mark: { epoch: req.body.epoch, ...(req.body.changes.at(-1) ?? req.body.after) },
     applied: req.body.changes.length,
     skipped: 0,
     conflicts: 0,
@@ -36,11 +36,11 @@ describe('fleet sync wire schemas', () => {
       key: ['S1', 'plc1'],
     }
     const withFraction = { ...ch, seq: 8, row: { ...ch.row, timeout_ms: 2.5 } }
-    const res = await app.inject({ method: 'POST', url: '/pull', payload: { epoch: 'e', after: 0, changes: [ch, withFraction] } })
+    const res = await app.inject({ method: 'POST', url: '/pull', payload: { epoch: 'e', after: { tx: 0, seq: 0 }, changes: [ch, withFraction] } })
     assert.equal(res.statusCode, 200, res.body)
     assert.deepEqual(res.json(), { changes: [ch, withFraction], next: { tx: 3, seq: 9 }, more: false })
-    const push = await app.inject({ method: 'POST', url: '/push', payload: { epoch: 'e', after: 0, changes: [ch] } })
-    assert.deepEqual(push.json(), { mark: { epoch: 'e', seq: 7 }, applied: 1, skipped: 0, conflicts: 0 })
+    const push = await app.inject({ method: 'POST', url: '/push', payload: { epoch: 'e', after: { tx: 0, seq: 0 }, changes: [ch] } })
+    assert.deepEqual(push.json(), { mark: { epoch: 'e', tx: 2, seq: 7 }, applied: 1, skipped: 0, conflicts: 0 })
     assert.equal((await app.inject({ method: 'GET', url: '/conflicts' })).statusCode, 200)
   })
 
@@ -49,13 +49,14 @@ describe('fleet sync wire schemas', () => {
     t.after(() => app.close())
     const ch = change(1, 'controllers', controllerRow('org_AAAAAAAA', 'S1', 'plc1'))
     const bad: Array<[string, unknown]> = [
-      ['1001 changes', { epoch: 'e', after: 0, changes: Array.from({ length: 1001 }, (_, i) => ({ ...ch, seq: i + 1 })) }],
-      ['a key of 9 values', { epoch: 'e', after: 0, changes: [{ ...ch, key: [1, 2, 3, 4, 5, 6, 7, 8, 9] }] }],
-      ['a nested value', { epoch: 'e', after: 0, changes: [{ ...ch, row: { ...ch.row, name: { x: 1 } } }] }],
-      ['an unknown op', { epoch: 'e', after: 0, changes: [{ ...ch, op: 'merge' }] }],
-      ['an unknown field', { epoch: 'e', after: 0, changes: [{ ...ch, extra: 1 }] }],
-      ['a negative after', { epoch: 'e', after: -1, changes: [] }],
-      ['no epoch', { after: 0, changes: [] }],
+      ['1001 changes', { epoch: 'e', after: { tx: 0, seq: 0 }, changes: Array.from({ length: 1001 }, (_, i) => ({ ...ch, seq: i + 1 })) }],
+      ['a key of 9 values', { epoch: 'e', after: { tx: 0, seq: 0 }, changes: [{ ...ch, key: [1, 2, 3, 4, 5, 6, 7, 8, 9] }] }],
+      ['a nested value', { epoch: 'e', after: { tx: 0, seq: 0 }, changes: [{ ...ch, row: { ...ch.row, name: { x: 1 } } }] }],
+      ['an unknown op', { epoch: 'e', after: { tx: 0, seq: 0 }, changes: [{ ...ch, op: 'merge' }] }],
+      ['an unknown field', { epoch: 'e', after: { tx: 0, seq: 0 }, changes: [{ ...ch, extra: 1 }] }],
+      ['a negative after', { epoch: 'e', after: { tx: 0, seq: -1 }, changes: [] }],
+      ['an after of one seq (protocol 1)', { epoch: 'e', after: 7, changes: [] }],
+      ['no epoch', { after: { tx: 0, seq: 0 }, changes: [] }],
     ]
     for (const [what, payload] of bad) {
       const res = await app.inject({ method: 'POST', url: '/push', payload: payload as object })

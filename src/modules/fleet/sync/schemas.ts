@@ -34,8 +34,12 @@ export type Cursor = Static<typeof CursorSchema>
 
 export const ChangeSchema = Type.Object(
   {
-    seq: Type.Integer({ minimum: 1, maximum: SAFE_MAX, description: "The change's position in the sender's outbox (strictly increasing within a batch)." }),
-    tx: Type.Integer({ minimum: 0, maximum: SAFE_MAX }),
+    seq: Type.Integer({ minimum: 1, maximum: SAFE_MAX, description: "The change's position in the sender's outbox." }),
+    tx: Type.Integer({
+      minimum: 0,
+      maximum: SAFE_MAX,
+      description: "The writing transaction's id on PostgreSQL, 0 on SQLite. A batch is in outbox order: (tx, seq) strictly increasing.",
+    }),
     table: Type.String({ pattern: NAME, description: 'A linked table (`controllers`, `alarm_events`, …).' }),
     site: Type.String({ maxLength: 50, description: "The site code of the row; '' for organisation-wide rows (audit_events)." }),
     key: Type.Array(KeyValueSchema, { minItems: 1, maxItems: 8, description: "The row's primary-key values after org_id, in key order." }),
@@ -57,7 +61,7 @@ export type Change = Static<typeof ChangeSchema>
 export const PushBodySchema = Type.Object(
   {
     epoch: Type.String({ minLength: 1, maxLength: 100, description: "The site server's outbox epoch (new at each enrolment that reseeds)." }),
-    after: Type.Integer({ minimum: 0, maximum: SAFE_MAX, description: 'The seq the site believes the cloud applied last (its acknowledged seq).' }),
+    after: CursorSchema,
     changes: Type.Array(ChangeSchema, { maxItems: 1000 }),
   },
   { $id: 'LinkPushBody', additionalProperties: false },
@@ -67,8 +71,8 @@ export type PushBody = Static<typeof PushBodySchema>
 export const PushAnswerSchema = Type.Object(
   {
     mark: Type.Object(
-      { epoch: Type.String(), seq: Type.Integer({ description: "The site's seq the cloud has applied up to: the next push's `after`." }) },
-      { additionalProperties: false },
+      { epoch: Type.String(), tx: Type.Integer(), seq: Type.Integer() },
+      { additionalProperties: false, description: "The site's outbox position (tx, seq) the cloud has applied up to: the next push's `after`." },
     ),
     applied: Type.Integer({ description: 'Changes applied by this push.' }),
     skipped: Type.Integer({ description: 'Changes at or below the mark: already applied by an earlier push.' }),

@@ -4,7 +4,7 @@ import { describeTable, describeUniqueKeys, type TableShape } from '../../tenant
 import { findValueProblem } from '../../tenant-transfer/value-rules.ts'
 import { EXPORTED_TABLES } from '../../tenant-transfer/tables.ts'
 import { LinkChangeRefused } from '../errors.ts'
-import { LINKED_TABLES, type Change, type LinkedTable } from './outbox-port.ts'
+import { isAfter, LINKED_TABLES, type Change, type LinkedTable } from './outbox-port.ts'
 
 /**
  * Which way a batch travels: `push` (a site server's changes, applied in the cloud) or `pull` (the cloud's,
@@ -85,11 +85,15 @@ export interface BatchContext {
 export async function validateBatch(db: Db, dialect: Dialect, batch: readonly Change[], ctx: BatchContext): Promise<LinkedShape[]> {
   const out: LinkedShape[] = []
   const linked = new Map<string, LinkedShape>()
-  let previousSeq = -1
+  let previous: { tx: number; seq: number } | undefined
   for (const [index, change] of batch.entries()) {
     const refuse = (rule: string, column?: string) => new LinkChangeRefused(index, change.table, rule, column)
-    if (change.seq <= previousSeq) throw refuse(`its seq ${change.seq} does not follow the previous change's ${previousSeq} (a batch is in outbox order)`)
-    previousSeq = change.seq
+    // Outbox order is (tx, seq): on PostgreSQL a later transaction's change may hold a lower seq.
+    if (previous && !isAfter(change, previous))
+      throw refuse(
+        `its position ${change.tx}.${change.seq} does not follow the previous change's ${previous.tx}.${previous.seq} (a batch is in outbox order, (tx, seq))`,
+      )
+    previous = change
     const spec = SPECS.get(change.table)
     if (!spec) throw refuse('the table is not linked')
     if (!travels(spec, ctx.flow)) throw refuse(ctx.flow === 'push' ? 'a site server does not send this table' : 'the cloud does not send this table')
