@@ -85,7 +85,11 @@ export const historianCommands: Command[] = [
       decimal: { type: 'string', value: 'D', description: "decimal mark: '.' or ',' (default '.')" },
       'date-order': { type: 'string', value: 'ORDER', description: 'order of numeric dates: dmy, mdy or ymd (e.g. dmy for 01/03/2020 = 1 March)' },
       'quality-scale': { type: 'string', value: 'SCALE', description: 'numeric quality: percent (100 good, 0 bad) or opc (192 good)' },
-      sentinels: { type: 'string', value: 'LIST', description: 'values that mean "no value", comma-separated, e.g. -9999,NaN (counted, not stored)' },
+      sentinels: {
+        type: 'string',
+        value: 'LIST',
+        description: 'values that mean "no value", comma-separated (counted, not stored); a list starting with - takes =: --sentinels=-9999,NaN',
+      },
       'max-rejections': { type: 'string', value: 'N', description: 'rejected rows listed with their reasons, 0 to 10000 (default 100; all are counted)' },
       'dry-run': { type: 'boolean', description: 'read and check the whole file and report; nothing is stored' },
       force: {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -37,20 +37,29 @@ describe('sitegrid tenant export | import (offline)', () => {
     const dry = runCli(['tenant', 'import', 'plant', file, '--dry-run'], { cwd: b })
     assert.equal(JSON.parse(dry.stdout).parts.api_keys.create, 1)
     assert.equal(runCli(['key', 'list', '--org', 'plant'], { cwd: b }).stdout, '', 'dry run wrote nothing')
-    assert.equal(runCli(['tenant', 'import', 'plant', file], { cwd: b }).code, 0)
+    const applied = runCli(['tenant', 'import', 'plant', file], { cwd: b })
+    assert.equal(applied.code, 0, applied.stderr)
+    assert.match(applied.stderr, new RegExp(`^tenant import plant.jsonl.gz: started, .*\n(.*\n)*tenant import plant.jsonl.gz: imported: .* in \\d+\\.\\d s\n$`))
     assert.match(runCli(['key', 'list', '--org', 'plant'], { cwd: b }).stdout, /\tgw\t/)
     assert.equal(
       JSON.parse(runCli(['tenant', 'import', 'plant', file], { cwd: b }).stdout).parts.api_keys.unchanged,
       1,
       'a second import leaves identical records alone',
     )
-    const again = exportTo(b, 'plant')
     const rows = (p: Buffer) =>
       gunzipSync(p)
         .toString('utf8')
         .split('\n')
         .filter((l) => l.includes('"type":"row"'))
         .sort()
+    const again = exportTo(b, 'plant')
+    const output = join(b, 'out', 'again.jsonl.gz')
+    mkdirSync(join(b, 'out'))
+    const written = runCli(['tenant', 'export', 'plant', '--output', output], { cwd: b })
+    assert.equal(written.code, 0, written.stderr)
+    assert.deepEqual(readdirSync(join(b, 'out')), ['again.jsonl.gz'], 'renamed into place, no partial file left')
+    assert.match(written.stderr, /^tenant export plant: started\n(.*\n)*tenant export plant: exported: .* in \d+\.\d s\n$/)
+    assert.deepEqual(rows(readFileSync(output)), rows(pkg))
     assert.deepEqual(rows(again), rows(pkg))
   })
 })
