@@ -1,4 +1,4 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { parseArgs } from 'node:util'
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -13,12 +13,22 @@ export interface CommandIo {
   err: (line: string) => void
 }
 
+/** An option of a command, for `util.parseArgs` and for the help. */
+export interface CommandOption {
+  type: 'string' | 'boolean'
+  multiple?: boolean
+  /** The form of the value in the help (`--expires-in DURATION`); string options only, default VALUE. */
+  value?: string
+  /** What the option does and which values it takes (the help's right column; test/cli/help.test.ts checks each has one). */
+  description: string
+}
+
 export interface Command {
   /** Words after `sitegrid`, e.g. `['key', 'mint']`. */
   path: string[]
   summary: string
   usage: string
-  options: NonNullable<ParseArgsConfig['options']>
+  options: Record<string, CommandOption>
   /** Exact number of positional arguments. */
   positionals: string[]
   run(args: { values: Record<string, string | boolean | undefined>; positionals: string[] }, io: CommandIo): Promise<number | void>
@@ -27,7 +37,8 @@ export interface Command {
 export function parseCommandArgs(command: Command, argv: string[]) {
   let parsed
   try {
-    parsed = parseArgs({ args: argv, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+    const options = Object.fromEntries(Object.entries(command.options).map(([name, o]) => [name, { type: o.type, multiple: o.multiple === true }]))
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
   } catch (err) {
     throw new UsageError((err as Error).message)
   }
@@ -42,14 +53,18 @@ export function parseCommandArgs(command: Command, argv: string[]) {
 
 export function helpText(command: Command): string {
   const lines = [`Usage: sitegrid ${command.path.join(' ')} ${command.usage}`.trimEnd(), '', command.summary]
-  const opts = Object.entries(command.options)
-  if (opts.length) {
-    lines.push('', 'Options:')
-    for (const [name, o] of opts) lines.push(`  --${name}${o.type === 'string' ? ' VALUE' : ''}`)
-  }
-  lines.push('  -h, --help')
+  const rows = Object.entries(command.options).map(([name, o]) => [
+    `--${name}${o.type === 'string' ? ` ${o.value ?? 'VALUE'}` : ''}`,
+    `${o.description}${o.multiple ? ' (repeatable)' : ''}`,
+  ])
+  rows.push(['-h, --help', 'this help'])
+  const width = Math.max(...rows.map(([left]) => left!.length))
+  lines.push('', 'Options:', ...rows.map(([left, right]) => `  ${left!.padEnd(width)}  ${right}`))
   return lines.join('\n')
 }
+
+/** `--json` of the listing commands. */
+export const JSON_OPTION = { json: { type: 'boolean', description: 'JSON instead of text: one object a line (a list) or one object' } } as const
 
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
 

@@ -1,6 +1,6 @@
 import { CLI_ACTOR } from '../identity.ts'
 import { NotFound } from '../errors/domain-error.ts'
-import { parseDuration, UsageError, type Command } from './command.ts'
+import { JSON_OPTION, parseDuration, UsageError, type Command } from './command.ts'
 import { withServices } from './runtime.ts'
 
 function requireString(values: Record<string, unknown>, name: string): string {
@@ -15,7 +15,12 @@ export const keyCommands: Command[] = [
     usage: '--org SLUG --role ROLE --name NAME --expires-in 30d',
     positionals: [],
     summary: "Mints a tenant API key (the operator's bootstrap) and prints the plaintext alone on stdout. It is shown once.",
-    options: { org: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' }, 'expires-in': { type: 'string' } },
+    options: {
+      org: { type: 'string', value: 'SLUG', description: 'the organisation (its slug)' },
+      role: { type: 'string', value: 'ROLE', description: 'owner, admin, member, or a custom role name (platform_* and service are reserved)' },
+      name: { type: 'string', value: 'NAME', description: 'a label for the key (who or what uses it)' },
+      'expires-in': { type: 'string', value: 'DURATION', description: 'lifetime: a number and m, h, d or w (90m, 12h, 30d, 2w); from 1 hour to 730 days' },
+    },
     run: async ({ values }, io) => {
       const slug = requireString(values, 'org')
       const role = requireString(values, 'role')
@@ -35,7 +40,7 @@ export const keyCommands: Command[] = [
     usage: '--org SLUG [--json]',
     positionals: [],
     summary: 'Lists the non-revoked keys of an organisation, newest first: keyId, prefix, role, name, expiry, last use.',
-    options: { org: { type: 'string' }, json: { type: 'boolean' } },
+    options: { org: { type: 'string', value: 'SLUG', description: 'the organisation (its slug)' }, ...JSON_OPTION },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ orgs, apiKeys }) => {
         const org = await orgs.findBySlug(requireString(values, 'org'))
@@ -50,7 +55,10 @@ export const keyCommands: Command[] = [
     usage: '--org SLUG KEYID [--reason TEXT]',
     positionals: ['KEYID'],
     summary: 'Revokes a key at once, in every process sharing the database.',
-    options: { org: { type: 'string' }, reason: { type: 'string' } },
+    options: {
+      org: { type: 'string', value: 'SLUG', description: 'the organisation (its slug)' },
+      reason: { type: 'string', value: 'TEXT', description: 'why, kept in the audit record' },
+    },
     run: ({ values, positionals }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ orgs, apiKeys }) => {
         const org = await orgs.findBySlug(requireString(values, 'org'))

@@ -1,4 +1,4 @@
-import type { Command } from './command.ts'
+import { JSON_OPTION, type Command } from './command.ts'
 import { withServices } from './runtime.ts'
 
 /**
@@ -12,7 +12,7 @@ export const linkStatusCommand: Command = {
   positionals: [],
   summary:
     "Site server: the link's enrolment, last contact and last error, what waits to go up (changes, bytes, the oldest), how far the cloud's changes were applied and the unresolved conflicts; --json for one JSON object. Cloud cells: use `link list`.",
-  options: { org: { type: 'string' }, json: { type: 'boolean' } },
+  options: { org: { type: 'string', value: 'SLUG', description: 'the organisation (default: SITEGRID_SITE_ORG, or the only one)' }, ...JSON_OPTION },
   run: async ({ values }, io) =>
     withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
       if (config.mode !== 'site') {

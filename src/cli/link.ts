@@ -6,7 +6,7 @@ import type { LinkHttp } from '../modules/fleet/agent/http.ts'
 import { NotFound } from '../errors/domain-error.ts'
 import { CLI_ACTOR } from '../identity.ts'
 import { NotEnrolled } from '../modules/fleet/enrolment/errors.ts'
-import { UsageError, type Command } from './command.ts'
+import { JSON_OPTION, UsageError, type Command } from './command.ts'
 import { withServices } from './runtime.ts'
 import { cliTenantTransfer } from './tenant-transfer.ts'
 
@@ -69,7 +69,11 @@ export const linkCommands: Command[] = [
     positionals: [],
     summary:
       "Cloud cell: registers a site server for some of the organisation's sites and prints its one-time enrolment code alone on stdout (valid 24 h, shown once). On the site server: sitegrid link enrol --cloud URL --code CODE.",
-    options: { org: { type: 'string' }, name: { type: 'string' }, site: { type: 'string', multiple: true } },
+    options: {
+      org: { type: 'string', value: 'SLUG', description: 'the organisation (its slug)' },
+      name: { type: 'string', value: 'NAME', description: 'a label for the site server' },
+      site: { type: 'string', multiple: true, value: 'CODE', description: 'a site the server holds (its code)' },
+    },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'cloud', 'register')
@@ -87,7 +91,7 @@ export const linkCommands: Command[] = [
     usage: '--org SLUG SERVERID',
     positionals: ['SERVERID'],
     summary: 'Cloud cell: a new one-time enrolment code for a site server (e.g. after a revoke), printed alone on stdout; re-enrolling keeps its id.',
-    options: { org: { type: 'string' } },
+    options: { org: { type: 'string', value: 'SLUG', description: 'the organisation (its slug)' } },
     run: ({ values, positionals }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'cloud', 'code')
@@ -103,7 +107,7 @@ export const linkCommands: Command[] = [
     usage: '--org SLUG SERVERID',
     positionals: ['SERVERID'],
     summary: "Cloud cell: revokes a site server's link credential at once, in every process sharing the database. The site server keeps working locally.",
-    options: { org: { type: 'string' } },
+    options: { org: { type: 'string', value: 'SLUG', description: 'the organisation (its slug)' } },
     run: ({ values, positionals }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'cloud', 'revoke')
@@ -118,7 +122,7 @@ export const linkCommands: Command[] = [
     usage: '--org SLUG [--json]',
     positionals: [],
     summary: "Cloud cell: the organisation's site servers, oldest first: id, name, sites, status, last contact, last error (tab-separated, or JSON lines).",
-    options: { org: { type: 'string' }, json: { type: 'boolean' } },
+    options: { org: { type: 'string', value: 'SLUG', description: 'the organisation (its slug)' }, ...JSON_OPTION },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'cloud', 'list')
@@ -141,7 +145,10 @@ export const linkCommands: Command[] = [
     positionals: [],
     summary:
       "Site server: enrols with the organisation's cloud cell (https://{slug}.{domain}) using a one-time code. Creates the organisation here when absent, stores the link credential sealed, and seeds the sites this server holds no data of. A server holding another organisation's data is refused.",
-    options: { cloud: { type: 'string' }, code: { type: 'string' } },
+    options: {
+      cloud: { type: 'string', value: 'URL', description: "the organisation's cloud cell, https://{slug}.{domain}" },
+      code: { type: 'string', value: 'CODE', description: 'the one-time enrolment code printed by `link register` or `link code` on the cloud (24 h)' },
+    },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'site', 'enrol')
@@ -183,7 +190,7 @@ export const linkCommands: Command[] = [
       '(as `link enrol` does). Changes made here that the cloud never acknowledged cannot be applied on top of its state: they ' +
       'are not sent but kept, one JSON change a line, in --keep FILE (default: beside the database, <database>.reseed-<time>.jsonl), ' +
       'for the operator to read and redo by hand. A reseed cut during the seed is finished by `sitegrid link seed`.',
-    options: { keep: { type: 'string' } },
+    options: { keep: { type: 'string', value: 'FILE', description: 'where to keep the changes the cloud never acknowledged (default: beside the database)' } },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'site', 'reseed')

@@ -1,37 +1,16 @@
 import { DomainError } from '../errors/domain-error.ts'
-import { helpText, parseCommandArgs, UsageError, type Command, type CommandIo } from './command.ts'
-import { initCommand } from './init.ts'
-import { keyCommands } from './key.ts'
-import { linkCommands } from './link.ts'
-import { linkStatusCommand } from './link-status.ts'
-import { orgCommands } from './org.ts'
-import { platformAdminCommands } from './platform-admin.ts'
-import { migrateCommand, serveCommand } from './serve.ts'
-import { remindersCommand } from './reminders.ts'
-import { tenantCommands } from './tenant.ts'
-import { siteKeyCommands, siteUserCommands } from './site-user.ts'
+import { helpText, parseCommandArgs, UsageError, type CommandIo } from './command.ts'
+import { commands } from './commands.ts'
+import { Cancelled } from './errors.ts'
 
-export const commands: Command[] = [
-  initCommand,
-  serveCommand,
-  migrateCommand,
-  ...orgCommands,
-  ...keyCommands,
-  ...platformAdminCommands,
-  ...siteUserCommands,
-  ...siteKeyCommands,
-  remindersCommand,
-  ...tenantCommands,
-  ...linkCommands,
-  linkStatusCommand,
-]
+const WIDTH = Math.max(...commands.map((c) => c.path.join(' ').length))
 
 function overview(): string {
   return [
     'Usage: sitegrid COMMAND [options]   (sitegrid COMMAND --help for details)',
     '',
     'Commands:',
-    ...commands.map((c) => `  ${c.path.join(' ').padEnd(14)} ${c.summary.split('. ')[0]}`),
+    ...commands.map((c) => `  ${c.path.join(' ').padEnd(WIDTH)} ${c.summary.split(/\. (?=[A-Z])/)[0]}`),
   ].join('\n')
 }
 
@@ -71,8 +50,13 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
       io.err(`sitegrid: ${err.message}`)
       return 78 // EX_CONFIG
     }
+    if (err instanceof Cancelled) {
+      io.err(`sitegrid ${command.path.join(' ')}: ${err.message}`)
+      return 130 // 128 + SIGINT, as a shell reports a command Ctrl-C stopped
+    }
     if (err instanceof DomainError) {
-      const fields = err.errors?.map((e) => ` (${e.pointer.slice(1)}: ${e.message})`).join('') ?? ''
+      // Each field and its rule, unless the detail already says it (InvalidField's does).
+      const fields = err.errors?.map((e) => (err.message.includes(e.message) ? '' : ` (${e.pointer.slice(1)}: ${e.message})`)).join('') ?? ''
       io.err(`sitegrid ${command.path.join(' ')}: ${err.code}: ${err.message}${fields}`)
       return 1
     }

@@ -1,5 +1,5 @@
 import { siteOrgAmbiguity } from '../config/site-org.ts'
-import type { Command } from './command.ts'
+import { JSON_OPTION, type Command } from './command.ts'
 import { withServices } from './runtime.ts'
 
 export const orgCommands: Command[] = [
@@ -9,7 +9,10 @@ export const orgCommands: Command[] = [
     positionals: ['SLUG'],
     summary:
       'Provisions an organisation served at {SLUG}.{base domain}; prints its id (org_ + 8 Crockford base32) alone. --id gives the id the account control plane assigned (the same organisation on a site server and in its cloud cell, so tenant packages move between them).',
-    options: { name: { type: 'string' }, id: { type: 'string' } },
+    options: {
+      name: { type: 'string', value: 'NAME', description: 'display name (default: the slug)' },
+      id: { type: 'string', value: 'org_XXXXXXXX', description: 'the id the account control plane assigned (org_ + 8 Crockford base32); default: a new one' },
+    },
     run: ({ values, positionals }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ config, orgs }) => {
         const org = await orgs.provision(positionals[0]!, values.name as string | undefined, values.id as string | undefined)
@@ -27,7 +30,7 @@ export const orgCommands: Command[] = [
     usage: '[--json]',
     positionals: [],
     summary: 'Lists the organisations: id, slug, name, creation time (tab-separated, or JSON lines with --json).',
-    options: { json: { type: 'boolean' } },
+    options: { ...JSON_OPTION },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
         for (const org of await orgs.list()) io.out(values.json ? JSON.stringify(org) : [org.id, org.slug, org.name, org.createdAt].join('\t'))

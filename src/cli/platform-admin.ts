@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os'
 import type { Actor } from '../identity.ts'
-import { UsageError, type Command } from './command.ts'
+import { JSON_OPTION, UsageError, type Command } from './command.ts'
 import { withServices } from './runtime.ts'
 
 // Platform admins are the control plane's operators (issue 4): a server-side list of OIDC `oid`s that pass
@@ -30,7 +30,7 @@ export const platformAdminCommands: Command[] = [
     usage: 'OID [--note TEXT]',
     positionals: ['OID'],
     summary: 'Makes the account with this OIDC `oid` a platform admin (passes OrgAdmin in every organisation). Idempotent.',
-    options: { note: { type: 'string' } },
+    options: { note: { type: 'string', value: 'TEXT', description: 'who the account is, kept with it and in the platform audit' } },
     run: ({ values, positionals }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
         const oid = checkOid(positionals[0]!)
@@ -56,7 +56,7 @@ export const platformAdminCommands: Command[] = [
     usage: '[--json]',
     positionals: [],
     summary: 'Lists the platform admins: oid, time added, note (tab-separated, or JSON lines with --json).',
-    options: { json: { type: 'boolean' } },
+    options: { ...JSON_OPTION },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
         for (const admin of await platformAdmins.list()) {
@@ -70,7 +70,7 @@ export const platformAdminCommands: Command[] = [
     positionals: [],
     summary:
       'The platform audit records (additions and removals of platform admins: who, when, what), newest first; default 100, at most 10000 (tab-separated, or JSON lines with --json).',
-    options: { limit: { type: 'string' }, json: { type: 'boolean' } },
+    options: { limit: { type: 'string', value: 'N', description: 'how many records, newest first: 1 to 10000 (default 100)' }, ...JSON_OPTION },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
         const limit = values.limit === undefined ? 100 : Number(values.limit)

@@ -18,7 +18,7 @@ export const remindersCommand: Command = {
         import('../http/logger.ts'),
         import('./reminder-service.ts'),
       ])
-    const config = loadConfig(io.env, { requireKeySecret: false })
+    const config = loadConfig(io.env, { requireKeySecret: false, requireDatabaseFolder: true })
     if (!config.smtp) {
       io.err('sitegrid reminders run-once: no SMTP relay configured (SITEGRID_SMTP_HOST)')
       return 78

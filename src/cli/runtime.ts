@@ -20,7 +20,7 @@ export async function withServices<T>(
     import('../db/migrate.ts'),
     import('../db/tenant-scope.ts'),
   ])
-  const config = loadConfig(env, options)
+  const config = loadConfig(env, { ...options, requireDatabaseFolder: true })
   const handle = await connectDatabase(config.databaseUrl, { poolSize: 2 })
   try {
     await migrateToLatest(handle.db)

@@ -37,7 +37,7 @@ function describeDatabase(url: string): string {
 
 /** `sitegrid serve`: resolves to the exit code once the server has stopped (SIGTERM, SIGINT). */
 export async function serve(values: Record<string, string | boolean | undefined>, io: CommandIo): Promise<number> {
-  const config = loadConfig(io.env, { requireKeySecret: true })
+  const config = loadConfig(io.env, { requireKeySecret: true, requireDatabaseFolder: true })
   // Human lines on a terminal, JSON lines otherwise (a file, a pipe, the journal): cli/pretty-log.ts.
   const log = createLogger(config.logLevel, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined)
   // SQLite: one serving process per file; a second start stops here, naming the first (db/server-lock.ts).
@@ -139,7 +139,7 @@ async function migrateAndGrant(handle: DatabaseHandle, config: Config) {
 
 /** `sitegrid migrate`. */
 export async function migrate(io: CommandIo): Promise<void> {
-  const config = loadConfig(io.env, { requireKeySecret: false })
+  const config = loadConfig(io.env, { requireKeySecret: false, requireDatabaseFolder: true })
   const handle = await connectDatabase(config.databaseUrl, { poolSize: 1 })
   try {
     const results = await migrateAndGrant(handle, config)

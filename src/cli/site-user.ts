@@ -2,31 +2,12 @@ import { createInterface } from 'node:readline'
 import { Writable } from 'node:stream'
 import { CLI_ACTOR, isRole, type Org } from '../identity.ts'
 import { systemClock } from '../clock.ts'
-import type { Config } from '../config/schema.ts'
 import { invalidField, NotFound } from '../errors/domain-error.ts'
-import type { OrgsService } from '../modules/orgs/service.ts'
 import { PIN_PATTERN } from '../modules/site-users/pin-hash.ts'
 import type { SiteUsersService } from '../modules/site-users/service.ts'
-import { UsageError, type Command } from './command.ts'
+import { JSON_OPTION, UsageError, type Command } from './command.ts'
+import { ORG_OPTION, siteOrg } from './org-option.ts'
 import { withServices } from './runtime.ts'
-
-const ORG_OPTION = { org: { type: 'string' } } as const
-
-/** `--org SLUG`, else the site's organisation: SITEGRID_SITE_ORG, or the only one there is. */
-async function siteOrg(orgs: OrgsService, config: Config, slug: unknown): Promise<Org> {
-  const wanted = typeof slug === 'string' ? slug : config.siteOrgSlug
-  if (wanted !== undefined) {
-    const org = await orgs.findBySlug(wanted)
-    if (!org) throw new NotFound()
-    return org
-  }
-  const all = await orgs.list()
-  if (all.length !== 1)
-    throw new UsageError(
-      all.length === 0 ? 'no organisation exists yet: run `sitegrid org create SLUG` first' : '--org SLUG is required when several organisations exist',
-    )
-  return all[0]!
-}
 
 function role(values: Record<string, unknown>): 'owner' | 'admin' | 'member' {
   const value = values.role
@@ -90,7 +71,12 @@ export const siteUserCommands: Command[] = [
     positionals: [],
     summary:
       'Adds a site user who signs in with e-mail and PIN (POST /auth/site/login). The PIN (6 to 12 digits) is read from standard input, never from the command line; prints the new id.',
-    options: { ...ORG_OPTION, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } },
+    options: {
+      ...ORG_OPTION,
+      email: { type: 'string', value: 'EMAIL', description: 'the e-mail the user signs in with' },
+      name: { type: 'string', value: 'NAME', description: 'display name' },
+      role: { type: 'string', value: 'ROLE', description: 'owner, admin or member' },
+    },
     run: async ({ values }, io) => {
       const input = { email: required(values, 'email'), displayName: required(values, 'name'), siteRole: role(values) }
       const pin = await readPin()
@@ -106,7 +92,7 @@ export const siteUserCommands: Command[] = [
     usage: '[--org SLUG] [--json]',
     positionals: [],
     summary: 'Lists the site users: id, e-mail, site role, name (tab-separated, or JSON lines with --json). Never a PIN.',
-    options: { ...ORG_OPTION, json: { type: 'boolean' } },
+    options: { ...ORG_OPTION, ...JSON_OPTION },
     run: ({ values }, io) =>
       withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
         let cursor: string | undefined
@@ -122,7 +108,7 @@ export const siteUserCommands: Command[] = [
     usage: 'USER --role owner|admin|member [--org SLUG]',
     positionals: ['USER'],
     summary: "Changes a site user's role (USER is the e-mail or the id). The last owner cannot be demoted.",
-    options: { ...ORG_OPTION, role: { type: 'string' } },
+    options: { ...ORG_OPTION, role: { type: 'string', value: 'ROLE', description: 'owner, admin or member' } },
     run: ({ values, positionals }, io) =>
       withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
         const siteRole = role(values)
@@ -168,7 +154,7 @@ export const siteUserCommands: Command[] = [
     positionals: [],
     summary:
       'Ends the sign-in lock of an e-mail after repeated wrong PINs and forgets its failures, for the rightful user; recorded in the audit log (site_user.unlocked). Works for any e-mail, as the lock does.',
-    options: { ...ORG_OPTION, email: { type: 'string' } },
+    options: { ...ORG_OPTION, email: { type: 'string', value: 'EMAIL', description: 'the locked e-mail (known or not)' } },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ config, orgs, lockout }) => {
         const email = required(values, 'email')

@@ -11,10 +11,10 @@ const secret = Buffer.alloc(32, 9).toString('base64')
 const base = { SITEGRID_DATA_DIR: dir }
 
 describe('configuration', () => {
-  it('defaults: site mode, SQLite under ./data, 127.0.0.1:8080', () => {
+  it('defaults: site mode, SQLite in the data folder, 127.0.0.1:8080', () => {
     const config = loadConfig({ ...base, SITEGRID_KEY_SECRET: secret }, { requireKeySecret: true })
     assert.equal(config.mode, 'site')
-    assert.equal(config.databaseUrl, 'sqlite:./data/sitegrid.db')
+    assert.equal(config.databaseUrl, `sqlite:${join(dir, 'sitegrid.db')}`)
     assert.equal(config.host, '127.0.0.1')
     assert.equal(config.port, 8080)
     assert.ok(Object.isFrozen(config))
@@ -65,5 +65,25 @@ describe('configuration', () => {
     assert.equal(config.port, 9100)
     writeFileSync(file, JSON.stringify({ SITEGRID_MODEE: 'cloud' }))
     assert.throws(() => loadConfig({ ...base, SITEGRID_CONFIG_FILE: file }, { requireKeySecret: false }), /unknown setting SITEGRID_MODEE/)
+  })
+
+  it("relative paths in the config file are relative to the file's folder; the data folder defaults to that folder", () => {
+    const folder = mkdtempSync(join(tmpdir(), 'sitegrid-config-rel-'))
+    const file = join(folder, 'sitegrid.json')
+    writeFileSync(join(folder, 'secret'), `${secret}\n`)
+    writeFileSync(file, JSON.stringify({ SITEGRID_KEY_SECRET_FILE: 'secret', DATABASE_URL: 'sqlite:db/site.db' }))
+    const config = loadConfig({ SITEGRID_CONFIG_FILE: file }, { requireKeySecret: true })
+    assert.equal(config.keySecret?.length, 32)
+    assert.equal(config.databaseUrl, `sqlite:${join(folder, 'db', 'site.db')}`)
+    assert.equal(config.dataDir, folder)
+    writeFileSync(file, JSON.stringify({ SITEGRID_DATA_DIR: 'var', SITEGRID_KEY_SECRET_FILE: join(folder, 'secret') })) // absolute: as it is
+    const moved = loadConfig({ SITEGRID_CONFIG_FILE: file }, { requireKeySecret: true })
+    assert.equal(moved.keySecret?.length, 32)
+    assert.equal(moved.dataDir, join(folder, 'var'))
+    assert.equal(moved.databaseUrl, `sqlite:${join(folder, 'var', 'sitegrid.db')}`)
+    assert.throws(
+      () => loadConfig({ SITEGRID_CONFIG_FILE: file }, { requireKeySecret: false, requireDatabaseFolder: true }),
+      (err: ConfigInvalid) => err.problems.some((p) => p.startsWith(`SITEGRID_DATA_DIR: the data folder ${join(folder, 'var')} does not exist`)),
+    )
   })
 })

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { isIPv4 } from 'node:net'
+import { dirname, join, resolve } from 'node:path'
 import type { TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { RawConfigSchema, type Config, type SmtpConfig, type OidcConfig, type RawConfig } from './schema.ts'
@@ -19,12 +20,18 @@ export class ConfigInvalid extends Error {
 export interface LoadOptions {
   /** `serve` and `key mint` need the verifier secret; a command that does not may run without it. */
   requireKeySecret: boolean
+  /**
+   * The commands (all but `init`): the folder of a SQLite database must exist (the data folder, by default), so that
+   * a command run from the wrong folder says where it looked instead of creating an empty database there.
+   */
+  requireDatabaseFolder?: boolean
 }
 
 /** Reads env (and the optional JSON file it names), validates all of it, reports every bad key at once. */
 export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config {
   const problems: string[] = []
-  const fromFile = readConfigFile(env, problems)
+  const configFile = configFilePath(env)
+  const fromFile = readConfigFile(configFile, env, problems)
   const merged: Record<string, unknown> = { ...fromFile }
   for (const key of Object.keys(RawConfigSchema.properties)) {
     if (env[key] !== undefined && env[key] !== '') merged[key] = env[key]
@@ -38,21 +45,25 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     const [error] = Value.Errors(schema, value)
     problems.push(`${key}: ${choices ? `must be one of ${choices.join(', ')}` : (error?.message ?? 'is not valid')}`)
   }
+  const dataDir = dataDirOf(configFile, candidate.SITEGRID_DATA_DIR)
+  const databaseUrl = candidate.DATABASE_URL ?? `sqlite:${join(dataDir, 'sitegrid.db')}`
   const secret = problems.length === 0 ? readKeySecret(candidate, problems, options) : undefined
   const oidc = problems.length === 0 ? readOidc(candidate, problems) : undefined
   const smtp = problems.length === 0 ? readSmtp(candidate, problems) : undefined
   const linkCa = problems.length === 0 ? readLinkCa(candidate, problems) : undefined
   const metrics = problems.length === 0 ? readMetrics(candidate, problems) : undefined
+  // Last: the settings' own problems first decide whether the secret and the others are read (all reported at once).
+  if (options.requireDatabaseFolder) checkDatabaseFolder(databaseUrl, { dataDir, configFile, candidate }, problems)
   if (problems.length > 0) throw new ConfigInvalid(problems)
   return Object.freeze({
     mode: candidate.SITEGRID_MODE,
-    databaseUrl: candidate.DATABASE_URL,
+    databaseUrl,
     databaseAppUrl: candidate.SITEGRID_DATABASE_APP_URL,
     baseDomain: candidate.SITEGRID_BASE_DOMAIN,
     siteOrgSlug: candidate.SITEGRID_SITE_ORG,
     keySecret: secret?.value,
     keySecretSource: secret?.source,
-    dataDir: candidate.SITEGRID_DATA_DIR,
+    dataDir,
     host: candidate.HOST,
     port: candidate.PORT,
     logLevel: candidate.SITEGRID_LOG_LEVEL,
@@ -105,12 +116,64 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
   })
 }
 
+/** The configuration file (absolute): SITEGRID_CONFIG_FILE, else `sitegrid.json` in SITEGRID_DATA_DIR (default ./data). */
 export function configFilePath(env: NodeJS.ProcessEnv): string {
-  return env.SITEGRID_CONFIG_FILE || `${env.SITEGRID_DATA_DIR || './data'}/sitegrid.json`
+  return resolve(env.SITEGRID_CONFIG_FILE || join(env.SITEGRID_DATA_DIR || 'data', 'sitegrid.json'))
 }
 
-function readConfigFile(env: NodeJS.ProcessEnv, problems: string[]): Record<string, unknown> {
-  const path = configFilePath(env)
+/** The data folder: SITEGRID_DATA_DIR (absolute once read), else the configuration file's folder. */
+function dataDirOf(configFile: string, setting: string | undefined): string {
+  return resolve(setting ?? dirname(configFile))
+}
+
+/** For `sitegrid init`, before there is anything to validate: the configuration file and the data folder it implies. */
+export function locateDataFolder(env: NodeJS.ProcessEnv): { configFile: string; dataDir: string } {
+  const configFile = configFilePath(env)
+  const fromFile = readConfigFile(configFile, env, [])
+  const setting = env.SITEGRID_DATA_DIR || (typeof fromFile.SITEGRID_DATA_DIR === 'string' ? fromFile.SITEGRID_DATA_DIR : undefined)
+  return { configFile, dataDir: dataDirOf(configFile, setting) }
+}
+
+/** Settings that name a file or a folder: relative in the configuration file, they are relative to the file's folder. */
+const PATH_SETTINGS = [
+  'SITEGRID_DATA_DIR',
+  'SITEGRID_KEY_SECRET_FILE',
+  'SITEGRID_SMTP_PASSWORD_FILE',
+  'SITEGRID_OIDC_CLIENT_SECRET_FILE',
+  'SITEGRID_LINK_CA_FILE',
+  'SITEGRID_AI_CONFIG_FILE',
+]
+
+/**
+ * The file's paths made absolute against its own folder, so that a command finds the same files from any working
+ * directory (the environment's paths stay relative to the working directory, as a shell user expects).
+ */
+function rebased(settings: Record<string, unknown>, folder: string): Record<string, unknown> {
+  const out = { ...settings }
+  for (const key of PATH_SETTINGS) if (typeof out[key] === 'string' && out[key] !== '') out[key] = resolve(folder, out[key])
+  const url = out.DATABASE_URL
+  if (typeof url === 'string' && url.startsWith('sqlite:') && url !== 'sqlite::memory:') out.DATABASE_URL = `sqlite:${resolve(folder, url.slice(7))}`
+  return out
+}
+
+/** A SQLite database whose folder does not exist: where the command looked, and the setting that changes it. */
+function checkDatabaseFolder(databaseUrl: string, where: { dataDir: string; configFile: string; candidate: RawConfig }, problems: string[]): void {
+  if (!databaseUrl.startsWith('sqlite:') || databaseUrl === 'sqlite::memory:') return
+  const folder = dirname(resolve(databaseUrl.slice('sqlite:'.length)))
+  if (existsSync(folder)) return
+  const { dataDir, configFile, candidate } = where
+  if (candidate.DATABASE_URL !== undefined) {
+    problems.push(`DATABASE_URL: the folder ${folder} of the SQLite database does not exist (only \`sitegrid init\` creates folders)`)
+    return
+  }
+  const why = candidate.SITEGRID_DATA_DIR === undefined ? `SITEGRID_DATA_DIR is unset: the folder of the configuration file ${configFile}` : 'SITEGRID_DATA_DIR'
+  problems.push(
+    `SITEGRID_DATA_DIR: the data folder ${dataDir} does not exist (${why}). Run \`sitegrid init\` to create it, or point SITEGRID_DATA_DIR or ` +
+      `SITEGRID_CONFIG_FILE at an existing one (relative values in the environment are relative to the working directory ${process.cwd()})`,
+  )
+}
+
+function readConfigFile(path: string, env: NodeJS.ProcessEnv, problems: string[]): Record<string, unknown> {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -125,7 +188,7 @@ function readConfigFile(env: NodeJS.ProcessEnv, problems: string[]): Record<stri
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new TypeError('not an object')
     const unknownKeys = Object.keys(parsed).filter((k) => !Object.hasOwn(RawConfigSchema.properties, k))
     for (const key of unknownKeys) problems.push(`${path}: unknown setting ${key}`)
-    return parsed as Record<string, unknown>
+    return rebased(parsed as Record<string, unknown>, dirname(path))
   } catch {
     problems.push(`${path}: not a JSON object`)
     return {}

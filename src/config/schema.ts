@@ -2,15 +2,17 @@ import { Type, type Static, type TSchema } from 'typebox'
 
 /**
  * The configuration as the operator writes it: environment variables, optionally completed by a JSON file
- * (`SITEGRID_CONFIG_FILE`, default `./data/sitegrid.json`, written by `sitegrid init`). The environment wins.
+ * (`SITEGRID_CONFIG_FILE`, default `./data/sitegrid.json`, written by `sitegrid init`). The environment wins. Relative
+ * paths in the file are relative to the file's folder; in the environment, to the working directory (config/load.ts).
  * Documented in README.md § Configuration.
  */
 export const RawConfigSchema = Type.Object({
-  DATABASE_URL: Type.String({
-    default: 'sqlite:./data/sitegrid.db',
-    pattern: '^(sqlite:|postgres://|postgresql://)',
-    description: '`sqlite:PATH` or `postgres://…`',
-  }),
+  DATABASE_URL: Type.Optional(
+    Type.String({
+      pattern: '^(sqlite:|postgres://|postgresql://)',
+      description: '`sqlite:PATH` or `postgres://…`; unset: `sqlite:` the data folder `/sitegrid.db`',
+    }),
+  ),
   SITEGRID_DATABASE_APP_URL: Type.Optional(
     Type.String({
       pattern: '^(postgres://|postgresql://)',
@@ -27,7 +29,7 @@ export const RawConfigSchema = Type.Object({
   ),
   SITEGRID_KEY_SECRET: Type.Optional(Type.String()),
   SITEGRID_KEY_SECRET_FILE: Type.Optional(Type.String({ minLength: 1 })),
-  SITEGRID_DATA_DIR: Type.String({ default: './data', minLength: 1 }),
+  SITEGRID_DATA_DIR: Type.Optional(Type.String({ minLength: 1, description: "unset: the configuration file's folder (by default ./data)" })),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
   SITEGRID_LOG_LEVEL: Type.Union(
