@@ -157,14 +157,14 @@ export function frameworkErrorProblem(error: FastifyError, request: FastifyReque
 
 /** The one place where any error becomes an RFC 9457 answer. No stack, SQL or secret reaches the body. */
 export function installProblemHandlers(app: FastifyInstance): void {
-  // A route that validates its path, query or body, or reads a body, can answer 400 ValidationFailed (http/input-guard.ts
-  // too), and one that reads a body 415 for a type it has no parser for: documented on every such route, also where
-  // its own list of problem statuses forgot them (the fuzzing suites hold answers to the document).
+  // Every route can answer 400 ValidationFailed (http/input-guard.ts reads the query string of all of them, and a route
+  // validates its path, query or body), and one that reads a body 415 for a type it has no parser for: documented on
+  // every route, also where its own list of problem statuses forgot them (the fuzzing suites hold answers to the document).
   app.addHook('onRoute', (route) => {
-    const schema = route.schema as { params?: unknown; querystring?: unknown; body?: unknown; response?: Record<string, unknown> } | undefined
+    const schema = route.schema as { response?: Record<string, unknown> } | undefined
     if (!schema?.response) return
     const readsBody = [route.method].flat().some((method) => BODY_METHODS.has(method))
-    const statuses = [...(readsBody || schema.params || schema.querystring || schema.body ? [400] : []), ...(readsBody ? [415] : [])]
+    const statuses = [400, ...(readsBody ? [415] : [])]
     const missing = statuses.filter((status) => schema.response![String(status)] === undefined)
     if (missing.length > 0) schema.response = { ...schema.response, ...problemResponses(...missing) }
   })

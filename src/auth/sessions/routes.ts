@@ -31,6 +31,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'startSignIn',
         summary: 'Start a browser sign-in',
         security: [],
         description: docs.startSignIn,
@@ -56,6 +57,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'finishSignIn',
         summary: 'Finish a browser sign-in (the provider redirects here)',
         security: [],
         description: docs.finishSignIn,
@@ -83,6 +85,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'getSessionToken',
         summary: "The session's access token",
         security: [],
         description: docs.sessionAccessToken,
@@ -105,6 +108,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'signOut',
         summary: 'Sign out',
         security: [],
         description: docs.signOut,

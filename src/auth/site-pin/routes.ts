@@ -21,6 +21,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'signInWithPin',
         summary: 'Sign in with e-mail and PIN',
         security: [],
         description: docs.signIn,
@@ -47,6 +48,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'changeOwnPin',
         summary: "Change one's own PIN",
         description: docs.changeOwnPin,
         security: [],
@@ -73,6 +75,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'refreshPinSession',
         summary: 'Renew the session without the PIN',
         security: [],
         description: docs.renewSession,
@@ -93,6 +96,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'signOutPinSession',
         summary: 'End the session',
         security: [],
         description: docs.endSession,
@@ -113,6 +117,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'getSigningKeys',
         summary: 'The local public key set',
         security: [],
         description: docs.localPublicKeySet,

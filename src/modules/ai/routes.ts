@@ -43,6 +43,7 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
       },
       schema: {
         tags: ['AI'],
+        operationId: 'completePrompt',
         summary: 'Ask a language model',
         description: docs.askLanguageModel,
         body: CompleteBody,
@@ -102,6 +103,7 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
       config: { policy: 'admin' },
       schema: {
         tags: ['AI'],
+        operationId: 'getAiUsage',
         summary: "Read the organisation's AI usage",
         description: docs.readAiUsage,
         querystring: UsageQuery,

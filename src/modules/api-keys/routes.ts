@@ -12,6 +12,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
       config: { policy: 'admin' },
       schema: {
         tags: ['API keys'],
+        operationId: 'mintApiKey',
         summary: 'Mint a tenant API key',
         description: docs.mintApiKey,
         body: MintApiKeyBody,
@@ -30,6 +31,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
       config: { policy: 'admin' },
       schema: {
         tags: ['API keys'],
+        operationId: 'listApiKeys',
         summary: "List the organisation's keys",
         description: docs.listApiKeys,
         response: { 200: ApiKeyListSchema, ...problemResponses(401, 403, 429) },
@@ -44,6 +46,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
       config: { policy: 'admin' },
       schema: {
         tags: ['API keys'],
+        operationId: 'revokeApiKey',
         summary: 'Revoke a key',
         description: docs.revokeApiKey,
         params: ApiKeyParams,

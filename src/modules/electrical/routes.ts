@@ -48,6 +48,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin', idempotent: true },
       schema: {
         tags: TAGS,
+        operationId: 'createNode',
         summary: 'Create a node',
         description: docs.createNode,
         params: SiteParams,
@@ -65,6 +66,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listNodes',
         summary: 'List nodes',
         description: docs.listNodes,
         params: SiteParams,
@@ -81,6 +83,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getNode',
         summary: 'Read a node',
         description: docs.readNode,
         params: NodeParams,
@@ -96,6 +99,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'updateNode',
         summary: 'Update a node',
         description: docs.updateNode,
         params: NodeParams,
@@ -112,6 +116,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'deleteNode',
         summary: 'Delete a node',
         description: docs.deleteNode,
         params: NodeParams,
@@ -137,6 +142,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin', idempotent: true },
       schema: {
         tags: TAGS,
+        operationId: 'createEdge',
         summary: 'Create an edge',
         description: docs.createEdge,
         params: SiteParams,
@@ -154,6 +160,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listEdges',
         summary: 'List edges',
         description: docs.listEdges,
         params: SiteParams,
@@ -170,6 +177,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'deleteEdge',
         summary: 'Delete an edge',
         description: docs.deleteEdge,
         params: SiteParams,
@@ -189,6 +197,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getNetwork',
         summary: 'Read the whole network',
         description: docs.readNetwork,
         params: SiteParams,
@@ -212,6 +221,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
         validatorCompiler: ({ schema, httpPart }) => (httpPart === 'body' ? () => true : paramsValidator.compile(schema)),
         schema: {
           tags: TAGS,
+          operationId: 'replaceNetwork',
           summary: 'Replace the whole network (streamed bulk load)',
           description: docs.replaceNetwork(electrical.networkLoadLimits),
           params: SiteParams,
@@ -239,6 +249,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listIslands',
         summary: 'Islands (connected components)',
         description: docs.islands,
         params: SiteParams,
@@ -254,6 +265,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listLoops',
         summary: 'Loops in a network meant to be radial',
         description: docs.loops,
         params: SiteParams,
@@ -270,6 +282,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listIsolatedNodes',
         summary: 'Nodes with no connection',
         description: docs.isolatedNodes,
         params: SiteParams,
@@ -285,6 +298,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listSupplyPaths',
         summary: 'Paths from a node back to its supplies',
         description: docs.supplyPaths,
         params: NodeParams,
@@ -300,6 +314,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getTripTime',
         summary: "Trip time of the node's protection for a fault current",
         description: docs.tripTime,
         params: NodeParams,
@@ -316,6 +331,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getCoordination',
         summary: "Protection coordination along the node's supply path",
         description: docs.protectionCoordination,
         params: NodeParams,
@@ -332,6 +348,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'exportPandapower',
         summary: 'Export as a pandapower network',
         description: docs.exportPandapowerNetwork,
         params: SiteParams,

@@ -17,6 +17,7 @@ import {
   SeriesParams,
   SeriesQuerySchema,
   SeriesSchema,
+  UploadForm,
 } from './schemas.ts'
 import type { HistorianService, UploadPart } from './service/index.ts'
 import { FIELD_NAMES } from './service/form.ts'
@@ -40,8 +41,10 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
         config: { policy: 'admin' },
         schema: {
           tags: ['Historian'],
+          operationId: 'importHistorianBatch',
           summary: 'Import a historian export',
           description: docs.importHistorianExport,
+          requestBody: { content: { 'multipart/form-data': { schema: UploadForm } } },
           response: { 200: BatchSchema, 201: BatchSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
         },
       },
@@ -62,6 +65,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'listHistorianBatches',
         summary: 'List the import batches of a site',
         description: docs.listImportBatches,
         querystring: ListBatchesQuery,
@@ -77,6 +81,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'getHistorianBatch',
         summary: 'Read an import batch',
         description: docs.readImportBatch,
         params: BatchParams,
@@ -92,6 +97,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'getHistorianRejections',
         summary: 'Download the rejection report of a batch',
         description: docs.downloadRejectionReport,
         params: BatchParams,
@@ -126,6 +132,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'listHistorianCollisions',
         summary: 'List the collisions of a batch',
         description: docs.listCollisions,
         params: BatchParams,
@@ -142,6 +149,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'admin' },
       schema: {
         tags: ['Historian'],
+        operationId: 'deleteHistorianBatch',
         summary: 'Delete an import batch and its samples',
         description: docs.deleteImportBatch,
         params: BatchParams,
@@ -163,6 +171,7 @@ export const historianSeriesRoutes: FastifyPluginAsyncTypebox<{ historian: Histo
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'getHistorianSeries',
         summary: "Read a tag's history",
         description: docs.readTagHistory,
         params: SeriesParams,

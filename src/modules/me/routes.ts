@@ -12,6 +12,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ me: MeService }> = async (app
       config: { policy: 'member' },
       schema: {
         tags: ['Identity'],
+        operationId: 'getMe',
         summary: 'Who is calling',
         description: docs.me,
         response: { 200: MeSchema, ...problemResponses(401, 403, 429) },

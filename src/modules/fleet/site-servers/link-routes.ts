@@ -23,6 +23,7 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'enrolSiteServer',
         summary: 'Enrol a site server (exchange its one-time code)',
         security: [],
         description: docs.enrol,
@@ -44,6 +45,7 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
       config: { policy: 'link' },
       schema: {
         tags: TAGS,
+        operationId: 'getLinkSeed',
         summary: 'Seed a site server with one of its sites',
         description: docs.seed,
         querystring: SeedQuery,
@@ -71,6 +73,7 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
       config: { policy: 'link' },
       schema: {
         tags: TAGS,
+        operationId: 'reseedLink',
         summary: 'Start a site server’s outbox anew (a reseed after a restore)',
         description: docs.reseed,
         body: ReseedBody,

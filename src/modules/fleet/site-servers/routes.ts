@@ -15,6 +15,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'registerSiteServer',
         summary: 'Register a site server',
         description: docs.registerSiteServer,
         body: RegisterSiteServerBody,
@@ -33,6 +34,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'listSiteServers',
         summary: 'List the site servers',
         description: docs.listSiteServers,
         querystring: ListSiteServersQuery,
@@ -48,6 +50,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'getSiteServer',
         summary: 'Read a site server',
         description: docs.readSiteServer,
         params: SiteServerParams,
@@ -63,6 +66,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'revokeSiteServer',
         summary: "Revoke a site server's link credential",
         description: docs.revokeSiteServer,
         params: SiteServerParams,
@@ -78,6 +82,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'issueEnrolmentCode',
         summary: 'Issue a new enrolment code',
         description: docs.issueEnrolmentCode,
         params: SiteServerParams,
