@@ -270,7 +270,7 @@ export function hugeNumberCases(op: Operation, ids: TenantIds, now: number): Inp
   const example = schema ? JSON.stringify(exampleOf(schema, now)) : undefined
   // The example body with it: a POST without its body would be refused for the body first.
   const request = (url: string) => (example === undefined ? { method: op.method as 'GET', url } : jsonRequest(op, url, example))
-  const rule = /must be (integer|number|a finite number|<=|equal to one of the allowed values)/
+  const rule = /must be (integer|number|a finite number|<=|one of)/
   const cases: InputCase[] = []
   for (const p of pathParams(op).filter(isInteger))
     cases.push({
