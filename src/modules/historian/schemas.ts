@@ -305,8 +305,9 @@ export const UploadForm = Type.Object(
     format: Choice(['auto', ...FORMAT_NAMES], 'The layout of `trend_csv`; `auto` detects it.'),
     trend_csv: CsvFile('The historian export. Send it last to have it streamed straight into the database.'),
     mapping_csv: CsvFile('`historian_tag,instance_id,tag_key[,unit][,scale]`: which instance and tag each historian tag is.'),
-    force: Type.Optional(Type.Boolean({ default: false, description: 'Import the same two files for the site again (latest value wins).' })),
-    dryRun: Type.Optional(Type.Boolean({ default: false, description: 'Answer 200 with the report and store nothing.' })),
+    // No `default`: generators (openapi-typescript) would make a part with one required.
+    force: Type.Optional(Type.Boolean({ description: 'Import the same two files for the site again (latest value wins). Default false.' })),
+    dryRun: Type.Optional(Type.Boolean({ description: 'Answer 200 with the report and store nothing. Default false.' })),
     timezone: Type.Optional(Type.String({ description: "IANA time zone of local times in the file; default the site's." })),
     separator: Type.Optional(Choice([',', ';', 'tab'], 'Column separator; detected when absent.')),
     decimal: Type.Optional(Choice(['.', ','], 'Decimal mark; a decimal comma needs another separator.')),
