@@ -58,6 +58,20 @@ export const POLICY_SENTENCES: Readonly<Record<Policy, string>> = {
   link: "Policy: link (a site server's link credential, `Bearer slk_…`); every other credential gets 403.",
 }
 
+/** `Cache-Control: no-store`, as the routes whose answers hold a secret or a session set it. */
+export const NO_STORE = { 'Cache-Control': { type: 'string', enum: ['no-store'], description: 'The answer holds a secret or a session: no cache keeps it.' } }
+
+/** A download's `Content-Disposition`. */
+export const attachment = (filename: string) => ({ 'Content-Disposition': { type: 'string', description: `\`attachment; filename="${filename}"\`` } })
+
+/**
+ * A response schema with the headers its route sets, for the OpenAPI document; Fastify's serializer reads no `headers`
+ * keyword, so the answer is written as before.
+ */
+export function withHeaders<T extends object>(schema: T, headers: Record<string, object>): T {
+  return { ...schema, headers }
+}
+
 /** The operations' groups, in the order a reader meets them. */
 const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'Sites', description: 'Industrial sites, addressed by their `code` (spec 2.2, 4.2).' },
@@ -129,7 +143,6 @@ function headersOf(status: string, route: RouteOptions): Record<string, unknown>
   const idempotent = route.config?.idempotent !== undefined
   const headers: Record<string, unknown> = {}
   if (code === 401) headers['WWW-Authenticate'] = { type: 'string', description: '`Bearer, ApiKey`: the credentials this API takes.' }
-  if (code === 302 || code === 303) headers.Location = { type: 'string', description: 'Where the browser goes next.' }
   if (code === 423 || code === 429) headers['Retry-After'] = { ...RETRY_AFTER, description: 'Seconds to wait before trying again.' }
   if (code === 503) {
     headers['Retry-After'] = {

@@ -9,6 +9,7 @@ import { clearHostCookie, LOGIN_COOKIE, originOf, readCookie, requireSameOrigin,
 import { CallbackQuery, LoginQuery, Redirect, SessionTokenSchema } from './schemas.ts'
 import { LOGIN_TTL_MS, type SessionsService } from './service.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../http/openapi.ts'
 
 const TAGS = ['Sign-in']
 
@@ -89,7 +90,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         summary: "The session's access token",
         security: [],
         description: docs.sessionAccessToken,
-        response: { 200: SessionTokenSchema, ...problemResponses(401, 403, 404, 429, 503) },
+        response: { 200: withHeaders(SessionTokenSchema, NO_STORE), ...problemResponses(401, 403, 404, 429, 503) },
       },
     },
     async (request, reply) => {

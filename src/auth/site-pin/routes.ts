@@ -7,6 +7,7 @@ import { ChangePinBody, JwksSchema, RefreshBody, SiteLoginBody, SiteSessionSchem
 import type { SiteSignIn } from './sign-in.ts'
 import type { SigningKeys } from './signing-keys.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../http/openapi.ts'
 
 const TAGS = ['Site sign-in']
 
@@ -26,7 +27,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
         security: [],
         description: docs.signIn,
         body: SiteLoginBody,
-        response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 423, 429) },
+        response: { 200: withHeaders(SiteSessionSchema, NO_STORE), ...problemResponses(400, 401, 413, 415, 423, 429) },
       },
     },
     async (request, reply) => {
@@ -80,7 +81,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
         security: [],
         description: docs.renewSession,
         body: RefreshBody,
-        response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 429) },
+        response: { 200: withHeaders(SiteSessionSchema, NO_STORE), ...problemResponses(400, 401, 413, 415, 429) },
       },
     },
     async (request, reply) => {
@@ -121,7 +122,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
         summary: 'The local public key set',
         security: [],
         description: docs.localPublicKeySet,
-        response: { 200: JwksSchema, ...problemResponses(404) },
+        response: { 200: withHeaders(JwksSchema, { 'Cache-Control': { type: 'string', enum: ['public, max-age=60'] } }), ...problemResponses(404) },
       },
     },
     async (request, reply) => {

@@ -10,6 +10,7 @@ import { CompleteBody, CompletionSchema, UsageQuery, UsageReportSchema } from '.
 import type { AiService } from './service.ts'
 import { clientGoneSignal, sendSseStream } from './sse.ts'
 import { docs } from './docs.ts'
+import { NO_STORE } from '../../http/openapi.ts'
 
 /** Retry-After for limits and provider back-off; the provider's detail (`cause`) goes to the debug log only. */
 function beforeProblem(reply: FastifyReply, log: FastifyBaseLogger, error: unknown): void {
@@ -50,6 +51,7 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
         response: {
           200: {
             description: 'The completion; with `stream: true`, the events of the stream (see above).',
+            headers: NO_STORE,
             content: {
               'application/json': { schema: CompletionSchema },
               'text/event-stream': {

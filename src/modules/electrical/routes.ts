@@ -35,6 +35,7 @@ import {
 import { NetworkBodyEmpty } from './errors.ts'
 import type { ElectricalService } from './service.ts'
 import { docs } from './docs.ts'
+import { attachment, withHeaders } from '../../http/openapi.ts'
 
 const TAGS = ['Electrical network']
 const NO_CONTENT = { type: 'null', description: 'Done; no body.' }
@@ -353,7 +354,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
         description: docs.exportPandapowerNetwork,
         params: SiteParams,
         querystring: PandapowerQuery,
-        response: { 200: PandapowerSchema, ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: withHeaders(PandapowerSchema, attachment('{siteId}-pandapower.json')), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request, reply) => {

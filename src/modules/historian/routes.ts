@@ -22,6 +22,7 @@ import {
 import type { HistorianService, UploadPart } from './service/index.ts'
 import { FIELD_NAMES } from './service/form.ts'
 import { docs } from './docs.ts'
+import { attachment } from '../../http/openapi.ts'
 
 /** POST/GET/DELETE /api/historian/import-batches. Multipart is registered for the upload only. */
 export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService; maxFileBytes: number }> = async (app, { historian, maxFileBytes }) => {
@@ -105,6 +106,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
         response: {
           200: {
             description: 'The report: JSON, or CSV with `?as=csv`.',
+            headers: attachment('{batchId}-rejections.csv'),
             content: { 'application/json': { schema: RejectionReportSchema }, 'text/csv': { schema: { type: 'string' } } },
           },
           ...problemResponses(400, 401, 403, 404, 429),

@@ -7,6 +7,7 @@ import { CURSOR_HEADER, LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VE
 import { EnrolBody, EnrolmentSchema, ReseedAnswerSchema, ReseedBody, SeedQuery } from './schemas.ts'
 import type { SiteServersService } from './service.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../../http/openapi.ts'
 
 const TAGS = ['Fleet link']
 
@@ -28,7 +29,7 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
         security: [],
         description: docs.enrol,
         body: EnrolBody,
-        response: { 200: EnrolmentSchema, ...problemResponses(400, 401, 409, 413, 415, 429) },
+        response: { 200: withHeaders(EnrolmentSchema, NO_STORE), ...problemResponses(400, 401, 409, 413, 415, 429) },
       },
     },
     async (request, reply) => {
@@ -50,7 +51,11 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
         description: docs.seed,
         querystring: SeedQuery,
         response: {
-          200: { description: 'The package (application/gzip), streamed.', content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } },
+          200: {
+            description: 'The package (application/gzip), streamed.',
+            headers: { ...NO_STORE, [CURSOR_HEADER]: { type: 'string', description: 'The position in the change feed the seed was read at (`tx.seq`).' } },
+            content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+          },
           ...problemResponses(400, 401, 403, 404, 409, 429),
         },
       },
@@ -77,7 +82,7 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
         summary: 'Start a site server’s outbox anew (a reseed after a restore)',
         description: docs.reseed,
         body: ReseedBody,
-        response: { 200: ReseedAnswerSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        response: { 200: withHeaders(ReseedAnswerSchema, NO_STORE), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
     },
     async (request, reply) => {

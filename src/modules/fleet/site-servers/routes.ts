@@ -4,6 +4,7 @@ import { problemResponses } from '../../../http/problem.ts'
 import { ListSiteServersQuery, RegisterSiteServerBody, SiteServerPage, SiteServerParams, SiteServerSchema, SiteServerWithCodeSchema } from './schemas.ts'
 import type { SiteServersService } from './service.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../../http/openapi.ts'
 
 const TAGS = ['Fleet link']
 
@@ -19,7 +20,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
         summary: 'Register a site server',
         description: docs.registerSiteServer,
         body: RegisterSiteServerBody,
-        response: { 201: SiteServerWithCodeSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
+        response: { 201: withHeaders(SiteServerWithCodeSchema, NO_STORE), ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (request, reply) => {
@@ -86,7 +87,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
         summary: 'Issue a new enrolment code',
         description: docs.issueEnrolmentCode,
         params: SiteServerParams,
-        response: { 201: SiteServerWithCodeSchema, ...problemResponses(401, 403, 404, 409, 429) },
+        response: { 201: withHeaders(SiteServerWithCodeSchema, NO_STORE), ...problemResponses(401, 403, 404, 409, 429) },
       },
     },
     async (request, reply) => {
