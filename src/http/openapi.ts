@@ -92,6 +92,8 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'Operations', description: 'Liveness and readiness probes.' },
 ]
 
+const siteHost = (host: string) => (host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host)
+
 /** Where the API is served (spec 1): each organisation at its own subdomain; a site server at its own address. */
 function serversOf(config: Config) {
   const cloud = {
@@ -105,7 +107,8 @@ function serversOf(config: Config) {
   const site = {
     url: 'http://{host}:{port}',
     description: 'A site server, on the site, reached at its own address (`HOST`, `PORT`); it serves one organisation.',
-    variables: { host: { default: config.host }, port: { default: String(config.port) } },
+    // A wildcard listen address is no address to call (the machine's own name then); an IPv6 one goes in brackets.
+    variables: { host: { default: siteHost(config.host) }, port: { default: String(config.port) } },
   }
   return config.mode === 'cloud' ? [cloud, site] : [site, cloud]
 }

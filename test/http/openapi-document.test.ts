@@ -17,6 +17,7 @@ const REDOCLY = join(import.meta.dirname, '../../node_modules/@redocly/cli/bin/c
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'])
 
 interface Document {
+  servers: Array<{ url: string; variables: Record<string, { default: string }> }>
   paths: Record<string, Record<string, { operationId?: string; responses: Record<string, unknown> }>>
   components: { schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }> }
 }
@@ -24,7 +25,7 @@ interface Document {
 /** The two documents a server can serve: a cloud cell with browser sign-in (every cloud route), and a site server. */
 async function documents(t: TestContext, shared: SharedProvider): Promise<Record<'cloud' | 'site', Document>> {
   const cloud = await identityHarness(t, 'sqlite', shared)
-  const site = await harness(t, 'sqlite', { SITEGRID_MODE: 'site' })
+  const site = await harness(t, 'sqlite', { SITEGRID_MODE: 'site', HOST: '0.0.0.0' })
   const read = async (h: typeof site) => (await h.inject(undefined, { url: '/openapi.json' })).json() as Document
   return { cloud: await read(cloud), site: await read(site) }
 }
@@ -70,7 +71,7 @@ describe('the OpenAPI document', () => {
     }
   })
 
-  it('names every operation with a unique camelCase operationId, the same in both modes, and a 2xx answer unless it redirects; the upload form lists the parts read', async (t) => {
+  it('names every operation with a unique camelCase operationId, the same in both modes, and a 2xx answer unless it redirects; the servers; the upload form lists the parts read', async (t) => {
     const docs = await documents(t, shared)
     const idOf = new Map<string, string>()
     for (const [mode, doc] of Object.entries(docs)) {
@@ -96,6 +97,14 @@ describe('the OpenAPI document', () => {
     assert.equal(new Set(idOf.values()).size, idOf.size, 'no two operations of the two modes share an operationId')
     // The browser sign-in, the site sign-in and the fleet link's two sides are all in one of the two documents.
     for (const key of ['GET /auth/login', 'POST /auth/site/login', 'POST /api/link/push', 'GET /api/link']) assert.ok(idOf.has(key), key)
+
+    // Where to call: the tenant's subdomain first on a cloud cell, the server's own address first on a site server.
+    const servers = (doc: Document) => doc.servers.map((s) => [s.url, Object.fromEntries(Object.entries(s.variables).map(([k, v]) => [k, v.default]))])
+    assert.deepEqual(servers(docs.cloud), [
+      ['https://{slug}.{domain}', { slug: 'acme', domain: 'localhost' }],
+      ['http://{host}:{port}', { host: '127.0.0.1', port: '8080' }],
+    ])
+    assert.deepEqual(servers(docs.site)[0], ['http://{host}:{port}', { host: 'localhost', port: '8080' }], 'a wildcard HOST is no address to call')
 
     const form = docs.cloud.components.schemas.HistorianUploadForm
     assert.deepEqual(Object.keys(form?.properties ?? {}).sort(), ['mapping_csv', 'trend_csv', ...FIELD_NAMES].sort())
