@@ -25,7 +25,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{
     '/healthz',
     {
       config: { policy: 'public' },
-      schema: { tags: ['Operations'], summary: 'The process is up', security: [], response: { 200: Status } },
+      schema: { tags: ['Operations'], operationId: 'getHealth', summary: 'The process is up', security: [], response: { 200: Status } },
     },
     async () => ({ status: 'ok' }),
   )
@@ -36,6 +36,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{
       config: { policy: 'public' },
       schema: {
         tags: ['Operations'],
+        operationId: 'getReadiness',
         summary: 'The database is reachable',
         description:
           '200 `ready` when the database answers. `warnings` lists what the configuration leaves unserved: on a site server with several ' +

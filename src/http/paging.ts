@@ -21,12 +21,14 @@ export function PageQuery(options: { defaultLimit: number; maxLimit: number }) {
 }
 
 export function Page<T extends TSchema>(item: T, description?: string) {
+  const name = (item as { $id?: unknown }).$id
   return Type.Object(
     {
       items: Type.Array(item),
       nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
     },
-    { additionalProperties: false, description },
+    // A page of a named item is named after it (`SitePage`): one component of the OpenAPI document (http/openapi.ts).
+    { additionalProperties: false, description, ...(typeof name === 'string' ? { $id: `${name}Page` } : {}) },
   )
 }
 

@@ -86,37 +86,66 @@ interface AjvError {
   message?: string
   keyword: string
   params: Record<string, unknown>
+  /** The schema holding the failed keyword (Ajv's `verbose`, http/validation.ts): it names the codes of an enumeration. */
+  parentSchema?: Record<string, unknown>
 }
 
 /**
  * One Ajv error as the field it names and the rule it broke: a missing or unknown property is named by its own
- * pointer (`/name` "is required", not "must have required property 'name'").
+ * pointer (`/name` "is required", not "must have required property 'name'"); an enumeration lists its values.
  */
 export function describeAjvError(e: AjvError): { pointer: string; message: string } {
+  const { pointer, message, allowed } = describe(e)
+  return { pointer, message: allowed ? oneOf(allowed) : message }
+}
+
+function describe(e: AjvError): { pointer: string; message: string; allowed?: string[] } {
   const child = e.params.missingProperty ?? e.params.additionalProperty
   const pointer = child === undefined ? e.instancePath : `${e.instancePath}/${String(child)}`
-  const message = e.keyword === 'required' ? 'is required' : e.keyword === 'additionalProperties' ? 'is not a known property' : (e.message ?? 'is not valid')
-  return { pointer, message }
+  if (e.keyword === 'required') return { pointer, message: 'is required' }
+  if (e.keyword === 'additionalProperties') return { pointer, message: 'is not a known property' }
+  const message = e.message ?? 'is not valid'
+  if (e.keyword === 'const') return { pointer, message, allowed: [JSON.stringify(e.params.allowedValue)] }
+  if (e.keyword !== 'enum' || !Array.isArray(e.params.allowedValues)) return { pointer, message }
+  // A coded integer names each code (`2 (PowerTransformer)`): `x-enum-varnames` is index-aligned with `enum`.
+  const names = e.parentSchema?.['x-enum-varnames']
+  const allowed = e.params.allowedValues.map((value: unknown, i) => {
+    const name = Array.isArray(names) ? names[i] : undefined
+    return typeof name === 'string' ? `${JSON.stringify(value)} (${name})` : JSON.stringify(value)
+  })
+  return { pointer, message, allowed }
+}
+
+const oneOf = (allowed: readonly string[]) => `must be one of ${[...new Set(allowed)].join(', ')}`
+
+/**
+ * Ajv's errors as one problem per field. A union of values (an `anyOf` of `const`s, a nullable enumeration) fails every
+ * branch: the values become one list (`must be one of "owner", "admin", "member"`, null included for a nullable one).
+ * A nullable field (anyOf [T, null]) names the rule of T, not "must be null" and "anyOf", also when T's rule is broken
+ * below it (`{ "unknown": 1 }` for a nullable object names `/unknown` only).
+ */
+export function describeAjvErrors(errors: readonly AjvError[]): Array<{ pointer: string; message: string }> {
+  const byPointer = new Map<string, { messages: string[]; allowed: string[] }>()
+  for (const e of errors) {
+    const { pointer, message, allowed } = describe(e)
+    const field = byPointer.get(pointer) ?? { messages: [], allowed: [] }
+    if (allowed) field.allowed.push(...allowed)
+    else if (!field.messages.includes(message)) field.messages.push(message)
+    byPointer.set(pointer, field)
+  }
+  const isBranchNoise = (m: string) => m === 'must be null' || m === 'must match a schema in anyOf'
+  const pointers = [...byPointer.keys()]
+  return [...byPointer].flatMap(([pointer, { messages, allowed }]) => {
+    const values = allowed.length > 0 && messages.includes('must be null') ? [...allowed, 'null'] : allowed
+    const specific = [...(values.length > 0 ? [oneOf(values)] : []), ...messages.filter((m) => !isBranchNoise(m))]
+    if (specific.length === 0 && pointers.some((p) => p.startsWith(`${pointer}/`))) return []
+    return [{ pointer, message: (specific.length ? specific : messages).join('; ') }]
+  })
 }
 
 function fieldProblems(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): FieldProblem[] {
   const where = (err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'body')) as FieldProblem['in']
-  const byPointer = new Map<string, string[]>()
-  for (const v of err.validation ?? []) {
-    const { pointer, message } = describeAjvError(v)
-    const messages = byPointer.get(pointer) ?? []
-    if (!messages.includes(message)) messages.push(message)
-    byPointer.set(pointer, messages)
-  }
-  // A nullable field (anyOf [T, null]) fails every branch: name the rule of T, not "must be null" and "anyOf",
-  // also when T's rule is broken below it (`{ "unknown": 1 }` for a nullable object names `/unknown` only).
-  const isBranchNoise = (m: string) => m === 'must be null' || m === 'must match a schema in anyOf'
-  const pointers = [...byPointer.keys()]
-  return [...byPointer].flatMap(([pointer, messages]) => {
-    const specific = messages.filter((m) => !isBranchNoise(m))
-    if (specific.length === 0 && pointers.some((p) => p.startsWith(`${pointer}/`))) return []
-    return [{ in: where, pointer, message: (specific.length ? specific : messages).join('; ') }]
-  })
+  return describeAjvErrors(err.validation ?? []).map((problem) => ({ in: where, ...problem }))
 }
 
 /** The 415 of every route (see UnsupportedMediaType). */
@@ -157,14 +186,14 @@ export function frameworkErrorProblem(error: FastifyError, request: FastifyReque
 
 /** The one place where any error becomes an RFC 9457 answer. No stack, SQL or secret reaches the body. */
 export function installProblemHandlers(app: FastifyInstance): void {
-  // A route that validates its path, query or body, or reads a body, can answer 400 ValidationFailed (http/input-guard.ts
-  // too), and one that reads a body 415 for a type it has no parser for: documented on every such route, also where
-  // its own list of problem statuses forgot them (the fuzzing suites hold answers to the document).
+  // Every route can answer 400 ValidationFailed (http/input-guard.ts reads the query string of all of them, and a route
+  // validates its path, query or body), and one that reads a body 415 for a type it has no parser for: documented on
+  // every route, also where its own list of problem statuses forgot them (the fuzzing suites hold answers to the document).
   app.addHook('onRoute', (route) => {
-    const schema = route.schema as { params?: unknown; querystring?: unknown; body?: unknown; response?: Record<string, unknown> } | undefined
+    const schema = route.schema as { response?: Record<string, unknown> } | undefined
     if (!schema?.response) return
     const readsBody = [route.method].flat().some((method) => BODY_METHODS.has(method))
-    const statuses = [...(readsBody || schema.params || schema.querystring || schema.body ? [400] : []), ...(readsBody ? [415] : [])]
+    const statuses = [400, ...(readsBody ? [415] : [])]
     const missing = statuses.filter((status) => schema.response![String(status)] === undefined)
     if (missing.length > 0) schema.response = { ...schema.response, ...problemResponses(...missing) }
   })

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify'
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
-const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false }
+// `verbose`: an error carries the schema that failed, so an enumeration's message names its codes (http/problem.ts).
+const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false, verbose: true }
 
 /**
  * Bodies are validated strictly (no coercion: `"80"` is not a port) and unknown properties are refused,

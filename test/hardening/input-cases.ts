@@ -60,6 +60,7 @@ export function bodyFields(schema: Schema, segments: string[] = []): BodyField[]
       case 'string':
         return add(false)
       case 'array':
+        if (s.prefixItems) return s.prefixItems.forEach((item, i) => walk(item, [...at, String(i)]))
         return s.items ? walk(s.items, [...at, '0']) : add(true)
       case 'object':
         if (!s.properties) return add(true)
@@ -106,15 +107,9 @@ const fieldRefusal = (where: string, pointer: string, rule: RegExp): Expected =>
 /** Methods whose body Fastify reads. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
-/** Bodies the document describes in the operation's text only (multipart and binary uploads have no request schema). */
-const BODY_TYPES_IN_TEXT: Readonly<Record<string, readonly string[]>> = {
-  'POST /api/historian/import-batches': ['multipart/form-data'],
-  'PUT /api/admin/orgs/{slug}/tenant/import/package': ['application/gzip', 'application/octet-stream'],
-}
-
 /** The content types an operation reads a body as: its request body's, else JSON (an optional body, or none). */
 export function bodyTypesOf(op: Operation): readonly string[] {
-  return BODY_TYPES_IN_TEXT[`${op.method} ${op.path}`] ?? Object.keys(op.spec.requestBody?.content ?? { 'application/json': {} })
+  return Object.keys(op.spec.requestBody?.content ?? { 'application/json': {} })
 }
 
 /** A request without a body to an operation that reads only a non-JSON body: the missing body is refused first. */
@@ -229,7 +224,7 @@ export function numberFields(schema: Schema, segments: string[] = [], only?: 'in
     if (s.anyOf) return s.anyOf.forEach((branch) => walk(branch, at))
     if (s.type === 'integer' || (s.type === 'number' && only === undefined)) {
       if (!found.has(pointerOf(at))) found.set(pointerOf(at), at)
-    } else if (s.type === 'array' && Array.isArray(s.items)) (s.items as Schema[]).forEach((item, i) => walk(item, [...at, String(i)]))
+    } else if (s.type === 'array' && s.prefixItems) s.prefixItems.forEach((item, i) => walk(item, [...at, String(i)]))
     else if (s.type === 'array' && s.items) walk(s.items, [...at, '0'])
     else if (s.type === 'object' && s.properties) for (const [key, value] of Object.entries(s.properties)) walk(value, [...at, key])
   }
@@ -247,9 +242,7 @@ function exampleAlong(schema: Schema, segments: string[], now: number): unknown 
   let holder = root as Record<string, unknown>
   for (const segment of segments.slice(0, -1)) {
     const branch: Schema | undefined = s?.anyOf ? s.anyOf.find((b) => b.type === 'array' || b.type === 'object') : s
-    const next: Schema | undefined = Array.isArray(branch?.items)
-      ? (branch.items as Schema[])[Number(segment)]
-      : (branch?.items ?? branch?.properties?.[segment])
+    const next: Schema | undefined = branch?.prefixItems ? branch.prefixItems[Number(segment)] : (branch?.items ?? branch?.properties?.[segment])
     if (holder[segment] === undefined || holder[segment] === null) holder[segment] = exampleOf(next, now)
     if (holder[segment] === null || typeof holder[segment] !== 'object') return root
     holder = holder[segment] as Record<string, unknown>
@@ -270,7 +263,7 @@ export function hugeNumberCases(op: Operation, ids: TenantIds, now: number): Inp
   const example = schema ? JSON.stringify(exampleOf(schema, now)) : undefined
   // The example body with it: a POST without its body would be refused for the body first.
   const request = (url: string) => (example === undefined ? { method: op.method as 'GET', url } : jsonRequest(op, url, example))
-  const rule = /must be (integer|number|a finite number|<=|equal to one of the allowed values)/
+  const rule = /must be (integer|number|a finite number|<=|one of)/
   const cases: InputCase[] = []
   for (const p of pathParams(op).filter(isInteger))
     cases.push({

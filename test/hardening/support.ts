@@ -18,6 +18,8 @@ export type Schema = Record<string, unknown> & {
   additionalProperties?: boolean | Schema
   anyOf?: Schema[]
   items?: Schema
+  /** A tuple's positions (JSON Schema 2020-12, as OpenAPI 3.1 writes one). */
+  prefixItems?: Schema[]
 }
 export interface Parameter {
   name: string
@@ -476,8 +478,8 @@ export function exampleOf(schema: Schema | undefined, now: number): unknown {
       if (s.pattern) return fc.sample(fc.stringMatching(new RegExp(s.pattern)), { seed: 42, numRuns: 1 })[0]
       return 'x'.repeat(Math.max(1, s.minLength ?? 1))
     case 'array':
-      // A tuple (`items` a list of schemas, as TypeBox writes one): each position's example.
-      if (Array.isArray(s.items)) return (s.items as Schema[]).map((item) => exampleOf(item, now))
+      // A tuple: each position's example.
+      if (s.prefixItems) return s.prefixItems.map((item) => exampleOf(item, now))
       return Array.from({ length: s.minItems ?? 0 }, () => exampleOf(s.items, now))
     case 'object': {
       const props = s.properties ?? {}

@@ -18,6 +18,7 @@ interface Schema {
   maxProperties?: number
   /** A list: a tuple (TypeBox's Tuple), each position its own schema. */
   items?: Schema | Schema[]
+  prefixItems?: Schema[]
   maxItems?: number
 }
 
@@ -33,6 +34,9 @@ export function arbitraryFromSchema(schema: unknown, options: { wrongTypes?: boo
   // Half the bodies keep inside every bound, so the accepting (2xx) path is exercised as often as the refusals.
   return fc.oneof(edgy, buildValid(schema as Schema, 0))
 }
+
+/** A tuple's positions: `prefixItems` in the OpenAPI 3.1 document, `items: [...]` in a TypeBox schema (draft 7). */
+const tupleOf = (s: Schema): Schema[] | undefined => s.prefixItems ?? (Array.isArray(s.items) ? s.items : undefined)
 
 function buildValid(s: Schema, depth: number): fc.Arbitrary<unknown> {
   if (s.anyOf) return fc.oneof(...s.anyOf.map((a) => buildValid(a, depth)))
@@ -54,8 +58,8 @@ function buildValid(s: Schema, depth: number): fc.Arbitrary<unknown> {
     case 'number':
       return fc.double({ noNaN: true, noDefaultInfinity: true })
     case 'array':
-      if (Array.isArray(s.items)) return fc.tuple(...s.items.map((item) => buildValid(item, depth + 1)))
-      return fc.array(buildValid(s.items ?? {}, depth + 1), { maxLength: Math.min(s.maxItems ?? 3, 3) })
+      if (tupleOf(s)) return fc.tuple(...tupleOf(s)!.map((item) => buildValid(item, depth + 1)))
+      return fc.array(buildValid((s.items as Schema | undefined) ?? {}, depth + 1), { maxLength: Math.min(s.maxItems ?? 3, 3) })
     case 'object': {
       if (s.properties) {
         return fc.record(Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, buildValid(v, depth + 1)])), { requiredKeys: s.required ?? [] })
@@ -90,8 +94,8 @@ function buildValue(s: Schema, wrong: boolean, depth: number): fc.Arbitrary<unkn
     case 'number':
       return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer())
     case 'array':
-      if (Array.isArray(s.items)) return fc.tuple(...s.items.map((item) => build(item, wrong, depth + 1)))
-      return fc.array(build(s.items ?? {}, wrong, depth + 1), { maxLength: Math.min(s.maxItems ?? 5, 5) })
+      if (tupleOf(s)) return fc.tuple(...tupleOf(s)!.map((item) => build(item, wrong, depth + 1)))
+      return fc.array(build((s.items as Schema | undefined) ?? {}, wrong, depth + 1), { maxLength: Math.min(s.maxItems ?? 5, 5) })
     case 'object':
       return objectArb(s, wrong, depth)
     default:

@@ -9,6 +9,7 @@ import { clearHostCookie, LOGIN_COOKIE, originOf, readCookie, requireSameOrigin,
 import { CallbackQuery, LoginQuery, Redirect, SessionTokenSchema } from './schemas.ts'
 import { LOGIN_TTL_MS, type SessionsService } from './service.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../http/openapi.ts'
 
 const TAGS = ['Sign-in']
 
@@ -31,6 +32,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'startSignIn',
         summary: 'Start a browser sign-in',
         security: [],
         description: docs.startSignIn,
@@ -56,6 +58,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'finishSignIn',
         summary: 'Finish a browser sign-in (the provider redirects here)',
         security: [],
         description: docs.finishSignIn,
@@ -83,10 +86,11 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'getSessionToken',
         summary: "The session's access token",
         security: [],
         description: docs.sessionAccessToken,
-        response: { 200: SessionTokenSchema, ...problemResponses(401, 403, 404, 429, 503) },
+        response: { 200: withHeaders(SessionTokenSchema, NO_STORE), ...problemResponses(401, 403, 404, 429, 503) },
       },
     },
     async (request, reply) => {
@@ -105,6 +109,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'signOut',
         summary: 'Sign out',
         security: [],
         description: docs.signOut,

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { NO_STORE } from '../../http/openapi.ts'
 
 export const LoginQuery = Type.Object(
   {
@@ -45,5 +46,5 @@ export const SessionTokenSchema = Type.Object(
 export const Redirect = (description: string) => ({
   type: 'null',
   description,
-  headers: { location: { type: 'string' } },
+  headers: { Location: { type: 'string', description: 'Where the browser goes next.' }, ...NO_STORE },
 })

@@ -53,7 +53,8 @@ for (const dialect of testDialects()) {
       ] as const) {
         assert.ok(doc.paths[path]?.[method], `${method} ${path}`)
       }
-      const token = doc.paths['/auth/token'].post.responses['200'].content['application/json'].schema
+      const { $ref } = doc.paths['/auth/token'].post.responses['200'].content['application/json'].schema
+      const token = doc.components.schemas[$ref.slice('#/components/schemas/'.length)]
       assert.deepEqual(Object.keys(token.properties ?? {}).sort(), ['accessToken', 'expiresAt', 'tokenType'])
     })
 

@@ -7,6 +7,7 @@ import { ChangePinBody, JwksSchema, RefreshBody, SiteLoginBody, SiteSessionSchem
 import type { SiteSignIn } from './sign-in.ts'
 import type { SigningKeys } from './signing-keys.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../http/openapi.ts'
 
 const TAGS = ['Site sign-in']
 
@@ -21,11 +22,12 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'signInWithPin',
         summary: 'Sign in with e-mail and PIN',
         security: [],
         description: docs.signIn,
         body: SiteLoginBody,
-        response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 423, 429) },
+        response: { 200: withHeaders(SiteSessionSchema, NO_STORE), ...problemResponses(400, 401, 413, 415, 423, 429) },
       },
     },
     async (request, reply) => {
@@ -47,6 +49,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'changeOwnPin',
         summary: "Change one's own PIN",
         description: docs.changeOwnPin,
         security: [],
@@ -73,11 +76,12 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'refreshPinSession',
         summary: 'Renew the session without the PIN',
         security: [],
         description: docs.renewSession,
         body: RefreshBody,
-        response: { 200: SiteSessionSchema, ...problemResponses(400, 401, 413, 415, 429) },
+        response: { 200: withHeaders(SiteSessionSchema, NO_STORE), ...problemResponses(400, 401, 413, 415, 429) },
       },
     },
     async (request, reply) => {
@@ -93,6 +97,7 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'signOutPinSession',
         summary: 'End the session',
         security: [],
         description: docs.endSession,
@@ -113,10 +118,11 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'getSigningKeys',
         summary: 'The local public key set',
         security: [],
         description: docs.localPublicKeySet,
-        response: { 200: JwksSchema, ...problemResponses(404) },
+        response: { 200: withHeaders(JwksSchema, { 'Cache-Control': { type: 'string', enum: ['public, max-age=60'] } }), ...problemResponses(404) },
       },
     },
     async (request, reply) => {

@@ -10,6 +10,7 @@ import { CompleteBody, CompletionSchema, UsageQuery, UsageReportSchema } from '.
 import type { AiService } from './service.ts'
 import { clientGoneSignal, sendSseStream } from './sse.ts'
 import { docs } from './docs.ts'
+import { NO_STORE } from '../../http/openapi.ts'
 
 /** Retry-After for limits and provider back-off; the provider's detail (`cause`) goes to the debug log only. */
 function beforeProblem(reply: FastifyReply, log: FastifyBaseLogger, error: unknown): void {
@@ -43,12 +44,14 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
       },
       schema: {
         tags: ['AI'],
+        operationId: 'completePrompt',
         summary: 'Ask a language model',
         description: docs.askLanguageModel,
         body: CompleteBody,
         response: {
           200: {
             description: 'The completion; with `stream: true`, the events of the stream (see above).',
+            headers: NO_STORE,
             content: {
               'application/json': { schema: CompletionSchema },
               'text/event-stream': {
@@ -102,6 +105,7 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
       config: { policy: 'admin' },
       schema: {
         tags: ['AI'],
+        operationId: 'getAiUsage',
         summary: "Read the organisation's AI usage",
         description: docs.readAiUsage,
         querystring: UsageQuery,

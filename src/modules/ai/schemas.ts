@@ -35,7 +35,7 @@ export const CompleteBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { $id: 'AiCompleteBody', additionalProperties: false },
 )
 export type CompleteInput = Static<typeof CompleteBody>
 

@@ -50,6 +50,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'member', idempotent: true },
       schema: {
         tags: TAGS,
+        operationId: 'postAlarmEvents',
         summary: 'Post a batch of alarm events (gateways)',
         description: docs.postAlarmEvents,
         params: SiteAlarmsParams,
@@ -69,6 +70,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listAlarms',
         summary: "List a site's alarms",
         description: docs.listAlarms,
         params: SiteAlarmsParams,
@@ -85,6 +87,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getAlarmLoad',
         summary: 'Alarm load of a site over a period (ISA-18.2 / EEMUA 191)',
         description: docs.alarmLoad,
         params: SiteAlarmsParams,
@@ -101,6 +104,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getAlarm',
         summary: 'Read an alarm with its history',
         description: docs.readAlarm,
         params: AlarmParams,
@@ -116,6 +120,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'acknowledgeAlarms',
         summary: 'Acknowledge several alarms',
         description: docs.acknowledgeAlarms,
         params: SiteAlarmsParams,
@@ -142,6 +147,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'acknowledgeAlarm',
         summary: 'Acknowledge an alarm',
         description: docs.acknowledgeAlarm,
         params: AlarmParams,
@@ -168,6 +174,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'shelveAlarm',
         summary: 'Shelve an alarm until a time',
         description: docs.shelveAlarm,
         params: AlarmParams,
@@ -195,6 +202,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'unshelveAlarm',
         summary: 'Unshelve an alarm',
         description: docs.unshelveAlarm,
         params: AlarmParams,
@@ -215,6 +223,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'takeAlarmOutOfService',
         summary: 'Take an alarm out of service',
         description: docs.takeOutOfService,
         params: AlarmParams,
@@ -241,6 +250,7 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'returnAlarmToService',
         summary: 'Return an alarm to service',
         description: docs.returnToService,
         params: AlarmParams,

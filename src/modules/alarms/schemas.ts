@@ -58,7 +58,7 @@ export const PostAlarmEventsBody = Type.Object(
       description: `1 to ${MAX_EVENTS_PER_BATCH} events, applied in order of \`occurredAt\`.`,
     }),
   },
-  { additionalProperties: false },
+  { $id: 'PostAlarmEventsBody', additionalProperties: false },
 )
 
 export const EventResultSchema = Type.Object(
@@ -79,7 +79,7 @@ export const PostAlarmEventsResult = Type.Object(
     refused: Type.Integer(),
     results: Type.Array(EventResultSchema, { description: 'One entry per posted event, in the order posted.' }),
   },
-  { additionalProperties: false },
+  { $id: 'PostAlarmEventsResult', additionalProperties: false },
 )
 export type EventResult = Static<typeof EventResultSchema>
 
@@ -132,7 +132,7 @@ export const AlarmWithHistorySchema = Type.Object(
       Type.Integer({ description: "Cloud, a linked site's alarm: actions forwarded to the site server that it has not applied or refused yet." }),
     ),
   },
-  { additionalProperties: false },
+  { $id: 'AlarmWithHistory', additionalProperties: false },
 )
 
 export const AlarmPage = Page(AlarmSchema, 'Alarms, newest change first.')
@@ -159,7 +159,7 @@ export const BulkAcknowledgeBody = Type.Object(
     alarmIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 1000, uniqueItems: true }),
     comment: Type.Optional(Comment),
   },
-  { additionalProperties: false },
+  { $id: 'BulkAcknowledgeBody', additionalProperties: false },
 )
 export const BulkAcknowledgeResult = Type.Object(
   {
@@ -175,15 +175,15 @@ export const BulkAcknowledgeResult = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  { $id: 'BulkAcknowledgeResult', additionalProperties: false },
 )
-export const CommentBody = Type.Object({ comment: Comment }, { additionalProperties: false })
+export const CommentBody = Type.Object({ comment: Comment }, { $id: 'CommentBody', additionalProperties: false })
 export const ShelveBody = Type.Object(
   {
     comment: Comment,
     until: Type.String({ format: 'date-time', description: `When the shelve ends by itself: after now and at most ${MAX_SHELVE_MS / 86_400_000} days ahead.` }),
   },
-  { additionalProperties: false },
+  { $id: 'ShelveBody', additionalProperties: false },
 )
 
 export const AlarmLoadQuery = Type.Object(
@@ -235,7 +235,7 @@ export const AlarmLoadSchema = Type.Object(
       description: 'Alarms activated at least `chatterThreshold` times within `chatterWindowSeconds`.',
     }),
   },
-  { additionalProperties: false },
+  { $id: 'AlarmLoad', additionalProperties: false },
 )
 export type AlarmLoad = Static<typeof AlarmLoadSchema>
 
@@ -296,7 +296,7 @@ export const ForwardedBulkAcknowledgeResult = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  { $id: 'ForwardedBulkAcknowledgeResult', additionalProperties: false },
 )
 
 // The literal unions above must list exactly the lifecycle's values.

@@ -4,6 +4,7 @@ import { problemResponses } from '../../http/problem.ts'
 import { ApiKeyListSchema, ApiKeyParams, MintApiKeyBody, MintedApiKeySchema, RevokeApiKeyBody } from './schemas.ts'
 import type { ApiKeysService } from './service.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../http/openapi.ts'
 
 export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }> = async (app, { apiKeys }) => {
   app.post(
@@ -12,10 +13,11 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
       config: { policy: 'admin' },
       schema: {
         tags: ['API keys'],
+        operationId: 'mintApiKey',
         summary: 'Mint a tenant API key',
         description: docs.mintApiKey,
         body: MintApiKeyBody,
-        response: { 201: MintedApiKeySchema, ...problemResponses(400, 401, 403, 413, 415, 429) },
+        response: { 201: withHeaders(MintedApiKeySchema, NO_STORE), ...problemResponses(400, 401, 403, 413, 415, 429) },
       },
     },
     async (request, reply) => {
@@ -30,6 +32,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
       config: { policy: 'admin' },
       schema: {
         tags: ['API keys'],
+        operationId: 'listApiKeys',
         summary: "List the organisation's keys",
         description: docs.listApiKeys,
         response: { 200: ApiKeyListSchema, ...problemResponses(401, 403, 429) },
@@ -44,6 +47,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
       config: { policy: 'admin' },
       schema: {
         tags: ['API keys'],
+        operationId: 'revokeApiKey',
         summary: 'Revoke a key',
         description: docs.revokeApiKey,
         params: ApiKeyParams,

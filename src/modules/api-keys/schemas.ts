@@ -17,7 +17,7 @@ export const MintApiKeyBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200, description: 'Human-readable label, shown in lists and reminder e-mails.' }),
     expiresAt: Timestamp('Required. From 1 hour to 730 days after now (400 `ExpiryPolicyViolation` otherwise). RFC 3339 with an offset or Z.'),
   },
-  { additionalProperties: false },
+  { $id: 'MintApiKeyBody', additionalProperties: false },
 )
 export type MintApiKeyInput = Static<typeof MintApiKeyBody>
 

@@ -23,6 +23,7 @@ export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: Control
       config: { policy: 'admin', idempotent: true },
       schema: {
         tags: TAGS,
+        operationId: 'createController',
         summary: 'Create a controller',
         description: docs.createController,
         params: SiteScopedParams,
@@ -40,6 +41,7 @@ export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: Control
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listControllers',
         summary: "List the site's controllers",
         description: docs.listControllers,
         params: SiteScopedParams,
@@ -56,6 +58,7 @@ export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: Control
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getController',
         summary: 'Read a controller',
         description: docs.readController,
         params: ControllerParams,
@@ -71,6 +74,7 @@ export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: Control
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'updateController',
         summary: 'Update a controller',
         description: docs.updateController,
         params: ControllerParams,
@@ -88,6 +92,7 @@ export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: Control
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'assignController',
         summary: 'Assign a controller to an edge gateway',
         description: docs.assignController,
         params: ControllerParams,
@@ -105,6 +110,7 @@ export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: Control
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'unassignController',
         summary: "Remove a controller's edge assignment",
         description: docs.unassignController,
         params: ControllerParams,
@@ -120,6 +126,7 @@ export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: Control
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'deleteController',
         summary: 'Delete a controller',
         description: docs.deleteController,
         params: ControllerParams,

@@ -94,7 +94,7 @@ export const CreateControllerBody = Type.Object(
     connection: CreateConnection,
     assetNumber: AssetNumber,
   },
-  { additionalProperties: false },
+  { $id: 'CreateControllerBody', additionalProperties: false },
 )
 export type CreateControllerInput = Static<typeof CreateControllerBody>
 
@@ -106,6 +106,7 @@ export const UpdateControllerBody = Type.Object(
     connection: Type.Optional(UpdateConnection),
   },
   {
+    $id: 'UpdateControllerBody',
     additionalProperties: false,
     description: 'Spec 2.3 update fields, all optional: an absent field is left as it is, a null clears a nullable one. `assetNumber` is fixed at create.',
   },
@@ -125,7 +126,7 @@ export const AssignControllerBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { $id: 'AssignControllerBody', additionalProperties: false },
 )
 export type AssignControllerInput = Static<typeof AssignControllerBody>
 

@@ -35,6 +35,7 @@ import {
 import { NetworkBodyEmpty } from './errors.ts'
 import type { ElectricalService } from './service.ts'
 import { docs } from './docs.ts'
+import { attachment, withHeaders } from '../../http/openapi.ts'
 
 const TAGS = ['Electrical network']
 const NO_CONTENT = { type: 'null', description: 'Done; no body.' }
@@ -48,6 +49,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin', idempotent: true },
       schema: {
         tags: TAGS,
+        operationId: 'createNode',
         summary: 'Create a node',
         description: docs.createNode,
         params: SiteParams,
@@ -65,6 +67,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listNodes',
         summary: 'List nodes',
         description: docs.listNodes,
         params: SiteParams,
@@ -81,6 +84,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getNode',
         summary: 'Read a node',
         description: docs.readNode,
         params: NodeParams,
@@ -96,6 +100,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'updateNode',
         summary: 'Update a node',
         description: docs.updateNode,
         params: NodeParams,
@@ -112,6 +117,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'deleteNode',
         summary: 'Delete a node',
         description: docs.deleteNode,
         params: NodeParams,
@@ -137,6 +143,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin', idempotent: true },
       schema: {
         tags: TAGS,
+        operationId: 'createEdge',
         summary: 'Create an edge',
         description: docs.createEdge,
         params: SiteParams,
@@ -154,6 +161,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listEdges',
         summary: 'List edges',
         description: docs.listEdges,
         params: SiteParams,
@@ -170,6 +178,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'deleteEdge',
         summary: 'Delete an edge',
         description: docs.deleteEdge,
         params: SiteParams,
@@ -189,6 +198,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getNetwork',
         summary: 'Read the whole network',
         description: docs.readNetwork,
         params: SiteParams,
@@ -212,6 +222,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
         validatorCompiler: ({ schema, httpPart }) => (httpPart === 'body' ? () => true : paramsValidator.compile(schema)),
         schema: {
           tags: TAGS,
+          operationId: 'replaceNetwork',
           summary: 'Replace the whole network (streamed bulk load)',
           description: docs.replaceNetwork(electrical.networkLoadLimits),
           params: SiteParams,
@@ -239,6 +250,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listIslands',
         summary: 'Islands (connected components)',
         description: docs.islands,
         params: SiteParams,
@@ -254,6 +266,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listLoops',
         summary: 'Loops in a network meant to be radial',
         description: docs.loops,
         params: SiteParams,
@@ -270,6 +283,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listIsolatedNodes',
         summary: 'Nodes with no connection',
         description: docs.isolatedNodes,
         params: SiteParams,
@@ -285,6 +299,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listSupplyPaths',
         summary: 'Paths from a node back to its supplies',
         description: docs.supplyPaths,
         params: NodeParams,
@@ -300,6 +315,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getTripTime',
         summary: "Trip time of the node's protection for a fault current",
         description: docs.tripTime,
         params: NodeParams,
@@ -316,6 +332,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getCoordination',
         summary: "Protection coordination along the node's supply path",
         description: docs.protectionCoordination,
         params: NodeParams,
@@ -332,11 +349,12 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'exportPandapower',
         summary: 'Export as a pandapower network',
         description: docs.exportPandapowerNetwork,
         params: SiteParams,
         querystring: PandapowerQuery,
-        response: { 200: PandapowerSchema, ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: withHeaders(PandapowerSchema, attachment('{siteId}-pandapower.json')), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request, reply) => {

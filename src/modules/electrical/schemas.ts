@@ -91,7 +91,7 @@ export const CreateNodeBody = Type.Object(
     tagBindings: Type.Optional(TagBindings),
     metadata: Type.Optional(NodeMetadata),
   },
-  { additionalProperties: false },
+  { $id: 'CreateNodeBody', additionalProperties: false },
 )
 export type CreateNodeInput = Static<typeof CreateNodeBody>
 
@@ -107,6 +107,7 @@ export const UpdateNodeBody = Type.Object(
     metadata: Type.Optional(Type.Unknown({ description: CREATE_ONLY_NOTE })),
   },
   {
+    $id: 'UpdateNodeBody',
     additionalProperties: false,
     description:
       'Spec 2.5: only the fields present change; a null clears a nullable field. ' +
@@ -164,7 +165,7 @@ export const EdgeBody = Type.Object(
     }),
     edgeType: EdgeTypeCode,
   },
-  { additionalProperties: false },
+  { $id: 'EdgeBody', additionalProperties: false },
 )
 export type EdgeInput = Static<typeof EdgeBody>
 
@@ -228,7 +229,7 @@ export const NetworkBody = Type.Object(
       description: 'Edges between listed nodes (up to SITEGRID_NETWORK_MAX_EDGES); no self-loop, no repeated triple. May come before `nodes`.',
     }),
   },
-  { additionalProperties: false },
+  { $id: 'NetworkBody', additionalProperties: false },
 )
 export type NetworkInput = Static<typeof NetworkBody>
 
@@ -240,7 +241,7 @@ export const NetworkSchema = Type.Object(
     nodes: Type.Array(NodeSchema, { description: 'Ordered by id.' }),
     edges: Type.Array(EdgeSchema, { description: 'Ordered by (sourceId, targetId, edgeType).' }),
   },
-  { additionalProperties: false },
+  { $id: 'Network', additionalProperties: false },
 )
 
 export const NetworkReplacedSchema = Type.Object(
@@ -252,7 +253,7 @@ export const NetworkReplacedSchema = Type.Object(
     nodesRemoved: Type.Integer({ description: 'Ids of the previous network not in this one.' }),
     nodesKept: Type.Integer({ description: 'Ids in both (their createdAt is kept).' }),
   },
-  { additionalProperties: false },
+  { $id: 'NetworkReplaced', additionalProperties: false },
 )
 
 // Topology answers.

@@ -20,6 +20,7 @@ export const linkConflictRoutes: FastifyPluginAsyncTypebox<{ conflicts: Conflict
       config: { policy },
       schema: {
         tags,
+        operationId: 'listLinkConflicts',
         summary: 'List link conflicts',
         description: docs.listConflicts,
         querystring: ListConflictsQuery,
@@ -35,6 +36,7 @@ export const linkConflictRoutes: FastifyPluginAsyncTypebox<{ conflicts: Conflict
       config: { policy },
       schema: {
         tags,
+        operationId: 'getLinkConflict',
         summary: 'Read a link conflict',
         description: docs.getConflict,
         params: ConflictParams,
@@ -52,6 +54,7 @@ export const linkConflictRoutes: FastifyPluginAsyncTypebox<{ conflicts: Conflict
       config: { policy },
       schema: {
         tags,
+        operationId: 'reapplyLinkConflict',
         summary: 'Re-apply the losing version of a link conflict',
         description: docs.reapplyConflict,
         params: ConflictParams,
@@ -67,6 +70,7 @@ export const linkConflictRoutes: FastifyPluginAsyncTypebox<{ conflicts: Conflict
       config: { policy },
       schema: {
         tags,
+        operationId: 'dismissLinkConflict',
         summary: 'Dismiss a link conflict (keep the cloud version)',
         description: docs.dismissConflict,
         params: ConflictParams,

@@ -113,6 +113,7 @@ export const lastChangeRoutes: FastifyPluginAsyncTypebox<{ handle: DatabaseHandl
       config: { policy: 'member' },
       schema: {
         tags: ['Fleet link'],
+        operationId: 'getLastChange',
         summary: 'Which side last changed these records',
         description: docs.lastChange,
         querystring: LastChangeQuery,

@@ -73,6 +73,7 @@ export const linkStatusRoutes: FastifyPluginAsyncTypebox<{ handle: DatabaseHandl
       config: { policy: 'member' },
       schema: {
         tags: ['Fleet link'],
+        operationId: 'getLinkStatus',
         summary: "This site server's link to its cloud",
         description: docs.linkStatus,
         response: { 200: LinkStatusSchema, ...problemResponses(401, 403, 429) },

@@ -47,6 +47,7 @@ export const linkSyncRoutes: FastifyPluginAsyncTypebox<{ link: LinkService }> = 
       bodyLimit: 64 * 1024 * 1024,
       schema: {
         tags: TAGS,
+        operationId: 'pushLinkChanges',
         summary: 'Push a site server’s changes',
         description: docs.push,
         body: PushBodySchema,
@@ -62,6 +63,7 @@ export const linkSyncRoutes: FastifyPluginAsyncTypebox<{ link: LinkService }> = 
       config: { policy: 'link' },
       schema: {
         tags: TAGS,
+        operationId: 'pullLinkChanges',
         summary: 'Pull the cloud’s changes for a site server',
         description: docs.pull,
         querystring: PullQuerySchema,
@@ -83,6 +85,7 @@ export const linkSyncRoutes: FastifyPluginAsyncTypebox<{ link: LinkService }> = 
       config: { policy: 'link' },
       schema: {
         tags: TAGS,
+        operationId: 'putLinkHeartbeat',
         summary: 'Report a site server’s link state',
         description: docs.heartbeat,
         body: HeartbeatBodySchema,

@@ -17,10 +17,12 @@ import {
   SeriesParams,
   SeriesQuerySchema,
   SeriesSchema,
+  UploadForm,
 } from './schemas.ts'
 import type { HistorianService, UploadPart } from './service/index.ts'
 import { FIELD_NAMES } from './service/form.ts'
 import { docs } from './docs.ts'
+import { attachment } from '../../http/openapi.ts'
 
 /** POST/GET/DELETE /api/historian/import-batches. Multipart is registered for the upload only. */
 export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService; maxFileBytes: number }> = async (app, { historian, maxFileBytes }) => {
@@ -40,8 +42,10 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
         config: { policy: 'admin' },
         schema: {
           tags: ['Historian'],
+          operationId: 'importHistorianBatch',
           summary: 'Import a historian export',
           description: docs.importHistorianExport,
+          requestBody: { content: { 'multipart/form-data': { schema: UploadForm } } },
           response: { 200: BatchSchema, 201: BatchSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
         },
       },
@@ -62,6 +66,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'listHistorianBatches',
         summary: 'List the import batches of a site',
         description: docs.listImportBatches,
         querystring: ListBatchesQuery,
@@ -77,6 +82,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'getHistorianBatch',
         summary: 'Read an import batch',
         description: docs.readImportBatch,
         params: BatchParams,
@@ -92,6 +98,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'getHistorianRejections',
         summary: 'Download the rejection report of a batch',
         description: docs.downloadRejectionReport,
         params: BatchParams,
@@ -99,6 +106,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
         response: {
           200: {
             description: 'The report: JSON, or CSV with `?as=csv`.',
+            headers: attachment('{batchId}-rejections.csv'),
             content: { 'application/json': { schema: RejectionReportSchema }, 'text/csv': { schema: { type: 'string' } } },
           },
           ...problemResponses(400, 401, 403, 404, 429),
@@ -126,6 +134,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'listHistorianCollisions',
         summary: 'List the collisions of a batch',
         description: docs.listCollisions,
         params: BatchParams,
@@ -142,6 +151,7 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
       config: { policy: 'admin' },
       schema: {
         tags: ['Historian'],
+        operationId: 'deleteHistorianBatch',
         summary: 'Delete an import batch and its samples',
         description: docs.deleteImportBatch,
         params: BatchParams,
@@ -163,6 +173,7 @@ export const historianSeriesRoutes: FastifyPluginAsyncTypebox<{ historian: Histo
       config: { policy: 'member' },
       schema: {
         tags: ['Historian'],
+        operationId: 'getHistorianSeries',
         summary: "Read a tag's history",
         description: docs.readTagHistory,
         params: SeriesParams,

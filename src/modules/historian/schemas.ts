@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Page, PageQuery } from '../../http/paging.ts'
+import { FORMAT_NAMES } from './parse/index.ts'
 
 const Iso = Type.String({ format: 'date-time' })
 const NullableIso = Type.Union([Iso, Type.Null()])
@@ -285,4 +286,37 @@ export const SeriesSchema = Type.Object(
     nextCursor: Type.Union([Type.String(), Type.Null()]),
   },
   { additionalProperties: false },
+)
+
+const CsvFile = (description: string) => Type.String({ format: 'binary', contentMediaType: 'text/csv', description })
+const Choice = (values: readonly string[], description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  )
+
+/**
+ * The parts of the multipart upload (spec 4.3), for the OpenAPI document only: the route reads them itself
+ * (service/form.ts checks each, a missing or bad one is a 400 naming the part; http/openapi.test.ts holds the two lists equal).
+ */
+export const UploadForm = Type.Object(
+  {
+    site_id: Type.String({ description: "The site's code." }),
+    format: Choice(['auto', ...FORMAT_NAMES], 'The layout of `trend_csv`; `auto` detects it.'),
+    trend_csv: CsvFile('The historian export. Send it last to have it streamed straight into the database.'),
+    mapping_csv: CsvFile('`historian_tag,instance_id,tag_key[,unit][,scale]`: which instance and tag each historian tag is.'),
+    // No `default`: generators (openapi-typescript) would make a part with one required.
+    force: Type.Optional(Type.Boolean({ description: 'Import the same two files for the site again (latest value wins). Default false.' })),
+    dryRun: Type.Optional(Type.Boolean({ description: 'Answer 200 with the report and store nothing. Default false.' })),
+    timezone: Type.Optional(Type.String({ description: "IANA time zone of local times in the file; default the site's." })),
+    separator: Type.Optional(Choice([',', ';', 'tab'], 'Column separator; detected when absent.')),
+    decimal: Type.Optional(Choice(['.', ','], 'Decimal mark; a decimal comma needs another separator.')),
+    dateOrder: Type.Optional(Choice(['dmy', 'mdy', 'ymd'], 'Order of day, month and year in numeric dates.')),
+    qualityScale: Type.Optional(Choice(['percent', 'opc'], 'How quality values are read.')),
+    sentinels: Type.Optional(Type.String({ description: 'Comma-separated values meaning "no value" (`-9999,NaN,I/O Timeout`).' })),
+    maxRejections: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 10_000, description: 'How many rejected rows the report keeps with their reason (default 100); all are counted.' }),
+    ),
+  },
+  { $id: 'HistorianUploadForm', additionalProperties: false },
 )

@@ -44,6 +44,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
       config: { policy: 'admin', idempotent: true },
       schema: {
         tags: TAGS,
+        operationId: 'createInstance',
         summary: 'Create an instance',
         description: docs.createInstance,
         params: SiteScopedParams,
@@ -62,6 +63,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
       validatorCompiler: ({ schema, httpPart }) => (httpPart === 'body' ? () => true : coercing.compile(schema)),
       schema: {
         tags: TAGS,
+        operationId: 'upsertInstances',
         summary: 'Create or replace many instances (JSON array or CSV)',
         description: docs.bulkInstances,
         params: SiteScopedParams,
@@ -83,6 +85,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listInstances',
         summary: "List the site's instances",
         description: docs.listInstances,
         params: SiteScopedParams,
@@ -99,6 +102,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'getInstance',
         summary: 'Read an instance',
         description: docs.readInstance,
         params: InstanceParams,
@@ -114,6 +118,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'updateInstance',
         summary: 'Update an instance',
         description: docs.updateInstance,
         params: InstanceParams,
@@ -130,6 +135,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesSe
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'deleteInstance',
         summary: 'Delete an instance',
         description: docs.deleteInstance,
         params: InstanceParams,

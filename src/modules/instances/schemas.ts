@@ -64,7 +64,7 @@ export const CreateInstanceBody = Type.Object(
     tagMappings: Type.Optional(TagMappings),
     config: Type.Optional(InstanceConfig),
   },
-  { additionalProperties: false, description: 'Spec 2.4.' },
+  { $id: 'CreateInstanceBody', additionalProperties: false, description: 'Spec 2.4.' },
 )
 export type CreateInstanceInput = Static<typeof CreateInstanceBody>
 
@@ -80,6 +80,7 @@ export const UpdateInstanceBody = Type.Object(
     config: Type.Optional(InstanceConfig),
   },
   {
+    $id: 'UpdateInstanceBody',
     additionalProperties: false,
     description:
       'The fields of spec 2.4 but `id`, all optional: an absent field is left as it is, ' +

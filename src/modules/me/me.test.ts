@@ -99,7 +99,7 @@ for (const dialect of testDialects()) {
       }
       const op = doc.paths['/api/me']?.get
       assert.ok(op, '/api/me is in the document')
-      assert.deepEqual(Object.keys(op.responses).sort(), ['200', '401', '403', '429'])
+      assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '403', '429'])
       assert.match(op.description ?? '', /Policy: any member/)
     })
   })

@@ -3,6 +3,7 @@ import { problemResponses } from '../../http/problem.ts'
 import { MeSchema } from './schemas.ts'
 import type { MeService } from './service.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../http/openapi.ts'
 
 /** Mounted at /api/me. */
 export const meRoutes: FastifyPluginAsyncTypebox<{ me: MeService }> = async (app, { me }) => {
@@ -12,9 +13,10 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ me: MeService }> = async (app
       config: { policy: 'member' },
       schema: {
         tags: ['Identity'],
+        operationId: 'getMe',
         summary: 'Who is calling',
         description: docs.me,
-        response: { 200: MeSchema, ...problemResponses(401, 403, 429) },
+        response: { 200: withHeaders(MeSchema, NO_STORE), ...problemResponses(401, 403, 429) },
       },
     },
     async (request, reply) => {

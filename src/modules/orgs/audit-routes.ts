@@ -17,6 +17,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ handle: DatabaseHandle; or
       config: { policy: 'orgAdmin' },
       schema: {
         tags: ['Organisation administration'],
+        operationId: 'listAuditEvents',
         summary: "Read the organisation's audit trail",
         description: docs.readAuditTrail,
         params: OrgSlugParams,

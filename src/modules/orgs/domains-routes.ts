@@ -23,6 +23,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
       config: { policy: 'orgAdmin', idempotent: true },
       schema: {
         tags: ['Organisation administration'],
+        operationId: 'bindDomain',
         summary: 'Bind a custom domain',
         description: docs.bindCustomDomain,
         params: OrgSlugParams,
@@ -42,6 +43,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
       config: { policy: 'orgAdmin' },
       schema: {
         tags: ['Organisation administration'],
+        operationId: 'listDomains',
         summary: 'List the domain bindings',
         description: docs.listDomainBindings,
         params: OrgSlugParams,
@@ -61,6 +63,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
       config: { policy: 'orgAdmin' },
       schema: {
         tags: ['Organisation administration'],
+        operationId: 'updateDomain',
         summary: 'Enable or disable a domain binding',
         description: docs.updateDomainBinding,
         params: DomainParams,
@@ -80,6 +83,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
       config: { policy: 'orgAdmin' },
       schema: {
         tags: ['Organisation administration'],
+        operationId: 'unbindDomain',
         summary: 'Remove a domain binding',
         description: docs.removeDomainBinding,
         params: DomainParams,

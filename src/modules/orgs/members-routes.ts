@@ -19,6 +19,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{ members: MembersService;
       config: { policy: 'orgAdmin' },
       schema: {
         tags: ['Organisation administration'],
+        operationId: 'listMembers',
         summary: 'List members and pending requests',
         description: docs.listMembers,
         params: OrgSlugParams,
@@ -35,6 +36,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{ members: MembersService;
       config: { policy: 'orgAdmin' },
       schema: {
         tags: ['Organisation administration'],
+        operationId: 'approveMember',
         summary: 'Approve a membership request',
         description: docs.approveMembershipRequest,
         params: MemberParams,
@@ -54,6 +56,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{ members: MembersService;
       config: { policy: 'orgAdmin' },
       schema: {
         tags: ['Organisation administration'],
+        operationId: 'revokeMember',
         summary: 'Revoke a member or refuse a request',
         description: docs.revokeMember,
         params: MemberParams,

@@ -1,7 +1,8 @@
 import { Type, type Static } from 'typebox'
 import { Page, PageQuery } from '../../http/paging.ts'
 
-const OrgRole = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')])
+const ORG_ROLES = [Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')] as const
+const OrgRole = Type.Union([...ORG_ROLES])
 
 export const MemberSchema = Type.Object(
   {
@@ -53,7 +54,9 @@ export const MemberParams = Type.Object(
 export const ApproveMemberBody = Type.Union([
   Type.Object(
     {
-      role: Type.Optional(Type.Union([OrgRole], { description: "Default `member`. Not above the caller's own role (403); platform admins may grant any." })),
+      role: Type.Optional(
+        Type.Union([...ORG_ROLES], { description: "Default `member`. Not above the caller's own role (403); platform admins may grant any." }),
+      ),
     },
     { additionalProperties: false },
   ),

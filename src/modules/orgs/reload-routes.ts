@@ -14,6 +14,7 @@ export const reloadRoutes: FastifyPluginAsyncTypebox<{ reloads: ReloadService; m
       config: { policy: mode === 'cloud' ? 'platformAdmin' : 'owner' },
       schema: {
         tags: ['Organisation administration'],
+        operationId: 'reloadConfig',
         summary: 'Reload the configuration',
         description: docs.reloadConfiguration,
         body: ReloadConfigBody,

@@ -14,6 +14,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'listSiteUsers',
         summary: 'List site users',
         description: docs.listSiteUsers,
         querystring: ListSiteUsersQuery,
@@ -29,6 +30,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
       config: { policy: 'admin', idempotent: true },
       schema: {
         tags: TAGS,
+        operationId: 'createSiteUser',
         summary: 'Add a site user',
         description: docs.addSiteUser,
         body: CreateSiteUserBody,
@@ -47,6 +49,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'getSiteUser',
         summary: 'Read a site user',
         description: docs.readSiteUser,
         params: SiteUserParams,
@@ -62,6 +65,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'updateSiteUser',
         summary: 'Rename a site user or change their site role',
         description: docs.renameSiteUser,
         params: SiteUserParams,
@@ -78,6 +82,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'setSiteUserPin',
         summary: "Set a site user's PIN",
         description: docs.setSiteUserPin,
         params: SiteUserParams,
@@ -97,6 +102,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
       config: { policy: 'admin' },
       schema: {
         tags: TAGS,
+        operationId: 'deleteSiteUser',
         summary: 'Remove a site user',
         description: docs.removeSiteUser,
         params: SiteUserParams,

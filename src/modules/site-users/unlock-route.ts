@@ -22,6 +22,7 @@ export const siteUnlockRoutes: FastifyPluginAsyncTypebox<UnlockRoutesOptions> = 
       config: { policy: 'owner' },
       schema: {
         tags: ['Site users'],
+        operationId: 'unlockSiteUser',
         summary: "End a site user's sign-in lock",
         description: docs.unlockSignIn,
         params: SiteUserParams,

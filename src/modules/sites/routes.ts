@@ -12,6 +12,7 @@ export const sitesRoutes: FastifyPluginAsyncTypebox<{ sites: SitesService }> = a
       config: { policy: 'admin', idempotent: true },
       schema: {
         tags: ['Sites'],
+        operationId: 'createSite',
         summary: 'Create a site',
         description: docs.createSite,
         body: CreateSiteBody,
@@ -27,6 +28,7 @@ export const sitesRoutes: FastifyPluginAsyncTypebox<{ sites: SitesService }> = a
       config: { policy: 'member' },
       schema: {
         tags: ['Sites'],
+        operationId: 'listSites',
         summary: 'List sites',
         description: docs.listSites,
         querystring: ListSitesQuery,
@@ -40,7 +42,13 @@ export const sitesRoutes: FastifyPluginAsyncTypebox<{ sites: SitesService }> = a
     '/:code',
     {
       config: { policy: 'member' },
-      schema: { tags: ['Sites'], summary: 'Read a site', params: SiteParams, response: { 200: SiteSchema, ...problemResponses(401, 403, 404, 429) } },
+      schema: {
+        tags: ['Sites'],
+        operationId: 'getSite',
+        summary: 'Read a site',
+        params: SiteParams,
+        response: { 200: SiteSchema, ...problemResponses(401, 403, 404, 429) },
+      },
     },
     async (request) => sites.require(request.principal.orgId, request.params.code),
   )
@@ -51,6 +59,7 @@ export const sitesRoutes: FastifyPluginAsyncTypebox<{ sites: SitesService }> = a
       config: { policy: 'admin' },
       schema: {
         tags: ['Sites'],
+        operationId: 'updateSite',
         summary: 'Update a site',
         description: docs.updateSite,
         params: SiteParams,
@@ -67,6 +76,7 @@ export const sitesRoutes: FastifyPluginAsyncTypebox<{ sites: SitesService }> = a
       config: { policy: 'admin' },
       schema: {
         tags: ['Sites'],
+        operationId: 'deleteSite',
         summary: 'Delete a site and everything it owns',
         description: docs.deleteSite,
         params: SiteParams,

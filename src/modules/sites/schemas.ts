@@ -38,7 +38,7 @@ export const CreateSiteBody = Type.Object(
     timeZone: Type.Optional(TimeZone),
     status: Type.Optional(SiteStatus),
   },
-  { additionalProperties: false },
+  { $id: 'CreateSiteBody', additionalProperties: false },
 )
 export type CreateSiteInput = Static<typeof CreateSiteBody>
 
@@ -50,7 +50,11 @@ export const UpdateSiteBody = Type.Object(
     timeZone: Type.Optional(TimeZone),
     status: Type.Optional(SiteStatus),
   },
-  { additionalProperties: false, description: 'Spec 2.2: every field optional; an absent field is left as it is, a null clears a nullable one.' },
+  {
+    $id: 'UpdateSiteBody',
+    additionalProperties: false,
+    description: 'Spec 2.2: every field optional; an absent field is left as it is, a null clears a nullable one.',
+  },
 )
 export type UpdateSiteInput = Static<typeof UpdateSiteBody>
 

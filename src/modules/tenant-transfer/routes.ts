@@ -3,7 +3,7 @@ import { actorOf } from '../../identity.ts'
 import { problemResponses, unsupportedMediaType } from '../../http/problem.ts'
 import type { OrgsService } from '../orgs/service.ts'
 import { targetOrg } from '../orgs/target-org.ts'
-import { ExportQuery, ImportQuery, ImportReportSchema, OrgSlugParams, StagedSchema } from './schemas.ts'
+import { ExportQuery, ImportQuery, ImportReportSchema, OrgSlugParams, PackageFile, StagedSchema } from './schemas.ts'
 import type { TenantTransferService } from './service.ts'
 import { docs } from './docs.ts'
 
@@ -19,12 +19,17 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
       config: { policy: 'owner' },
       schema: {
         tags: ['Tenant transfer'],
+        operationId: 'exportTenant',
         summary: 'Export the organisation (or one site) as a package',
         description: docs.exportOrganisation,
         params: OrgSlugParams,
         querystring: ExportQuery,
         response: {
-          200: { description: 'The package (application/gzip), streamed.', content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } },
+          200: {
+            description: 'The package (application/gzip), streamed.',
+            headers: { 'Content-Disposition': { type: 'string', description: '`attachment; filename="{slug}[-{siteId}].sitegrid.jsonl.gz"`' } },
+            content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+          },
           ...problemResponses(401, 403, 404, 429),
         },
       },
@@ -46,9 +51,11 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
       config: { policy: 'owner' },
       schema: {
         tags: ['Tenant transfer'],
+        operationId: 'stageTenantPackage',
         summary: 'Stage a package for import',
         description: docs.stagePackage,
         params: OrgSlugParams,
+        requestBody: { content: { 'application/gzip': { schema: PackageFile }, 'application/octet-stream': { schema: PackageFile } } },
         response: { 200: StagedSchema, ...problemResponses(401, 403, 404, 413, 415, 422, 429) },
       },
       // Before any parser runs: the JSON parser every route inherits would otherwise hand the handler an object.
@@ -76,6 +83,7 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
       config: { policy: 'owner' },
       schema: {
         tags: ['Tenant transfer'],
+        operationId: 'importTenant',
         summary: 'Apply the staged package',
         description: docs.applyStagedPackage,
         params: OrgSlugParams,

@@ -41,6 +41,13 @@ export const ImportReportSchema = Type.Object(
 )
 export type ImportReport = Static<typeof ImportReportSchema>
 
+/** The package a PUT …/tenant/import/package streams (the route reads it itself), for the OpenAPI document only. */
+export const PackageFile = Type.String({
+  format: 'binary',
+  contentMediaType: 'application/gzip',
+  description: 'A package made by GET …/tenant/export (gzip-compressed JSON lines), sent as it is.',
+})
+
 export const StagedSchema = Type.Object(
   {
     bytes: Type.Integer(),

@@ -38,7 +38,7 @@ const ajv = createBodyValidator()
 const validateNode = ajv.compile<CreateNodeInput>(CreateNodeBody)
 const validateEdge = ajv.compile<EdgeInput>(EdgeBody)
 
-type AjvProblem = Pick<ErrorObject, 'instancePath' | 'keyword' | 'params' | 'message'>
+type AjvProblem = Pick<ErrorObject, 'instancePath' | 'keyword' | 'params' | 'message' | 'parentSchema'>
 
 /**
  * A schema problem of the streamed document, answered exactly like Fastify's own body validation (the error
@@ -159,7 +159,14 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
   const addSchema = (prefix: string, errors: readonly AjvProblem[]) => {
     for (const e of errors) {
       problemCount++
-      schemaProblems.push({ instancePath: `${prefix}${e.instancePath}`, keyword: e.keyword, params: e.params, message: e.message })
+      // parentSchema: an enumeration's error names its codes (http/problem.ts).
+      schemaProblems.push({
+        instancePath: `${prefix}${e.instancePath}`,
+        keyword: e.keyword,
+        params: e.params,
+        message: e.message,
+        parentSchema: e.parentSchema,
+      })
     }
   }
   const fatalSchema = (pointer: string, keyword: string, message: string) => {

@@ -14,6 +14,7 @@ export const alarmCommandsRoutes: FastifyPluginAsyncTypebox<{ commands: Commands
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listAlarmCommands',
         summary: "An alarm's actions forwarded to its site server",
         description: docs.alarmCommands,
         params: AlarmCommandsParams,
@@ -33,6 +34,7 @@ export const linkCommandsRoutes: FastifyPluginAsyncTypebox<{ commands: CommandsS
       config: { policy: 'member' },
       schema: {
         tags: TAGS,
+        operationId: 'listLinkCommands',
         summary: 'Alarm actions forwarded to site servers',
         description: docs.listCommands,
         querystring: ListCommandsQuery,

@@ -29,6 +29,7 @@ export const historianChunksRoutes: FastifyPluginAsyncTypebox<{ chunks: Historia
       config: { policy: 'link' },
       schema: {
         tags: ['Fleet link'],
+        operationId: 'putHistorianChunk',
         summary: "Store a chunk of a historian batch's samples",
         description: docs.putChunk,
         params: ChunkParams,
@@ -45,6 +46,7 @@ export const historianChunksRoutes: FastifyPluginAsyncTypebox<{ chunks: Historia
       config: { policy: 'link' },
       schema: {
         tags: ['Fleet link'],
+        operationId: 'listHistorianChunks',
         summary: "List the chunks of a historian batch's samples received",
         description: docs.listChunks,
         params: BatchChunksParams,
@@ -60,6 +62,7 @@ export const historianChunksRoutes: FastifyPluginAsyncTypebox<{ chunks: Historia
       config: { policy: 'link' },
       schema: {
         tags: ['Fleet link'],
+        operationId: 'resetHistorianChunks',
         summary: "Start a historian batch's upload again from chunk 0",
         description: docs.restartChunks,
         params: BatchChunksParams,

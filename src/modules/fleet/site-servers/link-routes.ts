@@ -7,6 +7,7 @@ import { CURSOR_HEADER, LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VE
 import { EnrolBody, EnrolmentSchema, ReseedAnswerSchema, ReseedBody, SeedQuery } from './schemas.ts'
 import type { SiteServersService } from './service.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../../http/openapi.ts'
 
 const TAGS = ['Fleet link']
 
@@ -23,11 +24,12 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
       config: { policy: 'public' },
       schema: {
         tags: TAGS,
+        operationId: 'enrolSiteServer',
         summary: 'Enrol a site server (exchange its one-time code)',
         security: [],
         description: docs.enrol,
         body: EnrolBody,
-        response: { 200: EnrolmentSchema, ...problemResponses(400, 401, 409, 413, 415, 429) },
+        response: { 200: withHeaders(EnrolmentSchema, NO_STORE), ...problemResponses(400, 401, 409, 413, 415, 429) },
       },
     },
     async (request, reply) => {
@@ -44,11 +46,16 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
       config: { policy: 'link' },
       schema: {
         tags: TAGS,
+        operationId: 'getLinkSeed',
         summary: 'Seed a site server with one of its sites',
         description: docs.seed,
         querystring: SeedQuery,
         response: {
-          200: { description: 'The package (application/gzip), streamed.', content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } },
+          200: {
+            description: 'The package (application/gzip), streamed.',
+            headers: { ...NO_STORE, [CURSOR_HEADER]: { type: 'string', description: 'The position in the change feed the seed was read at (`tx.seq`).' } },
+            content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+          },
           ...problemResponses(400, 401, 403, 404, 409, 429),
         },
       },
@@ -71,10 +78,11 @@ export const linkEnrolmentRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; 
       config: { policy: 'link' },
       schema: {
         tags: TAGS,
+        operationId: 'reseedLink',
         summary: 'Start a site server’s outbox anew (a reseed after a restore)',
         description: docs.reseed,
         body: ReseedBody,
-        response: { 200: ReseedAnswerSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        response: { 200: withHeaders(ReseedAnswerSchema, NO_STORE), ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
       // Before the body's validation: a peer of another protocol gets the version status (protocol 1's `after` was a seq).
       preValidation: async (request) => {

@@ -4,6 +4,7 @@ import { problemResponses } from '../../../http/problem.ts'
 import { ListSiteServersQuery, RegisterSiteServerBody, SiteServerPage, SiteServerParams, SiteServerSchema, SiteServerWithCodeSchema } from './schemas.ts'
 import type { SiteServersService } from './service.ts'
 import { docs } from './docs.ts'
+import { NO_STORE, withHeaders } from '../../../http/openapi.ts'
 
 const TAGS = ['Fleet link']
 
@@ -15,10 +16,11 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'registerSiteServer',
         summary: 'Register a site server',
         description: docs.registerSiteServer,
         body: RegisterSiteServerBody,
-        response: { 201: SiteServerWithCodeSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
+        response: { 201: withHeaders(SiteServerWithCodeSchema, NO_STORE), ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (request, reply) => {
@@ -33,6 +35,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'listSiteServers',
         summary: 'List the site servers',
         description: docs.listSiteServers,
         querystring: ListSiteServersQuery,
@@ -48,6 +51,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'getSiteServer',
         summary: 'Read a site server',
         description: docs.readSiteServer,
         params: SiteServerParams,
@@ -63,6 +67,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'revokeSiteServer',
         summary: "Revoke a site server's link credential",
         description: docs.revokeSiteServer,
         params: SiteServerParams,
@@ -78,10 +83,11 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
       config: { policy: 'orgAdmin' },
       schema: {
         tags: TAGS,
+        operationId: 'issueEnrolmentCode',
         summary: 'Issue a new enrolment code',
         description: docs.issueEnrolmentCode,
         params: SiteServerParams,
-        response: { 201: SiteServerWithCodeSchema, ...problemResponses(401, 403, 404, 409, 429) },
+        response: { 201: withHeaders(SiteServerWithCodeSchema, NO_STORE), ...problemResponses(401, 403, 404, 409, 429) },
       },
     },
     async (request, reply) => {

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { Type } from 'typebox'
+import { harness, testDialects } from '../../test/harness.ts'
+import { PLATFORMS } from '../modules/controllers/codes.ts'
+import { EDGE_TYPES, NODE_TYPES } from '../modules/electrical/codes.ts'
+import { SITE_STATUS } from '../modules/sites/codes.ts'
+import { describeAjvErrors } from './problem.ts'
+import { createBodyValidator } from './validation.ts'
+
+/** The message of a refused coded integer: each code with its name, from the table the schema is built from. */
+const codes = (table: ReadonlyArray<{ code: number; name: string }>) => `must be one of ${table.map((c) => `${c.code} (${c.name})`).join(', ')}`
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: validation messages of enumerations (issue 27)`, () => {
+    it('a refused value of an enumeration answers the allowed values, in the body and in the query', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey('owner')
+      const as = { org, apiKey: key }
+      const errorsOf = async (method: 'POST' | 'GET', url: string, payload?: object) => {
+        const res = await h.inject(as, { method, url, ...(payload ? { payload } : {}) })
+        assert.equal(res.statusCode, 400, res.body)
+        assert.equal(res.json().code, 'ValidationFailed')
+        return res.json().errors as Array<{ in: string; pointer: string; message: string }>
+      }
+      assert.deepEqual(await errorsOf('POST', `/api/admin/orgs/${org.slug}/members/someone/approve`, { role: 'boss' }), [
+        { in: 'body', pointer: '/role', message: 'must be one of "owner", "admin", "member"' },
+      ])
+      const alarmEvent = { eventId: 'e-1', instanceId: 'i-1', condition: 'HI', priority: 'high', state: 'raised', occurredAt: new Date().toISOString() }
+      const [state] = (await errorsOf('POST', '/api/sites/S1/alarms/events', { events: [alarmEvent] })).filter((e) => e.pointer === '/events/0/state')
+      assert.deepEqual(state, { in: 'body', pointer: '/events/0/state', message: 'must be one of "active", "normal"' })
+      const [query] = await errorsOf('GET', '/api/sites/S1/alarms?state=closed')
+      assert.equal(query?.in, 'query')
+      assert.match(query?.message ?? '', /^must be one of "active_unacknowledged", /)
+    })
+
+    it('a refused coded integer (site status, platform, nodeType, edgeType) names each code, also in the streamed network load', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey('owner')
+      const as = { org, apiKey: key }
+      const send = (method: 'POST' | 'PUT', url: string, payload: object) => h.inject(as, { method, url, payload })
+      const refusal = async (res: Awaited<ReturnType<typeof send>>) => {
+        assert.equal(res.statusCode, 400, res.body)
+        assert.equal(res.json().code, 'ValidationFailed')
+        return res.json().errors as Array<{ pointer: string; message: string }>
+      }
+      const field = (errors: Array<{ pointer: string; message: string }>, pointer: string) => errors.find((e) => e.pointer === pointer)?.message
+
+      assert.equal(field(await refusal(await send('POST', '/api/sites', { code: 'S1', name: 'Plant', status: 9 })), '/status'), codes(SITE_STATUS))
+      assert.equal((await send('POST', '/api/sites', { code: 'S1', name: 'Plant' })).statusCode, 201)
+      const controller = { name: 'PLC', platform: 9, assetNumber: 'A-1', connection: { protocol: 'cip', ipAddress: '10.0.0.1' } }
+      assert.equal(field(await refusal(await send('POST', '/api/sites/S1/controllers', controller)), '/platform'), codes(PLATFORMS))
+      assert.equal(
+        field(await refusal(await send('POST', '/api/sites/S1/electrical/nodes', { id: 'N1', name: 'N', nodeType: 14 })), '/nodeType'),
+        codes(NODE_TYPES),
+      )
+      const edge = { sourceId: 'N1', targetId: 'N2', edgeType: 7 }
+      assert.equal(field(await refusal(await send('POST', '/api/sites/S1/electrical/edges', edge)), '/edgeType'), codes(EDGE_TYPES))
+      const network = { nodes: [{ id: 'N1', name: 'N', nodeType: 99 }], edges: [edge] }
+      const streamed = await refusal(await send('PUT', '/api/sites/S1/electrical/network', network))
+      assert.equal(field(streamed, '/nodes/0/nodeType'), codes(NODE_TYPES))
+      assert.equal(field(streamed, '/edges/0/edgeType'), codes(EDGE_TYPES))
+    })
+  })
+}
+
+describe('validation messages of enumerations, from the errors of the body validator', () => {
+  it('a nullable enumeration lists null with its values; codes without names are listed bare', () => {
+    const validate = createBodyValidator().compile(
+      Type.Object({
+        mode: Type.Union([Type.Literal('upsert'), Type.Literal('delete'), Type.Null()]),
+        level: Type.Integer({ enum: [1, 2, 3] }),
+      }),
+    )
+    assert.equal(validate({ mode: 'merge', level: 4 }), false)
+    assert.deepEqual(describeAjvErrors(validate.errors ?? []), [
+      { pointer: '/mode', message: 'must be one of "upsert", "delete", null' },
+      { pointer: '/level', message: 'must be one of 1, 2, 3' },
+    ])
+  })
+})
