@@ -16,7 +16,9 @@ export const initCommand: Command = {
   summary:
     'Creates the data folder (SITEGRID_DATA_DIR, else the folder of SITEGRID_CONFIG_FILE, else ./data) and, where none exists, a random API-key verifier secret file (mode 0600) and a config file naming it. Idempotent.',
   run: async (_args, io) => {
-    const { locateDataFolder } = await import('../config/load.ts') // typebox: not for `sitegrid --help`
+    const { configFilePath, locateDataFolder, upgradeConfigPaths } = await import('../config/load.ts') // typebox: not for `sitegrid --help`
+    for (const change of upgradeConfigPaths(configFilePath(io.env), process.cwd()))
+      io.err(`init: ${change} (paths in the config file are relative to its folder)`)
     const { configFile, dataDir } = locateDataFolder(io.env)
     mkdirSync(dataDir, { recursive: true, mode: 0o700 })
     if (io.env.SITEGRID_KEY_SECRET) {

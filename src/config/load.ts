@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { isIPv4 } from 'node:net'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import type { TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { RawConfigSchema, type Config, type SmtpConfig, type OidcConfig, type RawConfig } from './schema.ts'
@@ -154,6 +154,41 @@ function rebased(settings: Record<string, unknown>, folder: string): Record<stri
   const url = out.DATABASE_URL
   if (typeof url === 'string' && url.startsWith('sqlite:') && url !== 'sqlite::memory:') out.DATABASE_URL = `sqlite:${resolve(folder, url.slice(7))}`
   return out
+}
+
+/**
+ * `sitegrid init` on a configuration file written before its paths were relative to its own folder (they were relative
+ * to the working directory, e.g. `./data/key-secret` in `./data/sitegrid.json`): a relative path that names nothing
+ * from the file's folder but names an existing file or folder from the working directory is rewritten relative to the
+ * file's folder, so an upgraded server starts as before. Answers what changed (`KEY: old → new`); writes only then.
+ */
+export function upgradeConfigPaths(configFile: string, cwd: string): string[] {
+  let settings: Record<string, unknown>
+  try {
+    settings = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>
+  } catch {
+    return [] // absent or unreadable: serve reports it
+  }
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) return []
+  const folder = dirname(configFile)
+  const moved = (path: string): string | undefined => {
+    if (path === '' || isAbsolute(path) || existsSync(resolve(folder, path)) || !existsSync(resolve(cwd, path))) return undefined
+    return relative(folder, resolve(cwd, path)) || '.'
+  }
+  const changes: string[] = []
+  for (const key of [...PATH_SETTINGS, 'DATABASE_URL']) {
+    const value = settings[key]
+    if (typeof value !== 'string') continue
+    const sqlite = key === 'DATABASE_URL'
+    if (sqlite && (!value.startsWith('sqlite:') || value === 'sqlite::memory:')) continue
+    const path = sqlite ? value.slice('sqlite:'.length) : value
+    const next = moved(path)
+    if (next === undefined) continue
+    settings[key] = sqlite ? `sqlite:${next}` : next
+    changes.push(`${key}: ${value} → ${String(settings[key])}`)
+  }
+  if (changes.length > 0) writeFileSync(configFile, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 })
+  return changes
 }
 
 /** A SQLite database whose folder does not exist: where the command looked, and the setting that changes it. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -23,6 +23,28 @@ describe('the sitegrid command', () => {
     assert.ok(!first.stdout.includes(secret.trim()) && !first.stderr.includes(secret.trim()), 'the secret is never printed')
     assert.equal(runCli(['init'], { cwd }).code, 0)
     assert.equal(readFileSync(join(cwd, 'data', 'key-secret'), 'utf8'), secret, 'a second init keeps the secret')
+  })
+
+  it("a data folder made by an earlier version (its config file's paths relative to the working directory) works again after init, which is what npm start runs", (t) => {
+    const cwd = workdir(t)
+    assert.equal(runCli(['init'], { cwd }).code, 0)
+    assert.equal(runCli(['org', 'create', 'plant', '--name', 'Plant'], { cwd }).code, 0)
+    const configFile = join(cwd, 'data', 'sitegrid.json')
+    // What init wrote before: the secret file named from the working directory, and a database named the same way.
+    writeFileSync(configFile, JSON.stringify({ SITEGRID_KEY_SECRET_FILE: './data/key-secret', DATABASE_URL: 'sqlite:./data/sitegrid.db' }))
+    const before = runCli(['org', 'list'], { cwd })
+    assert.equal(before.code, 78, 'read from its own folder, the old paths name nothing')
+    assert.match(before.stderr, /data\/data/)
+    const init = runCli(['init'], { cwd })
+    assert.equal(init.code, 0, init.stderr)
+    assert.match(init.stderr, /SITEGRID_KEY_SECRET_FILE: \.\/data\/key-secret → key-secret/)
+    assert.match(init.stderr, /DATABASE_URL: sqlite:\.\/data\/sitegrid\.db → sqlite:sitegrid\.db/)
+    assert.deepEqual(JSON.parse(readFileSync(configFile, 'utf8')), { SITEGRID_KEY_SECRET_FILE: 'key-secret', DATABASE_URL: 'sqlite:sitegrid.db' })
+    assert.equal(statSync(configFile).mode & 0o777, 0o600)
+    const after = runCli(['org', 'list'], { cwd })
+    assert.equal(after.code, 0, after.stderr)
+    assert.match(after.stdout, /\tplant\t/, 'the same database, with its organisation')
+    assert.equal(runCli(['init'], { cwd }).stderr.includes('→'), false, 'nothing to change a second time')
   })
 
   it('serve without a configured secret stops with a clear message and a non-zero exit, inventing nothing', (t) => {
