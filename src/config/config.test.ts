@@ -57,6 +57,23 @@ describe('configuration', () => {
     )
   })
 
+  it('a numeric setting is digits: a fraction, a hexadecimal, an exponent or spaces are refused naming the value, never truncated or read otherwise', () => {
+    for (const value of ['8080.5', '0x50', '1e3', ' 80', '80abc']) {
+      assert.throws(
+        () => loadConfig({ ...base, PORT: value }, { requireKeySecret: false }),
+        (err: ConfigInvalid) => err.problems.length === 1 && err.problems[0] === `PORT: must be a whole number in digits, got ${JSON.stringify(value)}`,
+        value,
+      )
+    }
+    const file = join(dir, 'numbers.json')
+    writeFileSync(file, JSON.stringify({ SITEGRID_SMTP_PORT: 25.5 }))
+    assert.throws(
+      () => loadConfig({ ...base, SITEGRID_CONFIG_FILE: file }, { requireKeySecret: false }),
+      /SITEGRID_SMTP_PORT: must be a whole number in digits, got 25.5/,
+    )
+    assert.equal(loadConfig({ ...base, PORT: '8081' }, { requireKeySecret: false }).port, 8081)
+  })
+
   it('the config file adds settings, the environment wins, and an unknown setting in the file is refused', () => {
     const file = join(dir, 'cfg.json')
     writeFileSync(file, JSON.stringify({ SITEGRID_MODE: 'cloud', PORT: 9000 }))

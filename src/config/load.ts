@@ -36,6 +36,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
   for (const key of Object.keys(RawConfigSchema.properties)) {
     if (env[key] !== undefined && env[key] !== '') merged[key] = env[key]
   }
+  checkNumerals(merged, problems)
   const candidate = Value.Convert(RawConfigSchema, Value.Default(RawConfigSchema, merged)) as RawConfig
   // Setting by setting: TypeBox buffers at most 8 errors per call, and one bad union setting alone fills them.
   for (const [key, schema] of Object.entries(RawConfigSchema.properties) as Array<[string, TSchema & { anyOf?: Array<{ const?: unknown }> }]>) {
@@ -114,6 +115,23 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     publicOriginScheme: candidate.SITEGRID_PUBLIC_ORIGIN_SCHEME as 'https' | 'http',
     metrics: metrics!,
   })
+}
+
+const INTEGER_TEXT = /^-?\d+$/
+
+/**
+ * Integer settings as an operator writes them: digits only. TypeBox's conversion would otherwise take `8080.5` as
+ * 8080, `0x50` as 80 and `1e3` as 1000 (and a file's 25.5 as 25); such a value is refused and left out of the
+ * conversion, so the setting is reported once.
+ */
+function checkNumerals(merged: Record<string, unknown>, problems: string[]): void {
+  for (const [key, schema] of Object.entries(RawConfigSchema.properties) as Array<[string, { type?: unknown }]>) {
+    const value = merged[key]
+    if (schema.type !== 'integer' || value === undefined) continue
+    if (typeof value === 'string' ? INTEGER_TEXT.test(value) : typeof value !== 'number' || Number.isInteger(value)) continue
+    problems.push(`${key}: must be a whole number in digits, got ${JSON.stringify(value)}`)
+    delete merged[key]
+  }
 }
 
 /** The configuration file (absolute): SITEGRID_CONFIG_FILE, else `sitegrid.json` in SITEGRID_DATA_DIR (default ./data). */
