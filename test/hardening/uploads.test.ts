@@ -450,7 +450,7 @@ for (const dialect of testDialects()) {
       for (const [file, code, env] of cases) {
         const run = runCli(['tenant', 'import', w.slug, file, '--force'], { cwd: w.cwd, env: { ...w.env, ...env } })
         assert.equal(run.code, 1, `${file}: ${run.stderr}`)
-        assert.match(run.stderr, new RegExp(`^sitegrid tenant import: ${code}: `), file)
+        assert.match(run.stderr, new RegExp(`^sitegrid tenant import: ${code}: `, 'm'), file) // after its progress lines
         assert.doesNotMatch(run.stderr, /incorrect data check|\n\s+at /, `${file}: no unhandled error`)
       }
     })
