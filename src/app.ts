@@ -17,6 +17,7 @@ import type { Clock } from './clock.ts'
 import { createConfigHolder } from './config/holder.ts'
 import { siteOrgAmbiguity } from './config/site-org.ts'
 import { createIdentityServices } from './identity-services.ts'
+import { createSiteServices } from './site-services.ts'
 import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import { withSystemScope } from './db/tenant-scope.ts'
@@ -36,11 +37,10 @@ import { installValidators } from './http/validation.ts'
 import { createLastUsedTracker } from './jobs/last-used.ts'
 import { aiRoutes } from './modules/ai/routes.ts'
 import { alarmsRoutes } from './modules/alarms/routes.ts'
-import { alarmsSiteDependent, createAlarmsService } from './modules/alarms/service.ts'
+import { createAlarmsService } from './modules/alarms/service.ts'
 import { createAiService } from './modules/ai/service.ts'
 import { apiKeysRoutes } from './modules/api-keys/routes.ts'
 import { historianRoutes, historianSeriesRoutes } from './modules/historian/routes.ts'
-import { createHistorianService, historianSiteDependents } from './modules/historian/service/index.ts'
 import { historianStoredParts } from './modules/historian/transfer.ts'
 import { auditRoutes } from './modules/orgs/audit-routes.ts'
 import { domainsRoutes } from './modules/orgs/domains-routes.ts'
@@ -50,9 +50,7 @@ import { createReloadService } from './modules/orgs/reload-service.ts'
 import { tenantTransferRoutes } from './modules/tenant-transfer/routes.ts'
 import { createTenantTransferService } from './modules/tenant-transfer/service.ts'
 import { sitesRoutes } from './modules/sites/routes.ts'
-import { createSitesService, type SiteDependent } from './modules/sites/service.ts'
 import { controllersRoutes } from './modules/controllers/routes.ts'
-import { controllersSiteDependent, createControllersService } from './modules/controllers/service.ts'
 import { instancesRoutes } from './modules/instances/routes.ts'
 import { consoleRoutes, DEFAULT_CONSOLE_DIR } from './modules/console/routes.ts'
 import { meRoutes } from './modules/me/routes.ts'
@@ -61,7 +59,7 @@ import { membersRoutes } from './modules/orgs/members-routes.ts'
 import { siteUsersRoutes } from './modules/site-users/routes.ts'
 import { siteUnlockRoutes } from './modules/site-users/unlock-route.ts'
 import { electricalRoutes } from './modules/electrical/routes.ts'
-import { createElectricalService, electricalSiteDependents } from './modules/electrical/service.ts'
+import { createElectricalService } from './modules/electrical/service.ts'
 import { linkEnrolmentRoutes } from './modules/fleet/site-servers/link-routes.ts'
 import { siteServersRoutes } from './modules/fleet/site-servers/routes.ts'
 import { historianChunksRoutes } from './modules/fleet/historian-chunks/routes.ts'
@@ -71,7 +69,6 @@ import { createLinkCredentials } from './modules/fleet/site-servers/credentials.
 import { createSiteServersService } from './modules/fleet/site-servers/service.ts'
 import { alarmCommandsRoutes, linkCommandsRoutes } from './modules/fleet/commands/routes.ts'
 import { createCommandsService, linkedSites } from './modules/fleet/commands/service.ts'
-import { createInstancesService, instancesSiteDependent } from './modules/instances/service.ts'
 import { linkConflictRoutes } from './modules/fleet/conflict-routes.ts'
 import { lastChangeRoutes } from './modules/fleet/last-change.ts'
 import { createLinkAgent } from './modules/fleet/agent/agent.ts'
@@ -82,7 +79,6 @@ import { unsealLinkCredential } from './modules/fleet/enrolment/service.ts'
 import { createLinkService } from './modules/fleet/link-service.ts'
 import { linkStatusRoutes } from './modules/fleet/status.ts'
 import { linkSyncRoutes } from './modules/fleet/sync-routes.ts'
-import { isLinkedHere } from './modules/fleet/linked-sites.ts'
 import { createConflictsService } from './modules/fleet/sync/conflicts.ts'
 
 export { createIdentityServices }
@@ -202,22 +198,12 @@ export async function buildApp(
     const sessions = createSessionsService({ handle, clock, relyingParty, client, members, platformAdmins, keySecret, log })
     await app.register(sessionRoutes, { sessions, tenancy, scheme: config.publicOriginScheme })
   }
-  // Each site-scoped area adds what it owns under a site, for the deletion preview (DELETE /api/sites/{code}).
-  const siteDependents: SiteDependent[] = []
-  // Fleet link: a linked site is deleted on neither side (its data lives on both; sites/service.ts).
-  const linked = config.mode === 'cloud' ? { side: 'cloud' as const, isLinked: linkedSites.isLinked } : { side: 'site' as const, isLinked: isLinkedHere }
-  const sites = createSitesService({ handle, clock, dependents: siteDependents, linked })
+  const { sites, controllers, instances, historian } = createSiteServices({ config, handle, clock, historianMeter: metrics.transfers('historian_import') })
   await app.register(sitesRoutes, { prefix: '/api/sites', sites })
-  siteDependents.push(controllersSiteDependent, instancesSiteDependent)
-  // Each needs the other: instances check their controller, a controller's poll budget counts its instances' tags.
-  const controllers = createControllersService({ handle, clock, sites, load: (db, orgId, site, ids) => instances.controllerLoad(db, orgId, site, ids) })
-  const instances = createInstancesService({ handle, clock, sites, controllers })
   await app.register(controllersRoutes, { prefix: '/api/sites', controllers })
   await app.register(instancesRoutes, { prefix: '/api/sites', instances })
-  siteDependents.push(...electricalSiteDependents)
   const electrical = createElectricalService({ handle, clock, sites, networkLoad: { ...config.networkLoad, staleAfterMs: 2 * config.requestTimeoutMs } })
   await app.register(electricalRoutes, { prefix: '/api/sites', electrical })
-  siteDependents.push(alarmsSiteDependent)
   // Fleet link (issue 26): in the cloud, actions on a linked site's alarms are forwarded to its site server as commands.
   // The commands service reads an alarm through the alarms service, built just below (called only at request time).
   const commands = createCommandsService({ handle, clock, alarms: { get: (orgId, site, alarmId) => alarms.get(orgId, site, alarmId) } })
@@ -226,15 +212,6 @@ export async function buildApp(
   await app.register(alarmsRoutes, { prefix: '/api/sites', alarms })
   await app.register(alarmCommandsRoutes, { prefix: '/api/sites', commands })
   await app.register(linkCommandsRoutes, { prefix: '/api/link', commands })
-  siteDependents.push(...historianSiteDependents)
-  const historian = createHistorianService({
-    handle,
-    clock,
-    sites,
-    instances,
-    maxFileBytes: config.historianMaxFileBytes,
-    meter: metrics.transfers('historian_import'),
-  })
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
   // A batch left running by a process that died: its samples go, it is marked failed (historian/store/session.ts).

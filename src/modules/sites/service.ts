@@ -45,7 +45,7 @@ function checkTimeZone(zone: string | undefined): void {
 export interface SitesDeps {
   handle: DatabaseHandle
   clock: Clock
-  dependents: SiteDependent[]
+  dependents: readonly SiteDependent[]
   /** Fleet link: where the site is linked (its data lives on both sides), it is not deleted: 'cloud' or 'site' says which side refuses. */
   linked?: { side: 'cloud' | 'site'; isLinked(db: Db, orgId: OrgId, code: string): Promise<boolean> }
 }
