@@ -1,6 +1,5 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Dialect } from '../../../db/connect.ts'
-import { APPLY_ORIGIN_SETTING } from '../../../db/link-triggers.ts'
 import type { Db } from '../../../db/schema.ts'
 
 /**
@@ -177,21 +176,5 @@ export async function latestChange(
   return rows[0] === undefined ? undefined : toChange(rows[0])
 }
 
-/**
- * Runs `fn` with the outbox recording its changes as coming from `origin` (the peer whose change is applied), so
- * that they are not sent back to it. Call it inside a transaction: on PostgreSQL the setting is transaction-local;
- * on SQLite the origin is a row the triggers read, written inside the transaction (no other connection sees it)
- * and reset before it commits.
- */
-export async function withApplyOrigin<T>(trx: Db, dialect: Dialect, origin: string, fn: () => Promise<T>): Promise<T> {
-  const set = (value: string) =>
-    dialect === 'postgres'
-      ? sql`select set_config(${APPLY_ORIGIN_SETTING}, ${value}, true)`.execute(trx)
-      : sql`update link_apply_origin set origin = ${value}`.execute(trx)
-  await set(origin)
-  // Reset on success only: a failed transaction rolls the setting back with everything else (and PostgreSQL would
-  // refuse another statement in it).
-  const result = await fn()
-  await set('')
-  return result
-}
+/** Applying a peer's changes as its own origin: the triggers' part (db/link-triggers.ts). */
+export { withApplyOrigin } from '../../../db/link-triggers.ts'
