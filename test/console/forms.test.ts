@@ -55,6 +55,7 @@ describe('console forms in headless Chromium', { concurrency: 2 }, () => {
     await dialog.getByRole('button', { name: 'Save site' }).click()
     await dialog.waitFor({ state: 'detached' })
     await page.locator('dd').filter({ hasText: 'Australia/Sydney' }).waitFor()
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Edit site', 'the focus went back to the button')
     const site = await c.must<{ timeZone: string; status: number; location: string | null }>('GET', '/api/sites/PLANT-2')
     assert.deepEqual([site.timeZone, site.status, site.location], ['Australia/Sydney', 1, 'Hunter Valley'])
 

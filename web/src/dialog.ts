@@ -44,17 +44,18 @@ export function openDialog(options: DialogOptions): Promise<boolean> {
 
   return new Promise<boolean>((resolve) => {
     let result = false
+    // The preview: each answer carries its number; only the latest is shown, none asked before a submit.
+    const edited = new Set<string>()
+    let asked = 0
+    let timer: ReturnType<typeof setTimeout> | undefined
     const close = () => dialog.close()
     cancel.addEventListener('click', close)
     dialog.addEventListener('close', () => {
+      clearTimeout(timer)
       dialog.remove()
       opener?.focus()
       resolve(result)
     })
-    // The preview: each answer carries its number; only the latest one (and none after a submit) is shown.
-    const edited = new Set<string>()
-    let asked = 0
-    let timer: ReturnType<typeof setTimeout> | undefined
     const ask = (preview: NonNullable<DialogOptions['preview']>, box: HTMLElement) => {
       const mine = ++asked
       preview(new FormData(form)).then(
@@ -85,6 +86,8 @@ export function openDialog(options: DialogOptions): Promise<boolean> {
       event.preventDefault()
       clearTimeout(timer)
       asked++
+      // Once submitted, every field has been judged: later previews keep showing each one's message.
+      for (const el of form.querySelectorAll<HTMLElement>('[data-pointer]')) edited.add(el.dataset.pointer ?? '')
       clearProblems(form)
       submit.disabled = true
       submit.setAttribute('aria-busy', 'true')

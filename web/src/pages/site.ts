@@ -50,42 +50,12 @@ export const page: Page = async (root, ctx) => {
     )
     return
   }
-  const siteFields = h('section', { 'aria-labelledby': 'site-fields' })
+  // The figures are redrawn after an edit; the buttons stay, so the focus returns to Edit site.
+  const details = h('div', {})
   const showSite = (s: Site) => {
     site = s
     heading.textContent = `${s.name} (${s.code})`
-    siteFields.replaceChildren()
-    append(
-      siteFields,
-      h('h2', { id: 'site-fields' }, 'Site'),
-      isAdmin(ctx)
-        ? h(
-            'p',
-            { class: 'row-actions' },
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'secondary',
-                onclick: () => {
-                  void editSite(ctx, site, showSite)
-                },
-              },
-              'Edit site',
-            ),
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'danger',
-                onclick: () => {
-                  void deleteSite(ctx, site)
-                },
-              },
-              'Delete site',
-            ),
-          )
-        : null,
+    details.replaceChildren(
       figures([
         ['Code', h('span', { class: 'mono' }, s.code)],
         ['Name', s.name],
@@ -97,16 +67,50 @@ export const page: Page = async (root, ctx) => {
         ['Updated', time(s.updatedAt)],
         ['Last change', lastChangeSlot([s.code])],
       ]),
-      h(
-        'p',
-        {},
-        h('a', { href: `/historian?site=${encodeURIComponent(s.code)}` }, 'Historian imports and trends of this site'),
-        ' · ',
-        h('a', { href: `/alarms?site=${encodeURIComponent(s.code)}` }, 'Alarms of this site'),
-      ),
     )
-    void fillLastChanges(ctx, siteFields, 'sites')
+    void fillLastChanges(ctx, details, 'sites')
   }
+  const siteFields = h('section', { 'aria-labelledby': 'site-fields' })
+  append(
+    siteFields,
+    h('h2', { id: 'site-fields' }, 'Site'),
+    isAdmin(ctx)
+      ? h(
+          'p',
+          { class: 'row-actions' },
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              onclick: () => {
+                void editSite(ctx, site, showSite)
+              },
+            },
+            'Edit site',
+          ),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              onclick: () => {
+                void deleteSite(ctx, site)
+              },
+            },
+            'Delete site',
+          ),
+        )
+      : null,
+    details,
+    h(
+      'p',
+      {},
+      h('a', { href: `/historian?site=${encodeURIComponent(site.code)}` }, 'Historian imports and trends of this site'),
+      ' · ',
+      h('a', { href: `/alarms?site=${encodeURIComponent(site.code)}` }, 'Alarms of this site'),
+    ),
+  )
   showSite(site)
   root.append(siteFields)
 
