@@ -102,7 +102,10 @@ export function showProblem(scope: HTMLElement, error: unknown, live?: { shown(p
   if (live) return
   if (general.length > 0) {
     const box = h('div', { class: 'form-error', role: 'alert' }, ...general.map((m) => h('p', {}, m)))
-    scope.prepend(box)
+    // Below a dialog's title, so that the title still says what the form is.
+    const title = scope.querySelector(':scope > h2')
+    if (title) title.after(box)
+    else scope.prepend(box)
   }
   first?.focus()
 }
