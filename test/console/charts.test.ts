@@ -215,6 +215,17 @@ test('charts fit their box at 800 and 2 560 px, tell the truth (peak height, gap
   await toggle.getByLabel(`Site time (${ZONE})`).check()
   await expect(async () => (await view(page, LOAD)).texts.some((x) => x.text === `Time (${ZONE})`), 'back to the site zone')
 
+  // The shelve dialog's "until" is typed in the site's zone too: its default (8 h ahead) is read back as such.
+  await page.getByRole('button', { name: 'Shelve CV-1 trip_1' }).click()
+  const shelve = page.getByRole('dialog', { name: 'Shelve CV-1 trip_1' })
+  assert.match((await shelve.locator('[data-pointer="/until"] .hint').textContent()) ?? '', new RegExp(ZONE))
+  await shelve.getByLabel('Reason').fill('belt being re-tensioned')
+  await shelve.getByRole('button', { name: 'Shelve alarm' }).click()
+  await page.locator('tr[data-state="shelved"]').waitFor()
+  const alarms = await c.must<{ items: Array<{ condition: string; shelvedUntil: string | null }> }>('GET', `/api/sites/${SITE}/alarms?state=shelved`)
+  const hoursAhead = (Date.parse(alarms.items[0]!.shelvedUntil!) - Date.now()) / 3_600_000
+  assert.ok(hoursAhead > 7.9 && hoursAhead <= 8, `shelved for the default 8 hours of site time (${hoursAhead.toFixed(2)})`)
+
   await page.setViewportSize({ width: 2560, height: 1200 })
   load = await fitsAfterResize(page, LOAD, 'alarm load at 2 560 px')
   assert.ok(load.canvas.width > 1500, `the chart grew with the window (${load.canvas.width} px)`)

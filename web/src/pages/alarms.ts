@@ -12,7 +12,7 @@ import { openDialog } from '../dialog.ts'
 import { append, clear, clearProblems, field, h, messageOf, select, showProblem, table, time, uid } from '../dom.ts'
 import type { PageOf } from '../paging.ts'
 import { renderAlarmLoadChart } from '../charts/alarm-load.ts'
-import { shownZone, zoneToggle } from '../time-zone.ts'
+import { fromWallClock, shownZone, wallClock, zoneToggle } from '../time-zone.ts'
 
 export const POLL_MS = 4000
 
@@ -54,12 +54,6 @@ function checkboxGroup(legend: string, name: string, options: Array<[string, str
       return h('span', { class: 'check' }, h('input', { type: 'checkbox', id, name, value, checked: checked.includes(value) }), h('label', { for: id }, label))
     }),
   )
-}
-
-const toLocalInput = (ms: number) => {
-  const d = new Date(ms)
-  const pad = (n: number) => String(n).padStart(2, '0')
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`
 }
 
 export const page: Page = async (root, ctx) => {
@@ -284,9 +278,9 @@ export const page: Page = async (root, ctx) => {
       type: 'datetime-local',
       name: 'until',
       required: true,
-      value: toLocalInput(now + 8 * 3_600_000),
-      min: toLocalInput(now),
-      max: toLocalInput(now + 7 * 86_400_000),
+      value: wallClock(now + 8 * 3_600_000, zone).slice(0, 16),
+      min: wallClock(now, zone).slice(0, 16),
+      max: wallClock(now + 7 * 86_400_000, zone).slice(0, 16),
     })
     let answer: unknown
     const done = await openDialog({
@@ -294,12 +288,13 @@ export const page: Page = async (root, ctx) => {
       body: [h('p', {}, 'A shelved alarm is not annunciated until the shelve ends (at most 7 days); it then returns to its process state by itself.')],
       fields: [
         field('Reason', comment, { pointer: '/comment', hint: "Kept in the alarm's history and the audit trail." }),
-        field('Shelved until', until, { pointer: '/until', hint: 'Your local time.' }),
+        field('Shelved until', until, { pointer: '/until', hint: `In ${zone}.` }),
       ],
       submitLabel: 'Shelve alarm',
       onSubmit: async (data) => {
         const local = String(data.get('until'))
-        const untilIso = Number.isNaN(Date.parse(local)) ? local : new Date(local).toISOString()
+        const at = fromWallClock(local, zone)
+        const untilIso = Number.isNaN(at) ? local : new Date(at).toISOString()
         answer = await ctx.api.send<Alarm | AlarmCommand>('POST', `${alarmsPath()}/${encodeURIComponent(a.alarmId)}/shelve`, {
           comment: String(data.get('comment')).trim(),
           until: untilIso,
