@@ -170,6 +170,8 @@ test('charts fit their box at 800 and 2 560 px, tell the truth (peak height, gap
   await ack.waitFor()
   const button = (await ack.boundingBox())!
   assert.ok(button.x >= 0 && button.x + button.width <= 800, `Acknowledge at ${button.x}–${button.x + button.width}, inside 800 px`)
+  const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth)
+  assert.ok(pageWidth <= 800, `the alarms page does not scroll sideways at 800 px (${pageWidth} px wide)`)
   const toggle = page.getByRole('group', { name: 'Times in' })
   assert.equal(await toggle.getAttribute('data-zone'), ZONE)
   assert.equal(await toggle.getByLabel(`Site time (${ZONE})`).isChecked(), true)

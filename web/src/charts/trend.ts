@@ -200,8 +200,9 @@ export function createTrendChart(options: TrendOptions): TrendChart {
       const points = fetched.reduce((sum, [, mean]) => sum + mean!.filter((v) => v !== null).length, 0)
       if (!plot) {
         plot = new uPlot(makeOptions(width, labels), data, plotBox)
-        // A much wider chart deserves finer buckets.
-        unfit = fitPlot(plot, plotBox, options.height ?? 320, () => {
+        // A much wider chart deserves finer buckets (refetched only when the bucket changes).
+        unfit = fitPlot(plot, plotBox, options.height ?? 320, (resized) => {
+          if ((bucketFor(period.to - period.from, resized) ?? 'raw') === element.dataset.bucket) return
           clearTimeout(resizeTimer)
           resizeTimer = setTimeout(() => void load(), 300)
         })
