@@ -16,10 +16,13 @@ import { fromWallClock, shownZone, wallClock, zoneToggle } from '../time-zone.ts
 
 export const POLL_MS = 4000
 
-// From 800 px wide the list scrolls sideways inside its box while the actions column stays pinned at its right edge.
+// Above the stacked-table width (700 px, styles.css) the list scrolls sideways inside its box while the actions column
+// stays pinned at its right edge, so Acknowledge is on screen from 800 px.
 const STYLES = `
+@media (min-width: 701px){
 .alarm-list td:last-child{position:sticky;right:0;background:var(--panel);box-shadow:-1px 0 0 var(--line)}
 .alarm-list th:last-child{position:sticky;right:0;box-shadow:-1px 0 0 var(--line)}
+}
 `
 
 const STATES: Array<[string, string]> = [
