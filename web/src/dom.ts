@@ -119,11 +119,24 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
-export const formatTime = (iso: string | null | undefined) => (iso ? dateTime.format(new Date(iso)) : '—')
+const dateTimes = new Map<string, Intl.DateTimeFormat>()
+/** `iso` in the viewer's locale, in `timeZone` (an IANA name; default the browser's). */
+export function formatTime(iso: string | null | undefined, timeZone?: string): string {
+  if (!iso) return '—'
+  let format = dateTimes.get(timeZone ?? '')
+  if (!format) {
+    format = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone })
+    dateTimes.set(timeZone ?? '', format)
+  }
+  return format.format(new Date(iso))
+}
 
-/** A <time> element showing `iso` in the viewer's locale with the exact value in datetime. */
-export const time = (iso: string | null | undefined) => (iso ? h('time', { datetime: iso, title: iso }, formatTime(iso)) : '—')
+/**
+ * A <time> element showing `iso` in the viewer's locale with the exact value in datetime; in `timeZone` when given
+ * (pages pass `shownZone(site.timeZone)` from time-zone.ts, and label the zone once, in its toggle).
+ */
+export const time = (iso: string | null | undefined, timeZone?: string) =>
+  iso ? h('time', { datetime: iso, title: iso, 'data-zone': timeZone }, formatTime(iso, timeZone)) : '—'
 
 /** A table with a caption and column headers (scope=col); rows are arrays of cells. */
 export type Row = Child[] | { attrs: Record<string, AttrValue>; cells: Child[] }

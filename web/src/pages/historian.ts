@@ -1,12 +1,14 @@
 // Historian page (/historian, optionally ?site=CODE): upload an export (with progress), the site's import batches
 // and their status (refreshed while one runs), a batch's rejected rows, and a trend chart of imported tags over a
-// chosen period (zoomable; the server downsamples).
+// chosen period (zoomable; the server downsamples). Times are in the site's zone unless the engineer switches to the
+// browser's (time-zone.ts); the trend's From and To are read in that zone too.
 import { adoptStyles } from '../adopt-styles.ts'
 import type { Batch, BatchSummary, RejectionReport, Site as SiteSummary } from '../api-types.ts'
 import { ApiProblem, type Page, type PageContext } from '../context.ts'
 import { createTrendChart, type TrendChart, type TrendSeries } from '../charts/trend.ts'
 import { append, clear, clearProblems, field, h, messageOf, select, showProblem, table, time } from '../dom.ts'
 import { pager, type PageOf } from '../paging.ts'
+import { fromWallClock, shownZone, wallClock, zoneToggle } from '../time-zone.ts'
 
 const FORMATS: Array<[string, string]> = [
   ['auto', 'Detect automatically'],
@@ -29,13 +31,6 @@ const CSS = `
 `
 
 const isAdmin = (ctx: PageContext) => ctx.principal.role === 'owner' || ctx.principal.role === 'admin'
-
-/** `2024-03-01T10:00:05` in the viewer's zone, for a datetime-local input (to the second). */
-function localInput(ms: number): string {
-  const d = new Date(ms)
-  const pad = (n: number) => String(n).padStart(2, '0')
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
-}
 
 /** The end of a period that includes a sample at `lastMs` (periods are [from, to)): the next whole second. */
 const after = (lastMs: number) => Math.floor(lastMs / 1000) * 1000 + 1000
@@ -65,6 +60,8 @@ export const page: Page = async (root, ctx) => {
   siteForm.addEventListener('submit', (e) => e.preventDefault())
   root.append(siteForm)
   const site = () => siteSelect.value
+  const siteZone = () => sites.find((s) => s.code === site())?.timeZone ?? 'UTC'
+  let zone = shownZone(siteZone())
 
   const uploadBox = h('section', { 'aria-labelledby': 'hist-upload' }, h('h2', { id: 'hist-upload' }, 'Import an export'))
   const batchesBox = h('section', { 'aria-labelledby': 'hist-batches' }, h('h2', { id: 'hist-batches' }, 'Import batches'))
@@ -112,7 +109,7 @@ export const page: Page = async (root, ctx) => {
       items.map((b) => ({
         attrs: { 'data-batch-id': b.id ?? '', 'data-status': b.status },
         cells: [
-          time(b.createdAt),
+          time(b.createdAt, zone),
           b.trendFileName ?? '—',
           b.format,
           h(
@@ -127,7 +124,7 @@ export const page: Page = async (root, ctx) => {
           String(b.samplesStored),
           String(b.rowsRejected),
           `${b.collisions} / ${b.replaced}`,
-          b.timeRange ? h('span', {}, time(b.timeRange.from), ' – ', time(b.timeRange.to)) : '—',
+          b.timeRange ? h('span', {}, time(b.timeRange.from, zone), ' – ', time(b.timeRange.to, zone)) : '—',
           h(
             'span',
             { class: 'row-actions' },
@@ -322,16 +319,22 @@ export const page: Page = async (root, ctx) => {
     const firsts = checked.map((c) => Number(c.dataset.first)).filter(Number.isFinite)
     const lasts = checked.map((c) => Number(c.dataset.last)).filter(Number.isFinite)
     if (firsts.length === 0 || lasts.length === 0) return
-    fromInput.value = localInput(Math.min(...firsts))
-    toInput.value = localInput(after(Math.max(...lasts)))
+    fromInput.value = wallClock(Math.min(...firsts), zone)
+    toInput.value = wallClock(after(Math.max(...lasts)), zone)
   })
 
   /** The tag picker: the tags of `batch`, or of every complete batch shown (read whole, in parallel). */
+  // The latest call wins: the page's first listing (all batches, read over the network) must not replace the tags
+  // of a batch whose "Trend" was chosen meanwhile.
+  let pickerGeneration = 0
   async function tagOptions(batch: Batch | null): Promise<void> {
+    const mine = ++pickerGeneration
     let sources: Batch[]
     try {
       sources = batch ? [batch] : await Promise.all(shown.filter((x) => x.id && x.status === 'complete' && x.tagCount > 0).map((x) => wholeBatch(x.id!)))
+      if (mine !== pickerGeneration) return
     } catch (error) {
+      if (mine !== pickerGeneration) return
       clear(picker)
       picker.append(h('legend', {}, 'Tags'), h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
       return
@@ -381,8 +384,8 @@ export const page: Page = async (root, ctx) => {
   async function chooseBatch(b: Batch): Promise<void> {
     await tagOptions(b)
     if (b.timeRange) {
-      fromInput.value = localInput(Date.parse(b.timeRange.from))
-      toInput.value = localInput(after(Date.parse(b.timeRange.to)))
+      fromInput.value = wallClock(Date.parse(b.timeRange.from), zone)
+      toInput.value = wallClock(after(Date.parse(b.timeRange.to)), zone)
     }
     const drawn = drawTrend() // puts the chart in place at once, before the page scrolls to it
     trendBox.scrollIntoView({ block: 'nearest' })
@@ -401,8 +404,8 @@ export const page: Page = async (root, ctx) => {
 
   async function drawTrend(): Promise<void> {
     const checked = [...picker.querySelectorAll<HTMLInputElement>('input[type=checkbox]:checked')]
-    const from = Date.parse(fromInput.value)
-    const to = Date.parse(toInput.value)
+    const from = fromWallClock(fromInput.value, zone)
+    const to = fromWallClock(toInput.value, zone)
     clear(chartBox)
     chart?.destroy()
     chart = null
@@ -418,7 +421,7 @@ export const page: Page = async (root, ctx) => {
       label: c.dataset.label || undefined,
       unit: c.dataset.unit || null,
     }))
-    chart = createTrendChart({ api: ctx.api, siteId: site(), series, from, to })
+    chart = createTrendChart({ api: ctx.api, siteId: site(), series, from, to, timeZone: zone })
     chartBox.append(chart.element)
     await chart.load()
   }
@@ -427,11 +430,27 @@ export const page: Page = async (root, ctx) => {
     e.preventDefault()
     void drawTrend()
   })
+  // "Times in": the site's zone or the browser's, for the whole page; the period typed so far keeps its instants.
+  const placeZoneToggle = () => {
+    const toggle = zoneToggle(siteZone(), (shown) => {
+      const period = [fromWallClock(fromInput.value, zone), fromWallClock(toInput.value, zone)]
+      zone = shown
+      if (Number.isFinite(period[0])) fromInput.value = wallClock(period[0]!, zone)
+      if (Number.isFinite(period[1])) toInput.value = wallClock(period[1]!, zone)
+      void batches.reload()
+      if (chart) void drawTrend()
+    })
+    siteForm.querySelector('.zone-toggle')?.remove()
+    siteForm.append(toggle)
+    zone = toggle.dataset.zone ?? zone
+  }
+  placeZoneToggle()
   siteSelect.addEventListener('change', () => {
     const url = new URL(location.href)
     url.searchParams.set('site', site())
     history.replaceState(history.state, '', url)
     rejectionsBox.hidden = true
+    placeZoneToggle()
     chart?.destroy()
     chart = null
     clear(chartBox)
@@ -442,8 +461,8 @@ export const page: Page = async (root, ctx) => {
   await tagOptions(null)
   const firstComplete = shown.find((b) => b.status === 'complete' && b.timeRange)
   if (firstComplete?.timeRange) {
-    fromInput.value = localInput(Date.parse(firstComplete.timeRange.from))
-    toInput.value = localInput(after(Date.parse(firstComplete.timeRange.to)))
+    fromInput.value = wallClock(Date.parse(firstComplete.timeRange.from), zone)
+    toInput.value = wallClock(after(Date.parse(firstComplete.timeRange.to)), zone)
   }
   return () => {
     stopped = true
