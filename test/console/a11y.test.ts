@@ -1,42 +1,14 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { describe, it } from 'node:test'
 import type { Page } from 'playwright-core'
 import { httpRequest } from '../cli/process.ts'
 import { CONSOLE_PATHS } from '../../web/src/paths.ts'
-import { cloudConsole, shot, signInWithPin, signInWithProvider, siteConsole, type ConsoleServer } from './support.ts'
+import { cloudConsole, seriousViolations, shot, signInWithPin, signInWithProvider, siteConsole, type ConsoleServer } from './support.ts'
 
 // Accessibility of every console page (issue 28): axe-core in the same headless Chromium on each path of the route
 // table, in site mode (a site-PIN owner, at 800 px wide: the narrowest width the console supports) and in cloud mode
 // (an OIDC admin, at 1280 px), with a screenshot of each. Serious and critical violations fail; at 800 px nothing of
 // the shell or the page may reach past the window's right edge.
-
-// The console's CSP (script-src 'self') refuses an injected <script> (page.addScriptTag); the DevTools protocol's
-// evaluation is not a page script, so axe's source goes in that way.
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-interface Violation {
-  id: string
-  impact: string | null
-  help: string
-  nodes: Array<{ target: string[] }>
-}
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function seriousViolations(page: Page): Promise<Violation[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE)
-  const { violations, passes } = await page.evaluate(async () => {
-    type Results = { violations: Violation[]; passes: unknown[] }
-    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<Results> } }).axe
-    const results = await axe.run(document, { resultTypes: ['violations'] })
-    return { violations: results.violations, passes: results.passes.length }
-  })
-  assert.ok(passes > 0, 'axe ran its rules on the page')
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }))
-}
 
 /** What reaches past the window's right edge (elements wider than the viewport, or starting beyond it). */
 async function offScreen(page: Page): Promise<string[]> {
