@@ -69,7 +69,7 @@ export function rowsOf(dryRun: Batch, instances: readonly Instance[]): MappingRo
   ]
 }
 
-const csvCell = (text: string) => (/[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replaceAll('"', '""')}"` : text)
+const csvCell = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text)
 
 /** The mapping_csv of the rows that have an instance (the others stay out: their rows are rejected as unmapped). */
 export function mappingCsv(rows: readonly MappingRow[]): string {
