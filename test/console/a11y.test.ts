@@ -25,6 +25,11 @@ async function offScreen(page: Page): Promise<string[]> {
           `${el.tagName.toLowerCase()}${el.className ? `.${el.className}` : ''} "${(el.textContent ?? '').trim().slice(0, 40)}" ends at ${Math.round(r.right)} px`,
         )
     }
+    // Above the page, the navigation is as tall as its links (plus its padding), whatever the page's length.
+    const nav = document.querySelector('nav[aria-label="Main"]')!
+    const items = [...nav.children].map((c) => c.getBoundingClientRect())
+    const slack = nav.getBoundingClientRect().height - (Math.max(...items.map((r) => r.bottom)) - Math.min(...items.map((r) => r.top)))
+    if (slack > 40) out.push(`the navigation has ${Math.round(slack)} px of empty height`)
     return out
   })
 }
