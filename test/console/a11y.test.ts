@@ -51,6 +51,8 @@ async function seed(c: ConsoleServer): Promise<void> {
     controllerId: ctl.controllerId ?? ctl.id,
     tagMappings: { running: 'Program:Main.CV101.Run' },
   })
+  // An audit event with a long unbroken word (a key named like a device path) for the audit log's table.
+  await c.mintKey('member', `edge_gateway_${'0123456789'.repeat(8)}`)
   await c.must('POST', '/api/sites/CHPP-1/alarms/events', {
     events: [
       {
