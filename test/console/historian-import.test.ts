@@ -101,8 +101,12 @@ describe('historian import with the mapping editor in headless Chromium', () => 
       await reasons.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? ''))),
       [["historian tag 'drehzahl_relais_1' is not in mapping_csv", '717']],
     )
+    await page.getByText('The 717 rejected rows listed').click()
     assert.equal(await page.getByRole('table', { name: 'Rejected rows' }).locator('tbody tr').count(), 717, 'then the rows')
     await page.getByText('717 rejected values.').waitFor()
+    await page.locator('tr[data-status="complete"]').waitFor()
+    assert.deepEqual(await seriousViolations(page), [], 'the imported batch, its rejections and its trend: no serious or critical violation')
+    await page.getByText('The 717 rejected rows listed').click() // folded again for the screenshot
     await shot(page, 'historian-mapping-imported')
 
     // What the API stored is what the editor said.

@@ -174,10 +174,15 @@ export function rejectionsByReason(batch: Batch): HTMLElement {
       { empty: 'No rejected rows.' },
     ),
     listed.length > 0
-      ? table(
-          'Rejected rows',
-          ['Line', 'Column', 'Reason'],
-          listed.map((r) => [String(r.line), r.column ?? '—', r.reason]),
+      ? h(
+          'details',
+          {},
+          h('summary', {}, `The ${listed.length} rejected row${listed.length === 1 ? '' : 's'} listed`),
+          table(
+            'Rejected rows',
+            ['Line', 'Column', 'Reason'],
+            listed.map((r) => [String(r.line), r.column ?? '—', r.reason]),
+          ),
         )
       : null,
   )
