@@ -132,6 +132,11 @@ describe('historian import with the mapping editor in headless Chromium', () => 
       ],
     )
     assert.equal(batch.tags.length, 35, 'the 36 listed but the one left out')
+
+    // Another layout: the tags read no longer hold, the editor goes until they are read again.
+    await page.getByLabel('Layout').selectOption('long')
+    await page.getByRole('heading', { name: 'Where each tag goes' }).waitFor({ state: 'hidden' })
+    assert.equal(await page.getByRole('button', { name: 'Import', exact: true }).isVisible(), false)
     assert.deepEqual(page.errors, [], 'no script error and no CSP refusal')
   })
 })

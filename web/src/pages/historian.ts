@@ -256,6 +256,14 @@ export const page: Page = async (root, ctx) => {
     )
     uploadBox.append(form, editorBox, outcome)
     let editor: MappingEditor | null = null
+    // Another file, layout, zone, site…: the tags read no longer hold; read them again before importing.
+    const stale = () => {
+      editor = null
+      editorBox.hidden = true
+      submit.disabled = true
+    }
+    form.addEventListener('change', stale)
+    siteSelect.addEventListener('change', stale)
 
     /** The upload's text parts and the trend file last (the server then streams it straight into the database). */
     const formData = (mappingFile: Blob, mappingName: string, extra: Record<string, string>) => {
