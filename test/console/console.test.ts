@@ -159,7 +159,7 @@ describe('web console in headless Chromium', { concurrency: 2 }, () => {
         .getByRole('alert')
         .filter({ hasText: /is locked after too many wrong PINs until .+ \(this device's time\)/ })
         .waitFor()
-      await page.getByRole('button', { name: `Unlock the sign-in of ${member.name}` }).click()
+      await page.getByRole('button', { name: `Unlock sign-in of ${member.name}` }).click()
       await page
         .getByRole('status')
         .filter({ hasText: `${member.name} can sign in again.` })
