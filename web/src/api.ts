@@ -158,7 +158,7 @@ export function createApi(session: Session, onSignedOut: () => void): Api {
           fetch(path, {
             method,
             headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-            body: body === undefined ? undefined : JSON.stringify(body),
+            body: body === undefined || body instanceof Blob ? body : JSON.stringify(body),
           }),
         ),
       )

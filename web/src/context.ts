@@ -31,6 +31,7 @@ export class ApiProblem extends Error {
 /** Same-origin calls to the public API with the signed-in user's bearer token (never anything else). */
 export interface Api {
   get<T>(path: string, query?: Record<string, string | number | boolean | undefined>): Promise<T>
+  /** `body` as JSON; a Blob (a picked file) is sent as it is, as `application/json`, for the API to judge. */
   send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>
   /** multipart/form-data upload; `onProgress` gets 0..1 as the request body is sent. */
   upload<T>(path: string, form: FormData, onProgress?: (fraction: number) => void): Promise<T>

@@ -1,18 +1,92 @@
 // The site page's electrical network section: the one-line diagram laid out automatically (supplies on top) with a
-// node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted.
-import type { Coordination, EdgeRef, ElectricalNode, Islands, Loops, Network, SupplyPaths, TripTime } from '../api-types.ts'
-import type { Api, PageContext } from '../context.ts'
+// node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted. Owners and admins
+// edit it here (one-line/editor.ts: add, connect, edit, delete, import a file; a refused import's problems marked on
+// the file's diagram), and a node's protection check draws the time–current curves of its supply path (charts/tcc.ts)
+// beside the coordination table.
+import type { Coordination, EdgeRef, ElectricalEdge, ElectricalNode, Islands, Loops, Network, ProtectionCurves, SupplyPaths, TripTime } from '../api-types.ts'
+import { adoptStyles } from '../adopt-styles.ts'
+import type { PageContext } from '../context.ts'
 import { append, clear, field, h, messageOf, table, type Child } from '../dom.ts'
+import { renderTcc } from '../charts/tcc.ts'
 import { createDiagram, edgeKey, edgeTypeName, typeLabel, type Diagram, type DiagramNodeInfo } from '../one-line/diagram.ts'
+import { deleteEdgeDialog, deleteNodeDialog, edgeDialog, importDialog, nodeDialog, type RefusedImport } from '../one-line/editor.ts'
 import { layoutNetwork } from '../one-line/layout.ts'
-import { figures, num, sitePath } from './site-parts.ts'
+import { canEdit, figures, num, sitePath } from './site-parts.ts'
+
+const CSS = `
+.network-editor-bar,.node-actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:.5rem 0}
+.connection-list{padding-left:1.1rem;margin:.25rem 0}
+.connection-list li{margin:.3rem 0}
+.tcc-section{margin-top:1rem}
+.tcc-body{display:grid;grid-template-columns:minmax(0,1fr) minmax(22rem,30rem);gap:1rem;align-items:start}
+@media (max-width:75rem){.tcc-body{grid-template-columns:minmax(0,1fr)}}
+.import-refused{border:2px solid #b3261e;border-radius:6px;padding:.5rem 1rem;background:#fdecea;margin:.5rem 0}
+.import-problems li{margin:.3rem 0;overflow-wrap:anywhere}
+`
 
 /** Above this many nodes the diagram is drawn only when asked. */
 const LARGE_NETWORK = 5000
 
 const api = (ctx: PageContext) => ctx.api
 
+/** What a drawing of the section can ask of it: redraw after a write (selecting a node), show a refused import. */
+interface Section {
+  redraw(selectId?: string): Promise<void>
+  refused(refusal: RefusedImport): void
+  /** Replaces the time–current plot's cleanup (the plot observes its box's size). */
+  plotted(cleanup: (() => void) | null): void
+}
+
+/**
+ * Draws the section into `box`; every edit redraws it from the API. The returned handle acts on the current
+ * drawing (destroy() on leaving the page).
+ */
 export async function showNetwork(box: HTMLElement, ctx: PageContext, code: string): Promise<Diagram | null> {
+  adoptStyles('site-network', CSS)
+  const content = h('div', { class: 'network-section' })
+  box.append(content)
+  let current: Diagram | null = null
+  let plotCleanup: (() => void) | null = null
+  let gone = false
+  const reset = () => {
+    plotCleanup?.()
+    plotCleanup = null
+    current?.destroy()
+    current = null
+    clear(content)
+  }
+  const section: Section = {
+    async redraw(selectId) {
+      reset()
+      current = await drawNetwork(content, ctx, code, section, selectId)
+      if (gone) reset()
+    },
+    refused(refusal) {
+      reset()
+      current = drawRefusedImport(content, refusal, () => void section.redraw())
+    },
+    plotted(cleanup) {
+      plotCleanup?.()
+      plotCleanup = cleanup
+    },
+  }
+  current = await drawNetwork(content, ctx, code, section)
+  return {
+    get element() {
+      return content
+    },
+    select: (id) => current?.select(id),
+    highlight: (kind, nodeIds, edgeKeys) => current?.highlight(kind, nodeIds, edgeKeys),
+    reveal: (ids) => current?.reveal(ids),
+    fit: () => current?.fit(),
+    destroy() {
+      gone = true
+      reset()
+    },
+  }
+}
+
+async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, section: Section, selectId?: string): Promise<Diagram | null> {
   const base = `${sitePath(code)}/electrical`
   let network: Network
   let islands: Islands
@@ -27,8 +101,47 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
     box.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
     return null
   }
+  const nodeIds = network.nodes.map((n) => n.id)
+  const after = (selected?: string) => (done: boolean) => {
+    if (done) void section.redraw(selected)
+  }
+  if (canEdit(ctx)) {
+    box.append(
+      h(
+        'div',
+        { class: 'network-editor-bar', role: 'group', 'aria-label': 'Edit the network' },
+        h('button', { type: 'button', class: 'secondary', onclick: () => void nodeDialog(ctx.api, base, null).then(after()) }, 'Add node'),
+        h(
+          'button',
+          { type: 'button', class: 'secondary', disabled: network.nodeCount < 2, onclick: () => void edgeDialog(ctx.api, base, nodeIds).then(after()) },
+          'Connect nodes',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            onclick: () =>
+              void importDialog(ctx.api, base).then((outcome) => {
+                if (outcome === 'imported') void section.redraw()
+                else if (outcome !== 'cancelled') section.refused(outcome)
+              }),
+          },
+          'Import network file',
+        ),
+      ),
+    )
+  }
   if (network.nodeCount === 0) {
-    box.append(h('p', { class: 'empty' }, 'No electrical network recorded for this site (PUT …/electrical/network loads one).'))
+    box.append(
+      h(
+        'p',
+        { class: 'empty' },
+        canEdit(ctx)
+          ? 'No electrical network recorded for this site yet: add its nodes, or import a network file.'
+          : 'No electrical network recorded for this site.',
+      ),
+    )
     return null
   }
 
@@ -72,7 +185,7 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
       const [node, paths] = await Promise.all([api(ctx).get<ElectricalNode>(nodePath), api(ctx).get<SupplyPaths>(`${nodePath}/supply-paths`)])
       if (mine !== selection) return
       clear(panel)
-      append(panel, ...nodeDetails(node, paths, diagram, ctx.api, nodePath))
+      append(panel, ...nodeDetails(node, paths, diagram, { ctx, base, nodePath, edges: network.edges, nodeIds, section, plotBox: tccBox }))
       const nearest = paths.paths[0]
       diagram.highlight('path', nearest?.nodeIds ?? [], nearest?.edges.map(edgeKey) ?? [])
     } catch (error) {
@@ -153,6 +266,16 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
           ),
         )
 
+  const tccBox = h(
+    'section',
+    { class: 'tcc-section', 'aria-labelledby': 'tcc-heading' },
+    h('h3', { id: 'tcc-heading' }, 'Time–current curves'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Select a node and check its protection: the curves of the devices on its path to a supply are drawn here, beside the coordination table.',
+    ),
+  )
   box.append(
     h(
       'p',
@@ -162,6 +285,7 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
       `; ${loops.isRadial ? 'radial' : `${loops.loopCount} loop${loops.loopCount === 1 ? '' : 's'}`}.`,
     ),
     h('div', { class: 'network-area' }, diagram.element, panel),
+    tccBox,
     h(
       'div',
       { class: 'topology-lists' },
@@ -176,13 +300,136 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
     ),
   )
   diagram.fit()
+  if (selectId && infos.has(selectId)) {
+    diagram.select(selectId)
+    void showNode(selectId, ++selection)
+  }
   return diagram
 }
 
-function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram, client: Api, nodePath: string): Child[] {
+/** A refused import: the file's own network drawn with each node or edge a problem names marked, and the list. */
+function drawRefusedImport(box: HTMLElement, { text, problem }: RefusedImport, back: () => void): Diagram | null {
+  const file = parsed(text)
+  const nodes = (Array.isArray(file.nodes) ? file.nodes : []).map((n: Record<string, unknown>, i: number) => ({
+    id: typeof n?.id === 'string' && n.id !== '' ? n.id : `(node ${i})`,
+    name: typeof n?.name === 'string' ? n.name : null,
+    nodeType: Number.isInteger(n?.nodeType) ? (n.nodeType as number) : -1,
+  }))
+  const edges = (Array.isArray(file.edges) ? file.edges : []).map((e: Record<string, unknown>) => ({
+    sourceId: String(e?.sourceId ?? ''),
+    targetId: String(e?.targetId ?? ''),
+    edgeType: Number.isInteger(e?.edgeType) ? (e.edgeType as number) : -1,
+  }))
+  const known = new Set(nodes.map((n) => n.id))
+  const problems = new Map<string, string[]>()
+  const note = (key: string, message: string) => problems.set(key, [...(problems.get(key) ?? []), message])
+  const items = problem.errors.map((e) => {
+    const [, kind, index, rest] = /^\/(nodes|edges)\/(\d+)(\/.*)?$/.exec(e.pointer) ?? []
+    const message = `${rest ? `${rest.slice(1)}: ` : ''}${e.message}`
+    let target: string | null = null
+    if (kind === 'nodes') target = nodes[Number(index)]?.id ?? null
+    else if (kind === 'edges') {
+      const edge = edges[Number(index)]
+      if (edge && known.has(edge.sourceId) && known.has(edge.targetId) && edge.sourceId !== edge.targetId) note(edgeKey(edge), message)
+      // An end that names no node is marked on the other end, which is drawn.
+      target = edge ? (known.has(edge.sourceId) && rest !== '/sourceId' ? edge.sourceId : known.has(edge.targetId) ? edge.targetId : null) : null
+    }
+    if (target) note(target, message)
+    return { pointer: e.pointer, message, target }
+  })
+  const diagram =
+    nodes.length > 0
+      ? createDiagram(layoutNetwork(nodes, edges), new Map(nodes.map((n) => [n.id, n])), {
+          label: `The refused file's network: ${nodes.length} nodes, ${edges.length} edges; nodes and edges with problems are marked.`,
+          problems,
+          onSelect: () => undefined,
+        })
+      : null
+  append(
+    box,
+    h('div', { class: 'import-refused', role: 'alert' }, h('h3', {}, 'Import refused: nothing was changed'), h('p', {}, problem.detail ?? problem.message)),
+    h(
+      'ol',
+      { class: 'import-problems', 'aria-label': 'Problems in the file' },
+      ...items.map((item) =>
+        h(
+          'li',
+          { 'data-pointer': item.pointer },
+          h('span', { class: 'mono' }, item.pointer),
+          item.target ? ` (${item.target})` : '',
+          `: ${item.message} `,
+          item.target && diagram
+            ? h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secondary small',
+                  'aria-label': `Show ${item.target} on the diagram`,
+                  onclick: () => {
+                    diagram.highlight('focus', [item.target!])
+                    diagram.reveal([item.target!])
+                  },
+                },
+                'Show',
+              )
+            : null,
+        ),
+      ),
+    ),
+    diagram?.element ?? null,
+    h('p', {}, h('button', { type: 'button', class: 'secondary', onclick: back }, "Back to the site's network")),
+  )
+  diagram?.fit()
+  return diagram
+}
+
+function parsed(text: string): { nodes?: unknown; edges?: unknown } {
+  try {
+    const value: unknown = JSON.parse(text)
+    return value !== null && typeof value === 'object' ? value : {}
+  } catch {
+    return {}
+  }
+}
+
+interface NodeContext {
+  ctx: PageContext
+  base: string
+  nodePath: string
+  edges: ElectricalEdge[]
+  nodeIds: string[]
+  section: Section
+  /** Where the protection check draws the time–current plot and the coordination table. */
+  plotBox: HTMLElement
+}
+
+function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram, at: NodeContext): Child[] {
+  const { ctx, base, nodePath, section } = at
+  const client = ctx.api
+  const connections = at.edges.filter((e) => e.sourceId === node.id || e.targetId === node.id)
+  const after = (selected?: string) => (done: boolean) => {
+    if (done) void section.redraw(selected)
+  }
   const out: Child[] = [
     h('h3', { id: 'node-panel-heading' }, node.name ? `${node.name} (${node.id})` : node.id),
     h('p', { class: 'hint' }, typeLabel(node.nodeType)),
+    canEdit(ctx)
+      ? h(
+          'div',
+          { class: 'node-actions', role: 'group', 'aria-label': `Edit ${node.id}` },
+          h('button', { type: 'button', class: 'secondary small', onclick: () => void nodeDialog(client, base, node).then(after(node.id)) }, 'Edit'),
+          h(
+            'button',
+            { type: 'button', class: 'secondary small', onclick: () => void edgeDialog(client, base, at.nodeIds, node.id).then(after(node.id)) },
+            'Connect…',
+          ),
+          h(
+            'button',
+            { type: 'button', class: 'danger small', onclick: () => void deleteNodeDialog(client, base, node, connections.length).then(after()) },
+            'Delete',
+          ),
+        )
+      : null,
     h('h4', {}, 'Ratings'),
     figures([
       [
@@ -248,8 +495,7 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
       } else if (trip.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(trip.reason)))
       if (coordination.status === 'fulfilled' && coordination.value) {
         const c = coordination.value
-        append(
-          result,
+        result.append(
           h(
             'p',
             { class: c.isCoordinated ? 'ok-text' : 'warn-text' },
@@ -257,20 +503,8 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
               ? `Coordinated towards ${c.supplyId}.`
               : `${c.violationCount} grading violation${c.violationCount === 1 ? '' : 's'} towards ${c.supplyId}.`,
           ),
-          table(
-            'Protection coordination',
-            ['Device', 'Curve', 'Trip time', 'Margin', 'Status'],
-            c.rows.map((r) => [
-              r.deviceId,
-              `${r.curveLabel} ${r.pickupA} A × ${r.tms}`,
-              r.tripTimeS === null ? 'no trip' : `${Number(r.tripTimeS.toFixed(3))} s`,
-              r.marginS === null ? '—' : `${Number(r.marginS.toFixed(3))} s`,
-              h('span', { class: r.status === 'OK' ? 'ok-text' : 'warn-text' }, r.status),
-            ]),
-            { empty: 'No protective device with usable settings on the path.' },
-          ),
-          c.skipped.length > 0 ? h('p', { class: 'hint' }, `Skipped (incomplete settings): ${c.skipped.map((s) => s.nodeId).join(', ')}`) : null,
         )
+        showCurves(at, c)
       } else if (coordination.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(coordination.reason)))
     }
     form.addEventListener('submit', (e) => {
@@ -285,6 +519,35 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
     out.push(h('p', { class: 'hint' }, 'No protection settings.'))
   }
 
+  out.push(h('h4', {}, 'Connections'))
+  out.push(
+    connections.length === 0
+      ? h('p', { class: 'hint' }, 'Not connected.')
+      : h(
+          'ul',
+          { class: 'connection-list' },
+          ...connections.map((e) =>
+            h(
+              'li',
+              {},
+              h('span', { class: 'mono' }, `${e.sourceId} – ${e.targetId}`),
+              ` (${edgeTypeName(e.edgeType)}) `,
+              canEdit(ctx)
+                ? h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'secondary small',
+                      'aria-label': `Delete the connection ${e.sourceId} – ${e.targetId} (${edgeTypeName(e.edgeType)})`,
+                      onclick: () => void deleteEdgeDialog(client, base, e).then(after(node.id)),
+                    },
+                    'Delete',
+                  )
+                : null,
+            ),
+          ),
+        ),
+  )
   out.push(h('h4', {}, 'Supply path'))
   if (!paths.isSupplied) {
     out.push(h('p', { class: 'warn-text' }, 'Not supplied: no path to any supply.'))
@@ -322,4 +585,55 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
     out.push(h('h4', {}, 'Tag bindings'), figures(Object.entries(node.tagBindings).map(([k, v]): [string, Child] => [k, h('span', { class: 'mono' }, v)])))
   }
   return out
+}
+
+/** The time–current plot of the coordination's path (curves from the API) with the coordination table beside it. */
+function showCurves(at: NodeContext, c: Coordination): void {
+  const { plotBox, section } = at
+  section.plotted(null)
+  for (const el of plotBox.querySelectorAll('.tcc-body, .form-error')) el.remove()
+  const faultCurrentA = c.faultCurrentA
+  void at.ctx.api
+    .get<ProtectionCurves>(`${at.nodePath}/protection-curves`, {
+      supplyId: c.supplyId,
+      // The range reaches past the fault current, so that its line and the trip times at it are on the plot.
+      toA: Math.max(...c.rows.map((r) => 30 * r.pickupA), 2 * faultCurrentA),
+    })
+    .then(
+      (curves) => {
+        const chart = h('div', { class: 'tcc-chart' })
+        const body = h(
+          'div',
+          { class: 'tcc-body' },
+          chart,
+          h(
+            'div',
+            { class: 'tcc-table' },
+            h('p', {}, `Fault ${faultCurrentA} A at ${c.nodeId}, towards ${c.supplyId}; grading margin ${c.gradingMarginS} s.`),
+            table(
+              'Protection coordination',
+              ['Device', 'Curve', 'Trip time', 'Margin', 'Status'],
+              c.rows.map((r) => ({
+                attrs: { 'data-device-id': r.deviceId, 'data-status': r.status },
+                cells: [
+                  r.deviceId,
+                  `${r.curveLabel} ${r.pickupA} A × ${r.tms}`,
+                  r.tripTimeS === null ? 'no trip' : `${Number(r.tripTimeS.toFixed(3))} s`,
+                  r.marginS === null ? '—' : `${Number(r.marginS.toFixed(3))} s`,
+                  h('span', { class: r.status === 'OK' ? 'ok-text' : 'warn-text' }, r.status),
+                ],
+              })),
+              { empty: 'No protective device with usable settings on the path.' },
+            ),
+            c.skipped.length > 0 ? h('p', { class: 'hint' }, `Skipped (incomplete settings): ${c.skipped.map((s) => s.nodeId).join(', ')}`) : null,
+          ),
+        )
+        plotBox.append(body)
+        if (curves.devices.length > 0) section.plotted(renderTcc(chart, { curves, coordination: c }))
+        else chart.append(h('p', { class: 'empty' }, 'No protective device with usable settings on the path: nothing to draw.'))
+      },
+      (error: unknown) => {
+        plotBox.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
+      },
+    )
 }

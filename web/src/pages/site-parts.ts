@@ -1,4 +1,5 @@
 // Small pieces the site page and its sections share.
+import type { PageContext } from '../context.ts'
 import { h, type Child } from '../dom.ts'
 
 export const sitePath = (code: string) => `/api/sites/${encodeURIComponent(code)}`
@@ -12,3 +13,6 @@ export function figures(pairs: Array<[string, Child]>): HTMLDListElement {
   for (const [term, value] of pairs) dl.append(h('dt', {}, term), h('dd', {}, value))
   return dl
 }
+
+/** Whether the signed-in role may change the site's data (owner or admin); the API stays the authority. */
+export const canEdit = (ctx: PageContext) => ctx.principal.role === 'owner' || ctx.principal.role === 'admin'
