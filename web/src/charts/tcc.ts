@@ -53,8 +53,9 @@ export function decades(min: number, max: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => 10 ** (from + i))
 }
 
-/** A decade's label: 0.01, 0.1, 1, 10, 100, 1k, 10k… (never exponent notation, never "-0"). */
+/** A decade's label: 0.01, 0.1, 1, 10, 100, 1k, 10k, 100k, 1M… (never exponent notation, never "-0"). */
 export function decadeLabel(value: number): string {
+  if (value >= 1e6) return `${Number((value / 1e6).toPrecision(3))}M`
   if (value >= 1000) return `${Number((value / 1000).toPrecision(3))}k`
   return String(Number(value.toPrecision(3)))
 }

@@ -593,47 +593,50 @@ function showCurves(at: NodeContext, c: Coordination): void {
   section.plotted(null)
   for (const el of plotBox.querySelectorAll('.tcc-body, .form-error')) el.remove()
   const faultCurrentA = c.faultCurrentA
-  void at.ctx.api
-    .get<ProtectionCurves>(`${at.nodePath}/protection-curves`, {
-      supplyId: c.supplyId,
-      // The range reaches past the fault current, so that its line and the trip times at it are on the plot.
-      toA: Math.max(...c.rows.map((r) => 30 * r.pickupA), 2 * faultCurrentA),
-    })
-    .then(
-      (curves) => {
-        const chart = h('div', { class: 'tcc-chart' })
-        const body = h(
+  // No device on the path: nothing to draw, and no range to ask for.
+  const asked =
+    c.rows.length === 0
+      ? Promise.resolve(null)
+      : at.ctx.api.get<ProtectionCurves>(`${at.nodePath}/protection-curves`, {
+          supplyId: c.supplyId,
+          // The range reaches past the fault current, so that its line and the trip times at it are on the plot.
+          toA: Math.max(...c.rows.map((r) => 30 * r.pickupA), 2 * faultCurrentA),
+        })
+  void asked.then(
+    (curves) => {
+      const chart = h('div', { class: 'tcc-chart' })
+      const body = h(
+        'div',
+        { class: 'tcc-body' },
+        chart,
+        h(
           'div',
-          { class: 'tcc-body' },
-          chart,
-          h(
-            'div',
-            { class: 'tcc-table' },
-            h('p', {}, `Fault ${faultCurrentA} A at ${c.nodeId}, towards ${c.supplyId}; grading margin ${c.gradingMarginS} s.`),
-            table(
-              'Protection coordination',
-              ['Device', 'Curve', 'Trip time', 'Margin', 'Status'],
-              c.rows.map((r) => ({
-                attrs: { 'data-device-id': r.deviceId, 'data-status': r.status },
-                cells: [
-                  r.deviceId,
-                  `${r.curveLabel} ${r.pickupA} A × ${r.tms}`,
-                  r.tripTimeS === null ? 'no trip' : `${Number(r.tripTimeS.toFixed(3))} s`,
-                  r.marginS === null ? '—' : `${Number(r.marginS.toFixed(3))} s`,
-                  h('span', { class: r.status === 'OK' ? 'ok-text' : 'warn-text' }, r.status),
-                ],
-              })),
-              { empty: 'No protective device with usable settings on the path.' },
-            ),
-            c.skipped.length > 0 ? h('p', { class: 'hint' }, `Skipped (incomplete settings): ${c.skipped.map((s) => s.nodeId).join(', ')}`) : null,
+          { class: 'tcc-table' },
+          h('p', {}, `Fault ${faultCurrentA} A at ${c.nodeId}, towards ${c.supplyId}; grading margin ${c.gradingMarginS} s.`),
+          table(
+            'Protection coordination',
+            ['Device', 'Curve', 'Trip time', 'Margin', 'Status'],
+            c.rows.map((r) => ({
+              attrs: { 'data-device-id': r.deviceId, 'data-status': r.status },
+              cells: [
+                r.deviceId,
+                `${r.curveLabel} ${r.pickupA} A × ${r.tms}`,
+                r.tripTimeS === null ? 'no trip' : `${Number(r.tripTimeS.toFixed(3))} s`,
+                r.marginS === null ? '—' : `${Number(r.marginS.toFixed(3))} s`,
+                h('span', { class: r.status === 'OK' ? 'ok-text' : 'warn-text' }, r.status),
+              ],
+            })),
+            { empty: 'No protective device with usable settings on the path.' },
           ),
-        )
-        plotBox.append(body)
-        if (curves.devices.length > 0) section.plotted(renderTcc(chart, { curves, coordination: c }))
-        else chart.append(h('p', { class: 'empty' }, 'No protective device with usable settings on the path: nothing to draw.'))
-      },
-      (error: unknown) => {
-        plotBox.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
-      },
-    )
+          c.skipped.length > 0 ? h('p', { class: 'hint' }, `Skipped (incomplete settings): ${c.skipped.map((s) => s.nodeId).join(', ')}`) : null,
+        ),
+      )
+      plotBox.append(body)
+      if (curves && curves.devices.length > 0) section.plotted(renderTcc(chart, { curves, coordination: c }))
+      else chart.append(h('p', { class: 'empty' }, 'No protective device with usable settings on the path: nothing to draw.'))
+    },
+    (error: unknown) => {
+      plotBox.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
+    },
+  )
 }
