@@ -3,9 +3,24 @@
 // next to the field, delete a connection and a node), a refused import whose problems are marked on the file's
 // diagram, and the TCC plot of a node (curves on log axes, the fault current line, a failing grading margin).
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Locator, Page } from 'playwright-core'
+import { expect } from './expect.ts'
 import { shot, signInWithPin, siteConsole } from './support.ts'
+
+const AXE = readFileSync(join(import.meta.dirname, '..', '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
+
+/** axe-core's serious and critical violations on the page as it is (evaluated, not a script tag: the console's CSP). */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE)
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string | null; nodes: unknown[] }> }> } }).axe
+    const { violations } = await axe.run()
+    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
+  })
+}
 
 const SITE = 'tcc-1'
 const BASE = `/api/sites/${SITE}/electrical`
@@ -109,6 +124,7 @@ test('network editor and time–current plot: build, edit with a refused value, 
   await curveError.filter({ hasText: 'Unknown protection curve "IEC XYZ"' }).waitFor()
   assert.match((await curveError.textContent())!, /IEC SI/, 'the API lists the accepted names')
   assert.equal(await edit.getByLabel('Protection curve').getAttribute('aria-invalid'), 'true')
+  assert.deepEqual(await seriousViolations(page), [], 'axe: the edit dialog with its refused value')
   await shot(page, 'network-editor-refused')
   assert.equal((await c.must<{ protectionCurve: string | null }>('GET', `${BASE}/nodes/CB-1`)).protectionCurve, null, 'the refusal changed nothing')
   await edit.getByLabel('Protection curve').fill('IEC SI')
@@ -184,6 +200,23 @@ test('network editor and time–current plot: build, edit with a refused value, 
   assert.match(await row.innerText(), /CB-1[\s\S]*Violation/)
   await page.locator('.tcc-section').scrollIntoViewIfNeeded()
   await shot(page, 'network-tcc')
+  assert.deepEqual(await seriousViolations(page), [], 'axe: the editor, the node panel and the plot')
+
+  // The plot fits its box (redrawn at its width) from 800 to 2 560 px, and the page does not scroll sideways.
+  for (const width of [800, 2560]) {
+    await page.setViewportSize({ width, height: 900 })
+    await expect(
+      () =>
+        page.locator('.tcc').evaluate((box) => {
+          const svg = box.querySelector('svg')!.getBoundingClientRect()
+          const own = box.getBoundingClientRect()
+          return Math.abs(svg.width - own.width) < 1.5 && svg.right <= own.right + 0.5 && document.documentElement.scrollWidth <= window.innerWidth
+        }),
+      `the plot fits its box at ${width} px`,
+    )
+    await shot(page, `network-tcc-${width}`)
+  }
+  await page.setViewportSize({ width: 1280, height: 900 })
 
   // A refused import: a negative rating on the file's second node; the file's diagram marks it with the message.
   await page.getByRole('button', { name: 'Import network file' }).click()
@@ -201,10 +234,25 @@ test('network editor and time–current plot: build, edit with a refused value, 
   const marked = page.locator('.ol-node.ol-problem')
   await marked.first().waitFor()
   assert.deepEqual(await marked.evaluateAll((els) => els.map((el) => el.getAttribute('data-node-id'))), ['B2'])
-  assert.match((await node(page, 'B2').getAttribute('aria-label'))!, /Problem: ratedCurrentA: must be >= 0/)
+  assert.match((await node(page, 'B2').locator('title').textContent())!, /Problem: ratedCurrentA: must be >= 0/)
+  assert.match((await page.getByRole('button', { name: /B2 .*Problem: ratedCurrentA: must be >= 0/ }).getAttribute('data-node-id'))!, /^B2$/)
   assert.match(await page.locator('.import-problems li[data-pointer="/nodes/1/ratedCurrentA"]').innerText(), /B2.*must be >= 0/)
   await shot(page, 'network-import-refused')
+  assert.deepEqual(await seriousViolations(page), [], 'axe: the refused import on the diagram')
   assert.equal((await c.must<{ nodeCount: number }>('GET', `${BASE}/network`)).nodeCount, 5, 'the refused import changed nothing')
+
+  // A file breaking a graph rule (a repeated edge, 422): that edge is marked on the file's diagram.
+  await page.getByRole('button', { name: "Back to the site's network" }).click()
+  await node(page, 'M-1').waitFor()
+  await page.getByRole('button', { name: 'Import network file' }).click()
+  const repeated = { nodes: [file.nodes[0], { ...file.nodes[1], ratedCurrentA: 800 }], edges: [file.edges[0], file.edges[0]] }
+  await importing
+    .getByLabel('Network file')
+    .setInputFiles({ name: 'network.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(repeated)) })
+  await importing.getByRole('button', { name: 'Import and replace' }).click()
+  await page.locator('.import-problems li[data-pointer="/edges/1"]').waitFor()
+  assert.equal(await page.locator('.ol-edge.ol-problem').count(), 1)
+  assert.match((await page.locator('.ol-edge.ol-problem title').textContent()) ?? '', /G2 – B2: /)
 
   // Back, then a good file replaces the network.
   await page.getByRole('button', { name: "Back to the site's network" }).click()

@@ -34,7 +34,7 @@ export interface DiagramOptions {
   label?: string
   /**
    * Messages about nodes and edges (by id and `edgeKey`), e.g. a refused import's problems: each is marked, its
-   * messages in its tooltip and accessible name, a node with a "!" badge.
+   * messages in its tooltip (a node's title is also its accessible name), a node with a "!" badge.
    */
   problems?: ReadonlyMap<string, readonly string[]>
 }
@@ -246,7 +246,7 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
     const role = NODE_TYPES[n.nodeType]?.role ?? 'load'
     const name = info?.name ?? ''
     const messages = problems.get(n.id)
-    const said = messages ? ` Problem: ${messages.join('; ')}` : ''
+    const said = messages ? `. Problem: ${messages.join('; ')}` : ''
     const g = svg('g', {
       class: `ol-node ol-role-${role}`,
       transform: `translate(${n.x} ${n.y})`,
@@ -256,9 +256,10 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
       'data-node-id': n.id,
       'data-node-type': n.nodeType,
       'data-layer': n.layer,
-      'aria-label': `${n.id}${name ? ` ${name}` : ''}: ${typeLabel(n.nodeType)}.${said}`,
     })
-    g.append(svg('title', {}, `${n.id}${name ? ` — ${name}` : ''} (${typeLabel(n.nodeType)})${said}`))
+    // The name comes from the title (SVG-AAM), whole where the box shows it wrapped or shortened; an aria-label would
+    // have to contain the visible text, which a shortened label no longer does (WCAG 2.5.3).
+    g.append(svg('title', {}, `${name ? `${name} — ${n.id}` : n.id} (${typeLabel(n.nodeType)})${said}`))
     g.append(svg('rect', { width: n.width, height: n.height, rx: role === 'supply' ? n.height / 2 : role === 'busbar' ? 2 : 6 }))
     g.append(symbol(n.nodeType, 6, n.height / 2 - 11))
     // A long name wraps onto two lines (the id line then moves down); the tooltip has it whole.
