@@ -60,6 +60,9 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
       reset()
       current = await drawNetwork(content, ctx, code, section, selectId)
       if (gone) reset()
+      // The dialog's opener went with the old drawing: the keyboard carries on at the node, or at the editor's bar.
+      const node = selectId ? content.querySelector<SVGGElement>(`.ol-node[data-node-id="${globalThis.CSS.escape(selectId)}"]`) : null
+      ;(node ?? content.querySelector<HTMLElement>('.network-editor-bar button'))?.focus()
     },
     refused(refusal) {
       reset()
