@@ -266,4 +266,14 @@ test('network editor and time–current plot: build, edit with a refused value, 
   await node(page, 'B2').waitFor()
   assert.equal(await page.locator('.ol-node').count(), 2)
   assert.deepEqual(page.errors, [])
+
+  // A site member reads the network but is offered no editing (the API would refuse it: 403).
+  const member = await c.addSiteUser('member')
+  const reader = await c.browser.page()
+  await signInWithPin(reader, c.origin, member, `/sites/${SITE}`)
+  await node(reader, 'B2').click()
+  await reader.locator('aside.node-panel').getByRole('heading', { name: 'Board with a bad rating (B2)' }).waitFor()
+  assert.equal(await reader.getByRole('button', { name: 'Add node' }).count(), 0)
+  assert.equal(await reader.locator('aside.node-panel').getByRole('button', { name: 'Edit' }).count(), 0)
+  assert.deepEqual(reader.errors, [])
 })
