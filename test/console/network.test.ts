@@ -153,6 +153,11 @@ test('network editor and time–current plot: build, edit with a refused value, 
   // The TCC plot of the motor at 3 kA: CB-1 (300 A, TMS 0.1) and CB-IN (600 A, TMS 0.05) on log–log axes.
   await node(page, 'M-1').click()
   await panel.getByRole('heading', { name: `${LONG_NAME} (M-1)` }).waitFor()
+  // A negative fault current: the API's 400, once, next to the field.
+  await panel.getByLabel('Fault current (A)').fill('-5')
+  await panel.getByRole('button', { name: 'Check protection' }).click()
+  await panel.locator('[data-pointer="/faultCurrentA"] .field-error').filter({ hasText: 'must be >= 0' }).waitFor()
+  assert.equal(await panel.locator('.form-error').count(), 0)
   await panel.getByLabel('Fault current (A)').fill('3000')
   await panel.getByRole('button', { name: 'Check protection' }).click()
   const plot = page.locator('.tcc svg[data-x-scale="log"][data-y-scale="log"]')

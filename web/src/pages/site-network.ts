@@ -5,8 +5,8 @@
 // beside the coordination table.
 import type { Coordination, EdgeRef, ElectricalEdge, ElectricalNode, Islands, Loops, Network, ProtectionCurves, SupplyPaths, TripTime } from '../api-types.ts'
 import { adoptStyles } from '../adopt-styles.ts'
-import type { PageContext } from '../context.ts'
-import { append, clear, field, h, messageOf, table, type Child } from '../dom.ts'
+import { ApiProblem, type PageContext } from '../context.ts'
+import { append, clear, clearProblems, field, h, messageOf, showProblem, table, type Child } from '../dom.ts'
 import { renderTcc } from '../charts/tcc.ts'
 import { createDiagram, edgeKey, edgeTypeName, typeLabel, type Diagram, type DiagramNodeInfo } from '../one-line/diagram.ts'
 import { deleteEdgeDialog, deleteNodeDialog, edgeDialog, importDialog, nodeDialog, type RefusedImport } from '../one-line/editor.ts'
@@ -384,21 +384,27 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
     })
     const form = h(
       'form',
-      { class: 'filters', 'aria-label': 'Protection check' },
-      field('Fault current (A)', current),
+      { class: 'filters', 'aria-label': 'Protection check', novalidate: true },
+      field('Fault current (A)', current, { pointer: '/faultCurrentA' }),
       h('button', { type: 'submit', class: 'secondary' }, 'Check protection'),
     )
     const check = async () => {
-      const faultCurrentA = Number(current.value)
+      // Sent as typed: the API says what is wrong with it (a 400 naming faultCurrentA).
+      const faultCurrentA = current.value
       clear(result)
-      if (!Number.isFinite(faultCurrentA) || faultCurrentA < 0) {
-        result.append(h('p', { class: 'form-error' }, 'Enter a fault current ≥ 0.'))
-        return
-      }
       const [trip, coordination] = await Promise.allSettled([
         hasSettings ? client.get<TripTime>(`${nodePath}/trip-time`, { faultCurrentA }) : Promise.resolve(null),
         paths.isSupplied ? client.get<Coordination>(`${nodePath}/coordination`, { faultCurrentA }) : Promise.resolve(null),
       ])
+      // A refused fault current is the same 400 from both: once, next to the field.
+      clearProblems(form)
+      const refused = [trip, coordination].find(
+        (r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof ApiProblem && r.reason.status === 400,
+      )
+      if (refused) {
+        showProblem(form, refused.reason)
+        return
+      }
       if (trip.status === 'fulfilled' && trip.value) {
         const t = trip.value
         result.append(
