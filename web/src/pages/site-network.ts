@@ -1,16 +1,16 @@
 // The site page's electrical network section: the one-line diagram laid out automatically (supplies on top) with a
 // node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted. Owners and admins
 // edit it here (one-line/editor.ts: add, connect, edit, delete, import a file; a refused import's problems marked on
-// the file's diagram), and a node's protection check draws the time–current curves of its supply path (charts/tcc.ts)
-// beside the coordination table.
-import type { Coordination, EdgeRef, ElectricalEdge, ElectricalNode, Islands, Loops, Network, ProtectionCurves, SupplyPaths, TripTime } from '../api-types.ts'
+// the file's diagram), and a node's protection check (site-protection.ts) draws the time–current curves of its supply
+// path beside the coordination table.
+import type { EdgeRef, ElectricalEdge, ElectricalNode, Islands, Loops, Network, SupplyPaths } from '../api-types.ts'
 import { adoptStyles } from '../adopt-styles.ts'
-import { ApiProblem, type PageContext } from '../context.ts'
-import { append, clear, clearProblems, field, h, messageOf, showProblem, table, type Child } from '../dom.ts'
-import { renderTcc } from '../charts/tcc.ts'
+import type { PageContext } from '../context.ts'
+import { append, clear, h, messageOf, type Child } from '../dom.ts'
 import { createDiagram, edgeKey, edgeTypeName, typeLabel, type Diagram, type DiagramNodeInfo } from '../one-line/diagram.ts'
 import { deleteEdgeDialog, deleteNodeDialog, edgeDialog, importDialog, nodeDialog, type RefusedImport } from '../one-line/editor.ts'
 import { drawRefusedImport } from '../one-line/refused-import.ts'
+import { protectionCheck } from './site-protection.ts'
 import { layoutNetwork } from '../one-line/layout.ts'
 import { canEdit, figures, num, sitePath } from './site-parts.ts'
 
@@ -364,85 +364,7 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
     node.description ? h('p', {}, node.description) : null,
     h('h4', {}, 'Protection'),
   ]
-  const hasSettings = Boolean(node.protectionCurve) && (node.protectionPickupA ?? 0) > 0 && (node.protectionTms ?? 0) > 0
-  out.push(
-    figures([
-      ['Curve', node.protectionCurve || '—'],
-      ['Pickup', num(node.protectionPickupA, 'A')],
-      ['TMS', node.protectionTms === null ? '—' : String(node.protectionTms)],
-    ]),
-  )
-  const result = h('div', { 'aria-live': 'polite' })
-  if (hasSettings || paths.isSupplied) {
-    const current = h('input', {
-      type: 'number',
-      name: 'faultCurrentA',
-      min: 0,
-      step: 'any',
-      required: true,
-      value: String(Math.round((node.protectionPickupA ?? 100) * 10)),
-    })
-    const form = h(
-      'form',
-      { class: 'filters', 'aria-label': 'Protection check', novalidate: true },
-      field('Fault current (A)', current, { pointer: '/faultCurrentA' }),
-      h('button', { type: 'submit', class: 'secondary' }, 'Check protection'),
-    )
-    const check = async () => {
-      // Sent as typed: the API says what is wrong with it (a 400 naming faultCurrentA).
-      const faultCurrentA = current.value
-      clear(result)
-      const [trip, coordination] = await Promise.allSettled([
-        hasSettings ? client.get<TripTime>(`${nodePath}/trip-time`, { faultCurrentA }) : Promise.resolve(null),
-        paths.isSupplied ? client.get<Coordination>(`${nodePath}/coordination`, { faultCurrentA }) : Promise.resolve(null),
-      ])
-      // A refused fault current is the same 400 from both: once, next to the field.
-      clearProblems(form)
-      const refused = [trip, coordination].find(
-        (r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof ApiProblem && r.reason.status === 400,
-      )
-      if (refused) {
-        showProblem(form, refused.reason)
-        return
-      }
-      if (trip.status === 'fulfilled' && trip.value) {
-        const t = trip.value
-        result.append(
-          h(
-            'p',
-            {},
-            t.trips && t.tripTimeS !== null
-              ? `Trips in ${Number(t.tripTimeS.toFixed(3))} s at ${Number(t.multiple.toFixed(2))}× pickup (${t.curveLabel}).`
-              : `Does not trip at ${Number(t.multiple.toFixed(2))}× pickup.`,
-          ),
-          h('p', { class: 'hint' }, t.formula),
-        )
-      } else if (trip.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(trip.reason)))
-      if (coordination.status === 'fulfilled' && coordination.value) {
-        const c = coordination.value
-        result.append(
-          h(
-            'p',
-            { class: c.isCoordinated ? 'ok-text' : 'warn-text' },
-            c.isCoordinated
-              ? `Coordinated towards ${c.supplyId}.`
-              : `${c.violationCount} grading violation${c.violationCount === 1 ? '' : 's'} towards ${c.supplyId}.`,
-          ),
-        )
-        showCurves(at, c)
-      } else if (coordination.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(coordination.reason)))
-    }
-    form.addEventListener('submit', (e) => {
-      e.preventDefault()
-      void check()
-    })
-    if (!hasSettings)
-      out.push(h('p', { class: 'hint' }, "No complete protection settings on this node (curve, pickup and TMS); the path's devices can still be checked."))
-    out.push(form, result)
-    if (hasSettings) void check()
-  } else {
-    out.push(h('p', { class: 'hint' }, 'No protection settings.'))
-  }
+  out.push(...protectionCheck(node, paths, { api: client, nodePath, plotBox: at.plotBox, plotted: section.plotted }))
 
   out.push(h('h4', {}, 'Connections'))
   out.push(
@@ -510,58 +432,4 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
     out.push(h('h4', {}, 'Tag bindings'), figures(Object.entries(node.tagBindings).map(([k, v]): [string, Child] => [k, h('span', { class: 'mono' }, v)])))
   }
   return out
-}
-
-/** The time–current plot of the coordination's path (curves from the API) with the coordination table beside it. */
-function showCurves(at: NodeContext, c: Coordination): void {
-  const { plotBox, section } = at
-  section.plotted(null)
-  for (const el of plotBox.querySelectorAll('.tcc-body, .form-error')) el.remove()
-  const faultCurrentA = c.faultCurrentA
-  // No device on the path: nothing to draw, and no range to ask for.
-  const asked =
-    c.rows.length === 0
-      ? Promise.resolve(null)
-      : at.ctx.api.get<ProtectionCurves>(`${at.nodePath}/protection-curves`, {
-          supplyId: c.supplyId,
-          // The range reaches past the fault current, so that its line and the trip times at it are on the plot.
-          toA: Math.max(...c.rows.map((r) => 30 * r.pickupA), 2 * faultCurrentA),
-        })
-  void asked.then(
-    (curves) => {
-      const chart = h('div', { class: 'tcc-chart' })
-      const body = h(
-        'div',
-        { class: 'tcc-body' },
-        chart,
-        h(
-          'div',
-          { class: 'tcc-table' },
-          h('p', {}, `Fault ${faultCurrentA} A at ${c.nodeId}, towards ${c.supplyId}; grading margin ${c.gradingMarginS} s.`),
-          table(
-            'Protection coordination',
-            ['Device', 'Curve', 'Trip time', 'Margin', 'Status'],
-            c.rows.map((r) => ({
-              attrs: { 'data-device-id': r.deviceId, 'data-status': r.status },
-              cells: [
-                r.deviceId,
-                `${r.curveLabel} ${r.pickupA} A × ${r.tms}`,
-                r.tripTimeS === null ? 'no trip' : `${Number(r.tripTimeS.toFixed(3))} s`,
-                r.marginS === null ? '—' : `${Number(r.marginS.toFixed(3))} s`,
-                h('span', { class: r.status === 'OK' ? 'ok-text' : 'warn-text' }, r.status),
-              ],
-            })),
-            { empty: 'No protective device with usable settings on the path.' },
-          ),
-          c.skipped.length > 0 ? h('p', { class: 'hint' }, `Skipped (incomplete settings): ${c.skipped.map((s) => s.nodeId).join(', ')}`) : null,
-        ),
-      )
-      plotBox.append(body)
-      if (curves && curves.devices.length > 0) section.plotted(renderTcc(chart, { curves, coordination: c }))
-      else chart.append(h('p', { class: 'empty' }, 'No protective device with usable settings on the path: nothing to draw.'))
-    },
-    (error: unknown) => {
-      plotBox.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
-    },
-  )
 }
