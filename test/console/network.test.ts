@@ -242,6 +242,11 @@ test('network editor and time–current plot: build, edit with a refused value, 
   await marked.first().waitFor()
   assert.deepEqual(await marked.evaluateAll((els) => els.map((el) => el.getAttribute('data-node-id'))), ['B2'])
   assert.match((await node(page, 'B2').locator('title').textContent())!, /Problem: ratedCurrentA: must be >= 0/)
+  assert.match(
+    (await node(page, 'B2').locator('text.ol-problem-text').allTextContents()).join(' '),
+    /ratedCurrentA: must be >= 0/,
+    'the message on the diagram',
+  )
   assert.match((await page.getByRole('button', { name: /B2 .*Problem: ratedCurrentA: must be >= 0/ }).getAttribute('data-node-id'))!, /^B2$/)
   assert.match(await page.locator('.import-problems li[data-pointer="/nodes/1/ratedCurrentA"]').innerText(), /B2.*must be >= 0/)
   await shot(page, 'network-import-refused')

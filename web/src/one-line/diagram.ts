@@ -34,7 +34,8 @@ export interface DiagramOptions {
   label?: string
   /**
    * Messages about nodes and edges (by id and `edgeKey`), e.g. a refused import's problems: each is marked, its
-   * messages in its tooltip (a node's title is also its accessible name), a node with a "!" badge.
+   * messages in its tooltip (a node's title is also its accessible name), a node with a "!" badge and the messages
+   * under its box.
    */
   problems?: ReadonlyMap<string, readonly string[]>
 }
@@ -147,6 +148,7 @@ const CSS = `
 .ol-node.ol-problem rect{stroke:#b3261e;stroke-width:4;fill:#fdecea}
 .ol-badge circle{fill:#b3261e;stroke:#fff;stroke-width:1.5}
 .ol-node text.ol-badge-text{font:700 12px system-ui,sans-serif;fill:#fff}
+.ol-node text.ol-problem-text{font:600 10px system-ui,sans-serif;fill:#b3261e}
 .ol-edge{fill:none;stroke:#5b6573;stroke-width:1.6}
 .ol-edge-OverheadLine{stroke-dasharray:8 4}
 .ol-edge-BusbarLink{stroke-width:3.5;stroke:#1c232b}
@@ -271,6 +273,8 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
       const badge = svg('g', { class: 'ol-badge', transform: `translate(${n.width - 4} 4)`, 'aria-hidden': 'true' })
       badge.append(svg('circle', { r: 9 }), svg('text', { class: 'ol-badge-text', 'text-anchor': 'middle', y: 4.5 }, '!'))
       g.append(badge)
+      // The message under the box, in the gap to the next row (whole in the tooltip).
+      wrapLabel(messages.join('; '), 24, 2).forEach((line, i) => g.append(svg('text', { class: 'ol-problem-text', x: 0, y: n.height + 12 + 11 * i }, line)))
     }
     nodeLayer.append(g)
     nodeEls.set(n.id, g)
