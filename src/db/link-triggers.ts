@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely'
+import type { Dialect } from './connect.ts'
 import { isPostgres } from './row-level-security.ts'
+import type { Database } from './schema.ts'
 
 /**
  * The tables the fleet link carries (issue 26; ARCHITECTURE.md § Fleet link) and the triggers that record their
@@ -46,6 +48,25 @@ export const PUSHED_TABLES: readonly string[] = LINKED_TABLES.filter((t) => t.na
 
 /** The transaction-local setting that names the peer whose change the link is applying (PostgreSQL). */
 export const APPLY_ORIGIN_SETTING = 'sitegrid.link_origin'
+
+/**
+ * Runs `fn` with the outbox recording its changes as coming from `origin` (the peer whose change is applied), so
+ * that they are not sent back to it. Call it inside a transaction: on PostgreSQL the setting is transaction-local;
+ * on SQLite the origin is a row the triggers read, written inside the transaction (no other connection sees it)
+ * and reset before it commits.
+ */
+export async function withApplyOrigin<T>(trx: Kysely<Database>, dialect: Dialect, origin: string, fn: () => Promise<T>): Promise<T> {
+  const set = (value: string) =>
+    dialect === 'postgres'
+      ? sql`select set_config(${APPLY_ORIGIN_SETTING}, ${value}, true)`.execute(trx)
+      : sql`update link_apply_origin set origin = ${value}`.execute(trx)
+  await set(origin)
+  // Reset on success only: a failed transaction rolls the setting back with everything else (and PostgreSQL would
+  // refuse another statement in it).
+  const result = await fn()
+  await set('')
+  return result
+}
 
 /**
  * (Re)creates the outbox triggers of every linked table. A migration that changes a linked table's columns calls it

@@ -143,18 +143,4 @@ describe('console API client', () => {
     assert.equal(error.code, 'ValidationFailed')
     assert.deepEqual(error.errors, [{ pointer: '/name', message: 'must NOT have fewer than 1 characters' }])
   })
-
-  it('a picked file (a Blob) is sent as it is, as application/json, for the API to judge; other bodies as JSON', async () => {
-    const calls = script((url) =>
-      url === '/auth/token' ? { status: 200, body: { accessToken: 't', tokenType: 'Bearer', expiresAt: inMs(900_000) } } : { status: 200, body: {} },
-    )
-    const api = createApi(createCloudSession(), () => assert.fail('not signed out'))
-    const file = new Blob(['{"nodes": [ not json'])
-    await api.send('PUT', '/api/sites/S1/electrical/network', file)
-    await api.send('POST', '/api/x', { a: 1 })
-    const [put, post] = calls.filter((c) => c.url !== '/auth/token')
-    assert.equal(put!.init.body, file, 'the very bytes of the file, unparsed')
-    assert.equal((put!.init.headers as Record<string, string>)['content-type'], 'application/json')
-    assert.equal(post!.init.body, '{"a":1}')
-  })
 })

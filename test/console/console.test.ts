@@ -159,7 +159,7 @@ describe('web console in headless Chromium', { concurrency: 2 }, () => {
         .getByRole('alert')
         .filter({ hasText: /is locked after too many wrong PINs until .+ \(this device's time\)/ })
         .waitFor()
-      await page.getByRole('button', { name: `Unlock the sign-in of ${member.name}` }).click()
+      await page.getByRole('button', { name: `Unlock sign-in of ${member.name}` }).click()
       await page
         .getByRole('status')
         .filter({ hasText: `${member.name} can sign in again.` })
@@ -242,8 +242,6 @@ describe('web console in headless Chromium', { concurrency: 2 }, () => {
       assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Revoke', 'the focus went back to the button')
       assert.equal((await c.call('GET', '/api/me', undefined, plaintext)).status, 200, 'cancel revoked nothing')
       await row.getByRole('button', { name: /^Revoke key edge gateway 3/ }).click()
-      await dialog.getByRole('button', { name: 'Revoke key' }).click()
-      await dialog.locator('[data-pointer="/reason"] .field-error').filter({ hasText: 'Required.' }).waitFor()
       await dialog.getByLabel('Reason').fill('gateway replaced')
       await shot(page, 'api-keys-revoke-dialog')
       await dialog.getByRole('button', { name: 'Revoke key' }).click()

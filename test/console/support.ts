@@ -10,9 +10,11 @@
 // Cloud mode: `cloudConsole(t)` also runs a real OpenID provider on loopback (test/support/oidc-provider.ts) and
 // serves the organisation at http://{slug}.localhost:{port}; `signInWithProvider(page, c, 'ada')` signs in
 // through it, and `c.approve('ada', 'owner')` approves the membership request with the owner key.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { CLI_ACTOR } from '../../src/identity.ts'
@@ -242,4 +244,30 @@ export async function signInWithProvider(page: Page, c: CloudConsole, name: stri
 export async function shot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true })
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true })
+}
+
+// The console's CSP (script-src 'self') refuses an injected <script> (page.addScriptTag); the DevTools protocol's
+// evaluation is not a page script, so axe's source goes in that way.
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+export interface Violation {
+  id: string
+  impact: string | null
+  help: string
+  nodes: Array<{ target: string[] }>
+}
+
+/** axe-core's serious and critical violations on the page as it is now (test/console/a11y.test.ts walks every page). */
+export async function seriousViolations(page: Page): Promise<Violation[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE)
+  const { violations, passes } = await page.evaluate(async () => {
+    type Results = { violations: Violation[]; passes: unknown[] }
+    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<Results> } }).axe
+    const results = await axe.run(document, { resultTypes: ['violations'] })
+    return { violations: results.violations, passes: results.passes.length }
+  })
+  assert.ok(passes > 0, 'axe ran its rules on the page')
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }))
 }

@@ -21,7 +21,7 @@ import type {
   TripTimeSchema,
 } from '../../src/modules/electrical/schemas.ts'
 import type { BatchSchema, BatchSummarySchema, RejectionReportSchema, SeriesSchema } from '../../src/modules/historian/schemas.ts'
-import type { InstanceSchema } from '../../src/modules/instances/schemas.ts'
+import type { BulkReportSchema, InstanceSchema } from '../../src/modules/instances/schemas.ts'
 import type { LastChangesSchema } from '../../src/modules/fleet/last-change.ts'
 import type { SiteServerSchema, SiteServerWithCodeSchema } from '../../src/modules/fleet/site-servers/schemas.ts'
 import type { LinkStatusSchema } from '../../src/modules/fleet/status.ts'
@@ -76,3 +76,5 @@ export type AuditEvent = Static<typeof AuditEventSchema>
 export type DomainBinding = Static<typeof DomainBindingSchema>
 export type Member = Static<typeof MemberSchema>
 export type SiteUser = Static<typeof SiteUserSchema>
+/** The answer of POST …/instances/bulk (with dryRun: what would happen, line by line). */
+export type InstanceBulkReport = Static<typeof BulkReportSchema>

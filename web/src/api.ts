@@ -29,7 +29,7 @@ interface Held {
 
 async function problemOf(res: Response): Promise<ApiProblem> {
   // Not every answer is ours (a proxy's 502): every field may be missing.
-  const body = (await res.json().catch(() => ({}))) as Partial<Problem> & { lockedUntil?: string }
+  const body = (await res.json().catch(() => ({}))) as Partial<Problem> & { lockedUntil?: string; wouldDelete?: Record<string, number> }
   const errors = (body.errors ?? []).map((e: Partial<NonNullable<Problem['errors']>[number]>) => ({ pointer: e.pointer ?? '', message: e.message ?? '' }))
   return new ApiProblem(res.status, { ...body, errors })
 }
@@ -152,13 +152,15 @@ export function createApi(session: Session, onSignedOut: () => void): Api {
       const url = withQuery(path, query)
       return answer<T>(await authorised((token) => fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } })))
     },
-    async send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown) {
+    async send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, options?: { type: string }) {
+      const type = options?.type ?? 'application/json'
+      const payload = body === undefined ? undefined : options ? String(body) : JSON.stringify(body)
       return answer<T>(
         await authorised((token) =>
           fetch(path, {
             method,
-            headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-            body: body === undefined || body instanceof Blob ? body : JSON.stringify(body),
+            headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': type }) },
+            body: payload,
           }),
         ),
       )

@@ -16,8 +16,13 @@ export class ApiProblem extends Error {
   readonly errors: ReadonlyArray<FieldError>
   /** A locked sign-in's end (423 `PinLocked`, 429 `SignInThrottled`): an ISO timestamp. */
   readonly lockedUntil: string | undefined
+  /** What a delete would remove, by kind (409 `ConfirmationRequired` of a site's delete without `confirm`). */
+  readonly wouldDelete: Readonly<Record<string, number>> | undefined
 
-  constructor(status: number, body: { code?: string; title?: string; detail?: string; errors?: FieldError[]; lockedUntil?: string }) {
+  constructor(
+    status: number,
+    body: { code?: string; title?: string; detail?: string; errors?: FieldError[]; lockedUntil?: string; wouldDelete?: Record<string, number> },
+  ) {
     super(body.detail ?? body.title ?? `HTTP ${status}`)
     this.name = 'ApiProblem'
     this.status = status
@@ -25,14 +30,15 @@ export class ApiProblem extends Error {
     this.detail = body.detail
     this.errors = body.errors ?? []
     this.lockedUntil = body.lockedUntil
+    this.wouldDelete = body.wouldDelete
   }
 }
 
 /** Same-origin calls to the public API with the signed-in user's bearer token (never anything else). */
 export interface Api {
   get<T>(path: string, query?: Record<string, string | number | boolean | undefined>): Promise<T>
-  /** `body` as JSON; a Blob (a picked file) is sent as it is, as `application/json`, for the API to judge. */
-  send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T>
+  /** `body` goes as JSON; with `type` (e.g. `text/csv`) it is a string sent as it is. */
+  send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, options?: { type: string }): Promise<T>
   /** multipart/form-data upload; `onProgress` gets 0..1 as the request body is sent. */
   upload<T>(path: string, form: FormData, onProgress?: (fraction: number) => void): Promise<T>
 }

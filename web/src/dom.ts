@@ -73,13 +73,16 @@ export function clearProblems(scope: Element): void {
 /**
  * Shows an error from the API in `scope` (a form): each field error next to the field its pointer names, focusing
  * the first; whatever names no field of the form (or is not a problem at all) at the top of the form, as an alert.
+ * `live` (an answer to values still being typed): only the errors of the fields `live.shown` accepts, the focus and
+ * the top of the form left alone.
  */
-export function showProblem(scope: HTMLElement, error: unknown): void {
+export function showProblem(scope: HTMLElement, error: unknown, live?: { shown(pointer: string): boolean }): void {
   clearProblems(scope)
   const general: string[] = []
   let first: HTMLElement | undefined
   if (error instanceof ApiProblem) {
     for (const item of error.errors) {
+      if (live && !live.shown(item.pointer)) continue
       const wrapper = scope.querySelector<HTMLElement>(`[data-pointer="${CSS.escape(item.pointer)}"]`)
       const line = wrapper?.querySelector<HTMLElement>('.field-error')
       if (!wrapper || !line) {
@@ -96,9 +99,13 @@ export function showProblem(scope: HTMLElement, error: unknown): void {
   } else {
     general.push(messageOf(error))
   }
+  if (live) return
   if (general.length > 0) {
     const box = h('div', { class: 'form-error', role: 'alert' }, ...general.map((m) => h('p', {}, m)))
-    scope.prepend(box)
+    // Below a dialog's title, so that the title still says what the form is.
+    const title = scope.querySelector(':scope > h2')
+    if (title) title.after(box)
+    else scope.prepend(box)
   }
   first?.focus()
 }
@@ -112,11 +119,24 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
-export const formatTime = (iso: string | null | undefined) => (iso ? dateTime.format(new Date(iso)) : '—')
+const dateTimes = new Map<string, Intl.DateTimeFormat>()
+/** `iso` in the viewer's locale, in `timeZone` (an IANA name; default the browser's). */
+export function formatTime(iso: string | null | undefined, timeZone?: string): string {
+  if (!iso) return '—'
+  let format = dateTimes.get(timeZone ?? '')
+  if (!format) {
+    format = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone })
+    dateTimes.set(timeZone ?? '', format)
+  }
+  return format.format(new Date(iso))
+}
 
-/** A <time> element showing `iso` in the viewer's locale with the exact value in datetime. */
-export const time = (iso: string | null | undefined) => (iso ? h('time', { datetime: iso, title: iso }, formatTime(iso)) : '—')
+/**
+ * A <time> element showing `iso` in the viewer's locale with the exact value in datetime; in `timeZone` when given
+ * (pages pass `shownZone(site.timeZone)` from time-zone.ts, and label the zone once, in its toggle).
+ */
+export const time = (iso: string | null | undefined, timeZone?: string) =>
+  iso ? h('time', { datetime: iso, title: iso, 'data-zone': timeZone }, formatTime(iso, timeZone)) : '—'
 
 /** A table with a caption and column headers (scope=col); rows are arrays of cells. */
 export type Row = Child[] | { attrs: Record<string, AttrValue>; cells: Child[] }

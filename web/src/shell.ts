@@ -25,6 +25,19 @@ export function allowed(access: Access, principal: Principal, mode: 'cloud' | 's
   return isAdmin && principal.kind !== 'sitePin'
 }
 
+/**
+ * Why a site-PIN user does not see an organisation administration page: the API refuses those to site-PIN sign-ins
+ * (policy `orgAdmin`, src/http/auth.ts) whatever their site role, so "for owners and admins" would mislead a site owner.
+ */
+function sitePinWhy(title: string, principal: Principal): string {
+  const administers = principal.role === 'owner' || principal.role === 'admin'
+  return (
+    `You are signed in with a site PIN${administers ? ': you administer this site (its API keys and site users)' : ''}. ` +
+    `The organisation's ${title.toLowerCase()} is for its owners and admins signed in with their organisation account or an owner or admin ` +
+    'API key; the API refuses it to site-PIN sign-ins.'
+  )
+}
+
 export function mountShell(root: HTMLElement, options: ShellOptions): { stop(): void } {
   const { api, principal, org, mode } = options
   const main = h('main', { id: 'main', tabindex: '-1' })
@@ -140,7 +153,9 @@ export function mountShell(root: HTMLElement, options: ShellOptions): { stop(): 
             ? "A site server's link to the cloud is shown on the site server; the cloud's view of every site server is under Fleet."
             : match.route.access === 'fleetAdmin' && mode !== 'cloud'
               ? "Site servers are registered in the cloud console; this server's link is under Cloud link."
-              : 'This page is for organisation owners and admins.'
+              : match.route.access === 'orgAdmin' && principal.kind === 'sitePin'
+                ? sitePinWhy(match.route.title, principal)
+                : 'This page is for organisation owners and admins.'
       pageRoot.append(h('h1', {}, match.route.title), h('p', { class: 'notice' }, why))
     } else {
       document.title = `${match.route.title} · sitegrid`

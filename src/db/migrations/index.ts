@@ -26,6 +26,7 @@ import * as fleetLink from './2300-fleet-link.ts'
 import * as linkTriggers from './2310-link-triggers.ts'
 import * as linkChunkDigests from './2320-link-chunk-digests.ts'
 import * as linkPushCursor from './2340-link-push-cursor.ts'
+import * as deferrableReferences from './2350-deferrable-references.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '2310-link-triggers': linkTriggers,
   '2320-link-chunk-digests': linkChunkDigests,
   '2340-link-push-cursor': linkPushCursor,
+  '2350-deferrable-references': deferrableReferences,
 }

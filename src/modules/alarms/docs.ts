@@ -24,7 +24,7 @@ export const docs = {
     'is skipped or repeated; an alarm that changes while paging moves to the top. Filters: `instanceId`, `state` and `priority` (repeat for several).',
   alarmLoad:
     'Over [`from`, `to`) (at most 31 days), from the activations the gateways reported (by `occurredAt`): ' +
-    'annunciated alarms per 10 minutes and per hour per operator position, the peak 10 minutes, flood periods (more than 10 per 10 minutes per position, ' +
+    'annunciated alarms per 10 minutes and per hour per operator position, the count of each 10-minute interval (`activationsPer10Min`, for a chart), the peak 10 minutes, flood periods (more than 10 per 10 minutes per position, ' +
     'intervals aligned to `from`) and the share of time in flood, activations by priority, the 10 most frequent alarms and the chattering ones (3 or more ' +
     'activations within 60 seconds). Activations while shelved or out of service are counted apart.',
   readAlarm: 'Every transition, oldest first, with who and when.',

@@ -28,6 +28,7 @@ describe('alarm load (ISA-18.2 / EEMUA 191 figures)', () => {
     assert.equal(load.activations, 30)
     assert.equal(load.suppressedActivations, 1)
     assert.equal(load.intervals, 6)
+    assert.deepEqual(load.activationsPer10Min, [3, 11, 11, 0, 5, 0])
     assert.equal(load.averagePer10MinPerPosition, 5)
     assert.equal(load.averagePerHourPerPosition, 30)
     assert.equal(load.peakPer10MinPerPosition, 11)

@@ -80,6 +80,7 @@ export function computeAlarmLoad(rows: ActivationRow[], period: { from: number; 
     activations: total,
     suppressedActivations: rows.length - total,
     intervals,
+    activationsPer10Min: perInterval,
     averagePer10MinPerPosition: round(total / intervals / positions),
     averagePerHourPerPosition: round(total / ((to - from) / 3_600_000) / positions),
     peakPer10MinPerPosition: round(Math.max(0, ...perInterval) / positions),

@@ -208,6 +208,9 @@ export const AlarmLoadSchema = Type.Object(
     activations: Type.Integer({ description: 'Annunciated activations in the period (not those while shelved or out of service).' }),
     suppressedActivations: Type.Integer({ description: 'Activations while the alarm was shelved or out of service.' }),
     intervals: Type.Integer({ description: '10-minute intervals in the period (the last one may be partial).' }),
+    activationsPer10Min: Type.Array(Type.Integer({ minimum: 0 }), {
+      description: 'Annunciated activations in each 10-minute interval (all positions), oldest first, aligned to `from`: `intervals` entries.',
+    }),
     averagePer10MinPerPosition: Type.Number({ description: 'EEMUA 191 / ISA-18.2 target: about 1 (≤ 2 manageable).' }),
     averagePerHourPerPosition: Type.Number(),
     peakPer10MinPerPosition: Type.Number(),

@@ -6,6 +6,7 @@ import {
   ControllerPage,
   ControllerParams,
   ControllerSchema,
+  ControllerWriteQuery,
   CreateControllerBody,
   ListControllersQuery,
   SiteScopedParams,
@@ -27,12 +28,17 @@ export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: Control
         summary: 'Create a controller',
         description: docs.createController,
         params: SiteScopedParams,
+        querystring: ControllerWriteQuery,
         body: CreateControllerBody,
-        response: { 201: ControllerSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        response: { 201: ControllerSchema, 200: ControllerSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await controllers.create(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.body)),
+    async (request, reply) => {
+      const { orgId } = request.principal
+      const dryRun = request.query.dryRun ?? false
+      const controller = await controllers.create(orgId, actorOf(request.principal), request.params.siteId, request.body, { dryRun })
+      return reply.code(dryRun ? 200 : 201).send(controller)
+    },
   )
 
   app.get(
@@ -78,12 +84,15 @@ export const controllersRoutes: FastifyPluginAsyncTypebox<{ controllers: Control
         summary: 'Update a controller',
         description: docs.updateController,
         params: ControllerParams,
+        querystring: ControllerWriteQuery,
         body: UpdateControllerBody,
         response: { 200: ControllerSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (request) =>
-      controllers.update(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId, request.body),
+      controllers.update(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.controllerId, request.body, {
+        dryRun: request.query.dryRun ?? false,
+      }),
   )
 
   app.post(

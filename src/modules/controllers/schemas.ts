@@ -228,6 +228,20 @@ export const ListControllersQuery = Type.Object(
 )
 export type ListControllersQueryInput = Static<typeof ListControllersQuery>
 
+export const ControllerWriteQuery = Type.Object(
+  {
+    dryRun: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'true: check the body exactly as a save would and answer 200 with the controller as it would be (its `cipRoute` and `pollBudget`), writing nothing. ' +
+          'A body the save would refuse gets the same problem.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
 // Path values are not pattern-checked: an impossible code or id is simply not found (the uniform 404).
 const SiteId = Type.String({ maxLength: 200, description: "The site's code." })
 export const SiteScopedParams = Type.Object({ siteId: SiteId }, { additionalProperties: false })

@@ -42,6 +42,11 @@ export interface ControllerLoad {
 /** Instances bound to each controller and their mapped tags; supplied by the instances area. */
 export type ControllerLoadSource = (db: Db, orgId: OrgId, siteCode: string, controllerIds: readonly string[]) => Promise<Map<string, ControllerLoad>>
 
+/** `dryRun`: check and answer as the write would, writing nothing. */
+export interface WriteOptions {
+  dryRun?: boolean
+}
+
 const iso = (ms: number) => new Date(ms).toISOString()
 const NO_LOAD: ControllerLoad = { instances: 0, mappedTags: 0 }
 
@@ -142,8 +147,11 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
   }
 
   return {
-    /** Creates a controller in the site; 404 for a site not in the organisation, 409 for a duplicate asset number. */
-    async create(orgId: OrgId, actor: Actor, siteCode: string, input: CreateControllerInput): Promise<Controller> {
+    /**
+     * Creates a controller in the site; 404 for a site not in the organisation, 409 for a duplicate asset number.
+     * `dryRun`: the same checks, and the controller as it would be (a placeholder id), nothing written.
+     */
+    async create(orgId: OrgId, actor: Actor, siteCode: string, input: CreateControllerInput, options: WriteOptions = {}): Promise<Controller> {
       await sites.require(orgId, siteCode)
       const c = input.connection
       checkAddress(c.ipAddress)
@@ -170,6 +178,10 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
         edge_plc_id: null,
         created_at: now,
         updated_at: now,
+      }
+      if (options.dryRun) {
+        if (await findControllerByAssetNumber(db, orgId, siteCode, input.assetNumber)) throw new ControllerAssetNumberTaken(input.assetNumber)
+        return toController(row, NO_LOAD)
       }
       await db.transaction().execute(async (trx) => {
         if (await findControllerByAssetNumber(trx, orgId, siteCode, input.assetNumber)) throw new ControllerAssetNumberTaken(input.assetNumber)
@@ -214,8 +226,11 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
       )
     },
 
-    /** Spec 2.3: only the fields present change; a null clears a nullable field; `connection` merges field by field. */
-    async update(orgId: OrgId, actor: Actor, siteCode: string, id: string, input: UpdateControllerInput): Promise<Controller> {
+    /**
+     * Spec 2.3: only the fields present change; a null clears a nullable field; `connection` merges field by field.
+     * `dryRun`: the same checks, and the controller as it would be (with its instances' load), nothing written.
+     */
+    async update(orgId: OrgId, actor: Actor, siteCode: string, id: string, input: UpdateControllerInput, options: WriteOptions = {}): Promise<Controller> {
       const current = await requireRow(orgId, siteCode, id)
       const c = input.connection ?? {}
       checkAddress(c.ipAddress)
@@ -232,6 +247,7 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
       if (c.timeoutMs !== undefined) changes.timeout_ms = c.timeoutMs
       if (c.retryDelayMs !== undefined) changes.retry_delay_ms = c.retryDelayMs
       if (c.maxRetries !== undefined) changes.max_retries = c.maxRetries
+      if (options.dryRun) return withLoad(orgId, siteCode, { ...current, ...changes, updated_at: clock.now() })
       const fields = [...Object.keys(input).filter((k) => k !== 'connection'), ...Object.keys(c).map((k) => `connection.${k}`)]
       return change(orgId, actor, siteCode, id, 'controller.updated', changes, { fields })
     },

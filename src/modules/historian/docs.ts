@@ -6,7 +6,8 @@ export const docs = {
     "default the site's), `separator` (, ; tab), `decimal` (. ,), `dateOrder` (dmy mdy ymd), `qualityScale` (percent opc), `sentinels` (comma-separated), " +
     '`maxRejections`. Send `trend_csv` last to have it streamed straight into the database (otherwise it waits in a temporary file). All or nothing: ' +
     'the batch becomes visible when complete; any failure keeps none of its samples. The same two files for the same site again: ' +
-    '409 naming the earlier batch unless force=true (latest value wins; each batch whose values it replaced gets a new `updatedAt`). `dryRun=true` answers 200 with the report and stores nothing. ' +
+    '409 naming the earlier batch unless force=true (latest value wins; each batch whose values it replaced gets a new `updatedAt`). `dryRun=true` answers 200 with the report and stores nothing; with a `mapping_csv` of the header alone it lists the ' +
+    "file's tags (the first 1 000) and their rows in `unmappedTags`, which the console's mapping editor starts from (`maxRejections=0` keeps the report short). " +
     'Every value read has one outcome, counted: stored, collided, rejected (with its reason), duplicate in the file, sentinel or empty (`valuesRead` is ' +
     'their sum). Local times are read in `timezone`: a wall time of the repeated hour of a fall-back change is the first pass (the earlier offset: ' +
     '+02:00 CEST in Europe/Paris) until its series goes back in time or lists that wall time again, then the second pass (+01:00 CET), so both 02:30 rows of ' +

@@ -67,5 +67,30 @@ for (const dialect of testDialects()) {
       assert.equal(batch.samplesStored, samples.samples.length)
       await assertNothingStored(h, p)
     })
+
+    it('a dry run with a mapping of the header alone lists every tag of the file with its rows (the console mapping editor reads them so) and stores nothing', async () => {
+      const h = shared()
+      const p = await plant(h)
+      const { tags, samples } = await mappingFor('long.csv', 'long')
+      const res = await upload(
+        h,
+        p.owner,
+        standardParts(p.siteCode, 'long', fixture('long.csv'), 'historian_tag,instance_id,tag_key\r\n', { dryRun: 'true', maxRejections: '0' }),
+      )
+      assert.equal(res.statusCode, 200, res.body)
+      const batch = res.json()
+      assert.deepEqual(
+        batch.unmappedTags.map((t: { tag: string }) => t.tag),
+        tags,
+      )
+      const rowsOf = (tag: string) => samples.samples.filter((s) => s.tag === tag).length
+      assert.deepEqual(
+        batch.unmappedTags.map((t: { rows: number }) => t.rows),
+        tags.map(rowsOf),
+      )
+      assert.deepEqual(batch.rejections.first, [], 'maxRejections=0 lists no row')
+      assert.equal(batch.samplesStored, 0)
+      await assertNothingStored(h, p)
+    })
   })
 }

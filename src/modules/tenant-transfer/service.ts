@@ -5,6 +5,7 @@ import type { Clock } from '../../clock.ts'
 import type { Mode } from '../../config/schema.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
+import { withApplyOrigin } from '../../db/link-triggers.ts'
 import { NO_TRANSFER_METER, type TransferMeter, type TransferRun } from '../../http/transfer-meter.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
@@ -65,6 +66,12 @@ export interface TenantTransferDeps {
   meters?: { export: TransferMeter; import: TransferMeter }
 }
 
+export interface ImportOptions {
+  force: boolean
+  dryRun: boolean
+  origin?: string
+}
+
 export function createTenantTransferService(deps: TenantTransferDeps) {
   const { handle, clock } = deps
   const db = handle.db
@@ -90,8 +97,11 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
     return parts
   }
 
-  /** Applies (or, with dryRun, only measures) the staged package in one transaction: all or nothing. */
-  async function apply(org: Org, actor: Actor, bytes: (trx: Db) => AsyncIterable<Buffer>, options: { force: boolean; dryRun: boolean }): Promise<ImportReport> {
+  /**
+   * Applies (or, with dryRun, only measures) the staged package in one transaction: all or nothing. `origin`: the
+   * fleet link's peer the rows come from (a seed: 'cloud'), as the outbox records them.
+   */
+  async function apply(org: Org, actor: Actor, bytes: (trx: Db) => AsyncIterable<Buffer>, options: ImportOptions): Promise<ImportReport> {
     let report: ImportReport | undefined
     const rollback = new Error('dry run')
     const metered = meters.import.begin()
@@ -164,19 +174,23 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
           metered.advanced(batch.length, 0)
           batch = []
         }
-        for await (const { part: name, row } of readPackage(bytes(trx), deps.maxInflatedBytes, (h) => {
-          if (h.org.id !== org.id) throw new PackageOfAnotherOrg()
-          header = h
-        })) {
-          const part = parts.get(name)
-          if (!part) throw new PackageCorrupt(`part ${name} is not a table of this server`)
-          rowOfPart = part === batchPart ? rowOfPart + 1 : 1
-          checkRow(part, row, rowOfPart)
-          if (part !== batchPart || batch.length >= (part.stored ? STORED_BATCH_ROWS : BATCH_ROWS)) await flush()
-          batchPart = part
-          batch.push(row)
+        const applyRows = async () => {
+          for await (const { part: name, row } of readPackage(bytes(trx), deps.maxInflatedBytes, (h) => {
+            if (h.org.id !== org.id) throw new PackageOfAnotherOrg()
+            header = h
+          })) {
+            const part = parts.get(name)
+            if (!part) throw new PackageCorrupt(`part ${name} is not a table of this server`)
+            rowOfPart = part === batchPart ? rowOfPart + 1 : 1
+            checkRow(part, row, rowOfPart)
+            if (part !== batchPart || batch.length >= (part.stored ? STORED_BATCH_ROWS : BATCH_ROWS)) await flush()
+            batchPart = part
+            batch.push(row)
+          }
+          await flush()
         }
-        await flush()
+        // A seed's rows are the cloud's: the fleet link's outbox records them so (never the import's own audit record).
+        await (options.origin === undefined ? applyRows() : withApplyOrigin(trx, handle.dialect, options.origin, applyRows))
         if (conflictCount > 0 && !options.force && !options.dryRun) throw new ImportConflicts(conflicts, conflictCount)
         report = {
           dryRun: options.dryRun,
@@ -278,8 +292,7 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
     },
 
     /** The CLI's offline import: the file is checked while it is applied, inside the one transaction. */
-    importFile: (org: Org, actor: Actor, bytes: () => AsyncIterable<Buffer>, options: { force: boolean; dryRun: boolean }) =>
-      apply(org, actor, () => bytes(), options),
+    importFile: (org: Org, actor: Actor, bytes: () => AsyncIterable<Buffer>, options: ImportOptions) => apply(org, actor, () => bytes(), options),
   }
 }
 

@@ -1,17 +1,20 @@
 // Alarm load chart for the alarms page: the alarm rate per 10 minutes and per operator position over the period
 // of one answer of GET /api/sites/{siteId}/alarms/load?from=&to=&operatorPositions= (src/modules/alarms/schemas.ts
-// AlarmLoadSchema). The endpoint answers aggregates, not a count for every interval, so the chart draws what it
-// knows exactly: the average and the peak rate, the ISA-18.2 flood threshold (> 10 per 10 min per position) and each
-// flood run (its mean rate per 10 min across the run's intervals), with the summary figures as text beside it.
+// AlarmLoadSchema): each interval's activations (`activationsPer10Min`) as a step, those above the ISA-18.2 flood
+// threshold (> 10 per 10 min per position) in red, the average and the threshold as lines, with the summary figures as
+// text beside it. Times are in the zone the page shows (the site's or the browser's), named on the axis.
 import uPlot from 'uplot'
 import type { AlarmLoad } from '../api-types.ts'
 import { adoptStyles } from '../adopt-styles.ts'
+import { fitPlot } from './fit.ts'
+import { tickLabels } from './ticks.ts'
 import { UPLOT_CSS } from './uplot-css.ts'
 
 /**
  * The data: the alarm load answer as the API sends it (only these fields are read).
  * - `from`, `to`: the period (ISO date-times); `operatorPositions`: positions sharing the alarms.
- * - `activations`: annunciated activations; `intervals`: 10-minute intervals in the period.
+ * - `activations`: annunciated activations; `intervals`: 10-minute intervals in the period;
+ *   `activationsPer10Min`: the activations of each interval (all positions), aligned to `from`.
  * - `averagePer10MinPerPosition`, `peakPer10MinPerPosition`: rates per 10 min per position.
  * - `floodThresholdPer10Min`: more than this many per 10 min per position is a flood (10).
  * - `percentTimeInFlood`; `floods`: runs of flooded intervals `{start, end, activations, peakPer10Min}`.
@@ -24,6 +27,7 @@ export type AlarmLoadData = Pick<
   | 'operatorPositions'
   | 'activations'
   | 'intervals'
+  | 'activationsPer10Min'
   | 'averagePer10MinPerPosition'
   | 'peakPer10MinPerPosition'
   | 'floodThresholdPer10Min'
@@ -36,41 +40,37 @@ const TEN_MINUTES = 600_000
 
 const CSS = `
 .alarm-load{display:flex;flex-direction:column;gap:.5rem;min-width:0}
+figure.alarm-load{margin:0}
+.alarm-load-plot{min-width:0;width:100%}
 .alarm-load-summary{display:flex;flex-wrap:wrap;gap:.25rem 1.25rem;margin:0}
 .alarm-load-summary div{display:flex;gap:.35rem}
 .alarm-load-summary dt{font-weight:600}
 .alarm-load-summary dd{margin:0}
 `
 
-/** Draws the chart into `el` (replacing its content); returns a function that removes it. */
-export function renderAlarmLoadChart(el: HTMLElement, data: AlarmLoadData): () => void {
+/** Draws the chart into `el` (replacing its content), times in `timeZone`; returns a function that removes it. */
+export function renderAlarmLoadChart(el: HTMLElement, data: AlarmLoadData, timeZone: string): () => void {
   adoptStyles('uplot', UPLOT_CSS)
   adoptStyles('alarm-load', CSS)
   const from = Date.parse(data.from)
   const to = Date.parse(data.to)
   const positions = Math.max(1, data.operatorPositions)
-  const count = Math.max(1, Math.ceil((to - from) / TEN_MINUTES))
-  const xs: number[] = []
-  const flood: Array<number | null> = []
-  for (let i = 0; i <= count; i++) {
-    xs.push((from + i * TEN_MINUTES) / 1000)
-    flood.push(null)
-  }
-  for (const f of data.floods) {
-    const first = Math.max(0, Math.floor((Date.parse(f.start) - from) / TEN_MINUTES))
-    const last = Math.min(count, Math.ceil((Date.parse(f.end) - from) / TEN_MINUTES))
-    const rate = f.activations / Math.max(1, last - first) / positions
-    for (let i = first; i < last; i++) flood[i] = rate
-    if (last > first) flood[last] = rate
-  }
+  // One step per interval, from its start to the next (the last one ends at `to`, where its value is repeated). The
+  // flood series holds the flooded intervals and the point after each (where its step ends).
+  const counts = data.activationsPer10Min
+  const xs = [...counts.map((_, i) => (from + i * TEN_MINUTES) / 1000), to / 1000]
+  const rate = [...counts, counts.at(-1) ?? 0].map((count) => count / positions)
+  const isFlood = (i: number) => i >= 0 && i < counts.length && rate[i]! > data.floodThresholdPer10Min
+  const flood = rate.map((r, i) => (isFlood(i) || isFlood(i - 1) ? r : null))
   const average = xs.map(() => data.averagePer10MinPerPosition)
   const threshold = xs.map(() => data.floodThresholdPer10Min)
 
   const figure = document.createElement('figure')
   figure.className = 'alarm-load'
   const caption = document.createElement('figcaption')
-  caption.textContent = `Alarm rate per 10 minutes per operator position (${positions} position${positions === 1 ? '' : 's'})`
+  caption.textContent = `Alarm rate per 10 minutes per operator position (${positions} position${positions === 1 ? '' : 's'}), times in ${timeZone}`
   const plotBox = document.createElement('div')
+  plotBox.className = 'alarm-load-plot'
   const summary = document.createElement('dl')
   summary.className = 'alarm-load-summary'
   const figures: Array<[string, string]> = [
@@ -93,28 +93,26 @@ export function renderAlarmLoadChart(el: HTMLElement, data: AlarmLoadData): () =
   figure.append(caption, plotBox, summary)
   el.replaceChildren(figure)
 
-  const width = Math.max(300, Math.floor(el.clientWidth || 800))
+  const step = uPlot.paths.stepped!({ align: 1 })
   const plot = new uPlot(
     {
-      width,
+      width: plotBox.clientWidth,
       height: 220,
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), timeZone),
       series: [
         { label: 'Time' },
-        {
-          label: 'Flood (mean rate in the run)',
-          stroke: '#b3261e',
-          fill: 'rgba(179,38,30,.25)',
-          width: 1.5,
-          paths: uPlot.paths.stepped!({ align: 1 }),
-          spanGaps: false,
-        },
-        { label: 'Average', stroke: '#0b57d0', width: 1.5 },
+        { label: 'Per 10 min', stroke: '#0b57d0', fill: 'rgba(11,87,208,.18)', width: 1.5, paths: step },
+        { label: 'Flood', stroke: '#b3261e', fill: 'rgba(179,38,30,.3)', width: 1.5, paths: step, spanGaps: false },
+        { label: 'Average', stroke: '#1e7a3a', width: 1.5 },
         { label: 'Flood threshold', stroke: '#5b6573', width: 1, dash: [6, 4] },
       ],
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, data.floodThresholdPer10Min * 1.2, data.peakPer10MinPerPosition * 1.1)] } },
-      axes: [{}, { size: 50, label: 'per 10 min' }],
+      scales: {
+        x: { time: true, range: [from / 1000, to / 1000] },
+        y: { range: (_u, _min, max) => [0, Math.max(max, data.floodThresholdPer10Min * 1.2, data.peakPer10MinPerPosition * 1.1)] },
+      },
+      axes: [{ label: `Time (${timeZone})` }, { size: 50, label: 'per 10 min', values: (_u, splits, _axis, _space, incr) => tickLabels(splits, incr) }],
     },
-    [xs, flood, average, threshold],
+    [xs, rate, flood, average, threshold],
     plotBox,
   )
   plotBox.setAttribute('role', 'img')
@@ -123,16 +121,9 @@ export function renderAlarmLoadChart(el: HTMLElement, data: AlarmLoadData): () =
     `${data.activations} activations; average ${data.averagePer10MinPerPosition.toFixed(2)} and peak ${data.peakPer10MinPerPosition} per 10 minutes per position; ${data.floods.length} flood${data.floods.length === 1 ? '' : 's'}.`,
   )
 
-  const observer =
-    typeof ResizeObserver === 'undefined'
-      ? null
-      : new ResizeObserver(() => {
-          const w = Math.max(300, Math.floor(el.clientWidth || width))
-          if (Math.abs(w - plot.width) >= 8) plot.setSize({ width: w, height: 220 })
-        })
-  observer?.observe(el)
+  const unfit = fitPlot(plot, plotBox, 220)
   return () => {
-    observer?.disconnect()
+    unfit()
     plot.destroy()
     figure.remove()
   }

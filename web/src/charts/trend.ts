@@ -1,12 +1,18 @@
 // Trend chart of historian series (uPlot). The period shown is read from
 // GET /api/sites/{siteId}/historian/series with a bucket width suited to the chart's pixel width, so the server
 // downsamples (min, max, mean per bucket) and the browser never holds more points than it can draw. Dragging across
-// the chart zooms into that period and refetches it at the finer bucket; "Reset zoom" goes back.
+// the chart zooms into that period and refetches it at the finer bucket; "Reset zoom" goes back. The line breaks
+// where the data has a gap (charts/gaps.ts: neighbours more than GAP_FACTOR median spacings and a bucket apart); a
+// point with no neighbour gets a mark. Times are in the zone the page shows (the site's or the browser's), named.
 import type { Series as SeriesAnswer } from '../api-types.ts'
 import uPlot from 'uplot'
 import { adoptStyles } from '../adopt-styles.ts'
 import type { Api } from '../context.ts'
-import { bucketFor } from './buckets.ts'
+import { formatTime } from '../dom.ts'
+import { bucketFor, NICE_BUCKETS } from './buckets.ts'
+import { fitPlot } from './fit.ts'
+import { GAP_FACTOR, gapThreshold, isolatedPoints, withGaps } from './gaps.ts'
+import { tickLabels } from './ticks.ts'
 import { UPLOT_CSS } from './uplot-css.ts'
 
 export interface TrendSeries {
@@ -25,6 +31,8 @@ export interface TrendOptions {
   /** The period first shown, epoch milliseconds, [from, to). */
   from: number
   to: number
+  /** The IANA zone of the time axis and the period shown (named on the axis). */
+  timeZone: string
   height?: number
 }
 
@@ -44,7 +52,7 @@ const CSS = `
 .trend-toolbar{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
 .trend-toolbar button{min-height:2.75rem}
 .trend-status{margin:0;font-size:.9rem;color:#3c4550}
-.trend-plot{min-height:120px;width:100%}
+.trend-plot{min-height:120px;width:100%;min-width:0}
 `
 
 export function createTrendChart(options: TrendOptions): TrendChart {
@@ -66,7 +74,10 @@ export function createTrendChart(options: TrendOptions): TrendChart {
   plotBox.className = 'trend-plot'
   const hint = document.createElement('p')
   hint.className = 'hint'
-  hint.textContent = 'Drag across the chart to zoom into a period; the server then sends it at a finer resolution.'
+  hint.textContent =
+    'Drag across the chart to zoom into a period; the server then sends it at a finer resolution. ' +
+    `A line breaks where its points are more than ${GAP_FACTOR} times their usual (median) spacing and more than one bucket apart: ` +
+    'no line is drawn across a period without data. A point with no neighbour is drawn as a dot.'
   element.append(toolbar, plotBox, hint)
 
   const initial = { from: options.from, to: options.to }
@@ -78,7 +89,8 @@ export function createTrendChart(options: TrendOptions): TrendChart {
 
   const widthOf = () => Math.max(300, Math.floor(plotBox.clientWidth || element.clientWidth || 800))
 
-  async function fetchSeries(s: TrendSeries, bucket: string | null): Promise<[number[], Array<number | null>, Array<number | null>, Array<number | null>]> {
+  /** One series over the period: `[xs, mean, min, max]` in seconds, a null row in each gap. */
+  async function fetchSeries(s: TrendSeries, bucket: string | null): Promise<[number[], ...Array<Array<number | null>>]> {
     const xs: number[] = []
     const mean: Array<number | null> = []
     const min: Array<number | null> = []
@@ -109,7 +121,8 @@ export function createTrendChart(options: TrendOptions): TrendChart {
       if (!answer.nextCursor) break
       cursor = answer.nextCursor
     }
-    return [xs, mean, min, max]
+    const bucketSeconds = (NICE_BUCKETS.find(([, text]) => text === bucket)?.[0] ?? 0) / 1000
+    return withGaps([xs, mean, min, max], gapThreshold(xs, bucketSeconds))
   }
 
   function makeOptions(width: number, labels: string[]): uPlot.Options {
@@ -117,15 +130,24 @@ export function createTrendChart(options: TrendOptions): TrendChart {
     const units = [...new Set(options.series.map((s) => s.unit ?? ''))]
     const scaleOf = (s: TrendSeries) => `y${units.indexOf(s.unit ?? '')}`
     const series: uPlot.Series[] = [{ label: 'Time' }]
-    labels.forEach((label, i) =>
-      series.push({ label, scale: scaleOf(options.series[i]!), stroke: COLOURS[i % COLOURS.length], width: 1.5, spanGaps: false, points: { show: false } }),
-    )
+    labels.forEach((label, i) => {
+      const colour = COLOURS[i % COLOURS.length]!
+      series.push({
+        label,
+        scale: scaleOf(options.series[i]!),
+        stroke: colour,
+        width: 1.5,
+        spanGaps: false,
+        points: { show: false, size: 7, fill: colour, filter: (u, seriesIdx) => isolatedPoints(u.data[seriesIdx]!) },
+      })
+    })
     if (single) {
       const scale = scaleOf(options.series[0]!)
-      series.push({ label: 'min', scale, stroke: 'rgba(11,87,208,.35)', width: 1 }, { label: 'max', scale, stroke: 'rgba(11,87,208,.35)', width: 1 })
+      const band = { scale, stroke: 'rgba(11,87,208,.35)', width: 1, spanGaps: false, points: { show: false } }
+      series.push({ label: 'min', ...band }, { label: 'max', ...band })
     }
     const axes: uPlot.Axis[] = [
-      {},
+      { label: `Time (${options.timeZone})` },
       ...units.map(
         (unit, i): uPlot.Axis => ({
           scale: `y${i}`,
@@ -133,12 +155,14 @@ export function createTrendChart(options: TrendOptions): TrendChart {
           size: 60,
           label: unit || undefined,
           grid: { show: i === 0 },
+          values: (_u, splits, _axis, _space, incr) => tickLabels(splits, incr),
         }),
       ),
     ]
     return {
       width,
       height: options.height ?? 320,
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), options.timeZone),
       series,
       bands: single ? [{ series: [3, 2], fill: 'rgba(11,87,208,.12)' }] : [],
       scales: { x: { time: true } },
@@ -170,18 +194,25 @@ export function createTrendChart(options: TrendOptions): TrendChart {
     try {
       const fetched = await Promise.all(options.series.map((s) => fetchSeries(s, bucket)))
       if (mine !== generation || destroyed) return
-      const tables = fetched.map(([xs, mean, min, max]) => (single ? [xs, mean, min, max] : [xs, mean]) as uPlot.AlignedData)
+      const tables = fetched.map(([xs, mean, min, max]) => (single ? [xs, mean!, min!, max!] : [xs, mean!]) as uPlot.AlignedData)
       const data = tables.length === 1 ? tables[0]! : uPlot.join(tables)
       const labels = options.series.map((s) => s.label ?? `${s.instanceId} · ${s.tag}`)
-      const points = fetched.reduce((sum, [xs]) => sum + xs.length, 0)
-      if (!plot) plot = new uPlot(makeOptions(width, labels), data, plotBox)
-      else plot.setData(data, false)
+      const points = fetched.reduce((sum, [, mean]) => sum + mean!.filter((v) => v !== null).length, 0)
+      if (!plot) {
+        plot = new uPlot(makeOptions(width, labels), data, plotBox)
+        // A much wider chart deserves finer buckets (refetched only when the bucket changes).
+        unfit = fitPlot(plot, plotBox, options.height ?? 320, (resized) => {
+          if ((bucketFor(period.to - period.from, resized) ?? 'raw') === element.dataset.bucket) return
+          clearTimeout(resizeTimer)
+          resizeTimer = setTimeout(() => void load(), 300)
+        })
+      } else plot.setData(data, false)
       plot.setScale('x', { min: period.from / 1000, max: period.to / 1000 })
       element.dataset.points = String(points)
       element.dataset.bucket = bucket ?? 'raw'
       reset.disabled = period.from === initial.from && period.to === initial.to
       status.textContent =
-        `${new Date(period.from).toLocaleString()} – ${new Date(period.to).toLocaleString()} · ` +
+        `${formatTime(new Date(period.from).toISOString(), options.timeZone)} – ${formatTime(new Date(period.to).toISOString(), options.timeZone)} (${options.timeZone}) · ` +
         `${bucket ? `${bucket} buckets (${single ? 'min, mean, max' : 'mean'})` : 'raw samples'} · ${points} point${points === 1 ? '' : 's'}` +
         (points === 0 ? ' · no data in this period' : '')
     } catch (error) {
@@ -197,19 +228,7 @@ export function createTrendChart(options: TrendOptions): TrendChart {
     void load()
   })
   let resizeTimer: ReturnType<typeof setTimeout> | undefined
-  const observer =
-    typeof ResizeObserver === 'undefined'
-      ? null
-      : new ResizeObserver(() => {
-          if (!plot) return
-          const width = widthOf()
-          if (Math.abs(width - plot.width) < 8) return
-          plot.setSize({ width, height: options.height ?? 320 })
-          // A much wider chart deserves finer buckets.
-          clearTimeout(resizeTimer)
-          resizeTimer = setTimeout(() => void load(), 300)
-        })
-  observer?.observe(plotBox)
+  let unfit: (() => void) | undefined
 
   return {
     element,
@@ -217,7 +236,7 @@ export function createTrendChart(options: TrendOptions): TrendChart {
     destroy() {
       destroyed = true
       clearTimeout(resizeTimer)
-      observer?.disconnect()
+      unfit?.()
       plot?.destroy()
       element.remove()
     },

@@ -1,11 +1,12 @@
 // The network editor's dialogs: add or edit a node, connect two nodes, delete a node or an edge, import a whole
 // network file. Each sends what the engineer typed to the electrical API and shows the API's problems next to the
-// fields their pointers name (dialog.ts, dom.ts field()); nothing is checked here by hand.
+// fields their pointers name (dialog.ts, dom.ts field()); the values are read as typed (forms.ts), nothing is checked here.
 import { EDGE_TYPES, NODE_TYPES } from '../../../src/modules/electrical/codes.ts'
 import type { ElectricalEdge, ElectricalNode } from '../api-types.ts'
 import { ApiProblem, type Api } from '../context.ts'
 import { openDialog } from '../dialog.ts'
 import { field, h, select } from '../dom.ts'
+import { nullable, numeric, optional, typed } from '../forms.ts'
 
 type NodeField = [name: keyof ElectricalNode & string, label: string, kind: 'text' | 'number', hint?: string]
 
@@ -22,17 +23,6 @@ const PROTECTION: NodeField[] = [
   ['protectionPickupA', 'Pickup Is (A)', 'number'],
   ['protectionTms', 'TMS / time dial', 'number', 'For DT, the delay in seconds.'],
 ]
-
-/**
- * A number field's text as the API should judge it: a number when it reads as one, empty as null (cleared), and
- * anything else as typed, so that the API's own message names it.
- */
-function typed(raw: string, kind: 'text' | 'number'): unknown {
-  const text = raw.trim()
-  if (text === '') return null
-  if (kind === 'number' && /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(text)) return Number(text)
-  return kind === 'number' ? text : raw
-}
 
 const input = (name: string, value: string, extra: Record<string, string> = {}) => h('input', { name, value, autocomplete: 'off', ...extra })
 
@@ -62,15 +52,18 @@ export function nodeDialog(api: Api, base: string, node: ElectricalNode | null):
     fields,
     submitLabel: node ? 'Save' : 'Add node',
     async onSubmit(data) {
-      const body: Record<string, unknown> = { name: typed(String(data.get('name')), 'text'), nodeType: Number(data.get('nodeType')) }
-      for (const [name, , kind] of [...RATINGS, ...PROTECTION, ['description', '', 'text'] as NodeField]) body[name] = typed(String(data.get(name)), kind)
+      const rest = [...RATINGS, ...PROTECTION, ['description', '', 'text'] as NodeField]
       if (node) {
+        // An update sends every field: one emptied is null, which clears it (spec 2.5).
+        const body: Record<string, unknown> = { name: nullable(data, 'name'), nodeType: numeric(data, 'nodeType') }
+        for (const [name, , kind] of rest) body[name] = kind === 'number' ? (numeric(data, name) ?? null) : nullable(data, name)
         await api.send('PUT', `${base}/nodes/${encodeURIComponent(node.id)}`, body)
         return
       }
-      // A new node leaves out what was left empty (spec 2.5: only name, id and type are required).
-      const created = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null))
-      await api.send('POST', `${base}/nodes`, { id: String(data.get('id')), ...created })
+      // A new node leaves out what was left empty (spec 2.5: only id, name and type are required).
+      const body: Record<string, unknown> = { id: typed(data, 'id'), name: optional(data, 'name'), nodeType: numeric(data, 'nodeType') }
+      for (const [name, , kind] of rest) body[name] = kind === 'number' ? numeric(data, name) : optional(data, name)
+      await api.send('POST', `${base}/nodes`, body)
     },
   })
 }
@@ -94,11 +87,7 @@ export function edgeDialog(api: Api, base: string, nodeIds: readonly string[], f
     ],
     submitLabel: 'Connect',
     async onSubmit(data) {
-      await api.send('POST', `${base}/edges`, {
-        sourceId: String(data.get('sourceId')),
-        targetId: String(data.get('targetId')),
-        edgeType: Number(data.get('edgeType')),
-      })
+      await api.send('POST', `${base}/edges`, { sourceId: typed(data, 'sourceId'), targetId: typed(data, 'targetId'), edgeType: numeric(data, 'edgeType') })
     },
   })
 }
@@ -153,12 +142,12 @@ export async function importDialog(api: Api, base: string): Promise<'imported' |
     danger: true,
     async onSubmit(data) {
       const picked = data.get('file')
-      const blob = picked instanceof Blob ? picked : new Blob([])
+      const text = picked instanceof Blob ? await picked.text() : ''
       try {
-        await api.send('PUT', `${base}/network`, blob)
+        await api.send('PUT', `${base}/network`, text, { type: 'application/json' })
       } catch (error) {
         if (error instanceof ApiProblem && error.errors.some((e) => /^\/(nodes|edges)\/\d+/.test(e.pointer))) {
-          refused = { text: await blob.text(), problem: error }
+          refused = { text, problem: error }
           return
         }
         throw error

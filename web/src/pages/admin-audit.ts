@@ -21,7 +21,7 @@ export const page: Page = async (root, ctx) => {
     field('Action starts with', action, { pointer: '/action', hint: 'e.g. api_key, member., domain.' }),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'secondary' }, 'Filter')),
   )
-  const list = h('section', { 'aria-label': 'Audit events' })
+  const list = h('section', { 'aria-label': 'Audit events', class: 'audit-log' })
   root.append(h('h1', {}, 'Audit log'), form, list)
   const events = pager<AuditEvent>(
     list,

@@ -144,11 +144,11 @@ export const page: Page = async (root, ctx) => {
   }
 
   async function revoke(key: ApiKey): Promise<void> {
-    const reason = h('textarea', { name: 'reason', required: true, maxlength: 500, rows: 3 })
+    const reason = h('textarea', { name: 'reason', maxlength: 500, rows: 3 })
     const done = await openDialog({
       title: `Revoke key "${key.name}"?`,
       body: [h('p', {}, 'Every caller using ', h('code', {}, `${key.keyPrefix}…`), ' is refused from now on, in every process. This cannot be undone.')],
-      fields: [field('Reason', reason, { pointer: '/reason', hint: 'Kept in the audit log.' })],
+      fields: [field('Reason', reason, { pointer: '/reason', hint: 'Optional; kept in the audit log.' })],
       submitLabel: 'Revoke key',
       danger: true,
       onSubmit: async (data) => {

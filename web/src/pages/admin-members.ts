@@ -1,17 +1,16 @@
-// Members (organisation owners and admins, cloud mode): pending sign-in requests to approve with a role, active
-// members to revoke (their sessions end at once). GET/POST/DELETE /api/admin/orgs/{slug}/members.
+// Members (organisation owners and admins, cloud mode): pending sign-in requests to approve with a role (a dialog
+// showing the API's refusal) or refuse, active members to revoke (their sessions end at once). GET/POST/DELETE /api/admin/orgs/{slug}/members.
 import type { Member } from '../api-types.ts'
 import type { Page } from '../context.ts'
 import { openDialog } from '../dialog.ts'
-import { field, h, messageOf, select, table, time, uid } from '../dom.ts'
+import { field, formatTime, h, select, table, time } from '../dom.ts'
+import { typed } from '../forms.ts'
 import { pager, type PageOf } from '../paging.ts'
 
-const ROLE_RANK: Record<string, number> = { member: 1, admin: 2, owner: 3 }
+const ROLES = ['member', 'admin', 'owner'] as const
 
 export const page: Page = async (root, ctx) => {
   const base = `/api/admin/orgs/${encodeURIComponent(ctx.org.slug)}/members`
-  const myRank = ctx.principal.isPlatformAdmin ? 3 : (ROLE_RANK[ctx.principal.role] ?? 1)
-  const grantable = (['member', 'admin', 'owner'] as const).filter((r) => ROLE_RANK[r]! <= myRank)
   const status = select(
     'status',
     [
@@ -33,16 +32,25 @@ export const page: Page = async (root, ctx) => {
 
   const who = (m: Member) => `${m.name ?? m.email ?? m.accountId}`
 
-  async function approve(m: Member, roleSelect: HTMLSelectElement, button: HTMLButtonElement): Promise<void> {
-    button.disabled = true
-    try {
-      await ctx.api.send('POST', `${base}/${encodeURIComponent(m.accountId)}/approve`, { role: roleSelect.value })
-      ctx.notify(`${who(m)} approved as ${roleSelect.value}.`)
-      await members.reload()
-    } catch (error) {
-      ctx.notify(messageOf(error), 'error')
-      button.disabled = false
-    }
+  // Every role is offered: the API refuses one above the caller's (403), and the dialog shows its words.
+  async function approve(m: Member): Promise<void> {
+    const role = select(
+      'role',
+      ROLES.map((r) => [r, r]),
+      'member',
+    )
+    const done = await openDialog({
+      title: `Approve ${who(m)}`,
+      body: [h('p', {}, `${m.email ?? m.accountId} asked to join on ${formatTime(m.requestedAt)}.`)],
+      fields: [field('Role', role, { pointer: '/role' })],
+      submitLabel: 'Approve',
+      onSubmit: async (data) => {
+        await ctx.api.send('POST', `${base}/${encodeURIComponent(m.accountId)}/approve`, { role: typed(data, 'role') })
+      },
+    })
+    if (!done) return
+    ctx.notify(`${who(m)} approved as ${role.value}.`)
+    await members.reload()
   }
 
   async function revoke(m: Member): Promise<void> {
@@ -78,23 +86,21 @@ export const page: Page = async (root, ctx) => {
         items.map((m) => {
           let actions: HTMLElement
           if (m.status === 'pending') {
-            const roleSelect = select(
-              'role',
-              grantable.map((r) => [r, r]),
-              'member',
-            )
-            roleSelect.id = uid('role')
-            const approveButton = h('button', { type: 'button', class: 'primary small' }, 'Approve')
-            approveButton.setAttribute('aria-label', `Approve ${who(m)}`)
-            approveButton.addEventListener('click', () => {
-              void approve(m, roleSelect, approveButton)
-            })
             actions = h(
               'span',
               { class: 'row-actions' },
-              h('label', { for: roleSelect.id, class: 'visually-hidden' }, `Role for ${who(m)}`),
-              roleSelect,
-              approveButton,
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'primary small',
+                  'aria-label': `Approve ${who(m)}`,
+                  onclick: () => {
+                    void approve(m)
+                  },
+                },
+                'Approve',
+              ),
               h(
                 'button',
                 {

@@ -134,7 +134,7 @@ export const page: Page = async (root, ctx) => {
                           {
                             type: 'button',
                             class: 'secondary small',
-                            'aria-label': `Unlock the sign-in of ${u.displayName}`,
+                            'aria-label': `Unlock sign-in of ${u.displayName}`,
                             onclick: () => {
                               void unlock(u)
                             },

@@ -1,17 +1,29 @@
 // Alarms: the live list of a site's alarms (polled every few seconds while the page is open and visible), with
 // filters (site, state, priority), acknowledge (members), shelve and unshelve (admins; comment and expiry), and
-// the site's alarm load over the last day or week (GET …/alarms/load, ISA-18.2 / EEMUA 191 figures).
+// the site's alarm load over the last day or week (GET …/alarms/load, ISA-18.2 / EEMUA 191 figures). Times are in
+// the site's zone unless the engineer switches to the browser's (time-zone.ts).
 // Cloud, a site linked to a site server (issue 26): an action is not applied here but forwarded (202 with a pending
 // command): the console says so, marks the alarm's row while actions wait, and an alarm's details list its
 // forwarded actions with their outcome (applied, or refused with the site server's reason).
+import { adoptStyles } from '../adopt-styles.ts'
 import type { Alarm, AlarmCommand, AlarmLoad, AlarmWithHistory, Site as SiteSummary } from '../api-types.ts'
 import type { Page, PageContext } from '../context.ts'
 import { openDialog } from '../dialog.ts'
 import { append, clear, clearProblems, field, h, messageOf, select, showProblem, table, time, uid } from '../dom.ts'
 import type { PageOf } from '../paging.ts'
 import { renderAlarmLoadChart } from '../charts/alarm-load.ts'
+import { fromWallClock, shownZone, wallClock, zoneToggle } from '../time-zone.ts'
 
 export const POLL_MS = 4000
+
+// Above the stacked-table width (700 px, styles.css) the list scrolls sideways inside its box while the actions column
+// stays pinned at its right edge, so Acknowledge is on screen from 800 px.
+const STYLES = `
+@media (min-width: 701px){
+.alarm-list td:last-child{position:sticky;right:0;background:var(--panel);box-shadow:-1px 0 0 var(--line)}
+.alarm-list th:last-child{position:sticky;right:0;box-shadow:-1px 0 0 var(--line)}
+}
+`
 
 const STATES: Array<[string, string]> = [
   ['active_unacknowledged', 'Active, unacknowledged'],
@@ -47,13 +59,8 @@ function checkboxGroup(legend: string, name: string, options: Array<[string, str
   )
 }
 
-const toLocalInput = (ms: number) => {
-  const d = new Date(ms)
-  const pad = (n: number) => String(n).padStart(2, '0')
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`
-}
-
 export const page: Page = async (root, ctx) => {
+  adoptStyles('alarms-page', STYLES)
   root.append(h('h1', {}, 'Alarms'))
   const sites = (await ctx.api.get<PageOf<SiteSummary>>('/api/sites', { limit: 500 })).items
   if (sites.length === 0) {
@@ -82,6 +89,18 @@ export const page: Page = async (root, ctx) => {
     priorities,
     h('span', { class: 'check live' }, live, h('label', { for: live.id }, 'Live update')),
   )
+  const siteZone = () => sites.find((s) => s.code === siteSelect.value)?.timeZone ?? 'UTC'
+  let zone = shownZone(siteZone())
+  const placeZoneToggle = () => {
+    const toggle = zoneToggle(siteZone(), (shown) => {
+      zone = shown
+      void refresh()
+      drawChart()
+    })
+    filters.querySelector('.zone-toggle')?.remove()
+    filters.append(toggle)
+    zone = toggle.dataset.zone ?? zone
+  }
   const updated = h('p', { class: 'hint', 'aria-live': 'off' })
   const listBox = h('section', { 'aria-labelledby': 'alarm-list-heading' }, h('h2', { id: 'alarm-list-heading' }, 'Alarm list'), updated)
   const listBody = h('div', { class: 'alarm-list' })
@@ -163,7 +182,7 @@ export const page: Page = async (root, ctx) => {
             'span',
             { class: `state state-${a.state}` },
             stateLabel(a.state),
-            a.shelvedUntil ? h('span', { class: 'hint' }, ' until ', time(a.shelvedUntil)) : '',
+            a.shelvedUntil ? h('span', { class: 'hint' }, ' until ', time(a.shelvedUntil, zone)) : '',
             pending.has(a.alarmId)
               ? h(
                   'span',
@@ -175,8 +194,8 @@ export const page: Page = async (root, ctx) => {
           ),
           a.message ?? '—',
           a.value === null ? '—' : `${a.value}${a.limit === null ? '' : ` (limit ${a.limit})`}`,
-          time(a.raisedAt),
-          time(a.changedAt),
+          time(a.raisedAt, zone),
+          time(a.changedAt, zone),
           h(
             'span',
             { class: 'row-actions' },
@@ -262,9 +281,9 @@ export const page: Page = async (root, ctx) => {
       type: 'datetime-local',
       name: 'until',
       required: true,
-      value: toLocalInput(now + 8 * 3_600_000),
-      min: toLocalInput(now),
-      max: toLocalInput(now + 7 * 86_400_000),
+      value: wallClock(now + 8 * 3_600_000, zone).slice(0, 16),
+      min: wallClock(now, zone).slice(0, 16),
+      max: wallClock(now + 7 * 86_400_000, zone).slice(0, 16),
     })
     let answer: unknown
     const done = await openDialog({
@@ -272,12 +291,13 @@ export const page: Page = async (root, ctx) => {
       body: [h('p', {}, 'A shelved alarm is not annunciated until the shelve ends (at most 7 days); it then returns to its process state by itself.')],
       fields: [
         field('Reason', comment, { pointer: '/comment', hint: "Kept in the alarm's history and the audit trail." }),
-        field('Shelved until', until, { pointer: '/until', hint: 'Your local time.' }),
+        field('Shelved until', until, { pointer: '/until', hint: `In ${zone}.` }),
       ],
       submitLabel: 'Shelve alarm',
       onSubmit: async (data) => {
         const local = String(data.get('until'))
-        const untilIso = Number.isNaN(Date.parse(local)) ? local : new Date(local).toISOString()
+        const at = fromWallClock(local, zone)
+        const untilIso = Number.isNaN(at) ? local : new Date(at).toISOString()
         answer = await ctx.api.send<Alarm | AlarmCommand>('POST', `${alarmsPath()}/${encodeURIComponent(a.alarmId)}/shelve`, {
           comment: String(data.get('comment')).trim(),
           until: untilIso,
@@ -329,7 +349,7 @@ export const page: Page = async (root, ctx) => {
       append(
         detailBox,
         h('h2', { id: 'alarm-detail-heading', tabindex: '-1' }, `${alarm.instanceId} ${alarm.condition}`),
-        h('p', {}, `${stateLabel(alarm.state)} · ${alarm.priority} · raised `, time(alarm.raisedAt), ' ', close),
+        h('p', {}, `${stateLabel(alarm.state)} · ${alarm.priority} · raised `, time(alarm.raisedAt, zone), ' ', close),
         h('h3', {}, 'Actions sent to the site server'),
         table(
           'Actions sent to the site server, oldest first',
@@ -339,13 +359,13 @@ export const page: Page = async (root, ctx) => {
             cells: [
               ACTION_LABEL[c.action],
               `${c.actor.kind} ${c.actor.subject}`,
-              time(c.createdAt),
+              time(c.createdAt, zone),
               h(
                 'span',
                 { class: `command-status command-${c.status}` },
                 c.status === 'pending' ? 'Pending on the site server' : c.status === 'applied' ? 'Applied' : 'Refused',
               ),
-              time(c.settledAt),
+              time(c.settledAt, zone),
               c.status === 'refused'
                 ? h('span', { class: 'warn-text' }, `${c.result?.code ?? 'Refused'}: ${c.result?.detail ?? ''}`)
                 : c.status === 'applied' && c.result?.alarm
@@ -359,7 +379,7 @@ export const page: Page = async (root, ctx) => {
         table(
           'Alarm history, oldest first',
           ['When', 'Action', 'To state', 'By', 'Comment'],
-          alarm.history.map((x) => [time(x.at), x.action, stateLabel(x.toState), `${x.actorKind} ${x.actorId ?? ''}`, x.comment ?? '—']),
+          alarm.history.map((x) => [time(x.at, zone), x.action, stateLabel(x.toState), `${x.actorKind} ${x.actorId ?? ''}`, x.comment ?? '—']),
         ),
       )
       detailBox.hidden = false
@@ -391,6 +411,11 @@ export const page: Page = async (root, ctx) => {
   const chartEl = h('div', { class: 'chart' })
   loadBox.append(h('h2', { id: 'alarm-load-heading' }, 'Alarm load'), loadForm, chartEl, loadBody)
   let removeChart: (() => void) | undefined
+  let shownLoad: AlarmLoad | undefined
+  function drawChart(): void {
+    removeChart?.()
+    removeChart = shownLoad ? renderAlarmLoadChart(chartEl, shownLoad, zone) : undefined
+  }
 
   async function refreshLoad(): Promise<void> {
     loadBody.setAttribute('aria-busy', 'true')
@@ -405,8 +430,8 @@ export const page: Page = async (root, ctx) => {
         operatorPositions: positions.value || undefined,
       })
       if (stopped) return
-      removeChart?.()
-      removeChart = renderAlarmLoadChart(chartEl, load)
+      shownLoad = load
+      drawChart()
       clear(loadBody)
       append(
         loadBody,
@@ -443,6 +468,7 @@ export const page: Page = async (root, ctx) => {
     void refresh()
   }
   siteSelect.addEventListener('change', () => {
+    placeZoneToggle()
     onFilter()
     void refreshLoad()
   })
@@ -459,6 +485,7 @@ export const page: Page = async (root, ctx) => {
     if (live.checked && document.visibilityState === 'visible') void refresh()
   }, POLL_MS)
 
+  placeZoneToggle()
   await Promise.all([refresh(), refreshLoad()])
   return () => {
     stopped = true

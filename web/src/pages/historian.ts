@@ -1,12 +1,16 @@
-// Historian page (/historian, optionally ?site=CODE): upload an export (with progress), the site's import batches
+// Historian page (/historian, optionally ?site=CODE): import an export (a dry run lists its tags, the mapping editor of
+// historian-mapping.ts proposes where each goes, then the import, with progress), the site's import batches
 // and their status (refreshed while one runs), a batch's rejected rows, and a trend chart of imported tags over a
-// chosen period (zoomable; the server downsamples).
+// chosen period (zoomable; the server downsamples). Times are in the site's zone unless the engineer switches to the
+// browser's (time-zone.ts); the trend's From and To are read in that zone too.
 import { adoptStyles } from '../adopt-styles.ts'
-import type { Batch, BatchSummary, RejectionReport, Site as SiteSummary } from '../api-types.ts'
+import type { Batch, BatchSummary, Instance, RejectionReport, Site as SiteSummary } from '../api-types.ts'
 import { ApiProblem, type Page, type PageContext } from '../context.ts'
 import { createTrendChart, type TrendChart, type TrendSeries } from '../charts/trend.ts'
 import { append, clear, clearProblems, field, h, messageOf, select, showProblem, table, time } from '../dom.ts'
 import { pager, type PageOf } from '../paging.ts'
+import { fromWallClock, shownZone, wallClock, zoneToggle } from '../time-zone.ts'
+import { type MappingEditor, mappingCsv, mappingEditor, rejectionsByReason, rowsOf } from './historian-mapping.ts'
 
 const FORMATS: Array<[string, string]> = [
   ['auto', 'Detect automatically'],
@@ -29,13 +33,6 @@ const CSS = `
 `
 
 const isAdmin = (ctx: PageContext) => ctx.principal.role === 'owner' || ctx.principal.role === 'admin'
-
-/** `2024-03-01T10:00:05` in the viewer's zone, for a datetime-local input (to the second). */
-function localInput(ms: number): string {
-  const d = new Date(ms)
-  const pad = (n: number) => String(n).padStart(2, '0')
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
-}
 
 /** The end of a period that includes a sample at `lastMs` (periods are [from, to)): the next whole second. */
 const after = (lastMs: number) => Math.floor(lastMs / 1000) * 1000 + 1000
@@ -65,6 +62,8 @@ export const page: Page = async (root, ctx) => {
   siteForm.addEventListener('submit', (e) => e.preventDefault())
   root.append(siteForm)
   const site = () => siteSelect.value
+  const siteZone = () => sites.find((s) => s.code === site())?.timeZone ?? 'UTC'
+  let zone = shownZone(siteZone())
 
   const uploadBox = h('section', { 'aria-labelledby': 'hist-upload' }, h('h2', { id: 'hist-upload' }, 'Import an export'))
   const batchesBox = h('section', { 'aria-labelledby': 'hist-batches' }, h('h2', { id: 'hist-batches' }, 'Import batches'))
@@ -112,7 +111,7 @@ export const page: Page = async (root, ctx) => {
       items.map((b) => ({
         attrs: { 'data-batch-id': b.id ?? '', 'data-status': b.status },
         cells: [
-          time(b.createdAt),
+          time(b.createdAt, zone),
           b.trendFileName ?? '—',
           b.format,
           h(
@@ -127,7 +126,7 @@ export const page: Page = async (root, ctx) => {
           String(b.samplesStored),
           String(b.rowsRejected),
           `${b.collisions} / ${b.replaced}`,
-          b.timeRange ? h('span', {}, time(b.timeRange.from), ' – ', time(b.timeRange.to)) : '—',
+          b.timeRange ? h('span', {}, time(b.timeRange.from, zone), ' – ', time(b.timeRange.to, zone)) : '—',
           h(
             'span',
             { class: 'row-actions' },
@@ -211,25 +210,39 @@ export const page: Page = async (root, ctx) => {
     }
   }
 
-  // Upload (admins and owners; members see why not).
+  // Upload (admins and owners; members see why not): the export is read once as a dry run (nothing stored) to list
+  // its tags, the mapping editor proposes where each goes, and the import sends the mapping the engineer settled on.
   if (isAdmin(ctx)) {
     const format = select('format', FORMATS, 'auto')
     const trend = h('input', { type: 'file', name: 'trend_csv', accept: '.csv,.txt,text/csv', required: true })
-    const mapping = h('input', { type: 'file', name: 'mapping_csv', accept: '.csv,text/csv', required: true })
+    const mapping = h('input', { type: 'file', name: 'mapping_csv', accept: '.csv,text/csv' })
     const timezone = h('input', { name: 'timezone', placeholder: "the site's", autocomplete: 'off' })
+    const sentinels = h('input', { name: 'sentinels', autocomplete: 'off', spellcheck: 'false' })
     const force = h('input', { type: 'checkbox', name: 'force', id: 'hist-force' })
-    const submit = h('button', { type: 'submit', class: 'primary' }, 'Upload')
+    const read = h('button', { type: 'submit', class: 'primary' }, 'Read the tags')
+    const submit = h('button', { type: 'button', class: 'primary', disabled: true }, 'Import')
     const progress = h('progress', { max: 1, value: 0, 'aria-label': 'Upload progress' })
     const progressText = h('span', { role: 'status' })
     const progressRow = h('div', { class: 'upload-progress', hidden: true }, progress, progressText)
+    const editorBox = h('section', { 'aria-labelledby': 'hist-mapping', hidden: true }, h('h3', { id: 'hist-mapping' }, 'Where each tag goes'))
+    const editorBody = h('div', { 'aria-live': 'polite' })
     const outcome = h('div', { 'aria-live': 'polite' })
     const form = h(
       'form',
       { class: 'form', 'aria-labelledby': 'hist-upload', novalidate: true },
-      field('Layout', format, { pointer: '/format' }),
       field('Trend export (CSV)', trend, { pointer: '/trend_csv' }),
-      field('Tag mapping (CSV)', mapping, { pointer: '/mapping_csv', hint: 'historian_tag,instance_id,tag_key[,unit][,scale]' }),
+      field('Layout', format, { pointer: '/format' }),
       field('Time zone of local timestamps (optional)', timezone, { pointer: '/timezone', hint: "IANA name such as Australia/Sydney; default the site's." }),
+      field('Values meaning "no value" (optional)', sentinels, { pointer: '/sentinels', hint: 'Comma-separated, such as -9999,888.8.' }),
+      field('Start from a mapping file (optional)', mapping, {
+        pointer: '/mapping_csv',
+        hint: 'historian_tag,instance_id,tag_key[,unit][,scale]; the tags it does not name get proposals.',
+      }),
+      h('div', { class: 'actions' }, read),
+      progressRow,
+    )
+    editorBox.append(
+      editorBody,
       h(
         'span',
         { class: 'check' },
@@ -237,46 +250,96 @@ export const page: Page = async (root, ctx) => {
         h('label', { for: 'hist-force' }, 'Import even if these two files were imported before (force: newer values replace stored ones)'),
       ),
       h('div', { class: 'actions' }, submit),
-      progressRow,
     )
-    uploadBox.append(form, outcome)
+    uploadBox.append(form, editorBox, outcome)
+    let editor: MappingEditor | null = null
+    // Another file, layout, zone, site…: the tags read no longer hold; read them again before importing.
+    const stale = () => {
+      editor = null
+      editorBox.hidden = true
+      submit.disabled = true
+    }
+    form.addEventListener('change', stale)
+    siteSelect.addEventListener('change', stale)
+
+    /** The upload's text parts and the trend file last (the server then streams it straight into the database). */
+    const formData = (mappingFile: Blob, mappingName: string, extra: Record<string, string>) => {
+      const data = new FormData()
+      data.append('site_id', site())
+      data.append('format', format.value)
+      if (timezone.value.trim()) data.append('timezone', timezone.value.trim())
+      if (sentinels.value.trim()) data.append('sentinels', sentinels.value.trim())
+      for (const [name, value] of Object.entries(extra)) data.append(name, value)
+      data.append('mapping_csv', mappingFile, mappingName)
+      const trendFile = trend.files![0]!
+      data.append('trend_csv', trendFile, trendFile.name)
+      return data
+    }
+    const upload = (data: FormData) => {
+      progressRow.hidden = false
+      progress.value = 0
+      progressText.textContent = 'Uploading… 0 %'
+      return ctx.api.upload<Batch>('/api/historian/import-batches', data, (fraction) => {
+        progress.value = fraction
+        progressText.textContent = fraction < 1 ? `Uploading… ${Math.round(fraction * 100)} %` : 'Uploaded; reading…'
+      })
+    }
+
+    // Read the tags: a dry run with the chosen mapping file (or a header alone: every tag is then unmapped and listed).
     form.addEventListener('submit', (event) => {
       event.preventDefault()
       void (async () => {
-        const trendFile = trend.files?.[0]
-        const mappingFile = mapping.files?.[0]
-        if (!trendFile || !mappingFile) {
-          showProblem(
-            form,
-            new ApiProblem(400, {
-              detail: 'Choose both files.',
-              errors: [
-                ...(trendFile ? [] : [{ pointer: '/trend_csv', message: 'Required.' }]),
-                ...(mappingFile ? [] : [{ pointer: '/mapping_csv', message: 'Required.' }]),
-              ],
-            }),
-          )
+        if (!trend.files?.[0]) {
+          showProblem(form, new ApiProblem(400, { detail: 'Choose the export.', errors: [{ pointer: '/trend_csv', message: 'Required.' }] }))
           return
         }
-        // Fields first, the trend file last: the server then streams it straight into the database.
-        const data = new FormData()
-        data.append('site_id', site())
-        data.append('format', format.value)
-        if (timezone.value.trim()) data.append('timezone', timezone.value.trim())
-        if (force.checked) data.append('force', 'true')
-        data.append('mapping_csv', mappingFile, mappingFile.name)
-        data.append('trend_csv', trendFile, trendFile.name)
+        const mappingFile = mapping.files?.[0]
+        read.disabled = true
         submit.disabled = true
-        progressRow.hidden = false
-        progress.value = 0
-        progressText.textContent = 'Uploading… 0 %'
+        editorBox.hidden = true
         clear(outcome)
         clearProblems(form)
         try {
-          const batch = await ctx.api.upload<Batch>('/api/historian/import-batches', data, (fraction) => {
-            progress.value = fraction
-            progressText.textContent = fraction < 1 ? `Uploading… ${Math.round(fraction * 100)} %` : 'Uploaded; importing…'
-          })
+          const [dryRun, instances] = await Promise.all([
+            upload(
+              formData(mappingFile ?? new Blob(['historian_tag,instance_id,tag_key\r\n'], { type: 'text/csv' }), mappingFile?.name ?? 'mapping.csv', {
+                dryRun: 'true',
+                maxRejections: '0',
+              }),
+            ),
+            siteInstances(),
+          ])
+          progressText.textContent = `Read ${dryRun.rowsRead} rows (${dryRun.format}).`
+          editor = mappingEditor(rowsOf(dryRun, instances), instances, { listedAll: dryRun.unmappedTags.length < 1000 })
+          clear(editorBody)
+          editorBody.append(editor.element)
+          editorBox.hidden = false
+          submit.disabled = false
+        } catch (error) {
+          progressRow.hidden = true
+          showProblem(form, error)
+        } finally {
+          read.disabled = false
+        }
+      })()
+    })
+
+    submit.addEventListener('click', () => {
+      void (async () => {
+        if (!editor || !trend.files?.[0]) return
+        const name = trend.files[0].name.replace(/\.[^.]*$/, '')
+        const mappingText = mappingCsv(editor.rows())
+        submit.disabled = true
+        clear(outcome)
+        clearProblems(editorBox)
+        try {
+          const batch = await upload(
+            formData(
+              new Blob([mappingText], { type: 'text/csv' }),
+              `${name}.mapping.csv`,
+              force.checked ? { force: 'true', maxRejections: '1000' } : { maxRejections: '1000' },
+            ),
+          )
           progress.value = 1
           progressText.textContent = `Batch ${batch.status}.`
           append(
@@ -289,19 +352,33 @@ export const page: Page = async (root, ctx) => {
               batch.replaced ? `, ${batch.replaced} replaced` : '',
               '.',
             ),
+            rejectionsByReason(batch),
           )
           await batches.first()
           if (batch.status === 'complete' && batch.tags.length > 0) void chooseBatch(batch)
         } catch (error) {
           progressRow.hidden = true
+          // Shown above the editor, beside the force box: the mapping's problems name lines of the mapping it made.
           if (error instanceof ApiProblem && error.status === 409) {
-            showProblem(form, new ApiProblem(409, { detail: `${error.detail ?? 'These files were imported before.'} Tick "force" to import them again.` }))
-          } else showProblem(form, error)
+            showProblem(editorBox, new ApiProblem(409, { detail: `${error.detail ?? 'These files were imported before.'} Tick "force" to import them again.` }))
+          } else showProblem(editorBox, error)
         } finally {
           submit.disabled = false
         }
       })()
     })
+
+    /** Every instance of the site (their tag mappings feed the proposals). */
+    async function siteInstances(): Promise<Instance[]> {
+      const all: Instance[] = []
+      let cursor: string | undefined
+      do {
+        const answer = await ctx.api.get<PageOf<Instance>>(`/api/sites/${encodeURIComponent(site())}/instances`, { limit: 1000, cursor })
+        all.push(...answer.items)
+        cursor = answer.nextCursor ?? undefined
+      } while (cursor)
+      return all
+    }
   } else {
     uploadBox.append(h('p', { class: 'notice' }, 'Importing needs the admin or owner role; you can read the batches and trends.'))
   }
@@ -322,16 +399,22 @@ export const page: Page = async (root, ctx) => {
     const firsts = checked.map((c) => Number(c.dataset.first)).filter(Number.isFinite)
     const lasts = checked.map((c) => Number(c.dataset.last)).filter(Number.isFinite)
     if (firsts.length === 0 || lasts.length === 0) return
-    fromInput.value = localInput(Math.min(...firsts))
-    toInput.value = localInput(after(Math.max(...lasts)))
+    fromInput.value = wallClock(Math.min(...firsts), zone)
+    toInput.value = wallClock(after(Math.max(...lasts)), zone)
   })
 
   /** The tag picker: the tags of `batch`, or of every complete batch shown (read whole, in parallel). */
+  // The latest call wins: the page's first listing (all batches, read over the network) must not replace the tags
+  // of a batch whose "Trend" was chosen meanwhile.
+  let pickerGeneration = 0
   async function tagOptions(batch: Batch | null): Promise<void> {
+    const mine = ++pickerGeneration
     let sources: Batch[]
     try {
       sources = batch ? [batch] : await Promise.all(shown.filter((x) => x.id && x.status === 'complete' && x.tagCount > 0).map((x) => wholeBatch(x.id!)))
+      if (mine !== pickerGeneration) return
     } catch (error) {
+      if (mine !== pickerGeneration) return
       clear(picker)
       picker.append(h('legend', {}, 'Tags'), h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
       return
@@ -381,8 +464,8 @@ export const page: Page = async (root, ctx) => {
   async function chooseBatch(b: Batch): Promise<void> {
     await tagOptions(b)
     if (b.timeRange) {
-      fromInput.value = localInput(Date.parse(b.timeRange.from))
-      toInput.value = localInput(after(Date.parse(b.timeRange.to)))
+      fromInput.value = wallClock(Date.parse(b.timeRange.from), zone)
+      toInput.value = wallClock(after(Date.parse(b.timeRange.to)), zone)
     }
     const drawn = drawTrend() // puts the chart in place at once, before the page scrolls to it
     trendBox.scrollIntoView({ block: 'nearest' })
@@ -401,8 +484,8 @@ export const page: Page = async (root, ctx) => {
 
   async function drawTrend(): Promise<void> {
     const checked = [...picker.querySelectorAll<HTMLInputElement>('input[type=checkbox]:checked')]
-    const from = Date.parse(fromInput.value)
-    const to = Date.parse(toInput.value)
+    const from = fromWallClock(fromInput.value, zone)
+    const to = fromWallClock(toInput.value, zone)
     clear(chartBox)
     chart?.destroy()
     chart = null
@@ -418,7 +501,7 @@ export const page: Page = async (root, ctx) => {
       label: c.dataset.label || undefined,
       unit: c.dataset.unit || null,
     }))
-    chart = createTrendChart({ api: ctx.api, siteId: site(), series, from, to })
+    chart = createTrendChart({ api: ctx.api, siteId: site(), series, from, to, timeZone: zone })
     chartBox.append(chart.element)
     await chart.load()
   }
@@ -427,11 +510,27 @@ export const page: Page = async (root, ctx) => {
     e.preventDefault()
     void drawTrend()
   })
+  // "Times in": the site's zone or the browser's, for the whole page; the period typed so far keeps its instants.
+  const placeZoneToggle = () => {
+    const toggle = zoneToggle(siteZone(), (shown) => {
+      const period = [fromWallClock(fromInput.value, zone), fromWallClock(toInput.value, zone)]
+      zone = shown
+      if (Number.isFinite(period[0])) fromInput.value = wallClock(period[0]!, zone)
+      if (Number.isFinite(period[1])) toInput.value = wallClock(period[1]!, zone)
+      void batches.reload()
+      if (chart) void drawTrend()
+    })
+    siteForm.querySelector('.zone-toggle')?.remove()
+    siteForm.append(toggle)
+    zone = toggle.dataset.zone ?? zone
+  }
+  placeZoneToggle()
   siteSelect.addEventListener('change', () => {
     const url = new URL(location.href)
     url.searchParams.set('site', site())
     history.replaceState(history.state, '', url)
     rejectionsBox.hidden = true
+    placeZoneToggle()
     chart?.destroy()
     chart = null
     clear(chartBox)
@@ -442,8 +541,8 @@ export const page: Page = async (root, ctx) => {
   await tagOptions(null)
   const firstComplete = shown.find((b) => b.status === 'complete' && b.timeRange)
   if (firstComplete?.timeRange) {
-    fromInput.value = localInput(Date.parse(firstComplete.timeRange.from))
-    toInput.value = localInput(after(Date.parse(firstComplete.timeRange.to)))
+    fromInput.value = wallClock(Date.parse(firstComplete.timeRange.from), zone)
+    toInput.value = wallClock(after(Date.parse(firstComplete.timeRange.to)), zone)
   }
   return () => {
     stopped = true

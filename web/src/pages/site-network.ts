@@ -12,7 +12,7 @@ import { deleteEdgeDialog, deleteNodeDialog, edgeDialog, importDialog, nodeDialo
 import { drawRefusedImport } from '../one-line/refused-import.ts'
 import { protectionCheck } from './site-protection.ts'
 import { layoutNetwork } from '../one-line/layout.ts'
-import { canEdit, figures, num, sitePath } from './site-parts.ts'
+import { isAdmin, figures, num, sitePath } from './site-parts.ts'
 
 const CSS = `
 .network-editor-bar,.node-actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:.5rem 0}
@@ -109,7 +109,7 @@ async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, sec
   const after = (selected?: string) => (done: boolean) => {
     if (done) void section.redraw(selected)
   }
-  if (canEdit(ctx)) {
+  if (isAdmin(ctx)) {
     box.append(
       h(
         'div',
@@ -141,7 +141,7 @@ async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, sec
       h(
         'p',
         { class: 'empty' },
-        canEdit(ctx)
+        isAdmin(ctx)
           ? 'No electrical network recorded for this site yet: add its nodes, or import a network file.'
           : 'No electrical network recorded for this site.',
       ),
@@ -332,7 +332,7 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
   const out: Child[] = [
     h('h3', { id: 'node-panel-heading' }, node.name ? `${node.name} (${node.id})` : node.id),
     h('p', { class: 'hint' }, typeLabel(node.nodeType)),
-    canEdit(ctx)
+    isAdmin(ctx)
       ? h(
           'div',
           { class: 'node-actions', role: 'group', 'aria-label': `Edit ${node.id}` },
@@ -379,7 +379,7 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
               {},
               h('span', { class: 'mono' }, `${e.sourceId} – ${e.targetId}`),
               ` (${edgeTypeName(e.edgeType)}) `,
-              canEdit(ctx)
+              isAdmin(ctx)
                 ? h(
                     'button',
                     {

@@ -1,17 +1,19 @@
-// Site page (/sites/:code): the site's fields, its controllers (connection settings, edge assignment, poll budget),
-// its instances (paged), and the electrical network (site-network.ts): a one-line diagram laid out automatically (supplies on
+// Site page (/sites/:code): the site's fields (edit, delete with the API's preview), its controllers
+// (site-controllers.ts) and instances (site-instances.ts) with their forms, and the electrical network (site-network.ts): a one-line diagram laid out automatically (supplies on
 // top) with a node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted.
 // The site, each controller and each instance say which side last changed them (issue 26, last-change.ts).
 import { adoptStyles } from '../adopt-styles.ts'
-import type { Controller, Instance, Site } from '../api-types.ts'
+import type { Site } from '../api-types.ts'
 import { ApiProblem, type Page, type PageContext } from '../context.ts'
 import { openDialog } from '../dialog.ts'
-import { field, h, messageOf, table, time, type Child } from '../dom.ts'
+import { append, field, h, messageOf, time } from '../dom.ts'
+import { nullable, typed } from '../forms.ts'
 import type { Diagram } from '../one-line/diagram.ts'
 import { fillLastChanges, lastChangeSlot } from '../last-change.ts'
-import { pager, type PageOf } from '../paging.ts'
+import { controllersSection } from './site-controllers.ts'
+import { instancesSection } from './site-instances.ts'
 import { showNetwork } from './site-network.ts'
-import { figures, sitePath } from './site-parts.ts'
+import { figures, isAdmin, siteFormFields, sitePath } from './site-parts.ts'
 
 const CSS = `
 .site-page section{margin:1.5rem 0}
@@ -31,7 +33,6 @@ const CSS = `
 `
 
 const api = (ctx: PageContext) => ctx.api
-const isAdmin = (ctx: PageContext) => ctx.principal.role === 'owner' || ctx.principal.role === 'admin'
 
 export const page: Page = async (root, ctx) => {
   adoptStyles('site-page', CSS)
@@ -49,23 +50,59 @@ export const page: Page = async (root, ctx) => {
     )
     return
   }
-  heading.textContent = `${site.name} (${site.code})`
-
-  const siteFields = h(
-    'section',
-    { 'aria-labelledby': 'site-fields' },
+  // The figures are redrawn after an edit; the buttons stay, so the focus returns to Edit site.
+  const details = h('div', {})
+  const showSite = (s: Site) => {
+    site = s
+    heading.textContent = `${s.name} (${s.code})`
+    details.replaceChildren(
+      figures([
+        ['Code', h('span', { class: 'mono' }, s.code)],
+        ['Name', s.name],
+        ['Status', s.statusName],
+        ['Time zone', s.timeZone],
+        ['Location', s.location ?? '—'],
+        ['Description', s.description ?? '—'],
+        ['Created', time(s.createdAt)],
+        ['Updated', time(s.updatedAt)],
+        ['Last change', lastChangeSlot([s.code])],
+      ]),
+    )
+    void fillLastChanges(ctx, details, 'sites')
+  }
+  const siteFields = h('section', { 'aria-labelledby': 'site-fields' })
+  append(
+    siteFields,
     h('h2', { id: 'site-fields' }, 'Site'),
-    figures([
-      ['Code', h('span', { class: 'mono' }, site.code)],
-      ['Name', site.name],
-      ['Status', site.statusName],
-      ['Time zone', site.timeZone],
-      ['Location', site.location ?? '—'],
-      ['Description', site.description ?? '—'],
-      ['Created', time(site.createdAt)],
-      ['Updated', time(site.updatedAt)],
-      ['Last change', lastChangeSlot([site.code])],
-    ]),
+    isAdmin(ctx)
+      ? h(
+          'p',
+          { class: 'row-actions' },
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              onclick: () => {
+                void editSite(ctx, site, showSite)
+              },
+            },
+            'Edit site',
+          ),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              onclick: () => {
+                void deleteSite(ctx, site)
+              },
+            },
+            'Delete site',
+          ),
+        )
+      : null,
+    details,
     h(
       'p',
       {},
@@ -74,55 +111,16 @@ export const page: Page = async (root, ctx) => {
       h('a', { href: `/alarms?site=${encodeURIComponent(site.code)}` }, 'Alarms of this site'),
     ),
   )
+  showSite(site)
   root.append(siteFields)
-  void fillLastChanges(ctx, siteFields, 'sites')
 
   const controllerNames = new Map<string, string>()
   const controllersBox = h('section', { 'aria-labelledby': 'site-controllers' }, h('h2', { id: 'site-controllers' }, 'Controllers'))
   const instancesBox = h('section', { 'aria-labelledby': 'site-instances' }, h('h2', { id: 'site-instances' }, 'Instances'))
   const networkBox = h('section', { 'aria-labelledby': 'site-network' }, h('h2', { id: 'site-network' }, 'Electrical network'))
   root.append(controllersBox, instancesBox, networkBox)
-
-  const controllers = pager<Controller>(
-    controllersBox,
-    'Controllers',
-    (cursor) => api(ctx).get<PageOf<Controller>>(`${sitePath(code)}/controllers`, { limit: 25, cursor }),
-    (items) => {
-      for (const c of items) controllerNames.set(c.id, c.name ?? c.assetNumber)
-      const el = controllerTable(items, ctx, code, () => {
-        void controllers.reload()
-      })
-      void fillLastChanges(ctx, el, 'controllers')
-      return el
-    },
-  )
-  const instances = pager<Instance>(
-    instancesBox,
-    'Instances',
-    (cursor) => api(ctx).get<PageOf<Instance>>(`${sitePath(code)}/instances`, { limit: 50, cursor }),
-    (items) => {
-      const el = table(
-        'Instances',
-        ['Id', 'Name', 'Type', 'Asset number', 'Controller', 'Area', 'Mapped tags', 'Last change'],
-        items.map((i) => ({
-          attrs: { 'data-instance-id': i.id },
-          cells: [
-            h('span', { class: 'mono' }, i.id),
-            i.name,
-            `${i.typeId}${i.typeVersion ? ` ${i.typeVersion}` : ''}`,
-            i.assetNumber,
-            controllerNames.get(i.controllerId) ?? h('span', { class: 'mono' }, i.controllerId),
-            i.area ?? '—',
-            String(Object.keys(i.tagMappings).length),
-            lastChangeSlot([code, i.id]),
-          ],
-        })),
-        { empty: 'No instances in this site.' },
-      )
-      void fillLastChanges(ctx, el, 'instances')
-      return el
-    },
-  )
+  const controllers = controllersSection(controllersBox, ctx, code, controllerNames)
+  const instances = instancesSection(instancesBox, ctx, code, controllerNames)
 
   // The network is not awaited: a large one waits for the user to ask for the drawing.
   let diagram: Diagram | null = null
@@ -139,121 +137,55 @@ export const page: Page = async (root, ctx) => {
   }
 }
 
-function controllerTable(items: Controller[], ctx: PageContext, code: string, refresh: () => void): HTMLElement {
-  const admin = isAdmin(ctx)
-  const headers = ['Controller', 'Platform', 'Connection', 'Polling', 'Edge assignment', 'Poll budget', 'Last change', ...(admin ? ['Actions'] : [])]
-  return table(
-    'Controllers',
-    headers,
-    items.map((c) => {
-      const conn = c.connection
-      const label = c.name ?? c.assetNumber
-      const cells: Child[] = [
-        h(
-          'span',
-          {},
-          h('strong', {}, label),
-          h('br'),
-          h('span', { class: 'hint' }, `asset ${c.assetNumber}${c.firmwareVersion ? ` · fw ${c.firmwareVersion}` : ''}`),
-        ),
-        c.platformName,
-        h(
-          'span',
-          {},
-          `${conn.protocol} `,
-          h('span', { class: 'mono' }, `${conn.ipAddress}${conn.port !== null ? `:${conn.port}` : ''}`),
-          conn.cipPath ? h('span', {}, h('br'), 'CIP path ', h('span', { class: 'mono' }, conn.cipPath)) : null,
-          c.cipRoute ? h('span', { class: 'hint' }, h('br'), c.cipRoute.explanation) : null,
-        ),
-        h(
-          'span',
-          {},
-          `every ${conn.pollIntervalMs} ms`,
-          h('br'),
-          h('span', { class: 'hint' }, `timeout ${conn.timeoutMs} ms, ${conn.maxRetries} retries after ${conn.retryDelayMs} ms`),
-        ),
-        c.edgeId
-          ? h(
-              'span',
-              {},
-              'Edge ',
-              h('span', { class: 'mono' }, c.edgeId),
-              c.edgePlcId ? h('span', {}, h('br'), 'as ', h('span', { class: 'mono' }, c.edgePlcId)) : null,
-            )
-          : h('span', { class: 'hint' }, 'Unassigned'),
-        h(
-          'span',
-          {},
-          `${c.pollBudget.mappedTags} tags, ~${c.pollBudget.estimatedPollMs} ms (${Math.round(c.pollBudget.utilisation * 100)} %)`,
-          ...c.pollBudget.warnings.map((w) => h('span', { class: 'warn-text' }, h('br'), w.message)),
-        ),
-        lastChangeSlot([code, c.id]),
-      ]
-      if (admin) {
-        cells.push(
-          h(
-            'span',
-            { class: 'row-actions' },
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'secondary small',
-                'aria-label': `Assign ${label} to an edge gateway`,
-                onclick: () => {
-                  void assign(ctx, code, c, refresh)
-                },
-              },
-              c.edgeId ? 'Reassign' : 'Assign',
-            ),
-            c.edgeId
-              ? h(
-                  'button',
-                  {
-                    type: 'button',
-                    class: 'secondary small',
-                    'aria-label': `Unassign ${label} from edge ${c.edgeId}`,
-                    onclick: () => {
-                      api(ctx)
-                        .send('POST', `${sitePath(code)}/controllers/${encodeURIComponent(c.id)}/unassign`)
-                        .then(
-                          () => {
-                            ctx.notify(`${label} unassigned.`)
-                            refresh()
-                          },
-                          (error: unknown) => ctx.notify(messageOf(error), 'error'),
-                        )
-                    },
-                  },
-                  'Unassign',
-                )
-              : null,
-          ),
-        )
-      }
-      return { attrs: { 'data-controller-id': c.id }, cells }
-    }),
-    { empty: 'No controllers in this site.' },
-  )
-}
-
-async function assign(ctx: PageContext, code: string, c: Controller, refresh: () => void): Promise<void> {
-  const edge = h('input', { name: 'edgeId', required: true, maxlength: 50, value: c.edgeId ?? '', autocomplete: 'off' })
-  const plc = h('input', { name: 'edgePlcId', maxlength: 100, value: c.edgePlcId ?? '', autocomplete: 'off' })
+/** Every field of spec 2.2 (timeZone included), sent as typed; an emptied location or description is cleared (null). */
+async function editSite(ctx: PageContext, site: Site, show: (s: Site) => void): Promise<void> {
+  let saved: Site | undefined
   const done = await openDialog({
-    title: `Assign ${c.name ?? c.assetNumber} to an edge gateway`,
-    fields: [field('Edge gateway id', edge, { pointer: '/edgeId' }), field('Id of the controller on the gateway (optional)', plc, { pointer: '/edgePlcId' })],
-    submitLabel: 'Assign',
+    title: `Edit site ${site.code}`,
+    fields: siteFormFields(site),
+    submitLabel: 'Save site',
     async onSubmit(data) {
-      const plcId = String(data.get('edgePlcId') ?? '').trim()
-      await api(ctx).send('POST', `${sitePath(code)}/controllers/${encodeURIComponent(c.id)}/assign`, {
-        edgeId: String(data.get('edgeId') ?? '').trim(),
-        edgePlcId: plcId || null,
+      saved = await ctx.api.send<Site>('PUT', sitePath(site.code), {
+        name: typed(data, 'name'),
+        location: nullable(data, 'location'),
+        timeZone: typed(data, 'timeZone'),
+        status: Number(typed(data, 'status')),
+        description: nullable(data, 'description'),
       })
     },
   })
-  if (done) {
-    ctx.notify('Edge assignment saved.')
-    refresh()
+  if (!done || !saved) return
+  ctx.notify(`Site ${saved.code} saved.`)
+  show(saved)
+}
+
+/**
+ * A delete without `confirm` changes nothing and answers what it would remove (409 `ConfirmationRequired` with
+ * `wouldDelete`), or why the site cannot go (a linked site's 409): the dialog shows that preview and sends the code
+ * the engineer types as `confirm`.
+ */
+async function deleteSite(ctx: PageContext, site: Site): Promise<void> {
+  const preview: unknown = await ctx.api.send('DELETE', sitePath(site.code)).catch((error: unknown) => error)
+  if (!(preview instanceof ApiProblem && preview.code === 'ConfirmationRequired')) {
+    ctx.notify(messageOf(preview), 'error')
+    return
   }
+  const counts = Object.entries(preview.wouldDelete ?? {})
+  const confirm = h('input', { type: 'text', name: 'confirm', autocomplete: 'off', spellcheck: 'false' })
+  const done = await openDialog({
+    title: `Delete site ${site.code}?`,
+    body: [
+      h('p', {}, 'The site goes with everything it owns, in one step that cannot be undone:'),
+      h('ul', { class: 'would-delete' }, ...counts.map(([kind, n]) => h('li', { 'data-kind': kind }, `${kind}: ${n}`))),
+    ],
+    fields: [field(`Type the site's code (${site.code}) to confirm`, confirm)],
+    submitLabel: 'Delete site',
+    danger: true,
+    async onSubmit(data) {
+      await ctx.api.send('DELETE', `${sitePath(site.code)}?confirm=${encodeURIComponent(typed(data, 'confirm'))}`)
+    },
+  })
+  if (!done) return
+  ctx.notify(`Site ${site.code} deleted.`)
+  ctx.navigate('/sites')
 }

@@ -25,7 +25,7 @@ function gate(): { opened: Promise<void>; open: () => void } {
 
 for (const dialect of testDialects()) {
   describe(`${dialect} cloud and site server: the push pages the outbox by (tx, seq) (issue 26)`, () => {
-    it('1 200 alarm events made offline go up exactly once; on PostgreSQL a change committed after a later-seq one was pushed is not lost', async (t) => {
+    it('1 200 alarm events made offline go up exactly once; on PostgreSQL a change committed after a later-seq one was pushed is not lost, and crossing writes of one row leave the newest', async (t) => {
       const cell = await cloudCell(t, dialect, { SITEGRID_LINK_PULL_POLL_MS: '20' })
       const proxy = await startTcpProxy(cell.port)
       t.after(() => proxy.close())
@@ -130,6 +130,28 @@ for (const dialect of testDialects()) {
       await until('the late change in the cloud', cloudEvents, (c) => c.events.includes('late'))
       await until('the backlog gone again', status, (s) => s.up.items === 0)
       assert.equal((await cloudEvents()).applied, 1202, 'each event applied once')
+
+      // Two transactions crossing on one row: `first` takes its transaction id, `second` renames the site and commits,
+      // then `first` renames it again. The newest name is first's, which (tx, seq) order reads first: the cloud must
+      // not end with second's older one.
+      const xidTaken = gate()
+      const secondCommitted = gate()
+      const rename = (trx: typeof raw.db, name: string) => trx.updateTable('sites').set({ name }).where('code', '=', 'S1').execute()
+      const first = raw.db.transaction().execute(async (trx) => {
+        await xid(trx)
+        xidTaken.open()
+        await secondCommitted.opened
+        await rename(trx, 'Pit (newest)')
+      })
+      await xidTaken.opened
+      await raw.db.transaction().execute((trx) => rename(trx, 'Pit (older)'))
+      secondCommitted.open()
+      await first
+      const cloudName = async () =>
+        (await cell.cloud.handle.db.selectFrom('sites').select('name').where('org_id', '=', cell.org.id).where('code', '=', 'S1').executeTakeFirstOrThrow())
+          .name
+      await until('the renames pushed', status, (s) => s.up.items === 0)
+      assert.equal(await cloudName(), 'Pit (newest)')
     })
   })
 }

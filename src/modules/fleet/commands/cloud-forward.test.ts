@@ -5,6 +5,7 @@ import type { OrgId } from '../../../ids.ts'
 import { addInstances, future, MIN, setup } from '../../alarms/test-helpers.ts'
 import { currentCursor, readChanges } from '../outbox/store.ts'
 import { republishPendingCommands } from './service.ts'
+import { outboxSettled } from '../../../../test/support/fleet-link.ts'
 
 /** A cloud cell's organisation with site S1 (an active alarm raised before S1 was linked) and a site server for S1. */
 async function cloudSetup(t: TestContext, dialect: TestDialect) {
@@ -210,6 +211,7 @@ for (const dialect of testDialects()) {
       const cursor = await currentCursor(h.handle.db, dialect, orgId)
       const touched = await h.handle.db.transaction().execute((trx) => republishPendingCommands(trx, orgId, ['S1', 'S2']))
       assert.equal(touched, 1)
+      await outboxSettled(h.handle.db, dialect, orgId)
       const changes = await readChanges(h.handle.db, dialect, orgId, cursor, { tables: ['link_commands'], limit: 100 })
       assert.deepEqual(
         changes.map((c) => [c.op, c.key, c.row.status, c.origin]),

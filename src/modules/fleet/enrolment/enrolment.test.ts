@@ -100,6 +100,17 @@ for (const dialect of testDialects()) {
         .execute()
       assert.equal(seededChanges.length, 2 + 2 + 4)
       assert.deepEqual([...new Set(seededChanges.map((c) => c.origin))], ['cloud'])
+      // The import's own audit record is this server's (it goes up like any audit record of the site server).
+      const imported = await site.handle.db
+        .selectFrom('link_outbox')
+        .select(['origin', 'row'])
+        .where('org_id', '=', local!.id)
+        .where('table_name', '=', 'audit_events')
+        .execute()
+      assert.deepEqual(
+        imported.filter((r) => JSON.parse(r.row).action === 'tenant.imported').map((r) => r.origin),
+        ['', ''],
+      )
 
       // The cloud shows it enrolled, with the versions it announced.
       const listed = await cell.as('GET', `/api/admin/site-servers/${registered.id}`)

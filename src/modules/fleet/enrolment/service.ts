@@ -37,14 +37,12 @@ import {
   findMark,
   insertBases,
   insertMark,
-  markSeedChanges,
-  newestOutboxSeq,
   restartLinkPeer,
   saveLinkPeer,
   siteRowKeys,
 } from './store.ts'
 
-/** The parts of a one-site tenant package that are tables: the outbox rows a seed import records for them came from the cloud. */
+/** The parts of a one-site tenant package that are tables (a stored part, historian samples, is not). */
 const SEED_PACKAGE_TABLES = EXPORTED_TABLES.filter((t) => t.scope === 'site' && t.isStoredPart !== true).map((t) => t.name)
 
 /** The cloud's tables (direction down) a seed brings: each seeded row gets its link_base version. */
@@ -128,11 +126,11 @@ export function createEnrolment(deps: EnrolmentDeps) {
     if (!res.ok) throw await refusal(res, {})
     const cursor = parseCursor(res.headers.get(CURSOR_HEADER))
     if (!cursor || !res.body) throw new LinkCloudUnavailable(`a seed of ${site} without its ${CURSOR_HEADER} header or body`)
-    const before = await newestOutboxSeq(db, org.id)
     const body = res.body
-    await deps.transfer.importFile(org, actor, () => buffers(body), { force: false, dryRun: false })
+    // The package's rows are recorded in the outbox as the cloud's (so the push does not send them back), in the
+    // import's own transaction: a change made here meanwhile stays this server's.
+    await deps.transfer.importFile(org, actor, () => buffers(body), { force: false, dryRun: false, origin: CLOUD_PEER })
     await db.transaction().execute(async (trx) => {
-      await markSeedChanges(trx, org.id, site, SEED_PACKAGE_TABLES, before, await newestOutboxSeq(trx, org.id))
       // Each row's cloud version: the position the export was taken at (a change after it reaches us by the pull).
       for (const table of SEEDED_DOWN_TABLES) {
         const keys = await siteRowKeys(trx, org.id, table.name, table.siteColumn, table.key, site)

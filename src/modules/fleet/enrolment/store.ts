@@ -51,28 +51,6 @@ export function insertMark(db: Db, orgId: OrgId, mark: { peer: string; epoch: st
     .execute()
 }
 
-export async function newestOutboxSeq(db: Db, orgId: OrgId): Promise<number> {
-  const { rows } = await sql<{ seq: number | null }>`select max(seq) as seq from link_outbox where org_id = ${orgId}`.execute(db)
-  return Number(rows[0]?.seq ?? 0)
-}
-
-/**
- * The outbox rows a seed import recorded for `site` (after `afterSeq`, up to `uptoSeq`) came from the cloud: they are
- * marked so (origin 'cloud', as if the link had applied them), so the push does not send the cloud its own rows back.
- */
-export function markSeedChanges(db: Db, orgId: OrgId, site: string, tables: readonly string[], afterSeq: number, uptoSeq: number) {
-  return db
-    .updateTable('link_outbox')
-    .set({ origin: CLOUD_PEER })
-    .where('org_id', '=', orgId)
-    .where('site_code', '=', site)
-    .where('table_name', 'in', tables)
-    .where('origin', '=', '')
-    .where('seq', '>', afterSeq)
-    .where('seq', '<=', uptoSeq)
-    .execute()
-}
-
 /** The primary-key values (after org_id) of a site's rows of one table. */
 export async function siteRowKeys(db: Db, orgId: OrgId, table: string, siteColumn: string, key: readonly string[], site: string): Promise<unknown[][]> {
   const columns = key.map((c) => sql.ref(c))

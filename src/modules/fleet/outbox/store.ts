@@ -1,6 +1,5 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Dialect } from '../../../db/connect.ts'
-import { APPLY_ORIGIN_SETTING } from '../../../db/link-triggers.ts'
 import type { Db } from '../../../db/schema.ts'
 
 /**
@@ -44,6 +43,12 @@ export interface Change {
   origin: string
   /** Epoch milliseconds, the database's clock. */
   at: number
+  /**
+   * The row's newest change lies before this one in outbox order (PostgreSQL: a transaction that took its id first
+   * wrote the row after this one committed), so the receiver already holds a newer image: it skips this one. Absent:
+   * false (always, on SQLite).
+   */
+  superseded?: boolean
 }
 
 /** link_outbox.row_key, link_base.row_key and link_conflicts.row_key: the key as JSON.stringify writes it (the triggers match it). */
@@ -59,6 +64,7 @@ export interface ChangeFilter {
 }
 
 interface OutboxRow {
+  superseded?: boolean
   seq: number | string
   tx: number | string
   table_name: string
@@ -83,6 +89,7 @@ function toChange(r: OutboxRow): Change {
     base: r.base === null ? null : Number(r.base),
     origin: r.origin,
     at: Number(r.at),
+    ...(r.superseded ? { superseded: true } : {}),
   }
 }
 
@@ -94,17 +101,39 @@ function stable(dialect: Dialect): RawBuilder<unknown> {
 function filterOf(f: ChangeFilter): RawBuilder<unknown> {
   const parts: RawBuilder<unknown>[] = [sql`table_name in (${sql.join(f.tables.map((t) => sql`${t}`))})`]
   if (f.sites !== undefined) parts.push(f.sites.length === 0 ? sql`1 = 0` : sql`site_code in (${sql.join(f.sites.map((s) => sql`${s}`))})`)
-  if (f.origin?.only !== undefined) parts.push(sql`origin = ${f.origin.only}`)
-  if (f.origin?.not !== undefined) parts.push(sql`origin <> ${f.origin.not}`)
+  parts.push(...originOf(f, sql.ref('origin')))
   return sql.join(parts, sql` and `)
 }
 
-/** The changes after `after`, in (tx, seq) order, at most `limit`. */
+function originOf(f: ChangeFilter, column: RawBuilder<unknown>): RawBuilder<unknown>[] {
+  const parts: RawBuilder<unknown>[] = []
+  if (f.origin?.only !== undefined) parts.push(sql`${column} = ${f.origin.only}`)
+  if (f.origin?.not !== undefined) parts.push(sql`${column} <> ${f.origin.not}`)
+  return parts
+}
+
+/**
+ * The changes after `after`, in (tx, seq) order, at most `limit`.
+ *
+ * Writers of one row take its lock in turn, so one row's seq order is the order of its writes, while (tx, seq) order
+ * is not: on PostgreSQL a transaction that took its id first can write the row after another committed, and a reader
+ * then reads the newer image first. A change whose row's newest change of this read (same origin filter) lies before
+ * it in (tx, seq) order is answered `superseded`: the reader has that newer image by then (read before, or in the
+ * tenant package a seed took after its cursor), so applying the older one would take the row back. Any other older
+ * image is followed by the newest, so the receiver ends with it. A newer change of another origin does not count: a
+ * site edit older than the cloud image the site applied since still goes up, to be settled by the conflict rule.
+ * One index probe per change of the page (link_outbox_row, newest seq first).
+ */
 export async function readChanges(db: Db, dialect: Dialect, orgId: string, after: Cursor, options: ChangeFilter & { limit: number }): Promise<Change[]> {
-  const { rows } = await sql<OutboxRow>`
-    select seq, tx, table_name, site_code, row_key, op, "row", base, origin, at from link_outbox
+  const page = sql<OutboxRow>`select seq, tx, table_name, site_code, row_key, op, "row", base, origin, at from link_outbox
     where org_id = ${orgId} and (tx, seq) > (${after.tx}, ${after.seq})${stable(dialect)} and ${filterOf(options)}
-    order by tx, seq limit ${options.limit}`.execute(db)
+    order by tx, seq limit ${options.limit}`
+  if (dialect === 'sqlite') return (await page.execute(db)).rows.map(toChange)
+  const sameRow = [sql`newest.org_id = ${orgId}`, sql`newest.table_name = page.table_name`, sql`newest.row_key = page.row_key`]
+  const { rows } = await sql<OutboxRow>`with page as (${page})
+    select page.*, (select newest.tx from link_outbox newest where ${sql.join([...sameRow, ...originOf(options, sql.ref('newest.origin'))], sql` and `)}
+      order by newest.seq desc limit 1) < page.tx as superseded
+    from page order by tx, seq`.execute(db)
   return rows.map(toChange)
 }
 
@@ -147,21 +176,5 @@ export async function latestChange(
   return rows[0] === undefined ? undefined : toChange(rows[0])
 }
 
-/**
- * Runs `fn` with the outbox recording its changes as coming from `origin` (the peer whose change is applied), so
- * that they are not sent back to it. Call it inside a transaction: on PostgreSQL the setting is transaction-local;
- * on SQLite the origin is a row the triggers read, written inside the transaction (no other connection sees it)
- * and reset before it commits.
- */
-export async function withApplyOrigin<T>(trx: Db, dialect: Dialect, origin: string, fn: () => Promise<T>): Promise<T> {
-  const set = (value: string) =>
-    dialect === 'postgres'
-      ? sql`select set_config(${APPLY_ORIGIN_SETTING}, ${value}, true)`.execute(trx)
-      : sql`update link_apply_origin set origin = ${value}`.execute(trx)
-  await set(origin)
-  // Reset on success only: a failed transaction rolls the setting back with everything else (and PostgreSQL would
-  // refuse another statement in it).
-  const result = await fn()
-  await set('')
-  return result
-}
+/** Applying a peer's changes as its own origin: the triggers' part (db/link-triggers.ts). */
+export { withApplyOrigin } from '../../../db/link-triggers.ts'

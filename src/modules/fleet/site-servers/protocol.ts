@@ -5,9 +5,10 @@ import { LinkSchemaMismatch, LinkVersionMismatch } from './errors.ts'
 /**
  * The fleet link's wire protocol version (`Sitegrid-Link-Protocol`); a peer announcing another is refused. 2: the push's
  * `after`, its answer's mark and the reseed's `after` are (tx, seq) cursors (1 sent a seq alone, which loses changes
- * of a site server on PostgreSQL, whose outbox commits out of seq order).
+ * of a site server on PostgreSQL, whose outbox commits out of seq order). 3: a change may be `superseded` (its row's
+ * newest change came before it in (tx, seq) order), which the receiver must not apply; a peer of 2 would apply it.
  */
-export const LINK_PROTOCOL = 2
+export const LINK_PROTOCOL = 3
 export const PROTOCOL_HEADER = 'sitegrid-link-protocol'
 export const SCHEMA_HEADER = 'sitegrid-schema'
 export const CURSOR_HEADER = 'sitegrid-link-cursor'

@@ -110,8 +110,8 @@ async function applyVerdict(db: Db, trx: Db, dialect: Dialect, req: PullApplyReq
 
 /**
  * A site server applies a page of the cloud's changes, exactly once: checked first (422, nothing written), then in
- * one transaction, as origin 'cloud' (so they are not sent back up): changes at or below the mark are skipped, the
- * rest applied as they come (the cloud wins, over a site row holding one of its unique values too), each row of a
+ * one transaction, as origin 'cloud' (so they are not sent back up): changes at or below the mark and superseded
+ * ones (outbox/store.ts readChanges) are skipped, the rest applied as they come (the cloud wins, over a site row holding one of its unique values too), each row of a
  * cloud-authoritative table remembers the cloud's seq of the version it now holds (link_base: a later site edit goes
  * up with it), an open conflict against this server's change puts the cloud's version in place, and the mark moves.
  */
@@ -125,12 +125,14 @@ export async function applyPull(deps: SyncDeps, req: PullApplyRequest): Promise<
     const position: Cursor = { tx: mark.tx, seq: mark.seq }
     const fresh: Array<{ change: Change; target: LinkedShape }> = []
     for (const [i, change] of req.changes.entries()) if (isAfter(change, position)) fresh.push({ change, target: targets[i]! })
+    // A superseded change moves the mark but writes nothing: the site holds a newer image of its row.
+    const writes = fresh.filter((item) => !item.change.superseded)
 
-    // SQLite checks references at commit: a page may delete a controller before the conflict record that removes
-    // the site's instance still pointing at it (PostgreSQL sites are not a mode this runs in; the pragma is SQLite's).
-    if (dialect === 'sqlite') await sql`pragma defer_foreign_keys = on`.execute(trx)
+    // References are checked at commit: a page may delete a controller before the conflict record that removes the
+    // site's instance still pointing at it (on PostgreSQL every foreign key is deferrable: migration 2350).
+    await (dialect === 'sqlite' ? sql`pragma defer_foreign_keys = on` : sql`set constraints all deferred`).execute(trx)
     await withApplyOrigin(trx, dialect, CLOUD_PEER, async () => {
-      for (const item of fresh) {
+      for (const item of writes) {
         await applyCloudChange(db, trx, dialect, req.orgId, item)
         const { change, target } = item
         if (target.spec.direction !== 'down') continue
@@ -145,6 +147,6 @@ export async function applyPull(deps: SyncDeps, req: PullApplyRequest): Promise<
     if (last) moved = { tx: last.tx, seq: last.seq }
     if (req.next && isAfter(req.next, moved)) moved = { tx: req.next.tx, seq: req.next.seq }
     if (moved !== position) await writeMark(trx, req.orgId, CLOUD_PEER, { epoch: mark.epoch, tx: moved.tx, seq: moved.seq, digest: null }, now)
-    return { mark: moved, applied: fresh.length, skipped: req.changes.length - fresh.length }
+    return { mark: moved, applied: writes.length, skipped: req.changes.length - writes.length }
   })
 }

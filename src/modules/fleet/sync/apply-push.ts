@@ -49,7 +49,7 @@ export interface PushResult {
 /**
  * The cloud applies a site server's batch, exactly once (ARCHITECTURE.md § Fleet link): every change is checked
  * first (422, nothing written); then in one transaction the mark is checked (a restored site: 409 LinkDiverged), changes
- * at or below the mark in outbox order (tx, seq) are skipped, the site's tables are applied as they come, edits of the
+ * at or below the mark in outbox order (tx, seq) and superseded ones (outbox/store.ts readChanges) are skipped, the site's tables are applied as they come, edits of the
  * cloud's tables under the conflict rule (the cloud wins; the loser is kept in link_conflicts), and the mark moves to
  * the batch's last change.
  */
@@ -81,6 +81,8 @@ export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushR
 
     const fresh: Array<{ change: Change; target: LinkedShape }> = []
     for (const [i, change] of req.changes.entries()) if (isAfter(change, current)) fresh.push({ change, target: targets[i]! })
+    // A superseded change moves the mark but writes nothing: the cloud holds a newer image of its row.
+    const writes = fresh.filter((item) => !item.change.superseded)
 
     const lost = await withApplyOrigin(trx, dialect, req.serverId, async () => {
       const conflicts: ConflictRow[] = []
@@ -89,7 +91,7 @@ export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushR
         await applySiteRows(trx, req.orgId, req.serverId, run)
         run = []
       }
-      for (const item of fresh) {
+      for (const item of writes) {
         if (item.target.spec.direction !== 'down') {
           run.push(item)
           continue
@@ -109,8 +111,8 @@ export async function applyPush(deps: SyncDeps, req: PushRequest): Promise<PushR
     if (last) await writeMark(trx, req.orgId, req.serverId, moved, now)
     return {
       mark: { epoch: moved.epoch, tx: moved.tx, seq: moved.seq },
-      applied: fresh.length - lost.length,
-      skipped: req.changes.length - fresh.length,
+      applied: writes.length - lost.length,
+      skipped: req.changes.length - writes.length,
       conflicts: lost.length,
     }
   })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { harness, testDialects, type TestDialect } from '../../../../test/harness.ts'
+import { outboxSettled, ownPostgresDatabase } from '../../../../test/support/fleet-link.ts'
 import { LINKED_TABLES } from '../../../db/link-triggers.ts'
 import { withOrgScope } from '../../../db/tenant-scope.ts'
 import { currentCursor, readChanges, START, withApplyOrigin, type Cursor } from '../outbox/store.ts'
@@ -17,29 +18,20 @@ const UP = LINKED_TABLES.filter((t) => t.name !== 'link_conflicts').map((t) => t
 
 /**
  * Real outbox changes, moved by hand the way the agent moves them: a cloud cell (either database) and a site server
- * (SQLite) of the same organisation; `pull` reads the cloud's outbox (not what came from this site server) and
+ * (SQLite unless said) of the same organisation; `pull` reads the cloud's outbox (not what came from this site server) and
  * applies it on the site, `push` reads the site's (not what came from the cloud) and applies it in the cloud.
  */
-async function linked(t: TestContext, dialect: TestDialect) {
+async function linked(t: TestContext, dialect: TestDialect, siteDialect: TestDialect = 'sqlite') {
   const cloud = await harness(t, dialect)
-  const site = await harness(t, 'sqlite')
+  // On PostgreSQL a site server has a database of its own.
+  const site = await harness(t, siteDialect, siteDialect === 'postgres' ? await ownPostgresDatabase() : {})
   const org = await cloud.createOrg()
   const orgRow = await cloud.handle.db.selectFrom('orgs').selectAll().where('id', '=', org.id).executeTakeFirstOrThrow()
   await site.handle.db.insertInto('orgs').values(orgRow).execute()
   let pulled: Cursor = START
   let acked: Cursor = START
   const inOrg = <T>(fn: () => Promise<T>) => withOrgScope(org.id, fn)
-  // PostgreSQL: the reader sees a change once every transaction older than it ended (outbox/store.ts `stable`), and
-  // the oldest running transaction is the cluster's, so another test process's open transaction can hold it back.
-  const settled = async () => {
-    if (dialect !== 'postgres') return
-    for (let i = 0; i < 400; i++) {
-      const { rows } = await sql<{ ok: boolean }>`select coalesce(max(tx), 0) < pg_snapshot_xmin(pg_current_snapshot())::text::bigint as ok
-        from link_outbox where org_id = ${org.id}`.execute(cloud.handle.db)
-      if (rows[0]!.ok) return
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
-  }
+  const settled = () => outboxSettled(cloud.handle.db, dialect, org.id)
   const pull = async () => {
     await settled()
     const changes = await inOrg(() =>
@@ -50,7 +42,8 @@ async function linked(t: TestContext, dialect: TestDialect) {
     return { changes, result }
   }
   const push = async () => {
-    const changes = await readChanges(site.handle.db, 'sqlite', org.id, acked, { limit: 1000, tables: UP, origin: { not: 'cloud' } })
+    await outboxSettled(site.handle.db, siteDialect, org.id)
+    const changes = await readChanges(site.handle.db, siteDialect, org.id, acked, { limit: 1000, tables: UP, origin: { not: 'cloud' } })
     const result = await inOrg(() =>
       applyPush({ handle: cloud.appHandle, clock: cloud.clock }, { orgId: org.id, serverId: SERVER, sites: ['S1'], epoch: 'ep1', after: acked, changes }),
     )
@@ -74,6 +67,48 @@ async function linked(t: TestContext, dialect: TestDialect) {
     pulled = cursor
   }
   return { cloud, site, org, pull, push, rows, same, startAt, inOrg, settled }
+}
+
+/** The cloud refuses a site's instance on a controller it deleted and a controller whose asset number it gave away. */
+async function refusedUndone(t: TestContext, dialect: TestDialect, siteDialect: TestDialect) {
+  const l = await linked(t, dialect, siteDialect)
+  const cloudDb = l.cloud.handle.db
+  const siteDb = l.site.handle.db
+  const org = l.org.id
+  await cloudDb
+    .insertInto('sites')
+    .values(siteRow(org, 'S1') as never)
+    .execute()
+  await cloudDb
+    .insertInto('controllers')
+    .values(controllerRow(org, 'S1', 'plc1') as never)
+    .execute()
+  await cloudDb
+    .insertInto('controllers')
+    .values(controllerRow(org, 'S1', 'plc2') as never)
+    .execute()
+  await l.pull()
+  // While apart: the cloud deletes plc2 and gives asset number A-9 to plc1; the site adds an instance on plc2,
+  // and a controller plc5 with asset number A-9.
+  await cloudDb.deleteFrom('controllers').where('org_id', '=', org).where('id', '=', 'plc2').execute()
+  await cloudDb.updateTable('controllers').set({ asset_number: 'A-9' }).where('org_id', '=', org).where('id', '=', 'plc1').execute()
+  await siteDb
+    .insertInto('instances')
+    .values(instanceRow(org, 'S1', 'ins1', 'plc2') as never)
+    .execute()
+  await siteDb
+    .insertInto('controllers')
+    .values(controllerRow(org, 'S1', 'plc5', { asset_number: 'A-9' }) as never)
+    .execute()
+  const up = await l.push()
+  assert.equal(up.result.conflicts, 2)
+  const down = await l.pull()
+  assert.equal(down.result.applied, 4) // plc2's delete, plc1's edit, two conflict records
+  assert.equal(await l.same('controllers', 'site_code, id'), 1)
+  assert.equal(await l.same('instances', 'site_code, id'), 0)
+  assert.equal(await l.same('link_conflicts', 'id'), 2)
+  // Nothing of it goes back up.
+  assert.equal((await l.push()).changes.length, 0)
 }
 
 for (const dialect of testDialects()) {
@@ -224,45 +259,131 @@ for (const dialect of testDialects()) {
       assert.equal(await l.same('controllers', 'site_code, id'), 2)
     })
 
-    it('a site change the cloud refused for a unique value or a vanished reference is undone on the site by the pull', async (t) => {
-      const l = await linked(t, dialect)
-      const cloudDb = l.cloud.handle.db
-      const siteDb = l.site.handle.db
-      const org = l.org.id
-      await cloudDb
-        .insertInto('sites')
-        .values(siteRow(org, 'S1') as never)
-        .execute()
-      await cloudDb
-        .insertInto('controllers')
-        .values(controllerRow(org, 'S1', 'plc1') as never)
-        .execute()
-      await cloudDb
-        .insertInto('controllers')
-        .values(controllerRow(org, 'S1', 'plc2') as never)
-        .execute()
-      await l.pull()
-      // While apart: the cloud deletes plc2 and gives asset number A-9 to plc1; the site adds an instance on plc2,
-      // and a controller plc5 with asset number A-9.
-      await cloudDb.deleteFrom('controllers').where('org_id', '=', org).where('id', '=', 'plc2').execute()
-      await cloudDb.updateTable('controllers').set({ asset_number: 'A-9' }).where('org_id', '=', org).where('id', '=', 'plc1').execute()
-      await siteDb
-        .insertInto('instances')
-        .values(instanceRow(org, 'S1', 'ins1', 'plc2') as never)
-        .execute()
-      await siteDb
-        .insertInto('controllers')
-        .values(controllerRow(org, 'S1', 'plc5', { asset_number: 'A-9' }) as never)
-        .execute()
-      const up = await l.push()
-      assert.equal(up.result.conflicts, 2)
-      const down = await l.pull()
-      assert.equal(down.result.applied, 4) // plc2's delete, plc1's edit, two conflict records
-      assert.equal(await l.same('controllers', 'site_code, id'), 1)
-      assert.equal(await l.same('instances', 'site_code, id'), 0)
-      assert.equal(await l.same('link_conflicts', 'id'), 2)
-      // Nothing of it goes back up.
-      assert.equal((await l.push()).changes.length, 0)
+    it('a site change the cloud refused for a unique value or a vanished reference is undone on the site by the pull (a site server on SQLite and on PostgreSQL)', async (t) => {
+      for (const siteDialect of dialect === 'postgres' ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const)) await refusedUndone(t, dialect, siteDialect)
     })
+
+    if (dialect === 'postgres')
+      it('two transactions crossing on one row: the site ends with the newest image, and a delete is not undone by an older one', async (t) => {
+        const l = await linked(t, dialect)
+        const cloudDb = l.cloud.handle.db
+        const org = l.org.id
+        await cloudDb
+          .insertInto('sites')
+          .values(siteRow(org, 'S1') as never)
+          .execute()
+        for (const id of ['plc1', 'plc2'])
+          await cloudDb
+            .insertInto('controllers')
+            .values(controllerRow(org, 'S1', id) as never)
+            .execute()
+        await l.pull()
+
+        // `early` takes its transaction id first; `late` writes the row and commits; then `early` writes it: the row's
+        // newest image is early's, but (tx, seq) order reads it first.
+        const cross = async (id: string, late: (trx: typeof cloudDb) => Promise<unknown>, early: (trx: typeof cloudDb) => Promise<unknown>) => {
+          let hasXid = () => {}
+          const xidTaken = new Promise<void>((resolve) => {
+            hasXid = resolve
+          })
+          let lateDone = () => {}
+          const lateCommitted = new Promise<void>((resolve) => {
+            lateDone = resolve
+          })
+          const first = cloudDb.transaction().execute(async (trx) => {
+            await sql`select pg_current_xact_id()`.execute(trx)
+            hasXid()
+            await lateCommitted
+            await early(trx)
+          })
+          await xidTaken
+          await cloudDb.transaction().execute(late)
+          lateDone()
+          await first
+          const { rows } = await sql<{ seq: string; tx: string }>`select seq, tx from link_outbox
+            where org_id = ${org} and table_name = 'controllers' and row_key = ${JSON.stringify(['S1', id])} order by seq desc limit 2`.execute(cloudDb)
+          const [newest, older] = rows.map((r) => ({ seq: Number(r.seq), tx: Number(r.tx) }))
+          assert.ok(newest!.tx < older!.tx, 'the newest image lies first in (tx, seq) order')
+          return { newest: newest!, older: older! }
+        }
+        const rename = (id: string, name: string) => (trx: typeof cloudDb) =>
+          trx.updateTable('controllers').set({ name }).where('org_id', '=', org).where('id', '=', id).execute()
+        const renamed = await cross('plc1', rename('plc1', 'older'), rename('plc1', 'newest'))
+        await cross('plc2', rename('plc2', 'older'), (trx) => trx.deleteFrom('controllers').where('org_id', '=', org).where('id', '=', 'plc2').execute())
+
+        const down = await l.pull()
+        const superseded = down.changes.filter((c) => c.superseded).map((c) => [c.key[1], c.row.name])
+        assert.deepEqual(superseded, [
+          ['plc1', 'older'],
+          ['plc2', 'older'],
+        ])
+        assert.equal(await l.same('controllers', 'site_code, id'), 1)
+        assert.deepEqual(
+          (await l.rows('site', 'controllers', 'id')).map((r) => [r.id, r.name]),
+          [['plc1', 'newest']],
+        )
+        assert.equal(down.result.applied, down.changes.length - 2)
+        // A reader that starts right after the newest change (a seed's cursor taken between the two) is told too.
+        await l.settled()
+        const fromSeed = await readChanges(cloudDb, dialect, org, renamed.newest, { limit: 10, tables: DOWN })
+        assert.deepEqual(
+          fromSeed.filter((c) => c.key[1] === 'plc1').map((c) => [c.seq, c.superseded]),
+          [[renamed.older.seq, true]],
+        )
+      })
+
+    if (dialect === 'postgres')
+      it('a site edit crossing with the cloud image the site applied meanwhile still goes up, and loses as a conflict (a site server on PostgreSQL)', async (t) => {
+        const l = await linked(t, dialect, 'postgres')
+        const cloudDb = l.cloud.handle.db
+        const siteDb = l.site.handle.db
+        const org = l.org.id
+        await cloudDb
+          .insertInto('sites')
+          .values(siteRow(org, 'S1') as never)
+          .execute()
+        await cloudDb
+          .insertInto('controllers')
+          .values(controllerRow(org, 'S1', 'plc1') as never)
+          .execute()
+        await l.pull()
+        await cloudDb.updateTable('controllers').set({ name: 'cloud version' }).where('org_id', '=', org).where('id', '=', 'plc1').execute()
+
+        // The pull that brings the cloud's version takes its transaction id first; the engineer's edit commits; then the
+        // pull writes the row. The site's outbox: the cloud's image (origin cloud) first in (tx, seq) order, the edit after.
+        let hasXid = () => {}
+        const xidTaken = new Promise<void>((resolve) => {
+          hasXid = resolve
+        })
+        let editDone = () => {}
+        const edited = new Promise<void>((resolve) => {
+          editDone = resolve
+        })
+        const rename = (trx: typeof siteDb, name: string) =>
+          trx.updateTable('controllers').set({ name }).where('org_id', '=', org).where('id', '=', 'plc1').execute()
+        const pulling = siteDb.transaction().execute(async (trx) => {
+          await sql`select pg_current_xact_id()`.execute(trx)
+          hasXid()
+          await edited
+          await withApplyOrigin(trx, 'postgres', 'cloud', () => rename(trx, 'cloud version'))
+        })
+        await xidTaken
+        await siteDb.transaction().execute((trx) => rename(trx, 'site version'))
+        editDone()
+        await pulling
+
+        const up = await l.push()
+        assert.deepEqual(
+          up.changes.map((c) => [c.key[1], c.row.name, c.superseded ?? false]),
+          [['plc1', 'site version', false]],
+        )
+        assert.equal(up.result.conflicts, 1)
+        const conflict = await cloudDb.selectFrom('link_conflicts').select(['row_key', 'losing_row']).where('org_id', '=', org).executeTakeFirstOrThrow()
+        assert.equal(JSON.parse(conflict.losing_row!).name, 'site version')
+        assert.deepEqual(
+          (await l.rows('cloud', 'controllers', 'id')).map((r) => r.name),
+          ['cloud version'],
+        )
+      })
   })
 }

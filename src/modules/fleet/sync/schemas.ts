@@ -53,6 +53,12 @@ export const ChangeSchema = Type.Object(
     }),
     origin: Type.String({ maxLength: 100, description: "'' for a change made on the sender; else the peer it came from." }),
     at: Type.Integer({ minimum: 0, maximum: SAFE_MAX, description: "When the change was made, epoch ms (the sender's database clock)." }),
+    superseded: Type.Optional(
+      Type.Boolean({
+        description:
+          "The row's newest change came before this one in outbox order (a PostgreSQL sender's transactions crossed): the receiver holds a newer image and applies nothing of it, but its mark moves past it. Absent: false.",
+      }),
+    ),
   },
   { $id: 'LinkChange', additionalProperties: false },
 )
