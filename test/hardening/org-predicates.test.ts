@@ -194,6 +194,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         'nodes/M1/supply-paths',
         'nodes/CB2/trip-time?currentA=1000',
         'nodes/CB2/coordination',
+        'nodes/M1/protection-curves',
         'topology/islands',
         'topology/isolated',
         'topology/loops',

@@ -16,6 +16,7 @@ import type {
   LoopsSchema,
   NetworkSchema,
   NodeSchema,
+  ProtectionCurvesSchema,
   SupplyPathsSchema,
   TripTimeSchema,
 } from '../../src/modules/electrical/schemas.ts'
@@ -47,6 +48,7 @@ export type Loops = Static<typeof LoopsSchema>
 export type SupplyPaths = Static<typeof SupplyPathsSchema>
 export type TripTime = Static<typeof TripTimeSchema>
 export type Coordination = Static<typeof CoordinationSchema>
+export type ProtectionCurves = Static<typeof ProtectionCurvesSchema>
 /** An edge as the topology answers name it (with its index in the network's edge order). */
 export type EdgeRef = Loops['loops'][number]['closingEdge']
 

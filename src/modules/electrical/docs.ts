@@ -52,6 +52,12 @@ export const docs = {
     `For a fault at the node, walks the supply path (nearest supply, or \`supplyId\`) and tabulates each protective device met, fault end first: ` +
     `curve, pickup, TMS, multiple, trip time, the margin to the next device upstream and a status (\`OK\`, \`Violation\` when the margin is below ` +
     `\`gradingMarginS\`, \`NotTripping\`). Nodes with incomplete settings are listed in \`skipped\`. A node with no supply: 422. ${NODE_404}`,
+  protectionCurves:
+    `For a time–current (TCC) plot: the protective devices the coordination walks (the path from the node to the nearest supply, or ` +
+    `\`supplyId\`; fault end first), each with its trip time at the same \`points\` currents, log-spaced from \`fromA\` to \`toA\` (default ` +
+    `the lowest pickup to 30 × the highest). Every time is the trip-time read's own value (null at or below pickup), so the drawn curves are the ` +
+    `ones the coordination grades. Nodes with incomplete settings are listed in \`skipped\`. \`toA\` not above \`fromA\`: 400 naming \`toA\`. ` +
+    `A node with no supply: 422. ${NODE_404}`,
   exportPandapowerNetwork:
     `A file \`pandapower.from_json\` loads (format 3.0.0), for load-flow and short-circuit studies offline. Mapping: UtilitySupply → ext_grid; ` +
     `Generator → gen; PowerTransformer → trafo (IEC 60076-5 minimum vk); CircuitBreaker/FuseSwitch/Disconnector → closed bus-bus switch (CB/LBS/DS) when ` +

@@ -98,3 +98,7 @@ export const createOnly = (field: 'tagBindings' | 'metadata') =>
   invalidField(`/${field}`, 'is create-only: it is set when the node is created and cannot be changed by an update')
 
 export const notUpdatable = () => invalidField('/id', 'is not updatable: delete the node and create it under the new id')
+
+/** A time–current curve range whose upper end is not above its lower end (given, or the default from the pickups). */
+export const curveRangeEmpty = (fromA: number, toA: number) =>
+  invalidField('/toA', `must be greater than fromA (${fromA} A); the range asked for is ${fromA} A to ${toA} A`, 'query')

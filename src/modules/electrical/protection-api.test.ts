@@ -104,6 +104,73 @@ for (const dialect of testDialects()) {
       assert.equal((await as('GET', `${BASE}/nodes/M1/coordination?faultCurrentA=2000&gradingMarginS=0`)).statusCode, 200)
     })
 
+    it("protection curves: the path's devices sampled at shared log-spaced currents, each time the trip-time read's own; a bad query is a 400 naming the field", async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      await load(as, RADIAL)
+      const res = await as('GET', `${BASE}/nodes/M1/protection-curves?points=21`)
+      assert.equal(res.statusCode, 200, res.body)
+      const curves = res.json()
+      assert.equal(curves.supplyId, 'G')
+      assert.deepEqual(curves.pathNodeIds, ['M1', 'CB2', 'MCC', 'CB1', 'MSB', 'TX', 'G'])
+      assert.deepEqual(
+        curves.devices.map((d: { deviceId: string; curve: string }) => [d.deviceId, d.curve]),
+        [
+          ['CB2', 'IEC_SI'],
+          ['CB1', 'IEC_SI'],
+        ],
+      )
+      assert.deepEqual(curves.skipped, [{ nodeId: 'TX', reason: 'protectionPickupA is not a finite number > 0' }])
+      // Default range: the lowest pickup (CB2 100 A) to 30 × the highest (CB1 400 A), log-spaced, both ends included.
+      assert.equal(curves.fromA, 100)
+      assert.equal(curves.toA, 12_000)
+      assert.equal(curves.currentsA.length, 21)
+      assert.equal(curves.currentsA[0], 100)
+      assert.equal(curves.currentsA[20], 12_000)
+      close(curves.currentsA[10], Math.sqrt(100 * 12_000), 'the middle sample is the geometric mean')
+      for (const d of curves.devices) assert.equal(d.timesS.length, 21)
+      // At or below pickup: no trip (null); CB1 (400 A) does not trip at the first samples.
+      assert.equal(curves.devices[0].timesS[0], null, 'CB2 at exactly its pickup')
+      assert.equal(curves.devices[1].timesS[5], null, `CB1 at ${curves.currentsA[5]} A`)
+      // A few samples against the trip-time read and the IEC formula by hand.
+      for (const i of [3, 10, 20]) {
+        for (const [index, id, tms, pickup] of [
+          [0, 'CB2', 0.1, 100],
+          [1, 'CB1', 0.3, 400],
+        ] as const) {
+          const current = curves.currentsA[i]
+          const trip = (await as('GET', `${BASE}/nodes/${id}/trip-time?faultCurrentA=${current}`)).json()
+          assert.equal(curves.devices[index].timesS[i], trip.tripTimeS, `${id} at ${current} A: the trip-time read's value`)
+          if (current > pickup) close(curves.devices[index].timesS[i], iec(tms, 0.14, 0.02, current / pickup), `${id} at ${current} A by hand`)
+        }
+      }
+      // An explicit range and the nearest supply named.
+      const ranged = (await as('GET', `${BASE}/nodes/M1/protection-curves?fromA=200&toA=2000&points=2&supplyId=G`)).json()
+      assert.deepEqual(ranged.currentsA, [200, 2000])
+      close(ranged.devices[1].timesS[1], iec(0.3, 0.14, 0.02, 5), 'CB1 at 2000 A')
+
+      const problem = async (query: string, pointer: string, status = 400) => {
+        const bad = await as('GET', `${BASE}/nodes/M1/protection-curves?${query}`)
+        assert.equal(bad.statusCode, status, `${query}: ${bad.body}`)
+        if (status === 400) {
+          assert.equal(bad.json().code, 'ValidationFailed')
+          assert.deepEqual(
+            bad.json().errors.map((e: { pointer: string }) => e.pointer),
+            [pointer],
+            query,
+          )
+        }
+      }
+      await problem('fromA=2000&toA=1000', '/toA')
+      await problem('fromA=20000', '/toA')
+      await problem('points=1', '/points')
+      await problem('points=501', '/points')
+      await problem('fromA=0', '/fromA')
+      await problem('toA=abc', '/toA')
+      await problem('supplyId=ISO', '', 422)
+      assert.equal((await as('GET', `${BASE}/nodes/ISO/protection-curves`)).statusCode, 422, 'no supply, no path')
+      assert.equal((await as('GET', `${BASE}/nodes/NOPE/protection-curves`)).statusCode, 404)
+    })
+
     it('pandapower export: the file itself by default, with notes in the envelope', async (t) => {
       const { as } = await electricalSetup(t, dialect)
       await load(as, RADIAL)

@@ -118,6 +118,18 @@ export function tripTime(setting: RelaySetting, faultCurrentA: number): TripOutc
   return { curve, multiple, trips: true, tripTimeS: seconds }
 }
 
+/** `points` currents spaced evenly on a logarithmic scale from `fromA` to `toA`, both included (0 < fromA < toA, points ≥ 2). */
+export function logSpacedCurrents(fromA: number, toA: number, points: number): number[] {
+  const step = Math.log(toA / fromA) / (points - 1)
+  // The last one is toA itself, not exp(log(fromA) + …), which can miss it in the last digit.
+  return Array.from({ length: points }, (_, i) => (i === points - 1 ? toA : fromA * Math.exp(step * i)))
+}
+
+/** A device's time–current curve sampled at these currents: tripTime() of each, null where it does not trip. */
+export function sampleCurve(setting: RelaySetting, currentsA: readonly number[]): Array<number | null> {
+  return currentsA.map((current) => tripTime(setting, current).tripTimeS)
+}
+
 export interface ProtectiveDevice extends RelaySetting {
   readonly id: string
   /** Current this device sees, when it differs from the study's (e.g. I·Vlv/Vhv on a transformer's HV side). */

@@ -26,6 +26,8 @@ import {
   NodeSchema,
   PandapowerQuery,
   PandapowerSchema,
+  ProtectionCurvesQuery,
+  ProtectionCurvesSchema,
   SiteParams,
   SupplyPathsSchema,
   TripTimeQuery,
@@ -341,6 +343,23 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       },
     },
     async (request) => electrical.coordination(request.principal.orgId, request.params.siteId, request.params.nodeId, request.query),
+  )
+
+  app.get(
+    '/:siteId/electrical/nodes/:nodeId/protection-curves',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        operationId: 'getProtectionCurves',
+        summary: "Time–current curves of the protective devices on the node's supply path",
+        description: docs.protectionCurves,
+        params: NodeParams,
+        querystring: ProtectionCurvesQuery,
+        response: { 200: ProtectionCurvesSchema, ...problemResponses(400, 401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => electrical.protectionCurves(request.principal.orgId, request.params.siteId, request.params.nodeId, request.query),
   )
 
   app.get(

@@ -434,6 +434,65 @@ export const CoordinationSchema = Type.Object(
   { additionalProperties: false },
 )
 
+export const ProtectionCurvesQuery = Type.Object(
+  {
+    supplyId: Type.Optional(
+      Type.String({
+        maxLength: LIMITS.nodeIdMax,
+        description: "Which supply's path to draw; default the nearest (as for the coordination). A supply not reachable from the node: 422.",
+      }),
+    ),
+    fromA: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 1e9, description: 'Lowest current sampled, in amperes (> 0); default the lowest pickup on the path.' }),
+    ),
+    toA: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1e9,
+        description: 'Highest current sampled, in amperes; must exceed `fromA` (400 naming `toA` otherwise); default 30 × the highest pickup on the path.',
+      }),
+    ),
+    points: Type.Optional(
+      Type.Integer({ minimum: 2, maximum: 500, default: 100, description: 'Currents sampled, log-spaced from `fromA` to `toA` (2 to 500, default 100).' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ProtectionCurvesQueryInput = Static<typeof ProtectionCurvesQuery>
+
+export const ProtectionCurvesSchema = Type.Object(
+  {
+    nodeId: Type.String(),
+    supplyId: Type.String(),
+    pathNodeIds: Type.Array(Type.String(), { description: 'From the node (the fault) to the supply.' }),
+    fromA: Type.Union([Type.Number(), Type.Null()], {
+      description: 'The range sampled; null (with no currents) when the path has no device and none was given.',
+    }),
+    toA: Type.Union([Type.Number(), Type.Null()]),
+    currentsA: Type.Array(Type.Number(), { description: 'The currents sampled, ascending, log-spaced; shared by every device.' }),
+    devices: Type.Array(
+      Type.Object(
+        {
+          deviceId: Type.String(),
+          curve: Type.String(),
+          curveLabel: Type.String(),
+          pickupA: Type.Number(),
+          tms: Type.Number(),
+          timesS: Type.Array(Type.Union([Type.Number(), Type.Null()]), {
+            description: 'Trip time at `currentsA[i]` in seconds, as the trip-time read computes it; null at or below pickup (no trip).',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Protective devices on the path, fault end first (the rows of the coordination).' },
+    ),
+    skipped: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
+      description: 'Nodes on the path with incomplete or unusable protection settings: not drawn, listed.',
+    }),
+  },
+  { additionalProperties: false },
+)
+
 export const PandapowerQuery = Type.Object(
   {
     fHz: Type.Optional(Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency written to `f_hz` (50 or 60, default 50).' })),

@@ -13,7 +13,7 @@ export interface DiagramNodeInfo {
   readonly nodeType: number
 }
 
-export type HighlightKind = 'path' | 'loop' | 'island' | 'focus'
+export type HighlightKind = 'path' | 'loop' | 'island' | 'focus' | 'problem'
 
 export interface Diagram {
   /** The wrapper (toolbar + SVG) to insert into the page. */
@@ -32,6 +32,12 @@ export interface DiagramOptions {
   onSelect(id: string): void
   /** Accessible name of the diagram. */
   label?: string
+  /**
+   * Messages about nodes and edges (by id and `edgeKey`), e.g. a refused import's problems: each is marked, its
+   * messages in its tooltip (a node's title is also its accessible name), a node with a "!" badge and the messages
+   * under its box.
+   */
+  problems?: ReadonlyMap<string, readonly string[]>
 }
 
 /** Identity of an edge, as the topology answers name edges. */
@@ -139,6 +145,10 @@ const CSS = `
 .ol-node.ol-island rect{stroke:#b3261e;stroke-dasharray:5 3;stroke-width:2.5}
 .ol-node.ol-loop rect{stroke:#b35c00;stroke-width:3}
 .ol-node.ol-focus rect{stroke:#6a1b9a;stroke-width:4}
+.ol-node.ol-problem rect{stroke:#b3261e;stroke-width:4;fill:#fdecea}
+.ol-badge circle{fill:#b3261e;stroke:#fff;stroke-width:1.5}
+.ol-node text.ol-badge-text{font:700 12px system-ui,sans-serif;fill:#fff}
+.ol-node text.ol-problem-text{font:600 10px system-ui,sans-serif;fill:#b3261e}
 .ol-edge{fill:none;stroke:#5b6573;stroke-width:1.6}
 .ol-edge-OverheadLine{stroke-dasharray:8 4}
 .ol-edge-BusbarLink{stroke-width:3.5;stroke:#1c232b}
@@ -148,6 +158,7 @@ const CSS = `
 .ol-edge.ol-closing{stroke:#b35c00;stroke-width:4;stroke-dasharray:6 3}
 .ol-edge.ol-path{stroke:#0b57d0;stroke-width:4.5;stroke-dasharray:none}
 .ol-edge.ol-focus{stroke:#6a1b9a;stroke-width:4}
+.ol-edge.ol-problem{stroke:#b3261e;stroke-width:4.5;stroke-dasharray:3 3}
 .ol-component{fill:none;stroke:none}
 .ol-component.ol-unsupplied{stroke:#b3261e;stroke-dasharray:6 4;fill:#fdecea;fill-opacity:.35}
 .ol-component-label{font:600 12px system-ui,sans-serif;fill:#b3261e}
@@ -165,6 +176,28 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
 }
 
 const shorten = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+
+/**
+ * A node's label in at most `lines` lines of `width` characters, broken between words (a longer word is split);
+ * what does not fit ends the last line with "…" (the whole label is the node's tooltip and accessible name).
+ */
+export function wrapLabel(text: string, width: number, lines: number): string[] {
+  const out: string[] = []
+  let rest = text.trim().replace(/\s+/g, ' ')
+  while (rest && out.length < lines) {
+    if (rest.length <= width) {
+      out.push(rest)
+      rest = ''
+      break
+    }
+    const space = rest.lastIndexOf(' ', width)
+    const cut = space > 0 ? space : width
+    out.push(rest.slice(0, cut))
+    rest = rest.slice(cut).trimStart()
+  }
+  if (rest) out[out.length - 1] = shorten(`${out[out.length - 1]} ${rest}`, width)
+  return out
+}
 
 export function typeLabel(code: number): string {
   return NODE_TYPES[code]?.label ?? `type ${code}`
@@ -190,10 +223,13 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
     componentLayer.append(svg('text', { class: 'ol-component-label', x: c.x - 6, y: c.y - 14 }, 'Island: no supply'))
   }
 
+  const problems = options.problems ?? new Map<string, readonly string[]>()
   const edgeEls = new Map<string, SVGPathElement>()
   for (const e of layout.edges) {
     const d = e.points.map(([x, y], i) => `${i === 0 ? 'M' : 'L'}${x} ${y}`).join(' ')
     const path = svg('path', { d, class: `ol-edge ol-edge-${edgeTypeName(e.edgeType)}` })
+    const messages = problems.get(edgeKey(e))
+    if (messages) path.append(svg('title', {}, `${e.sourceId} – ${e.targetId}: ${messages.join('; ')}`))
     edgeLayer.append(path)
     edgeEls.set(edgeKey(e), path)
   }
@@ -211,6 +247,8 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
     const info = infos.get(n.id)
     const role = NODE_TYPES[n.nodeType]?.role ?? 'load'
     const name = info?.name ?? ''
+    const messages = problems.get(n.id)
+    const said = messages ? `. Problem: ${messages.join('; ')}` : ''
     const g = svg('g', {
       class: `ol-node ol-role-${role}`,
       transform: `translate(${n.x} ${n.y})`,
@@ -220,17 +258,29 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
       'data-node-id': n.id,
       'data-node-type': n.nodeType,
       'data-layer': n.layer,
-      'aria-label': `${n.id}${name ? ` ${name}` : ''}: ${typeLabel(n.nodeType)}`,
     })
-    g.append(svg('title', {}, `${n.id}${name ? ` — ${name}` : ''} (${typeLabel(n.nodeType)})`))
+    // The name comes from the title (SVG-AAM), whole where the box shows it wrapped or shortened; an aria-label would
+    // have to contain the visible text, which a shortened label no longer does (WCAG 2.5.3).
+    g.append(svg('title', {}, `${name ? `${name} — ${n.id}` : n.id} (${typeLabel(n.nodeType)})${said}`))
     g.append(svg('rect', { width: n.width, height: n.height, rx: role === 'supply' ? n.height / 2 : role === 'busbar' ? 2 : 6 }))
     g.append(symbol(n.nodeType, 6, n.height / 2 - 11))
-    g.append(svg('text', { x: 33, y: 18 }, shorten(name || n.id, 13)))
-    g.append(svg('text', { class: 'ol-id', x: 33, y: 33 }, shorten(name ? n.id : typeLabel(n.nodeType), 15)))
+    // A long name wraps onto two lines (the id line then moves down); the tooltip has it whole.
+    const label = wrapLabel(name || n.id, 12, 2)
+    label.forEach((line, i) => g.append(svg('text', { class: 'ol-label', x: 33, y: label.length > 1 ? 14 + 12 * i : 18 }, line)))
+    g.append(svg('text', { class: 'ol-id', x: 33, y: label.length > 1 ? 39 : 33 }, shorten(name ? n.id : typeLabel(n.nodeType), 15)))
+    if (messages) {
+      g.classList.add('ol-problem')
+      const badge = svg('g', { class: 'ol-badge', transform: `translate(${n.width - 4} 4)`, 'aria-hidden': 'true' })
+      badge.append(svg('circle', { r: 9 }), svg('text', { class: 'ol-badge-text', 'text-anchor': 'middle', y: 4.5 }, '!'))
+      g.append(badge)
+      // The message under the box, in the gap to the next row (whole in the tooltip).
+      wrapLabel(messages.join('; '), 24, 2).forEach((line, i) => g.append(svg('text', { class: 'ol-problem-text', x: 0, y: n.height + 12 + 11 * i }, line)))
+    }
     nodeLayer.append(g)
     nodeEls.set(n.id, g)
   }
   for (const row of rows.values()) row.sort((a, b) => a.x - b.x)
+  for (const key of problems.keys()) edgeEls.get(key)?.classList.add('ol-problem')
   // Roving tab stop: one node is in the tab order (the first supply to start with); arrows move between nodes.
   let tabStop = layout.nodes.find((n) => n.isSupply)?.id ?? layout.nodes[0]?.id ?? null
   if (tabStop) nodeEls.get(tabStop)!.setAttribute('tabindex', '0')

@@ -1,18 +1,96 @@
 // The site page's electrical network section: the one-line diagram laid out automatically (supplies on top) with a
-// node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted.
-import type { Coordination, EdgeRef, ElectricalNode, Islands, Loops, Network, SupplyPaths, TripTime } from '../api-types.ts'
-import type { Api, PageContext } from '../context.ts'
-import { append, clear, field, h, messageOf, table, type Child } from '../dom.ts'
+// node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted. Owners and admins
+// edit it here (one-line/editor.ts: add, connect, edit, delete, import a file; a refused import's problems marked on
+// the file's diagram), and a node's protection check (site-protection.ts) draws the time–current curves of its supply
+// path beside the coordination table.
+import type { EdgeRef, ElectricalEdge, ElectricalNode, Islands, Loops, Network, SupplyPaths } from '../api-types.ts'
+import { adoptStyles } from '../adopt-styles.ts'
+import type { PageContext } from '../context.ts'
+import { append, clear, h, messageOf, type Child } from '../dom.ts'
 import { createDiagram, edgeKey, edgeTypeName, typeLabel, type Diagram, type DiagramNodeInfo } from '../one-line/diagram.ts'
+import { deleteEdgeDialog, deleteNodeDialog, edgeDialog, importDialog, nodeDialog, type RefusedImport } from '../one-line/editor.ts'
+import { drawRefusedImport } from '../one-line/refused-import.ts'
+import { protectionCheck } from './site-protection.ts'
 import { layoutNetwork } from '../one-line/layout.ts'
-import { figures, num, sitePath } from './site-parts.ts'
+import { isAdmin, figures, num, sitePath } from './site-parts.ts'
+
+const CSS = `
+.network-editor-bar,.node-actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:.5rem 0}
+.connection-list{padding-left:1.1rem;margin:.25rem 0}
+.connection-list li{margin:.3rem 0}
+.tcc-section{margin-top:1rem}
+.tcc-body{display:grid;grid-template-columns:minmax(0,1fr) minmax(22rem,30rem);gap:1rem;align-items:start}
+@media (max-width:75rem){.tcc-body{grid-template-columns:minmax(0,1fr)}}
+.import-refused{border:2px solid #b3261e;border-radius:6px;padding:.5rem 1rem;background:#fdecea;margin:.5rem 0}
+.import-problems li{margin:.3rem 0;overflow-wrap:anywhere}
+`
 
 /** Above this many nodes the diagram is drawn only when asked. */
 const LARGE_NETWORK = 5000
 
 const api = (ctx: PageContext) => ctx.api
 
+/** What a drawing of the section can ask of it: redraw after a write (selecting a node), show a refused import. */
+interface Section {
+  redraw(selectId?: string): Promise<void>
+  refused(refusal: RefusedImport): void
+  /** Replaces the time–current plot's cleanup (the plot observes its box's size). */
+  plotted(cleanup: (() => void) | null): void
+}
+
+/**
+ * Draws the section into `box`; every edit redraws it from the API. The returned handle acts on the current
+ * drawing (destroy() on leaving the page).
+ */
 export async function showNetwork(box: HTMLElement, ctx: PageContext, code: string): Promise<Diagram | null> {
+  adoptStyles('site-network', CSS)
+  const content = h('div', { class: 'network-section' })
+  box.append(content)
+  let current: Diagram | null = null
+  let plotCleanup: (() => void) | null = null
+  let gone = false
+  const reset = () => {
+    plotCleanup?.()
+    plotCleanup = null
+    current?.destroy()
+    current = null
+    clear(content)
+  }
+  const section: Section = {
+    async redraw(selectId) {
+      reset()
+      current = await drawNetwork(content, ctx, code, section, selectId)
+      if (gone) reset()
+      // The dialog's opener went with the old drawing: the keyboard carries on at the node, or at the editor's bar.
+      const node = selectId ? content.querySelector<SVGGElement>(`.ol-node[data-node-id="${globalThis.CSS.escape(selectId)}"]`) : null
+      ;(node ?? content.querySelector<HTMLElement>('.network-editor-bar button'))?.focus()
+    },
+    refused(refusal) {
+      reset()
+      current = drawRefusedImport(content, refusal, () => void section.redraw())
+    },
+    plotted(cleanup) {
+      plotCleanup?.()
+      plotCleanup = cleanup
+    },
+  }
+  current = await drawNetwork(content, ctx, code, section)
+  return {
+    get element() {
+      return content
+    },
+    select: (id) => current?.select(id),
+    highlight: (kind, nodeIds, edgeKeys) => current?.highlight(kind, nodeIds, edgeKeys),
+    reveal: (ids) => current?.reveal(ids),
+    fit: () => current?.fit(),
+    destroy() {
+      gone = true
+      reset()
+    },
+  }
+}
+
+async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, section: Section, selectId?: string): Promise<Diagram | null> {
   const base = `${sitePath(code)}/electrical`
   let network: Network
   let islands: Islands
@@ -27,8 +105,47 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
     box.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
     return null
   }
+  const nodeIds = network.nodes.map((n) => n.id)
+  const after = (selected?: string) => (done: boolean) => {
+    if (done) void section.redraw(selected)
+  }
+  if (isAdmin(ctx)) {
+    box.append(
+      h(
+        'div',
+        { class: 'network-editor-bar', role: 'group', 'aria-label': 'Edit the network' },
+        h('button', { type: 'button', class: 'secondary', onclick: () => void nodeDialog(ctx.api, base, null).then(after()) }, 'Add node'),
+        h(
+          'button',
+          { type: 'button', class: 'secondary', disabled: network.nodeCount < 2, onclick: () => void edgeDialog(ctx.api, base, nodeIds).then(after()) },
+          'Connect nodes',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            onclick: () =>
+              void importDialog(ctx.api, base).then((outcome) => {
+                if (outcome === 'imported') void section.redraw()
+                else if (outcome !== 'cancelled') section.refused(outcome)
+              }),
+          },
+          'Import network file',
+        ),
+      ),
+    )
+  }
   if (network.nodeCount === 0) {
-    box.append(h('p', { class: 'empty' }, 'No electrical network recorded for this site (PUT …/electrical/network loads one).'))
+    box.append(
+      h(
+        'p',
+        { class: 'empty' },
+        isAdmin(ctx)
+          ? 'No electrical network recorded for this site yet: add its nodes, or import a network file.'
+          : 'No electrical network recorded for this site.',
+      ),
+    )
     return null
   }
 
@@ -72,7 +189,7 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
       const [node, paths] = await Promise.all([api(ctx).get<ElectricalNode>(nodePath), api(ctx).get<SupplyPaths>(`${nodePath}/supply-paths`)])
       if (mine !== selection) return
       clear(panel)
-      append(panel, ...nodeDetails(node, paths, diagram, ctx.api, nodePath))
+      append(panel, ...nodeDetails(node, paths, diagram, { ctx, base, nodePath, edges: network.edges, nodeIds, section, plotBox: tccBox }))
       const nearest = paths.paths[0]
       diagram.highlight('path', nearest?.nodeIds ?? [], nearest?.edges.map(edgeKey) ?? [])
     } catch (error) {
@@ -153,6 +270,16 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
           ),
         )
 
+  const tccBox = h(
+    'section',
+    { class: 'tcc-section', 'aria-labelledby': 'tcc-heading' },
+    h('h3', { id: 'tcc-heading' }, 'Time–current curves'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Select a node and check its protection: the curves of the devices on its path to a supply are drawn here, beside the coordination table.',
+    ),
+  )
   box.append(
     h(
       'p',
@@ -162,6 +289,7 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
       `; ${loops.isRadial ? 'radial' : `${loops.loopCount} loop${loops.loopCount === 1 ? '' : 's'}`}.`,
     ),
     h('div', { class: 'network-area' }, diagram.element, panel),
+    tccBox,
     h(
       'div',
       { class: 'topology-lists' },
@@ -176,13 +304,51 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
     ),
   )
   diagram.fit()
+  if (selectId && infos.has(selectId)) {
+    diagram.select(selectId)
+    void showNode(selectId, ++selection)
+  }
   return diagram
 }
 
-function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram, client: Api, nodePath: string): Child[] {
+interface NodeContext {
+  ctx: PageContext
+  base: string
+  nodePath: string
+  edges: ElectricalEdge[]
+  nodeIds: string[]
+  section: Section
+  /** Where the protection check draws the time–current plot and the coordination table. */
+  plotBox: HTMLElement
+}
+
+function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram, at: NodeContext): Child[] {
+  const { ctx, base, nodePath, section } = at
+  const client = ctx.api
+  const connections = at.edges.filter((e) => e.sourceId === node.id || e.targetId === node.id)
+  const after = (selected?: string) => (done: boolean) => {
+    if (done) void section.redraw(selected)
+  }
   const out: Child[] = [
     h('h3', { id: 'node-panel-heading' }, node.name ? `${node.name} (${node.id})` : node.id),
     h('p', { class: 'hint' }, typeLabel(node.nodeType)),
+    isAdmin(ctx)
+      ? h(
+          'div',
+          { class: 'node-actions', role: 'group', 'aria-label': `Edit ${node.id}` },
+          h('button', { type: 'button', class: 'secondary small', onclick: () => void nodeDialog(client, base, node).then(after(node.id)) }, 'Edit'),
+          h(
+            'button',
+            { type: 'button', class: 'secondary small', onclick: () => void edgeDialog(client, base, at.nodeIds, node.id).then(after(node.id)) },
+            'Connect…',
+          ),
+          h(
+            'button',
+            { type: 'button', class: 'danger small', onclick: () => void deleteNodeDialog(client, base, node, connections.length).then(after()) },
+            'Delete',
+          ),
+        )
+      : null,
     h('h4', {}, 'Ratings'),
     figures([
       [
@@ -198,93 +364,37 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
     node.description ? h('p', {}, node.description) : null,
     h('h4', {}, 'Protection'),
   ]
-  const hasSettings = Boolean(node.protectionCurve) && (node.protectionPickupA ?? 0) > 0 && (node.protectionTms ?? 0) > 0
-  out.push(
-    figures([
-      ['Curve', node.protectionCurve || '—'],
-      ['Pickup', num(node.protectionPickupA, 'A')],
-      ['TMS', node.protectionTms === null ? '—' : String(node.protectionTms)],
-    ]),
-  )
-  const result = h('div', { 'aria-live': 'polite' })
-  if (hasSettings || paths.isSupplied) {
-    const current = h('input', {
-      type: 'number',
-      name: 'faultCurrentA',
-      min: 0,
-      step: 'any',
-      required: true,
-      value: String(Math.round((node.protectionPickupA ?? 100) * 10)),
-    })
-    const form = h(
-      'form',
-      { class: 'filters', 'aria-label': 'Protection check' },
-      field('Fault current (A)', current),
-      h('button', { type: 'submit', class: 'secondary' }, 'Check protection'),
-    )
-    const check = async () => {
-      const faultCurrentA = Number(current.value)
-      clear(result)
-      if (!Number.isFinite(faultCurrentA) || faultCurrentA < 0) {
-        result.append(h('p', { class: 'form-error' }, 'Enter a fault current ≥ 0.'))
-        return
-      }
-      const [trip, coordination] = await Promise.allSettled([
-        hasSettings ? client.get<TripTime>(`${nodePath}/trip-time`, { faultCurrentA }) : Promise.resolve(null),
-        paths.isSupplied ? client.get<Coordination>(`${nodePath}/coordination`, { faultCurrentA }) : Promise.resolve(null),
-      ])
-      if (trip.status === 'fulfilled' && trip.value) {
-        const t = trip.value
-        result.append(
-          h(
-            'p',
-            {},
-            t.trips && t.tripTimeS !== null
-              ? `Trips in ${Number(t.tripTimeS.toFixed(3))} s at ${Number(t.multiple.toFixed(2))}× pickup (${t.curveLabel}).`
-              : `Does not trip at ${Number(t.multiple.toFixed(2))}× pickup.`,
-          ),
-          h('p', { class: 'hint' }, t.formula),
-        )
-      } else if (trip.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(trip.reason)))
-      if (coordination.status === 'fulfilled' && coordination.value) {
-        const c = coordination.value
-        append(
-          result,
-          h(
-            'p',
-            { class: c.isCoordinated ? 'ok-text' : 'warn-text' },
-            c.isCoordinated
-              ? `Coordinated towards ${c.supplyId}.`
-              : `${c.violationCount} grading violation${c.violationCount === 1 ? '' : 's'} towards ${c.supplyId}.`,
-          ),
-          table(
-            'Protection coordination',
-            ['Device', 'Curve', 'Trip time', 'Margin', 'Status'],
-            c.rows.map((r) => [
-              r.deviceId,
-              `${r.curveLabel} ${r.pickupA} A × ${r.tms}`,
-              r.tripTimeS === null ? 'no trip' : `${Number(r.tripTimeS.toFixed(3))} s`,
-              r.marginS === null ? '—' : `${Number(r.marginS.toFixed(3))} s`,
-              h('span', { class: r.status === 'OK' ? 'ok-text' : 'warn-text' }, r.status),
-            ]),
-            { empty: 'No protective device with usable settings on the path.' },
-          ),
-          c.skipped.length > 0 ? h('p', { class: 'hint' }, `Skipped (incomplete settings): ${c.skipped.map((s) => s.nodeId).join(', ')}`) : null,
-        )
-      } else if (coordination.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(coordination.reason)))
-    }
-    form.addEventListener('submit', (e) => {
-      e.preventDefault()
-      void check()
-    })
-    if (!hasSettings)
-      out.push(h('p', { class: 'hint' }, "No complete protection settings on this node (curve, pickup and TMS); the path's devices can still be checked."))
-    out.push(form, result)
-    if (hasSettings) void check()
-  } else {
-    out.push(h('p', { class: 'hint' }, 'No protection settings.'))
-  }
+  out.push(...protectionCheck(node, paths, { api: client, nodePath, plotBox: at.plotBox, plotted: section.plotted }))
 
+  out.push(h('h4', {}, 'Connections'))
+  out.push(
+    connections.length === 0
+      ? h('p', { class: 'hint' }, 'Not connected.')
+      : h(
+          'ul',
+          { class: 'connection-list' },
+          ...connections.map((e) =>
+            h(
+              'li',
+              {},
+              h('span', { class: 'mono' }, `${e.sourceId} – ${e.targetId}`),
+              ` (${edgeTypeName(e.edgeType)}) `,
+              isAdmin(ctx)
+                ? h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'secondary small',
+                      'aria-label': `Delete the connection ${e.sourceId} – ${e.targetId} (${edgeTypeName(e.edgeType)})`,
+                      onclick: () => void deleteEdgeDialog(client, base, e).then(after(node.id)),
+                    },
+                    'Delete',
+                  )
+                : null,
+            ),
+          ),
+        ),
+  )
   out.push(h('h4', {}, 'Supply path'))
   if (!paths.isSupplied) {
     out.push(h('p', { class: 'warn-text' }, 'Not supplied: no path to any supply.'))

@@ -1,11 +1,21 @@
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { OrgId } from '../../../ids.ts'
 import type { SitesService } from '../../sites/service.ts'
-import { NodeNotSupplied, NoProtectionSettings } from '../errors.ts'
+import { curveRangeEmpty, NodeNotSupplied, NoProtectionSettings } from '../errors.ts'
 import { toPandapowerNet } from '../pandapower.ts'
-import { checkCoordination, CURVES, devicesFromNodes, devicesOnSupplyPath, tripTime, type CurveId } from '../protection.ts'
+import {
+  checkCoordination,
+  CURVES,
+  devicesFromNodes,
+  devicesOnSupplyPath,
+  logSpacedCurrents,
+  resolveCurve,
+  sampleCurve,
+  tripTime,
+  type CurveId,
+} from '../protection.ts'
 import { compareEdges, compareIds, toGraphEdge, toGraphNode } from '../rows.ts'
-import type { CoordinationQueryInput, PandapowerQueryInput } from '../schemas.ts'
+import type { CoordinationQueryInput, PandapowerQueryInput, ProtectionCurvesQueryInput } from '../schemas.ts'
 import { edgeTriples, engineeringNodes, topologyNodes } from '../store.ts'
 import type { GraphCache } from './graph-cache.ts'
 import { buildGraph, findIslands, findIsolatedNodes, findLoops, findSupplyPaths, NodeNotInNetwork, type ElectricalNode, type Graph } from '../topology.ts'
@@ -53,6 +63,14 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     const index = graph.indexOf.get(nodeId)
     if (index === undefined) throw new NodeNotInNetwork(nodeId)
     return graph.nodes[index]!
+  }
+
+  /** The path from the node to a supply (the nearest unless `supplyId` names one); 422 when there is none. */
+  function supplyPathOf(graph: Graph, nodeId: string, supplyId: string | undefined) {
+    const { paths } = findSupplyPaths(graph, nodeId)
+    const path = supplyId === undefined ? paths[0] : paths.find((p) => p.supplyId === supplyId)
+    if (!path) throw new NodeNotSupplied(nodeId, supplyId)
+    return path
   }
 
   return {
@@ -104,12 +122,45 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     /** Grading along the path from the node to a supply (the nearest unless `supplyId` names one). */
     async coordination(orgId: OrgId, siteCode: string, nodeId: string, query: CoordinationQueryInput) {
       const graph = await loadGraph(orgId, siteCode)
-      const { paths } = findSupplyPaths(graph, nodeId)
-      const path = query.supplyId === undefined ? paths[0] : paths.find((p) => p.supplyId === query.supplyId)
-      if (!path) throw new NodeNotSupplied(nodeId, query.supplyId)
+      const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
       const report = checkCoordination(devices, query.faultCurrentA, { gradingMarginS: query.gradingMarginS })
       return { nodeId, supplyId: path.supplyId, pathNodeIds: path.nodeIds, ...report, skipped }
+    },
+
+    /**
+     * The time–current curves of the devices on the node's supply path (the coordination's devices), each sampled by
+     * protection.ts at the same log-spaced currents. 400 naming `toA` for an empty range; 422 when no supply is reachable.
+     */
+    async protectionCurves(orgId: OrgId, siteCode: string, nodeId: string, query: ProtectionCurvesQueryInput) {
+      const graph = await loadGraph(orgId, siteCode)
+      const path = supplyPathOf(graph, nodeId, query.supplyId)
+      const { devices, skipped } = devicesOnSupplyPath(graph, path)
+      const pickups = devices.map((d) => d.pickupA)
+      const fromA = query.fromA ?? (pickups.length > 0 ? Math.min(...pickups) : null)
+      const toA = query.toA ?? (pickups.length > 0 ? 30 * Math.max(...pickups) : null)
+      if (fromA !== null && toA !== null && !(toA > fromA)) throw curveRangeEmpty(fromA, toA)
+      const currentsA = fromA !== null && toA !== null ? logSpacedCurrents(fromA, toA, query.points ?? 100) : []
+      return {
+        nodeId,
+        supplyId: path.supplyId,
+        pathNodeIds: path.nodeIds,
+        fromA: currentsA.length > 0 ? fromA : null,
+        toA: currentsA.length > 0 ? toA : null,
+        currentsA,
+        devices: devices.map((device) => {
+          const curve = resolveCurve(device.curve)
+          return {
+            deviceId: device.id,
+            curve,
+            curveLabel: CURVES[curve].label,
+            pickupA: device.pickupA,
+            tms: device.tms,
+            timesS: sampleCurve(device, currentsA),
+          }
+        }),
+        skipped,
+      }
     },
 
     async pandapower(orgId: OrgId, siteCode: string, options: PandapowerQueryInput) {

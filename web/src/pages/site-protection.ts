@@ -1,0 +1,155 @@
+// A node's protection on the site page: its settings, and a check for a fault current typed by the engineer: the
+// node's trip time (…/trip-time), the grading along its supply path (…/coordination) and the time–current curves
+// of that path (charts/tcc.ts from …/protection-curves) drawn beside the coordination table.
+import type { Coordination, ElectricalNode, ProtectionCurves, SupplyPaths, TripTime } from '../api-types.ts'
+import { renderTcc } from '../charts/tcc.ts'
+import { ApiProblem, type Api } from '../context.ts'
+import { clear, clearProblems, field, h, messageOf, showProblem, table, type Child } from '../dom.ts'
+import { figures, num } from './site-parts.ts'
+
+export interface ProtectionContext {
+  api: Api
+  nodePath: string
+  /** Where the check draws the time–current plot and the coordination table. */
+  plotBox: HTMLElement
+  /** Takes the plot's cleanup (it observes its box's size); null when the plot goes. */
+  plotted(cleanup: (() => void) | null): void
+}
+
+/** The node's protection settings and the check form (run at once when the node has complete settings). */
+export function protectionCheck(node: ElectricalNode, paths: SupplyPaths, at: ProtectionContext): Child[] {
+  const { api: client, nodePath } = at
+  const out: Child[] = []
+  const hasSettings = Boolean(node.protectionCurve) && (node.protectionPickupA ?? 0) > 0 && (node.protectionTms ?? 0) > 0
+  out.push(
+    figures([
+      ['Curve', node.protectionCurve || '—'],
+      ['Pickup', num(node.protectionPickupA, 'A')],
+      ['TMS', node.protectionTms === null ? '—' : String(node.protectionTms)],
+    ]),
+  )
+  const result = h('div', { 'aria-live': 'polite' })
+  if (hasSettings || paths.isSupplied) {
+    const current = h('input', {
+      type: 'number',
+      name: 'faultCurrentA',
+      step: 'any',
+      value: String(Math.round((node.protectionPickupA ?? 100) * 10)),
+    })
+    const form = h(
+      'form',
+      { class: 'filters', 'aria-label': 'Protection check', novalidate: true },
+      field('Fault current (A)', current, { pointer: '/faultCurrentA' }),
+      h('button', { type: 'submit', class: 'secondary' }, 'Check protection'),
+    )
+    const check = async () => {
+      // Sent as typed: the API says what is wrong with it (a 400 naming faultCurrentA).
+      const faultCurrentA = current.value
+      clear(result)
+      const [trip, coordination] = await Promise.allSettled([
+        hasSettings ? client.get<TripTime>(`${nodePath}/trip-time`, { faultCurrentA }) : Promise.resolve(null),
+        paths.isSupplied ? client.get<Coordination>(`${nodePath}/coordination`, { faultCurrentA }) : Promise.resolve(null),
+      ])
+      // A refused fault current is the same 400 from both: once, next to the field.
+      clearProblems(form)
+      const refused = [trip, coordination].find(
+        (r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason instanceof ApiProblem && r.reason.status === 400,
+      )
+      if (refused) {
+        showProblem(form, refused.reason)
+        return
+      }
+      if (trip.status === 'fulfilled' && trip.value) {
+        const t = trip.value
+        result.append(
+          h(
+            'p',
+            {},
+            t.trips && t.tripTimeS !== null
+              ? `Trips in ${Number(t.tripTimeS.toFixed(3))} s at ${Number(t.multiple.toFixed(2))}× pickup (${t.curveLabel}).`
+              : `Does not trip at ${Number(t.multiple.toFixed(2))}× pickup.`,
+          ),
+          h('p', { class: 'hint' }, t.formula),
+        )
+      } else if (trip.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(trip.reason)))
+      if (coordination.status === 'fulfilled' && coordination.value) {
+        const c = coordination.value
+        result.append(
+          h(
+            'p',
+            { class: c.isCoordinated ? 'ok-text' : 'warn-text' },
+            c.isCoordinated
+              ? `Coordinated towards ${c.supplyId}.`
+              : `${c.violationCount} grading violation${c.violationCount === 1 ? '' : 's'} towards ${c.supplyId}.`,
+          ),
+        )
+        showCurves(at, c)
+      } else if (coordination.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(coordination.reason)))
+    }
+    form.addEventListener('submit', (e) => {
+      e.preventDefault()
+      void check()
+    })
+    if (!hasSettings)
+      out.push(h('p', { class: 'hint' }, "No complete protection settings on this node (curve, pickup and TMS); the path's devices can still be checked."))
+    out.push(form, result)
+    if (hasSettings) void check()
+  } else {
+    out.push(h('p', { class: 'hint' }, 'No protection settings.'))
+  }
+  return out
+}
+
+/** The time–current plot of the coordination's path (curves from the API) with the coordination table beside it. */
+function showCurves(at: ProtectionContext, c: Coordination): void {
+  const { plotBox } = at
+  at.plotted(null)
+  for (const el of plotBox.querySelectorAll('.tcc-body, .form-error')) el.remove()
+  const faultCurrentA = c.faultCurrentA
+  // No device on the path: nothing to draw, and no range to ask for.
+  const asked =
+    c.rows.length === 0
+      ? Promise.resolve(null)
+      : at.api.get<ProtectionCurves>(`${at.nodePath}/protection-curves`, {
+          supplyId: c.supplyId,
+          // The range reaches past the fault current, so that its line and the trip times at it are on the plot.
+          toA: Math.max(...c.rows.map((r) => 30 * r.pickupA), 2 * faultCurrentA),
+        })
+  void asked.then(
+    (curves) => {
+      const chart = h('div', { class: 'tcc-chart' })
+      const body = h(
+        'div',
+        { class: 'tcc-body' },
+        chart,
+        h(
+          'div',
+          { class: 'tcc-table' },
+          h('p', {}, `Fault ${faultCurrentA} A at ${c.nodeId}, towards ${c.supplyId}; grading margin ${c.gradingMarginS} s.`),
+          table(
+            'Protection coordination',
+            ['Device', 'Curve', 'Trip time', 'Margin', 'Status'],
+            c.rows.map((r) => ({
+              attrs: { 'data-device-id': r.deviceId, 'data-status': r.status },
+              cells: [
+                r.deviceId,
+                `${r.curveLabel} ${r.pickupA} A × ${r.tms}`,
+                r.tripTimeS === null ? 'no trip' : `${Number(r.tripTimeS.toFixed(3))} s`,
+                r.marginS === null ? '—' : `${Number(r.marginS.toFixed(3))} s`,
+                h('span', { class: r.status === 'OK' ? 'ok-text' : 'warn-text' }, r.status),
+              ],
+            })),
+            { empty: 'No protective device with usable settings on the path.' },
+          ),
+          c.skipped.length > 0 ? h('p', { class: 'hint' }, `Skipped (incomplete settings): ${c.skipped.map((s) => s.nodeId).join(', ')}`) : null,
+        ),
+      )
+      plotBox.append(body)
+      if (curves && curves.devices.length > 0) at.plotted(renderTcc(chart, { curves, coordination: c }))
+      else chart.append(h('p', { class: 'empty' }, 'No protective device with usable settings on the path: nothing to draw.'))
+    },
+    (error: unknown) => {
+      plotBox.append(h('p', { class: 'form-error', role: 'alert' }, messageOf(error)))
+    },
+  )
+}
