@@ -51,6 +51,20 @@ async function seed(c: ConsoleServer): Promise<void> {
     controllerId: ctl.controllerId ?? ctl.id,
     tagMappings: { running: 'Program:Main.CV101.Run' },
   })
+  // A small network, so the site page draws its one-line diagram (with a long label) and the node panel.
+  await c.must('PUT', '/api/sites/CHPP-1/electrical/network', {
+    nodes: [
+      { id: 'GRID', name: 'Grid infeed 33 kV', nodeType: 0, ratedVoltageV: 33000 },
+      { id: 'TX1', name: 'Transformer 33/0.415 kV feeding the coal handling plant main switchboard', nodeType: 2, ratedPowerKw: 1500 },
+      { id: 'CB-1', name: 'Conveyor breaker', nodeType: 5, ratedCurrentA: 400, protectionCurve: 'IEC SI', protectionPickupA: 300, protectionTms: 0.1 },
+      { id: 'M-1', name: 'Conveyor motor', nodeType: 8, ratedPowerKw: 160 },
+    ],
+    edges: [
+      { sourceId: 'GRID', targetId: 'TX1', edgeType: 0 },
+      { sourceId: 'TX1', targetId: 'CB-1', edgeType: 3 },
+      { sourceId: 'CB-1', targetId: 'M-1', edgeType: 0 },
+    ],
+  })
   // An audit event with a long unbroken word (a key named like a device path) for the audit log's table.
   await c.mintKey('member', `edge_gateway_${'0123456789'.repeat(8)}`)
   await c.must('POST', '/api/sites/CHPP-1/alarms/events', {
