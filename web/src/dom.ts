@@ -120,7 +120,11 @@ export function messageOf(error: unknown): string {
 }
 
 const dateTimes = new Map<string, Intl.DateTimeFormat>()
-/** `iso` in the viewer's locale, in `timeZone` (an IANA name; default the browser's). */
+const zoneNames = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' })
+/**
+ * `iso` in the viewer's locale, in `timeZone` (an IANA name; the page names it once, in its zone toggle). Without
+ * one, in the browser's zone, named after the time ("… 14:05 GMT+8"): a time never reads in an unnamed zone.
+ */
 export function formatTime(iso: string | null | undefined, timeZone?: string): string {
   if (!iso) return '—'
   let format = dateTimes.get(timeZone ?? '')
@@ -128,7 +132,10 @@ export function formatTime(iso: string | null | undefined, timeZone?: string): s
     format = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone })
     dateTimes.set(timeZone ?? '', format)
   }
-  return format.format(new Date(iso))
+  const at = new Date(iso)
+  if (timeZone !== undefined) return format.format(at)
+  const zone = zoneNames.formatToParts(at).find((p) => p.type === 'timeZoneName')?.value
+  return zone ? `${format.format(at)} ${zone}` : format.format(at)
 }
 
 /**
