@@ -68,11 +68,16 @@ describe('sparse 2×2-block LU', () => {
     assert.equal(orderBlockPattern(100, edges).blockCount, 100 + 2 * 99)
   })
 
-  it('a singular pivot block is reported, not divided by', () => {
-    const pattern = orderBlockPattern(2, [[0, 1]])
-    const values = new Float64Array(4 * pattern.blockCount)
-    values.set([1, 2, 2, 4], pattern.slot[0]!.get(0)!)
-    values.set([1, 0, 0, 1], pattern.slot[1]!.get(1)!)
-    assert.equal(factorBlocks(pattern, values, new Float64Array(8)), false)
+  it('a singular pivot block, exactly or to rounding (determinant 1e-16 of its entries²), is reported, not divided by', () => {
+    for (const pivot of [
+      [1, 2, 2, 4],
+      [1, 2, 2, 4 + 1e-15],
+    ]) {
+      const pattern = orderBlockPattern(2, [[0, 1]])
+      const values = new Float64Array(4 * pattern.blockCount)
+      values.set(pivot, pattern.slot[0]!.get(0)!)
+      values.set([1, 0, 0, 1], pattern.slot[1]!.get(1)!)
+      assert.equal(factorBlocks(pattern, values, new Float64Array(8)), false, String(pivot))
+    }
   })
 })
