@@ -154,7 +154,27 @@ function twoBus(branch: Partial<LoadFlowCase['branches'][number]> = {}, load: Pa
   }
 }
 
-describe('load flow: the branch model', () => {
+describe('load flow: the bus and branch model', () => {
+  const pvBus = (vSetPu: number, limits: Partial<LoadFlowBus>): LoadFlowCase => ({
+    ...twoBus(),
+    buses: [
+      { id: 'grid', kind: 'slack', vSetPu: 1 },
+      { id: 'gen', kind: 'pv', vSetPu, pLoadMw: 10, ...limits },
+    ],
+    branches: [{ id: 'feeder', fromBusId: 'grid', toBusId: 'gen', rPu: 0.01, xPu: 0.1 }],
+  })
+
+  it('a PV bus holds its set-point within its reactive limits, and is held at the limit it would pass (voltage off set-point)', () => {
+    const free = converged(solveLoadFlow(pvBus(1.05, { qMinMvar: -100, qMaxMvar: 100 }))).buses[1]!
+    assert.ok(Math.abs(free.vPu - 1.05) < 1e-12 && free.qGenMvar > 5 && free.qLimit === undefined)
+    const high = converged(solveLoadFlow(pvBus(1.05, { qMaxMvar: 5 }))).buses[1]!
+    assert.equal(high.qLimit, 'max')
+    assert.ok(Math.abs(high.qGenMvar - 5) < 1e-6 && high.vPu < 1.05)
+    const low = converged(solveLoadFlow(pvBus(0.95, { qMinMvar: -5 }))).buses[1]!
+    assert.equal(low.qLimit, 'min')
+    assert.ok(Math.abs(low.qGenMvar + 5) < 1e-6 && low.vPu > 0.95)
+  })
+
   it('an unloaded transformer with tap 1.05 and a 30° shift answers V = 1/1.05 pu at −30° on its to side', () => {
     const result = converged(solveLoadFlow(twoBus({ tapRatio: 1.05, shiftDeg: 30 })))
     assert.ok(Math.abs(result.buses[1]!.vPu - 1 / 1.05) < 1e-9)
@@ -240,5 +260,7 @@ describe('load flow: a case it cannot solve is refused naming the bus or branch,
     refused(twoBus({ tapRatio: 0 }), { branchId: 'feeder', field: 'tapRatio' })
     refused(twoBus({ ratingMva: -5 }), { branchId: 'feeder', field: 'ratingMva' })
     refused({ ...base, branches: [...base.branches, base.branches[0]!] }, { branchId: 'feeder', field: 'id' })
+    refused(withBus({ id: 'x', kind: 'pq', qMaxMvar: 5 }), { busId: 'x', field: 'qMaxMvar', rule: 'is only taken on a pv bus' })
+    refused(withBus({ id: 'g', kind: 'pv', vSetPu: 1, qMinMvar: 5, qMaxMvar: 4 }), { busId: 'g', field: 'qMaxMvar' })
   })
 })

@@ -22,6 +22,12 @@ export interface LoadFlowBus {
   pGenMw?: number
   /** Reactive generation held at PQ buses; solved at PV and slack buses. */
   qGenMvar?: number
+  /**
+   * A PV bus's reactive generation limits. A PV bus that would need more (less) to hold vSetPu is held at the limit
+   * instead, as a PQ bus (MATPOWER's `pf.enforce_q_lims`); only PV buses take them.
+   */
+  qMinMvar?: number
+  qMaxMvar?: number
   /** Shunt conductance and susceptance as the MW and Mvar they draw/inject at 1 pu (MATPOWER's Gs, Bs). */
   gShuntMw?: number
   bShuntMvar?: number
@@ -63,6 +69,8 @@ export interface BusResult {
   /** Generation at the bus: solved at the slack (P, Q) and PV buses (Q), as given elsewhere. */
   pGenMw: number
   qGenMvar: number
+  /** Set on a PV bus held at its reactive limit (its voltage is then not its set-point). */
+  qLimit?: 'min' | 'max'
 }
 
 export interface BranchResult {
@@ -157,33 +165,64 @@ export function solveLoadFlow(study: LoadFlowCase, options: LoadFlowOptions = {}
 
   let { norm, worst } = mismatch()
   let iterations = 0
-  const failed = (reason: 'IterationLimit' | 'Diverged' | 'SingularJacobian'): LoadFlowResult => ({
-    converged: false,
-    iterations,
-    maxMismatchMva: Number.isFinite(norm) ? norm * baseMva : Number.POSITIVE_INFINITY,
-    reason,
-    worstBusId: buses[worst]!.id,
-  })
-  while (!(norm <= tolerance)) {
-    if (!Number.isFinite(norm) || norm > DIVERGED_PU) return failed('Diverged')
-    if (iterations === maxIterations) return failed('IterationLimit')
-    fillJacobian(y, vm, va, p, q, kind, unknownOf, pattern.slot, values)
-    if (!factorBlocks(pattern, values, inverses)) return failed('SingularJacobian')
-    for (let u = 0; u < busOf.length; u++) {
-      const i = busOf[u]!
-      step[2 * u] = pSpec[i]! - p[i]!
-      step[2 * u + 1] = kind[i] === 'pq' ? qSpec[i]! - q[i]! : 0
+  const newton = (): Extract<LoadFlowResult, { converged: false }>['reason'] | undefined => {
+    while (!(norm <= tolerance)) {
+      if (!Number.isFinite(norm) || norm > DIVERGED_PU) return 'Diverged'
+      if (iterations === maxIterations) return 'IterationLimit'
+      fillJacobian(y, vm, va, p, q, kind, unknownOf, pattern.slot, values)
+      if (!factorBlocks(pattern, values, inverses)) return 'SingularJacobian'
+      for (let u = 0; u < busOf.length; u++) {
+        const i = busOf[u]!
+        step[2 * u] = pSpec[i]! - p[i]!
+        step[2 * u + 1] = kind[i] === 'pq' ? qSpec[i]! - q[i]! : 0
+      }
+      solveBlocks(pattern, values, inverses, step)
+      for (let u = 0; u < busOf.length; u++) {
+        const i = busOf[u]!
+        va[i] = va[i]! + step[2 * u]!
+        vm[i] = vm[i]! + step[2 * u + 1]!
+      }
+      iterations++
+      ;({ norm, worst } = mismatch())
     }
-    solveBlocks(pattern, values, inverses, step)
-    for (let u = 0; u < busOf.length; u++) {
-      const i = busOf[u]!
-      va[i] = va[i]! + step[2 * u]!
-      vm[i] = vm[i]! + step[2 * u + 1]!
+    return undefined
+  }
+  // A PV bus past a reactive limit becomes PQ at that limit and the solve goes on from where it is, until none is:
+  // a PV and a PQ bus have the same unknowns' block, so the ordered pattern stays valid.
+  const qLimit = new Map<number, 'min' | 'max'>()
+  for (;;) {
+    const reason = newton()
+    if (reason !== undefined)
+      return {
+        converged: false,
+        iterations,
+        maxMismatchMva: Number.isFinite(norm) ? norm * baseMva : Number.POSITIVE_INFINITY,
+        reason,
+        worstBusId: buses[worst]!.id,
+      }
+    const past = pastReactiveLimits(buses, kind, q, baseMva)
+    if (past.length === 0) break
+    for (const [i, side] of past) {
+      const bus = buses[i]!
+      kind[i] = 'pq'
+      qSpec[i] = ((side === 'max' ? bus.qMaxMvar! : bus.qMinMvar!) - (bus.qLoadMvar ?? 0)) / baseMva
+      qLimit.set(i, side)
     }
-    iterations++
     ;({ norm, worst } = mismatch())
   }
-  return { converged: true, iterations, maxMismatchMva: norm * baseMva, ...results(study, branches, vm, va, p, q) }
+  return { converged: true, iterations, maxMismatchMva: norm * baseMva, ...results(study, branches, vm, va, p, q, qLimit) }
+}
+
+/** The PV buses whose solved reactive generation lies past one of their limits (by more than 1e-6 Mvar). */
+function pastReactiveLimits(buses: readonly LoadFlowBus[], kind: readonly BusKind[], q: Float64Array, baseMva: number): Array<[number, 'min' | 'max']> {
+  const past: Array<[number, 'min' | 'max']> = []
+  buses.forEach((bus, i) => {
+    if (kind[i] !== 'pv') return
+    const qGenMvar = q[i]! * baseMva + (bus.qLoadMvar ?? 0)
+    if (bus.qMaxMvar !== undefined && qGenMvar > bus.qMaxMvar + 1e-6) past.push([i, 'max'])
+    else if (bus.qMinMvar !== undefined && qGenMvar < bus.qMinMvar - 1e-6) past.push([i, 'min'])
+  })
+  return past
 }
 
 /** Checks the case and answers the index of each bus id. */
@@ -197,8 +236,12 @@ function checkCase(study: LoadFlowCase): Map<string, number> {
     index.set(bus.id, index.size)
     if (bus.kind !== 'pq' && !(bus.vSetPu !== undefined && bus.vSetPu > 0 && Number.isFinite(bus.vSetPu)))
       throw new LoadFlowCaseInvalid(at, 'vSetPu', `must be a positive number on a ${bus.kind} bus`)
-    for (const field of ['angleDeg', 'pLoadMw', 'qLoadMvar', 'pGenMw', 'qGenMvar', 'gShuntMw', 'bShuntMvar'] as const)
+    for (const field of ['angleDeg', 'pLoadMw', 'qLoadMvar', 'pGenMw', 'qGenMvar', 'gShuntMw', 'bShuntMvar', 'qMinMvar', 'qMaxMvar'] as const)
       if (bus[field] !== undefined && !Number.isFinite(bus[field])) throw new LoadFlowCaseInvalid(at, field, 'must be a finite number')
+    for (const field of ['qMinMvar', 'qMaxMvar'] as const)
+      if (bus[field] !== undefined && bus.kind !== 'pv') throw new LoadFlowCaseInvalid(at, field, 'is only taken on a pv bus')
+    if (bus.qMinMvar !== undefined && bus.qMaxMvar !== undefined && bus.qMinMvar > bus.qMaxMvar)
+      throw new LoadFlowCaseInvalid(at, 'qMaxMvar', 'must not be below qMinMvar')
   }
   const island = Int32Array.from(buses, (_, i) => i)
   const root = (i: number): number => {
@@ -337,7 +380,15 @@ function fillJacobian(
   }
 }
 
-function results(study: LoadFlowCase, branches: readonly Admittances[], vm: Float64Array, va: Float64Array, p: Float64Array, q: Float64Array) {
+function results(
+  study: LoadFlowCase,
+  branches: readonly Admittances[],
+  vm: Float64Array,
+  va: Float64Array,
+  p: Float64Array,
+  q: Float64Array,
+  qLimit: ReadonlyMap<number, 'min' | 'max'>,
+) {
   const base = study.baseMva
   const buses: BusResult[] = study.buses.map((bus, i) => ({
     id: bus.id,
@@ -345,6 +396,7 @@ function results(study: LoadFlowCase, branches: readonly Admittances[], vm: Floa
     angleDeg: va[i]! / RAD,
     pGenMw: bus.kind === 'slack' ? p[i]! * base + (bus.pLoadMw ?? 0) : (bus.pGenMw ?? 0),
     qGenMvar: bus.kind === 'pq' ? (bus.qGenMvar ?? 0) : q[i]! * base + (bus.qLoadMvar ?? 0),
+    ...(qLimit.has(i) ? { qLimit: qLimit.get(i)! } : {}),
   }))
   let [lossMw, lossMvar] = [0, 0]
   const branchResults = study.branches.map((branch, k): BranchResult => {
