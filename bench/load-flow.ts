@@ -1,7 +1,8 @@
 // Issue 31: the Newton–Raphson load flow on a generated 5 000-bus network (BENCH_LF_BUSES), time and memory, against
 // the same solve on a network a tenth the size in the same run: a sparse solver's time grows about with the bus count
 // (the ratio near 10x), where a dense Jacobian's LU would grow with its cube. Needs no database.
-import { solveLoadFlow, type LoadFlowBus, type LoadFlowBranch, type LoadFlowCase } from '../src/modules/electrical/studies/load-flow.ts'
+import type { LoadFlowBranch, LoadFlowBus, LoadFlowCase } from '../src/modules/electrical/studies/load-flow-case.ts'
+import { solveLoadFlow } from '../src/modules/electrical/studies/load-flow.ts'
 import { median, ratio } from './lib.ts'
 
 /**

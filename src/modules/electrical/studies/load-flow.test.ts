@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { LoadFlowCaseInvalid } from './load-flow-errors.ts'
-import { solveLoadFlow, type BusKind, type LoadFlowBus, type LoadFlowCase, type LoadFlowResult } from './load-flow.ts'
+import type { BusKind, LoadFlowBus, LoadFlowCase } from './load-flow-case.ts'
+import { solveLoadFlow, type LoadFlowResult } from './load-flow.ts'
 
 const FIXTURES = join(import.meta.dirname, '../../../../test/fixtures/electrical/load-flow')
 
