@@ -43,6 +43,56 @@ const curveDoc =
 const physical = (unit: string, what: string) =>
   nullable(Type.Number({ minimum: 0 }), `${what} in ${unit}: a finite number ≥ 0 (negative or non-finite: 400 naming the field); null clears it.`)
 
+const positive = (description: string, extra: Record<string, number> = {}) =>
+  Type.Optional(Type.Number({ exclusiveMinimum: 0, ...extra, description: `${description}; finite, > 0.` }))
+
+/**
+ * Study parameters (issue 31), per node type (study.ts holds which type takes which; another type's parameter: 400
+ * naming it). Units in every name. Nothing is defaulted: a study that needs a missing one answers 422 naming it.
+ */
+const STUDY_DOC =
+  'Study parameters of the node (short circuit, load flow). Per node type: UtilitySupply scPowerMaxMva|scCurrentMaxKa, scPowerMinMva|scCurrentMinKa, rxRatio; ' +
+  'PowerTransformer ratedPowerKva, hvRatedVoltageKv, lvRatedVoltageKv, ukPercent, urPercent|xrRatio, vectorGroup; Generator ratedPowerKva, ratedVoltageKv, ' +
+  'xdSubtransientPercent, rxRatio, powerFactor; Motor ratedPowerKw, ratedVoltageKv, powerFactor, efficiencyPercent, lockedRotorRatio, rxRatio; ' +
+  'FeederLoad activePowerKw, powerFactor; any node fed by a cable or line rOhmPerKm, xOhmPerKm. A parameter of another type: 400 naming it. ' +
+  'In an update the object replaces the stored one whole; null clears it.'
+
+export const NodeStudy = Type.Object(
+  {
+    rOhmPerKm: positive('Any node fed by a Cable or OverheadLine edge: resistance per km of that circuit (its length is `cableLengthM`)'),
+    xOhmPerKm: positive('Any node fed by a Cable or OverheadLine edge: reactance per km of that circuit at the system frequency'),
+    scPowerMaxMva: positive('UtilitySupply: maximum short-circuit power S″kQmax at the connection point (or scCurrentMaxKa)'),
+    scPowerMinMva: positive('UtilitySupply: minimum short-circuit power S″kQmin (or scCurrentMinKa)'),
+    scCurrentMaxKa: positive('UtilitySupply: maximum initial short-circuit current I″kQmax at the connection point (or scPowerMaxMva)'),
+    scCurrentMinKa: positive('UtilitySupply: minimum initial short-circuit current I″kQmin (or scPowerMinMva)'),
+    rxRatio: positive('UtilitySupply: RQ/XQ of the grid; Generator: RG/X″d; Motor: RM/XM'),
+    ratedPowerKva: positive('PowerTransformer: rated power SrT; Generator: rated power SrG'),
+    hvRatedVoltageKv: positive('PowerTransformer: rated voltage of the HV winding UrTHV'),
+    lvRatedVoltageKv: positive('PowerTransformer: rated voltage of the LV winding UrTLV'),
+    ukPercent: positive('PowerTransformer: short-circuit voltage ukr', { maximum: 100 }),
+    urPercent: positive('PowerTransformer: resistive part of the short-circuit voltage uRr (or xrRatio)', { maximum: 100 }),
+    xrRatio: positive('PowerTransformer: X/R of the transformer (or urPercent)'),
+    vectorGroup: Type.Optional(
+      Type.String({
+        pattern: '^[YyDdZz][Nn]?[YyDdZz][Nn]?(0|1|2|3|4|5|6|7|8|9|10|11)?$',
+        description: 'PowerTransformer: vector group, e.g. `Dyn11` (recorded; the three-phase study does not need it).',
+      }),
+    ),
+    ratedVoltageKv: positive('Generator: rated voltage UrG; Motor: rated voltage UrM'),
+    xdSubtransientPercent: positive('Generator: subtransient reactance x″d in % of the rated impedance', { maximum: 1000 }),
+    powerFactor: positive('Generator: rated cos φrG; Motor: rated cos φrM; FeederLoad: cos φ (lagging)', { maximum: 1 }),
+    ratedPowerKw: positive('Motor: rated mechanical power PrM'),
+    efficiencyPercent: positive('Motor: rated efficiency ηrM', { maximum: 100 }),
+    lockedRotorRatio: positive('Motor: locked-rotor current over rated current ILR/IrM'),
+    activePowerKw: positive('FeederLoad: active power drawn'),
+  },
+  {
+    additionalProperties: false,
+    description: STUDY_DOC,
+  },
+)
+export type NodeStudyInput = Static<typeof NodeStudy>
+
 /** The nullable fields of spec 2.5 that create and update share. */
 const sharedFields = {
   ratedVoltageV: Type.Optional(physical('volts', 'Rated (system) voltage')),
@@ -60,6 +110,7 @@ const sharedFields = {
   protectionPickupA: Type.Optional(physical('amperes', 'Protection pickup (setting) current Is')),
   protectionTms: Type.Optional(physical('seconds for DT, dimensionless otherwise', 'Time multiplier setting (TMS / time dial TD)')),
   description: Type.Optional(nullable(Type.String({ maxLength: LIMITS.descriptionMax }), 'Free text, 0 to 500 characters; null clears it.')),
+  study: Type.Optional(Type.Union([NodeStudy, Type.Null()], { description: STUDY_DOC })),
 }
 
 export const TagBindings = Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: LIMITS.tagValueMax }), {
@@ -138,6 +189,7 @@ export const NodeSchema = Type.Object(
     description: NullableString,
     tagBindings: Type.Record(Type.String(), Type.String()),
     metadata: Type.Record(Type.String(), Type.Unknown()),
+    study: NodeStudy,
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
