@@ -275,7 +275,8 @@ function positive(value: number | null | undefined): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null
 }
 
-class UnionFind {
+/** Disjoint sets over 0…size−1 (buses, voltage zones; the studies' network parts). */
+export class UnionFind {
   private readonly parent: Int32Array
   constructor(size: number) {
     this.parent = Int32Array.from({ length: size }, (_, i) => i)
@@ -297,18 +298,31 @@ class UnionFind {
   }
 }
 
-/** Builds the pandapower JSON for a validated network; never throws for missing ratings, it notes them. */
-export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions = {}): PandapowerExport {
+/** Where a two-terminal node sits: its bus per connection, the buses and their nominal voltages. */
+export interface BusModel {
+  readonly isPair: (i: number) => boolean
+  readonly termBase: Int32Array
+  readonly busOfTerm: Int32Array
+  /** The bus of node `i` at its connection by edge `e`. */
+  readonly busOf: (i: number, e: number) => number
+  readonly busName: string[]
+  readonly busIsBar: boolean[]
+  /** kV from the `ratedVoltageV` of the nodes on the bus (null: none). */
+  readonly busKv: (number | null)[]
+  /** kV of the bus or, failing that, of its voltage zone (buses joined by lines and switches). */
+  readonly vn: (number | null)[]
+  readonly busCount: number
+  readonly busesByNodeIndex: number[][]
+}
+
+/**
+ * The buses of a network (shared by the pandapower export and the studies): every node is a bus, except a
+ * two-terminal device with exactly two connections, which gets one terminal per connection; BusbarLink and
+ * TransformerWinding edges join their ends into one bus.
+ */
+export function buildBuses(graph: Graph, note: (code: string, message: string, nodeId: string) => void): BusModel {
   const { nodes, edges, adjStart, adjEdge, edgeSource, edgeTarget } = graph
   const n = nodes.length
-  const notes = new Map<string, { message: string; count: number; nodeIds: string[] }>()
-  const note = (code: string, message: string, nodeId: string): void => {
-    const entry = notes.get(code) ?? { message, count: 0, nodeIds: [] }
-    entry.count++
-    if (entry.nodeIds.length < 20) entry.nodeIds.push(nodeId)
-    notes.set(code, entry)
-  }
-
   // Terminals: one per node, two for a two-terminal device with exactly two connections.
   const pair = Uint8Array.from(nodes, (node, i) => (TWO_TERMINAL.has(node.nodeType) && adjStart[i + 1]! - adjStart[i]! === 2 ? 1 : 0))
   const isPair = (i: number): boolean => pair[i] === 1
@@ -387,6 +401,22 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
     if (kv != null && !zoneKv.has(zones.find(b))) zoneKv.set(zones.find(b), kv)
   }
   const vn: (number | null)[] = busKv.map((kv, b) => kv ?? zoneKv.get(zones.find(b)) ?? null)
+  return { isPair, termBase, busOfTerm, busOf, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex }
+}
+
+/** Builds the pandapower JSON for a validated network; never throws for missing ratings, it notes them. */
+export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions = {}): PandapowerExport {
+  const { nodes, edges, adjStart, adjEdge, edgeSource, edgeTarget } = graph
+  const n = nodes.length
+  const notes = new Map<string, { message: string; count: number; nodeIds: string[] }>()
+  const note = (code: string, message: string, nodeId: string): void => {
+    const entry = notes.get(code) ?? { message, count: 0, nodeIds: [] }
+    entry.count++
+    if (entry.nodeIds.length < 20) entry.nodeIds.push(nodeId)
+    notes.set(code, entry)
+  }
+
+  const { isPair, termBase, busOfTerm, busOf, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex } = buildBuses(graph, note)
   const rows: Record<TableName, Cell[][]> = {
     bus: [],
     line: [],

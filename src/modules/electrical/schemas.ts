@@ -564,3 +564,83 @@ export const PandapowerSchema = Type.Object(
   {},
   { additionalProperties: true, description: 'A pandapower network as `pandapower.to_json` writes it; load it with `pandapower.from_json(path)`.' },
 )
+
+// Studies (issue 31).
+export const ShortCircuitQuery = Type.Object(
+  {
+    lvTolerancePercent: Type.Optional(
+      Type.Integer({
+        enum: [6, 10],
+        default: 10,
+        description: 'Voltage tolerance of the networks up to 1 kV (IEC 60909-0 Table 1): 6 → cmax 1.05, 10 (default) → cmax 1.10.',
+      }),
+    ),
+    fHz: Type.Optional(
+      Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency (50 or 60, default 50): the equivalent frequency of κ method C.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ShortCircuitQueryInput = Static<typeof ShortCircuitQuery>
+
+export const ShortCircuitSchema = Type.Object(
+  {
+    siteId: Type.String(),
+    faultType: Type.String({
+      enum: ['threePhase'],
+      description: 'Only three-phase faults are computed (two-phase and earth faults need sequence data the network does not hold).',
+    }),
+    method: Type.String(),
+    assumed: Type.Object(
+      {
+        lvTolerancePercent: Type.Integer(),
+        fHz: Type.Integer(),
+        cFactors: Type.Object(
+          {
+            lv: Type.Object({ max: Type.Number(), min: Type.Number() }, { additionalProperties: false }),
+            mvHv: Type.Object({ max: Type.Number(), min: Type.Number() }, { additionalProperties: false }),
+          },
+          { additionalProperties: false, description: 'c-factors used for Un ≤ 1 kV (`lv`) and above (`mvHv`).' },
+        ),
+        correctionFactors: Type.Array(
+          Type.Object({ nodeId: Type.String(), factor: Type.String({ enum: ['KT', 'KG'] }), value: Type.Number() }, { additionalProperties: false }),
+          { description: 'The impedance correction factor applied to each transformer (KT) and generator (KG).' },
+        ),
+        notModelled: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
+          description: 'Nodes the study left out or read with a choice (a UPS, a bus whose nodes disagree on ratedVoltageV).',
+        }),
+        conductorTemperatureC: Type.Number({ description: 'Cable and line resistances are taken as given, at this temperature, in both cases.' }),
+      },
+      { additionalProperties: false },
+    ),
+    buses: Type.Array(
+      Type.Object(
+        {
+          busId: Type.String({
+            description: 'The first node on the bus (nodes joined by busbar links, winding connections, closed switching devices, bus ties).',
+          }),
+          nodeIds: Type.Array(Type.String()),
+          nominalVoltageKv: Type.Number(),
+          ikssMaxKa: Type.Number({ description: 'Maximum initial symmetrical short-circuit current I″k max, kA.' }),
+          ikssMinKa: Type.Number({ description: 'Minimum I″k min (cmin, the grid minimum, no motors), kA.' }),
+          ipKa: Type.Number({ description: 'Peak short-circuit current ip = κ·√2·I″k max, kA.' }),
+          kappa: Type.Number(),
+          kappaMethod: Type.String({ enum: ['radial', 'C'], description: '`radial`: κ from the R/X at the fault; `C`: IEC method C (meshed part).' }),
+          xrRatio: Type.Number({ description: 'X/R of the short-circuit impedance at the bus (maximum case).' }),
+          skssMaxMva: Type.Number({ description: 'S″k max = √3·Un·I″k max, MVA.' }),
+          contributions: Type.Array(
+            Type.Object(
+              { sourceId: Type.String(), sourceType: Type.String({ enum: ['UtilitySupply', 'Generator', 'Motor'] }), ikssKa: Type.Number() },
+              { additionalProperties: false },
+            ),
+            { description: "Each source's current into the fault (maximum case), kA referred to the bus's voltage, largest first." },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every bus of a part of the network with a utility supply or a generator, in bus order.' },
+    ),
+    unsuppliedBusIds: Type.Array(Type.String(), { description: 'Buses of parts with no utility supply or generator: no fault current.' }),
+  },
+  { additionalProperties: false },
+)
