@@ -238,14 +238,17 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     }
   }
 
+  // The nodes on each bus (a closed switching device with both sides on it too; a transformer sits between two).
   const nodesOnBus = new Map<number, string[]>()
+  const namedBy = new Map<number, string>()
   for (let i = 0; i < nodes.length; i++) {
-    if (isPair(i)) continue
+    if (isPair(i) && nodes[i]!.nodeType === PowerTransformer) continue
     const b = busOfNode(i)
     nodesOnBus.set(b, [...(nodesOnBus.get(b) ?? []), nodes[i]!.id])
+    if (!isPair(i) && !namedBy.has(b)) namedBy.set(b, nodes[i]!.id)
   }
-  /** A bus is named after the first whole node on it (else after a device terminal, `<id>/1`). */
-  const nameOf = (b: number) => nodesOnBus.get(b)?.[0] ?? busName[b]!
+  /** A bus is named after the first node on it that is not a two-terminal device (else after a device terminal). */
+  const nameOf = (b: number) => namedBy.get(b) ?? busName[b]!
   // The studied buses: those of a part holding a utility supply or a generator.
   const fed = new Set<number>()
   for (const shunt of shunts) if (shunt.kind !== 'Motor') fed.add(parts.find(shunt.bus))
