@@ -65,6 +65,10 @@ describe('short-circuit study (IEC 60909-0) against pandapower reference values'
     const b1 = result.buses[0]!
     within1Percent(b1.contributions[0]!.ikssKa, 10 / (Math.sqrt(3) * 0.4), 'grid share at B1')
     assert.ok(b1.contributions[1]!.ikssKa > 0.5 && b1.contributions[1]!.ikssKa < 1, `motor share at B1: ${b1.contributions[1]!.ikssKa}`)
+    // Minimum case by hand: no motor, cmin 0.95, ZQmin = 0.95·0.4²/8 Ω at R/X 0.1, plus the 1 km cable 0.32 + j0.07 Ω.
+    const xq = (0.95 * 0.4 ** 2) / 8 / Math.sqrt(1.01)
+    const minB2 = (0.95 * 0.4) / (Math.sqrt(3) * Math.hypot(0.1 * xq + 0.32, xq + 0.07))
+    assert.ok(Math.abs(result.buses[1]!.ikssMinKa - minB2) < 1e-9, `${result.buses[1]!.ikssMinKa} vs ${minB2}`)
     assert.equal(result.assumed.conductorTemperatureC, 20)
     assert.deepEqual(result.assumed.cFactors, { lv: { max: 1.1, min: 0.95 }, mvHv: { max: 1.1, min: 1 } })
   })
