@@ -16,7 +16,7 @@ const fixture = JSON.parse(readFileSync(new URL('../../../../test/fixtures/elect
   cases: Array<{ name: string; network: { nodes: ElectricalNode[]; edges: ElectricalEdge[] }; expected: Expected[] }>
 }
 
-export function graphOf(network: { nodes: readonly ElectricalNode[]; edges: readonly ElectricalEdge[] }) {
+function graphOf(network: { nodes: readonly ElectricalNode[]; edges: readonly ElectricalEdge[] }) {
   const nodes = [...network.nodes].sort((a, b) => compareIds(a.id, b.id))
   const edges = [...network.edges].sort((a, b) =>
     compareEdges(
