@@ -7,12 +7,14 @@ const NODE_404 = "An unknown site or node (or another organisation's) is the uni
 export const docs = {
   createNode:
     `Spec 2.5: \`id\` (1 to 50 characters, unique in the site: 409 otherwise), \`name\` (1 to 200) and \`nodeType\` required. ` +
-    `Physical quantities are finite and ≥ 0 (400 naming the field). \`tagBindings\` and \`metadata\` can only be set here. ${SITE_404}`,
+    `Physical quantities are finite and ≥ 0 (400 naming the field). \`tagBindings\` and \`metadata\` can only be set here. ` +
+    `\`study\` holds the study parameters of the node's type (a parameter of another type: 400 naming \`/study/<name>\`). ${SITE_404}`,
   listNodes: `Paged, ordered by id; optionally of one \`nodeType\`. ${SITE_404}`,
   readNode: NODE_404,
   updateNode:
     `Spec 2.5: only the fields present change; a null clears a nullable field. \`id\` is not updatable and \`tagBindings\`/\`metadata\` are create-only: ` +
-    `sending any of them is a 400 naming it, and nothing changes. ${NODE_404}`,
+    `sending any of them is a 400 naming it, and nothing changes. \`study\` replaces the stored study parameters whole (null clears them); they must ` +
+    `fit the node's type, also when \`nodeType\` changes (400 naming \`/study/<name>\`). ${NODE_404}`,
   deleteNode:
     `A node still connected by edges is refused with 409 \`Conflict\` (\`edgeCount\` says how many) unless \`cascade=true\`, which deletes those edges in ` +
     `the same transaction. ${NODE_404}`,
@@ -69,6 +71,9 @@ export const docs = {
     `Generator → gen; PowerTransformer → trafo (IEC 60076-5 minimum vk); CircuitBreaker/FuseSwitch/Disconnector → closed bus-bus switch (CB/LBS/DS) when ` +
     `they have two connections; Switchboard/MCC/VSD/EarthingPoint → bus; Motor → motor; FeederLoad → load; CapacitorBank → shunt; UpsBattery → storage. ` +
     `Cable/OverheadLine → line (length from the fed node's cableLengthM); BusbarLink/TransformerWinding merge their ends into one bus; BusTie → switch. ` +
+    `The nodes' study parameters (\`study\`), where set, replace the approximations: ext_grid s_sc_max/min_mva and rx_max/min, line r/x per km, ` +
+    `trafo sn/vn/vk/vkr and vector group, gen x″d, R and cos φ, motor locked-rotor data, load power and power factor, so pandapower's short circuit ` +
+    `on the file answers what \`GET …/studies/short-circuit\` does. ` +
     `Not exported: impedanceOhms, cableSize, protection settings, tagBindings, metadata. ` +
     `\`envelope=true\` wraps it as \`{ net, notes }\` with every approximation applied. ${SITE_404}`,
 }
