@@ -59,7 +59,9 @@ const STUDY_DOC =
 
 export const NodeStudy = Type.Object(
   {
-    rOhmPerKm: positive('Any node fed by a Cable or OverheadLine edge: resistance per km of that circuit (its length is `cableLengthM`)'),
+    rOhmPerKm: positive(
+      "Any node fed by a Cable or OverheadLine edge: resistance per km of that circuit (its length is `cableLengthM`); without it and xOhmPerKm, a cable takes the cable table's values for a `cableSize` naming size and conductor (`185mm² Cu`)",
+    ),
     xOhmPerKm: positive('Any node fed by a Cable or OverheadLine edge: reactance per km of that circuit at the system frequency'),
     scPowerMaxMva: positive('UtilitySupply: maximum short-circuit power S″kQmax at the connection point (or scCurrentMaxKa)'),
     scPowerMinMva: positive('UtilitySupply: minimum short-circuit power S″kQmin (or scCurrentMinKa)'),
@@ -610,6 +612,14 @@ export const ShortCircuitSchema = Type.Object(
           description: 'Nodes the study left out or read with a choice (a UPS, a bus whose nodes disagree on ratedVoltageV).',
         }),
         conductorTemperatureC: Type.Number({ description: 'Cable and line resistances are taken as given, at this temperature, in both cases.' }),
+        cablesFromSize: Type.Array(
+          Type.Object({ nodeId: Type.String(), cableSize: Type.String(), rOhmPerKm: Type.Number(), xOhmPerKm: Type.Number() }, { additionalProperties: false }),
+          {
+            description:
+              'Cables whose per-km values came from the cable table (studies/cable-table.ts: IEC 60228 class 2 R at 20 °C for Cu/Al 1.5–630 mm², X 0.08 Ω/km) ' +
+              'because the fed node has a readable cableSize and no rOhmPerKm/xOhmPerKm.',
+          },
+        ),
       },
       { additionalProperties: false },
     ),

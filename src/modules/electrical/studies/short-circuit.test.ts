@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { compareEdges, compareIds } from '../rows.ts'
 import { buildGraph, type ElectricalEdge, type ElectricalNode } from '../topology.ts'
+import { StudyDataMissing } from '../errors.ts'
+import { cableFromSize } from './cable-table.ts'
 import { shortCircuitStudy } from './short-circuit.ts'
 
 interface Expected {
@@ -89,6 +91,35 @@ describe('short-circuit study (IEC 60909-0) against pandapower reference values'
         ['T1', 'KT', Number(((0.95 * 1.1) / (1 + 0.6 * Math.sqrt(0.06 ** 2 - 0.005 ** 2))).toFixed(6))],
         ['T2', 'KT', Number(((0.95 * 1.1) / (1 + 0.6 * Math.sqrt(0.06 ** 2 - 0.005 ** 2))).toFixed(6))],
       ],
+    )
+  })
+
+  it('a cable without rOhmPerKm/xOhmPerKm takes the cable table for its cableSize, says so, and a size it cannot read is a 422 naming the node', () => {
+    assert.deepEqual(cableFromSize('3C+E 185mm² Cu XLPE'), { conductor: 'Cu', crossSectionMm2: 185, rOhmPerKm: 0.0991, xOhmPerKm: 0.08 })
+    assert.deepEqual(cableFromSize('4x150 Al'), { conductor: 'Al', crossSectionMm2: 150, rOhmPerKm: 0.206, xOhmPerKm: 0.08 })
+    assert.equal(cableFromSize('185mm²'), null, 'no conductor named')
+    assert.equal(cableFromSize('Cu 187mm²'), null, 'not a standard size')
+    const motorCase = fixture.cases[1]!.network
+    const withSize = (cableSize: string) => ({
+      nodes: motorCase.nodes.map((n) => (n.id === 'B3' ? { ...n, cableSize, study: {} } : n)),
+      edges: motorCase.edges,
+    })
+    const result = shortCircuitStudy(graphOf(withSize('3C+E 95mm² Cu XLPE')), { lvTolerancePercent: 10, fHz: 50 })
+    assert.deepEqual(result.assumed.cablesFromSize, [{ nodeId: 'B3', cableSize: '3C+E 95mm² Cu XLPE', rOhmPerKm: 0.193, xOhmPerKm: 0.08 }])
+    // B3 without its motor share is the grid behind 1 km of 0.32 + j0.07 and 2 km of 0.193 + j0.08 Ω/km.
+    const b3 = result.buses.find((b) => b.busId === 'B3')!
+    const xq = (0.95 * 0.4 ** 2) / 8 / Math.sqrt(1.01)
+    const expectedMin = (0.95 * 0.4) / (Math.sqrt(3) * Math.hypot(0.1 * xq + 0.32 + 2 * 0.193, xq + 0.07 + 2 * 0.08))
+    assert.ok(Math.abs(b3.ikssMinKa - expectedMin) < 1e-9, `${b3.ikssMinKa} vs ${expectedMin}`)
+    assert.throws(
+      () => shortCircuitStudy(graphOf(withSize('95mm²')), { lvTolerancePercent: 10, fHz: 50 }),
+      (err: unknown) =>
+        err instanceof StudyDataMissing &&
+        JSON.stringify((err.extensions?.missing as Array<{ nodeId: string; parameter: string }>).map((m) => [m.nodeId, m.parameter])) ===
+          JSON.stringify([
+            ['B3', 'rOhmPerKm'],
+            ['B3', 'xOhmPerKm'],
+          ]),
     )
   })
 })

@@ -2,6 +2,7 @@ import { EdgeType, NodeType } from '../codes.ts'
 import { StudyDataMissing, type MissingStudyData } from '../errors.ts'
 import { buildBuses, UnionFind } from '../pandapower.ts'
 import type { ElectricalNode, Graph } from '../topology.ts'
+import { cableFromSize } from './cable-table.ts'
 import { addAt, complexMatrix, factorLu, solveLu, type ComplexMatrix } from './complex.ts'
 
 /**
@@ -61,6 +62,13 @@ export interface CorrectionFactor {
   readonly value: number
 }
 
+export interface CableFromSizeUsed {
+  readonly nodeId: string
+  readonly cableSize: string
+  readonly rOhmPerKm: number
+  readonly xOhmPerKm: number
+}
+
 export interface ShortCircuitResult {
   readonly faultType: 'threePhase'
   readonly method: string
@@ -71,6 +79,7 @@ export interface ShortCircuitResult {
     readonly correctionFactors: CorrectionFactor[]
     readonly notModelled: { readonly nodeId: string; readonly reason: string }[]
     readonly conductorTemperatureC: number
+    readonly cablesFromSize: CableFromSizeUsed[]
   }
   readonly buses: BusShortCircuit[]
   /** Buses in parts of the network with no utility supply or generator: no fault current, not listed in `buses`. */
@@ -115,6 +124,7 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     return Number.NaN
   }
   const notModelled: { nodeId: string; reason: string }[] = []
+  const cablesFromSize: CableFromSizeUsed[] = []
   const conflicts: string[] = []
   const model = buildBuses(graph, (_code, _message, nodeId) => conflicts.push(nodeId))
   const { busCount, busName, termBase, isPair } = model
@@ -148,8 +158,13 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     const reason = 'the cable or line feeding this node'
     const lengthM = fed.cableLengthM ?? null
     if (lengthM === null) need(fed, 'cableLengthM', reason)
-    const r = num(fed, 'rOhmPerKm', reason)
-    const x = num(fed, 'xOhmPerKm', reason)
+    // The node's own per-km values, else those of the cable table for its cableSize (stated in `assumed`).
+    const own = typeof fed.study?.rOhmPerKm === 'number' && typeof fed.study?.xOhmPerKm === 'number'
+    const table = !own && type === EdgeType.Cable && fed.cableSize ? cableFromSize(fed.cableSize) : null
+    if (table !== null) cablesFromSize.push({ nodeId: fed.id, cableSize: fed.cableSize!, rOhmPerKm: table.rOhmPerKm, xOhmPerKm: table.xOhmPerKm })
+    const sizeHint = type === EdgeType.Cable ? `${reason} (or a cableSize the cable table reads, e.g. "185mm² Cu")` : reason
+    const r = table?.rOhmPerKm ?? num(fed, 'rOhmPerKm', sizeHint)
+    const x = table?.xOhmPerKm ?? num(fed, 'xOhmPerKm', sizeHint)
     parts.union(from, to)
     branches.push({ from, to, r: (r * (lengthM ?? 0)) / 1000, x: (x * (lengthM ?? 0)) / 1000, t: 1 })
   }
@@ -380,6 +395,7 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
         correctionFactors: correction,
         notModelled,
         conductorTemperatureC: 20,
+        cablesFromSize,
       },
       buses,
       unsuppliedBusIds,
