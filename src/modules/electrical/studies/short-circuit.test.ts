@@ -111,6 +111,11 @@ describe('short-circuit study (IEC 60909-0) against pandapower reference values'
     const xq = (0.95 * 0.4 ** 2) / 8 / Math.sqrt(1.01)
     const expectedMin = (0.95 * 0.4) / (Math.sqrt(3) * Math.hypot(0.1 * xq + 0.32 + 2 * 0.193, xq + 0.07 + 2 * 0.08))
     assert.ok(Math.abs(b3.ikssMinKa - expectedMin) < 1e-9, `${b3.ikssMinKa} vs ${expectedMin}`)
+    const zeroLength = { nodes: motorCase.nodes.map((n) => (n.id === 'B3' ? { ...n, cableLengthM: 0 } : n)), edges: motorCase.edges }
+    assert.throws(
+      () => shortCircuitStudy(graphOf(zeroLength), { lvTolerancePercent: 10, fHz: 50 }),
+      (err: unknown) => err instanceof StudyDataMissing && /B3/.test(err.message) && /cableLengthM/.test(err.message),
+    )
     assert.throws(
       () => shortCircuitStudy(graphOf(withSize('95mm²')), { lvTolerancePercent: 10, fHz: 50 }),
       (err: unknown) =>

@@ -158,6 +158,7 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     const reason = 'the cable or line feeding this node'
     const lengthM = fed.cableLengthM ?? null
     if (lengthM === null) need(fed, 'cableLengthM', reason)
+    else if (!(lengthM > 0)) need(fed, 'cableLengthM', `${reason}: a length of 0 m has no impedance (join the nodes with a BusbarLink instead)`)
     // The node's own per-km values, else those of the cable table for its cableSize (stated in `assumed`).
     const own = typeof fed.study?.rOhmPerKm === 'number' && typeof fed.study?.xOhmPerKm === 'number'
     const table = !own && type === EdgeType.Cable && fed.cableSize ? cableFromSize(fed.cableSize) : null
