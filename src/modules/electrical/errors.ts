@@ -119,3 +119,10 @@ export class StudyDataMissing extends domainError('StudyDataMissing') {
     )
   }
 }
+
+/** A study asked of more buses than its dense solver answers in reasonable time (studies/short-circuit.ts). */
+export class StudyTooLarge extends domainError('UnprocessableEntity') {
+  constructor(study: string, buses: number, max: number) {
+    super(`The ${study} handles networks of at most ${max} energised buses; this one has ${buses}.`, { extensions: { busCount: buses, maxBuses: max } })
+  }
+}

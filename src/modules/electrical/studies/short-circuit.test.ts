@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { compareEdges, compareIds } from '../rows.ts'
 import { buildGraph, type ElectricalEdge, type ElectricalNode } from '../topology.ts'
-import { StudyDataMissing } from '../errors.ts'
+import { StudyDataMissing, StudyTooLarge } from '../errors.ts'
 import { cableFromSize } from './cable-table.ts'
-import { shortCircuitStudy } from './short-circuit.ts'
+import { MAX_STUDY_BUSES, shortCircuitStudy } from './short-circuit.ts'
 
 interface Expected {
   lvTolerancePercent: 6 | 10
@@ -126,5 +126,28 @@ describe('short-circuit study (IEC 60909-0) against pandapower reference values'
             ['B3', 'xOhmPerKm'],
           ]),
     )
+  })
+
+  it('a network of more energised buses than the solver takes is refused before any computation', () => {
+    const bus = (i: number) => `B${String(i).padStart(4, '0')}`
+    const grid = { id: bus(0), nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } }
+    const feeder = (count: number) => ({
+      nodes: [
+        grid,
+        ...Array.from({ length: count - 1 }, (_, i) => ({
+          id: bus(i + 1),
+          nodeType: 3,
+          ratedVoltageV: 400,
+          cableLengthM: 10,
+          study: { rOhmPerKm: 0.3, xOhmPerKm: 0.08 },
+        })),
+      ],
+      edges: Array.from({ length: count - 1 }, (_, i) => ({ sourceId: bus(i), targetId: bus(i + 1), edgeType: 0 })),
+    })
+    assert.throws(
+      () => shortCircuitStudy(graphOf(feeder(MAX_STUDY_BUSES + 1)), { lvTolerancePercent: 10, fHz: 50 }),
+      (err: unknown) => err instanceof StudyTooLarge && err.extensions?.busCount === MAX_STUDY_BUSES + 1,
+    )
+    assert.equal(shortCircuitStudy(graphOf(feeder(20)), { lvTolerancePercent: 10, fHz: 50 }).buses.length, 20)
   })
 })
