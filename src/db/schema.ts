@@ -429,6 +429,8 @@ export interface ElectricalNodesTable {
   tag_bindings: string
   /** JSON object. */
   metadata: string
+  /** JSON object: the study parameters (modules/electrical/study.ts); `{}` when none. */
+  study: string
   created_at: number
   updated_at: number
 }
@@ -465,6 +467,7 @@ export interface ElectricalNetworkStagingTable {
   description: string | null
   tag_bindings: string | null
   metadata: string | null
+  study: string | null
   /** The createdAt a kept node keeps (set in the replacing transaction). */
   created_at: number | null
   source_id: string | null

@@ -252,6 +252,15 @@ export const catalog = {
       "a key that is not the row's primary key, a column the table does not have, or a value its column cannot hold. " +
       '`index`, `table`, `column` and `rule` say which; nothing of the batch was applied.',
   },
+  // Electrical studies (issue 31).
+  StudyDataMissing: {
+    status: 422,
+    title: 'The network lacks data the study needs',
+    doc:
+      'An electrical study needs parameters the network does not hold. `missing` lists each `{nodeId, parameter, reason}` ' +
+      '(the first 100; `missingCount` counts them all). Nothing is assumed in their place: set them (the node update, ' +
+      '`study` object) and ask again.',
+  },
 } as const satisfies Record<string, { status: number; title: string; doc: string }>
 
 export type ErrorCode = keyof typeof catalog

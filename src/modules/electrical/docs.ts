@@ -7,12 +7,14 @@ const NODE_404 = "An unknown site or node (or another organisation's) is the uni
 export const docs = {
   createNode:
     `Spec 2.5: \`id\` (1 to 50 characters, unique in the site: 409 otherwise), \`name\` (1 to 200) and \`nodeType\` required. ` +
-    `Physical quantities are finite and ≥ 0 (400 naming the field). \`tagBindings\` and \`metadata\` can only be set here. ${SITE_404}`,
+    `Physical quantities are finite and ≥ 0 (400 naming the field). \`tagBindings\` and \`metadata\` can only be set here. ` +
+    `\`study\` holds the study parameters of the node's type (a parameter of another type: 400 naming \`/study/<name>\`). ${SITE_404}`,
   listNodes: `Paged, ordered by id; optionally of one \`nodeType\`. ${SITE_404}`,
   readNode: NODE_404,
   updateNode:
     `Spec 2.5: only the fields present change; a null clears a nullable field. \`id\` is not updatable and \`tagBindings\`/\`metadata\` are create-only: ` +
-    `sending any of them is a 400 naming it, and nothing changes. ${NODE_404}`,
+    `sending any of them is a 400 naming it, and nothing changes. \`study\` replaces the stored study parameters whole (null clears them); they must ` +
+    `fit the node's type, also when \`nodeType\` changes (400 naming \`/study/<name>\`). ${NODE_404}`,
   deleteNode:
     `A node still connected by edges is refused with 409 \`Conflict\` (\`edgeCount\` says how many) unless \`cascade=true\`, which deletes those edges in ` +
     `the same transaction. ${NODE_404}`,
@@ -58,11 +60,20 @@ export const docs = {
     `the lowest pickup to 30 × the highest). Every time is the trip-time read's own value (null at or below pickup), so the drawn curves are the ` +
     `ones the coordination grades. Nodes with incomplete settings are listed in \`skipped\`. \`toA\` not above \`fromA\`: 400 naming \`toA\`. ` +
     `A node with no supply: 422. ${NODE_404}`,
+  shortCircuit:
+    'Issue 31: three-phase short-circuit currents at every bus by IEC 60909-0 (equivalent voltage source, c-factors of Table 1, KT for transformers, ' +
+    "KG for generators, κ from R/X in radial parts and by method C in meshed ones, motors in the maximum case only), with each source's contribution " +
+    'and the data assumed. It reads the study parameters of the nodes (`study` object): a missing one is a 422 `StudyDataMissing` listing every ' +
+    '`{nodeId, parameter, reason}`, never a default; a network of more than 500 energised buses is a 422 (dense solver). Two-phase and single-phase-to-earth faults are not computed (no sequence data). ' +
+    `Answers are kept per network version: any edit of the site's network computes them again. ${SITE_404}`,
   exportPandapowerNetwork:
     `A file \`pandapower.from_json\` loads (format 3.0.0), for load-flow and short-circuit studies offline. Mapping: UtilitySupply → ext_grid; ` +
     `Generator → gen; PowerTransformer → trafo (IEC 60076-5 minimum vk); CircuitBreaker/FuseSwitch/Disconnector → closed bus-bus switch (CB/LBS/DS) when ` +
     `they have two connections; Switchboard/MCC/VSD/EarthingPoint → bus; Motor → motor; FeederLoad → load; CapacitorBank → shunt; UpsBattery → storage. ` +
     `Cable/OverheadLine → line (length from the fed node's cableLengthM); BusbarLink/TransformerWinding merge their ends into one bus; BusTie → switch. ` +
+    `The nodes' study parameters (\`study\`), where set, replace the approximations: ext_grid s_sc_max/min_mva and rx_max/min, line r/x per km, ` +
+    `trafo sn/vn/vk/vkr and vector group, gen x″d, R and cos φ, motor locked-rotor data, load power and power factor, so pandapower's short circuit ` +
+    `on the file answers what \`GET …/studies/short-circuit\` does. ` +
     `Not exported: impedanceOhms, cableSize, protection settings, tagBindings, metadata. ` +
     `\`envelope=true\` wraps it as \`{ net, notes }\` with every approximation applied. ${SITE_404}`,
 }

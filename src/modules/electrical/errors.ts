@@ -102,3 +102,27 @@ export const notUpdatable = () => invalidField('/id', 'is not updatable: delete 
 /** A time–current curve range whose upper end is not above its lower end (given, or the default from the pickups). */
 export const curveRangeEmpty = (fromA: number, toA: number) =>
   invalidField('/toA', `must be greater than fromA (${fromA} A); the range asked for is ${fromA} A to ${toA} A`, 'query')
+
+export interface MissingStudyData {
+  readonly nodeId: string
+  readonly parameter: string
+  readonly reason: string
+}
+
+/** A study that needs parameters the network does not hold: each node and parameter named, nothing defaulted. */
+export class StudyDataMissing extends domainError('StudyDataMissing') {
+  constructor(study: string, missing: readonly MissingStudyData[]) {
+    const first = missing[0]!
+    super(
+      `The ${study} needs ${missing.length} parameter(s) the network does not hold, first ${first.parameter} of node ${JSON.stringify(first.nodeId)} (${first.reason}).`,
+      { extensions: { missing: missing.slice(0, 100), missingCount: missing.length } },
+    )
+  }
+}
+
+/** A study asked of more buses than its dense solver answers in reasonable time (studies/short-circuit.ts). */
+export class StudyTooLarge extends domainError('UnprocessableEntity') {
+  constructor(study: string, buses: number, max: number) {
+    super(`The ${study} handles networks of at most ${max} energised buses; this one has ${buses}.`, { extensions: { busCount: buses, maxBuses: max } })
+  }
+}

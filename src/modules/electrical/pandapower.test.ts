@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { EdgeType as E, NodeType as N } from './codes.ts'
 import { toPandapowerNet } from './pandapower.ts'
@@ -169,5 +170,47 @@ describe('pandapower export notes and islands', () => {
     assert.deepEqual(byCode.RatingMissing, ['L', 'X'])
     assert.deepEqual(byCode.IslandWithoutSupply, ['X'])
     assert.deepEqual(byCode.BusVoltageUnknown, ['X'])
+  })
+})
+
+describe('pandapower export of the study parameters', () => {
+  const fixture = JSON.parse(readFileSync(new URL('../../../test/fixtures/electrical/short-circuit-pandapower.json', import.meta.url), 'utf8')) as {
+    cases: Array<{ network: { nodes: ElectricalNode[]; edges: ElectricalEdge[] } }>
+  }
+  const graphOf = ({ nodes, edges }: { nodes: ElectricalNode[]; edges: ElectricalEdge[] }) =>
+    buildGraph(
+      [...nodes].sort((a, b) => (a.id < b.id ? -1 : 1)),
+      [...edges].sort((a, b) => (a.sourceId + '\u0000' + a.targetId < b.sourceId + '\u0000' + b.targetId ? -1 : 1)),
+    )
+
+  it('carries the grid, cable and motor parameters the short-circuit study reads (the pandapower motor case)', () => {
+    const { net } = toPandapowerNet(graphOf(fixture.cases[1]!.network))
+    assert.deepEqual(
+      rowsOf(net._object.ext_grid).map((r) => [r.name, r.s_sc_max_mva, r.s_sc_min_mva, r.rx_max, r.rx_min]),
+      [['B1', 10, 8, 0.1, 0.1]],
+    )
+    assert.deepEqual(
+      rowsOf(net._object.line).map((r) => [r.name, r.std_type, r.length_km, r.r_ohm_per_km, r.x_ohm_per_km, r.c_nf_per_km]),
+      [
+        ['B1>B2', null, 1, 0.32, 0.07, 0],
+        ['B2>B3', null, 2, 0.32, 0.07, 0],
+      ],
+    )
+    assert.deepEqual(
+      rowsOf(net._object.motor).map((r) => [r.name, r.pn_mech_mw, r.cos_phi_n, r.efficiency_n_percent, r.lrc_pu, r.vn_kv, r.rx]),
+      [['M', 0.5, 0.9, 95, 7, 0.45, 0.4]],
+    )
+  })
+
+  it("carries the transformer's rating, windings, ukr, uRr and vector group (the pandapower transformer case)", () => {
+    const { net, notes } = toPandapowerNet(graphOf(fixture.cases[0]!.network))
+    assert.deepEqual(
+      rowsOf(net._object.trafo).map((r) => [r.name, r.sn_mva, r.vn_hv_kv, r.vn_lv_kv, r.vk_percent, r.vkr_percent, r.vector_group]),
+      [
+        ['T1', 0.4, 11, 0.42, 6, 0.5, 'Dyn5'],
+        ['T2', 0.4, 11, 0.42, 6, 0.5, 'Dyn5'],
+      ],
+    )
+    assert.deepEqual(notes, [])
   })
 })

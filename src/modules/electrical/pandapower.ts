@@ -36,6 +36,13 @@ import type { ElectricalNode, Graph } from './topology.ts'
  * circuit feeds records its cable), 1 m when missing; per-km values of one pandapower standard type chosen
  * by voltage (table LINE_STD_TYPES below); cableSize is not parsed. BusTie → closed bus-bus switch (CB).
  *
+ * Study parameters (issue 31, the node's `study`), when present, replace the approximations above: ext_grid
+ * s_sc_max_mva / s_sc_min_mva (from the power, or √3·Un·I″kQ) and rx_max = rx_min = rxRatio; a line's r/x per km
+ * from the fed node's rOhmPerKm / xOhmPerKm (std_type null, c 0); trafo sn_mva, vn_hv_kv, vn_lv_kv, vk_percent,
+ * vkr_percent (ukr·1/√(1+(X/R)²) from xrRatio) and vector_group; gen sn_mva, vn_kv, xdss_pu, rdss_ohm, cos_phi;
+ * motor pn_mech_mw, cos_phi_n, efficiency_n_percent, lrc_pu, vn_kv, rx; load p from activePowerKw, q from
+ * powerFactor. So pandapower's `calc_sc` on the export answers what the short-circuit study answers.
+ *
  * Does not map: impedanceOhms, cableSize, protection settings, tagBindings, metadata, node names, switch
  * open/closed state (all exported closed), three-winding transformers, converter behaviour of VSDs.
  * Each approximation applied is listed in `notes` with the ids it touched.
@@ -97,6 +104,7 @@ const TABLES = {
     ['df', 'float64'],
     ['in_service', 'bool'],
     ['tap_changer_type', 'object'],
+    ['vector_group', 'object'],
   ],
   switch: [
     ['bus', 'int64'],
@@ -115,6 +123,10 @@ const TABLES = {
     ['va_degree', 'float64'],
     ['slack_weight', 'float64'],
     ['in_service', 'bool'],
+    ['s_sc_max_mva', 'float64'],
+    ['s_sc_min_mva', 'float64'],
+    ['rx_max', 'float64'],
+    ['rx_min', 'float64'],
   ],
   gen: [
     ['name', 'object'],
@@ -129,6 +141,10 @@ const TABLES = {
     ['in_service', 'bool'],
     ['slack_weight', 'float64'],
     ['type', 'object'],
+    ['vn_kv', 'float64'],
+    ['xdss_pu', 'float64'],
+    ['rdss_ohm', 'float64'],
+    ['cos_phi', 'float64'],
   ],
   load: [
     ['name', 'object'],
@@ -271,11 +287,20 @@ const TWO_TERMINAL: ReadonlySet<number> = new Set([PowerTransformer, CircuitBrea
 const SWITCH_TYPE: Readonly<Record<number, string>> = { [CircuitBreaker]: 'CB', [FuseSwitch]: 'LBS', [Disconnector]: 'DS' }
 const LOAD_TAN_PHI = Math.tan(Math.acos(0.9))
 
+/** A study parameter of the node (schemas.ts `NodeStudy`), or null. */
+function studyValue(node: ElectricalNode, key: string): number | null {
+  const value = node.study?.[key]
+  return typeof value === 'number' ? value : null
+}
+
+const mul = (factor: number, value: number | null): number | null => (value === null ? null : factor * value)
+
 function positive(value: number | null | undefined): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null
 }
 
-class UnionFind {
+/** Disjoint sets over 0…size−1 (buses, voltage zones; the studies' network parts). */
+export class UnionFind {
   private readonly parent: Int32Array
   constructor(size: number) {
     this.parent = Int32Array.from({ length: size }, (_, i) => i)
@@ -297,18 +322,31 @@ class UnionFind {
   }
 }
 
-/** Builds the pandapower JSON for a validated network; never throws for missing ratings, it notes them. */
-export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions = {}): PandapowerExport {
+/** Where a two-terminal node sits: its bus per connection, the buses and their nominal voltages. */
+export interface BusModel {
+  readonly isPair: (i: number) => boolean
+  readonly termBase: Int32Array
+  readonly busOfTerm: Int32Array
+  /** The bus of node `i` at its connection by edge `e`. */
+  readonly busOf: (i: number, e: number) => number
+  readonly busName: string[]
+  readonly busIsBar: boolean[]
+  /** kV from the `ratedVoltageV` of the nodes on the bus (null: none). */
+  readonly busKv: (number | null)[]
+  /** kV of the bus or, failing that, of its voltage zone (buses joined by lines and switches). */
+  readonly vn: (number | null)[]
+  readonly busCount: number
+  readonly busesByNodeIndex: number[][]
+}
+
+/**
+ * The buses of a network (shared by the pandapower export and the studies): every node is a bus, except a
+ * two-terminal device with exactly two connections, which gets one terminal per connection; BusbarLink and
+ * TransformerWinding edges join their ends into one bus.
+ */
+export function buildBuses(graph: Graph, note: (code: string, message: string, nodeId: string) => void): BusModel {
   const { nodes, edges, adjStart, adjEdge, edgeSource, edgeTarget } = graph
   const n = nodes.length
-  const notes = new Map<string, { message: string; count: number; nodeIds: string[] }>()
-  const note = (code: string, message: string, nodeId: string): void => {
-    const entry = notes.get(code) ?? { message, count: 0, nodeIds: [] }
-    entry.count++
-    if (entry.nodeIds.length < 20) entry.nodeIds.push(nodeId)
-    notes.set(code, entry)
-  }
-
   // Terminals: one per node, two for a two-terminal device with exactly two connections.
   const pair = Uint8Array.from(nodes, (node, i) => (TWO_TERMINAL.has(node.nodeType) && adjStart[i + 1]! - adjStart[i]! === 2 ? 1 : 0))
   const isPair = (i: number): boolean => pair[i] === 1
@@ -387,6 +425,22 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
     if (kv != null && !zoneKv.has(zones.find(b))) zoneKv.set(zones.find(b), kv)
   }
   const vn: (number | null)[] = busKv.map((kv, b) => kv ?? zoneKv.get(zones.find(b)) ?? null)
+  return { isPair, termBase, busOfTerm, busOf, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex }
+}
+
+/** Builds the pandapower JSON for a validated network; never throws for missing ratings, it notes them. */
+export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions = {}): PandapowerExport {
+  const { nodes, edges, adjStart, adjEdge, edgeSource, edgeTarget } = graph
+  const n = nodes.length
+  const notes = new Map<string, { message: string; count: number; nodeIds: string[] }>()
+  const note = (code: string, message: string, nodeId: string): void => {
+    const entry = notes.get(code) ?? { message, count: 0, nodeIds: [] }
+    entry.count++
+    if (entry.nodeIds.length < 20) entry.nodeIds.push(nodeId)
+    notes.set(code, entry)
+  }
+
+  const { isPair, termBase, busOfTerm, busOf, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex } = buildBuses(graph, note)
   const rows: Record<TableName, Cell[][]> = {
     bus: [],
     line: [],
@@ -428,15 +482,19 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
     if (kv === null) note('LineVoltageUnknown', 'Line voltage unknown; the 6/10 kV cable or 20 kV line type was used.', edge.targetId)
     const kind = edge.edgeType === Cable ? 'cable' : 'overhead'
     const std = LINE_STD_TYPES.find((l) => l.forEdge === kind && (kv ?? (kind === 'cable' ? 10 : 20)) <= l.maxKv)!
+    // The study's per-km values of the circuit, when the fed node holds them, replace the standard type's.
+    const r = studyValue(nodes[t]!, 'rOhmPerKm')
+    const x = studyValue(nodes[t]!, 'xOhmPerKm')
+    const own = r !== null && x !== null
     rows.line.push([
       `${edge.sourceId}>${edge.targetId}`,
-      std.std,
+      own ? null : std.std,
       from,
       to,
       (lengthM ?? 1) / 1000,
-      std.r,
-      std.x,
-      std.c,
+      own ? r : std.r,
+      own ? x : std.x,
+      own ? 0 : std.c,
       0,
       std.maxIKa,
       1,
@@ -466,24 +524,70 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       islandHasSupply[labels[i]!] = 2
     }
     switch (node.nodeType) {
-      case UtilitySupply:
-        rows.ext_grid.push([node.id, bus, 1, 0, 1, true])
+      case UtilitySupply: {
+        const kv = vn[bus] ?? null
+        const sc = (mva: string, ka: string) => studyValue(node, mva) ?? (kv === null ? null : mul(Math.sqrt(3) * kv, studyValue(node, ka)))
+        const rx = studyValue(node, 'rxRatio')
+        rows.ext_grid.push([node.id, bus, 1, 0, 1, true, sc('scPowerMaxMva', 'scCurrentMaxKa'), sc('scPowerMinMva', 'scCurrentMinKa'), rx, rx])
         break
+      }
       case Generator: {
         const slack = islandHasSlack[labels[i]!] === 0
         if (slack) islandHasSlack[labels[i]!] = 1
-        rows.gen.push([node.id, bus, requirePower(node, mw, 'generator'), 1, null, null, null, 1, slack, true, slack ? 1 : 0, null])
+        const snMva = mul(0.001, studyValue(node, 'ratedPowerKva'))
+        const urKv = studyValue(node, 'ratedVoltageKv')
+        const xd = mul(0.01, studyValue(node, 'xdSubtransientPercent'))
+        // RG = (RG/X″d)·x″d·UrG²/SrG
+        const rdss = snMva === null || urKv === null || xd === null ? null : mul((xd * urKv * urKv) / snMva, studyValue(node, 'rxRatio'))
+        rows.gen.push([
+          node.id,
+          bus,
+          requirePower(node, mw, 'generator'),
+          1,
+          snMva,
+          null,
+          null,
+          1,
+          slack,
+          true,
+          slack ? 1 : 0,
+          null,
+          urKv,
+          xd,
+          rdss,
+          studyValue(node, 'powerFactor'),
+        ])
         break
       }
       case UpsBattery:
         rows.storage.push([node.id, bus, 0, 0, mw, null, 0, null, 1, true, null])
         break
-      case Motor:
-        rows.motor.push([node.id, bus, requirePower(node, mw, 'motor'), 100, 0.85, null, 100, null, null, vn[bus] ?? null, 1, true, null])
+      case Motor: {
+        const pn = mul(0.001, studyValue(node, 'ratedPowerKw')) ?? requirePower(node, mw, 'motor')
+        const cosPhi = studyValue(node, 'powerFactor')
+        const eta = studyValue(node, 'efficiencyPercent')
+        const kv = studyValue(node, 'ratedVoltageKv') ?? vn[bus] ?? null
+        rows.motor.push([
+          node.id,
+          bus,
+          pn,
+          100,
+          cosPhi ?? 0.85,
+          cosPhi,
+          eta ?? 100,
+          eta,
+          studyValue(node, 'lockedRotorRatio'),
+          kv,
+          1,
+          true,
+          studyValue(node, 'rxRatio'),
+        ])
         break
+      }
       case FeederLoad: {
-        const p = requirePower(node, mw, 'load')
-        rows.load.push([node.id, bus, p, p * LOAD_TAN_PHI, 0, 0, null, 1, true, 'wye'])
+        const p = mul(0.001, studyValue(node, 'activePowerKw')) ?? requirePower(node, mw, 'load')
+        const cosPhi = studyValue(node, 'powerFactor')
+        rows.load.push([node.id, bus, p, p * (cosPhi === null ? LOAD_TAN_PHI : Math.tan(Math.acos(cosPhi))), 0, 0, null, 1, true, 'wye'])
         break
       }
       case CapacitorBank: {
@@ -529,22 +633,27 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       aIsHv = edgeTarget[adjEdge[adjStart[i]!]!] === i || edgeTarget[adjEdge[adjStart[i]! + 1]!] !== i
     }
     const [hv, lv] = aIsHv ? [a, b] : [b, a]
-    let kva = positive(node.ratedPowerKw)
+    const uk = studyValue(node, 'ukPercent')
+    const ur = studyValue(node, 'urPercent')
+    const xr = studyValue(node, 'xrRatio')
+    let kva = studyValue(node, 'ratedPowerKva') ?? positive(node.ratedPowerKw)
     if (kva === null) {
       add('RatingMissing', 'No ratedPowerKw (kVA) on the transformer; 1000 kVA assumed.', node.id)
       kva = 1000
     }
-    const vk = VK_PERCENT_BY_KVA.find(([limit]) => kva <= limit)![1]
+    // The study's ukr and uRr (or X/R) when the node holds them; else the IEC 60076-5 minimum for the rating.
+    const vk = uk ?? VK_PERCENT_BY_KVA.find(([limit]) => kva <= limit)![1]
+    const vkr = ur ?? (uk !== null && xr !== null ? uk / Math.sqrt(1 + xr * xr) : kva > 2500 ? 0.5 : 1)
     out.trafo.push([
       node.id,
       null,
       hv,
       lv,
       kva / 1000,
-      vn[hv] ?? null,
-      vn[lv] ?? null,
+      studyValue(node, 'hvRatedVoltageKv') ?? vn[hv] ?? null,
+      studyValue(node, 'lvRatedVoltageKv') ?? vn[lv] ?? null,
       vk,
-      kva > 2500 ? 0.5 : 1,
+      vkr,
       0,
       0,
       0,
@@ -560,6 +669,7 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       1,
       true,
       null,
+      typeof node.study?.vectorGroup === 'string' ? node.study.vectorGroup : null,
     ])
   }
 

@@ -28,6 +28,8 @@ import {
   PandapowerSchema,
   ProtectionCurvesQuery,
   ProtectionCurvesSchema,
+  ShortCircuitQuery,
+  ShortCircuitSchema,
   SiteParams,
   SupplyPathsSchema,
   TripTimeQuery,
@@ -360,6 +362,23 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       },
     },
     async (request) => electrical.protectionCurves(request.principal.orgId, request.params.siteId, request.params.nodeId, request.query),
+  )
+
+  app.get(
+    '/:siteId/electrical/studies/short-circuit',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        operationId: 'getShortCircuitStudy',
+        summary: 'Short-circuit currents at every bus (IEC 60909)',
+        description: docs.shortCircuit,
+        params: SiteParams,
+        querystring: ShortCircuitQuery,
+        response: { 200: ShortCircuitSchema, ...problemResponses(400, 401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => electrical.shortCircuit(request.principal.orgId, request.params.siteId, request.query),
   )
 
   app.get(

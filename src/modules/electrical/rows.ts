@@ -2,7 +2,8 @@ import type { ElectricalEdgesTable, ElectricalNodesTable } from '../../db/schema
 import type { FieldProblem } from '../../errors/domain-error.ts'
 import { EDGE_TYPES, NODE_TYPES } from './codes.ts'
 import { resolveCurve } from './protection.ts'
-import { LIMITS, type CreateNodeInput, type Edge, type Node, type UpdateNodeInput } from './schemas.ts'
+import { LIMITS, type CreateNodeInput, type Edge, type Node, type NodeStudyInput, type UpdateNodeInput } from './schemas.ts'
+import { studyProblems } from './study.ts'
 import type { ElectricalEdge, ElectricalNode } from './topology.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -26,6 +27,7 @@ export function toNode(row: ElectricalNodesTable): Node {
     description: row.description,
     tagBindings: JSON.parse(row.tag_bindings) as Record<string, string>,
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    study: JSON.parse(row.study) as NodeStudyInput,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   }
@@ -55,6 +57,7 @@ type EngineeringRow = Pick<
   | 'protection_curve'
   | 'protection_pickup_a'
   | 'protection_tms'
+  | 'study'
 >
 type EdgeTriple = Pick<ElectricalEdgesTable, 'source_id' | 'target_id' | 'edge_type'>
 
@@ -73,6 +76,7 @@ export function toGraphNode(row: EngineeringRow): ElectricalNode {
     protectionCurve: row.protection_curve,
     protectionPickupA: row.protection_pickup_a,
     protectionTms: row.protection_tms,
+    study: JSON.parse(row.study) as NodeStudyInput,
   }
 }
 
@@ -107,6 +111,8 @@ export function nodeFieldProblems(input: CreateNodeInput | UpdateNodeInput, pref
       problems.push({ in: 'body', pointer: `${prefix}/protectionCurve`, message: (err as Error).message })
     }
   }
+  // On an update without nodeType the stored type decides (checked by the service against the stored row).
+  if (input.study != null && input.nodeType !== undefined) problems.push(...studyProblems(input.study, input.nodeType, prefix))
   const metadata = (input as CreateNodeInput).metadata
   if (metadata !== undefined && Buffer.byteLength(JSON.stringify(metadata)) > LIMITS.metadataMaxBytes) {
     problems.push({ in: 'body', pointer: `${prefix}/metadata`, message: `must be at most ${LIMITS.metadataMaxBytes} bytes as JSON` })
@@ -133,6 +139,7 @@ export function nodeRow(orgId: string, siteCode: string, input: CreateNodeInput,
     description: input.description ?? null,
     tag_bindings: JSON.stringify(input.tagBindings ?? {}),
     metadata: JSON.stringify(input.metadata ?? {}),
+    study: JSON.stringify(input.study ?? {}),
     created_at: createdAt,
     updated_at: updatedAt,
   }

@@ -43,6 +43,58 @@ const curveDoc =
 const physical = (unit: string, what: string) =>
   nullable(Type.Number({ minimum: 0 }), `${what} in ${unit}: a finite number ≥ 0 (negative or non-finite: 400 naming the field); null clears it.`)
 
+const positive = (description: string, extra: Record<string, number> = {}) =>
+  Type.Optional(Type.Number({ exclusiveMinimum: 0, ...extra, description: `${description}; finite, > 0.` }))
+
+/**
+ * Study parameters (issue 31), per node type (study.ts holds which type takes which; another type's parameter: 400
+ * naming it). Units in every name. Nothing is defaulted: a study that needs a missing one answers 422 naming it.
+ */
+const STUDY_DOC =
+  'Study parameters of the node (short circuit, load flow). Per node type: UtilitySupply scPowerMaxMva|scCurrentMaxKa, scPowerMinMva|scCurrentMinKa, rxRatio; ' +
+  'PowerTransformer ratedPowerKva, hvRatedVoltageKv, lvRatedVoltageKv, ukPercent, urPercent|xrRatio, vectorGroup; Generator ratedPowerKva, ratedVoltageKv, ' +
+  'xdSubtransientPercent, rxRatio, powerFactor; Motor ratedPowerKw, ratedVoltageKv, powerFactor, efficiencyPercent, lockedRotorRatio, rxRatio; ' +
+  'FeederLoad activePowerKw, powerFactor; any node fed by a cable or line rOhmPerKm, xOhmPerKm. A parameter of another type: 400 naming it. ' +
+  'In an update the object replaces the stored one whole; null clears it.'
+
+export const NodeStudy = Type.Object(
+  {
+    rOhmPerKm: positive(
+      "Any node fed by a Cable or OverheadLine edge: resistance per km of that circuit (its length is `cableLengthM`); without it and xOhmPerKm, a cable takes the cable table's values for a `cableSize` naming size and conductor (`185mm² Cu`)",
+    ),
+    xOhmPerKm: positive('Any node fed by a Cable or OverheadLine edge: reactance per km of that circuit at the system frequency'),
+    scPowerMaxMva: positive('UtilitySupply: maximum short-circuit power S″kQmax at the connection point (or scCurrentMaxKa)'),
+    scPowerMinMva: positive('UtilitySupply: minimum short-circuit power S″kQmin (or scCurrentMinKa)'),
+    scCurrentMaxKa: positive('UtilitySupply: maximum initial short-circuit current I″kQmax at the connection point (or scPowerMaxMva)'),
+    scCurrentMinKa: positive('UtilitySupply: minimum initial short-circuit current I″kQmin (or scPowerMinMva)'),
+    rxRatio: positive('UtilitySupply: RQ/XQ of the grid; Generator: RG/X″d; Motor: RM/XM'),
+    ratedPowerKva: positive('PowerTransformer: rated power SrT; Generator: rated power SrG'),
+    hvRatedVoltageKv: positive('PowerTransformer: rated voltage of the HV winding UrTHV'),
+    lvRatedVoltageKv: positive('PowerTransformer: rated voltage of the LV winding UrTLV'),
+    ukPercent: positive('PowerTransformer: short-circuit voltage ukr', { maximum: 100 }),
+    urPercent: positive('PowerTransformer: resistive part of the short-circuit voltage uRr (or xrRatio)', { maximum: 100 }),
+    xrRatio: positive('PowerTransformer: X/R of the transformer (or urPercent)'),
+    vectorGroup: Type.Optional(
+      Type.String({
+        pattern: '^[YyDdZz][Nn]?[YyDdZz][Nn]?(0|1|2|3|4|5|6|7|8|9|10|11)?$',
+        description: 'PowerTransformer: vector group, e.g. `Dyn11` (recorded; the three-phase study does not need it).',
+      }),
+    ),
+    ratedVoltageKv: positive('Generator: rated voltage UrG; Motor: rated voltage UrM'),
+    xdSubtransientPercent: positive('Generator: subtransient reactance x″d in % of the rated impedance', { maximum: 1000 }),
+    powerFactor: positive('Generator: rated cos φrG; Motor: rated cos φrM; FeederLoad: cos φ (lagging)', { maximum: 1 }),
+    ratedPowerKw: positive('Motor: rated mechanical power PrM'),
+    efficiencyPercent: positive('Motor: rated efficiency ηrM', { maximum: 100 }),
+    lockedRotorRatio: positive('Motor: locked-rotor current over rated current ILR/IrM'),
+    activePowerKw: positive('FeederLoad: active power drawn'),
+  },
+  {
+    additionalProperties: false,
+    description: STUDY_DOC,
+  },
+)
+export type NodeStudyInput = Static<typeof NodeStudy>
+
 /** The nullable fields of spec 2.5 that create and update share. */
 const sharedFields = {
   ratedVoltageV: Type.Optional(physical('volts', 'Rated (system) voltage')),
@@ -60,6 +112,7 @@ const sharedFields = {
   protectionPickupA: Type.Optional(physical('amperes', 'Protection pickup (setting) current Is')),
   protectionTms: Type.Optional(physical('seconds for DT, dimensionless otherwise', 'Time multiplier setting (TMS / time dial TD)')),
   description: Type.Optional(nullable(Type.String({ maxLength: LIMITS.descriptionMax }), 'Free text, 0 to 500 characters; null clears it.')),
+  study: Type.Optional(Type.Union([NodeStudy, Type.Null()], { description: STUDY_DOC })),
 }
 
 export const TagBindings = Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: LIMITS.tagValueMax }), {
@@ -138,6 +191,7 @@ export const NodeSchema = Type.Object(
     description: NullableString,
     tagBindings: Type.Record(Type.String(), Type.String()),
     metadata: Type.Record(Type.String(), Type.Unknown()),
+    study: NodeStudy,
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
@@ -511,4 +565,92 @@ export type PandapowerQueryInput = Static<typeof PandapowerQuery>
 export const PandapowerSchema = Type.Object(
   {},
   { additionalProperties: true, description: 'A pandapower network as `pandapower.to_json` writes it; load it with `pandapower.from_json(path)`.' },
+)
+
+// Studies (issue 31).
+export const ShortCircuitQuery = Type.Object(
+  {
+    lvTolerancePercent: Type.Optional(
+      Type.Integer({
+        enum: [6, 10],
+        default: 10,
+        description: 'Voltage tolerance of the networks up to 1 kV (IEC 60909-0 Table 1): 6 → cmax 1.05, 10 (default) → cmax 1.10.',
+      }),
+    ),
+    fHz: Type.Optional(
+      Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency (50 or 60, default 50): the equivalent frequency of κ method C.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ShortCircuitQueryInput = Static<typeof ShortCircuitQuery>
+
+export const ShortCircuitSchema = Type.Object(
+  {
+    siteId: Type.String(),
+    faultType: Type.String({
+      enum: ['threePhase'],
+      description: 'Only three-phase faults are computed (two-phase and earth faults need sequence data the network does not hold).',
+    }),
+    method: Type.String(),
+    assumed: Type.Object(
+      {
+        lvTolerancePercent: Type.Integer(),
+        fHz: Type.Integer(),
+        cFactors: Type.Object(
+          {
+            lv: Type.Object({ max: Type.Number(), min: Type.Number() }, { additionalProperties: false }),
+            mvHv: Type.Object({ max: Type.Number(), min: Type.Number() }, { additionalProperties: false }),
+          },
+          { additionalProperties: false, description: 'c-factors used for Un ≤ 1 kV (`lv`) and above (`mvHv`).' },
+        ),
+        correctionFactors: Type.Array(
+          Type.Object({ nodeId: Type.String(), factor: Type.String({ enum: ['KT', 'KG'] }), value: Type.Number() }, { additionalProperties: false }),
+          { description: 'The impedance correction factor applied to each transformer (KT) and generator (KG).' },
+        ),
+        notModelled: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
+          description: 'Nodes the study left out or read with a choice (a UPS, a bus whose nodes disagree on ratedVoltageV).',
+        }),
+        conductorTemperatureC: Type.Number({ description: 'Cable and line resistances are taken as given, at this temperature, in both cases.' }),
+        cablesFromSize: Type.Array(
+          Type.Object({ nodeId: Type.String(), cableSize: Type.String(), rOhmPerKm: Type.Number(), xOhmPerKm: Type.Number() }, { additionalProperties: false }),
+          {
+            description:
+              'Cables whose per-km values came from the cable table (studies/cable-table.ts: IEC 60228 class 2 R at 20 °C for Cu/Al 1.5–630 mm², X 0.08 Ω/km) ' +
+              'because the fed node has a readable cableSize and no rOhmPerKm/xOhmPerKm.',
+          },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    buses: Type.Array(
+      Type.Object(
+        {
+          busId: Type.String({
+            description: 'The first node on the bus (nodes joined by busbar links, winding connections, closed switching devices, bus ties).',
+          }),
+          nodeIds: Type.Array(Type.String()),
+          nominalVoltageKv: Type.Number(),
+          ikssMaxKa: Type.Number({ description: 'Maximum initial symmetrical short-circuit current I″k max, kA.' }),
+          ikssMinKa: Type.Number({ description: 'Minimum I″k min (cmin, the grid minimum, no motors), kA.' }),
+          ipKa: Type.Number({ description: 'Peak short-circuit current ip = κ·√2·I″k max, kA.' }),
+          kappa: Type.Number(),
+          kappaMethod: Type.String({ enum: ['radial', 'C'], description: '`radial`: κ from the R/X at the fault; `C`: IEC method C (meshed part).' }),
+          xrRatio: Type.Number({ description: 'X/R of the short-circuit impedance at the bus (maximum case).' }),
+          skssMaxMva: Type.Number({ description: 'S″k max = √3·Un·I″k max, MVA.' }),
+          contributions: Type.Array(
+            Type.Object(
+              { sourceId: Type.String(), sourceType: Type.String({ enum: ['UtilitySupply', 'Generator', 'Motor'] }), ikssKa: Type.Number() },
+              { additionalProperties: false },
+            ),
+            { description: "Each source's current into the fault (maximum case), kA referred to the bus's voltage, largest first." },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every bus of a part of the network with a utility supply or a generator, in bus order.' },
+    ),
+    unsuppliedBusIds: Type.Array(Type.String(), { description: 'Buses of parts with no utility supply or generator: no fault current.' }),
+  },
+  { additionalProperties: false },
 )

@@ -153,6 +153,7 @@ export async function copyLoad(trx: Db, orgId: OrgId, siteCode: string, loadId: 
       'description',
       'tag_bindings',
       'metadata',
+      'study',
       'created_at',
       'updated_at',
     ])
@@ -177,6 +178,7 @@ export async function copyLoad(trx: Db, orgId: OrgId, siteCode: string, loadId: 
           'description',
           'tag_bindings',
           'metadata',
+          'study',
         ])
         .select([sql<number>`coalesce(created_at, ${now})`.as('created_at'), sql<number>`${now}`.as('updated_at')])
         .where('org_id', '=', orgId)

@@ -4,7 +4,7 @@ import type { OrgId } from '../../ids.ts'
 
 export type NodeChanges = Partial<Omit<ElectricalNodesTable, 'org_id' | 'site_code' | 'id' | 'created_at' | 'tag_bindings' | 'metadata'>>
 
-// Rows per multi-row INSERT: 19 node columns × 1000 stays under PostgreSQL's 65 535 and SQLite's 32 766 parameters.
+// Rows per multi-row INSERT: 20 node columns × 1000 stays under PostgreSQL's 65 535 and SQLite's 32 766 parameters.
 const NODE_CHUNK = 1000
 const EDGE_CHUNK = 2000
 
@@ -61,6 +61,7 @@ export function engineeringNodes(db: Db, orgId: OrgId, siteCode: string) {
       'protection_curve',
       'protection_pickup_a',
       'protection_tms',
+      'study',
     ])
     .where('org_id', '=', orgId)
     .where('site_code', '=', siteCode)

@@ -21,6 +21,8 @@ export interface ElectricalNode {
   readonly protectionCurve?: string | null
   readonly protectionPickupA?: number | null
   readonly protectionTms?: number | null
+  /** Study parameters (schemas.ts `NodeStudy`), read by the studies. */
+  readonly study?: Readonly<Record<string, number | string | undefined>>
 }
 
 /** An edge (spec 2.6), identified by the triple (sourceId, targetId, edgeType). Topology ignores direction. */

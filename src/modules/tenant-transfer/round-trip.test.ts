@@ -97,6 +97,7 @@ async function buildOrganisation(h: Harness, cred: Cred): Promise<void> {
         description: id === 'SUP' ? 'Grid\nincomer' : null,
         tag_bindings: JSON.stringify(id === 'M1' ? { current: 'ins_motor.I' } : {}),
         metadata: JSON.stringify({ id, ok: true }),
+        study: JSON.stringify(id === 'TX1' ? { ukPercent: 6 } : {}),
         created_at: T0,
         updated_at: T0 + 5,
       })

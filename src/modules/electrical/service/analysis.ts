@@ -15,7 +15,8 @@ import {
   type CurveId,
 } from '../protection.ts'
 import { compareEdges, compareIds, toGraphEdge, toGraphNode } from '../rows.ts'
-import type { CoordinationQueryInput, PandapowerQueryInput, ProtectionCurvesQueryInput } from '../schemas.ts'
+import type { CoordinationQueryInput, PandapowerQueryInput, ProtectionCurvesQueryInput, ShortCircuitQueryInput } from '../schemas.ts'
+import { shortCircuitStudy, type ShortCircuitResult } from '../studies/short-circuit.ts'
 import { edgeTriples, engineeringNodes, topologyNodes } from '../store.ts'
 import type { GraphCache } from './graph-cache.ts'
 import { buildGraph, findIslands, findIsolatedNodes, findLoops, findSupplyPaths, NodeNotInNetwork, type ElectricalNode, type Graph } from '../topology.ts'
@@ -36,6 +37,9 @@ export function curveFormula(id: CurveId): string {
 export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
   const { sites } = deps
   const db = deps.handle.db
+  // Study results hang on the graph they were computed from: the graph cache drops a site's graph on every write
+  // of its network (graph-cache.ts), so a result never outlives the network version it describes.
+  const studies = new WeakMap<Graph, Map<string, ShortCircuitResult>>()
 
   /**
    * The site's stored network as a graph: nodes by id, edges by (source, target, type), code-unit order.
@@ -161,6 +165,18 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
         }),
         skipped,
       }
+    },
+
+    /** IEC 60909 three-phase short circuit at every bus (studies/short-circuit.ts), kept per network version. */
+    async shortCircuit(orgId: OrgId, siteCode: string, query: ShortCircuitQueryInput) {
+      const graph = await loadGraph(orgId, siteCode)
+      const options = { lvTolerancePercent: query.lvTolerancePercent === 6 ? 6 : 10, fHz: query.fHz === 60 ? 60 : 50 } as const
+      const key = `${options.lvTolerancePercent}/${options.fHz}`
+      let results = studies.get(graph)
+      if (results === undefined) studies.set(graph, (results = new Map()))
+      let result = results.get(key)
+      if (result === undefined) results.set(key, (result = shortCircuitStudy(graph, options)))
+      return { siteId: siteCode, ...result }
     },
 
     async pandapower(orgId: OrgId, siteCode: string, options: PandapowerQueryInput) {

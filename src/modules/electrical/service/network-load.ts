@@ -111,6 +111,7 @@ const NO_NODE_FIELDS = {
   description: null,
   tag_bindings: null,
   metadata: null,
+  study: null,
   created_at: null,
 } as const
 

@@ -14,7 +14,18 @@ import type { SitesService } from '../../sites/service.ts'
 import { EDGE_TYPES } from '../codes.ts'
 import { createOnly, EdgeEndsUnknown, EdgeExists, NodeHasEdges, NodeIdTaken, notUpdatable, SelfLoop } from '../errors.ts'
 import { compareEdges, compareIds, nodeFieldProblems, nodeRow, toEdge, toNode } from '../rows.ts'
-import type { CreateNodeInput, DeleteEdgeQueryInput, Edge, EdgeInput, ListEdgesQueryInput, ListNodesQueryInput, Node, UpdateNodeInput } from '../schemas.ts'
+import type {
+  CreateNodeInput,
+  DeleteEdgeQueryInput,
+  Edge,
+  EdgeInput,
+  ListEdgesQueryInput,
+  ListNodesQueryInput,
+  Node,
+  NodeStudyInput,
+  UpdateNodeInput,
+} from '../schemas.ts'
+import { studyProblems } from '../study.ts'
 import {
   allEdges,
   allNodes,
@@ -140,7 +151,15 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
       if (input.protectionPickupA !== undefined) changes.protection_pickup_a = input.protectionPickupA
       if (input.protectionTms !== undefined) changes.protection_tms = input.protectionTms
       if (input.description !== undefined) changes.description = input.description
+      if (input.study !== undefined) changes.study = JSON.stringify(input.study ?? {})
       return writeNetwork(orgId, siteCode, async (trx) => {
+        if ((input.study != null && input.nodeType === undefined) || (input.study === undefined && input.nodeType !== undefined)) {
+          // The study parameters kept or sent must fit the type the node keeps or gets (both sent: checked above).
+          const stored = await findNode(trx, orgId, siteCode, id)
+          if (!stored) throw new NotFound()
+          const study = input.study ?? (JSON.parse(stored.study) as NodeStudyInput)
+          throwProblems(studyProblems(study, input.nodeType ?? stored.node_type))
+        }
         const result = await updateNode(trx, orgId, siteCode, id, changes)
         if (Number(result.numUpdatedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'electrical.node.updated', target: `${siteCode}/${id}`, detail: { fields: Object.keys(input) } })

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { describe, it } from 'node:test'
+import { connectDatabase } from '../../db/connect.ts'
+import { withOrgScope } from '../../db/tenant-scope.ts'
+import type { OrgId } from '../../ids.ts'
+import { sleep, testDialects } from '../../../test/harness.ts'
+import { createSitesService } from '../sites/service.ts'
+import { createElectricalService } from './service.ts'
+import { addNode, BASE, electricalSetup, loadNetwork, snapshot } from './test-support.ts'
+
+const fixture = JSON.parse(readFileSync(new URL('../../../test/fixtures/electrical/short-circuit-pandapower.json', import.meta.url), 'utf8')) as {
+  cases: Array<{ network: { nodes: Array<{ id: string; study?: Record<string, unknown> }>; edges: object[] } }>
+}
+const TRANSFORMERS = fixture.cases[0]!.network
+const MOTOR = fixture.cases[1]!.network
+const TX_STUDY = { ratedPowerKva: 400, hvRatedVoltageKv: 11, lvRatedVoltageKv: 0.42, ukPercent: 6, urPercent: 0.5 }
+
+const problemPointers = (body: string) => (JSON.parse(body) as { errors?: Array<{ pointer: string; message: string }> }).errors?.map((e) => e.pointer) ?? []
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: electrical study parameters and the short-circuit study`, () => {
+    it('study parameters: set on create, read on the node and the network, replaced or cleared by an update, carried by the bulk load', async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      const created = await addNode(as, 'T1', 2, { study: TX_STUDY })
+      assert.deepEqual(created.study, TX_STUDY)
+      assert.deepEqual((await addNode(as, 'B', 3)).study, {}, 'no parameters: an empty object')
+      const updated = await as('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, urPercent: undefined, xrRatio: 12 } })
+      assert.equal(updated.statusCode, 200, updated.body)
+      assert.deepEqual(updated.json().study, { ratedPowerKva: 400, hvRatedVoltageKv: 11, lvRatedVoltageKv: 0.42, ukPercent: 6, xrRatio: 12 }, 'replaced whole')
+      assert.deepEqual((await as('GET', `${BASE}/nodes/T1`)).json().study.xrRatio, 12)
+      const renamed = await as('PUT', `${BASE}/nodes/T1`, { name: 'TX-1' })
+      assert.equal(renamed.json().study.xrRatio, 12, 'an update without study keeps it')
+      assert.deepEqual((await as('PUT', `${BASE}/nodes/T1`, { study: null })).json().study, {}, 'null clears')
+      await loadNetwork(as, MOTOR)
+      const network = (await as('GET', `${BASE}/network`)).json() as { nodes: Array<{ id: string; study: object }> }
+      assert.deepEqual(
+        network.nodes.map((n) => [n.id, n.study]),
+        MOTOR.nodes.map((n) => [n.id, n.study ?? {}]).sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1)),
+      )
+    })
+
+    it('study parameters: refused with a 400 naming the field (another type, out of range, both of a pair, after a type change), nothing changed', async (t) => {
+      const { h, org, as } = await electricalSetup(t, dialect)
+      await addNode(as, 'M', 8, { study: { ratedPowerKw: 90, powerFactor: 0.85 } })
+      await addNode(as, 'T1', 2, { study: TX_STUDY })
+      const before = await snapshot(h, org)
+      const refused = async (method: string, url: string, body: object, pointer: string, rule: RegExp) => {
+        const res = await as(method, url, body)
+        assert.equal(res.statusCode, 400, `${url} ${JSON.stringify(body)}: ${res.body}`)
+        assert.match(String(res.headers['content-type']), /^application\/problem\+json/)
+        assert.ok(problemPointers(res.body).includes(pointer), `${pointer} in ${res.body}`)
+        assert.match(res.body, rule)
+      }
+      await refused(
+        'POST',
+        `${BASE}/nodes`,
+        { id: 'X', name: 'X', nodeType: 8, study: { ukPercent: 6 } },
+        '/study/ukPercent',
+        /not a study parameter of a Motor/,
+      )
+      await refused('PUT', `${BASE}/nodes/M`, { study: { ukPercent: 6 } }, '/study/ukPercent', /not a study parameter of a Motor/)
+      await refused('PUT', `${BASE}/nodes/M`, { study: { powerFactor: 1.2 } }, '/study/powerFactor', /1/)
+      await refused('PUT', `${BASE}/nodes/M`, { study: { ratedPowerKw: -5 } }, '/study/ratedPowerKw', /0/)
+      await refused('PUT', `${BASE}/nodes/M`, { study: { ratedPowerKw: 5, lockedRotorAmps: 3 } }, '/study/lockedRotorAmps', /not a known property/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, xrRatio: 10 } }, '/study/xrRatio', /either urPercent or xrRatio/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, lvRatedVoltageKv: 33 } }, '/study/lvRatedVoltageKv', /below hvRatedVoltageKv/)
+      await refused('PUT', `${BASE}/nodes/T1`, { nodeType: 8 }, '/study/hvRatedVoltageKv', /not a study parameter of a Motor/)
+      await refused(
+        'PUT',
+        `${BASE}/network`,
+        { nodes: [{ id: 'G', name: 'G', nodeType: 0, study: { scPowerMaxMva: 100, scCurrentMaxKa: 5 } }], edges: [] },
+        '/nodes/0/study/scCurrentMaxKa',
+        /either scPowerMaxMva or scCurrentMaxKa/,
+      )
+      assert.equal(await snapshot(h, org), before)
+    })
+
+    it('short circuit: the pandapower reference values within 1 % through the API; 422 naming each missing parameter', async (t) => {
+      const { as, asMember } = await electricalSetup(t, dialect)
+      await loadNetwork(as, TRANSFORMERS)
+      const res = await asMember('GET', `${BASE}/studies/short-circuit`)
+      assert.equal(res.statusCode, 200, res.body)
+      const study = res.json() as { faultType: string; buses: Array<{ busId: string; ikssMaxKa: number; ikssMinKa: number; ipKa: number }> }
+      assert.equal(study.faultType, 'threePhase')
+      const b2 = study.buses.find((b) => b.busId === 'B2')!
+      for (const [actual, expected] of [
+        [b2.ikssMaxKa, 16.992258758],
+        [b2.ipKa, 42.739927153],
+        [b2.ikssMinKa, 12.912468695],
+      ] as const) {
+        assert.ok(Math.abs(actual - expected) <= 0.01 * expected, `${actual} vs ${expected}`)
+      }
+      const six = (await as('GET', `${BASE}/studies/short-circuit?lvTolerancePercent=6`)).json() as typeof study
+      assert.ok(Math.abs(six.buses.find((b) => b.busId === 'B2')!.ikssMaxKa - 16.905912296) <= 0.01 * 16.905912296)
+      assert.equal((await as('GET', `${BASE}/studies/short-circuit?lvTolerancePercent=8`)).statusCode, 400)
+
+      // Data removed: a 422 that names the node and the parameter, not a default.
+      assert.equal((await as('PUT', `${BASE}/nodes/T2`, { study: { ratedPowerKva: 400, hvRatedVoltageKv: 11, lvRatedVoltageKv: 0.42 } })).statusCode, 200)
+      assert.equal((await as('PUT', `${BASE}/nodes/B1A`, { ratedVoltageV: null })).statusCode, 200)
+      const missing = await as('GET', `${BASE}/studies/short-circuit`)
+      assert.equal(missing.statusCode, 422, missing.body)
+      const problem = missing.json()
+      assert.equal(problem.code ?? problem.type?.split('/').pop(), 'StudyDataMissing')
+      assert.deepEqual(
+        (problem.missing as Array<{ nodeId: string; parameter: string }>).map((m) => [m.nodeId, m.parameter]).sort(),
+        [
+          ['T2', 'ukPercent'],
+          ['T2', 'urPercent'],
+        ],
+        'B1B still gives the bus its 10 kV',
+      )
+      assert.equal((await as('PUT', `${BASE}/nodes/B1B`, { ratedVoltageV: null })).statusCode, 200)
+      const noVoltage = (await as('GET', `${BASE}/studies/short-circuit`)).json()
+      assert.ok(
+        noVoltage.missing.some((m: { nodeId: string; parameter: string }) => m.nodeId === 'B1A' && m.parameter === 'ratedVoltageV'),
+        JSON.stringify(noVoltage),
+      )
+      assert.equal((await as('GET', '/api/sites/NOPE/electrical/studies/short-circuit')).statusCode, 404)
+    })
+
+    it('short circuit: answered from the cache per network version; an edit (in any process) computes it again', async (t) => {
+      const { h, org, as } = await electricalSetup(t, dialect)
+      await loadNetwork(as, MOTOR)
+      const handle = await connectDatabase(h.config.databaseUrl, { poolSize: 2 })
+      t.after(() => handle.close())
+      const sites = createSitesService({ handle, clock: h.clock, dependents: [] })
+      const other = createElectricalService({ handle, clock: h.clock, sites })
+      const orgId = org.id as OrgId
+      const ask = () => withOrgScope(orgId, () => other.shortCircuit(orgId, 'S1', {}))
+      const first = await ask()
+      const again = await ask()
+      assert.equal(again.buses, first.buses, 'the same result, not computed again')
+      assert.notEqual((await withOrgScope(orgId, () => other.shortCircuit(orgId, 'S1', { lvTolerancePercent: 6 }))).buses, first.buses)
+      const b3 = (r: typeof first) => r.buses.find((b) => b.busId === 'B3')!.ikssMaxKa
+      // The cable to B3 made twice as long, through the application (another process for `other`).
+      assert.equal((await as('PUT', `${BASE}/nodes/B3`, { cableLengthM: 4000 })).statusCode, 200)
+      let seen = first
+      for (let i = 0; i < 100 && seen.buses === first.buses; i++) {
+        seen = await ask()
+        if (seen.buses === first.buses) await sleep(50) // PostgreSQL: the notification arrives just after the commit
+      }
+      assert.notEqual(seen.buses, first.buses)
+      assert.ok(b3(seen) < 0.6 * b3(first), `${b3(seen)} after, ${b3(first)} before`)
+      const viaApi = (await as('GET', `${BASE}/studies/short-circuit`)).json()
+      assert.equal(viaApi.buses.find((b: { busId: string }) => b.busId === 'B3').ikssMaxKa, b3(seen))
+    })
+  })
+}

@@ -1,0 +1,54 @@
+import type { FieldProblem } from '../../errors/domain-error.ts'
+import { NODE_TYPES, NodeType } from './codes.ts'
+import type { NodeStudyInput } from './schemas.ts'
+
+/**
+ * Study parameters (issue 31): what the short-circuit study and the load flow read of a node, beside the spec's
+ * fields. Every name carries its unit. `rOhmPerKm` / `xOhmPerKm` describe the cable or line feeding the node (the node
+ * a circuit feeds records its cable, like `cableLengthM`), so any node type may carry them; the others belong to
+ * the node types listed here, and a parameter sent for another type is refused (400 naming it).
+ */
+export const CIRCUIT_FIELDS = ['rOhmPerKm', 'xOhmPerKm'] as const
+
+export const STUDY_FIELDS_BY_TYPE: Readonly<Partial<Record<number, readonly (keyof NodeStudyInput)[]>>> = {
+  [NodeType.UtilitySupply]: ['scPowerMaxMva', 'scPowerMinMva', 'scCurrentMaxKa', 'scCurrentMinKa', 'rxRatio'],
+  [NodeType.PowerTransformer]: ['ratedPowerKva', 'hvRatedVoltageKv', 'lvRatedVoltageKv', 'ukPercent', 'urPercent', 'xrRatio', 'vectorGroup'],
+  [NodeType.Generator]: ['ratedPowerKva', 'ratedVoltageKv', 'xdSubtransientPercent', 'rxRatio', 'powerFactor'],
+  [NodeType.Motor]: ['ratedPowerKw', 'ratedVoltageKv', 'powerFactor', 'efficiencyPercent', 'lockedRotorRatio', 'rxRatio'],
+  [NodeType.FeederLoad]: ['activePowerKw', 'powerFactor'],
+}
+
+/** The parameters a node of this type may carry. */
+export function studyFieldsOf(nodeType: number): readonly string[] {
+  return [...(STUDY_FIELDS_BY_TYPE[nodeType] ?? []), ...CIRCUIT_FIELDS]
+}
+
+/** Rules across fields and types the schema cannot state; problems point at `${prefix}/study/<field>`. */
+export function studyProblems(study: NodeStudyInput, nodeType: number, prefix = ''): FieldProblem[] {
+  const problems: FieldProblem[] = []
+  const at = (field: string, message: string) => problems.push({ in: 'body', pointer: `${prefix}/study/${field}`, message })
+  const allowed = studyFieldsOf(nodeType)
+  const typeName = NODE_TYPES[nodeType]?.name ?? String(nodeType)
+  for (const [field, value] of Object.entries(study)) {
+    if (!allowed.includes(field)) at(field, `is not a study parameter of a ${typeName} (its parameters: ${allowed.join(', ')})`)
+    else if (typeof value === 'number' && !Number.isFinite(value)) at(field, 'must be a finite number')
+  }
+  if (problems.length > 0) return problems
+  const pairs = [
+    ['scPowerMaxMva', 'scCurrentMaxKa'],
+    ['scPowerMinMva', 'scCurrentMinKa'],
+    ['urPercent', 'xrRatio'],
+  ] as const
+  for (const [a, b] of pairs) if (study[a] !== undefined && study[b] !== undefined) at(b, `give either ${a} or ${b}, not both`)
+  if (study.hvRatedVoltageKv !== undefined && study.lvRatedVoltageKv !== undefined && !(study.hvRatedVoltageKv > study.lvRatedVoltageKv)) {
+    at('lvRatedVoltageKv', 'must be below hvRatedVoltageKv')
+  }
+  if (study.urPercent !== undefined && study.ukPercent !== undefined && !(study.urPercent < study.ukPercent)) at('urPercent', 'must be below ukPercent')
+  if (study.scPowerMinMva !== undefined && study.scPowerMaxMva !== undefined && study.scPowerMinMva > study.scPowerMaxMva) {
+    at('scPowerMinMva', 'must not exceed scPowerMaxMva')
+  }
+  if (study.scCurrentMinKa !== undefined && study.scCurrentMaxKa !== undefined && study.scCurrentMinKa > study.scCurrentMaxKa) {
+    at('scCurrentMinKa', 'must not exceed scCurrentMaxKa')
+  }
+  return problems
+}
