@@ -1,0 +1,119 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { Db } from '../../../db/schema.ts'
+import type { OrgId } from '../../../ids.ts'
+
+/**
+ * The historian's retrieval modes (issue 30) over one series, each one statement computed in the database with the
+ * same SQL on both dialects. The signal a series describes: its visible numeric samples (complete batches; bad
+ * quality, under 64, left out unless `includeBad`), joined linearly or held until the next sample (`step`), the last
+ * value held after the last sample, nothing before the first.
+ */
+export interface SignalKey {
+  orgId: OrgId
+  seriesId: number
+  includeBad: boolean
+  isStep: boolean
+}
+
+/** The series id of an instance's tag in a site, or undefined (no sample was ever stored for it). */
+export async function findSeriesId(db: Db, orgId: OrgId, siteCode: string, instanceId: string, tagKey: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('historian_series')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('instance_id', '=', instanceId)
+    .where('tag_key', '=', tagKey)
+    .executeTakeFirst()
+  return row === undefined ? undefined : Number(row.id)
+}
+
+/** Joined to `historian_points p`: the sample's batch, complete (the samples of other batches are not visible). */
+const completeBatch = sql`join historian_batches b on b.org_id = p.org_id and b.id = p.batch_id and b.status = 'complete'`
+
+/** Of `historian_points p`: a numeric sample, of good or uncertain quality unless bad ones are asked for. */
+const usable = (key: SignalKey) => sql`p.value is not null${key.includeBad ? sql`` : sql` and p.quality >= 64`}`
+
+/** `from … where …` of the series' visible numeric samples, alias `p`, for a statement to add its own terms to. */
+function visibleSamples(key: SignalKey) {
+  return sql`from historian_points p ${completeBatch} where p.org_id = ${key.orgId} and p.series_id = ${key.seriesId} and ${usable(key)}`
+}
+
+/**
+ * `near(k, t, t0, t1)` for the rows of `times(k, t)`: the visible samples at or before and at or after each time, each
+ * one backward or forward primary-key search that stops at the first visible sample; then `valued(k, t, v)`, the
+ * signal at each time.
+ */
+function signalAtTimes(key: SignalKey) {
+  const interpolated = key.isStep ? sql`a.value` : sql`a.value + (z.value - a.value) * (n.t - n.t0) / (n.t1 - n.t0)`
+  return sql`near (k, t, t0, t1) as (
+      select x.k, x.t,
+        (select p.ts ${visibleSamples(key)} and p.ts <= x.t order by p.ts desc limit 1),
+        (select p.ts ${visibleSamples(key)} and p.ts >= x.t order by p.ts limit 1)
+      from times x
+    ), valued (k, t, v) as (
+      select n.k, n.t, case when n.t0 is null then null when n.t1 is null or n.t1 = n.t0 then a.value else ${interpolated} end
+      from near n
+      left join historian_points a on a.org_id = ${key.orgId} and a.series_id = ${key.seriesId} and a.ts = n.t0
+      left join historian_points z on z.org_id = ${key.orgId} and z.series_id = ${key.seriesId} and z.ts = n.t1
+    )`
+}
+
+function timesTable(times: readonly number[]): RawBuilder<unknown> {
+  return sql`times (k, t) as (values ${sql.join(times.map((t, k) => sql`(cast(${k} as integer), cast(${t} as bigint))`))})`
+}
+
+/** The signal at each of `times` (null before the first visible sample), in their order. */
+export async function signalAt(db: Db, key: SignalKey, times: readonly number[]): Promise<Array<number | null>> {
+  if (times.length === 0) return []
+  const { rows } = await sql<{ k: number; v: number | null }>`with ${timesTable(times)}, ${signalAtTimes(key)}
+    select k, v from valued order by k`.execute(db)
+  return rows.map((r) => (r.v === null ? null : Number(r.v)))
+}
+
+/**
+ * The time-weighted average of the signal over each window [a, z): its integral (trapezoids, or rectangles for a
+ * step tag) over the part of the window after the first visible sample, divided by that part's length. The pieces
+ * are the window's edges (the signal there) and its samples; null where the signal is nowhere defined.
+ */
+export async function timeWeightedAverages(db: Db, key: SignalKey, windows: ReadonlyArray<{ a: number; z: number }>): Promise<Array<number | null>> {
+  if (windows.length === 0) return []
+  const rows = sql.join(windows.map((w, k) => sql`(cast(${k} as integer), cast(${w.a} as bigint), cast(${w.z} as bigint))`))
+  const area = key.isStep ? sql`(ts - pt) * pv` : sql`(ts - pt) * (pv + v) / 2`
+  const result = await sql<{ k: number; twa: number | null }>`with windows (k, a, z) as (values ${rows}),
+    times (k, t) as (select k, a from windows union all select k, z from windows),
+    ${signalAtTimes(key)},
+    pts (k, ts, v) as (
+      select k, t, v from valued
+      union all
+      select w.k, p.ts, p.value from windows w
+      join historian_points p on p.org_id = ${key.orgId} and p.series_id = ${key.seriesId} and p.ts > w.a and p.ts < w.z
+      ${completeBatch}
+      where ${usable(key)}
+    ),
+    pieces as (
+      select k, ts, v, lag(ts) over (partition by k order by ts) as pt, lag(v) over (partition by k order by ts) as pv from pts
+    )
+    select k, sum(${area}) / nullif(cast(sum(ts - pt) as double precision), 0) as twa from pieces where pv is not null group by k`.execute(db)
+  const byWindow = new Map(result.rows.map((r) => [Number(r.k), r.twa === null ? null : Number(r.twa)]))
+  return windows.map((_, k) => byWindow.get(k) ?? null)
+}
+
+/**
+ * Plot values: the window [from, to) cut into columns of `columnMs`; in each, the first, last, lowest and highest
+ * visible sample (the earliest of equal values), each once, oldest first: at most 4 a column, the shape kept.
+ */
+export async function plotValues(db: Db, key: SignalKey, from: number, to: number, columnMs: number): Promise<Array<{ ts: number; value: number }>> {
+  const { rows } = await sql<{ ts: number; value: number }>`with visible as materialized (
+      select p.ts, p.value, (p.ts - cast(${from} as bigint)) / cast(${columnMs} as bigint) as col ${visibleSamples(key)} and p.ts >= ${from} and p.ts < ${to}
+    ), ranked as (
+      select ts, value,
+        row_number() over (partition by col order by ts) as rf,
+        row_number() over (partition by col order by ts desc) as rl,
+        row_number() over (partition by col order by value, ts) as rmin,
+        row_number() over (partition by col order by value desc, ts) as rmax
+      from visible
+    )
+    select ts, value from ranked where rf = 1 or rl = 1 or rmin = 1 or rmax = 1 order by ts`.execute(db)
+  return rows.map((r) => ({ ts: Number(r.ts), value: Number(r.value) }))
+}
