@@ -278,6 +278,8 @@ for (const dialect of testDialects()) {
         ['mode=sideways', '/mode'],
         ['bucket=1h&from=2024-05-02T00:00:00Z&to=2024-05-01T00:00:00Z', '/to'],
         ['mode=at&at=2024-05-01T00:00:00Z&format=csv&cursor=nonsense', '/cursor'],
+        // A grid index is a whole number from 0: [-5] as a cursor.
+        ['mode=interpolated&interval=1h&from=2024-05-01T00:00:00Z&to=2024-05-02T00:00:00Z&format=csv&cursor=Wy01XQ', '/cursor'],
       ]
       for (const [query, pointer] of cases) {
         const res = await h.inject(p.member, { method: 'GET', url: `/api/sites/${p.siteCode}/historian/series?${base}&${query}` })

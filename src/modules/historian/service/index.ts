@@ -24,7 +24,7 @@ import { FormFields, storableFileName, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
 import type { MultiSeriesQuery, SeriesQuery } from '../schemas.ts'
-import { multiTargets, planSeries, readSeriesPage, seriesCsv } from './series.ts'
+import { multiTargets, planSeries, readCursor, readSeriesPage, seriesCsv } from './series.ts'
 import { readSmallFile, spoolToDisk, streamingSource, unknownFilePart } from './upload.ts'
 
 export type { UploadPart } from './form.ts'
@@ -208,7 +208,7 @@ export function createHistorianService(deps: HistorianDeps) {
       const plan = planSeries(query, site.timeZone, 'query')
       const target = { siteCode: site.code, instanceId: query.instanceId, tag: query.tag, isStep: plan.isStep }
       // The cursor is checked before the answer starts: a CSV's 200 is sent with its first row.
-      decodeCursor(query.cursor, ['number'])
+      readCursor(plan, query.cursor)
       if (plan.isCsv) return { csv: seriesCsv(db, orgId, [target], plan, query.cursor) }
       return { json: await readSeriesPage(db, orgId, target, plan, { limit: query.limit ?? 1000, cursor: query.cursor }) }
     },

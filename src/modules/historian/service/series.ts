@@ -144,12 +144,20 @@ const emptySeries = (target: SeriesTarget, plan: SeriesPlan): Series => ({
   nextCursor: null,
 })
 
+/** The key a cursor carries: a timestamp, a bucket start, or (interpolated) a grid index; anything else is a 400. */
+export function readCursor(plan: SeriesPlan, cursor: string | undefined): number | undefined {
+  const after = decodeCursor(cursor, ['number'])?.[0] as number | undefined
+  if (after !== undefined && plan.mode === 'interpolated' && !(Number.isSafeInteger(after) && after >= 0))
+    throw invalidField('/cursor', 'is not a cursor returned by this list', 'query')
+  return after
+}
+
 /**
  * One page of a read: raw samples, buckets, or points of the signal, with the cursor of the next page (a timestamp,
  * a bucket start or a grid index). Every mode is computed by the database (store/series-reads.ts).
  */
 export async function readSeriesPage(db: Db, orgId: OrgId, target: SeriesTarget, plan: SeriesPlan, page: { limit: number; cursor?: string }): Promise<Series> {
-  const after = decodeCursor(page.cursor, ['number'])?.[0] as number | undefined
+  const after = readCursor(plan, page.cursor)
   const answer = emptySeries(target, plan)
   const key = { siteCode: target.siteCode, instanceId: target.instanceId, tagKey: target.tag, from: plan.from, to: plan.to }
   const { limit } = page
