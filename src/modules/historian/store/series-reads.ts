@@ -63,24 +63,28 @@ function timesTable(times: readonly number[]): RawBuilder<unknown> {
   return sql`times (k, t) as (values ${sql.join(times.map((t, k) => sql`(cast(${k} as integer), cast(${t} as bigint))`))})`
 }
 
+/** The statement of `signalAt` (exported for the read bench, which runs it through the driver alone). */
+export function signalAtQuery(key: SignalKey, times: readonly number[]) {
+  return sql<{ k: number; v: number | null }>`with ${timesTable(times)}, ${signalAtTimes(key)}
+    select k, v from valued order by k`
+}
+
 /** The signal at each of `times` (null before the first visible sample), in their order. */
 export async function signalAt(db: Db, key: SignalKey, times: readonly number[]): Promise<Array<number | null>> {
   if (times.length === 0) return []
-  const { rows } = await sql<{ k: number; v: number | null }>`with ${timesTable(times)}, ${signalAtTimes(key)}
-    select k, v from valued order by k`.execute(db)
+  const { rows } = await signalAtQuery(key, times).execute(db)
   return rows.map((r) => (r.v === null ? null : Number(r.v)))
 }
 
 /**
- * The time-weighted average of the signal over each window [a, z): its integral (trapezoids, or rectangles for a
- * step tag) over the part of the window after the first visible sample, divided by that part's length. The pieces
- * are the window's edges (the signal there) and its samples; null where the signal is nowhere defined.
+ * The statement of `timeWeightedAverages`: the time-weighted average of the signal over each window [a, z), its
+ * integral (trapezoids, or rectangles for a step tag) over the part of the window after the first visible sample,
+ * divided by that part's length. The pieces are the window's edges (the signal there) and its samples.
  */
-export async function timeWeightedAverages(db: Db, key: SignalKey, windows: ReadonlyArray<{ a: number; z: number }>): Promise<Array<number | null>> {
-  if (windows.length === 0) return []
+export function timeWeightedAveragesQuery(key: SignalKey, windows: ReadonlyArray<{ a: number; z: number }>) {
   const rows = sql.join(windows.map((w, k) => sql`(cast(${k} as integer), cast(${w.a} as bigint), cast(${w.z} as bigint))`))
   const area = key.isStep ? sql`(ts - pt) * pv` : sql`(ts - pt) * (pv + v) / 2`
-  const result = await sql<{ k: number; twa: number | null }>`with windows (k, a, z) as (values ${rows}),
+  return sql<{ k: number; twa: number | null }>`with windows (k, a, z) as (values ${rows}),
     times (k, t) as (select k, a from windows union all select k, z from windows),
     ${signalAtTimes(key)},
     pts (k, ts, v) as (
@@ -94,7 +98,13 @@ export async function timeWeightedAverages(db: Db, key: SignalKey, windows: Read
     pieces as (
       select k, ts, v, lag(ts) over (partition by k order by ts) as pt, lag(v) over (partition by k order by ts) as pv from pts
     )
-    select k, sum(${area}) / nullif(cast(sum(ts - pt) as double precision), 0) as twa from pieces where pv is not null group by k`.execute(db)
+    select k, sum(${area}) / nullif(cast(sum(ts - pt) as double precision), 0) as twa from pieces where pv is not null group by k`
+}
+
+/** The time-weighted average of each window, in their order; null where the signal is nowhere defined. */
+export async function timeWeightedAverages(db: Db, key: SignalKey, windows: ReadonlyArray<{ a: number; z: number }>): Promise<Array<number | null>> {
+  if (windows.length === 0) return []
+  const result = await timeWeightedAveragesQuery(key, windows).execute(db)
   const byWindow = new Map(result.rows.map((r) => [Number(r.k), r.twa === null ? null : Number(r.twa)]))
   return windows.map((_, k) => byWindow.get(k) ?? null)
 }
