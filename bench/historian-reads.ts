@@ -123,14 +123,14 @@ export async function benchHistorianReads(dialects: Array<{ name: string; url?: 
       }
       const key = { orgId, seriesId, includeBad: false, isStep: false }
       const grid = Array.from({ length: POINTS }, (_, k) => START + k * width * STEP_MS)
-      const windows = grid.map((a) => ({ a, z: Math.min(a + width * STEP_MS, end) }))
+      const windows = grid.map((a) => ({ start: a, a, z: Math.min(a + width * STEP_MS, end) }))
       const interpolatedApi = await timeIt(runs, () => get(`mode=interpolated&interval=${width}s&from=${from}&to=${to}&limit=${POINTS}`))
       const interpolatedDriver = await timeIt(runs, () => run(signalAtQuery(key, grid).compile(handle.db)))
       const seriesKey = { siteCode: 'BENCH', instanceId: 'ins_pump', tagKey: 'flow', from: START, to: end }
       const bucketsApi = await timeIt(runs, () => get(`bucket=${width}s&from=${from}&to=${to}&limit=${POINTS}`))
       const bucketsDriver = await timeIt(runs, async () => {
         await run(bucketsQuery(orgId, seriesKey, width * STEP_MS, { limit: POINTS }).compile(handle.db))
-        return run(timeWeightedAveragesQuery(key, windows).compile(handle.db))
+        return run(timeWeightedAveragesQuery(key, width * STEP_MS, START, windows).compile(handle.db))
       })
       const line = (label: string, api: number, alone: number) =>
         console.log(

@@ -180,8 +180,8 @@ export async function readSeriesPage(db: Db, orgId: OrgId, target: SeriesTarget,
     const bucketMs = plan.bucket!.ms
     const rows = signal === undefined ? [] : await listBuckets(db, orgId, key, bucketMs, { limit, after, includeBad: plan.includeBad })
     const items = rows.slice(0, limit)
-    const windows = items.map((b) => ({ a: Math.max(b.start, plan.from), z: Math.min(b.start + bucketMs, plan.to) }))
-    const averages = signal === undefined ? [] : await timeWeightedAverages(db, signal, windows)
+    const windows = items.map((b) => ({ start: b.start, a: Math.max(b.start, plan.from), z: Math.min(b.start + bucketMs, plan.to) }))
+    const averages = signal === undefined ? [] : await timeWeightedAverages(db, signal, bucketMs, plan.from, windows)
     answer.buckets = items.map((b, i) => ({
       start: iso(b.start),
       min: b.min,

@@ -40,22 +40,26 @@ function visibleSamples(key: SignalKey) {
 }
 
 /**
- * `near(k, t, t0, t1)` for the rows of `times(k, t)`: the visible samples at or before and at or after each time, each
- * one backward or forward primary-key search that stops at the first visible sample; then `valued(k, t, v)`, the
- * signal at each time.
+ * `near(k, t, t0, t1, v0, v1)` for the rows of `times(k, t)`: the visible samples at or before and at or after each
+ * time, each one backward or forward primary-key search that stops at the first visible sample, and their values;
+ * then `valued(k, t, v)`, the signal at each time. Correlated scalar subqueries throughout: each is one primary-key
+ * lookup a time whatever the planner believes of the tables (a left join to the samples for the values was planned,
+ * on PostgreSQL without statistics, as a read of the whole series filtered per time). Materialized, so that each is
+ * run once.
  */
 function signalAtTimes(key: SignalKey) {
-  const interpolated = key.isStep ? sql`a.value` : sql`a.value + (z.value - a.value) * (n.t - n.t0) / (n.t1 - n.t0)`
-  return sql`near (k, t, t0, t1) as (
+  const valueAt = (t: RawBuilder<unknown>) =>
+    sql`(select q.value from historian_points q where q.org_id = ${key.orgId} and q.series_id = ${key.seriesId} and q.ts = ${t})`
+  const interpolated = key.isStep ? sql`v0` : sql`v0 + (v1 - v0) * (t - t0) / (t1 - t0)`
+  return sql`near (k, t, t0, t1) as materialized (
       select x.k, x.t,
         (select p.ts ${visibleSamples(key)} and p.ts <= x.t order by p.ts desc limit 1),
         (select p.ts ${visibleSamples(key)} and p.ts >= x.t order by p.ts limit 1)
       from times x
+    ), ends (k, t, t0, t1, v0, v1) as materialized (
+      select n.k, n.t, n.t0, n.t1, ${valueAt(sql`n.t0`)}, ${valueAt(sql`n.t1`)} from near n
     ), valued (k, t, v) as (
-      select n.k, n.t, case when n.t0 is null then null when n.t1 is null or n.t1 = n.t0 then a.value else ${interpolated} end
-      from near n
-      left join historian_points a on a.org_id = ${key.orgId} and a.series_id = ${key.seriesId} and a.ts = n.t0
-      left join historian_points z on z.org_id = ${key.orgId} and z.series_id = ${key.seriesId} and z.ts = n.t1
+      select k, t, case when t0 is null then null when t1 is null or t1 = t0 then v0 else ${interpolated} end from ends
     )`
 }
 
@@ -76,37 +80,53 @@ export async function signalAt(db: Db, key: SignalKey, times: readonly number[])
   return rows.map((r) => (r.v === null ? null : Number(r.v)))
 }
 
-/**
- * The statement of `timeWeightedAverages`: the time-weighted average of the signal over each window [a, z), its
- * integral (trapezoids, or rectangles for a step tag) over the part of the window after the first visible sample,
- * divided by that part's length. The pieces are the window's edges (the signal there) and its samples.
- */
-export function timeWeightedAveragesQuery(key: SignalKey, windows: ReadonlyArray<{ a: number; z: number }>) {
-  const rows = sql.join(windows.map((w, k) => sql`(cast(${k} as integer), cast(${w.a} as bigint), cast(${w.z} as bigint))`))
-  const area = key.isStep ? sql`(ts - pt) * pv` : sql`(ts - pt) * (pv + v) / 2`
-  return sql<{ k: number; twa: number | null }>`with windows (k, a, z) as (values ${rows}),
-    times (k, t) as (select k, a from windows union all select k, z from windows),
-    ${signalAtTimes(key)},
-    pts (k, ts, v) as (
-      select k, t, v from valued
-      union all
-      select w.k, p.ts, p.value from windows w
-      join historian_points p on p.org_id = ${key.orgId} and p.series_id = ${key.seriesId} and p.ts > w.a and p.ts < w.z
-      ${completeBatch}
-      where ${usable(key)}
-    ),
-    pieces as (
-      select k, ts, v, lag(ts) over (partition by k order by ts) as pt, lag(v) over (partition by k order by ts) as pv from pts
-    )
-    select k, sum(${area}) / nullif(cast(sum(ts - pt) as double precision), 0) as twa from pieces where pv is not null group by k`
+/** A bucket of an aggregate read: its start, and the part of it inside [from, to), [a, z). */
+export interface BucketWindow {
+  start: number
+  a: number
+  z: number
 }
 
-/** The time-weighted average of each window, in their order; null where the signal is nowhere defined. */
-export async function timeWeightedAverages(db: Db, key: SignalKey, windows: ReadonlyArray<{ a: number; z: number }>): Promise<Array<number | null>> {
+/**
+ * The statement of `timeWeightedAverages` over the consecutive non-empty buckets of one page (width `bucketMs`):
+ * per bucket start `s`, the integral of the signal (trapezoids, or rectangles for a step tag) over the part of
+ * [a, z) after the first visible sample, divided by that part's length. The pieces are each bucket's edges (the
+ * signal there, k = 0 and 1) and the samples strictly inside, read in one primary-key range over the page and
+ * given their bucket by arithmetic (no join: a join of the samples to the bucket list was planned as a scan of the
+ * list per sample).
+ */
+export function timeWeightedAveragesQuery(key: SignalKey, bucketMs: number, from: number, windows: readonly BucketWindow[]) {
+  const edges = sql.join(windows.flatMap((w) => [sql`(cast(${w.start} as bigint), cast(${w.a} as bigint))`, sql`(${w.start}, ${w.z})`]))
+  const first = Math.min(...windows.map((w) => w.a))
+  const last = Math.max(...windows.map((w) => w.z))
+  const area = key.isStep ? sql`(ts - pt) * pv` : sql`(ts - pt) * (pv + v) / 2`
+  const offset = sql`(((p.ts % ${bucketMs}) + ${bucketMs}) % ${bucketMs})`
+  return sql<{ s: number; twa: number | null }>`with times (k, t) as (values ${edges}),
+    ${signalAtTimes(key)},
+    pts (s, ts, v) as (
+      select k, t, v from valued
+      union all
+      select p.ts - ${offset}, p.ts, p.value ${visibleSamples(key)}
+        and p.ts > ${first} and p.ts < ${last} and p.ts > ${from} and ${offset} <> 0
+    ),
+    pieces as (
+      select s, ts, v, lag(ts) over (partition by s order by ts) as pt, lag(v) over (partition by s order by ts) as pv from pts
+    )
+    select s, sum(${area}) / nullif(cast(sum(ts - pt) as double precision), 0) as twa from pieces where pv is not null group by s`
+}
+
+/** The time-weighted average of each bucket of a page, in their order; null where the signal is nowhere defined. */
+export async function timeWeightedAverages(
+  db: Db,
+  key: SignalKey,
+  bucketMs: number,
+  from: number,
+  windows: readonly BucketWindow[],
+): Promise<Array<number | null>> {
   if (windows.length === 0) return []
-  const result = await timeWeightedAveragesQuery(key, windows).execute(db)
-  const byWindow = new Map(result.rows.map((r) => [Number(r.k), r.twa === null ? null : Number(r.twa)]))
-  return windows.map((_, k) => byWindow.get(k) ?? null)
+  const result = await timeWeightedAveragesQuery(key, bucketMs, from, windows).execute(db)
+  const byStart = new Map(result.rows.map((r) => [Number(r.s), r.twa === null ? null : Number(r.twa)]))
+  return windows.map((w) => byStart.get(w.start) ?? null)
 }
 
 /**
