@@ -179,7 +179,7 @@ for (const dialect of testDialects()) {
       assert.equal((await plot(10)).length, 10)
     })
 
-    it('many tags in one request: each answered in order, a tag without samples answers empty, a pair asked twice is a 400 naming it', async () => {
+    it('many tags in one request: each answered in order, a tag without samples answers empty, a pair asked twice is a 400 naming it, another organisation gets the uniform 404', async () => {
       const h = shared()
       const p = await seed(h)
       const url = `/api/sites/${p.siteCode}/historian/series/query`
@@ -214,6 +214,17 @@ for (const dialect of testDialects()) {
       assert.equal(twice.json().errors[0].pointer, '/series/1')
       const none = await h.inject(p.member, { method: 'POST', url, payload: { series: [], mode: 'raw' } })
       assert.equal(none.statusCode, 400)
+      // The site read by another organisation's key (the query and a CSV export): the uniform 404.
+      const stranger = await h.orgWithKey('owner')
+      const foreign = { org: stranger.org, apiKey: stranger.key }
+      for (const read of [
+        { method: 'POST' as const, url, payload: { series, mode: 'at', at: `${DAY}03:30:00Z` } },
+        { method: 'GET' as const, url: `/api/sites/${p.siteCode}/historian/series?instanceId=ins_pump&tag=a&mode=at&at=${DAY}03:30:00Z&format=csv` },
+      ]) {
+        const refused = await h.inject(foreign, read)
+        assert.equal(refused.statusCode, 404)
+        assert.equal(refused.json().code, 'NotFound')
+      }
     })
 
     it('CSV export streams every row of the query across pages, and of many tags under one header', async () => {
