@@ -208,6 +208,8 @@ for (const dialect of testDialects()) {
       const [first, second] = await commands()
       await h.handle.db.updateTable('link_commands').set({ status: 'applied', result: '{}', settled_at: 1 }).where('id', '=', second!.id).execute()
       const orgId = org.id as OrgId
+      // Everything so far readable first (PostgreSQL: another test's open transaction holds the horizon back).
+      await outboxSettled(h.handle.db, dialect, orgId)
       const cursor = await currentCursor(h.handle.db, dialect, orgId)
       const touched = await h.handle.db.transaction().execute((trx) => republishPendingCommands(trx, orgId, ['S1', 'S2']))
       assert.equal(touched, 1)

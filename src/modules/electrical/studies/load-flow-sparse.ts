@@ -1,0 +1,155 @@
+// The linear solver of the load flow: a sparse LU of a matrix made of 2×2 real blocks whose pattern is the bus graph
+// (the Newton–Raphson Jacobian: one block per pair of connected buses). The pattern is ordered once by minimum degree
+// (Tinney's scheme 2) and factorised symbolically once; each iteration refills the numbers and solves. Pivots are the
+// 2×2 diagonal blocks, inverted exactly; the order is never changed for stability, as power-flow solvers do (the
+// Jacobian of a solvable case has non-singular diagonal blocks), and a singular pivot is reported, never divided by.
+
+/** The fill-in pattern of a bus graph, elimination order and, per bus, the buses after it that it touches. */
+export interface BlockPattern {
+  readonly size: number
+  readonly order: Int32Array
+  /** `later[k]`: the neighbours (original indexes) of bus k eliminated after it, fill-in included. */
+  readonly later: ReadonlyArray<Int32Array>
+  /** `slot[i].get(j)`: where block (i, j) starts in a values array (4 numbers, row-major); the diagonal included. */
+  readonly slot: ReadonlyArray<ReadonlyMap<number, number>>
+  readonly blockCount: number
+}
+
+/** Orders `size` nodes joined by `edges` (pairs of indexes, duplicates allowed) by minimum degree, with fill-in. */
+export function orderBlockPattern(size: number, edges: ReadonlyArray<readonly [number, number]>): BlockPattern {
+  const adjacency = Array.from({ length: size }, () => new Set<number>())
+  for (const [a, b] of edges) {
+    if (a === b) continue
+    adjacency[a]!.add(b)
+    adjacency[b]!.add(a)
+  }
+  const order = new Int32Array(size)
+  const later: Int32Array[] = new Array(size)
+  const done = new Uint8Array(size)
+  // A binary heap of (degree, node) with lazy deletion: an entry whose degree is stale is skipped when popped.
+  const heap: Array<[number, number]> = []
+  const push = (entry: [number, number]) => {
+    heap.push(entry)
+    for (let c = heap.length - 1; c > 0; ) {
+      const p = (c - 1) >> 1
+      if (less(heap[p]!, heap[c]!)) break
+      ;[heap[p], heap[c]] = [heap[c]!, heap[p]!]
+      c = p
+    }
+  }
+  const pop = (): [number, number] => {
+    const top = heap[0]!
+    const last = heap.pop()!
+    if (heap.length > 0) {
+      heap[0] = last
+      for (let p = 0; ; ) {
+        const [l, r] = [2 * p + 1, 2 * p + 2]
+        let m = p
+        if (l < heap.length && less(heap[l]!, heap[m]!)) m = l
+        if (r < heap.length && less(heap[r]!, heap[m]!)) m = r
+        if (m === p) break
+        ;[heap[p], heap[m]] = [heap[m]!, heap[p]!]
+        p = m
+      }
+    }
+    return top
+  }
+  for (let v = 0; v < size; v++) push([adjacency[v]!.size, v])
+  for (let step = 0; step < size; ) {
+    const [degree, v] = pop()
+    if (done[v] || degree !== adjacency[v]!.size) continue
+    done[v] = 1
+    order[step++] = v
+    const neighbours = [...adjacency[v]!]
+    later[v] = Int32Array.from(neighbours)
+    for (const a of neighbours) {
+      const set = adjacency[a]!
+      set.delete(v)
+      for (const b of neighbours) if (b !== a) set.add(b)
+      push([set.size, a])
+    }
+    adjacency[v]!.clear()
+  }
+  const slot = Array.from({ length: size }, () => new Map<number, number>())
+  let blockCount = 0
+  for (let i = 0; i < size; i++) slot[i]!.set(i, 4 * blockCount++)
+  for (let k = 0; k < size; k++)
+    for (const j of later[k]!) {
+      slot[k]!.set(j, 4 * blockCount++)
+      slot[j]!.set(k, 4 * blockCount++)
+    }
+  return { size, order, later, slot, blockCount }
+}
+
+const less = (a: [number, number], b: [number, number]) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1])
+
+/**
+ * Factorises in place the block matrix in `values` (laid out by `pattern.slot`): afterwards block (i, k), i after k,
+ * holds L and block (k, j) holds U; `inverses` receives each diagonal block's inverse. Returns false, leaving the
+ * numbers half-done, when a pivot block is singular.
+ */
+export function factorBlocks(pattern: BlockPattern, values: Float64Array, inverses: Float64Array): boolean {
+  const l = new Float64Array(4)
+  for (const k of pattern.order) {
+    const d = pattern.slot[k]!.get(k)!
+    const [a, b, c, e] = [values[d]!, values[d + 1]!, values[d + 2]!, values[d + 3]!]
+    const det = a * e - b * c
+    const scale = Math.max(Math.abs(a), Math.abs(b), Math.abs(c), Math.abs(e))
+    if (!(Math.abs(det) > 1e-14 * scale * scale) || !Number.isFinite(det)) return false
+    const o = 4 * k
+    inverses[o] = e / det
+    inverses[o + 1] = -b / det
+    inverses[o + 2] = -c / det
+    inverses[o + 3] = a / det
+    const row = pattern.slot[k]!
+    for (const i of pattern.later[k]!) {
+      const slots = pattern.slot[i]!
+      const ik = slots.get(k)!
+      multiply(values, ik, inverses, o, l)
+      values.set(l, ik)
+      for (const j of pattern.later[k]!) subtractProduct(values, slots.get(j)!, l, values, row.get(j)!)
+    }
+  }
+  return true
+}
+
+/** Solves A x = rhs with the factors of `factorBlocks`; `rhs` (2 per bus) is overwritten by x. */
+export function solveBlocks(pattern: BlockPattern, values: Float64Array, inverses: Float64Array, rhs: Float64Array): void {
+  const { order, later, slot } = pattern
+  for (const k of order) {
+    const [r0, r1] = [rhs[2 * k]!, rhs[2 * k + 1]!]
+    for (const i of later[k]!) {
+      const s = slot[i]!.get(k)!
+      rhs[2 * i] = rhs[2 * i]! - values[s]! * r0 - values[s + 1]! * r1
+      rhs[2 * i + 1] = rhs[2 * i + 1]! - values[s + 2]! * r0 - values[s + 3]! * r1
+    }
+  }
+  for (let step = order.length - 1; step >= 0; step--) {
+    const k = order[step]!
+    let [r0, r1] = [rhs[2 * k]!, rhs[2 * k + 1]!]
+    for (const j of later[k]!) {
+      const s = slot[k]!.get(j)!
+      r0 -= values[s]! * rhs[2 * j]! + values[s + 1]! * rhs[2 * j + 1]!
+      r1 -= values[s + 2]! * rhs[2 * j]! + values[s + 3]! * rhs[2 * j + 1]!
+    }
+    const o = 4 * k
+    rhs[2 * k] = inverses[o]! * r0 + inverses[o + 1]! * r1
+    rhs[2 * k + 1] = inverses[o + 2]! * r0 + inverses[o + 3]! * r1
+  }
+}
+
+/** out = x[xo] · y[yo], 2×2 row-major blocks. */
+function multiply(x: Float64Array, xo: number, y: Float64Array, yo: number, out: Float64Array): void {
+  out[0] = x[xo]! * y[yo]! + x[xo + 1]! * y[yo + 2]!
+  out[1] = x[xo]! * y[yo + 1]! + x[xo + 1]! * y[yo + 3]!
+  out[2] = x[xo + 2]! * y[yo]! + x[xo + 3]! * y[yo + 2]!
+  out[3] = x[xo + 2]! * y[yo + 1]! + x[xo + 3]! * y[yo + 3]!
+}
+
+/** target[to] −= l · y[yo], 2×2 row-major blocks. */
+function subtractProduct(target: Float64Array, to: number, l: Float64Array, y: Float64Array, yo: number): void {
+  target[to] = target[to]! - (l[0]! * y[yo]! + l[1]! * y[yo + 2]!)
+  target[to + 1] = target[to + 1]! - (l[0]! * y[yo + 1]! + l[1]! * y[yo + 3]!)
+  target[to + 2] = target[to + 2]! - (l[2]! * y[yo]! + l[3]! * y[yo + 2]!)
+  target[to + 3] = target[to + 3]! - (l[2]! * y[yo + 1]! + l[3]! * y[yo + 3]!)
+}
