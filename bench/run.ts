@@ -6,6 +6,7 @@
 // BENCH_LF_BUSES (5 000; load-flow needs no database).
 // fleet-link (not in the default set: BENCH_ONLY=fleet-link): BENCH_LINK_SAMPLES (1 000 000), BENCH_LINK_EVENTS (10 000),
 // BENCH_LINK_LATENCY_EVENTS (200), BENCH_LINK_RUNS (3); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
+// historian-reads (not in the default set: BENCH_ONLY=historian-reads): BENCH_HISTORIAN_READ_SAMPLES (10 000 000).
 // startup (not in the default set: BENCH_ONLY=startup; needs no database): whole processes against node -e 0,
 // BENCH_STARTUP_RUNS (5); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
 import { startPostgres, createTestDatabase } from '../test/postgres.ts'
@@ -16,6 +17,7 @@ import { benchControllers } from './controllers.ts'
 import { benchElectrical } from './electrical.ts'
 import { benchFleetLink } from './fleet-link.ts'
 import { benchHistorian } from './historian.ts'
+import { benchHistorianReads } from './historian-reads.ts'
 import { benchLoadFlow } from './load-flow.ts'
 import { benchStartup } from './startup.ts'
 import { benchTenantTransfer } from './tenant-transfer.ts'
@@ -48,6 +50,7 @@ try {
   if (runs('historian')) await benchHistorian(dialects)
   if (runs('tenant-transfer')) await benchTenantTransfer(dialects.map((d) => ({ name: d.name, url: d.fresh })))
   if (only?.includes('fleet-link')) await benchFleetLink(dialects)
+  if (only?.includes('historian-reads')) await benchHistorianReads(dialects)
   if (only?.includes('startup')) await benchStartup()
 } finally {
   await stop?.()

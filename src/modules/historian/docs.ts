@@ -27,6 +27,19 @@ export const docs = {
     'the first 1 000 are listed, paged with `limit` (1 to 1 000, default 100) and `cursor`.',
   deleteImportBatch: '204. A running batch answers 409. Values a forced batch replaced are not restored.',
   readTagHistory:
-    'Raw samples of complete batches in [from, to), or with `bucket` time buckets (min, max, mean, first, last, count of the numeric samples) computed in ' +
-    'the database; bucket starts are multiples of the width since 1970-01-01T00:00Z. Paged by `cursor`.',
+    'Samples of complete batches in [from, to), in one of five modes, each computed in the database. `raw`: the samples, every quality and text ' +
+    'states included. The others read the numeric samples of good or uncertain quality (bad, under 64, only with `includeBad=true`) as a signal: ' +
+    'joined linearly, or held until the next sample with `interpolation=step` (how a discrete tag is read: the query marks it), the last value ' +
+    'held after the last sample, nothing (null) before the first; an excluded sample is bridged by its neighbours. `aggregate` (`bucket`): per ' +
+    'bucket min, max, mean, first, last, count and the sample standard deviation (n − 1) of its samples, and the time-weighted average of the signal ' +
+    'over the bucket within [from, to) (its integral over the part after the first sample, divided by that length); bucket starts are multiples ' +
+    'of the width since 1970-01-01T00:00Z, empty buckets are absent. `interpolated` (`interval`, `from`, `to`): the signal at `from` + k · interval, ' +
+    "an interval in days (`1d`) stepping local days in `timezone` (default the site's: 23 or 25 hours across a DST change). `at` (`at`): the " +
+    'signal at one time. `plot` (`width`, `from`, `to`): [from, to) cut into `width` columns, in each the first, last, lowest and highest sample ' +
+    '(at most 4 a column, the shape kept). Paged by `cursor` (`plot`: one page). `format=csv`: every row from `cursor` on, streamed as ' +
+    "`instanceId,tag,` and the mode's fields, read 5 000 rows at a time. A field a mode does not use, or one it lacks, is a 400 naming it.",
+  readManyTagsHistory:
+    'The options of `GET …/historian/series` for 1 to 100 instance/tag pairs (`series`; `interpolation` per pair overrides the shared one): ' +
+    'the first page of each (`limit` rows a tag), in the order asked, each with its `nextCursor` for `GET …/series`; with `format=csv` every row ' +
+    'of each tag in turn, in one CSV streamed. A pair named twice is a 400 naming it; a pair without samples answers empty.',
 }

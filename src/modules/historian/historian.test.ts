@@ -4,6 +4,13 @@ import { testDialects } from '../../../test/harness.ts'
 import { MAX_UNMAPPED_TAGS_LISTED } from './service/batch-record.ts'
 import { assertNothingStored, batchCount, fixture, mappingFor, plant, sampleCount, series, standardParts, upload, sharedHarness } from './test-setup.ts'
 
+/** Buckets with their time-weighted average and standard deviation rounded to 4 decimals. */
+const rounded = (buckets: Array<Record<string, unknown>>) =>
+  buckets.map((b) => {
+    const r = (v: unknown) => (v === null ? null : Math.round(Number(v) * 1e4) / 1e4)
+    return { ...b, timeWeightedAverage: r(b.timeWeightedAverage), stdDev: r(b.stdDev) }
+  })
+
 for (const dialect of testDialects()) {
   describe(`${dialect}: historian import`, () => {
     const shared = sharedHarness(dialect)
@@ -97,7 +104,7 @@ for (const dialect of testDialects()) {
       assert.equal((await series(h, p, 'instanceId=ins_pump&tag=x')).samples[0]!.ts, '2024-07-01T00:00:00.000Z')
     })
 
-    it('buckets give min, max, mean, first, last and count of the numeric samples, computed by hand', async () => {
+    it('buckets give min, max, mean, first, last, count, standard deviation and time-weighted average of the numeric samples, computed by hand', async () => {
       const h = shared()
       const p = await plant(h)
       const trend = [
@@ -112,21 +119,31 @@ for (const dialect of testDialects()) {
       ].join('\n')
       const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, 'historian_tag,instance_id,tag_key\nA,ins_pump,p\n'))
       assert.equal(res.statusCode, 201, res.body)
+      // The time-weighted averages (4 decimals) integrate the line through the samples (the text state is left out)
+      // over the bucket. 10–11: 10:00 → 4, 10:20 → 1, 10:40 → 7, and at 11:00 the line from 7 (10:40) to −2 (11:05),
+      // −0.2: (50 + 80 + 68) / 60 = 3.3. 11–12: −0.2, −2 (11:05), 3 (11:59:59.999), ≈3 at 12:00:
+      // (−330 000 + 1 649 999.5 + 3) ms / 3 600 000 ms ≈ 0.3667. From 13:00 the last value, 10, is held.
       const read = await series(h, p, 'instanceId=ins_pump&tag=p&bucket=1h&from=2024-05-01T00:00:00Z&to=2024-05-02T00:00:00Z')
-      assert.deepEqual(read.buckets, [
-        { start: '2024-05-01T10:00:00.000Z', min: 1, max: 7, mean: 4, first: 4, last: 7, count: 3 },
-        { start: '2024-05-01T11:00:00.000Z', min: -2, max: 3, mean: 0.5, first: -2, last: 3, count: 2 },
-        { start: '2024-05-01T13:00:00.000Z', min: 10, max: 10, mean: 10, first: 10, last: 10, count: 1 },
+      assert.deepEqual(rounded(read.buckets), [
+        { start: '2024-05-01T10:00:00.000Z', min: 1, max: 7, mean: 4, timeWeightedAverage: 3.3, stdDev: 3, first: 4, last: 7, count: 3 },
+        { start: '2024-05-01T11:00:00.000Z', min: -2, max: 3, mean: 0.5, timeWeightedAverage: 0.3667, stdDev: 3.5355, first: -2, last: 3, count: 2 },
+        { start: '2024-05-01T13:00:00.000Z', min: 10, max: 10, mean: 10, timeWeightedAverage: 10, stdDev: null, first: 10, last: 10, count: 1 },
       ])
       const narrow = await series(h, p, 'instanceId=ins_pump&tag=p&bucket=30m&from=2024-05-01T10:30:00Z&to=2024-05-01T11:30:00Z&limit=1')
-      assert.deepEqual(narrow.buckets, [{ start: '2024-05-01T10:30:00.000Z', min: 7, max: 7, mean: 7, first: 7, last: 7, count: 1 }])
+      // 10:30 → 4 (between 1 and 7), 10:40 → 7, 11:00 → −0.2: (55 + 68) / 30 = 4.1.
+      assert.deepEqual(rounded(narrow.buckets), [
+        { start: '2024-05-01T10:30:00.000Z', min: 7, max: 7, mean: 7, timeWeightedAverage: 4.1, stdDev: null, first: 7, last: 7, count: 1 },
+      ])
       assert.notEqual(narrow.nextCursor, null)
       const next = await series(
         h,
         p,
         `instanceId=ins_pump&tag=p&bucket=30m&from=2024-05-01T10:30:00Z&to=2024-05-01T11:30:00Z&limit=1&cursor=${narrow.nextCursor}`,
       )
-      assert.deepEqual(next.buckets, [{ start: '2024-05-01T11:00:00.000Z', min: -2, max: -2, mean: -2, first: -2, last: -2, count: 1 }])
+      // Up to `to`, 11:30: −0.2, −2 (11:05), then ≈0.2727 at 11:30 on the line to 3: (−330 000 − 1 295 454.3) / 1 800 000 ≈ −0.903.
+      assert.deepEqual(rounded(next.buckets), [
+        { start: '2024-05-01T11:00:00.000Z', min: -2, max: -2, mean: -2, timeWeightedAverage: -0.903, stdDev: null, first: -2, last: -2, count: 1 },
+      ])
       assert.equal(next.nextCursor, null)
     })
 

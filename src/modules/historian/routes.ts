@@ -1,6 +1,8 @@
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import { Readable } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { TSchema } from 'typebox'
 import { actorOf } from '../../identity.ts'
 import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses, unsupportedMediaType } from '../../http/problem.ts'
@@ -12,6 +14,8 @@ import {
   CollisionReportSchema,
   CollisionsQuery,
   ListBatchesQuery,
+  MultiSeriesBody,
+  MultiSeriesSchema,
   RejectionReportSchema,
   RejectionsQuery,
   SeriesParams,
@@ -165,8 +169,20 @@ export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianSe
   )
 }
 
-/** GET /api/sites/{siteId}/historian/series. */
+/** GET /api/sites/{siteId}/historian/series and POST …/series/query (many tags): JSON, or CSV streamed. */
 export const historianSeriesRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService }> = async (app, { historian }) => {
+  const csvOr = (description: string, schema: TSchema) => ({
+    description,
+    content: { 'application/json': { schema }, 'text/csv': { schema: { type: 'string' } } },
+  })
+  const answer = <T>(reply: FastifyReply, read: { json: T } | { csv: AsyncIterable<string> }) => {
+    if ('json' in read) return read.json
+    // A stream bypasses the JSON response schema: rows are written as the pages are read.
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="historian-series.csv"')
+      .send(Readable.from(read.csv) as unknown as T)
+  }
   app.get(
     '/:siteId/historian/series',
     {
@@ -178,10 +194,33 @@ export const historianSeriesRoutes: FastifyPluginAsyncTypebox<{ historian: Histo
         description: docs.readTagHistory,
         params: SeriesParams,
         querystring: SeriesQuerySchema,
-        response: { 200: SeriesSchema, ...problemResponses(400, 401, 403, 404, 429) },
+        response: {
+          200: csvOr('One page (JSON), or with format=csv every row from the cursor on.', SeriesSchema),
+          ...problemResponses(400, 401, 403, 404, 429),
+        },
       },
     },
-    async (request) => historian.series(request.principal.orgId, request.params.siteId, request.query),
+    async (request, reply) => answer(reply, await historian.series(request.principal.orgId, request.params.siteId, request.query)),
+  )
+
+  app.post(
+    '/:siteId/historian/series/query',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Historian'],
+        operationId: 'queryHistorianSeries',
+        summary: 'Read the history of many tags',
+        description: docs.readManyTagsHistory,
+        params: SeriesParams,
+        body: MultiSeriesBody,
+        response: {
+          200: csvOr('The first page of each tag (JSON), or with format=csv every row of each.', MultiSeriesSchema),
+          ...problemResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => answer(reply, await historian.seriesOfMany(request.principal.orgId, request.params.siteId, request.body)),
   )
 }
 

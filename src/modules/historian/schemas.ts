@@ -1,8 +1,13 @@
-import { Type, type Static } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 import { Page, PageQuery } from '../../http/paging.ts'
 import { FORMAT_NAMES } from './parse/index.ts'
 
 const Iso = Type.String({ format: 'date-time' })
+const Choice = (values: readonly string[], description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  )
 const NullableIso = Type.Union([Iso, Type.Null()])
 
 const RejectionSchema = Type.Object(
@@ -227,73 +232,130 @@ export const CollisionReportSchema = Type.Object(
 
 export const SeriesParams = Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 50 }) }, { additionalProperties: false })
 
+const Mode = (description: string) =>
+  Type.Union([Type.Literal('raw'), Type.Literal('aggregate'), Type.Literal('interpolated'), Type.Literal('at'), Type.Literal('plot')], { description })
+export type SeriesMode = Static<ReturnType<typeof Mode>>
+
+/** The options of a read shared by the one-tag query and the multi-tag body. */
+const ReadOptions = {
+  mode: Type.Optional(
+    Mode(
+      '`raw` (default without `bucket`): the samples. `aggregate` (default with `bucket`): per bucket. `interpolated`: the signal every ' +
+        '`interval` from `from`. `at`: the signal at `at`. `plot`: at most 4 samples per pixel column of `width`.',
+    ),
+  ),
+  from: Type.Optional(Type.String({ description: 'RFC 3339, inclusive. Required by `interpolated` and `plot`.' })),
+  to: Type.Optional(Type.String({ description: 'RFC 3339, exclusive. Required by `interpolated` and `plot`.' })),
+  bucket: Type.Optional(Type.String({ description: 'Width of time buckets: 500ms, 10s, 15m, 1h, 1d (starts: multiples of it since 1970-01-01T00:00Z).' })),
+  interval: Type.Optional(
+    Type.String({ description: '`interpolated`: the step between values from `from`, same form as `bucket`; `d` steps are local days in `timezone`.' }),
+  ),
+  at: Type.Optional(Type.String({ description: '`at`: the RFC 3339 time to read the signal at.' })),
+  width: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: '`plot`: pixel columns across [from, to).' })),
+  interpolation: Type.Optional(
+    Type.Union([Type.Literal('linear'), Type.Literal('step')], {
+      description: "How the tag's samples join: `linear` (default) or `step` (a discrete tag: each value holds until the next).",
+    }),
+  ),
+  includeBad: Type.Optional(Type.Boolean({ description: 'Use samples of bad quality (under 64) too in every mode but `raw`. Default false.' })),
+  timezone: Type.Optional(Type.String({ description: "IANA zone of `d` widths (local days); default the site's." })),
+  format: Type.Optional(
+    Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+      description: '`csv`: every row of the query from `cursor` on, streamed as text/csv. Default json.',
+    }),
+  ),
+}
+
 export const SeriesQuerySchema = Type.Object(
   {
     instanceId: Type.String({ minLength: 1, maxLength: 200 }),
     tag: Type.String({ minLength: 1, maxLength: 200, description: "The instance's tag key (mapping `tag_key`)." }),
-    from: Type.Optional(Type.String({ description: 'RFC 3339, inclusive.' })),
-    to: Type.Optional(Type.String({ description: 'RFC 3339, exclusive.' })),
-    bucket: Type.Optional(Type.String({ description: 'Width of time buckets: 500ms, 10s, 15m, 1h, 1d. Absent: raw samples.' })),
+    ...ReadOptions,
     ...PageQuery({ defaultLimit: 1000, maxLimit: 10_000 }),
   },
   { additionalProperties: false },
 )
 export type SeriesQuery = Static<typeof SeriesQuerySchema>
 
+export const MultiSeriesBody = Type.Object(
+  {
+    series: Type.Array(
+      Type.Object(
+        {
+          instanceId: Type.String({ minLength: 1, maxLength: 200 }),
+          tag: Type.String({ minLength: 1, maxLength: 200 }),
+          interpolation: ReadOptions.interpolation,
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 100, description: 'The instance/tag pairs, 1 to 100; `interpolation` here overrides the one below for that tag.' },
+    ),
+    ...ReadOptions,
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 1000, description: 'Rows per tag (default 1 000).' })),
+  },
+  { additionalProperties: false },
+)
+export type MultiSeriesQuery = Static<typeof MultiSeriesBody>
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
 export const SeriesSchema = Type.Object(
   {
     instanceId: Type.String(),
     tag: Type.String(),
-    bucket: Type.Union([Type.String(), Type.Null()]),
-    samples: Type.Union(
-      [
-        Type.Array(
-          Type.Object(
-            {
-              ts: Iso,
-              value: Type.Union([Type.Number(), Type.Null()]),
-              text: Type.Union([Type.String(), Type.Null()]),
-              quality: Type.String({ description: 'good, uncertain or bad' }),
-              batchId: Type.String(),
-            },
-            { additionalProperties: false },
-          ),
+    mode: Mode('The mode read.'),
+    bucket: Nullable(Type.String()),
+    samples: Nullable(
+      Type.Array(
+        Type.Object(
+          {
+            ts: Iso,
+            value: Nullable(Type.Number()),
+            text: Nullable(Type.String()),
+            quality: Type.String({ description: 'good, uncertain or bad' }),
+            batchId: Type.String(),
+          },
+          { additionalProperties: false },
         ),
-        Type.Null(),
-      ],
-      { description: 'Raw samples, oldest first (no bucket).' },
+        { description: '`raw`: the samples (text states and every quality included), oldest first.' },
+      ),
     ),
-    buckets: Type.Union(
-      [
-        Type.Array(
-          Type.Object(
-            {
-              start: Iso,
-              min: Type.Number(),
-              max: Type.Number(),
-              mean: Type.Number(),
-              first: Type.Number(),
-              last: Type.Number(),
-              count: Type.Integer(),
-            },
-            { additionalProperties: false },
-          ),
+    buckets: Nullable(
+      Type.Array(
+        Type.Object(
+          {
+            start: Iso,
+            min: Type.Number(),
+            max: Type.Number(),
+            mean: Type.Number({ description: 'Of the samples, each counted once.' }),
+            timeWeightedAverage: Nullable(Type.Number({ description: 'Of the signal over the bucket (within [from, to)), see the description.' })),
+            stdDev: Nullable(Type.Number({ description: 'Sample standard deviation (n − 1) of the samples; null for one sample.' })),
+            first: Type.Number(),
+            last: Type.Number(),
+            count: Type.Integer(),
+          },
+          { additionalProperties: false },
         ),
-        Type.Null(),
-      ],
-      { description: 'Buckets of numeric samples (text states are left out), oldest first; empty buckets are absent.' },
+        { description: '`aggregate`: buckets of numeric samples (text states are left out), oldest first; empty buckets are absent.' },
+      ),
     ),
-    nextCursor: Type.Union([Type.String(), Type.Null()]),
+    points: Nullable(
+      Type.Array(Type.Object({ ts: Iso, value: Nullable(Type.Number({ description: 'Null before the first sample.' })) }, { additionalProperties: false }), {
+        description: '`interpolated`, `at` and `plot`: values of the signal, oldest first.',
+      }),
+    ),
+    nextCursor: Nullable(Type.String()),
   },
+  { $id: 'HistorianSeries', additionalProperties: false },
+)
+export type Series = Static<typeof SeriesSchema>
+
+export const MultiSeriesSchema = Type.Object(
+  { items: Type.Array(SeriesSchema, { description: 'One a pair, in the order asked; each pages on with GET …/series and its `nextCursor`.' }) },
   { additionalProperties: false },
 )
 
 const CsvFile = (description: string) => Type.String({ format: 'binary', contentMediaType: 'text/csv', description })
-const Choice = (values: readonly string[], description: string) =>
-  Type.Union(
-    values.map((v) => Type.Literal(v)),
-    { description },
-  )
 
 /**
  * The parts of the multipart upload (spec 4.3), for the OpenAPI document only: the route reads them itself

@@ -23,8 +23,8 @@ import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchRepor
 import { FormFields, storableFileName, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
-import type { SeriesQuery } from '../schemas.ts'
-import { readSeries } from './series.ts'
+import type { MultiSeriesQuery, SeriesQuery } from '../schemas.ts'
+import { multiTargets, planSeries, readCursor, readSeriesPage, seriesCsv } from './series.ts'
 import { readSmallFile, spoolToDisk, streamingSource, unknownFilePart } from './upload.ts'
 
 export type { UploadPart } from './form.ts'
@@ -199,9 +199,29 @@ export function createHistorianService(deps: HistorianDeps) {
       })
     },
 
+    /**
+     * One tag's history in one of the retrieval modes (service/series.ts): a page as JSON, or with format=csv every
+     * row from the cursor on, as CSV chunks. Throws NotFound (site), ValidationFailed (the field named).
+     */
     async series(orgId: OrgId, siteCode: string, query: SeriesQuery) {
-      await sites.require(orgId, siteCode)
-      return readSeries(db, orgId, siteCode, query)
+      const site = await sites.require(orgId, siteCode)
+      const plan = planSeries(query, site.timeZone, 'query')
+      const target = { siteCode: site.code, instanceId: query.instanceId, tag: query.tag, isStep: plan.isStep }
+      // The cursor is checked before the answer starts: a CSV's 200 is sent with its first row.
+      readCursor(plan, query.cursor)
+      if (plan.isCsv) return { csv: seriesCsv(db, orgId, [target], plan, query.cursor) }
+      return { json: await readSeriesPage(db, orgId, target, plan, { limit: query.limit ?? 1000, cursor: query.cursor }) }
+    },
+
+    /** Many instance/tag pairs in one read: the first page of each, or every row of each as one CSV. */
+    async seriesOfMany(orgId: OrgId, siteCode: string, body: MultiSeriesQuery) {
+      const site = await sites.require(orgId, siteCode)
+      const plan = planSeries(body, site.timeZone, 'body')
+      const targets = multiTargets(site.code, body)
+      if (plan.isCsv) return { csv: seriesCsv(db, orgId, targets, plan) }
+      const items = []
+      for (const target of targets) items.push(await readSeriesPage(db, orgId, target, plan, { limit: body.limit ?? 1000 }))
+      return { json: { items } }
     },
 
     /**

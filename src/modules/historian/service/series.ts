@@ -2,65 +2,258 @@ import type { Db } from '../../../db/schema.ts'
 import { invalidField } from '../../../errors/domain-error.ts'
 import { decodeCursor, encodeCursor } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
-import type { SeriesQuery } from '../schemas.ts'
+import { ZoneClock } from '../parse/zone-clock.ts'
+import type { MultiSeriesQuery, Series, SeriesMode, SeriesQuery } from '../schemas.ts'
 import { listBuckets, listRawSamples } from '../store/queries.ts'
+import { findSeriesId, plotValues, signalAt, timeWeightedAverages, type SignalKey } from '../store/series-reads.ts'
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 const QUALITY_NAME = (q: number) => (q >= 192 ? 'good' : q >= 64 ? 'uncertain' : 'bad')
 const MAX_TIME = 8_640_000_000_000_000
+const iso = (ms: number) => new Date(ms).toISOString()
 
-/** `15m`, `1h`, `500ms`, `1d`: a bucket width from 1 ms to 366 days. */
-export function parseBucket(text: string): number {
+/** A width such as `15m`: its milliseconds, and its days when given in `d`. */
+interface Width {
+  ms: number
+  days: number | null
+}
+
+/** `15m`, `1h`, `500ms`, `1d`: a width from 1 ms to 366 days, refused naming `field`. */
+export function parseWidth(field: 'bucket' | 'interval', text: string): Width {
   const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text)
   const ms = match === null ? NaN : Number(match[1]) * UNIT_MS[match[2]!]!
   if (!Number.isSafeInteger(ms) || ms < 1 || ms > 366 * 86_400_000)
-    throw invalidField('/bucket', 'must be a width such as 500ms, 10s, 15m, 1h or 1d (at most 366d)', 'query')
-  return ms
+    throw invalidField(`/${field}`, 'must be a width such as 500ms, 10s, 15m, 1h or 1d (at most 366d)', 'query')
+  return { ms, days: match![2] === 'd' ? Number(match![1]) : null }
 }
 
-function parseTime(name: 'from' | 'to', text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback
+function parseTime(name: 'from' | 'to' | 'at', text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
   const ms = Date.parse(text)
-  if (!Number.isFinite(ms)) throw invalidField(`/${name}`, 'must be an RFC 3339 date-time such as 2024-03-31T00:00:00Z', 'query')
+  if (!Number.isFinite(ms) || Math.abs(ms) > MAX_TIME) throw invalidField(`/${name}`, 'must be an RFC 3339 date-time such as 2024-03-31T00:00:00Z', 'query')
   return ms
 }
 
-/** Raw samples (text states included) or, with `bucket`, numeric buckets; complete batches only. */
-export async function readSeries(db: Db, orgId: OrgId, siteCode: string, query: SeriesQuery) {
-  const from = parseTime('from', query.from, -MAX_TIME)
-  const to = parseTime('to', query.to, MAX_TIME)
-  if (to <= from) throw invalidField('/to', 'must be after from', 'query')
-  const key = { siteCode, instanceId: query.instanceId, tagKey: query.tag, from, to }
-  const after = decodeCursor(query.cursor, ['number'])?.[0] as number | undefined
-  if (query.bucket === undefined) {
-    const limit = query.limit ?? 1000
-    const rows = await listRawSamples(db, orgId, key, { limit, after })
-    const page = rows.slice(0, limit)
-    return {
-      instanceId: query.instanceId,
-      tag: query.tag,
-      bucket: null,
-      samples: page.map((r) => ({
-        ts: new Date(Number(r.ts)).toISOString(),
-        value: r.value === null ? null : Number(r.value),
-        text: r.text,
-        quality: QUALITY_NAME(Number(r.quality)),
-        batchId: r.batch_id,
-      })),
-      buckets: null,
-      nextCursor: rows.length > limit ? encodeCursor([Number(page[page.length - 1]!.ts)]) : null,
-    }
+type ReadOptions = Omit<SeriesQuery, 'instanceId' | 'tag' | 'cursor' | 'limit'>
+
+/** A read checked once for all its tags: the mode and what it needs, every bad field a 400 naming it. */
+export interface SeriesPlan {
+  mode: SeriesMode
+  from: number
+  to: number
+  bucket: { text: string; ms: number } | null
+  interval: Width | null
+  at: number | null
+  width: number | null
+  isStep: boolean
+  includeBad: boolean
+  zone: ZoneClock | null
+  isCsv: boolean
+  where: 'query' | 'body'
+}
+
+export function planSeries(options: ReadOptions, siteTimeZone: string, where: 'query' | 'body'): SeriesPlan {
+  const mode: SeriesMode = options.mode ?? (options.bucket === undefined ? 'raw' : 'aggregate')
+  const from = parseTime('from', options.from)
+  const to = parseTime('to', options.to)
+  if (from !== undefined && to !== undefined && to <= from) throw invalidField('/to', 'must be after from', where)
+  const needs = (field: string, value: unknown) => {
+    if (value === undefined) throw invalidField(`/${field}`, `is required by mode=${mode}`, where)
   }
-  const bucketMs = parseBucket(query.bucket)
-  const limit = query.limit ?? 1000
-  const rows = await listBuckets(db, orgId, key, bucketMs, { limit, after })
-  const page = rows.slice(0, limit)
+  const unused = (field: keyof ReadOptions, modes: SeriesMode[]) => {
+    if (options[field] !== undefined && !modes.includes(mode)) throw invalidField(`/${field}`, `applies to mode=${modes.join(' or ')} only`, where)
+  }
+  unused('bucket', ['aggregate'])
+  unused('interval', ['interpolated'])
+  unused('at', ['at'])
+  unused('width', ['plot'])
+  if (mode === 'aggregate') needs('bucket', options.bucket)
+  if (mode === 'interpolated') {
+    needs('interval', options.interval)
+    needs('from', from)
+    needs('to', to)
+  }
+  if (mode === 'at') needs('at', options.at)
+  if (mode === 'plot') {
+    needs('width', options.width)
+    needs('from', from)
+    needs('to', to)
+  }
+  const interval = options.interval === undefined ? null : parseWidth('interval', options.interval)
+  let zone: ZoneClock | null = null
+  if (interval?.days != null) {
+    try {
+      zone = new ZoneClock(options.timezone ?? siteTimeZone)
+    } catch {
+      throw invalidField('/timezone', 'must be an IANA time zone such as Europe/Paris', where)
+    }
+  } else if (options.timezone !== undefined) throw invalidField('/timezone', 'applies to an interval in days (d) only', where)
   return {
-    instanceId: query.instanceId,
-    tag: query.tag,
-    bucket: query.bucket,
-    samples: null,
-    buckets: page.map((b) => ({ start: new Date(b.start).toISOString(), min: b.min, max: b.max, mean: b.mean, first: b.first, last: b.last, count: b.count })),
-    nextCursor: rows.length > limit ? encodeCursor([page[page.length - 1]!.start]) : null,
+    mode,
+    from: from ?? -MAX_TIME,
+    to: to ?? MAX_TIME,
+    bucket: options.bucket === undefined ? null : { text: options.bucket, ms: parseWidth('bucket', options.bucket).ms },
+    interval,
+    at: parseTime('at', options.at) ?? null,
+    width: options.width ?? null,
+    isStep: options.interpolation === 'step',
+    includeBad: options.includeBad === true,
+    zone,
+    isCsv: options.format === 'csv',
+    where,
+  }
+}
+
+/** The tag read and the page asked for. */
+export interface SeriesTarget {
+  siteCode: string
+  instanceId: string
+  tag: string
+  isStep: boolean
+}
+
+/** The times of an interpolated read from grid index `start`: `from` + k · interval, local days in the zone for `d`. */
+function gridTimes(plan: SeriesPlan, start: number, count: number): number[] {
+  const interval = plan.interval!
+  const times: number[] = []
+  const zone = plan.zone
+  const wallFrom = zone === null ? 0 : plan.from + zone.offsetAt(plan.from)
+  for (let k = start; times.length < count; k++) {
+    let t: number
+    if (zone === null) t = plan.from + k * interval.ms
+    else {
+      // The wall time of `from`, k · days later; a wall time the clocks skipped is read with the offset before the change.
+      const wall = wallFrom + k * interval.ms
+      const utc = zone.toUtc(wall, 'grid')
+      t = Number.isNaN(utc) ? wall - zone.offsetAt(wall - 86_400_000) : utc
+    }
+    if (t >= plan.to) break
+    times.push(t)
+  }
+  return times
+}
+
+const emptySeries = (target: SeriesTarget, plan: SeriesPlan): Series => ({
+  instanceId: target.instanceId,
+  tag: target.tag,
+  mode: plan.mode,
+  bucket: plan.bucket?.text ?? null,
+  samples: null,
+  buckets: null,
+  points: null,
+  nextCursor: null,
+})
+
+/** The key a cursor carries: a timestamp, a bucket start, or (interpolated) a grid index; anything else is a 400. */
+export function readCursor(plan: SeriesPlan, cursor: string | undefined): number | undefined {
+  const after = decodeCursor(cursor, ['number'])?.[0] as number | undefined
+  if (after !== undefined && plan.mode === 'interpolated' && !(Number.isSafeInteger(after) && after >= 0))
+    throw invalidField('/cursor', 'is not a cursor returned by this list', 'query')
+  return after
+}
+
+/**
+ * One page of a read: raw samples, buckets, or points of the signal, with the cursor of the next page (a timestamp,
+ * a bucket start or a grid index). Every mode is computed by the database (store/series-reads.ts).
+ */
+export async function readSeriesPage(db: Db, orgId: OrgId, target: SeriesTarget, plan: SeriesPlan, page: { limit: number; cursor?: string }): Promise<Series> {
+  const after = readCursor(plan, page.cursor)
+  const answer = emptySeries(target, plan)
+  const key = { siteCode: target.siteCode, instanceId: target.instanceId, tagKey: target.tag, from: plan.from, to: plan.to }
+  const { limit } = page
+  if (plan.mode === 'raw') {
+    const rows = await listRawSamples(db, orgId, key, { limit, after })
+    const items = rows.slice(0, limit)
+    answer.samples = items.map((r) => ({
+      ts: iso(Number(r.ts)),
+      value: r.value === null ? null : Number(r.value),
+      text: r.text,
+      quality: QUALITY_NAME(Number(r.quality)),
+      batchId: r.batch_id,
+    }))
+    answer.nextCursor = rows.length > limit ? encodeCursor([Number(items[items.length - 1]!.ts)]) : null
+    return answer
+  }
+  const seriesId = await findSeriesId(db, orgId, target.siteCode, target.instanceId, target.tag)
+  const signal: SignalKey | undefined = seriesId === undefined ? undefined : { orgId, seriesId, includeBad: plan.includeBad, isStep: target.isStep }
+  if (plan.mode === 'aggregate') {
+    const bucketMs = plan.bucket!.ms
+    const rows = signal === undefined ? [] : await listBuckets(db, orgId, key, bucketMs, { limit, after, includeBad: plan.includeBad })
+    const items = rows.slice(0, limit)
+    const windows = items.map((b) => ({ start: b.start, a: Math.max(b.start, plan.from), z: Math.min(b.start + bucketMs, plan.to) }))
+    const averages = signal === undefined ? [] : await timeWeightedAverages(db, signal, bucketMs, plan.from, windows)
+    answer.buckets = items.map((b, i) => ({
+      start: iso(b.start),
+      min: b.min,
+      max: b.max,
+      mean: b.mean,
+      timeWeightedAverage: averages[i] ?? null,
+      stdDev: b.variance === null ? null : Math.sqrt(b.variance),
+      first: b.first,
+      last: b.last,
+      count: b.count,
+    }))
+    answer.nextCursor = rows.length > limit ? encodeCursor([items[items.length - 1]!.start]) : null
+    return answer
+  }
+  if (plan.mode === 'plot') {
+    // Columns of whole milliseconds: ceil((to − from) / width), so there are at most `width` of them.
+    const columnMs = Math.ceil((plan.to - plan.from) / plan.width!)
+    const values = signal === undefined ? [] : await plotValues(db, signal, plan.from, plan.to, columnMs)
+    answer.points = values.map((v) => ({ ts: iso(v.ts), value: v.value }))
+    return answer
+  }
+  const start = plan.mode === 'at' ? 0 : after === undefined ? 0 : after + 1
+  const times = plan.mode === 'at' ? [plan.at!] : gridTimes(plan, start, limit + 1)
+  const shown = times.slice(0, limit)
+  const values = signal === undefined ? shown.map(() => null) : await signalAt(db, signal, shown)
+  answer.points = shown.map((t, i) => ({ ts: iso(t), value: values[i] ?? null }))
+  answer.nextCursor = times.length > limit ? encodeCursor([start + limit - 1]) : null
+  return answer
+}
+
+/** The targets of a multi-tag read, checked: a pair twice is a 400 naming it. */
+export function multiTargets(siteCode: string, body: MultiSeriesQuery): SeriesTarget[] {
+  const seen = new Set<string>()
+  return body.series.map((s, i) => {
+    const key = `${s.instanceId}\u0000${s.tag}`
+    if (seen.has(key)) throw invalidField(`/series/${i}`, 'names an instance and tag already asked for', 'body')
+    seen.add(key)
+    return { siteCode, instanceId: s.instanceId, tag: s.tag, isStep: (s.interpolation ?? body.interpolation) === 'step' }
+  })
+}
+
+const CSV_PAGE = 5_000
+const HEADERS: Record<SeriesMode, string[]> = {
+  raw: ['ts', 'value', 'text', 'quality', 'batchId'],
+  aggregate: ['start', 'min', 'max', 'mean', 'timeWeightedAverage', 'stdDev', 'first', 'last', 'count'],
+  interpolated: ['ts', 'value'],
+  at: ['ts', 'value'],
+  plot: ['ts', 'value'],
+}
+
+const csvCell = (value: unknown) => {
+  const text = value === null || value === undefined ? '' : String(value)
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
+}
+
+/**
+ * The rows of a read as CSV (`instanceId,tag,` then the mode's columns), every page from `cursor` on for each target
+ * in turn: one page of 5 000 rows in memory at a time, whatever the query covers.
+ */
+export async function* seriesCsv(db: Db, orgId: OrgId, targets: SeriesTarget[], plan: SeriesPlan, cursor?: string): AsyncGenerator<string> {
+  const columns = HEADERS[plan.mode]
+  yield `instanceId,tag,${columns.join(',')}\r\n`
+  for (const target of targets) {
+    let next: string | null | undefined = cursor
+    do {
+      const page = await readSeriesPage(db, orgId, target, plan, { limit: CSV_PAGE, cursor: next ?? undefined })
+      const rows: Array<Record<string, unknown>> = page.samples ?? page.buckets ?? page.points ?? []
+      if (rows.length > 0) {
+        const prefix = `${csvCell(target.instanceId)},${csvCell(target.tag)},`
+        yield rows.map((r) => prefix + columns.map((c) => csvCell(r[c])).join(',')).join('\r\n') + '\r\n'
+      }
+      next = page.nextCursor
+    } while (next !== null)
   }
 }

@@ -409,14 +409,19 @@ export interface BucketRow {
   count: number
   first: number
   last: number
+  /** Sample variance (n − 1), null for a single sample. */
+  variance: number | null
 }
 
 /**
  * Time buckets of the numeric samples, computed in the database with the same SQL on both dialects. The bucket
  * start is ts − ((ts mod b) + b) mod b, i.e. floor(ts / b) · b in integer arithmetic, right for times before 1970
- * too. first/last are the values at the bucket's earliest and latest timestamps (unique per tag by the primary key).
+ * too. first/last are the values at the bucket's earliest and latest timestamps (unique per tag by the primary key);
+ * the variance sums the squared distances to the bucket's mean (a second pass over the materialized rows, exact where
+ * the sum of squares less the squared sum loses the digits of large values). Bad samples (quality under 64) are left
+ * out unless `includeBad`.
  */
-export function bucketsQuery(orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number }) {
+export function bucketsQuery(orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number; includeBad?: boolean }) {
   const after = page.after ?? Number.MIN_SAFE_INTEGER
   return sql<BucketRow>`
     with visible as materialized (
@@ -425,21 +430,32 @@ export function bucketsQuery(orgId: OrgId, key: SeriesKey, bucketMs: number, pag
       join historian_points s on s.org_id = r.org_id and s.series_id = r.id
       join historian_batches b on b.org_id = r.org_id and b.id = s.batch_id and b.status = 'complete'
       where r.org_id = ${orgId} and r.site_code = ${key.siteCode} and r.instance_id = ${key.instanceId} and r.tag_key = ${key.tagKey}
-        and s.ts >= ${key.from} and s.ts < ${key.to} and s.value is not null
+        and s.ts >= ${key.from} and s.ts < ${key.to} and s.value is not null${page.includeBad === true ? sql`` : sql` and s.quality >= 64`}
     ), buckets as (
       select bucket_start, min(value) as mn, max(value) as mx, avg(value) as mean, count(*) as n, min(ts) as t0, max(ts) as t1
       from visible group by bucket_start
+    ), spread as (
+      select v.bucket_start, sum((v.value - bk.mean) * (v.value - bk.mean)) as ss
+      from visible v join buckets bk on bk.bucket_start = v.bucket_start group by v.bucket_start
     )
-    select bk.bucket_start as start, bk.mn as min, bk.mx as max, bk.mean as mean, bk.n as count, f.value as first, l.value as last
+    select bk.bucket_start as start, bk.mn as min, bk.mx as max, bk.mean as mean, bk.n as count, f.value as first, l.value as last,
+      case when bk.n > 1 then sp.ss / (bk.n - 1) end as variance
     from buckets bk
     join visible f on f.ts = bk.t0
     join visible l on l.ts = bk.t1
+    join spread sp on sp.bucket_start = bk.bucket_start
     where bk.bucket_start > ${after}
     order by bk.bucket_start
     limit ${page.limit + 1}`
 }
 
-export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number }): Promise<BucketRow[]> {
+export async function listBuckets(
+  db: Db,
+  orgId: OrgId,
+  key: SeriesKey,
+  bucketMs: number,
+  page: { limit: number; after?: number; includeBad?: boolean },
+): Promise<BucketRow[]> {
   const result = await bucketsQuery(orgId, key, bucketMs, page).execute(db)
   return result.rows.map((r) => ({
     start: Number(r.start),
@@ -449,6 +465,7 @@ export async function listBuckets(db: Db, orgId: OrgId, key: SeriesKey, bucketMs
     count: Number(r.count),
     first: Number(r.first),
     last: Number(r.last),
+    variance: r.variance === null ? null : Number(r.variance),
   }))
 }
 

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { CompiledQuery, type RawBuilder } from 'kysely'
+import { harness, testDialects, type TestDialect } from '../../../test/harness.ts'
+import type { Db } from '../../db/schema.ts'
+import type { OrgId } from '../../ids.ts'
+import { signalAtQuery, timeWeightedAveragesQuery } from './store/series-reads.ts'
+
+// Issue 30: the interpolated, value-at-time and time-weighted reads must stay cheap on a long series (the bench reads
+// 10 M samples of one tag). These tests read the query plans, not the clock: every read of the samples is a
+// primary-key search bounded by time (a lookup, a search that stops at the first visible sample, or the page's one
+// range), never a read of the whole series; on SQLite the lookups a time run once (materialized), not once per use.
+
+const KEY = { orgId: 'org_plan' as OrgId, seriesId: 1, includeBad: false, isStep: false }
+const STATEMENTS: Record<string, RawBuilder<unknown>> = {
+  'values at times': signalAtQuery(KEY, [0, 60_000, 120_000]),
+  'time-weighted averages': timeWeightedAveragesQuery(KEY, 60_000, 0, [
+    { start: 0, a: 0, z: 60_000 },
+    { start: 60_000, a: 60_000, z: 120_000 },
+  ]),
+}
+
+async function planOf(db: Db, dialect: TestDialect, query: RawBuilder<unknown>, edit: (text: string) => string = (s) => s): Promise<string[]> {
+  const compiled = query.compile(db)
+  const text = `explain ${dialect === 'sqlite' ? 'query plan ' : ''}${edit(compiled.sql)}`
+  const { rows } = await db.executeQuery(CompiledQuery.raw(text, [...compiled.parameters]))
+  return (rows as Array<Record<string, unknown>>).map((r) => String(r.detail ?? r['QUERY PLAN']))
+}
+
+/** The plan's reads of historian_points, each with the condition it searches by. */
+function samplesReads(plan: string[], dialect: TestDialect): string[] {
+  if (dialect === 'sqlite') return plan.filter((line) => /^(SEARCH|SCAN) [pqaz]\b/.test(line))
+  const reads: string[] = []
+  plan.forEach((line, i) => {
+    if (!/ on historian_points /.test(line)) return
+    const condition = plan.slice(i + 1).find((l) => /Index Cond|->/.test(l)) ?? ''
+    reads.push(`${line.trim()} ${/Index Cond/.test(condition) ? condition.trim() : ''}`)
+  })
+  return reads
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: the retrieval modes read the samples by time-bounded primary-key searches`, () => {
+    it('every read of the samples is a primary-key search bounded by time, never a scan', async (t) => {
+      const h = await harness(t, dialect)
+      for (const [name, query] of Object.entries(STATEMENTS)) {
+        const plan = await planOf(h.handle.db, dialect, query)
+        const reads = samplesReads(plan, dialect)
+        assert.ok(reads.length > 0, `${name}: ${plan.join('\n')}`)
+        for (const read of reads) {
+          if (dialect === 'sqlite') assert.match(read, /^SEARCH \w USING PRIMARY KEY \(org_id=\? AND series_id=\? AND ts[<>=]/, `${name}: ${plan.join('\n')}`)
+          else assert.match(read, /Index Scan.*Index Cond: .*\bts [<>=]/, `${name}: ${plan.join('\n')}`)
+        }
+      }
+    })
+
+    if (dialect === 'sqlite') {
+      it('the searches a time run once: materialized, and without it (the control) they run again for each use', async (t) => {
+        const h = await harness(t, dialect)
+        const query = STATEMENTS['values at times']!
+        const lookups = (plan: string[]) => plan.filter((line) => line.startsWith('CORRELATED SCALAR SUBQUERY')).length
+        // Before, at or after each time, and the values of those two samples.
+        assert.equal(lookups(await planOf(h.handle.db, dialect, query)), 4)
+        assert.ok(lookups(await planOf(h.handle.db, dialect, query, (text) => text.replaceAll('as materialized', 'as'))) > 4)
+      })
+    }
+  })
+}
