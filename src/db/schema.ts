@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { ColumnType, Kysely } from 'kysely'
 
 // Timestamps are epoch milliseconds in a BIGINT/INTEGER column on both dialects: the same comparisons,
 // the same bucketing arithmetic, and no driver-dependent date parsing. JSON is stored as text.
@@ -28,6 +28,10 @@ export interface ApiKeysTable {
   revoked_at: number | null
   revoke_reason: string | null
   revoked_by: string | null
+  /** The one site the key reaches (issue 30); null: every site. Optional on insert (keys minted before 2410). */
+  site_code: ColumnType<string | null, string | null | undefined, string | null>
+  /** The client networks the key is accepted from, CIDR blocks joined by commas; null: any address. */
+  networks: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface AuditEventsTable {
