@@ -243,6 +243,13 @@ export interface InstancesTable {
   updated_at: number
 }
 
+/** Issue 30: changes to a site's controllers and instances, counted by triggers (migration 2410); the edge gateways' config ETag. */
+export interface EdgeConfigVersionsTable {
+  org_id: string
+  site_code: string
+  version: number
+}
+
 export interface AlarmsTable {
   org_id: string
   site_code: string
@@ -640,6 +647,7 @@ export interface Database {
   instances: InstancesTable
   orgs: OrgsTable
   api_keys: ApiKeysTable
+  edge_config_versions: EdgeConfigVersionsTable
   audit_events: AuditEventsTable
   site_users: SiteUsersTable
   site_signing_keys: SiteSigningKeysTable

@@ -27,7 +27,7 @@ import * as linkTriggers from './2310-link-triggers.ts'
 import * as linkChunkDigests from './2320-link-chunk-digests.ts'
 import * as linkPushCursor from './2340-link-push-cursor.ts'
 import * as deferrableReferences from './2350-deferrable-references.ts'
-import * as keySiteRestriction from './2410-key-site-restriction.ts'
+import * as edgeGateways from './2410-edge-gateways.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -62,5 +62,5 @@ export const migrations: Record<string, Migration> = {
   '2320-link-chunk-digests': linkChunkDigests,
   '2340-link-push-cursor': linkPushCursor,
   '2350-deferrable-references': deferrableReferences,
-  '2410-key-site-restriction': keySiteRestriction,
+  '2410-edge-gateways': edgeGateways,
 }
