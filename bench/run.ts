@@ -5,6 +5,8 @@
 // BENCH_TRANSFER_ALARMS (10 000), BENCH_ELECTRICAL_NODES (50 000), BENCH_CONTROLLERS (1 000), BENCH_INSTANCES (50 000).
 // fleet-link (not in the default set: BENCH_ONLY=fleet-link): BENCH_LINK_SAMPLES (1 000 000), BENCH_LINK_EVENTS (10 000),
 // BENCH_LINK_LATENCY_EVENTS (200), BENCH_LINK_RUNS (3); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
+// edges (not in the default set: BENCH_ONLY=edges): the config poll's 304 against the key list, BENCH_EDGE_CONTROLLERS (20),
+// BENCH_EDGE_INSTANCES (10).
 // startup (not in the default set: BENCH_ONLY=startup; needs no database): whole processes against node -e 0,
 // BENCH_STARTUP_RUNS (5); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
 import { startPostgres, createTestDatabase } from '../test/postgres.ts'
@@ -12,6 +14,7 @@ import { benchAlarms } from './alarms.ts'
 import { benchApiKeys } from './api-keys.ts'
 import { benchBearer } from './bearer.ts'
 import { benchControllers } from './controllers.ts'
+import { benchEdges } from './edges.ts'
 import { benchElectrical } from './electrical.ts'
 import { benchFleetLink } from './fleet-link.ts'
 import { benchHistorian } from './historian.ts'
@@ -46,6 +49,7 @@ try {
   if (runs('tenant-transfer')) await benchTenantTransfer(dialects.map((d) => ({ name: d.name, url: d.fresh })))
   if (only?.includes('fleet-link')) await benchFleetLink(dialects)
   if (only?.includes('startup')) await benchStartup()
+  if (only?.includes('edges')) await benchEdges(dialects, seconds)
 } finally {
   await stop?.()
 }

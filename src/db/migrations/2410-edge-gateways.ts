@@ -54,6 +54,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         for each row execute function edge_config_bump()`.execute(db)
     return
   }
+  // No `insert or ignore`: a trigger's conflict clause yields to the firing statement's (an upsert's), which aborts.
   for (const table of CONFIG_TABLES) {
     for (const [op, ref] of [
       ['insert', 'NEW'],
@@ -64,7 +65,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       await sql`create trigger ${sql.id(`edge_config_${table}_${op}`)} after ${sql.raw(op)} on ${sql.table(table)}
         when exists (select 1 from sites s where s.org_id = ${r}.org_id and s.code = ${r}.site_code)
         begin
-          insert or ignore into edge_config_versions (org_id, site_code, version) values (${r}.org_id, ${r}.site_code, 0);
+          insert into edge_config_versions (org_id, site_code, version) select ${r}.org_id, ${r}.site_code, 0
+            where not exists (select 1 from edge_config_versions v where v.org_id = ${r}.org_id and v.site_code = ${r}.site_code);
           update edge_config_versions set version = max(version + 1, ${NOW_MS_SQLITE})
             where org_id = ${r}.org_id and site_code = ${r}.site_code;
         end`.execute(db)

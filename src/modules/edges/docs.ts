@@ -5,5 +5,6 @@ export const docs = {
     'instances with their tag mappings. Answered with `ETag: "<version>"`; send it back as `If-None-Match` and an unchanged ' +
     'configuration answers 304 with no body, after one indexed read (poll every few seconds). The version moves with any change to ' +
     "the site's controllers or instances (an edit elsewhere in the site also moves it: the gateway then fetches the same configuration " +
-    'once more). An edge with no controller assigned gets an empty list. Use a key restricted to the site (`siteId` at mint).',
+    'once more). An edge exists through its assignments: one with no controller assigned answers 404, like an unknown site. ' +
+    'Use a key restricted to the site (`siteId` at mint).',
 }

@@ -10,9 +10,9 @@ for (const dialect of testDialects()) {
   describe(`${dialect}: edge gateway configuration`, () => {
     it("answers the edge's controllers with their connection, CIP route and instances' tag mappings, and leaves other edges' out", async (t) => {
       const { as } = await equipmentSetup(t, dialect)
-      const empty = await as('GET', CONFIG)
-      assert.equal(empty.statusCode, 200)
-      assert.deepEqual(empty.json().controllers, [], 'an edge with nothing assigned polls nothing')
+      const none = await as('GET', CONFIG)
+      assert.equal(none.statusCode, 404, 'an edge with nothing assigned is unknown')
+      assert.equal(none.json().code, 'NotFound')
 
       const polled = await createController(as, 'S1', {}, { cipPath: '1,0', pollIntervalMs: 500 })
       const other = await createController(as)
@@ -74,7 +74,7 @@ for (const dialect of testDialects()) {
         ],
         ['an instance edit', () => as('PUT', '/api/sites/S1/instances/P1', { tagMappings: { speed: 'P1.Speed' } })],
         ['an instance removed', () => as('DELETE', '/api/sites/S1/instances/P1')],
-        ['a controller unassigned', () => as('POST', `/api/sites/S1/controllers/${controller.id}/unassign`)],
+        ['another controller assigned', async () => as('POST', `/api/sites/S1/controllers/${(await createController(as)).id}/assign`, { edgeId: 'GW-1' })],
       ]
       for (const [what, edit] of edits) {
         const done = await edit()
@@ -86,15 +86,37 @@ for (const dialect of testDialects()) {
         seen.add(etag)
         assert.equal((await poll(etag)).statusCode, 304)
       }
-      assert.deepEqual((await as('GET', CONFIG)).json().controllers, [], 'unassigned: the gateway polls nothing')
+      assert.equal((await as('POST', `/api/sites/S1/controllers/${controller.id}/unassign`)).statusCode, 200)
+      const left = await poll(etag)
+      assert.equal(left.statusCode, 200, 'an unassignment changes the configuration')
+      assert.equal(left.json().controllers.length, 1)
+    })
+
+    it('a write by another path (an upsert, as the fleet link and a tenant import make) moves the version too', async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const controller = await createController(as)
+      await as('POST', `/api/sites/S1/controllers/${controller.id}/assign`, { edgeId: 'GW-1' })
+      const etag = (await as('GET', CONFIG)).headers.etag as string
+      const row = await h.handle.db.selectFrom('controllers').selectAll().where('org_id', '=', org.id).where('id', '=', controller.id).executeTakeFirstOrThrow()
+      await h.handle.db
+        .insertInto('controllers')
+        .values({ ...row, name: 'renamed by an upsert' })
+        .onConflict((oc) => oc.columns(['org_id', 'site_code', 'id']).doUpdateSet({ name: 'renamed by an upsert' }))
+        .execute()
+      const res = await as('GET', CONFIG, undefined, { 'if-none-match': etag })
+      assert.equal(res.statusCode, 200)
+      assert.notEqual(res.headers.etag, etag)
+      assert.equal(res.json().controllers[0].name, 'renamed by an upsert')
     })
 
     it('an unknown site is the uniform 404; a key restricted to another site gets the same 404; an edge id over 50 characters is a 400', async (t) => {
       const { h, org, as } = await equipmentSetup(t, dialect)
+      await as('POST', `/api/sites/S1/controllers/${(await createController(as)).id}/assign`, { edgeId: 'GW-1' })
       const unknown = await as('GET', '/api/sites/NOPE/edges/GW-1/config')
       assert.equal(unknown.statusCode, 404)
       assert.equal(unknown.json().code, 'NotFound')
       assert.equal((await as('POST', '/api/sites', { code: 'S2', name: 'Other' })).statusCode, 201)
+      await as('POST', `/api/sites/S2/controllers/${(await createController(as, 'S2')).id}/assign`, { edgeId: 'GW-1' })
       const minted = await as('POST', '/api/admin/api-keys', {
         role: 'member',
         name: 'GW-1',
@@ -122,7 +144,7 @@ for (const dialect of testDialects()) {
       const rows = await h.handle.db.selectFrom('edge_config_versions').select('version').where('org_id', '=', org.id).execute()
       assert.equal(rows.length, 0)
       assert.equal((await as('POST', '/api/sites', { code: 'S1', name: 'Plant again' })).statusCode, 201)
-      await createController(as)
+      await as('POST', `/api/sites/S1/controllers/${(await createController(as)).id}/assign`, { edgeId: 'GW-1' })
       const again = (await as('GET', CONFIG)).json().version as number
       assert.ok(again > before, 'the version never goes back, so an old ETag cannot match the new site')
     })

@@ -42,7 +42,7 @@ export const EdgeConfigSchema = Type.Object(
     siteId: Type.String(),
     edgeId: Type.String(),
     version: Type.Integer({ description: 'Grows with every change to the site\'s controllers and instances; the `ETag` is `"<version>"`.' }),
-    controllers: Type.Array(EdgeControllerSchema, { description: 'The controllers assigned to this gateway, by id; none until one is assigned.' }),
+    controllers: Type.Array(EdgeControllerSchema, { description: 'The controllers assigned to this gateway, by id (at least one).' }),
   },
   { $id: 'EdgeConfig', additionalProperties: false },
 )

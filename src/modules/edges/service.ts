@@ -1,4 +1,5 @@
 import type { DatabaseHandle } from '../../db/connect.ts'
+import { NotFound } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
 import type { ControllersService } from '../controllers/service.ts'
 import type { InstancesService } from '../instances/service.ts'
@@ -31,7 +32,8 @@ export function createEdgesService(deps: EdgesDeps) {
 
     /**
      * What the gateway polls. The version is read before the configuration: a change committed meanwhile is in the
-     * answer or not, but it moved the version, so the next poll fetches again and none is missed. Throws NotFound.
+     * answer or not, but it moved the version, so the next poll fetches again and none is missed. An edge exists through
+     * its controllers: one with none assigned (or of another organisation) is the uniform NotFound, as an unknown site.
      */
     async config(orgId: OrgId, siteCode: string, edgeId: string): Promise<EdgeConfig> {
       const version = await configVersion(orgId, siteCode)
@@ -42,6 +44,7 @@ export function createEdgesService(deps: EdgesDeps) {
         controllers.push(...page.items)
         cursor = page.nextCursor ?? undefined
       } while (cursor !== undefined)
+      if (controllers.length === 0) throw new NotFound()
       const ids = new Set(controllers.map((c) => c.id))
       const byController = new Map<string, EdgeConfig['controllers'][number]['instances']>()
       for (const m of await deps.instances.listTagMappings(orgId, siteCode)) {
