@@ -8,7 +8,14 @@ import { harness, testDialects } from '../../../test/harness.ts'
 import { NO_RATE_LIMIT, seedTenant, snapshotDiff, snapshotOrg } from '../../../test/hardening/support.ts'
 import { repack, unpack } from '../../../test/support/tenant-package.ts'
 
-type Case = [name: string, part: 'controllers' | 'instances', column: string, value: unknown, rule: 'type' | 'not null', expected: string | undefined]
+type Case = [
+  name: string,
+  part: 'controllers' | 'instances' | 'electrical_nodes',
+  column: string,
+  value: unknown,
+  rule: 'type' | 'not null',
+  expected: string | undefined,
+]
 
 const INT4 = 'an integer from -2147483648 to 2147483647'
 const CASES: Case[] = [
@@ -30,6 +37,7 @@ const CASES: Case[] = [
     `an integer from ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`,
   ],
   ['text that is not JSON in a JSON column', 'instances', 'config', '{not json', 'type', 'JSON text'],
+  ["text that is not JSON in a node's study parameters", 'electrical_nodes', 'study', '{not json', 'type', 'JSON text'],
 ]
 
 for (const dialect of testDialects()) {
@@ -51,7 +59,8 @@ for (const dialect of testDialects()) {
         const changed = new Map([...parts].map(([k, rows]) => [k, structuredClone(rows)]))
         const rows = changed.get(part)!
         // A new record (its own key and asset number), so that a stored one would show in the count.
-        rows.push({ ...rows[0]!, id: `${part}-crafted`, asset_number: 'CV-crafted', [column]: value })
+        const first = rows[0]!
+        rows.push({ ...first, id: `${part}-crafted`, ...('asset_number' in first ? { asset_number: 'CV-crafted' } : {}), [column]: value })
         const staged = await h.inject(tenant.owner, {
           method: 'PUT',
           url: `${base}/import/package`,

@@ -45,7 +45,7 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'sites', scope: 'site' },
   { name: 'controllers', scope: 'site' },
   { name: 'instances', scope: 'site', json: ['tag_mappings', 'config'] },
-  { name: 'electrical_nodes', scope: 'site', json: ['tag_bindings', 'metadata'] },
+  { name: 'electrical_nodes', scope: 'site', json: ['tag_bindings', 'metadata', 'study'] },
   { name: 'electrical_edges', scope: 'site' },
   { name: 'alarms', scope: 'site' },
   { name: 'alarm_events', scope: 'site' },
