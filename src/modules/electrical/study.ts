@@ -30,8 +30,9 @@ export function studyProblems(study: NodeStudyInput, nodeType: number, prefix = 
   const allowed = studyFieldsOf(nodeType)
   const typeName = NODE_TYPES[nodeType]?.name ?? String(nodeType)
   for (const [field, value] of Object.entries(study)) {
-    if (!allowed.includes(field)) at(field, `is not a study parameter of a ${typeName} (its parameters: ${allowed.join(', ')})`)
-    else if (typeof value === 'number' && !Number.isFinite(value)) at(field, 'must be a finite number')
+    // JSON's 1e400 arrives as Infinity, which the schema's bounds let through: the number rule first, for any field.
+    if (typeof value === 'number' && !Number.isFinite(value)) at(field, 'must be a finite number')
+    else if (!allowed.includes(field)) at(field, `is not a study parameter of a ${typeName} (its parameters: ${allowed.join(', ')})`)
   }
   if (problems.length > 0) return problems
   const pairs = [
