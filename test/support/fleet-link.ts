@@ -303,3 +303,12 @@ export function linkedAlarmEvent(orgId: string, site: string, instance: string, 
     effect: 'activated',
   }
 }
+
+/** A promise and the function that settles it: holds a transaction open until the test lets it go on. */
+export function gate(): { opened: Promise<void>; open: () => void } {
+  let open = () => {}
+  const opened = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return { opened, open }
+}

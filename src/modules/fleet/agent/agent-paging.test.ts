@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
 import { testDialects } from '../../../../test/harness.ts'
-import { linkedAlarmEvent } from '../../../../test/support/fleet-link.ts'
+import { gate, linkedAlarmEvent } from '../../../../test/support/fleet-link.ts'
 import { startTcpProxy } from '../../../../test/support/tcp-proxy.ts'
 import { connectDatabase } from '../../../db/connect.ts'
 import { CLI_ACTOR } from '../../../identity.ts'
@@ -13,15 +13,6 @@ import { createLinkHttp } from './http.ts'
 // The push pages the site server's outbox by (tx, seq) after the cloud's acknowledged mark (ARCHITECTURE.md § Fleet
 // link): a site server on PostgreSQL, whose transactions commit out of seq order, links like one on SQLite. The site
 // server runs on the same database kind as the cloud cell (on PostgreSQL, a database of its own).
-
-/** A promise and the function that settles it: holds a transaction open until the test lets it commit. */
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open = () => {}
-  const opened = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { opened, open }
-}
 
 for (const dialect of testDialects()) {
   describe(`${dialect} cloud and site server: the push pages the outbox by (tx, seq) (issue 26)`, () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { harness, testDialects, type TestDialect } from '../../../../test/harness.ts'
-import { outboxSettled, ownPostgresDatabase } from '../../../../test/support/fleet-link.ts'
+import { gate, outboxSettled, ownPostgresDatabase } from '../../../../test/support/fleet-link.ts'
 import { LINKED_TABLES } from '../../../db/link-triggers.ts'
 import { withOrgScope } from '../../../db/tenant-scope.ts'
 import { currentCursor, readChanges, START, withApplyOrigin, type Cursor } from '../outbox/store.ts'
@@ -282,23 +282,17 @@ for (const dialect of testDialects()) {
         // `early` takes its transaction id first; `late` writes the row and commits; then `early` writes it: the row's
         // newest image is early's, but (tx, seq) order reads it first.
         const cross = async (id: string, late: (trx: typeof cloudDb) => Promise<unknown>, early: (trx: typeof cloudDb) => Promise<unknown>) => {
-          let hasXid = () => {}
-          const xidTaken = new Promise<void>((resolve) => {
-            hasXid = resolve
-          })
-          let lateDone = () => {}
-          const lateCommitted = new Promise<void>((resolve) => {
-            lateDone = resolve
-          })
+          const xidTaken = gate()
+          const lateCommitted = gate()
           const first = cloudDb.transaction().execute(async (trx) => {
             await sql`select pg_current_xact_id()`.execute(trx)
-            hasXid()
-            await lateCommitted
+            xidTaken.open()
+            await lateCommitted.opened
             await early(trx)
           })
-          await xidTaken
+          await xidTaken.opened
           await cloudDb.transaction().execute(late)
-          lateDone()
+          lateCommitted.open()
           await first
           const { rows } = await sql<{ seq: string; tx: string }>`select seq, tx from link_outbox
             where org_id = ${org} and table_name = 'controllers' and row_key = ${JSON.stringify(['S1', id])} order by seq desc limit 2`.execute(cloudDb)
@@ -351,25 +345,19 @@ for (const dialect of testDialects()) {
 
         // The pull that brings the cloud's version takes its transaction id first; the engineer's edit commits; then the
         // pull writes the row. The site's outbox: the cloud's image (origin cloud) first in (tx, seq) order, the edit after.
-        let hasXid = () => {}
-        const xidTaken = new Promise<void>((resolve) => {
-          hasXid = resolve
-        })
-        let editDone = () => {}
-        const edited = new Promise<void>((resolve) => {
-          editDone = resolve
-        })
+        const xidTaken = gate()
+        const edited = gate()
         const rename = (trx: typeof siteDb, name: string) =>
           trx.updateTable('controllers').set({ name }).where('org_id', '=', org).where('id', '=', 'plc1').execute()
         const pulling = siteDb.transaction().execute(async (trx) => {
           await sql`select pg_current_xact_id()`.execute(trx)
-          hasXid()
-          await edited
+          xidTaken.open()
+          await edited.opened
           await withApplyOrigin(trx, 'postgres', 'cloud', () => rename(trx, 'cloud version'))
         })
-        await xidTaken
+        await xidTaken.opened
         await siteDb.transaction().execute((trx) => rename(trx, 'site version'))
-        editDone()
+        edited.open()
         await pulling
 
         const up = await l.push()
