@@ -7,6 +7,8 @@
 // fleet-link (not in the default set: BENCH_ONLY=fleet-link): BENCH_LINK_SAMPLES (1 000 000), BENCH_LINK_EVENTS (10 000),
 // BENCH_LINK_LATENCY_EVENTS (200), BENCH_LINK_RUNS (3); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
 // historian-reads (not in the default set: BENCH_ONLY=historian-reads): BENCH_HISTORIAN_READ_SAMPLES (10 000 000).
+// edges (not in the default set: BENCH_ONLY=edges): the config poll's 304 against the key list, BENCH_EDGE_CONTROLLERS (20),
+// BENCH_EDGE_INSTANCES (10).
 // startup (not in the default set: BENCH_ONLY=startup; needs no database): whole processes against node -e 0,
 // BENCH_STARTUP_RUNS (5); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
 import { startPostgres, createTestDatabase } from '../test/postgres.ts'
@@ -14,6 +16,7 @@ import { benchAlarms } from './alarms.ts'
 import { benchApiKeys } from './api-keys.ts'
 import { benchBearer } from './bearer.ts'
 import { benchControllers } from './controllers.ts'
+import { benchEdges } from './edges.ts'
 import { benchElectrical } from './electrical.ts'
 import { benchFleetLink } from './fleet-link.ts'
 import { benchHistorian } from './historian.ts'
@@ -52,6 +55,7 @@ try {
   if (only?.includes('fleet-link')) await benchFleetLink(dialects)
   if (only?.includes('historian-reads')) await benchHistorianReads(dialects)
   if (only?.includes('startup')) await benchStartup()
+  if (only?.includes('edges')) await benchEdges(dialects, seconds)
 } finally {
   await stop?.()
 }

@@ -41,6 +41,8 @@ import { createAlarmsService } from './modules/alarms/service.ts'
 import { createAiService } from './modules/ai/service.ts'
 import { apiKeysRoutes } from './modules/api-keys/routes.ts'
 import { historianRoutes, historianSeriesRoutes } from './modules/historian/routes.ts'
+import { edgesRoutes } from './modules/edges/routes.ts'
+import { createEdgesService } from './modules/edges/service.ts'
 import { historianStoredParts } from './modules/historian/transfer.ts'
 import { auditRoutes } from './modules/orgs/audit-routes.ts'
 import { domainsRoutes } from './modules/orgs/domains-routes.ts'
@@ -214,6 +216,7 @@ export async function buildApp(
   await app.register(linkCommandsRoutes, { prefix: '/api/link', commands })
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
+  await app.register(edgesRoutes, { prefix: '/api/sites', edges: createEdgesService({ handle, sites, controllers, instances }) })
   // A batch left running by a process that died: its samples go, it is marked failed (historian/store/session.ts).
   app.addHook('onReady', async () => {
     const cleaned = await withSystemScope(() => historian.recoverInterrupted()) // every organisation's batches

@@ -12,6 +12,7 @@ import { createMembersService } from './modules/orgs/members-service.ts'
 import { createPlatformAdminsService } from './modules/orgs/platform-admins-service.ts'
 import { pinScryptCost } from './modules/site-users/pin-hash.ts'
 import { createSiteUsersService } from './modules/site-users/service.ts'
+import { createSitesService } from './modules/sites/service.ts'
 
 /**
  * The services of who is who: organisations, keys, members, platform admins, site users and their sign-in locks.
@@ -22,7 +23,8 @@ export function createIdentityServices(deps: { config: Config; handle: DatabaseH
   const siteUsers = createSiteUsersService({ handle, clock, scryptCost: pinScryptCost(config) })
   return {
     orgs: createOrgsService({ handle, clock }),
-    apiKeys: createApiKeysService({ handle, clock, keySecret: config.keySecret }),
+    // The sites only to check a site-restricted key's site (`require`): no deletion through this one, so no dependents.
+    apiKeys: createApiKeysService({ handle, clock, keySecret: config.keySecret, sites: createSitesService({ handle, clock, dependents: [] }) }),
     members: createMembersService({ handle, clock, endSessions: endSessionsOfAccount }),
     platformAdmins: createPlatformAdminsService({ handle, clock }),
     siteUsers,

@@ -53,6 +53,11 @@ export interface Principal {
    * sites from here, never from the body; set for `link` principals only.
    */
   readonly sites?: readonly string[]
+  /**
+   * A site-restricted API key's site code (issue 30): the only site whose routes it reaches (http/auth.ts); every
+   * other site answers as an unknown one. Absent: every site of the organisation.
+   */
+  readonly site?: string
 }
 
 /** Who did something, as recorded in audit rows and `createdByUserId`. */

@@ -2,18 +2,24 @@ import type { Clock } from '../clock.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import type { OrgId } from '../ids.ts'
 import type { Principal, Role } from '../identity.ts'
+import { networkMatcher } from './client-networks.ts'
 
 /** The API keys as the selector reads them: the api-keys module's service satisfies it, app.ts passes it in. */
 export interface ApiKeyLookup {
   /** The verifier a well-formed plaintext is stored under; undefined for a malformed one (no query). */
   verifierOf(plaintext: string): string | undefined
   /** The organisation's non-revoked key stored under a verifier, compared in constant time, whose role is known. */
-  activeKeyByVerifier(orgId: OrgId, verifier: string): Promise<{ orgId: OrgId; keyId: string; role: Role; expiresAt: number } | undefined>
+  activeKeyByVerifier(
+    orgId: OrgId,
+    verifier: string,
+  ): Promise<{ orgId: OrgId; keyId: string; role: Role; expiresAt: number; siteCode: string | null; networks: string | null } | undefined>
 }
 
 interface VerifiedKey {
   principal: Principal
   expiresAt: number
+  /** Absent: any client address. */
+  fromNetwork?: (ip: string) => boolean
 }
 
 const MAX_CACHED_KEYS = 50_000
@@ -37,9 +43,16 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
 
   /**
    * `orgId`: the organisation the request's host names (the key is looked up within it: one shard on Citus).
+   * `clientIp`: the request's client address (behind a trusted proxy, the forwarded one): a key restricted to client
+   * networks fails, like an unknown key, from any other address.
    * `generation`: the handle's invalidation generation as the caller read it (once per request, http/auth.ts).
    */
-  return async function validateApiKey(plaintext: string, orgId: OrgId, generation = deps.handle.generation()): Promise<Principal | undefined> {
+  return async function validateApiKey(
+    plaintext: string,
+    orgId: OrgId,
+    clientIp: string,
+    generation = deps.handle.generation(),
+  ): Promise<Principal | undefined> {
     const verifier = deps.keys.verifierOf(plaintext)
     if (verifier === undefined) return undefined
     if (generation !== cachedGeneration) {
@@ -50,9 +63,11 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
     if (!hit) {
       const key = await deps.keys.activeKeyByVerifier(orgId, verifier)
       if (!key) return undefined
+      const principal: Principal = { orgId: key.orgId, kind: 'apiKey', role: key.role, subject: key.keyId, isPlatformAdmin: false }
       hit = {
-        principal: { orgId: key.orgId, kind: 'apiKey', role: key.role, subject: key.keyId, isPlatformAdmin: false },
+        principal: key.siteCode === null ? principal : { ...principal, site: key.siteCode },
         expiresAt: key.expiresAt,
+        ...(key.networks === null ? {} : { fromNetwork: networkMatcher(key.networks) }),
       }
       // A revoke that committed while we were reading must not be undone by caching the old row.
       if (deps.handle.generation() === generation) {
@@ -62,6 +77,7 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
     }
     const now = deps.clock.now()
     if (now >= hit.expiresAt) return undefined
+    if (hit.fromNetwork && !hit.fromNetwork(clientIp)) return undefined
     deps.onUse(hit.principal.orgId, hit.principal.subject, now)
     return hit.principal
   }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { ColumnType, Kysely } from 'kysely'
 
 // Timestamps are epoch milliseconds in a BIGINT/INTEGER column on both dialects: the same comparisons,
 // the same bucketing arithmetic, and no driver-dependent date parsing. JSON is stored as text.
@@ -28,6 +28,10 @@ export interface ApiKeysTable {
   revoked_at: number | null
   revoke_reason: string | null
   revoked_by: string | null
+  /** The one site the key reaches (issue 30); null: every site. Optional on insert (keys minted before 2410). */
+  site_code: ColumnType<string | null, string | null | undefined, string | null>
+  /** The client networks the key is accepted from, CIDR blocks joined by commas; null: any address. */
+  networks: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface AuditEventsTable {
@@ -237,6 +241,13 @@ export interface InstancesTable {
   config: string
   created_at: number
   updated_at: number
+}
+
+/** Issue 30: changes to a site's controllers and instances, counted by triggers (migration 2410); the edge gateways' config ETag. */
+export interface EdgeConfigVersionsTable {
+  org_id: string
+  site_code: string
+  version: number
 }
 
 export interface AlarmsTable {
@@ -639,6 +650,7 @@ export interface Database {
   instances: InstancesTable
   orgs: OrgsTable
   api_keys: ApiKeysTable
+  edge_config_versions: EdgeConfigVersionsTable
   audit_events: AuditEventsTable
   site_users: SiteUsersTable
   site_signing_keys: SiteSigningKeysTable

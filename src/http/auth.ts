@@ -4,7 +4,7 @@ import { isLinkCredential, type LinkValidator } from '../auth/link-validator.ts'
 import { roleAtLeast, type Principal, type Role, type Org } from '../identity.ts'
 import type { Config } from '../config/schema.ts'
 import { runInRequestScope } from '../db/tenant-scope.ts'
-import { Forbidden, UNAUTHORIZED_DETAIL } from '../errors/domain-error.ts'
+import { Forbidden, NotFound, UNAUTHORIZED_DETAIL } from '../errors/domain-error.ts'
 import { sendProblem } from './problem.ts'
 import type { createRateLimiter } from './rate-limit.ts'
 import type { Tenancy } from './tenancy.ts'
@@ -31,6 +31,8 @@ export interface RouteEntry {
 declare module 'fastify' {
   interface FastifyContextConfig {
     policy?: Policy
+    /** Set from the path (`/api/sites/:siteId/…`): the parameter naming the route's site, for site-restricted keys. */
+    siteParam?: string
   }
   interface FastifyInstance {
     routeTable: RouteEntry[]
@@ -88,6 +90,8 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       throw new TypeError(`route ${String(route.method)} ${route.url} declares no policy (config.policy); routes are closed by default`)
     }
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, policy: route.config?.policy })
+    const siteParam = SITE_SCOPED_PATH.exec(route.url)?.[1]
+    if (siteParam !== undefined) route.config = { ...route.config, siteParam }
   })
 
   // Row-level security (db/tenant-scope.ts): every request runs in a scope cell of its own, empty (no tenant rows)
@@ -100,7 +104,7 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
 
   app.addHook('onRequest', async (request, reply) => {
     const {
-      config: { policy },
+      config: { policy, siteParam },
       url,
     } = request.routeOptions // a getter that builds its object on every read
     if (deps.authRateLimiter && url !== undefined && isSignInPath(url)) {
@@ -125,7 +129,26 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     request.org = org
     request.principal = principal
     if (!satisfiesPolicy(principal, policy)) throw new Forbidden()
+    if (principal.site !== undefined) refuseOutsideSite(request, principal.site, siteParam, url)
   })
+}
+
+/** A site-scoped route: its path starts with the site (`/api/sites/:siteId/…`, `/api/sites/:code`). */
+const SITE_SCOPED_PATH = /^\/api\/sites\/:([A-Za-z]+)(?:\/|$)/
+/** The routes a site-restricted key reaches besides its site's: who am I. */
+const ANY_SITE_PATHS = new Set(['/api/me', '/api/me/'])
+
+/**
+ * Issue 30: a key restricted to one site reaches that site's routes only. Another site answers exactly as an unknown
+ * one (404), so a gateway's key cannot even tell which sites exist; a route of no site (the organisation's keys,
+ * members, imports by body, the site list) is refused (403).
+ */
+function refuseOutsideSite(request: FastifyRequest, site: string, siteParam: string | undefined, url: string | undefined): void {
+  if (siteParam === undefined) {
+    if (url !== undefined && ANY_SITE_PATHS.has(url)) return
+    throw new Forbidden('This API key is restricted to one site: it reaches only the routes of that site (/api/sites/{siteId}/…).')
+  }
+  if ((request.params as Record<string, string | undefined>)[siteParam] !== site) throw new NotFound()
 }
 
 async function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, generation: number): Promise<Principal | undefined> {
@@ -134,7 +157,7 @@ async function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, g
   if (apiKey !== undefined) {
     // Spec 5 rule 1: the API key wins; never a 400 for sending both.
     if (authorization !== undefined) request.log.warn({ event: 'auth.both_credentials' }, 'X-Api-Key and Authorization both present; using the API key')
-    return typeof apiKey === 'string' ? deps.validateApiKey(apiKey, org.id, generation) : undefined
+    return typeof apiKey === 'string' ? deps.validateApiKey(apiKey, org.id, request.ip, generation) : undefined
   }
   if (authorization === undefined) return undefined
   const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(authorization)

@@ -80,6 +80,7 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'Electrical network', description: "A site's electrical nodes and edges, its topology and protection (spec 2.5, 2.6)." },
   { name: 'Alarms', description: "A site's alarms, their events, states and load." },
   { name: 'Historian', description: 'Historian imports (spec 4.3) and the stored series.' },
+  { name: 'Edge gateways', description: 'What an edge gateway polls, fetched with its site-restricted key (issue 30).' },
   { name: 'AI', description: 'The AI completion endpoint (spec 4.4) and its usage.' },
   { name: 'API keys', description: 'Tenant API keys: mint, list, revoke (spec 4.1).' },
   { name: 'Identity', description: 'Who the credential is.' },

@@ -177,6 +177,8 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       ok(await as('GET', '/api/sites/S1/instances/P1'), 'instance read')
       ok(await as('PUT', '/api/sites/S1/instances/P1', { name: 'Conveyor' }), 'instance update')
       ok(await as('DELETE', '/api/sites/S1/instances/P3'), 'instance delete')
+      ok(await as('POST', `/api/sites/S1/controllers/${cid}/assign`, { edgeId: 'GW-1' }), 'edge assignment')
+      ok(await as('GET', '/api/sites/S1/edges/GW-1/config'), 'edge config') // issue 30: the version row the triggers keep
 
       // Electrical network.
       const E = '/api/sites/S1/electrical'

@@ -85,6 +85,8 @@ export interface TenantIds {
   slug: string
   site: string
   controller: string
+  /** Issue 30: the edge gateway the controller is assigned to. */
+  edge: string
   instance: string
   node: string
   node2: string
@@ -110,6 +112,7 @@ export const PARAMETER_KINDS: Readonly<Record<string, keyof TenantIds>> = {
   code: 'site',
   siteId: 'site',
   controllerId: 'controller',
+  edgeId: 'edge',
   instanceId: 'instance',
   nodeId: 'node',
   source: 'node',
@@ -186,6 +189,8 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
     'controller',
   )
   const controller = String(ctl.id)
+  const edge = `${prefix}-GW-1`
+  await expectStatus(await call('POST', `/api/sites/${site}/controllers/${controller}/assign`, { edgeId: edge }), 200, 'edge assignment')
   const instance = `${prefix}-CV-101`
   await expectStatus(
     await call('POST', `/api/sites/${site}/instances`, {
@@ -281,7 +286,7 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
     org,
     owner,
     ownerKeyId: keyId,
-    ids: { slug: org.slug, site, controller, instance, node, node2, alarm, batch, key: extraKey.keyId, account, domain, user, ...fleet },
+    ids: { slug: org.slug, site, controller, edge, instance, node, node2, alarm, batch, key: extraKey.keyId, account, domain, user, ...fleet },
     ...(link ? { link } : {}),
   }
 }

@@ -4,8 +4,9 @@ import { comparableBody, comparableHeaders, harness, sleep, testDialects } from 
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
-const LIST_FIELDS = ['createdAt', 'createdByUserId', 'expiresAt', 'keyId', 'keyPrefix', 'lastUsedAt', 'name', 'role']
-const MINT_FIELDS = ['createdAt', 'expiresAt', 'keyId', 'keyPrefix', 'name', 'plaintext', 'role']
+// The spec's fields, and the restriction of issue 30 (siteId, networks: null for an unrestricted key).
+const LIST_FIELDS = ['createdAt', 'createdByUserId', 'expiresAt', 'keyId', 'keyPrefix', 'lastUsedAt', 'name', 'networks', 'role', 'siteId']
+const MINT_FIELDS = ['createdAt', 'expiresAt', 'keyId', 'keyPrefix', 'name', 'networks', 'plaintext', 'role', 'siteId']
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: tenant API keys`, () => {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { actorOf } from '../../identity.ts'
 import { problemResponses } from '../../http/problem.ts'
-import { ApiKeyListSchema, ApiKeyParams, MintApiKeyBody, MintedApiKeySchema, RevokeApiKeyBody } from './schemas.ts'
+import { ApiKeyListSchema, ApiKeyParams, ApiKeySchema, MintApiKeyBody, MintedApiKeySchema, RevokeApiKeyBody } from './schemas.ts'
 import type { ApiKeysService } from './service.ts'
 import { docs } from './docs.ts'
 import { NO_STORE, withHeaders } from '../../http/openapi.ts'
@@ -39,6 +39,22 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
       },
     },
     async (request) => apiKeys.list(request.principal.orgId),
+  )
+
+  app.get(
+    '/:keyId',
+    {
+      config: { policy: 'admin' },
+      schema: {
+        tags: ['API keys'],
+        operationId: 'readApiKey',
+        summary: 'Read a key',
+        description: docs.readApiKey,
+        params: ApiKeyParams,
+        response: { 200: ApiKeySchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => apiKeys.read(request.principal.orgId, request.params.keyId),
   )
 
   app.delete(

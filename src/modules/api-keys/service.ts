@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { parseNetwork } from '../../auth/client-networks.ts'
 import { roleAtLeast, isRole, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
@@ -10,12 +11,39 @@ import { generatePlaintext, KEY_PATTERN, KEY_PREFIX_LENGTH, verifierOf, verifier
 import type { ApiKey, MintApiKeyInput, MintedApiKey } from './schemas.ts'
 import { findActiveApiKey, findActiveKeyByVerifier, insertApiKey, listActiveApiKeys, markKeysUsed, revokeApiKey } from './store.ts'
 
+type PublicKeyRow = Awaited<ReturnType<typeof listActiveApiKeys>>[number]
+
 const HOUR_MS = 3_600_000
 export const MIN_LIFETIME_MS = HOUR_MS
 export const MAX_LIFETIME_MS = 730 * 24 * HOUR_MS
 const RESERVED_ROLES = new Set(['platform_admin', 'platform_operator', 'service'])
 
 const iso = (ms: number) => new Date(ms).toISOString()
+
+function toApiKey(r: PublicKeyRow): ApiKey {
+  return {
+    keyId: r.id,
+    keyPrefix: r.prefix,
+    role: r.role,
+    name: r.name,
+    createdByUserId: r.created_by_user_id,
+    createdAt: iso(r.created_at),
+    expiresAt: iso(r.expires_at),
+    lastUsedAt: r.last_used_at === null ? null : iso(r.last_used_at),
+    siteId: r.site_code,
+    networks: r.networks === null ? null : r.networks.split(','),
+  }
+}
+
+/** The canonical CIDR blocks of a mint request, once each; a block that does not parse is a 400 naming it. */
+export function checkNetworks(networks: readonly string[]): string[] {
+  const blocks = networks.map((text, i) => {
+    const block = parseNetwork(text)
+    if (block === undefined) throw invalidField(`/networks/${i}`, 'must be a CIDR block such as 10.20.0.0/16 or 2001:db8::/48, or an IP address')
+    return block
+  })
+  return [...new Set(blocks)]
+}
 
 /** Checks a mint request against spec 4.1 rules 5 and 6; throws ReservedRole, ValidationFailed, Forbidden or ExpiryPolicyViolation. */
 export function checkMintRequest(actor: Actor, input: MintApiKeyInput, now: number): { expiresAt: number } {
@@ -35,18 +63,44 @@ export interface ActiveApiKey {
   role: Role
   /** Epoch ms; the caller checks it against its clock on every use. */
   expiresAt: number
+  /** The one site the key reaches (issue 30); null: every site. */
+  siteCode: string | null
+  /** The client networks, canonical CIDR blocks joined by commas; null: any address. */
+  networks: string | null
 }
 
-export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Clock; keySecret: Buffer | undefined }) {
+export interface ApiKeysDeps {
+  handle: DatabaseHandle
+  clock: Clock
+  keySecret: Buffer | undefined
+  /** The sites, to check a site-restricted key's site at mint (the sites service satisfies it); absent: such a mint is a TypeError. */
+  sites?: { require(orgId: OrgId, code: string): Promise<unknown> }
+}
+
+export function createApiKeysService(deps: ApiKeysDeps) {
   const { handle, clock } = deps
   const db = handle.db
   if (deps.keySecret && deps.keySecret.length < 32) throw new TypeError('the verifier secret must hold at least 32 bytes')
+
+  // Before the mint's transaction: on SQLite the sites service's query would wait for the one connection it holds.
+  async function requireSite(orgId: OrgId, code: string): Promise<void> {
+    if (!deps.sites) throw new TypeError('minting a site-restricted key needs the sites')
+    try {
+      await deps.sites.require(orgId, code)
+    } catch (err) {
+      if (err instanceof NotFound) throw invalidField('/siteId', 'names no site of this organisation')
+      throw err
+    }
+  }
   return {
     /** Mints a key for the caller's organisation; the plaintext is in the result and nowhere else. */
     async mint(orgId: OrgId, actor: Actor, input: MintApiKeyInput): Promise<MintedApiKey> {
       if (!deps.keySecret) throw new TypeError('minting a key needs the verifier secret')
       const now = clock.now()
       const { expiresAt } = checkMintRequest(actor, input, now)
+      const networks = input.networks === undefined ? null : checkNetworks(input.networks)
+      const siteId = input.siteId ?? null
+      if (siteId !== null) await requireSite(orgId, siteId)
       const plaintext = generatePlaintext()
       const keyId = randomUUID()
       await db.transaction().execute(async (trx) => {
@@ -66,8 +120,11 @@ export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Cloc
           revoked_at: null,
           revoke_reason: null,
           revoked_by: null,
+          site_code: siteId,
+          networks: networks === null ? null : networks.join(','),
         })
-        await recordAudit(trx, clock, orgId, actor, { action: 'api_key.minted', target: keyId, detail: { role: input.role, name: input.name } })
+        const restriction = { ...(siteId === null ? {} : { siteId }), ...(networks === null ? {} : { networks }) }
+        await recordAudit(trx, clock, orgId, actor, { action: 'api_key.minted', target: keyId, detail: { role: input.role, name: input.name, ...restriction } })
       })
       return {
         keyId,
@@ -77,22 +134,22 @@ export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Cloc
         name: input.name,
         expiresAt: iso(expiresAt),
         createdAt: iso(now),
+        siteId,
+        networks,
       }
     },
 
     /** Non-revoked keys of the organisation, newest created first. */
     async list(orgId: OrgId): Promise<ApiKey[]> {
       const rows = await listActiveApiKeys(db, orgId)
-      return rows.map((r) => ({
-        keyId: r.id,
-        keyPrefix: r.prefix,
-        role: r.role,
-        name: r.name,
-        createdByUserId: r.created_by_user_id,
-        createdAt: iso(r.created_at),
-        expiresAt: iso(r.expires_at),
-        lastUsedAt: r.last_used_at === null ? null : iso(r.last_used_at),
-      }))
+      return rows.map(toApiKey)
+    },
+
+    /** One non-revoked key of the organisation; absent, foreign or revoked: NotFound. */
+    async read(orgId: OrgId, keyId: string): Promise<ApiKey> {
+      const row = await findActiveApiKey(db, orgId, keyId)
+      if (!row) throw new NotFound()
+      return toApiKey(row)
     },
 
     /** Revokes at once in every process sharing the database; absent, foreign or revoked: NotFound. */
@@ -123,7 +180,7 @@ export function createApiKeysService(deps: { handle: DatabaseHandle; clock: Cloc
     async activeKeyByVerifier(orgId: OrgId, verifier: string): Promise<ActiveApiKey | undefined> {
       const row = await findActiveKeyByVerifier(db, orgId, verifier)
       if (!row || !verifiersEqual(row.verifier, verifier) || !isRole(row.role)) return undefined
-      return { orgId: row.org_id as OrgId, keyId: row.id, role: row.role, expiresAt: row.expires_at }
+      return { orgId: row.org_id as OrgId, keyId: row.id, role: row.role, expiresAt: row.expires_at, siteCode: row.site_code, networks: row.networks }
     },
 
     /** Records lastUsedAt for a batch of uses in one transaction (each names its organisation); never moves it back. */

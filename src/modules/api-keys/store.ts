@@ -1,12 +1,13 @@
+import type { Insertable } from 'kysely'
 import type { ApiKeysTable, Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 import { reusableQuery } from '../../db/reusable-query.ts'
 
-export function insertApiKey(db: Db, row: ApiKeysTable) {
+export function insertApiKey(db: Db, row: Insertable<ApiKeysTable>) {
   return db.insertInto('api_keys').values(row).execute()
 }
 
-const PUBLIC_COLUMNS = ['id', 'prefix', 'role', 'name', 'created_by_user_id', 'created_at', 'expires_at', 'last_used_at'] as const
+const PUBLIC_COLUMNS = ['id', 'prefix', 'role', 'name', 'created_by_user_id', 'created_at', 'expires_at', 'last_used_at', 'site_code', 'networks'] as const
 
 // Read on every list call (the issue 3 bench's path): compiled once per database (db/reusable-query.ts).
 const listActive = reusableQuery((db: Db, orgId: string) =>
@@ -26,7 +27,7 @@ export function listActiveApiKeys(db: Db, orgId: OrgId) {
 export function findActiveApiKey(db: Db, orgId: OrgId, keyId: string) {
   return db
     .selectFrom('api_keys')
-    .select(['id', 'name', 'created_by_kind', 'created_by_user_id'])
+    .select([...PUBLIC_COLUMNS, 'created_by_kind'])
     .where('org_id', '=', orgId)
     .where('id', '=', keyId)
     .where('revoked_at', 'is', null)
@@ -53,7 +54,7 @@ export function revokeApiKey(db: Db, orgId: OrgId, keyId: string, at: number, by
 const activeByVerifier = reusableQuery((db: Db, orgId: string, verifier: string) =>
   db
     .selectFrom('api_keys')
-    .select(['org_id', 'id', 'verifier', 'role', 'expires_at'])
+    .select(['org_id', 'id', 'verifier', 'role', 'expires_at', 'site_code', 'networks'])
     .where('org_id', '=', orgId)
     .where('verifier', '=', verifier)
     .where('revoked_at', 'is', null),

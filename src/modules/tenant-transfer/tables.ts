@@ -92,4 +92,5 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   link_chunks: 'fleet link transfers in progress',
   link_commands: 'alarm actions forwarded over the fleet link',
   idempotency_keys: 'stored answers to retried requests of this server (24 h); a retry after a move executes anew',
+  edge_config_versions: "counters of this server's changes to a site's controllers and instances (edge gateways' ETags); the import's own writes bump them",
 }

@@ -1,0 +1,75 @@
+import type { DatabaseHandle } from '../../db/connect.ts'
+import { NotFound } from '../../errors/domain-error.ts'
+import type { OrgId } from '../../ids.ts'
+import type { ControllersService } from '../controllers/service.ts'
+import type { InstancesService } from '../instances/service.ts'
+import type { SitesService } from '../sites/service.ts'
+import type { EdgeConfig } from './schemas.ts'
+import { findConfigVersion } from './store.ts'
+
+const PAGE = 500
+
+export interface EdgesDeps {
+  handle: DatabaseHandle
+  sites: Pick<SitesService, 'require'>
+  controllers: Pick<ControllersService, 'list'>
+  instances: Pick<InstancesService, 'listTagMappings'>
+}
+
+export function createEdgesService(deps: EdgesDeps) {
+  const db = deps.handle.db
+
+  /** The site's configuration version: one primary-key read; an unknown or foreign site is NotFound. */
+  async function configVersion(orgId: OrgId, siteCode: string): Promise<number> {
+    const version = await findConfigVersion(db, orgId, siteCode)
+    if (version !== undefined) return version
+    await deps.sites.require(orgId, siteCode) // no row: a site whose equipment never changed, or no site
+    return 0
+  }
+
+  return {
+    configVersion,
+
+    /**
+     * What the gateway polls. The version is read before the configuration: a change committed meanwhile is in the
+     * answer or not, but it moved the version, so the next poll fetches again and none is missed. An edge exists through
+     * its controllers: one with none assigned (or of another organisation) is the uniform NotFound, as an unknown site.
+     */
+    async config(orgId: OrgId, siteCode: string, edgeId: string): Promise<EdgeConfig> {
+      const version = await configVersion(orgId, siteCode)
+      const controllers = []
+      let cursor: string | undefined
+      do {
+        const page = await deps.controllers.list(orgId, siteCode, { edgeId, limit: PAGE, ...(cursor === undefined ? {} : { cursor }) })
+        controllers.push(...page.items)
+        cursor = page.nextCursor ?? undefined
+      } while (cursor !== undefined)
+      if (controllers.length === 0) throw new NotFound()
+      const ids = new Set(controllers.map((c) => c.id))
+      const byController = new Map<string, EdgeConfig['controllers'][number]['instances']>()
+      for (const m of await deps.instances.listTagMappings(orgId, siteCode)) {
+        if (!ids.has(m.controllerId)) continue
+        const list = byController.get(m.controllerId) ?? []
+        list.push({ id: m.instanceId, tagMappings: m.tagMappings })
+        byController.set(m.controllerId, list)
+      }
+      return {
+        siteId: siteCode,
+        edgeId,
+        version,
+        controllers: controllers.map((c) => ({
+          id: c.id,
+          name: c.name,
+          platform: c.platform,
+          platformName: c.platformName,
+          edgePlcId: c.edgePlcId,
+          connection: c.connection,
+          cipRoute: c.cipRoute,
+          instances: byController.get(c.id) ?? [],
+        })),
+      }
+    },
+  }
+}
+
+export type EdgesService = ReturnType<typeof createEdgesService>
