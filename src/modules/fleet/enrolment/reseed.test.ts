@@ -20,21 +20,24 @@ async function backup(db: Db, file: string): Promise<void> {
   await sql`vacuum into ${sql.lit(file)}`.execute(db)
 }
 
-/** Every table of the backup back in place (the outbox and sqlite_sequence last: the triggers wrote into them meanwhile). */
+/** Every table of the backup back in place; the tables triggers write (the outbox, the edge configuration versions) and sqlite_sequence last. */
+const TRIGGER_WRITTEN = ['link_outbox', 'edge_config_versions']
 async function restore(db: Db, file: string): Promise<void> {
   await sql`attach database ${sql.lit(file)} as bak`.execute(db)
   // Off while the tables are emptied and filled (a consistent copy goes back; the deletes must not cascade meanwhile).
   await sql`pragma foreign_keys = off`.execute(db)
   try {
     const { rows } = await sql<{ name: string }>`select name from bak.sqlite_master
-      where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' and name not in ('link_outbox', 'link_apply_origin') order by name`.execute(
+      where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%' and name not in (${sql.join(TRIGGER_WRITTEN)}, 'link_apply_origin') order by name`.execute(
       db,
     )
     await db.transaction().execute(async (trx) => {
       for (const { name } of rows) await sql`delete from ${sql.table(name)}`.execute(trx)
       for (const { name } of rows) await sql`insert into ${sql.table(name)} select * from ${sql.table(`bak.${name}`)}`.execute(trx)
-      await sql`delete from link_outbox`.execute(trx)
-      await sql`insert into link_outbox select * from bak.link_outbox`.execute(trx)
+      for (const name of TRIGGER_WRITTEN) {
+        await sql`delete from ${sql.table(name)}`.execute(trx)
+        await sql`insert into ${sql.table(name)} select * from ${sql.table(`bak.${name}`)}`.execute(trx)
+      }
       await sql`delete from sqlite_sequence`.execute(trx)
       await sql`insert into sqlite_sequence select * from bak.sqlite_sequence`.execute(trx)
     })
