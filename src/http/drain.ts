@@ -11,15 +11,18 @@ export const DRAIN_IDLE_MS = 100
 const LISTEN_BACKLOG = 511
 
 /**
- * Answers sent while draining carry `Connection: close`; on close, the listener stops before kept-alive connections
+ * Answers sent while draining, or before their request's body was read whole, carry `Connection: close`; on close, the listener stops before kept-alive connections
  * are closed, and only those that stayed idle through DRAIN_IDLE_MS are. Fastify (return503OnClosing false) goes on
  * serving the requests that arrive on open connections meanwhile; its own server.close() then waits for the rest.
  */
 export function installDraining(app: FastifyInstance): void {
   let draining = false
   // Callback style: no promise on every request. An answer routed before the drain began needs the header too.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (draining) reply.header('connection', 'close')
+  // An answer sent before its request's body arrived whole (an upload refused by its first part) closes its
+  // connection too: the parser stopped reading the body, so its unread rest would hold the connection's next request
+  // unanswered (a browser reuses the connection for the corrected upload).
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (draining || !request.raw.complete) reply.header('connection', 'close')
     done(null, payload)
   })
   app.addHook('preClose', async () => {

@@ -234,16 +234,11 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
           response: { 200: NetworkReplacedSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 422, 429) },
         },
       },
-      async (request, reply) => {
+      async (request) => {
         const body: unknown = request.body
         if (!(body instanceof Readable)) throw new NetworkBodyEmpty('application/json')
-        try {
-          return await electrical.replaceNetwork(request.principal.orgId, actorOf(request.principal), request.params.siteId, body)
-        } catch (err) {
-          // A refusal before the whole body arrived: the rest is dropped and the connection not reused.
-          if (!request.raw.readableEnded) reply.header('connection', 'close')
-          throw err
-        }
+        // A refusal before the whole body arrived closes the connection (http/drain.ts).
+        return electrical.replaceNetwork(request.principal.orgId, actorOf(request.principal), request.params.siteId, body)
       },
     )
   })
