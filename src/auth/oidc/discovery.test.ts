@@ -4,6 +4,7 @@ import { startOidcProvider } from '../../../test/support/oidc-provider.ts'
 import type { OidcTestProvider } from '../../../test/support/oidc-provider.ts'
 import { discoverOidcProvider } from './discovery.ts'
 import { OidcDiscoveryFailed } from './errors.ts'
+import { HttpJsonFailed, requestJson } from './http-json.ts'
 
 const ISSUER = 'https://login.example/tenant-a/v2.0'
 const DOCUMENT = {
@@ -89,6 +90,28 @@ describe('OIDC discovery', () => {
         },
       }),
     )
+  })
+
+  it('a network failure of the GET is retried once (a kept-alive connection closed as it was reused); a second one fails; a POST is not retried', async () => {
+    const flaky = (failures: number) => {
+      const served = serving(DOCUMENT)
+      let calls = 0
+      const fetchImpl: typeof fetch = async (input, init) => {
+        calls++
+        if (calls <= failures) throw new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) })
+        return served.fetch(input, init)
+      }
+      return { fetch: fetchImpl, calls: () => calls }
+    }
+    const once = flaky(1)
+    assert.equal((await discoverOidcProvider({ issuer: ISSUER, fetch: once.fetch })).tokenEndpoint, DOCUMENT.token_endpoint)
+    assert.equal(once.calls(), 2)
+    const twice = flaky(2)
+    await failureOf(discoverOidcProvider({ issuer: ISSUER, fetch: twice.fetch }))
+    assert.equal(twice.calls(), 2, 'one retry, not more')
+    const post = flaky(1)
+    await assert.rejects(requestJson(ISSUER, { method: 'POST', body: 'grant_type=x' }, { fetch: post.fetch, timeoutMs: 1000, maxBytes: 1024 }), HttpJsonFailed)
+    assert.equal(post.calls(), 1, 'a POST (the token endpoint) is never sent twice')
   })
 
   it('a document larger than the size cap fails discovery', async () => {

@@ -29,10 +29,21 @@ export function parseUrl(value: string): URL | undefined {
   }
 }
 
+/**
+ * Fetches `url` and reads its JSON answer within `timeoutMs` and `maxBytes`. A GET is idempotent (RFC 9110 §9.2.2):
+ * its network failure is retried once at once, within the same time limit, as a kept-alive connection the provider
+ * closed just as it was reused fails the first attempt; a timeout, an answer of any status, or a POST is not retried.
+ */
 export async function requestJson(url: string, init: RequestInit, limits: { fetch: FetchLike; timeoutMs: number; maxBytes: number }): Promise<JsonResponse> {
+  const signal = AbortSignal.timeout(limits.timeoutMs)
+  const attempt = () => limits.fetch(url, { ...init, redirect: 'error', signal })
+  const isIdempotent = (init.method ?? 'GET').toUpperCase() === 'GET'
   let res: Response
   try {
-    res = await limits.fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(limits.timeoutMs) })
+    res = await attempt().catch((error: unknown) => {
+      if (!isIdempotent || signal.aborted) throw error
+      return attempt()
+    })
   } catch (cause) {
     throw new HttpJsonFailed(`request to ${url} failed`, { cause })
   }
