@@ -137,6 +137,13 @@ describe('historian import with the mapping editor in headless Chromium', () => 
     await page.getByLabel('Layout').selectOption('long')
     await page.getByRole('heading', { name: 'Where each tag goes' }).waitFor({ state: 'hidden' })
     assert.equal(await page.getByRole('button', { name: 'Import', exact: true }).isVisible(), false)
+    // At 1 280 px the batch table fits its box (its long file name wraps): nothing to scroll sideways.
+    const batchTable = page.locator('section[aria-labelledby="hist-batches"] .table-wrap')
+    assert.deepEqual(
+      await batchTable.evaluate((e) => e.scrollWidth <= e.clientWidth),
+      true,
+      `the batch table fits: ${await batchTable.evaluate((e) => `${e.scrollWidth} px in ${e.clientWidth}`)}`,
+    )
     assert.deepEqual(page.errors, [], 'no script error and no CSP refusal')
   })
 })

@@ -112,7 +112,7 @@ export const page: Page = async (root, ctx) => {
         attrs: { 'data-batch-id': b.id ?? '', 'data-status': b.status },
         cells: [
           time(b.createdAt, zone),
-          b.trendFileName ?? '—',
+          h('span', { class: 'file-name' }, b.trendFileName ?? '—'),
           b.format,
           h(
             'span',
