@@ -1,9 +1,9 @@
 // npm run bench: every hot path as a ratio against a baseline measured in the same run.
 // BENCH_SECONDS (default 5) per HTTP measurement; BENCH_DIALECTS=sqlite,postgres (PostgreSQL is started here unless
-// TEST_DATABASE_URL names one); BENCH_ONLY=api-keys,bearer,alarms,controllers,electrical,load-flow,historian,tenant-transfer picks benches.
+// TEST_DATABASE_URL names one); BENCH_ONLY=api-keys,bearer,alarms,controllers,electrical,load-flow,short-circuit,historian,tenant-transfer picks benches.
 // Sizes: BENCH_ALARM_EVENTS (1 000 000), BENCH_HISTORIAN_ROWS (5 000 000), BENCH_TRANSFER_SAMPLES (1 000 000),
 // BENCH_TRANSFER_ALARMS (10 000), BENCH_ELECTRICAL_NODES (50 000), BENCH_CONTROLLERS (1 000), BENCH_INSTANCES (50 000),
-// BENCH_LF_BUSES (5 000; load-flow needs no database).
+// BENCH_LF_BUSES (5 000; load-flow needs no database), BENCH_SC_BUSES (5 000; short-circuit needs none either).
 // fleet-link (not in the default set: BENCH_ONLY=fleet-link): BENCH_LINK_SAMPLES (1 000 000), BENCH_LINK_EVENTS (10 000),
 // BENCH_LINK_LATENCY_EVENTS (200), BENCH_LINK_RUNS (3); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
 // historian-reads (not in the default set: BENCH_ONLY=historian-reads): BENCH_HISTORIAN_READ_SAMPLES (10 000 000).
@@ -22,6 +22,7 @@ import { benchFleetLink } from './fleet-link.ts'
 import { benchHistorian } from './historian.ts'
 import { benchHistorianReads } from './historian-reads.ts'
 import { benchLoadFlow } from './load-flow.ts'
+import { benchShortCircuit } from './short-circuit.ts'
 import { benchStartup } from './startup.ts'
 import { benchTenantTransfer } from './tenant-transfer.ts'
 
@@ -50,6 +51,7 @@ try {
   if (runs('controllers')) await benchControllers(dialects)
   if (runs('electrical')) await benchElectrical(dialects, Number(process.env.BENCH_ELECTRICAL_NODES ?? 50_000))
   if (runs('load-flow')) benchLoadFlow(Number(process.env.BENCH_LF_BUSES ?? 5_000))
+  if (runs('short-circuit')) benchShortCircuit(Number(process.env.BENCH_SC_BUSES ?? 5_000))
   if (runs('historian')) await benchHistorian(dialects)
   if (runs('tenant-transfer')) await benchTenantTransfer(dialects.map((d) => ({ name: d.name, url: d.fresh })))
   if (only?.includes('fleet-link')) await benchFleetLink(dialects)

@@ -12,6 +12,10 @@ export interface BlockPattern {
   readonly later: ReadonlyArray<Int32Array>
   /** `slot[i].get(j)`: where block (i, j) starts in a values array (4 numbers, row-major); the diagonal included. */
   readonly slot: ReadonlyArray<ReadonlyMap<number, number>>
+  /** The same for the loops: `below[k][n]` is block (later[k][n], k)'s slot, `right[k][n]` block (k, later[k][n])'s, `diagonal[k]` block (k, k)'s. */
+  readonly below: ReadonlyArray<Int32Array>
+  readonly right: ReadonlyArray<Int32Array>
+  readonly diagonal: Int32Array
   readonly blockCount: number
 }
 
@@ -71,14 +75,20 @@ export function orderBlockPattern(size: number, edges: ReadonlyArray<readonly [n
     adjacency[v]!.clear()
   }
   const slot = Array.from({ length: size }, () => new Map<number, number>())
+  const diagonal = new Int32Array(size)
+  const below: Int32Array[] = new Array(size)
+  const right: Int32Array[] = new Array(size)
   let blockCount = 0
-  for (let i = 0; i < size; i++) slot[i]!.set(i, 4 * blockCount++)
-  for (let k = 0; k < size; k++)
-    for (const j of later[k]!) {
-      slot[k]!.set(j, 4 * blockCount++)
-      slot[j]!.set(k, 4 * blockCount++)
-    }
-  return { size, order, later, slot, blockCount }
+  for (let i = 0; i < size; i++) slot[i]!.set(i, (diagonal[i] = 4 * blockCount++))
+  for (let k = 0; k < size; k++) {
+    below[k] = new Int32Array(later[k]!.length)
+    right[k] = new Int32Array(later[k]!.length)
+    later[k]!.forEach((j, n) => {
+      slot[k]!.set(j, (right[k]![n] = 4 * blockCount++))
+      slot[j]!.set(k, (below[k]![n] = 4 * blockCount++))
+    })
+  }
+  return { size, order, later, slot, below, right, diagonal, blockCount }
 }
 
 const less = (a: [number, number], b: [number, number]) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1])
@@ -90,8 +100,9 @@ const less = (a: [number, number], b: [number, number]) => a[0] < b[0] || (a[0] 
  */
 export function factorBlocks(pattern: BlockPattern, values: Float64Array, inverses: Float64Array): boolean {
   const l = new Float64Array(4)
+  const { later, below, right } = pattern
   for (const k of pattern.order) {
-    const d = pattern.slot[k]!.get(k)!
+    const d = pattern.diagonal[k]!
     const [a, b, c, e] = [values[d]!, values[d + 1]!, values[d + 2]!, values[d + 3]!]
     const det = a * e - b * c
     const scale = Math.max(Math.abs(a), Math.abs(b), Math.abs(c), Math.abs(e))
@@ -101,13 +112,13 @@ export function factorBlocks(pattern: BlockPattern, values: Float64Array, invers
     inverses[o + 1] = -b / det
     inverses[o + 2] = -c / det
     inverses[o + 3] = a / det
-    const row = pattern.slot[k]!
-    for (const i of pattern.later[k]!) {
-      const slots = pattern.slot[i]!
-      const ik = slots.get(k)!
+    const neighbours = later[k]!
+    for (let a = 0; a < neighbours.length; a++) {
+      const slots = pattern.slot[neighbours[a]!]!
+      const ik = below[k]![a]!
       multiply(values, ik, inverses, o, l)
       values.set(l, ik)
-      for (const j of pattern.later[k]!) subtractProduct(values, slots.get(j)!, l, values, row.get(j)!)
+      for (let b = 0; b < neighbours.length; b++) subtractProduct(values, slots.get(neighbours[b]!)!, l, values, right[k]![b]!)
     }
   }
   return true
@@ -115,27 +126,38 @@ export function factorBlocks(pattern: BlockPattern, values: Float64Array, invers
 
 /** Solves A x = rhs with the factors of `factorBlocks`; `rhs` (2 per bus) is overwritten by x. */
 export function solveBlocks(pattern: BlockPattern, values: Float64Array, inverses: Float64Array, rhs: Float64Array): void {
-  const { order, later, slot } = pattern
-  for (const k of order) {
-    const [r0, r1] = [rhs[2 * k]!, rhs[2 * k + 1]!]
-    for (const i of later[k]!) {
-      const s = slot[i]!.get(k)!
-      rhs[2 * i] = rhs[2 * i]! - values[s]! * r0 - values[s + 1]! * r1
-      rhs[2 * i + 1] = rhs[2 * i + 1]! - values[s + 2]! * r0 - values[s + 3]! * r1
-    }
+  const { order } = pattern
+  for (const k of order) forwardStep(pattern, values, rhs, k)
+  for (let step = order.length - 1; step >= 0; step--) backwardStep(pattern, values, inverses, rhs, order[step]!)
+}
+
+/** The forward pass's step at bus k (in elimination order): its part of the right-hand side goes to its later neighbours. */
+export function forwardStep(pattern: BlockPattern, values: Float64Array, rhs: Float64Array, k: number): void {
+  const neighbours = pattern.later[k]!
+  const slots = pattern.below[k]!
+  const [r0, r1] = [rhs[2 * k]!, rhs[2 * k + 1]!]
+  for (let a = 0; a < neighbours.length; a++) {
+    const i = neighbours[a]!
+    const s = slots[a]!
+    rhs[2 * i] = rhs[2 * i]! - values[s]! * r0 - values[s + 1]! * r1
+    rhs[2 * i + 1] = rhs[2 * i + 1]! - values[s + 2]! * r0 - values[s + 3]! * r1
   }
-  for (let step = order.length - 1; step >= 0; step--) {
-    const k = order[step]!
-    let [r0, r1] = [rhs[2 * k]!, rhs[2 * k + 1]!]
-    for (const j of later[k]!) {
-      const s = slot[k]!.get(j)!
-      r0 -= values[s]! * rhs[2 * j]! + values[s + 1]! * rhs[2 * j + 1]!
-      r1 -= values[s + 2]! * rhs[2 * j]! + values[s + 3]! * rhs[2 * j + 1]!
-    }
-    const o = 4 * k
-    rhs[2 * k] = inverses[o]! * r0 + inverses[o + 1]! * r1
-    rhs[2 * k + 1] = inverses[o + 2]! * r0 + inverses[o + 3]! * r1
+}
+
+/** The backward pass's step at bus k (in reverse elimination order): x_k from its later neighbours' x. */
+export function backwardStep(pattern: BlockPattern, values: Float64Array, inverses: Float64Array, rhs: Float64Array, k: number): void {
+  const neighbours = pattern.later[k]!
+  const slots = pattern.right[k]!
+  let [r0, r1] = [rhs[2 * k]!, rhs[2 * k + 1]!]
+  for (let a = 0; a < neighbours.length; a++) {
+    const j = neighbours[a]!
+    const s = slots[a]!
+    r0 -= values[s]! * rhs[2 * j]! + values[s + 1]! * rhs[2 * j + 1]!
+    r1 -= values[s + 2]! * rhs[2 * j]! + values[s + 3]! * rhs[2 * j + 1]!
   }
+  const o = 4 * k
+  rhs[2 * k] = inverses[o]! * r0 + inverses[o + 1]! * r1
+  rhs[2 * k + 1] = inverses[o + 2]! * r0 + inverses[o + 3]! * r1
 }
 
 /** out = x[xo] · y[yo], 2×2 row-major blocks. */

@@ -3,7 +3,8 @@ import { StudyDataMissing, StudyTooLarge, type MissingStudyData } from '../error
 import { buildBuses, UnionFind } from '../pandapower.ts'
 import type { ElectricalNode, Graph } from '../topology.ts'
 import { cableFromSize } from './cable-table.ts'
-import { addAt, complexMatrix, factorLu, solveLu, type ComplexMatrix } from './complex.ts'
+import { factorBlocks, orderBlockPattern, solveBlocks } from './load-flow-sparse.ts'
+import { inverseDiagonal } from './sparse-inverse.ts'
 
 /**
  * Three-phase short-circuit currents by IEC 60909-0 (2016): the equivalent voltage source c·Un/√3 at the fault,
@@ -89,11 +90,12 @@ export interface ShortCircuitResult {
 const { UtilitySupply, Generator, PowerTransformer, Motor, UpsBattery } = NodeType
 
 /**
- * Energised buses the study accepts: the dense solver costs O(n³) and runs on the request's thread (about 6 s for
- * 600 buses measured on the development machine), so a larger network is refused (422) rather than stalling the
- * server. A sparse factorisation lifts it.
+ * Energised buses the study accepts. The solver is sparse (load-flow-sparse.ts: minimum-degree order, one
+ * factorisation a case) and reads of Z = Y⁻¹ only what it needs (sparse-inverse.ts): about 1 s for 5 000 buses on the
+ * development machine (bench/short-circuit.ts), on the request's thread; a larger network is refused (422) rather
+ * than stalling the server. The answer lists every source's contribution at every bus: its size is buses × sources.
  */
-export const MAX_STUDY_BUSES = 500
+export const MAX_STUDY_BUSES = 10_000
 const SQRT3 = Math.sqrt(3)
 
 type Case = 'max' | 'min'
@@ -306,8 +308,20 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
 
   const n = studied.length
   const fc = options.fHz === 50 ? 20 : 24
-  const build = (caseName: Case, xScale: number): ComplexMatrix => {
-    const y = complexMatrix(n)
+  // Y as 2×2 real blocks of complex numbers on the bus graph's pattern, ordered and factored sparsely.
+  const pattern = orderBlockPattern(
+    n,
+    branches.flatMap((br) => (index[br.from] === -1 || index[br.to] === -1 ? [] : [[index[br.from]!, index[br.to]!] as const])),
+  )
+  const factored = (caseName: Case, xScale: number) => {
+    const values = new Float64Array(4 * pattern.blockCount)
+    const add = (i: number, j: number, g: number, b: number) => {
+      const at = pattern.slot[i]!.get(j)!
+      values[at] = values[at]! + g
+      values[at + 1] = values[at + 1]! - b
+      values[at + 2] = values[at + 2]! + b
+      values[at + 3] = values[at + 3]! + g
+    }
     for (const br of branches) {
       const f = index[br.from]!
       const t = index[br.to]!
@@ -318,10 +332,10 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       const d = r * r + x * x
       const g = r / d
       const b = -x / d
-      addAt(y, f, f, g / (br.t * br.t), b / (br.t * br.t))
-      addAt(y, t, t, g, b)
-      addAt(y, f, t, -g / br.t, -b / br.t)
-      addAt(y, t, f, -g / br.t, -b / br.t)
+      add(f, f, g / (br.t * br.t), b / (br.t * br.t))
+      add(t, t, g, b)
+      add(f, t, -g / br.t, -b / br.t)
+      add(t, f, -g / br.t, -b / br.t)
     }
     for (const s of shunts) {
       const z = s.zOhm[caseName]
@@ -331,66 +345,74 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       const r = z[0] / zb
       const x = (z[1] * xScale) / zb
       const d = r * r + x * x
-      addAt(y, k, k, r / d, -x / d)
+      add(k, k, r / d, -x / d)
     }
-    return y
+    const inverses = new Float64Array(4 * n)
+    // Every studied part holds a source with an impedance to ground: Y is regular unless an impedance is 0 or huge.
+    if (!factorBlocks(pattern, values, inverses)) throw new Error('singular admittance matrix')
+    return { values, inverses }
   }
-  /** Column k of Z = Y⁻¹ for every studied bus k. */
-  const columns = (y: ComplexMatrix, each: (k: number, re: Float64Array, im: Float64Array) => void) => {
-    const lu = factorLu(y)
-    for (let k = 0; k < n; k++) {
-      const re = new Float64Array(n)
-      const im = new Float64Array(n)
-      re[k] = 1
-      solveLu(lu, re, im)
-      each(k, re, im)
-    }
-  }
-  const zMinKk = new Float64Array(n)
-  const rxC = new Float64Array(n)
+  /** Z_kk for every studied bus k: (re, im) at 2k, 2k + 1. */
+  const diagonal = ({ values, inverses }: ReturnType<typeof factored>) => inverseDiagonal(pattern, values, inverses)
   const buses: BusShortCircuit[] = []
   if (n === 0) return result()
-  columns(build('min', 1), (k, re, im) => (zMinKk[k] = Math.hypot(re[k]!, im[k]!)))
-  if (studied.some(meshed)) columns(build('max', fc / options.fHz), (k, re, im) => (rxC[k] = (re[k]! / im[k]!) * (fc / options.fHz)))
-  columns(build('max', 1), (k, zRe, zIm) => {
+  const zMin = diagonal(factored('min', 1))
+  const zFc = studied.some(meshed) ? diagonal(factored('max', fc / options.fHz)) : null
+  const max = factored('max', 1)
+  const zMax = diagonal(max)
+  // I_s = y_s · Z_jk · I_f with I_f = c / Z_kk (per unit), referred to the faulted bus k: column j of Z (Z is
+  // symmetric) gives Z_jk for every k, one sparse solve per bus holding sources.
+  const contributions: SourceContribution[][] = Array.from({ length: n }, () => [])
+  const shuntsAt = new Map<number, Shunt[]>()
+  for (const s of shunts) {
+    const j = index[s.bus]!
+    if (s.zOhm.max !== null && j !== -1) shuntsAt.set(j, [...(shuntsAt.get(j) ?? []), s])
+  }
+  // c · iBase / |Z_kk| per faulted bus: a source's share is then |Z_jk| / |z_s| times it.
+  const ikssPerZ = new Float64Array(n)
+  for (let k = 0; k < n; k++) {
+    const kv = vn[studied[k]!]!
+    ikssPerZ[k] = cFactors(kv, options).max / (SQRT3 * kv * Math.hypot(zMax[2 * k]!, zMax[2 * k + 1]!))
+  }
+  const column = new Float64Array(2 * n)
+  for (const [j, here] of shuntsAt) {
+    column.fill(0)
+    column[2 * j] = 1
+    solveBlocks(pattern, max.values, max.inverses, column)
+    for (const s of here) {
+      const zb = vn[s.bus]! ** 2
+      const zs = Math.hypot(s.zOhm.max![0] / zb, s.zOhm.max![1] / zb)
+      for (let k = 0; k < n; k++) {
+        const ikssKa = (Math.hypot(column[2 * k]!, column[2 * k + 1]!) / zs) * ikssPerZ[k]!
+        contributions[k]!.push({ sourceId: s.node.id, sourceType: s.kind, ikssKa })
+      }
+    }
+  }
+  for (let k = 0; k < n; k++) {
     const b = studied[k]!
     const kv = vn[b]!
     const c = cFactors(kv, options)
     const iBase = 1 / (SQRT3 * kv) // kA per unit on 1 MVA
-    const zr = zRe[k]!
-    const zx = zIm[k]!
-    const zAbs = Math.hypot(zr, zx)
-    const ikssMaxKa = (c.max / zAbs) * iBase
+    const zr = zMax[2 * k]!
+    const zx = zMax[2 * k + 1]!
+    const ikssMaxKa = (c.max / Math.hypot(zr, zx)) * iBase
     const isMeshed = meshed(b)
-    const rx = isMeshed ? rxC[k]! : zr / zx
+    const rx = isMeshed ? (zFc![2 * k]! / zFc![2 * k + 1]!) * (fc / options.fHz) : zr / zx
     const kappa = 1.02 + 0.98 * Math.exp(-3 * rx)
-    // I_s = y_s · Z_jk · I_f, with I_f = c / Z_kk (per unit), referred to the faulted bus.
-    const contributions: SourceContribution[] = []
-    for (const s of shunts) {
-      const z = s.zOhm.max
-      const j = index[s.bus]!
-      if (z === null || j === -1) continue
-      const zb = vn[s.bus]! ** 2
-      const [sr, sx] = [z[0] / zb, z[1] / zb]
-      // |Z_jk / (z_s · Z_kk)| · c · iBase
-      const ratio = Math.hypot(zRe[j]!, zIm[j]!) / (Math.hypot(sr, sx) * zAbs)
-      contributions.push({ sourceId: s.node.id, sourceType: s.kind, ikssKa: ratio * c.max * iBase })
-    }
-    contributions.sort((p, q) => q.ikssKa - p.ikssKa)
     buses.push({
       busId: nameOf(b),
       nodeIds: nodesOnBus.get(b) ?? [],
       nominalVoltageKv: kv,
       ikssMaxKa,
-      ikssMinKa: (c.min / zMinKk[k]!) * iBase,
+      ikssMinKa: (c.min / Math.hypot(zMin[2 * k]!, zMin[2 * k + 1]!)) * iBase,
       ipKa: kappa * Math.SQRT2 * ikssMaxKa,
       kappa,
       kappaMethod: isMeshed ? 'C' : 'radial',
       xrRatio: zx / zr,
       skssMaxMva: SQRT3 * kv * ikssMaxKa,
-      contributions,
+      contributions: contributions[k]!.sort((p, q) => q.ikssKa - p.ikssKa),
     })
-  })
+  }
   return result()
 
   function result(): ShortCircuitResult {
