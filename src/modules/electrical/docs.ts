@@ -61,10 +61,10 @@ export const docs = {
     `ones the coordination grades. Nodes with incomplete settings are listed in \`skipped\`. \`toA\` not above \`fromA\`: 400 naming \`toA\`. ` +
     `A node with no supply: 422. ${NODE_404}`,
   shortCircuit:
-    'Issue 31: three-phase short-circuit currents at every bus by IEC 60909-0 (equivalent voltage source, c-factors of Table 1, KT for transformers, ' +
+    'Issue 31: three-phase and line-to-line short-circuit currents at every bus by IEC 60909-0 (equivalent voltage source, c-factors of Table 1, KT for transformers, ' +
     "KG for generators, κ from R/X in radial parts and by method C in meshed ones, motors in the maximum case only), with each source's contribution " +
     'and the data assumed. It reads the study parameters of the nodes (`study` object): a missing one is a 422 `StudyDataMissing` listing every ' +
-    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver, about 1 s for 5 000 buses; the answer lists every source at every bus). Two-phase and single-phase-to-earth faults are not computed (no sequence data). ' +
+    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver, about 1 s for 5 000 buses; the answer lists every source at every bus). Line-to-line (two-phase) currents are given with Z(2) = Z(1); faults to earth are not computed (no zero-sequence data). ' +
     `Answers are kept per network version: any edit of the site's network computes them again. ${SITE_404}`,
   exportPandapowerNetwork:
     `A file \`pandapower.from_json\` loads (format 3.0.0), for load-flow and short-circuit studies offline. Mapping: UtilitySupply → ext_grid; ` +

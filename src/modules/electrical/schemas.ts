@@ -588,9 +588,10 @@ export type ShortCircuitQueryInput = Static<typeof ShortCircuitQuery>
 export const ShortCircuitSchema = Type.Object(
   {
     siteId: Type.String(),
-    faultType: Type.String({
-      enum: ['threePhase'],
-      description: 'Only three-phase faults are computed (two-phase and earth faults need sequence data the network does not hold).',
+    faultTypes: Type.Array(Type.String({ enum: ['threePhase', 'twoPhase'] }), {
+      description:
+        'Three-phase and line-to-line (two-phase) faults are computed; faults to earth need zero-sequence data (earthing, cable and transformer ' +
+        'zero-sequence impedances) the network does not hold.',
     }),
     method: Type.String(),
     assumed: Type.Object(
@@ -633,6 +634,14 @@ export const ShortCircuitSchema = Type.Object(
           nominalVoltageKv: Type.Number(),
           ikssMaxKa: Type.Number({ description: 'Maximum initial symmetrical short-circuit current I″k max, kA.' }),
           ikssMinKa: Type.Number({ description: 'Minimum I″k min (cmin, the grid minimum, no motors), kA.' }),
+          ikssTwoPhaseMaxKa: Type.Number({
+            description:
+              'Line-to-line fault, maximum case: I″k2 = c·Un / |Z(1) + Z(2)| with Z(2) = Z(1) (IEC 60909-0 §7.2; exact far from generators, where ' +
+              "a machine's X(2) is taken as its x″d), i.e. √3/2 of I″k max, kA.",
+          }),
+          ikssTwoPhaseMinKa: Type.Number({
+            description: "Line-to-line fault, minimum case (√3/2 of I″k min), kA: usually the smallest current a protection device's zone must see.",
+          }),
           ipKa: Type.Number({ description: 'Peak short-circuit current ip = κ·√2·I″k max, kA.' }),
           kappa: Type.Number(),
           kappaMethod: Type.String({ enum: ['radial', 'C'], description: '`radial`: κ from the R/X at the fault; `C`: IEC method C (meshed part).' }),

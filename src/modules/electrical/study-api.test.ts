@@ -81,8 +81,15 @@ for (const dialect of testDialects()) {
       await loadNetwork(as, TRANSFORMERS)
       const res = await asMember('GET', `${BASE}/studies/short-circuit`)
       assert.equal(res.statusCode, 200, res.body)
-      const study = res.json() as { faultType: string; buses: Array<{ busId: string; ikssMaxKa: number; ikssMinKa: number; ipKa: number }> }
-      assert.equal(study.faultType, 'threePhase')
+      const study = res.json() as {
+        faultTypes: string[]
+        buses: Array<{ busId: string; ikssMaxKa: number; ikssMinKa: number; ikssTwoPhaseMaxKa: number; ikssTwoPhaseMinKa: number; ipKa: number }>
+      }
+      assert.deepEqual(study.faultTypes, ['threePhase', 'twoPhase'])
+      for (const b of study.buses) {
+        assert.ok(Math.abs(b.ikssTwoPhaseMaxKa - (Math.sqrt(3) / 2) * b.ikssMaxKa) < 1e-9, `${b.busId}: I″k2 max = √3/2 · I″k max`)
+        assert.ok(Math.abs(b.ikssTwoPhaseMinKa - (Math.sqrt(3) / 2) * b.ikssMinKa) < 1e-9, `${b.busId}: I″k2 min = √3/2 · I″k min`)
+      }
       const b2 = study.buses.find((b) => b.busId === 'B2')!
       for (const [actual, expected] of [
         [b2.ikssMaxKa, 16.992258758],

@@ -48,6 +48,9 @@ export interface BusShortCircuit {
   readonly nominalVoltageKv: number
   readonly ikssMaxKa: number
   readonly ikssMinKa: number
+  /** Line-to-line fault, Z(2) = Z(1): √3/2 of the three-phase currents (IEC 60909-0 §7.2, far from generators). */
+  readonly ikssTwoPhaseMaxKa: number
+  readonly ikssTwoPhaseMinKa: number
   readonly ipKa: number
   readonly kappa: number
   readonly kappaMethod: 'radial' | 'C'
@@ -71,7 +74,7 @@ export interface CableFromSizeUsed {
 }
 
 export interface ShortCircuitResult {
-  readonly faultType: 'threePhase'
+  readonly faultTypes: ['threePhase', 'twoPhase']
   readonly method: string
   readonly assumed: {
     readonly lvTolerancePercent: number
@@ -396,6 +399,7 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     const zr = zMax[2 * k]!
     const zx = zMax[2 * k + 1]!
     const ikssMaxKa = (c.max / Math.hypot(zr, zx)) * iBase
+    const ikssMinKa = (c.min / Math.hypot(zMin[2 * k]!, zMin[2 * k + 1]!)) * iBase
     const isMeshed = meshed(b)
     const rx = isMeshed ? (zFc![2 * k]! / zFc![2 * k + 1]!) * (fc / options.fHz) : zr / zx
     const kappa = 1.02 + 0.98 * Math.exp(-3 * rx)
@@ -404,7 +408,9 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       nodeIds: nodesOnBus.get(b) ?? [],
       nominalVoltageKv: kv,
       ikssMaxKa,
-      ikssMinKa: (c.min / Math.hypot(zMin[2 * k]!, zMin[2 * k + 1]!)) * iBase,
+      ikssMinKa,
+      ikssTwoPhaseMaxKa: (SQRT3 / 2) * ikssMaxKa,
+      ikssTwoPhaseMinKa: (SQRT3 / 2) * ikssMinKa,
       ipKa: kappa * Math.SQRT2 * ikssMaxKa,
       kappa,
       kappaMethod: isMeshed ? 'C' : 'radial',
@@ -417,8 +423,10 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
 
   function result(): ShortCircuitResult {
     return {
-      faultType: 'threePhase',
-      method: 'IEC 60909-0:2016 equivalent voltage source at the fault location, KT and KG impedance correction factors',
+      faultTypes: ['threePhase', 'twoPhase'],
+      method:
+        'IEC 60909-0:2016 equivalent voltage source at the fault location, KT and KG impedance correction factors; ' +
+        'line-to-line faults with the negative-sequence impedance equal to the positive one',
       assumed: {
         lvTolerancePercent: options.lvTolerancePercent,
         fHz: options.fHz,
