@@ -156,6 +156,32 @@ for (const dialect of testDialects()) {
       assert.equal((await as('GET', `${BASE}/studies/load-flow`)).statusCode, 200)
     })
 
+    it('the load-flow parameters: voltageSetpointPu (0.8 to 1.2) on a supply or generator, activePowerKw on a generator, ampacityA on any node; else a 400 naming them', async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      await loadNetwork(as, plant())
+      const pointerOf = async (url: string, body: object) => {
+        const res = await as('PUT', url, body)
+        return res.statusCode === 200 ? 200 : (res.json() as { errors: Array<{ pointer: string }> }).errors.map((e) => `${res.statusCode} ${e.pointer}`)
+      }
+      assert.equal(await pointerOf(`${BASE}/nodes/G`, { study: { voltageSetpointPu: 1.05 } }), 200)
+      assert.equal(await pointerOf(`${BASE}/nodes/GEN`, { study: { activePowerKw: 80, voltageSetpointPu: 0.8, ampacityA: 300 } }), 200)
+      assert.equal(await pointerOf(`${BASE}/nodes/MSB`, { study: { ampacityA: 1600 } }), 200)
+      assert.deepEqual(await pointerOf(`${BASE}/nodes/G`, { study: { voltageSetpointPu: 1.25 } }), ['400 /study/voltageSetpointPu'])
+      assert.deepEqual(await pointerOf(`${BASE}/nodes/G`, { study: { voltageSetpointPu: 0.5 } }), ['400 /study/voltageSetpointPu'])
+      assert.deepEqual(await pointerOf(`${BASE}/nodes/M1`, { study: { voltageSetpointPu: 1 } }), ['400 /study/voltageSetpointPu'])
+      assert.deepEqual(await pointerOf(`${BASE}/nodes/G`, { study: { activePowerKw: 10 } }), ['400 /study/activePowerKw'])
+      assert.deepEqual(await pointerOf(`${BASE}/nodes/L1`, { study: { ampacityA: 0 } }), ['400 /study/ampacityA'])
+      const study = (await as('GET', `${BASE}/studies/load-flow`)).json() as LoadFlowStudy
+      assert.deepEqual(
+        study.assumed.sources.map((s) => [s.nodeId, s.voltageSetpointPu, s.setpointGiven]),
+        [
+          ['G', 1.05, true],
+          ['GEN', 0.8, true],
+        ],
+      )
+      assert.ok(Math.abs(busOf(study, 'G').voltagePu - 1.05) < 1e-12 && Math.abs(busWith(study, 'MSB').voltagePu - 0.8) < 1e-9)
+    })
+
     it('a plant: transformer at its rated ratio, cable from the cable table with its ampacity, motor, capacitor, PV generator, idle UPS; flows balance', async (t) => {
       const { as } = await electricalSetup(t, dialect)
       await loadNetwork(as, plant())

@@ -93,12 +93,13 @@ export const NodeStudy = Type.Object(
     activePowerKw: positive(
       "FeederLoad: active power drawn; Generator: active power output held by the load flow (not read where the generator is its island's slack)",
     ),
-    voltageSetpointPu: positive(
-      "UtilitySupply, Generator: voltage the load flow holds at the node, per unit of its bus's nominal voltage (default 1.0, stated in the answer)",
-      {
+    voltageSetpointPu: Type.Optional(
+      Type.Number({
         minimum: 0.8,
         maximum: 1.2,
-      },
+        description:
+          "UtilitySupply, Generator: voltage the load flow holds at the node, per unit of its bus's nominal voltage (1.0 when not given, stated in the answer); 0.8 to 1.2.",
+      }),
     ),
   },
   {
