@@ -99,7 +99,7 @@ for (const dialect of testDialects()) {
       const lowest = radial.buses.reduce((a, b) => (b.voltagePu < a.voltagePu ? b : a))
       assert.equal(lowest.busId, 'B18')
       within(lowest.voltagePu, 0.9131, 0.01, '|V| at bus 18')
-      assert.ok(Math.abs(lowest.voltageV - lowest.voltagePu * 12660) < 1e-6)
+      assert.ok(Math.abs(lowest.voltageV - lowest.voltagePu * 12660) < 1e-6, `voltageV ${lowest.voltageV}`)
       within(busOf(radial, 'B1').pGenKw, 3715 + radial.lossKw, 1e-9, 'substation P')
       assert.deepEqual(radial.assumed.sources, [{ nodeId: 'B1', busKind: 'slack', voltageSetpointPu: 1, setpointGiven: false }])
 
@@ -117,7 +117,7 @@ for (const dialect of testDialects()) {
         ],
       }
       const solved = solveLoadFlow(reference)
-      assert.ok(solved.converged)
+      assert.ok(solved.converged, 'the reference case converges')
       for (const bus of solved.buses) {
         const answered = busOf(meshed, `B${bus.id}`)
         assert.ok(Math.abs(answered.voltagePu - bus.vPu) < 1e-7 && Math.abs(answered.angleDeg - bus.angleDeg) < 1e-5, `bus ${bus.id}`)
@@ -179,7 +179,10 @@ for (const dialect of testDialects()) {
           ['GEN', 0.8, true],
         ],
       )
-      assert.ok(Math.abs(busOf(study, 'G').voltagePu - 1.05) < 1e-12 && Math.abs(busWith(study, 'MSB').voltagePu - 0.8) < 1e-9)
+      assert.ok(
+        Math.abs(busOf(study, 'G').voltagePu - 1.05) < 1e-12 && Math.abs(busWith(study, 'MSB').voltagePu - 0.8) < 1e-9,
+        `${busOf(study, 'G').voltagePu} ${busWith(study, 'MSB').voltagePu}`,
+      )
     })
 
     it('a plant: transformer at its rated ratio, cable from the cable table with its ampacity, motor, capacitor, PV generator, idle UPS; flows balance', async (t) => {
@@ -221,7 +224,10 @@ for (const dialect of testDialects()) {
       // Unloaded, the transformer's LV side sits at its rated ratio: 420 V on a 400 V bus.
       await loadNetwork(as, { nodes: plant().nodes.slice(0, 3), edges: plant().edges.slice(0, 2) })
       const idle = (await as('GET', `${BASE}/studies/load-flow`)).json() as LoadFlowStudy
-      assert.ok(Math.abs(busOf(idle, 'MSB').voltagePu - 1.05) < 1e-9 && Math.abs(busOf(idle, 'MSB').voltageV - 420) < 1e-6)
+      assert.ok(
+        Math.abs(busOf(idle, 'MSB').voltagePu - 1.05) < 1e-9 && Math.abs(busOf(idle, 'MSB').voltageV - 420) < 1e-6,
+        `LV side at ${busOf(idle, 'MSB').voltageV} V`,
+      )
       assert.ok(Math.abs(idle.lossKw) < 1e-12, 'no current, no loss')
     })
 
