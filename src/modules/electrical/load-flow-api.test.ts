@@ -85,8 +85,8 @@ const branchOf = (study: LoadFlowStudy, nodeId: string) => study.branches.find((
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: the load-flow study`, () => {
-    it('Baran & Wu 33-bus feeder built through the API: published losses and lowest voltage within 1 %; its five ties closed (meshed) as the solver answers the meshed case', async (t) => {
-      const { as, asMember } = await electricalSetup(t, dialect)
+    it('Baran & Wu 33-bus feeder built through the API: published losses and lowest voltage within 1 %; its five ties closed (meshed) as the solver answers the meshed case; another organisation’s site a 404', async (t) => {
+      const { h, as, asMember } = await electricalSetup(t, dialect)
       await loadNetwork(as, feeder33(false))
       const res = await asMember('GET', `${BASE}/studies/load-flow`)
       assert.equal(res.statusCode, 200, res.body)
@@ -125,6 +125,10 @@ for (const dialect of testDialects()) {
       within(meshed.lossKw, solved.lossMw * 1000, 1e-6, 'meshed losses')
       assert.ok(meshed.lossKw < 0.7 * radial.lossKw, 'closing the ties lowers the losses')
       assert.equal((await as('GET', '/api/sites/NOPE/electrical/studies/load-flow')).statusCode, 404)
+      const stranger = await h.orgWithKey('admin')
+      const foreign = await h.inject({ org: stranger.org, apiKey: stranger.key }, { method: 'GET', url: `${BASE}/studies/load-flow` })
+      assert.equal(foreign.statusCode, 404, "another organisation's site reads as the uniform 404")
+      assert.equal(foreign.json().code, 'NotFound')
     })
 
     it('missing data: a 422 StudyDataMissing naming each node and parameter of the supplied part (not of the dead island); supplied, a 200', async (t) => {
