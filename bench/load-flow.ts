@@ -1,8 +1,12 @@
 // Issue 31: the Newton–Raphson load flow on a generated 5 000-bus network (BENCH_LF_BUSES), time and memory, against
 // the same solve on a network a tenth the size in the same run: a sparse solver's time grows about with the bus count
-// (the ratio near 10x), where a dense Jacobian's LU would grow with its cube. Needs no database.
+// (the ratio near 10x), where a dense Jacobian's LU would grow with its cube. Then the endpoint's work (graph → mapped
+// case → solve → answer) on a generated site network of as many boards, against the solve alone. Needs no database.
 import type { LoadFlowBranch, LoadFlowBus, LoadFlowCase } from '../src/modules/electrical/studies/load-flow-case.ts'
+import { loadFlowNetwork } from '../src/modules/electrical/studies/load-flow-network.ts'
+import { loadFlowStudy } from '../src/modules/electrical/studies/load-flow-study.ts'
 import { solveLoadFlow } from '../src/modules/electrical/studies/load-flow.ts'
+import { buildGraph, type ElectricalEdge, type ElectricalNode } from '../src/modules/electrical/topology.ts'
 import { median, ratio } from './lib.ts'
 
 /**
@@ -68,5 +72,60 @@ export function benchLoadFlow(size: number, runs = 5): void {
   console.log(
     `load-flow NR ${large.buses.length} buses/${large.branches.length} branches (seed 1)   ${b.ms.toFixed(1)} ms, ${b.iterations} iterations, ` +
       `+${b.heapMb.toFixed(1)} MB   ${small.buses.length} buses ${a.ms.toFixed(1)} ms   ${size}/${small.buses.length} buses: ${ratio(b.ms, a.ms)} time`,
+  )
+}
+
+/**
+ * A site network of `size` switchboards as the endpoint reads it (nodes with study parameters, edges): a 33 kV grid
+ * infeed, a tree of fan-out 4 of 1–2 km cables, a 2–5 kW load on every board (about 17 MW in all), a tie cable closing a ring about every
+ * 100 boards. Deterministic from `seed`.
+ */
+export function generatedSiteNetwork(size: number, seed = 1): { nodes: ElectricalNode[]; edges: ElectricalEdge[] } {
+  let state = seed >>> 0
+  const next = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0
+    return state / 2 ** 32
+  }
+  const board = (i: number) => (i === 0 ? 'G' : `S${i}`)
+  const circuit = () => ({ cableLengthM: 1000 + 1000 * next(), study: { rOhmPerKm: 0.1, xOhmPerKm: 0.08 } })
+  const nodes: ElectricalNode[] = [{ id: 'G', nodeType: 0, ratedVoltageV: 33_000 }]
+  const edges: ElectricalEdge[] = []
+  for (let i = 1; i < size; i++) {
+    nodes.push({ id: board(i), nodeType: 3, ratedVoltageV: 33_000, ...circuit() })
+    nodes.push({ id: `L${i}`, nodeType: 10, study: { activePowerKw: 2 + 3 * next(), powerFactor: 0.93 } })
+    edges.push({ sourceId: board(Math.floor((i - 1) / 4)), targetId: board(i), edgeType: 0 }, { sourceId: board(i), targetId: `L${i}`, edgeType: 2 })
+    if (i > 200 && i % 100 === 37) {
+      nodes.push({ id: `T${i}`, nodeType: 3, ...circuit() })
+      edges.push({ sourceId: board(i - 90), targetId: `T${i}`, edgeType: 0 }, { sourceId: `T${i}`, targetId: board(i), edgeType: 2 })
+    }
+  }
+  nodes.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return { nodes, edges }
+}
+
+/**
+ * The endpoint's work on a generated site network of `size` boards (no database, no HTTP: the graph the cache holds,
+ * mapped to the bus/branch model, solved and turned into the answer) against the solve alone of the mapped case:
+ * the ratio is what the mapping and the answer add to the solver.
+ */
+export function benchLoadFlowEndpoint(size: number, runs = 5): void {
+  const { nodes, edges } = generatedSiteNetwork(size)
+  const graph = buildGraph(nodes, edges)
+  const mapped = loadFlowNetwork(graph).study
+  const endpoint: number[] = []
+  const solve: number[] = []
+  for (let r = 0; r < runs; r++) {
+    let started = process.hrtime.bigint()
+    const answer = loadFlowStudy(graph)
+    endpoint.push(Number(process.hrtime.bigint() - started) / 1e6)
+    if (!answer.converged) throw new Error(`the generated ${size}-board site did not converge: ${answer.note}`)
+    started = process.hrtime.bigint()
+    solveLoadFlow(mapped)
+    solve.push(Number(process.hrtime.bigint() - started) / 1e6)
+  }
+  const [a, b] = [median(endpoint), median(solve)]
+  console.log(
+    `load-flow endpoint ${mapped.buses.length} buses/${mapped.branches.length} branches from ${nodes.length} nodes (seed 1)   ` +
+      `graph→answer ${a.toFixed(1)} ms   solve alone ${b.toFixed(1)} ms   answer/solve: ${ratio(a, b)}`,
   )
 }

@@ -21,7 +21,7 @@ import { benchElectrical } from './electrical.ts'
 import { benchFleetLink } from './fleet-link.ts'
 import { benchHistorian } from './historian.ts'
 import { benchHistorianReads } from './historian-reads.ts'
-import { benchLoadFlow } from './load-flow.ts'
+import { benchLoadFlow, benchLoadFlowEndpoint } from './load-flow.ts'
 import { benchShortCircuit } from './short-circuit.ts'
 import { benchStartup } from './startup.ts'
 import { benchTenantTransfer } from './tenant-transfer.ts'
@@ -50,7 +50,10 @@ try {
   if (runs('alarms')) await benchAlarms(dialects)
   if (runs('controllers')) await benchControllers(dialects)
   if (runs('electrical')) await benchElectrical(dialects, Number(process.env.BENCH_ELECTRICAL_NODES ?? 50_000))
-  if (runs('load-flow')) benchLoadFlow(Number(process.env.BENCH_LF_BUSES ?? 5_000))
+  if (runs('load-flow')) {
+    benchLoadFlow(Number(process.env.BENCH_LF_BUSES ?? 5_000))
+    benchLoadFlowEndpoint(Number(process.env.BENCH_LF_BUSES ?? 5_000))
+  }
   if (runs('short-circuit')) benchShortCircuit(Number(process.env.BENCH_SC_BUSES ?? 5_000))
   if (runs('historian')) await benchHistorian(dialects)
   if (runs('tenant-transfer')) await benchTenantTransfer(dialects.map((d) => ({ name: d.name, url: d.fresh })))

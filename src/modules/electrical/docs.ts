@@ -66,14 +66,28 @@ export const docs = {
     'and the data assumed. It reads the study parameters of the nodes (`study` object): a missing one is a 422 `StudyDataMissing` listing every ' +
     '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver, about 1 s for 5 000 buses; the answer lists every source at every bus). Line-to-line (two-phase) currents are given with Z(2) = Z(1); faults to earth are not computed (no zero-sequence data). ' +
     `Answers are kept per network version: any edit of the site's network computes them again. ${SITE_404}`,
+  loadFlow:
+    'Issue 31: a Newton–Raphson load flow (polar, sparse LU; tolerance 1e-8 pu on 1 MVA, at most 20 iterations) of the stored network, radial or meshed: ' +
+    'per bus the voltage (pu, V) and angle, per branch the power entering at both ends, the currents, the series losses and the loading against ' +
+    "the branch's rating, the total losses, and the convergence. Model: buses as the short-circuit study's (closed switching devices and bus ties " +
+    'join theirs); each UtilitySupply an ideal slack at its `voltageSetpointPu` (1.0 pu when not given, stated in `assumed.sources`), angle 0; ' +
+    'a Generator PV at `activePowerKw` and `voltageSetpointPu` (reactive limits not enforced), or the slack of a part with no utility supply; ' +
+    'a Motor drawing ratedPowerKw/efficiency at its powerFactor, a FeederLoad activePowerKw at its powerFactor (both constant power, lagging); ' +
+    'a CapacitorBank a shunt of ratedPowerKw kvar at its ratedVoltageV; a cable or line cableLengthM × (rOhmPerKm + j·xOhmPerKm) of the fed node ' +
+    '(or the cable table for its cableSize), no charging, rated by its `ampacityA`; a transformer its ukPercent/urPercent (or xrRatio) impedance ' +
+    'at the rated ratio ratedPowerKva, hvRatedVoltageKv/lvRatedVoltageKv (no magnetising branch, tap or phase shift); a UPS idle. A missing ' +
+    'parameter is a 422 `StudyDataMissing` listing every `{nodeId, parameter, reason}`, never a default. A case with no solution (demand beyond ' +
+    'what the network carries) is a 200 with `converged: false`, a `note` naming the reason and the worst bus, and no bus or branch values. ' +
+    `Answers are kept per network version: any edit of the site's network computes them again. ${SITE_404}`,
   exportPandapowerNetwork:
     `A file \`pandapower.from_json\` loads (format 3.0.0), for load-flow and short-circuit studies offline. Mapping: UtilitySupply → ext_grid; ` +
     `Generator → gen; PowerTransformer → trafo (IEC 60076-5 minimum vk); CircuitBreaker/FuseSwitch/Disconnector → closed bus-bus switch (CB/LBS/DS) when ` +
     `they have two connections; Switchboard/MCC/VSD/EarthingPoint → bus; Motor → motor; FeederLoad → load; CapacitorBank → shunt; UpsBattery → storage. ` +
     `Cable/OverheadLine → line (length from the fed node's cableLengthM); BusbarLink/TransformerWinding merge their ends into one bus; BusTie → switch. ` +
-    `The nodes' study parameters (\`study\`), where set, replace the approximations: ext_grid s_sc_max/min_mva and rx_max/min, line r/x per km, ` +
-    `trafo sn/vn/vk/vkr and vector group, gen x″d, R and cos φ, motor locked-rotor data, load power and power factor, so pandapower's short circuit ` +
-    `on the file answers what \`GET …/studies/short-circuit\` does. ` +
-    `Not exported: impedanceOhms, cableSize, protection settings, tagBindings, metadata. ` +
+    `The nodes' study parameters (\`study\`), where set, replace the approximations: ext_grid s_sc_max/min_mva, rx_max/min and vm_pu, line r/x per km ` +
+    `(or the cable table's for a readable cableSize) and max_i_ka (ampacityA), trafo sn/vn/vk/vkr and vector group, gen p_mw, vm_pu, x″d, R and cos φ, ` +
+    `motor locked-rotor data, load power and power factor, so pandapower's short circuit and load flow on the file answer what ` +
+    `\`GET …/studies/short-circuit\` and \`GET …/studies/load-flow\` do. ` +
+    `Not exported: impedanceOhms, protection settings, tagBindings, metadata. ` +
     `\`envelope=true\` wraps it as \`{ net, notes }\` with every approximation applied. ${SITE_404}`,
 }

@@ -1,4 +1,5 @@
 import { EdgeType, NodeType } from './codes.ts'
+import { cableFromSize } from './studies/cable-table.ts'
 import { componentLabels } from './topology.ts'
 import type { ElectricalNode, Graph } from './topology.ts'
 
@@ -18,8 +19,9 @@ import type { ElectricalNode, Graph } from './topology.ts'
  * system voltage) and spreads through lines and switches, never across a transformer.
  *
  * Node types:
- * - UtilitySupply → ext_grid (vm_pu 1.0, va 0°). Source impedance (`impedanceOhms`) is not exported.
- * - Generator → gen, p_mw = ratedPowerKw/1000, vm_pu 1.0; it is the slack (`slack: true`) when its island
+ * - UtilitySupply → ext_grid (vm_pu from voltageSetpointPu, else 1.0; va 0°). `impedanceOhms` is not exported.
+ * - Generator → gen, p_mw = activePowerKw (else ratedPowerKw)/1000, vm_pu from voltageSetpointPu, else 1.0; it is
+ *   the slack (`slack: true`) when its island
  *   has no utility supply and it is that island's first generator.
  * - PowerTransformer (2 connections) → trafo. HV side = the side with the higher bus voltage; when unknown,
  *   the side whose edge points into the transformer. sn_mva = ratedPowerKw/1000 (the kVA rating); vk_percent
@@ -34,14 +36,16 @@ import type { ElectricalNode, Graph } from './topology.ts'
  *
  * Edge types: Cable / OverheadLine → line, length_km = the target node's cableLengthM/1000 (the node a
  * circuit feeds records its cable), 1 m when missing; per-km values of one pandapower standard type chosen
- * by voltage (table LINE_STD_TYPES below); cableSize is not parsed. BusTie → closed bus-bus switch (CB).
+ * by voltage (table LINE_STD_TYPES below) unless the study's values or the cable table apply (below). BusTie → closed bus-bus switch (CB).
  *
  * Study parameters (issue 31, the node's `study`), when present, replace the approximations above: ext_grid
  * s_sc_max_mva / s_sc_min_mva (from the power, or √3·Un·I″kQ) and rx_max = rx_min = rxRatio; a line's r/x per km
- * from the fed node's rOhmPerKm / xOhmPerKm (std_type null, c 0); trafo sn_mva, vn_hv_kv, vn_lv_kv, vk_percent,
+ * from the fed node's rOhmPerKm / xOhmPerKm or the cable table's for its cableSize (std_type null, c 0) and max_i_ka from
+ * its ampacityA; trafo sn_mva, vn_hv_kv, vn_lv_kv, vk_percent,
  * vkr_percent (ukr·1/√(1+(X/R)²) from xrRatio) and vector_group; gen sn_mva, vn_kv, xdss_pu, rdss_ohm, cos_phi;
  * motor pn_mech_mw, cos_phi_n, efficiency_n_percent, lrc_pu, vn_kv, rx; load p from activePowerKw, q from
- * powerFactor. So pandapower's `calc_sc` on the export answers what the short-circuit study answers.
+ * powerFactor; ext_grid and gen vm_pu from voltageSetpointPu, gen p_mw from activePowerKw. So pandapower's `calc_sc`
+ * and `runpp` on the export answer what the short-circuit study and the load flow answer.
  *
  * Does not map: impedanceOhms, cableSize, protection settings, tagBindings, metadata, node names, switch
  * open/closed state (all exported closed), three-winding transformers, converter behaviour of VSDs.
@@ -482,10 +486,16 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
     if (kv === null) note('LineVoltageUnknown', 'Line voltage unknown; the 6/10 kV cable or 20 kV line type was used.', edge.targetId)
     const kind = edge.edgeType === Cable ? 'cable' : 'overhead'
     const std = LINE_STD_TYPES.find((l) => l.forEdge === kind && (kv ?? (kind === 'cable' ? 10 : 20)) <= l.maxKv)!
-    // The study's per-km values of the circuit, when the fed node holds them, replace the standard type's.
-    const r = studyValue(nodes[t]!, 'rOhmPerKm')
-    const x = studyValue(nodes[t]!, 'xOhmPerKm')
+    // The study's per-km values of the circuit (the fed node's, else the cable table's for its cableSize, as the
+    // studies read them) replace the standard type's; its ampacityA replaces the type's max_i_ka.
+    const fed = nodes[t]!
+    const table = edge.edgeType === Cable && fed.cableSize ? cableFromSize(fed.cableSize) : null
+    const [ownR, ownX] = [studyValue(fed, 'rOhmPerKm'), studyValue(fed, 'xOhmPerKm')]
+    const given = ownR !== null && ownX !== null
+    const r = given ? ownR : (table?.rOhmPerKm ?? null)
+    const x = given ? ownX : (table?.xOhmPerKm ?? null)
     const own = r !== null && x !== null
+    const ampacityA = studyValue(fed, 'ampacityA')
     rows.line.push([
       `${edge.sourceId}>${edge.targetId}`,
       own ? null : std.std,
@@ -496,7 +506,7 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       own ? x : std.x,
       own ? 0 : std.c,
       0,
-      std.maxIKa,
+      ampacityA === null ? std.maxIKa : ampacityA / 1000,
       1,
       1,
       std.type,
@@ -528,7 +538,8 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
         const kv = vn[bus] ?? null
         const sc = (mva: string, ka: string) => studyValue(node, mva) ?? (kv === null ? null : mul(Math.sqrt(3) * kv, studyValue(node, ka)))
         const rx = studyValue(node, 'rxRatio')
-        rows.ext_grid.push([node.id, bus, 1, 0, 1, true, sc('scPowerMaxMva', 'scCurrentMaxKa'), sc('scPowerMinMva', 'scCurrentMinKa'), rx, rx])
+        const vm = studyValue(node, 'voltageSetpointPu') ?? 1
+        rows.ext_grid.push([node.id, bus, vm, 0, 1, true, sc('scPowerMaxMva', 'scCurrentMaxKa'), sc('scPowerMinMva', 'scCurrentMinKa'), rx, rx])
         break
       }
       case Generator: {
@@ -542,8 +553,8 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
         rows.gen.push([
           node.id,
           bus,
-          requirePower(node, mw, 'generator'),
-          1,
+          mul(0.001, studyValue(node, 'activePowerKw')) ?? requirePower(node, mw, 'generator'),
+          studyValue(node, 'voltageSetpointPu') ?? 1,
           snMva,
           null,
           null,

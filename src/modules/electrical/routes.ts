@@ -16,6 +16,7 @@ import {
   IsolatedSchema,
   ListEdgesQuery,
   ListNodesQuery,
+  LoadFlowSchema,
   LoopsQuery,
   LoopsSchema,
   NetworkBody,
@@ -374,6 +375,22 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
       },
     },
     async (request) => electrical.shortCircuit(request.principal.orgId, request.params.siteId, request.query),
+  )
+
+  app.get(
+    '/:siteId/electrical/studies/load-flow',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        operationId: 'getLoadFlowStudy',
+        summary: 'Load flow: bus voltages, branch flows, losses and loading (Newton–Raphson)',
+        description: docs.loadFlow,
+        params: SiteParams,
+        response: { 200: LoadFlowSchema, ...problemResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => electrical.loadFlow(request.principal.orgId, request.params.siteId),
   )
 
   app.get(

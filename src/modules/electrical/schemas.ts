@@ -51,10 +51,11 @@ const positive = (description: string, extra: Record<string, number> = {}) =>
  * naming it). Units in every name. Nothing is defaulted: a study that needs a missing one answers 422 naming it.
  */
 const STUDY_DOC =
-  'Study parameters of the node (short circuit, load flow). Per node type: UtilitySupply scPowerMaxMva|scCurrentMaxKa, scPowerMinMva|scCurrentMinKa, rxRatio; ' +
-  'PowerTransformer ratedPowerKva, hvRatedVoltageKv, lvRatedVoltageKv, ukPercent, urPercent|xrRatio, vectorGroup; Generator ratedPowerKva, ratedVoltageKv, ' +
-  'xdSubtransientPercent, rxRatio, powerFactor; Motor ratedPowerKw, ratedVoltageKv, powerFactor, efficiencyPercent, lockedRotorRatio, rxRatio; ' +
-  'FeederLoad activePowerKw, powerFactor; any node fed by a cable or line rOhmPerKm, xOhmPerKm. A parameter of another type: 400 naming it. ' +
+  'Study parameters of the node (short circuit, load flow). Per node type: UtilitySupply scPowerMaxMva|scCurrentMaxKa, scPowerMinMva|scCurrentMinKa, rxRatio, ' +
+  'voltageSetpointPu; PowerTransformer ratedPowerKva, hvRatedVoltageKv, lvRatedVoltageKv, ukPercent, urPercent|xrRatio, vectorGroup; Generator ratedPowerKva, ' +
+  'ratedVoltageKv, xdSubtransientPercent, rxRatio, powerFactor, activePowerKw, voltageSetpointPu; Motor ratedPowerKw, ratedVoltageKv, powerFactor, ' +
+  'efficiencyPercent, lockedRotorRatio, rxRatio; FeederLoad activePowerKw, powerFactor; any node fed by a cable or line rOhmPerKm, xOhmPerKm, ampacityA. ' +
+  'A parameter of another type: 400 naming it. ' +
   'In an update the object replaces the stored one whole; null clears it.'
 
 export const NodeStudy = Type.Object(
@@ -63,6 +64,9 @@ export const NodeStudy = Type.Object(
       "Any node fed by a Cable or OverheadLine edge: resistance per km of that circuit (its length is `cableLengthM`); without it and xOhmPerKm, a cable takes the cable table's values for a `cableSize` naming size and conductor (`185mm² Cu`)",
     ),
     xOhmPerKm: positive('Any node fed by a Cable or OverheadLine edge: reactance per km of that circuit at the system frequency'),
+    ampacityA: positive(
+      'Any node fed by a Cable or OverheadLine edge: current-carrying capacity of that circuit as installed (the load flow reports its loading)',
+    ),
     scPowerMaxMva: positive('UtilitySupply: maximum short-circuit power S″kQmax at the connection point (or scCurrentMaxKa)'),
     scPowerMinMva: positive('UtilitySupply: minimum short-circuit power S″kQmin (or scCurrentMinKa)'),
     scCurrentMaxKa: positive('UtilitySupply: maximum initial short-circuit current I″kQmax at the connection point (or scPowerMaxMva)'),
@@ -86,7 +90,17 @@ export const NodeStudy = Type.Object(
     ratedPowerKw: positive('Motor: rated mechanical power PrM'),
     efficiencyPercent: positive('Motor: rated efficiency ηrM', { maximum: 100 }),
     lockedRotorRatio: positive('Motor: locked-rotor current over rated current ILR/IrM'),
-    activePowerKw: positive('FeederLoad: active power drawn'),
+    activePowerKw: positive(
+      "FeederLoad: active power drawn; Generator: active power output held by the load flow (not read where the generator is its island's slack)",
+    ),
+    voltageSetpointPu: Type.Optional(
+      Type.Number({
+        minimum: 0.8,
+        maximum: 1.2,
+        description:
+          "UtilitySupply, Generator: voltage the load flow holds at the node, per unit of its bus's nominal voltage (1.0 when not given, stated in the answer); 0.8 to 1.2.",
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -660,6 +674,97 @@ export const ShortCircuitSchema = Type.Object(
       { description: 'Every bus of a part of the network with a utility supply or a generator, in bus order.' },
     ),
     unsuppliedBusIds: Type.Array(Type.String(), { description: 'Buses of parts with no utility supply or generator: no fault current.' }),
+  },
+  { additionalProperties: false },
+)
+
+const kw = (description: string) => Type.Number({ description })
+
+export const LoadFlowSchema = Type.Object(
+  {
+    siteId: Type.String(),
+    method: Type.String(),
+    converged: Type.Boolean({ description: 'false: no solution was found; `note` says why and where, `buses` and `branches` are empty.' }),
+    iterations: Type.Integer({ description: 'Newton steps taken.' }),
+    maxMismatchKva: Type.Union([Type.Number(), Type.Null()], { description: 'Largest P or Q mismatch at the last step, kVA (null: not finite).' }),
+    note: Type.Optional(
+      Type.String({ description: 'Present when converged is false: the reason (IterationLimit, Diverged, SingularJacobian) and the worst bus.' }),
+    ),
+    assumed: Type.Object(
+      {
+        baseMva: Type.Number({ description: 'Per-unit power base.' }),
+        maxIterations: Type.Integer(),
+        tolerancePu: Type.Number({ description: 'Largest mismatch accepted, per unit of baseMva.' }),
+        sources: Type.Array(
+          Type.Object(
+            {
+              nodeId: Type.String(),
+              busKind: Type.String({ enum: ['slack', 'pv'] }),
+              voltageSetpointPu: Type.Number(),
+              setpointGiven: Type.Boolean({ description: 'false: the node has no voltageSetpointPu and 1.0 pu was assumed.' }),
+            },
+            { additionalProperties: false },
+          ),
+          { description: 'Each utility supply (a slack) and generator (PV, or the slack of a part with no utility supply) with the voltage it holds.' },
+        ),
+        notModelled: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
+          description:
+            'Nodes the load flow left out or read with a choice (a UPS taken idle, a drive taken as a bus, a bus whose nodes disagree on ratedVoltageV).',
+        }),
+        cablesFromSize: Type.Array(
+          Type.Object({ nodeId: Type.String(), cableSize: Type.String(), rOhmPerKm: Type.Number(), xOhmPerKm: Type.Number() }, { additionalProperties: false }),
+          { description: "Cables whose per-km values came from the cable table (as in the short-circuit study's `assumed`)." },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    buses: Type.Array(
+      Type.Object(
+        {
+          busId: Type.String({ description: "The bus's name, as in the short-circuit study." }),
+          nodeIds: Type.Array(Type.String()),
+          nominalVoltageKv: Type.Number(),
+          busKind: Type.String({ enum: ['slack', 'pv', 'pq'] }),
+          voltagePu: Type.Number({ description: 'Voltage magnitude, per unit of the nominal voltage.' }),
+          voltageV: Type.Number({ description: 'Voltage magnitude (line to line), V.' }),
+          angleDeg: Type.Number({ description: "Voltage angle against the slack's, degrees." }),
+          pGenKw: kw('Generation at the bus, kW (solved at a slack).'),
+          qGenKvar: kw('Reactive generation at the bus, kvar (solved at slack and PV buses).'),
+          pLoadKw: kw('Demand of the loads and motors on the bus, kW.'),
+          qLoadKvar: kw('Reactive demand of the loads and motors on the bus, kvar.'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every bus of a part of the network with a utility supply or a generator, in bus order.' },
+    ),
+    branches: Type.Array(
+      Type.Object(
+        {
+          branchId: Type.String({ description: '`<sourceId>>{targetId}` for a cable or line, the node id for a transformer.' }),
+          kind: Type.String({ enum: ['Cable', 'OverheadLine', 'PowerTransformer'] }),
+          nodeId: Type.String({ description: "The node holding the branch's parameters: the fed node of a cable or line, the transformer." }),
+          fromBusId: Type.String({ description: "A cable's source side; a transformer's HV side." }),
+          toBusId: Type.String(),
+          pFromKw: kw('Active power entering the branch at its from end, kW (negative: leaving).'),
+          qFromKvar: kw('Reactive power entering the branch at its from end, kvar.'),
+          pToKw: kw('Active power entering the branch at its to end, kW.'),
+          qToKvar: kw('Reactive power entering the branch at its to end, kvar.'),
+          currentFromA: kw('Current at the from end, A.'),
+          currentToA: kw('Current at the to end, A.'),
+          lossKw: kw('Series (I²R) losses, kW.'),
+          lossKvar: kw('Series (I²X) reactive losses, kvar.'),
+          loadingPercent: Type.Union([Type.Number(), Type.Null()], {
+            description:
+              "A cable's or line's larger end current against the fed node's ampacityA; a transformer's larger √3·I·Ur against its ratedPowerKva; " +
+              'null where the data holds no rating.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    lossKw: kw('Total series losses, kW.'),
+    lossKvar: kw('Total series reactive losses, kvar.'),
+    unsuppliedBusIds: Type.Array(Type.String(), { description: 'Buses of parts with no utility supply or generator: not solved.' }),
   },
   { additionalProperties: false },
 )

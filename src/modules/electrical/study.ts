@@ -4,16 +4,16 @@ import type { NodeStudyInput } from './schemas.ts'
 
 /**
  * Study parameters (issue 31): what the short-circuit study and the load flow read of a node, beside the spec's
- * fields. Every name carries its unit. `rOhmPerKm` / `xOhmPerKm` describe the cable or line feeding the node (the node
- * a circuit feeds records its cable, like `cableLengthM`), so any node type may carry them; the others belong to
+ * fields. Every name carries its unit. `rOhmPerKm` / `xOhmPerKm` / `ampacityA` describe the cable or line feeding the
+ * node (the node a circuit feeds records its cable, like `cableLengthM`), so any node type may carry them; the others belong to
  * the node types listed here, and a parameter sent for another type is refused (400 naming it).
  */
-export const CIRCUIT_FIELDS = ['rOhmPerKm', 'xOhmPerKm'] as const
+export const CIRCUIT_FIELDS = ['rOhmPerKm', 'xOhmPerKm', 'ampacityA'] as const
 
 export const STUDY_FIELDS_BY_TYPE: Readonly<Partial<Record<number, readonly (keyof NodeStudyInput)[]>>> = {
-  [NodeType.UtilitySupply]: ['scPowerMaxMva', 'scPowerMinMva', 'scCurrentMaxKa', 'scCurrentMinKa', 'rxRatio'],
+  [NodeType.UtilitySupply]: ['scPowerMaxMva', 'scPowerMinMva', 'scCurrentMaxKa', 'scCurrentMinKa', 'rxRatio', 'voltageSetpointPu'],
   [NodeType.PowerTransformer]: ['ratedPowerKva', 'hvRatedVoltageKv', 'lvRatedVoltageKv', 'ukPercent', 'urPercent', 'xrRatio', 'vectorGroup'],
-  [NodeType.Generator]: ['ratedPowerKva', 'ratedVoltageKv', 'xdSubtransientPercent', 'rxRatio', 'powerFactor'],
+  [NodeType.Generator]: ['ratedPowerKva', 'ratedVoltageKv', 'xdSubtransientPercent', 'rxRatio', 'powerFactor', 'activePowerKw', 'voltageSetpointPu'],
   [NodeType.Motor]: ['ratedPowerKw', 'ratedVoltageKv', 'powerFactor', 'efficiencyPercent', 'lockedRotorRatio', 'rxRatio'],
   [NodeType.FeederLoad]: ['activePowerKw', 'powerFactor'],
 }

@@ -16,6 +16,7 @@ import {
 } from '../protection.ts'
 import { compareEdges, compareIds, toGraphEdge, toGraphNode } from '../rows.ts'
 import type { CoordinationQueryInput, PandapowerQueryInput, ProtectionCurvesQueryInput, ShortCircuitQueryInput } from '../schemas.ts'
+import { loadFlowStudy, type LoadFlowStudy } from '../studies/load-flow-study.ts'
 import { shortCircuitStudy, type ShortCircuitResult } from '../studies/short-circuit.ts'
 import { edgeTriples, engineeringNodes, topologyNodes } from '../store.ts'
 import type { GraphCache } from './graph-cache.ts'
@@ -40,6 +41,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
   // Study results hang on the graph they were computed from: the graph cache drops a site's graph on every write
   // of its network (graph-cache.ts), so a result never outlives the network version it describes.
   const studies = new WeakMap<Graph, Map<string, ShortCircuitResult>>()
+  const loadFlows = new WeakMap<Graph, LoadFlowStudy>()
 
   /**
    * The site's stored network as a graph: nodes by id, edges by (source, target, type), code-unit order.
@@ -176,6 +178,14 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       if (results === undefined) studies.set(graph, (results = new Map()))
       let result = results.get(key)
       if (result === undefined) results.set(key, (result = shortCircuitStudy(graph, options)))
+      return { siteId: siteCode, ...result }
+    },
+
+    /** Newton–Raphson load flow of the network (studies/load-flow-study.ts), kept per network version; 422 for missing data. */
+    async loadFlow(orgId: OrgId, siteCode: string) {
+      const graph = await loadGraph(orgId, siteCode)
+      let result = loadFlows.get(graph)
+      if (result === undefined) loadFlows.set(graph, (result = loadFlowStudy(graph)))
       return { siteId: siteCode, ...result }
     },
 
