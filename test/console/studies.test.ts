@@ -113,6 +113,9 @@ test('fault levels on the one-line and the TCC plot at the computed fault curren
   await page.locator('.tcc-table tr[data-device-id="CBH"]').waitFor()
   assert.match(await page.locator('.tcc-table').innerText(), /Path: OUT → MCC → CBL → LVB → TX → CBH → HVB → UTIL/)
   assert.match(await page.locator('.tcc-table tr[data-device-id="CBH"]').innerText(), /× 0\.03818/)
+  // …and that path is the one highlighted on the diagram.
+  await page.locator('.ol-node.ol-path[data-node-id="TX"]').waitFor()
+  assert.equal(await page.locator('.ol-node.ol-path[data-node-id="GEN"]').count(), 0)
   assert.deepEqual(await page.locator('.tcc svg .tcc-curve').evaluateAll((paths) => paths.map((p) => p.getAttribute('data-device-id'))), ['OUT', 'CBL', 'CBH'])
   await page.locator('.tcc-section').scrollIntoViewIfNeeded()
   await shot(page, 'studies-tcc-computed')

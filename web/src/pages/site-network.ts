@@ -446,7 +446,16 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
     node.description ? h('p', {}, node.description) : null,
     h('h4', {}, 'Protection'),
   ]
-  out.push(...protectionCheck(node, paths, { api: client, nodePath, plotBox: at.plotBox, plotted: section.plotted }))
+  out.push(
+    ...protectionCheck(node, paths, {
+      api: client,
+      nodePath,
+      plotBox: at.plotBox,
+      plotted: section.plotted,
+      // The path the check walked (the supply picker's) is the one highlighted on the diagram.
+      checked: (p) => diagram.highlight('path', p.nodeIds, p.edges.map(edgeKey)),
+    }),
+  )
 
   out.push(h('h4', {}, 'Connections'))
   out.push(

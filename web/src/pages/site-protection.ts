@@ -16,6 +16,8 @@ export interface ProtectionContext {
   plotBox: HTMLElement
   /** Takes the plot's cleanup (it observes its box's size); null when the plot goes. */
   plotted(cleanup: (() => void) | null): void
+  /** The supply path a check walked (to highlight it). */
+  checked(path: SupplyPaths['paths'][number]): void
 }
 
 /** The node's protection settings and the check form (run at once when the node has complete settings). */
@@ -98,6 +100,8 @@ export function protectionCheck(node: ElectricalNode, paths: SupplyPaths, at: Pr
       } else if (trip.status === 'rejected') result.append(h('p', { class: 'form-error' }, messageOf(trip.reason)))
       if (coordination.status === 'fulfilled' && coordination.value) {
         const c = coordination.value
+        const walked = paths.paths.find((p) => p.supplyId === c.supplyId)
+        if (walked) at.checked(walked)
         append(
           result,
           h(
