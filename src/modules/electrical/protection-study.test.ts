@@ -108,6 +108,20 @@ for (const dialect of testDialects()) {
       assert.equal(c.pickupAboveMinFaultCount, 1)
       assert.deepEqual(c.minimumFaultCheck, { checked: true, detail: null, missing: [] })
 
+      // The study's LV voltage tolerance passes through: +6 % (cmax 1.05) gives the study's own I″k max at the MCC.
+      const study6 = (await as('GET', `${BASE}/studies/short-circuit?lvTolerancePercent=6`)).json() as { buses: Array<{ busId: string; ikssMaxKa: number }> }
+      const mcc6 = study6.buses.find((b) => b.busId === 'MCC')!.ikssMaxKa * 1000
+      assert.ok(mcc6 < MCC_MAX * 0.98, `${mcc6} vs ${MCC_MAX}`)
+      close((await as('GET', `${BASE}/nodes/OUT/coordination?lvTolerancePercent=6`)).json().faultCurrentA, mcc6, 'coordination at +6 %')
+      close((await as('GET', `${BASE}/nodes/OUT/trip-time?lvTolerancePercent=6`)).json().faultCurrentA, mcc6, 'trip time at +6 %')
+      close((await as('GET', `${BASE}/nodes/OUT/protection-curves?lvTolerancePercent=6`)).json().faultCurrentA, mcc6, 'curves at +6 %')
+      const seven = await as('GET', `${BASE}/nodes/OUT/coordination?lvTolerancePercent=7`)
+      assert.equal(seven.statusCode, 400)
+      assert.deepEqual(
+        seven.json().errors.map((e: { pointer: string }) => e.pointer),
+        ['/lvTolerancePercent'],
+      )
+
       // A typed current wins, and is referred the same way.
       const typed = (await as('GET', `${BASE}/nodes/OUT/coordination?faultCurrentA=5000`)).json() as { rows: Row[] } & Record<string, unknown>
       assert.equal(typed.faultCurrentSource, 'typed')

@@ -403,6 +403,15 @@ export const IsolatedSchema = Type.Object(
   { additionalProperties: false },
 )
 
+/** The short-circuit study's option the protection reads pass on to it. */
+const LvTolerancePercent = Type.Optional(
+  Type.Integer({
+    enum: [6, 10],
+    default: 10,
+    description: 'Voltage tolerance of the networks up to 1 kV (IEC 60909-0 Table 1): 6 → cmax 1.05, 10 (default) → cmax 1.10.',
+  }),
+)
+
 // Protection answers.
 const typedFaultCurrent = (where: string) =>
   Type.Optional(
@@ -410,7 +419,7 @@ const typedFaultCurrent = (where: string) =>
       minimum: 0,
       description:
         `The fault current at ${where}, in amperes, finite and ≥ 0; it wins over the computed one. Default: the short-circuit study's ` +
-        'I″k max at the node (its defaults, lvTolerancePercent 10); when the study lacks data, 422 `StudyDataMissing` naming each node and parameter.',
+        'I″k max at the node (with `lvTolerancePercent`); when the study lacks data, 422 `StudyDataMissing` naming each node and parameter.',
     }),
   )
 const FaultCurrentSource = Type.String({
@@ -426,7 +435,10 @@ const CurrentRatio = Type.Number({
     'transformer between (I·UrLV/UrHV on the HV side of an LV fault); a device on a transformer node measures on its supply side.',
 })
 
-export const TripTimeQuery = Type.Object({ faultCurrentA: typedFaultCurrent('the node') }, { additionalProperties: false })
+export const TripTimeQuery = Type.Object(
+  { faultCurrentA: typedFaultCurrent('the node'), lvTolerancePercent: LvTolerancePercent },
+  { additionalProperties: false },
+)
 export type TripTimeQueryInput = Static<typeof TripTimeQuery>
 
 export const TripTimeSchema = Type.Object(
@@ -450,6 +462,7 @@ export const TripTimeSchema = Type.Object(
 export const CoordinationQuery = Type.Object(
   {
     faultCurrentA: typedFaultCurrent('the node (each device on the path sees it referred through the transformers between)'),
+    lvTolerancePercent: LvTolerancePercent,
     gradingMarginS: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -539,6 +552,7 @@ export const ProtectionCurvesQuery = Type.Object(
       }),
     ),
     faultCurrentA: typedFaultCurrent('the node, marked on the plot'),
+    lvTolerancePercent: LvTolerancePercent,
     fromA: Type.Optional(
       Type.Number({
         exclusiveMinimum: 0,
@@ -625,13 +639,7 @@ export const PandapowerSchema = Type.Object(
 // Studies (issue 31).
 export const ShortCircuitQuery = Type.Object(
   {
-    lvTolerancePercent: Type.Optional(
-      Type.Integer({
-        enum: [6, 10],
-        default: 10,
-        description: 'Voltage tolerance of the networks up to 1 kV (IEC 60909-0 Table 1): 6 → cmax 1.05, 10 (default) → cmax 1.10.',
-      }),
-    ),
+    lvTolerancePercent: LvTolerancePercent,
     fHz: Type.Optional(
       Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency (50 or 60, default 50): the equivalent frequency of κ method C.' }),
     ),
