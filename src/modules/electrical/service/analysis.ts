@@ -103,12 +103,12 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
 
   /**
    * The fault at the path's first node: the typed current, else the short-circuit study's I″k max there (the study run
-   * with the query's `lvTolerancePercent`; 422 when
-   * the study lacks data: `StudyDataMissing` naming each node and parameter); the current ratio of every node up to
+   * with the query's `lvTolerancePercent`; 422 when it lacks data: `StudyDataMissing` naming each node and parameter,
+   * kept per network version like the study's own route); the current ratio of every node up to
    * `through` (422 naming a transformer rating the referral lacks, typed or not); and the study's fault levels along
    * the path for the minimum-fault checks (none, with the reason, when a typed current stands and the study cannot run).
    */
-  async function faultAlong(graph: Graph, path: SupplyPath, through: number, query: { faultCurrentA?: number; lvTolerancePercent?: number }) {
+  function faultAlong(graph: Graph, path: SupplyPath, through: number, query: { faultCurrentA?: number; lvTolerancePercent?: number }) {
     const typedA = query.faultCurrentA
     const { ratios, missing } = pathCurrentRatios(graph, path, through)
     if (missing.length > 0) throw new StudyDataMissing('referral of the fault current through transformers', missing)
@@ -170,7 +170,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       const { devices, skipped } = devicesFromNodes([node])
       const device = devices[0]
       if (!device) throw new NoProtectionSettings(nodeId, skipped[0]?.reason ?? 'protectionCurve, protectionPickupA and protectionTms are not set')
-      const fault = query.faultCurrentA === undefined ? await faultAlong(graph, supplyPathOf(graph, nodeId, undefined), 0, query) : null
+      const fault = query.faultCurrentA === undefined ? faultAlong(graph, supplyPathOf(graph, nodeId, undefined), 0, query) : null
       const faultCurrentA = fault?.faultCurrentA ?? query.faultCurrentA!
       const outcome = tripTime(device, faultCurrentA)
       return {
@@ -198,7 +198,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
       const deviceIndex = devices.map((d) => path.nodeIds.indexOf(d.id))
-      const fault = await faultAlong(graph, path, Math.max(0, ...deviceIndex), query)
+      const fault = faultAlong(graph, path, Math.max(0, ...deviceIndex), query)
       const seen = devices.map((d, i) => ({ ...d, faultCurrentA: fault.faultCurrentA * fault.ratios[deviceIndex[i]!]! }))
       const report = checkCoordination(seen, fault.faultCurrentA, { gradingMarginS: query.gradingMarginS })
       const checks = minimumFaultChecks(
@@ -232,7 +232,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
       const deviceIndex = devices.map((d) => path.nodeIds.indexOf(d.id))
-      const fault = await faultAlong(graph, path, Math.max(0, ...deviceIndex), query)
+      const fault = faultAlong(graph, path, Math.max(0, ...deviceIndex), query)
       const ratioOf = (i: number) => fault.ratios[deviceIndex[i]!]!
       // Pickups referred to the fault's side: the currents at the fault at which each device starts to see a fault.
       const pickups = devices.map((d, i) => d.pickupA / ratioOf(i))
