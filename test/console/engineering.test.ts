@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { build } from 'esbuild'
+import { expect } from './expect.ts'
 import { shot, signInWithPin, siteConsole } from './support.ts'
 
 const SITE = 'chpp-1'
@@ -107,7 +108,21 @@ test("engineering pages: the site page's one-line diagram and the historian page
     await panel.getByRole('heading', { name: 'Conveyor breaker (CB-1)' }).waitFor()
     await panel.getByText('Rated current').waitFor()
     assert.match(await panel.innerText(), /400 A/)
-    await panel.getByText(/Trips in [\d.]+ s/).waitFor()
+    // The check runs at once at the short-circuit study's current, which this network lacks the data for (issue 31):
+    // the study's 422 is said; a typed current checks without it.
+    await panel.locator('[data-code="StudyDataMissing"]').waitFor()
+    await expect(async () => failed.length === 2, 'the two reads of the check answered')
+    assert.deepEqual(
+      failed
+        .splice(0)
+        .map((f) => f.replace(/ http\S+\/nodes\//, ' ').replace(/\?.*/, ''))
+        .sort(),
+      ['422 GET CB-1/coordination', '422 GET CB-1/trip-time'],
+      'the study’s 422s, expected here',
+    )
+    await panel.getByLabel('Fault current (A)').fill('3000')
+    await panel.getByRole('button', { name: 'Check protection' }).click()
+    await panel.getByText(/trips in [\d.]+ s/).waitFor()
     await panel.locator('.supply-path').first().waitFor()
     // Both supplies' paths, nearest first; the nearest highlighted.
     assert.deepEqual(await panel.locator('.supply-path').allInnerTexts(), ['CB-1 → MSB → MSB-B → GEN', 'CB-1 → MSB → CB-IN → TX1 → GRID'])

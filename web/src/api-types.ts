@@ -17,6 +17,7 @@ import type {
   NetworkSchema,
   NodeSchema,
   ProtectionCurvesSchema,
+  ShortCircuitSchema,
   SupplyPathsSchema,
   TripTimeSchema,
 } from '../../src/modules/electrical/schemas.ts'
@@ -49,6 +50,7 @@ export type SupplyPaths = Static<typeof SupplyPathsSchema>
 export type TripTime = Static<typeof TripTimeSchema>
 export type Coordination = Static<typeof CoordinationSchema>
 export type ProtectionCurves = Static<typeof ProtectionCurvesSchema>
+export type ShortCircuit = Static<typeof ShortCircuitSchema>
 /** An edge as the topology answers name it (with its index in the network's edge order). */
 export type EdgeRef = Loops['loops'][number]['closingEdge']
 

@@ -3,6 +3,15 @@ import type { NetworkLoadLimits } from './service/network-load.ts'
 const SITE_404 = 'An unknown site, or one of another organisation, is the uniform 404.'
 const NODE_404 = "An unknown site or node (or another organisation's) is the uniform 404."
 
+const FAULT_CURRENT =
+  "The fault current: `faultCurrentA` when given (it wins), else the short-circuit study's I″k max at the bus of the node (IEC 60909, its default " +
+  'options), computed per network version; when the study lacks data, 422 `StudyDataMissing` naming each node and parameter, and a node the study ' +
+  'has no bus for (fed only by a UPS) is a 422 asking for `faultCurrentA`. `faultCurrentSource` says which. A device sees the current at the fault ' +
+  "referred through every transformer between it and the fault by the transformer's rated voltage ratio (`currentRatio`: I·UrLV/UrHV on the HV " +
+  'side of an LV fault, typed or computed; a missing hvRatedVoltageKv/lvRatedVoltageKv there is a 422 naming it); a device on a transformer node ' +
+  "measures on its supply side, and a fault at a transformer node is at its supply-side terminals. Every source's contribution to the bus counts " +
+  'in every device on the path (an upper bound where motors or other supplies feed the fault from its side of a device).'
+
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {
   createNode:
@@ -49,16 +58,22 @@ export const docs = {
     `Uses the node's \`protectionCurve\`, \`protectionPickupA\` (Is) and \`protectionTms\`. IEC 60255-151: ` +
     `t = TMS·k/((I/Is)^α − 1) with SI k 0.14 α 0.02, VI 13.5/1, EI 80/2, LTI 120/1; IEEE C37.112: ` +
     `t = TD·(A/((I/Is)^p − 1) + B) with MI 0.0515/0.02/0.114, VI 19.61/2/0.491, EI 28.2/2/0.1217; DT: t = TMS seconds. ` +
-    `At or below pickup \`trips\` is false and \`tripTimeS\` null. A node without a usable curve, pickup > 0 and TMS > 0: 422. ${NODE_404}`,
+    `At or below pickup \`trips\` is false and \`tripTimeS\` null. A node without a usable curve, pickup > 0 and TMS > 0: 422. ` +
+    `${FAULT_CURRENT} Here the fault is at the node itself, towards its nearest supply. ${NODE_404}`,
   protectionCoordination:
     `For a fault at the node, walks the supply path (nearest supply, or \`supplyId\`) and tabulates each protective device met, fault end first: ` +
     `curve, pickup, TMS, multiple, trip time, the margin to the next device upstream and a status (\`OK\`, \`Violation\` when the margin is below ` +
-    `\`gradingMarginS\`, \`NotTripping\`). Nodes with incomplete settings are listed in \`skipped\`. A node with no supply: 422. ${NODE_404}`,
+    `\`gradingMarginS\`, \`NotTripping\`). Nodes with incomplete settings are listed in \`skipped\`. A node with no supply: 422. ${FAULT_CURRENT} ` +
+    `Minimum-fault check: a device's protected zone runs from it towards the fault as far as the next protective device (which protects the ` +
+    `rest), so its end is that device's bus, or the faulted node's for the device nearest the fault; \`pickupAboveMinFault\` flags a pickup above ` +
+    `the study's I″k min there, referred to the device. With a typed current and a study that cannot run, \`minimumFaultCheck\` says why and ` +
+    `the flags are null. ${NODE_404}`,
   protectionCurves:
     `For a time–current (TCC) plot: the protective devices the coordination walks (the path from the node to the nearest supply, or ` +
-    `\`supplyId\`; fault end first), each with its trip time at the same \`points\` currents, log-spaced from \`fromA\` to \`toA\` (default ` +
-    `the lowest pickup to 30 × the highest). Every time is the trip-time read's own value (null at or below pickup), so the drawn curves are the ` +
-    `ones the coordination grades. Nodes with incomplete settings are listed in \`skipped\`. \`toA\` not above \`fromA\`: 400 naming \`toA\`. ` +
+    `\`supplyId\`; fault end first), each with its trip time at the same \`points\` currents at the fault, log-spaced from \`fromA\` to \`toA\` ` +
+    `(default the lowest pickup to 30 × the highest, referred to the fault's side), and \`faultCurrentA\` to mark. Every time is the trip-time ` +
+    `read's own value at the current the device sees (× \`currentRatio\`; null at or below pickup), so the drawn curves are the ones the ` +
+    `coordination grades, on one current axis. ${FAULT_CURRENT} Nodes with incomplete settings are listed in \`skipped\`. \`toA\` not above \`fromA\`: 400 naming \`toA\`. ` +
     `A node with no supply: 422. ${NODE_404}`,
   shortCircuit:
     'Issue 31: three-phase and line-to-line short-circuit currents at every bus by IEC 60909-0 (equivalent voltage source, c-factors of Table 1, KT for transformers, ' +

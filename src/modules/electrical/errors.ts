@@ -126,3 +126,14 @@ export class StudyTooLarge extends domainError('UnprocessableEntity') {
     super(`The ${study} handles networks of at most ${max} energised buses; this one has ${buses}.`, { extensions: { busCount: buses, maxBuses: max } })
   }
 }
+
+/** A protection read asked to compute the fault current at a node the short-circuit study has no bus for (issue 31). */
+export class NoFaultLevel extends domainError('UnprocessableEntity') {
+  constructor(nodeId: string) {
+    super(
+      `The short-circuit study computes no fault current at node ${JSON.stringify(nodeId)} (its part of the network has no utility supply or ` +
+        'generator, e.g. a UPS alone feeds it); give faultCurrentA.',
+      { errors: [{ in: 'query', pointer: '/faultCurrentA', message: 'required here: the short-circuit study has no fault level at this node' }] },
+    )
+  }
+}

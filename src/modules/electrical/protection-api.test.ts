@@ -45,7 +45,7 @@ for (const dialect of testDialects()) {
       assert.equal((await ask('SI', 0)).trips, false)
     })
 
-    it('trip time: 422 for a node without usable settings, 400 for a missing or negative fault current, 404 for no node', async (t) => {
+    it('trip time: 422 for a node without usable settings or (no typed current) study data, 400 for a negative fault current, 404 for no node', async (t) => {
       const { as } = await electricalSetup(t, dialect)
       await load(as, RADIAL)
       const none = await as('GET', `${BASE}/nodes/MSB/trip-time?faultCurrentA=1000`)
@@ -56,7 +56,9 @@ for (const dialect of testDialects()) {
       assert.match(partial.json().detail, /protectionPickupA/)
       await as('PUT', `${BASE}/nodes/CB2`, { protectionPickupA: 0 })
       assert.equal((await as('GET', `${BASE}/nodes/CB2/trip-time?faultCurrentA=1000`)).statusCode, 422, 'a pickup of 0 is stored but unusable')
-      assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time`)).statusCode, 400)
+      const computed = await as('GET', `${BASE}/nodes/CB1/trip-time`)
+      assert.equal(computed.statusCode, 422, 'no typed current: the short-circuit study, which lacks data here')
+      assert.equal(computed.json().code, 'StudyDataMissing')
       assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time?faultCurrentA=-1`)).statusCode, 400)
       assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time?faultCurrentA=abc`)).statusCode, 400)
       assert.equal((await as('GET', `${BASE}/nodes/NOPE/trip-time?faultCurrentA=1`)).statusCode, 404)
@@ -107,7 +109,7 @@ for (const dialect of testDialects()) {
     it("protection curves: the path's devices sampled at shared log-spaced currents, each time the trip-time read's own; a bad query is a 400 naming the field", async (t) => {
       const { as } = await electricalSetup(t, dialect)
       await load(as, RADIAL)
-      const res = await as('GET', `${BASE}/nodes/M1/protection-curves?points=21`)
+      const res = await as('GET', `${BASE}/nodes/M1/protection-curves?points=21&faultCurrentA=2000`)
       assert.equal(res.statusCode, 200, res.body)
       const curves = res.json()
       assert.equal(curves.supplyId, 'G')
@@ -144,12 +146,12 @@ for (const dialect of testDialects()) {
         }
       }
       // An explicit range and the nearest supply named.
-      const ranged = (await as('GET', `${BASE}/nodes/M1/protection-curves?fromA=200&toA=2000&points=2&supplyId=G`)).json()
+      const ranged = (await as('GET', `${BASE}/nodes/M1/protection-curves?fromA=200&toA=2000&points=2&supplyId=G&faultCurrentA=2000`)).json()
       assert.deepEqual(ranged.currentsA, [200, 2000])
       close(ranged.devices[1].timesS[1], iec(0.3, 0.14, 0.02, 5), 'CB1 at 2000 A')
 
       const problem = async (query: string, pointer: string, status = 400) => {
-        const bad = await as('GET', `${BASE}/nodes/M1/protection-curves?${query}`)
+        const bad = await as('GET', `${BASE}/nodes/M1/protection-curves?faultCurrentA=2000&${query}`)
         assert.equal(bad.statusCode, status, `${query}: ${bad.body}`)
         if (status === 400) {
           assert.equal(bad.json().code, 'ValidationFailed')

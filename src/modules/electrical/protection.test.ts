@@ -7,6 +7,9 @@ import {
   UnknownProtectionCurve,
   checkCoordination,
   devicesOnSupplyPath,
+  faultLevelsAlong,
+  minimumFaultChecks,
+  pathCurrentRatios,
   resolveCurve,
   tripTime,
 } from './protection.ts'
@@ -210,5 +213,93 @@ describe('coordination along a supply path', () => {
       checkCoordination(devices, 2000).rows.map((r) => r.status),
       ['Violation', 'OK'],
     )
+  })
+})
+
+describe('fault currents referred along a supply path (issue 31)', () => {
+  // 33 kV grid → T1 33/11 kV → 11 kV board → T2 11/0.42 kV → LV board → generator breaker → 400 V generator.
+  const tx = (id: string, hv: number, lv: number) => ({ id, nodeType: N.PowerTransformer, study: { hvRatedVoltageKv: hv, lvRatedVoltageKv: lv } })
+  const nodes = [
+    { id: 'G33', nodeType: N.UtilitySupply, ratedVoltageV: 33_000 },
+    tx('T1', 33, 11),
+    { id: 'B11', nodeType: N.Switchboard, ratedVoltageV: 11_000 },
+    tx('T2', 11, 0.42),
+    { id: 'LV', nodeType: N.Switchboard, ratedVoltageV: 400 },
+    { id: 'CBG', nodeType: N.CircuitBreaker },
+    { id: 'GEN', nodeType: N.Generator, ratedVoltageV: 400 },
+  ]
+  const edges = [
+    { sourceId: 'G33', targetId: 'T1', edgeType: E.TransformerWinding },
+    { sourceId: 'T1', targetId: 'B11', edgeType: E.TransformerWinding },
+    { sourceId: 'B11', targetId: 'T2', edgeType: E.TransformerWinding },
+    { sourceId: 'T2', targetId: 'LV', edgeType: E.TransformerWinding },
+    { sourceId: 'LV', targetId: 'CBG', edgeType: E.BusbarLink },
+    { sourceId: 'CBG', targetId: 'GEN', edgeType: E.Cable },
+  ]
+  const graph = buildGraph(nodes, edges)
+  const pathTo = (from: string, supply: string) => findSupplyPaths(graph, from).paths.find((p) => p.supplyId === supply)!
+
+  it('an LV fault is referred up through both transformers by their rated ratios, a transformer node on its supply side', () => {
+    const path = pathTo('LV', 'G33')
+    assert.deepEqual(path.nodeIds, ['LV', 'T2', 'B11', 'T1', 'G33'])
+    const { ratios, missing } = pathCurrentRatios(graph, path, 4)
+    assert.deepEqual(missing, [])
+    for (const [k, expected] of [1, 0.42 / 11, 0.42 / 11, (0.42 / 11) * (11 / 33), (0.42 / 11) * (11 / 33)].entries()) close(ratios[k]!, expected, 1e-15)
+  })
+
+  it('an HV fault fed from the LV side: the LV devices see the current times UrHV/UrLV', () => {
+    const path = pathTo('B11', 'GEN')
+    assert.deepEqual(path.nodeIds, ['B11', 'T2', 'LV', 'CBG', 'GEN'])
+    const { ratios } = pathCurrentRatios(graph, path, 3)
+    close(ratios[3]!, 11 / 0.42, 1e-12)
+    assert.ok(Number.isNaN(ratios[4]!), 'past the last device asked for: not computed')
+  })
+
+  it("names the ratings the referral lacks, and the fault's nominal voltage when nothing gives it", () => {
+    const bare = buildGraph(
+      [{ id: 'X', nodeType: N.Switchboard }, { id: 'T', nodeType: N.PowerTransformer, study: { hvRatedVoltageKv: 11 } }, ...nodes.slice(0, 1)],
+      [
+        { sourceId: 'X', targetId: 'T', edgeType: E.TransformerWinding },
+        { sourceId: 'T', targetId: 'G33', edgeType: E.TransformerWinding },
+      ],
+    )
+    const { missing } = pathCurrentRatios(bare, findSupplyPaths(bare, 'X').paths[0]!, 2)
+    assert.deepEqual(
+      missing.map((m) => [m.nodeId, m.parameter]),
+      [
+        ['X', 'ratedVoltageV'],
+        ['T', 'lvRatedVoltageKv'],
+      ],
+    )
+    assert.deepEqual(pathCurrentRatios(bare, findSupplyPaths(bare, 'X').paths[0]!, 0).missing, [], 'no device beyond the transformer: nothing needed')
+  })
+
+  it('a fault at a transformer node is on its supply side; each zone ends at the next device towards the fault', () => {
+    const levels = new Map([
+      ['B11', { busId: 'B11', ikssMaxKa: 10, ikssMinKa: 8 }],
+      ['LV', { busId: 'LV', ikssMaxKa: 30, ikssMinKa: 20 }],
+      ['G33', { busId: 'G33', ikssMaxKa: 5, ikssMinKa: 4 }],
+    ])
+    const fromT2 = pathTo('T2', 'G33')
+    assert.deepEqual(
+      faultLevelsAlong(graph, fromT2, (id) => levels.get(id)).map((l) => l?.busId ?? null),
+      ['B11', 'B11', 'G33', 'G33'],
+    )
+    // Devices at LV (index 0), T2 (1) and T1 (3) of the LV fault's path; ratios as above.
+    const path = pathTo('LV', 'G33')
+    const { ratios } = pathCurrentRatios(graph, path, 4)
+    const along = faultLevelsAlong(graph, path, (id) => levels.get(id))
+    const checks = minimumFaultChecks([0, 1, 3], [25_000, 700, 200], ratios, along)
+    assert.deepEqual(
+      checks.map((c) => [c.zoneEndBusId, c.pickupAboveMinFault]),
+      [
+        ['LV', true],
+        ['LV', false],
+        ['B11', false],
+      ],
+    )
+    close(checks[1]!.zoneEndMinFaultA!, 20_000 * (0.42 / 11), 1e-9)
+    // T1's zone ends at T2, a fault at T2 is on its supply side (the 11 kV board): 8 kA referred by 11/33.
+    close(checks[2]!.zoneEndMinFaultA!, 8000 * (11 / 33), 1e-9)
   })
 })

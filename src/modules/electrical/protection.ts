@@ -1,4 +1,7 @@
 import { domainError } from '../../errors/domain-error.ts'
+import { NodeType } from './codes.ts'
+import type { MissingStudyData } from './errors.ts'
+import { buildBuses } from './pandapower.ts'
 import type { ElectricalNode, Graph, SupplyPath } from './topology.ts'
 
 /**
@@ -254,4 +257,108 @@ export function devicesFromNodes(nodes: readonly ElectricalNode[]): {
 /** The protective devices met walking a supply path from its node (the fault) to the supply. */
 export function devicesOnSupplyPath(graph: Graph, path: SupplyPath): ReturnType<typeof devicesFromNodes> {
   return devicesFromNodes(path.nodeIds.map((id) => graph.nodes[graph.indexOf.get(id)!]!))
+}
+
+/**
+ * Fault currents along a supply path (issue 31). The path runs from the faulted node (first) to the supply; a device
+ * on it sees the current at the fault referred through every transformer between them by the transformer's rated
+ * voltage ratio, from the side the fault is on to the other (I·UrLV/UrHV on the HV side of an LV fault, I·UrHV/UrLV
+ * on the LV side of an HV fault): the current each winding carries, whatever the buses' nominal voltages. A
+ * transformer node's own device measures on its supply side (the side towards the path's supply), and a fault at a
+ * transformer node is a fault at its supply-side terminals. The side a fault is on is the winding whose rated voltage
+ * is nearer (by ratio) the fault's nominal voltage, then the rated voltage of the winding last crossed.
+ */
+export interface PathCurrents {
+  /** `ratios[k]`: the current at path node k over the current at the fault; NaN past the devices asked for. */
+  readonly ratios: number[]
+  /** Transformer ratings (and the fault's nominal voltage) the referral needs and the network lacks. */
+  readonly missing: MissingStudyData[]
+}
+
+const isTransformer = (node: ElectricalNode) => node.nodeType === NodeType.PowerTransformer
+
+/** The current ratio of each path node up to index `through` (the last device met); the rest NaN. */
+export function pathCurrentRatios(graph: Graph, path: SupplyPath, through: number): PathCurrents {
+  const nodes = path.nodeIds.map((id) => graph.nodes[graph.indexOf.get(id)!]!)
+  const missing: MissingStudyData[] = []
+  const ratios = nodes.map(() => Number.NaN)
+  let ratio = 1
+  let faultKv: number | null | undefined
+  let sideKv: number | null = null
+  for (let k = 0; k <= through && k < nodes.length; k++) {
+    const node = nodes[k]!
+    if (k > 0 && isTransformer(node)) {
+      if (faultKv === undefined) {
+        // The nominal voltage of the fault's bus (the export's buses: ratings propagate through lines and switches).
+        const faultAt = graph.indexOf.get(path.nodeIds[isTransformer(nodes[0]!) ? 1 : 0]!)!
+        const model = buildBuses(graph, () => undefined)
+        faultKv = model.vn[model.busesByNodeIndex[faultAt]![0]!] ?? null
+        sideKv = faultKv
+        if (faultKv === null) {
+          missing.push({
+            nodeId: graph.nodes[faultAt]!.id,
+            parameter: 'ratedVoltageV',
+            reason: `the nominal voltage at the fault, to tell the sides of transformer ${node.id} apart`,
+          })
+        }
+      }
+      const hv = node.study?.hvRatedVoltageKv
+      const lv = node.study?.lvRatedVoltageKv
+      const reason = 'the rated voltage ratio that refers the fault current to the devices beyond this transformer'
+      if (typeof hv !== 'number') missing.push({ nodeId: node.id, parameter: 'hvRatedVoltageKv', reason })
+      if (typeof lv !== 'number') missing.push({ nodeId: node.id, parameter: 'lvRatedVoltageKv', reason })
+      if (typeof hv === 'number' && typeof lv === 'number' && sideKv !== null) {
+        const faultOnHv: boolean = Math.abs(Math.log(sideKv / hv)) < Math.abs(Math.log(sideKv / lv))
+        ratio *= faultOnHv ? hv / lv : lv / hv
+        sideKv = faultOnHv ? lv : hv
+      } else ratio = Number.NaN
+    }
+    ratios[k] = ratio
+  }
+  return { ratios, missing }
+}
+
+/** A bus's fault levels from the short-circuit study, by a node on it. */
+export interface FaultLevel {
+  readonly busId: string
+  readonly ikssMaxKa: number
+  readonly ikssMinKa: number
+}
+
+/** For each path node, the bus a fault at it sits on (a transformer: the next node's towards the supply), or null. */
+export function faultLevelsAlong(graph: Graph, path: SupplyPath, levelOf: (nodeId: string) => FaultLevel | undefined): (FaultLevel | null)[] {
+  return path.nodeIds.map((_, k) => {
+    let at = k
+    while (at < path.nodeIds.length - 1 && isTransformer(graph.nodes[graph.indexOf.get(path.nodeIds[at]!)!]!)) at++
+    return levelOf(path.nodeIds[at]!) ?? null
+  })
+}
+
+export interface MinimumFaultCheck {
+  /** Where the device's zone ends: the bus of the next device towards the fault, or the faulted node's for the first. */
+  readonly zoneEndBusId: string | null
+  /** I″k min at the zone's end, in amperes as the device sees it (referred through the transformers between). */
+  readonly zoneEndMinFaultA: number | null
+  /** The pickup exceeds that current: the device does not see the least fault at the end of its zone. */
+  readonly pickupAboveMinFault: boolean | null
+}
+
+/**
+ * The minimum-fault check of each device (`deviceIndex`: its place on the path, fault end first). A device's
+ * protected zone runs from it towards the fault as far as the next device (which protects the rest), so its end is
+ * that device's location, or the faulted node for the device nearest the fault. Null where the study has no level there.
+ */
+export function minimumFaultChecks(
+  deviceIndex: readonly number[],
+  pickupsA: readonly number[],
+  ratios: readonly number[],
+  levels: readonly (FaultLevel | null)[],
+): MinimumFaultCheck[] {
+  return deviceIndex.map((k, d) => {
+    const end = d === 0 ? 0 : deviceIndex[d - 1]!
+    const level = levels[end]
+    if (!level) return { zoneEndBusId: null, zoneEndMinFaultA: null, pickupAboveMinFault: null }
+    const seenA = level.ikssMinKa * 1000 * (ratios[k]! / ratios[end]!)
+    return { zoneEndBusId: level.busId, zoneEndMinFaultA: seenA, pickupAboveMinFault: pickupsA[d]! > seenA }
+  })
 }

@@ -323,7 +323,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
         response: { 200: TripTimeSchema, ...problemResponses(400, 401, 403, 404, 422, 429) },
       },
     },
-    async (request) => electrical.tripTime(request.principal.orgId, request.params.siteId, request.params.nodeId, request.query.faultCurrentA),
+    async (request) => electrical.tripTime(request.principal.orgId, request.params.siteId, request.params.nodeId, request.query),
   )
 
   app.get(

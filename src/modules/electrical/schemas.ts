@@ -417,13 +417,43 @@ export const IsolatedSchema = Type.Object(
   { additionalProperties: false },
 )
 
+/** The short-circuit study's option the protection reads pass on to it. */
+const LvTolerancePercent = Type.Optional(
+  Type.Integer({
+    enum: [6, 10],
+    default: 10,
+    description: 'Voltage tolerance of the networks up to 1 kV (IEC 60909-0 Table 1): 6 → cmax 1.05, 10 (default) → cmax 1.10.',
+  }),
+)
+
 // Protection answers.
+const typedFaultCurrent = (where: string) =>
+  Type.Optional(
+    Type.Number({
+      minimum: 0,
+      description:
+        `The fault current at ${where}, in amperes, finite and ≥ 0; it wins over the computed one. Default: the short-circuit study's ` +
+        'I″k max at the node (with `lvTolerancePercent`); when the study lacks data, 422 `StudyDataMissing` naming each node and parameter.',
+    }),
+  )
+const FaultCurrentSource = Type.String({
+  enum: ['typed', 'shortCircuitStudy'],
+  description: '`typed`: the `faultCurrentA` of the query; `shortCircuitStudy`: I″k max of the bus at the node (`faultBusId`).',
+})
+const FaultBusId = Type.Union([Type.String(), Type.Null()], {
+  description: 'The short-circuit study bus the fault is on (a transformer node: its supply side); null when the study did not run.',
+})
+const CurrentRatio = Type.Number({
+  description:
+    'The current this device sees over the current at the fault: 1 on the fault’s voltage level, times the rated voltage ratio of each ' +
+    'transformer between (I·UrLV/UrHV on the HV side of an LV fault); a device on a transformer node measures on its supply side.',
+})
+
 export const TripTimeQuery = Type.Object(
-  {
-    faultCurrentA: Type.Number({ minimum: 0, description: 'Required: the fault current the device sees, in amperes, finite and ≥ 0.' }),
-  },
+  { faultCurrentA: typedFaultCurrent('the node'), lvTolerancePercent: LvTolerancePercent },
   { additionalProperties: false },
 )
+export type TripTimeQueryInput = Static<typeof TripTimeQuery>
 
 export const TripTimeSchema = Type.Object(
   {
@@ -433,6 +463,8 @@ export const TripTimeSchema = Type.Object(
     pickupA: Type.Number(),
     tms: Type.Number(),
     faultCurrentA: Type.Number(),
+    faultCurrentSource: FaultCurrentSource,
+    faultBusId: FaultBusId,
     multiple: Type.Number({ description: 'faultCurrentA / pickupA.' }),
     trips: Type.Boolean(),
     tripTimeS: Type.Union([Type.Number(), Type.Null()], { description: 'Seconds; null when the current is at or below pickup (the device never trips).' }),
@@ -443,10 +475,8 @@ export const TripTimeSchema = Type.Object(
 
 export const CoordinationQuery = Type.Object(
   {
-    faultCurrentA: Type.Number({
-      minimum: 0,
-      description: 'Required: the fault current at the node, in amperes, finite and ≥ 0; every device on the path is assumed to see it.',
-    }),
+    faultCurrentA: typedFaultCurrent('the node (each device on the path sees it referred through the transformers between)'),
+    lvTolerancePercent: LvTolerancePercent,
     gradingMarginS: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -471,7 +501,9 @@ export const CoordinationSchema = Type.Object(
     nodeId: Type.String(),
     supplyId: Type.String(),
     pathNodeIds: Type.Array(Type.String(), { description: 'From the faulted node to the supply.' }),
-    faultCurrentA: Type.Number(),
+    faultCurrentA: Type.Number({ description: 'The current at the faulted node, typed or computed.' }),
+    faultCurrentSource: FaultCurrentSource,
+    faultBusId: FaultBusId,
     gradingMarginS: Type.Number(),
     isCoordinated: Type.Boolean(),
     violationCount: Type.Integer(),
@@ -484,17 +516,40 @@ export const CoordinationSchema = Type.Object(
           curveLabel: Type.String(),
           pickupA: Type.Number(),
           tms: Type.Number(),
-          faultCurrentA: Type.Number(),
+          faultCurrentA: Type.Number({ description: 'The current this device sees: the fault current × `currentRatio`.' }),
+          currentRatio: CurrentRatio,
           multiple: Type.Number(),
           tripTimeS: Type.Union([Type.Number(), Type.Null()]),
           upstreamDeviceId: Type.Union([Type.String(), Type.Null()]),
           marginS: Type.Union([Type.Number(), Type.Null()], { description: 'Upstream trip time minus this one, when both trip.' }),
           status: Type.String({ enum: ['OK', 'Violation', 'NotTripping'] }),
+          zoneEndBusId: Type.Union([Type.String(), Type.Null()], {
+            description:
+              "The end of the device's protected zone: the bus of the next device towards the fault (which protects the rest), or the faulted " +
+              "node's bus for the device nearest the fault; null when the study has no level there.",
+          }),
+          zoneEndMinFaultA: Type.Union([Type.Number(), Type.Null()], {
+            description: 'I″k min (IEC 60909 minimum case) at the zone end, in amperes as this device sees it.',
+          }),
+          pickupAboveMinFault: Type.Union([Type.Boolean(), Type.Null()], {
+            description: 'Flag: the pickup exceeds `zoneEndMinFaultA`, so the device misses the least fault at the end of its zone.',
+          }),
         },
         { additionalProperties: false },
       ),
       { description: 'Protective devices on the path, fault end first.' },
     ),
+    minimumFaultCheck: Type.Object(
+      {
+        checked: Type.Boolean({ description: 'false when a typed current stands and the short-circuit study cannot run.' }),
+        detail: Type.Union([Type.String(), Type.Null()], { description: "Why not: the study's own problem detail." }),
+        missing: Type.Array(Type.Object({ nodeId: Type.String(), parameter: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
+          description: 'The study parameters it lacks (as its 422 lists them).',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    pickupAboveMinFaultCount: Type.Integer({ description: 'Rows flagged `pickupAboveMinFault`.' }),
     skipped: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
       description: 'Nodes on the path with incomplete or unusable protection settings: not guessed, listed.',
     }),
@@ -510,8 +565,14 @@ export const ProtectionCurvesQuery = Type.Object(
         description: "Which supply's path to draw; default the nearest (as for the coordination). A supply not reachable from the node: 422.",
       }),
     ),
+    faultCurrentA: typedFaultCurrent('the node, marked on the plot'),
+    lvTolerancePercent: LvTolerancePercent,
     fromA: Type.Optional(
-      Type.Number({ exclusiveMinimum: 0, maximum: 1e9, description: 'Lowest current sampled, in amperes (> 0); default the lowest pickup on the path.' }),
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1e9,
+        description: "Lowest current sampled, in amperes at the fault (> 0); default the lowest pickup on the path, referred to the fault's side.",
+      }),
     ),
     toA: Type.Optional(
       Type.Number({
@@ -533,11 +594,16 @@ export const ProtectionCurvesSchema = Type.Object(
     nodeId: Type.String(),
     supplyId: Type.String(),
     pathNodeIds: Type.Array(Type.String(), { description: 'From the node (the fault) to the supply.' }),
+    faultCurrentA: Type.Number({ description: 'The current at the faulted node, typed or computed: the mark on the plot.' }),
+    faultCurrentSource: FaultCurrentSource,
+    faultBusId: FaultBusId,
     fromA: Type.Union([Type.Number(), Type.Null()], {
       description: 'The range sampled; null (with no currents) when the path has no device and none was given.',
     }),
     toA: Type.Union([Type.Number(), Type.Null()]),
-    currentsA: Type.Array(Type.Number(), { description: 'The currents sampled, ascending, log-spaced; shared by every device.' }),
+    currentsA: Type.Array(Type.Number(), {
+      description: "The currents at the fault sampled, ascending, log-spaced; shared by every device (the plot's current axis, at the fault's voltage).",
+    }),
     devices: Type.Array(
       Type.Object(
         {
@@ -546,8 +612,11 @@ export const ProtectionCurvesSchema = Type.Object(
           curveLabel: Type.String(),
           pickupA: Type.Number(),
           tms: Type.Number(),
+          currentRatio: CurrentRatio,
+          faultCurrentA: Type.Number({ description: 'The current this device sees for the fault: `faultCurrentA` × `currentRatio`.' }),
           timesS: Type.Array(Type.Union([Type.Number(), Type.Null()]), {
-            description: 'Trip time at `currentsA[i]` in seconds, as the trip-time read computes it; null at or below pickup (no trip).',
+            description:
+              'Trip time for `currentsA[i]` at the fault in seconds: the trip-time read at `currentsA[i]` × `currentRatio`; null at or below pickup (no trip).',
           }),
         },
         { additionalProperties: false },
@@ -584,13 +653,7 @@ export const PandapowerSchema = Type.Object(
 // Studies (issue 31).
 export const ShortCircuitQuery = Type.Object(
   {
-    lvTolerancePercent: Type.Optional(
-      Type.Integer({
-        enum: [6, 10],
-        default: 10,
-        description: 'Voltage tolerance of the networks up to 1 kV (IEC 60909-0 Table 1): 6 → cmax 1.05, 10 (default) → cmax 1.10.',
-      }),
-    ),
+    lvTolerancePercent: LvTolerancePercent,
     fHz: Type.Optional(
       Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency (50 or 60, default 50): the equivalent frequency of κ method C.' }),
     ),

@@ -1,7 +1,10 @@
 // Protection time–current (TCC) plot, drawn as SVG on log–log axes: current (A) across, time (s) up. The curves are
 // the server's (GET …/nodes/{id}/protection-curves: protection.ts's trip time at shared log-spaced currents), the
 // fault current and each device's trip time at it and each grading margin pass/fail are the coordination's answer
-// (GET …/nodes/{id}/coordination), so nothing here evaluates a curve. Redrawn at its box's width when that changes.
+// (GET …/nodes/{id}/coordination), so nothing here evaluates a curve. The current axis is the fault's: a device
+// beyond a transformer is drawn at the current it sees for each current at the fault (the API's `currentRatio`), and
+// the fault line is the short-circuit study's I″k max unless the engineer typed a current. Redrawn at its box's width
+// when that changes.
 import type { Coordination, ProtectionCurves } from '../api-types.ts'
 import { adoptStyles } from '../adopt-styles.ts'
 
@@ -61,6 +64,9 @@ export function decadeLabel(value: number): string {
 }
 
 const seconds = (s: number) => (s < 10 ? `${Number(s.toFixed(3))} s` : `${Number(s.toFixed(1))} s`)
+/** How the fault line is labelled: the study's current or the one typed. */
+export const faultSourceLabel = (c: Pick<Coordination, 'faultCurrentSource' | 'faultBusId'>) =>
+  c.faultCurrentSource === 'shortCircuitStudy' ? `I″k max at ${c.faultBusId}, short-circuit study` : 'typed'
 const amps = (a: number) => (a >= 1000 ? `${Number((a / 1000).toFixed(2))} kA` : `${Number(a.toFixed(0))} A`)
 
 export interface TccData {
@@ -118,7 +124,7 @@ function plot({ curves, coordination }: TccData, width: number): SVGSVGElement {
     'data-y-scale': 'log',
     'aria-label':
       `Time–current curves of ${curves.devices.length} device${curves.devices.length === 1 ? '' : 's'} from ${curves.nodeId} to ${curves.supplyId}, ` +
-      `log–log; fault current ${amps(coordination.faultCurrentA)}; ` +
+      `log–log; fault current ${amps(coordination.faultCurrentA)} (${faultSourceLabel(coordination)}); ` +
       (violations === 0 ? 'every grading margin met.' : `${violations} grading margin${violations === 1 ? '' : 's'} below ${coordination.gradingMarginS} s.`),
   })
   const clipId = `tcc-clip-${Math.random().toString(36).slice(2)}`
@@ -173,7 +179,17 @@ function plot({ curves, coordination }: TccData, width: number): SVGSVGElement {
 
   // The fault current, each device's trip time at it, and each margin to the next device upstream.
   const fx = x(coordination.faultCurrentA)
-  inside.append(svg('line', { class: 'tcc-fault', x1: fx, x2: fx, y1: pad.top, y2: pad.top + plotH, 'data-current-a': coordination.faultCurrentA }))
+  inside.append(
+    svg('line', {
+      class: 'tcc-fault',
+      x1: fx,
+      x2: fx,
+      y1: pad.top,
+      y2: pad.top + plotH,
+      'data-current-a': coordination.faultCurrentA,
+      'data-source': coordination.faultCurrentSource,
+    }),
+  )
   const colourOf = new Map(curves.devices.map((d, i) => [d.deviceId, STYLES[i % STYLES.length]![0]]))
   const tripOf = new Map(coordination.rows.map((r) => [r.deviceId, r.tripTimeS]))
   coordination.rows.forEach((row, i) => {
@@ -199,7 +215,14 @@ function plot({ curves, coordination }: TccData, width: number): SVGSVGElement {
     inside.append(g)
   })
   root.append(inside)
-  root.append(svg('text', { class: 'tcc-fault-label', x: Math.min(fx + 4, width - 120), y: pad.top + 12 }, `Fault ${amps(coordination.faultCurrentA)}`))
+  const computed = coordination.faultCurrentSource === 'shortCircuitStudy'
+  root.append(
+    svg(
+      'text',
+      { class: 'tcc-fault-label', x: Math.min(fx + 4, width - (computed ? 170 : 120)), y: pad.top + 12 },
+      `Fault ${amps(coordination.faultCurrentA)}${computed ? ' (I″k max)' : ''}`,
+    ),
+  )
   return root
 }
 
@@ -212,7 +235,9 @@ function legend({ curves }: TccData): HTMLUListElement {
     const li = document.createElement('li')
     const sample = svg('svg', { viewBox: '0 0 28 12', 'aria-hidden': 'true' })
     sample.append(svg('path', { d: 'M2 6 L26 6', stroke: colour, 'stroke-width': 2.5, 'stroke-dasharray': dash, fill: 'none' }))
-    li.append(sample, `${device.deviceId}: ${device.curveLabel}, Is ${device.pickupA} A, TMS ${device.tms}`)
+    // A device beyond a transformer: its pickup is in its own amperes, its curve on the fault's axis.
+    const referred = device.currentRatio === 1 ? '' : ` (sees ${Number(device.currentRatio.toPrecision(4))} × the fault current)`
+    li.append(sample, `${device.deviceId}: ${device.curveLabel}, Is ${device.pickupA} A, TMS ${device.tms}${referred}`)
     list.append(li)
   })
   return list

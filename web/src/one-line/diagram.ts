@@ -22,6 +22,8 @@ export interface Diagram {
   select(id: string | null): void
   /** Replaces the highlight of one kind: these nodes and edges (`edgeKey`s). */
   highlight(kind: HighlightKind, nodeIds: Iterable<string>, edgeKeys?: Iterable<string>): void
+  /** Replaces the short texts drawn under nodes (a study's results, e.g. a bus's fault level); an empty map clears them. */
+  annotate(labels: ReadonlyMap<string, string>): void
   /** Pans and zooms so that these nodes are in view. */
   reveal(nodeIds: Iterable<string>): void
   fit(): void
@@ -162,6 +164,7 @@ const CSS = `
 .ol-component{fill:none;stroke:none}
 .ol-component.ol-unsupplied{stroke:#b3261e;stroke-dasharray:6 4;fill:#fdecea;fill-opacity:.35}
 .ol-component-label{font:600 12px system-ui,sans-serif;fill:#b3261e}
+.ol-annotation{font:600 11px system-ui,sans-serif;fill:#8a1c14;paint-order:stroke;stroke:#fbfcfd;stroke-width:3px;stroke-linejoin:round}
 `
 
 const MIN_SCALE = 0.02
@@ -214,7 +217,9 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
   const componentLayer = svg('g')
   const edgeLayer = svg('g', { 'aria-hidden': 'true' })
   const nodeLayer = svg('g')
-  viewport.append(componentLayer, edgeLayer, nodeLayer)
+  // Under the nodes' boxes; the page states the same values in text (a table), so the drawing's copy is hidden.
+  const annotationLayer = svg('g', { class: 'ol-annotations', 'aria-hidden': 'true' })
+  viewport.append(componentLayer, edgeLayer, nodeLayer, annotationLayer)
   canvas.append(viewport)
 
   for (const c of layout.components) {
@@ -487,6 +492,14 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
     highlighted.set(kind, marked)
   }
 
+  const annotate = (labels: ReadonlyMap<string, string>) => {
+    annotationLayer.replaceChildren()
+    for (const [id, text] of labels) {
+      const n = placed.get(id)
+      if (n) annotationLayer.append(svg('text', { class: 'ol-annotation', x: n.x, y: n.y + n.height + 13, 'data-node-id': id }, text))
+    }
+  }
+
   const zoomIn = button('Zoom in', '+', () => zoomCentre(1.25))
   const zoomOut = button('Zoom out', '−', () => zoomCentre(0.8))
   const fitButton = button('Fit the whole network in view', 'Fit', fit)
@@ -517,6 +530,7 @@ export function createDiagram(layout: Layout, infos: ReadonlyMap<string, Diagram
     element,
     select,
     highlight,
+    annotate,
     reveal,
     fit,
     destroy() {

@@ -2,11 +2,12 @@
 // node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted. Owners and admins
 // edit it here (one-line/editor.ts: add, connect, edit, delete, import a file; a refused import's problems marked on
 // the file's diagram), and a node's protection check (site-protection.ts) draws the time–current curves of its supply
-// path beside the coordination table.
-import type { EdgeRef, ElectricalEdge, ElectricalNode, Islands, Loops, Network, SupplyPaths } from '../api-types.ts'
+// path beside the coordination table. A toggle lays the short-circuit study's fault level (I″k max) on each bus of the
+// diagram, with the whole study in a table, or says which node lacks which parameter when the study answers 422.
+import type { EdgeRef, ElectricalEdge, ElectricalNode, Islands, Loops, Network, ShortCircuit, SupplyPaths } from '../api-types.ts'
 import { adoptStyles } from '../adopt-styles.ts'
 import type { PageContext } from '../context.ts'
-import { append, clear, h, messageOf, type Child } from '../dom.ts'
+import { append, clear, h, messageOf, table, type Child } from '../dom.ts'
 import { createDiagram, edgeKey, edgeTypeName, typeLabel, type Diagram, type DiagramNodeInfo } from '../one-line/diagram.ts'
 import { deleteEdgeDialog, deleteNodeDialog, edgeDialog, importDialog, nodeDialog, type RefusedImport } from '../one-line/editor.ts'
 import { drawRefusedImport } from '../one-line/refused-import.ts'
@@ -23,6 +24,8 @@ const CSS = `
 @media (max-width:75rem){.tcc-body{grid-template-columns:minmax(0,1fr)}}
 .import-refused{border:2px solid #b3261e;border-radius:6px;padding:.5rem 1rem;background:#fdecea;margin:.5rem 0}
 .import-problems li{margin:.3rem 0;overflow-wrap:anywhere}
+.network-studies-bar{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}
+.fault-levels{margin-top:1rem;overflow-x:auto}
 `
 
 /** Above this many nodes the diagram is drawn only when asked. */
@@ -81,6 +84,7 @@ export async function showNetwork(box: HTMLElement, ctx: PageContext, code: stri
     },
     select: (id) => current?.select(id),
     highlight: (kind, nodeIds, edgeKeys) => current?.highlight(kind, nodeIds, edgeKeys),
+    annotate: (labels) => current?.annotate(labels),
     reveal: (ids) => current?.reveal(ids),
     fit: () => current?.fit(),
     destroy() {
@@ -280,6 +284,7 @@ async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, sec
       'Select a node and check its protection: the curves of the devices on its path to a supply are drawn here, beside the coordination table.',
     ),
   )
+  const faultLevels = faultLevelLayer(ctx, base, diagram, infos)
   box.append(
     h(
       'p',
@@ -288,7 +293,9 @@ async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, sec
       islands.unsuppliedIslandCount > 0 ? h('span', { class: 'warn-text' }, ` (${islands.unsuppliedIslandCount} without supply)`) : '',
       `; ${loops.isRadial ? 'radial' : `${loops.loopCount} loop${loops.loopCount === 1 ? '' : 's'}`}.`,
     ),
+    faultLevels.bar,
     h('div', { class: 'network-area' }, diagram.element, panel),
+    faultLevels.section,
     tccBox,
     h(
       'div',
@@ -309,6 +316,81 @@ async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, sec
     void showNode(selectId, ++selection)
   }
   return diagram
+}
+
+const kA = (value: number) => `${Number(value.toPrecision(3))} kA`
+
+/**
+ * The fault-level layer: a toggle that asks the short-circuit study (…/studies/short-circuit, kept per network version
+ * by the server) and writes each bus's I″k max under the node the bus is named after, with every bus in a table; the
+ * study's 422 is said as the API says it (the first node and parameter it lacks, and how many).
+ */
+function faultLevelLayer(ctx: PageContext, base: string, diagram: Diagram, infos: ReadonlyMap<string, DiagramNodeInfo>) {
+  const toggle = h('button', { type: 'button', class: 'secondary', 'aria-pressed': 'false' }, 'Show fault levels')
+  const section = h('section', { class: 'fault-levels', 'aria-live': 'polite', hidden: true })
+  const off = () => {
+    toggle.setAttribute('aria-pressed', 'false')
+    toggle.textContent = 'Show fault levels'
+    diagram.annotate(new Map())
+    clear(section)
+    section.hidden = true
+  }
+  const on = async () => {
+    toggle.setAttribute('aria-pressed', 'true')
+    toggle.textContent = 'Hide fault levels'
+    section.hidden = false
+    clear(section)
+    section.append(h('p', { class: 'hint' }, 'Computing the short-circuit study…'))
+    let study: ShortCircuit
+    try {
+      study = await api(ctx).get<ShortCircuit>(`${base}/studies/short-circuit`)
+    } catch (error) {
+      if (toggle.getAttribute('aria-pressed') !== 'true') return
+      clear(section)
+      section.append(
+        h('p', { class: 'form-error', role: 'alert', 'data-code': (error as { code?: string }).code ?? '' }, `No fault levels: ${messageOf(error)}`),
+        h('p', { class: 'hint' }, "Set the missing study parameters in the node's Edit dialog; the study runs again after every change of the network."),
+      )
+      return
+    }
+    if (toggle.getAttribute('aria-pressed') !== 'true') return
+    diagram.annotate(new Map(study.buses.filter((b) => infos.has(b.busId)).map((b) => [b.busId, `I″k ${kA(b.ikssMaxKa)}`])))
+    clear(section)
+    append(
+      section,
+      h('h3', {}, 'Fault levels'),
+      h(
+        'p',
+        { class: 'hint' },
+        `Three-phase, IEC 60909-0 (c-factors LV ${study.assumed.cFactors.lv.max}/${study.assumed.cFactors.lv.min}, ` +
+          `MV/HV ${study.assumed.cFactors.mvHv.max}/${study.assumed.cFactors.mvHv.min}); I″k max is written under each bus on the diagram.`,
+      ),
+      table(
+        'Short-circuit currents by bus',
+        ['Bus', 'Nodes', 'Un', 'I″k max', 'I″k min', 'ip', 'X/R'],
+        study.buses.map((b) => ({
+          attrs: { 'data-bus-id': b.busId },
+          cells: [
+            b.busId,
+            b.nodeIds.join(', '),
+            `${Number(b.nominalVoltageKv.toPrecision(4))} kV`,
+            kA(b.ikssMaxKa),
+            kA(b.ikssMinKa),
+            kA(b.ipKa),
+            Number(b.xrRatio.toPrecision(3)),
+          ],
+        })),
+        { empty: 'No bus is fed by a utility supply or a generator.' },
+      ),
+      study.unsuppliedBusIds.length > 0 ? h('p', { class: 'hint' }, `Not fed (no fault current): ${study.unsuppliedBusIds.join(', ')}`) : null,
+    )
+  }
+  toggle.addEventListener('click', () => {
+    if (toggle.getAttribute('aria-pressed') === 'true') off()
+    else void on()
+  })
+  const bar = h('div', { class: 'network-studies-bar', role: 'group', 'aria-label': 'Studies' }, toggle)
+  return { bar, section }
 }
 
 interface NodeContext {
@@ -364,7 +446,16 @@ function nodeDetails(node: ElectricalNode, paths: SupplyPaths, diagram: Diagram,
     node.description ? h('p', {}, node.description) : null,
     h('h4', {}, 'Protection'),
   ]
-  out.push(...protectionCheck(node, paths, { api: client, nodePath, plotBox: at.plotBox, plotted: section.plotted }))
+  out.push(
+    ...protectionCheck(node, paths, {
+      api: client,
+      nodePath,
+      plotBox: at.plotBox,
+      plotted: section.plotted,
+      // The path the check walked (the supply picker's) is the one highlighted on the diagram.
+      checked: (p) => diagram.highlight('path', p.nodeIds, p.edges.map(edgeKey)),
+    }),
+  )
 
   out.push(h('h4', {}, 'Connections'))
   out.push(

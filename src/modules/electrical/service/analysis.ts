@@ -1,26 +1,40 @@
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { OrgId } from '../../../ids.ts'
 import type { SitesService } from '../../sites/service.ts'
-import { curveRangeEmpty, NodeNotSupplied, NoProtectionSettings } from '../errors.ts'
+import { curveRangeEmpty, NoFaultLevel, NodeNotSupplied, NoProtectionSettings, StudyDataMissing, StudyTooLarge, type MissingStudyData } from '../errors.ts'
 import { toPandapowerNet } from '../pandapower.ts'
 import {
   checkCoordination,
   CURVES,
   devicesFromNodes,
   devicesOnSupplyPath,
+  faultLevelsAlong,
   logSpacedCurrents,
+  minimumFaultChecks,
+  pathCurrentRatios,
   resolveCurve,
   sampleCurve,
   tripTime,
   type CurveId,
+  type FaultLevel,
 } from '../protection.ts'
 import { compareEdges, compareIds, toGraphEdge, toGraphNode } from '../rows.ts'
-import type { CoordinationQueryInput, PandapowerQueryInput, ProtectionCurvesQueryInput, ShortCircuitQueryInput } from '../schemas.ts'
+import type { CoordinationQueryInput, PandapowerQueryInput, ProtectionCurvesQueryInput, ShortCircuitQueryInput, TripTimeQueryInput } from '../schemas.ts'
 import { loadFlowStudy, type LoadFlowStudy } from '../studies/load-flow-study.ts'
 import { shortCircuitStudy, type ShortCircuitResult } from '../studies/short-circuit.ts'
 import { edgeTriples, engineeringNodes, topologyNodes } from '../store.ts'
 import type { GraphCache } from './graph-cache.ts'
-import { buildGraph, findIslands, findIsolatedNodes, findLoops, findSupplyPaths, NodeNotInNetwork, type ElectricalNode, type Graph } from '../topology.ts'
+import {
+  buildGraph,
+  findIslands,
+  findIsolatedNodes,
+  findLoops,
+  findSupplyPaths,
+  NodeNotInNetwork,
+  type ElectricalNode,
+  type Graph,
+  type SupplyPath,
+} from '../topology.ts'
 
 export interface AnalysisDeps {
   handle: DatabaseHandle
@@ -79,6 +93,50 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     return path
   }
 
+  function shortCircuitOf(graph: Graph, query: ShortCircuitQueryInput): ShortCircuitResult {
+    const options = { lvTolerancePercent: query.lvTolerancePercent === 6 ? 6 : 10, fHz: query.fHz === 60 ? 60 : 50 } as const
+    const key = `${options.lvTolerancePercent}/${options.fHz}`
+    let results = studies.get(graph)
+    if (results === undefined) studies.set(graph, (results = new Map()))
+    let result = results.get(key)
+    if (result === undefined) results.set(key, (result = shortCircuitStudy(graph, options)))
+    return result
+  }
+
+  /**
+   * The fault at the path's first node: the typed current, else the short-circuit study's I″k max there (the study run
+   * with the query's `lvTolerancePercent`; 422 when it lacks data: `StudyDataMissing` naming each node and parameter,
+   * kept per network version like the study's own route); the current ratio of every node up to
+   * `through` (422 naming a transformer rating the referral lacks, typed or not); and the study's fault levels along
+   * the path for the minimum-fault checks (none, with the reason, when a typed current stands and the study cannot run).
+   */
+  function faultAlong(graph: Graph, path: SupplyPath, through: number, query: { faultCurrentA?: number; lvTolerancePercent?: number }) {
+    const typedA = query.faultCurrentA
+    const { ratios, missing } = pathCurrentRatios(graph, path, through)
+    if (missing.length > 0) throw new StudyDataMissing('referral of the fault current through transformers', missing)
+    let study: ShortCircuitResult | null = null
+    let minimumFaultCheck: { checked: boolean; detail: string | null; missing: MissingStudyData[] } = { checked: true, detail: null, missing: [] }
+    try {
+      study = shortCircuitOf(graph, { lvTolerancePercent: query.lvTolerancePercent })
+    } catch (error) {
+      if (typedA === undefined || !(error instanceof StudyDataMissing || error instanceof StudyTooLarge)) throw error
+      const extensions = error.extensions as { missing?: MissingStudyData[] }
+      minimumFaultCheck = { checked: false, detail: error.message, missing: extensions.missing ?? [] }
+    }
+    const byNode = new Map<string, FaultLevel>()
+    for (const bus of study?.buses ?? []) for (const id of bus.nodeIds) byNode.set(id, bus)
+    const levels = faultLevelsAlong(graph, path, (id) => byNode.get(id))
+    if (typedA === undefined && !levels[0]) throw new NoFaultLevel(path.nodeIds[0]!)
+    return {
+      faultCurrentA: typedA ?? levels[0]!.ikssMaxKa * 1000,
+      source: typedA === undefined ? ('shortCircuitStudy' as const) : ('typed' as const),
+      faultBusId: levels[0]?.busId ?? null,
+      ratios,
+      levels,
+      minimumFaultCheck,
+    }
+  }
+
   return {
     loadGraph,
 
@@ -104,12 +162,18 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       return { count: nodeIds.length, nodeIds }
     },
 
-    /** Trip time of the node's own relay for a fault current; 422 when its settings are incomplete or unusable. */
-    async tripTime(orgId: OrgId, siteCode: string, nodeId: string, faultCurrentA: number) {
-      const node = nodeOf(await loadGraph(orgId, siteCode), nodeId)
+    /**
+     * Trip time of the node's own relay for a fault at the node: the typed `faultCurrentA`, else the short-circuit
+     * study's I″k max there (as the coordination's first row sees it); 422 when its settings are incomplete or unusable.
+     */
+    async tripTime(orgId: OrgId, siteCode: string, nodeId: string, query: TripTimeQueryInput) {
+      const graph = await loadGraph(orgId, siteCode)
+      const node = nodeOf(graph, nodeId)
       const { devices, skipped } = devicesFromNodes([node])
       const device = devices[0]
       if (!device) throw new NoProtectionSettings(nodeId, skipped[0]?.reason ?? 'protectionCurve, protectionPickupA and protectionTms are not set')
+      const fault = query.faultCurrentA === undefined ? faultAlong(graph, supplyPathOf(graph, nodeId, undefined), 0, query) : null
+      const faultCurrentA = fault?.faultCurrentA ?? query.faultCurrentA!
       const outcome = tripTime(device, faultCurrentA)
       return {
         nodeId,
@@ -118,6 +182,8 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
         pickupA: device.pickupA,
         tms: device.tms,
         faultCurrentA,
+        faultCurrentSource: fault ? ('shortCircuitStudy' as const) : ('typed' as const),
+        faultBusId: fault?.faultBusId ?? null,
         multiple: outcome.multiple,
         trips: outcome.trips,
         tripTimeS: outcome.tripTimeS,
@@ -125,24 +191,53 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       }
     },
 
-    /** Grading along the path from the node to a supply (the nearest unless `supplyId` names one). */
+    /**
+     * Grading along the path from the node to a supply (the nearest unless `supplyId` names one), each device at the
+     * current it sees (protection.ts `pathCurrentRatios`), and each device's minimum-fault check at the end of its zone.
+     */
     async coordination(orgId: OrgId, siteCode: string, nodeId: string, query: CoordinationQueryInput) {
       const graph = await loadGraph(orgId, siteCode)
       const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
-      const report = checkCoordination(devices, query.faultCurrentA, { gradingMarginS: query.gradingMarginS })
-      return { nodeId, supplyId: path.supplyId, pathNodeIds: path.nodeIds, ...report, skipped }
+      const deviceIndex = devices.map((d) => path.nodeIds.indexOf(d.id))
+      const fault = faultAlong(graph, path, Math.max(0, ...deviceIndex), query)
+      const seen = devices.map((d, i) => ({ ...d, faultCurrentA: fault.faultCurrentA * fault.ratios[deviceIndex[i]!]! }))
+      const report = checkCoordination(seen, fault.faultCurrentA, { gradingMarginS: query.gradingMarginS })
+      const checks = minimumFaultChecks(
+        deviceIndex,
+        devices.map((d) => d.pickupA),
+        fault.ratios,
+        fault.levels,
+      )
+      const rows = report.rows.map((row, i) => ({ ...row, currentRatio: fault.ratios[deviceIndex[i]!]!, ...checks[i]! }))
+      return {
+        nodeId,
+        supplyId: path.supplyId,
+        pathNodeIds: path.nodeIds,
+        ...report,
+        faultCurrentSource: fault.source,
+        faultBusId: fault.faultBusId,
+        rows,
+        minimumFaultCheck: fault.minimumFaultCheck,
+        pickupAboveMinFaultCount: checks.filter((c) => c.pickupAboveMinFault === true).length,
+        skipped,
+      }
     },
 
     /**
      * The time–current curves of the devices on the node's supply path (the coordination's devices), each sampled by
-     * protection.ts at the same log-spaced currents. 400 naming `toA` for an empty range; 422 when no supply is reachable.
+     * protection.ts at the same log-spaced currents at the fault, each device at the current it sees. 400 naming `toA`
+     * for an empty range; 422 when no supply is reachable.
      */
     async protectionCurves(orgId: OrgId, siteCode: string, nodeId: string, query: ProtectionCurvesQueryInput) {
       const graph = await loadGraph(orgId, siteCode)
       const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
-      const pickups = devices.map((d) => d.pickupA)
+      const deviceIndex = devices.map((d) => path.nodeIds.indexOf(d.id))
+      const fault = faultAlong(graph, path, Math.max(0, ...deviceIndex), query)
+      const ratioOf = (i: number) => fault.ratios[deviceIndex[i]!]!
+      // Pickups referred to the fault's side: the currents at the fault at which each device starts to see a fault.
+      const pickups = devices.map((d, i) => d.pickupA / ratioOf(i))
       const fromA = query.fromA ?? (pickups.length > 0 ? Math.min(...pickups) : null)
       const toA = query.toA ?? (pickups.length > 0 ? 30 * Math.max(...pickups) : null)
       if (fromA !== null && toA !== null && !(toA > fromA)) throw curveRangeEmpty(fromA, toA)
@@ -151,10 +246,13 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
         nodeId,
         supplyId: path.supplyId,
         pathNodeIds: path.nodeIds,
+        faultCurrentA: fault.faultCurrentA,
+        faultCurrentSource: fault.source,
+        faultBusId: fault.faultBusId,
         fromA: currentsA.length > 0 ? fromA : null,
         toA: currentsA.length > 0 ? toA : null,
         currentsA,
-        devices: devices.map((device) => {
+        devices: devices.map((device, i) => {
           const curve = resolveCurve(device.curve)
           return {
             deviceId: device.id,
@@ -162,7 +260,12 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
             curveLabel: CURVES[curve].label,
             pickupA: device.pickupA,
             tms: device.tms,
-            timesS: sampleCurve(device, currentsA),
+            currentRatio: ratioOf(i),
+            faultCurrentA: fault.faultCurrentA * ratioOf(i),
+            timesS: sampleCurve(
+              device,
+              currentsA.map((current) => current * ratioOf(i)),
+            ),
           }
         }),
         skipped,
@@ -171,14 +274,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
 
     /** IEC 60909 three-phase short circuit at every bus (studies/short-circuit.ts), kept per network version. */
     async shortCircuit(orgId: OrgId, siteCode: string, query: ShortCircuitQueryInput) {
-      const graph = await loadGraph(orgId, siteCode)
-      const options = { lvTolerancePercent: query.lvTolerancePercent === 6 ? 6 : 10, fHz: query.fHz === 60 ? 60 : 50 } as const
-      const key = `${options.lvTolerancePercent}/${options.fHz}`
-      let results = studies.get(graph)
-      if (results === undefined) studies.set(graph, (results = new Map()))
-      let result = results.get(key)
-      if (result === undefined) results.set(key, (result = shortCircuitStudy(graph, options)))
-      return { siteId: siteCode, ...result }
+      return { siteId: siteCode, ...shortCircuitOf(await loadGraph(orgId, siteCode), query) }
     },
 
     /** Newton–Raphson load flow of the network (studies/load-flow-study.ts), kept per network version; 422 for missing data. */
