@@ -159,7 +159,7 @@ for (const dialect of testDialects()) {
       ])
     })
 
-    it('a batch id pushed again stores nothing twice and answers the first answer, also to 50 resends at once', async () => {
+    it('a batch id pushed again stores nothing twice and answers the first answer, also to 50 resends at once; other batch ids with the same samples at once store each once', async () => {
       const h = shared()
       const p = await livePlant(h)
       const samples = (from: number) => Array.from({ length: 30 }, (_, i) => ({ instanceId: 'ins_pump', tagKey: 'speed', ts: at(from + i), value: i }))
@@ -193,6 +193,19 @@ for (const dialect of testDialects()) {
         .where('format', '=', 'live')
         .executeTakeFirstOrThrow()
       assert.equal(Number(live.n), 2)
+
+      // Other batch ids carrying the same samples at once: each stores what none stored before, none fails.
+      // The series exists (a sample outside their range), so no push waits on another creating it.
+      assert.equal((await push(h, p, 'gw-9', { samples: [{ instanceId: 'ins_pump', tagKey: 'state', ts: at(-40), value: 0 }] })).json().stored, 1)
+      const state = samples(-30).map((x) => ({ ...x, tagKey: 'state' }))
+      const others = await Promise.all(Array.from({ length: 10 }, (_, i) => push(h, p, `gw-9-${i}`, { samples: state })))
+      assert.deepEqual(
+        others.map((r) => r.statusCode),
+        others.map(() => 200),
+      )
+      const sum = (key: 'stored' | 'duplicates') => others.reduce((n, r) => n + (r.json()[key] as number), 0)
+      assert.deepEqual([sum('stored'), sum('duplicates')], [30, 270])
+      assert.equal(await sampleCount(h, p.owner.org.id), 81)
     })
 
     it('refused whole, nothing stored: 413 above the batch size, 400 without a batch id, 415 another type, 404 an unknown site', async () => {
