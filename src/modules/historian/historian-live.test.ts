@@ -108,19 +108,21 @@ for (const dialect of testDialects()) {
         `ins_pump,speed,${NOW}`,
         `ins_pump,speed,"${NOW},1`,
         `ins_pump,speed,${NOW + MIN},7,64`,
+        `ins_motor,state,${NOW},"${'x'.repeat(1001)}"`,
       ]
       const res = await push(h, p, 'lines-1', `${lines.join('\n')}\n`, 'text/plain; charset=utf-8')
       assert.equal(res.statusCode, 200, res.body)
       const answer = res.json()
-      assert.deepEqual([answer.received, answer.stored, answer.refused, answer.duplicates], [8, 4, 4, 0])
+      assert.deepEqual([answer.received, answer.stored, answer.refused, answer.duplicates], [9, 4, 5, 0])
       assert.deepEqual(
         answer.refusals.map((r: { index: number }) => r.index),
-        [4, 5, 6, 7],
+        [4, 5, 6, 7, 9],
       )
       assert.match(answer.refusals[0].reason, /value 'fast' is not a finite number/)
       assert.match(answer.refusals[1].reason, /quality 'excellent'/)
       assert.match(answer.refusals[2].reason, /has 3 fields/)
       assert.match(answer.refusals[3].reason, /quoted field does not close/)
+      assert.match(answer.refusals[4].reason, /longer than 1000 characters/)
       assert.deepEqual(await raw(h, p, 'ins_pump', 'speed'), [
         [at(-3), 1.5, 'good'],
         [at(-2), -20, 'uncertain'],

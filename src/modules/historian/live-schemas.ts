@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { MAX_TEXT_LENGTH } from './service/live-samples.ts'
 
 /** POST …/historian/samples and GET/PUT …/historian/retention (issue 30). */
 
@@ -26,7 +27,7 @@ const LiveSampleSchema = Type.Object(
       description: 'ISO 8601 with `Z` or an offset, or integer milliseconds since the Unix epoch.',
     }),
     value: Type.Optional(Type.Number({ description: 'A numeric value; exactly one of `value` and `text`.' })),
-    text: Type.Optional(Type.String({ maxLength: 1000, description: 'A text state; exactly one of `value` and `text`.' })),
+    text: Type.Optional(Type.String({ maxLength: MAX_TEXT_LENGTH, description: 'A text state; exactly one of `value` and `text`.' })),
     quality: Type.Optional(Quality),
   },
   { additionalProperties: false },

@@ -30,6 +30,9 @@ export interface LiveRefusal {
 
 export type LiveItem = LiveSample | LiveRefusal
 
+/** The longest text state a sample holds, in either body. */
+export const MAX_TEXT_LENGTH = 1000
+
 export const isRefusal = (item: LiveItem): item is LiveRefusal => 'reason' in item
 
 const QUALITY_NAMES: Readonly<Record<string, number>> = { good: 192, uncertain: 64, bad: 0 }
@@ -82,6 +85,7 @@ function readLine(line: string, index: number): LiveItem {
   if (typeof ts === 'string') return { index, reason: ts }
   const code = readQuality(quality?.text)
   if (typeof code === 'string') return { index, reason: code }
+  if (value.isQuoted && value.text.length > MAX_TEXT_LENGTH) return { index, reason: `the text state is longer than ${MAX_TEXT_LENGTH} characters` }
   if (value.isQuoted) return { index, instanceId: instance.text, tagKey: tag.text, ts, value: null, text: value.text, quality: code }
   const number = value.text.trim() === '' ? Number.NaN : Number(value.text)
   if (!Number.isFinite(number)) return { index, reason: `value '${value.text}' is not a finite number (quote a text state)` }
