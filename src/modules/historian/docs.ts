@@ -26,8 +26,8 @@ export const docs = {
     '`replacedStored` with force: latest value wins). Every collision is counted (`count`); ' +
     'the first 1 000 are listed, paged with `limit` (1 to 1 000, default 100) and `cursor`.',
   pushLiveSamples:
-    'Live samples from a gateway (API keys only), into the same series as imports, visible to reads once answered. `batchId` (query), chosen by ' +
-    "the gateway: a resend of a batchId already pushed to the site (after a timeout, or many at once) stores nothing and answers the first push's " +
+    'Live samples from a gateway (API keys only), into the same series as imports, visible to reads once answered. `batchKey` (query), chosen by ' +
+    "the gateway: a resend of a batchKey already pushed to the site (after a timeout, or many at once) stores nothing and answers the first push's " +
     'counts with `replayed: true`. JSON: `{ samples: [{ instanceId, tagKey, ts, value | text, quality }] }`. Lines (`text/plain` or `text/csv`, ' +
     'UTF-8): one sample a line, `instance,tagKey,timestamp,value[,quality]`, LF or CRLF, empty lines skipped; timestamp in epoch milliseconds or ' +
     'ISO 8601 with Z or an offset; an unquoted value is a number, a double-quoted one a text state; quality `good`, `uncertain`, `bad` or an OPC ' +

@@ -27,11 +27,11 @@ async function livePlant(h: Harness): Promise<Plant> {
   return p
 }
 
-function push(h: Harness, p: Plant, batchId: string, body: unknown, contentType = 'application/json') {
+function push(h: Harness, p: Plant, batchKey: string, body: unknown, contentType = 'application/json') {
   const payload = typeof body === 'string' ? body : JSON.stringify(body)
   return h.inject(p.member, {
     method: 'POST',
-    url: `/api/sites/${p.siteCode}/historian/samples?batchId=${encodeURIComponent(batchId)}`,
+    url: `/api/sites/${p.siteCode}/historian/samples?batchKey=${encodeURIComponent(batchKey)}`,
     payload,
     headers: { 'content-type': contentType },
   })
@@ -63,7 +63,7 @@ for (const dialect of testDialects()) {
       })
       assert.equal(res.statusCode, 200, res.body)
       const answer = res.json()
-      assert.deepEqual([answer.batchId, answer.received, answer.stored, answer.duplicates, answer.refused, answer.replayed], ['gw1-0001', 10, 4, 0, 6, false])
+      assert.deepEqual([answer.batchKey, answer.received, answer.stored, answer.duplicates, answer.refused, answer.replayed], ['gw1-0001', 10, 4, 0, 6, false])
       assert.deepEqual(
         answer.refusals.map((r: { index: number; reason: string }) => [r.index, r.reason.replace(/ .*/, '')]),
         [
@@ -229,12 +229,12 @@ for (const dialect of testDialects()) {
         payload: { samples: [] },
       })
       assert.equal(noId.statusCode, 400)
-      assert.match(noId.body, /batchId/)
+      assert.match(noId.body, /batchKey/)
       assert.equal((await push(h, p, 'x', 'a=1', 'application/x-www-form-urlencoded')).statusCode, 415)
       assert.equal((await push(h, p, 'bad id!', { samples: [] })).statusCode, 400)
       const unknownSite = await h.inject(p.member, {
         method: 'POST',
-        url: '/api/sites/nowhere/historian/samples?batchId=x',
+        url: '/api/sites/nowhere/historian/samples?batchKey=x',
         payload: { samples: [] },
       })
       assert.equal(unknownSite.statusCode, 404)

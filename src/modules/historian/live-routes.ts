@@ -47,7 +47,7 @@ export const historianLiveRoutes: FastifyPluginAsyncTypebox<LiveDeps> = async (a
       // The size first: a push over the limit is refused whole before any of it is read.
       live.checkSize(typeof body === 'string' ? countLines(body) : body.samples.length)
       const items = typeof body === 'string' ? readLines(body) : body.samples.map(fromJson)
-      return live.push(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.query.batchId, items)
+      return live.push(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.query.batchKey, items)
     },
   )
 

@@ -5,11 +5,11 @@ import { MAX_TEXT_LENGTH } from './service/live-samples.ts'
 
 export const LiveSamplesQuery = Type.Object(
   {
-    batchId: Type.String({
+    batchKey: Type.String({
       minLength: 1,
       maxLength: 100,
       pattern: '^[A-Za-z0-9._:-]+$',
-      description: 'Chosen by the gateway, unique per push within the site: a resend with the same batchId stores nothing again and answers the first answer.',
+      description: 'Chosen by the gateway, unique per push within the site: a resend with the same batchKey stores nothing again and answers the first answer.',
     }),
   },
   { additionalProperties: false },
@@ -38,7 +38,7 @@ export type LiveSamplesBody = Static<typeof LiveSamplesBody>
 
 export const LiveAnswerSchema = Type.Object(
   {
-    batchId: Type.String({ description: "The gateway's batch id." }),
+    batchKey: Type.String({ description: "The gateway's batch key." }),
     historianBatchId: Type.String({ description: 'The historian batch (format `live`) that holds the samples: GET /api/historian/import-batches/{id}.' }),
     received: Type.Integer({ description: 'Samples in the push: stored + duplicates + refused.' }),
     stored: Type.Integer(),
@@ -47,7 +47,7 @@ export const LiveAnswerSchema = Type.Object(
     refusals: Type.Array(Type.Object({ index: Type.Integer(), reason: Type.String() }, { additionalProperties: false }), {
       description: "Every refused sample: its index (the JSON array's, or the line's from 0) and why.",
     }),
-    replayed: Type.Boolean({ description: "True when this batchId was pushed before: nothing was stored now, the counts are the first push's." }),
+    replayed: Type.Boolean({ description: "True when this batchKey was pushed before: nothing was stored now, the counts are the first push's." }),
   },
   { additionalProperties: false },
 )

@@ -37,7 +37,7 @@ export interface LiveDeps {
 
 /** The answer of a push, stored with its batch id and answered again to every resend (schemas.ts LiveAnswerSchema). */
 export interface LiveAnswer {
-  batchId: string
+  batchKey: string
   historianBatchId: string
   received: number
   stored: number
@@ -113,7 +113,7 @@ export function createLiveIngest(deps: LiveDeps) {
         const writer = createSampleWriter(handle.dialect, 'samples', { orgId, siteCode: site.code, batchId: row.id, isContended: true })
         const { attempted, written } = await writer.write(trx, buffer)
         const answer: LiveAnswer = {
-          batchId: batchKey,
+          batchKey,
           historianBatchId: row.id,
           received: items.length,
           stored: written,
