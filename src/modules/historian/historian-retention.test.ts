@@ -70,7 +70,7 @@ for (const dialect of testDialects()) {
       assert.equal(await sampleCount(h, p.owner.org.id), 2)
     })
 
-    it('the policy: an integer of days from 1 or null, set by an admin; the site must exist', async () => {
+    it('the policy: an integer of days from 1 or null, in JSON, set by an admin; the site must exist', async () => {
       const h = shared()
       const p = await plant(h)
       for (const body of [{ retentionDays: 0 }, { retentionDays: 2.5 }, { retentionDays: '7' }, {}, { retentionDays: 7, extra: 1 }]) {
@@ -79,6 +79,14 @@ for (const dialect of testDialects()) {
         assert.match(res.body, /retentionDays|extra/)
       }
       assert.equal((await setRetention(h, p, { retentionDays: 7 }, 'member')).statusCode, 403)
+      // The line format of the live push is read by the push alone.
+      const text = await h.inject(p.owner, {
+        method: 'PUT',
+        url: `/api/sites/${p.siteCode}/historian/retention`,
+        payload: '7',
+        headers: { 'content-type': 'text/plain' },
+      })
+      assert.equal(text.statusCode, 415)
       assert.equal((await retentionOf(h, p)).retentionDays, null)
       const missing = await h.inject(p.owner, { method: 'PUT', url: '/api/sites/nowhere/historian/retention', payload: { retentionDays: 7 } })
       assert.equal(missing.statusCode, 404)

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Forbidden } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import { actorOf } from '../../identity.ts'
@@ -17,39 +17,42 @@ export const historianLiveRoutes: FastifyPluginAsyncTypebox<LiveDeps> = async (a
   const live = createLiveIngest(deps)
   const retention = createRetentionService(deps)
   const bodyLimit = deps.limits.maxSamples * BYTES_PER_SAMPLE
-  app.addContentTypeParser(['text/plain', 'text/csv'], { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body))
-
-  app.post(
-    '/:siteId/historian/samples',
-    {
-      config: { policy: 'member' },
-      bodyLimit,
-      schema: {
-        tags: ['Historian'],
-        operationId: 'postHistorianSamples',
-        summary: 'Push live samples (gateways)',
-        description: docs.pushLiveSamples,
-        params: SeriesParams,
-        querystring: LiveSamplesQuery,
-        body: {
-          content: {
-            'application/json': { schema: LiveSamplesBody },
-            'text/plain': { schema: { type: 'string' } },
-            'text/csv': { schema: { type: 'string' } },
+  // The push in a scope of its own: the line format's text types are read there alone (the retention PUT answers them 415).
+  await app.register(async (scope) => {
+    const push = scope.withTypeProvider<TypeBoxTypeProvider>()
+    push.addContentTypeParser(['text/plain', 'text/csv'], { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body))
+    push.post(
+      '/:siteId/historian/samples',
+      {
+        config: { policy: 'member' },
+        bodyLimit,
+        schema: {
+          tags: ['Historian'],
+          operationId: 'postHistorianSamples',
+          summary: 'Push live samples (gateways)',
+          description: docs.pushLiveSamples,
+          params: SeriesParams,
+          querystring: LiveSamplesQuery,
+          body: {
+            content: {
+              'application/json': { schema: LiveSamplesBody },
+              'text/plain': { schema: { type: 'string' } },
+              'text/csv': { schema: { type: 'string' } },
+            },
           },
+          response: { 200: LiveAnswerSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
         },
-        response: { 200: LiveAnswerSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
-    },
-    async (request) => {
-      if (request.principal.kind !== 'apiKey') throw new Forbidden('Live samples are pushed by gateways with an API key.')
-      const body = request.body as LiveSamplesBody | string
-      // The size first: a push over the limit is refused whole before any of it is read.
-      live.checkSize(typeof body === 'string' ? countLines(body) : body.samples.length)
-      const items = typeof body === 'string' ? readLines(body) : body.samples.map(fromJson)
-      return live.push(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.query.batchKey, items)
-    },
-  )
+      async (request) => {
+        if (request.principal.kind !== 'apiKey') throw new Forbidden('Live samples are pushed by gateways with an API key.')
+        const body = request.body as LiveSamplesBody | string
+        // The size first: a push over the limit is refused whole before any of it is read.
+        live.checkSize(typeof body === 'string' ? countLines(body) : body.samples.length)
+        const items = typeof body === 'string' ? readLines(body) : body.samples.map(fromJson)
+        return live.push(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.query.batchKey, items)
+      },
+    )
+  })
 
   app.get(
     '/:siteId/historian/retention',
