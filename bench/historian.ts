@@ -32,7 +32,7 @@ const TAGS = 100
 const SEED = 9
 
 /** `timestamp,tag,value` rows: TAGS tags, one sample per tag per second, values from a fixed LCG (seed SEED). */
-async function generate(path: string, rows: number): Promise<void> {
+export async function generate(path: string, rows: number): Promise<void> {
   const out = createWriteStream(path)
   out.write('timestamp,tag,value\n')
   let x = SEED
@@ -51,7 +51,7 @@ async function generate(path: string, rows: number): Promise<void> {
 }
 
 /** Peak RSS over the start, sampled every 20 ms. */
-function rssWatch() {
+export function rssWatch() {
   const first = process.memoryUsage()
   let atPeak = first
   const timer = setInterval(() => {
@@ -69,14 +69,14 @@ function rssWatch() {
   }
 }
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const t0 = performance.now()
   const value = await fn()
   return { ms: performance.now() - t0, value }
 }
 
-const perSecond = (n: number, ms: number) => (n / ms) * 1000
-const fmt = (n: number) => `${Math.round(n).toLocaleString('en')} samples/s`
+export const perSecond = (n: number, ms: number) => (n / ms) * 1000
+export const fmt = (n: number) => `${Math.round(n).toLocaleString('en')} samples/s`
 
 async function parserAlone(file: string): Promise<number> {
   const run = parseStream(createReadStream(file, { highWaterMark: 256 * 1024 }), { format: 'long' })
@@ -106,7 +106,7 @@ type ImportResult = Awaited<ReturnType<typeof importOnce>>
  * growth is over a process that did nothing else: in the bench's process the earlier steps leave memory the
  * allocators keep, and the import would grow into it unseen.
  */
-async function importInChild(job: ImportJob): Promise<ImportResult> {
+export async function importInChild(job: ImportJob): Promise<ImportResult> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
     env: { ...process.env, BENCH_HISTORIAN_IMPORT: JSON.stringify(job) },
     stdio: ['ignore', 'pipe', 'inherit'],

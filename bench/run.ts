@@ -1,9 +1,10 @@
 // npm run bench: every hot path as a ratio against a baseline measured in the same run.
 // BENCH_SECONDS (default 5) per HTTP measurement; BENCH_DIALECTS=sqlite,postgres (PostgreSQL is started here unless
-// TEST_DATABASE_URL names one); BENCH_ONLY=api-keys,bearer,alarms,controllers,electrical,load-flow,short-circuit,historian,tenant-transfer picks benches.
-// Sizes: BENCH_ALARM_EVENTS (1 000 000), BENCH_HISTORIAN_ROWS (5 000 000), BENCH_TRANSFER_SAMPLES (1 000 000),
+// TEST_DATABASE_URL names one); BENCH_ONLY=api-keys,bearer,alarms,controllers,electrical,load-flow,short-circuit,historian,live-samples,tenant-transfer
+// picks benches. Sizes: BENCH_ALARM_EVENTS (1 000 000), BENCH_HISTORIAN_ROWS (5 000 000), BENCH_TRANSFER_SAMPLES (1 000 000),
 // BENCH_TRANSFER_ALARMS (10 000), BENCH_ELECTRICAL_NODES (50 000), BENCH_CONTROLLERS (1 000), BENCH_INSTANCES (50 000),
 // BENCH_LF_BUSES (5 000; load-flow needs no database), BENCH_SC_BUSES (5 000; short-circuit needs none either).
+// live-samples: BENCH_LIVE_SAMPLES (1 000 000) in batches of BENCH_LIVE_BATCH (1 000), BENCH_LIVE_CONCURRENCY (4) gateways.
 // fleet-link (not in the default set: BENCH_ONLY=fleet-link): BENCH_LINK_SAMPLES (1 000 000), BENCH_LINK_EVENTS (10 000),
 // BENCH_LINK_LATENCY_EVENTS (200), BENCH_LINK_RUNS (3); BENCH_NO_WAIT=1 skips its wait for a quiet machine.
 // historian-reads (not in the default set: BENCH_ONLY=historian-reads): BENCH_HISTORIAN_READ_SAMPLES (10 000 000).
@@ -21,6 +22,7 @@ import { benchElectrical } from './electrical.ts'
 import { benchFleetLink } from './fleet-link.ts'
 import { benchHistorian } from './historian.ts'
 import { benchHistorianReads } from './historian-reads.ts'
+import { benchLiveSamples } from './live-samples.ts'
 import { benchLoadFlow, benchLoadFlowEndpoint } from './load-flow.ts'
 import { benchShortCircuit } from './short-circuit.ts'
 import { benchStartup } from './startup.ts'
@@ -56,6 +58,7 @@ try {
   }
   if (runs('short-circuit')) benchShortCircuit(Number(process.env.BENCH_SC_BUSES ?? 5_000))
   if (runs('historian')) await benchHistorian(dialects)
+  if (runs('live-samples')) await benchLiveSamples(dialects)
   if (runs('tenant-transfer')) await benchTenantTransfer(dialects.map((d) => ({ name: d.name, url: d.fresh })))
   if (only?.includes('fleet-link')) await benchFleetLink(dialects)
   if (only?.includes('historian-reads')) await benchHistorianReads(dialects)

@@ -41,6 +41,7 @@ import { createAlarmsService } from './modules/alarms/service.ts'
 import { createAiService } from './modules/ai/service.ts'
 import { apiKeysRoutes } from './modules/api-keys/routes.ts'
 import { historianRoutes, historianSeriesRoutes } from './modules/historian/routes.ts'
+import { historianLiveRoutes } from './modules/historian/live-routes.ts'
 import { edgesRoutes } from './modules/edges/routes.ts'
 import { createEdgesService } from './modules/edges/service.ts'
 import { historianStoredParts } from './modules/historian/transfer.ts'
@@ -216,6 +217,7 @@ export async function buildApp(
   await app.register(linkCommandsRoutes, { prefix: '/api/link', commands })
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
+  await app.register(historianLiveRoutes, { prefix: '/api/sites', handle, clock, sites, instances, limits: config.historianLive })
   await app.register(edgesRoutes, { prefix: '/api/sites', edges: createEdgesService({ handle, sites, controllers, instances }) })
   // A batch left running by a process that died: its samples go, it is marked failed (historian/store/session.ts).
   app.addHook('onReady', async () => {

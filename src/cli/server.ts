@@ -15,6 +15,7 @@ import { startMetricsListener, type MetricsListener } from '../http/metrics-endp
 import { collectProcessMetrics, createMetrics, type Metrics } from '../http/metrics.ts'
 import { startReminderJob } from '../jobs/reminders.ts'
 import { startOutboxRetentionJob } from '../modules/fleet/outbox/retention.ts'
+import { startHistorianRetentionJob } from '../modules/historian/service/retention.ts'
 import type { CommandIo } from './command.ts'
 import { prettyDestination } from './pretty-log.ts'
 import { siteOrgAmbiguityOf } from './site-org.ts'
@@ -71,6 +72,7 @@ export async function serve(values: Record<string, string | boolean | undefined>
   if (!reminders) log.info('no SMTP relay configured (SITEGRID_SMTP_HOST): key-expiry reminders are off')
   // Fleet link (issue 26): the outbox keeps what a peer may still read, and the latest change of each record.
   const stopRetention = startOutboxRetentionJob(handle, systemClock, { mode: config.mode, retentionMs: config.link.outboxRetentionDays * 86_400_000 }, log)
+  const stopHistorianRetention = startHistorianRetentionJob(handle, systemClock, config.historianRetentionIntervalMs, log)
   log.info(
     { mode: config.mode, database: describeDatabase(config.databaseUrl), keySecretSource: config.keySecretSource, baseDomain: config.baseDomain },
     'sitegrid serving',
@@ -94,7 +96,7 @@ export async function serve(values: Record<string, string | boolean | undefined>
       force.unref()
       // At once: app.close() drains (src/http/drain.ts: the listener closes once the queued connections are taken)
       // while the reminder poll and the outbox sweep wind down.
-      Promise.all([app.close(), stopReminders(), stopRetention(), metricsListener?.close()])
+      Promise.all([app.close(), stopReminders(), stopRetention(), stopHistorianRetention(), metricsListener?.close()])
         .then(() => handle.close())
         .then(() => {
           clearTimeout(force)

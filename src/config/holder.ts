@@ -42,6 +42,8 @@ const SETTING_NAMES: Record<string, string> = {
   headersTimeoutMs: 'SITEGRID_HEADERS_TIMEOUT_MS',
   maxConnections: 'SITEGRID_MAX_CONNECTIONS',
   networkLoad: 'SITEGRID_NETWORK_MAX_*',
+  historianLive: 'SITEGRID_HISTORIAN_LIVE_*',
+  historianRetentionIntervalMs: 'SITEGRID_HISTORIAN_RETENTION_INTERVAL_MS',
   link: 'SITEGRID_LINK_*',
   metrics: 'SITEGRID_METRICS_*',
 }

@@ -90,6 +90,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     operatorEmail: candidate.SITEGRID_OPERATOR_EMAIL,
     reminderIntervalMs: candidate.SITEGRID_REMINDER_INTERVAL_MS,
     historianMaxFileBytes: candidate.SITEGRID_HISTORIAN_MAX_FILE_BYTES,
+    historianLive: Object.freeze({
+      maxSamples: candidate.SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES,
+      maxSkewMs: candidate.SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS,
+      maxAgeMs: candidate.SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS,
+    }),
+    historianRetentionIntervalMs: candidate.SITEGRID_HISTORIAN_RETENTION_INTERVAL_MS,
     networkLoad: Object.freeze({
       maxBytes: candidate.SITEGRID_NETWORK_MAX_BYTES,
       maxNodes: candidate.SITEGRID_NETWORK_MAX_NODES,

@@ -124,6 +124,28 @@ export const RawConfigSchema = Type.Object({
     minimum: 1024,
     description: 'largest file part of a historian import upload (413 `PayloadTooLarge` above); separate from the JSON body limit',
   }),
+  SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES: Type.Integer({
+    default: 10_000,
+    minimum: 1,
+    maximum: 100_000,
+    description: 'most samples one live push (POST …/historian/samples) holds (413 `PayloadTooLarge` at one more)',
+  }),
+  SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS: Type.Integer({
+    default: 300_000,
+    minimum: 0,
+    description: "a live sample timestamped later than the server's clock plus this is refused (`in the future`)",
+  }),
+  SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS: Type.Integer({
+    default: 604_800_000,
+    minimum: 1000,
+    description:
+      "a live sample timestamped earlier than the server's clock minus this is refused (`too old`); a gateway's store-and-forward buffer is pushed within it",
+  }),
+  SITEGRID_HISTORIAN_RETENTION_INTERVAL_MS: Type.Integer({
+    default: 3_600_000,
+    minimum: 1000,
+    description: "how often the historian retention job applies each site's `retentionDays` (the first run a minute after the start)",
+  }),
   SITEGRID_NETWORK_MAX_BYTES: Type.Integer({
     default: 1_073_741_824,
     minimum: 1024,
@@ -300,6 +322,13 @@ export const ConfigSchema = Type.ReadonlyObject(
     operatorEmail: Maybe(Type.String()),
     reminderIntervalMs: Type.Integer(),
     historianMaxFileBytes: Type.Integer({ description: 'Largest file part of a historian import upload (multipart), apart from the JSON body limit.' }),
+    historianLive: Type.ReadonlyObject(
+      Type.Object(
+        { maxSamples: Type.Integer(), maxSkewMs: Type.Integer(), maxAgeMs: Type.Integer() },
+        { description: 'Bounds of a live push (POST …/historian/samples): samples per push, the clock-skew window.' },
+      ),
+    ),
+    historianRetentionIntervalMs: Type.Integer({ description: 'How often the historian retention job runs.' }),
     networkLoad: Type.ReadonlyObject(
       Type.Object(
         { maxBytes: Type.Integer(), maxNodes: Type.Integer(), maxEdges: Type.Integer() },

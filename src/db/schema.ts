@@ -386,6 +386,28 @@ export interface HistorianStagingTable {
   quality: number
 }
 
+/** A gateway's batch id (POST …/historian/samples): the historian batch it made and the answer it got (migration 2430). */
+export interface HistorianLiveBatchesTable {
+  org_id: string
+  site_code: string
+  batch_key: string
+  batch_id: string
+  /** JSON: the answer of the push (service/live.ts LiveAnswer) */
+  answer: string
+  created_at: number
+}
+
+/** A site's retention policy and the progress of the job applying it (migration 2430). */
+export interface HistorianRetentionTable {
+  org_id: string
+  site_code: string
+  retention_days: number | null
+  last_run_at: number | null
+  last_deleted: number
+  oldest_kept_ts: number | null
+  updated_at: number
+}
+
 export interface IdempotencyKeysTable {
   org_id: string
   key: string
@@ -639,6 +661,8 @@ export interface Database {
   historian_series: HistorianSeriesTable
   historian_points: HistorianPointsTable
   historian_staging: HistorianStagingTable
+  historian_live_batches: HistorianLiveBatchesTable
+  historian_retention: HistorianRetentionTable
   ai_usage: AiUsageTable
   domain_bindings: DomainBindingsTable
   sites: SitesTable

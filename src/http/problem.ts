@@ -154,7 +154,15 @@ export function unsupportedMediaType(acceptedTypes: readonly string[]): DomainEr
 }
 
 /** Every body media type some route reads; a route's own are those its (encapsulated) instance has a parser for. */
-const BODY_MEDIA_TYPES = ['application/json', 'text/csv', 'application/csv', 'multipart/form-data', 'application/gzip', 'application/octet-stream']
+const BODY_MEDIA_TYPES = [
+  'application/json',
+  'text/plain',
+  'text/csv',
+  'application/csv',
+  'multipart/form-data',
+  'application/gzip',
+  'application/octet-stream',
+]
 
 /** The media types the request's route reads, from the parsers of the instance it was registered in. */
 export function acceptedTypesOf(request: FastifyRequest): string[] {

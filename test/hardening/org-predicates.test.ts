@@ -27,6 +27,7 @@ import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { createSitesService } from '../../src/modules/sites/service.ts'
 import { createTenantTransferService } from '../../src/modules/tenant-transfer/service.ts'
 import { historianStoredParts } from '../../src/modules/historian/transfer.ts'
+import { sweepHistorianRetention } from '../../src/modules/historian/service/retention.ts'
 import { withOrgScope } from '../../src/db/tenant-scope.ts'
 import { applyPull } from '../../src/modules/fleet/sync/apply-pull.ts'
 import { readChanges, type Change } from '../../src/modules/fleet/outbox/store.ts'
@@ -59,6 +60,11 @@ const GLOBAL_BY_DESIGN: ReadonlyArray<{ name: string; reason: string; statement:
     reason:
       "a site server's link agent looks, every peerCheckMs, for the enrolments of the organisations it holds (link_peer, one row per organisation); each enrolment's loops then name their org_id",
     statement: /^select "org_id" from "link_peer"$/,
+  },
+  {
+    name: 'historian retention job, the sites with a policy (historian/store/retention-store.ts listRetainedSites, system scope)',
+    reason: "the cell's job finds every organisation's sites with a retention policy; each site's deletes and progress then name its org_id",
+    statement: /^select "org_id", "site_code", "retention_days" from "historian_retention" where "retention_days" is not null order by/,
   },
 ]
 
@@ -310,6 +316,18 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       ok(await upload(h, p.owner, standardParts(p.siteCode, 'long', second, mapping)), 'overlapping')
       ok(await upload(h, p.owner, standardParts(p.siteCode, 'long', second.replace('40', '41'), mapping, { force: 'true' })), 'forced')
       ok(await h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${batch}` }), 'batch delete')
+      // Live samples (a push and its resend) and retention (the policy, the job).
+      await h.handle.db.updateTable('instances').set({ tag_mappings: '{"p":"N7:0"}', tag_count: 1 }).where('org_id', '=', p.owner.org.id).execute()
+      const live = {
+        method: 'POST' as const,
+        url: `/api/sites/${p.siteCode}/historian/samples?batchKey=gw-1`,
+        payload: { samples: [{ instanceId: 'ins_pump', tagKey: 'p', ts: h.clock.now(), value: 1 }] },
+      }
+      ok(await h.inject(p.member, live), 'live push')
+      ok(await h.inject(p.member, live), 'live resend')
+      ok(await h.inject(p.owner, { method: 'PUT', url: `/api/sites/${p.siteCode}/historian/retention`, payload: { retentionDays: 30 } }), 'retention set')
+      ok(await h.inject(p.member, { url: `/api/sites/${p.siteCode}/historian/retention` }), 'retention')
+      await sweepHistorianRetention(h.appHandle, h.clock)
     })
 
     it('cloud: AI completion and usage', async (t) => {

@@ -25,6 +25,25 @@ export const docs = {
     'which instance and tag, the timestamp, the value kept and the value discarded (`keptStored` without force: the earlier value stays; ' +
     '`replacedStored` with force: latest value wins). Every collision is counted (`count`); ' +
     'the first 1 000 are listed, paged with `limit` (1 to 1 000, default 100) and `cursor`.',
+  pushLiveSamples:
+    'Live samples from a gateway (API keys only), into the same series as imports, visible to reads once answered. `batchKey` (query), chosen by ' +
+    "the gateway: a resend of a batchKey already pushed to the site (after a timeout, or many at once) stores nothing and answers the first push's " +
+    'counts with `replayed: true`. JSON: `{ samples: [{ instanceId, tagKey, ts, value | text, quality }] }`. Lines (`text/plain` or `text/csv`, ' +
+    'UTF-8): one sample a line, `instance,tagKey,timestamp,value[,quality]`, LF or CRLF, empty lines skipped; timestamp in epoch milliseconds or ' +
+    'ISO 8601 with Z or an offset; an unquoted value is a number, a double-quoted one a text state; quality `good`, `uncertain`, `bad` or an OPC ' +
+    'code 0–255 (default good); a field holding a comma or a double quote is double-quoted, its quotes doubled; no line breaks inside a field. ' +
+    "At most SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES samples (413 above, nothing stored). Refused one by one, with their index (the array's, or the " +
+    "line's from 0) and the reason, the others stored: an instance not in the site, a tag key not in the instance's `tagMappings`, a timestamp " +
+    'more than SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS ahead of the server or more than SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS behind it, an unreadable ' +
+    'line or value. A sample at a tag and timestamp already stored (an import, an earlier push) keeps the stored value and counts as a duplicate, ' +
+    'as does the earlier of two in one push. `stored + duplicates + refused = received`. The samples form a historian batch of format `live` ' +
+    '(`historianBatchId`; deleting it deletes them).',
+  readRetention:
+    "The site's `retentionDays` (null: every sample kept) and the retention job's progress: its last run over the site, the samples that run deleted, the oldest sample kept.",
+  setRetention:
+    'Samples older than `retentionDays` days (any batch, imported or live) are deleted by a background job every SITEGRID_HISTORIAN_RETENTION_INTERVAL_MS, ' +
+    'in statements of at most 5 000 samples, each its own short transaction: imports and reads are never blocked for long. `null` keeps every ' +
+    "sample. The batches' own counts stay as they were imported. Answers the policy and the progress so far.",
   deleteImportBatch: '204. A running batch answers 409. Values a forced batch replaced are not restored.',
   readTagHistory:
     'Samples of complete batches in [from, to), in one of five modes, each computed in the database. `raw`: the samples, every quality and text ' +

@@ -96,3 +96,12 @@ export function fromParseError(err: unknown, part: UploadPart): unknown {
   if (err instanceof ParserMappingInvalid) return new MappingFileInvalid(err, part)
   return new UploadPartInvalid(err, part)
 }
+
+/** A live push of more samples than SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES: nothing of it is stored. */
+export class LiveBatchTooLarge extends domainError('PayloadTooLarge') {
+  constructor(count: number, limit: number) {
+    super(`The push holds ${count} samples; at most ${limit} are taken at once (SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES). Split it.`, {
+      errors: [{ in: 'body', pointer: '/samples', message: `holds ${count} samples, more than ${limit}` }],
+    })
+  }
+}

@@ -294,6 +294,8 @@ async function buildOrganisation(h: Harness, cred: Cred): Promise<void> {
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
   })
   assert.equal(imported.statusCode, 201, imported.body)
+  const retention = await h.inject(cred, { method: 'PUT', url: '/api/sites/RT/historian/retention', payload: { retentionDays: 400 } })
+  assert.equal(retention.statusCode, 200, retention.body)
 }
 
 /** Every exported table's rows of the organisation, columns sorted, rows in a canonical order; `drop` removes rows. */

@@ -53,6 +53,7 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'alarm_shelves', scope: 'site' },
   { name: 'historian_batches', scope: 'site', json: ['tags', 'report', 'options'] },
   { name: 'historian_samples', scope: 'site', isStoredPart: true },
+  { name: 'historian_retention', scope: 'site' },
   { name: 'memberships', scope: 'org' },
   { name: 'domain_bindings', scope: 'org' },
   {
@@ -78,6 +79,7 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   site_sign_in_failures: 'lockout state of one site server',
   site_signing_keys: "the site server's own signing keys never leave it",
   historian_staging: 'transient rows of imports in progress',
+  historian_live_batches: "gateways' batch ids pushed to this server (their samples move as their batches'); a resend after a move stores anew",
   historian_series: 'carried by the historian_samples part (each sample names its site, instance and tag)',
   historian_points: 'carried by the historian_samples part (one row a sample, as in every package version)',
   electrical_network_staging: 'transient rows of network loads in progress',

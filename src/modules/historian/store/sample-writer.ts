@@ -26,6 +26,12 @@ interface Scope {
   orgId: OrgId
   siteCode: string
   batchId: string
+  /**
+   * Other transactions may write the same series and timestamps at once (live pushes, service/live.ts): every write
+   * is the upsert, which waits for such a transaction and then counts its row as a collision. The plain INSERT chosen
+   * when no stored sample lies in the range would fail on the other's row instead.
+   */
+  isContended?: boolean
 }
 
 /**
@@ -113,7 +119,7 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
       if (ahead === undefined) buffer.dedupe()
       const ids = ahead?.ids ?? (await resolve(db, buffer))
       const attempted = buffer.length
-      const upsert = await mayCollide(db, ids, buffer.ts)
+      const upsert = scope.isContended === true || (await mayCollide(db, ids, buffer.ts))
       let written: number
       if (dialect === 'postgres') {
         const payload = ahead?.payload ?? payloadOf(ids, buffer)

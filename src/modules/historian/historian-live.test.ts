@@ -1,0 +1,244 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { Harness } from '../../../test/harness.ts'
+import { testDialects } from '../../../test/harness.ts'
+import { plant, sampleCount, series, sharedHarness, standardParts, upload, type Plant } from './test-setup.ts'
+
+// Issue 30, live samples (POST …/historian/samples). The clock is pinned at NOW; the window is 1 min ahead, 1 h behind.
+const NOW = Date.parse('2024-05-01T12:00:00Z')
+const MIN = 60_000
+const at = (minutes: number) => new Date(NOW + minutes * MIN).toISOString()
+const ENV = {
+  SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES: '60',
+  SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS: String(MIN),
+  SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS: String(60 * MIN),
+}
+
+/** A plant whose instances ins_pump and ins_motor map the tags `speed` and `state`. */
+async function livePlant(h: Harness): Promise<Plant> {
+  h.clock.set(NOW)
+  const p = await plant(h)
+  await h.handle.db
+    .updateTable('instances')
+    .set({ tag_mappings: JSON.stringify({ speed: 'N7:0', state: 'N7:1' }), tag_count: 2 })
+    .where('org_id', '=', p.owner.org.id)
+    .where('id', 'in', ['ins_pump', 'ins_motor'])
+    .execute()
+  return p
+}
+
+function push(h: Harness, p: Plant, batchKey: string, body: unknown, contentType = 'application/json') {
+  const payload = typeof body === 'string' ? body : JSON.stringify(body)
+  return h.inject(p.member, {
+    method: 'POST',
+    url: `/api/sites/${p.siteCode}/historian/samples?batchKey=${encodeURIComponent(batchKey)}`,
+    payload,
+    headers: { 'content-type': contentType },
+  })
+}
+
+const raw = async (h: Harness, p: Plant, instanceId: string, tag: string) =>
+  (await series(h, p, `instanceId=${instanceId}&tag=${tag}&from=${at(-120)}&to=${at(120)}`)).samples.map((s) => [s.ts, s.value ?? s.text, s.quality])
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: historian live samples`, () => {
+    const shared = sharedHarness(dialect, ENV)
+
+    it('JSON: stored and read at once; unknown instances and tag keys, timestamps outside the window and bad samples refused one by one', async () => {
+      const h = shared()
+      const p = await livePlant(h)
+      const res = await push(h, p, 'gw1-0001', {
+        samples: [
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(-2), value: 10.5 },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: NOW - MIN, value: 11, quality: 'uncertain' },
+          { instanceId: 'ins_ghost', tagKey: 'speed', ts: at(0), value: 1 },
+          { instanceId: 'ins_pump', tagKey: 'flow', ts: at(0), value: 1 },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(2), value: 1 },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(-61), value: 1 },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(0), value: 1, text: 'both' },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: '2024-05-01 12:00', value: 1 },
+          { instanceId: 'ins_motor', tagKey: 'state', ts: at(0), text: 'RUNNING', quality: 0 },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(1), value: 12 },
+        ],
+      })
+      assert.equal(res.statusCode, 200, res.body)
+      const answer = res.json()
+      assert.deepEqual([answer.batchKey, answer.received, answer.stored, answer.duplicates, answer.refused, answer.replayed], ['gw1-0001', 10, 4, 0, 6, false])
+      assert.deepEqual(
+        answer.refusals.map((r: { index: number; reason: string }) => [r.index, r.reason.replace(/ .*/, '')]),
+        [
+          [2, 'instance'],
+          [3, 'tag'],
+          [4, 'timestamp'],
+          [5, 'timestamp'],
+          [6, 'exactly'],
+          [7, 'timestamp'],
+        ],
+      )
+      assert.match(answer.refusals[2].reason, /in the future/)
+      assert.match(answer.refusals[3].reason, /too old/)
+      assert.match(answer.refusals[1].reason, /tag key 'flow'/)
+      assert.deepEqual(await raw(h, p, 'ins_pump', 'speed'), [
+        [at(-2), 10.5, 'good'],
+        [at(-1), 11, 'uncertain'],
+        [at(1), 12, 'good'],
+      ])
+      assert.deepEqual(await raw(h, p, 'ins_motor', 'state'), [[at(0), 'RUNNING', 'bad']])
+      // The samples form a complete batch of format `live`, its counts those of the answer.
+      const batch = (await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches/${answer.historianBatchId}` })).json()
+      assert.deepEqual(
+        [batch.format, batch.status, batch.samplesStored, batch.rowsRejected, batch.valuesRead, batch.tags.length, batch.trendFileName],
+        ['live', 'complete', 4, 6, 10, 2, 'gw1-0001'],
+      )
+      // Deleting that batch deletes its samples.
+      assert.equal((await h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${answer.historianBatchId}` })).statusCode, 204)
+      assert.equal(await sampleCount(h, p.owner.org.id), 0)
+    })
+
+    it('lines: quoted text states with doubled quotes, epoch and ISO timestamps, quality names and codes, CRLF; unreadable lines refused by index', async () => {
+      const h = shared()
+      const p = await livePlant(h)
+      const lines = [
+        `ins_pump,speed,${NOW - 3 * MIN},1.5`,
+        `ins_pump,speed,${at(-2)},-2e1,uncertain\r`,
+        '',
+        `ins_motor,state,${NOW},"say ""hi"", then stop",bad`,
+        `ins_pump,speed,${NOW},fast`,
+        `ins_pump,speed,${NOW},1,excellent`,
+        `ins_pump,speed,${NOW}`,
+        `ins_pump,speed,"${NOW},1`,
+        `ins_pump,speed,${NOW + MIN},7,64`,
+        `ins_motor,state,${NOW},"${'x'.repeat(1001)}"`,
+      ]
+      const res = await push(h, p, 'lines-1', `${lines.join('\n')}\n`, 'text/plain; charset=utf-8')
+      assert.equal(res.statusCode, 200, res.body)
+      const answer = res.json()
+      assert.deepEqual([answer.received, answer.stored, answer.refused, answer.duplicates], [9, 4, 5, 0])
+      assert.deepEqual(
+        answer.refusals.map((r: { index: number }) => r.index),
+        [4, 5, 6, 7, 9],
+      )
+      assert.match(answer.refusals[0].reason, /value 'fast' is not a finite number/)
+      assert.match(answer.refusals[1].reason, /quality 'excellent'/)
+      assert.match(answer.refusals[2].reason, /has 3 fields/)
+      assert.match(answer.refusals[3].reason, /quoted field does not close/)
+      assert.match(answer.refusals[4].reason, /longer than 1000 characters/)
+      assert.deepEqual(await raw(h, p, 'ins_pump', 'speed'), [
+        [at(-3), 1.5, 'good'],
+        [at(-2), -20, 'uncertain'],
+        [at(1), 7, 'uncertain'],
+      ])
+      assert.deepEqual(await raw(h, p, 'ins_motor', 'state'), [[at(0), 'say "hi", then stop', 'bad']])
+      // text/csv is the same format.
+      const csv = await push(h, p, 'lines-2', `ins_pump,speed,${at(-4)},3\r\n`, 'text/csv')
+      assert.deepEqual([csv.statusCode, csv.json().stored], [200, 1])
+    })
+
+    it('a sample at a tag and timestamp already stored (import or earlier push) keeps the stored value; a repeat within a push is a duplicate', async () => {
+      const h = shared()
+      const p = await livePlant(h)
+      const imported = await upload(
+        h,
+        p.owner,
+        standardParts(p.siteCode, 'long', `timestamp,tag,value,quality\n${at(-10)},S,100,Good\n`, 'historian_tag,instance_id,tag_key\nS,ins_pump,speed\n'),
+      )
+      assert.equal(imported.statusCode, 201, imported.body)
+      const first = await push(h, p, 'a', { samples: [{ instanceId: 'ins_pump', tagKey: 'speed', ts: at(-5), value: 1 }] })
+      assert.equal(first.json().stored, 1)
+      const second = await push(h, p, 'b', {
+        samples: [
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(-10), value: 2 },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(-5), value: 3 },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(-4), value: 4 },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(-4), value: 5 },
+        ],
+      })
+      assert.deepEqual([second.json().stored, second.json().duplicates, second.json().refused], [1, 3, 0])
+      assert.deepEqual(await raw(h, p, 'ins_pump', 'speed'), [
+        [at(-10), 100, 'good'],
+        [at(-5), 1, 'good'],
+        [at(-4), 5, 'good'],
+      ])
+    })
+
+    it('a batch id pushed again stores nothing twice and answers the first answer, also to 50 resends at once; other batch ids with the same samples at once store each once', async () => {
+      const h = shared()
+      const p = await livePlant(h)
+      const samples = (from: number) => Array.from({ length: 30 }, (_, i) => ({ instanceId: 'ins_pump', tagKey: 'speed', ts: at(from + i), value: i }))
+      const body = { samples: [...samples(-50), { instanceId: 'ins_ghost', tagKey: 'speed', ts: at(0), value: 0 }] }
+      const first = await push(h, p, 'gw-7', body)
+      assert.equal(first.statusCode, 200, first.body)
+      const again = await push(h, p, 'gw-7', body)
+      assert.equal(again.statusCode, 200, again.body)
+      const { replayed: firstReplayed, ...firstAnswer } = first.json()
+      const { replayed: againReplayed, ...againAnswer } = again.json()
+      assert.deepEqual([firstReplayed, againReplayed], [false, true])
+      assert.deepEqual(againAnswer, firstAnswer)
+      assert.equal(await sampleCount(h, p.owner.org.id), 30)
+
+      const burst = await Promise.all(Array.from({ length: 50 }, () => push(h, p, 'gw-8', { samples: samples(-30) })))
+      assert.deepEqual(
+        burst.map((r) => r.statusCode),
+        burst.map(() => 200),
+      )
+      const answers = burst.map((r) => r.json())
+      assert.equal(answers.filter((a) => !a.replayed).length, 1)
+      const ids = new Set(answers.map((a) => a.historianBatchId))
+      assert.equal(ids.size, 1)
+      // The first push stored 20 new samples (10 of its 30 overlap gw-7's): every answer says so.
+      assert.deepEqual(new Set(answers.map((a) => `${a.stored}/${a.duplicates}`)), new Set(['20/10']))
+      assert.equal(await sampleCount(h, p.owner.org.id), 50)
+      const live = await h.handle.db
+        .selectFrom('historian_batches')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('org_id', '=', p.owner.org.id)
+        .where('format', '=', 'live')
+        .executeTakeFirstOrThrow()
+      assert.equal(Number(live.n), 2)
+
+      // Other batch ids carrying the same samples at once: each stores what none stored before, none fails.
+      // The series exists (a sample outside their range), so no push waits on another creating it.
+      assert.equal((await push(h, p, 'gw-9', { samples: [{ instanceId: 'ins_pump', tagKey: 'state', ts: at(-40), value: 0 }] })).json().stored, 1)
+      const state = samples(-30).map((x) => ({ ...x, tagKey: 'state' }))
+      const others = await Promise.all(Array.from({ length: 10 }, (_, i) => push(h, p, `gw-9-${i}`, { samples: state })))
+      assert.deepEqual(
+        others.map((r) => r.statusCode),
+        others.map(() => 200),
+      )
+      const sum = (key: 'stored' | 'duplicates') => others.reduce((n, r) => n + (r.json()[key] as number), 0)
+      assert.deepEqual([sum('stored'), sum('duplicates')], [30, 270])
+      assert.equal(await sampleCount(h, p.owner.org.id), 81)
+    })
+
+    it('refused whole, nothing stored: 413 above the batch size, 400 without a batch id, 415 another type, 404 an unknown site', async () => {
+      const h = shared()
+      const p = await livePlant(h)
+      const many = Array.from({ length: 61 }, (_, i) => ({ instanceId: 'ins_pump', tagKey: 'speed', ts: NOW - i, value: i }))
+      const tooMany = await push(h, p, 'big', { samples: many })
+      assert.equal(tooMany.statusCode, 413, tooMany.body)
+      assert.match(tooMany.json().detail, /holds 61 samples; at most 60/)
+      const lines = many.map((s) => `ins_pump,speed,${s.ts},${s.value}`).join('\n')
+      assert.equal((await push(h, p, 'big', lines, 'text/plain')).statusCode, 413)
+      // 60 is the limit itself: taken.
+      assert.equal((await push(h, p, 'big', { samples: many.slice(1) })).json().stored, 60)
+      await h.handle.db.deleteFrom('historian_points').where('org_id', '=', p.owner.org.id).execute()
+
+      const noId = await h.inject(p.member, {
+        method: 'POST',
+        url: `/api/sites/${p.siteCode}/historian/samples`,
+        payload: { samples: [] },
+      })
+      assert.equal(noId.statusCode, 400)
+      assert.match(noId.body, /batchKey/)
+      assert.equal((await push(h, p, 'x', 'a=1', 'application/x-www-form-urlencoded')).statusCode, 415)
+      assert.equal((await push(h, p, 'bad id!', { samples: [] })).statusCode, 400)
+      const unknownSite = await h.inject(p.member, {
+        method: 'POST',
+        url: '/api/sites/nowhere/historian/samples?batchKey=x',
+        payload: { samples: [] },
+      })
+      assert.equal(unknownSite.statusCode, 404)
+      assert.equal(await sampleCount(h, p.owner.org.id), 0)
+    })
+  })
+}

@@ -1,0 +1,137 @@
+/**
+ * The samples of a live push (POST …/historian/samples) as the service takes them, from either body: JSON
+ * (`{ samples: [...] }`) or the line format, read here. A sample that cannot be read is a refusal with its index,
+ * never a failure of the push.
+ *
+ * Line format (`text/plain` or `text/csv`, UTF-8): one sample a line, `instance,tagKey,timestamp,value[,quality]`,
+ * lines ended by LF or CRLF, empty lines skipped (their index is used by nothing). `timestamp`: integer milliseconds
+ * since the Unix epoch, or ISO 8601 with `Z` or an offset. `value`: unquoted, a number (`-12.5`, `1e3`); quoted
+ * (`"RUNNING"`), a text state. `quality`: `good`, `uncertain`, `bad` or an OPC DA code 0–255; absent, good. A field
+ * holding a comma or a double quote is enclosed in double quotes, a quote inside doubled (`"say ""hi"""`); a field
+ * cannot hold a line break (send such a text in JSON).
+ */
+
+/** A sample read; `index` is its position in the body (the JSON array's, or the line's from 0). */
+export interface LiveSample {
+  index: number
+  instanceId: string
+  tagKey: string
+  ts: number
+  value: number | null
+  text: string | null
+  /** OPC DA: 192 good, 64 uncertain, 0 bad (store/series-reads.ts). */
+  quality: number
+}
+
+export interface LiveRefusal {
+  index: number
+  reason: string
+}
+
+export type LiveItem = LiveSample | LiveRefusal
+
+/** The longest text state a sample holds, in either body. */
+export const MAX_TEXT_LENGTH = 1000
+
+export const isRefusal = (item: LiveItem): item is LiveRefusal => 'reason' in item
+
+const QUALITY_NAMES: Readonly<Record<string, number>> = { good: 192, uncertain: 64, bad: 0 }
+const ISO_ZONED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i
+const INTEGER = /^-?\d{1,16}$/
+
+/** A timestamp (epoch ms, or ISO 8601 with its offset) in ms, or the reason it is refused. */
+export function readTimestamp(raw: string | number): number | string {
+  if (typeof raw === 'number') return Number.isSafeInteger(raw) ? raw : 'timestamp: epoch milliseconds are an integer'
+  if (INTEGER.test(raw)) return Number(raw)
+  if (!ISO_ZONED.test(raw)) return `timestamp '${raw}': epoch milliseconds or ISO 8601 with Z or an offset`
+  const ms = Date.parse(raw)
+  return Number.isNaN(ms) ? `timestamp '${raw}' is not a date` : ms
+}
+
+/** A quality name or OPC DA code as the stored code, or the reason it is refused. */
+export function readQuality(raw: string | number | undefined): number | string {
+  if (raw === undefined || raw === '') return 192
+  const code = typeof raw === 'number' ? raw : INTEGER.test(raw) ? Number(raw) : QUALITY_NAMES[raw.toLowerCase()]
+  if (code === undefined || !Number.isInteger(code) || code < 0 || code > 255) return `quality '${raw}': good, uncertain, bad or an OPC code 0-255`
+  return code
+}
+
+/** The non-empty lines of a body: how many samples it holds (the batch-size check runs before anything is read). */
+export function countLines(body: string): number {
+  let n = 0
+  for (const line of body.split('\n')) if (line.trim() !== '') n++
+  return n
+}
+
+/** Reads the line format (module comment). */
+export function readLines(body: string): LiveItem[] {
+  const items: LiveItem[] = []
+  const lines = body.split('\n')
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!.endsWith('\r') ? lines[index]!.slice(0, -1) : lines[index]!
+    if (line.trim() === '') continue
+    items.push(readLine(line, index))
+  }
+  return items
+}
+
+function readLine(line: string, index: number): LiveItem {
+  const fields = splitFields(line)
+  if (typeof fields === 'string') return { index, reason: fields }
+  if (fields.length < 4 || fields.length > 5) return { index, reason: `has ${fields.length} fields; instance,tagKey,timestamp,value[,quality]` }
+  const [instance, tag, time, value, quality] = fields as [Field, Field, Field, Field, Field | undefined]
+  if (instance.text === '' || tag.text === '') return { index, reason: 'instance and tagKey must not be empty' }
+  const ts = readTimestamp(time.text)
+  if (typeof ts === 'string') return { index, reason: ts }
+  const code = readQuality(quality?.text)
+  if (typeof code === 'string') return { index, reason: code }
+  if (value.isQuoted && value.text.length > MAX_TEXT_LENGTH) return { index, reason: `the text state is longer than ${MAX_TEXT_LENGTH} characters` }
+  if (value.isQuoted) return { index, instanceId: instance.text, tagKey: tag.text, ts, value: null, text: value.text, quality: code }
+  const number = value.text.trim() === '' ? Number.NaN : Number(value.text)
+  if (!Number.isFinite(number)) return { index, reason: `value '${value.text}' is not a finite number (quote a text state)` }
+  return { index, instanceId: instance.text, tagKey: tag.text, ts, value: number, text: null, quality: code }
+}
+
+interface Field {
+  text: string
+  isQuoted: boolean
+}
+
+/** The comma-separated fields of a line, quoted ones unescaped; or why the line cannot be split. */
+function splitFields(line: string): Field[] | string {
+  const fields: Field[] = []
+  let i = 0
+  for (;;) {
+    if (line.charCodeAt(i) === 0x22) {
+      let text = ''
+      let at = i + 1
+      for (;;) {
+        const quote = line.indexOf('"', at)
+        if (quote === -1) return 'a quoted field does not close'
+        text += line.slice(at, quote)
+        if (line.charCodeAt(quote + 1) !== 0x22) {
+          at = quote + 1
+          break
+        }
+        text += '"'
+        at = quote + 2
+      }
+      if (at < line.length && line.charCodeAt(at) !== 0x2c) return 'a quoted field is followed by more than a comma'
+      fields.push({ text, isQuoted: true })
+      i = at
+    } else {
+      const comma = line.indexOf(',', i)
+      const end = comma === -1 ? line.length : comma
+      const text = line.slice(i, end)
+      if (text.includes('"')) return 'a double quote inside an unquoted field (quote the field, doubling the quote)'
+      fields.push({ text, isQuoted: false })
+      i = end
+    }
+    if (i >= line.length) return fields
+    i++ // the comma
+    if (i === line.length) {
+      fields.push({ text: '', isQuoted: false })
+      return fields
+    }
+  }
+}

@@ -1,0 +1,220 @@
+import { createHash } from 'node:crypto'
+import type { Clock } from '../../../clock.ts'
+import type { DatabaseHandle } from '../../../db/connect.ts'
+import type { HistorianBatchesTable } from '../../../db/schema.ts'
+import { lockUntilCommit } from '../../../db/transaction-lock.ts'
+import type { Actor } from '../../../identity.ts'
+import { newId, type OrgId } from '../../../ids.ts'
+import { LiveBatchTooLarge } from '../errors.ts'
+import { findLiveAnswer, insertLiveBatch } from '../store/live-store.ts'
+import { insertBatch } from '../store/queries.ts'
+import { SampleBuffer, SeriesPairs } from '../store/sample-buffer.ts'
+import { createSampleWriter } from '../store/sample-writer.ts'
+import type { BatchReport, TagCoverage } from './batch-view.ts'
+import { isRefusal, type LiveItem, type LiveRefusal, type LiveSample } from './live-samples.ts'
+
+/** Bounds of a push (config `historianLive`, SITEGRID_HISTORIAN_LIVE_*). */
+export interface LiveLimits {
+  maxSamples: number
+  /** A sample later than now + this is refused. */
+  maxSkewMs: number
+  /** A sample earlier than now − this is refused. */
+  maxAgeMs: number
+}
+
+/** The instances of a site and their tag keys (instances/service.ts). */
+export interface TagDirectory {
+  listTagMappings(orgId: OrgId, siteCode: string): Promise<Array<{ instanceId: string; tagMappings: Record<string, string> }>>
+}
+
+export interface LiveDeps {
+  handle: DatabaseHandle
+  clock: Clock
+  sites: { require(orgId: OrgId, code: string): Promise<{ code: string }> }
+  instances: TagDirectory
+  limits: LiveLimits
+}
+
+/** The answer of a push, stored with its batch id and answered again to every resend (schemas.ts LiveAnswerSchema). */
+export interface LiveAnswer {
+  batchKey: string
+  historianBatchId: string
+  received: number
+  stored: number
+  duplicates: number
+  refused: number
+  refusals: LiveRefusal[]
+}
+
+/** Refusals the historian batch row lists (its rejection report); the answer lists all of them. */
+const REFUSALS_LISTED = 100
+
+/**
+ * Live samples (issue 30): a gateway's push, all of it in one transaction that also records its batch id, so a
+ * resend (even 50 at once) stores nothing twice and answers what the first stored. The samples go into a historian
+ * batch of their own (format `live`, complete at once: visible to reads on commit), through the import's writer, so
+ * they are the same series and rows as imported ones. A sample at a series and timestamp already stored (by an import
+ * or an earlier push) keeps the stored value and counts as a duplicate, as does the earlier of two samples of the
+ * push at the same series and timestamp.
+ */
+export function createLiveIngest(deps: LiveDeps) {
+  const { handle, clock, sites, instances, limits } = deps
+
+  /** Checks the batch size before anything is read (413, nothing stored). */
+  function checkSize(count: number): void {
+    if (count > limits.maxSamples) throw new LiveBatchTooLarge(count, limits.maxSamples)
+  }
+
+  /** Refuses, per sample, unknown instances and tag keys and timestamps outside the clock-skew window. */
+  async function screen(orgId: OrgId, siteCode: string, items: LiveItem[], now: number): Promise<{ accepted: LiveSample[]; refusals: LiveRefusal[] }> {
+    const tags = new Map((await instances.listTagMappings(orgId, siteCode)).map((i) => [i.instanceId, i.tagMappings]))
+    const accepted: LiveSample[] = []
+    const refusals: LiveRefusal[] = []
+    for (const item of items) {
+      const reason = isRefusal(item) ? item.reason : refusalOf(item, tags, now)
+      if (reason === undefined) accepted.push(item as LiveSample)
+      else refusals.push({ index: item.index, reason })
+    }
+    return { accepted, refusals }
+  }
+
+  function refusalOf(s: LiveSample, tags: Map<string, Record<string, string>>, now: number): string | undefined {
+    const mappings = tags.get(s.instanceId)
+    if (mappings === undefined) return `instance '${s.instanceId}' does not exist in this site`
+    if (!Object.hasOwn(mappings, s.tagKey)) return `tag key '${s.tagKey}' is not one of instance '${s.instanceId}''s tag mappings`
+    if (s.ts > now + limits.maxSkewMs)
+      return `timestamp ${new Date(s.ts).toISOString()} is in the future (more than ${limits.maxSkewMs} ms ahead of the server)`
+    if (s.ts < now - limits.maxAgeMs) return `timestamp ${new Date(s.ts).toISOString()} is too old (more than ${limits.maxAgeMs} ms behind the server)`
+    return undefined
+  }
+
+  return {
+    checkSize,
+
+    /** Stores a push (or answers the stored answer of its batch id); `replayed` tells which. Throws NotFound (site), LiveBatchTooLarge. */
+    async push(orgId: OrgId, actor: Actor, siteCode: string, batchKey: string, items: LiveItem[]): Promise<LiveAnswer & { replayed: boolean }> {
+      checkSize(items.length)
+      const site = await sites.require(orgId, siteCode)
+      const stored = await findLiveAnswer(handle.db, orgId, site.code, batchKey)
+      if (stored !== undefined) return { ...(JSON.parse(stored) as LiveAnswer), replayed: true }
+      const now = clock.now()
+      const { accepted, refusals } = await screen(orgId, site.code, items, now)
+      const pairs = new SeriesPairs()
+      const buffer = new SampleBuffer(pairs)
+      for (const s of accepted) buffer.push(pairs.number(s.instanceId, s.tagKey), s.ts, s.value, s.text, s.quality)
+      const duplicatesInPush = buffer.dedupe()
+      return handle.db.transaction().execute(async (trx) => {
+        // Resends of one batch id take turns here; the first's answer is committed before the next one looks.
+        await lockUntilCommit(trx, handle.dialect, `historian live ${orgId} ${site.code} ${batchKey}`)
+        const earlier = await findLiveAnswer(trx, orgId, site.code, batchKey)
+        if (earlier !== undefined) return { ...(JSON.parse(earlier) as LiveAnswer), replayed: true }
+        const row = batchRow(orgId, site.code, actor, batchKey, now)
+        await insertBatch(trx, row)
+        const writer = createSampleWriter(handle.dialect, 'samples', { orgId, siteCode: site.code, batchId: row.id, isContended: true })
+        const { attempted, written } = await writer.write(trx, buffer)
+        const answer: LiveAnswer = {
+          batchKey,
+          historianBatchId: row.id,
+          received: items.length,
+          stored: written,
+          duplicates: duplicatesInPush + attempted - written,
+          refused: refusals.length,
+          refusals,
+        }
+        await trx
+          .updateTable('historian_batches')
+          .set(completedChanges(row, buffer, answer))
+          .where('org_id', '=', orgId)
+          .where('id', '=', row.id)
+          .execute()
+        await insertLiveBatch(trx, {
+          org_id: orgId,
+          site_code: site.code,
+          batch_key: batchKey,
+          batch_id: row.id,
+          answer: JSON.stringify(answer),
+          created_at: now,
+        })
+        return { ...answer, replayed: false }
+      })
+    },
+  }
+}
+
+export type LiveIngest = ReturnType<typeof createLiveIngest>
+
+/** The push's historian batch as inserted: complete (its samples are visible once the transaction commits). */
+function batchRow(orgId: OrgId, siteCode: string, actor: Actor, batchKey: string, now: number): HistorianBatchesTable {
+  const keyHash = createHash('sha256').update(batchKey).digest('hex')
+  return {
+    org_id: orgId,
+    site_code: siteCode,
+    id: newId('bat', now),
+    format: 'live',
+    status: 'complete',
+    rows_read: 0,
+    samples_stored: 0,
+    rejected_count: 0,
+    collision_count: 0,
+    replaced_count: 0,
+    bytes_read: 0,
+    bytes_total: null,
+    first_ts: null,
+    last_ts: null,
+    tags: '[]',
+    report: '{}',
+    options: '{}',
+    // A push has no files: the gateway's batch id stands for both (and shows as the trend file's name).
+    trend_sha256: keyHash,
+    mapping_sha256: keyHash,
+    trend_name: batchKey,
+    is_forced: 0,
+    error: null,
+    created_by: `${actor.kind}:${actor.subject}`,
+    created_at: now,
+    updated_at: now,
+    completed_at: now,
+  }
+}
+
+/** The batch row's counters, coverage (what delete and the fleet link go by) and report once the samples are written. */
+function completedChanges(row: HistorianBatchesTable, buffer: SampleBuffer, answer: LiveAnswer): Partial<HistorianBatchesTable> {
+  const coverage = new Map<number, TagCoverage>()
+  for (let i = 0; i < buffer.length; i++) {
+    const pair = buffer.pair[i]!
+    const ts = buffer.ts[i]!
+    const c = coverage.get(pair)
+    if (c === undefined) {
+      const { instanceId, tagKey } = buffer.pairs.list[pair]!
+      coverage.set(pair, { historianTag: tagKey, instanceId, tagKey, unit: null, scale: 1, samples: 1, firstTs: ts, lastTs: ts })
+      continue
+    }
+    c.samples++
+    if (ts < c.firstTs!) c.firstTs = ts
+    if (ts > c.lastTs!) c.lastTs = ts
+  }
+  const tags = [...coverage.values()]
+  const report: BatchReport = {
+    separator: null,
+    timezone: 'UTC',
+    rejections: answer.refusals.slice(0, REFUSALS_LISTED).map((r) => ({ line: r.index + 1, reason: r.reason })),
+    unmappedTags: [],
+    emptyCells: 0,
+    sentinelCells: 0,
+    valuesRead: answer.received,
+    duplicatesInFile: answer.duplicates - (buffer.length - answer.stored),
+    forcedOver: null,
+    collisions: [],
+  }
+  return {
+    rows_read: answer.received,
+    samples_stored: answer.stored,
+    rejected_count: answer.refused,
+    collision_count: buffer.length - answer.stored,
+    first_ts: tags.length === 0 ? null : Math.min(...tags.map((t) => t.firstTs!)),
+    last_ts: tags.length === 0 ? null : Math.max(...tags.map((t) => t.lastTs!)),
+    tags: JSON.stringify(tags),
+    report: JSON.stringify(report),
+    updated_at: row.updated_at,
+  }
+}
