@@ -1,0 +1,232 @@
+// Issue 30: PUT/GET /api/sites/{siteId}/edges/{edgeId}/status, GET …/edges, and the controllers' COMM_LOSS alarms.
+import assert from 'node:assert/strict'
+import type { TestContext } from 'node:test'
+import { describe, it } from 'node:test'
+import { testDialects, type TestDialect } from '../../../test/harness.ts'
+import { createController, equipmentSetup, type As } from '../controllers/test-support.ts'
+
+const STATUS = '/api/sites/S1/edges/GW-1/status'
+const STALE_MS = 60_000
+
+type Report = { controllerId: string; communication: 'ok' | 'failed'; lastGoodPollAt?: string | null; errorCount?: number; lastError?: string }
+const heartbeat = (controllers: Report[], over: Record<string, unknown> = {}) => ({
+  gatewayVersion: '2.4.1',
+  controllers: controllers.map((c) => ({ lastGoodPollAt: null, errorCount: 0, ...c })),
+  ...over,
+})
+
+/** A site with two controllers on GW-1 and one on GW-2. */
+async function gateways(t: TestContext, dialect: TestDialect) {
+  const setup = await equipmentSetup(t, dialect)
+  const { as } = setup
+  const [a, b, other] = [await createController(as), await createController(as), await createController(as)]
+  for (const [c, edgeId] of [
+    [a, 'GW-1'],
+    [b, 'GW-1'],
+    [other, 'GW-2'],
+  ] as const) {
+    const res = await as('POST', `/api/sites/S1/controllers/${c.id}/assign`, { edgeId })
+    assert.equal(res.statusCode, 200, res.body)
+  }
+  return { ...setup, a: a.id, b: b.id, other: other.id }
+}
+
+async function commAlarms(as: As) {
+  const res = await as('GET', '/api/sites/S1/alarms?limit=100')
+  assert.equal(res.statusCode, 200, res.body)
+  return (res.json().items as Array<{ alarmId: string; instanceId: string; condition: string; isActive: boolean; raisedAt: string }>).filter(
+    (a) => a.condition === 'COMM_LOSS',
+  )
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: edge gateway status`, () => {
+    it('stores the latest heartbeat per gateway and controller; a controller of another gateway is refused alone; a resend changes nothing', async (t) => {
+      const { as, a, b, other } = await gateways(t, dialect)
+      const before = await as('GET', STATUS)
+      assert.equal(before.statusCode, 200)
+      assert.equal(before.json().state, 'stale', 'no heartbeat yet')
+      assert.equal(before.json().lastHeartbeatAt, null)
+
+      const body = heartbeat(
+        [
+          { controllerId: a, communication: 'ok', lastGoodPollAt: '2026-01-01T00:00:00.000Z', errorCount: 3 },
+          { controllerId: other, communication: 'ok' },
+          { controllerId: b, communication: 'ok' },
+        ],
+        { message: 'all good' },
+      )
+      const res = await as('PUT', STATUS, body)
+      assert.equal(res.statusCode, 200, res.body)
+      const result = res.json()
+      assert.equal(result.accepted, 2)
+      assert.equal(result.refused, 1)
+      assert.deepEqual(
+        result.results.map((r: { status: string; code?: string }) => [r.status, r.code ?? null]),
+        [
+          ['accepted', null],
+          ['refused', 'ControllerNotOnEdge'],
+          ['accepted', null],
+        ],
+      )
+      assert.equal(result.status.state, 'online')
+      assert.equal(result.status.gatewayVersion, '2.4.1')
+      assert.equal(result.status.message, 'all good')
+      const first = result.status.controllers.find((c: { controllerId: string }) => c.controllerId === a)
+      assert.equal(first.state, 'online')
+      assert.equal(first.errorCount, 3)
+      assert.equal(first.lastGoodPollAt, '2026-01-01T00:00:00.000Z')
+
+      const again = await as('PUT', STATUS, body)
+      assert.equal(again.statusCode, 200)
+      assert.deepEqual(again.json(), result, 'the same heartbeat at the same time answers the same')
+      const gw2 = await as('GET', '/api/sites/S1/edges/GW-2/status')
+      assert.equal(gw2.json().controllers[0].state, 'stale', "GW-1's report of GW-2's controller was not stored")
+      assert.equal((await commAlarms(as)).length, 0)
+
+      const list = await as('GET', '/api/sites/S1/edges')
+      assert.equal(list.statusCode, 200)
+      assert.deepEqual(
+        list.json().items.map((g: { edgeId: string; state: string; controllers: unknown[] }) => [g.edgeId, g.state, g.controllers.length]),
+        [
+          ['GW-1', 'online', 2],
+          ['GW-2', 'stale', 1],
+        ],
+      )
+    })
+
+    it('a controller reported twice is a 400 naming it, and a gateway with nothing assigned a 404; neither stores anything', async (t) => {
+      const { as, a } = await gateways(t, dialect)
+      const twice = await as(
+        'PUT',
+        STATUS,
+        heartbeat([
+          { controllerId: a, communication: 'ok' },
+          { controllerId: a, communication: 'failed' },
+        ]),
+      )
+      assert.equal(twice.statusCode, 400)
+      assert.equal(twice.json().code, 'ValidationFailed')
+      assert.equal(twice.json().errors[0].pointer, '/controllers/1/controllerId')
+      const unknown = await as('PUT', '/api/sites/S1/edges/GW-9/status', heartbeat([]))
+      assert.equal(unknown.statusCode, 404)
+      assert.equal(unknown.json().code, 'NotFound')
+      const negative = await as('PUT', STATUS, heartbeat([{ controllerId: a, communication: 'ok', errorCount: -1 }]))
+      assert.equal(negative.statusCode, 400)
+      assert.equal(negative.json().errors[0].pointer, '/controllers/0/errorCount')
+      assert.equal((await as('GET', STATUS)).json().lastHeartbeatAt, null)
+    })
+
+    it('a gateway is faulted when it says so or when a controller fails; a failed controller raises one COMM_LOSS alarm, cleared when it reports ok', async (t) => {
+      const { h, as, a, b } = await gateways(t, dialect)
+      const selfFault = await as('PUT', STATUS, heartbeat([{ controllerId: a, communication: 'ok' }], { faulted: true, message: 'disk full' }))
+      assert.equal(selfFault.json().status.state, 'faulted')
+      assert.equal(selfFault.json().status.faulted, true)
+
+      const failing = heartbeat([
+        { controllerId: a, communication: 'failed', lastError: 'connection refused' },
+        { controllerId: b, communication: 'ok' },
+      ])
+      const failed = await as('PUT', STATUS, failing)
+      assert.equal(failed.json().status.state, 'faulted', 'a failing controller faults its gateway')
+      const states = new Map(failed.json().status.controllers.map((c: { controllerId: string; state: string }) => [c.controllerId, c.state]))
+      assert.equal(states.get(a), 'faulted')
+      assert.equal(states.get(b), 'online')
+      h.clock.advance(5000)
+      assert.equal((await as('PUT', STATUS, failing)).statusCode, 200, 'still failing')
+      let alarms = await commAlarms(as)
+      assert.equal(alarms.length, 1, 'one open alarm for the controller')
+      assert.equal(alarms[0]!.instanceId, a)
+      assert.equal(alarms[0]!.isActive, true)
+      const detail = (await as('GET', `/api/sites/S1/alarms/${alarms[0]!.alarmId}`)).json()
+      assert.equal(detail.history[0].actorKind, 'system')
+
+      h.clock.advance(5000)
+      const recovered = await as('PUT', STATUS, heartbeat([{ controllerId: a, communication: 'ok' }]))
+      assert.equal(recovered.json().status.state, 'online')
+      alarms = await commAlarms(as)
+      assert.equal(alarms.length, 1)
+      assert.equal(alarms[0]!.isActive, false, 'returned to normal')
+    })
+
+    it('stale with the injected clock: no heartbeat within the stale time makes the gateway and its controllers stale and raises COMM_LOSS when they went stale', async (t) => {
+      const { h, as, a, b } = await gateways(t, dialect)
+      const reportedAt = h.clock.now()
+      await as(
+        'PUT',
+        STATUS,
+        heartbeat([
+          { controllerId: a, communication: 'ok' },
+          { controllerId: b, communication: 'ok' },
+        ]),
+      )
+      h.clock.advance(STALE_MS - 1)
+      assert.equal((await as('GET', STATUS)).json().state, 'online', 'within the stale time')
+      assert.equal((await commAlarms(as)).length, 0)
+
+      h.clock.advance(1)
+      const stale = (await as('GET', STATUS)).json()
+      assert.equal(stale.state, 'stale')
+      assert.deepEqual(
+        stale.controllers.map((c: { state: string }) => c.state),
+        ['stale', 'stale'],
+      )
+      let alarms = await commAlarms(as)
+      assert.equal(alarms.length, 2, 'one per controller that was reporting')
+      assert.ok(alarms.every((x) => x.isActive && Date.parse(x.raisedAt) === reportedAt + STALE_MS))
+      h.clock.advance(STALE_MS)
+      await as('GET', '/api/sites/S1/edges')
+      assert.equal((await commAlarms(as)).length, 2, 'a later read raises nothing more')
+
+      await as('PUT', STATUS, heartbeat([{ controllerId: a, communication: 'ok' }]))
+      alarms = await commAlarms(as)
+      assert.deepEqual(alarms.map((x) => [x.instanceId === a, x.isActive]).sort(), [
+        [false, true],
+        [true, false],
+      ])
+    })
+
+    it("a controller moved to another gateway is not alarmed by its old gateway's silence, and its old report is dropped", async (t) => {
+      const { h, as, a, b } = await gateways(t, dialect)
+      await as(
+        'PUT',
+        STATUS,
+        heartbeat([
+          { controllerId: a, communication: 'ok' },
+          { controllerId: b, communication: 'ok' },
+        ]),
+      )
+      assert.equal((await as('POST', `/api/sites/S1/controllers/${b}/assign`, { edgeId: 'GW-2' })).statusCode, 200)
+      h.clock.advance(STALE_MS)
+      await as('GET', STATUS)
+      const alarms = await commAlarms(as)
+      assert.deepEqual(
+        alarms.map((x) => x.instanceId),
+        [a],
+      )
+      const rows = await h.handle.db.selectFrom('edge_controller_status').select('controller_id').where('controller_id', '=', b).execute()
+      assert.equal(rows.length, 0)
+    })
+
+    it("another organisation's gateway and a key restricted to another site read as the uniform 404", async (t) => {
+      const { h, org, as, a } = await gateways(t, dialect)
+      await as('PUT', STATUS, heartbeat([{ controllerId: a, communication: 'ok' }]))
+      const { org: stranger, key } = await h.orgWithKey('admin')
+      const foreign = await h.inject({ org: stranger, apiKey: key }, { url: STATUS })
+      assert.equal(foreign.statusCode, 404)
+      assert.equal(foreign.json().code, 'NotFound')
+      assert.equal((await as('POST', '/api/sites', { code: 'S2', name: 'Other' })).statusCode, 201)
+      const minted = await as('POST', '/api/admin/api-keys', {
+        role: 'member',
+        name: 'GW-1',
+        expiresAt: new Date(h.clock.now() + 86_400_000).toISOString(),
+        siteId: 'S2',
+      })
+      const gateway = { org, apiKey: minted.json().plaintext as string }
+      const elsewhere = await h.inject(gateway, { method: 'PUT', url: STATUS, payload: heartbeat([{ controllerId: a, communication: 'failed' }]) })
+      assert.equal(elsewhere.statusCode, 404)
+      assert.equal(elsewhere.json().code, 'NotFound')
+      assert.equal((await commAlarms(as)).length, 0, 'nothing raised')
+    })
+  })
+}
