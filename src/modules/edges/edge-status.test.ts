@@ -3,7 +3,11 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { describe, it } from 'node:test'
 import { testDialects, type TestDialect } from '../../../test/harness.ts'
+import { withSystemScope } from '../../db/tenant-scope.ts'
+import { createSiteServices } from '../../site-services.ts'
+import { createAlarmsService } from '../alarms/service.ts'
 import { createController, equipmentSetup, type As } from '../controllers/test-support.ts'
+import { createEdgesService } from './service.ts'
 
 const STATUS = '/api/sites/S1/edges/GW-1/status'
 const STALE_MS = 60_000
@@ -227,6 +231,36 @@ for (const dialect of testDialects()) {
       assert.equal(elsewhere.statusCode, 404)
       assert.equal(elsewhere.json().code, 'NotFound')
       assert.equal((await commAlarms(as)).length, 0, 'nothing raised')
+    })
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: edge stale sweep job`, () => {
+    it("the sweep raises COMM_LOSS for each organisation's controllers gone stale without any read of their status, once", async (t) => {
+      const first = await gateways(t, dialect)
+      const { h } = first
+      const { org, key } = await h.orgWithKey('admin')
+      const second = { org, as: ((method, url, payload) => h.inject({ org, apiKey: key }, { method: method as 'GET', url, payload: payload as object })) as As }
+      assert.equal((await second.as('POST', '/api/sites', { code: 'S1', name: 'Plant' })).statusCode, 201)
+      const other = await createController(second.as)
+      await second.as('POST', `/api/sites/S1/controllers/${other.id}/assign`, { edgeId: 'GW-1' })
+      await first.as('PUT', STATUS, heartbeat([{ controllerId: first.a, communication: 'ok' }]))
+      await second.as('PUT', STATUS, heartbeat([{ controllerId: other.id, communication: 'ok' }]))
+      const { sites, controllers, instances } = createSiteServices({ config: h.config, handle: h.handle, clock: h.clock })
+      const alarms = createAlarmsService({ handle: h.handle, clock: h.clock, sites, instances })
+      const edges = createEdgesService({ handle: h.handle, clock: h.clock, sites, controllers, instances, alarms, staleAfterMs: STALE_MS })
+      const orgs = [first.org.id, second.org.id]
+
+      assert.deepEqual(await withSystemScope(() => edges.sweep({ orgs })), { orgs: 0, raised: 0 }, 'nothing stale yet')
+      h.clock.advance(STALE_MS)
+      assert.deepEqual(await withSystemScope(() => edges.sweep({ orgs })), { orgs: 2, raised: 2 })
+      assert.deepEqual(await withSystemScope(() => edges.sweep({ orgs })), { orgs: 0, raised: 0 }, 'a second sweep finds them alarmed')
+      for (const { as } of [first, second]) {
+        const raised = await commAlarms(as)
+        assert.equal(raised.length, 1)
+        assert.equal(raised[0]!.isActive, true)
+      }
     })
   })
 }

@@ -266,8 +266,10 @@ export function createEdgeStatus(deps: EdgeStatusDeps) {
     },
 
     /** The periodic job: every organisation with a report gone stale and not alarmed yet. */
-    async sweep(): Promise<{ orgs: number; raised: number }> {
-      const orgs = await findOrgsWithUnalarmedUntil(db, clock.now() - staleAfterMs)
+    async sweep(options: { orgs?: readonly OrgId[] } = {}): Promise<{ orgs: number; raised: number }> {
+      const found = await findOrgsWithUnalarmedUntil(db, clock.now() - staleAfterMs)
+      // Only these organisations (tests share a database); every one by default.
+      const orgs = options.orgs === undefined ? found : found.filter((o) => options.orgs!.includes(o))
       let raised = 0
       for (const orgId of orgs) raised += await sweepOrg(orgId)
       return { orgs: orgs.length, raised }
