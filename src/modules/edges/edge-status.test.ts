@@ -212,6 +212,17 @@ for (const dialect of testDialects()) {
       assert.equal(rows.length, 0)
     })
 
+    it('a site with gateway heartbeats and a raised COMM_LOSS is deleted whole (its status rows go with it)', async (t) => {
+      const { h, org, as, a } = await gateways(t, dialect)
+      await as('PUT', STATUS, heartbeat([{ controllerId: a, communication: 'failed' }]))
+      const removed = await as('DELETE', '/api/sites/S1?confirm=S1')
+      assert.equal(removed.statusCode, 204, removed.body)
+      for (const table of ['edge_gateways', 'edge_controller_status'] as const) {
+        const rows = await h.handle.db.selectFrom(table).select('site_code').where('org_id', '=', org.id).execute()
+        assert.equal(rows.length, 0, table)
+      }
+    })
+
     it("another organisation's gateway and a key restricted to another site read as the uniform 404", async (t) => {
       const { h, org, as, a } = await gateways(t, dialect)
       await as('PUT', STATUS, heartbeat([{ controllerId: a, communication: 'ok' }]))
