@@ -160,7 +160,7 @@ export function createEdgeStatus(deps: EdgeStatusDeps) {
 
   /** The stale sweep of one organisation's sites (reads run it for their site; the periodic job for every organisation). */
   async function sweepOrg(orgId: OrgId, siteCode?: string): Promise<number> {
-    const rows = (await findUnalarmedUntil(db, orgId, clock.now() - staleAfterMs)).filter((r) => siteCode === undefined || r.site_code === siteCode)
+    const rows = await findUnalarmedUntil(db, orgId, clock.now() - staleAfterMs, siteCode)
     const bySite = groupBy(rows, (r) => r.site_code)
     let raised = 0
     for (const [site, siteRows] of bySite) raised += await sweepSite(orgId, site, siteRows)

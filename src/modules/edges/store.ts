@@ -31,16 +31,11 @@ export function findControllerStatus(db: Db, orgId: OrgId, siteCode: string, ids
   return q.execute()
 }
 
-/** Reports not alarmed and made at or before `at`, of every site of the organisation (the stale sweep). */
-export function findUnalarmedUntil(db: Db, orgId: OrgId, at: number): Promise<ControllerStatusRow[]> {
-  return db
-    .selectFrom('edge_controller_status')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('is_alarmed', '=', 0)
-    .where('reported_at', '<=', at)
-    .orderBy('reported_at')
-    .execute()
+/** Reports not alarmed and made at or before `at`, of one site or of every site of the organisation (the stale sweep). */
+export function findUnalarmedUntil(db: Db, orgId: OrgId, at: number, siteCode?: string): Promise<ControllerStatusRow[]> {
+  let q = db.selectFrom('edge_controller_status').selectAll().where('org_id', '=', orgId).where('is_alarmed', '=', 0).where('reported_at', '<=', at)
+  if (siteCode !== undefined) q = q.where('site_code', '=', siteCode)
+  return q.orderBy('reported_at').execute()
 }
 
 export async function upsertGateway(db: Db, row: Insertable<EdgeGatewaysTable>): Promise<void> {
