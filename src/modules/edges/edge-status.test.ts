@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { describe, it } from 'node:test'
-import { testDialects, type TestDialect } from '../../../test/harness.ts'
+import { harness, testDialects, type TestDialect } from '../../../test/harness.ts'
 import { withSystemScope } from '../../db/tenant-scope.ts'
 import { createSiteServices } from '../../site-services.ts'
 import { createAlarmsService } from '../alarms/service.ts'
@@ -221,6 +221,41 @@ for (const dialect of testDialects()) {
         const rows = await h.handle.db.selectFrom(table).select('site_code').where('org_id', '=', org.id).execute()
         assert.equal(rows.length, 0, table)
       }
+    })
+
+    it('cloud, a site its site server keeps: a heartbeat is stored and answered, and raises no alarm there', async (t) => {
+      const h = await harness(t, dialect, { SITEGRID_MODE: 'cloud' })
+      const { org, key } = await h.orgWithKey('admin')
+      const as: As = (method, url, payload) => h.inject({ org, apiKey: key }, { method: method as 'GET', url, payload: payload as object })
+      assert.equal((await as('POST', '/api/sites', { code: 'S1', name: 'Plant' })).statusCode, 201)
+      const controller = await createController(as)
+      await as('POST', `/api/sites/S1/controllers/${controller.id}/assign`, { edgeId: 'GW-1' })
+      await h.handle.db
+        .insertInto('site_servers')
+        .values({
+          org_id: org.id,
+          id: 'srv_1',
+          name: 'plant server',
+          sites: JSON.stringify(['S1']),
+          code_hash: null,
+          code_expires_at: null,
+          credential_verifier: null,
+          epoch: null,
+          created_at: h.clock.now(),
+          created_by: 'test',
+          enrolled_at: null,
+          revoked_at: null,
+          revoked_by: null,
+          last_contact_at: null,
+          last_error: null,
+          peer_versions: null,
+          backlog: null,
+        })
+        .execute()
+      const res = await as('PUT', STATUS, heartbeat([{ controllerId: controller.id, communication: 'failed' }]))
+      assert.equal(res.statusCode, 200, res.body)
+      assert.equal(res.json().status.state, 'faulted')
+      assert.equal((await commAlarms(as)).length, 0)
     })
 
     it("another organisation's gateway and a key restricted to another site read as the uniform 404", async (t) => {
