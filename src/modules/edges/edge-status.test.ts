@@ -1,6 +1,7 @@
 // Issue 30: PUT/GET /api/sites/{siteId}/edges/{edgeId}/status, GET …/edges, and the controllers' COMM_LOSS alarms.
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
+import { sql } from 'kysely'
 import { describe, it } from 'node:test'
 import { harness, testDialects, type TestDialect } from '../../../test/harness.ts'
 import { withSystemScope } from '../../db/tenant-scope.ts'
@@ -256,6 +257,43 @@ for (const dialect of testDialects()) {
       assert.equal(res.statusCode, 200, res.body)
       assert.equal(res.json().status.state, 'faulted')
       assert.equal((await commAlarms(as)).length, 0)
+    })
+
+    it('a heartbeat whose alarm write loses its race answers 503 with Retry-After and stores nothing; the next one applies', async (t) => {
+      const h = await harness(t, dialect, {}, { alarmWrites: { writeRetryDeadlineMs: 0 } })
+      const { org, key } = await h.orgWithKey('admin')
+      const as: As = (method, url, payload) => h.inject({ org, apiKey: key }, { method: method as 'GET', url, payload: payload as object })
+      assert.equal((await as('POST', '/api/sites', { code: 'S1', name: 'Plant' })).statusCode, 201)
+      const controller = await createController(as)
+      await as('POST', `/api/sites/S1/controllers/${controller.id}/assign`, { edgeId: 'GW-1' })
+      assert.equal((await as('PUT', STATUS, heartbeat([{ controllerId: controller.id, communication: 'failed' }]))).statusCode, 200)
+      // Every update of the organisation's alarms is skipped, as when another writer won each attempt's race.
+      const name = sql.raw(`edge_lose_race_${org.id.toLowerCase()}`)
+      const orgLit = sql.lit(org.id)
+      if (dialect === 'sqlite')
+        await sql`create trigger ${name} before update on alarms when old.org_id = ${orgLit} begin select raise(ignore); end`.execute(h.handle.db)
+      else {
+        await sql`create function ${name}() returns trigger language plpgsql as $$ begin return null; end $$`.execute(h.handle.db)
+        await sql`create trigger ${name} before update on alarms for each row when (old.org_id = ${orgLit}) execute function ${name}()`.execute(h.handle.db)
+      }
+      h.clock.advance(1000)
+      const recovered = heartbeat([{ controllerId: controller.id, communication: 'ok' }])
+      const busy = await as('PUT', STATUS, recovered)
+      assert.deepEqual([busy.statusCode, busy.json().code, busy.headers['retry-after']], [503, 'ServiceUnavailable', '1'], busy.body)
+      const stored = await h.handle.db.selectFrom('edge_controller_status').select(['communication', 'is_alarmed']).where('org_id', '=', org.id).execute()
+      assert.deepEqual(stored, [{ communication: 'failed', is_alarmed: 1 }], 'the flags stay as they were')
+      if (dialect === 'sqlite') await sql`drop trigger ${name}`.execute(h.handle.db)
+      else {
+        await sql`drop trigger ${name} on alarms`.execute(h.handle.db)
+        await sql`drop function ${name}()`.execute(h.handle.db)
+      }
+      assert.equal((await as('PUT', STATUS, recovered)).statusCode, 200)
+      const alarms = await commAlarms(as)
+      assert.deepEqual(
+        alarms.map((a) => a.isActive),
+        [false],
+        'the resend cleared the alarm',
+      )
     })
 
     it("another organisation's gateway and a key restricted to another site read as the uniform 404", async (t) => {
