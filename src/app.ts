@@ -44,6 +44,7 @@ import { historianRoutes, historianSeriesRoutes } from './modules/historian/rout
 import { historianLiveRoutes } from './modules/historian/live-routes.ts'
 import { edgesRoutes } from './modules/edges/routes.ts'
 import { createEdgesService } from './modules/edges/service.ts'
+import { startEdgeSweepJob } from './modules/edges/sweep-job.ts'
 import { historianStoredParts } from './modules/historian/transfer.ts'
 import { auditRoutes } from './modules/orgs/audit-routes.ts'
 import { domainsRoutes } from './modules/orgs/domains-routes.ts'
@@ -97,6 +98,8 @@ export interface AppDeps {
   consoleDir?: string
   /** Tests: how long an alarm write that keeps losing its race is retried (alarms/retry.ts), so that it runs out at once. */
   alarmWrites?: { writeRetryDeadlineMs: number }
+  /** The serving process (cli/server.ts): run the app's periodic jobs (the edge stale sweep); tests drive them through reads. */
+  runJobs?: boolean
   /** The process's metrics (cli/server.ts serves them); absent: a registry of the app's own. */
   metrics?: Metrics
 }
@@ -218,7 +221,13 @@ export async function buildApp(
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
   await app.register(historianLiveRoutes, { prefix: '/api/sites', handle, clock, sites, instances, limits: config.historianLive })
-  await app.register(edgesRoutes, { prefix: '/api/sites', edges: createEdgesService({ handle, sites, controllers, instances }) })
+  const edges = createEdgesService({ handle, clock, sites, controllers, instances, alarms, staleAfterMs: config.edgeStaleAfterMs })
+  await app.register(edgesRoutes, { prefix: '/api/sites', edges })
+  if (deps.runJobs) {
+    let stopEdgeSweep = async () => {}
+    app.addHook('onReady', async () => void (stopEdgeSweep = startEdgeSweepJob(edges, config.edgeStaleAfterMs, log)))
+    app.addHook('onClose', () => stopEdgeSweep())
+  }
   // A batch left running by a process that died: its samples go, it is marked failed (historian/store/session.ts).
   app.addHook('onReady', async () => {
     const cleaned = await withSystemScope(() => historian.recoverInterrupted()) // every organisation's batches

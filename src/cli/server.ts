@@ -58,7 +58,15 @@ export async function serve(values: Record<string, string | boolean | undefined>
   const metrics = createMetrics({ poolStats: () => handle.poolStats() })
   collectProcessMetrics(metrics)
   // POST /api/admin/config/reload rereads the same sources the start did (the file and this environment).
-  const app = await buildApp({ config, handle, clock: systemClock, log, metrics, reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }) })
+  const app = await buildApp({
+    config,
+    handle,
+    clock: systemClock,
+    log,
+    metrics,
+    runJobs: true,
+    reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }),
+  })
   await app.listen({ host: config.host, port: config.port })
   const metricsListener = await listenForMetrics(metrics, config, log).catch(async (err: unknown) => {
     await app.close() // nothing may hold the process open once the start has failed

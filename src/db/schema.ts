@@ -250,6 +250,33 @@ export interface EdgeConfigVersionsTable {
   version: number
 }
 
+/** The latest heartbeat of an edge gateway (migration 2420). */
+export interface EdgeGatewaysTable {
+  org_id: string
+  site_code: string
+  edge_id: string
+  gateway_version: string
+  is_faulted: number
+  message: string | null
+  heartbeat_at: number
+}
+
+/** The latest report of a controller by the gateway polling it (migration 2420). */
+export interface EdgeControllerStatusTable {
+  org_id: string
+  site_code: string
+  controller_id: string
+  edge_id: string
+  /** ok | failed */
+  communication: string
+  last_good_poll_at: number | null
+  error_count: number
+  last_error: string | null
+  reported_at: number
+  /** 1 while a communication alarm raised for the controller is not cleared. */
+  is_alarmed: number
+}
+
 export interface AlarmsTable {
   org_id: string
   site_code: string
@@ -675,6 +702,8 @@ export interface Database {
   orgs: OrgsTable
   api_keys: ApiKeysTable
   edge_config_versions: EdgeConfigVersionsTable
+  edge_gateways: EdgeGatewaysTable
+  edge_controller_status: EdgeControllerStatusTable
   audit_events: AuditEventsTable
   site_users: SiteUsersTable
   site_signing_keys: SiteSigningKeysTable

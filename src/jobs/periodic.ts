@@ -10,6 +10,8 @@ export interface PeriodicJob {
   run: () => Promise<object>
   done: string
   failed: string
+  /** A run that did nothing worth an info line (a frequent sweep that found nothing) is logged at debug. */
+  isIdle?: (summary: object) => boolean
   /** Hears each run's end, with its summary when it did not fail (the metrics). */
   observe?: (outcome: 'done' | 'failed', summary: object | undefined) => void
 }
@@ -25,7 +27,8 @@ export function startPeriodicJob(o: PeriodicJob, log: FastifyBaseLogger): () => 
     running = o
       .run()
       .then((summary) => {
-        log.info({ job: o.job, ...summary }, o.done)
+        if (o.isIdle?.(summary)) log.debug({ job: o.job, ...summary }, o.done)
+        else log.info({ job: o.job, ...summary }, o.done)
         o.observe?.('done', summary)
       })
       .catch((err: unknown) => {

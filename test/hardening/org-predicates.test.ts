@@ -185,6 +185,9 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       ok(await as('DELETE', '/api/sites/S1/instances/P3'), 'instance delete')
       ok(await as('POST', `/api/sites/S1/controllers/${cid}/assign`, { edgeId: 'GW-1' }), 'edge assignment')
       ok(await as('GET', '/api/sites/S1/edges/GW-1/config'), 'edge config') // issue 30: the version row the triggers keep
+      const beat = { gatewayVersion: '1.0', controllers: [{ controllerId: cid, communication: 'failed', lastGoodPollAt: null, errorCount: 1 }] }
+      ok(await as('PUT', '/api/sites/S1/edges/GW-1/status', beat), 'edge heartbeat') // issue 30: raises COMM_LOSS too
+      ok(await as('GET', '/api/sites/S1/edges'), 'edge gateways')
 
       // Electrical network.
       const E = '/api/sites/S1/electrical'

@@ -21,6 +21,7 @@ import type {
   SupplyPathsSchema,
   TripTimeSchema,
 } from '../../src/modules/electrical/schemas.ts'
+import type { EdgeStatusListSchema } from '../../src/modules/edges/schemas.ts'
 import type { BatchSchema, BatchSummarySchema, RejectionReportSchema, SeriesSchema } from '../../src/modules/historian/schemas.ts'
 import type { BulkReportSchema, InstanceSchema } from '../../src/modules/instances/schemas.ts'
 import type { LastChangesSchema } from '../../src/modules/fleet/last-change.ts'
@@ -53,6 +54,8 @@ export type ProtectionCurves = Static<typeof ProtectionCurvesSchema>
 export type ShortCircuit = Static<typeof ShortCircuitSchema>
 /** An edge as the topology answers name it (with its index in the network's edge order). */
 export type EdgeRef = Loops['loops'][number]['closingEdge']
+
+export type EdgeStatus = Static<typeof EdgeStatusListSchema>['items'][number]
 
 export type Alarm = Static<typeof AlarmSchema>
 export type AlarmLoad = Static<typeof AlarmLoadSchema>

@@ -29,6 +29,7 @@ import * as linkPushCursor from './2340-link-push-cursor.ts'
 import * as deferrableReferences from './2350-deferrable-references.ts'
 import * as electricalStudyParameters from './2400-electrical-study-parameters.ts'
 import * as edgeGateways from './2410-edge-gateways.ts'
+import * as edgeStatus from './2420-edge-status.ts'
 import * as historianLiveRetention from './2430-historian-live-retention.ts'
 
 /**
@@ -66,5 +67,6 @@ export const migrations: Record<string, Migration> = {
   '2350-deferrable-references': deferrableReferences,
   '2400-electrical-study-parameters': electricalStudyParameters,
   '2410-edge-gateways': edgeGateways,
+  '2420-edge-status': edgeStatus,
   '2430-historian-live-retention': historianLiveRetention,
 }

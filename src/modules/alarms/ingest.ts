@@ -16,6 +16,9 @@ import {
 } from './store.ts'
 import { flagsOf } from './view.ts'
 
+/** Who applied a batch: a principal, or `system` for events the server raises itself (history's `actor_kind`). */
+export type EventActor = Pick<Actor, 'kind' | 'subject'> | { kind: 'system'; subject: string }
+
 export interface CheckedEvent {
   index: number
   event: AlarmEventInput
@@ -52,7 +55,7 @@ export async function applyEventBatch(
   trx: Db,
   orgId: OrgId,
   siteCode: string,
-  actor: Actor,
+  actor: EventActor,
   now: number,
   items: CheckedEvent[],
 ): Promise<Map<number, Outcome>> {

@@ -9,7 +9,7 @@ import { recordAudit } from '../audit/service.ts'
 import type { SiteDependent } from '../sites/service.ts'
 import { AlarmEventsFromSiteServer, AlarmStateConflict, AlarmWriteQueueFull } from './errors.ts'
 import { checkForwardedAction, ForwardedToSite, OPERATOR_ACTIONS, type AlarmLink, type CheckedAction, type SettleApplied } from './forward.ts'
-import { applyEventBatch, type CheckedEvent } from './ingest.ts'
+import { applyEventBatch, type CheckedEvent, type EventActor } from './ingest.ts'
 import type { OperatorAction } from './lifecycle.ts'
 import { computeAlarmLoad } from './load.ts'
 import { applyAction, expireShelvesIn } from './operate.ts'
@@ -186,6 +186,31 @@ export function createAlarmsService(deps: AlarmsDeps) {
     return { ...toAlarm(row), history: history.map(toTransition) }
   }
 
+  /** A batch of a site not linked: events for sources `known` does not return, or stamped in the future, are refused one by one. */
+  async function ingestChecked(orgId: OrgId, actor: EventActor, siteCode: string, events: AlarmEventInput[], known: (ids: string[]) => Promise<Set<string>>) {
+    // No upfront expiry here: the batch ends each shelve at its expiry in event time (ingest.ts).
+    const now = clock.now()
+    const results: EventResult[] = events.map((e) => ({ eventId: e.eventId, status: 'accepted', alarmId: null }))
+    const seen = new Set<string>()
+    const checked: CheckedEvent[] = []
+    events.forEach((event, index) => {
+      const occurredAt = Date.parse(event.occurredAt)
+      if (seen.has(event.eventId)) results[index]!.status = 'duplicate'
+      else if (occurredAt > now + MAX_FUTURE_SKEW_MS)
+        refuse(results[index]!, 'OccurredInFuture', `occurredAt is more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of the server clock`)
+      else checked.push({ index, event, occurredAt })
+      seen.add(event.eventId)
+    })
+    const sources = await known([...new Set(checked.map((c) => c.event.instanceId))])
+    const accepted = checked.filter(
+      (c) => sources.has(c.event.instanceId) || refuse(results[c.index]!, 'UnknownInstance', `no instance ${c.event.instanceId} in this site`),
+    )
+    const outcomes = await writeAlarms(orgId, siteCode, (trx) => applyEventBatch(trx, orgId, siteCode, actor, now, accepted))
+    for (const [index, outcome] of outcomes) Object.assign(results[index]!, outcome)
+    const tally = (s: EventResult['status']) => results.filter((r) => r.status === s).length
+    return { accepted: tally('accepted'), duplicates: tally('duplicate'), refused: tally('refused'), results }
+  }
+
   return {
     /**
      * Stores a gateway's batch: events for unknown instances or stamped in the future are refused one by one, a
@@ -194,27 +219,19 @@ export function createAlarmsService(deps: AlarmsDeps) {
     async ingest(orgId: OrgId, actor: Actor, siteCode: string, events: AlarmEventInput[]) {
       await sites.require(orgId, siteCode)
       if (await isLinked(orgId, siteCode)) throw new AlarmEventsFromSiteServer(siteCode)
-      // No upfront expiry here: the batch ends each shelve at its expiry in event time (ingest.ts).
-      const now = clock.now()
-      const results: EventResult[] = events.map((e) => ({ eventId: e.eventId, status: 'accepted', alarmId: null }))
-      const seen = new Set<string>()
-      const checked: CheckedEvent[] = []
-      events.forEach((event, index) => {
-        const occurredAt = Date.parse(event.occurredAt)
-        if (seen.has(event.eventId)) results[index]!.status = 'duplicate'
-        else if (occurredAt > now + MAX_FUTURE_SKEW_MS)
-          refuse(results[index]!, 'OccurredInFuture', `occurredAt is more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of the server clock`)
-        else checked.push({ index, event, occurredAt })
-        seen.add(event.eventId)
-      })
-      const known = await instances.existingIds(orgId, siteCode, [...new Set(checked.map((c) => c.event.instanceId))])
-      const accepted = checked.filter(
-        (c) => known.has(c.event.instanceId) || refuse(results[c.index]!, 'UnknownInstance', `no instance ${c.event.instanceId} in this site`),
-      )
-      const outcomes = await writeAlarms(orgId, siteCode, (trx) => applyEventBatch(trx, orgId, siteCode, actor, now, accepted))
-      for (const [index, outcome] of outcomes) Object.assign(results[index]!, outcome)
-      const tally = (s: EventResult['status']) => results.filter((r) => r.status === s).length
-      return { accepted: tally('accepted'), duplicates: tally('duplicate'), refused: tally('refused'), results }
+      return ingestChecked(orgId, actor, siteCode, events, (ids) => instances.existingIds(orgId, siteCode, ids))
+    },
+
+    /**
+     * Events the server itself raises about equipment that is not an instance (the edges area: a controller that
+     * stopped communicating, `instanceId` its controller id), under the same rules as a gateway's batch (dedup by event
+     * id, one open alarm per source), recorded as by `system` (`subject` names the raiser). Throws
+     * AlarmEventsFromSiteServer in the cloud for a linked site.
+     */
+    async raiseSystemEvents(orgId: OrgId, subject: string, siteCode: string, events: AlarmEventInput[]) {
+      await sites.require(orgId, siteCode)
+      if (await isLinked(orgId, siteCode)) throw new AlarmEventsFromSiteServer(siteCode)
+      return ingestChecked(orgId, { kind: 'system', subject }, siteCode, events, async (ids) => new Set(ids))
     },
 
     /** One page, newest change first; keyset on (changed_at, id), so concurrent inserts never shift a page. */

@@ -7,4 +7,19 @@ export const docs = {
     "the site's controllers or instances (an edit elsewhere in the site also moves it: the gateway then fetches the same configuration " +
     'once more). An edge exists through its assignments: one with no controller assigned answers 404, like an unknown site. ' +
     'Use a key restricted to the site (`siteId` at mint).',
+  putEdgeStatus:
+    "A gateway's heartbeat: its software version, whether it is faulted, and for each controller it polls the communication state " +
+    '(`ok` or `failed`), the last good poll and the error count. Stored as the latest per gateway and per controller (a heartbeat ' +
+    'overwrites the previous one; no log), so sending the same heartbeat again changes nothing but the time heard. A controller not ' +
+    'assigned to this gateway is refused in `results` (`ControllerNotOnEdge`) and never fails the others; one reported twice is a 400. ' +
+    'A controller reported `failed` gets a `COMM_LOSS` alarm (priority high, `instanceId` its controller id, raised by `system`), one ' +
+    "reported `ok` again has it cleared (returned to normal), through the alarms' own rules (one open alarm per source). Send one every " +
+    'few seconds, well within `SITEGRID_EDGE_STALE_AFTER_MS` (default 60 s). A gateway with no controller assigned answers 404.',
+  getEdgeStatus:
+    "A gateway's state and its assigned controllers'. A gateway is `stale` with no heartbeat within `staleAfterMs` (or none yet), " +
+    '`faulted` when its last heartbeat says so or any of its controllers is `faulted`, `online` otherwise; stale wins over faulted. A ' +
+    'controller is `stale` when this gateway has not reported it within `staleAfterMs`, `faulted` when reported `failed`, `online` when ' +
+    'reported `ok`. A controller that was reported and then goes stale gets a `COMM_LOSS` alarm, dated when it went stale (a sweep ' +
+    'every quarter of the stale time, and every read of these routes, raise it); its next `ok` report clears it.',
+  listEdgeStatus: 'Every gateway of the site with at least one controller assigned, by edge id, each as `GET …/edges/{edgeId}/status` answers it.',
 }

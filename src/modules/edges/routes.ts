@@ -1,8 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { problemResponses } from '../../http/problem.ts'
+import { AlarmWriteQueueFull, AlarmWriteRacesLost } from '../alarms/errors.ts'
 import { withHeaders } from '../../http/openapi.ts'
 import { docs } from './docs.ts'
-import { EdgeConfigParams, EdgeConfigSchema } from './schemas.ts'
+import {
+  EdgeConfigParams,
+  EdgeConfigSchema,
+  EdgeHeartbeatBody,
+  EdgeStatusListSchema,
+  EdgeStatusSchema,
+  HeartbeatResultSchema,
+  SiteEdgesParams,
+} from './schemas.ts'
 import type { EdgesService } from './service.ts'
 
 const ETAG = { ETag: { type: 'string', description: "The configuration's version, quoted: send it as `If-None-Match`." } }
@@ -17,6 +26,11 @@ function noneMatch(header: string | undefined, etag: string): boolean {
 }
 
 export const edgesRoutes: FastifyPluginAsyncTypebox<{ edges: EdgesService }> = async (app, { edges }) => {
+  // A heartbeat whose alarm write found the process busy, or lost its race until its deadline, is a 503 the gateway retries.
+  app.addHook('onError', async (_request, reply, error) => {
+    if (error instanceof AlarmWriteQueueFull || error instanceof AlarmWriteRacesLost) reply.header('retry-after', String(error.retryAfterSeconds))
+  })
+
   app.get(
     '/:siteId/edges/:edgeId/config',
     {
@@ -43,5 +57,54 @@ export const edgesRoutes: FastifyPluginAsyncTypebox<{ edges: EdgesService }> = a
       const config = await edges.config(orgId, siteId, edgeId)
       return reply.header('etag', `"${config.version}"`).send(config)
     },
+  )
+
+  app.put(
+    '/:siteId/edges/:edgeId/status',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Edge gateways'],
+        operationId: 'putEdgeStatus',
+        summary: "An edge gateway's heartbeat",
+        description: docs.putEdgeStatus,
+        params: EdgeConfigParams,
+        body: EdgeHeartbeatBody,
+        response: { 200: HeartbeatResultSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429, 503) },
+      },
+    },
+    async (request) => edges.report(request.principal.orgId, request.params.siteId, request.params.edgeId, request.body),
+  )
+
+  app.get(
+    '/:siteId/edges/:edgeId/status',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Edge gateways'],
+        operationId: 'getEdgeStatus',
+        summary: "An edge gateway's state and its controllers'",
+        description: docs.getEdgeStatus,
+        params: EdgeConfigParams,
+        response: { 200: EdgeStatusSchema, ...problemResponses(401, 403, 404, 429, 503) },
+      },
+    },
+    async (request) => edges.status(request.principal.orgId, request.params.siteId, request.params.edgeId),
+  )
+
+  app.get(
+    '/:siteId/edges',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: ['Edge gateways'],
+        operationId: 'listEdgeStatus',
+        summary: "The site's edge gateways with their state",
+        description: docs.listEdgeStatus,
+        params: SiteEdgesParams,
+        response: { 200: EdgeStatusListSchema, ...problemResponses(401, 403, 404, 429, 503) },
+      },
+    },
+    async (request) => ({ items: await edges.list(request.principal.orgId, request.params.siteId) }),
   )
 }

@@ -1,19 +1,24 @@
+import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import { NotFound } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
+import type { AlarmsService } from '../alarms/service.ts'
 import type { ControllersService } from '../controllers/service.ts'
 import type { InstancesService } from '../instances/service.ts'
 import type { SitesService } from '../sites/service.ts'
 import type { EdgeConfig } from './schemas.ts'
+import { createEdgeStatus, listAssigned } from './status.ts'
 import { findConfigVersion } from './store.ts'
-
-const PAGE = 500
 
 export interface EdgesDeps {
   handle: DatabaseHandle
+  clock: Clock
   sites: Pick<SitesService, 'require'>
-  controllers: Pick<ControllersService, 'list'>
+  controllers: Pick<ControllersService, 'list' | 'get'>
   instances: Pick<InstancesService, 'listTagMappings'>
+  alarms: Pick<AlarmsService, 'raiseSystemEvents'>
+  /** SITEGRID_EDGE_STALE_AFTER_MS */
+  staleAfterMs: number
 }
 
 export function createEdgesService(deps: EdgesDeps) {
@@ -29,6 +34,7 @@ export function createEdgesService(deps: EdgesDeps) {
 
   return {
     configVersion,
+    ...createEdgeStatus(deps),
 
     /**
      * What the gateway polls. The version is read before the configuration: a change committed meanwhile is in the
@@ -37,13 +43,7 @@ export function createEdgesService(deps: EdgesDeps) {
      */
     async config(orgId: OrgId, siteCode: string, edgeId: string): Promise<EdgeConfig> {
       const version = await configVersion(orgId, siteCode)
-      const controllers = []
-      let cursor: string | undefined
-      do {
-        const page = await deps.controllers.list(orgId, siteCode, { edgeId, limit: PAGE, ...(cursor === undefined ? {} : { cursor }) })
-        controllers.push(...page.items)
-        cursor = page.nextCursor ?? undefined
-      } while (cursor !== undefined)
+      const controllers = await listAssigned(deps.controllers, orgId, siteCode, edgeId)
       if (controllers.length === 0) throw new NotFound()
       const ids = new Set(controllers.map((c) => c.id))
       const byController = new Map<string, EdgeConfig['controllers'][number]['instances']>()

@@ -94,5 +94,7 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   link_chunks: 'fleet link transfers in progress',
   link_commands: 'alarm actions forwarded over the fleet link',
   idempotency_keys: 'stored answers to retried requests of this server (24 h); a retry after a move executes anew',
+  edge_gateways: 'the latest heartbeat of each gateway, as this server heard it (issue 30)',
+  edge_controller_status: 'the latest report of each controller by its gateway, as this server heard it, and whether its communication alarm is raised',
   edge_config_versions: "counters of this server's changes to a site's controllers and instances (edge gateways' ETags); the import's own writes bump them",
 }

@@ -1,6 +1,6 @@
 // API keys (owners and admins): mint (the plaintext is shown once, with a copy button and a warning), list, and
-// revoke with a reason after a confirmation. The API lists only keys that still authenticate; a key revoked here
-// stays in the table, marked revoked, until the page is left.
+// revoke with a reason after a confirmation. The list shows each key's restriction (site, client networks). The API
+// lists only keys that still authenticate; a key revoked here stays in the table, marked revoked, until the page is left.
 import type { ApiKey, MintedApiKey as MintedKey } from '../api-types.ts'
 import type { Page } from '../context.ts'
 import { openDialog } from '../dialog.ts'
@@ -8,6 +8,13 @@ import { clear, clearProblems, copyShown, field, h, messageOf, select, showProbl
 
 const DAY = 86_400_000
 const ROLE_RANK: Record<string, number> = { member: 1, admin: 2, owner: 3 }
+
+/** Issue 30: a gateway's key reaches one site, optionally only from some client networks. */
+function restriction(k: ApiKey): HTMLElement {
+  const site = k.siteId === null ? 'Every site' : `Site ${k.siteId}`
+  const networks = k.networks === null ? 'any network' : `from ${k.networks.join(', ')}`
+  return h('span', { class: 'key-restriction', 'data-site': k.siteId ?? '', 'data-networks': (k.networks ?? []).join(',') }, `${site}, ${networks}`)
+}
 
 export const page: Page = async (root, ctx) => {
   const myRank = ctx.principal.isPlatformAdmin ? 3 : (ROLE_RANK[ctx.principal.role] ?? 1)
@@ -99,7 +106,7 @@ export const page: Page = async (root, ctx) => {
       listBody.append(
         table(
           'API keys, newest first',
-          ['Name', 'Prefix', 'Role', 'Created', 'Expires', 'Last used', 'Status', 'Actions'],
+          ['Name', 'Prefix', 'Role', 'Restriction', 'Created', 'Expires', 'Last used', 'Status', 'Actions'],
           rows.map((k) => {
             const isRevoked = revoked.has(k.keyId)
             const expired = Date.parse(k.expiresAt) <= Date.now()
@@ -109,6 +116,7 @@ export const page: Page = async (root, ctx) => {
                 k.name,
                 h('code', {}, k.keyPrefix),
                 k.role,
+                restriction(k),
                 time(k.createdAt),
                 time(k.expiresAt),
                 time(k.lastUsedAt),

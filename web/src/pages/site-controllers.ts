@@ -118,7 +118,7 @@ function controllerTable(items: Controller[], ctx: PageContext, code: string, re
             button('Edit', `Edit ${label}`, () => {
               void editController(ctx, code, c, refresh)
             }),
-            button(c.edgeId ? 'Reassign' : 'Assign', `Assign ${label} to an edge gateway`, () => {
+            button(c.edgeId ? 'Reassign' : 'Assign', `${c.edgeId ? 'Reassign' : 'Assign'} ${label} to an edge gateway`, () => {
               void assign(ctx, code, c, refresh)
             }),
             c.edgeId

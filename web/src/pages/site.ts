@@ -1,5 +1,5 @@
 // Site page (/sites/:code): the site's fields (edit, delete with the API's preview), its controllers
-// (site-controllers.ts) and instances (site-instances.ts) with their forms, and the electrical network (site-network.ts): a one-line diagram laid out automatically (supplies on
+// (site-controllers.ts), its edge gateways' states (site-gateways.ts) and instances (site-instances.ts) with their forms, and the electrical network (site-network.ts): a one-line diagram laid out automatically (supplies on
 // top) with a node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted.
 // The site, each controller and each instance say which side last changed them (issue 26, last-change.ts).
 import { adoptStyles } from '../adopt-styles.ts'
@@ -11,6 +11,7 @@ import { nullable, typed } from '../forms.ts'
 import type { Diagram } from '../one-line/diagram.ts'
 import { fillLastChanges, lastChangeSlot } from '../last-change.ts'
 import { controllersSection } from './site-controllers.ts'
+import { showGateways } from './site-gateways.ts'
 import { instancesSection } from './site-instances.ts'
 import { showNetwork } from './site-network.ts'
 import { figures, isAdmin, siteFormFields, sitePath } from './site-parts.ts'
@@ -116,9 +117,10 @@ export const page: Page = async (root, ctx) => {
 
   const controllerNames = new Map<string, string>()
   const controllersBox = h('section', { 'aria-labelledby': 'site-controllers' }, h('h2', { id: 'site-controllers' }, 'Controllers'))
+  const gatewaysBox = h('section', { 'aria-labelledby': 'site-gateways' }, h('h2', { id: 'site-gateways' }, 'Edge gateways'))
   const instancesBox = h('section', { 'aria-labelledby': 'site-instances' }, h('h2', { id: 'site-instances' }, 'Instances'))
   const networkBox = h('section', { 'aria-labelledby': 'site-network' }, h('h2', { id: 'site-network' }, 'Electrical network'))
-  root.append(controllersBox, instancesBox, networkBox)
+  root.append(controllersBox, gatewaysBox, instancesBox, networkBox)
   const controllers = controllersSection(controllersBox, ctx, code, controllerNames)
   const instances = instancesSection(instancesBox, ctx, code, controllerNames)
 
@@ -130,6 +132,7 @@ export const page: Page = async (root, ctx) => {
     else diagram = d
   })
   await controllers.reload()
+  await showGateways(gatewaysBox, ctx, code, site.timeZone)
   await instances.reload()
   return () => {
     left = true
