@@ -292,10 +292,9 @@ describe('console forms in headless Chromium', { concurrency: 2 }, () => {
     await form.waitFor({ state: 'detached' })
     await page.locator('tr[data-instance-id="SH-1"]').filter({ hasText: 'North bench' }).waitFor()
     await shot(page, 'site-records-cloud-admin')
-    assert.deepEqual(
-      (await c.must<{ tagMappings: Record<string, string>; area: string }>('GET', '/api/sites/PIT-4/instances/SH-1')).tagMappings,
-      { hoist: 'Program:Main.Hoist' },
-    )
+    assert.deepEqual((await c.must<{ tagMappings: Record<string, string>; area: string }>('GET', '/api/sites/PIT-4/instances/SH-1')).tagMappings, {
+      hoist: 'Program:Main.Hoist',
+    })
 
     await page.getByRole('button', { name: 'Delete instance SH-1' }).click()
     await dialogNamed(page, 'Delete instance SH-1?').getByRole('button', { name: 'Delete instance' }).click()
