@@ -66,7 +66,7 @@ export const docs = {
     `\`gradingMarginS\`, \`NotTripping\`). Nodes with incomplete settings are listed in \`skipped\`. A node with no supply: 422. ${FAULT_CURRENT} ` +
     `Minimum-fault check: a device's protected zone runs from it towards the fault as far as the next protective device (which protects the ` +
     `rest), so its end is that device's bus, or the faulted node's for the device nearest the fault; \`pickupAboveMinFault\` flags a pickup above ` +
-    `the study's I″k min there, referred to the device. With a typed current and a study that cannot run, \`minimumFaultCheck\` says why and ` +
+    `the least fault the study computes there (the line-to-line I″k2 min, √3/2 of the three-phase I″k min), referred to the device. With a typed current and a study that cannot run, \`minimumFaultCheck\` says why and ` +
     `the flags are null. ${NODE_404}`,
   protectionCurves:
     `For a time–current (TCC) plot: the protective devices the coordination walks (the path from the node to the nearest supply, or ` +

@@ -48,8 +48,10 @@ const zLvb = (c: number, sMva: number) => add(scale(zq(c, sMva), RATIO ** 2), sc
 const zMcc = (c: number, sMva: number) => add(zLvb(c, sMva), [0.01, 0.008])
 const ik = (c: number, z: Z) => (c * 400) / (Math.sqrt(3) * abs(z)) // amperes at 0.4 kV, Z in ohms
 const MCC_MAX = ik(1.1, zMcc(1.1, 250))
-const MCC_MIN = ik(0.95, zMcc(1.0, 150))
-const LVB_MIN = ik(0.95, zLvb(1.0, 150))
+// The least fault, checked against pickups: line-to-line, I″k2 = c·Un / |Z(1) + Z(2)| with Z(2) = Z(1), minimum case.
+const ik2 = (c: number, z: Z) => (c * 400) / (2 * abs(z))
+const MCC_MIN = ik2(0.95, zMcc(1.0, 150))
+const LVB_MIN = ik2(0.95, zLvb(1.0, 150))
 const HVB_MAX = 250_000 / (Math.sqrt(3) * 11) // S″kQ/(√3·Un): the grid's own level at its bus
 const iec = (tms: number, current: number, pickup: number) => (tms * 0.14) / ((current / pickup) ** 0.02 - 1)
 const close = (actual: number, expected: number, message: string) =>
@@ -67,7 +69,7 @@ interface Row {
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: protection from computed fault currents`, () => {
-    it('coordination, trip time and curves take I″k from the study, referred through the transformer; pickups above I″k min at the zone end are flagged', async (t) => {
+    it('coordination, trip time and curves take I″k from the study, referred through the transformer; pickups above the least fault (line-to-line I″k2 min) at the zone end are flagged', async (t) => {
       const { as } = await electricalSetup(t, dialect)
       await loadNetwork(as, NETWORK)
       // Sanity: the sizes behind the flags below.
@@ -102,9 +104,9 @@ for (const dialect of testDialects()) {
           ['LVB', false],
         ],
       )
-      close(cbm.zoneEndMinFaultA!, MCC_MIN, 'I″k min at the MCC')
-      close(cbl.zoneEndMinFaultA!, MCC_MIN, 'I″k min at the MCC for CBL')
-      close(cbh.zoneEndMinFaultA!, LVB_MIN * RATIO, 'I″k min at the LV board, seen from the HV side')
+      close(cbm.zoneEndMinFaultA!, MCC_MIN, 'I″k2 min at the MCC')
+      close(cbl.zoneEndMinFaultA!, MCC_MIN, 'I″k2 min at the MCC for CBL')
+      close(cbh.zoneEndMinFaultA!, LVB_MIN * RATIO, 'I″k2 min at the LV board, seen from the HV side')
       assert.equal(c.pickupAboveMinFaultCount, 1)
       assert.deepEqual(c.minimumFaultCheck, { checked: true, detail: null, missing: [] })
 

@@ -276,9 +276,9 @@ describe('fault currents referred along a supply path (issue 31)', () => {
 
   it('a fault at a transformer node is on its supply side; each zone ends at the next device towards the fault', () => {
     const levels = new Map([
-      ['B11', { busId: 'B11', ikssMaxKa: 10, ikssMinKa: 8 }],
-      ['LV', { busId: 'LV', ikssMaxKa: 30, ikssMinKa: 20 }],
-      ['G33', { busId: 'G33', ikssMaxKa: 5, ikssMinKa: 4 }],
+      ['B11', { busId: 'B11', ikssMaxKa: 10, ikssTwoPhaseMinKa: 8 }],
+      ['LV', { busId: 'LV', ikssMaxKa: 30, ikssTwoPhaseMinKa: 20 }],
+      ['G33', { busId: 'G33', ikssMaxKa: 5, ikssTwoPhaseMinKa: 4 }],
     ])
     const fromT2 = pathTo('T2', 'G33')
     assert.deepEqual(

@@ -322,7 +322,8 @@ export function pathCurrentRatios(graph: Graph, path: SupplyPath, through: numbe
 export interface FaultLevel {
   readonly busId: string
   readonly ikssMaxKa: number
-  readonly ikssMinKa: number
+  /** The least fault the study computes there: line-to-line, minimum case (I″k2 min = √3/2 · I″k min). */
+  readonly ikssTwoPhaseMinKa: number
 }
 
 /** For each path node, the bus a fault at it sits on (a transformer: the next node's towards the supply), or null. */
@@ -337,7 +338,7 @@ export function faultLevelsAlong(graph: Graph, path: SupplyPath, levelOf: (nodeI
 export interface MinimumFaultCheck {
   /** Where the device's zone ends: the bus of the next device towards the fault, or the faulted node's for the first. */
   readonly zoneEndBusId: string | null
-  /** I″k min at the zone's end, in amperes as the device sees it (referred through the transformers between). */
+  /** The least fault at the zone's end (I″k2 min), in amperes as the device sees it (referred through the transformers between). */
   readonly zoneEndMinFaultA: number | null
   /** The pickup exceeds that current: the device does not see the least fault at the end of its zone. */
   readonly pickupAboveMinFault: boolean | null
@@ -358,7 +359,7 @@ export function minimumFaultChecks(
     const end = d === 0 ? 0 : deviceIndex[d - 1]!
     const level = levels[end]
     if (!level) return { zoneEndBusId: null, zoneEndMinFaultA: null, pickupAboveMinFault: null }
-    const seenA = level.ikssMinKa * 1000 * (ratios[k]! / ratios[end]!)
+    const seenA = level.ikssTwoPhaseMinKa * 1000 * (ratios[k]! / ratios[end]!)
     return { zoneEndBusId: level.busId, zoneEndMinFaultA: seenA, pickupAboveMinFault: pickupsA[d]! > seenA }
   })
 }

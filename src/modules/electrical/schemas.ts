@@ -529,7 +529,8 @@ export const CoordinationSchema = Type.Object(
               "node's bus for the device nearest the fault; null when the study has no level there.",
           }),
           zoneEndMinFaultA: Type.Union([Type.Number(), Type.Null()], {
-            description: 'I″k min (IEC 60909 minimum case) at the zone end, in amperes as this device sees it.',
+            description:
+              'The least fault at the zone end: the line-to-line I″k2 min (IEC 60909 minimum case, √3/2 of the three-phase I″k min), in amperes as this device sees it.',
           }),
           pickupAboveMinFault: Type.Union([Type.Boolean(), Type.Null()], {
             description: 'Flag: the pickup exceeds `zoneEndMinFaultA`, so the device misses the least fault at the end of its zone.',
