@@ -1,7 +1,8 @@
 // Issue 31 in the console, in headless Chromium in site mode as the site-PIN owner: the one-line diagram's fault-level
 // layer (I″k max under each bus, the study in a table) and the protection check at the short-circuit study's current
 // by default (the TCC plot's fault line, each device's current referred through the transformer, a pickup above
-// I″k min flagged), the supply picker of issue 28, a typed current, and the study's 422 said on the page.
+// I″k min flagged), the supply picker of issue 28, a typed current, and the study's 422 said on the page; the voltage
+// layer (the load flow's |U| under each bus, buses and branches in tables).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
@@ -94,6 +95,30 @@ test('fault levels on the one-line and the TCC plot at the computed fault curren
   assert.equal(await page.getByRole('button', { name: 'Hide fault levels' }).getAttribute('aria-pressed'), 'true')
   await shot(page, 'studies-fault-levels')
   assert.deepEqual(await seriousViolations(page), [], 'axe: the fault-level layer and its table')
+
+  // The voltage layer (the load flow) replaces it: first the study's 422 (the generator's output is not set), said as
+  // the API says it; once set, |U| under each bus and the buses and branches in tables, the API's own figures.
+  await page.getByRole('button', { name: 'Show voltages' }).click()
+  const lacking = page.locator('.fault-levels [role="alert"][data-code="StudyDataMissing"]')
+  await lacking.waitFor()
+  assert.match(await lacking.innerText(), /activePowerKw of node "GEN"/)
+  assert.equal(await page.getByRole('button', { name: 'Show fault levels' }).getAttribute('aria-pressed'), 'false', 'one layer at a time')
+  assert.equal(await page.locator('text.ol-annotation').count(), 0)
+  const gen = NETWORK.nodes.find((n) => n.id === 'GEN')!
+  await c.must('PUT', `${BASE}/nodes/GEN`, { study: { ...gen.study, activePowerKw: 200 } })
+  await page.getByRole('button', { name: 'Hide voltages' }).click()
+  await page.getByRole('button', { name: 'Show voltages' }).click()
+  await page.getByRole('table', { name: 'Bus voltages' }).waitFor()
+  const flow = await c.must<{ converged: boolean; buses: Array<{ busId: string; voltagePu: number }>; branches: unknown[] }>('GET', `${BASE}/studies/load-flow`)
+  assert.equal(flow.converged, true)
+  assert.equal(await page.locator('.fault-levels tr[data-bus-id]').count(), flow.buses.length)
+  assert.equal(await page.getByRole('table', { name: 'Branch flows' }).locator('tbody tr').count(), flow.branches.length)
+  for (const bus of flow.buses.filter((b) => ['LVB', 'MCC'].includes(b.busId)))
+    assert.equal(await page.locator(`text.ol-annotation[data-node-id="${bus.busId}"]`).textContent(), `U ${bus.voltagePu.toFixed(3)} pu`)
+  await shot(page, 'studies-voltages')
+  assert.deepEqual(await seriousViolations(page), [], 'axe: the voltage layer and its tables')
+  await page.getByRole('button', { name: 'Hide voltages' }).click()
+  assert.equal(await page.locator('text.ol-annotation').count(), 0)
 
   // OUT's check runs at once at the study's current: I″k max at the MCC, towards the nearest supply (the generator).
   await node(page, 'OUT').click()

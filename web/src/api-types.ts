@@ -17,6 +17,7 @@ import type {
   NetworkSchema,
   NodeSchema,
   ProtectionCurvesSchema,
+  LoadFlowSchema,
   ShortCircuitSchema,
   SupplyPathsSchema,
   TripTimeSchema,
@@ -52,6 +53,7 @@ export type TripTime = Static<typeof TripTimeSchema>
 export type Coordination = Static<typeof CoordinationSchema>
 export type ProtectionCurves = Static<typeof ProtectionCurvesSchema>
 export type ShortCircuit = Static<typeof ShortCircuitSchema>
+export type LoadFlow = Static<typeof LoadFlowSchema>
 /** An edge as the topology answers name it (with its index in the network's edge order). */
 export type EdgeRef = Loops['loops'][number]['closingEdge']
 

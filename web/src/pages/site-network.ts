@@ -2,9 +2,10 @@
 // node panel (ratings, protection, supply paths) and the islands and loops listed and highlighted. Owners and admins
 // edit it here (one-line/editor.ts: add, connect, edit, delete, import a file; a refused import's problems marked on
 // the file's diagram), and a node's protection check (site-protection.ts) draws the time–current curves of its supply
-// path beside the coordination table. A toggle lays the short-circuit study's fault level (I″k max) on each bus of the
-// diagram, with the whole study in a table, or says which node lacks which parameter when the study answers 422.
-import type { EdgeRef, ElectricalEdge, ElectricalNode, Islands, Loops, Network, ShortCircuit, SupplyPaths } from '../api-types.ts'
+// path beside the coordination table. Study toggles lay the short-circuit study's fault level (I″k max) or the load
+// flow's voltage on each bus of the diagram, with the whole study in tables, or say which node lacks which parameter
+// when the study answers 422.
+import type { EdgeRef, ElectricalEdge, ElectricalNode, Islands, LoadFlow, Loops, Network, ShortCircuit, SupplyPaths } from '../api-types.ts'
 import { adoptStyles } from '../adopt-styles.ts'
 import type { PageContext } from '../context.ts'
 import { append, clear, h, messageOf, table, type Child } from '../dom.ts'
@@ -284,7 +285,7 @@ async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, sec
       'Select a node and check its protection: the curves of the devices on its path to a supply are drawn here, beside the coordination table.',
     ),
   )
-  const faultLevels = faultLevelLayer(ctx, base, diagram, infos)
+  const studies = studyLayers(ctx, base, diagram, infos)
   box.append(
     h(
       'p',
@@ -293,9 +294,9 @@ async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, sec
       islands.unsuppliedIslandCount > 0 ? h('span', { class: 'warn-text' }, ` (${islands.unsuppliedIslandCount} without supply)`) : '',
       `; ${loops.isRadial ? 'radial' : `${loops.loopCount} loop${loops.loopCount === 1 ? '' : 's'}`}.`,
     ),
-    faultLevels.bar,
+    studies.bar,
     h('div', { class: 'network-area' }, diagram.element, panel),
-    faultLevels.section,
+    studies.section,
     tccBox,
     h(
       'div',
@@ -319,77 +320,159 @@ async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, sec
 }
 
 const kA = (value: number) => `${Number(value.toPrecision(3))} kA`
+const pu = (value: number) => `${value.toFixed(3)} pu`
+const kW = (value: number) => `${Number(value.toFixed(1))} kW`
+
+/** One study the diagram can show: what it asks, what it writes under each bus, and its table. */
+interface StudyLayer<T> {
+  /** The toggle's name: "Show …" / "Hide …". */
+  name: string
+  path: string
+  busLabels(answer: T): ReadonlyMap<string, string>
+  /** The table (and notes) under the diagram; the answer's own refusal (a 200 that found nothing) as a string. */
+  render(answer: T): Child[] | string
+}
 
 /**
- * The fault-level layer: a toggle that asks the short-circuit study (…/studies/short-circuit, kept per network version
- * by the server) and writes each bus's I″k max under the node the bus is named after, with every bus in a table; the
- * study's 422 is said as the API says it (the first node and parameter it lacks, and how many).
+ * The study layers (issue 31): one toggle per study, one shown at a time. A toggle asks the study (kept per network
+ * version by the server), writes its figure under the node each bus is named after, and lists every bus in a table;
+ * a 422 is said as the API says it (the first node and parameter it lacks, and how many).
  */
-function faultLevelLayer(ctx: PageContext, base: string, diagram: Diagram, infos: ReadonlyMap<string, DiagramNodeInfo>) {
-  const toggle = h('button', { type: 'button', class: 'secondary', 'aria-pressed': 'false' }, 'Show fault levels')
+function studyLayers(ctx: PageContext, base: string, diagram: Diagram, infos: ReadonlyMap<string, DiagramNodeInfo>) {
   const section = h('section', { class: 'fault-levels', 'aria-live': 'polite', hidden: true })
-  const off = () => {
-    toggle.setAttribute('aria-pressed', 'false')
-    toggle.textContent = 'Show fault levels'
-    diagram.annotate(new Map())
-    clear(section)
-    section.hidden = true
-  }
-  const on = async () => {
-    toggle.setAttribute('aria-pressed', 'true')
-    toggle.textContent = 'Hide fault levels'
-    section.hidden = false
-    clear(section)
-    section.append(h('p', { class: 'hint' }, 'Computing the short-circuit study…'))
-    let study: ShortCircuit
-    try {
-      study = await api(ctx).get<ShortCircuit>(`${base}/studies/short-circuit`)
-    } catch (error) {
-      if (toggle.getAttribute('aria-pressed') !== 'true') return
+  const shown: Array<{ isOn(): boolean; off(): void }> = []
+  const layer = <T>(spec: StudyLayer<T>) => {
+    const toggle = h('button', { type: 'button', class: 'secondary', 'aria-pressed': 'false' }, `Show ${spec.name}`)
+    const isOn = () => toggle.getAttribute('aria-pressed') === 'true'
+    const off = () => {
+      toggle.setAttribute('aria-pressed', 'false')
+      toggle.textContent = `Show ${spec.name}`
+      diagram.annotate(new Map())
       clear(section)
-      section.append(
-        h('p', { class: 'form-error', role: 'alert', 'data-code': (error as { code?: string }).code ?? '' }, `No fault levels: ${messageOf(error)}`),
-        h('p', { class: 'hint' }, "Set the missing study parameters in the node's Edit dialog; the study runs again after every change of the network."),
-      )
-      return
+      section.hidden = true
     }
-    if (toggle.getAttribute('aria-pressed') !== 'true') return
-    diagram.annotate(new Map(study.buses.filter((b) => infos.has(b.busId)).map((b) => [b.busId, `I″k ${kA(b.ikssMaxKa)}`])))
-    clear(section)
-    append(
-      section,
-      h('h3', {}, 'Fault levels'),
-      h(
-        'p',
-        { class: 'hint' },
-        `Three-phase, IEC 60909-0 (c-factors LV ${study.assumed.cFactors.lv.max}/${study.assumed.cFactors.lv.min}, ` +
-          `MV/HV ${study.assumed.cFactors.mvHv.max}/${study.assumed.cFactors.mvHv.min}); I″k max is written under each bus on the diagram.`,
-      ),
-      table(
-        'Short-circuit currents by bus',
-        ['Bus', 'Nodes', 'Un', 'I″k max', 'I″k min', 'ip', 'X/R'],
-        study.buses.map((b) => ({
-          attrs: { 'data-bus-id': b.busId },
-          cells: [
-            b.busId,
-            b.nodeIds.join(', '),
-            `${Number(b.nominalVoltageKv.toPrecision(4))} kV`,
-            kA(b.ikssMaxKa),
-            kA(b.ikssMinKa),
-            kA(b.ipKa),
-            Number(b.xrRatio.toPrecision(3)),
-          ],
-        })),
-        { empty: 'No bus is fed by a utility supply or a generator.' },
-      ),
-      study.unsuppliedBusIds.length > 0 ? h('p', { class: 'hint' }, `Not fed (no fault current): ${study.unsuppliedBusIds.join(', ')}`) : null,
-    )
+    const on = async () => {
+      for (const other of shown) if (other.isOn()) other.off()
+      toggle.setAttribute('aria-pressed', 'true')
+      toggle.textContent = `Hide ${spec.name}`
+      section.hidden = false
+      clear(section)
+      section.append(h('p', { class: 'hint' }, 'Computing the study…'))
+      let answer: T
+      try {
+        answer = await api(ctx).get<T>(`${base}/${spec.path}`)
+      } catch (error) {
+        if (!isOn()) return
+        clear(section)
+        section.append(
+          h('p', { class: 'form-error', role: 'alert', 'data-code': (error as { code?: string }).code ?? '' }, `No ${spec.name}: ${messageOf(error)}`),
+          h('p', { class: 'hint' }, "Set the missing study parameters in the node's Edit dialog; the study runs again after every change of the network."),
+        )
+        return
+      }
+      if (!isOn()) return
+      const rendered = spec.render(answer)
+      clear(section)
+      if (typeof rendered === 'string') {
+        section.append(h('p', { class: 'form-error', role: 'alert' }, rendered))
+        return
+      }
+      diagram.annotate(new Map([...spec.busLabels(answer)].filter(([busId]) => infos.has(busId))))
+      append(section, ...rendered)
+    }
+    toggle.addEventListener('click', () => {
+      if (isOn()) off()
+      else void on()
+    })
+    shown.push({ isOn, off })
+    return toggle
   }
-  toggle.addEventListener('click', () => {
-    if (toggle.getAttribute('aria-pressed') === 'true') off()
-    else void on()
-  })
-  const bar = h('div', { class: 'network-studies-bar', role: 'group', 'aria-label': 'Studies' }, toggle)
+  const bar = h(
+    'div',
+    { class: 'network-studies-bar', role: 'group', 'aria-label': 'Studies' },
+    layer<ShortCircuit>({
+      name: 'fault levels',
+      path: 'studies/short-circuit',
+      busLabels: (study) => new Map(study.buses.map((b) => [b.busId, `I″k ${kA(b.ikssMaxKa)}`])),
+      render: (study) => [
+        h('h3', {}, 'Fault levels'),
+        h(
+          'p',
+          { class: 'hint' },
+          `Three-phase, IEC 60909-0 (c-factors LV ${study.assumed.cFactors.lv.max}/${study.assumed.cFactors.lv.min}, ` +
+            `MV/HV ${study.assumed.cFactors.mvHv.max}/${study.assumed.cFactors.mvHv.min}); I″k max is written under each bus on the diagram.`,
+        ),
+        table(
+          'Short-circuit currents by bus',
+          ['Bus', 'Nodes', 'Un', 'I″k max', 'I″k min', 'ip', 'X/R'],
+          study.buses.map((b) => ({
+            attrs: { 'data-bus-id': b.busId },
+            cells: [
+              b.busId,
+              b.nodeIds.join(', '),
+              `${Number(b.nominalVoltageKv.toPrecision(4))} kV`,
+              kA(b.ikssMaxKa),
+              kA(b.ikssMinKa),
+              kA(b.ipKa),
+              Number(b.xrRatio.toPrecision(3)),
+            ],
+          })),
+          { empty: 'No bus is fed by a utility supply or a generator.' },
+        ),
+        study.unsuppliedBusIds.length > 0 ? h('p', { class: 'hint' }, `Not fed (no fault current): ${study.unsuppliedBusIds.join(', ')}`) : null,
+      ],
+    }),
+    layer<LoadFlow>({
+      name: 'voltages',
+      path: 'studies/load-flow',
+      busLabels: (flow) => new Map(flow.buses.map((b) => [b.busId, `U ${pu(b.voltagePu)}`])),
+      render: (flow) =>
+        !flow.converged
+          ? `No voltages: the load flow found no solution (${flow.note ?? `${flow.iterations} iterations`}).`
+          : [
+              h('h3', {}, 'Voltages and flows'),
+              h(
+                'p',
+                { class: 'hint' },
+                `Newton–Raphson load flow, converged in ${flow.iterations} iteration${flow.iterations === 1 ? '' : 's'}; ` +
+                  `|U| is written under each bus on the diagram. Losses ${kW(flow.branches.reduce((sum, b) => sum + b.lossKw, 0))}.`,
+              ),
+              table(
+                'Bus voltages',
+                ['Bus', 'Nodes', 'Un', '|U|', 'U', 'Angle', 'Load'],
+                flow.buses.map((b) => ({
+                  attrs: { 'data-bus-id': b.busId, 'data-voltage-pu': b.voltagePu },
+                  cells: [
+                    b.busId,
+                    b.nodeIds.join(', '),
+                    `${Number(b.nominalVoltageKv.toPrecision(4))} kV`,
+                    pu(b.voltagePu),
+                    `${Math.round(b.voltageV)} V`,
+                    `${b.angleDeg.toFixed(2)}°`,
+                    kW(b.pLoadKw),
+                  ],
+                })),
+                { empty: 'No bus is fed by a utility supply or a generator.' },
+              ),
+              table(
+                'Branch flows',
+                ['Branch', 'From → to', 'P in', 'Current', 'Losses', 'Loading'],
+                flow.branches.map((b) => ({
+                  attrs: { 'data-branch-id': b.branchId },
+                  cells: [
+                    b.nodeId,
+                    `${b.fromBusId} → ${b.toBusId}`,
+                    kW(b.pFromKw),
+                    `${Math.round(Math.max(b.currentFromA, b.currentToA))} A`,
+                    kW(b.lossKw),
+                    b.loadingPercent === null ? '—' : h('span', { class: b.loadingPercent > 100 ? 'warn-text' : '' }, `${Math.round(b.loadingPercent)} %`),
+                  ],
+                })),
+                { empty: 'No cable, line or transformer carries power.' },
+              ),
+            ],
+    }),
+  )
   return { bar, section }
 }
 
