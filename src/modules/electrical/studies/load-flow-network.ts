@@ -1,10 +1,9 @@
 import { EdgeType, NodeType } from '../codes.ts'
-import { StudyDataMissing, type MissingStudyData } from '../errors.ts'
-import { buildBuses, UnionFind } from '../pandapower.ts'
-import type { ElectricalNode, Graph } from '../topology.ts'
-import { cableFromSize } from './cable-table.ts'
+import { StudyDataMissing } from '../errors.ts'
+import { UnionFind } from '../pandapower.ts'
+import type { Graph } from '../topology.ts'
 import type { LoadFlowBranch, LoadFlowBus, LoadFlowCase } from './load-flow-case.ts'
-import type { CableFromSizeUsed } from './short-circuit.ts'
+import { studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
 
 /**
  * The stored network as the load flow's bus/branch model (load-flow-case.ts), per unit on BASE_MVA and each bus's
@@ -67,29 +66,9 @@ const { UtilitySupply, Generator, PowerTransformer, Motor, FeederLoad, Capacitor
 /** The model of `graph`; 422 (`StudyDataMissing`) naming every node and parameter of a supplied part it lacks. */
 export function loadFlowNetwork(graph: Graph): LoadFlowNetwork {
   const { nodes, edges, edgeSource, edgeTarget, adjStart } = graph
-  const missing: MissingStudyData[] = []
-  const num = (node: ElectricalNode, parameter: string, reason: string): number => {
-    const value = node.study?.[parameter]
-    if (typeof value === 'number') return value
-    missing.push({ nodeId: node.id, parameter, reason })
-    return Number.NaN
-  }
+  const { missing, num, cablesFromSize, cableOhms } = studyParameters()
   const notModelled: { nodeId: string; reason: string }[] = []
-  const cablesFromSize: CableFromSizeUsed[] = []
-  const conflicts: string[] = []
-  const model = buildBuses(graph, (_code, _message, nodeId) => conflicts.push(nodeId))
-  const { busCount, busName, termBase, isPair } = model
-  const merged = new UnionFind(busCount)
-  for (let e = 0; e < edges.length; e++) {
-    if (edges[e]!.edgeType === EdgeType.BusTie) merged.union(model.busOf(edgeSource[e]!, e), model.busOf(edgeTarget[e]!, e))
-  }
-  for (let i = 0; i < nodes.length; i++) {
-    if (isPair(i) && nodes[i]!.nodeType !== PowerTransformer) merged.union(model.busOfTerm[termBase[i]!]!, model.busOfTerm[termBase[i]! + 1]!)
-  }
-  const busOfTerm = (t: number) => merged.find(model.busOfTerm[t]!)
-  const busOfNode = (i: number) => busOfTerm(termBase[i]!)
-  const vn: (number | null)[] = new Array<number | null>(busCount).fill(null)
-  for (let b = 0; b < busCount; b++) if (model.vn[b] != null && vn[merged.find(b)] == null) vn[merged.find(b)] = model.vn[b]!
+  const { busCount, termBase, isPair, conflicts, bus, busOf, busOfTerm, busOfNode, vn, nodesOnBus, nameOf } = studyBuses(graph)
 
   interface Series {
     readonly from: number
@@ -105,28 +84,18 @@ export function loadFlowNetwork(graph: Graph): LoadFlowNetwork {
   for (let e = 0; e < edges.length; e++) {
     const type = edges[e]!.edgeType
     if (type !== EdgeType.Cable && type !== EdgeType.OverheadLine) continue
-    const from = merged.find(model.busOf(edgeSource[e]!, e))
-    const to = merged.find(model.busOf(edgeTarget[e]!, e))
+    const from = busOf(edgeSource[e]!, e)
+    const to = busOf(edgeTarget[e]!, e)
     if (from === to) continue
     const fed = nodes[edgeTarget[e]!]!
-    const reason = 'the cable or line feeding this node'
-    const lengthM = fed.cableLengthM ?? null
-    if (lengthM === null) missing.push({ nodeId: fed.id, parameter: 'cableLengthM', reason })
-    else if (!(lengthM > 0))
-      missing.push({ nodeId: fed.id, parameter: 'cableLengthM', reason: `${reason}: 0 m has no impedance (join the nodes with a BusbarLink)` })
-    const own = typeof fed.study?.rOhmPerKm === 'number' && typeof fed.study?.xOhmPerKm === 'number'
-    const table = !own && type === EdgeType.Cable && fed.cableSize ? cableFromSize(fed.cableSize) : null
-    if (table !== null) cablesFromSize.push({ nodeId: fed.id, cableSize: fed.cableSize!, rOhmPerKm: table.rOhmPerKm, xOhmPerKm: table.xOhmPerKm })
-    const sizeHint = type === EdgeType.Cable ? `${reason} (or a cableSize the cable table reads, e.g. "185mm² Cu")` : reason
-    const r = table?.rOhmPerKm ?? num(fed, 'rOhmPerKm', sizeHint)
-    const x = table?.xOhmPerKm ?? num(fed, 'xOhmPerKm', sizeHint)
+    const { rOhm, xOhm } = cableOhms(fed, type)
     const ampacityA = fed.study?.ampacityA
     parts.union(from, to)
     series.push({
       from,
       to,
-      rOhm: (r * (lengthM ?? 0)) / 1000,
-      xOhm: (x * (lengthM ?? 0)) / 1000,
+      rOhm,
+      xOhm,
       tapRatio: 1,
       mapped: {
         branchId: `${graph.nodes[edgeSource[e]!]!.id}>${fed.id}`,
@@ -265,21 +234,11 @@ export function loadFlowNetwork(graph: Graph): LoadFlowNetwork {
     sources.push({ nodeId: nodes[i]!.id, busKind: 'pv', ...set })
   }
 
-  // The nodes on each bus (a transformer sits between two); a bus is named as in the short-circuit study.
-  const nodesOnBus = new Map<number, string[]>()
-  const namedBy = new Map<number, string>()
-  for (let i = 0; i < nodes.length; i++) {
-    if (isPair(i) && nodes[i]!.nodeType === PowerTransformer) continue
-    const b = busOfNode(i)
-    nodesOnBus.set(b, [...(nodesOnBus.get(b) ?? []), nodes[i]!.id])
-    if (!isPair(i) && !namedBy.has(b)) namedBy.set(b, nodes[i]!.id)
-  }
-  const nameOf = (b: number) => namedBy.get(b) ?? busName[b]!
   const index = new Int32Array(busCount).fill(-1)
   const studied: number[] = []
   const unsuppliedBusIds: string[] = []
   for (let b = 0; b < busCount; b++) {
-    if (merged.find(b) !== b) continue
+    if (bus(b) !== b) continue
     if (slackParts.has(parts.find(b))) index[b] = studied.push(b) - 1
     else unsuppliedBusIds.push(nameOf(b))
   }

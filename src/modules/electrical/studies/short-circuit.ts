@@ -1,10 +1,10 @@
 import { EdgeType, NodeType } from '../codes.ts'
-import { StudyDataMissing, StudyTooLarge, type MissingStudyData } from '../errors.ts'
-import { buildBuses, UnionFind } from '../pandapower.ts'
+import { StudyDataMissing, StudyTooLarge } from '../errors.ts'
+import { UnionFind } from '../pandapower.ts'
 import type { ElectricalNode, Graph } from '../topology.ts'
-import { cableFromSize } from './cable-table.ts'
 import { factorBlocks, orderBlockPattern, solveBlocks } from './load-flow-sparse.ts'
 import { inverseDiagonal } from './sparse-inverse.ts'
+import { studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
 
 /**
  * Three-phase short-circuit currents by IEC 60909-0 (2016): the equivalent voltage source c·Un/√3 at the fault,
@@ -66,13 +66,6 @@ export interface CorrectionFactor {
   readonly value: number
 }
 
-export interface CableFromSizeUsed {
-  readonly nodeId: string
-  readonly cableSize: string
-  readonly rOhmPerKm: number
-  readonly xOhmPerKm: number
-}
-
 export interface ShortCircuitResult {
   readonly faultTypes: ['threePhase', 'twoPhase']
   readonly method: string
@@ -127,33 +120,9 @@ function cFactors(kv: number, options: ShortCircuitOptions): { max: number; min:
 /** The study; 422 (`StudyDataMissing`) naming every node and parameter it lacks. */
 export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): ShortCircuitResult {
   const { nodes, edges, edgeSource, edgeTarget, adjStart } = graph
-  const missing: MissingStudyData[] = []
-  const need = (node: ElectricalNode, parameter: string, reason: string) => missing.push({ nodeId: node.id, parameter, reason })
-  const num = (node: ElectricalNode, parameter: string, reason: string): number => {
-    const value = node.study?.[parameter]
-    if (typeof value === 'number') return value
-    need(node, parameter, reason)
-    return Number.NaN
-  }
+  const { missing, need, num, cablesFromSize, cableOhms } = studyParameters()
   const notModelled: { nodeId: string; reason: string }[] = []
-  const cablesFromSize: CableFromSizeUsed[] = []
-  const conflicts: string[] = []
-  const model = buildBuses(graph, (_code, _message, nodeId) => conflicts.push(nodeId))
-  const { busCount, busName, termBase, isPair } = model
-  // Closed switching devices and bus ties join their buses (zero impedance): a study bus is such a group, `bus(b)`.
-  const merged = new UnionFind(busCount)
-  for (let e = 0; e < edges.length; e++) {
-    if (edges[e]!.edgeType === EdgeType.BusTie) merged.union(model.busOf(edgeSource[e]!, e), model.busOf(edgeTarget[e]!, e))
-  }
-  for (let i = 0; i < nodes.length; i++) {
-    if (isPair(i) && nodes[i]!.nodeType !== PowerTransformer) merged.union(model.busOfTerm[termBase[i]!]!, model.busOfTerm[termBase[i]! + 1]!)
-  }
-  const bus = (b: number) => merged.find(b)
-  const busOf = (i: number, e: number) => bus(model.busOf(i, e))
-  const busOfTerm = (t: number) => bus(model.busOfTerm[t]!)
-  const vn: (number | null)[] = new Array<number | null>(busCount).fill(null)
-  for (let b = 0; b < busCount; b++) if (model.vn[b] != null && vn[bus(b)] == null) vn[bus(b)] = model.vn[b]!
-  const busOfNode = (i: number) => busOfTerm(termBase[i]!)
+  const { busCount, termBase, isPair, conflicts, bus, busOf, busOfTerm, busOfNode, vn, nodesOnBus, nameOf } = studyBuses(graph)
 
   // Branches and energised parts: buses joined by lines and transformers.
   const branches: Branch[] = []
@@ -166,20 +135,9 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     const from = busOf(edgeSource[e]!, e)
     const to = busOf(edgeTarget[e]!, e)
     if (from === to) continue
-    const fed = nodes[edgeTarget[e]!]!
-    const reason = 'the cable or line feeding this node'
-    const lengthM = fed.cableLengthM ?? null
-    if (lengthM === null) need(fed, 'cableLengthM', reason)
-    else if (!(lengthM > 0)) need(fed, 'cableLengthM', `${reason}: a length of 0 m has no impedance (join the nodes with a BusbarLink instead)`)
-    // The node's own per-km values, else those of the cable table for its cableSize (stated in `assumed`).
-    const own = typeof fed.study?.rOhmPerKm === 'number' && typeof fed.study?.xOhmPerKm === 'number'
-    const table = !own && type === EdgeType.Cable && fed.cableSize ? cableFromSize(fed.cableSize) : null
-    if (table !== null) cablesFromSize.push({ nodeId: fed.id, cableSize: fed.cableSize!, rOhmPerKm: table.rOhmPerKm, xOhmPerKm: table.xOhmPerKm })
-    const sizeHint = type === EdgeType.Cable ? `${reason} (or a cableSize the cable table reads, e.g. "185mm² Cu")` : reason
-    const r = table?.rOhmPerKm ?? num(fed, 'rOhmPerKm', sizeHint)
-    const x = table?.xOhmPerKm ?? num(fed, 'xOhmPerKm', sizeHint)
+    const { rOhm, xOhm } = cableOhms(nodes[edgeTarget[e]!]!, type)
     parts.union(from, to)
-    branches.push({ from, to, r: (r * (lengthM ?? 0)) / 1000, x: (x * (lengthM ?? 0)) / 1000, t: 1 })
+    branches.push({ from, to, r: rOhm, x: xOhm, t: 1 })
   }
   const shunts: Shunt[] = []
   for (let i = 0; i < nodes.length; i++) {
@@ -266,17 +224,6 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     }
   }
 
-  // The nodes on each bus (a closed switching device with both sides on it too; a transformer sits between two).
-  const nodesOnBus = new Map<number, string[]>()
-  const namedBy = new Map<number, string>()
-  for (let i = 0; i < nodes.length; i++) {
-    if (isPair(i) && nodes[i]!.nodeType === PowerTransformer) continue
-    const b = busOfNode(i)
-    nodesOnBus.set(b, [...(nodesOnBus.get(b) ?? []), nodes[i]!.id])
-    if (!isPair(i) && !namedBy.has(b)) namedBy.set(b, nodes[i]!.id)
-  }
-  /** A bus is named after the first node on it that is not a two-terminal device (else after a device terminal). */
-  const nameOf = (b: number) => namedBy.get(b) ?? busName[b]!
   // The studied buses: those of a part holding a utility supply or a generator.
   const fed = new Set<number>()
   for (const shunt of shunts) if (shunt.kind !== 'Motor') fed.add(parts.find(shunt.bus))
