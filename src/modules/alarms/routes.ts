@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, onErrorAsyncHookHandler } from 'fastify'
 import { actorOf } from '../../identity.ts'
 import { Forbidden } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
@@ -38,11 +38,16 @@ function answer<T, F>(reply: FastifyReply, outcome: T | ForwardedToSite<F>): T |
   return outcome.answer
 }
 
+/**
+ * An alarm write refused for a busy process or a race lost until its deadline is a 503 the client retries: the
+ * `onError` hook of every route that writes alarms (these and the edge gateways' heartbeat) says when.
+ */
+export const alarmWriteRetryAfter: onErrorAsyncHookHandler = async (_request, reply, error) => {
+  if (error instanceof AlarmWriteQueueFull || error instanceof AlarmWriteRacesLost) reply.header('retry-after', String(error.retryAfterSeconds))
+}
+
 export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> = async (app, { alarms }) => {
-  // A write refused for a busy process or a race lost until its deadline is a 503 the client retries: say when.
-  app.addHook('onError', async (_request, reply, error) => {
-    if (error instanceof AlarmWriteQueueFull || error instanceof AlarmWriteRacesLost) reply.header('retry-after', String(error.retryAfterSeconds))
-  })
+  app.addHook('onError', alarmWriteRetryAfter)
 
   app.post(
     '/:siteId/alarms/events',

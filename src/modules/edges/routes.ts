@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { problemResponses } from '../../http/problem.ts'
-import { AlarmWriteQueueFull, AlarmWriteRacesLost } from '../alarms/errors.ts'
+import { alarmWriteRetryAfter } from '../alarms/routes.ts'
 import { withHeaders } from '../../http/openapi.ts'
 import { docs } from './docs.ts'
 import {
@@ -27,9 +27,7 @@ function noneMatch(header: string | undefined, etag: string): boolean {
 
 export const edgesRoutes: FastifyPluginAsyncTypebox<{ edges: EdgesService }> = async (app, { edges }) => {
   // A heartbeat whose alarm write found the process busy, or lost its race until its deadline, is a 503 the gateway retries.
-  app.addHook('onError', async (_request, reply, error) => {
-    if (error instanceof AlarmWriteQueueFull || error instanceof AlarmWriteRacesLost) reply.header('retry-after', String(error.retryAfterSeconds))
-  })
+  app.addHook('onError', alarmWriteRetryAfter)
 
   app.get(
     '/:siteId/edges/:edgeId/config',
