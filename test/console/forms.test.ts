@@ -55,6 +55,14 @@ describe('console forms in headless Chromium', { concurrency: 2 }, () => {
     await dialog.getByRole('button', { name: 'Save site' }).click()
     await dialog.waitFor({ state: 'detached' })
     await page.locator('dd').filter({ hasText: 'Australia/Sydney' }).waitFor()
+    assert.deepEqual(
+      await page
+        .locator('dt')
+        .filter({ hasText: /^(Created|Updated)$/ })
+        .evaluateAll((dts) => dts.map((dt) => dt.nextElementSibling?.querySelector('time')?.getAttribute('data-zone'))),
+      ['Australia/Sydney', 'Australia/Sydney'],
+      "the site's created and updated times are in its zone",
+    )
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Edit site', 'the focus went back to the button')
     const site = await c.must<{ timeZone: string; status: number; location: string | null }>('GET', '/api/sites/PLANT-2')
     assert.deepEqual([site.timeZone, site.status, site.location], ['Australia/Sydney', 1, 'Hunter Valley'])

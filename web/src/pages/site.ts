@@ -64,8 +64,8 @@ export const page: Page = async (root, ctx) => {
         ['Time zone', s.timeZone],
         ['Location', s.location ?? '—'],
         ['Description', s.description ?? '—'],
-        ['Created', time(s.createdAt)],
-        ['Updated', time(s.updatedAt)],
+        ['Created', time(s.createdAt, s.timeZone)],
+        ['Updated', time(s.updatedAt, s.timeZone)],
         ['Last change', lastChangeSlot([s.code])],
       ]),
     )
