@@ -102,6 +102,16 @@ test('fault levels on the one-line and the TCC plot at the computed fault curren
   const lacking = page.locator('.fault-levels [role="alert"][data-code="StudyDataMissing"]')
   await lacking.waitFor()
   assert.match(await lacking.innerText(), /activePowerKw of node "GEN"/)
+  // Every parameter the API lists, not only the first.
+  const refusal = await c.call<{ missing: Array<{ nodeId: string; parameter: string }> }>('GET', `${BASE}/studies/load-flow`)
+  assert.equal(refusal.status, 422)
+  assert.deepEqual(
+    await page
+      .getByRole('table', { name: 'Missing study parameters' })
+      .locator('tbody tr')
+      .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-node-id'), r.getAttribute('data-parameter')])),
+    refusal.body.missing.map((m) => [m.nodeId, m.parameter]),
+  )
   assert.equal(await page.getByRole('button', { name: 'Show fault levels' }).getAttribute('aria-pressed'), 'false', 'one layer at a time')
   assert.equal(await page.locator('text.ol-annotation').count(), 0)
   const gen = NETWORK.nodes.find((n) => n.id === 'GEN')!
@@ -153,6 +163,11 @@ test('fault levels on the one-line and the TCC plot at the computed fault curren
 
   // The study lacks data: the layer and the check say which node lacks which parameter; a typed current still works.
   await c.must('PUT', `${BASE}/nodes/UTIL`, { study: { scPowerMaxMva: 250, rxRatio: 0.1 } })
+  // A check that fails takes the last check's plot away (it would show curves of another current).
+  await panel.getByLabel('Fault current (A)').fill('')
+  await panel.getByRole('button', { name: 'Check protection' }).click()
+  await panel.locator('[data-code="StudyDataMissing"]').waitFor()
+  assert.equal(await page.locator('.tcc svg').count(), 0, 'no plot left from the check before')
   await page.reload()
   await node(page, 'OUT').waitFor()
   await page.getByRole('button', { name: 'Show fault levels' }).click()

@@ -18,10 +18,20 @@ export class ApiProblem extends Error {
   readonly lockedUntil: string | undefined
   /** What a delete would remove, by kind (409 `ConfirmationRequired` of a site's delete without `confirm`). */
   readonly wouldDelete: Readonly<Record<string, number>> | undefined
+  /** Every parameter a study lacks (422 `StudyDataMissing`): the node, the parameter and why it is needed. */
+  readonly missing: ReadonlyArray<{ nodeId: string; parameter: string; reason: string }>
 
   constructor(
     status: number,
-    body: { code?: string; title?: string; detail?: string; errors?: FieldError[]; lockedUntil?: string; wouldDelete?: Record<string, number> },
+    body: {
+      code?: string
+      title?: string
+      detail?: string
+      errors?: FieldError[]
+      lockedUntil?: string
+      wouldDelete?: Record<string, number>
+      missing?: Array<{ nodeId: string; parameter: string; reason: string }>
+    },
   ) {
     super(body.detail ?? body.title ?? `HTTP ${status}`)
     this.name = 'ApiProblem'
@@ -31,6 +41,7 @@ export class ApiProblem extends Error {
     this.errors = body.errors ?? []
     this.lockedUntil = body.lockedUntil
     this.wouldDelete = body.wouldDelete
+    this.missing = body.missing ?? []
   }
 }
 

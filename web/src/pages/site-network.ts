@@ -7,7 +7,7 @@
 // when the study answers 422.
 import type { EdgeRef, ElectricalEdge, ElectricalNode, Islands, LoadFlow, Loops, Network, ShortCircuit, SupplyPaths } from '../api-types.ts'
 import { adoptStyles } from '../adopt-styles.ts'
-import type { PageContext } from '../context.ts'
+import { ApiProblem, type PageContext } from '../context.ts'
 import { append, clear, h, messageOf, table, type Child } from '../dom.ts'
 import { createDiagram, edgeKey, edgeTypeName, typeLabel, type Diagram, type DiagramNodeInfo } from '../one-line/diagram.ts'
 import { deleteEdgeDialog, deleteNodeDialog, edgeDialog, importDialog, nodeDialog, type RefusedImport } from '../one-line/editor.ts'
@@ -364,8 +364,17 @@ function studyLayers(ctx: PageContext, base: string, diagram: Diagram, infos: Re
       } catch (error) {
         if (!isOn()) return
         clear(section)
-        section.append(
+        const missing = error instanceof ApiProblem ? error.missing : []
+        append(
+          section,
           h('p', { class: 'form-error', role: 'alert', 'data-code': (error as { code?: string }).code ?? '' }, `No ${spec.name}: ${messageOf(error)}`),
+          missing.length > 0
+            ? table(
+                'Missing study parameters',
+                ['Node', 'Parameter', 'Needed for'],
+                missing.map((m) => ({ attrs: { 'data-node-id': m.nodeId, 'data-parameter': m.parameter }, cells: [m.nodeId, m.parameter, m.reason] })),
+              )
+            : null,
           h('p', { class: 'hint' }, "Set the missing study parameters in the node's Edit dialog; the study runs again after every change of the network."),
         )
         return

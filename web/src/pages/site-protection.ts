@@ -60,6 +60,7 @@ export function protectionCheck(node: ElectricalNode, paths: SupplyPaths, at: Pr
       if (current.value.trim() !== '' || current.validity.badInput) query.faultCurrentA = current.value
       const chosen = supply ? { ...query, supplyId: supply.value } : query
       clear(result)
+      clearPlot(at)
       const [trip, coordination] = await Promise.allSettled([
         hasSettings ? client.get<TripTime>(`${nodePath}/trip-time`, query) : Promise.resolve(null),
         paths.isSupplied ? client.get<Coordination>(`${nodePath}/coordination`, chosen) : Promise.resolve(null),
@@ -115,7 +116,7 @@ export function protectionCheck(node: ElectricalNode, paths: SupplyPaths, at: Pr
             ? h(
                 'p',
                 { class: 'warn-text', 'data-flag': 'pickupAboveMinFault' },
-                `Pickup above I″k min at the end of the zone: ${c.rows
+                `Pickup above the least fault at the end of the zone (I″k2 min): ${c.rows
                   .filter((r) => r.pickupAboveMinFault === true)
                   .map((r) => r.deviceId)
                   .join(', ')}.`,
@@ -142,11 +143,16 @@ export function protectionCheck(node: ElectricalNode, paths: SupplyPaths, at: Pr
 
 const amps = (a: number) => (a >= 1000 ? `${Number((a / 1000).toFixed(2))} kA` : `${Number(a.toFixed(1))} A`)
 
+/** Takes away the last check's plot and table (a check that fails shows no other check's curves). */
+function clearPlot(at: ProtectionContext): void {
+  at.plotted(null)
+  for (const el of at.plotBox.querySelectorAll('.tcc-body, .form-error')) el.remove()
+}
+
 /** The time–current plot of the coordination's path (curves from the API) with the coordination table beside it. */
 function showCurves(at: ProtectionContext, c: Coordination): void {
   const { plotBox } = at
-  at.plotted(null)
-  for (const el of plotBox.querySelectorAll('.tcc-body, .form-error')) el.remove()
+  clearPlot(at)
   const faultCurrentA = c.faultCurrentA
   // No device on the path: nothing to draw, and no range to ask for.
   const asked =
@@ -178,7 +184,7 @@ function showCurves(at: ProtectionContext, c: Coordination): void {
           h('p', { class: 'hint mono' }, `Path: ${c.pathNodeIds.join(' → ')}`),
           table(
             'Protection coordination',
-            ['Device', 'Curve', 'Current seen', 'Trip time', 'Margin', 'Status', 'I″k min at zone end'],
+            ['Device', 'Curve', 'Current seen', 'Trip time', 'Margin', 'Status', 'Least fault at zone end (I″k2 min)'],
             c.rows.map((r) => ({
               attrs: { 'data-device-id': r.deviceId, 'data-status': r.status, 'data-min-fault': String(r.pickupAboveMinFault) },
               cells: [
