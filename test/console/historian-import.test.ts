@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { SAMPLES_DIR } from '../../src/modules/historian/parse/test-support.ts'
-import { seriousViolations, shot, signInWithPin, siteConsole } from './support.ts'
+import { cloudConsole, seriousViolations, shot, signInWithPin, signInWithProvider, siteConsole, type ConsoleServer } from './support.ts'
 
 // The historian page's mapping editor (issue 28) in a real headless Chromium against a real `sitegrid serve`: a
 // third-party export (the heating controller's wide data-logger file of shared/data/historian-samples, 37 tag columns) is
@@ -19,34 +19,39 @@ interface BatchAnswer {
   unmappedTags: Array<{ tag: string; rows: number }>
 }
 
-describe('historian import with the mapping editor in headless Chromium', () => {
+/** The heating plant the export belongs to: a controller and two instances the mapping editor proposes from. */
+async function seedHeatingPlant(c: ConsoleServer): Promise<void> {
+  await c.must('POST', '/api/sites', { code: 'HEAT', name: 'Heating plant', location: 'Freiburg' })
+  const ctl = await c.must<{ id?: string; controllerId?: string }>('POST', '/api/sites/HEAT/controllers', {
+    name: 'PLC 1',
+    platform: 0,
+    assetNumber: 'PLC-1',
+    connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' },
+  })
+  const controllerId = ctl.controllerId ?? ctl.id
+  // HEAT-1 polls the flow temperature at the logger's column name (an address); HEAT-2 has a tag key `system`.
+  await c.must('POST', '/api/sites/HEAT/instances', {
+    id: 'HEAT-1',
+    name: 'Solar circuit',
+    typeId: 'heating',
+    assetNumber: 'A-HEAT-1',
+    controllerId,
+    tagMappings: { flow_temp: 'temperatur_vorlauf' },
+  })
+  await c.must('POST', '/api/sites/HEAT/instances', {
+    id: 'HEAT-2',
+    name: 'Controller state',
+    typeId: 'heating',
+    assetNumber: 'A-HEAT-2',
+    controllerId,
+    tagMappings: { system: 'Program:Main.System' },
+  })
+}
+
+describe('historian import with the mapping editor in headless Chromium', { concurrency: 2 }, () => {
   it('a site-PIN owner reads the tags of an export, sees the proposals, corrects them, has a refused mapping explained, imports, and reads the rejections by reason', async (t) => {
     const c = await siteConsole(t)
-    await c.must('POST', '/api/sites', { code: 'HEAT', name: 'Heating plant', location: 'Freiburg' })
-    const ctl = await c.must<{ id?: string; controllerId?: string }>('POST', '/api/sites/HEAT/controllers', {
-      name: 'PLC 1',
-      platform: 0,
-      assetNumber: 'PLC-1',
-      connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' },
-    })
-    const controllerId = ctl.controllerId ?? ctl.id
-    // HEAT-1 polls the flow temperature at the logger's column name (an address); HEAT-2 has a tag key `system`.
-    await c.must('POST', '/api/sites/HEAT/instances', {
-      id: 'HEAT-1',
-      name: 'Solar circuit',
-      typeId: 'heating',
-      assetNumber: 'A-HEAT-1',
-      controllerId,
-      tagMappings: { flow_temp: 'temperatur_vorlauf' },
-    })
-    await c.must('POST', '/api/sites/HEAT/instances', {
-      id: 'HEAT-2',
-      name: 'Controller state',
-      typeId: 'heating',
-      assetNumber: 'A-HEAT-2',
-      controllerId,
-      tagMappings: { system: 'Program:Main.System' },
-    })
+    await seedHeatingPlant(c)
 
     const page = await c.browser.page()
     await signInWithPin(page, c.origin, c.owner, '/historian?site=HEAT')
@@ -144,6 +149,44 @@ describe('historian import with the mapping editor in headless Chromium', () => 
       true,
       `the batch table fits: ${await batchTable.evaluate((e) => `${e.scrollWidth} px in ${e.clientWidth}`)}`,
     )
+    assert.deepEqual(page.errors, [], 'no script error and no CSP refusal')
+  })
+
+  it('cloud mode, an OIDC admin: reads the tags, corrects a proposal, imports, and reads the rejections by reason', async (t) => {
+    const c = await cloudConsole(t)
+    await seedHeatingPlant(c)
+    const page = await c.browser.page()
+    await signInWithProvider(page, c, 'ada', '/historian')
+    await page.getByRole('heading', { name: 'Awaiting approval' }).waitFor()
+    await c.approve('ada', 'admin')
+    await page.getByRole('button', { name: 'Check again' }).click()
+    await page.goto(`${c.origin}/historian?site=HEAT`)
+    await page.getByRole('heading', { name: 'Import an export' }).waitFor()
+    await page.getByLabel('Trend export (CSV)').setInputFiles(SAMPLE)
+    await page.getByLabel('Layout').selectOption('wide')
+    await page.getByLabel('Time zone of local timestamps (optional)').fill('Europe/Berlin')
+    await page.getByLabel('Values meaning "no value" (optional)').fill('888.8')
+    await page.getByRole('button', { name: 'Read the tags' }).click()
+    const row = (tag: string) => page.locator(`tr[data-historian-tag="${tag}"]`)
+    await row('temperatur_vorlauf').waitFor()
+    assert.equal(await row('temperatur_vorlauf').getByLabel('Instance for temperatur_vorlauf').inputValue(), 'HEAT-1', 'proposed by address')
+    await page.getByLabel('Instance for every tag without one').selectOption('HEAT-2')
+    await page.getByRole('button', { name: 'Give every tag without an instance this one' }).click()
+    await row('drehzahl_relais_1').getByLabel('Instance for drehzahl_relais_1').selectOption('')
+    await page.getByRole('button', { name: 'Import', exact: true }).click()
+    const reasons = page.getByRole('table', { name: 'Rejections by reason' })
+    await reasons.waitFor()
+    assert.deepEqual(
+      await reasons.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? ''))),
+      [["historian tag 'drehzahl_relais_1' is not in mapping_csv", '717']],
+    )
+    await page.locator('tr[data-status="complete"]').waitFor()
+    assert.deepEqual(await seriousViolations(page), [], 'axe: the imported batch in cloud mode')
+    await shot(page, 'historian-mapping-imported-cloud')
+    const list = await c.must<{ items: Array<{ id: string }> }>('GET', '/api/historian/import-batches?siteId=HEAT')
+    const batch = await c.must<BatchAnswer>('GET', `/api/historian/import-batches/${list.items[0]!.id}`)
+    assert.deepEqual([batch.status, batch.rowsRejected, batch.tags.length], ['complete', 717, 35])
+    assert.equal(batch.tags.find((x) => x.historianTag === 'temperatur_sensor_1')?.instanceId, 'HEAT-2', 'the correction was imported')
     assert.deepEqual(page.errors, [], 'no script error and no CSP refusal')
   })
 })
