@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import type { Page } from 'playwright-core'
 import { SAMPLES_DIR } from '../../src/modules/historian/parse/test-support.ts'
 import { cloudConsole, seriousViolations, shot, signInWithPin, signInWithProvider, siteConsole, type ConsoleServer } from './support.ts'
 
@@ -17,6 +18,13 @@ interface BatchAnswer {
   sentinelValues: number
   tags: Array<{ historianTag: string; instanceId: string; tagKey: string; unit: string | null }>
   unmappedTags: Array<{ tag: string; rows: number }>
+}
+
+/** The rows of the import's "Rejections by reason" table, once shown: each reason with its count. */
+async function rejectionsByReason(page: Page): Promise<string[][]> {
+  const reasons = page.getByRole('table', { name: 'Rejections by reason' })
+  await reasons.waitFor()
+  return reasons.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')))
 }
 
 /** The heating plant the export belongs to: a controller and two instances the mapping editor proposes from. */
@@ -100,12 +108,7 @@ describe('historian import with the mapping editor in headless Chromium', { conc
     await row('schema').getByLabel('Tag key for schema').fill('schema')
 
     await page.getByRole('button', { name: 'Import', exact: true }).click()
-    const reasons = page.getByRole('table', { name: 'Rejections by reason' })
-    await reasons.waitFor()
-    assert.deepEqual(
-      await reasons.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? ''))),
-      [["historian tag 'drehzahl_relais_1' is not in mapping_csv", '717']],
-    )
+    assert.deepEqual(await rejectionsByReason(page), [["historian tag 'drehzahl_relais_1' is not in mapping_csv", '717']])
     await page.getByText('The 717 rejected rows listed').click()
     assert.equal(await page.getByRole('table', { name: 'Rejected rows' }).locator('tbody tr').count(), 717, 'then the rows')
     await page.getByText('717 rejected values.').waitFor()
@@ -174,12 +177,7 @@ describe('historian import with the mapping editor in headless Chromium', { conc
     await page.getByRole('button', { name: 'Give every tag without an instance this one' }).click()
     await row('drehzahl_relais_1').getByLabel('Instance for drehzahl_relais_1').selectOption('')
     await page.getByRole('button', { name: 'Import', exact: true }).click()
-    const reasons = page.getByRole('table', { name: 'Rejections by reason' })
-    await reasons.waitFor()
-    assert.deepEqual(
-      await reasons.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? ''))),
-      [["historian tag 'drehzahl_relais_1' is not in mapping_csv", '717']],
-    )
+    assert.deepEqual(await rejectionsByReason(page), [["historian tag 'drehzahl_relais_1' is not in mapping_csv", '717']])
     await page.locator('tr[data-status="complete"]').waitFor()
     assert.deepEqual(await seriousViolations(page), [], 'axe: the imported batch in cloud mode')
     await shot(page, 'historian-mapping-imported-cloud')
