@@ -16,8 +16,8 @@
 //      fresh cloud database. Printed as a speed ratio (export + import) / catch-up: ≥ 1.00x = the link is not slower.
 //   3. memory during catch-up: peak VmRSS growth of each server process over its VmRSS at the heal, from
 //      /proc/<pid>/status sampled every 20 ms.
-// Each figure is measured BENCH_LINK_RUNS (3) times and the median printed with the spread (min–max) and the 1-minute
-// load. The bench waits until the 1-minute load is below 1.5 before starting (BENCH_NO_WAIT=1 skips the wait).
+// Each figure is measured BENCH_RUNS (3) times and the median printed with the spread (min–max) and the 1-minute
+// load (bench/run.ts waits for a quiet machine first).
 // Full run: BENCH_ONLY=fleet-link npm run bench (BENCH_DIALECTS=postgres,sqlite picks the cloud's dialects).
 import { randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -38,12 +38,11 @@ import { createSitesService } from '../src/modules/sites/service.ts'
 import { createTenantTransferService } from '../src/modules/tenant-transfer/service.ts'
 import { httpRequest, runCliAsync, startServer, type Server } from '../test/cli/process.ts'
 import { startTcpProxy, type TcpProxy } from '../test/support/tcp-proxy.ts'
-import { loadNow, median, medianWithSpread, percentile, waitForQuietMachine } from './lib.ts'
+import { BENCH_RUNS, loadNow, median, medianWithSpread, percentile } from './lib.ts'
 
 const SAMPLES = Number(process.env.BENCH_LINK_SAMPLES ?? 1_000_000)
 const EVENTS = Number(process.env.BENCH_LINK_EVENTS ?? 10_000)
 const LATENCY_EVENTS = Number(process.env.BENCH_LINK_LATENCY_EVENTS ?? 200)
-const RUNS = Number(process.env.BENCH_LINK_RUNS ?? 3)
 const SAMPLES_PER_UPLOAD = 250_000
 const TAGS = 100
 const INSTANCES = 10
@@ -374,10 +373,9 @@ export async function benchFleetLink(dialects: Dialect[]): Promise<void> {
 }
 
 async function benchAll(dialects: Dialect[]): Promise<void> {
-  await waitForQuietMachine()
   for (const dialect of dialects) {
     const runs: Array<{ load: number; lat: Awaited<ReturnType<typeof latency>>; up: Awaited<ReturnType<typeof catchUp>>; manualMs: number }> = []
-    for (let run = 0; run < RUNS; run++) {
+    for (let run = 0; run < BENCH_RUNS; run++) {
       const load = loadNow()
       const p = await pair(dialect)
       let lat: Awaited<ReturnType<typeof latency>>

@@ -109,6 +109,31 @@ export function percentile(values: readonly number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!
 }
 
+/** How many times each figure is measured (BENCH_RUNS, default 3): the median is printed with the spread. */
+export const BENCH_RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3))
+
+/**
+ * Measures `once` BENCH_RUNS times (issue 29's discipline): each named figure's values across the runs, and the
+ * 1-minute load at the start of each run. Print them with `medianWithSpread` (figures) and `loadSpread` (loads).
+ */
+export async function benchRuns<T extends Record<string, number>>(
+  once: (run: number) => Promise<T>,
+  runs = BENCH_RUNS,
+): Promise<{ figures: { [K in keyof T]: number[] }; loads: number[] }> {
+  const figures = {} as { [K in keyof T]: number[] }
+  const loads: number[] = []
+  for (let run = 0; run < runs; run++) {
+    loads.push(loadNow())
+    const measured = await once(run)
+    for (const [key, value] of Object.entries(measured) as Array<[keyof T, number]>) (figures[key] ??= []).push(value)
+  }
+  return { figures, loads }
+}
+
+/** "load 0.8 (0.6–1.1)": the 1-minute load over the runs of a figure. */
+export const loadSpread = (loads: readonly number[]): string =>
+  `load ${median(loads).toFixed(2)} (${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)})`
+
 /** "median (min–max over n runs)" of repeated measurements, each formatted by `fmt`. */
 export function medianWithSpread(values: readonly number[], fmt: (n: number) => string): string {
   return `${fmt(median(values))} (${fmt(Math.min(...values))}–${fmt(Math.max(...values))} over ${values.length} runs)`

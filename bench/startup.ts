@@ -1,17 +1,16 @@
 // Start-up of whole processes against `node -e 0` in the same run (issue 27): `sitegrid --help`, `sitegrid org list`
-// on an initialised data folder, and `npm start` to the first 200 on /healthz. Each is run BENCH_STARTUP_RUNS times
-// (default 5) as the build runs it (bin/sitegrid → dist/) and, for the before, from the sources through tsx
+// on an initialised data folder, and `npm start` to the first 200 on /healthz. Each is run BENCH_RUNS times
+// (default 3) as the build runs it (bin/sitegrid → dist/) and, for the before, from the sources through tsx
 // (SITEGRID_FROM_SOURCE=1: what bin/sitegrid ran before the build existed), or with BENCH_STARTUP_BEFORE=PATH another
 // checkout's bin/sitegrid (e.g. main's; its start is timed as `init && serve`, without npm and its console build).
-// Aims: --help and org list ≤ 0.5 s and ≤ 5× node -e 0; npm start ≤ 3 s. Waits for a quiet machine (BENCH_NO_WAIT=1
-// skips the wait: smoke figures only).
+// Aims: --help and org list ≤ 0.5 s and ≤ 5× node -e 0; npm start ≤ 3 s. bench/run.ts waits for a quiet machine first.
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '../test/postgres.ts'
-import { median, medianWithSpread, waitForQuietMachine } from './lib.ts'
+import { BENCH_RUNS, median, medianWithSpread } from './lib.ts'
 
 const ROOT = join(import.meta.dirname, '..')
 const BIN = join(ROOT, 'bin', 'sitegrid')
@@ -53,8 +52,7 @@ async function timedStart(command: string[], env: NodeJS.ProcessEnv): Promise<nu
   }
 }
 
-export async function benchStartup(runs = Number(process.env.BENCH_STARTUP_RUNS ?? 5)): Promise<void> {
-  await waitForQuietMachine()
+export async function benchStartup(runs = BENCH_RUNS): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sitegrid-bench-startup-'))
   // An initialised data folder with one organisation; every path absolute, so npm start (run in the project's folder) uses it.
   const env = { PATH: process.env.PATH, SITEGRID_DATA_DIR: join(dir, 'data'), DATABASE_URL: `sqlite:${join(dir, 'data', 'sitegrid.db')}` }
