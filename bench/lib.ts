@@ -138,3 +138,40 @@ export const loadSpread = (loads: readonly number[]): string =>
 export function medianWithSpread(values: readonly number[], fmt: (n: number) => string): string {
   return `${fmt(median(values))} (${fmt(Math.min(...values))}–${fmt(Math.max(...values))} over ${values.length} runs)`
 }
+
+/** One run's HTTP figures by label: `${label} rps` (requests per second) and `${label} cpu` (server CPU µs per request). */
+export type HttpFigures = Record<string, number>
+
+/**
+ * Measures `path` on a started bench server into `run` (see HttpFigures) and, unless `stop` is false, stops the server.
+ * Refuses a run whose answers were not all of one kind (a 200 route that answered errors measures nothing).
+ */
+export async function measureHttp(
+  run: HttpFigures,
+  label: string,
+  server: Started,
+  path: string,
+  headers: () => Record<string, string>,
+  seconds: number,
+  stop = true,
+): Promise<void> {
+  try {
+    const result = await requestsPerSecond(`http://127.0.0.1:${server.info.port}${path}`, headers(), seconds, undefined, server)
+    run[`${label} rps`] = result.rps
+    run[`${label} cpu`] = result.cpuMicrosPerRequest!
+  } finally {
+    if (stop) await stopBenchServer(server)
+  }
+}
+
+/** Per run, `baseline`'s CPU per request ÷ `label`'s (higher is better: the throughput ratio a server-bound machine sees). */
+export const cpuRatios = (figures: Record<string, number[]>, label: string, baseline: string): number[] =>
+  figures[`${label} cpu`]!.map((cpu, run) => figures[`${baseline} cpu`]![run]! / cpu)
+
+/** One line: req/s, server CPU µs per request and `baseline`'s CPU ÷ this one, each as a median with its spread. */
+export function printHttpFigure(figures: Record<string, number[]>, label: string, baseline: string): void {
+  const rps = medianWithSpread(figures[`${label} rps`]!, (n) => n.toFixed(0))
+  const cpu = medianWithSpread(figures[`${label} cpu`]!, (n) => n.toFixed(0))
+  const vs = label === baseline ? '' : `  ${baseline}/this ${medianWithSpread(cpuRatios(figures, label, baseline), (n) => `${n.toFixed(2)}x`)}`
+  console.log(`${label.padEnd(30)} ${rps} req/s  server CPU ${cpu} µs/request${vs}`)
+}

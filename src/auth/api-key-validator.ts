@@ -34,11 +34,14 @@ export interface ApiKeyValidatorDeps {
 
 /**
  * Returns `(plaintext) => Principal | undefined`. Malformed keys cost no query; verified keys are cached by
- * verifier and the cache is dropped whenever the database handle's invalidation generation moves (a revoke
- * or an org removal in any process). Expiry is checked against the clock on every call, cached or not.
+ * verifier, and so are the organisation's unknown ones (issue 29: a refused key is not looked up again), and both
+ * are dropped whenever the database handle's invalidation generation moves (a mint, a revoke, an import or an org
+ * removal in any process). Expiry is checked against the clock on every call, cached or not.
  */
 export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
   const cache = new Map<string, VerifiedKey>()
+  /** `${orgId} ${verifier}` of well-formed keys the organisation does not hold (or holds revoked). */
+  const unknown = new Set<string>()
   let cachedGeneration = deps.handle.generation()
 
   /**
@@ -57,12 +60,22 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
     if (verifier === undefined) return undefined
     if (generation !== cachedGeneration) {
       cache.clear()
+      unknown.clear()
       cachedGeneration = generation
     }
     let hit = cache.get(verifier)
     if (!hit) {
+      const absent = `${orgId} ${verifier}`
+      if (unknown.has(absent)) return undefined
       const key = await deps.keys.activeKeyByVerifier(orgId, verifier)
-      if (!key) return undefined
+      if (!key) {
+        // As for a found key: a mint that committed while we were reading must not be hidden by remembering its absence.
+        if (deps.handle.generation() === generation) {
+          if (unknown.size >= MAX_CACHED_KEYS) unknown.clear()
+          unknown.add(absent)
+        }
+        return undefined
+      }
       const principal: Principal = { orgId: key.orgId, kind: 'apiKey', role: key.role, subject: key.keyId, isPlatformAdmin: false }
       hit = {
         principal: key.siteCode === null ? principal : { ...principal, site: key.siteCode },

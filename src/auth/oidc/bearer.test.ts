@@ -6,6 +6,7 @@ import type { JWTPayload } from 'jose'
 import { createTestClock, startOidcProvider } from '../../../test/support/oidc-provider.ts'
 import type { OidcTestProvider } from '../../../test/support/oidc-provider.ts'
 import { createOidcBearerValidator } from './bearer.ts'
+import { createOidcKeySet } from './key-set.ts'
 import type { OidcBearerValidatorOptions } from './bearer.ts'
 import { InvalidBearerToken } from './errors.ts'
 
@@ -117,6 +118,29 @@ describe('OIDC bearer validator against a real provider', () => {
     const error = await rejection(validate, token)
     assert.equal(error.reason, 'ERR_JWT_EXPIRED')
     assert.equal(error.claim, 'exp')
+  })
+
+  it('a token verified once passes again without a second signature check (issue 29); a forged copy is still checked', async () => {
+    const clock = createTestClock()
+    const keySet = createOidcKeySet({ jwksUri: op.jwksUri, clock: clock.now })
+    await keySet.load() // as at start-up: a token verified while the first fetch replaced the keys is checked again
+    let keyLookups = 0
+    const counting = { ...keySet, getKey: (...args: Parameters<typeof keySet.getKey>) => (keyLookups++, keySet.getKey(...args)) }
+    const validate = validatorFor(clock, { jwksUri: undefined, keySet: counting })
+    const token = await op.issueAccessToken('alice', { expiresInSec: 60 })
+    assert.equal((await validate(token)).oid, ALICE.oid)
+    assert.equal((await validate(token)).oid, ALICE.oid)
+    assert.equal(keyLookups, 1)
+    const [header, payload, signature] = token.split('.')
+    const forged = `${header}.${payload}.${signature!.slice(0, -4)}AAAA`
+    assert.equal((await rejection(validate, forged)).reason, 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED')
+    assert.equal(keyLookups, 2)
+    // Remembered, it still expires exactly as jose would refuse it: past exp by more than the tolerance.
+    clock.advance((60 + TOLERANCE_SEC - 5) * 1000)
+    assert.equal((await validate(token)).oid, ALICE.oid)
+    assert.equal(keyLookups, 2)
+    clock.advance(10_000)
+    assert.equal((await rejection(validate, token)).reason, 'ERR_JWT_EXPIRED')
   })
 
   it('a token whose nbf lies beyond the clock tolerance is refused; within tolerance it passes', async () => {

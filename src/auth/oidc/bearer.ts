@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { errors, jwtVerify } from 'jose'
 import type { JWTPayload } from 'jose'
 import { InvalidBearerToken, JwksFetchFailed } from './errors.ts'
@@ -39,6 +40,16 @@ export type OidcBearerValidator = (token: string) => Promise<OidcIdentity>
 // "JWT", is kept out by `aud`: its audience is the client id). Any other type is refused: RFC 8725 §3.11.
 const ACCEPTED_TYPES = new Set([undefined, 'jwt', 'at+jwt', 'application/at+jwt'])
 const MAX_CLAIM_LENGTH = 255
+/** Tokens remembered as verified (issue 29), by SHA-256; the map is emptied when full. */
+const MAX_REMEMBERED = 10_000
+
+/** A token that passed every check: its identity, and what can change its verdict (the time, the key set). */
+interface Remembered {
+  readonly identity: OidcIdentity
+  readonly exp: number
+  readonly nbf: number | undefined
+  readonly keys: number
+}
 
 /** Builds a local bearer validator (no provider call on the request path); throws TypeError on misuse. */
 export function createOidcBearerValidator(options: OidcBearerValidatorOptions): OidcBearerValidator {
@@ -48,10 +59,23 @@ export function createOidcBearerValidator(options: OidcBearerValidatorOptions): 
   const clockTolerance = checkClockTolerance(options.clockToleranceSec)
   const clock = checkFunction(options.clock, 'clock')
   const keySet = resolveKeySet(options)
+  // A signature check (RS256 ~ 40 µs) is the bearer path's largest cost, and a client sends the same token for its
+  // whole life. A token that passed every check is remembered by its SHA-256 (the token itself is not kept) and
+  // passes again without one while jose would still pass it: before `exp` and not before `nbf` (with the same
+  // tolerance, at the same clock) and with the same key set. Anything else is checked in full again.
+  const remembered = new Map<string, Remembered>()
 
   return async function validateOidcBearer(token: string): Promise<OidcIdentity> {
     if (typeof token !== 'string') throw new InvalidBearerToken('ERR_JWT_INVALID')
     if (token.length > MAX_TOKEN_LENGTH) throw new InvalidBearerToken('ERR_TOKEN_TOO_LARGE')
+    const digest = createHash('sha256').update(token).digest('base64url')
+    const hit = remembered.get(digest)
+    if (hit !== undefined) {
+      const now = Math.floor(clock().getTime() / 1000)
+      if (hit.keys === keySet.version() && hit.exp > now - clockTolerance && (hit.nbf === undefined || hit.nbf <= now + clockTolerance)) return hit.identity
+      remembered.delete(digest)
+    }
+    const keys = keySet.version()
     try {
       const { payload, protectedHeader } = await jwtVerify(token, keySet.getKey, {
         issuer,
@@ -64,7 +88,10 @@ export function createOidcBearerValidator(options: OidcBearerValidatorOptions): 
       if (!ACCEPTED_TYPES.has(protectedHeader.typ?.toLowerCase())) {
         throw new InvalidBearerToken('ERR_JWT_CLAIM_VALIDATION_FAILED', { claim: 'typ' })
       }
-      return toIdentity(payload)
+      const identity = toIdentity(payload)
+      if (remembered.size >= MAX_REMEMBERED) remembered.clear()
+      remembered.set(digest, { identity, exp: payload.exp!, nbf: payload.nbf, keys })
+      return identity
     } catch (error) {
       throw toRejection(error)
     }

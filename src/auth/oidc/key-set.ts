@@ -20,6 +20,8 @@ export interface OidcKeySet {
   readonly getKey: (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>
   /** Fetches the key set now: call it at start-up so no request waits for it. Throws JwksFetchFailed. */
   readonly load: () => Promise<void>
+  /** Moves whenever a fetch replaced the keys: what was verified with the previous keys is to be verified again. */
+  readonly version: () => number
 }
 
 const DEFAULT_REFETCH_INTERVAL_MS = 30_000
@@ -39,6 +41,7 @@ export function createOidcKeySet(options: OidcKeySetOptions): OidcKeySet {
   let local: ReturnType<typeof createLocalJWKSet> | undefined
   let lastFetchAtMs: number | undefined
   let inFlight: Promise<void> | undefined
+  let version = 0
 
   async function fetchKeys(): Promise<void> {
     lastFetchAtMs = clock().getTime()
@@ -50,6 +53,7 @@ export function createOidcKeySet(options: OidcKeySetOptions): OidcKeySet {
       )
       if (status !== 200) throw new JwksFetchFailed(`key set answered ${status}`)
       local = createLocalJWKSet(toPublicKeySet(body))
+      version++
     } catch (cause) {
       // The previous keys stay in use: a provider outage must not unseat tokens we can still verify.
       throw cause instanceof JwksFetchFailed ? cause : new JwksFetchFailed('key set unavailable', { cause })
@@ -73,6 +77,7 @@ export function createOidcKeySet(options: OidcKeySetOptions): OidcKeySet {
   }
 
   return Object.freeze({
+    version: () => version,
     async load() {
       await (inFlight ??= fetchKeys().finally(() => {
         inFlight = undefined

@@ -125,7 +125,10 @@ export function createApiKeysService(deps: ApiKeysDeps) {
         })
         const restriction = { ...(siteId === null ? {} : { siteId }), ...(networks === null ? {} : { networks }) }
         await recordAudit(trx, clock, orgId, actor, { action: 'api_key.minted', target: keyId, detail: { role: input.role, name: input.name, ...restriction } })
+        // Every process drops what it remembered of unknown keys (auth/api-key-validator.ts).
+        await handle.announceInvalidation(trx)
       })
+      handle.invalidateLocally()
       return {
         keyId,
         keyPrefix: plaintext.slice(0, KEY_PREFIX_LENGTH),
