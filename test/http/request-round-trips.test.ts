@@ -1,0 +1,79 @@
+// Issue 29: the database round trips of one authenticated request on PostgreSQL, counted at the driver (every
+// pg query is one round trip: the extended protocol sends parse/bind/execute/sync together). Row-level security
+// needs the organisation set on the connection (`set_config`, session level) before a tenant query; it is sent
+// only when the connection last served another organisation, and no transaction wraps a single read. So a
+// steady-state authenticated read costs exactly its own query, and a refused unknown key none at all.
+import assert from 'node:assert/strict'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { type IncomingMessage, request, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { describe, it } from 'node:test'
+import pg from 'pg'
+import { harness, testDialects } from '../harness.ts'
+
+const counting = new AsyncLocalStorage<string[]>()
+/** The counting contexts of requests sent and not yet received by the server, in order (one request at a time here). */
+const waiting: string[][] = []
+const query = pg.Client.prototype.query
+// Only the queries made inside `counted` are recorded (background jobs and other tests' requests are not).
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const text = args[0]
+  counting.getStore()?.push(typeof text === 'string' ? text : String((text as { text?: string }).text))
+  return (query as (...a: unknown[]) => unknown).apply(this, args)
+} as typeof query
+
+async function counted<T>(run: () => Promise<T>): Promise<{ result: T; queries: string[] }> {
+  const queries: string[] = []
+  const result = await counting.run(queries, run)
+  return { result, queries }
+}
+
+if (testDialects().includes('postgres'))
+  describe('postgres: round trips of one authenticated request (issue 29)', () => {
+    it('a cached authenticated read is one query; a refused unknown key none; a request of another organisation adds the scope', async (t) => {
+      // One pooled connection: which connection serves a request is then known; no last-used flush during the counts.
+      const h = await harness(t, 'postgres', { SITEGRID_LAST_USED_FLUSH_MS: '60000' }, { appPoolSize: 1 })
+      // Over a real socket, with the server's request handler run inside the caller's counting context (inject
+      // does not carry the caller's async context into the request).
+      await h.app.listen({ host: '127.0.0.1', port: 0 })
+      const handler = h.app.server.listeners('request')[0] as (req: IncomingMessage, res: ServerResponse) => void
+      h.app.server.removeListener('request', handler)
+      h.app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+        const store = waiting.shift()
+        return store ? counting.run(store, () => handler(req, res)) : handler(req, res)
+      })
+      const port = (h.app.server.address() as AddressInfo).port
+      const a = await h.orgWithKey('admin')
+      const b = await h.orgWithKey('admin')
+      const list = async (who: { org: { slug: string }; key: string }) => {
+        const store = counting.getStore()
+        if (store) waiting.push(store)
+        return new Promise<{ statusCode: number }>((resolve, reject) => {
+          const headers = { host: `${who.org.slug}.localhost`, 'x-api-key': who.key }
+          request({ host: '127.0.0.1', port, path: '/api/admin/api-keys', headers }, (res) => {
+            res.resume().on('end', () => resolve({ statusCode: res.statusCode! }))
+          })
+            .on('error', reject)
+            .end()
+        })
+      }
+
+      assert.equal((await list(a)).statusCode, 200) // warms the tenancy, the key and the scope of the connection
+      const steady = await counted(() => list(a))
+      assert.equal(steady.result.statusCode, 200)
+      assert.equal(steady.queries.length, 1, `one round trip, got ${JSON.stringify(steady.queries)}`)
+      assert.match(steady.queries[0]!, /api_keys/)
+
+      const unknown = { org: a.org, key: `csk_${'Z'.repeat(32)}` }
+      assert.equal((await list(unknown)).statusCode, 401)
+      const refused = await counted(() => list(unknown))
+      assert.equal(refused.result.statusCode, 401)
+      assert.deepEqual(refused.queries, [], 'a known-unknown key is refused without a query')
+
+      assert.equal((await list(b)).statusCode, 200)
+      const switched = await counted(() => list(a))
+      assert.equal(switched.result.statusCode, 200)
+      assert.equal(switched.queries.length, 2, `the scope, then the read: ${JSON.stringify(switched.queries)}`)
+      assert.match(switched.queries[0]!, /set_config/)
+    })
+  })
