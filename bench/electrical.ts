@@ -21,7 +21,7 @@ import type { CreateNodeInput, EdgeInput } from '../src/modules/electrical/schem
 import { insertEdges, insertNodes } from '../src/modules/electrical/store.ts'
 import { buildGraph, findIslands, findSupplyPaths } from '../src/modules/electrical/topology.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
-import { ratio } from './lib.ts'
+import { BENCH_RUNS, benchRuns, loadNow, loadSpread, median, medianWithSpread, ratio } from './lib.ts'
 
 interface BenchNode {
   id: string
@@ -92,12 +92,18 @@ function inMemory(nodes: readonly BenchNode[], edges: readonly BenchEdge[], from
   return { islands, reached: parent.size }
 }
 
-async function timeIt<T>(runs: number, fn: () => Promise<T> | T): Promise<{ ms: number; result: T }> {
+/** Each run's time after a warm-up (`ms`: their median, `times`: all of them). */
+async function timeIt<T>(runs: number, fn: () => Promise<T> | T): Promise<{ ms: number; times: number[]; result: T }> {
   let result = await fn() // warm-up
-  const start = process.hrtime.bigint()
-  for (let i = 0; i < runs; i++) result = await fn()
-  return { ms: Number(process.hrtime.bigint() - start) / 1e6 / runs, result }
+  const times: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const start = process.hrtime.bigint()
+    result = await fn()
+    times.push(Number(process.hrtime.bigint() - start) / 1e6)
+  }
+  return { ms: median(times), times, result }
 }
+const ms = (n: number) => `${n.toFixed(1)} ms`
 
 export async function benchElectrical(
   dialects: Array<{ name: string; url?: string }> = [{ name: 'sqlite' }],
@@ -105,13 +111,14 @@ export async function benchElectrical(
   streamSize = Number(process.env.BENCH_ELECTRICAL_STREAM_NODES ?? 100_000),
 ): Promise<void> {
   const network = plantNetwork(size)
-  const runs = 5
+  const runs = Math.max(BENCH_RUNS, 5)
+  console.log(`# electrical: medians of ${runs} runs (min–max); ${loadSpread([loadNow()])} at the start`)
   const walk = await timeIt(runs, () => inMemory(network.nodes, network.edges, network.deepest))
   const graph = buildGraph(network.nodes, network.edges)
   const islandsWalk = await timeIt(runs, () => findIslands(graph))
   const pathWalk = await timeIt(runs, () => findSupplyPaths(graph, network.deepest))
   console.log(
-    `electrical ${size} nodes / ${network.edges.length} edges: in-memory arrays (islands + one BFS) ${walk.ms.toFixed(1)} ms; indexed graph: islands ${islandsWalk.ms.toFixed(1)} ms, supply paths ${pathWalk.ms.toFixed(1)} ms`,
+    `electrical ${size} nodes / ${network.edges.length} edges: in-memory arrays (islands + one BFS) ${medianWithSpread(walk.times, ms)}; indexed graph: islands ${medianWithSpread(islandsWalk.times, ms)}, supply paths ${medianWithSpread(pathWalk.times, ms)}`,
   )
   for (const dialect of dialects) {
     const databaseUrl = dialect.url ?? `sqlite:${join(mkdtempSync(join(tmpdir(), 'sitegrid-bench-')), 'bench.db')}`
@@ -140,10 +147,13 @@ export async function benchElectrical(
       if (site.statusCode !== 201) throw new Error(`site: ${site.statusCode} ${site.body}`)
       const base = '/api/sites/BENCH/electrical'
       const body = JSON.stringify({ nodes: network.nodes, edges: network.edges })
-      const loadStart = process.hrtime.bigint()
-      const loaded = await app.inject({ method: 'PUT', url: `${base}/network`, headers: { ...headers, 'content-type': 'application/json' }, payload: body })
-      const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6
-      if (loaded.statusCode !== 200) throw new Error(`network load: ${loaded.statusCode} ${loaded.body.slice(0, 300)}`)
+      // The PUT replaces the network: BENCH_RUNS loads of the same document.
+      const { figures: put } = await benchRuns(async () => {
+        const loadStart = process.hrtime.bigint()
+        const loaded = await app.inject({ method: 'PUT', url: `${base}/network`, headers: { ...headers, 'content-type': 'application/json' }, payload: body })
+        if (loaded.statusCode !== 200) throw new Error(`network load: ${loaded.statusCode} ${loaded.body.slice(0, 300)}`)
+        return { ms: Number(process.hrtime.bigint() - loadStart) / 1e6 }
+      })
       const get = async (url: string) => {
         const res = await app.inject({ method: 'GET', url, headers })
         if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 300)}`)
@@ -153,15 +163,15 @@ export async function benchElectrical(
       const path = await timeIt(runs, () => get(`${base}/nodes/${network.deepest}/supply-paths`))
       if (islands.result.islandCount !== walk.result.islands) throw new Error(`island count ${String(islands.result.islandCount)} ≠ ${walk.result.islands}`)
       console.log(
-        `${dialect.name.padEnd(8)} PUT network (${(body.length / 1e6).toFixed(1)} MB) ${loadMs.toFixed(0)} ms  (${(size / (loadMs / 1000)).toFixed(0)} nodes/s)`,
+        `${dialect.name.padEnd(8)} PUT network (${(body.length / 1e6).toFixed(1)} MB) ${medianWithSpread(put.ms, ms)}  (${(size / (median(put.ms) / 1000)).toFixed(0)} nodes/s)`,
       )
       console.log(
-        `${dialect.name.padEnd(8)} GET islands       ${islands.ms.toFixed(1)} ms  vs in-memory arrays ${ratio(islands.ms, walk.ms)}  vs indexed walk ${ratio(islands.ms, islandsWalk.ms)}  (${String(islands.result.islandCount)} islands)`,
+        `${dialect.name.padEnd(8)} GET islands       ${medianWithSpread(islands.times, ms)}  vs in-memory arrays ${ratio(islands.ms, walk.ms)}  vs indexed walk ${ratio(islands.ms, islandsWalk.ms)}  (${String(islands.result.islandCount)} islands)`,
       )
       console.log(
-        `${dialect.name.padEnd(8)} GET supply-paths  ${path.ms.toFixed(1)} ms  vs in-memory arrays ${ratio(path.ms, walk.ms)}  vs indexed walk ${ratio(path.ms, pathWalk.ms)}  (${(path.result.paths as Array<{ hops: number }>)[0]?.hops ?? 0} hops)`,
+        `${dialect.name.padEnd(8)} GET supply-paths  ${medianWithSpread(path.times, ms)}  vs in-memory arrays ${ratio(path.ms, walk.ms)}  vs indexed walk ${ratio(path.ms, pathWalk.ms)}  (${(path.result.paths as Array<{ hops: number }>)[0]?.hops ?? 0} hops)`,
       )
-      await benchStreamedLoad(dialect.name, app, handle, org.id as OrgId, headers, streamSize)
+      for (let run = 0; run < BENCH_RUNS; run++) await benchStreamedLoad(dialect.name, app, handle, org.id as OrgId, headers, streamSize, run)
     } finally {
       await app.close()
       await handle.close()
@@ -231,6 +241,7 @@ async function benchStreamedLoad(
   orgId: OrgId,
   headers: Record<string, string>,
   size: number,
+  run: number,
 ) {
   let bytes = 0
   for (const piece of streamedDocument(size)) bytes += Buffer.byteLength(piece)
@@ -243,17 +254,18 @@ async function benchStreamedLoad(
     }),
   )
   if (streamed.result.statusCode !== 200) throw new Error(`streamed load: ${streamed.result.statusCode} ${streamed.result.body.slice(0, 300)}`)
-  const site = await app.inject({ method: 'POST', url: '/api/sites', headers, payload: { code: 'DIRECT', name: 'Direct insert' } })
+  const code = `DIRECT${run}`
+  const site = await app.inject({ method: 'POST', url: '/api/sites', headers, payload: { code, name: 'Direct insert' } })
   if (site.statusCode !== 201) throw new Error(`site: ${site.statusCode} ${site.body}`)
   const direct = await peakGrowth(() =>
     handle.db.transaction().execute(async (trx) => {
       const now = Date.now()
       const nodes: ElectricalNodesTable[] = []
       const edges: ElectricalEdgesTable[] = []
-      for (let i = 0; i < size; i++) nodes.push(nodeRow(orgId, 'DIRECT', streamNode(i), now, now))
+      for (let i = 0; i < size; i++) nodes.push(nodeRow(orgId, code, streamNode(i), now, now))
       for (let i = 1; i <= size; i++) {
         const e = streamEdge(i, size)
-        edges.push({ org_id: orgId, site_code: 'DIRECT', source_id: e.sourceId, target_id: e.targetId, edge_type: e.edgeType, created_at: now })
+        edges.push({ org_id: orgId, site_code: code, source_id: e.sourceId, target_id: e.targetId, edge_type: e.edgeType, created_at: now })
       }
       await insertNodes(trx, nodes)
       await insertEdges(trx, edges)
@@ -262,7 +274,7 @@ async function benchStreamedLoad(
   const mbps = (ms: number) => (bytes / 2 ** 20 / (ms / 1000)).toFixed(1)
   const eps = (ms: number) => ((2 * size) / (ms / 1000)).toFixed(0)
   console.log(
-    `${name.padEnd(8)} streamed PUT network ${size} nodes + ${size} edges (${(bytes / 2 ** 20).toFixed(1)} MiB): ${streamed.ms.toFixed(0)} ms (${eps(streamed.ms)} elements/s, ${mbps(streamed.ms)} MiB/s), peak growth RSS ${streamed.rssMb.toFixed(0)} MiB, heap ${streamed.heapMb.toFixed(0)} MiB`,
+    `${name.padEnd(8)} run ${run + 1}/${BENCH_RUNS} (${loadSpread([loadNow()])}) streamed PUT network ${size} nodes + ${size} edges (${(bytes / 2 ** 20).toFixed(1)} MiB): ${streamed.ms.toFixed(0)} ms (${eps(streamed.ms)} elements/s, ${mbps(streamed.ms)} MiB/s), peak growth RSS ${streamed.rssMb.toFixed(0)} MiB, heap ${streamed.heapMb.toFixed(0)} MiB`,
   )
   console.log(
     `${name.padEnd(8)} same rows through the driver directly: ${direct.ms.toFixed(0)} ms (${eps(direct.ms)} elements/s), peak growth RSS ${direct.rssMb.toFixed(0)} MiB, heap ${direct.heapMb.toFixed(0)} MiB; streamed/direct time ${ratio(streamed.ms, direct.ms)}`,

@@ -26,7 +26,7 @@ import { parseStream } from '../src/modules/historian/parse/index.ts'
 import { createHistorianService, type UploadPart } from '../src/modules/historian/service/index.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
 import { appRoleUrl, ensureAppRole, TEST_APP_ROLE } from '../test/postgres.ts'
-import { ratio } from './lib.ts'
+import { benchRuns, loadSpread, median, medianWithSpread } from './lib.ts'
 
 const TAGS = 100
 const SEED = 9
@@ -169,6 +169,7 @@ async function rawSqlite(dir: string, file: string, rows: number): Promise<numbe
   const db = new BetterSqlite3(join(dir, 'raw.db'))
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
+  db.exec('drop table if exists raw')
   db.exec('create table raw (tag text not null, ts integer not null, value real, primary key (tag, ts))')
   const insert = db.prepare('insert into raw (tag, ts, value) values (?, ?, ?)')
   const { ms } = await timed(async () => {
@@ -266,22 +267,41 @@ export async function benchHistorian(dialects: Array<{ name: string; url?: strin
     await generate(file, rows)
     const mib = statSync(file).size / 1_048_576
     console.log(`# historian import: long file of ${rows.toLocaleString('en')} samples (${mib.toFixed(0)} MiB, ${TAGS} tags, seed ${SEED})`)
-    const parser = await parserAlone(file)
-    console.log(`historian parser alone        ${fmt(parser)}  (${(mib / (rows / parser)).toFixed(0)} MiB/s)`)
+    const x = (n: number) => `${n.toFixed(2)}x`
+    const { figures: p, loads: parserLoads } = await benchRuns(async () => ({ parser: await parserAlone(file) }))
+    console.log(
+      `historian parser alone        ${medianWithSpread(p.parser, fmt)}  (${(mib / (rows / median(p.parser))).toFixed(0)} MiB/s)  ${loadSpread(parserLoads)}`,
+    )
     for (const dialect of dialects) {
       const url = dialect.url ?? `sqlite:${join(dir, 'import.db')}`
-      const raw = dialect.url ? await rawCopy(dialect.url, file, rows) : await rawSqlite(dir, file, rows)
-      const shaped = dialect.url ? await rawCopyShaped(dialect.url, file, rows) : undefined
-      const imported = await importInChild({ url, file, rows })
       const baseline = dialect.url ? 'raw COPY' : 'raw prepared insert'
-      console.log(`${dialect.name.padEnd(8)} ${baseline.padEnd(20)} ${fmt(raw)}`)
-      if (shaped !== undefined) console.log(`${dialect.name.padEnd(8)} raw COPY, service's table shape ${fmt(shaped)}  (${ratio(shaped, raw)} of raw COPY)`)
-      const report = (label: string, run: typeof imported) =>
+      const { figures: f, loads } = await benchRuns(async () => {
+        const raw = dialect.url ? await rawCopy(dialect.url, file, rows) : await rawSqlite(dir, file, rows)
+        const shaped = dialect.url ? await rawCopyShaped(dialect.url, file, rows) : undefined
+        const imported = await importInChild({ url, file, rows })
+        const asRole = dialect.url ? await importInChild({ url, file, rows, asServiceRole: true }) : undefined
+        return {
+          raw,
+          import: imported.rate,
+          'import/raw': imported.rate / raw,
+          'import rss': imported.memory.growthMiB,
+          ...(shaped === undefined ? {} : { shaped, 'shaped/raw': shaped / raw, 'import/shaped': imported.rate / shaped }),
+          ...(asRole === undefined ? {} : { role: asRole.rate, 'role/raw': asRole.rate / raw, 'role rss': asRole.memory.growthMiB }),
+        }
+      })
+      console.log(`${dialect.name.padEnd(8)} ${loadSpread(loads)}`)
+      console.log(`${dialect.name.padEnd(8)} ${baseline.padEnd(20)} ${medianWithSpread(f.raw!, fmt)}`)
+      if (f.shaped)
         console.log(
-          `${dialect.name.padEnd(8)} ${label.padEnd(20)} ${fmt(run.rate)}  vs ${baseline} ${ratio(run.rate, raw)}${shaped === undefined ? '' : `  vs the shaped COPY ${ratio(run.rate, shaped)}`}  parser/import ${ratio(parser, run.rate)}  peak RSS +${run.memory.growthMiB.toFixed(1)} MiB (${(run.memory.peak / 1_048_576).toFixed(0)} MiB; ${run.memory.breakdown})`,
+          `${dialect.name.padEnd(8)} raw COPY, service's table shape ${medianWithSpread(f.shaped, fmt)}  (${medianWithSpread(f['shaped/raw']!, x)} of raw COPY)`,
         )
-      report('historian import', imported)
-      if (dialect.url) report('  as the service role', await importInChild({ url, file, rows, asServiceRole: true }))
+      console.log(
+        `${dialect.name.padEnd(8)} historian import     ${medianWithSpread(f.import!, fmt)}  vs ${baseline} ${medianWithSpread(f['import/raw']!, x)}${f['import/shaped'] ? `  vs the shaped COPY ${medianWithSpread(f['import/shaped'], x)}` : ''}  peak RSS +${medianWithSpread(f['import rss']!, (n) => `${n.toFixed(1)} MiB`)}`,
+      )
+      if (f.role)
+        console.log(
+          `${dialect.name.padEnd(8)}   as the service role ${medianWithSpread(f.role, fmt)}  vs ${baseline} ${medianWithSpread(f['role/raw']!, x)}  peak RSS +${medianWithSpread(f['role rss']!, (n) => `${n.toFixed(1)} MiB`)}`,
+        )
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { type IncomingHttpHeaders, request } from 'node:http'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -174,4 +175,26 @@ export function printHttpFigure(figures: Record<string, number[]>, label: string
   const cpu = medianWithSpread(figures[`${label} cpu`]!, (n) => n.toFixed(0))
   const vs = label === baseline ? '' : `  ${baseline}/this ${medianWithSpread(cpuRatios(figures, label, baseline), (n) => `${n.toFixed(2)}x`)}`
   console.log(`${label.padEnd(30)} ${rps} req/s  server CPU ${cpu} µs/request${vs}`)
+}
+
+/**
+ * One request to a bench server by node:http (fetch refuses to set the Host header, which names the organisation):
+ * the status, the headers and the body's text.
+ */
+export function httpRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    const req = request(url, { method, headers: payload === undefined ? headers : { ...headers, 'content-type': 'application/json' } }, (res) => {
+      let text = ''
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk))
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }))
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
 }

@@ -2,7 +2,8 @@
 // live ingestion service (the line format read, screened, stored with its batch id), BENCH_LIVE_CONCURRENCY (4)
 // gateways pushing at once, against the historian import of the same number of samples (bench/historian.ts) in the
 // same run, on both databases; and the peak RSS growth of the pushing process (the figure: ≥ 0.5× the import's
-// samples per second, memory ≤ +64 MiB). Each side runs in a process of its own, like the import bench.
+// samples per second, memory ≤ +64 MiB). Each side runs in a process of its own, like the import bench; BENCH_RUNS
+// times (median, spread, load).
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -20,7 +21,7 @@ import { createLiveIngest } from '../src/modules/historian/service/live.ts'
 import { readLines } from '../src/modules/historian/service/live-samples.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
 import { fmt, generate, importInChild, perSecond, rssWatch, timed } from './historian.ts'
-import { ratio } from './lib.ts'
+import { benchRuns, loadSpread, medianWithSpread } from './lib.ts'
 
 const INSTANCES = 10
 const TAGS_PER_INSTANCE = 10
@@ -114,11 +115,15 @@ export async function benchLiveSamples(dialects: Array<{ name: string; url?: str
     console.log(`# historian live push: ${samples.toLocaleString('en')} samples in batches of ${batch}, ${concurrency} gateways at once, ${TAGS} tags`)
     for (const dialect of dialects) {
       const url = dialect.url ?? `sqlite:${join(dir, `live-${dialect.name}.db`)}`
-      const imported = await importInChild({ url, file, rows: samples })
-      const pushed = await pushInChild({ url, samples, batch, concurrency })
-      console.log(`${dialect.name.padEnd(8)} historian import     ${fmt(imported.rate)}`)
+      const { figures, loads } = await benchRuns(async () => {
+        const imported = await importInChild({ url, file, rows: samples })
+        const pushed = await pushInChild({ url, samples, batch, concurrency })
+        return { imported: imported.rate, pushed: pushed.rate, ratio: pushed.rate / imported.rate, rss: pushed.memory.growthMiB }
+      })
+      console.log(`${dialect.name.padEnd(8)} ${loadSpread(loads)}`)
+      console.log(`${dialect.name.padEnd(8)} historian import     ${medianWithSpread(figures.imported, fmt)}`)
       console.log(
-        `${dialect.name.padEnd(8)} live push            ${fmt(pushed.rate)}  vs the import ${ratio(pushed.rate, imported.rate)}  peak RSS +${pushed.memory.growthMiB.toFixed(1)} MiB (${pushed.memory.breakdown})`,
+        `${dialect.name.padEnd(8)} live push            ${medianWithSpread(figures.pushed, fmt)}  vs the import ${medianWithSpread(figures.ratio, (n) => `${n.toFixed(2)}x`)}  peak RSS +${medianWithSpread(figures.rss, (n) => `${n.toFixed(1)} MiB`)}`,
       )
     }
   } finally {

@@ -7,7 +7,7 @@ import { loadFlowNetwork } from '../src/modules/electrical/studies/load-flow-net
 import { loadFlowStudy } from '../src/modules/electrical/studies/load-flow-study.ts'
 import { solveLoadFlow } from '../src/modules/electrical/studies/load-flow.ts'
 import { buildGraph, type ElectricalEdge, type ElectricalNode } from '../src/modules/electrical/topology.ts'
-import { median, ratio } from './lib.ts'
+import { BENCH_RUNS, loadNow, loadSpread, median, medianWithSpread, ratio } from './lib.ts'
 
 /**
  * A plant-and-distribution-like network of `size` buses, deterministic from `seed`: a grid infeed (slack) feeding a
@@ -48,7 +48,7 @@ export function generatedNetwork(size: number, seed = 1): LoadFlowCase {
   return { baseMva: 100, buses, branches }
 }
 
-function measure(study: LoadFlowCase, runs: number): { ms: number; iterations: number; heapMb: number } {
+function measure(study: LoadFlowCase, runs: number): { ms: number[]; iterations: number; heapMb: number } {
   let iterations = 0
   const times: number[] = []
   let heapMb = 0
@@ -63,15 +63,18 @@ function measure(study: LoadFlowCase, runs: number): { ms: number; iterations: n
     if (!result.converged) throw new Error(`the generated ${study.buses.length}-bus network did not converge: ${result.reason}`)
     iterations = result.iterations
   }
-  return { ms: median(times), iterations, heapMb }
+  return { ms: times, iterations, heapMb }
 }
 
-export function benchLoadFlow(size: number, runs = 5): void {
+const ms = (n: number) => `${n.toFixed(1)} ms`
+
+export function benchLoadFlow(size: number, runs = Math.max(BENCH_RUNS, 5)): void {
+  const load = loadNow()
   const [small, large] = [generatedNetwork(Math.round(size / 10)), generatedNetwork(size)]
   const [a, b] = [measure(small, runs), measure(large, runs)]
   console.log(
-    `load-flow NR ${large.buses.length} buses/${large.branches.length} branches (seed 1)   ${b.ms.toFixed(1)} ms, ${b.iterations} iterations, ` +
-      `+${b.heapMb.toFixed(1)} MB   ${small.buses.length} buses ${a.ms.toFixed(1)} ms   ${size}/${small.buses.length} buses: ${ratio(b.ms, a.ms)} time`,
+    `load-flow NR ${large.buses.length} buses/${large.branches.length} branches (seed 1)   ${medianWithSpread(b.ms, ms)}, ${b.iterations} iterations, ` +
+      `+${b.heapMb.toFixed(1)} MB   ${small.buses.length} buses ${medianWithSpread(a.ms, ms)}   ${size}/${small.buses.length} buses: ${ratio(median(b.ms), median(a.ms))} time   ${loadSpread([load, loadNow()])}`,
   )
 }
 
@@ -108,7 +111,8 @@ export function generatedSiteNetwork(size: number, seed = 1): { nodes: Electrica
  * mapped to the bus/branch model, solved and turned into the answer) against the solve alone of the mapped case:
  * the ratio is what the mapping and the answer add to the solver.
  */
-export function benchLoadFlowEndpoint(size: number, runs = 5): void {
+export function benchLoadFlowEndpoint(size: number, runs = Math.max(BENCH_RUNS, 5)): void {
+  const load = loadNow()
   const { nodes, edges } = generatedSiteNetwork(size)
   const graph = buildGraph(nodes, edges)
   const mapped = loadFlowNetwork(graph).study
@@ -123,9 +127,8 @@ export function benchLoadFlowEndpoint(size: number, runs = 5): void {
     solveLoadFlow(mapped)
     solve.push(Number(process.hrtime.bigint() - started) / 1e6)
   }
-  const [a, b] = [median(endpoint), median(solve)]
   console.log(
     `load-flow endpoint ${mapped.buses.length} buses/${mapped.branches.length} branches from ${nodes.length} nodes (seed 1)   ` +
-      `graph→answer ${a.toFixed(1)} ms   solve alone ${b.toFixed(1)} ms   answer/solve: ${ratio(a, b)}`,
+      `graph→answer ${medianWithSpread(endpoint, ms)}   solve alone ${medianWithSpread(solve, ms)}   answer/solve: ${ratio(median(endpoint), median(solve))}   ${loadSpread([load, loadNow()])}`,
   )
 }

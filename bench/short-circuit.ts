@@ -4,7 +4,7 @@
 import { compareEdges, compareIds } from '../src/modules/electrical/rows.ts'
 import { shortCircuitStudy } from '../src/modules/electrical/studies/short-circuit.ts'
 import { buildGraph, type ElectricalEdge, type ElectricalNode } from '../src/modules/electrical/topology.ts'
-import { median, ratio } from './lib.ts'
+import { BENCH_RUNS, loadNow, loadSpread, median, medianWithSpread, ratio } from './lib.ts'
 
 /**
  * A 400 V distribution of `size` buses: a grid infeed feeding a tree of fan-out 3 through 10 m cables, a ring
@@ -49,7 +49,7 @@ export function generatedFeeder(size: number) {
   return buildGraph(nodes, edges)
 }
 
-function measure(size: number, runs: number): { ms: number; heapMb: number; buses: number; contributions: number } {
+function measure(size: number, runs: number): { ms: number[]; heapMb: number; buses: number; contributions: number } {
   const graph = generatedFeeder(size)
   const times: number[] = []
   let heapMb = 0
@@ -66,13 +66,15 @@ function measure(size: number, runs: number): { ms: number; heapMb: number; buse
     buses = result.buses.length
     contributions = result.buses.reduce((n, b) => n + b.contributions.length, 0)
   }
-  return { ms: median(times), heapMb, buses, contributions }
+  return { ms: times, heapMb, buses, contributions }
 }
 
-export function benchShortCircuit(size: number, runs = 5): void {
+export function benchShortCircuit(size: number, runs = Math.max(BENCH_RUNS, 5)): void {
+  const load = loadNow()
   const [a, b] = [measure(Math.round(size / 10), runs), measure(size, runs)]
+  const ms = (n: number) => `${n.toFixed(1)} ms`
   console.log(
-    `short-circuit IEC 60909 ${b.buses} buses (${b.contributions} source contributions)   ${b.ms.toFixed(1)} ms, +${b.heapMb.toFixed(1)} MB   ` +
-      `${a.buses} buses ${a.ms.toFixed(1)} ms   ${b.buses}/${a.buses} buses: ${ratio(b.ms, a.ms)} time`,
+    `short-circuit IEC 60909 ${b.buses} buses (${b.contributions} source contributions)   ${medianWithSpread(b.ms, ms)}, +${b.heapMb.toFixed(1)} MB   ` +
+      `${a.buses} buses ${medianWithSpread(a.ms, ms)}   ${b.buses}/${a.buses} buses: ${ratio(median(b.ms), median(a.ms))} time   ${loadSpread([load, loadNow()])}`,
   )
 }

@@ -19,7 +19,7 @@ import { historianStoredParts } from '../src/modules/historian/transfer.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
 import { createSitesService } from '../src/modules/sites/service.ts'
 import { createTenantTransferService } from '../src/modules/tenant-transfer/service.ts'
-import { ratio } from './lib.ts'
+import { benchRuns, loadSpread, median, medianWithSpread } from './lib.ts'
 
 const SAMPLES = Number(process.env.BENCH_TRANSFER_SAMPLES ?? 1_000_000)
 const ALARMS = Number(process.env.BENCH_TRANSFER_ALARMS ?? 10_000)
@@ -197,13 +197,30 @@ async function plainDumpRestore(
 export async function benchTenantTransfer(dialects: Array<{ name: string; url?: () => Promise<string> }>): Promise<void> {
   const rssSampler = startRssSampler()
   try {
-    for (const dialect of dialects) await benchOne(dialect)
+    for (const dialect of dialects) {
+      const { figures: f, loads } = await benchRuns(() => benchOne(dialect))
+      const ms = (n: number) => `${n.toFixed(0)} ms`
+      const x = (n: number) => `${n.toFixed(2)}x`
+      const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`
+      console.log(
+        `${dialect.name.padEnd(8)} tenant transfer ${SAMPLES} samples + ${ALARMS} alarms: package ${(median(f.bytes) / 1e6).toFixed(1)} MB gzip; ${loadSpread(loads)}`,
+      )
+      console.log(
+        `${dialect.name.padEnd(8)}   export ${medianWithSpread(f.exportMs, ms)} vs plain dump ${medianWithSpread(f.dumpMs, ms)} (${medianWithSpread(f.exportSpeed, x)} of plain speed)`,
+      )
+      console.log(
+        `${dialect.name.padEnd(8)}   stage+check ${medianWithSpread(f.stageMs, ms)}, apply ${medianWithSpread(f.applyMs, ms)} vs plain restore ${medianWithSpread(f.restoreMs, ms)} (${medianWithSpread(f.importSpeed, x)} of plain speed)`,
+      )
+      console.log(
+        `${dialect.name.padEnd(8)}   peak growth over the step's start (median): export heap +${mib(median(f.exportHeap))} RSS +${mib(median(f.exportRss))}; stage+apply heap +${mib(median(f.importHeap))} RSS +${mib(median(f.importRss))}; plain dump+restore heap +${mib(median(f.plainHeap))} RSS +${mib(median(f.plainRss))}`,
+      )
+    }
   } finally {
     await rssSampler.terminate()
   }
 }
 
-async function benchOne(dialect: { name: string; url?: () => Promise<string> }): Promise<void> {
+async function benchOne(dialect: { name: string; url?: () => Promise<string> }) {
   const source = await open(await dialect.url?.())
   const slug = `bench-${randomBytes(3).toString('hex')}`
   const org = await createOrgsService({ handle: source, clock: systemClock }).provision(slug)
@@ -248,17 +265,22 @@ async function benchOne(dialect: { name: string; url?: () => Promise<string> }):
   const plainMemory = plainWatch.stop()
   await plainTarget.close()
 
-  const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`
-  console.log(`${dialect.name.padEnd(8)} tenant transfer ${SAMPLES} samples + ${ALARMS} alarms: package ${(bytes / 1e6).toFixed(1)} MB gzip`)
-  console.log(
-    `${dialect.name.padEnd(8)}   export ${exportMs.toFixed(0)} ms vs plain dump ${plain.dumpMs.toFixed(0)} ms (${ratio(plain.dumpMs, exportMs)} of plain speed)`,
-  )
-  console.log(
-    `${dialect.name.padEnd(8)}   stage+check ${stageMs.toFixed(0)} ms, apply ${applyMs.toFixed(0)} ms vs plain restore ${plain.restoreMs.toFixed(0)} ms (${ratio(plain.restoreMs, stageMs + applyMs)} of plain speed)`,
-  )
-  console.log(
-    `${dialect.name.padEnd(8)}   peak growth over the step's start: export heap +${mib(exportMemory.heap)} RSS +${mib(exportMemory.rss)}; stage+apply heap +${mib(importMemory.heap)} RSS +${mib(importMemory.rss)}; plain dump+restore heap +${mib(plainMemory.heap)} RSS +${mib(plainMemory.rss)}`,
-  )
   await target.close()
   await source.close()
+  return {
+    bytes,
+    exportMs,
+    dumpMs: plain.dumpMs,
+    exportSpeed: plain.dumpMs / exportMs,
+    stageMs,
+    applyMs,
+    restoreMs: plain.restoreMs,
+    importSpeed: plain.restoreMs / (stageMs + applyMs),
+    exportHeap: exportMemory.heap,
+    exportRss: exportMemory.rss,
+    importHeap: importMemory.heap,
+    importRss: importMemory.rss,
+    plainHeap: plainMemory.heap,
+    plainRss: plainMemory.rss,
+  }
 }
