@@ -4,11 +4,13 @@
 // POST …/instances/bulk, 2 000 a request (within the default 1 MiB body limit); then every page of both lists (500 controllers, 1 000 instances a page).
 // Driver: the same controllers one INSERT each (one transaction each, as one request is), the instances in
 // multi-row INSERTs of 2 000 (one transaction each, as one bulk request is), the same keyset pages by SELECT.
+// Each figure BENCH_RUNS (3) times, a server of its own each run: the median, the spread and the 1-minute load; the
+// ratio printed is the API's speed as a share of the driver's (driver time ÷ API time; issue 29 aims at ≥ 0.3×).
 import { randomUUID } from 'node:crypto'
 import { Agent, request } from 'node:http'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
-import { ratio, scratchSqlite, startBenchServer, stopBenchServer } from './lib.ts'
+import { benchRuns, loadSpread, medianWithSpread, scratchSqlite, startBenchServer, stopBenchServer } from './lib.ts'
 
 const BULK = 2000
 const CONTROLLER_PAGE = 500
@@ -70,8 +72,42 @@ export async function benchControllers(dialects: Array<{ name: string; url?: str
 }
 
 async function benchDialect(name: string, databaseUrl: string, controllers: number, instances: number): Promise<void> {
-  const api = await benchApi(databaseUrl, controllers, instances)
-  const { apiControllersMs, apiInstancesMs, apiReadControllersMs, apiReadInstancesMs, controllerPages, instancePages, orgId } = api
+  let pages = ''
+  // Each run starts its own server, which provisions an organisation of its own: the runs share no rows.
+  const { figures, loads } = await benchRuns(async () => {
+    const api = await benchApi(databaseUrl, controllers, instances)
+    const raw = await driverRun(databaseUrl, api.orgId, controllers, instances)
+    pages = `${api.controllerPages} / ${raw.controllerPages} and ${api.instancePages} / ${raw.instancePages} pages`
+    return {
+      apiControllersMs: api.controllersMs,
+      rawControllersMs: raw.controllersMs,
+      controllersSpeed: raw.controllersMs / api.controllersMs,
+      apiInstancesMs: api.instancesMs,
+      rawInstancesMs: raw.instancesMs,
+      instancesSpeed: raw.instancesMs / api.instancesMs,
+      apiReadControllersMs: api.readControllersMs,
+      rawReadControllersMs: raw.readControllersMs,
+      readControllersSpeed: raw.readControllersMs / api.readControllersMs,
+      apiReadInstancesMs: api.readInstancesMs,
+      rawReadInstancesMs: raw.readInstancesMs,
+      readInstancesSpeed: raw.readInstancesMs / api.readInstancesMs,
+    }
+  })
+  const ms = (n: number) => `${n.toFixed(0)} ms`
+  const times = (n: number) => `${n.toFixed(2)}x`
+  const line = (what: string, api: number[], raw: number[], speed: number[]) =>
+    console.log(
+      `${name.padEnd(8)} ${what.padEnd(34)} API ${medianWithSpread(api, ms)}   driver ${medianWithSpread(raw, ms)}   API speed vs driver ${medianWithSpread(speed, times)}`,
+    )
+  line(`create ${controllers} controllers`, figures.apiControllersMs, figures.rawControllersMs, figures.controllersSpeed)
+  line(`bulk-create ${instances} instances`, figures.apiInstancesMs, figures.rawInstancesMs, figures.instancesSpeed)
+  line(`read ${controllers} controllers`, figures.apiReadControllersMs, figures.rawReadControllersMs, figures.readControllersSpeed)
+  line(`read ${instances} instances`, figures.apiReadInstancesMs, figures.rawReadInstancesMs, figures.readInstancesSpeed)
+  console.log(`${name.padEnd(8)} controllers ${IN_FLIGHT} requests in flight, instances ${BULK} a request; ${pages}; ${loadSpread(loads)}`)
+}
+
+/** The baseline on the same database, in the organisation of the API run (its site `RAW`). */
+async function driverRun(databaseUrl: string, orgId: string, controllers: number, instances: number) {
   const raw = await rawDriver(databaseUrl)
   const now = Date.now()
   let t = performance.now()
@@ -103,7 +139,7 @@ async function benchDialect(name: string, databaseUrl: string, controllers: numb
       ],
     ])
   }
-  const rawControllersMs = performance.now() - t
+  const controllersMs = performance.now() - t
   t = performance.now()
   for (let b = 0; b * BULK < instances; b++) {
     const rows = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
@@ -127,28 +163,15 @@ async function benchDialect(name: string, databaseUrl: string, controllers: numb
     })
     await raw.insert('instances', INSTANCE_COLUMNS, rows)
   }
-  const rawInstancesMs = performance.now() - t
+  const instancesMs = performance.now() - t
   t = performance.now()
-  const rawControllerPages = await raw.pages('controllers', orgId, 'RAW', CONTROLLER_PAGE)
-  const rawReadControllersMs = performance.now() - t
+  const controllerPages = await raw.pages('controllers', orgId, 'RAW', CONTROLLER_PAGE)
+  const readControllersMs = performance.now() - t
   t = performance.now()
-  const rawInstancePages = await raw.pages('instances', orgId, 'RAW', INSTANCE_PAGE)
-  const rawReadInstancesMs = performance.now() - t
+  const instancePages = await raw.pages('instances', orgId, 'RAW', INSTANCE_PAGE)
+  const readInstancesMs = performance.now() - t
   await raw.close()
-
-  const line = (what: string, apiMs: number, rawMs: number, extra = '') =>
-    console.log(
-      `${name.padEnd(8)} ${what.padEnd(34)} API ${apiMs.toFixed(0).padStart(6)} ms   driver ${rawMs.toFixed(0).padStart(6)} ms   API/driver ${ratio(apiMs, rawMs)}${extra}`,
-    )
-  line(
-    `create ${controllers} controllers`,
-    apiControllersMs,
-    rawControllersMs,
-    `  (${((controllers / apiControllersMs) * 1000).toFixed(0)} req/s, ${IN_FLIGHT} in flight)`,
-  )
-  line(`bulk-create ${instances} instances`, apiInstancesMs, rawInstancesMs, `  (${((instances / apiInstancesMs) * 1000).toFixed(0)} instances/s)`)
-  line(`read ${controllers} controllers`, apiReadControllersMs, rawReadControllersMs, `  (${controllerPages} / ${rawControllerPages} pages)`)
-  line(`read ${instances} instances`, apiReadInstancesMs, rawReadInstancesMs, `  (${instancePages} / ${rawInstancePages} pages)`)
+  return { controllersMs, instancesMs, readControllersMs, readInstancesMs, controllerPages, instancePages }
 }
 
 /** The candidate: a server process over `databaseUrl`, stopped before this returns. */
@@ -196,7 +219,7 @@ async function benchApi(databaseUrl: string, controllers: number, instances: num
       )
       for (const c of made) controllerIds.push(String(c.controllerId ?? c.id))
     }
-    const apiControllersMs = performance.now() - t
+    const controllersMs = performance.now() - t
     t = performance.now()
     for (let b = 0; b * BULK < instances; b++) {
       const items = Array.from({ length: Math.min(BULK, instances - b * BULK) }, (_, k) => {
@@ -212,18 +235,18 @@ async function benchApi(databaseUrl: string, controllers: number, instances: num
       })
       await call('POST', '/api/sites/API/instances/bulk', items)
     }
-    const apiInstancesMs = performance.now() - t
+    const instancesMs = performance.now() - t
     t = performance.now()
     const controllerPages = await pageAll((cursor) =>
       call('GET', `/api/sites/API/controllers?limit=${CONTROLLER_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
     )
-    const apiReadControllersMs = performance.now() - t
+    const readControllersMs = performance.now() - t
     t = performance.now()
     const instancePages = await pageAll((cursor) =>
       call('GET', `/api/sites/API/instances?limit=${INSTANCE_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
     )
-    const apiReadInstancesMs = performance.now() - t
-    return { apiControllersMs, apiInstancesMs, apiReadControllersMs, apiReadInstancesMs, controllerPages, instancePages, orgId: server.info.orgId! }
+    const readInstancesMs = performance.now() - t
+    return { controllersMs, instancesMs, readControllersMs, readInstancesMs, controllerPages, instancePages, orgId: server.info.orgId! }
   } finally {
     agent.destroy()
     await stopBenchServer(server)

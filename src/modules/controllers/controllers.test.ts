@@ -83,6 +83,26 @@ for (const dialect of testDialects()) {
       assert.equal(await rowCount(h, 'controllers', org.id), 2)
     })
 
+    it('a create refused by the database (duplicate asset number, no such site) writes no audit row and no outbox row', async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      await createController(as, 'S1', { assetNumber: 'PLC-1' })
+      const rowsOf = async (table: 'audit_events' | 'link_outbox') =>
+        Number(
+          (
+            await h.handle.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('org_id', '=', org.id)
+              .executeTakeFirstOrThrow()
+          ).n,
+        )
+      const before = [await rowsOf('audit_events'), await rowsOf('link_outbox')]
+      assert.equal((await as('POST', URL, controllerBody({ assetNumber: 'PLC-1' }))).statusCode, 409)
+      assert.equal((await as('POST', '/api/sites/NOPE/controllers', controllerBody({ assetNumber: 'PLC-2' }))).statusCode, 404)
+      assert.deepEqual([await rowsOf('audit_events'), await rowsOf('link_outbox')], before)
+      assert.equal(await rowCount(h, 'controllers', org.id), 1)
+    })
+
     it('assign: edgeId required 0 to 50, edgePlcId nullable 0 to 100; an empty edgeId and unassign clear the assignment', async (t) => {
       const { h, org, as } = await equipmentSetup(t, dialect)
       const c = await createController(as)
@@ -221,6 +241,12 @@ for (const dialect of testDialects()) {
       assert.equal((await them('GET', URL)).json().items.length, 0)
       assert.equal((await as('GET', '/api/sites/NOPE/controllers')).statusCode, 404)
       assert.equal((await as('POST', '/api/sites/NOPE/controllers', controllerBody())).statusCode, 404)
+      // A body the service refuses (the address, the route) is still the 404 for a site not in the organisation.
+      for (const connection of [{ ipAddress: 'not an address!' }, { cipPath: '1,0,9' }]) {
+        assert.equal((await as('POST', '/api/sites/NOPE/controllers', controllerBody({}, connection))).statusCode, 404, JSON.stringify(connection))
+        assert.equal((await them('POST', '/api/sites/S2/controllers', controllerBody({}, connection))).statusCode, 404, JSON.stringify(connection))
+        assert.equal((await as('POST', URL, controllerBody({}, connection))).statusCode, 400, JSON.stringify(connection))
+      }
       assert.deepEqual((await as('GET', `${URL}/${mine.id}`)).json(), { ...mine })
     })
 

@@ -152,11 +152,16 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
      * `dryRun`: the same checks, and the controller as it would be (a placeholder id), nothing written.
      */
     async create(orgId: OrgId, actor: Actor, siteCode: string, input: CreateControllerInput, options: WriteOptions = {}): Promise<Controller> {
-      await sites.require(orgId, siteCode)
       const c = input.connection
-      checkAddress(c.ipAddress)
       const cipPath = c.cipPath ?? null
-      cipRouteOf(c.protocol, cipPath)
+      try {
+        checkAddress(c.ipAddress)
+        cipRouteOf(c.protocol, cipPath)
+      } catch (err) {
+        // A site not in the organisation is the 404 before any complaint about the body.
+        await sites.require(orgId, siteCode)
+        throw err
+      }
       const now = clock.now()
       const row: ControllersTable = {
         org_id: orgId,
@@ -180,17 +185,18 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
         updated_at: now,
       }
       if (options.dryRun) {
+        await sites.require(orgId, siteCode)
         if (await findControllerByAssetNumber(db, orgId, siteCode, input.assetNumber)) throw new ControllerAssetNumberTaken(input.assetNumber)
         return toController(row, NO_LOAD)
       }
+      // No read before the write (issue 29: two statements a request fewer): the foreign key to the site and the
+      // unique (org_id, site_code, asset_number) index decide, also between concurrent requests.
       await db.transaction().execute(async (trx) => {
-        if (await findControllerByAssetNumber(trx, orgId, siteCode, input.assetNumber)) throw new ControllerAssetNumberTaken(input.assetNumber)
         try {
           await insertController(trx, row)
         } catch (err) {
-          // The unique index decides between two concurrent creates.
           if (isUniqueViolation(err)) throw new ControllerAssetNumberTaken(input.assetNumber)
-          // The site's only reference: a concurrent delete removed the site after `require` found it.
+          // No such site in the organisation (or a concurrent delete removed it): the uniform 404.
           if (isForeignKeyViolation(err)) throw new NotFound()
           throw err
         }

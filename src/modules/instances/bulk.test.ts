@@ -109,6 +109,53 @@ for (const dialect of testDialects()) {
       assert.equal(again.unchanged, 2)
     })
 
+    it('a bulk of 5 000 lines is written in several multi-row statements: every row as sent, one audit row, one outbox row each', async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const controllers = [await createController(as), await createController(as)]
+      const id = (i: number) => `I${String(i).padStart(4, '0')}`
+      const body = Array.from({ length: 5000 }, (_, i) =>
+        item(id(i), controllers[i % 2]!.id, { tagMappings: { run: `N${i}:B3/0`, speed: `N${i}:F8/1` }, ...(i % 3 === 0 ? { area: `Area ${i}` } : {}) }),
+      )
+      const res = await as('POST', BULK, body)
+      assert.equal(res.statusCode, 200)
+      assert.deepEqual([res.json().created, res.json().updated, res.json().unchanged, res.json().refused], [5000, 0, 0, 0])
+      const rows = await h.handle.db
+        .selectFrom('instances')
+        .select(['id', 'name', 'controller_id', 'area', 'tag_mappings', 'tag_count'])
+        .where('org_id', '=', org.id)
+        .orderBy('id')
+        .execute()
+      assert.equal(rows.length, 5000)
+      rows.forEach((r, i) => {
+        assert.deepEqual(
+          r,
+          {
+            id: id(i),
+            name: `Equipment ${id(i)}`,
+            controller_id: controllers[i % 2]!.id,
+            area: i % 3 === 0 ? `Area ${i}` : null,
+            tag_mappings: JSON.stringify({ run: `N${i}:B3/0`, speed: `N${i}:F8/1` }),
+            tag_count: 2,
+          },
+          id(i),
+        )
+      })
+      const audits = await h.handle.db.selectFrom('audit_events').select('detail').where('org_id', '=', org.id).where('action', '=', 'instance.bulk').execute()
+      assert.deepEqual(
+        audits.map((a) => JSON.parse(a.detail!)),
+        [{ created: 5000, updated: 0, unchanged: 0 }],
+      )
+      const outbox = await h.handle.db
+        .selectFrom('link_outbox')
+        .select((eb) => [eb.fn.countAll().as('n'), eb.fn.count('row_key').distinct().as('keys')])
+        .where('org_id', '=', org.id)
+        .where('table_name', '=', 'instances')
+        .where('op', '=', 'upsert')
+        .executeTakeFirstOrThrow()
+      assert.deepEqual([Number(outbox.n), Number(outbox.keys)], [5000, 5000])
+      assert.equal((await as('GET', `/api/sites/S1/controllers/${controllers[1]!.id}`)).json().pollBudget.mappedTags, 5000)
+    })
+
     it('CSV: header columns name the fields, tag:NAME columns add mappings, empty cells are absent; lines are file lines', async (t) => {
       const { h, org, as } = await equipmentSetup(t, dialect)
       const c = await createController(as)

@@ -21,6 +21,7 @@ import {
   findInstance,
   findInstances,
   insertInstance,
+  insertInstances,
   listInstances,
   listTagMappingRows,
   loadByController,
@@ -162,7 +163,7 @@ export function createInstancesService(deps: {
         if (report.refused > 0) throw new BulkRefused(report, plan.errors)
         try {
           await db.transaction().execute(async (trx) => {
-            for (const row of plan.inserts) await insertInstance(trx, row)
+            await insertInstances(trx, plan.inserts)
             for (const row of plan.updates) {
               const { org_id: _o, site_code: _s, id: _i, created_at: _c, ...changes } = row
               await updateInstance(trx, orgId, siteCode, row.id, changes)

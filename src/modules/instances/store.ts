@@ -1,3 +1,4 @@
+import { inMultiRowStatements } from '../../db/multi-row.ts'
 import type { Db, InstancesTable } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 
@@ -7,6 +8,11 @@ const CHUNK = 500
 
 export function insertInstance(db: Db, row: InstancesTable) {
   return db.insertInto('instances').values(row).execute()
+}
+
+/** Inserts many rows in a few multi-row statements (the bulk's one round trip a statement, not one a row). */
+export function insertInstances(db: Db, rows: InstancesTable[]) {
+  return inMultiRowStatements(rows, Object.keys(rows[0] ?? {}).length, (chunk) => db.insertInto('instances').values(chunk).execute())
 }
 
 export function findInstance(db: Db, orgId: OrgId, siteCode: string, id: string) {
