@@ -4,7 +4,7 @@ import { CompiledQuery, type RawBuilder } from 'kysely'
 import { harness, testDialects, type TestDialect } from '../../../test/harness.ts'
 import type { Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
-import { signalAtQuery, timeWeightedAveragesQuery } from './store/series-reads.ts'
+import { rawSamplesQuery, signalAtQuery, timeWeightedAveragesQuery } from './store/series-reads.ts'
 
 // Issue 30: the interpolated, value-at-time and time-weighted reads must stay cheap on a long series (the bench reads
 // 10 M samples of one tag). These tests read the query plans, not the clock: every read of the samples is a
@@ -51,6 +51,18 @@ for (const dialect of testDialects()) {
           if (dialect === 'sqlite') assert.match(read, /^SEARCH \w USING PRIMARY KEY \(org_id=\? AND series_id=\? AND ts[<>=]/, `${name}: ${plan.join('\n')}`)
           else assert.match(read, /Index Scan.*Index Cond: .*\bts [<>=]/, `${name}: ${plan.join('\n')}`)
         }
+      }
+    })
+
+    it('a raw page is one primary-key range bounded by time, read in key order (no sort), whatever the page size', async (t) => {
+      const h = await harness(t, dialect)
+      for (const page of [{ limit: 10_000 }, { limit: 100, after: 60_000 }]) {
+        const plan = await planOf(h.handle.db, dialect, rawSamplesQuery(KEY.orgId, KEY.seriesId, 0, 86_400_000, page))
+        const reads = samplesReads(plan, dialect)
+        assert.equal(reads.length, 1, plan.join('\n'))
+        if (dialect === 'sqlite') assert.match(reads[0]!, /^SEARCH p USING PRIMARY KEY \(org_id=\? AND series_id=\? AND ts>\? AND ts<\?\)/, plan.join('\n'))
+        else assert.match(reads[0]!, /Index Scan.*Index Cond: .*\bts >= /, plan.join('\n'))
+        assert.ok(!plan.some((line) => /TEMP B-TREE FOR ORDER BY|Sort\b|Seq Scan/.test(line)), plan.join('\n'))
       }
     })
 

@@ -4,8 +4,8 @@ import { decodeCursor, encodeCursor } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
 import { ZoneClock } from '../parse/zone-clock.ts'
 import type { MultiSeriesQuery, Series, SeriesMode, SeriesQuery } from '../schemas.ts'
-import { listBuckets, listRawSamples } from '../store/queries.ts'
-import { findSeriesId, plotValues, signalAt, timeWeightedAverages, type SignalKey } from '../store/series-reads.ts'
+import { listBuckets } from '../store/queries.ts'
+import { findSeriesId, plotValues, rawSamples, signalAt, timeWeightedAverages, type SignalKey } from '../store/series-reads.ts'
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 const QUALITY_NAME = (q: number) => (q >= 192 ? 'good' : q >= 64 ? 'uncertain' : 'bad')
@@ -161,8 +161,9 @@ export async function readSeriesPage(db: Db, orgId: OrgId, target: SeriesTarget,
   const answer = emptySeries(target, plan)
   const key = { siteCode: target.siteCode, instanceId: target.instanceId, tagKey: target.tag, from: plan.from, to: plan.to }
   const { limit } = page
+  const seriesId = await findSeriesId(db, orgId, target.siteCode, target.instanceId, target.tag)
   if (plan.mode === 'raw') {
-    const rows = await listRawSamples(db, orgId, key, { limit, after })
+    const rows = seriesId === undefined ? [] : await rawSamples(db, orgId, seriesId, plan.from, plan.to, { limit, after })
     const items = rows.slice(0, limit)
     answer.samples = items.map((r) => ({
       ts: iso(Number(r.ts)),
@@ -174,7 +175,6 @@ export async function readSeriesPage(db: Db, orgId: OrgId, target: SeriesTarget,
     answer.nextCursor = rows.length > limit ? encodeCursor([Number(items[items.length - 1]!.ts)]) : null
     return answer
   }
-  const seriesId = await findSeriesId(db, orgId, target.siteCode, target.instanceId, target.tag)
   const signal: SignalKey | undefined = seriesId === undefined ? undefined : { orgId, seriesId, includeBad: plan.includeBad, isStep: target.isStep }
   if (plan.mode === 'aggregate') {
     const bucketMs = plan.bucket!.ms
