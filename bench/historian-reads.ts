@@ -1,5 +1,5 @@
 // Issues 29 and 30: reads of one tag over BENCH_HISTORIAN_READ_SAMPLES (default 10 000 000) samples, answered by the
-// API (validation, the statements, JSON), each reported against the same statements run through the driver alone
+// API over loopback HTTP (validation, the statements, JSON), each reported against the same statements run through the driver alone
 // (better-sqlite3 / pg) in the same run: a raw page of the documented maximum (10 000 samples), the aggregate mode
 // (1 000 buckets: min/max/mean/… and the time-weighted average), and an interpolated read of 1 000 values. Aims: raw
 // ≥ 0.5×, buckets ≥ 0.8× (issue 29), interpolated and time-weighted ≥ 0.5× (issue 30). Beside them, for scale, a bare
@@ -9,6 +9,7 @@
 // BENCH_DATABASE_URL adds a PostgreSQL database).
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { get as httpGet } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
@@ -133,11 +134,21 @@ export async function benchHistorianReads(dialects: Array<{ name: string; url?: 
         if (driver instanceof pg.Client) return (await driver.query(query.sql, [...query.parameters])).rows.length
         return driver.prepare(query.sql).all(...(query.parameters as unknown[])).length
       }
-      const get = async (query: string) => {
-        const res = await app.inject({ method: 'GET', url: `/api/sites/BENCH/historian/series?instanceId=ins_pump&tag=flow&${query}`, headers })
-        if (res.statusCode !== 200) throw new Error(`${query}: ${res.statusCode} ${res.body.slice(0, 300)}`)
-        return res.body.length
-      }
+      // Over loopback HTTP, as a client reads (app.inject keeps each answer's body alive in this process: ~1 MB a raw page).
+      const address = await app.listen({ port: 0, host: '127.0.0.1' })
+      const get = (query: string) =>
+        new Promise<number>((resolve, reject) => {
+          const req = httpGet(`${address}/api/sites/BENCH/historian/series?instanceId=ins_pump&tag=flow&${query}`, { headers }, (res) => {
+            const chunks: Buffer[] = []
+            res.on('data', (chunk: Buffer) => chunks.push(chunk))
+            res.on('end', () => {
+              const body = Buffer.concat(chunks)
+              if (res.statusCode === 200) resolve(body.length)
+              else reject(new Error(`${query}: ${res.statusCode} ${body.toString('utf8', 0, 300)}`))
+            })
+          })
+          req.on('error', reject)
+        })
       const key = { orgId, seriesId, includeBad: false, isStep: false }
       const seriesKey = { siteCode: 'BENCH', instanceId: 'ins_pump', tagKey: 'flow', from: START, to: end }
       const grid = Array.from({ length: POINTS }, (_, k) => START + k * width * STEP_MS)
