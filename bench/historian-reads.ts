@@ -134,11 +134,13 @@ export async function benchHistorianReads(dialects: Array<{ name: string; url?: 
         if (driver instanceof pg.Client) return (await driver.query(query.sql, [...query.parameters])).rows.length
         return driver.prepare(query.sql).all(...(query.parameters as unknown[])).length
       }
-      // Over loopback HTTP, as a client reads (app.inject keeps each answer's body alive in this process: ~1 MB a raw page).
+      // Over loopback HTTP, as a client reads (app.inject keeps each answer's body alive in this process: ~1 MB a raw page),
+      // a connection a request (a kept-alive one may be closed by the server's idle timer while a SQLite statement of the
+      // driver's blocks this process).
       const address = await app.listen({ port: 0, host: '127.0.0.1' })
       const get = (query: string) =>
         new Promise<number>((resolve, reject) => {
-          const req = httpGet(`${address}/api/sites/BENCH/historian/series?instanceId=ins_pump&tag=flow&${query}`, { headers }, (res) => {
+          const req = httpGet(`${address}/api/sites/BENCH/historian/series?instanceId=ins_pump&tag=flow&${query}`, { headers, agent: false }, (res) => {
             const chunks: Buffer[] = []
             res.on('data', (chunk: Buffer) => chunks.push(chunk))
             res.on('end', () => {
