@@ -32,3 +32,15 @@ test('the rewritten schema serialises values and nulls as the original does', ()
   const nulls = { at: null, count: null, nested: [], either: 2, objectOrNull: null }
   assert.deepEqual(JSON.parse(serialize(nulls)), nulls)
 })
+
+test('a nullable array becomes a type list, its items rewritten too, and serialises as the original does', () => {
+  const Page = Type.Object({
+    rows: Type.Union([Type.Array(Type.Object({ at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) })), Type.Null()]),
+  })
+  const out = nullableScalarsAsTypeLists(Page) as { properties: { rows: { type: unknown; items: { properties: { at: unknown } } } } }
+  assert.deepEqual(out.properties.rows.type, ['array', 'null'])
+  assert.deepEqual(out.properties.rows.items.properties.at, { type: ['string', 'null'], format: 'date-time' })
+  const serialize = buildSerializer()({ method: 'GET', url: '/x', httpStatus: '200', schema: Page })
+  for (const value of [{ rows: [{ at: '2026-11-23T00:00:00.000Z' }, { at: null }] }, { rows: [] }, { rows: null }])
+    assert.deepEqual(JSON.parse(serialize(value)), value)
+})

@@ -380,27 +380,6 @@ export interface SeriesKey {
   to: number
 }
 
-/** Raw samples of complete batches only, oldest first, keyset-paged by timestamp. */
-export function listRawSamples(db: Db, orgId: OrgId, key: SeriesKey, page: { limit: number; after?: number }) {
-  let query = db
-    .selectFrom('historian_series as r')
-    .innerJoin('historian_points as s', (j) => j.onRef('s.org_id', '=', 'r.org_id').onRef('s.series_id', '=', 'r.id'))
-    .innerJoin('historian_batches as b', (j) => j.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 's.batch_id'))
-    .select(['s.ts', 's.value', 's.text', 's.quality', 's.batch_id'])
-    .where('r.org_id', '=', orgId)
-    .where('r.site_code', '=', key.siteCode)
-    .where('r.instance_id', '=', key.instanceId)
-    .where('r.tag_key', '=', key.tagKey)
-    .where('s.ts', '>=', key.from)
-    .where('s.ts', '<', key.to)
-    .where('b.status', '=', 'complete')
-  if (page.after !== undefined) query = query.where('s.ts', '>', page.after)
-  return query
-    .orderBy('s.ts')
-    .limit(page.limit + 1)
-    .execute()
-}
-
 export interface BucketRow {
   start: number
   min: number
