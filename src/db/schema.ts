@@ -435,6 +435,16 @@ export interface HistorianRetentionTable {
   updated_at: number
 }
 
+/** A tag's stored interpolation, `step` for a discrete tag (migration 2470). */
+export interface HistorianTagMarksTable {
+  org_id: string
+  site_code: string
+  instance_id: string
+  tag_key: string
+  interpolation: 'step' | 'linear'
+  updated_at: number
+}
+
 export interface IdempotencyKeysTable {
   org_id: string
   key: string
@@ -690,6 +700,7 @@ export interface Database {
   historian_staging: HistorianStagingTable
   historian_live_batches: HistorianLiveBatchesTable
   historian_retention: HistorianRetentionTable
+  historian_tag_marks: HistorianTagMarksTable
   ai_usage: AiUsageTable
   domain_bindings: DomainBindingsTable
   sites: SitesTable
