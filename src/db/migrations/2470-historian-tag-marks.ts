@@ -1,10 +1,11 @@
 import { sql, type Kysely } from 'kysely'
+import { installLinkTriggers } from '../link-triggers.ts'
 import { enableTenantRowSecurity, isPostgres } from '../row-level-security.ts'
 
 /**
  * Issue 30, tags marked discrete: `historian_tag_marks` holds a tag's stored interpolation (`step`: a discrete tag,
  * each value held until the next; `linear`), per instance and tag key, read by the historian's interpolating modes
- * when the query names none. Goes with its instance.
+ * when the query names none. Goes with its instance; the fleet link carries it down (the cloud's, editable on a site).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = isPostgres(db)
@@ -23,6 +24,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     })
     .execute()
   if (pg) await enableTenantRowSecurity(db, 'historian_tag_marks')
+  // Carried down by the fleet link like instances (link-triggers.ts LINKED_TABLES).
+  await installLinkTriggers(db)
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
