@@ -441,7 +441,8 @@ export interface HistorianTagMarksTable {
   site_code: string
   instance_id: string
   tag_key: string
-  interpolation: 'step' | 'linear'
+  /** `step` or `linear` as the API writes it (the link and packages check its type only: anything else reads linear). */
+  interpolation: string
   updated_at: number
 }
 

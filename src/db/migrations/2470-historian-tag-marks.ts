@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import { installLinkTriggers } from '../link-triggers.ts'
 import { enableTenantRowSecurity, isPostgres } from '../row-level-security.ts'
 
@@ -15,7 +15,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('site_code', 'text', (c) => c.notNull())
     .addColumn('instance_id', 'text', (c) => c.notNull())
     .addColumn('tag_key', 'text', (c) => c.notNull())
-    .addColumn('interpolation', 'text', (c) => c.notNull().check(sql`interpolation in ('step', 'linear')`))
+    .addColumn('interpolation', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('historian_tag_marks_pk', ['org_id', 'site_code', 'instance_id', 'tag_key'])
     .addForeignKeyConstraint('historian_tag_marks_instance', ['org_id', 'site_code', 'instance_id'], 'instances', ['org_id', 'site_code', 'id'], (fk) => {

@@ -242,7 +242,7 @@ export async function targetsOf(db: Db, orgId: OrgId, siteCode: string, plan: Se
   const unnamed = JOINS.includes(plan.mode) ? pairs.filter((p) => (p.interpolation ?? plan.interpolation) === null) : []
   const marks =
     unnamed.length === 0
-      ? new Map<string, Interpolation>()
+      ? new Map<string, string>()
       : await marksOf(
           db,
           orgId,

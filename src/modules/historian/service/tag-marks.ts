@@ -28,7 +28,9 @@ const iso = (ms: number) => new Date(ms).toISOString()
 const toTagMark = (row: HistorianTagMarksTable) => ({
   instanceId: row.instance_id,
   tag: row.tag_key,
-  interpolation: row.interpolation,
+  // The API writes `step` or `linear`; a row the fleet link or a package brought is checked for its type only (text),
+  // so anything else reads as the series reads take it: linear.
+  interpolation: row.interpolation === 'step' ? ('step' as const) : ('linear' as const),
   updatedAt: iso(Number(row.updated_at)),
 })
 

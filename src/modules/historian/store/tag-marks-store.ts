@@ -1,7 +1,7 @@
 import type { Db, HistorianTagMarksTable } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
 
-export type Interpolation = HistorianTagMarksTable['interpolation']
+export type Interpolation = 'step' | 'linear'
 
 /** A page of a site's marks by instance and tag key, after `after` (limit + 1 rows: toPage). */
 export function listTagMarks(db: Db, orgId: OrgId, siteCode: string, page: { limit: number; after?: readonly [string, string] }) {
@@ -17,7 +17,7 @@ export function listTagMarks(db: Db, orgId: OrgId, siteCode: string, page: { lim
 }
 
 /** The marks of these instances' tags, by `instanceId\0tagKey` (a series read's default interpolation). */
-export async function marksOf(db: Db, orgId: OrgId, siteCode: string, instanceIds: readonly string[]): Promise<Map<string, Interpolation>> {
+export async function marksOf(db: Db, orgId: OrgId, siteCode: string, instanceIds: readonly string[]): Promise<Map<string, string>> {
   const rows = await db
     .selectFrom('historian_tag_marks')
     .select(['instance_id', 'tag_key', 'interpolation'])
