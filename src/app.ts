@@ -42,6 +42,7 @@ import { createAiService } from './modules/ai/service.ts'
 import { apiKeysRoutes } from './modules/api-keys/routes.ts'
 import { historianRoutes, historianSeriesRoutes } from './modules/historian/routes.ts'
 import { historianLiveRoutes } from './modules/historian/live-routes.ts'
+import { historianTagRoutes } from './modules/historian/tag-routes.ts'
 import { edgesRoutes } from './modules/edges/routes.ts'
 import { createEdgesService } from './modules/edges/service.ts'
 import { startEdgeSweepJob } from './modules/edges/sweep-job.ts'
@@ -221,6 +222,7 @@ export async function buildApp(
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
   await app.register(historianLiveRoutes, { prefix: '/api/sites', handle, clock, sites, instances, limits: config.historianLive })
+  await app.register(historianTagRoutes, { prefix: '/api/sites', handle, clock, sites, instances })
   const edges = createEdgesService({ handle, clock, sites, controllers, instances, alarms, staleAfterMs: config.edgeStaleAfterMs })
   await app.register(edgesRoutes, { prefix: '/api/sites', edges })
   if (deps.runJobs) {

@@ -28,6 +28,7 @@ export const LINKED_TABLES: readonly LinkedTable[] = [
   { name: 'sites', direction: 'down', siteColumn: 'code', key: ['code'] },
   { name: 'controllers', direction: 'down', siteColumn: 'site_code', key: ['site_code', 'id'] },
   { name: 'instances', direction: 'down', siteColumn: 'site_code', key: ['site_code', 'id'] },
+  { name: 'historian_tag_marks', direction: 'down', siteColumn: 'site_code', key: ['site_code', 'instance_id', 'tag_key'] },
   { name: 'electrical_nodes', direction: 'down', siteColumn: 'site_code', key: ['site_code', 'id'] },
   { name: 'electrical_edges', direction: 'down', siteColumn: 'site_code', key: ['site_code', 'source_id', 'target_id', 'edge_type'] },
   { name: 'link_conflicts', direction: 'down', siteColumn: 'site_code', key: ['id'] },
@@ -69,15 +70,23 @@ export async function withApplyOrigin<T>(trx: Kysely<Database>, dialect: Dialect
 }
 
 /**
- * (Re)creates the outbox triggers of every linked table. A migration that changes a linked table's columns calls it
- * again: on SQLite a trigger names each column it copies (PostgreSQL's copies the whole row).
+ * (Re)creates the outbox triggers of every linked table the schema holds so far. A migration that changes a linked
+ * table's columns, or creates one, calls it again: on SQLite a trigger names each column it copies (PostgreSQL's copies
+ * the whole row); an earlier migration skips the tables a later one creates.
  */
 export async function installLinkTriggers(db: Kysely<unknown>): Promise<void> {
-  if (isPostgres(db)) {
-    await installPostgres(db)
+  const pg = isPostgres(db)
+  const { rows } = await (pg
+    ? sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema()`
+    : sql<{ name: string }>`select name from sqlite_master where type = 'table'`
+  ).execute(db)
+  const existing = new Set(rows.map((r) => r.name))
+  const tables = LINKED_TABLES.filter((t) => existing.has(t.name))
+  if (pg) {
+    await installPostgres(db, tables)
     return
   }
-  for (const table of LINKED_TABLES) await installSqlite(db, table)
+  for (const table of tables) await installSqlite(db, table)
 }
 
 export async function dropLinkTriggers(db: Kysely<unknown>): Promise<void> {
@@ -117,7 +126,7 @@ async function installSqlite(db: Kysely<unknown>, table: LinkedTable): Promise<v
   await sql`create trigger ${trigger('delete')} after delete on ${t}${whenDeleted} begin ${record('OLD', 'delete')} end`.execute(db)
 }
 
-async function installPostgres(db: Kysely<unknown>): Promise<void> {
+async function installPostgres(db: Kysely<unknown>, tables: readonly LinkedTable[]): Promise<void> {
   // One function for every table: TG_ARGV[0] is the site column ('' for none), TG_ARGV[1] the key columns.
   // The key is built as JSON.stringify builds it (no spaces), so both dialects store the same row_key text.
   await sql`
@@ -161,7 +170,7 @@ async function installPostgres(db: Kysely<unknown>): Promise<void> {
       return null;
     end
     $fn$`.execute(db)
-  for (const table of LINKED_TABLES) {
+  for (const table of tables) {
     const t = sql.table(table.name)
     const args = sql`${sql.lit(table.siteColumn ?? '')}, ${sql.lit(table.key.join(','))}`
     const only = (ref: 'NEW' | 'OLD') =>

@@ -435,6 +435,17 @@ export interface HistorianRetentionTable {
   updated_at: number
 }
 
+/** A tag's stored interpolation, `step` for a discrete tag (migration 2470). */
+export interface HistorianTagMarksTable {
+  org_id: string
+  site_code: string
+  instance_id: string
+  tag_key: string
+  /** `step` or `linear` as the API writes it (the link and packages check its type only: anything else reads linear). */
+  interpolation: string
+  updated_at: number
+}
+
 export interface IdempotencyKeysTable {
   org_id: string
   key: string
@@ -690,6 +701,7 @@ export interface Database {
   historian_staging: HistorianStagingTable
   historian_live_batches: HistorianLiveBatchesTable
   historian_retention: HistorianRetentionTable
+  historian_tag_marks: HistorianTagMarksTable
   ai_usage: AiUsageTable
   domain_bindings: DomainBindingsTable
   sites: SitesTable

@@ -37,10 +37,19 @@ describe('fleet link, real processes: a cloud cell of two processes on PostgreSQ
       })
       assert.equal(plc.status, 201, plc.body)
       for (const id of ['CV-1', 'CV-2']) {
-        const body = { id, name: `Conveyor ${id}`, typeId: 'conveyor', assetNumber: `${code}-${id}`, controllerId: (plc.json() as { id: string }).id }
+        const body = {
+          id,
+          name: `Conveyor ${id}`,
+          typeId: 'conveyor',
+          assetNumber: `${code}-${id}`,
+          controllerId: (plc.json() as { id: string }).id,
+          tagMappings: { running: 'B3:0', speed: 'N7:0' },
+        }
         assert.equal((await owner('POST', `/api/sites/${code}/instances`, body)).status, 201)
       }
     }
+    // A tag marked discrete in the cloud before the sites enrol: it arrives with the seed.
+    assert.equal((await owner('PUT', '/api/sites/S1/historian/tags/CV-1/running', { interpolation: 'step' })).status, 200)
     // Each site server talks to cloud process 0 through its own proxy.
     const sites = [await startSite(t, bundle, cloud[0]!, owner, 'pit-1', ['S1']), await startSite(t, bundle, cloud[0]!, owner, 'pit-2', ['S2'])]
     const reads = (code: string) => [
@@ -49,6 +58,7 @@ describe('fleet link, real processes: a cloud cell of two processes on PostgreSQ
       `/api/sites/${code}/instances`,
       `/api/sites/${code}/alarms?limit=200`,
       `/api/sites/${code}/electrical/nodes`,
+      `/api/sites/${code}/historian/tags`,
     ]
     const read = async (call: Call, url: string) => {
       const res = await call('GET', url)
@@ -91,10 +101,20 @@ describe('fleet link, real processes: a cloud cell of two processes on PostgreSQ
       const res = await site.call('POST', `/api/sites/${code}/alarms/events`, { events: batch })
       assert.equal(res.status, 200, res.body)
     }
+    // Tag marks (issue 30): the cloud deletes one (a tombstone down) and sets another; a site sets one offline (up).
+    assert.equal((await owner('DELETE', '/api/sites/S1/historian/tags/CV-1/running')).status, 204)
+    assert.equal((await owner('PUT', '/api/sites/S1/historian/tags/CV-1/speed', { interpolation: 'step' })).status, 200)
+    assert.equal((await sites[1]!.call('PUT', '/api/sites/S2/historian/tags/CV-1/running', { interpolation: 'step' })).status, 200)
     await post(sites[0]!, 'S1', 100)
     await post(sites[1]!, 'S2', 100)
     for (const s of sites) s.proxy.heal()
     await converged('after the cut')
+    const marks = async (call: Call, code: string) =>
+      ((await items(call, `/api/sites/${code}/historian/tags`)) as Array<{ instanceId: string; tag: string; interpolation: string }>).map(
+        (m) => `${m.instanceId}/${m.tag}=${m.interpolation}`,
+      )
+    assert.deepEqual(await marks(sites[0]!.call, 'S1'), ['CV-1/speed=step'], "the cloud's mark and tombstone reached site 1")
+    assert.deepEqual(await marks(owner, 'S2'), ['CV-1/running=step'], "site 2's offline mark reached the cloud")
     const [settled] = (await items(owner, '/api/sites/S1/controllers')) as Array<{ name: string }>
     assert.equal(settled!.name, 'renamed in the cloud', 'the cloud wins')
     const conflicts = (await items(owner, '/api/link/conflicts')) as Array<{ table: string; serverId: string }>

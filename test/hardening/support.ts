@@ -88,6 +88,8 @@ export interface TenantIds {
   /** Issue 30: the edge gateway the controller is assigned to. */
   edge: string
   instance: string
+  /** Issue 30: a tag key of that instance, marked discrete (historian tag marks). */
+  tag: string
   node: string
   node2: string
   alarm: string
@@ -114,6 +116,7 @@ export const PARAMETER_KINDS: Readonly<Record<string, keyof TenantIds>> = {
   controllerId: 'controller',
   edgeId: 'edge',
   instanceId: 'instance',
+  tag: 'tag',
   nodeId: 'node',
   source: 'node',
   target: 'node2',
@@ -192,6 +195,7 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
   const edge = `${prefix}-GW-1`
   await expectStatus(await call('POST', `/api/sites/${site}/controllers/${controller}/assign`, { edgeId: edge }), 200, 'edge assignment')
   const instance = `${prefix}-CV-101`
+  const tag = `${prefix}-TAG-1`
   await expectStatus(
     await call('POST', `/api/sites/${site}/instances`, {
       id: instance,
@@ -199,10 +203,12 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
       typeId: 'conveyor',
       assetNumber: `${prefix}-I1`,
       controllerId: controller,
+      tagMappings: { [tag]: 'N7:0' },
     }),
     201,
     'instance',
   )
+  await expectStatus(await call('PUT', `/api/sites/${site}/historian/tags/${instance}/${tag}`, { interpolation: 'step' }), 200, 'tag mark')
   const node = `${prefix}-MSB-1`
   const node2 = `${prefix}-CB-1`
   await expectStatus(await call('POST', `/api/sites/${site}/electrical/nodes`, { id: node, name: 'Main switchboard', nodeType: 3 }), 201, 'node')
@@ -286,7 +292,7 @@ export async function seedTenant(h: Harness, prefix: string): Promise<Tenant> {
     org,
     owner,
     ownerKeyId: keyId,
-    ids: { slug: org.slug, site, controller, edge, instance, node, node2, alarm, batch, key: extraKey.keyId, account, domain, user, ...fleet },
+    ids: { slug: org.slug, site, controller, edge, instance, tag, node, node2, alarm, batch, key: extraKey.keyId, account, domain, user, ...fleet },
     ...(link ? { link } : {}),
   }
 }

@@ -31,6 +31,7 @@ import * as electricalStudyParameters from './2400-electrical-study-parameters.t
 import * as edgeGateways from './2410-edge-gateways.ts'
 import * as edgeStatus from './2420-edge-status.ts'
 import * as historianLiveRetention from './2430-historian-live-retention.ts'
+import * as historianTagMarks from './2470-historian-tag-marks.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -69,4 +70,5 @@ export const migrations: Record<string, Migration> = {
   '2410-edge-gateways': edgeGateways,
   '2420-edge-status': edgeStatus,
   '2430-historian-live-retention': historianLiveRetention,
+  '2470-historian-tag-marks': historianTagMarks,
 }

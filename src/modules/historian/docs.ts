@@ -44,11 +44,20 @@ export const docs = {
     'Samples older than `retentionDays` days (any batch, imported or live) are deleted by a background job every SITEGRID_HISTORIAN_RETENTION_INTERVAL_MS, ' +
     'in statements of at most 5 000 samples, each its own short transaction: imports and reads are never blocked for long. `null` keeps every ' +
     "sample. The batches' own counts stay as they were imported. Answers the policy and the progress so far.",
+  listTagMarks:
+    "The site's tags with a stored interpolation (`step`: a discrete tag such as a valve's open/closed state, each value held until the next; " +
+    '`linear`), by instance id then tag key, paged. An unmarked tag is read linearly.',
+  setTagMark:
+    "Stores the tag's interpolation: the series reads (`GET …/historian/series`, `POST …/series/query`: `interpolated`, `at` and the " +
+    "time-weighted average of `aggregate`) use it when the query names no `interpolation`; one the query names still wins. The tag key must be one of the instance's " +
+    '`tagMappings` (422 naming `tag` otherwise); an unknown site or instance is 404. Deleted with its instance.',
+  deleteTagMark: '204: the tag is read linearly again unless the query says otherwise (also when it had no mark). An unknown site or instance is 404.',
   deleteImportBatch: '204. A running batch answers 409. Values a forced batch replaced are not restored.',
   readTagHistory:
     'Samples of complete batches in [from, to), in one of five modes, each computed in the database. `raw`: the samples, every quality and text ' +
     'states included. The others read the numeric samples of good or uncertain quality (bad, under 64, only with `includeBad=true`) as a signal: ' +
-    'joined linearly, or held until the next sample with `interpolation=step` (how a discrete tag is read: the query marks it), the last value ' +
+    'joined linearly, or held until the next sample (a discrete tag): `interpolation` (`linear` or `step`) when the query gives it, else the ' +
+    "tag's stored mark (`PUT …/historian/tags/{instanceId}/{tag}`), else linear; the last value " +
     'held after the last sample, nothing (null) before the first; an excluded sample is bridged by its neighbours. `aggregate` (`bucket`): per ' +
     'bucket min, max, mean, first, last, count and the sample standard deviation (n − 1) of its samples, and the time-weighted average of the signal ' +
     'over the bucket within [from, to) (its integral over the part after the first sample, divided by that length); bucket starts are multiples ' +
@@ -58,7 +67,8 @@ export const docs = {
     '(at most 4 a column, the shape kept). Paged by `cursor` (`plot`: one page). `format=csv`: every row from `cursor` on, streamed as ' +
     "`instanceId,tag,` and the mode's fields, read 5 000 rows at a time. A field a mode does not use, or one it lacks, is a 400 naming it.",
   readManyTagsHistory:
-    'The options of `GET …/historian/series` for 1 to 100 instance/tag pairs (`series`; `interpolation` per pair overrides the shared one): ' +
+    'The options of `GET …/historian/series` for 1 to 100 instance/tag pairs (`series`; `interpolation` per pair overrides the shared one, ' +
+    "which overrides each tag's stored mark): " +
     'the first page of each (`limit` rows a tag), in the order asked, each with its `nextCursor` for `GET …/series`; with `format=csv` every row ' +
     'of each tag in turn, in one CSV streamed. A pair named twice is a 400 naming it; a pair without samples answers empty.',
 }

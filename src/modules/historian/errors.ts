@@ -105,3 +105,12 @@ export class LiveBatchTooLarge extends domainError('PayloadTooLarge') {
     })
   }
 }
+
+/** A tag mark for a tag key the instance does not map (the rule live samples follow: a key of its `tagMappings`). */
+export class TagKeyNotMapped extends domainError('UnprocessableEntity') {
+  constructor(instanceId: string, tagKey: string) {
+    super(`Tag key '${tagKey}' is not one of instance '${instanceId}''s tag mappings.`, {
+      errors: [{ in: 'params', pointer: '/tag', message: `is not one of instance '${instanceId}''s tag mappings` }],
+    })
+  }
+}

@@ -254,7 +254,8 @@ const ReadOptions = {
   width: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: '`plot`: pixel columns across [from, to).' })),
   interpolation: Type.Optional(
     Type.Union([Type.Literal('linear'), Type.Literal('step')], {
-      description: "How the tag's samples join: `linear` (default) or `step` (a discrete tag: each value holds until the next).",
+      description:
+        "How the tag's samples join: `linear` or `step` (a discrete tag: each value holds until the next); default the tag's stored mark (`…/historian/tags`), else linear.",
     }),
   ),
   includeBad: Type.Optional(Type.Boolean({ description: 'Use samples of bad quality (under 64) too in every mode but `raw`. Default false.' })),
@@ -382,3 +383,33 @@ export const UploadForm = Type.Object(
   },
   { $id: 'HistorianUploadForm', additionalProperties: false },
 )
+
+const Interpolation = (description: string) => Type.Union([Type.Literal('linear'), Type.Literal('step')], { description })
+
+export const TagMarkParams = Type.Object(
+  {
+    siteId: Type.String({ minLength: 1, maxLength: 50 }),
+    instanceId: Type.String({ minLength: 1, maxLength: 200 }),
+    tag: Type.String({ minLength: 1, maxLength: 200, description: "A tag key of the instance's `tagMappings`." }),
+  },
+  { additionalProperties: false },
+)
+
+export const TagMarkBody = Type.Object(
+  { interpolation: Interpolation('`step`: a discrete tag, each value held until the next; `linear`: joined linearly (the default of an unmarked tag).') },
+  { additionalProperties: false },
+)
+
+export const TagMarkSchema = Type.Object(
+  {
+    instanceId: Type.String(),
+    tag: Type.String(),
+    interpolation: Interpolation("How the series reads join the tag's samples when the query names no `interpolation`."),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'HistorianTagMark', additionalProperties: false },
+)
+
+export const TagMarkPage = Page(TagMarkSchema, 'The marked tags of the site, by instance id then tag key.')
+
+export const ListTagMarksQuery = Type.Object({ ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }) }, { additionalProperties: false })

@@ -296,6 +296,8 @@ async function buildOrganisation(h: Harness, cred: Cred): Promise<void> {
   assert.equal(imported.statusCode, 201, imported.body)
   const retention = await h.inject(cred, { method: 'PUT', url: '/api/sites/RT/historian/retention', payload: { retentionDays: 400 } })
   assert.equal(retention.statusCode, 200, retention.body)
+  const marked = await h.inject(cred, { method: 'PUT', url: '/api/sites/RT/historian/tags/ins_pump/p', payload: { interpolation: 'step' } })
+  assert.equal(marked.statusCode, 200, marked.body)
 }
 
 /** Every exported table's rows of the organisation, columns sorted, rows in a canonical order; `drop` removes rows. */
@@ -401,6 +403,11 @@ if (testDialects().length === 2) {
       assert.deepEqual(
         series.json().samples.map((s: { value: number }) => s.value),
         [-14.5, 2e-7],
+      )
+      const marks = await cloud.inject(cloudCred, { url: '/api/sites/RT/historian/tags' })
+      assert.deepEqual(
+        marks.json().items.map((m: { instanceId: string; tag: string; interpolation: string }) => [m.instanceId, m.tag, m.interpolation]),
+        [['ins_pump', 'p', 'step']],
       )
     })
   })

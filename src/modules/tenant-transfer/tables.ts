@@ -54,6 +54,7 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'historian_batches', scope: 'site', json: ['tags', 'report', 'options'] },
   { name: 'historian_samples', scope: 'site', isStoredPart: true },
   { name: 'historian_retention', scope: 'site' },
+  { name: 'historian_tag_marks', scope: 'site' },
   { name: 'memberships', scope: 'org' },
   { name: 'domain_bindings', scope: 'org' },
   {

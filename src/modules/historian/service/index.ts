@@ -24,7 +24,7 @@ import { FormFields, storableFileName, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
 import type { MultiSeriesQuery, SeriesQuery } from '../schemas.ts'
-import { multiTargets, planSeries, readCursor, readSeriesPage, seriesCsv } from './series.ts'
+import { checkPairs, planSeries, readCursor, readSeriesPage, seriesCsv, targetsOf } from './series.ts'
 import { readSmallFile, spoolToDisk, streamingSource, unknownFilePart } from './upload.ts'
 
 export type { UploadPart } from './form.ts'
@@ -206,9 +206,9 @@ export function createHistorianService(deps: HistorianDeps) {
     async series(orgId: OrgId, siteCode: string, query: SeriesQuery) {
       const site = await sites.require(orgId, siteCode)
       const plan = planSeries(query, site.timeZone, 'query')
-      const target = { siteCode: site.code, instanceId: query.instanceId, tag: query.tag, isStep: plan.isStep }
       // The cursor is checked before the answer starts: a CSV's 200 is sent with its first row.
       readCursor(plan, query.cursor)
+      const target = (await targetsOf(db, orgId, site.code, plan, [{ instanceId: query.instanceId, tag: query.tag }]))[0]!
       if (plan.isCsv) return { csv: seriesCsv(db, orgId, [target], plan, query.cursor) }
       return { json: await readSeriesPage(db, orgId, target, plan, { limit: query.limit ?? 1000, cursor: query.cursor }) }
     },
@@ -217,7 +217,8 @@ export function createHistorianService(deps: HistorianDeps) {
     async seriesOfMany(orgId: OrgId, siteCode: string, body: MultiSeriesQuery) {
       const site = await sites.require(orgId, siteCode)
       const plan = planSeries(body, site.timeZone, 'body')
-      const targets = multiTargets(site.code, body)
+      checkPairs(body)
+      const targets = await targetsOf(db, orgId, site.code, plan, body.series)
       if (plan.isCsv) return { csv: seriesCsv(db, orgId, targets, plan) }
       const items = []
       for (const target of targets) items.push(await readSeriesPage(db, orgId, target, plan, { limit: body.limit ?? 1000 }))

@@ -6,6 +6,7 @@ import { ZoneClock } from '../parse/zone-clock.ts'
 import type { MultiSeriesQuery, Series, SeriesMode, SeriesQuery } from '../schemas.ts'
 import { listBuckets } from '../store/queries.ts'
 import { findSeriesId, plotValues, rawSamples, signalAt, timeWeightedAverages, type SignalKey } from '../store/series-reads.ts'
+import { marksOf, type Interpolation } from '../store/tag-marks-store.ts'
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 const QUALITY_NAME = (q: number) => (q >= 192 ? 'good' : q >= 64 ? 'uncertain' : 'bad')
@@ -69,7 +70,8 @@ export interface SeriesPlan {
   interval: Width | null
   at: number | null
   width: number | null
-  isStep: boolean
+  /** The query's (the shared one of a multi-tag read); null: each tag's stored mark decides (targetsOf). */
+  interpolation: Interpolation | null
   includeBad: boolean
   zone: ZoneClock | null
   isCsv: boolean
@@ -120,12 +122,19 @@ export function planSeries(options: ReadOptions, siteTimeZone: string, where: 'q
     interval,
     at: parseTime('at', options.at) ?? null,
     width: options.width ?? null,
-    isStep: options.interpolation === 'step',
+    interpolation: options.interpolation ?? null,
     includeBad: options.includeBad === true,
     zone,
     isCsv: options.format === 'csv',
     where,
   }
+}
+
+/** A tag asked for, with the interpolation its pair names (multi-tag reads). */
+export interface SeriesPair {
+  instanceId: string
+  tag: string
+  interpolation?: Interpolation
 }
 
 /** The tag read and the page asked for. */
@@ -236,14 +245,37 @@ export async function readSeriesPage(db: Db, orgId: OrgId, target: SeriesTarget,
   return answer
 }
 
-/** The targets of a multi-tag read, checked: a pair twice is a 400 naming it. */
-export function multiTargets(siteCode: string, body: MultiSeriesQuery): SeriesTarget[] {
+/** The pairs of a multi-tag read, checked: a pair twice is a 400 naming it. */
+export function checkPairs(body: MultiSeriesQuery): void {
   const seen = new Set<string>()
-  return body.series.map((s, i) => {
+  body.series.forEach((s, i) => {
     const key = `${s.instanceId}\u0000${s.tag}`
     if (seen.has(key)) throw invalidField(`/series/${i}`, 'names an instance and tag already asked for', 'body')
     seen.add(key)
-    return { siteCode, instanceId: s.instanceId, tag: s.tag, isStep: (s.interpolation ?? body.interpolation) === 'step' }
+  })
+}
+
+/** The modes that join samples into a signal, where the interpolation matters. */
+const JOINS: readonly SeriesMode[] = ['aggregate', 'interpolated', 'at']
+
+/**
+ * The tags of a read with their interpolation: the pair's, else the query's, else the tag's stored mark (read in one
+ * statement for the pairs that need it, and only by the modes that join samples), else linear.
+ */
+export async function targetsOf(db: Db, orgId: OrgId, siteCode: string, plan: SeriesPlan, pairs: ReadonlyArray<SeriesPair>): Promise<SeriesTarget[]> {
+  const unnamed = JOINS.includes(plan.mode) ? pairs.filter((p) => (p.interpolation ?? plan.interpolation) === null) : []
+  const marks =
+    unnamed.length === 0
+      ? new Map<string, string>()
+      : await marksOf(
+          db,
+          orgId,
+          siteCode,
+          unnamed.map((p) => p.instanceId),
+        )
+  return pairs.map((p) => {
+    const interpolation = p.interpolation ?? plan.interpolation ?? marks.get(`${p.instanceId}\u0000${p.tag}`)
+    return { siteCode, instanceId: p.instanceId, tag: p.tag, isStep: interpolation === 'step' }
   })
 }
 
