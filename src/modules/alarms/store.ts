@@ -155,12 +155,11 @@ export interface VersionedAlarmWrite {
 export async function updateAlarmsIfVersion(db: Db, orgId: OrgId, siteCode: string, writes: VersionedAlarmWrite[]): Promise<number> {
   if (writes.length === 0) return 0
   const set = INGEST_COLUMNS.map(([c]) => `"${c}" = v."${c}"`).join(', ')
-  const v = `v(id, read_version, ${names(INGEST_COLUMNS)})`
   const match = 'alarms.id = v.id and alarms.version = v.read_version'
   if (isPostgres(db)) {
     return run(
       db,
-      `update alarms set ${set} from unnest($3::text[], $4::integer[], ${unnestArrays(INGEST_COLUMNS, 5)}) as ${v}
+      `update alarms set ${set} from unnest($3::text[], $4::integer[], ${unnestArrays(INGEST_COLUMNS, 5)}) as v(id, read_version, ${names(INGEST_COLUMNS)})
         where alarms.org_id = $1 and alarms.site_code = $2 and ${match}`,
       [
         orgId,
@@ -174,12 +173,16 @@ export async function updateAlarmsIfVersion(db: Db, orgId: OrgId, siteCode: stri
       ],
     )
   }
-  const width = 2 + INGEST_COLUMNS.length
+  // SQLite: the site in every row, so that the only way into `alarms` is its primary key from each row of `v` (with
+  // the site as constants, SQLite's planner walks every alarm of the site and searches `v` for each).
+  const width = 4 + INGEST_COLUMNS.length
   return inStatements(
     writes,
     width,
-    (n) => `with ${v} as (values ${placeholders(n, width)}) update alarms set ${set} from v where alarms.org_id = ? and alarms.site_code = ? and ${match}`,
-    (chunk) => [...chunk.flatMap(({ row, readVersion }) => [row.id, readVersion, ...INGEST_COLUMNS.map(([c]) => row[c])]), orgId, siteCode],
+    (n) =>
+      `with v(org_id, site_code, id, read_version, ${names(INGEST_COLUMNS)}) as (values ${placeholders(n, width)})
+        update alarms set ${set} from v where alarms.org_id = v.org_id and alarms.site_code = v.site_code and ${match}`,
+    (chunk) => chunk.flatMap(({ row, readVersion }) => [orgId, siteCode, row.id, readVersion, ...INGEST_COLUMNS.map(([c]) => row[c])]),
     db,
   )
 }
