@@ -92,14 +92,12 @@ const arraysOf = <T>(columns: Columns<T>, rows: T[]) => columns.map(([c]) => row
 const placeholders = (rows: number, width: number) => new Array<string>(rows).fill(`(${new Array<string>(width).fill('?').join(', ')})`).join(', ')
 
 /**
- * Runs statement text with its parameters, past Kysely's builder: for a statement of a thousand rows, building and
- * compiling the query tree costs more than the database's work (issue 29). Returns the rows it changed (SQLite:
- * not counting rows the link triggers write). The parameters are not frozen, as CompiledQuery.raw would.
+ * Statement text with its parameters, past Kysely's builder: for a statement of a thousand rows, building and
+ * compiling the query tree costs more than the database's work (issue 29); the parameters are not frozen, as
+ * CompiledQuery.raw would. `run` answers the rows changed (SQLite: not counting rows the link triggers write).
  */
-async function run(db: Db, text: string, parameters: unknown[]): Promise<number> {
-  const result = await db.executeQuery({ ...CompiledQuery.raw(text), parameters })
-  return Number(result.numAffectedRows ?? 0)
-}
+const query = <Row>(db: Db, text: string, parameters: unknown[]) => db.executeQuery<Row>({ ...CompiledQuery.raw(text), parameters })
+const run = async (db: Db, text: string, parameters: unknown[]): Promise<number> => Number((await query(db, text, parameters)).numAffectedRows ?? 0)
 
 /** SQLite: `rows` in statements of as many rows as the parameter limit allows, `statement(n)` the text for `n` rows. */
 async function inStatements<T>(rows: T[], width: number, statement: (n: number) => string, parameters: (chunk: T[]) => unknown[], db: Db): Promise<number> {
@@ -203,15 +201,13 @@ export function lockSiteAlarms(db: Db, dialect: Dialect, orgId: OrgId, siteCode:
 async function selectIn<Row>(db: Db, columns: string, table: string, orgId: OrgId, siteCode: string, column: string, values: string[]): Promise<Row[]> {
   const head = (org: string, site: string) => `select ${columns} from ${table} where org_id = ${org} and site_code = ${site} and ${column}`
   if (isPostgres(db)) {
-    return values.length === 0
-      ? []
-      : ((await db.executeQuery({ ...CompiledQuery.raw(`${head('$1', '$2')} = any($3::text[])`), parameters: [orgId, siteCode, values] })).rows as Row[])
+    return values.length === 0 ? [] : (await query<Row>(db, `${head('$1', '$2')} = any($3::text[])`, [orgId, siteCode, values])).rows
   }
   const out: Row[] = []
   for (let i = 0; i < values.length; i += CHUNK) {
     const chunk = values.slice(i, i + CHUNK)
     const text = `${head('?', '?')} in (${new Array<string>(chunk.length).fill('?').join(', ')})`
-    out.push(...((await db.executeQuery({ ...CompiledQuery.raw(text), parameters: [orgId, siteCode, ...chunk] })).rows as Row[]))
+    out.push(...(await query<Row>(db, text, [orgId, siteCode, ...chunk])).rows)
   }
   return out
 }
