@@ -47,8 +47,9 @@ interface Working {
  * (which count suppressed and annunciated activations) agree. Whether an activation is annunciated or suppressed is
  * judged in event time against the tag's shelve windows (`alarm_shelves`), whatever has happened since: an event
  * that occurred inside a shelve that a read, an unshelve or an earlier batch has already ended is suppressed, one
- * that occurred before the shelve began is annunciated although it arrives while the alarm is shelved. Set-based: one multi-row statement per table and
- * chunk, one `UPDATE … FROM (VALUES …)` for the alarms read.
+ * that occurred before the shelve began is annunciated although it arrives while the alarm is shelved. Set-based: three
+ * lookups, then one multi-row statement per table (SQLite: per chunk under its parameter limit), the alarms read
+ * written by one `UPDATE … FROM` (store.ts).
  * Throws StaleWrite, or a unique violation, when a concurrent writer won; the caller retries the transaction.
  */
 export async function applyEventBatch(

@@ -1,46 +1,51 @@
-import { sql } from 'kysely'
+import { CompiledQuery } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { AlarmEventsTable, AlarmHistoryTable, AlarmsTable, Db } from '../../db/schema.ts'
+import { isPostgres } from '../../db/row-level-security.ts'
 import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import type { OrgId } from '../../ids.ts'
 
-// Ids per `IN (…)` list of the lookups.
+// Ids per `IN (…)` list of the SQLite lookups.
 const CHUNK = 2000
 /** SQLite's bound-parameter limit (32 766 since 3.32; PostgreSQL's is 65 535): every statement here stays under it. */
 const MAX_PARAMETERS = 32_766
 
-/** Writes `rows` in statements of as many rows as the parameter limit allows (`columns` parameters a row). */
-async function inStatements<T>(rows: T[], columns: number, write: (chunk: T[]) => Promise<unknown>): Promise<void> {
-  const size = Math.max(1, Math.floor(MAX_PARAMETERS / columns))
-  for (let i = 0; i < rows.length; i += size) await write(rows.slice(i, i + size))
-}
+/** The columns a statement of ingestion writes, each with its PostgreSQL type (the type of its `unnest` array). */
+type Columns<T> = ReadonlyArray<readonly [keyof T & string, string]>
 
-const columnsOf = (rows: object[]) => Object.keys(rows[0] ?? {}).length
+const EVENT_COLUMNS = [
+  ['org_id', 'text'],
+  ['site_code', 'text'],
+  ['event_id', 'text'],
+  ['alarm_id', 'text'],
+  ['instance_id', 'text'],
+  ['condition', 'text'],
+  ['priority', 'text'],
+  ['is_active', 'integer'],
+  ['occurred_at', 'bigint'],
+  ['received_at', 'bigint'],
+  ['message', 'text'],
+  ['value', 'double precision'],
+  ['limit_value', 'double precision'],
+  ['effect', 'text'],
+] as const satisfies Columns<AlarmEventsTable>
 
-export const insertAlarmEvents = (db: Db, rows: AlarmEventsTable[]) =>
-  inStatements(rows, columnsOf(rows), (c) => db.insertInto('alarm_events').values(c).execute())
-export const insertAlarmHistory = (db: Db, rows: AlarmHistoryTable[]) =>
-  inStatements(rows, columnsOf(rows), (c) => db.insertInto('alarm_history').values(c).execute())
+const HISTORY_COLUMNS = [
+  ['org_id', 'text'],
+  ['site_code', 'text'],
+  ['alarm_id', 'text'],
+  ['seq', 'integer'],
+  ['at', 'bigint'],
+  ['action', 'text'],
+  ['from_state', 'text'],
+  ['to_state', 'text'],
+  ['actor_kind', 'text'],
+  ['actor_id', 'text'],
+  ['comment', 'text'],
+  ['event_id', 'text'],
+] as const satisfies Columns<AlarmHistoryTable>
 
-/**
- * Raises new alarms in multi-row statements. A row whose tag already has an open alarm (the unique index on
- * `active_key`: a concurrent batch won the race) is skipped, not an error, so the transaction stays usable on
- * PostgreSQL; returns how many were inserted and the caller retries when that is fewer than it asked for.
- */
-export async function insertNewAlarms(db: Db, rows: AlarmsTable[]): Promise<number> {
-  let inserted = 0
-  await inStatements(rows, columnsOf(rows), async (c) => {
-    const result = await db
-      .insertInto('alarms')
-      .values(c)
-      .onConflict((oc) => oc.doNothing())
-      .executeTakeFirst()
-    inserted += Number(result.numInsertedOrUpdatedRows ?? 0)
-  })
-  return inserted
-}
-
-/** What ingestion changes on an alarm it read (with the database type each is cast to in the VALUES list). */
+/** What ingestion changes on an alarm it read. */
 const INGEST_COLUMNS = [
   ['message', 'text'],
   ['value', 'double precision'],
@@ -55,7 +60,83 @@ const INGEST_COLUMNS = [
   ['active_key', 'text'],
   ['shelved_until', 'bigint'],
   ['version', 'integer'],
-] as const satisfies ReadonlyArray<readonly [keyof AlarmsTable, string]>
+] as const satisfies Columns<AlarmsTable>
+
+const ALARM_COLUMNS = [
+  ['org_id', 'text'],
+  ['site_code', 'text'],
+  ['id', 'text'],
+  ['instance_id', 'text'],
+  ['condition', 'text'],
+  ['is_out_of_service', 'integer'],
+  ['raised_at', 'bigint'],
+  ['created_at', 'bigint'],
+  ...INGEST_COLUMNS,
+] as const satisfies Columns<AlarmsTable>
+
+/** Compile-time: the inserts write every column of their table (one added to the table and not here fails to compile). */
+type Writes<T, C extends Columns<T>> = Exclude<keyof T, C[number][0]> extends never ? true : never
+const everyColumnWritten: [
+  Writes<AlarmEventsTable, typeof EVENT_COLUMNS>,
+  Writes<AlarmHistoryTable, typeof HISTORY_COLUMNS>,
+  Writes<AlarmsTable, typeof ALARM_COLUMNS>,
+] = [true, true, true]
+void everyColumnWritten
+
+/** `$from::type[], …` (PostgreSQL): one array parameter a column. */
+const unnestArrays = <T>(columns: Columns<T>, from: number) => columns.map(([, type], i) => `$${from + i}::${type}[]`).join(', ')
+const names = <T>(columns: Columns<T>) => columns.map(([c]) => `"${c}"`).join(', ')
+/** The column arrays of `rows` (PostgreSQL `unnest`). */
+const arraysOf = <T>(columns: Columns<T>, rows: T[]) => columns.map(([c]) => rows.map((r) => r[c]))
+/** `(?, …), …` (SQLite) for `rows` rows of `width` values. */
+const placeholders = (rows: number, width: number) => new Array<string>(rows).fill(`(${new Array<string>(width).fill('?').join(', ')})`).join(', ')
+
+/**
+ * Statement text with its parameters, past Kysely's builder: for a statement of a thousand rows, building and
+ * compiling the query tree costs more than the database's work (issue 29); the parameters are not frozen, as
+ * CompiledQuery.raw would. `run` answers the rows changed (SQLite: not counting rows the link triggers write).
+ */
+const query = <Row>(db: Db, text: string, parameters: unknown[]) => db.executeQuery<Row>({ ...CompiledQuery.raw(text), parameters })
+const run = async (db: Db, text: string, parameters: unknown[]): Promise<number> => Number((await query(db, text, parameters)).numAffectedRows ?? 0)
+
+/** SQLite: `rows` in statements of as many rows as the parameter limit allows, `statement(n)` the text for `n` rows. */
+async function inStatements<T>(rows: T[], width: number, statement: (n: number) => string, parameters: (chunk: T[]) => unknown[], db: Db): Promise<number> {
+  const size = Math.floor(MAX_PARAMETERS / width)
+  let changed = 0
+  for (let i = 0; i < rows.length; i += size) {
+    const chunk = rows.slice(i, i + size)
+    changed += await run(db, statement(chunk.length), parameters(chunk))
+  }
+  return changed
+}
+
+/**
+ * Writes `rows` into `table` in multi-row statements (`tail`: a conflict clause) and returns how many it inserted.
+ * PostgreSQL: one `insert … select * from unnest(…)` whatever the count (one array a column: a short text that
+ * PostgreSQL parses once, not a parameter per value); SQLite: multi-row VALUES under its parameter limit.
+ */
+async function insertRows<T>(db: Db, table: string, columns: Columns<T>, rows: T[], tail = ''): Promise<number> {
+  if (rows.length === 0) return 0
+  const head = `insert into ${table} (${names(columns)})`
+  if (isPostgres(db)) return run(db, `${head} select * from unnest(${unnestArrays(columns, 1)}) ${tail}`, arraysOf(columns, rows))
+  return inStatements(
+    rows,
+    columns.length,
+    (n) => `${head} values ${placeholders(n, columns.length)} ${tail}`,
+    (chunk) => chunk.flatMap((r) => columns.map(([c]) => r[c])),
+    db,
+  )
+}
+
+export const insertAlarmEvents = (db: Db, rows: AlarmEventsTable[]) => insertRows(db, 'alarm_events', EVENT_COLUMNS, rows)
+export const insertAlarmHistory = (db: Db, rows: AlarmHistoryTable[]) => insertRows(db, 'alarm_history', HISTORY_COLUMNS, rows)
+
+/**
+ * Raises new alarms in multi-row statements. A row whose tag already has an open alarm (the unique index on
+ * `active_key`: a concurrent batch won the race) is skipped, not an error, so the transaction stays usable on
+ * PostgreSQL; returns how many were inserted and the caller retries when that is fewer than it asked for.
+ */
+export const insertNewAlarms = (db: Db, rows: AlarmsTable[]) => insertRows(db, 'alarms', ALARM_COLUMNS, rows, 'on conflict do nothing')
 
 export interface VersionedAlarmWrite {
   row: AlarmsTable
@@ -64,30 +145,44 @@ export interface VersionedAlarmWrite {
 }
 
 /**
- * The set-based form of `updateAlarmIfVersion` for ingestion: one `UPDATE … FROM (VALUES …)` per chunk writes every
- * alarm of the batch, each only where its version is still the one read. Returns how many rows were written; fewer
- * than asked means another writer got there first (the caller retries the transaction). Both dialects accept it
- * (SQLite ≥ 3.33); every value is cast so that PostgreSQL types the VALUES columns.
+ * The set-based form of `updateAlarmIfVersion` for ingestion: one statement writes every alarm of the batch (SQLite:
+ * one per chunk under the parameter limit), each only where its version is still the one read. Returns how many rows
+ * were written; fewer than asked means another writer got there first (the caller retries the transaction).
+ * PostgreSQL: `update … from unnest(…)` (an array a column); SQLite: `with v as (values …) update … from v` (≥ 3.33).
  */
 export async function updateAlarmsIfVersion(db: Db, orgId: OrgId, siteCode: string, writes: VersionedAlarmWrite[]): Promise<number> {
-  let written = 0
-  const names = ['id', 'read_version', ...INGEST_COLUMNS.map(([c]) => c)]
-  await inStatements(writes, names.length, async (chunk) => {
-    const rows = chunk.map(
-      ({ row, readVersion }) =>
-        sql`(${sql.join([
-          sql`cast(${row.id} as text)`,
-          sql`cast(${readVersion} as integer)`,
-          ...INGEST_COLUMNS.map(([column, type]) => sql`cast(${row[column]} as ${sql.raw(type)})`),
-        ])})`,
+  if (writes.length === 0) return 0
+  const set = INGEST_COLUMNS.map(([c]) => `"${c}" = v."${c}"`).join(', ')
+  const match = 'alarms.id = v.id and alarms.version = v.read_version'
+  if (isPostgres(db)) {
+    return run(
+      db,
+      `update alarms set ${set} from unnest($3::text[], $4::integer[], ${unnestArrays(INGEST_COLUMNS, 5)}) as v(id, read_version, ${names(INGEST_COLUMNS)})
+        where alarms.org_id = $1 and alarms.site_code = $2 and ${match}`,
+      [
+        orgId,
+        siteCode,
+        writes.map((w) => w.row.id),
+        writes.map((w) => w.readVersion),
+        ...arraysOf(
+          INGEST_COLUMNS,
+          writes.map((w) => w.row),
+        ),
+      ],
     )
-    const result = await sql`with v(${sql.join(names.map((n) => sql.ref(n)))}) as (values ${sql.join(rows)})
-      update alarms set ${sql.join(INGEST_COLUMNS.map(([c]) => sql`${sql.ref(c)} = v.${sql.ref(c)}`))}
-      from v
-      where alarms.org_id = ${orgId} and alarms.site_code = ${siteCode} and alarms.id = v.id and alarms.version = v.read_version`.execute(db)
-    written += Number(result.numAffectedRows ?? 0)
-  })
-  return written
+  }
+  // SQLite: the site in every row, so that the only way into `alarms` is its primary key from each row of `v` (with
+  // the site as constants, SQLite's planner walks every alarm of the site and searches `v` for each).
+  const width = 4 + INGEST_COLUMNS.length
+  return inStatements(
+    writes,
+    width,
+    (n) =>
+      `with v(org_id, site_code, id, read_version, ${names(INGEST_COLUMNS)}) as (values ${placeholders(n, width)})
+        update alarms set ${set} from v where alarms.org_id = v.org_id and alarms.site_code = v.site_code and ${match}`,
+    (chunk) => chunk.flatMap(({ row, readVersion }) => [orgId, siteCode, row.id, readVersion, ...INGEST_COLUMNS.map(([c]) => row[c])]),
+    db,
+  )
 }
 
 /**
@@ -99,37 +194,32 @@ export function lockSiteAlarms(db: Db, dialect: Dialect, orgId: OrgId, siteCode:
   return lockUntilCommit(db, dialect, `alarms ${orgId} ${siteCode}`)
 }
 
-/** Event ids already stored for the site, each with the alarm it applied to. */
-export async function findKnownEventIds(db: Db, orgId: OrgId, siteCode: string, eventIds: string[]): Promise<Map<string, string | null>> {
-  const known = new Map<string, string | null>()
-  for (let i = 0; i < eventIds.length; i += CHUNK) {
-    const rows = await db
-      .selectFrom('alarm_events')
-      .select(['event_id', 'alarm_id'])
-      .where('org_id', '=', orgId)
-      .where('site_code', '=', siteCode)
-      .where('event_id', 'in', eventIds.slice(i, i + CHUNK))
-      .execute()
-    for (const r of rows) known.set(r.event_id, r.alarm_id)
+/**
+ * Rows of the site's `table` whose `column` is one of `values`, past Kysely's builder like the writes above.
+ * PostgreSQL: `= any($3::text[])`, one statement; SQLite: `in (?, …)` lists of CHUNK.
+ */
+async function selectIn<Row>(db: Db, columns: string, table: string, orgId: OrgId, siteCode: string, column: string, values: string[]): Promise<Row[]> {
+  const head = (org: string, site: string) => `select ${columns} from ${table} where org_id = ${org} and site_code = ${site} and ${column}`
+  if (isPostgres(db)) {
+    return values.length === 0 ? [] : (await query<Row>(db, `${head('$1', '$2')} = any($3::text[])`, [orgId, siteCode, values])).rows
   }
-  return known
-}
-
-export async function findOpenAlarms(db: Db, orgId: OrgId, siteCode: string, activeKeys: string[]): Promise<AlarmsTable[]> {
-  const out: AlarmsTable[] = []
-  for (let i = 0; i < activeKeys.length; i += CHUNK) {
-    out.push(
-      ...(await db
-        .selectFrom('alarms')
-        .selectAll()
-        .where('org_id', '=', orgId)
-        .where('site_code', '=', siteCode)
-        .where('active_key', 'in', activeKeys.slice(i, i + CHUNK))
-        .execute()),
-    )
+  const out: Row[] = []
+  for (let i = 0; i < values.length; i += CHUNK) {
+    const chunk = values.slice(i, i + CHUNK)
+    const text = `${head('?', '?')} in (${new Array<string>(chunk.length).fill('?').join(', ')})`
+    out.push(...(await query<Row>(db, text, [orgId, siteCode, ...chunk])).rows)
   }
   return out
 }
+
+/** Event ids already stored for the site, each with the alarm it applied to. */
+export async function findKnownEventIds(db: Db, orgId: OrgId, siteCode: string, eventIds: string[]): Promise<Map<string, string | null>> {
+  const rows = await selectIn<Pick<AlarmEventsTable, 'event_id' | 'alarm_id'>>(db, 'event_id, alarm_id', 'alarm_events', orgId, siteCode, 'event_id', eventIds)
+  return new Map(rows.map((r) => [r.event_id, r.alarm_id]))
+}
+
+export const findOpenAlarms = (db: Db, orgId: OrgId, siteCode: string, activeKeys: string[]) =>
+  selectIn<AlarmsTable>(db, '*', 'alarms', orgId, siteCode, 'active_key', activeKeys)
 
 export function findAlarm(db: Db, orgId: OrgId, siteCode: string, alarmId: string) {
   return db.selectFrom('alarms').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode).where('id', '=', alarmId).executeTakeFirst()
