@@ -17,11 +17,16 @@ export function startBenchServer(script: string, env: Record<string, string> = {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   return new Promise((resolve, reject) => {
-    let buffer = ''
+    // The first line only: a server logging at info writes a line a request afterwards, which is read and dropped.
+    let buffer: string | undefined = ''
     child.stdout!.on('data', (d) => {
+      if (buffer === undefined) return
       buffer += String(d)
-      const line = buffer.split('\n')[0]
-      if (buffer.includes('\n') && line) resolve({ child, info: JSON.parse(line) as Record<string, string> })
+      const end = buffer.indexOf('\n')
+      if (end < 0) return
+      const line = buffer.slice(0, end)
+      buffer = undefined
+      resolve({ child, info: JSON.parse(line) as Record<string, string> })
     })
     child.on('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
   })
