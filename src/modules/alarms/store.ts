@@ -1,14 +1,13 @@
 import { CompiledQuery } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { AlarmEventsTable, AlarmHistoryTable, AlarmsTable, Db } from '../../db/schema.ts'
+import { inMultiRowStatements } from '../../db/multi-row.ts'
 import { isPostgres } from '../../db/row-level-security.ts'
 import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import type { OrgId } from '../../ids.ts'
 
 // Ids per `IN (…)` list of the SQLite lookups.
 const CHUNK = 2000
-/** SQLite's bound-parameter limit (32 766 since 3.32; PostgreSQL's is 65 535): every statement here stays under it. */
-const MAX_PARAMETERS = 32_766
 
 /** The columns a statement of ingestion writes, each with its PostgreSQL type (the type of its `unnest` array). */
 type Columns<T> = ReadonlyArray<readonly [keyof T & string, string]>
@@ -99,14 +98,16 @@ const placeholders = (rows: number, width: number) => new Array<string>(rows).fi
 const query = <Row>(db: Db, text: string, parameters: unknown[]) => db.executeQuery<Row>({ ...CompiledQuery.raw(text), parameters })
 const run = async (db: Db, text: string, parameters: unknown[]): Promise<number> => Number((await query(db, text, parameters)).numAffectedRows ?? 0)
 
-/** SQLite: `rows` in statements of as many rows as the parameter limit allows, `statement(n)` the text for `n` rows. */
+/**
+ * SQLite: `rows` in multi-row statements under the parameter limit (db/multi-row.ts: power-of-two sizes, so that the
+ * varying row counts of batches make at most eleven statement texts a table in SQLite's statement cache), `statement(n)`
+ * the text for `n` rows. Returns the rows changed.
+ */
 async function inStatements<T>(rows: T[], width: number, statement: (n: number) => string, parameters: (chunk: T[]) => unknown[], db: Db): Promise<number> {
-  const size = Math.floor(MAX_PARAMETERS / width)
   let changed = 0
-  for (let i = 0; i < rows.length; i += size) {
-    const chunk = rows.slice(i, i + size)
+  await inMultiRowStatements(rows, width, async (chunk) => {
     changed += await run(db, statement(chunk.length), parameters(chunk))
-  }
+  })
   return changed
 }
 
