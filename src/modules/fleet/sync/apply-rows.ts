@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { inMultiRowStatements } from '../../../db/multi-row.ts'
 import type { Db } from '../../../db/schema.ts'
 import { dropDeletedBatch } from '../historian-chunks/service.ts'
 import type { Change } from './outbox-port.ts'
@@ -16,10 +17,6 @@ export function changeDigest(change: Pick<Change, 'seq' | 'table' | 'key' | 'op'
 export function keyValues(target: LinkedShape, row: Row): unknown[] {
   return target.key.map((c) => row[c])
 }
-
-// Bound parameters a statement may carry: SQLite's default limit is 32766 (PostgreSQL's 65535), and a batch of 1000
-// changes of a wide table would pass it in one statement.
-const MAX_PARAMETERS = 30_000
 
 /**
  * Applies a site's own tables as they come (the site is authoritative): consecutive upserts of one table as one
@@ -50,16 +47,11 @@ export async function applySiteRows(trx: Db, orgId: string, serverId: string, it
       i += 1
     }
     const rows = [...run.values()]
-    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / target.shape.columns.length))
-    for (let from = 0; from < rows.length; from += perStatement) {
-      await upsertRows(
-        trx,
-        target.shape,
-        orgId,
-        rows.slice(from, from + perStatement),
-        site === null ? { insertOnly: true } : guarded ? { sameColumn: site } : {},
-      )
-    }
+    // Under the parameter limit, in power-of-two statements (db/multi-row.ts: a few statement texts a table for SQLite's
+    // cache whatever the run's length); a row's columns and the statement's one guard value.
+    await inMultiRowStatements(rows, target.shape.columns.length + 1, (chunk) =>
+      upsertRows(trx, target.shape, orgId, chunk, site === null ? { insertOnly: true } : guarded ? { sameColumn: site } : {}),
+    )
   }
 }
 
