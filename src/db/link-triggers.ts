@@ -136,16 +136,17 @@ async function installPostgres(db: Kysely<unknown>, tables: readonly LinkedTable
   for (const table of tables) {
     const t = sql.table(table.name)
     const name = sql.lit(table.name)
-    // The key as JSON.stringify builds it (no spaces), from the row's image, so both dialects store the same text.
-    const key = (img: string) => sql.raw(`'[' || ${table.key.map((c) => `(${img} -> '${c}')::text`).join(` || ',' || `)} || ']'`)
-    const site = (img: string) => sql.raw(table.siteColumn === null ? `''` : `(${img} ->> '${table.siteColumn}')`)
+    // The key as JSON.stringify builds it (no spaces), so both dialects store the same row_key text; its elements
+    // are the columns' JSON text, as in the row's image. The image itself is built once per row (to_jsonb(r)).
+    const key = sql.raw(`'[' || ${table.key.map((c) => `to_jsonb(r."${c}")::text`).join(` || ',' || `)} || ']'`)
+    const site = sql.raw(table.siteColumn === null ? `''` : `r."${table.siteColumn}"`)
     const only = (ref: string) => (table.only === undefined ? sql`true` : sql`${sql.raw(ref)}.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)}`)
     const record = (rows: 'new_rows' | 'old_rows', op: 'upsert' | 'delete', where: ReturnType<typeof sql>) => sql`
       insert into link_outbox (org_id, table_name, site_code, row_key, op, "row", base, origin, at)
-      select r.org_id, ${name}, ${site('i.img')}, ${key('i.img')}, ${sql.lit(op)}, i.img::text,
-        (select version from link_base b where b.org_id = r.org_id and b.table_name = ${name} and b.row_key = ${key('i.img')}),
+      select r.org_id, ${name}, ${site}, ${key}, ${sql.lit(op)}, to_jsonb(r)::text,
+        (select version from link_base b where b.org_id = r.org_id and b.table_name = ${name} and b.row_key = ${key}),
         link_origin, link_at
-      from ${sql.raw(rows)} r cross join lateral (select to_jsonb(r) as img) i
+      from ${sql.raw(rows)} r
       where ${where};`
     const sameKey = sql.raw(['org_id', ...table.key].map((c) => `n."${c}" is not distinct from r."${c}"`).join(' and '))
     const bodies = {
