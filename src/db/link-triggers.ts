@@ -92,8 +92,10 @@ export async function installLinkTriggers(db: Kysely<unknown>): Promise<void> {
 export async function dropLinkTriggers(db: Kysely<unknown>): Promise<void> {
   const pg = isPostgres(db)
   for (const { name } of LINKED_TABLES) {
-    for (const suffix of pg ? ['write', 'delete'] : ['insert', 'update', 'rekey', 'delete']) {
+    for (const suffix of pg ? ['write', 'insert', 'update', 'delete'] : ['insert', 'update', 'rekey', 'delete']) {
       await sql`drop trigger if exists ${sql.id(`link_${name}_${suffix}`)}${pg ? sql` on ${sql.table(name)}` : sql``}`.execute(db)
+      // PostgreSQL: each statement-level trigger runs its own function of the same name.
+      if (pg && suffix !== 'write') await sql`drop function if exists ${sql.id(`link_${name}_${suffix}`)}()`.execute(db)
     }
   }
   if (pg) await sql`drop function if exists link_record()`.execute(db)
@@ -127,60 +129,51 @@ async function installSqlite(db: Kysely<unknown>, table: LinkedTable): Promise<v
 }
 
 async function installPostgres(db: Kysely<unknown>, tables: readonly LinkedTable[]): Promise<void> {
-  // One function for every table: TG_ARGV[0] is the site column ('' for none), TG_ARGV[1] the key columns.
-  // The key is built as JSON.stringify builds it (no spaces), so both dialects store the same row_key text.
-  await sql`
-    create or replace function link_record() returns trigger language plpgsql as $fn$
-    declare
-      img jsonb;
-      old_key text;
-      new_key text;
-      site text;
-      origin text := coalesce(current_setting(${sql.lit(APPLY_ORIGIN_SETTING)}, true), '');
-      now_ms bigint := (extract(epoch from clock_timestamp()) * 1000)::bigint;
-    begin
-      if TG_OP in ('UPDATE', 'DELETE') then
-        select '[' || string_agg((to_jsonb(OLD) -> k)::text, ',' order by ord) || ']' into old_key
-          from unnest(string_to_array(TG_ARGV[1], ',')) with ordinality as u(k, ord);
-      end if;
-      if TG_OP in ('INSERT', 'UPDATE') then
-        select '[' || string_agg((to_jsonb(NEW) -> k)::text, ',' order by ord) || ']' into new_key
-          from unnest(string_to_array(TG_ARGV[1], ',')) with ordinality as u(k, ord);
-      end if;
-      -- A delete cascading from the organisation's own deletion records nothing: the organisation and its outbox are gone.
-      if TG_OP = 'DELETE' and not exists (select 1 from orgs o where o.id = OLD.org_id) then
-        return null;
-      end if;
-      if TG_OP = 'DELETE' or (TG_OP = 'UPDATE' and old_key is distinct from new_key) then
-        img := to_jsonb(OLD);
-        site := case when TG_ARGV[0] = '' then '' else img ->> TG_ARGV[0] end;
-        insert into link_outbox (org_id, table_name, site_code, row_key, op, "row", base, origin, at)
-        values (OLD.org_id, TG_TABLE_NAME, site, old_key, 'delete', img::text,
-          (select version from link_base b where b.org_id = OLD.org_id and b.table_name = TG_TABLE_NAME and b.row_key = old_key),
-          origin, now_ms);
-      end if;
-      if TG_OP in ('INSERT', 'UPDATE') then
-        img := to_jsonb(NEW);
-        site := case when TG_ARGV[0] = '' then '' else img ->> TG_ARGV[0] end;
-        insert into link_outbox (org_id, table_name, site_code, row_key, op, "row", base, origin, at)
-        values (NEW.org_id, TG_TABLE_NAME, site, new_key, 'upsert', img::text,
-          (select version from link_base b where b.org_id = NEW.org_id and b.table_name = TG_TABLE_NAME and b.row_key = new_key),
-          origin, now_ms);
-      end if;
-      return null;
-    end
-    $fn$`.execute(db)
+  // Statement-level triggers with transition tables (issue 29): one insert into the outbox per statement, whatever
+  // its row count, with the key and site written out per table. PostgreSQL takes a transition table only on a
+  // single-event trigger, hence one per event. Rows are recorded in the order the statement produced them.
+  await sql`drop function if exists link_record() cascade`.execute(db)
   for (const table of tables) {
     const t = sql.table(table.name)
-    const args = sql`${sql.lit(table.siteColumn ?? '')}, ${sql.lit(table.key.join(','))}`
-    const only = (ref: 'NEW' | 'OLD') =>
-      table.only === undefined ? sql`` : sql` when (${sql.raw(ref)}.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)})`
-    await sql`drop trigger if exists ${sql.id(`link_${table.name}_write`)} on ${t}`.execute(db)
-    await sql`drop trigger if exists ${sql.id(`link_${table.name}_delete`)} on ${t}`.execute(db)
-    await sql`create trigger ${sql.id(`link_${table.name}_write`)} after insert or update on ${t} for each row${only('NEW')}
-      execute function link_record(${args})`.execute(db)
-    await sql`create trigger ${sql.id(`link_${table.name}_delete`)} after delete on ${t} for each row${only('OLD')} execute function link_record(${args})`.execute(
-      db,
-    )
+    const name = sql.lit(table.name)
+    // The key as JSON.stringify builds it (no spaces), so both dialects store the same row_key text; its elements
+    // are the columns' JSON text, as in the row's image. The image itself is built once per row (to_jsonb(r)).
+    const key = sql.raw(`'[' || ${table.key.map((c) => `to_jsonb(r."${c}")::text`).join(` || ',' || `)} || ']'`)
+    const site = sql.raw(table.siteColumn === null ? `''` : `r."${table.siteColumn}"`)
+    const only = (ref: string) => (table.only === undefined ? sql`true` : sql`${sql.raw(ref)}.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)}`)
+    const record = (rows: 'new_rows' | 'old_rows', op: 'upsert' | 'delete', where: ReturnType<typeof sql>) => sql`
+      insert into link_outbox (org_id, table_name, site_code, row_key, op, "row", base, origin, at)
+      select r.org_id, ${name}, ${site}, ${key}, ${sql.lit(op)}, to_jsonb(r)::text,
+        (select version from link_base b where b.org_id = r.org_id and b.table_name = ${name} and b.row_key = ${key}),
+        link_origin, link_at
+      from ${sql.raw(rows)} r
+      where ${where};`
+    const sameKey = sql.raw(['org_id', ...table.key].map((c) => `n."${c}" is not distinct from r."${c}"`).join(' and '))
+    const bodies = {
+      insert: record('new_rows', 'upsert', only('r')),
+      // A key that changes (none does through the API today) is a delete of the old key and an upsert of the new.
+      update: sql`${record('old_rows', 'delete', sql`not exists (select 1 from new_rows n where ${sameKey})`)}
+        ${record('new_rows', 'upsert', only('r'))}`,
+      // A delete cascading from the organisation's own deletion records nothing: the organisation and its outbox are gone.
+      delete: record('old_rows', 'delete', sql`${only('r')} and exists (select 1 from orgs o where o.id = r.org_id)`),
+    }
+    for (const suffix of ['write', 'insert', 'update', 'delete'])
+      await sql`drop trigger if exists ${sql.id(`link_${table.name}_${suffix}`)} on ${t}`.execute(db)
+    for (const [event, body] of Object.entries(bodies)) {
+      const fn = sql.id(`link_${table.name}_${event}`)
+      await sql`
+        create or replace function ${fn}() returns trigger language plpgsql as $fn$
+        declare
+          link_origin text := coalesce(current_setting(${sql.lit(APPLY_ORIGIN_SETTING)}, true), '');
+          link_at bigint := (extract(epoch from clock_timestamp()) * 1000)::bigint;
+        begin
+          ${body}
+          return null;
+        end
+        $fn$`.execute(db)
+      const transition =
+        event === 'insert' ? sql`new table as new_rows` : event === 'delete' ? sql`old table as old_rows` : sql`old table as old_rows new table as new_rows`
+      await sql`create trigger ${fn} after ${sql.raw(event)} on ${t} referencing ${transition} for each statement execute function ${fn}()`.execute(db)
+    }
   }
 }

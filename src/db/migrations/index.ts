@@ -32,6 +32,7 @@ import * as edgeGateways from './2410-edge-gateways.ts'
 import * as edgeStatus from './2420-edge-status.ts'
 import * as historianLiveRetention from './2430-historian-live-retention.ts'
 import * as historianTagMarks from './2470-historian-tag-marks.ts'
+import * as linkStatementTriggers from './2480-link-statement-triggers.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -71,4 +72,5 @@ export const migrations: Record<string, Migration> = {
   '2420-edge-status': edgeStatus,
   '2430-historian-live-retention': historianLiveRetention,
   '2470-historian-tag-marks': historianTagMarks,
+  '2480-link-statement-triggers': linkStatementTriggers,
 }

@@ -117,6 +117,77 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await batches(), ['complete'])
     })
 
+    it('a statement writing many rows records each of them as a row-level trigger would (issue 29: statement-level on PostgreSQL)', async (t) => {
+      const { h, org } = await equipmentSetup(t, dialect)
+      const db = h.handle.db
+      await outboxSettled(db, dialect, org.id)
+      const from = (await currentCursor(db, dialect, org.id)).seq
+      const recorded = async () => {
+        await outboxSettled(db, dialect, org.id)
+        const { rows } = await sql<{ table_name: string; site_code: string; row_key: string; op: string; row: string; base: number | null; origin: string }>`
+          select table_name, site_code, row_key, op, "row", base, origin from link_outbox where org_id = ${org.id} and seq > ${from} order by seq`.execute(db)
+        await sql`delete from link_outbox where org_id = ${org.id}`.execute(db)
+        // A statement's rows have distinct keys, so their order within it means nothing to the link (the heap's order).
+        rows.sort((a, b) => a.row_key.localeCompare(b.row_key))
+        return rows.map((r) => {
+          const row = JSON.parse(r.row) as Record<string, unknown>
+          return [
+            r.table_name,
+            r.site_code,
+            r.row_key,
+            r.op,
+            r.table_name === 'sites' ? row.name : row.status,
+            Number(row.org_id === org.id),
+            r.base === null ? null : Number(r.base),
+            r.origin,
+          ]
+        })
+      }
+      await sql`insert into link_base (org_id, table_name, row_key, version) values (${org.id}, 'sites', '["B"]', 7)`.execute(db)
+      await sql`insert into sites (org_id, code, name, time_zone, status, created_at, updated_at)
+        values (${org.id}, 'A', 'a', 'UTC', 1, 1, 1), (${org.id}, 'B', 'b', 'UTC', 1, 1, 1), (${org.id}, 'C', 'c', 'UTC', 1, 1, 1)`.execute(db)
+      assert.deepEqual(await recorded(), [
+        ['sites', 'A', '["A"]', 'upsert', 'a', 1, null, ''],
+        ['sites', 'B', '["B"]', 'upsert', 'b', 1, 7, ''],
+        ['sites', 'C', '["C"]', 'upsert', 'c', 1, null, ''],
+      ])
+      await db
+        .transaction()
+        .execute((trx) =>
+          withApplyOrigin(trx, dialect, 'cloud', () =>
+            sql`update sites set name = name || '2' where org_id = ${org.id} and code in ('A', 'B', 'C')`.execute(trx),
+          ),
+        )
+      assert.deepEqual(await recorded(), [
+        ['sites', 'A', '["A"]', 'upsert', 'a2', 1, null, 'cloud'],
+        ['sites', 'B', '["B"]', 'upsert', 'b2', 1, 7, 'cloud'],
+        ['sites', 'C', '["C"]', 'upsert', 'c2', 1, null, 'cloud'],
+      ])
+      await sql`delete from sites where org_id = ${org.id} and code in ('A', 'C')`.execute(db)
+      assert.deepEqual(await recorded(), [
+        ['sites', 'A', '["A"]', 'delete', 'a2', 1, null, ''],
+        ['sites', 'C', '["C"]', 'delete', 'c2', 1, null, ''],
+      ])
+
+      // The only-filter, row by row within one statement: a running batch is recorded neither written nor deleted.
+      const batch = (id: string, status: string) =>
+        sql`(${org.id}, 'S1', ${id}, 'csv', ${status}, 0, 0, 0, 0, 0, 0, '[]', '{}', '{}', 'x', 'y', 0, 'test', 1, 1)`
+      await sql`insert into historian_batches (org_id, site_code, id, format, status, rows_read, samples_stored, rejected_count, collision_count,
+        replaced_count, bytes_read, tags, report, options, trend_sha256, mapping_sha256, is_forced, created_by, created_at, updated_at)
+        values ${batch('b1', 'running')}, ${batch('b2', 'complete')}, ${batch('b3', 'running')}`.execute(db)
+      assert.deepEqual(await recorded(), [['historian_batches', 'S1', '["b2"]', 'upsert', 'complete', 1, null, '']])
+      await sql`update historian_batches set status = case id when 'b1' then 'failed' else status end, rows_read = 5 where org_id = ${org.id}`.execute(db)
+      assert.deepEqual(await recorded(), [
+        ['historian_batches', 'S1', '["b1"]', 'upsert', 'failed', 1, null, ''],
+        ['historian_batches', 'S1', '["b2"]', 'upsert', 'complete', 1, null, ''],
+      ])
+      await sql`delete from historian_batches where org_id = ${org.id}`.execute(db)
+      assert.deepEqual(await recorded(), [
+        ['historian_batches', 'S1', '["b1"]', 'delete', 'failed', 1, null, ''],
+        ['historian_batches', 'S1', '["b2"]', 'delete', 'complete', 1, null, ''],
+      ])
+    })
+
     if (dialect === 'postgres') {
       it('a reader never passes a change whose transaction has not committed yet (commit out of seq order)', async (t) => {
         const { h, org } = await equipmentSetup(t, dialect)
