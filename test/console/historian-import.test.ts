@@ -28,6 +28,15 @@ async function rejectionsByReason(page: Page): Promise<string[][]> {
 }
 
 /** The heating plant the export belongs to: a controller and two instances the mapping editor proposes from. */
+/** The sample export in the import form (wide layout, Berlin local time, 888.8 meaning no value), then "Read the tags". */
+async function readTagsOfSample(page: Page): Promise<void> {
+  await page.getByLabel('Trend export (CSV)').setInputFiles(SAMPLE)
+  await page.getByLabel('Layout').selectOption('wide')
+  await page.getByLabel('Time zone of local timestamps (optional)').fill('Europe/Berlin')
+  await page.getByLabel('Values meaning "no value" (optional)').fill('888.8')
+  await page.getByRole('button', { name: 'Read the tags' }).click()
+}
+
 async function seedHeatingPlant(c: ConsoleServer): Promise<void> {
   await c.must('POST', '/api/sites', { code: 'HEAT', name: 'Heating plant', location: 'Freiburg' })
   const ctl = await c.must<{ id?: string; controllerId?: string }>('POST', '/api/sites/HEAT/controllers', {
@@ -64,11 +73,7 @@ describe('historian import with the mapping editor in headless Chromium', { conc
     const page = await c.browser.page()
     await signInWithPin(page, c.origin, c.owner, '/historian?site=HEAT')
     await page.getByRole('heading', { name: 'Import an export' }).waitFor()
-    await page.getByLabel('Trend export (CSV)').setInputFiles(SAMPLE)
-    await page.getByLabel('Layout').selectOption('wide')
-    await page.getByLabel('Time zone of local timestamps (optional)').fill('Europe/Berlin')
-    await page.getByLabel('Values meaning "no value" (optional)').fill('888.8')
-    await page.getByRole('button', { name: 'Read the tags' }).click()
+    await readTagsOfSample(page)
 
     // The dry run's tags, each with its proposal and why; nothing is stored yet.
     const row = (tag: string) => page.locator(`tr[data-historian-tag="${tag}"]`)
@@ -165,11 +170,7 @@ describe('historian import with the mapping editor in headless Chromium', { conc
     await page.getByRole('button', { name: 'Check again' }).click()
     await page.goto(`${c.origin}/historian?site=HEAT`)
     await page.getByRole('heading', { name: 'Import an export' }).waitFor()
-    await page.getByLabel('Trend export (CSV)').setInputFiles(SAMPLE)
-    await page.getByLabel('Layout').selectOption('wide')
-    await page.getByLabel('Time zone of local timestamps (optional)').fill('Europe/Berlin')
-    await page.getByLabel('Values meaning "no value" (optional)').fill('888.8')
-    await page.getByRole('button', { name: 'Read the tags' }).click()
+    await readTagsOfSample(page)
     const row = (tag: string) => page.locator(`tr[data-historian-tag="${tag}"]`)
     await row('temperatur_vorlauf').waitFor()
     assert.equal(await row('temperatur_vorlauf').getByLabel('Instance for temperatur_vorlauf').inputValue(), 'HEAT-1', 'proposed by address')
