@@ -269,7 +269,7 @@ export async function buildApp(
       keySecret,
       sites,
       currentCursor: (db, orgId) => currentCursor(db, handle.dialect, orgId),
-      exportSite: (org, site) => transfer.exportPackage(org, site),
+      exportSite: (org, site, versions) => transfer.exportPackage(org, site, versions),
     })
     await app.register(siteServersRoutes, { prefix: '/api/admin/site-servers', siteServers })
     await app.register(linkEnrolmentRoutes, { tenancy, siteServers })

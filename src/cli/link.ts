@@ -41,7 +41,7 @@ async function linkServices(config: Config, handle: DatabaseHandle) {
     keySecret: config.keySecret!,
     sites,
     currentCursor: (db, orgId) => currentCursor(db, handle.dialect, orgId),
-    exportSite: (org, site) => transfer.exportPackage(org, site),
+    exportSite: (org, site, versions) => transfer.exportPackage(org, site, versions),
   })
   const enrolment = (orgs: Parameters<typeof createEnrolment>[0]['orgs']) =>
     createEnrolment({ handle, clock, keySecret: config.keySecret!, siteOrgSlug: config.siteOrgSlug, orgs, sites, transfer })

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Dialect } from './connect.ts'
 import { isPostgres } from './row-level-security.ts'
 import type { Database } from './schema.ts'
@@ -101,10 +101,19 @@ export async function dropLinkTriggers(db: Kysely<unknown>): Promise<void> {
   if (pg) await sql`drop function if exists link_record()`.execute(db)
 }
 
+/**
+ * A row's key as the triggers write link_outbox.row_key, over the row `ref` (NEW, OLD, an alias or a quoted table
+ * name): JSON.stringify's text (no spaces), its elements the columns' JSON text as in the row's image, so both dialects
+ * store the same key and a query can find a row's changes by it.
+ */
+export function rowKeySql(pg: boolean, key: readonly string[], ref: string): RawBuilder<unknown> {
+  return sql.raw(pg ? `'[' || ${key.map((c) => `to_jsonb(${ref}."${c}")::text`).join(` || ',' || `)} || ']'` : `json_array(${key.map((c) => `${ref}."${c}"`).join(', ')})`)
+}
+
 async function installSqlite(db: Kysely<unknown>, table: LinkedTable): Promise<void> {
   const { rows } = await sql<{ name: string }>`select name from pragma_table_info(${table.name}) order by cid`.execute(db)
   const image = (ref: 'NEW' | 'OLD') => sql.raw(`json_object(${rows.map((c) => `'${c.name}', ${ref}."${c.name}"`).join(', ')})`)
-  const key = (ref: 'NEW' | 'OLD') => sql.raw(`json_array(${table.key.map((c) => `${ref}."${c}"`).join(', ')})`)
+  const key = (ref: 'NEW' | 'OLD') => rowKeySql(false, table.key, ref)
   const site = (ref: 'NEW' | 'OLD') => sql.raw(table.siteColumn === null ? `''` : `${ref}."${table.siteColumn}"`)
   const name = sql.lit(table.name)
   const record = (ref: 'NEW' | 'OLD', op: 'upsert' | 'delete') => sql`
@@ -138,7 +147,7 @@ async function installPostgres(db: Kysely<unknown>, tables: readonly LinkedTable
     const name = sql.lit(table.name)
     // The key as JSON.stringify builds it (no spaces), so both dialects store the same row_key text; its elements
     // are the columns' JSON text, as in the row's image. The image itself is built once per row (to_jsonb(r)).
-    const key = sql.raw(`'[' || ${table.key.map((c) => `to_jsonb(r."${c}")::text`).join(` || ',' || `)} || ']'`)
+    const key = rowKeySql(true, table.key, 'r')
     const site = sql.raw(table.siteColumn === null ? `''` : `r."${table.siteColumn}"`)
     const only = (ref: string) => (table.only === undefined ? sql`true` : sql`${sql.raw(ref)}.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)}`)
     const record = (rows: 'new_rows' | 'old_rows', op: 'upsert' | 'delete', where: ReturnType<typeof sql>) => sql`

@@ -660,6 +660,30 @@ export interface LinkChunksTable {
   received_at: number
   /** Lower-case hex SHA-256 of the chunk's canonical samples; null for a chunk stored before migration 2320. */
   sha256: string | null
+  /** The chunk's last sample's key, `[instanceId, tagKey, ts]` as JSON; null for a chunk stored before migration 2520. */
+  last_key: string | null
+}
+
+/** Cloud (migration 2530): the version a site server's seed carried of a row changed after the seed's cursor. */
+export interface LinkSeedVersionsTable {
+  org_id: string
+  server_id: string
+  site_code: string
+  table_name: string
+  row_key: string
+  version: number
+}
+
+/** Cloud (migration 2520): where a server's replacing upload of a batch the cloud shows may hold its samples. */
+export interface LinkChunkSpansTable {
+  org_id: string
+  server_id: string
+  batch_id: string
+  series_id: number
+  instance_id: string
+  tag_key: string
+  from_ts: number
+  to_ts: number
 }
 
 export interface LinkCommandsTable {
@@ -689,6 +713,8 @@ export interface Database {
   link_peer: LinkPeerTable
   link_conflicts: LinkConflictsTable
   link_chunks: LinkChunksTable
+  link_chunk_spans: LinkChunkSpansTable
+  link_seed_versions: LinkSeedVersionsTable
   link_commands: LinkCommandsTable
   electrical_nodes: ElectricalNodesTable
   electrical_edges: ElectricalEdgesTable

@@ -33,6 +33,8 @@ import * as edgeStatus from './2420-edge-status.ts'
 import * as historianLiveRetention from './2430-historian-live-retention.ts'
 import * as historianTagMarks from './2470-historian-tag-marks.ts'
 import * as linkStatementTriggers from './2480-link-statement-triggers.ts'
+import * as linkChunkReplacing from './2520-link-chunk-replacing.ts'
+import * as linkSeedVersions from './2530-link-seed-versions.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -73,4 +75,6 @@ export const migrations: Record<string, Migration> = {
   '2430-historian-live-retention': historianLiveRetention,
   '2470-historian-tag-marks': historianTagMarks,
   '2480-link-statement-triggers': linkStatementTriggers,
+  '2520-link-chunk-replacing': linkChunkReplacing,
+  '2530-link-seed-versions': linkSeedVersions,
 }

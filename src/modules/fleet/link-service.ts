@@ -84,7 +84,7 @@ export function createLinkService(deps: LinkServiceDeps) {
       const deadline = performance.now() + Math.min(query.waitMs, MAX_PULL_WAIT_MS)
       const filter = { tables: PULLED_TABLES, sites: principal.sites ?? [], origin: { not: principal.subject } }
       await touch(principal)
-      const read = () => readChanges(handle.db, handle.dialect, principal.orgId, from, { ...filter, limit: query.limit + 1 })
+      const read = () => readChanges(handle.db, handle.dialect, principal.orgId, from, { ...filter, limit: query.limit + 1, seededBy: principal.subject })
       const answer = (changes: Change[]): PullAnswer => {
         const page = changes.slice(0, query.limit)
         const last = page.at(-1)!

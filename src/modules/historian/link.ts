@@ -2,7 +2,7 @@ import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
 import type { Row } from '../tenant-transfer/introspect.ts'
 import type { OrgId } from '../../ids.ts'
-import { deleteSamplesOfBatch, seriesKey, type BatchCoverage } from './store/queries.ts'
+import { deleteBatchPointsIn, deleteSamplesOfBatch, seriesKey, type BatchCoverage } from './store/queries.ts'
 import {
   batchPointTsAt,
   countBatchPointsBySeries,
@@ -185,4 +185,88 @@ export async function removeLinkedSamples(trx: Db, orgId: string, siteCode: stri
   const batch = await findBatchForLink(trx, orgId, batchId)
   const coverage: BatchCoverage[] = batch === undefined ? [] : parseCoverage(batch.tags)
   return deleteSamplesOfBatch(trx, orgId as OrgId, batchId, { siteCode, coverage })
+}
+
+/** A sample's place in a batch's order: instance, then tag (byte order), then time. */
+export type LinkKey = readonly [instanceId: string, tagKey: string, ts: number]
+
+/** A series of a site and the inclusive time span a batch's samples may lie in there. */
+export interface HeldSpan {
+  seriesId: number
+  instanceId: string
+  tagKey: string
+  from: number
+  to: number
+}
+
+/** The key of a chunk's last sample (chunks are in the batch's order). */
+export function lastKeyOf(samples: readonly LinkSample[]): LinkKey | null {
+  const last = samples.at(-1)
+  return last === undefined ? null : [last[0], last[1], last[2]]
+}
+
+/**
+ * Where this server shows a site's batch: the series and spans its batch row's coverage records, or null when it holds
+ * no row of the batch in that site (its samples are not shown yet) or the row recorded no coverage.
+ */
+export async function shownBatchSpans(db: Db, dialect: Dialect, orgId: string, siteCode: string, batchId: string): Promise<HeldSpan[] | null> {
+  const batch = await findBatchForLink(db, orgId, batchId)
+  if (batch === undefined || batch.site_code !== siteCode || parseCoverage(batch.tags).length === 0) return null
+  return (await planOf(db, dialect, orgId, siteCode, batch.tags)).map(({ series, span }) => ({
+    seriesId: series.id,
+    instanceId: series.instance_id,
+    tagKey: series.tag_key,
+    from: span.from,
+    to: span.to,
+  }))
+}
+
+/** The series and spans of a chunk's samples, once stored (their series exist then). */
+export async function chunkSpans(db: Db, orgId: string, siteCode: string, samples: readonly LinkSample[]): Promise<HeldSpan[]> {
+  const spans = new Map<string, { instanceId: string; tagKey: string; from: number; to: number }>()
+  for (const [instanceId, tagKey, ts] of samples) {
+    const k = seriesKey(instanceId, tagKey)
+    const s = spans.get(k)
+    if (s === undefined) spans.set(k, { instanceId, tagKey, from: ts, to: ts })
+    else {
+      s.from = Math.min(s.from, ts)
+      s.to = Math.max(s.to, ts)
+    }
+  }
+  if (spans.size === 0) return []
+  return (await listSeriesOfPairs(db, orgId, siteCode, [...spans.values()])).flatMap((series) => {
+    const s = spans.get(seriesKey(series.instance_id, series.tag_key))
+    return s === undefined ? [] : [{ seriesId: series.id, instanceId: series.instance_id, tagKey: series.tag_key, from: s.from, to: s.to }]
+  })
+}
+
+/** Byte order of a span's series against a key's (instance, then tag). */
+function seriesOrder(span: HeldSpan, key: LinkKey): number {
+  return byteOrder(span.instanceId, key[0]) || byteOrder(span.tagKey, key[1])
+}
+
+/**
+ * Removes the batch's samples whose key lies after `after` (null: from the first) and at or before `upTo` (null: to the
+ * last), looking only within `spans` (where the batch's samples may be): a statement a span that the keys reach, a
+ * primary-key range each. Run it inside the caller's transaction. Returns how many samples went.
+ */
+export async function removeLinkedSamplesBetween(
+  trx: Db,
+  orgId: string,
+  batchId: string,
+  spans: readonly HeldSpan[],
+  after: LinkKey | null,
+  upTo: LinkKey | null,
+): Promise<number> {
+  let removed = 0
+  for (const span of spans) {
+    const fromAfter = after === null ? 1 : seriesOrder(span, after)
+    const toUpTo = upTo === null ? -1 : seriesOrder(span, upTo)
+    if (fromAfter < 0 || toUpTo > 0) continue
+    // Sample times are whole milliseconds: "after ts" is "from ts + 1".
+    const from = fromAfter === 0 ? Math.max(span.from, after![2] + 1) : span.from
+    const to = toUpTo === 0 ? Math.min(span.to, upTo![2]) : span.to
+    if (from <= to) removed += await deleteBatchPointsIn(trx, orgId as OrgId, batchId, { seriesId: span.seriesId, from, to })
+  }
+  return removed
 }

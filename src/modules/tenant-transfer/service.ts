@@ -1,4 +1,5 @@
 import { pipeline, Readable, Transform } from 'node:stream'
+import type { RawBuilder } from 'kysely'
 import { createGzip } from 'node:zlib'
 import type { Actor, Org } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
@@ -14,7 +15,19 @@ import { isUniqueViolation, rowRuleBroken } from '../../db/constraint-errors.ts'
 import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, PackageTooLarge, PackageValueRefused, UniqueRuleConflicts } from './errors.ts'
 import { PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION, readPackage, writePackage, type PackageHeader } from './format.ts'
 import { describeTable, describeUniqueKeys, type Row, type TableShape } from './introspect.ts'
-import { appendChunk, dropStaged, findExisting, findStaged, hasAnyRow, markStaged, readChunks, replaceStagedPackage, streamRows, upsertRows } from './store.ts'
+import {
+  appendChunk,
+  dropStaged,
+  EXTRA_COLUMN,
+  findExisting,
+  findStaged,
+  hasAnyRow,
+  markStaged,
+  readChunks,
+  replaceStagedPackage,
+  streamRows,
+  upsertRows,
+} from './store.ts'
 import type { ImportReport } from './schemas.ts'
 import { EXPORTED_TABLES, type ExportedTable, type StoredPart, type StoredParts } from './tables.ts'
 import { findValueProblem } from './value-rules.ts'
@@ -51,6 +64,16 @@ class UniqueIndexRefused extends Error {
   ) {
     super(`a unique index of ${part.spec.name} refused the import`)
   }
+}
+
+/** A version read with each exported row of some tables (a fleet link seed's: outbox/store.ts seedVersionSql). */
+export interface RowVersions {
+  /** The SQL of a row's version in `table` (its columns qualified by the table's name), or undefined for none. */
+  of(table: string): RawBuilder<unknown> | undefined
+  /** Hears a row whose version is not null. */
+  found(table: string, row: Row, version: number): void
+  /** Runs after the last part was read, before the package ends. */
+  done(): Promise<void>
 }
 
 export interface TenantTransferDeps {
@@ -223,8 +246,12 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
   }
 
   return {
-    /** The organisation's package (or one site's), as gzip bytes, streamed in constant memory. */
-    async exportPackage(org: Org, siteCode: string | null): Promise<Readable> {
+    /**
+     * The organisation's package (or one site's), as gzip bytes, streamed in constant memory. `versions` (a fleet
+     * link seed) reads a version with each row of the tables it names, in the row's own statement, and hears those not
+     * null; its `done` runs after the last part was read, before the package ends.
+     */
+    async exportPackage(org: Org, siteCode: string | null, versions?: RowVersions): Promise<Readable> {
       if (siteCode !== null) await deps.sites.require(org.id, siteCode)
       const parts = await partsFor(siteCode === null ? 'org' : 'site')
       const header: PackageHeader = {
@@ -238,12 +265,25 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
         tables: parts.map((p) => p.spec.name),
       }
       const metered = meters.export.begin()
+      async function* versioned(p: Part, v: RowVersions, version: RawBuilder<unknown>): AsyncGenerator<Row> {
+        for await (const { [EXTRA_COLUMN]: found, ...row } of streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode, version)) {
+          if (found !== null && found !== undefined) v.found(p.spec.name, row, Number(found))
+          yield row
+        }
+      }
       async function* partStreams() {
-        for (const p of parts)
+        for (const p of parts) {
+          const version = p.stored ? undefined : versions?.of(p.spec.name)
           yield {
             part: p.spec.name,
-            rows: p.stored ? p.stored.stream(db, handle.dialect, org.id, siteCode) : streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode),
+            rows: p.stored
+              ? p.stored.stream(db, handle.dialect, org.id, siteCode)
+              : version
+                ? versioned(p, versions!, version)
+                : streamRows(db, handle.dialect, p.shape, p.columns, org.id, siteCode),
           }
+        }
+        await versions?.done()
       }
       // pipeline, not pipe: a database failure mid-export reaches the reply through the gzip stream (pipe would leave
       // the source's 'error' unhandled), and a client gone early destroys the source too.

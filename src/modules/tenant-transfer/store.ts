@@ -18,11 +18,26 @@ function keyRef(table: TableShape, dialect: Dialect, column: string): RawBuilder
   return dialect === 'postgres' && table.textColumns.has(column) ? sql`${sql.ref(column)} collate "C"` : sql`${sql.ref(column)}`
 }
 
-/** The organisation's (or one site's) rows of a table in primary-key order, a page at a time: constant memory. */
-export async function* streamRows(db: Db, dialect: Dialect, table: TableShape, columns: string[], orgId: string, siteCode: string | null): AsyncGenerator<Row> {
+/** The column a row carries the `extra` value of streamRows in. */
+export const EXTRA_COLUMN = '__extra'
+
+/**
+ * The organisation's (or one site's) rows of a table in primary-key order, a page at a time: constant memory. `extra`:
+ * a value read with each row in the same statement (its own columns qualified by the table's name), as EXTRA_COLUMN.
+ */
+export async function* streamRows(
+  db: Db,
+  dialect: Dialect,
+  table: TableShape,
+  columns: string[],
+  orgId: string,
+  siteCode: string | null,
+  extra?: RawBuilder<unknown>,
+): AsyncGenerator<Row> {
   const key = table.primaryKey.filter((c) => c !== 'org_id')
   let after: Row | undefined
-  const select = sql.join(columns.map((c) => sql.ref(c)))
+  const own = columns.map((c) => sql.ref(c))
+  const select = sql.join(extra === undefined ? own : [...own, sql`(${extra}) as ${sql.ref(EXTRA_COLUMN)}`])
   const order = sql.join(key.map((c) => keyRef(table, dialect, c)))
   for (;;) {
     const cursor =

@@ -93,6 +93,8 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   link_peer: "this site server's own enrolment and sealed link credential",
   link_conflicts: 'fleet link conflicts recorded on this server',
   link_chunks: 'fleet link transfers in progress',
+  link_chunk_spans: 'fleet link transfers in progress',
+  link_seed_versions: 'fleet link bookkeeping of this cloud cell (what each site server was seeded with)',
   link_commands: 'alarm actions forwarded over the fleet link',
   idempotency_keys: 'stored answers to retried requests of this server (24 h); a retry after a move executes anew',
   edge_gateways: 'the latest heartbeat of each gateway, as this server heard it (issue 30)',

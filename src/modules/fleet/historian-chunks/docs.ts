@@ -17,11 +17,13 @@ export const docs = {
     'another batch takes some over): then a digest differs and the upload starts again from chunk 0 (DELETE). A batch nothing ' +
     'arrived of lists none.',
   restartChunks:
-    "Starts the upload of the site server's batch `{batchId}` again from chunk 0: forgets the chunks received and removes the " +
-    "batch's samples in the cloud, in one transaction, and answers the empty listing. An uploader calls it when a chunk it would " +
-    "skip has another digest than the cloud's (the batch's samples changed on the site since), then sends every chunk: the cloud " +
-    'ends with exactly the samples the site attributes to the batch, none skipped and none the site moved to another batch (that ' +
-    "batch's own upload brings them). Until the new upload ends, a batch whose row the cloud already holds shows the samples sent " +
-    "so far. `site` must be one of the site server's sites (else 403 `LinkSiteNotLinked`); a batch the cloud holds under another " +
-    'site, or that another site server sent, answers the uniform 404, removing nothing. Calling it again changes nothing more.',
+    "Starts the upload of the site server's batch `{batchId}` again from chunk 0: forgets the chunks received, in one " +
+    'transaction, and answers the empty listing. An uploader calls it when a chunk it would skip has another digest than the ' +
+    "cloud's (the batch's samples changed on the site since), then sends every chunk: the cloud ends with exactly the samples " +
+    "the site attributes to the batch, none skipped and none the site moved to another batch (that batch's own upload brings " +
+    'them). A batch the cloud does not show yet (its row has not arrived) loses its samples in the cloud here. One it shows keeps ' +
+    "them: each new chunk replaces the batch's samples between the previous chunk's last sample and its own, and the batch row's " +
+    'next arrival removes those past the last chunk, so readers never see fewer samples than either version has. `site` must be ' +
+    "one of the site server's sites (else 403 `LinkSiteNotLinked`); a batch the cloud holds under another site, or that another " +
+    'site server sent, answers the uniform 404, removing nothing. Calling it again changes nothing more.',
 }

@@ -91,6 +91,7 @@ async function chunkOf(w: World, n: number, size: number): Promise<LinkSample[]>
 /** What the site's link client adds to a JSON request (fleet/agent/http.ts), for the requests sent raw. */
 const LINK = { 'sitegrid-link-protocol': String(LINK_PROTOCOL) }
 const LINK_JSON = { 'content-type': 'application/json', ...LINK }
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
 
 const body = (samples: LinkSample[], site = SITE) => ({ site, samples, sha256: chunkDigest(samples) })
 
@@ -412,6 +413,58 @@ for (const dialect of testDialects()) {
         assert.deepEqual(await res.json(), { batchId: BATCH, chunks: [], digests: [], samples: 0, chunkSize: null })
         assert.deepEqual(await countRows(w.h.handle.db, w.org.id), { points: 0, chunks: 0, series: SERIES.length })
       }
+    })
+
+    it("a batch the cloud shows, sent again after the site changed its samples: while the resend runs the cloud shows the new samples up to its position and the old ones past it, never fewer; the batch row's arrival leaves exactly the site's", async (t) => {
+      const w = await world(t, dialect)
+      const { http } = await startCloud(t, w.chunks, w.org, PEER)
+      const upload = (via: LinkHttp) => uploadBatchSamples(via, w.site.db, 'sqlite', w.org.id, { id: BATCH, siteCode: SITE }, { chunkSize: 400 })
+      const push = async (seq: number) => {
+        const row = await w.site.db.selectFrom('historian_batches').selectAll().where('id', '=', BATCH).executeTakeFirstOrThrow()
+        const changes = [change(seq, 'historian_batches', row)]
+        const pushed = await withOrgScope(w.org.id, () =>
+          applyPush(
+            { handle: w.h.appHandle, clock: w.h.clock },
+            { orgId: w.org.id, serverId: PEER.serverId, sites: PEER.sites, epoch: 'ep1', after: { tx: 0, seq: seq - 1 }, changes },
+          ),
+        )
+        assert.equal(pushed.applied, 1)
+      }
+      await upload(http)
+      await push(1)
+      const old = await cloudSamples(w)
+      assert.equal(old.length, TOTAL)
+      // Forced imports take 40 samples of the batch's first series in byte order (ins_crusher/power) and the whole of
+      // its last (ins_Älv/level): every chunk moves, and the batch now ends earlier.
+      await seedForcedBatch(w.site.db, w.org.id, { id: 'bat_forced1', siteCode: SITE, instanceId: 'ins_crusher', tagKey: 'power', from: 100, n: 40 })
+      await seedForcedBatch(w.site.db, w.org.id, { id: 'bat_forced2', siteCode: SITE, instanceId: 'ins_Älv', tagKey: 'level', from: 0, n: 50 })
+      const fresh = await siteSamples(w)
+      assert.equal(fresh.length, TOTAL - 90)
+      const past = (key: LinkSample) => (s: LinkSample) => byteOrder(s[0], key[0]) || byteOrder(s[1], key[1]) || s[2] - key[2]
+
+      // The restart, cut before its first chunk: the cloud still shows every old sample (it showed none here before).
+      const first = cutting(http, 1)
+      await assert.rejects(upload(first), /connection was cut/)
+      assert.deepEqual(await cloudSamples(w), old)
+      // Three chunks replaced, then cut: the new samples up to chunk 2's last, the old ones past it.
+      const second = cutting(http, 4)
+      await assert.rejects(upload(second), /connection was cut/)
+      assert.deepEqual(second.sent, [0, 1, 2])
+      const upTo = fresh[3 * 400 - 1]!
+      assert.deepEqual(await cloudSamples(w), [...fresh.slice(0, 3 * 400), ...old.filter((s) => past(upTo)(s) > 0)])
+      // The rest: every new sample is there, and the old ones past the new last sample wait for the batch row.
+      const third = cutting(http)
+      const progress = await upload(third)
+      assert.deepEqual([third.sent, progress.restarted], [[3, 4, 5, 6, 7], false])
+      const tail = old.filter((s) => past(fresh.at(-1)!)(s) > 0)
+      assert.equal(tail.length, 50)
+      assert.deepEqual(await cloudSamples(w), [...fresh, ...tail])
+      await push(2)
+      assert.deepEqual(await cloudSamples(w), fresh)
+      assert.deepEqual(await w.h.handle.db.selectFrom('link_chunk_spans').select('batch_id').where('org_id', '=', w.org.id).execute(), [])
+      // The batches that took samples over bring them with their own uploads: nothing twice, nothing lost.
+      for (const id of ['bat_forced1', 'bat_forced2']) await uploadBatchSamples(http, w.site.db, 'sqlite', w.org.id, { id, siteCode: SITE }, { chunkSize: 400 })
+      assert.equal((await countRows(w.h.handle.db, w.org.id)).points, TOTAL)
     })
 
     it("a batch the site deleted takes its samples and the server's chunks in the cloud along with its row; a tombstone from another site or of an unknown id removes no sample", async (t) => {

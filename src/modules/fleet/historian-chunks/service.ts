@@ -3,11 +3,32 @@ import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import { NotFound } from '../../../errors/domain-error.ts'
 import type { OrgId } from '../../../ids.ts'
-import { removeLinkedSamples, siteOfBatch, storeLinkedSamples, type LinkSample } from '../../historian/link.ts'
+import {
+  chunkSpans,
+  lastKeyOf,
+  removeLinkedSamples,
+  removeLinkedSamplesBetween,
+  shownBatchSpans,
+  siteOfBatch,
+  storeLinkedSamples,
+  type LinkSample,
+} from '../../historian/link.ts'
 import type { InstancesService } from '../../instances/service.ts'
 import { ChunkChecksumMismatch, ChunkDiffers, ChunkSamplesInvalid, ChunkUnknownInstances, SiteNotLinked } from '../errors.ts'
 import type { BatchChunks, ChunkReceipt } from './schemas.ts'
-import { deleteChunks, findChunk, hasAnyChunk, insertChunk, isBatchOfAnotherServer, listChunks } from './store.ts'
+import {
+  addSpans,
+  deleteChunks,
+  deleteSpans,
+  findChunk,
+  hasAnyChunk,
+  insertChunk,
+  isBatchOfAnotherServer,
+  lastKeyBelow,
+  listChunks,
+  listSpans,
+  replacingBatches,
+} from './store.ts'
 import { chunkDigest, findSampleProblems } from './wire.ts'
 
 /** The site server a link request comes from (the `link` principal): its id and its sites. */
@@ -29,7 +50,7 @@ export interface ChunkInput {
  */
 export function createHistorianChunksService(deps: { handle: DatabaseHandle; clock: Clock; instances: Pick<InstancesService, 'existingIds'> }) {
   const { handle, clock, instances } = deps
-  const db = handle.db
+  const { db, dialect } = handle
 
   /** A batch this server may write: one of its sites, and not a batch the cloud knows under another site or server. */
   async function requireOwnBatch(orgId: OrgId, peer: LinkPeer, batchId: string, site: string): Promise<void> {
@@ -50,7 +71,9 @@ export function createHistorianChunksService(deps: { handle: DatabaseHandle; clo
   return {
     /**
      * Stores chunk `chunk` of the server's batch: its samples (upserted by series and time) and its link_chunks row,
-     * in one transaction. The same chunk again changes nothing and answers the same. Throws SiteNotLinked (403),
+     * in one transaction. The same chunk again changes nothing and answers the same. While the upload replaces a batch
+     * the cloud shows (restartBatch), the chunk first removes the batch's samples between the previous chunk's last
+     * key and its own, in the same transaction: readers see the old samples past it and the new ones up to it. Throws SiteNotLinked (403),
      * ChunkSamplesInvalid (400), ChunkChecksumMismatch (400), NotFound (another site's or server's batch),
      * ChunkUnknownInstances (422), ChunkDiffers (409, the same number with other samples: another count or digest);
      * nothing is stored then.
@@ -79,13 +102,20 @@ export function createHistorianChunksService(deps: { handle: DatabaseHandle; clo
           chunk,
           samples: input.samples.length,
           sha256: input.sha256,
+          lastKey: lastKeyOf(input.samples),
           receivedAt: clock.now(),
         })
         if (!inserted) {
           const twin = await findChunk(trx, orgId, peer.serverId, batchId, chunk)
           return again(twin ?? { samples: input.samples.length, sha256: input.sha256 })
         }
+        const spans = await listSpans(trx, orgId, peer.serverId, batchId)
+        if (spans.length > 0) {
+          const after = chunk === 0 ? null : await lastKeyBelow(trx, orgId, peer.serverId, batchId, chunk)
+          await removeLinkedSamplesBetween(trx, orgId, batchId, spans, after, lastKeyOf(input.samples))
+        }
         await storeLinkedSamples(trx, orgId, input.site, batchId, input.samples)
+        if (spans.length > 0) await addSpans(trx, orgId, peer.serverId, batchId, await chunkSpans(trx, orgId, input.site, input.samples))
         return receipt
       })
     },
@@ -108,16 +138,23 @@ export function createHistorianChunksService(deps: { handle: DatabaseHandle; clo
 
     /**
      * Starts the server's upload of a batch again from chunk 0 (its samples changed on the site since the chunks the
-     * cloud holds were cut): forgets those chunks and removes the batch's samples here, in one transaction, so that
-     * what the new upload no longer lists does not stay. Answers the (empty) listing. Throws SiteNotLinked (403),
-     * NotFound (another site's or server's batch); nothing is removed then.
+     * cloud holds were cut): forgets those chunks, in one transaction, so that what the new upload no longer lists does
+     * not stay. A batch the cloud shows (its row arrived, with its coverage) keeps its samples: the upload replaces
+     * them chunk by chunk (receiveChunk) and the batch row's next arrival removes what lies past the last chunk
+     * (finishReplacedBatches), so readers never see fewer samples than either version has. A batch not shown yet
+     * loses its samples here at once. Answers the (empty) listing. Throws SiteNotLinked (403), NotFound (another
+     * site's or server's batch); nothing is removed then.
      */
     async restartBatch(orgId: OrgId, peer: LinkPeer, batchId: string, site: string): Promise<BatchChunks> {
       if (!peer.sites.includes(site)) throw new SiteNotLinked(site)
       await requireOwnBatch(orgId, peer, batchId, site)
       await db.transaction().execute(async (trx) => {
         await deleteChunks(trx, orgId, peer.serverId, batchId)
-        await removeLinkedSamples(trx, orgId, site, batchId)
+        const shown = await shownBatchSpans(trx, dialect, orgId, site, batchId)
+        if (shown === null) {
+          await deleteSpans(trx, orgId, peer.serverId, batchId)
+          await removeLinkedSamples(trx, orgId, site, batchId)
+        } else await addSpans(trx, orgId, peer.serverId, batchId, shown)
       })
       return { batchId, chunks: [], digests: [], samples: 0, chunkSize: null }
     },
@@ -134,5 +171,19 @@ export type HistorianChunksService = ReturnType<typeof createHistorianChunksServ
  */
 export async function dropDeletedBatch(trx: Db, orgId: string, serverId: string, site: string, batchId: string): Promise<void> {
   await deleteChunks(trx, orgId, serverId, batchId)
+  await deleteSpans(trx, orgId, serverId, batchId)
   if ((await siteOfBatch(trx, orgId, batchId)) === site) await removeLinkedSamples(trx, orgId, site, batchId)
+}
+
+/**
+ * Batch rows of a site arriving by the push (in the push's transaction): a batch this server's upload was replacing is
+ * complete now (the uploader sends every chunk before the row), so its samples past the last chunk's last key were
+ * the old version's only and go, and the replacement ends.
+ */
+export async function finishReplacedBatches(trx: Db, orgId: string, serverId: string, batchIds: readonly string[]): Promise<void> {
+  for (const batchId of await replacingBatches(trx, orgId, serverId, batchIds)) {
+    const spans = await listSpans(trx, orgId, serverId, batchId)
+    await removeLinkedSamplesBetween(trx, orgId, batchId, spans, await lastKeyBelow(trx, orgId, serverId, batchId), null)
+    await deleteSpans(trx, orgId, serverId, batchId)
+  }
 }

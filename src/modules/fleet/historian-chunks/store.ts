@@ -1,6 +1,9 @@
+import { sql } from 'kysely'
 import type { Db } from '../../../db/schema.ts'
+import type { HeldSpan, LinkKey } from '../../historian/link.ts'
 
-// link_chunks (cloud, migration 2300): which chunks of a site server's historian batch arrived.
+// link_chunks (cloud, migration 2300): which chunks of a site server's historian batch arrived; link_chunk_spans
+// (migration 2520): where a replacing upload's batch may hold samples here.
 
 export async function findChunk(
   db: Db,
@@ -24,7 +27,7 @@ export async function findChunk(
 export async function insertChunk(
   db: Db,
   orgId: string,
-  row: { serverId: string; batchId: string; chunk: number; samples: number; sha256: string; receivedAt: number },
+  row: { serverId: string; batchId: string; chunk: number; samples: number; sha256: string; lastKey: LinkKey | null; receivedAt: number },
 ): Promise<boolean> {
   const result = await db
     .insertInto('link_chunks')
@@ -35,6 +38,7 @@ export async function insertChunk(
       chunk: row.chunk,
       samples: row.samples,
       sha256: row.sha256,
+      last_key: row.lastKey === null ? null : JSON.stringify(row.lastKey),
       received_at: row.receivedAt,
     })
     .onConflict((oc) => oc.columns(['org_id', 'server_id', 'batch_id', 'chunk']).doNothing())
@@ -98,4 +102,78 @@ export async function isBatchOfAnotherServer(db: Db, orgId: string, serverId: st
     .limit(1)
     .executeTakeFirst()
   return row !== undefined
+}
+
+/**
+ * The last sample's key of the server's highest chunk of the batch below `below` (every chunk when undefined): where a
+ * replacing chunk's removal starts, or where the finished upload ends. Null when there is none (or it predates
+ * migration 2520: the removal then starts at the batch's first sample).
+ */
+export async function lastKeyBelow(db: Db, orgId: string, serverId: string, batchId: string, below?: number): Promise<LinkKey | null> {
+  let query = db.selectFrom('link_chunks').select('last_key').where('org_id', '=', orgId).where('server_id', '=', serverId).where('batch_id', '=', batchId)
+  if (below !== undefined) query = query.where('chunk', '<', below)
+  const row = await query.orderBy('chunk', 'desc').limit(1).executeTakeFirst()
+  return row?.last_key ? (JSON.parse(row.last_key) as LinkKey) : null
+}
+
+/** The spans of a server's replacing upload of a batch; none when it is not replacing. */
+export async function listSpans(db: Db, orgId: string, serverId: string, batchId: string): Promise<HeldSpan[]> {
+  const rows = await db
+    .selectFrom('link_chunk_spans')
+    .select(['series_id', 'instance_id', 'tag_key', 'from_ts', 'to_ts'])
+    .where('org_id', '=', orgId)
+    .where('server_id', '=', serverId)
+    .where('batch_id', '=', batchId)
+    .execute()
+  return rows.map((r) => ({ seriesId: Number(r.series_id), instanceId: r.instance_id, tagKey: r.tag_key, from: Number(r.from_ts), to: Number(r.to_ts) }))
+}
+
+/** Which of these batches a server is replacing (they have spans). */
+export async function replacingBatches(db: Db, orgId: string, serverId: string, batchIds: readonly string[]): Promise<string[]> {
+  if (batchIds.length === 0) return []
+  const rows = await db
+    .selectFrom('link_chunk_spans')
+    .select('batch_id')
+    .distinct()
+    .where('org_id', '=', orgId)
+    .where('server_id', '=', serverId)
+    .where('batch_id', 'in', batchIds)
+    .execute()
+  return rows.map((r) => r.batch_id)
+}
+
+/** Records spans of a replacing upload, widening those of a series it has. */
+export async function addSpans(db: Db, orgId: string, serverId: string, batchId: string, spans: readonly HeldSpan[]): Promise<void> {
+  for (let i = 0; i < spans.length; i += 500) {
+    const values = spans.slice(i, i + 500).map((s) => ({
+      org_id: orgId,
+      server_id: serverId,
+      batch_id: batchId,
+      series_id: s.seriesId,
+      instance_id: s.instanceId,
+      tag_key: s.tagKey,
+      from_ts: s.from,
+      to_ts: s.to,
+    }))
+    await db
+      .insertInto('link_chunk_spans')
+      .values(values)
+      .onConflict((oc) =>
+        // case, not min()/max(): SQLite's two-argument min is PostgreSQL's least.
+        oc.columns(['org_id', 'server_id', 'batch_id', 'series_id']).doUpdateSet((eb) => {
+          const [was, add] = [eb.ref('link_chunk_spans.from_ts'), eb.ref('excluded.from_ts')]
+          const [wasTo, addTo] = [eb.ref('link_chunk_spans.to_ts'), eb.ref('excluded.to_ts')]
+          return {
+            from_ts: sql<number>`case when ${add} < ${was} then ${add} else ${was} end`,
+            to_ts: sql<number>`case when ${addTo} > ${wasTo} then ${addTo} else ${wasTo} end`,
+          }
+        }),
+      )
+      .execute()
+  }
+}
+
+/** Ends a server's replacing upload of a batch (or forgets it with the batch). */
+export async function deleteSpans(db: Db, orgId: string, serverId: string, batchId: string): Promise<void> {
+  await db.deleteFrom('link_chunk_spans').where('org_id', '=', orgId).where('server_id', '=', serverId).where('batch_id', '=', batchId).execute()
 }

@@ -88,8 +88,9 @@ async function heldChunksMatch(
  * Moves a finished batch's samples to the cloud before its row is pushed: asks which chunks arrived and their
  * digests, checks that each is still this site's chunk of that number, then sends the others in order, each with the
  * SHA-256 of its samples. When a chunk the cloud holds differs (the batch's samples changed on the site since it was
- * sent), the upload starts again: the cloud forgets the batch's chunks and samples (DELETE) and every chunk is sent,
- * so the cloud ends with exactly the samples the site attributes to the batch. A cut (a failed request, an aborted
+ * sent), the upload starts again: the cloud forgets the batch's chunks (DELETE; the samples of a batch it shows stay
+ * until each chunk and the batch row replace them) and every chunk is sent, so the cloud ends with exactly the samples
+ * the site attributes to the batch. A cut (a failed request, an aborted
  * `signal`) throws; the next call resumes at the first chunk the cloud lacks and never sends again one it holds
  * unchanged (and the cloud stores a resent chunk once anyway). Chunks are read from the database as they are checked
  * and sent: memory is one chunk, whatever the batch. `onProgress` hears after each chunk; the totals are returned.

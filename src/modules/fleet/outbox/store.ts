@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Dialect } from '../../../db/connect.ts'
+import { rowKeySql, type LinkedTable } from '../../../db/link-triggers.ts'
 import type { Db } from '../../../db/schema.ts'
 
 /**
@@ -122,19 +123,86 @@ function originOf(f: ChangeFilter, column: RawBuilder<unknown>): RawBuilder<unkn
  * tenant package a seed took after its cursor), so applying the older one would take the row back. Any other older
  * image is followed by the newest, so the receiver ends with it. A newer change of another origin does not count: a
  * site edit older than the cloud image the site applied since still goes up, to be settled by the conflict rule.
- * One index probe per change of the page (link_outbox_row, newest seq first).
+ * One index probe per change of the page (link_outbox_row, newest seq first). `seededBy` (a site server's pull): a
+ * change at or below the version that server's seed carried of its row is superseded too (seedVersionSql), on both
+ * databases: the seed package holds that image or a newer one.
  */
-export async function readChanges(db: Db, dialect: Dialect, orgId: string, after: Cursor, options: ChangeFilter & { limit: number }): Promise<Change[]> {
+export async function readChanges(
+  db: Db,
+  dialect: Dialect,
+  orgId: string,
+  after: Cursor,
+  options: ChangeFilter & { limit: number; seededBy?: string },
+): Promise<Change[]> {
   const page = sql<OutboxRow>`select seq, tx, table_name, site_code, row_key, op, "row", base, origin, at from link_outbox
     where org_id = ${orgId} and (tx, seq) > (${after.tx}, ${after.seq})${stable(dialect)} and ${filterOf(options)}
     order by tx, seq limit ${options.limit}`
-  if (dialect === 'sqlite') return (await page.execute(db)).rows.map(toChange)
-  const sameRow = [sql`newest.org_id = ${orgId}`, sql`newest.table_name = page.table_name`, sql`newest.row_key = page.row_key`]
+  const superseded: RawBuilder<unknown>[] = []
+  if (dialect === 'postgres') {
+    const sameRow = [sql`newest.org_id = ${orgId}`, sql`newest.table_name = page.table_name`, sql`newest.row_key = page.row_key`]
+    superseded.push(sql`(select newest.tx from link_outbox newest where ${sql.join([...sameRow, ...originOf(options, sql.ref('newest.origin'))], sql` and `)}
+      order by newest.seq desc limit 1) < page.tx`)
+  }
+  if (options.seededBy !== undefined)
+    superseded.push(sql`exists (select 1 from link_seed_versions v where v.org_id = ${orgId} and v.server_id = ${options.seededBy}
+      and v.table_name = page.table_name and v.row_key = page.row_key and v.version >= page.seq)`)
+  if (superseded.length === 0) return (await page.execute(db)).rows.map(toChange)
   const { rows } = await sql<OutboxRow>`with page as (${page})
-    select page.*, (select newest.tx from link_outbox newest where ${sql.join([...sameRow, ...originOf(options, sql.ref('newest.origin'))], sql` and `)}
-      order by newest.seq desc limit 1) < page.tx as superseded
-    from page order by tx, seq`.execute(db)
+    select page.*, ${sql.join(superseded, sql` or `)} as superseded from page order by tx, seq`.execute(db)
   return rows.map(toChange)
+}
+
+/**
+ * A seed's version of a row of `table` (its columns qualified by `ref`, the quoted table name), read in the statement
+ * that reads the row: the seq of the row's newest change when that change lies after the seed's cursor, else null. The
+ * pull replays every change after the cursor, so those rows need their exact version (link_seed_versions); the others'
+ * version is at most the cursor's, which the site records as their base.
+ */
+export function seedVersionSql(dialect: Dialect, table: LinkedTable, ref: string, cursor: Cursor): RawBuilder<unknown> {
+  return sql`select case when (o.tx, o.seq) > (${cursor.tx}, ${cursor.seq}) then o.seq end from link_outbox o
+    where o.org_id = ${sql.raw(ref)}.org_id and o.table_name = ${table.name} and o.row_key = ${rowKeySql(dialect === 'postgres', table.key, ref)}
+    order by o.seq desc limit 1`
+}
+
+/** Replaces what a server's seed of one site carried after its cursor (link_seed_versions), in one transaction. */
+export async function replaceSeedVersions(
+  db: Db,
+  orgId: string,
+  serverId: string,
+  site: string,
+  versions: ReadonlyArray<{ table: string; rowKey: string; version: number }>,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('link_seed_versions').where('org_id', '=', orgId).where('server_id', '=', serverId).where('site_code', '=', site).execute()
+    for (let i = 0; i < versions.length; i += 500) {
+      const values = versions.slice(i, i + 500).map((v) => ({
+        org_id: orgId,
+        server_id: serverId,
+        site_code: site,
+        table_name: v.table,
+        row_key: v.rowKey,
+        version: v.version,
+      }))
+      await trx
+        .insertInto('link_seed_versions')
+        .values(values)
+        .onConflict((oc) => oc.columns(['org_id', 'server_id', 'table_name', 'row_key']).doUpdateSet((eb) => ({ version: eb.ref('excluded.version') })))
+        .execute()
+    }
+  })
+}
+
+/** The version a server's seed carried of a row changed after the seed's cursor, or undefined. */
+export async function seedVersion(db: Db, orgId: string, serverId: string, table: string, key: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('link_seed_versions')
+    .select('version')
+    .where('org_id', '=', orgId)
+    .where('server_id', '=', serverId)
+    .where('table_name', '=', table)
+    .where('row_key', '=', key)
+    .executeTakeFirst()
+  return row === undefined ? undefined : Number(row.version)
 }
 
 /** A cursor such that every change readable now lies at or before it (a seed's starting point). */

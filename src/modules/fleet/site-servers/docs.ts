@@ -24,7 +24,9 @@ export const docs = {
     "Cloud mode, the fleet link. One of the site server's sites as a tenant package (application/gzip, the format of " +
     'GET …/tenant/export), to seed a site server that holds none of its data. `Sitegrid-Link-Cursor: <tx>.<seq>` is the ' +
     "cloud's outbox position taken before the export: the site server pulls from there (changes made during the export are " +
-    "replayed; applying is idempotent). A site that is not one of the server's is the uniform 404.",
+    'replayed; applying is idempotent). The version the package carries of each record changed after that position is ' +
+    'kept for the server: the pull answers its older changes as superseded and an edit the site makes of it is judged ' +
+    "from that version. A site that is not one of the server's is the uniform 404.",
   reseed:
     'Cloud mode, called by `sitegrid link reseed` on a site server whose push was refused as diverged (restored from an ' +
     "old backup). Stores the site server's new outbox `epoch` (a push of any other epoch is then 409 `LinkDiverged`, " +

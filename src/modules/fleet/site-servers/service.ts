@@ -9,8 +9,9 @@ import type { Actor, Org, Principal } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
 import { republishPendingCommands } from '../commands/service.ts'
-import { backlog, type Cursor } from '../outbox/store.ts'
-import { PULLED_TABLES } from '../../../db/link-triggers.ts'
+import { backlog, replaceSeedVersions, rowKey, seedVersionSql, type Cursor } from '../outbox/store.ts'
+import { LINKED_TABLES, PULLED_TABLES } from '../../../db/link-triggers.ts'
+import type { RowVersions } from '../../tenant-transfer/service.ts'
 import { MAX_PULL_WAIT_MS } from '../link-service.ts'
 import type { SitesService } from '../../sites/service.ts'
 import { LinkOrgMismatch, LinkServerMismatch, LinkVersionMismatch, SiteAlreadyLinked } from './errors.ts'
@@ -32,6 +33,9 @@ import {
 
 export const ENROLMENT_CODE_LIFETIME_MS = 24 * 3_600_000
 
+/** The cloud's tables a seed carries, whose rows the site bases its edits on. */
+const SEEDED_TABLES = new Map(LINKED_TABLES.filter((t) => t.direction === 'down').map((t) => [t.name, t]))
+
 export interface SiteServersDeps {
   handle: DatabaseHandle
   clock: Clock
@@ -39,8 +43,8 @@ export interface SiteServersDeps {
   sites: Pick<SitesService, 'require'>
   /** The outbox position every change up to which is readable now (the outbox's `currentCursor`). */
   currentCursor: (db: Db, orgId: OrgId) => Promise<Cursor>
-  /** One site's tenant package, gzip (the tenant transfer's export). */
-  exportSite: (org: Org, site: string) => Promise<Readable>
+  /** One site's tenant package, gzip (the tenant transfer's export), with the seed's row versions. */
+  exportSite: (org: Org, site: string, versions: RowVersions) => Promise<Readable>
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
@@ -247,16 +251,29 @@ export function createSiteServersService(deps: SiteServersDeps) {
     },
 
     /**
-     * One of the principal's sites as a tenant package, with the outbox position taken before the export (changes made
-     * during the export are replayed by the pull). The package carries no forwarded commands: the site's pending ones
-     * are recorded again after that position, so the pull brings them. A site that is not the principal's is the
-     * uniform NotFound.
+     * One of the principal's sites as a tenant package, with the outbox position taken before the export: the pull
+     * replays every change after it. Each row of the cloud's tables is read with its version in the same statement;
+     * those whose version lies after the position (changed while the seed was taken, or by a transaction still running
+     * when the position was taken) are recorded for the server before the package ends (link_seed_versions): the pull
+     * answers their older changes as superseded, and a site edit of them is judged from that version, so an edit made
+     * on the site before its first pull is neither undone by a replay nor settled as a conflict. The package carries
+     * no forwarded commands: the site's pending ones are recorded again after that position, so the pull brings them.
+     * A site that is not the principal's is the uniform NotFound.
      */
     async seed(org: Org, principal: Principal, site: string): Promise<{ cursor: Cursor; stream: Readable }> {
       if (principal.kind !== 'link' || !principal.sites?.includes(site)) throw new NotFound()
       const cursor = await deps.currentCursor(db, org.id)
       await db.transaction().execute((trx) => republishPendingCommands(trx, org.id, [site]))
-      return { cursor, stream: await deps.exportSite(org, site) }
+      const found: Array<{ table: string; rowKey: string; version: number }> = []
+      const versions: RowVersions = {
+        of: (name) => {
+          const table = SEEDED_TABLES.get(name)
+          return table && seedVersionSql(handle.dialect, table, `"${name}"`, cursor)
+        },
+        found: (name, row, version) => found.push({ table: name, rowKey: rowKey(SEEDED_TABLES.get(name)!.key.map((c) => row[c])), version }),
+        done: () => replaceSeedVersions(db, org.id, principal.subject, site, found),
+      }
+      return { cursor, stream: await deps.exportSite(org, site, versions) }
     },
 
     /**

@@ -4,7 +4,7 @@ import type { Db } from '../../../db/schema.ts'
 import { newId } from '../../../ids.ts'
 import { LinkDiverged } from '../errors.ts'
 import { applySiteRows, changeDigest, sameContent } from './apply-rows.ts'
-import { isAfter, latestChange, rowKey, withApplyOrigin, type Change, type Cursor } from './outbox-port.ts'
+import { isAfter, latestChange, rowKey, seedVersion, withApplyOrigin, type Change, type Cursor } from './outbox-port.ts'
 import {
   deleteRow,
   ensureMark,
@@ -122,7 +122,7 @@ const SAVEPOINT = 'link_change'
 
 /**
  * A site's change of a cloud-authoritative row, under the rule: applied unless the cloud changed that row after the
- * version the site edited (`base`), or — for a row the site created (base null) — the cloud holds another version of
+ * version the site edited (`base`, or the version the server's seed carried when later: link_seed_versions), or — for a row the site created (base null) — the cloud holds another version of
  * it that did not come from this site server. A unique or reference clash on apply is a conflict too (a savepoint
  * keeps the rest of the batch). Answers the conflict record of a change that lost.
  */
@@ -158,7 +158,10 @@ async function proposeChange(
   // loses like any refused change, and the verdict puts the site record back on the site server.
   if (change.table === 'sites' && change.op === 'delete') return record(cloudRow)
   if (change.base !== null) {
-    const later = await latestChange(trx, req.orgId, change.table, change.key, { afterSeq: change.base, notOrigin: req.serverId })
+    // A row the server's seed carried in a version after the seed's cursor: its edits are based on that version.
+    const seeded = await seedVersion(trx, req.orgId, req.serverId, change.table, rowKey(change.key))
+    const base = Math.max(change.base, seeded ?? 0)
+    const later = await latestChange(trx, req.orgId, change.table, change.key, { afterSeq: base, notOrigin: req.serverId })
     if (later) return record(cloudRow)
   } else if (cloudRow && !sameContent(target.shape.columns, cloudRow, change.row)) {
     const others = await latestChange(trx, req.orgId, change.table, change.key, { afterSeq: 0, notOrigin: req.serverId })

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { inMultiRowStatements } from '../../../db/multi-row.ts'
 import type { Db } from '../../../db/schema.ts'
-import { dropDeletedBatch } from '../historian-chunks/service.ts'
+import { dropDeletedBatch, finishReplacedBatches } from '../historian-chunks/service.ts'
 import type { Change } from './outbox-port.ts'
 import { deleteRow, upsertRows, type Row } from './store.ts'
 import type { LinkedShape } from './validate.ts'
@@ -24,7 +24,8 @@ export function keyValues(target: LinkedShape, row: Row): unknown[] {
  * Two limits keep a site to its own rows: a table whose key lacks the site column (historian batches, commands) never
  * replaces or deletes another site's row with that key; an organisation-wide table (the audit trail) is append-only:
  * a site adds its rows, never replaces or deletes one (the cloud's own audit rows live in the same table). A historian
- * batch's tombstone takes the batch's samples and the server's chunks of it along (dropDeletedBatch).
+ * batch's tombstone takes the batch's samples and the server's chunks of it along (dropDeletedBatch); a batch's row
+ * ends the server's replacing upload of it (finishReplacedBatches).
  */
 export async function applySiteRows(trx: Db, orgId: string, serverId: string, items: ReadonlyArray<{ change: Change; target: LinkedShape }>): Promise<void> {
   let i = 0
@@ -47,6 +48,13 @@ export async function applySiteRows(trx: Db, orgId: string, serverId: string, it
       i += 1
     }
     const rows = [...run.values()]
+    if (target.spec.name === 'historian_batches')
+      await finishReplacedBatches(
+        trx,
+        orgId,
+        serverId,
+        rows.map((r) => String(r.id)),
+      )
     // Under the parameter limit, in power-of-two statements (db/multi-row.ts: a few statement texts a table for SQLite's
     // cache whatever the run's length); a row's columns and the statement's one guard value.
     await inMultiRowStatements(rows, target.shape.columns.length + 1, (chunk) =>

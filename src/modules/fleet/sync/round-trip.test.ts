@@ -217,8 +217,8 @@ for (const dialect of testDialects()) {
           .values(controllerRow(org, 'S1', id) as never)
           .execute()
       // The seed: the cursor first, then the export, imported on the site as the cloud's rows.
-      // (A cursor taken while another transaction runs stops short of the newest changes: the pull replays them, and a
-      // site edit made before that replay would go up on the older base and lose. Here nothing else runs.)
+      // (A cursor taken while another transaction runs stops short of the newest changes: the seed's row versions cover
+      // that, enrolment/seed-window.test.ts. Here nothing else runs.)
       await l.settled()
       const cursor = await l.inOrg(() => currentCursor(l.cloud.appHandle.db, dialect, org))
       await siteDb.transaction().execute(async (trx) => {

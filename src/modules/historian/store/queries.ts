@@ -237,6 +237,19 @@ export async function deleteSamplesOfBatch(db: Db, orgId: OrgId, batchId: string
   return deleted
 }
 
+/** Deletes the batch's points in one series between two times (inclusive): a primary-key range. */
+export async function deleteBatchPointsIn(db: Db, orgId: OrgId, batchId: string, range: SeriesRange): Promise<number> {
+  const result = await db
+    .deleteFrom('historian_points')
+    .where('org_id', '=', orgId)
+    .where('series_id', '=', range.seriesId)
+    .where('ts', '>=', range.from)
+    .where('ts', '<=', range.to)
+    .where('batch_id', '=', batchId)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
 export async function countStoredOfBatch(db: Db, orgId: OrgId, batchId: string, where: BatchWhere): Promise<number> {
   const ranges = await batchRanges(db, orgId, where.siteCode, where.coverage)
   if (ranges === null) {
