@@ -116,7 +116,7 @@ export async function sweepHistorianRetention(
   })
 }
 
-/** Runs the sweep every `intervalMs` (the first a minute after the start), started with the server (cli/server.ts), stopped on close. */
+/** Runs the sweep every `intervalMs` (the first a minute after the start), started with the serving process (serving-jobs.ts), stopped on close. */
 export function startHistorianRetentionJob(handle: DatabaseHandle, clock: Clock, intervalMs: number, log: FastifyBaseLogger) {
   return startPeriodicJob(
     {
