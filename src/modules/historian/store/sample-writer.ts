@@ -240,12 +240,16 @@ async function sqliteWrite(
   const { ts, qualities } = buffer
   const { orgId, batchId } = scope
   let written = 0
+  // A push (contended, small) interleaves its series row by row: in primary-key order its rows land next to each other
+  // (a fifth less time a push, measured; an import's chunks are large and keep the file's order).
+  const order = scope.isContended === true ? primaryKeyOrder(ids, ts) : undefined
   for (let start = 0; start < buffer.length; ) {
     const rows = SQLITE_STATEMENT_ROWS.find((n) => n <= buffer.length - start)!
     let params = paramArrays.get(rows)
     if (params === undefined) paramArrays.set(rows, (params = new Array<unknown>(rows * 7)))
     let p = 0
-    for (let i = start; i < start + rows; i++) {
+    for (let k = start; k < start + rows; k++) {
+      const i = order === undefined ? k : order[k]!
       params[p++] = orgId
       params[p++] = batchId
       params[p++] = ids[i]
