@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
-import type { HistorianBatchesTable } from '../../../db/schema.ts'
+import type { Db, HistorianBatchesTable } from '../../../db/schema.ts'
+import { withOrgScope } from '../../../db/tenant-scope.ts'
 import { lockUntilCommit } from '../../../db/transaction-lock.ts'
 import type { Actor } from '../../../identity.ts'
 import { newId, type OrgId } from '../../../ids.ts'
@@ -11,6 +12,7 @@ import { insertBatch } from '../store/queries.ts'
 import { SampleBuffer, SeriesPairs } from '../store/sample-buffer.ts'
 import { createSampleWriter } from '../store/sample-writer.ts'
 import type { BatchReport, TagCoverage } from './batch-view.ts'
+import { createGroupCommit } from './group-commit.ts'
 import { isRefusal, type LiveItem, type LiveRefusal, type LiveSample } from './live-samples.ts'
 import { createLiveTags, type EquipmentVersions, type SiteTags, type TagDirectory } from './live-tags.ts'
 
@@ -49,7 +51,8 @@ const REFUSALS_LISTED = 100
 
 /**
  * Live samples (issue 30): a gateway's push, all of it in one transaction that also records its batch id, so a
- * resend (even 50 at once) stores nothing twice and answers what the first stored. The samples go into a historian
+ * resend (even 50 at once) stores nothing twice and answers what the first stored. Pushes of an organisation that
+ * arrive while its previous ones are written share the next transaction (group-commit.ts), each still answered alone. The samples go into a historian
  * batch of their own (format `live`, complete at once: visible to reads on commit), through the import's writer, so
  * they are the same series and rows as imported ones. A sample at a series and timestamp already stored (by an import
  * or an earlier push) keeps the stored value and counts as a duplicate, as does the earlier of two samples of the
@@ -58,6 +61,18 @@ const REFUSALS_LISTED = 100
 export function createLiveIngest(deps: LiveDeps) {
   const { handle, clock, limits } = deps
   const tagsOf = createLiveTags(deps)
+  // The group runs in its organisation's scope, whichever request's context started the drain.
+  const commit = createGroupCommit<ScreenedPush, LiveAnswer & { replayed: boolean }>(
+    (orgId, group) =>
+      withOrgScope(orgId, () =>
+        handle.db.transaction().execute(async (trx) => {
+          const answers: Array<LiveAnswer & { replayed: boolean }> = []
+          for (const p of group) answers.push(await writePush(trx, orgId, p))
+          return answers
+        }),
+      ),
+    PUSHES_PER_TRANSACTION,
+  )
 
   /** Checks the batch size before anything is read (413, nothing stored). */
   function checkSize(count: number): void {
@@ -100,38 +115,58 @@ export function createLiveIngest(deps: LiveDeps) {
       const buffer = new SampleBuffer(pairs)
       for (const s of accepted) buffer.push(pairs.number(s.instanceId, s.tagKey), s.ts, s.value, s.text, s.quality)
       const duplicatesInPush = buffer.dedupe()
-      return handle.db.transaction().execute(async (trx) => {
-        // Resends of one batch id take turns here; the first's answer is committed before the next one looks.
-        await lockUntilCommit(trx, handle.dialect, `historian live ${orgId} ${siteCode} ${batchKey}`)
-        const earlier = await findLiveAnswer(trx, orgId, siteCode, batchKey)
-        if (earlier !== undefined) return { ...(JSON.parse(earlier) as LiveAnswer), replayed: true }
-        const row = batchRow(orgId, siteCode, actor, batchKey, now)
-        const writer = createSampleWriter(handle.dialect, 'samples', { orgId, siteCode, batchId: row.id, isContended: true })
-        const { attempted, written } = await writer.write(trx, buffer)
-        const answer: LiveAnswer = {
-          batchKey,
-          historianBatchId: row.id,
-          received: items.length,
-          stored: written,
-          duplicates: duplicatesInPush + attempted - written,
-          refused: refusals.length,
-          refusals,
-        }
-        // The row goes in after its samples (no key ties them), complete and counted: one write of it, not two.
-        await insertBatch(trx, { ...row, ...completedChanges(row, buffer, answer) })
-        await insertLiveBatch(trx, {
-          org_id: orgId,
-          site_code: siteCode,
-          batch_key: batchKey,
-          batch_id: row.id,
-          answer: JSON.stringify(answer),
-          created_at: now,
-        })
-        return { ...answer, replayed: false }
-      })
+      return commit(orgId, { actor, siteCode, batchKey, received: items.length, buffer, duplicatesInPush, refusals, now })
     },
   }
+
+  /** One push of a group, in the group's transaction. */
+  async function writePush(trx: Db, orgId: OrgId, p: ScreenedPush): Promise<LiveAnswer & { replayed: boolean }> {
+    const { siteCode, batchKey, buffer, now } = p
+    // Resends of one batch id take turns here; the first's answer is committed before the next one looks (or, in the
+    // same group, written before it in this transaction).
+    await lockUntilCommit(trx, handle.dialect, `historian live ${orgId} ${siteCode} ${batchKey}`)
+    const earlier = await findLiveAnswer(trx, orgId, siteCode, batchKey)
+    if (earlier !== undefined) return { ...(JSON.parse(earlier) as LiveAnswer), replayed: true }
+    const row = batchRow(orgId, siteCode, p.actor, batchKey, now)
+    const writer = createSampleWriter(handle.dialect, 'samples', { orgId, siteCode, batchId: row.id, isContended: true })
+    const { attempted, written } = await writer.write(trx, buffer)
+    const answer: LiveAnswer = {
+      batchKey,
+      historianBatchId: row.id,
+      received: p.received,
+      stored: written,
+      duplicates: p.duplicatesInPush + attempted - written,
+      refused: p.refusals.length,
+      refusals: p.refusals,
+    }
+    // The row goes in after its samples (no key ties them), complete and counted: one write of it, not two.
+    await insertBatch(trx, { ...row, ...completedChanges(row, buffer, answer) })
+    await insertLiveBatch(trx, {
+      org_id: orgId,
+      site_code: siteCode,
+      batch_key: batchKey,
+      batch_id: row.id,
+      answer: JSON.stringify(answer),
+      created_at: now,
+    })
+    return { ...answer, replayed: false }
+  }
 }
+
+/** A push screened and buffered, waiting for its group's transaction. */
+interface ScreenedPush {
+  actor: Actor
+  siteCode: string
+  batchKey: string
+  received: number
+  buffer: SampleBuffer
+  duplicatesInPush: number
+  refusals: LiveRefusal[]
+  now: number
+}
+
+/** Pushes one transaction takes at most (group-commit.ts). */
+const PUSHES_PER_TRANSACTION = 16
 
 export type LiveIngest = ReturnType<typeof createLiveIngest>
 
