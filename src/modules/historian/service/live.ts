@@ -53,9 +53,8 @@ const REFUSALS_LISTED = 100
  * Live samples (issue 30): a gateway's push, all of it in one transaction that also records its batch id, so a
  * resend (even 50 at once) stores nothing twice and answers what the first stored. On SQLite, pushes of an
  * organisation that arrive while its previous ones are written share the next transaction (group-commit.ts), each
- * still answered alone. The samples go into a historian
- * batch of their own (format `live`, complete at once: visible to reads on commit), through the import's writer, so
- * they are the same series and rows as imported ones. A sample at a series and timestamp already stored (by an import
+ * still answered alone. The samples go into a historian batch of their own (format `live`, complete at once: visible
+ * to reads on commit), through the import's writer, so they are the same series and rows as imported ones. A sample at a series and timestamp already stored (by an import
  * or an earlier push) keeps the stored value and counts as a duplicate, as does the earlier of two samples of the
  * push at the same series and timestamp.
  */
