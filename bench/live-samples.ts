@@ -17,6 +17,7 @@ import { migrateToLatest } from '../src/db/migrate.ts'
 import { withOrgScope } from '../src/db/tenant-scope.ts'
 import { CLI_ACTOR } from '../src/identity.ts'
 import type { OrgId } from '../src/ids.ts'
+import { findConfigVersion } from '../src/modules/edges/store.ts'
 import { createLiveIngest } from '../src/modules/historian/service/live.ts'
 import { readLines } from '../src/modules/historian/service/live-samples.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
@@ -69,6 +70,8 @@ async function pushOnce({ url, samples, batch, concurrency }: LiveJob) {
     clock: systemClock,
     sites: { require: async (_o, code) => ({ code }) },
     instances: { listTagMappings: async () => tagMappings },
+    // The route's per-push read: the site's equipment version (the tag mappings are read again only when it moves).
+    versions: { configVersion: async (o, code) => (await findConfigVersion(handle.db, o, code)) ?? 0 },
     limits: { maxSamples: batch, maxSkewMs: 60_000, maxAgeMs: 30 * 86_400_000 },
   })
   // The samples end now: every one lies in the clock-skew window.

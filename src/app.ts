@@ -28,6 +28,7 @@ import { installInputGuard } from './http/input-guard.ts'
 import { healthRoutes } from './http/health.ts'
 import { installMetricsRoute } from './http/metrics-endpoint.ts'
 import { createMetrics, installRequestMetrics, type Metrics } from './http/metrics.ts'
+import { startServingJobs } from './serving-jobs.ts'
 import { installOpenApi } from './http/openapi.ts'
 import { frameworkErrorProblem, installProblemHandlers, MAX_PARAM_LENGTH, ProblemSchema } from './http/problem.ts'
 import { createRateLimiter } from './http/rate-limit.ts'
@@ -45,7 +46,6 @@ import { historianLiveRoutes } from './modules/historian/live-routes.ts'
 import { historianTagRoutes } from './modules/historian/tag-routes.ts'
 import { edgesRoutes } from './modules/edges/routes.ts'
 import { createEdgesService } from './modules/edges/service.ts'
-import { startEdgeSweepJob } from './modules/edges/sweep-job.ts'
 import { historianStoredParts } from './modules/historian/transfer.ts'
 import { auditRoutes } from './modules/orgs/audit-routes.ts'
 import { domainsRoutes } from './modules/orgs/domains-routes.ts'
@@ -99,7 +99,7 @@ export interface AppDeps {
   consoleDir?: string
   /** Tests: how long an alarm write that keeps losing its race is retried (alarms/retry.ts), so that it runs out at once. */
   alarmWrites?: { writeRetryDeadlineMs: number }
-  /** The serving process (cli/server.ts): run the app's periodic jobs (the edge stale sweep); tests drive them through reads. */
+  /** The serving process (cli/server.ts): start every periodic job with the app (serving-jobs.ts); tests drive them directly. */
   runJobs?: boolean
   /** The process's metrics (cli/server.ts serves them); absent: a registry of the app's own. */
   metrics?: Metrics
@@ -221,14 +221,17 @@ export async function buildApp(
   await app.register(linkCommandsRoutes, { prefix: '/api/link', commands })
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
-  await app.register(historianLiveRoutes, { prefix: '/api/sites', handle, clock, sites, instances, limits: config.historianLive })
-  await app.register(historianTagRoutes, { prefix: '/api/sites', handle, clock, sites, instances })
   const edges = createEdgesService({ handle, clock, sites, controllers, instances, alarms, staleAfterMs: config.edgeStaleAfterMs })
+  await app.register(historianLiveRoutes, { prefix: '/api/sites', handle, clock, sites, instances, versions: edges, limits: config.historianLive })
+  await app.register(historianTagRoutes, { prefix: '/api/sites', handle, clock, sites, instances })
   await app.register(edgesRoutes, { prefix: '/api/sites', edges })
   if (deps.runJobs) {
-    let stopEdgeSweep = async () => {}
-    app.addHook('onReady', async () => void (stopEdgeSweep = startEdgeSweepJob(edges, config.edgeStaleAfterMs, log)))
-    app.addHook('onClose', () => stopEdgeSweep())
+    let stopJobs = async () => {}
+    let stopping: Promise<void> | undefined
+    app.addHook('onReady', async () => void (stopJobs = startServingJobs({ config, handle, clock, log, metrics, edges })))
+    // Stopped as the close begins, so the jobs wind down while the requests drain; the close ends once both have.
+    app.addHook('preClose', async () => void (stopping = stopJobs()))
+    app.addHook('onClose', async () => stopping ?? stopJobs())
   }
   // A batch left running by a process that died: its samples go, it is marked failed (historian/store/session.ts).
   app.addHook('onReady', async () => {

@@ -16,7 +16,7 @@ export const remindersCommand: Command = {
         import('../db/tenant-scope.ts'),
         import('../db/migrate.ts'),
         import('../http/logger.ts'),
-        import('./reminder-service.ts'),
+        import('../reminder-service.ts'),
       ])
     const config = loadConfig(io.env, { requireKeySecret: false, requireDatabaseFolder: true })
     if (!config.smtp) {

@@ -13,13 +13,9 @@ import type { DatabaseHandle } from '../db/connect.ts'
 import { createLogger } from '../http/logger.ts'
 import { startMetricsListener, type MetricsListener } from '../http/metrics-endpoint.ts'
 import { collectProcessMetrics, createMetrics, type Metrics } from '../http/metrics.ts'
-import { startReminderJob } from '../jobs/reminders.ts'
-import { startOutboxRetentionJob } from '../modules/fleet/outbox/retention.ts'
-import { startHistorianRetentionJob } from '../modules/historian/service/retention.ts'
 import type { CommandIo } from './command.ts'
 import { prettyDestination } from './pretty-log.ts'
 import { siteOrgAmbiguityOf } from './site-org.ts'
-import { reminderServiceFrom } from './reminder-service.ts'
 
 /** The URLs to open, as the line `sitegrid serve` prints once it listens. */
 export function readyLine(config: Config, port: number): string {
@@ -73,14 +69,6 @@ export async function serve(values: Record<string, string | boolean | undefined>
     await handle.close()
     throw err
   })
-  const reminders = reminderServiceFrom({ config, handle, clock: systemClock, log })
-  const stopReminders = reminders
-    ? startReminderJob(reminders, config.reminderIntervalMs, log, (outcome, summary) => metrics.reminderRun(outcome, summary))
-    : async () => {}
-  if (!reminders) log.info('no SMTP relay configured (SITEGRID_SMTP_HOST): key-expiry reminders are off')
-  // Fleet link (issue 26): the outbox keeps what a peer may still read, and the latest change of each record.
-  const stopRetention = startOutboxRetentionJob(handle, systemClock, { mode: config.mode, retentionMs: config.link.outboxRetentionDays * 86_400_000 }, log)
-  const stopHistorianRetention = startHistorianRetentionJob(handle, systemClock, config.historianRetentionIntervalMs, log)
   log.info(
     { mode: config.mode, database: describeDatabase(config.databaseUrl), keySecretSource: config.keySecretSource, baseDomain: config.baseDomain },
     'sitegrid serving',
@@ -103,8 +91,8 @@ export async function serve(values: Record<string, string | boolean | undefined>
       }, config.shutdownGraceMs)
       force.unref()
       // At once: app.close() drains (src/http/drain.ts: the listener closes once the queued connections are taken)
-      // while the reminder poll and the outbox sweep wind down.
-      Promise.all([app.close(), stopReminders(), stopRetention(), stopHistorianRetention(), metricsListener?.close()])
+      // while its periodic jobs (serving-jobs.ts) wind down.
+      Promise.all([app.close(), metricsListener?.close()])
         .then(() => handle.close())
         .then(() => {
           clearTimeout(force)

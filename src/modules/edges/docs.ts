@@ -20,6 +20,7 @@ export const docs = {
     '`faulted` when its last heartbeat says so or any of its controllers is `faulted`, `online` otherwise; stale wins over faulted. A ' +
     'controller is `stale` when this gateway has not reported it within `staleAfterMs`, `faulted` when reported `failed`, `online` when ' +
     'reported `ok`. A controller that was reported and then goes stale gets a `COMM_LOSS` alarm, dated when it went stale (a sweep ' +
-    'every quarter of the stale time, and every read of these routes, raise it); its next `ok` report clears it.',
+    'every quarter of the stale time, and every read of these routes, raise it); its next `ok` report clears it, and so does that ' +
+    'sweep once the controller is deleted or taken off the gateway (the alarm returns to normal: acknowledged, it closes).',
   listEdgeStatus: 'Every gateway of the site with at least one controller assigned, by edge id, each as `GET …/edges/{edgeId}/status` answers it.',
 }

@@ -213,6 +213,40 @@ for (const dialect of testDialects()) {
       assert.equal(rows.length, 0)
     })
 
+    it('a controller deleted while its COMM_LOSS alarm is active: the next read of the status returns the alarm to normal and drops its report', async (t) => {
+      const { h, as, a, b } = await gateways(t, dialect)
+      await as(
+        'PUT',
+        STATUS,
+        heartbeat([
+          { controllerId: a, communication: 'failed', lastError: 'timeout' },
+          { controllerId: b, communication: 'failed' },
+        ]),
+      )
+      assert.deepEqual(
+        (await commAlarms(as)).map((x) => x.isActive),
+        [true, true],
+      )
+      h.clock.advance(1000)
+      const removed = await as('DELETE', `/api/sites/S1/controllers/${a}`)
+      assert.equal(removed.statusCode, 204, removed.body)
+      const status = (await as('GET', STATUS)).json()
+      assert.deepEqual(
+        status.controllers.map((c: { controllerId: string }) => c.controllerId),
+        [b],
+      )
+      const alarms = new Map((await commAlarms(as)).map((x) => [x.instanceId, x]))
+      assert.equal(alarms.get(a)?.isActive, false, 'returned to normal')
+      assert.equal(alarms.get(b)?.isActive, true, "the other controller's alarm stays")
+      const history = (await as('GET', `/api/sites/S1/alarms/${alarms.get(a)!.alarmId}`)).json().history
+      assert.equal(history.at(-1).actorKind, 'system')
+      const rows = await h.handle.db.selectFrom('edge_controller_status').select('controller_id').where('controller_id', '=', a).execute()
+      assert.deepEqual(rows, [])
+      // Later reads send nothing more.
+      await as('GET', '/api/sites/S1/edges')
+      assert.equal((await commAlarms(as)).length, 2)
+    })
+
     it('a site with gateway heartbeats and a raised COMM_LOSS is deleted whole (its status rows go with it)', async (t) => {
       const { h, org, as, a } = await gateways(t, dialect)
       await as('PUT', STATUS, heartbeat([{ controllerId: a, communication: 'failed' }]))
@@ -339,12 +373,20 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await withSystemScope(() => edges.sweep({ orgs })), { orgs: 0, raised: 0 }, 'nothing stale yet')
       h.clock.advance(STALE_MS)
       assert.deepEqual(await withSystemScope(() => edges.sweep({ orgs })), { orgs: 2, raised: 2 })
-      assert.deepEqual(await withSystemScope(() => edges.sweep({ orgs })), { orgs: 0, raised: 0 }, 'a second sweep finds them alarmed')
+      // Visited again (their reports are alarmed), nothing is sent: the controllers are still on their gateways.
+      assert.deepEqual(await withSystemScope(() => edges.sweep({ orgs })), { orgs: 2, raised: 0 }, 'a second sweep finds them alarmed')
       for (const { as } of [first, second]) {
         const raised = await commAlarms(as)
         assert.equal(raised.length, 1)
         assert.equal(raised[0]!.isActive, true)
       }
+
+      // A controller taken off its gateway while alarmed: the job clears its alarm without any read of the status.
+      assert.equal((await second.as('POST', `/api/sites/S1/controllers/${other.id}/unassign`)).statusCode, 200)
+      assert.deepEqual(await withSystemScope(() => edges.sweep({ orgs })), { orgs: 2, raised: 1 })
+      assert.equal((await commAlarms(second.as))[0]!.isActive, false)
+      assert.equal((await commAlarms(first.as))[0]!.isActive, true)
+      assert.deepEqual(await withSystemScope(() => edges.sweep({ orgs })), { orgs: 1, raised: 0 })
     })
   })
 }

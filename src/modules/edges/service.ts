@@ -34,7 +34,7 @@ export function createEdgesService(deps: EdgesDeps) {
 
   return {
     configVersion,
-    ...createEdgeStatus(deps),
+    ...createEdgeStatus({ ...deps, configVersion }),
 
     /**
      * What the gateway polls. The version is read before the configuration: a change committed meanwhile is in the

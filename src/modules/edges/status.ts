@@ -10,9 +10,11 @@ import type { ControllersService } from '../controllers/service.ts'
 import type { EdgeHeartbeat, EdgeStatus, HeartbeatResult } from './schemas.ts'
 import {
   deleteControllerStatus,
+  deleteControllerStatusIfUnchanged,
+  findAlarmed,
   findControllerStatus,
   findGateways,
-  findOrgsWithUnalarmedUntil,
+  findOrgsToSweep,
   findUnalarmedUntil,
   markAlarmedIfUnchanged,
   upsertControllerStatus,
@@ -32,6 +34,8 @@ export interface EdgeStatusDeps {
   controllers: Pick<ControllersService, 'list' | 'get'>
   alarms: Pick<AlarmsService, 'raiseSystemEvents'>
   staleAfterMs: number
+  /** The site's equipment version (service.ts): moves with every change to its controllers, by any writer. */
+  configVersion(orgId: OrgId, siteCode: string): Promise<number>
 }
 
 type Transition = { row: Pick<ControllerStatusRow, 'controller_id' | 'edge_id' | 'last_error'>; isActive: boolean; at: number; why: string }
@@ -60,8 +64,10 @@ export async function listAssigned(controllers: Pick<ControllersService, 'list'>
  * alarm event through the alarms service, and a `normal` one when it reports `ok` again.
  */
 export function createEdgeStatus(deps: EdgeStatusDeps) {
-  const { clock, controllers, alarms, staleAfterMs } = deps
+  const { clock, controllers, alarms, staleAfterMs, configVersion } = deps
   const db = deps.handle.db
+  /** Site → the equipment version at which each of its alarmed reports named a controller still on that gateway. */
+  const verified = new Map<string, number>()
   // A site's heartbeats and sweeps take turns in this process: each reads the alarm flags, raises, then writes them.
   const tails = new Map<string, Promise<unknown>>()
   function inTurn<T>(orgId: OrgId, siteCode: string, work: () => Promise<T>): Promise<T> {
@@ -133,11 +139,44 @@ export function createEdgeStatus(deps: EdgeStatusDeps) {
   }
 
   /**
-   * Raises `COMM_LOSS` for each controller of the site reported once and not since `staleAfterMs`, at the moment it went
-   * stale. A report of a controller deleted, or no longer assigned to the gateway that made it, is dropped instead.
+   * The alarmed reports whose controller was deleted or no longer is on the gateway that reported it: their alarm
+   * returns to normal (the alarms service's rules: unacknowledged, it waits for an acknowledgement; acknowledged, it
+   * closes) and the report goes. Skipped while the site's equipment version is the one the last look found none at:
+   * a delete or a move moves it, so the periodic sweep costs one primary-key read a site with a standing alarm.
    */
-  async function sweepSite(orgId: OrgId, siteCode: string, rows: ControllerStatusRow[]): Promise<number> {
+  async function clearGone(orgId: OrgId, siteCode: string, alarmed: ControllerStatusRow[]): Promise<number> {
+    const key = `${orgId} ${siteCode}`
+    if (alarmed.length === 0) {
+      verified.delete(key)
+      return 0
+    }
+    // Read before the controllers: a change committed in between moves the version past the one recorded.
+    const version = await configVersion(orgId, siteCode)
+    if (verified.get(key) === version) return 0
+    const edgeOf = new Map((await assigned(orgId, siteCode)).map((c) => [c.id, c.edgeId]))
+    const gone = alarmed.filter((row) => edgeOf.get(row.controller_id) !== row.edge_id)
+    const now = clock.now()
+    const why = (row: ControllerStatusRow) =>
+      edgeOf.has(row.controller_id) ? `The controller is no longer polled by gateway ${row.edge_id}.` : 'The controller was deleted.'
+    // Raised before the reports go: a failed raise leaves them alarmed, so the next sweep raises again.
+    await raise(
+      orgId,
+      siteCode,
+      gone.map((row) => ({ row, isActive: false, at: now, why: why(row) })),
+    )
+    for (const row of gone) await deleteControllerStatusIfUnchanged(db, orgId, row)
+    verified.set(key, version)
+    return gone.length
+  }
+
+  /**
+   * Raises `COMM_LOSS` for each controller of the site reported once and not since `staleAfterMs`, at the moment it went
+   * stale. A report of a controller deleted, or no longer assigned to the gateway that made it, is dropped instead; an
+   * alarmed one is cleared first (clearGone).
+   */
+  async function sweepSite(orgId: OrgId, siteCode: string, rows: ControllerStatusRow[], alarmed: ControllerStatusRow[]): Promise<number> {
     return inTurn(orgId, siteCode, async () => {
+      const cleared = await clearGone(orgId, siteCode, alarmed)
       const transitions: Transition[] = []
       for (const row of rows) {
         const current = await controllers.get(orgId, siteCode, row.controller_id).catch((err: unknown) => {
@@ -154,17 +193,20 @@ export function createEdgeStatus(deps: EdgeStatusDeps) {
           transitions.push({ row, isActive: true, at, why: `No report from gateway ${row.edge_id} since ${new Date(Number(row.reported_at)).toISOString()}.` })
       }
       await raise(orgId, siteCode, transitions)
-      return transitions.length
+      return cleared + transitions.length
     })
   }
 
-  /** The stale sweep of one organisation's sites (reads run it for their site; the periodic job for every organisation). */
+  /**
+   * The stale sweep of one organisation's sites (reads run it for their site; the periodic job for every
+   * organisation); answers the alarm events it sent (raised and cleared).
+   */
   async function sweepOrg(orgId: OrgId, siteCode?: string): Promise<number> {
-    const rows = await findUnalarmedUntil(db, orgId, clock.now() - staleAfterMs, siteCode)
-    const bySite = groupBy(rows, (r) => r.site_code)
-    let raised = 0
-    for (const [site, siteRows] of bySite) raised += await sweepSite(orgId, site, siteRows)
-    return raised
+    const stale = groupBy(await findUnalarmedUntil(db, orgId, clock.now() - staleAfterMs, siteCode), (r) => r.site_code)
+    const alarmed = groupBy(await findAlarmed(db, orgId, siteCode), (r) => r.site_code)
+    let sent = 0
+    for (const site of new Set([...stale.keys(), ...alarmed.keys()])) sent += await sweepSite(orgId, site, stale.get(site) ?? [], alarmed.get(site) ?? [])
+    return sent
   }
 
   return {
@@ -265,9 +307,9 @@ export function createEdgeStatus(deps: EdgeStatusDeps) {
       return [...byEdge.keys()].sort().map((edgeId) => view(siteCode, edgeId, gateways.get(edgeId), byEdge.get(edgeId)!, rows))
     },
 
-    /** The periodic job: every organisation with a report gone stale and not alarmed yet. */
+    /** The periodic job: every organisation with a report gone stale and not alarmed yet, or with an alarmed one; `raised` counts the events sent. */
     async sweep(options: { orgs?: readonly OrgId[] } = {}): Promise<{ orgs: number; raised: number }> {
-      const found = await findOrgsWithUnalarmedUntil(db, clock.now() - staleAfterMs)
+      const found = await findOrgsToSweep(db, clock.now() - staleAfterMs)
       // Only these organisations (tests share a database); every one by default.
       const orgs = options.orgs === undefined ? found : found.filter((o) => options.orgs!.includes(o))
       let raised = 0

@@ -89,8 +89,36 @@ export async function deleteControllerStatus(db: Db, orgId: OrgId, siteCode: str
     .execute()
 }
 
-/** The organisations with a report not alarmed and made at or before `at` (the sweep's first, cross-tenant, step). */
-export async function findOrgsWithUnalarmedUntil(db: Db, at: number): Promise<OrgId[]> {
-  const rows = await db.selectFrom('edge_controller_status').select('org_id').distinct().where('is_alarmed', '=', 0).where('reported_at', '<=', at).execute()
+/** Alarmed reports, of one site or of every site of the organisation (the sweep looks for their controllers gone). */
+export function findAlarmed(db: Db, orgId: OrgId, siteCode?: string): Promise<ControllerStatusRow[]> {
+  let q = db.selectFrom('edge_controller_status').selectAll().where('org_id', '=', orgId).where('is_alarmed', '=', 1)
+  if (siteCode !== undefined) q = q.where('site_code', '=', siteCode)
+  return q.orderBy('controller_id').execute()
+}
+
+/** Deletes a report if it is still the one the sweep read (no heartbeat since); true when it was. */
+export async function deleteControllerStatusIfUnchanged(db: Db, orgId: OrgId, row: ControllerStatusRow): Promise<boolean> {
+  const result = await db
+    .deleteFrom('edge_controller_status')
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', row.site_code)
+    .where('controller_id', '=', row.controller_id)
+    .where('edge_id', '=', row.edge_id)
+    .where('reported_at', '=', row.reported_at)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows) === 1
+}
+
+/**
+ * The organisations the sweep visits (its first, cross-tenant, step): those with a report not alarmed and made at or
+ * before `at`, and those with an alarmed report (its controller may have gone since).
+ */
+export async function findOrgsToSweep(db: Db, at: number): Promise<OrgId[]> {
+  const rows = await db
+    .selectFrom('edge_controller_status')
+    .select('org_id')
+    .distinct()
+    .where((eb) => eb.or([eb.and([eb('is_alarmed', '=', 0), eb('reported_at', '<=', at)]), eb('is_alarmed', '=', 1)]))
+    .execute()
   return rows.map((r) => r.org_id as OrgId)
 }

@@ -6,7 +6,7 @@ import type { EdgeStatusService } from './status.ts'
 /**
  * The stale sweep of edge gateways (issue 30), every quarter of the stale time (at least every second): a controller
  * whose gateway went quiet gets its `COMM_LOSS` alarm within a quarter of the stale time even if nobody reads its
- * status. Started with the serving process (app.ts, `runJobs`), stopped on close; safe with N processes (each mark is
+ * status. Started with the serving process's other jobs (serving-jobs.ts), stopped on close; safe with N processes (each mark is
  * conditional, each event id deterministic).
  */
 export function startEdgeSweepJob(edges: Pick<EdgeStatusService, 'sweep'>, staleAfterMs: number, log: FastifyBaseLogger): () => Promise<void> {

@@ -32,7 +32,8 @@ export const docs = {
     'UTF-8): one sample a line, `instance,tagKey,timestamp,value[,quality]`, LF or CRLF, empty lines skipped; timestamp in epoch milliseconds or ' +
     'ISO 8601 with Z or an offset; an unquoted value is a number, a double-quoted one a text state; quality `good`, `uncertain`, `bad` or an OPC ' +
     'code 0–255 (default good); a field holding a comma or a double quote is double-quoted, its quotes doubled; no line breaks inside a field. ' +
-    "At most SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES samples (413 above, nothing stored). Refused one by one, with their index (the array's, or the " +
+    'At most SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES samples (413 above, nothing stored); a push of none (an empty array, a body of no lines) is a 422 ' +
+    "naming `/samples` and makes no batch. Refused one by one, with their index (the array's, or the " +
     "line's from 0) and the reason, the others stored: an instance not in the site, a tag key not in the instance's `tagMappings`, a timestamp " +
     'more than SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS ahead of the server or more than SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS behind it, an unreadable ' +
     'line or value. A sample at a tag and timestamp already stored (an import, an earlier push) keeps the stored value and counts as a duplicate, ' +
@@ -43,7 +44,7 @@ export const docs = {
   setRetention:
     'Samples older than `retentionDays` days (any batch, imported or live) are deleted by a background job every SITEGRID_HISTORIAN_RETENTION_INTERVAL_MS, ' +
     'in statements of at most 5 000 samples, each its own short transaction: imports and reads are never blocked for long. `null` keeps every ' +
-    "sample. The batches' own counts stay as they were imported. Answers the policy and the progress so far.",
+    "sample. Each batch's `samplesStored` goes down by its samples deleted, in the same transaction. Answers the policy and the progress so far.",
   listTagMarks:
     "The site's tags with a stored interpolation (`step`: a discrete tag such as a valve's open/closed state, each value held until the next; " +
     '`linear`), by instance id then tag key, paged. An unmarked tag is read linearly.',

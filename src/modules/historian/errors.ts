@@ -106,6 +106,15 @@ export class LiveBatchTooLarge extends domainError('PayloadTooLarge') {
   }
 }
 
+/** A live push of no samples: it would make a batch of nothing, so it is refused (a gateway with nothing to send sends nothing). */
+export class LivePushEmpty extends domainError('UnprocessableEntity') {
+  constructor() {
+    super('The push holds no samples; nothing is stored and no batch is made. Send a push once there is a sample to send.', {
+      errors: [{ in: 'body', pointer: '/samples', message: 'holds no samples; at least 1' }],
+    })
+  }
+}
+
 /** A tag mark for a tag key the instance does not map (the rule live samples follow: a key of its `tagMappings`). */
 export class TagKeyNotMapped extends domainError('UnprocessableEntity') {
   constructor(instanceId: string, tagKey: string) {

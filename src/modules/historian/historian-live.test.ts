@@ -240,5 +240,55 @@ for (const dialect of testDialects()) {
       assert.equal(unknownSite.statusCode, 404)
       assert.equal(await sampleCount(h, p.owner.org.id), 0)
     })
+
+    it('a push of no samples (an empty array, a body of no lines) is a 422 naming /samples and makes no batch, also when resent', async () => {
+      const h = shared()
+      const p = await livePlant(h)
+      for (const [body, type] of [
+        [{ samples: [] }, 'application/json'],
+        ['\r\n\n', 'text/plain'],
+        ['', 'text/csv'],
+      ] as const) {
+        for (const attempt of [1, 2]) {
+          const res = await push(h, p, 'empty-1', body, type)
+          assert.equal(res.statusCode, 422, `${type} #${attempt}: ${res.body}`)
+          assert.equal(res.json().code, 'UnprocessableEntity')
+          assert.deepEqual(
+            res.json().errors.map((e: { pointer: string }) => e.pointer),
+            ['/samples'],
+          )
+        }
+      }
+      const batches = await h.handle.db.selectFrom('historian_batches').select('id').where('org_id', '=', p.owner.org.id).execute()
+      assert.deepEqual(batches, [])
+      // The same batch key then carrying samples is a first push, not a replay of the empty one.
+      const later = await push(h, p, 'empty-1', { samples: [{ instanceId: 'ins_pump', tagKey: 'speed', ts: at(0), value: 1 }] })
+      assert.deepEqual([later.statusCode, later.json().stored, later.json().replayed], [200, 1, false])
+    })
+
+    it("a tag key mapped after a push is taken by the next push: the site's tag mappings are read again once its equipment changed", async () => {
+      const h = shared()
+      const p = await livePlant(h)
+      const sample = { instanceId: 'ins_pump', tagKey: 'flow', ts: at(0), value: 1 }
+      const before = await push(h, p, 'map-1', { samples: [sample] })
+      assert.deepEqual([before.json().stored, before.json().refused], [0, 1])
+      // A tag key the API adds or one any writer adds (the fleet link, a tenant import): both move the version.
+      const mapped = await h.inject(p.owner, {
+        method: 'PUT',
+        url: `/api/sites/${p.siteCode}/instances/ins_pump`,
+        payload: { tagMappings: { speed: 'N7:0', state: 'N7:1', flow: 'N7:2' } },
+      })
+      assert.equal(mapped.statusCode, 200, mapped.body)
+      const after = await push(h, p, 'map-2', { samples: [sample] })
+      assert.deepEqual([after.json().stored, after.json().refused], [1, 0])
+      await h.handle.db
+        .updateTable('instances')
+        .set({ tag_mappings: JSON.stringify({ speed: 'N7:0' }), tag_count: 1 })
+        .where('org_id', '=', p.owner.org.id)
+        .where('id', '=', 'ins_pump')
+        .execute()
+      const removed = await push(h, p, 'map-3', { samples: [{ ...sample, ts: at(-1) }] })
+      assert.deepEqual([removed.json().stored, removed.json().refused], [0, 1])
+    })
   })
 }

@@ -40,7 +40,7 @@ export const historianLiveRoutes: FastifyPluginAsyncTypebox<LiveDeps> = async (a
               'text/csv': { schema: { type: 'string' } },
             },
           },
-          response: { 200: LiveAnswerSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+          response: { 200: LiveAnswerSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 422, 429) },
         },
       },
       async (request) => {

@@ -99,20 +99,34 @@ export async function ensureSeries(db: Db, orgId: OrgId, siteCode: string, pairs
   const ids = new Map<string, number>()
   for (let start = 0; start < pairs.length; start += 500) {
     const chunk = pairs.slice(start, start + 500)
-    const rows = sql.join(chunk.map((p) => sql`(${orgId}, ${siteCode}, ${p.instanceId}, ${p.tagKey})`))
+    // Looked up first: the series of a site are usually all there (a live push every second), and then one read is all.
+    await findSeriesIds(db, orgId, siteCode, chunk, ids)
+    const missing = chunk.filter((p) => !ids.has(seriesKey(p.instanceId, p.tagKey)))
+    if (missing.length === 0) continue
+    const rows = sql.join(missing.map((p) => sql`(${orgId}, ${siteCode}, ${p.instanceId}, ${p.tagKey})`))
     await sql`insert into historian_series (org_id, site_code, instance_id, tag_key) values ${rows}
       on conflict (org_id, site_code, instance_id, tag_key) do nothing`.execute(db)
-    const found = await db
-      .selectFrom('historian_series')
-      .select(['id', 'instance_id', 'tag_key'])
-      .where('org_id', '=', orgId)
-      .where('site_code', '=', siteCode)
-      .where('instance_id', 'in', [...new Set(chunk.map((p) => p.instanceId))])
-      .where('tag_key', 'in', [...new Set(chunk.map((p) => p.tagKey))])
-      .execute()
-    for (const r of found) ids.set(seriesKey(r.instance_id, r.tag_key), Number(r.id))
+    await findSeriesIds(db, orgId, siteCode, missing, ids)
   }
   return ids
+}
+
+async function findSeriesIds(
+  db: Db,
+  orgId: OrgId,
+  siteCode: string,
+  pairs: Array<{ instanceId: string; tagKey: string }>,
+  ids: Map<string, number>,
+): Promise<void> {
+  const found = await db
+    .selectFrom('historian_series')
+    .select(['id', 'instance_id', 'tag_key'])
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('instance_id', 'in', [...new Set(pairs.map((p) => p.instanceId))])
+    .where('tag_key', 'in', [...new Set(pairs.map((p) => p.tagKey))])
+    .execute()
+  for (const r of found) ids.set(seriesKey(r.instance_id, r.tag_key), Number(r.id))
 }
 
 export const seriesKey = (instanceId: string, tagKey: string) => `${instanceId}\u0000${tagKey}`

@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Clock } from '../clock.ts'
-import type { Config } from '../config/schema.ts'
-import type { DatabaseHandle } from '../db/connect.ts'
-import { createIdentityServices } from '../identity-services.ts'
-import { creatorDirectory } from '../jobs/creator-directory.ts'
-import { createSmtpSender } from '../modules/reminders/mail.ts'
-import { createReminderService } from '../modules/reminders/service.ts'
+import type { Clock } from './clock.ts'
+import type { Config } from './config/schema.ts'
+import type { DatabaseHandle } from './db/connect.ts'
+import { createIdentityServices } from './identity-services.ts'
+import { creatorDirectory } from './jobs/creator-directory.ts'
+import { createSmtpSender } from './modules/reminders/mail.ts'
+import { createReminderService } from './modules/reminders/service.ts'
 
 /**
  * Builds the reminder service from the configuration (for `serve`'s job and `reminders run-once`); undefined when no
