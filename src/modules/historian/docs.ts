@@ -44,7 +44,7 @@ export const docs = {
   setRetention:
     'Samples older than `retentionDays` days (any batch, imported or live) are deleted by a background job every SITEGRID_HISTORIAN_RETENTION_INTERVAL_MS, ' +
     'in statements of at most 5 000 samples, each its own short transaction: imports and reads are never blocked for long. `null` keeps every ' +
-    "sample. Each batch's `samplesStored` goes down by its samples deleted, in the same transaction. Answers the policy and the progress so far.",
+    "sample. The batches' own counts stay as they were imported. Answers the policy and the progress so far.",
   listTagMarks:
     "The site's tags with a stored interpolation (`step`: a discrete tag such as a valve's open/closed state, each value held until the next; " +
     '`linear`), by instance id then tag key, paged. An unmarked tag is read linearly.',

@@ -38,8 +38,7 @@ const speedDays = async (h: Harness, p: Plant) =>
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: historian retention`, () => {
-    // Live samples up to 30 days old are taken (pushes of samples older than the policy).
-    const shared = sharedHarness(dialect, { SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS: String(30 * DAY) })
+    const shared = sharedHarness(dialect)
 
     it('deletes the samples older than retentionDays in statements of at most the batch size, records its progress, leaves sites without a policy alone', async () => {
       const h = shared()
@@ -69,52 +68,6 @@ for (const dialect of testDialects()) {
       assert.deepEqual(await speedDays(h, p), [-1])
       assert.deepEqual(await retentionOf(h, p), { siteId: p.siteCode, retentionDays: 5, lastRunAt: day(4), samplesDeleted: 1, oldestKept: day(-1) })
       assert.equal(await sampleCount(h, p.owner.org.id), 2)
-    })
-
-    it("each batch's samplesStored in the batch list goes down by its samples retention deleted (an import and live pushes alike)", async () => {
-      const h = shared()
-      h.clock.set(NOW)
-      const p = await seeded(h)
-      // Two live pushes of tag S (ins_pump state), one sample 8 days old and one 1 day old each.
-      await h.handle.db
-        .updateTable('instances')
-        .set({ tag_mappings: JSON.stringify({ state: 'N7:1' }), tag_count: 1 })
-        .where('org_id', '=', p.owner.org.id)
-        .where('id', '=', 'ins_pump')
-        .execute()
-      for (const [key, minute] of [
-        ['gw-a', 0],
-        ['gw-b', 1],
-      ] as const) {
-        const res = await h.inject(p.member, {
-          method: 'POST',
-          url: `/api/sites/${p.siteCode}/historian/samples?batchKey=${key}`,
-          payload: {
-            samples: [
-              { instanceId: 'ins_pump', tagKey: 'state', ts: NOW - 8 * DAY + minute * 60_000, value: 1 },
-              { instanceId: 'ins_pump', tagKey: 'state', ts: NOW - DAY + minute * 60_000, value: 2 },
-            ],
-          },
-        })
-        assert.equal(res.json().stored, 2, res.body)
-      }
-      const stored = async () => {
-        const res = await h.inject(p.member, { method: 'GET', url: `/api/historian/import-batches?siteId=${p.siteCode}` })
-        assert.equal(res.statusCode, 200, res.body)
-        return Object.fromEntries(
-          (res.json().items as Array<{ format: string; trendFileName: string; samplesStored: number }>).map((b) => [
-            b.format === 'live' ? b.trendFileName : b.format,
-            b.samplesStored,
-          ]),
-        )
-      }
-      assert.deepEqual(await stored(), { long: 9, 'gw-a': 2, 'gw-b': 2 })
-      await setRetention(h, p, { retentionDays: 5 })
-      // Import: 5 of S and 1 of T older than 5 days; each push: its sample of day -8 (one statement holds both).
-      const run = await sweepHistorianRetention(h.appHandle, h.clock, { orgs: [p.owner.org.id], batchRows: 2 })
-      assert.equal(run.deleted, 8)
-      assert.deepEqual(await stored(), { long: 3, 'gw-a': 1, 'gw-b': 1 })
-      assert.equal(await sampleCount(h, p.owner.org.id), 5)
     })
 
     it('the policy: an integer of days from 1 or null, in JSON, set by an admin; the site must exist', async () => {

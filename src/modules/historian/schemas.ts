@@ -80,9 +80,7 @@ const BatchFields = {
     description:
       'Samples of the batch, counted in the database when it completes (with force, ' +
       'the ones that replaced a stored value included). A failed batch keeps nothing: 0. A dry run: ' +
-      'what it would store (collisions with stored samples are not looked for). Lowered by the retention job as it ' +
-      'deletes samples of the batch (`…/historian/retention`), so it stays what the batch holds; the identity of ' +
-      '`valuesRead` then counts those samples nowhere.',
+      'what it would store (collisions with stored samples are not looked for).',
   }),
   rowsRejected: Type.Integer({
     description:

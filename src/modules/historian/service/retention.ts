@@ -10,7 +10,6 @@ import { recordAudit } from '../../audit/service.ts'
 import {
   deleteOldestSamples,
   findRetention,
-  lowerSamplesStored,
   listRetainedSites,
   oldestSample,
   saveRetentionDays,
@@ -72,8 +71,7 @@ export interface RetentionSweep {
  * One pass of the retention job: for every site with a policy, each series' samples older than `retentionDays`
  * before the clock's now are deleted, RETENTION_BATCH_ROWS at most a statement, each statement its own transaction
  * (imports and reads wait on none for long); then the site's progress is recorded (when, how many, the oldest sample
- * kept). Samples of any batch go, imported or live; each batch's `samples_stored` goes down by those of its samples
- * that went, so the batch list keeps telling what is stored. `orgs` narrows it
+ * kept). Samples of any batch go, imported or live; the batches' own counters stay as imported. `orgs` narrows it
  * (tests share a database).
  */
 export async function sweepHistorianRetention(
@@ -93,14 +91,7 @@ export async function sweepHistorianRetention(
       let oldestKept: number | null = null
       for (const seriesId of await seriesIdsOfSite(db, orgId, site.site_code)) {
         for (;;) {
-          // The samples and their batches' counts in one short transaction: no import or read waits long on it.
-          const n = await db.transaction().execute(async (trx) => {
-            const byBatch = await deleteOldestSamples(trx, orgId, seriesId, cutoff, batchRows)
-            await lowerSamplesStored(trx, orgId, byBatch)
-            let count = 0
-            for (const k of byBatch.values()) count += k
-            return count
-          })
+          const n = await deleteOldestSamples(db, orgId, seriesId, cutoff, batchRows)
           summary.statements++
           deleted += n
           if (n < batchRows) break

@@ -28,36 +28,16 @@ export async function seriesIdsOfSite(db: Db, orgId: OrgId, siteCode: string): P
 }
 
 /**
- * Deletes at most `rows` of a series' samples older than `cutoff`, the oldest first, in one statement. The bound is
- * the timestamp of the `rows`-th oldest such sample, found through the primary key; answers how many went from each
- * batch.
+ * Deletes at most `rows` of a series' samples older than `cutoff`, the oldest first, in one statement of its own (a
+ * short transaction: no import or read waits long on it). The bound is the timestamp of the `rows`-th oldest such
+ * sample, found through the primary key; answers how many went.
  */
-export async function deleteOldestSamples(db: Db, orgId: OrgId, seriesId: number, cutoff: number, rows: number): Promise<Map<string, number>> {
+export async function deleteOldestSamples(db: Db, orgId: OrgId, seriesId: number, cutoff: number, rows: number): Promise<number> {
   const nth = await sql<{ ts: number }>`select ts from historian_points where org_id = ${orgId} and series_id = ${seriesId} and ts < ${cutoff}
     order by ts limit 1 offset ${rows - 1}`.execute(db)
   const below = nth.rows.length === 0 ? cutoff : Number(nth.rows[0]!.ts) + 1
-  const gone = await sql<{ batch_id: string }>`delete from historian_points where org_id = ${orgId} and series_id = ${seriesId} and ts < ${below}
-    returning batch_id`.execute(db)
-  const byBatch = new Map<string, number>()
-  for (const { batch_id } of gone.rows) byBatch.set(batch_id, (byBatch.get(batch_id) ?? 0) + 1)
-  return byBatch
-}
-
-/** Batches a statement of lowerSamplesStored names at most (3 parameters each). */
-const BATCHES_PER_STATEMENT = 500
-
-/** Lowers each batch's `samples_stored` by the samples deleted from it (a CASE over its id, so one statement a chunk). */
-export async function lowerSamplesStored(db: Db, orgId: OrgId, deleted: ReadonlyMap<string, number>): Promise<void> {
-  const entries = [...deleted]
-  for (let start = 0; start < entries.length; start += BATCHES_PER_STATEMENT) {
-    const chunk = entries.slice(start, start + BATCHES_PER_STATEMENT)
-    const cases = sql.join(
-      chunk.map(([id, n]) => sql`when ${id} then ${n}`),
-      sql` `,
-    )
-    await sql`update historian_batches set samples_stored = samples_stored - case id ${cases} else 0 end
-      where org_id = ${orgId} and id in (${sql.join(chunk.map(([id]) => id))})`.execute(db)
-  }
+  const result = await sql`delete from historian_points where org_id = ${orgId} and series_id = ${seriesId} and ts < ${below}`.execute(db)
+  return Number(result.numAffectedRows ?? 0n)
 }
 
 /** The oldest sample of a series, through the primary key; null when it has none. */
