@@ -387,8 +387,9 @@ export interface BucketRow {
 /**
  * Time buckets of the numeric samples, computed in the database with the same SQL on both dialects. The bucket
  * start is ts − ((ts mod b) + b) mod b, i.e. floor(ts / b) · b in integer arithmetic, right for times before 1970
- * too. first/last are the values at the bucket's earliest and latest timestamps (unique per tag by the primary key);
- * the variance sums the squared distances to the bucket's mean (a second pass over the materialized rows, exact where
+ * too. first/last are the values at the bucket's earliest and latest timestamps (unique per tag by the primary key),
+ * each one primary-key lookup a bucket (joined to the materialized rows by timestamp instead, SQLite built two
+ * automatic indexes over every sample read, up to 16 MiB of page cache each: issue 29); the variance sums the squared distances to the bucket's mean (a second pass over the materialized rows, exact where
  * the sum of squares less the squared sum loses the digits of large values). Bad samples (quality under 64) are left
  * out unless `includeBad`.
  */
