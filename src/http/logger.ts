@@ -81,9 +81,10 @@ const LEVEL_VALUES: Record<string, number | undefined> = pino.levels.values
 
 /**
  * Fastify's logger of one request (its `reqId` bound), made into a pino child at its first line written at an enabled
- * level (issue 29): most requests write none at the configured level, and a child a request cost ~10 µs of an
- * authenticated GET (its allocations, its level methods, the redaction of its bindings). A line is written exactly as
- * the child would write it; a route with its own level or serializers gets its child at once.
+ * level (issue 29): most requests write none at the configured level, and a child a request (its level methods,
+ * its serialized bindings) cost 2–3.5 µs and a tenth of an authenticated GET's garbage (30 000 GETs: 82 scavenges,
+ * 72 without it). A line is written exactly as the child would write it; a route with its own level or serializers
+ * gets its child at once.
  */
 class LazyRequestLogger {
   readonly #parent: FastifyBaseLogger
