@@ -27,6 +27,7 @@ import { installIdempotency } from './http/idempotency.ts'
 import { installInputGuard } from './http/input-guard.ts'
 import { healthRoutes } from './http/health.ts'
 import { installMetricsRoute } from './http/metrics-endpoint.ts'
+import { requestLogger } from './http/logger.ts'
 import { createMetrics, installRequestMetrics, type Metrics } from './http/metrics.ts'
 import { startServingJobs } from './serving-jobs.ts'
 import { installOpenApi } from './http/openapi.ts'
@@ -116,6 +117,7 @@ export async function buildApp(
 
   const app = Fastify({
     loggerInstance: log,
+    childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     return503OnClosing: false, // draining serves the requests that arrive on open connections (http/drain.ts)

@@ -1,4 +1,5 @@
-import { pino, type DestinationStream, type Logger } from 'pino'
+import type { FastifyBaseLogger } from 'fastify'
+import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger } from 'pino'
 
 /** Every credential header and secret-bearing field is censored before a line is written. */
 export const REDACT_PATHS = [
@@ -73,4 +74,71 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     },
     destination,
   )
+}
+
+type LineLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
+const LEVEL_VALUES: Record<string, number | undefined> = pino.levels.values
+
+/**
+ * Fastify's logger of one request (its `reqId` bound), made into a pino child at its first line written at an enabled
+ * level (issue 29): most requests write none at the configured level, and a child a request (its level methods,
+ * its serialized bindings) cost 2–3.5 µs and a tenth of an authenticated GET's garbage (30 000 GETs: 82 scavenges,
+ * 72 without it). A line is written exactly as the child would write it; a route with its own level or serializers
+ * gets its child at once.
+ */
+class LazyRequestLogger {
+  readonly #parent: FastifyBaseLogger
+  readonly #bindings: Bindings
+  #child: FastifyBaseLogger | undefined
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings) {
+    this.#parent = parent
+    this.#bindings = bindings
+  }
+
+  #log(): FastifyBaseLogger {
+    return (this.#child ??= this.#parent.child(this.#bindings))
+  }
+
+  #write(level: LineLevel, args: unknown[]): void {
+    // 'silent' (or an unknown level) has no value: nothing is enabled.
+    if (this.#child === undefined && !(LEVEL_VALUES[level]! >= (LEVEL_VALUES[this.#parent.level] ?? Infinity))) return
+    const log = this.#log()
+    ;(log[level] as (...line: unknown[]) => void).apply(log, args)
+  }
+
+  get level(): string {
+    return (this.#child ?? this.#parent).level
+  }
+  set level(level: string) {
+    this.#log().level = level
+  }
+  fatal(...args: unknown[]): void {
+    this.#write('fatal', args)
+  }
+  error(...args: unknown[]): void {
+    this.#write('error', args)
+  }
+  warn(...args: unknown[]): void {
+    this.#write('warn', args)
+  }
+  info(...args: unknown[]): void {
+    this.#write('info', args)
+  }
+  debug(...args: unknown[]): void {
+    this.#write('debug', args)
+  }
+  trace(...args: unknown[]): void {
+    this.#write('trace', args)
+  }
+  silent(): void {}
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#log().child(bindings, options)
+  }
+}
+
+/** Fastify's `childLoggerFactory`: the request's logger, a pino child only once it writes (LazyRequestLogger). */
+export function requestLogger(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  if (options.level !== undefined || options.serializers !== undefined) return parent.child(bindings, options)
+  return new LazyRequestLogger(parent, bindings) as unknown as FastifyBaseLogger
 }

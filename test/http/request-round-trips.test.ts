@@ -9,7 +9,7 @@ import { type IncomingMessage, request, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { harness, testDialects } from '../harness.ts'
+import { harness, testDialects, type Harness } from '../harness.ts'
 
 const counting = new AsyncLocalStorage<string[]>()
 /** The counting contexts of requests sent and not yet received by the server, in order (one request at a time here). */
@@ -28,35 +28,42 @@ async function counted<T>(run: () => Promise<T>): Promise<{ result: T; queries: 
   return { result, queries }
 }
 
+/**
+ * Serves `h.app` over a real socket with each request's handler run inside its sender's counting context (inject
+ * does not carry the caller's async context into the request); returns a sender of one request at a time.
+ */
+async function serve(h: Harness) {
+  await h.app.listen({ host: '127.0.0.1', port: 0 })
+  const handler = h.app.server.listeners('request')[0] as (req: IncomingMessage, res: ServerResponse) => void
+  h.app.server.removeListener('request', handler)
+  h.app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const store = waiting.shift()
+    return store ? counting.run(store, () => handler(req, res)) : handler(req, res)
+  })
+  const port = (h.app.server.address() as AddressInfo).port
+  return (method: string, path: string, who: { org: { slug: string }; key: string }, body?: unknown) => {
+    const store = counting.getStore()
+    if (store) waiting.push(store)
+    return new Promise<{ statusCode: number }>((resolve, reject) => {
+      const headers = { host: `${who.org.slug}.localhost`, 'x-api-key': who.key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }
+      request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+        res.resume().on('end', () => resolve({ statusCode: res.statusCode! }))
+      })
+        .on('error', reject)
+        .end(body === undefined ? undefined : JSON.stringify(body))
+    })
+  }
+}
+
 if (testDialects().includes('postgres'))
   describe('postgres: round trips of one authenticated request (issue 29)', () => {
     it('a cached authenticated read is one query; a refused unknown key none; a request of another organisation adds the scope', async (t) => {
       // One pooled connection: which connection serves a request is then known; no last-used flush during the counts.
       const h = await harness(t, 'postgres', { SITEGRID_LAST_USED_FLUSH_MS: '60000' }, { appPoolSize: 1 })
-      // Over a real socket, with the server's request handler run inside the caller's counting context (inject
-      // does not carry the caller's async context into the request).
-      await h.app.listen({ host: '127.0.0.1', port: 0 })
-      const handler = h.app.server.listeners('request')[0] as (req: IncomingMessage, res: ServerResponse) => void
-      h.app.server.removeListener('request', handler)
-      h.app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-        const store = waiting.shift()
-        return store ? counting.run(store, () => handler(req, res)) : handler(req, res)
-      })
-      const port = (h.app.server.address() as AddressInfo).port
+      const send = await serve(h)
       const a = await h.orgWithKey('admin')
       const b = await h.orgWithKey('admin')
-      const list = async (who: { org: { slug: string }; key: string }) => {
-        const store = counting.getStore()
-        if (store) waiting.push(store)
-        return new Promise<{ statusCode: number }>((resolve, reject) => {
-          const headers = { host: `${who.org.slug}.localhost`, 'x-api-key': who.key }
-          request({ host: '127.0.0.1', port, path: '/api/admin/api-keys', headers }, (res) => {
-            res.resume().on('end', () => resolve({ statusCode: res.statusCode! }))
-          })
-            .on('error', reject)
-            .end()
-        })
-      }
+      const list = (who: { org: { slug: string }; key: string }) => send('GET', '/api/admin/api-keys', who)
 
       assert.equal((await list(a)).statusCode, 200) // warms the tenancy, the key and the scope of the connection
       const steady = await counted(() => list(a))
@@ -75,5 +82,20 @@ if (testDialects().includes('postgres'))
       assert.equal(switched.result.statusCode, 200)
       assert.equal(switched.queries.length, 2, `the scope, then the read: ${JSON.stringify(switched.queries)}`)
       assert.match(switched.queries[0]!, /set_config/)
+    })
+
+    it('a controller create is one statement: the controller and its audit row together, no transaction', async (t) => {
+      const h = await harness(t, 'postgres', { SITEGRID_LAST_USED_FLUSH_MS: '60000' }, { appPoolSize: 1 })
+      const send = await serve(h)
+      const a = await h.orgWithKey('admin')
+      assert.equal((await send('POST', '/api/sites', a, { code: 'S1', name: 'Plant' })).statusCode, 201)
+      const body = (i: number) => ({ name: `PLC ${i}`, platform: 1, assetNumber: `PLC-${i}`, connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' } })
+      const made = await counted(() => send('POST', '/api/sites/S1/controllers', a, body(1)))
+      assert.equal(made.result.statusCode, 201)
+      assert.equal(made.queries.length, 1, `one round trip, got ${JSON.stringify(made.queries)}`)
+      assert.match(made.queries[0]!, /^with written as \(insert into "controllers"[\s\S]*insert into audit_events/)
+      const taken = await counted(() => send('POST', '/api/sites/S1/controllers', a, body(1)))
+      assert.equal(taken.result.statusCode, 409)
+      assert.equal(taken.queries.length, 1)
     })
   })

@@ -1,10 +1,12 @@
 import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
-import type { Db } from '../../db/schema.ts'
+import { sql, type InsertQueryBuilder, type InsertResult } from 'kysely'
+import type { Dialect } from '../../db/connect.ts'
+import type { Database, Db } from '../../db/schema.ts'
 import { newId, type OrgId } from '../../ids.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import type { AuditEvent } from './schemas.ts'
-import { insertAuditEvent, listAuditEventsPage } from './store.ts'
+import { insertAuditEvent, insertWithAuditEvent, listAuditEventsPage, type AuditRow } from './store.ts'
 
 export type { AuditEvent } from './schemas.ts'
 
@@ -14,10 +16,9 @@ export interface AuditEntry {
   detail?: Record<string, unknown>
 }
 
-/** Audit rows are written by the caller's transaction, so they exist exactly when the change does. */
-export async function recordAudit(trx: Db, clock: Clock, orgId: OrgId, actor: Actor, entry: AuditEntry): Promise<void> {
+function auditRow(clock: Clock, actor: Actor, entry: AuditEntry): AuditRow {
   const at = clock.now()
-  await insertAuditEvent(trx, orgId, {
+  return {
     id: newId('aud', at),
     at,
     actorKind: actor.kind,
@@ -25,6 +26,35 @@ export async function recordAudit(trx: Db, clock: Clock, orgId: OrgId, actor: Ac
     action: entry.action,
     target: entry.target,
     detail: entry.detail ? JSON.stringify(entry.detail) : null,
+  }
+}
+
+/** Audit rows are written by the caller's transaction, so they exist exactly when the change does. */
+export async function recordAudit(trx: Db, clock: Clock, orgId: OrgId, actor: Actor, entry: AuditEntry): Promise<void> {
+  await insertAuditEvent(trx, orgId, auditRow(clock, actor, entry))
+}
+
+/**
+ * A one-row INSERT and its audit row, atomically: on PostgreSQL one statement (audit/store.ts
+ * `insertWithAuditEvent`, one round trip instead of four), on SQLite one transaction (no data-modifying WITH there;
+ * its statements run in-process). `insert` builds the write on the executor it is given; a constraint that refuses
+ * it throws, and no audit row is written.
+ */
+export async function insertAudited<Table extends keyof Database>(
+  handle: { db: Db; dialect: Dialect },
+  clock: Clock,
+  orgId: OrgId,
+  actor: Actor,
+  entry: AuditEntry,
+  insert: (db: Db) => InsertQueryBuilder<Database, Table, InsertResult>,
+): Promise<void> {
+  if (handle.dialect === 'postgres') {
+    await insertWithAuditEvent(handle.db, orgId, insert(handle.db).returning(sql<number>`1`.as('written')), auditRow(clock, actor, entry))
+    return
+  }
+  await handle.db.transaction().execute(async (trx) => {
+    await insert(trx).execute()
+    await recordAudit(trx, clock, orgId, actor, entry)
   })
 }
 

@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { sql, type OperationNodeSource } from 'kysely'
 import type { Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 
@@ -26,6 +26,18 @@ export async function insertAuditEvent(db: Db, orgId: OrgId, row: AuditRow): Pro
       detail: row.detail,
     })
     .execute()
+}
+
+/**
+ * PostgreSQL: `write` (an INSERT … RETURNING of one row) and its audit row in one statement, the write a
+ * data-modifying WITH and the audit row inserted only from the row it returned: atomic without a transaction, one
+ * round trip where begin, write, audit and commit took four (issue 29). A write refused by a constraint fails the whole
+ * statement, so no audit row exists without its change.
+ */
+export async function insertWithAuditEvent(db: Db, orgId: OrgId, write: OperationNodeSource, row: AuditRow): Promise<void> {
+  await sql`with written as (${write})
+    insert into audit_events (org_id, id, at, actor_kind, actor_id, action, target, detail)
+    select ${orgId}, ${row.id}, ${row.at}, ${row.actorKind}, ${row.actorId}, ${row.action}, ${row.target}, ${row.detail} from written`.execute(db)
 }
 
 /** Newest first; after a keyset cursor (at, id); optionally only actions starting with `actionPrefix` (case-sensitive on both dialects). */

@@ -5,7 +5,7 @@ import type { ControllersTable, Db } from '../../db/schema.ts'
 import { invalidField, NotFound } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import { newId, type OrgId } from '../../ids.ts'
-import { recordAudit } from '../audit/service.ts'
+import { insertAudited, recordAudit } from '../audit/service.ts'
 import type { SiteDependent, SitesService } from '../sites/service.ts'
 import { parseCipPath } from './cip-path.ts'
 import { defaultPort, isCipProtocol, platformName } from './codes.ts'
@@ -191,21 +191,21 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
       }
       // No read before the write (issue 29: two statements a request fewer): the foreign key to the site and the
       // unique (org_id, site_code, asset_number) index decide, also between concurrent requests.
-      await db.transaction().execute(async (trx) => {
-        try {
-          await insertController(trx, row)
-        } catch (err) {
-          if (isUniqueViolation(err)) throw new ControllerAssetNumberTaken(input.assetNumber)
-          // No such site in the organisation (or a concurrent delete removed it): the uniform 404.
-          if (isForeignKeyViolation(err)) throw new NotFound()
-          throw err
-        }
-        await recordAudit(trx, clock, orgId, actor, {
-          action: 'controller.created',
-          target: `${siteCode}/${row.id}`,
-          detail: { assetNumber: input.assetNumber },
-        })
-      })
+      try {
+        await insertAudited(
+          deps.handle,
+          clock,
+          orgId,
+          actor,
+          { action: 'controller.created', target: `${siteCode}/${row.id}`, detail: { assetNumber: input.assetNumber } },
+          (executor) => insertController(executor, row),
+        )
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new ControllerAssetNumberTaken(input.assetNumber)
+        // No such site in the organisation (or a concurrent delete removed it): the uniform 404.
+        if (isForeignKeyViolation(err)) throw new NotFound()
+        throw err
+      }
       return toController(row, NO_LOAD)
     },
 

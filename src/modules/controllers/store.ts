@@ -4,7 +4,7 @@ import type { OrgId } from '../../ids.ts'
 export type ControllerChanges = Partial<Omit<ControllersTable, 'org_id' | 'site_code' | 'id' | 'asset_number' | 'created_at'>>
 
 export function insertController(db: Db, row: ControllersTable) {
-  return db.insertInto('controllers').values(row).execute()
+  return db.insertInto('controllers').values(row)
 }
 
 export function findController(db: Db, orgId: OrgId, siteCode: string, id: string) {

@@ -192,7 +192,6 @@ export function readCursor(plan: SeriesPlan, cursor: string | undefined): number
 export async function readSeriesPage(db: Db, orgId: OrgId, target: SeriesTarget, plan: SeriesPlan, page: { limit: number; cursor?: string }): Promise<Series> {
   const after = readCursor(plan, page.cursor)
   const answer = emptySeries(target, plan)
-  const key = { siteCode: target.siteCode, instanceId: target.instanceId, tagKey: target.tag, from: plan.from, to: plan.to }
   const { limit } = page
   const seriesId = await findSeriesId(db, orgId, target.siteCode, target.instanceId, target.tag)
   if (plan.mode === 'raw') {
@@ -211,7 +210,10 @@ export async function readSeriesPage(db: Db, orgId: OrgId, target: SeriesTarget,
   const signal: SignalKey | undefined = seriesId === undefined ? undefined : { orgId, seriesId, includeBad: plan.includeBad, isStep: target.isStep }
   if (plan.mode === 'aggregate') {
     const bucketMs = plan.bucket!.ms
-    const rows = signal === undefined ? [] : await listBuckets(db, orgId, key, bucketMs, { limit, after, includeBad: plan.includeBad })
+    const rows =
+      signal === undefined
+        ? []
+        : await listBuckets(db, orgId, signal.seriesId, bucketMs, { from: plan.from, to: plan.to, limit, after, includeBad: plan.includeBad })
     const items = rows.slice(0, limit)
     const windows = items.map((b) => ({ start: b.start, a: Math.max(b.start, plan.from), z: Math.min(b.start + bucketMs, plan.to) }))
     const averages = signal === undefined ? [] : await timeWeightedAverages(db, signal, bucketMs, plan.from, windows)

@@ -399,14 +399,6 @@ export async function countSamplesOfSite(db: Db, orgId: OrgId, siteCode: string)
   return Number(row.n)
 }
 
-export interface SeriesKey {
-  siteCode: string
-  instanceId: string
-  tagKey: string
-  from: number
-  to: number
-}
-
 export interface BucketRow {
   start: number
   min: number
@@ -422,21 +414,26 @@ export interface BucketRow {
 /**
  * Time buckets of the numeric samples, computed in the database with the same SQL on both dialects. The bucket
  * start is ts − ((ts mod b) + b) mod b, i.e. floor(ts / b) · b in integer arithmetic, right for times before 1970
- * too. first/last are the values at the bucket's earliest and latest timestamps (unique per tag by the primary key);
- * the variance sums the squared distances to the bucket's mean (a second pass over the materialized rows, exact where
+ * too. first/last are the values at the bucket's earliest and latest timestamps (unique per tag by the primary key),
+ * each one primary-key lookup a bucket (joined to the materialized rows by timestamp instead, SQLite built two
+ * automatic indexes over every sample read, up to 16 MiB of page cache each: issue 29); the variance sums the squared distances to the bucket's mean (a second pass over the materialized rows, exact where
  * the sum of squares less the squared sum loses the digits of large values). Bad samples (quality under 64) are left
  * out unless `includeBad`.
  */
-export function bucketsQuery(orgId: OrgId, key: SeriesKey, bucketMs: number, page: { limit: number; after?: number; includeBad?: boolean }) {
+export function bucketsQuery(
+  orgId: OrgId,
+  seriesId: number,
+  bucketMs: number,
+  page: { from: number; to: number; limit: number; after?: number; includeBad?: boolean },
+) {
   const after = page.after ?? Number.MIN_SAFE_INTEGER
   return sql<BucketRow>`
     with visible as materialized (
       select s.ts, s.value, s.ts - (((s.ts % ${bucketMs}) + ${bucketMs}) % ${bucketMs}) as bucket_start
-      from historian_series r
-      join historian_points s on s.org_id = r.org_id and s.series_id = r.id
-      join historian_batches b on b.org_id = r.org_id and b.id = s.batch_id and b.status = 'complete'
-      where r.org_id = ${orgId} and r.site_code = ${key.siteCode} and r.instance_id = ${key.instanceId} and r.tag_key = ${key.tagKey}
-        and s.ts >= ${key.from} and s.ts < ${key.to} and s.value is not null${page.includeBad === true ? sql`` : sql` and s.quality >= 64`}
+      from historian_points s
+      join historian_batches b on b.org_id = s.org_id and b.id = s.batch_id and b.status = 'complete'
+      where s.org_id = ${orgId} and s.series_id = ${seriesId}
+        and s.ts >= ${page.from} and s.ts < ${page.to} and s.value is not null${page.includeBad === true ? sql`` : sql` and s.quality >= 64`}
     ), buckets as (
       select bucket_start, min(value) as mn, max(value) as mx, avg(value) as mean, count(*) as n, min(ts) as t0, max(ts) as t1
       from visible group by bucket_start
@@ -444,11 +441,11 @@ export function bucketsQuery(orgId: OrgId, key: SeriesKey, bucketMs: number, pag
       select v.bucket_start, sum((v.value - bk.mean) * (v.value - bk.mean)) as ss
       from visible v join buckets bk on bk.bucket_start = v.bucket_start group by v.bucket_start
     )
-    select bk.bucket_start as start, bk.mn as min, bk.mx as max, bk.mean as mean, bk.n as count, f.value as first, l.value as last,
+    select bk.bucket_start as start, bk.mn as min, bk.mx as max, bk.mean as mean, bk.n as count,
+      (select f.value from historian_points f where f.org_id = ${orgId} and f.series_id = ${seriesId} and f.ts = bk.t0) as first,
+      (select l.value from historian_points l where l.org_id = ${orgId} and l.series_id = ${seriesId} and l.ts = bk.t1) as last,
       case when bk.n > 1 then sp.ss / (bk.n - 1) end as variance
     from buckets bk
-    join visible f on f.ts = bk.t0
-    join visible l on l.ts = bk.t1
     join spread sp on sp.bucket_start = bk.bucket_start
     where bk.bucket_start > ${after}
     order by bk.bucket_start
@@ -458,11 +455,11 @@ export function bucketsQuery(orgId: OrgId, key: SeriesKey, bucketMs: number, pag
 export async function listBuckets(
   db: Db,
   orgId: OrgId,
-  key: SeriesKey,
+  seriesId: number,
   bucketMs: number,
-  page: { limit: number; after?: number; includeBad?: boolean },
+  page: { from: number; to: number; limit: number; after?: number; includeBad?: boolean },
 ): Promise<BucketRow[]> {
-  const result = await bucketsQuery(orgId, key, bucketMs, page).execute(db)
+  const result = await bucketsQuery(orgId, seriesId, bucketMs, page).execute(db)
   return result.rows.map((r) => ({
     start: Number(r.start),
     min: Number(r.min),
