@@ -107,7 +107,9 @@ export async function dropLinkTriggers(db: Kysely<unknown>): Promise<void> {
  * store the same key and a query can find a row's changes by it.
  */
 export function rowKeySql(pg: boolean, key: readonly string[], ref: string): RawBuilder<unknown> {
-  return sql.raw(pg ? `'[' || ${key.map((c) => `to_jsonb(${ref}."${c}")::text`).join(` || ',' || `)} || ']'` : `json_array(${key.map((c) => `${ref}."${c}"`).join(', ')})`)
+  return sql.raw(
+    pg ? `'[' || ${key.map((c) => `to_jsonb(${ref}."${c}")::text`).join(` || ',' || `)} || ']'` : `json_array(${key.map((c) => `${ref}."${c}"`).join(', ')})`,
+  )
 }
 
 async function installSqlite(db: Kysely<unknown>, table: LinkedTable): Promise<void> {
