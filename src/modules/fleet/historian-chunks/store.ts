@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { inMultiRowStatements } from '../../../db/multi-row.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { HeldSpan, LinkKey } from '../../historian/link.ts'
 
@@ -144,22 +145,22 @@ export async function replacingBatches(db: Db, orgId: string, serverId: string, 
 
 /** Records spans of a replacing upload, widening those of a series it has. */
 export async function addSpans(db: Db, orgId: string, serverId: string, batchId: string, spans: readonly HeldSpan[]): Promise<void> {
-  for (let i = 0; i < spans.length; i += 500) {
-    const values = spans.slice(i, i + 500).map((s) => ({
-      org_id: orgId,
-      server_id: serverId,
-      batch_id: batchId,
-      series_id: s.seriesId,
-      instance_id: s.instanceId,
-      tag_key: s.tagKey,
-      from_ts: s.from,
-      to_ts: s.to,
-    }))
-    await db
+  const rows = spans.map((s) => ({
+    org_id: orgId,
+    server_id: serverId,
+    batch_id: batchId,
+    series_id: s.seriesId,
+    instance_id: s.instanceId,
+    tag_key: s.tagKey,
+    from_ts: s.from,
+    to_ts: s.to,
+  }))
+  await inMultiRowStatements(rows, 8, (values) =>
+    db
       .insertInto('link_chunk_spans')
       .values(values)
+      // case, not min()/max(): SQLite's two-argument min is PostgreSQL's least.
       .onConflict((oc) =>
-        // case, not min()/max(): SQLite's two-argument min is PostgreSQL's least.
         oc.columns(['org_id', 'server_id', 'batch_id', 'series_id']).doUpdateSet((eb) => {
           const [was, add] = [eb.ref('link_chunk_spans.from_ts'), eb.ref('excluded.from_ts')]
           const [wasTo, addTo] = [eb.ref('link_chunk_spans.to_ts'), eb.ref('excluded.to_ts')]
@@ -169,8 +170,8 @@ export async function addSpans(db: Db, orgId: string, serverId: string, batchId:
           }
         }),
       )
-      .execute()
-  }
+      .execute(),
+  )
 }
 
 /** Ends a server's replacing upload of a batch (or forgets it with the batch). */

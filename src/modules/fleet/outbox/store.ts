@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Dialect } from '../../../db/connect.ts'
 import { rowKeySql, type LinkedTable } from '../../../db/link-triggers.ts'
+import { inMultiRowStatements } from '../../../db/multi-row.ts'
 import type { Db } from '../../../db/schema.ts'
 
 /**
@@ -174,21 +175,14 @@ export async function replaceSeedVersions(
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('link_seed_versions').where('org_id', '=', orgId).where('server_id', '=', serverId).where('site_code', '=', site).execute()
-    for (let i = 0; i < versions.length; i += 500) {
-      const values = versions.slice(i, i + 500).map((v) => ({
-        org_id: orgId,
-        server_id: serverId,
-        site_code: site,
-        table_name: v.table,
-        row_key: v.rowKey,
-        version: v.version,
-      }))
-      await trx
+    const rows = versions.map((v) => ({ org_id: orgId, server_id: serverId, site_code: site, table_name: v.table, row_key: v.rowKey, version: v.version }))
+    await inMultiRowStatements(rows, 6, (values) =>
+      trx
         .insertInto('link_seed_versions')
         .values(values)
         .onConflict((oc) => oc.columns(['org_id', 'server_id', 'table_name', 'row_key']).doUpdateSet((eb) => ({ version: eb.ref('excluded.version') })))
-        .execute()
-    }
+        .execute(),
+    )
   })
 }
 
