@@ -79,7 +79,11 @@ export const docs = {
     'Issue 31: three-phase and line-to-line short-circuit currents at every bus by IEC 60909-0 (equivalent voltage source, c-factors of Table 1, KT for transformers, ' +
     "KG for generators, κ from R/X in radial parts and by method C in meshed ones, motors in the maximum case only), with each source's contribution " +
     'and the data assumed. It reads the study parameters of the nodes (`study` object): a missing one is a 422 `StudyDataMissing` listing every ' +
-    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine; the answer lists every source at every bus). Line-to-line (two-phase) currents are given with Z(2) = Z(1); faults to earth are not computed (no zero-sequence data). ' +
+    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine; the answer lists every source at every bus). Line-to-line (two-phase) currents are given with Z(2) = Z(1). ' +
+    'Line-to-earth currents I″k1 (max and min) are computed at every bus whose zero-sequence part is earthed and complete: the grid by x0x1Ratio and r0x0Ratio, ' +
+    'transformers by vectorGroup (YNd and Dyn earth their star side through uk0Percent/ur0Percent plus 3·ZN, YNyn passes zero sequence, the others block it), ' +
+    'cables and lines by r0OhmPerKm/x0OhmPerKm (c0NfPerKm optional), generators by neutralEarthing and x0Percent. Missing zero-sequence data is not a 422: ' +
+    '`earthFaults` lists the buses left without I″k1 and each node and parameter they lack, and `faultTypes` includes `singlePhaseToEarth` only when a bus has it. ' +
     `Answers are kept per network version: any edit of the site's network computes them again. ${SITE_404}`,
   loadFlow:
     'Issue 31: a Newton–Raphson load flow (polar, sparse LU; tolerance 1e-8 pu on 1 MVA, at most 20 iterations) of the stored network, radial or meshed: ' +
