@@ -6,11 +6,13 @@ const NODE_404 = "An unknown site or node (or another organisation's) is the uni
 const FAULT_CURRENT =
   "The fault current: `faultCurrentA` when given (it wins), else the short-circuit study's I″k max at the bus of the node (IEC 60909, its default " +
   'options), computed per network version; when the study lacks data, 422 `StudyDataMissing` naming each node and parameter, and a node the study ' +
-  'has no bus for (fed only by a UPS) is a 422 asking for `faultCurrentA`. `faultCurrentSource` says which. A device sees the current at the fault ' +
-  "referred through every transformer between it and the fault by the transformer's rated voltage ratio (`currentRatio`: I·UrLV/UrHV on the HV " +
-  'side of an LV fault, typed or computed; a missing hvRatedVoltageKv/lvRatedVoltageKv there is a 422 naming it); a device on a transformer node ' +
-  "measures on its supply side, and a fault at a transformer node is at its supply-side terminals. Every source's contribution to the bus counts " +
-  'in every device on the path (an upper bound where motors or other supplies feed the fault from its side of a device).'
+  'has no bus for (fed only by a UPS) is a 422 asking for `faultCurrentA`. `faultCurrentSource` says which. With the computed current each ' +
+  "device sees its own branch current from the study's fault state (maximum case): a motor or other source on the fault's side of a device feeds the " +
+  'fault past it, so the device carries less than the bus current (`currentRatio` = its current over the fault current; on the HV side of a ' +
+  'transformer the current that winding carries). A typed current is referred through every transformer between the device and the fault by the ' +
+  "transformer's rated voltage ratio (`currentRatio`: I·UrLV/UrHV on the HV side of an LV fault), every device carrying all of it; a missing " +
+  'hvRatedVoltageKv/lvRatedVoltageKv there is a 422 naming it (typed or computed). A device on a transformer node measures on its supply side, and ' +
+  'a fault at a transformer node is at its supply-side terminals.'
 
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {

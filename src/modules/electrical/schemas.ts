@@ -486,8 +486,10 @@ const FaultBusId = Type.Union([Type.String(), Type.Null()], {
 })
 const CurrentRatio = Type.Number({
   description:
-    'The current this device sees over the current at the fault: 1 on the fault’s voltage level, times the rated voltage ratio of each ' +
-    'transformer between (I·UrLV/UrHV on the HV side of an LV fault); a device on a transformer node measures on its supply side.',
+    'The current this device sees over the current at the fault. Computed fault current: its branch current in the study’s fault state over ' +
+    'I″k (below 1 where a motor or other source feeds the fault from the fault’s side of it; on the HV side of a transformer the HV current). ' +
+    'Typed fault current: 1 on the fault’s voltage level, times the rated voltage ratio of each transformer between (I·UrLV/UrHV on the HV side ' +
+    'of an LV fault). A device on a transformer node measures on its supply side.',
 })
 
 export const TripTimeQuery = Type.Object(

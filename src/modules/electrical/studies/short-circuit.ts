@@ -1,9 +1,10 @@
 import { EdgeType, NodeType } from '../codes.ts'
 import { StudyDataMissing, StudyTooLarge, type MissingStudyData } from '../errors.ts'
 import { UnionFind } from '../pandapower.ts'
-import type { ElectricalNode, Graph } from '../topology.ts'
+import type { ElectricalNode, Graph, SupplyPath } from '../topology.ts'
 import { factorBlocks, orderBlockPattern, solveBlocks } from './load-flow-sparse.ts'
 import { inverseDiagonal } from './sparse-inverse.ts'
+import { currentsIntoPath } from './device-currents.ts'
 import { studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
 import { zeroSequenceNetwork, zeroSequenceOf, type Case, type SequenceBranch, type SequenceShunt } from './zero-sequence.ts'
 
@@ -126,6 +127,21 @@ function cFactors(kv: number, options: ShortCircuitOptions): { max: number; min:
 
 /** The study; 422 (`StudyDataMissing`) naming every node and parameter it lacks. */
 export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): ShortCircuitResult {
+  return shortCircuitSolve(graph, options).result
+}
+
+/** The study and its solved network, kept together (per network version) for the protection reads. */
+export interface ShortCircuitSolution {
+  readonly result: ShortCircuitResult
+  /**
+   * For a three-phase fault (maximum case) at the path's first node, the current (kA) each node at a path index of
+   * `at` carries in from its supply side (device-currents.ts): its branch current, not the bus's I″k. Null where the
+   * study has no bus for the fault.
+   */
+  readonly currentsAlong: (path: SupplyPath, at: readonly number[]) => (number | null)[]
+}
+
+export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): ShortCircuitSolution {
   const { nodes, edges, edgeSource, edgeTarget, adjStart } = graph
   const { missing, need, num, cablesFromSize, cableOhms } = studyParameters()
   const notModelled: { nodeId: string; reason: string }[] = []
@@ -133,6 +149,8 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
 
   // Branches and energised parts: buses joined by lines and transformers.
   const branches: SequenceBranch[] = []
+  const branchOfEdge = new Map<number, SequenceBranch>()
+  const branchOfTransformer = new Map<number, SequenceBranch>()
   const zero = zeroSequenceNetwork(busCount)
   const parts = new UnionFind(busCount)
   const correction: CorrectionFactor[] = []
@@ -146,7 +164,9 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     const fed = nodes[edgeTarget[e]!]!
     const { rOhm, xOhm } = cableOhms(fed, type)
     parts.union(from, to)
-    branches.push({ from, to, r: rOhm, x: xOhm, t: 1 })
+    const branch = { from, to, r: rOhm, x: xOhm, t: 1 }
+    branches.push(branch)
+    branchOfEdge.set(e, branch)
     const why = 'the zero-sequence impedance of the cable or line feeding this node'
     const r0 = zero.num(fed, 'r0OhmPerKm', why, [from, to])
     const x0 = zero.num(fed, 'x0OhmPerKm', why, [from, to])
@@ -194,7 +214,9 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       // ZT at the LV rating, per unit on the LV bus's nominal voltage; the rated ratio over the ratio of the
       // nominal voltages is the off-nominal ratio on the HV side.
       const t = hvKv / lvKv / (kvOf(hv) / kvOf(lv))
-      branches.push({ from: hv, to: lv, r: kt * rT, x: kt * xT, t })
+      const branch = { from: hv, to: lv, r: kt * rT, x: kt * xT, t }
+      branches.push(branch)
+      branchOfTransformer.set(i, branch)
       const group = node.study?.vectorGroup
       const kind = typeof group === 'string' ? zeroSequenceOf(group) : null
       if (kind === null) zero.need(node, 'vectorGroup', 'which windings pass zero sequence and which are earthed', [hv, lv])
@@ -380,7 +402,7 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
   const diagonal = ({ values, inverses }: ReturnType<typeof factored>) => inverseDiagonal(pattern, values, inverses)
   const buses: BusShortCircuit[] = []
   const earth = zero.classify(studied)
-  if (n === 0) return result()
+  if (n === 0) return { result: result(), currentsAlong: (_path, at) => at.map(() => null) }
   // The zero sequence on the buses that have it complete and earthed: Z(0)kk, (re, im) at 2k, 2k + 1 of index0.
   const index0 = new Int32Array(busCount).fill(-1)
   earth.computed.forEach((b, k) => {
@@ -464,7 +486,60 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       contributions: contributions[k]!.sort((p, q) => q.ikssKa - p.ikssKa),
     })
   }
-  return result()
+  const shuntOf = (i: number): readonly [number, number] | null => {
+    const here = shuntsOfNode.get(i)
+    if (here === undefined) return null
+    let [g, b] = [0, 0]
+    for (const s of here) {
+      const zb = vn[s.bus]! ** 2
+      const [r, x] = [s.zOhm.max![0] / zb, s.zOhm.max![1] / zb]
+      const d = r * r + x * x
+      g += r / d
+      b -= x / d
+    }
+    return [g, b]
+  }
+  const shuntsOfNode = new Map<number, Shunt[]>()
+  for (const s of shunts) {
+    if (s.zOhm.max === null || index[s.bus] === -1) continue
+    const i = graph.indexOf.get(s.node.id)!
+    shuntsOfNode.set(i, [...(shuntsOfNode.get(i) ?? []), s])
+  }
+  const currentsAlong = (path: SupplyPath, at: readonly number[]): (number | null)[] => {
+    const faultNode = graph.indexOf.get(path.nodeIds[0]!)!
+    const kf = index[busOfNode(faultNode)]!
+    if (kf === -1) return at.map(() => null)
+    // Z column of the faulted bus (Z is symmetric), I_f = c/Z_ff, ΔV = −Z_·f·I_f.
+    const zCol = new Float64Array(2 * n)
+    zCol[2 * kf] = 1
+    solveBlocks(pattern, max.values, max.inverses, zCol)
+    const c = cFactors(vn[studied[kf]!]!, options).max
+    const [zr, zx] = [zCol[2 * kf]!, zCol[2 * kf + 1]!]
+    const d = zr * zr + zx * zx
+    const faultCurrent = [(c * zr) / d, (-c * zx) / d] as const
+    return currentsIntoPath(
+      {
+        graph,
+        busOf,
+        busOfNode,
+        vn,
+        branchOfEdge,
+        branchOfTransformer,
+        shuntOf,
+        faultNode,
+        faultCurrent,
+        dv: (b) => {
+          const k = index[b]!
+          if (k === -1) return null
+          const [a, bb] = [zCol[2 * k]!, zCol[2 * k + 1]!]
+          return [-(a * faultCurrent[0] - bb * faultCurrent[1]), -(a * faultCurrent[1] + bb * faultCurrent[0])]
+        },
+      },
+      path,
+      at,
+    )
+  }
+  return { result: result(), currentsAlong }
 
   function result(): ShortCircuitResult {
     return {
