@@ -701,6 +701,23 @@ export const ShortCircuitQuery = Type.Object(
     fHz: Type.Optional(
       Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency (50 or 60, default 50): the equivalent frequency of κ method C.' }),
     ),
+    contributions: Type.Optional(
+      Type.Union([Type.Literal('none'), Type.Literal('largest'), Type.Literal('all')], {
+        default: 'largest',
+        description:
+          "How much of each bus's source contributions the answer lists: `largest` (the default) the 5 largest, `none` none, `all` every source " +
+          '(a network of 5 000 buses and 200 motors: 1 000 000 entries). `contributionCount` always says how many there are.',
+      }),
+    ),
+    busId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          'Only this bus: a busId of the answer or the id of any node on the bus (a node on no energised bus: no bus listed; an id that is no node ' +
+          'or bus of the network: 404).',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -776,12 +793,17 @@ export const ShortCircuitSchema = Type.Object(
           kappaMethod: Type.String({ enum: ['radial', 'C'], description: '`radial`: κ from the R/X at the fault; `C`: IEC method C (meshed part).' }),
           xrRatio: Type.Number({ description: 'X/R of the short-circuit impedance at the bus (maximum case).' }),
           skssMaxMva: Type.Number({ description: 'S″k max = √3·Un·I″k max, MVA.' }),
+          contributionCount: Type.Integer({ description: 'How many sources contribute to a fault at this bus (all of them are computed).' }),
           contributions: Type.Array(
             Type.Object(
               { sourceId: Type.String(), sourceType: Type.String({ enum: ['UtilitySupply', 'Generator', 'Motor'] }), ikssKa: Type.Number() },
               { additionalProperties: false },
             ),
-            { description: "Each source's current into the fault (maximum case), kA referred to the bus's voltage, largest first." },
+            {
+              description:
+                "Each source's current into the fault (maximum case), kA referred to the bus's voltage, largest first: the 5 largest, all or none " +
+                'as the `contributions` query asks.',
+            },
           ),
         },
         { additionalProperties: false },
@@ -795,8 +817,9 @@ export const ShortCircuitSchema = Type.Object(
           description: 'Buses whose zero-sequence part (the buses lines and YNyn transformers join) lacks data: no earth-fault current.',
         }),
         missing: Type.Array(Type.Object({ nodeId: Type.String(), parameter: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
-          description: 'Each node and zero-sequence parameter those buses lack. Missing zero-sequence data never fails the study (no 422).',
+          description: 'Each node and zero-sequence parameter those buses lack, the first 100. Missing zero-sequence data never fails the study (no 422).',
         }),
+        missingCount: Type.Integer({ description: 'How many missing zero-sequence parameters there are in all.' }),
         unearthedBusIds: Type.Array(Type.String(), {
           description:
             'Buses whose zero-sequence part has no path to earth (behind a delta or unearthed star winding, no earthed source): their earth-fault ' +

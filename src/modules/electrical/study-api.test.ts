@@ -146,6 +146,45 @@ for (const dialect of testDialects()) {
       )
     })
 
+    it('short circuit: the caller chooses how much of the contributions and which bus; the default lists the 5 largest', async (t) => {
+      const { as, asMember } = await electricalSetup(t, dialect)
+      await loadNetwork(as, MOTOR)
+      type Answer = { buses: Array<{ busId: string; contributionCount: number; contributions: Array<{ sourceId: string; ikssKa: number }> }> }
+      const get = async (query: string) => {
+        const res = await asMember('GET', `${BASE}/studies/short-circuit${query}`)
+        assert.equal(res.statusCode, 200, res.body)
+        return res.json() as Answer
+      }
+      const all = await get('?contributions=all')
+      assert.deepEqual(
+        all.buses.map((b) => [b.busId, b.contributionCount, b.contributions.map((c) => c.sourceId)]),
+        [
+          ['B1', 2, ['B1', 'M']],
+          ['B2', 2, ['M', 'B1']],
+          ['B3', 2, ['M', 'B1']],
+        ],
+      )
+      assert.deepEqual(await get(''), all, 'two sources: the 5 largest are all of them')
+      assert.deepEqual(
+        (await get('?contributions=none')).buses.map((b) => [b.busId, b.contributionCount, b.contributions]),
+        [
+          ['B1', 2, []],
+          ['B2', 2, []],
+          ['B3', 2, []],
+        ],
+      )
+      assert.deepEqual((await get('?busId=B3')).buses, [all.buses[2]])
+      assert.deepEqual(
+        (await get('?busId=M&contributions=none')).buses.map((b) => b.busId),
+        ['B2'],
+      )
+      const unknown = await asMember('GET', `${BASE}/studies/short-circuit?busId=NOPE`)
+      assert.equal(unknown.statusCode, 404, unknown.body)
+      const bad = await asMember('GET', `${BASE}/studies/short-circuit?contributions=some`)
+      assert.equal(bad.statusCode, 400, bad.body)
+      assert.deepEqual(problemPointers(bad.body), ['/contributions'])
+    })
+
     it('short circuit: the pandapower reference values within 1 % through the API; 422 naming each missing parameter', async (t) => {
       const { as, asMember } = await electricalSetup(t, dialect)
       await loadNetwork(as, TRANSFORMERS)

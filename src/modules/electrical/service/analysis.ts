@@ -280,7 +280,11 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
 
     /** IEC 60909 three-phase short circuit at every bus (studies/short-circuit.ts), kept per network version. */
     async shortCircuit(orgId: OrgId, siteCode: string, query: ShortCircuitQueryInput) {
-      return { siteId: siteCode, ...shortCircuitOf(await loadGraph(orgId, siteCode), query).result }
+      const graph = await loadGraph(orgId, siteCode)
+      const solution = shortCircuitOf(graph, query)
+      const { busId } = query
+      if (busId !== undefined && !graph.indexOf.has(busId) && !solution.result.buses.some((b) => b.busId === busId)) throw new NodeNotInNetwork(busId)
+      return { siteId: siteCode, ...solution.view({ contributions: query.contributions ?? 'largest', busId }) }
     },
 
     /** Newton–Raphson load flow of the network (studies/load-flow-study.ts), kept per network version; 422 for missing data. */

@@ -265,6 +265,11 @@ describe('line-to-earth faults (IEC 60909-0 I″k1) against pandapower reference
       ],
     )
     assert.deepEqual(none.earthFaults.incompleteBusIds, ['B1', 'B2', 'B3', 'B4'])
+    // A network with no zero-sequence data at all: the answer lists the first 100 and counts them all.
+    const bare300 = shortCircuitStudy(graphOf(feeder(300)), { lvTolerancePercent: 10, fHz: 50 })
+    assert.equal(bare300.earthFaults.missing.length, 100)
+    assert.equal(bare300.earthFaults.missingCount, 2 + 2 * 299)
+    assert.equal(bare300.earthFaults.incompleteBusIds.length, 300)
   })
 
   it('an earthing impedance adds 3·ZN; a YNyn transformer passes zero sequence through; an earthed generator earths its bus', () => {
@@ -295,7 +300,7 @@ describe('line-to-earth faults (IEC 60909-0 I″k1) against pandapower reference
       noC0,
     )
     const through = shortCircuitStudy(graphOf(ynyn), { lvTolerancePercent: 10, fHz: 50 })
-    assert.deepEqual(through.earthFaults, { incompleteBusIds: [], missing: [], unearthedBusIds: [] })
+    assert.deepEqual(through.earthFaults, { incompleteBusIds: [], missing: [], missingCount: 0, unearthedBusIds: [] })
     // At the 110 kV bus the 20 kV side adds no path to earth (the only earth is the grid's), so I″k1 is the Dyn case's.
     within1Percent(through.buses[0]!.ikssEarthMaxKa!, 0.52209347337, 'B1 behind YNyn')
     // Behind YNd transformers the 20 kV side is unearthed until a generator there has its star point earthed.
@@ -324,5 +329,67 @@ describe('line-to-earth faults (IEC 60909-0 I″k1) against pandapower reference
       unknown.earthFaults.missing.map((m) => [m.nodeId, m.parameter]),
       [['G', 'neutralEarthing']],
     )
+  })
+})
+
+describe('short-circuit answers of a chosen size', () => {
+  // A 400 V board fed by the grid with seven motors on it, and a second board 20 m away.
+  const MOTOR = { ratedPowerKw: 100, ratedVoltageKv: 0.4, powerFactor: 0.85, efficiencyPercent: 95, lockedRotorRatio: 6, rxRatio: 0.3 }
+  const network = {
+    nodes: [
+      { id: 'G', nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } },
+      { id: 'MSB', nodeType: 3, ratedVoltageV: 400 },
+      { id: 'SUB', nodeType: 3, ratedVoltageV: 400, cableLengthM: 20, study: { rOhmPerKm: 0.2, xOhmPerKm: 0.08 } },
+      ...Array.from({ length: 7 }, (_, i) => ({ id: `M${i + 1}`, nodeType: 8, study: { ...MOTOR, ratedPowerKw: 100 + 10 * i } })),
+    ] as ElectricalNode[],
+    edges: [
+      { sourceId: 'G', targetId: 'MSB', edgeType: 2 },
+      { sourceId: 'MSB', targetId: 'SUB', edgeType: 0 },
+      ...Array.from({ length: 7 }, (_, i) => ({ sourceId: 'MSB', targetId: `M${i + 1}`, edgeType: 2 })),
+    ],
+  }
+  const options = { lvTolerancePercent: 10, fHz: 50 } as const
+
+  it('`largest` keeps the 5 largest of each bus, `none` none, `all` every one; contributionCount says how many; the figures are the same', () => {
+    const all = shortCircuitStudy(graphOf(network), options, { contributions: 'all' })
+    const largest = shortCircuitStudy(graphOf(network), options, { contributions: 'largest' })
+    const none = shortCircuitStudy(graphOf(network), options, { contributions: 'none' })
+    assert.deepEqual(
+      all.buses.map((b) => [b.busId, b.contributionCount, b.contributions.length]),
+      [
+        ['G', 8, 8],
+        ['SUB', 8, 8],
+      ],
+    )
+    assert.deepEqual(
+      largest.buses.map((b) => [b.contributionCount, b.contributions]),
+      all.buses.map((b) => [8, b.contributions.slice(0, 5)]),
+    )
+    assert.deepEqual(
+      largest.buses[0]!.contributions.map((c) => c.sourceId),
+      ['G', 'M7', 'M6', 'M5', 'M4'],
+    )
+    assert.deepEqual(
+      none.buses.map((b) => [b.contributionCount, b.contributions]),
+      [
+        [8, []],
+        [8, []],
+      ],
+    )
+    assert.deepEqual({ ...none, buses: none.buses.map(({ contributions: _, ...b }) => b) }, { ...all, buses: all.buses.map(({ contributions: _, ...b }) => b) })
+  })
+
+  it('`busId` keeps one bus, named by its busId or by any node on it', () => {
+    const byBus = shortCircuitStudy(graphOf(network), options, { contributions: 'all', busId: 'SUB' })
+    assert.deepEqual(
+      byBus.buses.map((b) => [b.busId, b.contributions.length]),
+      [['SUB', 8]],
+    )
+    const byNode = shortCircuitStudy(graphOf(network), options, { contributions: 'largest', busId: 'M3' })
+    assert.deepEqual(
+      byNode.buses.map((b) => [b.busId, b.contributions.length]),
+      [['G', 5]],
+    )
+    assert.deepEqual(shortCircuitStudy(graphOf(network), options, { contributions: 'none', busId: 'nowhere' }).buses, [])
   })
 })

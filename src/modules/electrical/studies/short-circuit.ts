@@ -69,8 +69,23 @@ export interface BusShortCircuit {
   /** X/R of the short-circuit impedance at the bus, maximum case. */
   readonly xrRatio: number
   readonly skssMaxMva: number
+  /** How many sources contribute at the bus; `contributions` lists all of them, the largest few or none (`ContributionsView`). */
+  readonly contributionCount: number
   readonly contributions: SourceContribution[]
 }
+
+/**
+ * How much of the contributions an answer carries: `none`; `largest`, each bus's LARGEST_CONTRIBUTIONS largest (the
+ * default: 5 000 buses × 200 motors would otherwise be 1 000 000 entries); `all`. `busId` keeps one bus, named by
+ * its busId or any node on it.
+ */
+export interface ContributionsView {
+  readonly contributions: 'none' | 'largest' | 'all'
+  readonly busId?: string
+}
+export const LARGEST_CONTRIBUTIONS = 5
+/** Missing zero-sequence parameters listed in an answer (a network without any lists two or more per cable). */
+export const MAX_MISSING_LISTED = 100
 
 export interface CorrectionFactor {
   readonly nodeId: string
@@ -98,7 +113,9 @@ export interface ShortCircuitResult {
   readonly earthFaults: {
     /** Buses whose zero-sequence part lacks data: no earth-fault current; `missing` names each node and parameter. */
     readonly incompleteBusIds: string[]
+    /** The first MAX_MISSING_LISTED; `missingCount` counts them all. */
     readonly missing: MissingStudyData[]
+    readonly missingCount: number
     /** Buses whose zero-sequence part has no path to earth (isolated, or behind a winding that blocks zero sequence). */
     readonly unearthedBusIds: string[]
   }
@@ -126,13 +143,16 @@ function cFactors(kv: number, options: ShortCircuitOptions): { max: number; min:
 }
 
 /** The study; 422 (`StudyDataMissing`) naming every node and parameter it lacks. */
-export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): ShortCircuitResult {
-  return shortCircuitSolve(graph, options).result
+export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions, view: ContributionsView = { contributions: 'all' }): ShortCircuitResult {
+  return shortCircuitSolve(graph, options).view(view)
 }
 
 /** The study and its solved network, kept together (per network version) for the protection reads. */
 export interface ShortCircuitSolution {
+  /** The answer without contributions (`contributionCount` still stated). */
   readonly result: ShortCircuitResult
+  /** The answer as a caller asks for it (no bus when `busId` names none the study has). */
+  readonly view: (view: ContributionsView) => ShortCircuitResult
   /**
    * For a three-phase fault (maximum case) at the path's first node, the current (kA) each node at a path index of
    * `at` carries in from its supply side (device-currents.ts): its branch current, not the bus's I″k. Null where the
@@ -402,7 +422,7 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   const diagonal = ({ values, inverses }: ReturnType<typeof factored>) => inverseDiagonal(pattern, values, inverses)
   const buses: BusShortCircuit[] = []
   const earth = zero.classify(studied)
-  if (n === 0) return { result: result(), currentsAlong: (_path, at) => at.map(() => null) }
+  if (n === 0) return { result: result(), view: () => result(), currentsAlong: (_path, at) => at.map(() => null) }
   // The zero sequence on the buses that have it complete and earthed: Z(0)kk, (re, im) at 2k, 2k + 1 of index0.
   const index0 = new Int32Array(busCount).fill(-1)
   earth.computed.forEach((b, k) => {
@@ -430,7 +450,8 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   const zMax = diagonal(max)
   // I_s = y_s · Z_jk · I_f with I_f = c / Z_kk (per unit), referred to the faulted bus k: column j of Z (Z is
   // symmetric) gives Z_jk for every k, one sparse solve per bus holding sources.
-  const contributions: SourceContribution[][] = Array.from({ length: n }, () => [])
+  // Each source's share at every bus, one column a source (8 bytes a bus), materialised only for the answers that ask.
+  const sources: { readonly shunt: Shunt; readonly ikssKa: Float64Array }[] = []
   const shuntsAt = new Map<number, Shunt[]>()
   for (const s of shunts) {
     const j = index[s.bus]!
@@ -450,10 +471,9 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     for (const s of here) {
       const zb = vn[s.bus]! ** 2
       const zs = Math.hypot(s.zOhm.max![0] / zb, s.zOhm.max![1] / zb)
-      for (let k = 0; k < n; k++) {
-        const ikssKa = (Math.hypot(column[2 * k]!, column[2 * k + 1]!) / zs) * ikssPerZ[k]!
-        contributions[k]!.push({ sourceId: s.node.id, sourceType: s.kind, ikssKa })
-      }
+      const ikssKa = new Float64Array(n)
+      for (let k = 0; k < n; k++) ikssKa[k] = (Math.hypot(column[2 * k]!, column[2 * k + 1]!) / zs) * ikssPerZ[k]!
+      sources.push({ shunt: s, ikssKa })
     }
   }
   for (let k = 0; k < n; k++) {
@@ -483,7 +503,8 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
       kappaMethod: isMeshed ? 'C' : 'radial',
       xrRatio: zx / zr,
       skssMaxMva: SQRT3 * kv * ikssMaxKa,
-      contributions: contributions[k]!.sort((p, q) => q.ikssKa - p.ikssKa),
+      contributionCount: sources.length,
+      contributions: [],
     })
   }
   const shuntOf = (i: number): readonly [number, number] | null => {
@@ -539,7 +560,43 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
       at,
     )
   }
-  return { result: result(), currentsAlong }
+  const whole = result()
+  const contribution = (source: (typeof sources)[number], k: number): SourceContribution => ({
+    sourceId: source.shunt.node.id,
+    sourceType: source.shunt.kind,
+    ikssKa: source.ikssKa[k]!,
+  })
+  const contributionsAt = (k: number, limit: number): SourceContribution[] => {
+    if (limit >= sources.length) return sources.map((source) => contribution(source, k)).sort((p, q) => q.ikssKa - p.ikssKa)
+    // The `limit` largest by insertion into a short sorted list, one object per listed source.
+    const top: number[] = []
+    for (let s = 0; s < sources.length; s++) {
+      const value = sources[s]!.ikssKa[k]!
+      if (top.length === limit && value <= sources[top[limit - 1]!]!.ikssKa[k]!) continue
+      let at = top.length
+      while (at > 0 && sources[top[at - 1]!]!.ikssKa[k]! < value) at--
+      top.splice(at, 0, s)
+      if (top.length > limit) top.pop()
+    }
+    return top.map((s) => contribution(sources[s]!, k))
+  }
+  // The whole-network answers are kept with the solution (per network version), a one-bus answer is cut each time.
+  const views = new Map<string, ShortCircuitResult>([['none', whole]])
+  const view = ({ contributions, busId }: ContributionsView): ShortCircuitResult => {
+    const kept = busId === undefined ? views.get(contributions) : undefined
+    if (kept !== undefined) return kept
+    const limit = contributions === 'all' ? sources.length : contributions === 'largest' ? LARGEST_CONTRIBUTIONS : 0
+    const node = busId === undefined ? undefined : graph.indexOf.get(busId)
+    const only = busId === undefined ? -1 : node !== undefined ? index[busOfNode(node)]! : whole.buses.findIndex((b) => b.busId === busId)
+    const keep = (k: number) => busId === undefined || k === only
+    const answer = {
+      ...whole,
+      buses: whole.buses.flatMap((b, k) => (keep(k) ? [limit === 0 ? b : { ...b, contributions: contributionsAt(k, limit) }] : [])),
+    }
+    if (busId === undefined) views.set(contributions, answer)
+    return answer
+  }
+  return { result: whole, view, currentsAlong }
 
   function result(): ShortCircuitResult {
     return {
@@ -560,7 +617,8 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
       unsuppliedBusIds,
       earthFaults: {
         incompleteBusIds: earth.incomplete.map(nameOf),
-        missing: earth.missing,
+        missing: earth.missing.slice(0, MAX_MISSING_LISTED),
+        missingCount: earth.missing.length,
         unearthedBusIds: earth.unearthed.map(nameOf),
       },
     }
