@@ -264,5 +264,42 @@ for (const dialect of testDialects()) {
         [5000, 5000],
       )
     })
+
+    it("each device's least fault at the end of its zone is its own branch current: a generator on the MCC feeds a minimum fault there past the incomer (by hand)", async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      // 400 V grid — 50 m cable — CB1 — MCC (500 kVA generator SG) — CB2 — 30 m cable — F. CB1's zone ends at CB2 (the MCC).
+      const GEN = { ratedPowerKva: 500, ratedVoltageKv: 0.4, xdSubtransientPercent: 15, rxRatio: 0.15, powerFactor: 0.8 }
+      await loadNetwork(as, {
+        nodes: [
+          { id: 'UTIL', name: 'Grid', nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } },
+          { id: 'CB1', name: 'Incomer', nodeType: 5, cableLengthM: 50, study: { rOhmPerKm: 0.1, xOhmPerKm: 0.08 }, ...RELAY(1000, 0.2) },
+          { id: 'MCC', name: 'MCC', nodeType: 4, ratedVoltageV: 400 },
+          { id: 'SG', name: 'Generator', nodeType: 1, study: GEN },
+          { id: 'CB2', name: 'Feeder', nodeType: 5, ...RELAY(400, 0.1) },
+          { id: 'F', name: 'Board', nodeType: 3, ratedVoltageV: 400, cableLengthM: 30, study: { rOhmPerKm: 0.2, xOhmPerKm: 0.08 } },
+        ],
+        edges: [
+          { sourceId: 'UTIL', targetId: 'CB1', edgeType: 0 },
+          { sourceId: 'CB1', targetId: 'MCC', edgeType: 2 },
+          { sourceId: 'MCC', targetId: 'SG', edgeType: 2 },
+          { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 },
+          { sourceId: 'CB2', targetId: 'F', edgeType: 0 },
+        ],
+      })
+      // Minimum case by hand: ZQmin = 0.95·0.4²/8 Ω at R/X 0.1; ZGK = KG·(0.15 + j)·X″d, KG = 1.1/(1 + 0.15·0.6).
+      const xq = (0.95 * 0.16) / 8 / Math.sqrt(1.01)
+      const up = add([0.1 * xq, xq], [0.005, 0.004])
+      const xd = (0.15 * 0.16) / 0.5
+      const gen = scale([0.15 * xd, xd], 1.1 / (1 + 0.15 * 0.6))
+      const mccMin = ik2(0.95, parallel(up, gen))
+      const gridShare = abs(div(gen, add(up, gen)))
+      const res = await as('GET', `${BASE}/nodes/F/coordination?supplyId=UTIL`)
+      assert.equal(res.statusCode, 200, res.body)
+      const [, cb1] = (res.json() as { rows: Row[] }).rows as [Row, Row]
+      assert.equal(cb1.deviceId, 'CB1')
+      assert.equal(cb1.zoneEndBusId, 'MCC')
+      close(cb1.zoneEndMinFaultA!, mccMin * gridShare, "CB1's least fault at the MCC is the grid's share of I″k2 min")
+      assert.ok(gridShare < 0.8, `the generator's share is visible: ${gridShare}`)
+    })
   })
 }

@@ -573,7 +573,8 @@ export const CoordinationSchema = Type.Object(
           }),
           zoneEndMinFaultA: Type.Union([Type.Number(), Type.Null()], {
             description:
-              'The least fault at the zone end: the line-to-line I″k2 min (IEC 60909 minimum case, √3/2 of the three-phase I″k min), in amperes as this device sees it.',
+              'The least fault at the zone end: the line-to-line I″k2 min (IEC 60909 minimum case, √3/2 of the three-phase I″k min), in amperes as this ' +
+              "device carries it: its share of that fault from the study's minimum-case fault state (less where a generator on the fault's side of it feeds part).",
           }),
           pickupAboveMinFault: Type.Union([Type.Boolean(), Type.Null()], {
             description: 'Flag: the pickup exceeds `zoneEndMinFaultA`, so the device misses the least fault at the end of its zone.',

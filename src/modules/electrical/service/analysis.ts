@@ -11,6 +11,7 @@ import {
   faultLevelsAlong,
   logSpacedCurrents,
   minimumFaultChecks,
+  faultIndexAlong,
   pathCurrentRatios,
   resolveCurve,
   sampleCurve,
@@ -132,9 +133,18 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     if (typedA === undefined && !levels[0]) throw new NoFaultLevel(path.nodeIds[0]!)
     const faultCurrentA = typedA ?? levels[0]!.ikssMaxKa * 1000
     const carriedKa = typedA === undefined && solution !== null ? solution.currentsAlong(path, devices) : devices.map(() => null)
+    // For the minimum-fault checks: each device's share of a minimum-case fault at the end of its zone.
+    const zoneEndShares = devices.map((k, d) => {
+      const level = levels[d === 0 ? 0 : devices[d - 1]!]
+      const start = faultIndexAlong(graph, path, d === 0 ? 0 : devices[d - 1]!)
+      if (solution === null || !level || k < start) return null
+      const [carried] = solution.currentsAlong({ ...path, nodeIds: path.nodeIds.slice(start), edges: path.edges.slice(start) }, [k - start], 'min')
+      return carried == null ? null : carried / level.ikssMinKa
+    })
     return {
       faultCurrentA,
       deviceRatios: devices.map((k, d) => (carriedKa[d] == null ? ratios[k]! : (carriedKa[d]! * 1000) / faultCurrentA)),
+      zoneEndShares,
       source: typedA === undefined ? ('shortCircuitStudy' as const) : ('typed' as const),
       faultBusId: levels[0]?.busId ?? null,
       ratios,
@@ -214,6 +224,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
         devices.map((d) => d.pickupA),
         fault.ratios,
         fault.levels,
+        fault.zoneEndShares,
       )
       const rows = report.rows.map((row, i) => ({ ...row, currentRatio: fault.deviceRatios[i]!, ...checks[i]! }))
       return {

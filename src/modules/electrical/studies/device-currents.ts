@@ -17,7 +17,7 @@ export interface FaultState {
   /** The series branch of each Cable / OverheadLine edge and of each transformer node. */
   readonly branchOfEdge: ReadonlyMap<number, SequenceBranch>
   readonly branchOfTransformer: ReadonlyMap<number, SequenceBranch>
-  /** The admittance to the reference of a node's sources (maximum case), per unit, or none. */
+  /** The admittance to the reference of a node's sources (in the case solved), per unit, or none. */
   readonly shuntOf: (i: number) => Complex | null
   /** The voltage change of the fault state at a study bus, per unit (−Z_bf·I_f), or null off the faulted part. */
   readonly dv: (bus: number) => Complex | null

@@ -154,11 +154,11 @@ export interface ShortCircuitSolution {
   /** The answer as a caller asks for it (no bus when `busId` names none the study has). */
   readonly view: (view: ContributionsView) => ShortCircuitResult
   /**
-   * For a three-phase fault (maximum case) at the path's first node, the current (kA) each node at a path index of
+   * For a three-phase fault (maximum case unless `caseName` says) at the path's first node, the current (kA) each node at a path index of
    * `at` carries in from its supply side (device-currents.ts): its branch current, not the bus's I″k. Null where the
    * study has no bus for the fault.
    */
-  readonly currentsAlong: (path: SupplyPath, at: readonly number[]) => (number | null)[]
+  readonly currentsAlong: (path: SupplyPath, at: readonly number[], caseName?: Case) => (number | null)[]
 }
 
 export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): ShortCircuitSolution {
@@ -444,7 +444,8 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     if (k0 === -1 || z0 === null) return null
     return (Math.sqrt(3) * c) / (vn[b]! * Math.hypot(2 * z1[2 * k]! + z0[2 * k0]!, 2 * z1[2 * k + 1]! + z0[2 * k0 + 1]!))
   }
-  const zMin = diagonal(factored('min', 1))
+  const min = factored('min', 1)
+  const zMin = diagonal(min)
   const zFc = studied.some(meshed) ? diagonal(factored('max', fc / options.fHz)) : null
   const max = factored('max', 1)
   const zMax = diagonal(max)
@@ -507,13 +508,13 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
       contributions: [],
     })
   }
-  const shuntOf = (i: number): readonly [number, number] | null => {
-    const here = shuntsOfNode.get(i)
-    if (here === undefined) return null
+  const shuntOf = (i: number, caseName: Case): readonly [number, number] | null => {
+    const here = shuntsOfNode.get(i)?.filter((s) => s.zOhm[caseName] !== null)
+    if (here === undefined || here.length === 0) return null
     let [g, b] = [0, 0]
     for (const s of here) {
       const zb = vn[s.bus]! ** 2
-      const [r, x] = [s.zOhm.max![0] / zb, s.zOhm.max![1] / zb]
+      const [r, x] = [s.zOhm[caseName]![0] / zb, s.zOhm[caseName]![1] / zb]
       const d = r * r + x * x
       g += r / d
       b -= x / d
@@ -526,15 +527,16 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     const i = graph.indexOf.get(s.node.id)!
     shuntsOfNode.set(i, [...(shuntsOfNode.get(i) ?? []), s])
   }
-  const currentsAlong = (path: SupplyPath, at: readonly number[]): (number | null)[] => {
+  const currentsAlong = (path: SupplyPath, at: readonly number[], caseName: Case = 'max'): (number | null)[] => {
     const faultNode = graph.indexOf.get(path.nodeIds[0]!)!
     const kf = index[busOfNode(faultNode)]!
     if (kf === -1) return at.map(() => null)
     // Z column of the faulted bus (Z is symmetric), I_f = c/Z_ff, ΔV = −Z_·f·I_f.
     const zCol = new Float64Array(2 * n)
     zCol[2 * kf] = 1
-    solveBlocks(pattern, max.values, max.inverses, zCol)
-    const c = cFactors(vn[studied[kf]!]!, options).max
+    const factors = caseName === 'max' ? max : min
+    solveBlocks(pattern, factors.values, factors.inverses, zCol)
+    const c = cFactors(vn[studied[kf]!]!, options)[caseName]
     const [zr, zx] = [zCol[2 * kf]!, zCol[2 * kf + 1]!]
     const d = zr * zr + zx * zx
     const faultCurrent = [(c * zr) / d, (-c * zx) / d] as const
@@ -546,7 +548,7 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
         vn,
         branchOfEdge,
         branchOfTransformer,
-        shuntOf,
+        shuntOf: (i) => shuntOf(i, caseName),
         faultNode,
         faultCurrent,
         dv: (b) => {
