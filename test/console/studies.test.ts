@@ -85,9 +85,14 @@ test('fault levels on the one-line and the TCC plot at the computed fault curren
   await page.goto(`${c.origin}/sites/${SITE}`)
   await node(page, 'MCC').waitFor()
 
-  // The fault-level layer: I″k max under each bus the study names after a node, every bus in the table.
+  // The fault-level layer: I″k max under each bus the study names after a node, every bus in the table. It asks the
+  // study for no contributions (it shows none); the network holds no zero-sequence data, so no I″k1, and it says why.
+  const asked = page.waitForRequest((r) => r.url().includes('/studies/short-circuit'))
   await page.getByRole('button', { name: 'Show fault levels' }).click()
+  assert.match((await asked).url(), /\?contributions=none$/)
   await page.getByRole('table', { name: 'Short-circuit currents by bus' }).waitFor()
+  assert.match(await page.locator('.fault-levels tr[data-bus-id="MCC"]').innerText(), /—\s+—\s*$/)
+  assert.match(await page.locator('.fault-levels .earth-faults').innerText(), /^No I″k1: \d+ bus\(es\) lack zero-sequence data \(\w+ of \w+/)
   assert.equal(await page.locator('.fault-levels tr[data-bus-id]').count(), study.buses.length)
   assert.match(await page.locator('.fault-levels tr[data-bus-id="MCC"]').innerText(), new RegExp(kA(mcc.ikssMaxKa).replace('.', '\\.')))
   assert.equal(await page.locator('text.ol-annotation[data-node-id="MCC"]').textContent(), `I″k ${kA(mcc.ikssMaxKa)}`)
@@ -142,12 +147,16 @@ test('fault levels on the one-line and the TCC plot at the computed fault curren
   assert.equal(await page.locator('.tcc-table tr[data-device-id="OUT"]').getAttribute('data-min-fault'), 'true')
   await panel.locator('[data-flag="pickupAboveMinFault"]').filter({ hasText: 'OUT' }).waitFor()
 
-  // The supply picker: the path to the grid, through the transformer: CBH sees the current × 0.42/11.
+  // The supply picker: the path to the grid, through the transformer: CBH carries the grid's share of the fault (the
+  // generator on the LV board feeds the rest past it), on the HV side: less than the current × 0.42/11.
+  const toGrid = await c.must<Coordination>('GET', `${BASE}/nodes/OUT/coordination?supplyId=UTIL`)
+  const cbhRatio = toGrid.rows.find((r) => r.deviceId === 'CBH')!.currentRatio
+  assert.ok(cbhRatio < 0.9 * (0.42 / 11), `${cbhRatio}`)
   await panel.getByLabel('Supply').selectOption('UTIL')
   await panel.getByRole('button', { name: 'Check protection' }).click()
   await page.locator('.tcc-table tr[data-device-id="CBH"]').waitFor()
   assert.match(await page.locator('.tcc-table').innerText(), /Path: OUT → MCC → CBL → LVB → TX → CBH → HVB → UTIL/)
-  assert.match(await page.locator('.tcc-table tr[data-device-id="CBH"]').innerText(), /× 0\.03818/)
+  assert.ok((await page.locator('.tcc-table tr[data-device-id="CBH"]').innerText()).includes(`× ${Number(cbhRatio.toPrecision(4))})`))
   // …and that path is the one highlighted on the diagram.
   await page.locator('.ol-node.ol-path[data-node-id="TX"]').waitFor()
   assert.equal(await page.locator('.ol-node.ol-path[data-node-id="GEN"]').count(), 0)

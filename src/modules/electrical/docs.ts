@@ -6,11 +6,13 @@ const NODE_404 = "An unknown site or node (or another organisation's) is the uni
 const FAULT_CURRENT =
   "The fault current: `faultCurrentA` when given (it wins), else the short-circuit study's I″k max at the bus of the node (IEC 60909, its default " +
   'options), computed per network version; when the study lacks data, 422 `StudyDataMissing` naming each node and parameter, and a node the study ' +
-  'has no bus for (fed only by a UPS) is a 422 asking for `faultCurrentA`. `faultCurrentSource` says which. A device sees the current at the fault ' +
-  "referred through every transformer between it and the fault by the transformer's rated voltage ratio (`currentRatio`: I·UrLV/UrHV on the HV " +
-  'side of an LV fault, typed or computed; a missing hvRatedVoltageKv/lvRatedVoltageKv there is a 422 naming it); a device on a transformer node ' +
-  "measures on its supply side, and a fault at a transformer node is at its supply-side terminals. Every source's contribution to the bus counts " +
-  'in every device on the path (an upper bound where motors or other supplies feed the fault from its side of a device).'
+  'has no bus for (fed only by a UPS) is a 422 asking for `faultCurrentA`. `faultCurrentSource` says which. With the computed current each ' +
+  "device sees its own branch current from the study's fault state (maximum case): a motor or other source on the fault's side of a device feeds the " +
+  'fault past it, so the device carries less than the bus current (`currentRatio` = its current over the fault current; on the HV side of a ' +
+  'transformer the current that winding carries). A typed current is referred through every transformer between the device and the fault by the ' +
+  "transformer's rated voltage ratio (`currentRatio`: I·UrLV/UrHV on the HV side of an LV fault), every device carrying all of it; a missing " +
+  'hvRatedVoltageKv/lvRatedVoltageKv there is a 422 naming it (typed or computed). A device on a transformer node measures on its supply side, and ' +
+  'a fault at a transformer node is at its supply-side terminals.'
 
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {
@@ -77,9 +79,14 @@ export const docs = {
     `A node with no supply: 422. ${NODE_404}`,
   shortCircuit:
     'Issue 31: three-phase and line-to-line short-circuit currents at every bus by IEC 60909-0 (equivalent voltage source, c-factors of Table 1, KT for transformers, ' +
-    "KG for generators, κ from R/X in radial parts and by method C in meshed ones, motors in the maximum case only), with each source's contribution " +
+    "KG for generators, κ from R/X in radial parts and by method C in meshed ones, motors in the maximum case only), with the sources' contributions " +
+    "(each bus's 5 largest by default; `contributions=all` or `none`, `busId` for one bus: a network of 5 000 buses and 200 motors holds 1 000 000) " +
     'and the data assumed. It reads the study parameters of the nodes (`study` object): a missing one is a 422 `StudyDataMissing` listing every ' +
-    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine; the answer lists every source at every bus). Line-to-line (two-phase) currents are given with Z(2) = Z(1); faults to earth are not computed (no zero-sequence data). ' +
+    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine; the answer lists every source at every bus). Line-to-line (two-phase) currents are given with Z(2) = Z(1). ' +
+    'Line-to-earth currents I″k1 (max and min) are computed at every bus whose zero-sequence part is earthed and complete: the grid by x0x1Ratio and r0x0Ratio, ' +
+    'transformers by vectorGroup (YNd and Dyn earth their star side through uk0Percent/ur0Percent plus 3·ZN, YNyn passes zero sequence, the others block it), ' +
+    'cables and lines by r0OhmPerKm/x0OhmPerKm (c0NfPerKm optional), generators by neutralEarthing and x0Percent. Missing zero-sequence data is not a 422: ' +
+    '`earthFaults` lists the buses left without I″k1 and each node and parameter they lack, and `faultTypes` includes `singlePhaseToEarth` only when a bus has it. ' +
     `Answers are kept per network version: any edit of the site's network computes them again. ${SITE_404}`,
   loadFlow:
     'Issue 31: a Newton–Raphson load flow (polar, sparse LU; tolerance 1e-8 pu on 1 MVA, at most 20 iterations) of the stored network, radial or meshed: ' +

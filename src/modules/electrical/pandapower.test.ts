@@ -202,15 +202,38 @@ describe('pandapower export of the study parameters', () => {
     )
   })
 
-  it("carries the transformer's rating, windings, ukr, uRr and vector group (the pandapower transformer case)", () => {
+  it("carries the transformer's rating, windings, ukr, uRr and vector group without its phase-shift number (the pandapower transformer case)", () => {
     const { net, notes } = toPandapowerNet(graphOf(fixture.cases[0]!.network))
     assert.deepEqual(
       rowsOf(net._object.trafo).map((r) => [r.name, r.sn_mva, r.vn_hv_kv, r.vn_lv_kv, r.vk_percent, r.vkr_percent, r.vector_group]),
       [
-        ['T1', 0.4, 11, 0.42, 6, 0.5, 'Dyn5'],
-        ['T2', 0.4, 11, 0.42, 6, 0.5, 'Dyn5'],
+        ['T1', 0.4, 11, 0.42, 6, 0.5, 'Dyn'],
+        ['T2', 0.4, 11, 0.42, 6, 0.5, 'Dyn'],
       ],
     )
     assert.deepEqual(notes, [])
+  })
+
+  it('carries the zero-sequence parameters of the earth faults under pandapower names (the pandapower 1ph case)', () => {
+    const earth = JSON.parse(readFileSync(new URL('../../../test/fixtures/electrical/earth-fault-pandapower.json', import.meta.url), 'utf8')) as typeof fixture
+    const { net } = toPandapowerNet(graphOf(earth.cases[0]!.network))
+    assert.deepEqual(
+      rowsOf(net._object.ext_grid).map((r) => [r.name, r.x0x_max, r.x0x_min, r.r0x0_max, r.r0x0_min]),
+      [['B1', 1, 1, 0.4, 0.4]],
+    )
+    assert.deepEqual(
+      rowsOf(net._object.line).map((r) => [r.name, r.r0_ohm_per_km, r.x0_ohm_per_km, r.c0_nf_per_km]),
+      [
+        ['B2>B3', 0.244, 0.336, 2000],
+        ['B3>B4', 0.244, 0.336, 2000],
+      ],
+    )
+    assert.deepEqual(
+      rowsOf(net._object.trafo).map((r) => [r.name, r.vector_group, r.vk0_percent, r.vkr0_percent, r.mag0_percent, r.mag0_rx, r.si0_hv_partial]),
+      [
+        ['T1', 'Dyn', 5, 0.4, 1e9, 0, 0.9],
+        ['T2', 'Dyn', 5, 0.4, 1e9, 0, 0.9],
+      ],
+    )
   })
 })

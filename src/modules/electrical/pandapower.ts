@@ -44,8 +44,14 @@ import type { ElectricalNode, Graph } from './topology.ts'
  * its ampacityA; trafo sn_mva, vn_hv_kv, vn_lv_kv, vk_percent,
  * vkr_percent (ukr·1/√(1+(X/R)²) from xrRatio) and vector_group; gen sn_mva, vn_kv, xdss_pu, rdss_ohm, cos_phi;
  * motor pn_mech_mw, cos_phi_n, efficiency_n_percent, lrc_pu, vn_kv, rx; load p from activePowerKw, q from
- * powerFactor; ext_grid and gen vm_pu from voltageSetpointPu, gen p_mw from activePowerKw. So pandapower's `calc_sc`
- * and `runpp` on the export answer what the short-circuit study and the load flow answer.
+ * powerFactor; ext_grid and gen vm_pu from voltageSetpointPu, gen p_mw from activePowerKw. Earth faults: ext_grid
+ * x0x_max = x0x_min = x0x1Ratio and r0x0_max = r0x0_min = r0x0Ratio; a line's r0/x0_ohm_per_km and c0_nf_per_km
+ * (0 without c0NfPerKm); trafo vector_group without its phase-shift number (pandapower refuses one), vk0_percent,
+ * vkr0_percent, mag0_percent 1e9 (the magnetising zero-sequence impedance neglected, as the study does), mag0_rx 0,
+ * si0_hv_partial 0.9 (no effect with that magnetising impedance). So pandapower's `calc_sc` (fault "3ph", "2ph",
+ * "1ph") and `runpp` on the export answer what the short-circuit study and the load flow answer. Not exported:
+ * transformer and generator earthing impedances and generator earthing (pandapower has no columns for them outside
+ * power station units).
  *
  * Does not map: impedanceOhms, cableSize, protection settings, tagBindings, metadata, node names, switch
  * open/closed state (all exported closed), three-winding transformers, converter behaviour of VSDs.
@@ -82,6 +88,9 @@ const TABLES = {
     ['type', 'object'],
     ['in_service', 'bool'],
     ['geo', 'object'],
+    ['r0_ohm_per_km', 'float64'],
+    ['x0_ohm_per_km', 'float64'],
+    ['c0_nf_per_km', 'float64'],
   ],
   trafo: [
     ['name', 'object'],
@@ -109,6 +118,11 @@ const TABLES = {
     ['in_service', 'bool'],
     ['tap_changer_type', 'object'],
     ['vector_group', 'object'],
+    ['vk0_percent', 'float64'],
+    ['vkr0_percent', 'float64'],
+    ['mag0_percent', 'float64'],
+    ['mag0_rx', 'float64'],
+    ['si0_hv_partial', 'float64'],
   ],
   switch: [
     ['bus', 'int64'],
@@ -131,6 +145,10 @@ const TABLES = {
     ['s_sc_min_mva', 'float64'],
     ['rx_max', 'float64'],
     ['rx_min', 'float64'],
+    ['x0x_max', 'float64'],
+    ['x0x_min', 'float64'],
+    ['r0x0_max', 'float64'],
+    ['r0x0_min', 'float64'],
   ],
   gen: [
     ['name', 'object'],
@@ -296,6 +314,12 @@ function studyValue(node: ElectricalNode, key: string): number | null {
   const value = node.study?.[key]
   return typeof value === 'number' ? value : null
 }
+
+/**
+ * mag0_percent of every exported transformer: the studies neglect the magnetising zero-sequence impedance, which
+ * pandapower reads for YNyn, Yyn and YNy only; a ratio this large makes it an open circuit there too.
+ */
+const ZERO_SEQUENCE_MAGNETISING_RATIO = 1e9
 
 const mul = (factor: number, value: number | null): number | null => (value === null ? null : factor * value)
 
@@ -512,6 +536,9 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       std.type,
       true,
       null,
+      studyValue(fed, 'r0OhmPerKm'),
+      studyValue(fed, 'x0OhmPerKm'),
+      studyValue(fed, 'c0NfPerKm') ?? 0,
     ])
   }
 
@@ -539,7 +566,23 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
         const sc = (mva: string, ka: string) => studyValue(node, mva) ?? (kv === null ? null : mul(Math.sqrt(3) * kv, studyValue(node, ka)))
         const rx = studyValue(node, 'rxRatio')
         const vm = studyValue(node, 'voltageSetpointPu') ?? 1
-        rows.ext_grid.push([node.id, bus, vm, 0, 1, true, sc('scPowerMaxMva', 'scCurrentMaxKa'), sc('scPowerMinMva', 'scCurrentMinKa'), rx, rx])
+        const [x0x, r0x0] = [studyValue(node, 'x0x1Ratio'), studyValue(node, 'r0x0Ratio')]
+        rows.ext_grid.push([
+          node.id,
+          bus,
+          vm,
+          0,
+          1,
+          true,
+          sc('scPowerMaxMva', 'scCurrentMaxKa'),
+          sc('scPowerMinMva', 'scCurrentMinKa'),
+          rx,
+          rx,
+          x0x,
+          x0x,
+          r0x0,
+          r0x0,
+        ])
         break
       }
       case Generator: {
@@ -680,7 +723,13 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       1,
       true,
       null,
-      typeof node.study?.vectorGroup === 'string' ? node.study.vectorGroup : null,
+      // pandapower takes the vector group without its phase-shift number.
+      typeof node.study?.vectorGroup === 'string' ? node.study.vectorGroup.replace(/\d+$/, '') : null,
+      studyValue(node, 'uk0Percent'),
+      studyValue(node, 'ur0Percent'),
+      ZERO_SEQUENCE_MAGNETISING_RATIO,
+      0,
+      0.9,
     ])
   }
 

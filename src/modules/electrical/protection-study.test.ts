@@ -35,6 +35,10 @@ type Z = [number, number]
 const add = (...zs: Z[]): Z => zs.reduce(([r, x], [a, b]) => [r + a, x + b], [0, 0])
 const scale = ([r, x]: Z, k: number): Z => [r * k, x * k]
 const abs = ([r, x]: Z) => Math.hypot(r, x)
+const mul = ([a, b]: Z, [c, d]: Z): Z => [a * c - b * d, a * d + b * c]
+const div = ([a, b]: Z, [c, d]: Z): Z => mul([a, b], [c / (c * c + d * d), -d / (c * c + d * d)])
+const parallel = (p: Z, q: Z): Z => div(mul(p, q), add(p, q))
+const RELAY = (pickupA: number, tms: number) => ({ protectionCurve: 'IEC SI', protectionPickupA: pickupA, protectionTms: tms })
 const RATIO = 0.42 / 11
 const zq = (c: number, sMva: number): Z => {
   const x = (c * 11 ** 2) / sMva / Math.sqrt(1 + 0.1 ** 2)
@@ -207,6 +211,95 @@ for (const dialect of testDialects()) {
         ['/faultCurrentA'],
       )
       assert.equal((await as('GET', `${BASE}/nodes/CB/trip-time?faultCurrentA=1000`)).statusCode, 200)
+    })
+
+    it('each device carries its own branch current: a motor on the MCC feeds a fault past the feeder breaker, so the incomer carries only the grid share (by hand)', async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      // 400 V grid — 50 m cable — CB1 — MCC (500 kW motor M) — CB2 — 30 m cable — F; a fault at F.
+      const MOTOR = { ratedPowerKw: 500, ratedVoltageKv: 0.4, powerFactor: 0.9, efficiencyPercent: 95, lockedRotorRatio: 7, rxRatio: 0.4 }
+      await loadNetwork(as, {
+        nodes: [
+          { id: 'UTIL', name: 'Grid', nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } },
+          { id: 'CB1', name: 'Incomer', nodeType: 5, cableLengthM: 50, study: { rOhmPerKm: 0.1, xOhmPerKm: 0.08 }, ...RELAY(1000, 0.2) },
+          { id: 'MCC', name: 'MCC', nodeType: 4, ratedVoltageV: 400 },
+          { id: 'M', name: 'Motor', nodeType: 8, study: MOTOR },
+          { id: 'CB2', name: 'Feeder', nodeType: 5, ...RELAY(400, 0.1) },
+          { id: 'F', name: 'Board', nodeType: 3, ratedVoltageV: 400, cableLengthM: 30, study: { rOhmPerKm: 0.2, xOhmPerKm: 0.08 } },
+        ],
+        edges: [
+          { sourceId: 'UTIL', targetId: 'CB1', edgeType: 0 },
+          { sourceId: 'CB1', targetId: 'MCC', edgeType: 2 },
+          { sourceId: 'MCC', targetId: 'M', edgeType: 2 },
+          { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 },
+          { sourceId: 'CB2', targetId: 'F', edgeType: 0 },
+        ],
+      })
+      // IEC 60909-0 by hand: ZQ = 1.1·0.4²/10 Ω at R/X 0.1; ZM = (1/7)·UrM²/SrM, SrM = PrM/(η·cos φ), R/X 0.4.
+      const xq = (1.1 * 0.16) / 10 / Math.sqrt(1.01)
+      const up = add([0.1 * xq, xq], [0.005, 0.004])
+      const zm = 0.16 / (7 * (0.5 / (0.95 * 0.9)))
+      const xm = zm / Math.sqrt(1 + 0.4 ** 2)
+      const motor: Z = [0.4 * xm, xm]
+      const atF = add(parallel(up, motor), [0.006, 0.0024])
+      const faultA = ik(1.1, atF)
+      // The incomer carries the grid's share only: the current divider ZM / (Zup + ZM).
+      const gridShare = abs(div(motor, add(up, motor)))
+      const res = await as('GET', `${BASE}/nodes/F/coordination`)
+      assert.equal(res.statusCode, 200, res.body)
+      const c = res.json() as { faultCurrentA: number; rows: Row[] }
+      close(c.faultCurrentA, faultA, 'I″k max at F')
+      const [cb2, cb1] = c.rows as [Row, Row]
+      assert.deepEqual([cb2.deviceId, cb1.deviceId], ['CB2', 'CB1'])
+      close(cb2.faultCurrentA, faultA, 'CB2 carries the whole fault current')
+      close(cb1.faultCurrentA, faultA * gridShare, 'CB1 carries the grid share')
+      close(cb1.currentRatio, gridShare, 'CB1 current ratio')
+      assert.ok(gridShare < 0.85, `the motor's share is visible: ${gridShare}`)
+      close(cb1.tripTimeS!, iec(0.2, faultA * gridShare, 1000), 'CB1 trips at the current it carries')
+      const curves = (await as('GET', `${BASE}/nodes/F/protection-curves`)).json() as { devices: Array<{ deviceId: string; currentRatio: number }> }
+      close(curves.devices.find((d) => d.deviceId === 'CB1')!.currentRatio, gridShare, 'the TCC plot refers CB1 the same way')
+      // A typed current has no fault state: every device on this path sees it whole.
+      const typed = (await as('GET', `${BASE}/nodes/F/coordination?faultCurrentA=5000`)).json() as { rows: Row[] }
+      assert.deepEqual(
+        typed.rows.map((r) => r.faultCurrentA),
+        [5000, 5000],
+      )
+    })
+
+    it("each device's least fault at the end of its zone is its own branch current: a generator on the MCC feeds a minimum fault there past the incomer (by hand)", async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      // 400 V grid — 50 m cable — CB1 — MCC (500 kVA generator SG) — CB2 — 30 m cable — F. CB1's zone ends at CB2 (the MCC).
+      const GEN = { ratedPowerKva: 500, ratedVoltageKv: 0.4, xdSubtransientPercent: 15, rxRatio: 0.15, powerFactor: 0.8 }
+      await loadNetwork(as, {
+        nodes: [
+          { id: 'UTIL', name: 'Grid', nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } },
+          { id: 'CB1', name: 'Incomer', nodeType: 5, cableLengthM: 50, study: { rOhmPerKm: 0.1, xOhmPerKm: 0.08 }, ...RELAY(1000, 0.2) },
+          { id: 'MCC', name: 'MCC', nodeType: 4, ratedVoltageV: 400 },
+          { id: 'SG', name: 'Generator', nodeType: 1, study: GEN },
+          { id: 'CB2', name: 'Feeder', nodeType: 5, ...RELAY(400, 0.1) },
+          { id: 'F', name: 'Board', nodeType: 3, ratedVoltageV: 400, cableLengthM: 30, study: { rOhmPerKm: 0.2, xOhmPerKm: 0.08 } },
+        ],
+        edges: [
+          { sourceId: 'UTIL', targetId: 'CB1', edgeType: 0 },
+          { sourceId: 'CB1', targetId: 'MCC', edgeType: 2 },
+          { sourceId: 'MCC', targetId: 'SG', edgeType: 2 },
+          { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 },
+          { sourceId: 'CB2', targetId: 'F', edgeType: 0 },
+        ],
+      })
+      // Minimum case by hand: ZQmin = 0.95·0.4²/8 Ω at R/X 0.1; ZGK = KG·(0.15 + j)·X″d, KG = 1.1/(1 + 0.15·0.6).
+      const xq = (0.95 * 0.16) / 8 / Math.sqrt(1.01)
+      const up = add([0.1 * xq, xq], [0.005, 0.004])
+      const xd = (0.15 * 0.16) / 0.5
+      const gen = scale([0.15 * xd, xd], 1.1 / (1 + 0.15 * 0.6))
+      const mccMin = ik2(0.95, parallel(up, gen))
+      const gridShare = abs(div(gen, add(up, gen)))
+      const res = await as('GET', `${BASE}/nodes/F/coordination?supplyId=UTIL`)
+      assert.equal(res.statusCode, 200, res.body)
+      const [, cb1] = (res.json() as { rows: Row[] }).rows as [Row, Row]
+      assert.equal(cb1.deviceId, 'CB1')
+      assert.equal(cb1.zoneEndBusId, 'MCC')
+      close(cb1.zoneEndMinFaultA!, mccMin * gridShare, "CB1's least fault at the MCC is the grid's share of I″k2 min")
+      assert.ok(gridShare < 0.8, `the generator's share is visible: ${gridShare}`)
     })
   })
 }

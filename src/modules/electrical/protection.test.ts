@@ -276,9 +276,9 @@ describe('fault currents referred along a supply path (issue 31)', () => {
 
   it('a fault at a transformer node is on its supply side; each zone ends at the next device towards the fault', () => {
     const levels = new Map([
-      ['B11', { busId: 'B11', ikssMaxKa: 10, ikssTwoPhaseMinKa: 8 }],
-      ['LV', { busId: 'LV', ikssMaxKa: 30, ikssTwoPhaseMinKa: 20 }],
-      ['G33', { busId: 'G33', ikssMaxKa: 5, ikssTwoPhaseMinKa: 4 }],
+      ['B11', { busId: 'B11', ikssMaxKa: 10, ikssMinKa: 8 / (Math.sqrt(3) / 2), ikssTwoPhaseMinKa: 8 }],
+      ['LV', { busId: 'LV', ikssMaxKa: 30, ikssMinKa: 20 / (Math.sqrt(3) / 2), ikssTwoPhaseMinKa: 20 }],
+      ['G33', { busId: 'G33', ikssMaxKa: 5, ikssMinKa: 4 / (Math.sqrt(3) / 2), ikssTwoPhaseMinKa: 4 }],
     ])
     const fromT2 = pathTo('T2', 'G33')
     assert.deepEqual(
@@ -289,7 +289,7 @@ describe('fault currents referred along a supply path (issue 31)', () => {
     const path = pathTo('LV', 'G33')
     const { ratios } = pathCurrentRatios(graph, path, 4)
     const along = faultLevelsAlong(graph, path, (id) => levels.get(id))
-    const checks = minimumFaultChecks([0, 1, 3], [25_000, 700, 200], ratios, along)
+    const checks = minimumFaultChecks([0, 1, 3], [25_000, 700, 200], ratios, along, [null, null, null])
     assert.deepEqual(
       checks.map((c) => [c.zoneEndBusId, c.pickupAboveMinFault]),
       [

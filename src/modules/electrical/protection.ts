@@ -322,17 +322,21 @@ export function pathCurrentRatios(graph: Graph, path: SupplyPath, through: numbe
 export interface FaultLevel {
   readonly busId: string
   readonly ikssMaxKa: number
+  readonly ikssMinKa: number
   /** The least fault the study computes there: line-to-line, minimum case (I″k2 min = √3/2 · I″k min). */
   readonly ikssTwoPhaseMinKa: number
 }
 
 /** For each path node, the bus a fault at it sits on (a transformer: the next node's towards the supply), or null. */
 export function faultLevelsAlong(graph: Graph, path: SupplyPath, levelOf: (nodeId: string) => FaultLevel | undefined): (FaultLevel | null)[] {
-  return path.nodeIds.map((_, k) => {
-    let at = k
-    while (at < path.nodeIds.length - 1 && isTransformer(graph.nodes[graph.indexOf.get(path.nodeIds[at]!)!]!)) at++
-    return levelOf(path.nodeIds[at]!) ?? null
-  })
+  return path.nodeIds.map((_, k) => levelOf(path.nodeIds[faultIndexAlong(graph, path, k)]!) ?? null)
+}
+
+/** The path index a fault at path node `k` is taken at: a transformer node's at the next node towards the supply. */
+export function faultIndexAlong(graph: Graph, path: SupplyPath, k: number): number {
+  let at = k
+  while (at < path.nodeIds.length - 1 && isTransformer(graph.nodes[graph.indexOf.get(path.nodeIds[at]!)!]!)) at++
+  return at
 }
 
 export interface MinimumFaultCheck {
@@ -348,18 +352,21 @@ export interface MinimumFaultCheck {
  * The minimum-fault check of each device (`deviceIndex`: its place on the path, fault end first). A device's
  * protected zone runs from it towards the fault as far as the next device (which protects the rest), so its end is
  * that device's location, or the faulted node for the device nearest the fault. Null where the study has no level there.
+ * `shares`: per device, the part of the zone end's fault current it carries (the study's branch current for that fault,
+ * minimum case, over the bus's I″k min; a generator on the fault's side of it feeds the rest), else null: the ratios.
  */
 export function minimumFaultChecks(
   deviceIndex: readonly number[],
   pickupsA: readonly number[],
   ratios: readonly number[],
   levels: readonly (FaultLevel | null)[],
+  shares: readonly (number | null)[],
 ): MinimumFaultCheck[] {
   return deviceIndex.map((k, d) => {
     const end = d === 0 ? 0 : deviceIndex[d - 1]!
     const level = levels[end]
     if (!level) return { zoneEndBusId: null, zoneEndMinFaultA: null, pickupAboveMinFault: null }
-    const seenA = level.ikssTwoPhaseMinKa * 1000 * (ratios[k]! / ratios[end]!)
+    const seenA = level.ikssTwoPhaseMinKa * 1000 * (shares[d] ?? ratios[k]! / ratios[end]!)
     return { zoneEndBusId: level.busId, zoneEndMinFaultA: seenA, pickupAboveMinFault: pickupsA[d]! > seenA }
   })
 }

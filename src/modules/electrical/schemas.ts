@@ -52,9 +52,12 @@ const positive = (description: string, extra: Record<string, number> = {}) =>
  */
 const STUDY_DOC =
   'Study parameters of the node (short circuit, load flow). Per node type: UtilitySupply scPowerMaxMva|scCurrentMaxKa, scPowerMinMva|scCurrentMinKa, rxRatio, ' +
-  'voltageSetpointPu; PowerTransformer ratedPowerKva, hvRatedVoltageKv, lvRatedVoltageKv, ukPercent, urPercent|xrRatio, vectorGroup; Generator ratedPowerKva, ' +
-  'ratedVoltageKv, xdSubtransientPercent, rxRatio, powerFactor, activePowerKw, voltageSetpointPu; Motor ratedPowerKw, ratedVoltageKv, powerFactor, ' +
-  'efficiencyPercent, lockedRotorRatio, rxRatio; FeederLoad activePowerKw, powerFactor; any node fed by a cable or line rOhmPerKm, xOhmPerKm, ampacityA. ' +
+  'voltageSetpointPu, x0x1Ratio, r0x0Ratio; PowerTransformer ratedPowerKva, hvRatedVoltageKv, lvRatedVoltageKv, ukPercent, urPercent|xrRatio, vectorGroup, ' +
+  'uk0Percent, ur0Percent, neutralEarthingROhm, neutralEarthingXOhm; Generator ratedPowerKva, ' +
+  'ratedVoltageKv, xdSubtransientPercent, rxRatio, powerFactor, activePowerKw, voltageSetpointPu, neutralEarthing, x0Percent, neutralEarthingROhm, ' +
+  'neutralEarthingXOhm; Motor ratedPowerKw, ratedVoltageKv, powerFactor, ' +
+  'efficiencyPercent, lockedRotorRatio, rxRatio; FeederLoad activePowerKw, powerFactor; any node fed by a cable or line rOhmPerKm, xOhmPerKm, ampacityA, ' +
+  'r0OhmPerKm, x0OhmPerKm, c0NfPerKm. The zero-sequence parameters are read only by the earth-fault (single-phase-to-earth) currents. ' +
   'A parameter of another type: 400 naming it. ' +
   'In an update the object replaces the stored one whole; null clears it.'
 
@@ -67,11 +70,20 @@ export const NodeStudy = Type.Object(
     ampacityA: positive(
       'Any node fed by a Cable or OverheadLine edge: current-carrying capacity of that circuit as installed (the load flow reports its loading)',
     ),
+    r0OhmPerKm: positive(
+      'Any node fed by a Cable or OverheadLine edge: zero-sequence resistance per km of that circuit (earth faults; the cable table has no zero-sequence values)',
+    ),
+    x0OhmPerKm: positive('Any node fed by a Cable or OverheadLine edge: zero-sequence reactance per km of that circuit (earth faults)'),
+    c0NfPerKm: positive(
+      'Any node fed by a Cable or OverheadLine edge: zero-sequence capacitance per km of that circuit (earth faults, optional: without it the capacitance is neglected, as IEC 60909-0 does; with it, half at each end, as pandapower does)',
+    ),
     scPowerMaxMva: positive('UtilitySupply: maximum short-circuit power S″kQmax at the connection point (or scCurrentMaxKa)'),
     scPowerMinMva: positive('UtilitySupply: minimum short-circuit power S″kQmin (or scCurrentMinKa)'),
     scCurrentMaxKa: positive('UtilitySupply: maximum initial short-circuit current I″kQmax at the connection point (or scPowerMaxMva)'),
     scCurrentMinKa: positive('UtilitySupply: minimum initial short-circuit current I″kQmin (or scPowerMinMva)'),
     rxRatio: positive('UtilitySupply: RQ/XQ of the grid; Generator: RG/X″d; Motor: RM/XM'),
+    x0x1Ratio: positive('UtilitySupply: X(0)Q/X(1)Q of the grid at the connection point, both cases (earth faults; pandapower x0x_max/x0x_min)'),
+    r0x0Ratio: positive('UtilitySupply: R(0)Q/X(0)Q of the grid (earth faults; pandapower r0x0_max/r0x0_min)'),
     ratedPowerKva: positive('PowerTransformer: rated power SrT; Generator: rated power SrG'),
     hvRatedVoltageKv: positive('PowerTransformer: rated voltage of the HV winding UrTHV'),
     lvRatedVoltageKv: positive('PowerTransformer: rated voltage of the LV winding UrTLV'),
@@ -81,9 +93,38 @@ export const NodeStudy = Type.Object(
     vectorGroup: Type.Optional(
       Type.String({
         pattern: '^[YyDdZz][Nn]?[YyDdZz][Nn]?(0|1|2|3|4|5|6|7|8|9|10|11)?$',
-        description: 'PowerTransformer: vector group, e.g. `Dyn11` (recorded; the three-phase study does not need it).',
+        description:
+          'PowerTransformer: vector group, e.g. `Dyn11`: HV winding then LV winding, Y/y star, D/d delta, Z/z zig-zag, N/n the star point earthed ' +
+          '(directly, or through neutralEarthingROhm/XOhm). Earth faults: YNd and Dyn earth their star side, YNyn passes zero sequence through, ' +
+          'the others block it; zig-zag windings are not modelled. The phase-shift number is not used.',
       }),
     ),
+    uk0Percent: positive(
+      'PowerTransformer: zero-sequence short-circuit voltage uk(0) seen from the earthed star winding (earth faults; pandapower vk0_percent)',
+      {
+        maximum: 100,
+      },
+    ),
+    ur0Percent: positive('PowerTransformer: resistive part of uk(0) (earth faults; pandapower vkr0_percent)', { maximum: 100 }),
+    neutralEarthingROhm: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description:
+          'PowerTransformer with one earthed star point (YNd, Dyn), Generator with neutralEarthing `earthed`: resistance of the earthing impedance ZN ' +
+          'between star point and earth, ohms (3·ZN enters the zero-sequence impedance); absent with neutralEarthingXOhm: directly earthed; finite, ≥ 0.',
+      }),
+    ),
+    neutralEarthingXOhm: Type.Optional(
+      Type.Number({ minimum: 0, description: 'Reactance of that earthing impedance ZN (an earthing reactor), ohms; finite, ≥ 0.' }),
+    ),
+    neutralEarthing: Type.Optional(
+      Type.String({
+        enum: ['isolated', 'earthed'],
+        description:
+          'Generator: whether its star point is earthed (earth faults). `earthed` needs x0Percent, and takes neutralEarthingROhm/XOhm as its earthing impedance.',
+      }),
+    ),
+    x0Percent: positive('Generator: zero-sequence reactance X(0)G in % of the rated impedance (earth faults; R(0)G = rxRatio·X(0)G)', { maximum: 1000 }),
     ratedVoltageKv: positive('Generator: rated voltage UrG; Motor: rated voltage UrM'),
     xdSubtransientPercent: positive('Generator: subtransient reactance x″d in % of the rated impedance', { maximum: 1000 }),
     powerFactor: positive('Generator: rated cos φrG; Motor: rated cos φrM; FeederLoad: cos φ (lagging)', { maximum: 1 }),
@@ -445,8 +486,10 @@ const FaultBusId = Type.Union([Type.String(), Type.Null()], {
 })
 const CurrentRatio = Type.Number({
   description:
-    'The current this device sees over the current at the fault: 1 on the fault’s voltage level, times the rated voltage ratio of each ' +
-    'transformer between (I·UrLV/UrHV on the HV side of an LV fault); a device on a transformer node measures on its supply side.',
+    'The current this device sees over the current at the fault. Computed fault current: its branch current in the study’s fault state over ' +
+    'I″k (below 1 where a motor or other source feeds the fault from the fault’s side of it; on the HV side of a transformer the HV current). ' +
+    'Typed fault current: 1 on the fault’s voltage level, times the rated voltage ratio of each transformer between (I·UrLV/UrHV on the HV side ' +
+    'of an LV fault). A device on a transformer node measures on its supply side.',
 })
 
 export const TripTimeQuery = Type.Object(
@@ -530,7 +573,8 @@ export const CoordinationSchema = Type.Object(
           }),
           zoneEndMinFaultA: Type.Union([Type.Number(), Type.Null()], {
             description:
-              'The least fault at the zone end: the line-to-line I″k2 min (IEC 60909 minimum case, √3/2 of the three-phase I″k min), in amperes as this device sees it.',
+              'The least fault at the zone end: the line-to-line I″k2 min (IEC 60909 minimum case, √3/2 of the three-phase I″k min), in amperes as this ' +
+              "device carries it: its share of that fault from the study's minimum-case fault state (less where a generator on the fault's side of it feeds part).",
           }),
           pickupAboveMinFault: Type.Union([Type.Boolean(), Type.Null()], {
             description: 'Flag: the pickup exceeds `zoneEndMinFaultA`, so the device misses the least fault at the end of its zone.',
@@ -658,6 +702,23 @@ export const ShortCircuitQuery = Type.Object(
     fHz: Type.Optional(
       Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency (50 or 60, default 50): the equivalent frequency of κ method C.' }),
     ),
+    contributions: Type.Optional(
+      Type.Union([Type.Literal('none'), Type.Literal('largest'), Type.Literal('all')], {
+        default: 'largest',
+        description:
+          "How much of each bus's source contributions the answer lists: `largest` (the default) the 5 largest, `none` none, `all` every source " +
+          '(a network of 5 000 buses and 200 motors: 1 000 000 entries). `contributionCount` always says how many there are.',
+      }),
+    ),
+    busId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          'Only this bus: a busId of the answer or the id of any node on the bus (a node on no energised bus: no bus listed; an id that is no node ' +
+          'or bus of the network: 404).',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -666,10 +727,10 @@ export type ShortCircuitQueryInput = Static<typeof ShortCircuitQuery>
 export const ShortCircuitSchema = Type.Object(
   {
     siteId: Type.String(),
-    faultTypes: Type.Array(Type.String({ enum: ['threePhase', 'twoPhase'] }), {
+    faultTypes: Type.Array(Type.String({ enum: ['threePhase', 'twoPhase', 'singlePhaseToEarth'] }), {
       description:
-        'Three-phase and line-to-line (two-phase) faults are computed; faults to earth need zero-sequence data (earthing, cable and transformer ' +
-        'zero-sequence impedances) the network does not hold.',
+        'The faults computed: three-phase and line-to-line (two-phase) always; `singlePhaseToEarth` when at least one bus has a complete, earthed ' +
+        'zero-sequence network (`earthFaults` names the buses without one and the data they lack).',
     }),
     method: Type.String(),
     assumed: Type.Object(
@@ -720,17 +781,30 @@ export const ShortCircuitSchema = Type.Object(
           ikssTwoPhaseMinKa: Type.Number({
             description: "Line-to-line fault, minimum case (√3/2 of I″k min), kA: usually the smallest current a protection device's zone must see.",
           }),
+          ikssEarthMaxKa: Type.Union([Type.Number(), Type.Null()], {
+            description:
+              'Line-to-earth fault, maximum case: I″k1 = √3·c·Un / |Z(1) + Z(2) + Z(0)| with Z(2) = Z(1) (IEC 60909-0 §7.1.2), kA; null where ' +
+              '`earthFaults` lists the bus (zero-sequence data missing, or no path to earth).',
+          }),
+          ikssEarthMinKa: Type.Union([Type.Number(), Type.Null()], {
+            description: 'Line-to-earth fault, minimum case (cmin, the grid minimum and its Z(0), no motors), kA; null as ikssEarthMaxKa.',
+          }),
           ipKa: Type.Number({ description: 'Peak short-circuit current ip = κ·√2·I″k max, kA.' }),
           kappa: Type.Number(),
           kappaMethod: Type.String({ enum: ['radial', 'C'], description: '`radial`: κ from the R/X at the fault; `C`: IEC method C (meshed part).' }),
           xrRatio: Type.Number({ description: 'X/R of the short-circuit impedance at the bus (maximum case).' }),
           skssMaxMva: Type.Number({ description: 'S″k max = √3·Un·I″k max, MVA.' }),
+          contributionCount: Type.Integer({ description: 'How many sources contribute to a fault at this bus (all of them are computed).' }),
           contributions: Type.Array(
             Type.Object(
               { sourceId: Type.String(), sourceType: Type.String({ enum: ['UtilitySupply', 'Generator', 'Motor'] }), ikssKa: Type.Number() },
               { additionalProperties: false },
             ),
-            { description: "Each source's current into the fault (maximum case), kA referred to the bus's voltage, largest first." },
+            {
+              description:
+                "Each source's current into the fault (maximum case), kA referred to the bus's voltage, largest first: the 5 largest, all or none " +
+                'as the `contributions` query asks.',
+            },
           ),
         },
         { additionalProperties: false },
@@ -738,6 +812,29 @@ export const ShortCircuitSchema = Type.Object(
       { description: 'Every bus of a part of the network with a utility supply or a generator, in bus order.' },
     ),
     unsuppliedBusIds: Type.Array(Type.String(), { description: 'Buses of parts with no utility supply or generator: no fault current.' }),
+    earthFaults: Type.Object(
+      {
+        incompleteBusIds: Type.Array(Type.String(), {
+          description: 'Buses whose zero-sequence part (the buses lines and YNyn transformers join) lacks data: no earth-fault current.',
+        }),
+        missing: Type.Array(Type.Object({ nodeId: Type.String(), parameter: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
+          description: 'Each node and zero-sequence parameter those buses lack, the first 100. Missing zero-sequence data never fails the study (no 422).',
+        }),
+        missingCount: Type.Integer({ description: 'How many missing zero-sequence parameters there are in all.' }),
+        unearthedBusIds: Type.Array(Type.String(), {
+          description:
+            'Buses whose zero-sequence part has no path to earth (behind a delta or unearthed star winding, no earthed source): their earth-fault ' +
+            'current is capacitive, outside IEC 60909-0.',
+        }),
+      },
+      {
+        additionalProperties: false,
+        description:
+          'Earth faults where the data allows: a bus without ikssEarthMaxKa is in exactly one of these lists. Zero-sequence parameters: UtilitySupply ' +
+          'x0x1Ratio, r0x0Ratio; PowerTransformer vectorGroup, uk0Percent, ur0Percent (and neutralEarthingROhm/XOhm); Generator neutralEarthing ' +
+          '(x0Percent when earthed); cables and lines r0OhmPerKm, x0OhmPerKm (c0NfPerKm optional).',
+      },
+    ),
   },
   { additionalProperties: false },
 )

@@ -66,6 +66,35 @@ for (const dialect of testDialects()) {
       await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, xrRatio: 10 } }, '/study/xrRatio', /either urPercent or xrRatio/)
       await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, lvRatedVoltageKv: 33 } }, '/study/lvRatedVoltageKv', /below hvRatedVoltageKv/)
       await refused('PUT', `${BASE}/nodes/T1`, { nodeType: 8 }, '/study/hvRatedVoltageKv', /not a study parameter of a Motor/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, uk0Percent: 4, ur0Percent: 4 } }, '/study/ur0Percent', /below uk0Percent/)
+      await refused(
+        'PUT',
+        `${BASE}/nodes/T1`,
+        { study: { ...TX_STUDY, vectorGroup: 'Dd0', neutralEarthingROhm: 20 } },
+        '/study/neutralEarthingROhm',
+        /exactly one earthed star point/,
+      )
+      await refused(
+        'PUT',
+        `${BASE}/nodes/T1`,
+        { study: { ...TX_STUDY, vectorGroup: 'YNyn0', neutralEarthingXOhm: 5 } },
+        '/study/neutralEarthingXOhm',
+        /exactly one earthed star point/,
+      )
+      await refused(
+        'POST',
+        `${BASE}/nodes`,
+        { id: 'G', name: 'G', nodeType: 1, study: { neutralEarthing: 'isolated', neutralEarthingROhm: 10 } },
+        '/study/neutralEarthingROhm',
+        /needs neutralEarthing `earthed`/,
+      )
+      await refused(
+        'PUT',
+        `${BASE}/nodes/T1`,
+        { study: { ...TX_STUDY, neutralEarthing: 'earthed' } },
+        '/study/neutralEarthing',
+        /not a study parameter of a PowerTransformer/,
+      )
       await refused(
         'PUT',
         `${BASE}/network`,
@@ -74,6 +103,86 @@ for (const dialect of testDialects()) {
         /either scPowerMaxMva or scCurrentMaxKa/,
       )
       assert.equal(await snapshot(h, org), before)
+    })
+
+    it('earth faults: the pandapower I″k1 reference values through the API, and the buses a missing zero-sequence parameter leaves out', async (t) => {
+      const { as, asMember } = await electricalSetup(t, dialect)
+      const earth = JSON.parse(readFileSync(new URL('../../../test/fixtures/electrical/earth-fault-pandapower.json', import.meta.url), 'utf8')) as {
+        cases: Array<{
+          network: { nodes: Array<{ id: string; study?: Record<string, unknown> }>; edges: object[] }
+          expected: Array<{ busId: string; ikssEarthMaxKa: number }>
+        }>
+      }
+      await loadNetwork(as, earth.cases[0]!.network)
+      const res = await asMember('GET', `${BASE}/studies/short-circuit`)
+      assert.equal(res.statusCode, 200, res.body)
+      const study = res.json() as {
+        faultTypes: string[]
+        buses: Array<{ busId: string; ikssEarthMaxKa: number | null; ikssEarthMinKa: number | null }>
+        earthFaults: { incompleteBusIds: string[]; missing: Array<{ nodeId: string; parameter: string }>; unearthedBusIds: string[] }
+      }
+      assert.deepEqual(study.faultTypes, ['threePhase', 'twoPhase', 'singlePhaseToEarth'])
+      for (const e of earth.cases[0]!.expected) {
+        const actual = study.buses.find((b) => b.busId === e.busId)!.ikssEarthMaxKa!
+        assert.ok(Math.abs(actual - e.ikssEarthMaxKa) <= 0.01 * e.ikssEarthMaxKa, `${e.busId}: ${actual} vs ${e.ikssEarthMaxKa}`)
+      }
+      const t1 = earth.cases[0]!.network.nodes.find((n) => n.id === 'T1')!
+      const { uk0Percent: _, ...withoutUk0 } = t1.study!
+      assert.equal((await as('PUT', `${BASE}/nodes/T1`, { study: withoutUk0 })).statusCode, 200)
+      const partial = (await asMember('GET', `${BASE}/studies/short-circuit`)).json() as typeof study
+      assert.deepEqual(
+        partial.earthFaults.missing.map((m) => [m.nodeId, m.parameter]),
+        [['T1', 'uk0Percent']],
+      )
+      assert.deepEqual(partial.earthFaults.incompleteBusIds, ['B2', 'B3', 'B4'])
+      assert.deepEqual(
+        partial.buses.map((b) => [b.busId, b.ikssEarthMaxKa === null, b.ikssEarthMinKa === null]),
+        [
+          ['B1', false, false],
+          ['B2', true, true],
+          ['B3', true, true],
+          ['B4', true, true],
+        ],
+      )
+    })
+
+    it('short circuit: the caller chooses how much of the contributions and which bus; the default lists the 5 largest', async (t) => {
+      const { as, asMember } = await electricalSetup(t, dialect)
+      await loadNetwork(as, MOTOR)
+      type Answer = { buses: Array<{ busId: string; contributionCount: number; contributions: Array<{ sourceId: string; ikssKa: number }> }> }
+      const get = async (query: string) => {
+        const res = await asMember('GET', `${BASE}/studies/short-circuit${query}`)
+        assert.equal(res.statusCode, 200, res.body)
+        return res.json() as Answer
+      }
+      const all = await get('?contributions=all')
+      assert.deepEqual(
+        all.buses.map((b) => [b.busId, b.contributionCount, b.contributions.map((c) => c.sourceId)]),
+        [
+          ['B1', 2, ['B1', 'M']],
+          ['B2', 2, ['M', 'B1']],
+          ['B3', 2, ['M', 'B1']],
+        ],
+      )
+      assert.deepEqual(await get(''), all, 'two sources: the 5 largest are all of them')
+      assert.deepEqual(
+        (await get('?contributions=none')).buses.map((b) => [b.busId, b.contributionCount, b.contributions]),
+        [
+          ['B1', 2, []],
+          ['B2', 2, []],
+          ['B3', 2, []],
+        ],
+      )
+      assert.deepEqual((await get('?busId=B3')).buses, [all.buses[2]])
+      assert.deepEqual(
+        (await get('?busId=M&contributions=none')).buses.map((b) => b.busId),
+        ['B2'],
+      )
+      const unknown = await asMember('GET', `${BASE}/studies/short-circuit?busId=NOPE`)
+      assert.equal(unknown.statusCode, 404, unknown.body)
+      const bad = await asMember('GET', `${BASE}/studies/short-circuit?contributions=some`)
+      assert.equal(bad.statusCode, 400, bad.body)
+      assert.deepEqual(problemPointers(bad.body), ['/contributions'])
     })
 
     it('short circuit: the pandapower reference values within 1 % through the API; 422 naming each missing parameter', async (t) => {

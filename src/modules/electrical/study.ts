@@ -8,12 +8,36 @@ import type { NodeStudyInput } from './schemas.ts'
  * node (the node a circuit feeds records its cable, like `cableLengthM`), so any node type may carry them; the others belong to
  * the node types listed here, and a parameter sent for another type is refused (400 naming it).
  */
-export const CIRCUIT_FIELDS = ['rOhmPerKm', 'xOhmPerKm', 'ampacityA'] as const
+export const CIRCUIT_FIELDS = ['rOhmPerKm', 'xOhmPerKm', 'ampacityA', 'r0OhmPerKm', 'x0OhmPerKm', 'c0NfPerKm'] as const
 
 export const STUDY_FIELDS_BY_TYPE: Readonly<Partial<Record<number, readonly (keyof NodeStudyInput)[]>>> = {
-  [NodeType.UtilitySupply]: ['scPowerMaxMva', 'scPowerMinMva', 'scCurrentMaxKa', 'scCurrentMinKa', 'rxRatio', 'voltageSetpointPu'],
-  [NodeType.PowerTransformer]: ['ratedPowerKva', 'hvRatedVoltageKv', 'lvRatedVoltageKv', 'ukPercent', 'urPercent', 'xrRatio', 'vectorGroup'],
-  [NodeType.Generator]: ['ratedPowerKva', 'ratedVoltageKv', 'xdSubtransientPercent', 'rxRatio', 'powerFactor', 'activePowerKw', 'voltageSetpointPu'],
+  [NodeType.UtilitySupply]: ['scPowerMaxMva', 'scPowerMinMva', 'scCurrentMaxKa', 'scCurrentMinKa', 'rxRatio', 'voltageSetpointPu', 'x0x1Ratio', 'r0x0Ratio'],
+  [NodeType.PowerTransformer]: [
+    'ratedPowerKva',
+    'hvRatedVoltageKv',
+    'lvRatedVoltageKv',
+    'ukPercent',
+    'urPercent',
+    'xrRatio',
+    'vectorGroup',
+    'uk0Percent',
+    'ur0Percent',
+    'neutralEarthingROhm',
+    'neutralEarthingXOhm',
+  ],
+  [NodeType.Generator]: [
+    'ratedPowerKva',
+    'ratedVoltageKv',
+    'xdSubtransientPercent',
+    'rxRatio',
+    'powerFactor',
+    'activePowerKw',
+    'voltageSetpointPu',
+    'neutralEarthing',
+    'x0Percent',
+    'neutralEarthingROhm',
+    'neutralEarthingXOhm',
+  ],
   [NodeType.Motor]: ['ratedPowerKw', 'ratedVoltageKv', 'powerFactor', 'efficiencyPercent', 'lockedRotorRatio', 'rxRatio'],
   [NodeType.FeederLoad]: ['activePowerKw', 'powerFactor'],
 }
@@ -45,6 +69,13 @@ export function studyProblems(study: NodeStudyInput, nodeType: number, prefix = 
     at('lvRatedVoltageKv', 'must be below hvRatedVoltageKv')
   }
   if (study.urPercent !== undefined && study.ukPercent !== undefined && !(study.urPercent < study.ukPercent)) at('urPercent', 'must be below ukPercent')
+  if (study.ur0Percent !== undefined && study.uk0Percent !== undefined && !(study.ur0Percent < study.uk0Percent)) at('ur0Percent', 'must be below uk0Percent')
+  const earthingImpedance = study.neutralEarthingROhm !== undefined || study.neutralEarthingXOhm !== undefined
+  const field = study.neutralEarthingROhm !== undefined ? 'neutralEarthingROhm' : 'neutralEarthingXOhm'
+  if (earthingImpedance && nodeType === NodeType.PowerTransformer && earthedStarPoints(study.vectorGroup) !== 1) {
+    at(field, 'needs a vectorGroup with exactly one earthed star point (YNd, Dyn, YNy, Yyn)')
+  }
+  if (earthingImpedance && nodeType === NodeType.Generator && study.neutralEarthing !== 'earthed') at(field, 'needs neutralEarthing `earthed`')
   if (study.scPowerMinMva !== undefined && study.scPowerMaxMva !== undefined && study.scPowerMinMva > study.scPowerMaxMva) {
     at('scPowerMinMva', 'must not exceed scPowerMaxMva')
   }
@@ -52,4 +83,9 @@ export function studyProblems(study: NodeStudyInput, nodeType: number, prefix = 
     at('scCurrentMinKa', 'must not exceed scCurrentMaxKa')
   }
   return problems
+}
+
+/** How many windings of a vector group (`Dyn11`) have their star point earthed (an N or n); 0 when absent. */
+export function earthedStarPoints(vectorGroup: string | undefined): number {
+  return vectorGroup === undefined ? 0 : (vectorGroup.match(/n/gi) ?? []).length
 }

@@ -320,6 +320,17 @@ async function drawNetwork(box: HTMLElement, ctx: PageContext, code: string, sec
 }
 
 const kA = (value: number) => `${Number(value.toPrecision(3))} kA`
+
+/** Why buses have no I″k1 (—): the zero-sequence data they lack, the first few named, or no path to earth. */
+function earthFaultHint({ incompleteBusIds, missing, unearthedBusIds }: ShortCircuit['earthFaults']) {
+  const parts: string[] = []
+  if (incompleteBusIds.length > 0) {
+    const named = missing.slice(0, 3).map((m) => `${m.parameter} of ${m.nodeId}`)
+    parts.push(`${incompleteBusIds.length} bus(es) lack zero-sequence data (${named.join(', ')}${missing.length > 3 ? `, ${missing.length - 3} more` : ''})`)
+  }
+  if (unearthedBusIds.length > 0) parts.push(`no path to earth at ${unearthedBusIds.join(', ')}`)
+  return parts.length > 0 ? h('p', { class: 'hint earth-faults' }, `No I″k1: ${parts.join('; ')}.`) : null
+}
 const pu = (value: number) => `${value.toFixed(3)} pu`
 const kW = (value: number) => `${Number(value.toFixed(1))} kW`
 
@@ -401,7 +412,8 @@ function studyLayers(ctx: PageContext, base: string, diagram: Diagram, infos: Re
     { class: 'network-studies-bar', role: 'group', 'aria-label': 'Studies' },
     layer<ShortCircuit>({
       name: 'fault levels',
-      path: 'studies/short-circuit',
+      // The layer shows no contributions: it asks for none (the default lists the 5 largest per bus).
+      path: 'studies/short-circuit?contributions=none',
       busLabels: (study) => new Map(study.buses.map((b) => [b.busId, `I″k ${kA(b.ikssMaxKa)}`])),
       render: (study) => [
         h('h3', {}, 'Fault levels'),
@@ -409,11 +421,12 @@ function studyLayers(ctx: PageContext, base: string, diagram: Diagram, infos: Re
           'p',
           { class: 'hint' },
           `Three-phase, IEC 60909-0 (c-factors LV ${study.assumed.cFactors.lv.max}/${study.assumed.cFactors.lv.min}, ` +
-            `MV/HV ${study.assumed.cFactors.mvHv.max}/${study.assumed.cFactors.mvHv.min}); I″k max is written under each bus on the diagram.`,
+            `MV/HV ${study.assumed.cFactors.mvHv.max}/${study.assumed.cFactors.mvHv.min}); I″k max is written under each bus on the diagram. ` +
+            'I″k1: line to earth, where the zero-sequence data allows.',
         ),
         table(
           'Short-circuit currents by bus',
-          ['Bus', 'Nodes', 'Un', 'I″k max', 'I″k min', 'ip', 'X/R'],
+          ['Bus', 'Nodes', 'Un', 'I″k max', 'I″k min', 'ip', 'X/R', 'I″k1 max', 'I″k1 min'],
           study.buses.map((b) => ({
             attrs: { 'data-bus-id': b.busId },
             cells: [
@@ -424,11 +437,14 @@ function studyLayers(ctx: PageContext, base: string, diagram: Diagram, infos: Re
               kA(b.ikssMinKa),
               kA(b.ipKa),
               Number(b.xrRatio.toPrecision(3)),
+              b.ikssEarthMaxKa === null ? '—' : kA(b.ikssEarthMaxKa),
+              b.ikssEarthMinKa === null ? '—' : kA(b.ikssEarthMinKa),
             ],
           })),
           { empty: 'No bus is fed by a utility supply or a generator.' },
         ),
         study.unsuppliedBusIds.length > 0 ? h('p', { class: 'hint' }, `Not fed (no fault current): ${study.unsuppliedBusIds.join(', ')}`) : null,
+        earthFaultHint(study.earthFaults),
       ],
     }),
     layer<LoadFlow>({

@@ -11,6 +11,7 @@ import {
   faultLevelsAlong,
   logSpacedCurrents,
   minimumFaultChecks,
+  faultIndexAlong,
   pathCurrentRatios,
   resolveCurve,
   sampleCurve,
@@ -21,7 +22,7 @@ import {
 import { compareEdges, compareIds, toGraphEdge, toGraphNode } from '../rows.ts'
 import type { CoordinationQueryInput, PandapowerQueryInput, ProtectionCurvesQueryInput, ShortCircuitQueryInput, TripTimeQueryInput } from '../schemas.ts'
 import { loadFlowStudy, type LoadFlowStudy } from '../studies/load-flow-study.ts'
-import { shortCircuitStudy, type ShortCircuitResult } from '../studies/short-circuit.ts'
+import { shortCircuitSolve, type ShortCircuitSolution } from '../studies/short-circuit.ts'
 import { edgeTriples, engineeringNodes, topologyNodes } from '../store.ts'
 import type { GraphCache } from './graph-cache.ts'
 import {
@@ -54,7 +55,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
   const db = deps.handle.db
   // Study results hang on the graph they were computed from: the graph cache drops a site's graph on every write
   // of its network (graph-cache.ts), so a result never outlives the network version it describes.
-  const studies = new WeakMap<Graph, Map<string, ShortCircuitResult>>()
+  const studies = new WeakMap<Graph, Map<string, ShortCircuitSolution>>()
   const loadFlows = new WeakMap<Graph, LoadFlowStudy>()
 
   /**
@@ -93,13 +94,13 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     return path
   }
 
-  function shortCircuitOf(graph: Graph, query: ShortCircuitQueryInput): ShortCircuitResult {
+  function shortCircuitOf(graph: Graph, query: ShortCircuitQueryInput): ShortCircuitSolution {
     const options = { lvTolerancePercent: query.lvTolerancePercent === 6 ? 6 : 10, fHz: query.fHz === 60 ? 60 : 50 } as const
     const key = `${options.lvTolerancePercent}/${options.fHz}`
     let results = studies.get(graph)
     if (results === undefined) studies.set(graph, (results = new Map()))
     let result = results.get(key)
-    if (result === undefined) results.set(key, (result = shortCircuitStudy(graph, options)))
+    if (result === undefined) results.set(key, (result = shortCircuitSolve(graph, options)))
     return result
   }
 
@@ -109,26 +110,41 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
    * kept per network version like the study's own route); the current ratio of every node up to
    * `through` (422 naming a transformer rating the referral lacks, typed or not); and the study's fault levels along
    * the path for the minimum-fault checks (none, with the reason, when a typed current stands and the study cannot run).
+   * `deviceRatios`: for each path index of `devices`, the share of the fault current the node carries: from the study,
+   * its branch current over I″k (a motor on the fault's side of it feeds the fault past it), else its `ratios` entry.
    */
-  function faultAlong(graph: Graph, path: SupplyPath, through: number, query: { faultCurrentA?: number; lvTolerancePercent?: number }) {
+  function faultAlong(graph: Graph, path: SupplyPath, devices: readonly number[], query: { faultCurrentA?: number; lvTolerancePercent?: number }) {
+    const through = Math.max(0, ...devices)
     const typedA = query.faultCurrentA
     const { ratios, missing } = pathCurrentRatios(graph, path, through)
     if (missing.length > 0) throw new StudyDataMissing('referral of the fault current through transformers', missing)
-    let study: ShortCircuitResult | null = null
+    let solution: ShortCircuitSolution | null = null
     let minimumFaultCheck: { checked: boolean; detail: string | null; missing: MissingStudyData[] } = { checked: true, detail: null, missing: [] }
     try {
-      study = shortCircuitOf(graph, { lvTolerancePercent: query.lvTolerancePercent })
+      solution = shortCircuitOf(graph, { lvTolerancePercent: query.lvTolerancePercent })
     } catch (error) {
       if (typedA === undefined || !(error instanceof StudyDataMissing || error instanceof StudyTooLarge)) throw error
       const extensions = error.extensions as { missing?: MissingStudyData[] }
       minimumFaultCheck = { checked: false, detail: error.message, missing: extensions.missing ?? [] }
     }
     const byNode = new Map<string, FaultLevel>()
-    for (const bus of study?.buses ?? []) for (const id of bus.nodeIds) byNode.set(id, bus)
+    for (const bus of solution?.result.buses ?? []) for (const id of bus.nodeIds) byNode.set(id, bus)
     const levels = faultLevelsAlong(graph, path, (id) => byNode.get(id))
     if (typedA === undefined && !levels[0]) throw new NoFaultLevel(path.nodeIds[0]!)
+    const faultCurrentA = typedA ?? levels[0]!.ikssMaxKa * 1000
+    const carriedKa = typedA === undefined && solution !== null ? solution.currentsAlong(path, devices) : devices.map(() => null)
+    // For the minimum-fault checks: each device's share of a minimum-case fault at the end of its zone.
+    const zoneEndShares = devices.map((k, d) => {
+      const level = levels[d === 0 ? 0 : devices[d - 1]!]
+      const start = faultIndexAlong(graph, path, d === 0 ? 0 : devices[d - 1]!)
+      if (solution === null || !level || k < start) return null
+      const [carried] = solution.currentsAlong({ ...path, nodeIds: path.nodeIds.slice(start), edges: path.edges.slice(start) }, [k - start], 'min')
+      return carried == null ? null : carried / level.ikssMinKa
+    })
     return {
-      faultCurrentA: typedA ?? levels[0]!.ikssMaxKa * 1000,
+      faultCurrentA,
+      deviceRatios: devices.map((k, d) => (carriedKa[d] == null ? ratios[k]! : (carriedKa[d]! * 1000) / faultCurrentA)),
+      zoneEndShares,
       source: typedA === undefined ? ('shortCircuitStudy' as const) : ('typed' as const),
       faultBusId: levels[0]?.busId ?? null,
       ratios,
@@ -172,7 +188,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       const { devices, skipped } = devicesFromNodes([node])
       const device = devices[0]
       if (!device) throw new NoProtectionSettings(nodeId, skipped[0]?.reason ?? 'protectionCurve, protectionPickupA and protectionTms are not set')
-      const fault = query.faultCurrentA === undefined ? faultAlong(graph, supplyPathOf(graph, nodeId, undefined), 0, query) : null
+      const fault = query.faultCurrentA === undefined ? faultAlong(graph, supplyPathOf(graph, nodeId, undefined), [], query) : null
       const faultCurrentA = fault?.faultCurrentA ?? query.faultCurrentA!
       const outcome = tripTime(device, faultCurrentA)
       return {
@@ -200,16 +216,17 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
       const deviceIndex = devices.map((d) => path.nodeIds.indexOf(d.id))
-      const fault = faultAlong(graph, path, Math.max(0, ...deviceIndex), query)
-      const seen = devices.map((d, i) => ({ ...d, faultCurrentA: fault.faultCurrentA * fault.ratios[deviceIndex[i]!]! }))
+      const fault = faultAlong(graph, path, deviceIndex, query)
+      const seen = devices.map((d, i) => ({ ...d, faultCurrentA: fault.faultCurrentA * fault.deviceRatios[i]! }))
       const report = checkCoordination(seen, fault.faultCurrentA, { gradingMarginS: query.gradingMarginS })
       const checks = minimumFaultChecks(
         deviceIndex,
         devices.map((d) => d.pickupA),
         fault.ratios,
         fault.levels,
+        fault.zoneEndShares,
       )
-      const rows = report.rows.map((row, i) => ({ ...row, currentRatio: fault.ratios[deviceIndex[i]!]!, ...checks[i]! }))
+      const rows = report.rows.map((row, i) => ({ ...row, currentRatio: fault.deviceRatios[i]!, ...checks[i]! }))
       return {
         nodeId,
         supplyId: path.supplyId,
@@ -234,8 +251,8 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
       const deviceIndex = devices.map((d) => path.nodeIds.indexOf(d.id))
-      const fault = faultAlong(graph, path, Math.max(0, ...deviceIndex), query)
-      const ratioOf = (i: number) => fault.ratios[deviceIndex[i]!]!
+      const fault = faultAlong(graph, path, deviceIndex, query)
+      const ratioOf = (i: number) => fault.deviceRatios[i]!
       // Pickups referred to the fault's side: the currents at the fault at which each device starts to see a fault.
       const pickups = devices.map((d, i) => d.pickupA / ratioOf(i))
       const fromA = query.fromA ?? (pickups.length > 0 ? Math.min(...pickups) : null)
@@ -274,7 +291,11 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
 
     /** IEC 60909 three-phase short circuit at every bus (studies/short-circuit.ts), kept per network version. */
     async shortCircuit(orgId: OrgId, siteCode: string, query: ShortCircuitQueryInput) {
-      return { siteId: siteCode, ...shortCircuitOf(await loadGraph(orgId, siteCode), query) }
+      const graph = await loadGraph(orgId, siteCode)
+      const solution = shortCircuitOf(graph, query)
+      const { busId } = query
+      if (busId !== undefined && !graph.indexOf.has(busId) && !solution.result.buses.some((b) => b.busId === busId)) throw new NodeNotInNetwork(busId)
+      return { siteId: siteCode, ...solution.view({ contributions: query.contributions ?? 'largest', busId }) }
     },
 
     /** Newton–Raphson load flow of the network (studies/load-flow-study.ts), kept per network version; 422 for missing data. */

@@ -177,3 +177,219 @@ describe('short-circuit study (IEC 60909-0) against pandapower reference values'
     }
   })
 })
+
+interface EarthExpected {
+  busId: string
+  ikssEarthMaxKa: number
+  ikssEarthMinKa?: number
+}
+const earthFixture = JSON.parse(readFileSync(new URL('../../../../test/fixtures/electrical/earth-fault-pandapower.json', import.meta.url), 'utf8')) as {
+  cases: Array<{ name: string; network: { nodes: ElectricalNode[]; edges: ElectricalEdge[] }; expected: EarthExpected[] }>
+}
+const withStudy = (
+  network: { nodes: ElectricalNode[]; edges: ElectricalEdge[] },
+  id: string,
+  change: (study: Record<string, unknown>) => Record<string, unknown>,
+) => ({
+  nodes: network.nodes.map((n) => (n.id === id ? { ...n, study: change({ ...n.study }) as ElectricalNode['study'] } : n)),
+  edges: network.edges,
+})
+
+describe('line-to-earth faults (IEC 60909-0 I″k1) against pandapower reference values', () => {
+  for (const c of earthFixture.cases) {
+    it(c.name, () => {
+      const result = shortCircuitStudy(graphOf(c.network), { lvTolerancePercent: 10, fHz: 50 })
+      assert.deepEqual(result.faultTypes, ['threePhase', 'twoPhase', 'singlePhaseToEarth'])
+      for (const e of c.expected) {
+        const bus = result.buses.find((b) => b.busId === e.busId)!
+        within1Percent(bus.ikssEarthMaxKa!, e.ikssEarthMaxKa, `${e.busId} I″k1 max`)
+        if (e.ikssEarthMinKa !== undefined) within1Percent(bus.ikssEarthMinKa!, e.ikssEarthMinKa, `${e.busId} I″k1 min`)
+      }
+    })
+  }
+
+  it('by hand at the 110 kV bus: I″k1 = √3·c·Un / |2·ZQ + Z(0)Q| with Z(0)Q from x0x1Ratio and r0x0Ratio; a delta winding blocks the 20 kV side', () => {
+    const network = earthFixture.cases[0]!.network
+    const changed = withStudy(network, 'B1', (s) => ({ ...s, x0x1Ratio: 2, r0x0Ratio: 0.5 }))
+    const result = shortCircuitStudy(graphOf(changed), { lvTolerancePercent: 10, fHz: 50 })
+    const xq = (1.1 * 110 ** 2) / 100 / Math.sqrt(1 + 0.35 ** 2)
+    const expected = (Math.sqrt(3) * 1.1 * 110) / Math.hypot(2 * 0.35 * xq + 0.5 * 2 * xq, 2 * xq + 2 * xq)
+    const b1 = result.buses.find((b) => b.busId === 'B1')!
+    assert.ok(Math.abs(b1.ikssEarthMaxKa! - expected) < 1e-9, `${b1.ikssEarthMaxKa} vs ${expected}`)
+    // YNd: the 20 kV buses have no path to earth.
+    const ynd = shortCircuitStudy(graphOf(earthFixture.cases[1]!.network), { lvTolerancePercent: 10, fHz: 50 })
+    assert.deepEqual(ynd.earthFaults.unearthedBusIds, ['B2', 'B3', 'B4'])
+    assert.deepEqual(
+      ynd.buses.map((b) => [b.busId, b.ikssEarthMaxKa === null]),
+      [
+        ['B1', false],
+        ['B2', true],
+        ['B3', true],
+        ['B4', true],
+      ],
+    )
+  })
+
+  it('missing zero-sequence data leaves the buses of its zero-sequence part without I″k1 and names node and parameter; the rest is computed (no 422)', () => {
+    const network = earthFixture.cases[0]!.network
+    const noR0 = withStudy(network, 'B4', ({ r0OhmPerKm: _, ...s }) => s)
+    const result = shortCircuitStudy(graphOf(noR0), { lvTolerancePercent: 10, fHz: 50 })
+    assert.deepEqual(result.faultTypes, ['threePhase', 'twoPhase', 'singlePhaseToEarth'])
+    assert.deepEqual(result.earthFaults.incompleteBusIds, ['B2', 'B3', 'B4'])
+    assert.deepEqual(
+      result.earthFaults.missing.map((m) => [m.nodeId, m.parameter]),
+      [['B4', 'r0OhmPerKm']],
+    )
+    assert.deepEqual(
+      result.buses.map((b) => [b.busId, b.ikssEarthMaxKa === null, b.ikssEarthMinKa === null]),
+      [
+        ['B1', false, false],
+        ['B2', true, true],
+        ['B3', true, true],
+        ['B4', true, true],
+      ],
+    )
+    // Without a vector group nothing is known of either side; without the grid's ratios, of the 110 kV bus.
+    const bare = withStudy(
+      withStudy(network, 'B1', ({ x0x1Ratio: _, ...s }) => s),
+      'T1',
+      ({ vectorGroup: _, ...s }) => s,
+    )
+    const none = shortCircuitStudy(graphOf(bare), { lvTolerancePercent: 10, fHz: 50 })
+    assert.deepEqual(none.faultTypes, ['threePhase', 'twoPhase'])
+    assert.deepEqual(
+      none.earthFaults.missing.map((m) => [m.nodeId, m.parameter]),
+      [
+        ['B1', 'x0x1Ratio'],
+        ['T1', 'vectorGroup'],
+      ],
+    )
+    assert.deepEqual(none.earthFaults.incompleteBusIds, ['B1', 'B2', 'B3', 'B4'])
+    // A network with no zero-sequence data at all: the answer lists the first 100 and counts them all.
+    const bare300 = shortCircuitStudy(graphOf(feeder(300)), { lvTolerancePercent: 10, fHz: 50 })
+    assert.equal(bare300.earthFaults.missing.length, 100)
+    assert.equal(bare300.earthFaults.missingCount, 2 + 2 * 299)
+    assert.equal(bare300.earthFaults.incompleteBusIds.length, 300)
+  })
+
+  it('an earthing impedance adds 3·ZN; a YNyn transformer passes zero sequence through; an earthed generator earths its bus', () => {
+    const network = earthFixture.cases[0]!.network
+    // Without line capacitances, at B2 by hand: Z(1) = ZQ (1.1·20²/100 Ω at R/X 0.35) + KT·ZT/2, Z(0) = (KT·Z(0)T + 3·20 Ω)/2.
+    const noC0 = (s: Record<string, unknown>) => ({ ...s, c0NfPerKm: undefined })
+    const resistor = (s: Record<string, unknown>) => ({ ...s, neutralEarthingROhm: 20 })
+    const earthed = withStudy(withStudy(withStudy(withStudy(network, 'T1', resistor), 'T2', resistor), 'B3', noC0), 'B4', noC0)
+    const b2 = shortCircuitStudy(graphOf(earthed), { lvTolerancePercent: 10, fHz: 50 }).buses.find((b) => b.busId === 'B2')!
+    const xq = 4.4 / Math.sqrt(1 + 0.35 ** 2)
+    const xt = Math.sqrt(0.112 ** 2 - 0.00282 ** 2)
+    const kt = (0.95 * 1.1) / (1 + 0.6 * xt)
+    const [r1, x1] = [0.35 * xq + (kt * 0.00282 * 16) / 2, xq + (kt * xt * 16) / 2]
+    const [r0, x0] = [(kt * 0.004 * 16 + 60) / 2, (kt * Math.sqrt(0.05 ** 2 - 0.004 ** 2) * 16) / 2]
+    const byHand = (Math.sqrt(3) * 1.1 * 20) / Math.hypot(2 * r1 + r0, 2 * x1 + x0)
+    assert.ok(Math.abs(b2.ikssEarthMaxKa! - byHand) < 1e-9, `${b2.ikssEarthMaxKa} vs ${byHand}`)
+    const ynyn = withStudy(
+      withStudy(
+        withStudy(
+          withStudy(network, 'T1', (s) => ({ ...s, vectorGroup: 'YNyn0' })),
+          'T2',
+          (s) => ({ ...s, vectorGroup: 'YNyn0' }),
+        ),
+        'B3',
+        noC0,
+      ),
+      'B4',
+      noC0,
+    )
+    const through = shortCircuitStudy(graphOf(ynyn), { lvTolerancePercent: 10, fHz: 50 })
+    assert.deepEqual(through.earthFaults, { incompleteBusIds: [], missing: [], missingCount: 0, unearthedBusIds: [] })
+    // At the 110 kV bus the 20 kV side adds no path to earth (the only earth is the grid's), so I″k1 is the Dyn case's.
+    within1Percent(through.buses[0]!.ikssEarthMaxKa!, 0.52209347337, 'B1 behind YNyn')
+    // Behind YNd transformers the 20 kV side is unearthed until a generator there has its star point earthed.
+    const ynd = earthFixture.cases[1]!.network
+    const gen = {
+      nodes: [
+        ...ynd.nodes,
+        {
+          id: 'G',
+          nodeType: 1,
+          study: { ratedPowerKva: 10000, ratedVoltageKv: 20, xdSubtransientPercent: 15, rxRatio: 0.05, powerFactor: 0.8, neutralEarthing: 'isolated' },
+        },
+      ] as ElectricalNode[],
+      edges: [...ynd.edges, { sourceId: 'G', targetId: 'B2', edgeType: 2 }],
+    }
+    const isolated = shortCircuitStudy(graphOf(gen), { lvTolerancePercent: 10, fHz: 50 })
+    assert.deepEqual(isolated.earthFaults.unearthedBusIds, ['B2', 'B3', 'B4'])
+    const earthedGen = shortCircuitStudy(graphOf(withStudy(gen, 'G', (s) => ({ ...s, neutralEarthing: 'earthed', x0Percent: 5 }))), {
+      lvTolerancePercent: 10,
+      fHz: 50,
+    })
+    assert.deepEqual(earthedGen.earthFaults.unearthedBusIds, [])
+    assert.ok(earthedGen.buses.every((b) => (b.ikssEarthMaxKa ?? 0) > 0))
+    const unknown = shortCircuitStudy(graphOf(withStudy(gen, 'G', ({ neutralEarthing: _, ...s }) => s)), { lvTolerancePercent: 10, fHz: 50 })
+    assert.deepEqual(
+      unknown.earthFaults.missing.map((m) => [m.nodeId, m.parameter]),
+      [['G', 'neutralEarthing']],
+    )
+  })
+})
+
+describe('short-circuit answers of a chosen size', () => {
+  // A 400 V board fed by the grid with seven motors on it, and a second board 20 m away.
+  const MOTOR = { ratedPowerKw: 100, ratedVoltageKv: 0.4, powerFactor: 0.85, efficiencyPercent: 95, lockedRotorRatio: 6, rxRatio: 0.3 }
+  const network = {
+    nodes: [
+      { id: 'G', nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } },
+      { id: 'MSB', nodeType: 3, ratedVoltageV: 400 },
+      { id: 'SUB', nodeType: 3, ratedVoltageV: 400, cableLengthM: 20, study: { rOhmPerKm: 0.2, xOhmPerKm: 0.08 } },
+      ...Array.from({ length: 7 }, (_, i) => ({ id: `M${i + 1}`, nodeType: 8, study: { ...MOTOR, ratedPowerKw: 100 + 10 * i } })),
+    ] as ElectricalNode[],
+    edges: [
+      { sourceId: 'G', targetId: 'MSB', edgeType: 2 },
+      { sourceId: 'MSB', targetId: 'SUB', edgeType: 0 },
+      ...Array.from({ length: 7 }, (_, i) => ({ sourceId: 'MSB', targetId: `M${i + 1}`, edgeType: 2 })),
+    ],
+  }
+  const options = { lvTolerancePercent: 10, fHz: 50 } as const
+
+  it('`largest` keeps the 5 largest of each bus, `none` none, `all` every one; contributionCount says how many; the figures are the same', () => {
+    const all = shortCircuitStudy(graphOf(network), options, { contributions: 'all' })
+    const largest = shortCircuitStudy(graphOf(network), options, { contributions: 'largest' })
+    const none = shortCircuitStudy(graphOf(network), options, { contributions: 'none' })
+    assert.deepEqual(
+      all.buses.map((b) => [b.busId, b.contributionCount, b.contributions.length]),
+      [
+        ['G', 8, 8],
+        ['SUB', 8, 8],
+      ],
+    )
+    assert.deepEqual(
+      largest.buses.map((b) => [b.contributionCount, b.contributions]),
+      all.buses.map((b) => [8, b.contributions.slice(0, 5)]),
+    )
+    assert.deepEqual(
+      largest.buses[0]!.contributions.map((c) => c.sourceId),
+      ['G', 'M7', 'M6', 'M5', 'M4'],
+    )
+    assert.deepEqual(
+      none.buses.map((b) => [b.contributionCount, b.contributions]),
+      [
+        [8, []],
+        [8, []],
+      ],
+    )
+    assert.deepEqual({ ...none, buses: none.buses.map(({ contributions: _, ...b }) => b) }, { ...all, buses: all.buses.map(({ contributions: _, ...b }) => b) })
+  })
+
+  it('`busId` keeps one bus, named by its busId or by any node on it', () => {
+    const byBus = shortCircuitStudy(graphOf(network), options, { contributions: 'all', busId: 'SUB' })
+    assert.deepEqual(
+      byBus.buses.map((b) => [b.busId, b.contributions.length]),
+      [['SUB', 8]],
+    )
+    const byNode = shortCircuitStudy(graphOf(network), options, { contributions: 'largest', busId: 'M3' })
+    assert.deepEqual(
+      byNode.buses.map((b) => [b.busId, b.contributions.length]),
+      [['G', 5]],
+    )
+    assert.deepEqual(shortCircuitStudy(graphOf(network), options, { contributions: 'none', busId: 'nowhere' }).buses, [])
+  })
+})

@@ -1,10 +1,12 @@
 import { EdgeType, NodeType } from '../codes.ts'
-import { StudyDataMissing, StudyTooLarge } from '../errors.ts'
+import { StudyDataMissing, StudyTooLarge, type MissingStudyData } from '../errors.ts'
 import { UnionFind } from '../pandapower.ts'
-import type { ElectricalNode, Graph } from '../topology.ts'
+import type { ElectricalNode, Graph, SupplyPath } from '../topology.ts'
 import { factorBlocks, orderBlockPattern, solveBlocks } from './load-flow-sparse.ts'
 import { inverseDiagonal } from './sparse-inverse.ts'
+import { currentsIntoPath } from './device-currents.ts'
 import { studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
+import { zeroSequenceNetwork, zeroSequenceOf, type Case, type SequenceBranch, type SequenceShunt } from './zero-sequence.ts'
 
 /**
  * Three-phase short-circuit currents by IEC 60909-0 (2016): the equivalent voltage source c·Un/√3 at the fault,
@@ -25,8 +27,15 @@ import { studyBuses, studyParameters, type CableFromSizeUsed } from './study-bus
  * - ip = κ·√2·I″k(max): κ = 1.02 + 0.98·e^(−3R/X) with R/X of the fault's impedance in a radial part of the
  *   network, by method C (equivalent frequency fc = 20 Hz at 50 Hz, 24 Hz at 60 Hz) where the part is meshed.
  * - Each source's contribution is the current through its internal impedance, referred to the faulted bus.
- * Not computed: two-phase and single-phase-to-earth faults (they need negative and zero sequence data), power
- * station units (KS), three-winding transformers, UPS/battery contributions.
+ * - Line-to-earth faults (§6.3.3, §7.1.2): I″k1 = √3·c·Un / |Z(1) + Z(2) + Z(0)| with Z(2) = Z(1), in both cases. The
+ *   zero sequence (zero-sequence.ts): the grid's Z(0)Q = (r0x0Ratio + j)·x0x1Ratio·X(1)Q of the case; a cable or line
+ *   `cableLengthM` × (`r0OhmPerKm` + j`x0OhmPerKm`), its zero-sequence capacitance where `c0NfPerKm` is given (half at each end, as
+ *   pandapower; IEC 60909-0 neglects it, and it never earths a part by itself); a transformer by its vector group, KT·(uR(0) + j·uX(0))·UrT²/SrT
+ *   from the star side it earths plus 3·ZN (YNd, Dyn) or through it (YNyn); an earthed generator
+ *   KG·(rxRatio + j)·X(0)G + 3·ZN; motors are not earthed. Missing zero-sequence data
+ *   does not fail the study: the buses it leaves without a current are listed with what they lack (`earthFaults`).
+ * Not computed: power station units (KS), three-winding transformers, UPS/battery contributions, earth faults in
+ * isolated or resonant-earthed parts (capacitive currents).
  */
 
 export interface ShortCircuitOptions {
@@ -51,14 +60,32 @@ export interface BusShortCircuit {
   /** Line-to-line fault, Z(2) = Z(1): √3/2 of the three-phase currents (IEC 60909-0 §7.2, far from generators). */
   readonly ikssTwoPhaseMaxKa: number
   readonly ikssTwoPhaseMinKa: number
+  /** Line-to-earth fault, maximum and minimum case; null where `earthFaults` says why. */
+  readonly ikssEarthMaxKa: number | null
+  readonly ikssEarthMinKa: number | null
   readonly ipKa: number
   readonly kappa: number
   readonly kappaMethod: 'radial' | 'C'
   /** X/R of the short-circuit impedance at the bus, maximum case. */
   readonly xrRatio: number
   readonly skssMaxMva: number
+  /** How many sources contribute at the bus; `contributions` lists all of them, the largest few or none (`ContributionsView`). */
+  readonly contributionCount: number
   readonly contributions: SourceContribution[]
 }
+
+/**
+ * How much of the contributions an answer carries: `none`; `largest`, each bus's LARGEST_CONTRIBUTIONS largest (the
+ * default: 5 000 buses × 200 motors would otherwise be 1 000 000 entries); `all`. `busId` keeps one bus, named by
+ * its busId or any node on it.
+ */
+export interface ContributionsView {
+  readonly contributions: 'none' | 'largest' | 'all'
+  readonly busId?: string
+}
+export const LARGEST_CONTRIBUTIONS = 5
+/** Missing zero-sequence parameters listed in an answer (a network without any lists two or more per cable). */
+export const MAX_MISSING_LISTED = 100
 
 export interface CorrectionFactor {
   readonly nodeId: string
@@ -66,8 +93,10 @@ export interface CorrectionFactor {
   readonly value: number
 }
 
+export type FaultType = 'threePhase' | 'twoPhase' | 'singlePhaseToEarth'
+
 export interface ShortCircuitResult {
-  readonly faultTypes: ['threePhase', 'twoPhase']
+  readonly faultTypes: FaultType[]
   readonly method: string
   readonly assumed: {
     readonly lvTolerancePercent: number
@@ -81,6 +110,15 @@ export interface ShortCircuitResult {
   readonly buses: BusShortCircuit[]
   /** Buses in parts of the network with no utility supply or generator: no fault current, not listed in `buses`. */
   readonly unsuppliedBusIds: string[]
+  readonly earthFaults: {
+    /** Buses whose zero-sequence part lacks data: no earth-fault current; `missing` names each node and parameter. */
+    readonly incompleteBusIds: string[]
+    /** The first MAX_MISSING_LISTED; `missingCount` counts them all. */
+    readonly missing: MissingStudyData[]
+    readonly missingCount: number
+    /** Buses whose zero-sequence part has no path to earth (isolated, or behind a winding that blocks zero sequence). */
+    readonly unearthedBusIds: string[]
+  }
 }
 
 const { UtilitySupply, Generator, PowerTransformer, Motor, UpsBattery } = NodeType
@@ -94,22 +132,9 @@ const { UtilitySupply, Generator, PowerTransformer, Motor, UpsBattery } = NodeTy
 export const MAX_STUDY_BUSES = 10_000
 const SQRT3 = Math.sqrt(3)
 
-type Case = 'max' | 'min'
-interface Shunt {
-  readonly bus: number
+interface Shunt extends SequenceShunt {
   readonly node: ElectricalNode
   readonly kind: SourceContribution['sourceType']
-  /** Impedance in ohms at the bus's nominal voltage, per case (null: absent in that case). */
-  readonly zOhm: Record<Case, readonly [number, number] | null>
-}
-interface Branch {
-  readonly from: number
-  readonly to: number
-  /** Impedance in ohms referred to the `to` side's nominal voltage. */
-  readonly r: number
-  readonly x: number
-  /** Off-nominal ratio on the `from` side (1 for a line). */
-  readonly t: number
 }
 
 function cFactors(kv: number, options: ShortCircuitOptions): { max: number; min: number } {
@@ -118,14 +143,35 @@ function cFactors(kv: number, options: ShortCircuitOptions): { max: number; min:
 }
 
 /** The study; 422 (`StudyDataMissing`) naming every node and parameter it lacks. */
-export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): ShortCircuitResult {
+export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions, view: ContributionsView = { contributions: 'all' }): ShortCircuitResult {
+  return shortCircuitSolve(graph, options).view(view)
+}
+
+/** The study and its solved network, kept together (per network version) for the protection reads. */
+export interface ShortCircuitSolution {
+  /** The answer without contributions (`contributionCount` still stated). */
+  readonly result: ShortCircuitResult
+  /** The answer as a caller asks for it (no bus when `busId` names none the study has). */
+  readonly view: (view: ContributionsView) => ShortCircuitResult
+  /**
+   * For a three-phase fault (maximum case unless `caseName` says) at the path's first node, the current (kA) each node at a path index of
+   * `at` carries in from its supply side (device-currents.ts): its branch current, not the bus's I″k. Null where the
+   * study has no bus for the fault.
+   */
+  readonly currentsAlong: (path: SupplyPath, at: readonly number[], caseName?: Case) => (number | null)[]
+}
+
+export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): ShortCircuitSolution {
   const { nodes, edges, edgeSource, edgeTarget, adjStart } = graph
   const { missing, need, num, cablesFromSize, cableOhms } = studyParameters()
   const notModelled: { nodeId: string; reason: string }[] = []
   const { busCount, termBase, isPair, conflicts, bus, busOf, busOfTerm, busOfNode, vn, nodesOnBus, nameOf } = studyBuses(graph)
 
   // Branches and energised parts: buses joined by lines and transformers.
-  const branches: Branch[] = []
+  const branches: SequenceBranch[] = []
+  const branchOfEdge = new Map<number, SequenceBranch>()
+  const branchOfTransformer = new Map<number, SequenceBranch>()
+  const zero = zeroSequenceNetwork(busCount)
   const parts = new UnionFind(busCount)
   const correction: CorrectionFactor[] = []
   const kvOf = (bus: number) => vn[bus] ?? Number.NaN
@@ -135,9 +181,24 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     const from = busOf(edgeSource[e]!, e)
     const to = busOf(edgeTarget[e]!, e)
     if (from === to) continue
-    const { rOhm, xOhm } = cableOhms(nodes[edgeTarget[e]!]!, type)
+    const fed = nodes[edgeTarget[e]!]!
+    const { rOhm, xOhm } = cableOhms(fed, type)
     parts.union(from, to)
-    branches.push({ from, to, r: rOhm, x: xOhm, t: 1 })
+    const branch = { from, to, r: rOhm, x: xOhm, t: 1 }
+    branches.push(branch)
+    branchOfEdge.set(e, branch)
+    const why = 'the zero-sequence impedance of the cable or line feeding this node'
+    const r0 = zero.num(fed, 'r0OhmPerKm', why, [from, to])
+    const x0 = zero.num(fed, 'x0OhmPerKm', why, [from, to])
+    const km = (fed.cableLengthM ?? Number.NaN) / 1000
+    zero.join(from, to)
+    zero.branches.push({ from, to, r: r0 * km, x: x0 * km, t: 1 })
+    const c0 = fed.study?.c0NfPerKm
+    if (typeof c0 === 'number') {
+      // Half the line's zero-sequence capacitance at each end: −j/(ω·C/2) ohms to earth.
+      const z = [0, -1 / (Math.PI * options.fHz * c0 * km * 1e-9)] as const
+      for (const at of [from, to]) zero.capacitances.push({ bus: at, zOhm: { max: z, min: z } })
+    }
   }
   const shunts: Shunt[] = []
   for (let i = 0; i < nodes.length; i++) {
@@ -172,7 +233,38 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       correction.push({ nodeId: node.id, factor: 'KT', value: kt })
       // ZT at the LV rating, per unit on the LV bus's nominal voltage; the rated ratio over the ratio of the
       // nominal voltages is the off-nominal ratio on the HV side.
-      branches.push({ from: hv, to: lv, r: kt * rT, x: kt * xT, t: hvKv / lvKv / (kvOf(hv) / kvOf(lv)) })
+      const t = hvKv / lvKv / (kvOf(hv) / kvOf(lv))
+      const branch = { from: hv, to: lv, r: kt * rT, x: kt * xT, t }
+      branches.push(branch)
+      branchOfTransformer.set(i, branch)
+      const group = node.study?.vectorGroup
+      const kind = typeof group === 'string' ? zeroSequenceOf(group) : null
+      if (kind === null) zero.need(node, 'vectorGroup', 'which windings pass zero sequence and which are earthed', [hv, lv])
+      else if (kind === 'zigzag') zero.need(node, 'vectorGroup', `zig-zag windings (${group}) are not modelled`, [hv, lv])
+      else if (kind !== 'blocked') {
+        // uk(0) from the earthed winding (the LV one for YNyn, as ukr), at that winding's rated voltage.
+        const onHv = kind === 'hvShunt'
+        const sides = kind === 'series' ? [hv, lv] : [onHv ? hv : lv]
+        const why0 = 'the zero-sequence impedance of the transformer'
+        const uk0 = zero.num(node, 'uk0Percent', why0, sides)
+        const ur0 = zero.num(node, 'ur0Percent', why0, sides)
+        const zBase0 = (onHv ? hvKv : lvKv) ** 2 / sMva
+        const r0 = (ur0 / 100) * zBase0
+        const x0 = Math.sqrt(Math.max(((uk0 / 100) * zBase0) ** 2 - r0 * r0, 0))
+        if (kind === 'series') {
+          zero.join(hv, lv)
+          zero.branches.push({ from: hv, to: lv, r: kt * r0, x: kt * x0, t })
+        } else {
+          const [rn, xn] = zero.earthing(node)
+          const z = [kt * r0 + rn, kt * x0 + xn] as const
+          zero.shunts.push({ bus: sides[0]!, zOhm: { max: z, min: z } })
+        }
+      } else if (/n/i.test(group as string)) {
+        notModelled.push({
+          nodeId: node.id,
+          reason: `earth faults: ${group as string} passes no zero sequence (its magnetising zero-sequence impedance is neglected)`,
+        })
+      }
       continue
     }
     if (node.nodeType === UtilitySupply) {
@@ -194,7 +286,14 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
         return [rx * xq, xq] as const
       }
       const c = cFactors(kv ?? Number.NaN, options)
-      shunts.push({ bus: at, node, kind: 'UtilitySupply', zOhm: { max: z(c.max, sMax), min: z(c.min, sMin) } })
+      const zMaxQ = z(c.max, sMax)
+      const zMinQ = z(c.min, sMin)
+      shunts.push({ bus: at, node, kind: 'UtilitySupply', zOhm: { max: zMaxQ, min: zMinQ } })
+      const why0 = 'the zero-sequence impedance of the grid'
+      const x0x1 = zero.num(node, 'x0x1Ratio', why0, [at])
+      const r0x0 = zero.num(node, 'r0x0Ratio', why0, [at])
+      const z0 = (xq: number) => [r0x0 * x0x1 * xq, x0x1 * xq] as const
+      zero.shunts.push({ bus: at, zOhm: { max: z0(zMaxQ[1]), min: z0(zMinQ[1]) } })
     } else if (node.nodeType === Generator) {
       const why = 'generator subtransient impedance'
       const sMva = num(node, 'ratedPowerKva', why) / 1000
@@ -208,6 +307,14 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       correction.push({ nodeId: node.id, factor: 'KG', value: kg })
       const z = [kg * rx * xdOhm, kg * xdOhm] as const
       shunts.push({ bus: at, node, kind: 'Generator', zOhm: { max: z, min: z } })
+      const earthed = node.study?.neutralEarthing
+      if (earthed === undefined) zero.need(node, 'neutralEarthing', 'whether the star point is earthed', [at])
+      else if (earthed === 'earthed') {
+        const x0Ohm = (zero.num(node, 'x0Percent', 'the zero-sequence impedance of the generator', [at]) / 100) * ((urKv * urKv) / sMva)
+        const [rn, xn] = zero.earthing(node)
+        const z0 = [kg * rx * x0Ohm + rn, kg * x0Ohm + xn] as const
+        zero.shunts.push({ bus: at, zOhm: { max: z0, min: z0 } })
+      }
     } else if (node.nodeType === Motor) {
       const why = 'motor locked-rotor impedance'
       const pMw = num(node, 'ratedPowerKw', why) / 1000
@@ -263,18 +370,26 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     n,
     branches.flatMap((br) => (index[br.from] === -1 || index[br.to] === -1 ? [] : [[index[br.from]!, index[br.to]!] as const])),
   )
-  const factored = (caseName: Case, xScale: number) => {
-    const values = new Float64Array(4 * pattern.blockCount)
+  /** Y of one sequence on `on` (the buses of `idx` ≠ −1), factored: positive and negative share it, zero has its own. */
+  const factor = (
+    on: ReturnType<typeof orderBlockPattern>,
+    idx: Int32Array,
+    series: readonly SequenceBranch[],
+    toEarth: readonly SequenceShunt[],
+    caseName: Case,
+    xScale: number,
+  ) => {
+    const values = new Float64Array(4 * on.blockCount)
     const add = (i: number, j: number, g: number, b: number) => {
-      const at = pattern.slot[i]!.get(j)!
+      const at = on.slot[i]!.get(j)!
       values[at] = values[at]! + g
       values[at + 1] = values[at + 1]! - b
       values[at + 2] = values[at + 2]! + b
       values[at + 3] = values[at + 3]! + g
     }
-    for (const br of branches) {
-      const f = index[br.from]!
-      const t = index[br.to]!
+    for (const br of series) {
+      const f = idx[br.from]!
+      const t = idx[br.to]!
       if (f === -1 || t === -1) continue
       const zb = vn[br.to]! ** 2 // per unit on 1 MVA
       const r = br.r / zb
@@ -287,9 +402,9 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       add(f, t, -g / br.t, -b / br.t)
       add(t, f, -g / br.t, -b / br.t)
     }
-    for (const s of shunts) {
+    for (const s of toEarth) {
       const z = s.zOhm[caseName]
-      const k = index[s.bus]!
+      const k = idx[s.bus]!
       if (z === null || k === -1) continue
       const zb = vn[s.bus]! ** 2
       const r = z[0] / zb
@@ -297,22 +412,47 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       const d = r * r + x * x
       add(k, k, r / d, -x / d)
     }
-    const inverses = new Float64Array(4 * n)
-    // Every studied part holds a source with an impedance to ground: Y is regular unless an impedance is 0 or huge.
-    if (!factorBlocks(pattern, values, inverses)) throw new Error('singular admittance matrix')
+    const inverses = new Float64Array(4 * on.size)
+    // Every studied part holds an impedance to the reference: Y is regular unless an impedance is 0 or huge.
+    if (!factorBlocks(on, values, inverses)) throw new Error('singular admittance matrix')
     return { values, inverses }
   }
+  const factored = (caseName: Case, xScale: number) => factor(pattern, index, branches, shunts, caseName, xScale)
   /** Z_kk for every studied bus k: (re, im) at 2k, 2k + 1. */
   const diagonal = ({ values, inverses }: ReturnType<typeof factored>) => inverseDiagonal(pattern, values, inverses)
   const buses: BusShortCircuit[] = []
-  if (n === 0) return result()
-  const zMin = diagonal(factored('min', 1))
+  const earth = zero.classify(studied)
+  if (n === 0) return { result: result(), view: () => result(), currentsAlong: (_path, at) => at.map(() => null) }
+  // The zero sequence on the buses that have it complete and earthed: Z(0)kk, (re, im) at 2k, 2k + 1 of index0.
+  const index0 = new Int32Array(busCount).fill(-1)
+  earth.computed.forEach((b, k) => {
+    index0[b] = k
+  })
+  const pattern0 = orderBlockPattern(
+    earth.computed.length,
+    zero.branches.flatMap((br) => (index0[br.from] === -1 || index0[br.to] === -1 ? [] : [[index0[br.from]!, index0[br.to]!] as const])),
+  )
+  const zero0 = (caseName: Case) => {
+    const { values, inverses } = factor(pattern0, index0, zero.branches, [...zero.shunts, ...zero.capacitances], caseName, 1)
+    return inverseDiagonal(pattern0, values, inverses)
+  }
+  const z0Max = earth.computed.length > 0 ? zero0('max') : null
+  const z0Min = earth.computed.length > 0 ? zero0('min') : null
+  /** I″k1 = √3·c / |2·Z(1) + Z(0)| per unit on 1 MVA, times iBase·√3 = 1/Un. */
+  const earthFault = (b: number, c: number, z1: Float64Array, k: number, z0: Float64Array | null) => {
+    const k0 = index0[b]!
+    if (k0 === -1 || z0 === null) return null
+    return (Math.sqrt(3) * c) / (vn[b]! * Math.hypot(2 * z1[2 * k]! + z0[2 * k0]!, 2 * z1[2 * k + 1]! + z0[2 * k0 + 1]!))
+  }
+  const min = factored('min', 1)
+  const zMin = diagonal(min)
   const zFc = studied.some(meshed) ? diagonal(factored('max', fc / options.fHz)) : null
   const max = factored('max', 1)
   const zMax = diagonal(max)
   // I_s = y_s · Z_jk · I_f with I_f = c / Z_kk (per unit), referred to the faulted bus k: column j of Z (Z is
   // symmetric) gives Z_jk for every k, one sparse solve per bus holding sources.
-  const contributions: SourceContribution[][] = Array.from({ length: n }, () => [])
+  // Each source's share at every bus, one column a source (8 bytes a bus), materialised only for the answers that ask.
+  const sources: { readonly shunt: Shunt; readonly ikssKa: Float64Array }[] = []
   const shuntsAt = new Map<number, Shunt[]>()
   for (const s of shunts) {
     const j = index[s.bus]!
@@ -332,10 +472,9 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
     for (const s of here) {
       const zb = vn[s.bus]! ** 2
       const zs = Math.hypot(s.zOhm.max![0] / zb, s.zOhm.max![1] / zb)
-      for (let k = 0; k < n; k++) {
-        const ikssKa = (Math.hypot(column[2 * k]!, column[2 * k + 1]!) / zs) * ikssPerZ[k]!
-        contributions[k]!.push({ sourceId: s.node.id, sourceType: s.kind, ikssKa })
-      }
+      const ikssKa = new Float64Array(n)
+      for (let k = 0; k < n; k++) ikssKa[k] = (Math.hypot(column[2 * k]!, column[2 * k + 1]!) / zs) * ikssPerZ[k]!
+      sources.push({ shunt: s, ikssKa })
     }
   }
   for (let k = 0; k < n; k++) {
@@ -358,22 +497,115 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       ikssMinKa,
       ikssTwoPhaseMaxKa: (SQRT3 / 2) * ikssMaxKa,
       ikssTwoPhaseMinKa: (SQRT3 / 2) * ikssMinKa,
+      ikssEarthMaxKa: earthFault(b, c.max, zMax, k, z0Max),
+      ikssEarthMinKa: earthFault(b, c.min, zMin, k, z0Min),
       ipKa: kappa * Math.SQRT2 * ikssMaxKa,
       kappa,
       kappaMethod: isMeshed ? 'C' : 'radial',
       xrRatio: zx / zr,
       skssMaxMva: SQRT3 * kv * ikssMaxKa,
-      contributions: contributions[k]!.sort((p, q) => q.ikssKa - p.ikssKa),
+      contributionCount: sources.length,
+      contributions: [],
     })
   }
-  return result()
+  const shuntOf = (i: number, caseName: Case): readonly [number, number] | null => {
+    const here = shuntsOfNode.get(i)?.filter((s) => s.zOhm[caseName] !== null)
+    if (here === undefined || here.length === 0) return null
+    let [g, b] = [0, 0]
+    for (const s of here) {
+      const zb = vn[s.bus]! ** 2
+      const [r, x] = [s.zOhm[caseName]![0] / zb, s.zOhm[caseName]![1] / zb]
+      const d = r * r + x * x
+      g += r / d
+      b -= x / d
+    }
+    return [g, b]
+  }
+  const shuntsOfNode = new Map<number, Shunt[]>()
+  for (const s of shunts) {
+    if (s.zOhm.max === null || index[s.bus] === -1) continue
+    const i = graph.indexOf.get(s.node.id)!
+    shuntsOfNode.set(i, [...(shuntsOfNode.get(i) ?? []), s])
+  }
+  const currentsAlong = (path: SupplyPath, at: readonly number[], caseName: Case = 'max'): (number | null)[] => {
+    const faultNode = graph.indexOf.get(path.nodeIds[0]!)!
+    const kf = index[busOfNode(faultNode)]!
+    if (kf === -1) return at.map(() => null)
+    // Z column of the faulted bus (Z is symmetric), I_f = c/Z_ff, ΔV = −Z_·f·I_f.
+    const zCol = new Float64Array(2 * n)
+    zCol[2 * kf] = 1
+    const factors = caseName === 'max' ? max : min
+    solveBlocks(pattern, factors.values, factors.inverses, zCol)
+    const c = cFactors(vn[studied[kf]!]!, options)[caseName]
+    const [zr, zx] = [zCol[2 * kf]!, zCol[2 * kf + 1]!]
+    const d = zr * zr + zx * zx
+    const faultCurrent = [(c * zr) / d, (-c * zx) / d] as const
+    return currentsIntoPath(
+      {
+        graph,
+        busOf,
+        busOfNode,
+        vn,
+        branchOfEdge,
+        branchOfTransformer,
+        shuntOf: (i) => shuntOf(i, caseName),
+        faultNode,
+        faultCurrent,
+        dv: (b) => {
+          const k = index[b]!
+          if (k === -1) return null
+          const [a, bb] = [zCol[2 * k]!, zCol[2 * k + 1]!]
+          return [-(a * faultCurrent[0] - bb * faultCurrent[1]), -(a * faultCurrent[1] + bb * faultCurrent[0])]
+        },
+      },
+      path,
+      at,
+    )
+  }
+  const whole = result()
+  const contribution = (source: (typeof sources)[number], k: number): SourceContribution => ({
+    sourceId: source.shunt.node.id,
+    sourceType: source.shunt.kind,
+    ikssKa: source.ikssKa[k]!,
+  })
+  const contributionsAt = (k: number, limit: number): SourceContribution[] => {
+    if (limit >= sources.length) return sources.map((source) => contribution(source, k)).sort((p, q) => q.ikssKa - p.ikssKa)
+    // The `limit` largest by insertion into a short sorted list, one object per listed source.
+    const top: number[] = []
+    for (let s = 0; s < sources.length; s++) {
+      const value = sources[s]!.ikssKa[k]!
+      if (top.length === limit && value <= sources[top[limit - 1]!]!.ikssKa[k]!) continue
+      let at = top.length
+      while (at > 0 && sources[top[at - 1]!]!.ikssKa[k]! < value) at--
+      top.splice(at, 0, s)
+      if (top.length > limit) top.pop()
+    }
+    return top.map((s) => contribution(sources[s]!, k))
+  }
+  // The whole-network answers are kept with the solution (per network version), a one-bus answer is cut each time.
+  const views = new Map<string, ShortCircuitResult>([['none', whole]])
+  const view = ({ contributions, busId }: ContributionsView): ShortCircuitResult => {
+    const kept = busId === undefined ? views.get(contributions) : undefined
+    if (kept !== undefined) return kept
+    const limit = contributions === 'all' ? sources.length : contributions === 'largest' ? LARGEST_CONTRIBUTIONS : 0
+    const node = busId === undefined ? undefined : graph.indexOf.get(busId)
+    const only = busId === undefined ? -1 : node !== undefined ? index[busOfNode(node)]! : whole.buses.findIndex((b) => b.busId === busId)
+    const keep = (k: number) => busId === undefined || k === only
+    const answer = {
+      ...whole,
+      buses: whole.buses.flatMap((b, k) => (keep(k) ? [limit === 0 ? b : { ...b, contributions: contributionsAt(k, limit) }] : [])),
+    }
+    if (busId === undefined) views.set(contributions, answer)
+    return answer
+  }
+  return { result: whole, view, currentsAlong }
 
   function result(): ShortCircuitResult {
     return {
-      faultTypes: ['threePhase', 'twoPhase'],
+      faultTypes: buses.some((b) => b.ikssEarthMaxKa !== null) ? ['threePhase', 'twoPhase', 'singlePhaseToEarth'] : ['threePhase', 'twoPhase'],
       method:
         'IEC 60909-0:2016 equivalent voltage source at the fault location, KT and KG impedance correction factors; ' +
-        'line-to-line faults with the negative-sequence impedance equal to the positive one',
+        'line-to-line and line-to-earth faults with the negative-sequence impedance equal to the positive one',
       assumed: {
         lvTolerancePercent: options.lvTolerancePercent,
         fHz: options.fHz,
@@ -385,6 +617,12 @@ export function shortCircuitStudy(graph: Graph, options: ShortCircuitOptions): S
       },
       buses,
       unsuppliedBusIds,
+      earthFaults: {
+        incompleteBusIds: earth.incomplete.map(nameOf),
+        missing: earth.missing.slice(0, MAX_MISSING_LISTED),
+        missingCount: earth.missing.length,
+        unearthedBusIds: earth.unearthed.map(nameOf),
+      },
     }
   }
 }

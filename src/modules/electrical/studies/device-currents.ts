@@ -1,0 +1,93 @@
+// The current each device on a supply path carries for a fault, from the short-circuit study's fault state rather than
+// the whole bus current: where a motor or a second source feeds the fault from the fault's side of a device, the
+// device carries less than the bus's I″k (issue 31).
+import type { Graph, SupplyPath } from '../topology.ts'
+import type { SequenceBranch } from './zero-sequence.ts'
+
+type Complex = readonly [number, number]
+
+/** The study's network as the walk reads it: per unit on 1 MVA and the buses' nominal voltages. */
+export interface FaultState {
+  readonly graph: Graph
+  /** The study bus of node `i`'s terminal on edge `e`. */
+  readonly busOf: (i: number, e: number) => number
+  /** The study bus of a one-terminal node. */
+  readonly busOfNode: (i: number) => number
+  readonly vn: readonly (number | null)[]
+  /** The series branch of each Cable / OverheadLine edge and of each transformer node. */
+  readonly branchOfEdge: ReadonlyMap<number, SequenceBranch>
+  readonly branchOfTransformer: ReadonlyMap<number, SequenceBranch>
+  /** The admittance to the reference of a node's sources (in the case solved), per unit, or none. */
+  readonly shuntOf: (i: number) => Complex | null
+  /** The voltage change of the fault state at a study bus, per unit (−Z_bf·I_f), or null off the faulted part. */
+  readonly dv: (bus: number) => Complex | null
+  readonly faultNode: number
+  /** The fault current I_f = c/Z_ff, per unit at the faulted bus. */
+  readonly faultCurrent: Complex
+}
+
+const mul = ([a, b]: Complex, [c, d]: Complex): Complex => [a * c - b * d, a * d + b * c]
+const sub = ([a, b]: Complex, [c, d]: Complex): Complex => [a - c, b - d]
+const scale = ([a, b]: Complex, k: number): Complex => [a * k, b * k]
+
+/**
+ * For each path index in `at`, the magnitude (kA, at the node's bus voltage) of the current entering that node from
+ * the path's edge on the supply side (`edges[k]`), i.e. what a two-terminal device there carries towards the fault.
+ * Kirchhoff's law over the node graph: a cable, line or transformer gives its branch current from the fault state's
+ * voltages; across a zero-impedance connection (busbar link, winding connection, bus tie, a closed device) the current
+ * is what the far node passes on, the sources there included. Null where the fault state does not reach.
+ */
+export function currentsIntoPath(state: FaultState, path: SupplyPath, at: readonly number[]): (number | null)[] {
+  const { graph, busOf, vn } = state
+  const { edgeSource, edgeTarget, adjStart, adjEdge } = graph
+  const v = (bus: number): Complex => {
+    const value = state.dv(bus)
+    if (value === null) throw new RangeError('off the faulted part')
+    return value
+  }
+  /** Current entering the branch at the end on `bus`, per unit. */
+  const branchCurrent = (br: SequenceBranch, bus: number): Complex => {
+    const zb = vn[br.to]! ** 2
+    const d = (br.r / zb) ** 2 + (br.x / zb) ** 2
+    const y: Complex = [br.r / zb / d, -br.x / zb / d]
+    const [vf, vt] = [v(br.from), v(br.to)]
+    return bus === br.from ? mul(y, sub(scale(vf, 1 / (br.t * br.t)), scale(vt, 1 / br.t))) : mul(y, sub(vt, scale(vf, 1 / br.t)))
+  }
+  /** Current flowing along edge `e` into node `into`. */
+  const along = (e: number, into: number, visited: Set<number>): Complex => {
+    const branch = state.branchOfEdge.get(e)
+    if (branch !== undefined) return scale(branchCurrent(branch, busOf(into, e)), -1)
+    return absorbed(into, e, visited)
+  }
+  /** Current node `i` draws from edge `via`: into its branch, its sources, the fault, and on along its other edges. */
+  const absorbed = (i: number, via: number, visited: Set<number>): Complex => {
+    const transformer = state.branchOfTransformer.get(i)
+    if (transformer !== undefined) return branchCurrent(transformer, busOf(i, via))
+    if (visited.has(i)) return [0, 0]
+    visited.add(i)
+    let total: Complex = [0, 0]
+    const shunt = state.shuntOf(i)
+    if (shunt !== null) total = mul(shunt, v(state.busOfNode(i)))
+    if (i === state.faultNode) total = [total[0] + state.faultCurrent[0], total[1] + state.faultCurrent[1]]
+    for (let a = adjStart[i]!; a < adjStart[i + 1]!; a++) {
+      const e = adjEdge[a]!
+      if (e === via) continue
+      const other = edgeSource[e] === i ? edgeTarget[e]! : edgeSource[e]!
+      const flow = along(e, other, visited)
+      total = [total[0] + flow[0], total[1] + flow[1]]
+    }
+    return total
+  }
+  return at.map((k) => {
+    const i = graph.indexOf.get(path.nodeIds[k]!)!
+    const e = path.edges[k]?.index
+    if (e === undefined) return null
+    try {
+      const [re, im] = along(e, i, new Set())
+      return Math.hypot(re, im) / (Math.sqrt(3) * vn[busOf(i, e)]!)
+    } catch (error) {
+      if (error instanceof RangeError) return null
+      throw error
+    }
+  })
+}
