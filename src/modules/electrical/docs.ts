@@ -82,12 +82,13 @@ export const docs = {
     "KG for generators, κ from R/X in radial parts and by method C in meshed ones, motors in the maximum case only), with the sources' contributions " +
     "(each bus's 5 largest by default; `contributions=all` or `none`, `busId` for one bus: a network of 5 000 buses and 200 motors holds 1 000 000) " +
     'and the data assumed. It reads the study parameters of the nodes (`study` object): a missing one is a 422 `StudyDataMissing` listing every ' +
-    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine; the answer lists every source at every bus). Line-to-line (two-phase) currents are given with Z(2) = Z(1). ' +
+    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine). Line-to-line (two-phase) currents are given with Z(2) = Z(1). ' +
     'Line-to-earth currents I″k1 (max and min) are computed at every bus whose zero-sequence part is earthed and complete: the grid by x0x1Ratio and r0x0Ratio, ' +
     'transformers by vectorGroup (YNd and Dyn earth their star side through uk0Percent/ur0Percent plus 3·ZN, YNyn passes zero sequence, the others block it), ' +
     'cables and lines by r0OhmPerKm/x0OhmPerKm (c0NfPerKm optional), generators by neutralEarthing and x0Percent. Missing zero-sequence data is not a 422: ' +
     '`earthFaults` lists the buses left without I″k1 and each node and parameter they lack, and `faultTypes` includes `singlePhaseToEarth` only when a bus has it. ' +
-    `Answers are kept per network version: any edit of the site's network computes them again. ${SITE_404}`,
+    "The study and its answers without all contributions are kept per network version (an answer with all of them is built for each request): any edit of the site's network computes them again. " +
+    SITE_404,
   loadFlow:
     'Issue 31: a Newton–Raphson load flow (polar, sparse LU; tolerance 1e-8 pu on 1 MVA, at most 20 iterations) of the stored network, radial or meshed: ' +
     'per bus the voltage (pu, V) and angle, per branch the power entering at both ends, the currents, the series losses and the loading against ' +
@@ -100,7 +101,8 @@ export const docs = {
     'at the rated ratio ratedPowerKva, hvRatedVoltageKv/lvRatedVoltageKv (no magnetising branch, tap or phase shift); a UPS idle. A missing ' +
     'parameter is a 422 `StudyDataMissing` listing every `{nodeId, parameter, reason}`, never a default. A case with no solution (demand beyond ' +
     'what the network carries) is a 200 with `converged: false`, a `note` naming the reason and the worst bus, and no bus or branch values. ' +
-    `Answers are kept per network version: any edit of the site's network computes them again. ${SITE_404}`,
+    "The study and its answers without all contributions are kept per network version (an answer with all of them is built for each request): any edit of the site's network computes them again. " +
+    SITE_404,
   exportPandapowerNetwork:
     `A file \`pandapower.from_json\` loads (format 3.0.0), for load-flow and short-circuit studies offline. Mapping: UtilitySupply → ext_grid; ` +
     `Generator → gen; PowerTransformer → trafo (IEC 60076-5 minimum vk); CircuitBreaker/FuseSwitch/Disconnector → closed bus-bus switch (CB/LBS/DS) when ` +
