@@ -2,6 +2,12 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { Harness } from '../../../test/harness.ts'
 import { testDialects } from '../../../test/harness.ts'
+import { withOrgScope } from '../../db/tenant-scope.ts'
+import { CLI_ACTOR } from '../../identity.ts'
+import type { OrgId } from '../../ids.ts'
+import { findConfigVersion } from '../edges/store.ts'
+import { createLiveIngest } from './service/live.ts'
+import type { LiveItem } from './service/live-samples.ts'
 import { plant, sampleCount, series, sharedHarness, standardParts, upload, type Plant } from './test-setup.ts'
 
 // Issue 30, live samples (POST …/historian/samples). The clock is pinned at NOW; the window is 1 min ahead, 1 h behind.
@@ -208,6 +214,123 @@ for (const dialect of testDialects()) {
       const sum = (key: 'stored' | 'duplicates') => others.reduce((n, r) => n + (r.json()[key] as number), 0)
       assert.deepEqual([sum('stored'), sum('duplicates')], [30, 270])
       assert.equal(await sampleCount(h, p.owner.org.id), 81)
+    })
+
+    it('50 pushes at once from 10 keys of two organisations (same site code, instances and tag) beside 25 resends of one batch id in each: each push answered its own counts and refusals, stored in its own organisation; each batch id stored once per organisation', async () => {
+      const h = shared()
+      const plants = [await livePlant(h), await livePlant(h)]
+      const keys = await Promise.all(
+        plants.flatMap((p) => Array.from({ length: 5 }, async () => ({ p, key: (await h.mintKey(p.owner.org, 'member')).plaintext }))),
+      )
+      const as = (p: Plant, key: string) => ({ ...p, member: { org: p.owner.org, apiKey: key } })
+      // Push i: 5 samples of its own (organisation i % 2, value i) and, at index i % 6, a tag key no instance maps.
+      const body = (i: number) => {
+        const samples: unknown[] = Array.from({ length: 5 }, (_, j) => ({ instanceId: 'ins_pump', tagKey: 'speed', ts: NOW - (i + 1) * 1000 - j, value: i }))
+        samples.splice(i % 6, 0, { instanceId: 'ins_pump', tagKey: 'flow', ts: NOW - i, value: -1 })
+        return { samples }
+      }
+      const same = (o: number) => ({
+        samples: Array.from({ length: 3 + o }, (_, j) => ({ instanceId: 'ins_motor', tagKey: 'state', ts: NOW - j, value: 100 + o })),
+      })
+      const requests = [
+        ...Array.from({ length: 50 }, (_, i) => () => {
+          const k = keys[(i % 2) * 5 + (Math.floor(i / 2) % 5)]!
+          return push(h, as(k.p, k.key), `c-${i}`, body(i))
+        }),
+        ...Array.from({ length: 50 }, (_, i) => () => push(h, as(plants[i % 2]!, keys[(i % 2) * 5]!.key), 'same', same(i % 2))),
+      ]
+      const results = await Promise.all(requests.map((r) => r()))
+      assert.deepEqual(
+        results.map((r) => r.statusCode),
+        results.map(() => 200),
+      )
+      const answers = results.map((r) => r.json())
+      assert.deepEqual(
+        answers
+          .slice(0, 50)
+          .map((a) => [a.batchKey, a.received, a.stored, a.duplicates, a.refused, a.replayed, a.refusals.map((r: { index: number }) => r.index)]),
+        Array.from({ length: 50 }, (_, i) => [`c-${i}`, 6, 5, 0, 1, false, [i % 6]]),
+        'each push answered its own counts and its own refusal',
+      )
+      for (const o of [0, 1]) {
+        const resends = answers.slice(50).filter((_, i) => i % 2 === o)
+        assert.equal(resends.filter((a) => !a.replayed).length, 1, `organisation ${o}: one of the resends stored`)
+        assert.deepEqual(new Set(resends.map((a) => `${a.historianBatchId} ${a.stored}`)).size, 1)
+        assert.equal(resends[0].stored, 3 + o)
+      }
+      // Each organisation holds its own pushes' samples and batches only.
+      for (const [o, p] of plants.entries()) {
+        assert.equal(await sampleCount(h, p.owner.org.id), 25 * 5 + 3 + o)
+        const values = (await raw(h, p, 'ins_pump', 'speed')).map(([, v]) => v as number)
+        assert.deepEqual(
+          [...new Set(values)].sort((a, b) => a - b),
+          Array.from({ length: 25 }, (_, i) => 2 * i + o),
+        )
+        assert.deepEqual(new Set((await raw(h, p, 'ins_motor', 'state')).map(([, v]) => v)), new Set([100 + o]))
+        const batches = await h.handle.db.selectFrom('historian_batches').select('id').where('org_id', '=', p.owner.org.id).execute()
+        assert.deepEqual(new Set(batches.map((b) => b.id)), new Set(answers.filter((_, i) => i % 2 === o).map((a) => a.historianBatchId)))
+      }
+    })
+
+    it('the service under 100 pushes of two organisations interleaved as one process issues them (SQLite groups them): each group one organisation, each push its own counts and refusals, a batch id stored once per organisation', async () => {
+      const h = shared()
+      const plants = [await livePlant(h), await livePlant(h)]
+      const orgs = plants.map((p) => p.owner.org.id as OrgId)
+      const live = createLiveIngest({
+        handle: h.handle,
+        clock: h.clock,
+        sites: { require: async (_o, code) => ({ code }) },
+        instances: {
+          listTagMappings: async (orgId, siteCode) =>
+            (
+              await h.handle.db.selectFrom('instances').select(['id', 'tag_mappings']).where('org_id', '=', orgId).where('site_code', '=', siteCode).execute()
+            ).map((r) => ({ instanceId: r.id, tagMappings: JSON.parse(r.tag_mappings) as Record<string, string> })),
+        },
+        versions: { configVersion: async (o, code) => (await findConfigVersion(h.handle.db, o, code)) ?? 0 },
+        limits: { maxSamples: 60, maxSkewMs: MIN, maxAgeMs: 60 * MIN },
+      })
+      // Push i (organisation i % 2): 5 samples of value i and, at index i % 6, a tag key no instance maps; push 50 + i:
+      // batch id 'same' in organisation i % 2 (3 + i % 2 samples).
+      const items = (i: number) => {
+        const samples: LiveItem[] = Array.from({ length: 5 }, (_, j) => ({
+          index: 0,
+          instanceId: 'ins_pump',
+          tagKey: 'speed',
+          ts: NOW - (i + 1) * 1000 - j,
+          value: i,
+          text: null,
+          quality: 192,
+        }))
+        samples.splice(i % 6, 0, { index: 0, instanceId: 'ins_pump', tagKey: 'flow', ts: NOW - i, value: -1, text: null, quality: 192 })
+        return samples.map((s, index) => ({ ...s, index }))
+      }
+      const same = (o: number) =>
+        Array.from({ length: 3 + o }, (_, j) => ({ index: j, instanceId: 'ins_motor', tagKey: 'state', ts: NOW - j, value: 100 + o, text: null, quality: 192 }))
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          withOrgScope(orgs[i % 2]!, () =>
+            i < 50 ? live.push(orgs[i % 2]!, CLI_ACTOR, 'plant-1', `c-${i}`, items(i)) : live.push(orgs[i % 2]!, CLI_ACTOR, 'plant-1', 'same', same(i % 2)),
+          ),
+        ),
+      )
+      assert.deepEqual(
+        answers.slice(0, 50).map((a) => [a.batchKey, a.received, a.stored, a.duplicates, a.refused, a.replayed, a.refusals.map((r) => r.index)]),
+        Array.from({ length: 50 }, (_, i) => [`c-${i}`, 6, 5, 0, 1, false, [i % 6]]),
+        'each push answered its own counts and its own refusal',
+      )
+      for (const [o, orgId] of orgs.entries()) {
+        const resends = answers.slice(50).filter((_, i) => i % 2 === o)
+        assert.equal(resends.filter((a) => !a.replayed).length, 1, `organisation ${o}: one of the resends stored`)
+        assert.deepEqual(new Set(resends.map((a) => `${a.historianBatchId} ${a.stored}`)), new Set([`${resends[0]!.historianBatchId} ${3 + o}`]))
+        assert.equal(await sampleCount(h, orgId), 25 * 5 + 3 + o, `organisation ${o} holds its own pushes' samples only`)
+        const batches = await h.handle.db.selectFrom('historian_batches').select('id').where('org_id', '=', orgId).execute()
+        assert.deepEqual(new Set(batches.map((b) => b.id)), new Set(answers.filter((_, i) => i % 2 === o).map((a) => a.historianBatchId)))
+        const values = (await raw(h, plants[o]!, 'ins_pump', 'speed')).map(([, v]) => v as number)
+        assert.deepEqual(
+          [...new Set(values)].sort((a, b) => a - b),
+          Array.from({ length: 25 }, (_, i) => 2 * i + o),
+        )
+      }
     })
 
     it('refused whole, nothing stored: 413 above the batch size, 400 without a batch id, 415 another type, 404 an unknown site', async () => {
