@@ -25,25 +25,25 @@ function heldWriter() {
 }
 
 describe('group commit (live pushes)', () => {
-  it("items arriving while an organisation's write runs go together in its next write, up to the group size; another organisation's go apart", async () => {
+  it("items submitted in the same I/O phase go in the organisation's first write, up to the group size; those arriving while it runs go in the next; another organisation's go apart", async () => {
     const w = heldWriter()
     const commit = createGroupCommit(w.write, 3)
-    const first = commit(A, 'a1')
-    const waiting = ['a2', 'a3', 'a4', 'a5'].map((item) => commit(A, item))
+    const first = ['a1', 'a2', 'a3', 'a4'].map((item) => commit(A, item))
     const other = commit(B, 'b1')
     await tick()
     assert.deepEqual(w.calls, [
-      { orgId: A, group: ['a1'] },
+      { orgId: A, group: ['a1', 'a2', 'a3'] },
       { orgId: B, group: ['b1'] },
     ])
+    const later = ['a5', 'a6', 'a7'].map((item) => commit(A, item))
     for (let i = 0; i < 3; i++) await w.release()
     assert.deepEqual(
       w.calls.map((c) => c.group),
-      [['a1'], ['b1'], ['a2', 'a3', 'a4'], ['a5']],
+      [['a1', 'a2', 'a3'], ['b1'], ['a4', 'a5', 'a6'], ['a7']],
     )
     assert.deepEqual(
-      await Promise.all([first, ...waiting, other]),
-      ['a1', 'a2', 'a3', 'a4', 'a5', 'b1'].map((i) => `${i} written`),
+      await Promise.all([...first, ...later, other]),
+      ['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'b1'].map((i) => `${i} written`),
     )
   })
 
@@ -51,6 +51,7 @@ describe('group commit (live pushes)', () => {
     const w = heldWriter()
     const commit = createGroupCommit(w.write, 16)
     const first = commit(A, 'a1')
+    await tick()
     const results = ['a2', 'bad', 'a3'].map((item) =>
       commit(A, item).then(
         (r) => r,
@@ -65,6 +66,7 @@ describe('group commit (live pushes)', () => {
     )
     // Drained: the next item starts a write of its own at once.
     const later = commit(A, 'a4')
+    await tick()
     await w.release()
     assert.equal(await later, 'a4 written')
   })

@@ -9,8 +9,9 @@ interface Waiting<T, R> {
 /**
  * Group commit (live pushes, live.ts): an organisation's items that arrive while its previous ones are being written
  * wait, and are then written together, `write` taking up to `maxGroup` of them in one transaction and answering one
- * result each; the first of a quiet moment goes at once. What a commit costs (the WAL flush, SQLite's checkpoints) is
- * paid once a group instead of once an item. A group that fails is written again one item at a time, so one item's
+ * result each; the first of a quiet moment goes once the event loop's current I/O phase ends, so that the requests
+ * read with it join. What a commit costs (the WAL flush, SQLite's checkpoints) is paid once a group instead of once an
+ * item. A group that fails is written again one item at a time, so one item's
  * failure is its own. Per organisation: a transaction runs in one organisation's row-level-security scope.
  */
 export function createGroupCommit<T, R>(write: (orgId: OrgId, group: T[]) => Promise<R[]>, maxGroup: number) {
@@ -42,6 +43,9 @@ export function createGroupCommit<T, R>(write: (orgId: OrgId, group: T[]) => Pro
       }
       const started = [{ item, resolve, reject }]
       queues.set(orgId, started)
-      void drain(orgId, started)
+      // Started after the event loop's poll phase, not at once: better-sqlite3 writes a whole transaction without
+      // yielding to I/O, so pushes whose requests arrive during it are read only after it; deferred, the requests read
+      // in that same poll phase join this group (through HTTP they never did: groups of one).
+      setImmediate(() => void drain(orgId, started))
     })
 }
