@@ -88,9 +88,13 @@ const TABLE_REFERENCE = /\b(?:from|join|into|update|copy)\s+"?([a-z_]+)"?/gi
 const ORG_ID_IS_VALUE = /\borg_id"?\s*=\s*(?:\$\d+|'[^']*')/gi
 const ORG_ID_IS_COLUMN = /\borg_id"?\s*=\s*(?:"?\w+"?\.)?"?org_id\b/gi
 const TARGET_COLUMNS = /^(?:insert into|copy)\s+"?\w+"?\s*\(([^)]*)\)/i
+/** A data-modifying WITH of two inserts, the second reading the first's rows (audit/store.ts insertWithAuditEvent). */
+const INSERT_WITH_INSERT = /^with \w+ as \((insert into .*)\) (insert into .*)$/i
 
 /** Why `statement` would not reach one shard, or undefined when it names its organisation (or no tenant table). */
 function missingOrgId(statement: string, distributed: ReadonlySet<string>): string | undefined {
+  const both = INSERT_WITH_INSERT.exec(statement)
+  if (both) return missingOrgId(both[1]!, distributed) ?? missingOrgId(both[2]!, distributed)
   const tables = [...statement.matchAll(TABLE_REFERENCE)].map((m) => m[1]!.toLowerCase()).filter((t) => distributed.has(t))
   if (tables.length === 0) return undefined
   const target = TARGET_COLUMNS.exec(statement)
@@ -114,6 +118,7 @@ describe('the org_id predicate check', () => {
       'select * from "orgs" where "slug" = $1',
       'copy sites (org_id, code) from stdin',
       'insert into sites (org_id, code) select $1, c.code from copied c',
+      'with written as (insert into "sites" ("org_id", "code") values ($1, $2) returning "code") insert into alarms (org_id, id) select $1, $3 from written',
     ])
       assert.equal(missingOrgId(ok, distributed), undefined, ok)
     for (const refused of [
@@ -122,6 +127,8 @@ describe('the org_id predicate check', () => {
       'delete from "api_keys" where "id" = $1',
       'select "a"."id" from "alarms" as "a" inner join "alarm_history" as "h" on "h"."alarm_id" = "a"."id" where "a"."org_id" = $1',
       'insert into key_reminders (org_id, key_id) select org_id, id from api_keys',
+      'with written as (insert into "sites" ("code") values ($1) returning "code") insert into alarms (org_id, id) select $1, $2 from written',
+      'with written as (insert into "sites" ("org_id", "code") values ($1, $2) returning "code") insert into alarms (id) select $3 from written',
     ])
       assert.ok(missingOrgId(refused, distributed), refused)
   })
