@@ -71,6 +71,27 @@ interface Row {
   pickupAboveMinFault: boolean | null
 }
 
+/** 400 V grid — 50 m cable — CB1 — MCC (with `source`) — CB2 — 30 m cable — F: the per-device current cases. */
+function mccNetwork(source: { id: string; name: string; nodeType: number; study: Record<string, number> }) {
+  return {
+    nodes: [
+      { id: 'UTIL', name: 'Grid', nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } },
+      { id: 'CB1', name: 'Incomer', nodeType: 5, cableLengthM: 50, study: { rOhmPerKm: 0.1, xOhmPerKm: 0.08 }, ...RELAY(1000, 0.2) },
+      { id: 'MCC', name: 'MCC', nodeType: 4, ratedVoltageV: 400 },
+      source,
+      { id: 'CB2', name: 'Feeder', nodeType: 5, ...RELAY(400, 0.1) },
+      { id: 'F', name: 'Board', nodeType: 3, ratedVoltageV: 400, cableLengthM: 30, study: { rOhmPerKm: 0.2, xOhmPerKm: 0.08 } },
+    ],
+    edges: [
+      { sourceId: 'UTIL', targetId: 'CB1', edgeType: 0 },
+      { sourceId: 'CB1', targetId: 'MCC', edgeType: 2 },
+      { sourceId: 'MCC', targetId: source.id, edgeType: 2 },
+      { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 },
+      { sourceId: 'CB2', targetId: 'F', edgeType: 0 },
+    ],
+  }
+}
+
 for (const dialect of testDialects()) {
   describe(`${dialect}: protection from computed fault currents`, () => {
     it('coordination, trip time and curves take I″k from the study, referred through the transformer; pickups above the least fault (line-to-line I″k2 min) at the zone end are flagged', async (t) => {
@@ -217,23 +238,7 @@ for (const dialect of testDialects()) {
       const { as } = await electricalSetup(t, dialect)
       // 400 V grid — 50 m cable — CB1 — MCC (500 kW motor M) — CB2 — 30 m cable — F; a fault at F.
       const MOTOR = { ratedPowerKw: 500, ratedVoltageKv: 0.4, powerFactor: 0.9, efficiencyPercent: 95, lockedRotorRatio: 7, rxRatio: 0.4 }
-      await loadNetwork(as, {
-        nodes: [
-          { id: 'UTIL', name: 'Grid', nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } },
-          { id: 'CB1', name: 'Incomer', nodeType: 5, cableLengthM: 50, study: { rOhmPerKm: 0.1, xOhmPerKm: 0.08 }, ...RELAY(1000, 0.2) },
-          { id: 'MCC', name: 'MCC', nodeType: 4, ratedVoltageV: 400 },
-          { id: 'M', name: 'Motor', nodeType: 8, study: MOTOR },
-          { id: 'CB2', name: 'Feeder', nodeType: 5, ...RELAY(400, 0.1) },
-          { id: 'F', name: 'Board', nodeType: 3, ratedVoltageV: 400, cableLengthM: 30, study: { rOhmPerKm: 0.2, xOhmPerKm: 0.08 } },
-        ],
-        edges: [
-          { sourceId: 'UTIL', targetId: 'CB1', edgeType: 0 },
-          { sourceId: 'CB1', targetId: 'MCC', edgeType: 2 },
-          { sourceId: 'MCC', targetId: 'M', edgeType: 2 },
-          { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 },
-          { sourceId: 'CB2', targetId: 'F', edgeType: 0 },
-        ],
-      })
+      await loadNetwork(as, mccNetwork({ id: 'M', name: 'Motor', nodeType: 8, study: MOTOR }))
       // IEC 60909-0 by hand: ZQ = 1.1·0.4²/10 Ω at R/X 0.1; ZM = (1/7)·UrM²/SrM, SrM = PrM/(η·cos φ), R/X 0.4.
       const xq = (1.1 * 0.16) / 10 / Math.sqrt(1.01)
       const up = add([0.1 * xq, xq], [0.005, 0.004])
@@ -269,23 +274,7 @@ for (const dialect of testDialects()) {
       const { as } = await electricalSetup(t, dialect)
       // 400 V grid — 50 m cable — CB1 — MCC (500 kVA generator SG) — CB2 — 30 m cable — F. CB1's zone ends at CB2 (the MCC).
       const GEN = { ratedPowerKva: 500, ratedVoltageKv: 0.4, xdSubtransientPercent: 15, rxRatio: 0.15, powerFactor: 0.8 }
-      await loadNetwork(as, {
-        nodes: [
-          { id: 'UTIL', name: 'Grid', nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } },
-          { id: 'CB1', name: 'Incomer', nodeType: 5, cableLengthM: 50, study: { rOhmPerKm: 0.1, xOhmPerKm: 0.08 }, ...RELAY(1000, 0.2) },
-          { id: 'MCC', name: 'MCC', nodeType: 4, ratedVoltageV: 400 },
-          { id: 'SG', name: 'Generator', nodeType: 1, study: GEN },
-          { id: 'CB2', name: 'Feeder', nodeType: 5, ...RELAY(400, 0.1) },
-          { id: 'F', name: 'Board', nodeType: 3, ratedVoltageV: 400, cableLengthM: 30, study: { rOhmPerKm: 0.2, xOhmPerKm: 0.08 } },
-        ],
-        edges: [
-          { sourceId: 'UTIL', targetId: 'CB1', edgeType: 0 },
-          { sourceId: 'CB1', targetId: 'MCC', edgeType: 2 },
-          { sourceId: 'MCC', targetId: 'SG', edgeType: 2 },
-          { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 },
-          { sourceId: 'CB2', targetId: 'F', edgeType: 0 },
-        ],
-      })
+      await loadNetwork(as, mccNetwork({ id: 'SG', name: 'Generator', nodeType: 1, study: GEN }))
       // Minimum case by hand: ZQmin = 0.95·0.4²/8 Ω at R/X 0.1; ZGK = KG·(0.15 + j)·X″d, KG = 1.1/(1 + 0.15·0.6).
       const xq = (0.95 * 0.16) / 8 / Math.sqrt(1.01)
       const up = add([0.1 * xq, xq], [0.005, 0.004])
