@@ -1,6 +1,8 @@
 import { Ajv, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
+import { DomainError } from '../errors/domain-error.ts'
+import { describeAjvError } from './problem.ts'
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
@@ -21,4 +23,35 @@ export function installValidators(app: FastifyInstance): void {
 /** The validator of request bodies, for a route that reads its body itself (the streamed electrical network load). */
 export function createBodyValidator(): Ajv {
   return addFormats(new Ajv({ ...base, coerceTypes: false }))
+}
+
+/** A field rule broken, in the API's terms: the field's JSON pointer and the rule. */
+export interface RuleBreak {
+  pointer: string
+  message: string
+}
+
+/**
+ * The rules of a record as the API keeps them, for records that arrive without a request (a tenant package's rows,
+ * the fleet link's changes): `schema`'s errors through the body validator, then — only when the schema holds —
+ * `more`, the area's rules the schema cannot state (thrown DomainErrors' field problems count too). Each record
+ * answers its first broken rule, or undefined.
+ */
+export function recordRules<T>(schema: object, more: (record: T) => readonly RuleBreak[] = () => []): (record: unknown) => RuleBreak | undefined {
+  const check = createBodyValidator().compile<T>(schema)
+  return (record) => {
+    if (!check(record)) return check.errors?.[0] && describeAjvError(check.errors[0])
+    try {
+      return more(record)[0]
+    } catch (err) {
+      const problem = err instanceof DomainError ? err.errors?.[0] : undefined
+      if (problem) return { pointer: problem.pointer, message: problem.message }
+      throw err
+    }
+  }
+}
+
+/** A stored record's null is an absent field of its body (an optional field, or a nullable one cleared). */
+export function withoutNulls(record: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null && value !== undefined))
 }

@@ -51,14 +51,14 @@ const iso = (ms: number) => new Date(ms).toISOString()
 const NO_LOAD: ControllerLoad = { instances: 0, mappedTags: 0 }
 
 /** The route of a CIP connection, or null; a malformed route is a 400 naming the hop. */
-function cipRouteOf(protocol: string, cipPath: string | null) {
+export function cipRouteOf(protocol: string, cipPath: string | null) {
   if (cipPath === null || !isCipProtocol(protocol)) return null
   const parsed = parseCipPath(cipPath)
   if (!parsed.ok) throw invalidField('/connection/cipPath', parsed.message)
   return { hops: parsed.hops, explanation: parsed.explanation }
 }
 
-function checkAddress(ipAddress: string | undefined): void {
+export function checkAddress(ipAddress: string | undefined): void {
   if (ipAddress !== undefined && !isAddressOrHostName(ipAddress)) throw invalidField('/connection/ipAddress', 'must be an IPv4 or IPv6 address or a host name')
 }
 

@@ -38,7 +38,7 @@ export function toSite(row: SitesTable): Site {
   }
 }
 
-function checkTimeZone(zone: string | undefined): void {
+export function checkTimeZone(zone: string | undefined): void {
   if (zone !== undefined && !isIanaTimeZone(zone)) throw invalidField('/timeZone', 'must be an IANA time zone such as Europe/Paris or UTC')
 }
 

@@ -1,6 +1,9 @@
 // Issue 24, left open: SQLite stores any value in any column, so a crafted package's text in an integer column was
 // stored there and refused by PostgreSQL. Every value is checked against its column's declared type before a row is
 // written: the same 422 on both databases, naming the part, the row and the column, and the organisation unchanged.
+// Then (session 18) the rules of the table's area, which a value of the right type can still break: a crafted
+// `node_type` of 99 or a site status of 42 was stored and read back against the spec's bounds, and a node's study of
+// the wrong shape made every read of the site's nodes a 500.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
@@ -10,10 +13,11 @@ import { repack, unpack } from '../../../test/support/tenant-package.ts'
 
 type Case = [
   name: string,
-  part: 'controllers' | 'instances' | 'electrical_nodes',
+  part: 'sites' | 'controllers' | 'instances' | 'electrical_nodes' | 'electrical_edges',
   column: string,
   value: unknown,
-  rule: 'type' | 'not null',
+  rule: 'type' | 'not null' | 'field',
+  /** type: what the column holds; field: the API field and its rule. */
   expected: string | undefined,
 ]
 
@@ -38,6 +42,63 @@ const CASES: Case[] = [
   ],
   ['text that is not JSON in a JSON column', 'instances', 'config', '{not json', 'type', 'JSON text'],
   ["text that is not JSON in a node's study parameters", 'electrical_nodes', 'study', '{not json', 'type', 'JSON text'],
+  [
+    'a node type past the codes',
+    'electrical_nodes',
+    'node_type',
+    99,
+    'field',
+    'nodeType must be one of 0 (UtilitySupply), 1 (Generator), 2 (PowerTransformer), 3 (Switchboard), 4 (MotorControlCentre), 5 (CircuitBreaker), 6 (FuseSwitch), 7 (Disconnector), 8 (Motor), 9 (VariableSpeedDrive), 10 (FeederLoad), 11 (CapacitorBank), 12 (EarthingPoint), 13 (UpsBattery)',
+  ],
+  ["a node's study that is not an object", 'electrical_nodes', 'study', '[1,2]', 'field', 'study must be object'],
+  [
+    "a node's study of a parameter its type has not",
+    'electrical_nodes',
+    'study',
+    '{"cableLengthM":"x"}',
+    'field',
+    'study/cableLengthM is not a known property',
+  ],
+  ["a node's metadata that is not an object", 'electrical_nodes', 'metadata', '"text"', 'field', 'metadata must be object'],
+  ['a negative rated voltage', 'electrical_nodes', 'rated_voltage_v', -1, 'field', 'ratedVoltageV must be >= 0'],
+  [
+    'an edge type past the codes',
+    'electrical_edges',
+    'edge_type',
+    9,
+    'field',
+    'edgeType must be one of 0 (Cable), 1 (OverheadLine), 2 (BusbarLink), 3 (TransformerWinding), 4 (BusTie)',
+  ],
+  [
+    'a controller platform past the codes',
+    'controllers',
+    'platform',
+    77,
+    'field',
+    'platform must be one of 0 (Generic), 1 (RockwellLogix), 2 (RockwellPlc5Slc), 3 (SiemensS7), 4 (ModbusTcp), 5 (OpcUa), 6 (SchneiderModicon)',
+  ],
+  ['a port past 65535', 'controllers', 'port', 70_000, 'field', 'connection/port must be <= 65535'],
+  [
+    'an address that is no address',
+    'controllers',
+    'ip_address',
+    'not an address!',
+    'field',
+    'connection/ipAddress must be an IPv4 or IPv6 address or a host name',
+  ],
+  ['a poll interval of 0', 'controllers', 'poll_interval_ms', 0, 'field', 'connection/pollIntervalMs must be >= 100'],
+  ["an instance's config that is not an object", 'instances', 'config', '[1]', 'field', 'config must be object'],
+  ['a tag mapped to a number', 'instances', 'tag_mappings', '{"T1":5}', 'field', 'tagMappings/T1 must be string'],
+  ['a tag count that is not the mappings', 'instances', 'tag_count', 7, 'field', 'tagCount must be the number of tagMappings (1)'],
+  [
+    'a site status past the codes',
+    'sites',
+    'status',
+    42,
+    'field',
+    'status must be one of 0 (Planned), 1 (Commissioning), 2 (Operational), 3 (Maintenance), 4 (Standby), 5 (Decommissioned)',
+  ],
+  ['a time zone that is none', 'sites', 'time_zone', 'Mars/Olympus', 'field', 'timeZone must be an IANA time zone such as Europe/Paris or UTC'],
 ]
 
 for (const dialect of testDialects()) {
@@ -58,9 +119,14 @@ for (const dialect of testDialects()) {
       for (const [name, part, column, value, rule, expected] of CASES) {
         const changed = new Map([...parts].map(([k, rows]) => [k, structuredClone(rows)]))
         const rows = changed.get(part)!
-        // A new record (its own key and asset number), so that a stored one would show in the count.
         const first = rows[0]!
-        rows.push({ ...first, id: `${part}-crafted`, ...('asset_number' in first ? { asset_number: 'CV-crafted' } : {}), [column]: value })
+        // A new record (its own key and asset number), so that a stored one would show in the count; a part keyed
+        // otherwise (sites, edges) has its first record changed, which the organisation's snapshot would show.
+        const line =
+          'id' in first
+            ? rows.push({ ...first, id: `${part}-crafted`, ...('asset_number' in first ? { asset_number: 'CV-crafted' } : {}), [column]: value })
+            : 1
+        if (line === 1) rows[0] = { ...first, [column]: value }
         const staged = await h.inject(tenant.owner, {
           method: 'PUT',
           url: `${base}/import/package`,
@@ -70,10 +136,13 @@ for (const dialect of testDialects()) {
         assert.equal(staged.statusCode, 200, `${name}: ${staged.body}`)
         const res = await h.inject(tenant.owner, { method: 'POST', url: `${base}/import?force=true` })
         const body = res.json()
-        const reason = `row ${rows.length} of part ${part}: ${column} breaks a ${rule} rule of this server's table${expected ? ` (it holds ${expected})` : ''}`
+        const broken =
+          rule === 'field'
+            ? `breaks a rule of its field: ${expected}`
+            : `breaks a ${rule} rule of this server's table${expected ? ` (it holds ${expected})` : ''}`
         assert.deepEqual(
           [res.statusCode, body.code, body.reason, body.part, body.row, body.column, body.rule],
-          [422, 'PackageInvalid', reason, part, rows.length, column, rule],
+          [422, 'PackageInvalid', `row ${line} of part ${part}: ${column} ${broken}`, part, line, column, rule],
           `${name}: ${res.body}`,
         )
         assert.deepEqual({ controllers: await count('controllers'), instances: await count('instances') }, counts, `${name}: nothing written`)

@@ -1,3 +1,4 @@
+import type { ValueProblem } from './value-rules.ts'
 import { domainError } from '../../errors/domain-error.ts'
 import type { UniqueConflict } from './unique-rules.ts'
 
@@ -7,12 +8,22 @@ export class PackageCorrupt extends domainError('PackageInvalid') {
   }
 }
 
-/** A row value its column cannot hold (value-rules.ts): the refusal PostgreSQL's own gave, on both databases, naming where. */
+/**
+ * A row value its column cannot hold, or a rule of the table's area the row breaks (value-rules.ts): the same refusal
+ * on both databases, naming where.
+ */
 export class PackageValueRefused extends domainError('PackageInvalid') {
-  constructor(part: string, row: number, column: string, rule: 'not null' | 'type', expected: string | undefined) {
-    const reason = `row ${row} of part ${part}: ${column} breaks a ${rule} rule of this server's table${expected ? ` (it holds ${expected})` : ''}`
+  constructor(part: string, row: number, problem: ValueProblem) {
+    const { column, rule } = problem
+    const reason = `row ${row} of part ${part}: ${column} ${valueRuleText(problem)}`
     super(`The tenant package is not valid: ${reason}.`, { extensions: { reason, part, row, column, rule } })
   }
+}
+
+/** How a refusal says which rule a value breaks (after its column's name): the tenant package's and the fleet link's. */
+export function valueRuleText({ rule, expected }: ValueProblem): string {
+  if (rule === 'field') return `breaks a rule of its field: ${expected}`
+  return `breaks a ${rule} rule of this server's table${expected ? ` (it holds ${expected})` : ''}`
 }
 
 export class PackageVersionUnsupported extends domainError('PackageInvalid') {

@@ -73,7 +73,7 @@ async function buildOrganisation(h: Harness, cred: Cred): Promise<void> {
   }
   for (const [id, type, v, curve] of [
     ['SUP', 0, 11000, null],
-    ['TX1', 1, 415.5, null],
+    ['TX1', 2, 415.5, null],
     ['CB1', 4, 415, 'IEC_SI'],
     ['M1', 6, null, null],
   ] as const) {

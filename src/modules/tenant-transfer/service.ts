@@ -359,8 +359,8 @@ function checkRow(part: Part, row: Row, line: number): void {
   if (keys.length !== part.columns.length || !keys.every((k) => part.columns.includes(k))) {
     throw new PackageCorrupt(`a row of part ${part.spec.name} does not have the columns of this server's table`)
   }
-  const problem = findValueProblem(part.shape, part.columns, part.spec.json ?? [], row)
-  if (problem) throw new PackageValueRefused(part.spec.name, line, problem.column, problem.rule, problem.expected)
+  const problem = findValueProblem(part.shape, part.columns, part.spec, row)
+  if (problem) throw new PackageValueRefused(part.spec.name, line, problem)
 }
 
 function sameRow(a: Row, b: Row, columns: string[]): boolean {

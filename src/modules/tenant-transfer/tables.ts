@@ -1,5 +1,10 @@
 import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
+import type { RuleBreak } from '../../http/validation.ts'
+import { controllerRowBreak } from '../controllers/row-rules.ts'
+import { edgeRowBreak, nodeRowBreak } from '../electrical/row-rules.ts'
+import { instanceRowBreak } from '../instances/row-rules.ts'
+import { siteRowBreak } from '../sites/row-rules.ts'
 import type { Row, TableShape } from './introspect.ts'
 
 /**
@@ -18,7 +23,8 @@ export interface StoredPart {
 
 /**
  * The stored parts by part name. The areas that own them plug them in (app.ts and cli/ pass them to
- * createTenantTransferService): the transfer imports no area.
+ * createTenantTransferService): the transfer imports no area's service or store, only the areas' row rules
+ * (`rules` below, pure functions), which the fleet link reads from this table too.
  */
 export type StoredParts = Readonly<Record<string, StoredPart>>
 
@@ -37,16 +43,22 @@ export interface ExportedTable {
   restore?: (row: Record<string, unknown>) => Record<string, unknown>
   /** Text columns that hold JSON (the `Database` interface's "JSON" columns): a package's value must parse. */
   json?: readonly string[]
+  /**
+   * The rules of the area that owns the table, which a row must keep however it arrives (a package, the fleet link):
+   * its first broken rule in the API's terms, once every value fits its column. Without them a crafted row was stored
+   * with a `nodeType` of 99 or a study a read could not take (a 500).
+   */
+  rules?: (row: Row) => RuleBreak | undefined
   /** Set when the part is not stored as the table `name`: its StoredPart is plugged in (StoredParts). */
   isStoredPart?: true
 }
 
 export const EXPORTED_TABLES: readonly ExportedTable[] = [
-  { name: 'sites', scope: 'site' },
-  { name: 'controllers', scope: 'site' },
-  { name: 'instances', scope: 'site', json: ['tag_mappings', 'config'] },
-  { name: 'electrical_nodes', scope: 'site', json: ['tag_bindings', 'metadata', 'study'] },
-  { name: 'electrical_edges', scope: 'site' },
+  { name: 'sites', scope: 'site', rules: siteRowBreak },
+  { name: 'controllers', scope: 'site', rules: controllerRowBreak },
+  { name: 'instances', scope: 'site', json: ['tag_mappings', 'config'], rules: instanceRowBreak },
+  { name: 'electrical_nodes', scope: 'site', json: ['tag_bindings', 'metadata', 'study'], rules: nodeRowBreak },
+  { name: 'electrical_edges', scope: 'site', rules: edgeRowBreak },
   { name: 'alarms', scope: 'site' },
   { name: 'alarm_events', scope: 'site' },
   { name: 'alarm_history', scope: 'site' },

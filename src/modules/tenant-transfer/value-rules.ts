@@ -1,4 +1,5 @@
 import type { TableShape } from './introspect.ts'
+import type { ExportedTable } from './tables.ts'
 
 /**
  * What a column of this server's table can hold, from its declared type (introspect.ts: the same names on both
@@ -35,21 +36,24 @@ function kindOf(declared: string | undefined): Kind | undefined {
 
 export interface ValueProblem {
   column: string
-  rule: 'not null' | 'type'
-  /** What the column holds, for the refusal's text (type only). */
+  /** `field`: a rule of the table's area (ExportedTable `rules`), in `expected` with the API field it names. */
+  rule: 'not null' | 'type' | 'field'
+  /** What the column holds, for the refusal's text (type and field only). */
   expected?: string
 }
 
 /**
  * The first value of `row` its column cannot hold: null in a NOT NULL column, a value of another type, an integer
- * out of the column's range, or text that is not JSON in a column `json` names. Undefined when every value fits.
+ * out of the column's range, or text that is not JSON in a column `table.json` names; then, once every value fits,
+ * the first rule of the table's area the row breaks (`table.rules`). Undefined when the row keeps them all.
  */
 export function findValueProblem(
   shape: TableShape,
   columns: readonly string[],
-  json: readonly string[],
+  table: Pick<ExportedTable, 'json' | 'rules'>,
   row: Record<string, unknown>,
 ): ValueProblem | undefined {
+  const json = table.json ?? []
   for (const column of columns) {
     const value = row[column]
     if (value === null || value === undefined) {
@@ -60,7 +64,23 @@ export function findValueProblem(
     if (!fits(kind, value)) return { column, rule: 'type', expected: kind?.text ?? 'a scalar' }
     if (json.includes(column) && !isJsonText(value as string)) return { column, rule: 'type', expected: 'JSON text' }
   }
-  return undefined
+  const broken = table.rules?.(row)
+  if (!broken) return undefined
+  const field = broken.pointer.slice(1)
+  return { column: columnOf(broken.pointer, columns), rule: 'field', expected: `${field} ${broken.message}` }
+}
+
+/**
+ * The column an API field is stored in: the first step of its pointer that names one in snake case
+ * (`/nodeType` → node_type, `/connection/port` → port, `/study/cableSizeMm2` → study).
+ */
+function columnOf(pointer: string, columns: readonly string[]): string {
+  const steps = pointer.split('/').slice(1)
+  for (const step of steps) {
+    const column = step.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+    if (columns.includes(column)) return column
+  }
+  return steps[0] ?? ''
 }
 
 function fits(kind: Kind | undefined, value: unknown): boolean {

@@ -88,7 +88,7 @@ describe('fleet sync, a site server applies a pull (sqlite)', () => {
     assert.deepEqual(rows, [settled, commandRow(s.org.id, 'S1', 'cmd_2')])
   })
 
-  it("refuses a page holding the site's own tables, another site's rows or another organisation's, and changes nothing", async (t) => {
+  it("refuses a page holding the site's own tables, another site's rows, another organisation's or a row its area's rules refuse, and changes nothing", async (t) => {
     const s = await site(t)
     const good = change(1, 'controllers', controllerRow(s.org.id, 'S1', 'plc1'))
     const other = await s.h.createOrg()
@@ -96,6 +96,8 @@ describe('fleet sync, a site server applies a pull (sqlite)', () => {
       [change(2, 'alarm_events', alarmEventRow(s.org.id, 'S1', 'ev1')), /does not send/],
       [change(2, 'controllers', controllerRow(s.org.id, 'S2', 'plc2')), /not one of this link's sites/],
       [change(2, 'controllers', controllerRow(other.id, 'S1', 'plc2')), /another organisation/],
+      // A value of the right type that breaks a rule of the controllers' endpoints (tenant-transfer/tables.ts `rules`).
+      [change(2, 'controllers', controllerRow(s.org.id, 'S1', 'plc2', { platform: 77 })), /^breaks a rule of its field: platform must be one of 0 \(Generic\)/],
     ] as const) {
       await assert.rejects(
         s.pull([good, bad]),

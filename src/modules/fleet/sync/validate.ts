@@ -1,8 +1,9 @@
 import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import { describeTable, describeUniqueKeys, type TableShape } from '../../tenant-transfer/introspect.ts'
+import { valueRuleText } from '../../tenant-transfer/errors.ts'
 import { findValueProblem } from '../../tenant-transfer/value-rules.ts'
-import { EXPORTED_TABLES } from '../../tenant-transfer/tables.ts'
+import { EXPORTED_TABLES, type ExportedTable } from '../../tenant-transfer/tables.ts'
 import { LinkChangeRefused } from '../errors.ts'
 import { isAfter, LINKED_TABLES, type Change, type LinkedTable } from './outbox-port.ts'
 
@@ -18,8 +19,8 @@ export interface LinkedShape {
   shape: TableShape
   /** The primary key after org_id: what a change's `key` holds, in order. */
   key: string[]
-  /** Text columns holding JSON: a value must parse. */
-  json: readonly string[]
+  /** Its JSON text columns and its area's row rules (the tenant package's, tenant-transfer/tables.ts). */
+  rules: Pick<ExportedTable, 'json' | 'rules'>
 }
 
 // Table shapes per database: introspected once per handle (a running server's schema does not change). Keyed
@@ -62,7 +63,7 @@ export function uniqueKeysOf(db: Db, dialect: Dialect, table: string, via: Db = 
 }
 
 const SPECS = new Map(LINKED_TABLES.map((t) => [t.name, t]))
-const JSON_COLUMNS = new Map(EXPORTED_TABLES.map((t) => [t.name, t.json ?? []]))
+const ROW_RULES = new Map<string, Pick<ExportedTable, 'json' | 'rules'>>(EXPORTED_TABLES.map((t) => [t.name, t]))
 
 /** Whether a table's changes may travel this way: up and both tables go up; down and both come down; a site's
  * edits of down tables go up as proposals (the conflict rule decides), except the cloud's own conflict records. */
@@ -101,7 +102,7 @@ export async function validateBatch(db: Db, dialect: Dialect, batch: readonly Ch
     if (!target) {
       const shape = await shapeOf(db, dialect, spec.name)
       if (!shape) throw refuse('this server has no such table')
-      target = { spec, shape, key: shape.primaryKey.filter((c) => c !== 'org_id'), json: JSON_COLUMNS.get(spec.name) ?? [] }
+      target = { spec, shape, key: shape.primaryKey.filter((c) => c !== 'org_id'), rules: ROW_RULES.get(spec.name) ?? {} }
       linked.set(spec.name, target)
     }
     const { shape, key } = target
@@ -125,9 +126,8 @@ export async function validateBatch(db: Db, dialect: Dialect, batch: readonly Ch
     for (const [i, column] of key.entries()) {
       if (change.key[i] !== row[column]) throw refuse("the key differs from the row's primary-key value", column)
     }
-    const problem = findValueProblem(shape, shape.columns, target.json, row)
-    if (problem)
-      throw refuse(`breaks a ${problem.rule} rule of this server's table${problem.expected ? ` (it holds ${problem.expected})` : ''}`, problem.column)
+    const problem = findValueProblem(shape, shape.columns, target.rules, row)
+    if (problem) throw refuse(valueRuleText(problem), problem.column)
     out.push(target)
   }
   return out
