@@ -337,6 +337,7 @@ async function manualPath(dialect: Dialect, site: Side, org: Org): Promise<numbe
       handle,
       clock: systemClock,
       mode,
+      baseDomain: 'sitegrid.bench',
       sites: createSitesService({ handle, clock: systemClock, dependents: [] }),
       storedParts: historianStoredParts,
       maxPackageBytes: 8 * 1024 ** 3,

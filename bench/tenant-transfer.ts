@@ -235,6 +235,7 @@ async function benchOne(dialect: { name: string; url?: () => Promise<string> }) 
       handle,
       clock: systemClock,
       mode: 'site',
+      baseDomain: 'sitegrid.bench',
       sites: createSitesService({ handle, clock: systemClock, dependents: [] }),
       storedParts: historianStoredParts,
       maxPackageBytes: 8 * 1024 ** 3,

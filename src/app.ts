@@ -259,6 +259,7 @@ export async function buildApp(
     handle,
     clock,
     mode: config.mode,
+    baseDomain: config.baseDomain,
     sites,
     storedParts: historianStoredParts,
     maxPackageBytes: config.tenantPackageMaxBytes,

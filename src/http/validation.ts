@@ -41,13 +41,18 @@ export function recordRules<T>(schema: object, more: (record: T) => readonly Rul
   const check = createBodyValidator().compile<T>(schema)
   return (record) => {
     if (!check(record)) return check.errors?.[0] && describeAjvError(check.errors[0])
-    try {
-      return more(record)[0]
-    } catch (err) {
-      const problem = err instanceof DomainError ? err.errors?.[0] : undefined
-      if (problem) return { pointer: problem.pointer, message: problem.message }
-      throw err
-    }
+    return firstBreak(() => more(record))
+  }
+}
+
+/** The first rule `rules` reports broken, or the field of the DomainError it throws (an area's `check…` function). */
+export function firstBreak(rules: () => readonly RuleBreak[]): RuleBreak | undefined {
+  try {
+    return rules()[0]
+  } catch (err) {
+    const problem = err instanceof DomainError ? err.errors?.[0] : undefined
+    if (problem) return { pointer: problem.pointer, message: problem.message }
+    throw err
   }
 }
 

@@ -449,6 +449,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         handle: site.handle,
         clock: site.clock,
         mode: 'site',
+        baseDomain: site.config.baseDomain,
         sites,
         storedParts: historianStoredParts,
         maxPackageBytes: site.config.tenantPackageMaxBytes,

@@ -13,7 +13,7 @@ import { repack, unpack } from '../../../test/support/tenant-package.ts'
 
 type Case = [
   name: string,
-  part: 'sites' | 'controllers' | 'instances' | 'electrical_nodes' | 'electrical_edges',
+  part: 'sites' | 'controllers' | 'instances' | 'electrical_nodes' | 'electrical_edges' | 'memberships' | 'domain_bindings',
   column: string,
   value: unknown,
   rule: 'type' | 'not null' | 'field',
@@ -99,6 +99,13 @@ const CASES: Case[] = [
     'status must be one of 0 (Planned), 1 (Commissioning), 2 (Operational), 3 (Maintenance), 4 (Standby), 5 (Decommissioned)',
   ],
   ['a time zone that is none', 'sites', 'time_zone', 'Mars/Olympus', 'field', 'timeZone must be an IANA time zone such as Europe/Paris or UTC'],
+  ['a member role that is none', 'memberships', 'role', 'god', 'field', 'role must be one of owner, admin, member'],
+  ['a membership status that is none', 'memberships', 'status', 'weird', 'field', 'status must be one of pending, active, revoked'],
+  // The harness's base domain is `localhost`: a binding may not take the box's own name, an address or the base domain.
+  ['a domain of one label', 'domain_bindings', 'domain', 'localhost', 'field', 'domain must have at least two labels (example.com)'],
+  ['an IP address as a domain', 'domain_bindings', 'domain', '127.0.0.1', 'field', 'domain must be a host name, not an IP address'],
+  ['a domain under the base domain', 'domain_bindings', 'domain', 'plant.localhost', 'field', 'domain must not be the base domain localhost or under it'],
+  ['a binding neither enabled nor disabled', 'domain_bindings', 'is_enabled', 2, 'field', 'isEnabled must be 0 or 1'],
 ]
 
 for (const dialect of testDialects()) {

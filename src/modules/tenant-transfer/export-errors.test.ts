@@ -47,6 +47,7 @@ it('a database failure mid-export fails the package stream, and nothing is left 
     handle,
     clock: systemClock,
     mode: 'site',
+    baseDomain: 'sitegrid.test',
     sites,
     storedParts: historianStoredParts,
     maxPackageBytes: 1 << 30,

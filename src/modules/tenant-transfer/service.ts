@@ -80,6 +80,8 @@ export interface TenantTransferDeps {
   handle: DatabaseHandle
   clock: Clock
   mode: Mode
+  /** This server's base domain: a package's domain binding may not be it or under it (orgs/row-rules.ts). */
+  baseDomain: string
   sites: SitesService
   /** The parts EXPORTED_TABLES marks `isStoredPart`, from the areas that store them (historian/transfer.ts). */
   storedParts: StoredParts
@@ -205,7 +207,7 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
             const part = parts.get(name)
             if (!part) throw new PackageCorrupt(`part ${name} is not a table of this server`)
             rowOfPart = part === batchPart ? rowOfPart + 1 : 1
-            checkRow(part, row, rowOfPart)
+            checkRow(part, row, rowOfPart, deps.baseDomain)
             if (part !== batchPart || batch.length >= (part.stored ? STORED_BATCH_ROWS : BATCH_ROWS)) await flush()
             batchPart = part
             batch.push(row)
@@ -354,12 +356,12 @@ function rowsPerStatement(shape: TableShape): number {
 }
 
 /** `line`: the row's number in its part (1 for the first). Every value is checked here, before any row is written. */
-function checkRow(part: Part, row: Row, line: number): void {
+function checkRow(part: Part, row: Row, line: number, baseDomain: string): void {
   const keys = Object.keys(row)
   if (keys.length !== part.columns.length || !keys.every((k) => part.columns.includes(k))) {
     throw new PackageCorrupt(`a row of part ${part.spec.name} does not have the columns of this server's table`)
   }
-  const problem = findValueProblem(part.shape, part.columns, part.spec, row)
+  const problem = findValueProblem(part.shape, part.columns, part.spec, row, { baseDomain })
   if (problem) throw new PackageValueRefused(part.spec.name, line, problem)
 }
 

@@ -4,6 +4,7 @@ import type { RuleBreak } from '../../http/validation.ts'
 import { controllerRowBreak } from '../controllers/row-rules.ts'
 import { edgeRowBreak, nodeRowBreak } from '../electrical/row-rules.ts'
 import { instanceRowBreak } from '../instances/row-rules.ts'
+import { domainBindingRowBreak, membershipRowBreak } from '../orgs/row-rules.ts'
 import { siteRowBreak } from '../sites/row-rules.ts'
 import type { Row, TableShape } from './introspect.ts'
 
@@ -48,9 +49,14 @@ export interface ExportedTable {
    * its first broken rule in the API's terms, once every value fits its column. Without them a crafted row was stored
    * with a `nodeType` of 99 or a study a read could not take (a 500).
    */
-  rules?: (row: Row) => RuleBreak | undefined
+  rules?: (row: Row, server: RowRulesContext) => RuleBreak | undefined
   /** Set when the part is not stored as the table `name`: its StoredPart is plugged in (StoredParts). */
   isStoredPart?: true
+}
+
+/** What the row rules know of this server: its base domain (the tenant transfer's; the fleet link carries no binding). */
+export interface RowRulesContext {
+  baseDomain?: string
 }
 
 export const EXPORTED_TABLES: readonly ExportedTable[] = [
@@ -67,8 +73,8 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'historian_samples', scope: 'site', isStoredPart: true },
   { name: 'historian_retention', scope: 'site' },
   { name: 'historian_tag_marks', scope: 'site' },
-  { name: 'memberships', scope: 'org' },
-  { name: 'domain_bindings', scope: 'org' },
+  { name: 'memberships', scope: 'org', rules: membershipRowBreak },
+  { name: 'domain_bindings', scope: 'org', rules: domainBindingRowBreak },
   {
     name: 'api_keys',
     scope: 'org',

@@ -1,5 +1,5 @@
 import type { TableShape } from './introspect.ts'
-import type { ExportedTable } from './tables.ts'
+import type { ExportedTable, RowRulesContext } from './tables.ts'
 
 /**
  * What a column of this server's table can hold, from its declared type (introspect.ts: the same names on both
@@ -52,6 +52,7 @@ export function findValueProblem(
   columns: readonly string[],
   table: Pick<ExportedTable, 'json' | 'rules'>,
   row: Record<string, unknown>,
+  server: RowRulesContext = {},
 ): ValueProblem | undefined {
   const json = table.json ?? []
   for (const column of columns) {
@@ -64,7 +65,7 @@ export function findValueProblem(
     if (!fits(kind, value)) return { column, rule: 'type', expected: kind?.text ?? 'a scalar' }
     if (json.includes(column) && !isJsonText(value as string)) return { column, rule: 'type', expected: 'JSON text' }
   }
-  const broken = table.rules?.(row)
+  const broken = table.rules?.(row, server)
   if (!broken) return undefined
   const field = broken.pointer.slice(1)
   return { column: columnOf(broken.pointer, columns), rule: 'field', expected: `${field} ${broken.message}` }

@@ -64,6 +64,7 @@ export async function siteServer(t: TestContext, env: Record<string, string> = {
     handle,
     clock,
     mode: 'site',
+    baseDomain: config.baseDomain,
     sites,
     storedParts: historianStoredParts,
     maxPackageBytes: config.tenantPackageMaxBytes,
