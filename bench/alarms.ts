@@ -71,7 +71,8 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
   for (const dialect of dialects) {
     const dir = mkdtempSync(join(tmpdir(), 'sitegrid-bench-alarms-'))
     const url = dialect.url ?? `sqlite:${join(dir, 'bench.db')}`
-    const handle = await connectDatabase(url)
+    // As the server connects (cli/server.ts): on SQLite the WAL checkpoints run in a worker thread.
+    const handle = await connectDatabase(url, { checkpoints: {} })
     await migrateToLatest(handle.db)
     const org = await createOrgsService({ handle, clock: systemClock }).provision(`alarms-${Date.now().toString(36)}`)
     const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
