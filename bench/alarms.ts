@@ -1,6 +1,10 @@
 // Issue 8 / issue 29: ingest BENCH_ALARM_EVENTS (default 100 000) alarm events in batches of 1000 through the alarms
 // service (dedup, state machine, history, one transaction per batch) against the same event rows inserted through the
-// driver directly (one multi-row INSERT per batch, one transaction per batch); then read every page of the alarms list
+// driver directly (one multi-row INSERT per batch, one transaction per batch), and against the all-rows baseline the
+// issue names (issue 29, second pass): every row the service wrote for a batch (its events, the alarms it raised or
+// updated, their history; read back from the outbox after each batch, not timed) written again by the driver into a
+// site of its own, one multi-row INSERT a table (the alarms as an upsert) in one transaction a batch, the schema's
+// triggers and foreign keys included; then read every page of the alarms list
 // (limit 1000) through the service against the same keyset SELECT through the driver. Each figure BENCH_RUNS times
 // (median, spread, 1-minute load), each run into fresh sites of the same database, with the peak RSS growth of the
 // service's ingest (issue 29's memory bound is for 1 000 000 events: BENCH_ALARM_EVENTS=1000000).
@@ -67,7 +71,8 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
   for (const dialect of dialects) {
     const dir = mkdtempSync(join(tmpdir(), 'sitegrid-bench-alarms-'))
     const url = dialect.url ?? `sqlite:${join(dir, 'bench.db')}`
-    const handle = await connectDatabase(url)
+    // As the server connects (cli/server.ts): on SQLite the WAL checkpoints run in a worker thread.
+    const handle = await connectDatabase(url, { checkpoints: {} })
     await migrateToLatest(handle.db)
     const org = await createOrgsService({ handle, clock: systemClock }).provision(`alarms-${Date.now().toString(36)}`)
     const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
@@ -86,20 +91,26 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
     if (handle.dialect === 'postgres') await sql`analyze`.execute(handle.db)
 
     const { figures, loads } = await benchRuns(async (run) => {
-      const [svc, rawSite] = [`SVC${run}`, `RAW${run}`]
-      for (const code of [svc, rawSite]) await sites.create(org.id, CLI_ACTOR, { code, name: code })
+      const [svc, rawSite, rawRowsSite] = [`SVC${run}`, `RAW${run}`, `ROWS${run}`]
+      for (const code of [svc, rawSite, rawRowsSite]) await sites.create(org.id, CLI_ACTOR, { code, name: code })
       // Sampled after every batch: on SQLite the ingest never yields to the event loop's timers, so a sampling timer
       // would not run until it ends.
       const rssAtStart = process.memoryUsage.rss()
       let rssPeak = rssAtStart
-      let t = performance.now()
+      let serviceMs = 0
+      let serviceCpuMs = 0
+      // The outbox position after each batch (not timed): the rows a batch wrote are the outbox rows between two marks.
+      const marks = [await raw.outboxMark(org.id)]
       for (let b = 0; b < batches; b++) {
+        const [started, cpu] = [performance.now(), process.cpuUsage()]
         await alarms.ingest(org.id, CLI_ACTOR, svc, batchOf(b, base))
+        serviceMs += performance.now() - started
+        serviceCpuMs += cpuMs(cpu)
         rssPeak = Math.max(rssPeak, process.memoryUsage.rss())
+        marks.push(await raw.outboxMark(org.id))
       }
-      const serviceMs = performance.now() - t
       const rssMiB = (rssPeak - rssAtStart) / 2 ** 20
-      t = performance.now()
+      let t = performance.now()
       for (let b = 0; b < batches; b++) {
         const now = Date.now()
         await raw.insert(
@@ -122,6 +133,23 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
         )
       }
       const driverMs = performance.now() - t
+      // The all-rows baseline: each batch's rows as the service wrote them (read back, not timed) written again by the
+      // driver into a site of its own, one transaction a batch.
+      let driverRowsMs = 0
+      let driverRowsCpuMs = 0
+      let rowsWritten = 0
+      for (let b = 0; b < batches; b++) {
+        const rows = await raw.writtenRows(org.id, svc, marks[b]!, marks[b + 1]!)
+        rowsWritten += rows.alarms.length + rows.history.length + rows.events.length
+        const [started, cpu] = [performance.now(), process.cpuUsage()]
+        await raw.insertRows(rawRowsSite, rows)
+        driverRowsMs += performance.now() - started
+        driverRowsCpuMs += cpuMs(cpu)
+      }
+      for (const table of ['alarms', 'alarm_history', 'alarm_events']) {
+        const [service, driver] = [await raw.count(table, org.id, svc), await raw.count(table, org.id, rawRowsSite)]
+        if (service !== driver) throw new Error(`${table}: the service wrote ${service} rows, the all-rows baseline ${driver}`)
+      }
 
       t = performance.now()
       let pages = 0
@@ -136,7 +164,20 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
       const rawPages = await raw.pages(org.id, svc)
       const rawListMs = performance.now() - t
       if (rawPages !== pages) throw new Error(`the driver read ${rawPages} pages, the service ${pages}`)
-      return { serviceMs, driverMs, speed: driverMs / serviceMs, rssMiB, pages, listMs, rawListMs, listRatio: listMs / rawListMs }
+      return {
+        serviceMs,
+        driverMs,
+        speed: driverMs / serviceMs,
+        driverRowsMs,
+        rowsSpeed: driverRowsMs / serviceMs,
+        rowsCpuSpeed: driverRowsCpuMs / serviceCpuMs,
+        rowsPerEvent: rowsWritten / total,
+        rssMiB,
+        pages,
+        listMs,
+        rawListMs,
+        listRatio: listMs / rawListMs,
+      }
     })
     const ms = (n: number) => `${n.toFixed(0)} ms`
     const x = (n: number) => `${n.toFixed(3)}x`
@@ -146,6 +187,14 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
         figures.serviceMs.map((m) => (total / m) * 1000),
         (n) => n.toFixed(0),
       )} ev/s)   driver INSERT ${medianWithSpread(figures.driverMs, ms)}   service speed ${medianWithSpread(figures.speed, x)} the driver's   ${loadSpread(loads)}`,
+    )
+    console.log(
+      `alarm ingest ${total} events  ${name} driver INSERT of every row the service wrote (${figures.rowsPerEvent[0]!.toFixed(2)} rows an event, link triggers included) ${medianWithSpread(
+        figures.driverRowsMs,
+        ms,
+      )}   service speed ${medianWithSpread(figures.rowsSpeed, x)} the driver's all-rows${
+        handle.dialect === 'sqlite' ? `; by this process's CPU time ${medianWithSpread(figures.rowsCpuSpeed, x)}` : ''
+      }`,
     )
     console.log(
       `alarm ingest ${total} events  ${name} peak RSS growth during the service's ingest +${medianWithSpread(figures.rssMiB, (n) => `${n.toFixed(0)} MiB`)}`,
@@ -163,7 +212,69 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
   }
 }
 
-/** The baseline: the same rows and the same keyset query through better-sqlite3 or pg, without Kysely or rules. */
+/** This process's CPU time (user + system) since `from`, in ms: on SQLite all of both sides' work, steadier than wall time on a loaded machine. */
+const cpuMs = (from: NodeJS.CpuUsage) => {
+  const { user, system } = process.cpuUsage(from)
+  return (user + system) / 1000
+}
+
+/** The rows one batch of the service wrote, as the outbox recorded them (each row's image after the batch). */
+interface WrittenRows {
+  alarms: Row[]
+  history: Row[]
+  events: Row[]
+}
+type Row = Record<string, unknown>
+
+/** The outbox rows of `site`'s alarm tables after position `after` up to `upTo`, as rows of those tables. */
+const WRITTEN_SQL = (p: (i: number) => string) =>
+  `select table_name, "row" from link_outbox where org_id = ${p(1)} and site_code = ${p(2)} and seq > ${p(3)} and seq <= ${p(4)}
+    and table_name in ('alarms', 'alarm_history', 'alarm_events') order by seq`
+
+function writtenRows(outbox: Array<{ table_name: string; row: string }>): WrittenRows {
+  const alarms = new Map<string, Row>()
+  const history: Row[] = []
+  const events: Row[] = []
+  for (const { table_name, row } of outbox) {
+    const image = JSON.parse(row) as Row
+    if (table_name === 'alarms') alarms.set(image.id as string, image)
+    else (table_name === 'alarm_history' ? history : events).push(image)
+  }
+  // An alarm closed by the batch frees its tag before a new alarm of the same tag takes it (the unique open key).
+  const ordered = [...alarms.values()].sort((a, b) => Number(a.active_key !== null) - Number(b.active_key !== null))
+  return { alarms: ordered, history, events }
+}
+
+/**
+ * The all-rows baseline's statements for `rows` moved to `site`: one multi-row INSERT a table (the alarms as an upsert
+ * on their primary key: an alarm the batch updated is updated, one it raised inserted), alarms first (history refers
+ * to them). `p(i)` is the dialect's placeholder.
+ */
+function rowStatements(site: string, rows: WrittenRows, p: (i: number) => string): Array<{ text: string; values: unknown[] }> {
+  const out: Array<{ text: string; values: unknown[] }> = []
+  const add = (table: string, list: Row[], tail: (columns: string[]) => string) => {
+    if (list.length === 0) return
+    const columns = Object.keys(list[0]!)
+    let n = 0
+    const tuples = list.map(() => `(${columns.map(() => p(++n)).join(',')})`).join(',')
+    const values = list.flatMap((r) => columns.map((c) => (c === 'site_code' ? site : r[c])))
+    out.push({ text: `insert into ${table} (${columns.map((c) => `"${c}"`).join(',')}) values ${tuples} ${tail(columns)}`, values })
+  }
+  add('alarms', rows.alarms, (columns) => {
+    const set = columns.filter((c) => !['org_id', 'site_code', 'id'].includes(c)).map((c) => `"${c}" = excluded."${c}"`)
+    return `on conflict (org_id, site_code, id) do update set ${set.join(', ')}`
+  })
+  add('alarm_history', rows.history, () => '')
+  add('alarm_events', rows.events, () => '')
+  return out
+}
+
+/**
+ * The baselines through better-sqlite3 or pg, without Kysely or rules: the events-only INSERT (issue 8's, kept for
+ * continuity: the same event rows, SQLite's connection at the driver's default `synchronous = FULL`), the all-rows
+ * one (issue 29: every row the service wrote, on a connection with the service's pragmas, db/connect.ts), and the
+ * same keyset query as the list.
+ */
 async function rawDriver(url: string) {
   const placeholders = (n: number, pgStyle: boolean) =>
     Array.from({ length: n }, (_, r) => `(${COLUMNS.map((_c, c) => (pgStyle ? `$${r * COLUMNS.length + c + 1}` : '?')).join(',')})`).join(',')
@@ -173,12 +284,29 @@ async function rawDriver(url: string) {
   if (url.startsWith('sqlite:')) {
     const db = new BetterSqlite3(url.slice('sqlite:'.length))
     db.pragma('busy_timeout = 5000')
+    const rowsDb = new BetterSqlite3(url.slice('sqlite:'.length))
+    for (const pragma of ['synchronous = NORMAL', 'foreign_keys = ON', 'busy_timeout = 5000']) rowsDb.pragma(pragma)
+    const prepared = new Map<string, BetterSqlite3.Statement>()
+    const prepare = (text: string) => prepared.get(text) ?? prepared.set(text, rowsDb.prepare(text)).get(text)!
     // SQLite's parameter limit: 1000 rows × 14 columns fits (32766).
     const insert = db.prepare(insertSql(BATCH, false))
     const page = db.prepare(pageSql(() => '?'))
+    const mark = rowsDb.prepare('select coalesce(max(seq), 0) from link_outbox').pluck()
+    const written = rowsDb.prepare(WRITTEN_SQL(() => '?'))
     return {
       insert: async (rows: unknown[][]) => {
         db.transaction(() => insert.run(rows.flat()))()
+      },
+      outboxMark: async (_orgId: string) => mark.get() as number,
+      writtenRows: async (orgId: string, site: string, after: number, upTo: number) =>
+        writtenRows(written.all(orgId, site, after, upTo) as Array<{ table_name: string; row: string }>),
+      count: async (table: string, orgId: string, site: string) =>
+        rowsDb.prepare(`select count(*) from ${table} where org_id = ? and site_code = ?`).pluck().get(orgId, site) as number,
+      insertRows: async (site: string, rows: WrittenRows) => {
+        const statements = rowStatements(site, rows, () => '?')
+        rowsDb.transaction(() => {
+          for (const s of statements) prepare(s.text).run(s.values)
+        })()
       },
       pages: async (orgId: string, site: string) => {
         let n = 0
@@ -193,6 +321,7 @@ async function rawDriver(url: string) {
       },
       close: async () => {
         db.close()
+        rowsDb.close()
       },
     }
   }
@@ -200,6 +329,32 @@ async function rawDriver(url: string) {
   return {
     insert: async (rows: unknown[][]) => {
       await pool.query(insertSql(rows.length, true), rows.flat())
+    },
+    outboxMark: async (orgId: string) =>
+      Number((await pool.query<{ seq: string }>('select coalesce(max(seq), 0) as seq from link_outbox where org_id = $1', [orgId])).rows[0]!.seq),
+    writtenRows: async (orgId: string, site: string, after: number, upTo: number) =>
+      writtenRows(
+        (
+          await pool.query<{ table_name: string; row: string }>(
+            WRITTEN_SQL((i) => `$${i}`),
+            [orgId, site, after, upTo],
+          )
+        ).rows,
+      ),
+    count: async (table: string, orgId: string, site: string) =>
+      Number((await pool.query<{ n: string }>(`select count(*) as n from ${table} where org_id = $1 and site_code = $2`, [orgId, site])).rows[0]!.n),
+    insertRows: async (site: string, rows: WrittenRows) => {
+      const client = await pool.connect()
+      try {
+        await client.query('begin')
+        for (const s of rowStatements(site, rows, (i) => `$${i}`)) await client.query(s.text, s.values)
+        await client.query('commit')
+      } catch (err) {
+        await client.query('rollback')
+        throw err
+      } finally {
+        client.release()
+      }
     },
     pages: async (orgId: string, site: string) => {
       let n = 0

@@ -49,7 +49,8 @@ export async function serve(values: Record<string, string | boolean | undefined>
       await owner.close()
     }
   }
-  const handle = await connectDatabase(config.databaseAppUrl ?? config.databaseUrl, config.database)
+  // SQLite: the serving process checkpoints the WAL from a worker thread, off the request path (db/checkpointer.ts).
+  const handle = await connectDatabase(config.databaseAppUrl ?? config.databaseUrl, { ...config.database, checkpoints: {} })
   if (!config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
   const metrics = createMetrics({ poolStats: () => handle.poolStats() })
   collectProcessMetrics(metrics)

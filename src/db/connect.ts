@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type Driver } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.ts'
+import { startCheckpointer, type CheckpointOptions } from './checkpointer.ts'
 import { delegatingDriver } from './delegating-driver.ts'
 import { DriverMeter, meteredDriver, type PoolStats } from './pool-meter.ts'
 import { carryTenantScopes, currentScope } from './tenant-scope.ts'
@@ -46,21 +47,25 @@ export interface ConnectOptions {
   connectTimeoutMs?: number
   /** PostgreSQL: a query the server does not answer within this fails and its connection is discarded (0: off). */
   queryTimeoutMs?: number
+  /** SQLite file: WAL checkpoints by a worker thread, off the request path (db/checkpointer.ts); the server's. */
+  checkpoints?: CheckpointOptions
 }
 
 export async function connectDatabase(url: string, options: ConnectOptions = {}): Promise<DatabaseHandle> {
-  if (url.startsWith('sqlite:')) return connectSqlite(url.slice('sqlite:'.length))
+  if (url.startsWith('sqlite:')) return connectSqlite(url.slice('sqlite:'.length), options.checkpoints)
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return connectPostgres(url, options)
   throw new TypeError('DATABASE_URL must start with sqlite: or postgres://')
 }
 
-function connectSqlite(path: string): DatabaseHandle {
+function connectSqlite(path: string, checkpoints: CheckpointOptions | undefined): DatabaseHandle {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const raw = new BetterSqlite3(path)
   raw.pragma('journal_mode = WAL')
   raw.pragma('synchronous = NORMAL')
   raw.pragma('foreign_keys = ON')
   raw.pragma('busy_timeout = 5000')
+  const checkpointer = checkpoints && path !== ':memory:' ? startCheckpointer(path, checkpoints) : undefined
+  if (checkpointer) raw.pragma(`wal_autocheckpoint = ${checkpointer.backstopPages}`)
   // data_version moves when another connection (another process) commits; our own writes bump `local`.
   const dataVersion = raw.prepare('PRAGMA data_version').pluck()
   let local = 0
@@ -85,6 +90,7 @@ function connectSqlite(path: string): DatabaseHandle {
     spareConnections: () => 0,
     poolStats: () => meter.stats({ size: 1, open: 1, idle: meter.lent === 0 ? 1 : 0, waiting: meter.pending }),
     close: async () => {
+      await checkpointer?.stop()
       await db.destroy()
     },
   }
