@@ -3,7 +3,7 @@ import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
 import { anySampleInRanges, ensureSeries, seriesKey } from './queries.ts'
-import { numberArray, textArray } from './pg-arrays.ts'
+import { BinaryArrays, numberArrayBytes, textArrayBytes } from './pg-arrays.ts'
 import { BinaryCopy, copyIn } from './pg-copy.ts'
 import type { SampleBuffer } from './sample-buffer.ts'
 
@@ -166,20 +166,34 @@ async function postgresWrite(db: Db, table: string, scope: Scope, buffer: Sample
 async function postgresArrayWrite(db: Db, scope: Scope, ids: Int32Array, buffer: SampleBuffer): Promise<number> {
   const order = primaryKeyOrder(ids, buffer.ts)
   const n = order.length
-  const parameters = [
-    scope.orgId,
-    scope.batchId,
-    numberArray('int4', n, (k) => ids[order[k]!]!),
-    numberArray('int8', n, (k) => buffer.ts[order[k]!]!),
-    numberArray('float8', n, (k) => buffer.value(order[k]!)),
-    textArray(n, (k) => buffer.text(order[k]!)),
-    numberArray('int2', n, (k) => buffer.qualities[order[k]!]!),
-  ]
-  const result = await db.executeQuery<{ written: number }>(
-    CompiledQuery.raw('select historian_live_points($1, $2, $3::integer[], $4::bigint[], $5::float8[], $6::text[], $7::smallint[]) as written', parameters),
-  )
-  return result.rows[0]!.written
+  const text = (k: number) => buffer.text(order[k]!)
+  const arrays = spareArrays.pop() ?? new BinaryArrays()
+  try {
+    const fixed = numberArrayBytes('int4', n) + numberArrayBytes('int8', n) + numberArrayBytes('float8', n) + numberArrayBytes('int2', n)
+    arrays.start(fixed + textArrayBytes(n, text))
+    const parameters = [
+      scope.orgId,
+      scope.batchId,
+      arrays.numbers('int4', n, (k) => ids[order[k]!]!),
+      arrays.numbers('int8', n, (k) => buffer.ts[order[k]!]!),
+      arrays.numbers('float8', n, (k) => buffer.value(order[k]!)),
+      arrays.texts(n, text),
+      arrays.numbers('int2', n, (k) => buffer.qualities[order[k]!]!),
+    ]
+    const result = await db.executeQuery<{ written: number }>(
+      CompiledQuery.raw('select historian_live_points($1, $2, $3::integer[], $4::bigint[], $5::float8[], $6::text[], $7::smallint[]) as written', parameters),
+    )
+    return result.rows[0]!.written
+  } finally {
+    // Answered (or failed): pg has sent the bytes, they may be filled again.
+    if (spareArrays.length < SPARE_ARRAYS) spareArrays.push(arrays)
+  }
 }
+
+/** Array bytes of finished writes, shared by the process's pushes (each takes its own while it runs). */
+const spareArrays: BinaryArrays[] = []
+/** Pushes written at once that keep their bytes for the next (more allocate theirs and drop them). */
+const SPARE_ARRAYS = 8
 
 /** The buffer's row indexes sorted by series then time: an INSERT … SELECT then walks each series' part of the index once. */
 function primaryKeyOrder(ids: Int32Array, ts: Float64Array): Uint32Array {
