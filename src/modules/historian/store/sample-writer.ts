@@ -3,6 +3,7 @@ import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
 import { anySampleInRanges, ensureSeries, seriesKey } from './queries.ts'
+import { BinaryArrays, numberArrayBytes, textArrayBytes } from './pg-arrays.ts'
 import { BinaryCopy, copyIn } from './pg-copy.ts'
 import type { SampleBuffer } from './sample-buffer.ts'
 
@@ -28,9 +29,10 @@ interface Scope {
   batchId: string
   /**
    * Other transactions may write the same series and timestamps at once (live pushes, service/live.ts): every write
-   * is the upsert, which waits for such a transaction and then counts its row as a collision. The plain INSERT chosen
-   * when no stored sample lies in the range would fail on the other's row instead. On PostgreSQL such a write (a push,
-   * small) goes as arrays in one statement (postgresArrayWrite), not through COPY.
+   * counts another's row as a collision after waiting for its transaction. The plain INSERT chosen when no stored
+   * sample lies in the range would fail on the other's row instead. SQLite: every write is the upsert. PostgreSQL (a
+   * push: small, into historian_points): arrays in one call that falls back to the upsert only on a unique violation
+   * (postgresArrayWrite), not through COPY.
    */
   isContended?: boolean
 }
@@ -122,7 +124,7 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
       const attempted = buffer.length
       const upsert = scope.isContended === true || (await mayCollide(db, ids, buffer.ts))
       let written: number
-      if (dialect === 'postgres' && scope.isContended === true) written = await postgresArrayWrite(db, table, scope, ids, buffer)
+      if (dialect === 'postgres' && scope.isContended === true) written = await postgresArrayWrite(db, scope, ids, buffer)
       else if (dialect === 'postgres') {
         const payload = ahead?.payload ?? payloadOf(ids, buffer)
         written = await postgresWrite(db, table, scope, buffer, upsert, payload)
@@ -155,28 +157,43 @@ async function postgresWrite(db: Db, table: string, scope: Scope, buffer: Sample
 }
 
 /**
- * PostgreSQL, a contended (live) write: the buffer as five arrays in one INSERT … SELECT FROM unnest, in primary-key
- * order. A push is at most SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES rows, so one statement is one round trip where the COPY
- * path takes three (the temporary table, the COPY, the move), which is most of a small write's time.
+ * PostgreSQL, a contended (live) write: the buffer as five binary arrays (pg-arrays.ts) in primary-key order, in one
+ * call of `historian_live_points` (migration 2550: a plain INSERT, written again with ON CONFLICT DO NOTHING only
+ * when it met a stored sample). A push is at most SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES rows, so one statement is one
+ * round trip where the COPY path takes three (the temporary table, the COPY, the move). The buffer is deduplicated, so
+ * a conflict is always another batch's row, which the upsert's `batch_id` filter would not have overwritten either.
  */
-async function postgresArrayWrite(db: Db, table: string, scope: Scope, ids: Int32Array, buffer: SampleBuffer): Promise<number> {
+async function postgresArrayWrite(db: Db, scope: Scope, ids: Int32Array, buffer: SampleBuffer): Promise<number> {
   const order = primaryKeyOrder(ids, buffer.ts)
-  const column = <T>(of: (i: number) => T) => Array.from(order, of)
-  const move = `${insertHead(table)} select $1, $2, u.series_id, u.ts, u.value, u.text, u.quality
-    from unnest($3::integer[], $4::bigint[], $5::float8[], $6::text[], $7::smallint[]) as u (series_id, ts, value, text, quality)
-    ${conflictClause(table, true)}`
-  const parameters = [
-    scope.orgId,
-    scope.batchId,
-    column((i) => ids[i]),
-    column((i) => buffer.ts[i]),
-    column((i) => buffer.value(i)),
-    column((i) => buffer.text(i)),
-    column((i) => buffer.qualities[i]),
-  ]
-  const result = await db.executeQuery(CompiledQuery.raw(move, parameters))
-  return Number(result.numAffectedRows ?? 0n)
+  const n = order.length
+  const text = (k: number) => buffer.text(order[k]!)
+  const arrays = spareArrays.pop() ?? new BinaryArrays()
+  try {
+    const fixed = numberArrayBytes('int4', n) + numberArrayBytes('int8', n) + numberArrayBytes('float8', n) + numberArrayBytes('int2', n)
+    arrays.start(fixed + textArrayBytes(n, text))
+    const parameters = [
+      scope.orgId,
+      scope.batchId,
+      arrays.numbers('int4', n, (k) => ids[order[k]!]!),
+      arrays.numbers('int8', n, (k) => buffer.ts[order[k]!]!),
+      arrays.numbers('float8', n, (k) => buffer.value(order[k]!)),
+      arrays.texts(n, text),
+      arrays.numbers('int2', n, (k) => buffer.qualities[order[k]!]!),
+    ]
+    const result = await db.executeQuery<{ written: number }>(
+      CompiledQuery.raw('select historian_live_points($1, $2, $3::integer[], $4::bigint[], $5::float8[], $6::text[], $7::smallint[]) as written', parameters),
+    )
+    return result.rows[0]!.written
+  } finally {
+    // Answered (or failed): pg has sent the bytes, they may be filled again.
+    if (spareArrays.length < SPARE_ARRAYS) spareArrays.push(arrays)
+  }
 }
+
+/** Array bytes of finished writes, shared by the process's pushes (each takes its own while it runs). */
+const spareArrays: BinaryArrays[] = []
+/** Pushes written at once that keep their bytes for the next (more allocate theirs and drop them). */
+const SPARE_ARRAYS = 8
 
 /** The buffer's row indexes sorted by series then time: an INSERT … SELECT then walks each series' part of the index once. */
 function primaryKeyOrder(ids: Int32Array, ts: Float64Array): Uint32Array {
