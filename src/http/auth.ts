@@ -139,15 +139,15 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       return true
     }
     const withOrg = (org: Org | undefined) =>
-      org ? then(authenticate(request, org, deps, generation), (principal) => admit(org, principal)) : admit(org, undefined)
-    const decided = then(deps.tenancy.resolve(request.hostname, generation), withOrg)
+      org ? andThen(authenticate(request, org, deps, generation), (principal) => admit(org, principal)) : admit(org, undefined)
+    const decided = andThen(deps.tenancy.resolve(request.hostname, generation), withOrg)
     if (decided instanceof Promise) decided.then((goesOn) => goesOn && done(), done)
     else if (decided) done()
   })
 }
 
 /** `f` of a value now, or of a promise's value once it settles: the hot path's cache hits make no promise. */
-function then<T, R>(value: T | Promise<T>, f: (resolved: T) => R | Promise<R>): R | Promise<R> {
+function andThen<T, R>(value: T | Promise<T>, f: (resolved: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(f) : f(value)
 }
 
