@@ -50,6 +50,9 @@ for (const dialect of testDialects()) {
       assert.equal((await validate(minted.plaintext, org.id, '127.0.0.1'))?.subject, minted.keyId)
       assert.equal((await validate(minted.plaintext, org.id, '127.0.0.1'))?.subject, minted.keyId)
       assert.equal(lookups, 3, 'a verified key is looked up once')
+      // The hot path makes no promise: a remembered key, verified or unknown, is answered at once.
+      assert.equal(validate(minted.plaintext, org.id, '127.0.0.1') instanceof Promise, false, 'a verified key from memory')
+      assert.equal(validate(unknownKey, org.id, '127.0.0.1') instanceof Promise, false, 'an unknown key from memory')
 
       await keys.revoke(org.id, CLI_ACTOR, minted.keyId, null)
       assert.equal(await validate(minted.plaintext, org.id, '127.0.0.1'), undefined, 'revoked: refused at once')

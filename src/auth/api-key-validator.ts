@@ -33,10 +33,11 @@ export interface ApiKeyValidatorDeps {
 }
 
 /**
- * Returns `(plaintext) => Principal | undefined`. Malformed keys cost no query; verified keys are cached by
- * verifier, and so are the organisation's unknown ones (issue 29: a refused key is not looked up again), and both
- * are dropped whenever the database handle's invalidation generation moves (a mint, a revoke, an import or an org
- * removal in any process). Expiry is checked against the clock on every call, cached or not.
+ * Returns `(plaintext) => Principal | undefined`: at once for a remembered key, a promise only when it looks one up
+ * (issue 29: no promise on the hot path). Malformed keys cost no query; verified keys are cached by verifier, and so
+ * are the organisation's unknown ones (issue 29: a refused key is not looked up again), and both are dropped whenever
+ * the database handle's invalidation generation moves (a mint, a revoke, an import or an org removal in any process).
+ * Expiry is checked against the clock on every call, cached or not.
  */
 export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
   const cache = new Map<string, VerifiedKey>()
@@ -50,12 +51,12 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
    * networks fails, like an unknown key, from any other address.
    * `generation`: the handle's invalidation generation as the caller read it (once per request, http/auth.ts).
    */
-  return async function validateApiKey(
+  return function validateApiKey(
     plaintext: string,
     orgId: OrgId,
     clientIp: string,
     generation = deps.handle.generation(),
-  ): Promise<Principal | undefined> {
+  ): Principal | undefined | Promise<Principal | undefined> {
     const verifier = deps.keys.verifierOf(plaintext)
     if (verifier === undefined) return undefined
     if (generation !== cachedGeneration) {
@@ -63,36 +64,44 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
       unknown.clear()
       cachedGeneration = generation
     }
-    let hit = cache.get(verifier)
-    if (!hit) {
-      const absent = `${orgId} ${verifier}`
-      if (unknown.has(absent)) return undefined
-      const key = await deps.keys.activeKeyByVerifier(orgId, verifier)
-      if (!key) {
-        // As for a found key: a mint that committed while we were reading must not be hidden by remembering its absence.
-        if (deps.handle.generation() === generation) {
-          if (unknown.size >= MAX_CACHED_KEYS) unknown.clear()
-          unknown.add(absent)
-        }
-        return undefined
-      }
-      const principal: Principal = { orgId: key.orgId, kind: 'apiKey', role: key.role, subject: key.keyId, isPlatformAdmin: false }
-      hit = {
-        principal: key.siteCode === null ? principal : { ...principal, site: key.siteCode },
-        expiresAt: key.expiresAt,
-        ...(key.networks === null ? {} : { fromNetwork: networkMatcher(key.networks) }),
-      }
-      // A revoke that committed while we were reading must not be undone by caching the old row.
+    const hit = cache.get(verifier)
+    if (hit) return admit(hit, clientIp)
+    const absent = `${orgId} ${verifier}`
+    if (unknown.has(absent)) return undefined
+    return lookUp(orgId, verifier, absent, generation).then((found) => found && admit(found, clientIp))
+  }
+
+  async function lookUp(orgId: OrgId, verifier: string, absent: string, generation: number): Promise<VerifiedKey | undefined> {
+    const key = await deps.keys.activeKeyByVerifier(orgId, verifier)
+    if (!key) {
+      // As for a found key: a mint that committed while we were reading must not be hidden by remembering its absence.
       if (deps.handle.generation() === generation) {
-        if (cache.size >= MAX_CACHED_KEYS) cache.clear()
-        cache.set(verifier, hit)
+        if (unknown.size >= MAX_CACHED_KEYS) unknown.clear()
+        unknown.add(absent)
       }
+      return undefined
     }
+    const principal: Principal = { orgId: key.orgId, kind: 'apiKey', role: key.role, subject: key.keyId, isPlatformAdmin: false }
+    const found: VerifiedKey = {
+      principal: key.siteCode === null ? principal : { ...principal, site: key.siteCode },
+      expiresAt: key.expiresAt,
+      ...(key.networks === null ? {} : { fromNetwork: networkMatcher(key.networks) }),
+    }
+    // A revoke that committed while we were reading must not be undone by caching the old row.
+    if (deps.handle.generation() === generation) {
+      if (cache.size >= MAX_CACHED_KEYS) cache.clear()
+      cache.set(verifier, found)
+    }
+    return found
+  }
+
+  /** Expiry against the clock and the client networks, on every call, cached or not. */
+  function admit(key: VerifiedKey, clientIp: string): Principal | undefined {
     const now = deps.clock.now()
-    if (now >= hit.expiresAt) return undefined
-    if (hit.fromNetwork && !hit.fromNetwork(clientIp)) return undefined
-    deps.onUse(hit.principal.orgId, hit.principal.subject, now)
-    return hit.principal
+    if (now >= key.expiresAt) return undefined
+    if (key.fromNetwork && !key.fromNetwork(clientIp)) return undefined
+    deps.onUse(key.principal.orgId, key.principal.subject, now)
+    return key.principal
   }
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
+import { CompiledQuery } from 'kysely'
 import { databaseUrlFor, testDialects } from '../../test/harness.ts'
 import { connectDatabase, directReader } from './connect.ts'
 import { migrateToLatest } from './migrate.ts'
@@ -52,6 +53,21 @@ if (testDialects().includes('sqlite')) {
         assert.equal(directReader(trx), undefined)
         assert.equal(read('select slug from orgs where slug = ?', [s]), undefined, 'a transaction is open on the connection')
       })
+    })
+
+    it("builds the rows Kysely's driver builds, and leaves the driver's statements as they were", async (t) => {
+      const { db } = await open(t, 'sqlite')
+      const s = slug()
+      await db.insertInto('orgs').values(orgRow(s)).execute()
+      const read = directReader(db)!
+      // A repeated name keeps its last value, as better-sqlite3's own row objects do; the columns keep their order.
+      const source = 'select name as x, slug, id as x, created_at from orgs where slug = ?'
+      const direct = read(source, [s])
+      const driver = (await db.executeQuery(CompiledQuery.raw(source, [s]))).rows
+      assert.deepEqual(direct, [{ x: `org_${s}`, slug: s, created_at: 1 }])
+      assert.deepEqual(direct, driver)
+      assert.deepEqual(Object.keys(direct![0] as object), Object.keys(driver[0] as object))
+      assert.deepEqual(read(source, [`${s}-absent`]), [])
     })
 
     it('a read issued while another transaction is open waits for it: never its uncommitted rows', async (t) => {

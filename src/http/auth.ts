@@ -102,7 +102,10 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       runInRequestScope(done)
     })
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style, and synchronous while the tenancy and the credential come from their caches (issue 29): no
+  // promise on a remembered key's request; a lookup's promise calls `done` when it settles. A request answered here
+  // (401, 429) does not call `done`: its answer may still be under way, and the hooks after this one must not run.
+  app.addHook('onRequest', (request, reply, done) => {
     const {
       config: { policy, siteParam },
       url,
@@ -111,26 +114,41 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       const wait = deps.authRateLimiter.hit(`ip:${request.ip}`)
       if (wait > 0) {
         reply.header('retry-after', String(wait))
-        return sendProblem(reply, request, 'RateLimited', 'Too many sign-in requests from this address; see Retry-After.')
+        return void sendProblem(reply, request, 'RateLimited', 'Too many sign-in requests from this address; see Retry-After.')
       }
     }
-    if (policy === undefined || policy === 'public') return // undefined: the not-found handler
+    if (policy === undefined || policy === 'public') return done() // undefined: the not-found handler
     const retryAfter = deps.rateLimiter.hit(rateBucket(request))
     if (retryAfter > 0) {
       reply.header('retry-after', String(retryAfter))
-      return sendProblem(reply, request, 'RateLimited', 'Too many requests for this credential; see Retry-After.')
+      return void sendProblem(reply, request, 'RateLimited', 'Too many requests for this credential; see Retry-After.')
     }
     const generation = deps.generation()
-    const org = await deps.tenancy.resolve(request.hostname, generation)
-    const principal = org && (await authenticate(request, org, deps, generation))
-    // Spec 5 rule 3 and 1 (tenancy): one uniform 401 whatever failed, including a credential of another org.
-    // Answered here rather than thrown: no Error (stack capture) and no error-handler round on the hottest refusal.
-    if (!org || !principal || principal.orgId !== org.id) return sendProblem(reply, request, 'Unauthorized', UNAUTHORIZED_DETAIL)
-    request.org = org
-    request.principal = principal
-    if (!satisfiesPolicy(principal, policy)) throw new Forbidden()
-    if (principal.site !== undefined) refuseOutsideSite(request, principal.site, siteParam, url)
+    /** Whether the request goes on (false: answered with the uniform 401). */
+    const admit = (org: Org | undefined, principal: Principal | undefined): boolean => {
+      // Spec 5 rule 3 and 1 (tenancy): one uniform 401 whatever failed, including a credential of another org.
+      // Answered here rather than thrown: no Error (stack capture) and no error-handler round on the hottest refusal.
+      if (!org || !principal || principal.orgId !== org.id) {
+        sendProblem(reply, request, 'Unauthorized', UNAUTHORIZED_DETAIL)
+        return false
+      }
+      request.org = org
+      request.principal = principal
+      if (!satisfiesPolicy(principal, policy)) throw new Forbidden()
+      if (principal.site !== undefined) refuseOutsideSite(request, principal.site, siteParam, url)
+      return true
+    }
+    const withOrg = (org: Org | undefined) =>
+      org ? andThen(authenticate(request, org, deps, generation), (principal) => admit(org, principal)) : admit(org, undefined)
+    const decided = andThen(deps.tenancy.resolve(request.hostname, generation), withOrg)
+    if (decided instanceof Promise) decided.then((goesOn) => goesOn && done(), done)
+    else if (decided) done()
   })
+}
+
+/** `f` of a value now, or of a promise's value once it settles: the hot path's cache hits make no promise. */
+function andThen<T, R>(value: T | Promise<T>, f: (resolved: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value)
 }
 
 /** A site-scoped route: its path starts with the site (`/api/sites/:siteId/…`, `/api/sites/:code`). */
@@ -151,7 +169,7 @@ function refuseOutsideSite(request: FastifyRequest, site: string, siteParam: str
   if ((request.params as Record<string, string | undefined>)[siteParam] !== site) throw new NotFound()
 }
 
-async function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, generation: number): Promise<Principal | undefined> {
+function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, generation: number): Principal | undefined | Promise<Principal | undefined> {
   const apiKey = request.headers['x-api-key']
   const authorization = request.headers.authorization
   if (apiKey !== undefined) {

@@ -46,20 +46,25 @@ export function createTenancy(deps: { config: Config; orgs: OrgDirectory; handle
     return generation
   }
 
-  async function lookup(slug: string, seen: number): Promise<Org | undefined> {
+  /** A remembered organisation at once; a promise only for a database lookup (issue 29: none on the hot path). */
+  function lookup(slug: string, seen: number): Org | undefined | Promise<Org | undefined> {
     const generation = dropIfStale(seen)
-    const hit = cache.get(slug)
-    if (hit) return hit
+    return cache.get(slug) ?? findSlug(slug, generation)
+  }
+
+  async function findSlug(slug: string, generation: number): Promise<Org | undefined> {
     const org = await withSystemScope(() => orgs.findBySlug(slug))
     if (org && handle.generation() === generation) cache.set(slug, org)
     return org
   }
 
   /** What a custom host is: an enabled binding's organisation, a disabled binding, or unbound. */
-  async function lookupHost(host: string, seen: number): Promise<HostBinding> {
+  function lookupHost(host: string, seen: number): HostBinding | Promise<HostBinding> {
     const generation = dropIfStale(seen)
-    const hit = hosts.get(host)
-    if (hit) return hit
+    return hosts.get(host) ?? findHost(host, generation)
+  }
+
+  async function findHost(host: string, generation: number): Promise<HostBinding> {
     const found = await withSystemScope(() => domains!.findByHost(host))
     const result: HostBinding = found === undefined ? UNBOUND : found.isEnabled ? { org: found.org } : DISABLED
     if (handle.generation() === generation) {
@@ -75,13 +80,22 @@ export function createTenancy(deps: { config: Config; orgs: OrgDirectory; handle
     return all.length === 1 ? all[0] : undefined
   }
 
-  async function resolveHost(host: string, seen: number): Promise<Org | undefined> {
+  function resolveHost(host: string, seen: number): Org | undefined | Promise<Org | undefined> {
     if (host.endsWith(suffix)) {
       const slug = host.slice(0, -suffix.length)
       if (!slug.includes('.')) return lookup(slug, seen)
     }
-    const bound = domains && host.length <= MAX_HOST_LENGTH ? await lookupHost(host, seen) : UNBOUND
-    if (bound !== UNBOUND) return bound.org // a disabled binding is an unknown host, in site mode too
+    if (!domains || host.length > MAX_HOST_LENGTH) return unboundHost(seen)
+    const bound = lookupHost(host, seen)
+    return bound instanceof Promise ? bound.then((b) => boundOrg(b, seen)) : boundOrg(bound, seen)
+  }
+
+  /** A disabled binding is an unknown host, in site mode too; an unbound host is the site's organisation there. */
+  function boundOrg(bound: HostBinding, seen: number): Org | undefined | Promise<Org | undefined> {
+    return bound === UNBOUND ? unboundHost(seen) : bound.org
+  }
+
+  function unboundHost(seen: number): Org | undefined | Promise<Org | undefined> {
     return config.mode === 'site' ? siteOrg(seen) : undefined
   }
 
@@ -94,12 +108,16 @@ export function createTenancy(deps: { config: Config; orgs: OrgDirectory; handle
      * `generation`: the handle's invalidation generation as the request read it (http/auth.ts reads it once for
      * both the tenancy and the key caches: each read is a database call on SQLite).
      */
-    async resolve(hostname: string, generation = handle.generation()): Promise<Org | undefined> {
-      const org = await resolveHost(hostname.toLowerCase(), generation)
-      if (org) enterRequestOrgScope(org.id)
-      return org
+    resolve(hostname: string, generation = handle.generation()): Org | undefined | Promise<Org | undefined> {
+      const org = resolveHost(hostname.toLowerCase(), generation)
+      return org instanceof Promise ? org.then(enterScope) : enterScope(org)
     },
   }
+}
+
+function enterScope(org: Org | undefined): Org | undefined {
+  if (org) enterRequestOrgScope(org.id)
+  return org
 }
 
 export type Tenancy = ReturnType<typeof createTenancy>
