@@ -353,6 +353,8 @@ export class UnionFind {
 /** Where a two-terminal node sits: its bus per connection, the buses and their nominal voltages. */
 export interface BusModel {
   readonly isPair: (i: number) => boolean
+  /** A transformer with exactly three connections: three terminals, `termBase` + its connection's adjacency slot. */
+  readonly isTriple: (i: number) => boolean
   readonly termBase: Int32Array
   readonly busOfTerm: Int32Array
   /** The bus of node `i` at its connection by edge `e`. */
@@ -375,16 +377,27 @@ export interface BusModel {
 export function buildBuses(graph: Graph, note: (code: string, message: string, nodeId: string) => void): BusModel {
   const { nodes, edges, adjStart, adjEdge, edgeSource, edgeTarget } = graph
   const n = nodes.length
-  // Terminals: one per node, two for a two-terminal device with exactly two connections.
-  const pair = Uint8Array.from(nodes, (node, i) => (TWO_TERMINAL.has(node.nodeType) && adjStart[i + 1]! - adjStart[i]! === 2 ? 1 : 0))
+  // Terminals: one per node, two for a two-terminal device with exactly two connections, three for a transformer
+  // with exactly three (a three-winding transformer: one terminal per winding).
+  const degree = (i: number) => adjStart[i + 1]! - adjStart[i]!
+  const pair = Uint8Array.from(nodes, (node, i) => (TWO_TERMINAL.has(node.nodeType) && degree(i) === 2 ? 1 : 0))
+  const triple = Uint8Array.from(nodes, (node, i) => (node.nodeType === PowerTransformer && degree(i) === 3 ? 1 : 0))
   const isPair = (i: number): boolean => pair[i] === 1
+  const isTriple = (i: number): boolean => triple[i] === 1
+  const terminals = (i: number): number => 1 + pair[i]! + 2 * triple[i]!
   const termBase = new Int32Array(n)
   let termCount = 0
   for (let i = 0; i < n; i++) {
     termBase[i] = termCount
-    termCount += 1 + pair[i]!
+    termCount += terminals(i)
   }
-  const terminalOf = (i: number, e: number): number => (pair[i] === 1 && adjEdge[adjStart[i]!] !== e ? termBase[i]! + 1 : termBase[i]!)
+  /** A terminal per connection, in adjacency order, for a two- or three-terminal node. */
+  const terminalOf = (i: number, e: number): number => {
+    if (terminals(i) === 1) return termBase[i]!
+    let slot = 0
+    while (adjEdge[adjStart[i]! + slot] !== e) slot++
+    return termBase[i]! + slot
+  }
   const uf = new UnionFind(termCount)
   for (let e = 0; e < edges.length; e++) {
     const type = edges[e]!.edgeType
@@ -403,10 +416,10 @@ export function buildBuses(graph: Graph, note: (code: string, message: string, n
   const busesByNodeIndex: number[][] = []
   for (let i = 0; i < n; i++) {
     const node = nodes[i]!
-    const twoTerminal = isPair(i)
+    const twoTerminal = terminals(i) > 1
     const nodeBuses: number[] = []
     busesByNodeIndex.push(nodeBuses)
-    for (let slot = 0; slot < (twoTerminal ? 2 : 1); slot++) {
+    for (let slot = 0; slot < terminals(i); slot++) {
       const t = termBase[i]! + slot
       const root = uf.find(t)
       if (busOfRoot[root] === -1) {
@@ -453,7 +466,7 @@ export function buildBuses(graph: Graph, note: (code: string, message: string, n
     if (kv != null && !zoneKv.has(zones.find(b))) zoneKv.set(zones.find(b), kv)
   }
   const vn: (number | null)[] = busKv.map((kv, b) => kv ?? zoneKv.get(zones.find(b)) ?? null)
-  return { isPair, termBase, busOfTerm, busOf, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex }
+  return { isPair, isTriple, termBase, busOfTerm, busOf, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex }
 }
 
 /** Builds the pandapower JSON for a validated network; never throws for missing ratings, it notes them. */

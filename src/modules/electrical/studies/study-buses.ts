@@ -24,7 +24,7 @@ export function studyBuses(graph: Graph) {
   const { nodes, edges, edgeSource, edgeTarget } = graph
   const conflicts: string[] = []
   const model = buildBuses(graph, (_code, _message, nodeId) => conflicts.push(nodeId))
-  const { busCount, busName, termBase, isPair } = model
+  const { busCount, busName, termBase, isPair, isTriple } = model
   const merged = new UnionFind(busCount)
   for (let e = 0; e < edges.length; e++) {
     if (edges[e]!.edgeType === EdgeType.BusTie) merged.union(model.busOf(edgeSource[e]!, e), model.busOf(edgeTarget[e]!, e))
@@ -37,11 +37,11 @@ export function studyBuses(graph: Graph) {
   const busOfNode = (i: number) => busOfTerm(termBase[i]!)
   const vn: (number | null)[] = new Array<number | null>(busCount).fill(null)
   for (let b = 0; b < busCount; b++) if (model.vn[b] != null && vn[bus(b)] == null) vn[bus(b)] = model.vn[b]!
-  // The nodes on each bus (a closed switching device with both sides on it too; a transformer sits between two).
+  // The nodes on each bus (a closed switching device with both sides on it too; a transformer sits between two or three).
   const nodesOnBus = new Map<number, string[]>()
   const namedBy = new Map<number, string>()
   for (let i = 0; i < nodes.length; i++) {
-    if (isPair(i) && nodes[i]!.nodeType === NodeType.PowerTransformer) continue
+    if ((isPair(i) && nodes[i]!.nodeType === NodeType.PowerTransformer) || isTriple(i)) continue
     const b = busOfNode(i)
     const here = nodesOnBus.get(b)
     if (here) here.push(nodes[i]!.id)
@@ -52,6 +52,7 @@ export function studyBuses(graph: Graph) {
     busCount,
     termBase,
     isPair,
+    isTriple,
     conflicts,
     bus,
     busOf: (i: number, e: number) => bus(model.busOf(i, e)),
