@@ -806,8 +806,16 @@ export const ShortCircuitSchema = Type.Object(
           { additionalProperties: false, description: 'c-factors used for Un ≤ 1 kV (`lv`) and above (`mvHv`).' },
         ),
         correctionFactors: Type.Array(
-          Type.Object({ nodeId: Type.String(), factor: Type.String({ enum: ['KT', 'KG'] }), value: Type.Number() }, { additionalProperties: false }),
-          { description: 'The impedance correction factor applied to each transformer (KT) and generator (KG).' },
+          Type.Object(
+            { nodeId: Type.String(), factor: Type.String({ enum: ['KT', 'KG', 'KTAB', 'KTAC', 'KTBC', 'KS', 'KSO'] }), value: Type.Number() },
+            { additionalProperties: false },
+          ),
+          {
+            description:
+              'The impedance correction factors applied: KT to each two-winding transformer, KTAB, KTAC and KTBC to each pair of windings of a ' +
+              'three-winding one (HV A, MV B, LV C), KG to each generator; KS (on-load tap changer) or KSO to both the generator and the ' +
+              'transformer of a power station unit, in place of KG and KT.',
+          },
         ),
         notModelled: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
           description: 'Nodes the study left out or read with a choice (a UPS, a bus whose nodes disagree on ratedVoltageV).',
