@@ -5,7 +5,7 @@ import type { ElectricalNode, Graph, SupplyPath } from '../topology.ts'
 import { factorBlocks, orderBlockPattern, solveBlocks } from './load-flow-sparse.ts'
 import { inverseDiagonal } from './sparse-inverse.ts'
 import { currentsIntoPath } from './device-currents.ts'
-import { studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
+import { starEquivalent, studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
 import { zeroSequenceNetwork, zeroSequenceOf, type Case, type SequenceBranch, type SequenceShunt } from './zero-sequence.ts'
 
 /**
@@ -192,10 +192,10 @@ export interface ShortCircuitSolution {
 }
 
 export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): ShortCircuitSolution {
-  const { nodes, edges, edgeSource, edgeTarget, adjStart, adjEdge } = graph
+  const { nodes, edges, edgeSource, edgeTarget, adjStart } = graph
   const { missing, need, num, cablesFromSize, cableOhms } = studyParameters()
   const notModelled: { nodeId: string; reason: string }[] = []
-  const { busCount, termBase, isPair, isTriple, conflicts, bus, busOf, busOfTerm, busOfNode, vn: busVn, nodesOnBus, nameOf } = studyBuses(graph)
+  const { busCount, termBase, isPair, isTriple, conflicts, bus, busOf, busOfTerm, busOfNode, vn: busVn, nodesOnBus, nameOf, windingBuses } = studyBuses(graph)
   // A three-winding transformer is three branches to a star point of its own (IEC 60909-0 eq. 10): buses
   // busCount… after the network's, at the HV side's nominal voltage.
   const starOf = new Map<number, number>()
@@ -785,22 +785,9 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     const sMva = { hv: p('hvRatedPowerKva') / 1000, mv: p('mvRatedPowerKva') / 1000, lv: p('lvRatedPowerKva') / 1000 }
     const pair = (name: 'HvMv' | 'HvLv' | 'MvLv', s: number) => ({ uk: p(`uk${name}Percent`) / 100, ur: p(`ur${name}Percent`) / 100, s })
     const pairs = [pair('HvMv', Math.min(sMva.hv, sMva.mv)), pair('HvLv', Math.min(sMva.hv, sMva.lv)), pair('MvLv', Math.min(sMva.mv, sMva.lv))]
-    const neighbours = [0, 1, 2].map((k) => {
-      const e = adjEdge[adjStart[i]! + k]!
-      return { id: nodes[edgeSource[e] === i ? edgeTarget[e]! : edgeSource[e]!]!.id, bus: busOfTerm(termBase[i]! + k) }
-    })
-    const windingBus = (parameter: string): number => {
-      const id = node.study?.[parameter]
-      const found = neighbours.find((n) => n.id === id)
-      if (found === undefined) {
-        const which = `the neighbour the ${parameter.slice(0, 2).toUpperCase()} winding connects to, one of ${neighbours.map((n) => n.id).join(', ')}`
-        need(node, parameter, typeof id === 'string' ? `names ${id}, not ${which}` : which)
-        return -1
-      }
-      return found.bus
-    }
-    const [hv, mv, lv] = [windingBus('hvNodeId'), windingBus('mvNodeId'), windingBus('lvNodeId')]
-    if (hv === -1 || mv === -1 || lv === -1) return
+    const windings = windingBuses(i, need)
+    if (windings === null) return
+    const [hv, mv, lv] = windings
     const star = starOf.get(i)!
     parts.union(hv, mv)
     parts.union(hv, lv)
@@ -816,14 +803,11 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
       correction.push({ nodeId: node.id, factor: names[k]!, value: kt })
       return { r: kt * ur * zBase, x: kt * x * zBase }
     }) as [{ r: number; x: number }, { r: number; x: number }, { r: number; x: number }]
-    const half = (p: { r: number; x: number }, q: { r: number; x: number }, m: { r: number; x: number }) => ({
-      r: (p.r + q.r - m.r) / 2,
-      x: (p.x + q.x - m.x) / 2,
-    })
+    const [a, b, c] = starEquivalent(ab, ac, bc)
     const arms = [
-      { from: star, to: hv, ...half(ab, ac, bc), t: 1 },
-      { from: mv, to: star, ...half(bc, ab, ac), t: kv.mv / kv.hv / (kvOf(mv) / kvOf(hv)) },
-      { from: lv, to: star, ...half(ac, bc, ab), t: kv.lv / kv.hv / (kvOf(lv) / kvOf(hv)) },
+      { from: star, to: hv, ...a, t: 1 },
+      { from: mv, to: star, ...b, t: kv.mv / kv.hv / (kvOf(mv) / kvOf(hv)) },
+      { from: lv, to: star, ...c, t: kv.lv / kv.hv / (kvOf(lv) / kvOf(hv)) },
     ]
     branches.push(...arms)
     branchOfTransformer.set(i, arms)

@@ -48,8 +48,31 @@ export function studyBuses(graph: Graph) {
     else nodesOnBus.set(b, [nodes[i]!.id])
     if (!isPair(i) && !namedBy.has(b)) namedBy.set(b, nodes[i]!.id)
   }
+  /**
+   * The buses of three-winding transformer `i`'s HV, MV and LV windings: the connections to the neighbours its
+   * `hvNodeId`, `mvNodeId`, `lvNodeId` name; null (each one missing reported to `need`) when one names none.
+   */
+  const windingBuses = (i: number, need: (node: ElectricalNode, parameter: string, reason: string) => void): [number, number, number] | null => {
+    const { adjStart, adjEdge } = graph
+    const node = nodes[i]!
+    const neighbours = [0, 1, 2].map((k) => {
+      const e = adjEdge[adjStart[i]! + k]!
+      return { id: nodes[edgeSource[e] === i ? edgeTarget[e]! : edgeSource[e]!]!.id, bus: busOfTerm(termBase[i]! + k) }
+    })
+    const found = (['hvNodeId', 'mvNodeId', 'lvNodeId'] as const).map((parameter) => {
+      const id = node.study?.[parameter]
+      const at = neighbours.find((n) => n.id === id)
+      if (at === undefined) {
+        const which = `the neighbour the ${parameter.slice(0, 2).toUpperCase()} winding connects to, one of ${neighbours.map((n) => n.id).join(', ')}`
+        need(node, parameter, typeof id === 'string' ? `names ${id}, not ${which}` : which)
+      }
+      return at?.bus ?? -1
+    })
+    return found.includes(-1) ? null : (found as [number, number, number])
+  }
   return {
     busCount,
+    windingBuses,
     termBase,
     isPair,
     isTriple,
@@ -93,4 +116,15 @@ export function studyParameters() {
     return { rOhm: (r * (lengthM ?? 0)) / 1000, xOhm: (x * (lengthM ?? 0)) / 1000 }
   }
   return { missing, need, num, cablesFromSize, cableOhms }
+}
+
+interface Impedance {
+  readonly r: number
+  readonly x: number
+}
+
+/** IEC 60909-0 eq. 10: the star of a three-winding transformer from its pairs' impedances ZAB, ZAC, ZBC (any one reference side). */
+export function starEquivalent(ab: Impedance, ac: Impedance, bc: Impedance): [Impedance, Impedance, Impedance] {
+  const half = (p: Impedance, q: Impedance, m: Impedance) => ({ r: (p.r + q.r - m.r) / 2, x: (p.x + q.x - m.x) / 2 })
+  return [half(ab, ac, bc), half(bc, ab, ac), half(ac, bc, ab)]
 }
