@@ -53,20 +53,17 @@ export function studyBuses(graph: Graph) {
    * `hvNodeId`, `mvNodeId`, `lvNodeId` name; null (each one missing reported to `need`) when one names none.
    */
   const windingBuses = (i: number, need: (node: ElectricalNode, parameter: string, reason: string) => void): [number, number, number] | null => {
-    const { adjStart, adjEdge } = graph
+    const { adjStart, adjNode } = graph
     const node = nodes[i]!
-    const neighbours = [0, 1, 2].map((k) => {
-      const e = adjEdge[adjStart[i]! + k]!
-      return { id: nodes[edgeSource[e] === i ? edgeTarget[e]! : edgeSource[e]!]!.id, bus: busOfTerm(termBase[i]! + k) }
-    })
     const found = (['hvNodeId', 'mvNodeId', 'lvNodeId'] as const).map((parameter) => {
       const id = node.study?.[parameter]
-      const at = neighbours.find((n) => n.id === id)
-      if (at === undefined) {
-        const which = `the neighbour the ${parameter.slice(0, 2).toUpperCase()} winding connects to, one of ${neighbours.map((n) => n.id).join(', ')}`
+      const at = typeof id === 'string' ? model.busToward(i, id) : null
+      if (at === null) {
+        const ids = Array.from(adjNode.subarray(adjStart[i]!, adjStart[i + 1]!), (k) => nodes[k]!.id)
+        const which = `the neighbour the ${parameter.slice(0, 2).toUpperCase()} winding connects to, one of ${ids.join(', ')}`
         need(node, parameter, typeof id === 'string' ? `names ${id}, not ${which}` : which)
       }
-      return at?.bus ?? -1
+      return at === null ? -1 : bus(at)
     })
     return found.includes(-1) ? null : (found as [number, number, number])
   }
