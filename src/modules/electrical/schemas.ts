@@ -951,7 +951,7 @@ export const LoadFlowSchema = Type.Object(
     buses: Type.Array(
       Type.Object(
         {
-          busId: Type.String({ description: "The bus's name, as in the short-circuit study." }),
+          busId: Type.String({ description: "The bus's name, as in the short-circuit study; a three-winding transformer's star point is `<id>/star`." }),
           nodeIds: Type.Array(Type.String()),
           nominalVoltageKv: Type.Number(),
           busKind: Type.String({ enum: ['slack', 'pv', 'pq'] }),
@@ -970,10 +970,14 @@ export const LoadFlowSchema = Type.Object(
     branches: Type.Array(
       Type.Object(
         {
-          branchId: Type.String({ description: '`<sourceId>>{targetId}` for a cable or line, the node id for a transformer.' }),
+          branchId: Type.String({
+            description:
+              '`<sourceId>>{targetId}` for a cable or line, the node id for a transformer; `<id>/hv`, `<id>/mv`, `<id>/lv` for the windings of a ' +
+              'three-winding one (each from its star point, rated by the winding’s power).',
+          }),
           kind: Type.String({ enum: ['Cable', 'OverheadLine', 'PowerTransformer'] }),
           nodeId: Type.String({ description: "The node holding the branch's parameters: the fed node of a cable or line, the transformer." }),
-          fromBusId: Type.String({ description: "A cable's source side; a transformer's HV side." }),
+          fromBusId: Type.String({ description: "A cable's source side; a transformer's HV side (a three-winding one's star point)." }),
           toBusId: Type.String(),
           pFromKw: kw('Active power entering the branch at its from end, kW (negative: leaving).'),
           qFromKvar: kw('Reactive power entering the branch at its from end, kvar.'),
