@@ -270,6 +270,11 @@ describe('IEC TR 60909-4 example network (three-winding transformers, power stat
     close('T2 KSO', kso)
     assert.equal(factors.has('G1 KG') || factors.has('T1 KT') || factors.has('G2 KG') || factors.has('T2 KT'), false)
     close('G3 KG', ((10 / 10.5) * 1.1) / (1 + 0.1 * 0.6))
+    assert.deepEqual(
+      result.assumed.notModelled.map((m) => m.nodeId),
+      ['G1', 'G2'],
+      'what the fault between a unit’s generator and transformer does not redo is stated per unit',
+    )
     // A generator outside a unit operated up to pG above its rated voltage: KG = Un/(UrG·(1 + pG))·cmax/(1 + x″d·sin φrG).
     const raised = {
       nodes: iec.network.nodes.map((n) => (n.id === 'G3' ? { ...n, study: { ...n.study, voltageRangePercent: 5 } } : n)),

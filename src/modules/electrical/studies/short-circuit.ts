@@ -767,6 +767,12 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
             }
       ofGenerator.set(g, unit)
       ofTransformer.set(t, unit)
+      notModelled.push({
+        nodeId: node.id,
+        reason:
+          'power station unit: at the bus between generator and unit transformer, I″k, ip and κ are solved with the unit corrected for a fault there; ' +
+          'the sources’ contributions, the per-device currents and I″k1 there are those of the network corrected for faults outside the unit (KS/KSO)',
+      })
     }
     return { ofGenerator, ofTransformer }
   }
