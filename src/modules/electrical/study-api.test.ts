@@ -117,6 +117,8 @@ for (const dialect of testDialects()) {
       await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, lvNodeId: 'B1' } }, '/study/lvNodeId', /another node than hvNodeId and mvNodeId/)
       await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, mvNodeId: 'B1' } }, '/study/mvNodeId', /another node than hvNodeId/)
       await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, vectorGroup: 'YNyndd' } }, '/study/vectorGroup', /pattern/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, vectorGroup: 'YNd5' } }, '/study/vectorGroup', /names two windings; a three-winding/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, vectorGroup: 'YNyn0d5' } }, '/study/vectorGroup', /names three windings; a two-winding/)
       await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, offLoadTapPercent: 5 } }, '/study/offLoadTapPercent', /needs tapChanger `offLoad`/)
       await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, tapChanger: 'sometimes' } }, '/study/tapChanger', /onLoad/)
       await refused('PUT', `${BASE}/nodes/M`, { study: { unitTransformerId: 'T1' } }, '/study/unitTransformerId', /not a study parameter of a Motor/)

@@ -119,6 +119,11 @@ export function studyProblems(study: NodeStudyInput, nodeType: number, prefix = 
   }
   if (earthingImpedance && nodeType === NodeType.Generator && study.neutralEarthing !== 'earthed') at(field, 'needs neutralEarthing `earthed`')
   if (study.offLoadTapPercent !== undefined && study.tapChanger !== 'offLoad') at('offLoadTapPercent', 'needs tapChanger `offLoad`')
+  if (windingsOf(study.vectorGroup) === 3)
+    at(
+      'vectorGroup',
+      "names three windings; a two-winding transformer's names two (a three-winding one gives mvRatedVoltageKv and the other per-winding parameters)",
+    )
   if (study.scPowerMinMva !== undefined && study.scPowerMaxMva !== undefined && study.scPowerMinMva > study.scPowerMaxMva) {
     at('scPowerMinMva', 'must not exceed scPowerMaxMva')
   }
@@ -146,7 +151,13 @@ function threeWindingProblems(study: NodeStudyInput, at: (field: string, message
     const ur = study[`ur${pair}Percent`]
     if (uk !== undefined && ur !== undefined && !(ur < uk)) at(`ur${pair}Percent`, `must be below uk${pair}Percent`)
   }
+  if (windingsOf(study.vectorGroup) === 2) at('vectorGroup', "names two windings; a three-winding transformer's names three, HV, MV, LV (e.g. YNyn0d5)")
   if (study.mvNodeId !== undefined && study.mvNodeId === study.hvNodeId) at('mvNodeId', 'must name another node than hvNodeId')
   if (study.lvNodeId !== undefined && [study.hvNodeId, study.mvNodeId].includes(study.lvNodeId))
     at('lvNodeId', 'must name another node than hvNodeId and mvNodeId')
+}
+
+/** How many windings a vector group names (`YNyn0d5`: 3); 0 when absent. */
+function windingsOf(vectorGroup: string | undefined): number {
+  return vectorGroup === undefined ? 0 : (vectorGroup.match(/[YDZ]/gi) ?? []).length
 }
