@@ -236,4 +236,54 @@ describe('pandapower export of the study parameters', () => {
       ],
     )
   })
+
+  it('writes three-winding transformers as trafo3w and power station units as gen.power_station_trafo with the trafo oltc and pt_percent (the IEC TR 60909-4 network)', () => {
+    const iec = JSON.parse(readFileSync(new URL('../../../test/fixtures/electrical/iec-60909-4.json', import.meta.url), 'utf8')) as (typeof fixture.cases)[0]
+    const { net } = toPandapowerNet(graphOf(iec.network))
+    const busNames = rowsOf(net._object.bus).map((r) => r.name)
+    assert.deepEqual(
+      rowsOf(net._object.trafo3w).map((r) => [
+        r.name,
+        busNames[r.hv_bus as number],
+        busNames[r.mv_bus as number],
+        busNames[r.lv_bus as number],
+        r.sn_hv_mva,
+        r.sn_mv_mva,
+        r.sn_lv_mva,
+        r.vn_hv_kv,
+        r.vn_mv_kv,
+        r.vn_lv_kv,
+        r.vk_hv_percent,
+        r.vk_mv_percent,
+        r.vk_lv_percent,
+        r.vkr_hv_percent,
+        r.vkr_mv_percent,
+        r.vkr_lv_percent,
+        r.vector_group,
+      ]),
+      [
+        // pandapower's vk_hv is HV–MV, vk_mv MV–LV, vk_lv HV–LV (the example's 21 %, 7 %, 10 %).
+        ['T3', 'B1', 'B2', 'H', 350, 350, 50, 400, 120, 30, 21, 7, 10, 0.26, 0.16, 0.16, 'YNyd'],
+        ['T4', 'B1', 'B2', 'B8', 350, 350, 50, 400, 120, 30, 21, 7, 10, 0.26, 0.16, 0.16, 'Yynd'],
+        ['T5', 'B5', 'B6', 'T5LV', 31.5, 31.5, 31.5, 115, 10.5, 10.5, 12, 12, 12, 0.5, 0.5, 0.5, 'Yyd'],
+        ['T6', 'B5', 'B6', 'T6LV', 31.5, 31.5, 31.5, 115, 10.5, 10.5, 12, 12, 12, 0.5, 0.5, 0.5, 'Yynd'],
+      ],
+    )
+    const trafos = rowsOf(net._object.trafo)
+    assert.deepEqual(
+      trafos.map((r) => [r.name, r.oltc, r.power_station_unit, r.pt_percent]),
+      [
+        ['T1', true, true, 0],
+        ['T2', false, true, 0],
+      ],
+    )
+    assert.deepEqual(
+      rowsOf(net._object.gen).map((r) => [r.name, r.power_station_trafo === null ? null : trafos[r.power_station_trafo as number]!.name, r.pg_percent]),
+      [
+        ['G1', 'T1', 0],
+        ['G2', 'T2', 7.5],
+        ['G3', null, 0],
+      ],
+    )
+  })
 })

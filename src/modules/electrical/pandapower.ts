@@ -8,11 +8,12 @@ import type { ElectricalNode, Graph } from './topology.ts'
  * `{_module: "pandapower.auxiliary", _class: "pandapowerNet", _object: {...}}`, each table a pandas DataFrame
  * serialised with `orient: "split"` as a JSON string plus its `dtype` map). pandapower starts from
  * `create_empty_network()` and `update()`s it with what the file holds, so tables not written here (sgen,
- * trafo3w, std_types, results…) keep their defaults. `format_version` is "3.0.0": a newer pandapower runs
+ * std_types, results…) keep their defaults. `format_version` is "3.0.0": a newer pandapower runs
  * `convert_format`, which adds columns introduced since.
  *
  * Buses. Every node is a bus, except a two-terminal device (PowerTransformer, CircuitBreaker, FuseSwitch,
- * Disconnector) with exactly two connections, which gets one terminal bus per connection. BusbarLink and
+ * Disconnector) with exactly two connections, which gets one terminal bus per connection, and a PowerTransformer
+ * with exactly three (a three-winding transformer), which gets three (`<id>/1`…`<id>/3`). BusbarLink and
  * TransformerWinding edges have no impedance: their two ends are the same bus. Bus `name` is the node id
  * (`<id>/1`, `<id>/2` for the terminals of a two-terminal device, in edge order). Bus voltage comes from the
  * `ratedVoltageV` of the nodes on the bus (not transformers or switching devices, whose rating is not the
@@ -23,6 +24,10 @@ import type { ElectricalNode, Graph } from './topology.ts'
  * - Generator → gen, p_mw = activePowerKw (else ratedPowerKw)/1000, vm_pu from voltageSetpointPu, else 1.0; it is
  *   the slack (`slack: true`) when its island
  *   has no utility supply and it is that island's first generator.
+ * - PowerTransformer (3 connections) → trafo3w, its windings' buses by the study's hvNodeId, mvNodeId, lvNodeId
+ *   (without them: buses only, noted), sn_*_mva, vn_*_kv from the per-winding study parameters, vk_hv_percent /
+ *   vk_mv_percent / vk_lv_percent = ukHvMvPercent / ukMvLvPercent / ukHvLvPercent (pandapower's HV–MV, MV–LV,
+ *   HV–LV) and their vkr, vector_group without its numbers; no losses, no tap changer.
  * - PowerTransformer (2 connections) → trafo. HV side = the side with the higher bus voltage; when unknown,
  *   the side whose edge points into the transformer. sn_mva = ratedPowerKw/1000 (the kVA rating); vk_percent
  *   from the IEC 60076-5 Table 1 minimum for the rating (4 % ≤ 630 kVA … 12.5 % ≤ 100 MVA); vkr_percent 1.0
@@ -51,10 +56,12 @@ import type { ElectricalNode, Graph } from './topology.ts'
  * si0_hv_partial 0.9 (no effect with that magnetising impedance). So pandapower's `calc_sc` (fault "3ph", "2ph",
  * "1ph") and `runpp` on the export answer what the short-circuit study and the load flow answer. Not exported:
  * transformer and generator earthing impedances and generator earthing (pandapower has no columns for them outside
- * power station units).
+ * power station units). A generator's unitTransformerId → gen.power_station_trafo (the trafo row) with
+ * trafo.power_station_unit true, trafo.oltc from tapChanger `onLoad`, pt_percent = offLoadTapPercent (else 0), and
+ * gen.pg_percent = voltageRangePercent (else 0): pandapower's KS / KSO, as the study.
  *
  * Does not map: impedanceOhms, cableSize, protection settings, tagBindings, metadata, node names, switch
- * open/closed state (all exported closed), three-winding transformers, converter behaviour of VSDs.
+ * open/closed state (all exported closed), three-winding transformers' zero-sequence data, converter behaviour of VSDs.
  * Each approximation applied is listed in `notes` with the ids it touched.
  */
 
@@ -123,6 +130,43 @@ const TABLES = {
     ['mag0_percent', 'float64'],
     ['mag0_rx', 'float64'],
     ['si0_hv_partial', 'float64'],
+    ['oltc', 'bool'],
+    ['power_station_unit', 'bool'],
+    ['pt_percent', 'float64'],
+  ],
+  trafo3w: [
+    ['name', 'object'],
+    ['std_type', 'object'],
+    ['hv_bus', 'uint32'],
+    ['mv_bus', 'uint32'],
+    ['lv_bus', 'uint32'],
+    ['sn_hv_mva', 'float64'],
+    ['sn_mv_mva', 'float64'],
+    ['sn_lv_mva', 'float64'],
+    ['vn_hv_kv', 'float64'],
+    ['vn_mv_kv', 'float64'],
+    ['vn_lv_kv', 'float64'],
+    ['vk_hv_percent', 'float64'],
+    ['vk_mv_percent', 'float64'],
+    ['vk_lv_percent', 'float64'],
+    ['vkr_hv_percent', 'float64'],
+    ['vkr_mv_percent', 'float64'],
+    ['vkr_lv_percent', 'float64'],
+    ['pfe_kw', 'float64'],
+    ['i0_percent', 'float64'],
+    ['shift_mv_degree', 'float64'],
+    ['shift_lv_degree', 'float64'],
+    ['tap_side', 'object'],
+    ['tap_neutral', 'float64'],
+    ['tap_min', 'float64'],
+    ['tap_max', 'float64'],
+    ['tap_step_percent', 'float64'],
+    ['tap_step_degree', 'float64'],
+    ['tap_pos', 'float64'],
+    ['tap_at_star_point', 'bool'],
+    ['tap_changer_type', 'object'],
+    ['in_service', 'bool'],
+    ['vector_group', 'object'],
   ],
   switch: [
     ['bus', 'int64'],
@@ -167,6 +211,8 @@ const TABLES = {
     ['xdss_pu', 'float64'],
     ['rdss_ohm', 'float64'],
     ['cos_phi', 'float64'],
+    ['pg_percent', 'float64'],
+    ['power_station_trafo', 'float64'],
   ],
   load: [
     ['name', 'object'],
@@ -353,10 +399,14 @@ export class UnionFind {
 /** Where a two-terminal node sits: its bus per connection, the buses and their nominal voltages. */
 export interface BusModel {
   readonly isPair: (i: number) => boolean
+  /** A transformer with exactly three connections: three terminals, `termBase` + its connection's adjacency slot. */
+  readonly isTriple: (i: number) => boolean
   readonly termBase: Int32Array
   readonly busOfTerm: Int32Array
   /** The bus of node `i` at its connection by edge `e`. */
   readonly busOf: (i: number, e: number) => number
+  /** The bus of node `i` at its connection to the neighbour with id `neighbourId`; null when it has none. */
+  readonly busToward: (i: number, neighbourId: string) => number | null
   readonly busName: string[]
   readonly busIsBar: boolean[]
   /** kV from the `ratedVoltageV` of the nodes on the bus (null: none). */
@@ -375,16 +425,27 @@ export interface BusModel {
 export function buildBuses(graph: Graph, note: (code: string, message: string, nodeId: string) => void): BusModel {
   const { nodes, edges, adjStart, adjEdge, edgeSource, edgeTarget } = graph
   const n = nodes.length
-  // Terminals: one per node, two for a two-terminal device with exactly two connections.
-  const pair = Uint8Array.from(nodes, (node, i) => (TWO_TERMINAL.has(node.nodeType) && adjStart[i + 1]! - adjStart[i]! === 2 ? 1 : 0))
+  // Terminals: one per node, two for a two-terminal device with exactly two connections, three for a transformer
+  // with exactly three (a three-winding transformer: one terminal per winding).
+  const degree = (i: number) => adjStart[i + 1]! - adjStart[i]!
+  const pair = Uint8Array.from(nodes, (node, i) => (TWO_TERMINAL.has(node.nodeType) && degree(i) === 2 ? 1 : 0))
+  const triple = Uint8Array.from(nodes, (node, i) => (node.nodeType === PowerTransformer && degree(i) === 3 ? 1 : 0))
   const isPair = (i: number): boolean => pair[i] === 1
+  const isTriple = (i: number): boolean => triple[i] === 1
+  const terminals = (i: number): number => 1 + pair[i]! + 2 * triple[i]!
   const termBase = new Int32Array(n)
   let termCount = 0
   for (let i = 0; i < n; i++) {
     termBase[i] = termCount
-    termCount += 1 + pair[i]!
+    termCount += terminals(i)
   }
-  const terminalOf = (i: number, e: number): number => (pair[i] === 1 && adjEdge[adjStart[i]!] !== e ? termBase[i]! + 1 : termBase[i]!)
+  /** A terminal per connection, in adjacency order, for a two- or three-terminal node. */
+  const terminalOf = (i: number, e: number): number => {
+    if (terminals(i) === 1) return termBase[i]!
+    let slot = 0
+    while (adjEdge[adjStart[i]! + slot] !== e) slot++
+    return termBase[i]! + slot
+  }
   const uf = new UnionFind(termCount)
   for (let e = 0; e < edges.length; e++) {
     const type = edges[e]!.edgeType
@@ -403,10 +464,10 @@ export function buildBuses(graph: Graph, note: (code: string, message: string, n
   const busesByNodeIndex: number[][] = []
   for (let i = 0; i < n; i++) {
     const node = nodes[i]!
-    const twoTerminal = isPair(i)
+    const twoTerminal = terminals(i) > 1
     const nodeBuses: number[] = []
     busesByNodeIndex.push(nodeBuses)
-    for (let slot = 0; slot < (twoTerminal ? 2 : 1); slot++) {
+    for (let slot = 0; slot < terminals(i); slot++) {
       const t = termBase[i]! + slot
       const root = uf.find(t)
       if (busOfRoot[root] === -1) {
@@ -435,6 +496,13 @@ export function buildBuses(graph: Graph, note: (code: string, message: string, n
   }
   const busCount = busName.length
   const busOf = (i: number, e: number): number => busOfTerm[terminalOf(i, e)]!
+  const busToward = (i: number, neighbourId: string): number | null => {
+    for (let a = adjStart[i]!; a < adjStart[i + 1]!; a++) {
+      const e = adjEdge[a]!
+      if (nodes[edgeSource[e] === i ? edgeTarget[e]! : edgeSource[e]!]!.id === neighbourId) return busOf(i, e)
+    }
+    return null
+  }
 
   // Voltage zones: buses joined by lines or switches share a nominal voltage.
   const zones = new UnionFind(busCount)
@@ -453,7 +521,7 @@ export function buildBuses(graph: Graph, note: (code: string, message: string, n
     if (kv != null && !zoneKv.has(zones.find(b))) zoneKv.set(zones.find(b), kv)
   }
   const vn: (number | null)[] = busKv.map((kv, b) => kv ?? zoneKv.get(zones.find(b)) ?? null)
-  return { isPair, termBase, busOfTerm, busOf, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex }
+  return { isPair, isTriple, termBase, busOfTerm, busOf, busToward, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex }
 }
 
 /** Builds the pandapower JSON for a validated network; never throws for missing ratings, it notes them. */
@@ -468,11 +536,12 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
     notes.set(code, entry)
   }
 
-  const { isPair, termBase, busOfTerm, busOf, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex } = buildBuses(graph, note)
+  const { isPair, isTriple, termBase, busOfTerm, busOf, busToward, busName, busIsBar, busKv, vn, busCount, busesByNodeIndex } = buildBuses(graph, note)
   const rows: Record<TableName, Cell[][]> = {
     bus: [],
     line: [],
     trafo: [],
+    trafo3w: [],
     switch: [],
     ext_grid: [],
     gen: [],
@@ -551,6 +620,9 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
     if (node.nodeType === Generator || node.nodeType === UpsBattery) islandHasSupply[labels[i]!] = 1
   }
 
+  /** Generators of a power station unit and the id of their unit transformer (its trafo row is known after the loop). */
+  const unitGenerators: [Cell[], string][] = []
+  const trafoRowOf = new Map<string, number>()
   for (let i = 0; i < n; i++) {
     const node = nodes[i]!
     const bus = busOfTerm[termBase[i]!]!
@@ -610,7 +682,11 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
           xd,
           rdss,
           studyValue(node, 'powerFactor'),
+          studyValue(node, 'voltageRangePercent') ?? 0,
+          null,
         ])
+        const unit = node.study?.unitTransformerId
+        if (typeof unit === 'string') unitGenerators.push([rows.gen.at(-1)!, unit])
         break
       }
       case UpsBattery:
@@ -654,8 +730,73 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
         note('NotModelled', 'VSDs and earthing points have no load-flow model; exported as a plain bus.', node.id)
         break
       default:
-        if (TWO_TERMINAL.has(node.nodeType)) exportTwoTerminal(i, node, rows, note)
+        if (isTriple(i)) exportThreeWinding(i, node)
+        else if (TWO_TERMINAL.has(node.nodeType)) exportTwoTerminal(i, node, rows, note)
     }
+  }
+  for (const [row, transformerId] of unitGenerators) {
+    const trafo = trafoRowOf.get(transformerId)
+    if (trafo === undefined)
+      note('UnitTransformerNotExported', 'unitTransformerId names no exported two-winding transformer; exported as a plain generator.', row[0] as string)
+    else {
+      row[row.length - 1] = trafo
+      const trafoRow = rows.trafo[trafo]!
+      trafoRow[trafoRow.length - 2] = true
+    }
+  }
+
+  /**
+   * A three-winding transformer → trafo3w: its windings' buses by hvNodeId, mvNodeId, lvNodeId (pandapower's
+   * vk_hv_percent is HV–MV, vk_mv_percent MV–LV, vk_lv_percent HV–LV, each on the smaller rated power of its pair,
+   * as the study reads ukHvMvPercent, ukMvLvPercent, ukHvLvPercent); no tap changer, no losses.
+   */
+  function exportThreeWinding(i: number, node: ElectricalNode): void {
+    const bus = (parameter: string): number | null => {
+      const id = node.study?.[parameter]
+      return typeof id === 'string' ? busToward(i, id) : null
+    }
+    const [hv, mv, lv] = [bus('hvNodeId'), bus('mvNodeId'), bus('lvNodeId')]
+    if (hv === null || mv === null || lv === null) {
+      note('WindingsUnknown', 'A transformer with three connections whose hvNodeId, mvNodeId and lvNodeId do not name them; exported as buses only.', node.id)
+      return
+    }
+    const kva = (parameter: string) => mul(0.001, studyValue(node, parameter))
+    const group = node.study?.vectorGroup
+    rows.trafo3w.push([
+      node.id,
+      null,
+      hv,
+      mv,
+      lv,
+      kva('hvRatedPowerKva'),
+      kva('mvRatedPowerKva'),
+      kva('lvRatedPowerKva'),
+      studyValue(node, 'hvRatedVoltageKv'),
+      studyValue(node, 'mvRatedVoltageKv'),
+      studyValue(node, 'lvRatedVoltageKv'),
+      studyValue(node, 'ukHvMvPercent'),
+      studyValue(node, 'ukMvLvPercent'),
+      studyValue(node, 'ukHvLvPercent'),
+      studyValue(node, 'urHvMvPercent'),
+      studyValue(node, 'urMvLvPercent'),
+      studyValue(node, 'urHvLvPercent'),
+      0,
+      0,
+      0,
+      0,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      false,
+      null,
+      true,
+      // pandapower takes the vector group without its phase-shift numbers.
+      typeof group === 'string' ? group.replace(/\d+/g, '') : null,
+    ])
   }
 
   function requirePower(node: ElectricalNode, mw: number | null, what: string): number {
@@ -730,7 +871,11 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       ZERO_SEQUENCE_MAGNETISING_RATIO,
       0,
       0.9,
+      node.study?.tapChanger === 'onLoad',
+      false,
+      studyValue(node, 'offLoadTapPercent') ?? 0,
     ])
+    trafoRowOf.set(node.id, out.trafo.length - 1)
   }
 
   const frames = Object.fromEntries((Object.keys(TABLES) as TableName[]).map((name) => [name, frame(TABLES[name], rows[name])]))

@@ -255,6 +255,42 @@ describe('fault currents referred along a supply path (issue 31)', () => {
     assert.ok(Number.isNaN(ratios[4]!), 'past the last device asked for: not computed')
   })
 
+  it('through a three-winding transformer: the ratio of the winding towards the fault to the winding towards the supply', () => {
+    const study = { hvRatedVoltageKv: 132, mvRatedVoltageKv: 33, lvRatedVoltageKv: 11, hvNodeId: 'G132', mvNodeId: 'B33', lvNodeId: 'B11' }
+    const three = buildGraph(
+      [
+        { id: 'B11', nodeType: N.Switchboard, ratedVoltageV: 11_000 },
+        { id: 'B33', nodeType: N.Switchboard, ratedVoltageV: 33_000 },
+        { id: 'G132', nodeType: N.UtilitySupply, ratedVoltageV: 132_000 },
+        { id: 'T', nodeType: N.PowerTransformer, study },
+      ],
+      [
+        { sourceId: 'G132', targetId: 'T', edgeType: E.TransformerWinding },
+        { sourceId: 'T', targetId: 'B33', edgeType: E.TransformerWinding },
+        { sourceId: 'T', targetId: 'B11', edgeType: E.TransformerWinding },
+      ],
+    )
+    const fromMv = findSupplyPaths(three, 'B33').paths[0]!
+    assert.deepEqual(fromMv.nodeIds, ['B33', 'T', 'G132'])
+    close(pathCurrentRatios(three, fromMv, 2).ratios[2]!, 33 / 132, 1e-15)
+    const fromLv = findSupplyPaths(three, 'B11').paths[0]!
+    close(pathCurrentRatios(three, fromLv, 2).ratios[2]!, 11 / 132, 1e-15)
+    const unnamed = buildGraph(
+      three.nodes.map((n) => (n.id === 'T' ? { ...n, study: { ...study, lvNodeId: 'X' } } : n)),
+      [
+        { sourceId: 'G132', targetId: 'T', edgeType: E.TransformerWinding },
+        { sourceId: 'T', targetId: 'B33', edgeType: E.TransformerWinding },
+        { sourceId: 'T', targetId: 'B11', edgeType: E.TransformerWinding },
+      ],
+    )
+    const { ratios, missing } = pathCurrentRatios(unnamed, findSupplyPaths(unnamed, 'B11').paths[0]!, 2)
+    assert.ok(Number.isNaN(ratios[2]!))
+    assert.deepEqual(
+      missing.map((m) => [m.nodeId, m.parameter]),
+      [['T', 'lvNodeId']],
+    )
+  })
+
   it("names the ratings the referral lacks, and the fault's nominal voltage when nothing gives it", () => {
     const bare = buildGraph(
       [{ id: 'X', nodeType: N.Switchboard }, { id: 'T', nodeType: N.PowerTransformer, study: { hvRatedVoltageKv: 11 } }, ...nodes.slice(0, 1)],

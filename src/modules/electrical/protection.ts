@@ -287,7 +287,30 @@ export function pathCurrentRatios(graph: Graph, path: SupplyPath, through: numbe
   let sideKv: number | null = null
   for (let k = 0; k <= through && k < nodes.length; k++) {
     const node = nodes[k]!
-    if (k > 0 && isTransformer(node)) {
+    if (k > 0 && isTransformer(node) && node.study?.mvRatedVoltageKv !== undefined) {
+      // A three-winding transformer: the rated voltage of the winding towards the fault over that of the winding
+      // towards the supply, each found by the neighbour its hvNodeId / mvNodeId / lvNodeId names.
+      const windingKv = (neighbour: ElectricalNode | undefined) => {
+        const winding = (['hv', 'mv', 'lv'] as const).find((w) => neighbour !== undefined && node.study?.[`${w}NodeId`] === neighbour.id)
+        const kv = winding === undefined ? undefined : node.study?.[`${winding}RatedVoltageKv`]
+        if (typeof kv !== 'number') {
+          // No winding names that neighbour: the parameter naming none of the transformer's neighbours is wrong.
+          const i = graph.indexOf.get(node.id)!
+          const around = new Set(Array.from(graph.adjNode.subarray(graph.adjStart[i]!, graph.adjStart[i + 1]!), (j) => graph.nodes[j]!.id))
+          const unnamed = (['hvNodeId', 'mvNodeId', 'lvNodeId'] as const).find((p) => !around.has(node.study?.[p] as string)) ?? 'hvNodeId'
+          missing.push({
+            nodeId: node.id,
+            parameter: winding === undefined ? unnamed : `${winding}RatedVoltageKv`,
+            reason: `the winding towards ${neighbour?.id ?? 'the supply'} and its rated voltage, to refer the fault current through this transformer`,
+          })
+        }
+        return typeof kv === 'number' ? kv : Number.NaN
+      }
+      const [towardsFault, towardsSupply] = [windingKv(nodes[k - 1]), windingKv(nodes[k + 1])]
+      ratio *= towardsFault / towardsSupply
+      faultKv ??= towardsFault
+      sideKv = Number.isNaN(towardsSupply) ? null : towardsSupply
+    } else if (k > 0 && isTransformer(node)) {
       if (faultKv === undefined) {
         // The nominal voltage of the fault's bus (the export's buses: ratings propagate through lines and switches).
         const faultAt = graph.indexOf.get(path.nodeIds[isTransformer(nodes[0]!) ? 1 : 0]!)!

@@ -53,9 +53,11 @@ const positive = (description: string, extra: Record<string, number> = {}) =>
 const STUDY_DOC =
   'Study parameters of the node (short circuit, load flow). Per node type: UtilitySupply scPowerMaxMva|scCurrentMaxKa, scPowerMinMva|scCurrentMinKa, rxRatio, ' +
   'voltageSetpointPu, x0x1Ratio, r0x0Ratio; PowerTransformer ratedPowerKva, hvRatedVoltageKv, lvRatedVoltageKv, ukPercent, urPercent|xrRatio, vectorGroup, ' +
-  'uk0Percent, ur0Percent, neutralEarthingROhm, neutralEarthingXOhm; Generator ratedPowerKva, ' +
+  'uk0Percent, ur0Percent, neutralEarthingROhm, neutralEarthingXOhm, tapChanger, offLoadTapPercent; a three-winding PowerTransformer (three connections) ' +
+  'instead hvRatedPowerKva, mvRatedPowerKva, lvRatedPowerKva, hvRatedVoltageKv, mvRatedVoltageKv, lvRatedVoltageKv, ukHvMvPercent, ukHvLvPercent, ukMvLvPercent, ' +
+  'urHvMvPercent, urHvLvPercent, urMvLvPercent, hvNodeId, mvNodeId, lvNodeId, vectorGroup; Generator ratedPowerKva, ' +
   'ratedVoltageKv, xdSubtransientPercent, rxRatio, powerFactor, activePowerKw, voltageSetpointPu, neutralEarthing, x0Percent, neutralEarthingROhm, ' +
-  'neutralEarthingXOhm; Motor ratedPowerKw, ratedVoltageKv, powerFactor, ' +
+  'neutralEarthingXOhm, voltageRangePercent, unitTransformerId; Motor ratedPowerKw, ratedVoltageKv, powerFactor, ' +
   'efficiencyPercent, lockedRotorRatio, rxRatio; FeederLoad activePowerKw, powerFactor; any node fed by a cable or line rOhmPerKm, xOhmPerKm, ampacityA, ' +
   'r0OhmPerKm, x0OhmPerKm, c0NfPerKm. The zero-sequence parameters are read only by the earth-fault (single-phase-to-earth) currents. ' +
   'A parameter of another type: 400 naming it. ' +
@@ -92,11 +94,70 @@ export const NodeStudy = Type.Object(
     xrRatio: positive('PowerTransformer: X/R of the transformer (or urPercent)'),
     vectorGroup: Type.Optional(
       Type.String({
-        pattern: '^[YyDdZz][Nn]?[YyDdZz][Nn]?(0|1|2|3|4|5|6|7|8|9|10|11)?$',
+        pattern: '^[YyDdZz][Nn]?[YyDdZz][Nn]?(0|1|2|3|4|5|6|7|8|9|10|11)?([YyDdZz][Nn]?(0|1|2|3|4|5|6|7|8|9|10|11)?)?$',
         description:
           'PowerTransformer: vector group, e.g. `Dyn11`: HV winding then LV winding, Y/y star, D/d delta, Z/z zig-zag, N/n the star point earthed ' +
           '(directly, or through neutralEarthingROhm/XOhm). Earth faults: YNd and Dyn earth their star side, YNyn passes zero sequence through, ' +
-          'the others block it; zig-zag windings are not modelled. The phase-shift number is not used.',
+          'the others block it; zig-zag windings are not modelled. The phase-shift number is not used. A three-winding transformer has three ' +
+          'windings, HV, MV, LV (`YNyn0d5`); earth faults through it are not modelled (the buses it joins are listed in `earthFaults`).',
+      }),
+    ),
+    hvRatedPowerKva: positive('Three-winding PowerTransformer: rated power of the HV winding SrTHV'),
+    mvRatedPowerKva: positive('Three-winding PowerTransformer: rated power of the MV winding SrTMV'),
+    lvRatedPowerKva: positive('Three-winding PowerTransformer: rated power of the LV winding SrTLV'),
+    mvRatedVoltageKv: positive('Three-winding PowerTransformer: rated voltage of the MV winding UrTMV'),
+    ukHvMvPercent: positive('Three-winding PowerTransformer: short-circuit voltage HV–MV ukrAB, on the smaller rated power of the two windings', {
+      maximum: 100,
+    }),
+    ukHvLvPercent: positive('Three-winding PowerTransformer: short-circuit voltage HV–LV ukrAC, on the smaller rated power of the two windings', {
+      maximum: 100,
+    }),
+    ukMvLvPercent: positive('Three-winding PowerTransformer: short-circuit voltage MV–LV ukrBC, on the smaller rated power of the two windings', {
+      maximum: 100,
+    }),
+    urHvMvPercent: positive('Three-winding PowerTransformer: resistive part uRrAB of ukHvMvPercent', { maximum: 100 }),
+    urHvLvPercent: positive('Three-winding PowerTransformer: resistive part uRrAC of ukHvLvPercent', { maximum: 100 }),
+    urMvLvPercent: positive('Three-winding PowerTransformer: resistive part uRrBC of ukMvLvPercent', { maximum: 100 }),
+    hvNodeId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'Three-winding PowerTransformer: the id of the neighbouring node its HV winding connects to (one of its three connections; a study names the transformer and this parameter in a 422 when it is not)',
+      }),
+    ),
+    mvNodeId: Type.Optional(
+      Type.String({ minLength: 1, description: 'Three-winding PowerTransformer: the id of the neighbouring node its MV winding connects to' }),
+    ),
+    lvNodeId: Type.Optional(
+      Type.String({ minLength: 1, description: 'Three-winding PowerTransformer: the id of the neighbouring node its LV winding connects to' }),
+    ),
+    tapChanger: Type.Optional(
+      Type.String({
+        enum: ['onLoad', 'offLoad', 'none'],
+        description:
+          'PowerTransformer that is the unit transformer of a power station unit (a Generator names it in unitTransformerId): `onLoad` (on-load tap changer: ' +
+          'the unit takes KS, IEC 60909-0 §6.7.1), `offLoad` or `none` (KSO, §6.7.2). Required for a unit transformer (422 naming it).',
+      }),
+    ),
+    offLoadTapPercent: positive(
+      'PowerTransformer with tapChanger `offLoad`: pT, the off-load tap permanently used, in % (KSO takes 1 − pT); absent: no tap permanently used (1)',
+      { maximum: 50 },
+    ),
+    voltageRangePercent: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 50,
+        description:
+          'Generator: pG, the range of its terminal voltage regulation above rated voltage, in % (KG and KSO divide by 1 + pG, IEC 60909-0 eq. 18 and 23; pandapower pg_percent); absent: 0; finite, 0 to 50.',
+      }),
+    ),
+    unitTransformerId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "Generator: the id of its unit transformer (a two-winding PowerTransformer whose LV side is on the generator's bus): the pair is a power station unit, " +
+          "corrected by KS or KSO (by the transformer's tapChanger) instead of KG and KT; a fault on the bus between them takes KG alone and the " +
+          'transformer uncorrected (as pandapower does). A study answers 422 naming this parameter when the node is not such a transformer.',
       }),
     ),
     uk0Percent: positive(
@@ -745,8 +806,16 @@ export const ShortCircuitSchema = Type.Object(
           { additionalProperties: false, description: 'c-factors used for Un ≤ 1 kV (`lv`) and above (`mvHv`).' },
         ),
         correctionFactors: Type.Array(
-          Type.Object({ nodeId: Type.String(), factor: Type.String({ enum: ['KT', 'KG'] }), value: Type.Number() }, { additionalProperties: false }),
-          { description: 'The impedance correction factor applied to each transformer (KT) and generator (KG).' },
+          Type.Object(
+            { nodeId: Type.String(), factor: Type.String({ enum: ['KT', 'KG', 'KTAB', 'KTAC', 'KTBC', 'KS', 'KSO'] }), value: Type.Number() },
+            { additionalProperties: false },
+          ),
+          {
+            description:
+              'The impedance correction factors applied: KT to each two-winding transformer, KTAB, KTAC and KTBC to each pair of windings of a ' +
+              'three-winding one (HV A, MV B, LV C), KG to each generator; KS (on-load tap changer) or KSO to both the generator and the ' +
+              'transformer of a power station unit, in place of KG and KT.',
+          },
         ),
         notModelled: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
           description: 'Nodes the study left out or read with a choice (a UPS, a bus whose nodes disagree on ratedVoltageV).',
@@ -882,7 +951,7 @@ export const LoadFlowSchema = Type.Object(
     buses: Type.Array(
       Type.Object(
         {
-          busId: Type.String({ description: "The bus's name, as in the short-circuit study." }),
+          busId: Type.String({ description: "The bus's name, as in the short-circuit study; a three-winding transformer's star point is `<id>/star`." }),
           nodeIds: Type.Array(Type.String()),
           nominalVoltageKv: Type.Number(),
           busKind: Type.String({ enum: ['slack', 'pv', 'pq'] }),
@@ -901,10 +970,14 @@ export const LoadFlowSchema = Type.Object(
     branches: Type.Array(
       Type.Object(
         {
-          branchId: Type.String({ description: '`<sourceId>>{targetId}` for a cable or line, the node id for a transformer.' }),
+          branchId: Type.String({
+            description:
+              '`<sourceId>>{targetId}` for a cable or line, the node id for a transformer; `<id>/hv`, `<id>/mv`, `<id>/lv` for the windings of a ' +
+              'three-winding one (each from its star point, rated by the winding’s power).',
+          }),
           kind: Type.String({ enum: ['Cable', 'OverheadLine', 'PowerTransformer'] }),
           nodeId: Type.String({ description: "The node holding the branch's parameters: the fed node of a cable or line, the transformer." }),
-          fromBusId: Type.String({ description: "A cable's source side; a transformer's HV side." }),
+          fromBusId: Type.String({ description: "A cable's source side; a transformer's HV side (a three-winding one's star point)." }),
           toBusId: Type.String(),
           pFromKw: kw('Active power entering the branch at its from end, kW (negative: leaving).'),
           qFromKvar: kw('Reactive power entering the branch at its from end, kvar.'),

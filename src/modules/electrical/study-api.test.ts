@@ -14,6 +14,12 @@ const fixture = JSON.parse(readFileSync(new URL('../../../test/fixtures/electric
 }
 const TRANSFORMERS = fixture.cases[0]!.network
 const MOTOR = fixture.cases[1]!.network
+const iec = JSON.parse(readFileSync(new URL('../../../test/fixtures/electrical/iec-60909-4.json', import.meta.url), 'utf8')) as {
+  network: { nodes: Array<{ id: string; study?: Record<string, unknown> }>; edges: object[] }
+  expected: Array<{ busId: string; ikssMaxKa: number }>
+}
+const IEC = iec.network
+const IEC_EXPECTED = iec.expected
 const TX_STUDY = { ratedPowerKva: 400, hvRatedVoltageKv: 11, lvRatedVoltageKv: 0.42, ukPercent: 6, urPercent: 0.5 }
 
 const problemPointers = (body: string) => (JSON.parse(body) as { errors?: Array<{ pointer: string; message: string }> }).errors?.map((e) => e.pointer) ?? []
@@ -102,7 +108,49 @@ for (const dialect of testDialects()) {
         '/nodes/0/study/scCurrentMaxKa',
         /either scPowerMaxMva or scCurrentMaxKa/,
       )
+      // A three-winding transformer (IEC TR 60909-4's T3) and a power station unit's parameters.
+      const t3 = IEC.nodes.find((n) => n.id === 'T3')!.study!
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, ukPercent: 6 } }, '/study/ukPercent', /two-winding transformer's parameter/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, mvRatedVoltageKv: 400 } }, '/study/mvRatedVoltageKv', /below hvRatedVoltageKv/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, lvRatedVoltageKv: 150 } }, '/study/lvRatedVoltageKv', /not exceed mvRatedVoltageKv/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, urHvLvPercent: 10 } }, '/study/urHvLvPercent', /below ukHvLvPercent/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, lvNodeId: 'B1' } }, '/study/lvNodeId', /another node than hvNodeId and mvNodeId/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, mvNodeId: 'B1' } }, '/study/mvNodeId', /another node than hvNodeId/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, vectorGroup: 'YNyndd' } }, '/study/vectorGroup', /pattern/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...t3, vectorGroup: 'YNd5' } }, '/study/vectorGroup', /names two windings; a three-winding/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, vectorGroup: 'YNyn0d5' } }, '/study/vectorGroup', /names three windings; a two-winding/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, offLoadTapPercent: 5 } }, '/study/offLoadTapPercent', /needs tapChanger `offLoad`/)
+      await refused('PUT', `${BASE}/nodes/T1`, { study: { ...TX_STUDY, tapChanger: 'sometimes' } }, '/study/tapChanger', /onLoad/)
+      await refused('PUT', `${BASE}/nodes/M`, { study: { unitTransformerId: 'T1' } }, '/study/unitTransformerId', /not a study parameter of a Motor/)
+      await refused('POST', `${BASE}/nodes`, { id: 'G', name: 'G', nodeType: 1, study: { voltageRangePercent: 60 } }, '/study/voltageRangePercent', /50/)
       assert.equal(await snapshot(h, org), before)
+    })
+
+    it('IEC TR 60909-4 example network through the API: I″k at every bus within 1 % of the published values; a three-winding transformer updated like any node', async (t) => {
+      const { as, asMember } = await electricalSetup(t, dialect)
+      await loadNetwork(as, IEC)
+      const res = await asMember('GET', `${BASE}/studies/short-circuit?contributions=none`)
+      assert.equal(res.statusCode, 200, res.body)
+      type Bus = { nodeIds: string[]; ikssMaxKa: number; ipKa: number }
+      const buses = (res.json() as { buses: Bus[] }).buses
+      const at = (list: Bus[], id: string) => list.find((b) => b.nodeIds.includes(id))!
+      for (const e of IEC_EXPECTED) {
+        const actual = at(buses, e.busId).ikssMaxKa
+        assert.ok(Math.abs(actual - e.ikssMaxKa) <= 0.01 * e.ikssMaxKa, `${e.busId}: ${actual} vs ${e.ikssMaxKa}`)
+      }
+      // T5 without its LV winding's neighbour: 422 naming the node and parameter; put back, the same answer.
+      const t5 = IEC.nodes.find((n) => n.id === 'T5')!.study!
+      const { lvNodeId: _, ...withoutLv } = t5
+      assert.equal((await as('PUT', `${BASE}/nodes/T5`, { study: withoutLv })).statusCode, 200)
+      const missing = await asMember('GET', `${BASE}/studies/short-circuit`)
+      assert.equal(missing.statusCode, 422, missing.body)
+      assert.deepEqual(
+        (missing.json() as { missing: Array<{ nodeId: string; parameter: string }> }).missing.map((m) => [m.nodeId, m.parameter]),
+        [['T5', 'lvNodeId']],
+      )
+      assert.equal((await as('PUT', `${BASE}/nodes/T5`, { study: t5 })).statusCode, 200)
+      const again = (await asMember('GET', `${BASE}/studies/short-circuit?contributions=none`)).json() as { buses: Bus[] }
+      assert.equal(at(again.buses, 'B6').ikssMaxKa, at(buses, 'B6').ikssMaxKa)
     })
 
     it('earth faults: the pandapower I″k1 reference values through the API, and the buses a missing zero-sequence parameter leaves out', async (t) => {

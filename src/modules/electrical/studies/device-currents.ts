@@ -16,7 +16,8 @@ export interface FaultState {
   readonly vn: readonly (number | null)[]
   /** The series branch of each Cable / OverheadLine edge and of each transformer node. */
   readonly branchOfEdge: ReadonlyMap<number, SequenceBranch>
-  readonly branchOfTransformer: ReadonlyMap<number, SequenceBranch>
+  /** A transformer's branch, or a three-winding one's three arms to its star point. */
+  readonly branchOfTransformer: ReadonlyMap<number, readonly SequenceBranch[]>
   /** The admittance to the reference of a node's sources (in the case solved), per unit, or none. */
   readonly shuntOf: (i: number) => Complex | null
   /** The voltage change of the fault state at a study bus, per unit (−Z_bf·I_f), or null off the faulted part. */
@@ -62,7 +63,11 @@ export function currentsIntoPath(state: FaultState, path: SupplyPath, at: readon
   /** Current node `i` draws from edge `via`: into its branch, its sources, the fault, and on along its other edges. */
   const absorbed = (i: number, via: number, visited: Set<number>): Complex => {
     const transformer = state.branchOfTransformer.get(i)
-    if (transformer !== undefined) return branchCurrent(transformer, busOf(i, via))
+    if (transformer !== undefined) {
+      const bus = busOf(i, via)
+      const winding = transformer.find((br) => br.from === bus || br.to === bus)
+      return winding === undefined ? [0, 0] : branchCurrent(winding, bus)
+    }
     if (visited.has(i)) return [0, 0]
     visited.add(i)
     let total: Complex = [0, 0]

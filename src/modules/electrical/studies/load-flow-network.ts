@@ -3,7 +3,7 @@ import { StudyDataMissing } from '../errors.ts'
 import { UnionFind } from '../pandapower.ts'
 import type { Graph } from '../topology.ts'
 import type { LoadFlowBranch, LoadFlowBus, LoadFlowCase } from './load-flow-case.ts'
-import { studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
+import { starEquivalent, studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
 
 /**
  * The stored network as the load flow's bus/branch model (load-flow-case.ts), per unit on BASE_MVA and each bus's
@@ -20,6 +20,9 @@ import { studyBuses, studyParameters, type CableFromSizeUsed } from './study-bus
  *   values for its cableSize), no charging; rated by the fed node's ampacityA where given.
  * - PowerTransformer: series ZT = ukr·UrLV²/SrT, RT = uRr·UrLV²/SrT (or from X/R), at the rated ratio (off-nominal
  *   against the buses' nominal voltages, on the HV side); no magnetising branch, no phase shift, no tap changer.
+ * - Three-winding PowerTransformer (three connections): the star equivalent of its pairs' impedances (the short-circuit
+ *   study's, without KT), three branches `<id>/hv`, `<id>/mv`, `<id>/lv` from a star-point bus `<id>/star` at the HV
+ *   side's nominal voltage, each at its winding's rated ratio and rated by its winding's power.
  * - UpsBattery: idle (not modelled). Parts with no utility supply or generator are not solved (`unsuppliedBusIds`).
  */
 
@@ -66,9 +69,18 @@ const { UtilitySupply, Generator, PowerTransformer, Motor, FeederLoad, Capacitor
 /** The model of `graph`; 422 (`StudyDataMissing`) naming every node and parameter of a supplied part it lacks. */
 export function loadFlowNetwork(graph: Graph): LoadFlowNetwork {
   const { nodes, edges, edgeSource, edgeTarget, adjStart } = graph
-  const { missing, num, cablesFromSize, cableOhms } = studyParameters()
+  const { missing, need, num, cablesFromSize, cableOhms } = studyParameters()
   const notModelled: { nodeId: string; reason: string }[] = []
-  const { busCount, termBase, isPair, conflicts, bus, busOf, busOfTerm, busOfNode, vn, nodesOnBus, nameOf } = studyBuses(graph)
+  const model = studyBuses(graph)
+  const { termBase, isPair, isTriple, conflicts, busOf, busOfTerm, busOfNode, nodesOnBus } = model
+  // Three-winding transformers' star points: buses after the network's (as in the short-circuit study).
+  const starOf = new Map<number, number>()
+  for (let i = 0; i < nodes.length; i++) if (isTriple(i)) starOf.set(i, model.busCount + starOf.size)
+  const starName = new Map([...starOf].map(([i, b]) => [b, `${nodes[i]!.id}/star`]))
+  const busCount = model.busCount + starOf.size
+  const vn: (number | null)[] = [...model.vn, ...new Array<null>(starOf.size).fill(null)]
+  const bus = (b: number) => (b < model.busCount ? model.bus(b) : b)
+  const nameOf = (b: number) => starName.get(b) ?? model.nameOf(b)
 
   interface Series {
     readonly from: number
@@ -119,11 +131,15 @@ export function loadFlowNetwork(graph: Graph): LoadFlowNetwork {
     const tanPhi = (why: string) => Math.tan(Math.acos(num(node, 'powerFactor', why)))
     switch (node.nodeType) {
       case PowerTransformer: {
+        if (isTriple(i)) {
+          threeWinding(i)
+          break
+        }
         if (!isPair(i)) {
           missing.push({
             nodeId: node.id,
             parameter: 'edges',
-            reason: `a transformer needs exactly two connections, it has ${adjStart[i + 1]! - adjStart[i]!}`,
+            reason: `a transformer needs two connections (three for a three-winding one), it has ${adjStart[i + 1]! - adjStart[i]!}`,
           })
           break
         }
@@ -266,5 +282,46 @@ export function loadFlowNetwork(graph: Graph): LoadFlowNetwork {
     branches: kept.map((s) => s.mapped),
     assumed: { sources, cablesFromSize, notModelled },
     unsuppliedBusIds,
+  }
+
+  /** A three-winding transformer's star equivalent (no KT: that is the short circuit's), its arms from the star point. */
+  function threeWinding(i: number) {
+    const node = nodes[i]!
+    const why = 'three-winding transformer impedance and rating'
+    const p = (parameter: string) => num(node, parameter, why)
+    const buses = model.windingBuses(i, need)
+    const windings = (['hv', 'mv', 'lv'] as const).map((w, k) => ({ w, kv: p(`${w}RatedVoltageKv`), kva: p(`${w}RatedPowerKva`), bus: buses?.[k] ?? -1 }))
+    const [hv, mv, lv] = windings as [(typeof windings)[0], (typeof windings)[0], (typeof windings)[0]]
+    const pair = (name: string, kva: number) => {
+      const zBase = (hv.kv * hv.kv) / (kva / 1000)
+      const [uk, ur] = [p(`uk${name}Percent`) / 100, p(`ur${name}Percent`) / 100]
+      return { r: ur * zBase, x: Math.sqrt(Math.max(uk * uk - ur * ur, 0)) * zBase }
+    }
+    const ab = pair('HvMv', Math.min(hv.kva, mv.kva))
+    const ac = pair('HvLv', Math.min(hv.kva, lv.kva))
+    const bc = pair('MvLv', Math.min(mv.kva, lv.kva))
+    if (windings.some((w) => w.bus === -1)) return
+    const star = starOf.get(i)!
+    for (const w of windings) parts.union(star, w.bus)
+    if (windings.some((w) => vn[w.bus] == null)) return
+    vn[star] = vn[hv.bus]!
+    const arms = starEquivalent(ab, ac, bc)
+    windings.forEach((winding, k) => {
+      // The arm's impedance referred to the HV side, moved to its winding's side: ·(UrW/UrHV)².
+      const toWinding = (winding.kv / hv.kv) ** 2
+      series.push({
+        from: star,
+        to: winding.bus,
+        rOhm: arms[k]!.r * toWinding,
+        xOhm: arms[k]!.x * toWinding,
+        tapRatio: hv.kv / winding.kv / (vn[star]! / vn[winding.bus]!),
+        mapped: {
+          branchId: `${node.id}/${winding.w}`,
+          kind: 'PowerTransformer',
+          nodeId: node.id,
+          transformer: { ratedPowerKva: winding.kva, hvRatedVoltageKv: hv.kv, lvRatedVoltageKv: winding.kv },
+        },
+      })
+    })
   }
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { compareEdges, compareIds } from '../rows.ts'
 import { buildGraph, type ElectricalEdge, type ElectricalNode } from '../topology.ts'
-import { StudyDataMissing, StudyTooLarge } from '../errors.ts'
+import { StudyDataMissing, StudyTooLarge, type MissingStudyData } from '../errors.ts'
 import { cableFromSize } from './cable-table.ts'
 import { MAX_STUDY_BUSES, shortCircuitStudy } from './short-circuit.ts'
 
@@ -193,6 +193,130 @@ const withStudy = (
 ) => ({
   nodes: network.nodes.map((n) => (n.id === id ? { ...n, study: change({ ...n.study }) as ElectricalNode['study'] } : n)),
   edges: network.edges,
+})
+
+interface IecExpected {
+  busId: string
+  ikssMaxKa: number
+  ikssTwoPhaseMaxKa: number
+  ipKa?: number
+  ikssMinKaLinesAt80C: number
+}
+const iec = JSON.parse(readFileSync(new URL('../../../../test/fixtures/electrical/iec-60909-4.json', import.meta.url), 'utf8')) as {
+  network: { nodes: ElectricalNode[]; edges: ElectricalEdge[] }
+  expected: IecExpected[]
+}
+
+const missingOf = (err: StudyDataMissing) => err.extensions?.missing as MissingStudyData[]
+
+describe('IEC TR 60909-4 example network (three-winding transformers, power station units, motors, meshed 110 kV)', () => {
+  /** The bus a node of the fixture is on (a bus is named after its first node: the generator's bus after the generator). */
+  const busOf = (result: ReturnType<typeof shortCircuitStudy>, nodeId: string) => {
+    const bus = result.buses.find((b) => b.nodeIds.includes(nodeId))
+    assert.ok(bus, `a bus holding ${nodeId}`)
+    return bus
+  }
+
+  it('I″k max, I″k2 and ip (method C) at every bus within 1 % of the published values', () => {
+    const result = shortCircuitStudy(graphOf(iec.network), { lvTolerancePercent: 10, fHz: 50 }, { contributions: 'none' })
+    for (const e of iec.expected) {
+      const bus = busOf(result, e.busId)
+      within1Percent(bus.ikssMaxKa, e.ikssMaxKa, `${e.busId} I″k max`)
+      within1Percent(bus.ikssTwoPhaseMaxKa, e.ikssTwoPhaseMaxKa, `${e.busId} I″k2 max`)
+      if (e.ipKa !== undefined) within1Percent(bus.ipKa, e.ipKa, `${e.busId} ip`)
+      assert.equal(bus.kappaMethod, 'C')
+    }
+  })
+
+  it('the minimum case at every bus within 1 % once the lines are at the 80 °C of the reference; at 20 °C only the 1 km cable to B7 moves it further', () => {
+    // IEC 60909-0 raises line resistances to their end temperature for minimum currents: RL = (1 + 0.004/K·(θe − 20 °C))·RL20.
+    const at80 = {
+      nodes: iec.network.nodes.map((n) =>
+        typeof n.study?.rOhmPerKm === 'number' ? { ...n, study: { ...n.study, rOhmPerKm: n.study.rOhmPerKm * (1 + 0.004 * 60) } } : n,
+      ),
+      edges: iec.network.edges,
+    }
+    const hot = shortCircuitStudy(graphOf(at80), { lvTolerancePercent: 10, fHz: 50 }, { contributions: 'none' })
+    for (const e of iec.expected) within1Percent(busOf(hot, e.busId).ikssMinKa, e.ikssMinKaLinesAt80C, `${e.busId} I″k min, lines at 80 °C`)
+    // The study's own 20 °C (stated in `assumed`): B7, behind 1 km of cable with R ≈ X, comes out 2.1 % higher.
+    const cold = shortCircuitStudy(graphOf(iec.network), { lvTolerancePercent: 10, fHz: 50 }, { contributions: 'none' })
+    assert.equal(cold.assumed.conductorTemperatureC, 20)
+    const b7 = busOf(cold, 'B7').ikssMinKa / iec.expected.find((e) => e.busId === 'B7')!.ikssMinKaLinesAt80C
+    assert.ok(b7 > 1.02 && b7 < 1.025, `B7 at 20 °C over the 80 °C reference: ${b7}`)
+  })
+
+  it('states KS, KSO and the three KT of each three-winding transformer; the unit generators are not corrected by KG', () => {
+    const result = shortCircuitStudy(graphOf(iec.network), { lvTolerancePercent: 10, fHz: 50 }, { contributions: 'none' })
+    const factors = new Map(result.assumed.correctionFactors.map((f) => [`${f.nodeId} ${f.factor}`, f.value]))
+    const close = (key: string, value: number) => {
+      const got = factors.get(key)
+      assert.ok(got !== undefined && Math.abs(got - value) < 1e-9, `${key}: ${got} vs ${value}`)
+    }
+    // KTAB = 0.95·cmax/(1 + 0.6·xTAB), xTAB = √(21² − 0.26²) %: T3 and T4 of the example.
+    const kt = (uk: number, ur: number) => (0.95 * 1.1) / (1 + 0.6 * Math.sqrt(uk * uk - ur * ur))
+    for (const t of ['T3', 'T4']) {
+      close(`${t} KTAB`, kt(0.21, 0.0026))
+      close(`${t} KTAC`, kt(0.1, 0.0016))
+      close(`${t} KTBC`, kt(0.07, 0.0016))
+    }
+    // G1/T1, on-load tap changer: KS = UnQ²/UrG² · UrTLV²/UrTHV² · cmax/(1 + |x″d − xT|·sin φrG).
+    const xT1 = Math.sqrt(0.16 ** 2 - 0.005 ** 2)
+    const ks = ((110 ** 2 / 21 ** 2) * (21 ** 2 / 115 ** 2) * 1.1) / (1 + Math.abs(0.14 - xT1) * Math.sqrt(1 - 0.85 ** 2))
+    close('G1 KS', ks)
+    close('T1 KS', ks)
+    // G2/T2, no on-load tap changer, pG 7.5 %: KSO = UnQ/(UrG·(1 + pG)) · UrTLV/UrTHV · cmax/(1 + x″d·sin φrG).
+    const kso = ((110 / (10.5 * 1.075)) * (10.5 / 120) * 1.1) / (1 + 0.16 * Math.sqrt(1 - 0.9 ** 2))
+    close('G2 KSO', kso)
+    close('T2 KSO', kso)
+    assert.equal(factors.has('G1 KG') || factors.has('T1 KT') || factors.has('G2 KG') || factors.has('T2 KT'), false)
+    close('G3 KG', ((10 / 10.5) * 1.1) / (1 + 0.1 * 0.6))
+    assert.deepEqual(
+      result.assumed.notModelled.map((m) => m.nodeId),
+      ['G1', 'G2'],
+      'what the fault between a unit’s generator and transformer does not redo is stated per unit',
+    )
+    // A generator outside a unit operated up to pG above its rated voltage: KG = Un/(UrG·(1 + pG))·cmax/(1 + x″d·sin φrG).
+    const raised = {
+      nodes: iec.network.nodes.map((n) => (n.id === 'G3' ? { ...n, study: { ...n.study, voltageRangePercent: 5 } } : n)),
+      edges: iec.network.edges,
+    }
+    const g3 = shortCircuitStudy(graphOf(raised), { lvTolerancePercent: 10, fHz: 50 }, { contributions: 'none' }).assumed.correctionFactors.find(
+      (f) => f.nodeId === 'G3',
+    )!
+    assert.ok(Math.abs(g3.value - ((10 / (10.5 * 1.05)) * 1.1) / (1 + 0.1 * 0.6)) < 1e-12, `G3 KG with pG 5 %: ${g3.value}`)
+    // Three-winding transformers with an earthed star point leave their zero-sequence parts without I″k1, saying so.
+    assert.deepEqual(
+      result.earthFaults.missing.map((m) => [m.nodeId, m.parameter]),
+      [
+        ['T3', 'vectorGroup'],
+        ['T4', 'vectorGroup'],
+        ['T6', 'vectorGroup'],
+      ],
+    )
+  })
+
+  it('a three-winding transformer names its windings’ neighbours: one that names none is a 422 naming the node and parameter', () => {
+    const wrong = {
+      nodes: iec.network.nodes.map((n) => (n.id === 'T5' ? { ...n, study: { ...n.study, lvNodeId: 'B7' } } : n)),
+      edges: iec.network.edges,
+    }
+    assert.throws(
+      () => shortCircuitStudy(graphOf(wrong), { lvTolerancePercent: 10, fHz: 50 }),
+      (err: unknown) =>
+        err instanceof StudyDataMissing &&
+        missingOf(err).some(
+          (m) => m.nodeId === 'T5' && m.parameter === 'lvNodeId' && /names B7, not the neighbour the LV winding connects to, one of/.test(m.reason),
+        ),
+    )
+    const noUnit = {
+      nodes: iec.network.nodes.map((n) => (n.id === 'G1' ? { ...n, study: { ...n.study, unitTransformerId: 'T2' } } : n)),
+      edges: iec.network.edges,
+    }
+    assert.throws(
+      () => shortCircuitStudy(graphOf(noUnit), { lvTolerancePercent: 10, fHz: 50 }),
+      (err: unknown) => err instanceof StudyDataMissing && missingOf(err).some((m) => m.nodeId === 'G1' && m.parameter === 'unitTransformerId'),
+    )
+  })
 })
 
 describe('line-to-earth faults (IEC 60909-0 I″k1) against pandapower reference values', () => {

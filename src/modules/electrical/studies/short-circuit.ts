@@ -5,7 +5,7 @@ import type { ElectricalNode, Graph, SupplyPath } from '../topology.ts'
 import { factorBlocks, orderBlockPattern, solveBlocks } from './load-flow-sparse.ts'
 import { inverseDiagonal } from './sparse-inverse.ts'
 import { currentsIntoPath } from './device-currents.ts'
-import { studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
+import { starEquivalent, studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
 import { zeroSequenceNetwork, zeroSequenceOf, type Case, type SequenceBranch, type SequenceShunt } from './zero-sequence.ts'
 
 /**
@@ -20,12 +20,18 @@ import { zeroSequenceNetwork, zeroSequenceOf, type Case, type SequenceBranch, ty
  * - Transformer: ZT = ukr·UrT²/SrT, RT = uRr·UrT²/SrT (or from X/R), referred through the rated ratio to the
  *   buses' nominal voltages (off-nominal ratio in the admittance matrix); corrected by KT = 0.95·cmax/(1 + 0.6·xT)
  *   with cmax of the LV side, in both cases (as pandapower does).
- * - Generator: ZGK = KG·(RG + jX″d), KG = Un/UrG · cmax/(1 + x″d·sin φrG), RG = rxRatio·X″d.
+ * - Three-winding transformer (three connections; §6.3.2, eq. 10): the star equivalent of its three pairs' impedances,
+ *   each corrected by its own KT (KTAB, KTAC, KTBC), three branches to a star point of its own (`threeWinding`).
+ * - Generator: ZGK = KG·(RG + jX″d), KG = Un/(UrG·(1 + pG)) · cmax/(1 + x″d·sin φrG), RG = rxRatio·X″d.
+ * - Power station unit (a generator's `unitTransformerId`, §6.7): KS (on-load tap changer) or KSO on both the
+ *   generator and its transformer instead of KG and KT; at the bus between them the generator takes KG without
+ *   Un/UrG, the transformer no factor, and the source is c·UrG/√3 (as pandapower does; `powerStationUnits`).
  * - Motor (maximum case only): ZM = (1/(ILR/IrM))·UrM²/SrM, SrM = PrM/(ηr·cos φr), RM = rxRatio·XM.
  * - Minimum case: cmin, the grid's minimum, no motors; conductor resistances at 20 °C (not raised to the end
  *   temperature).
  * - ip = κ·√2·I″k(max): κ = 1.02 + 0.98·e^(−3R/X) with R/X of the fault's impedance in a radial part of the
- *   network, by method C (equivalent frequency fc = 20 Hz at 50 Hz, 24 Hz at 60 Hz) where the part is meshed.
+ *   network, by method C (equivalent frequency fc = 20 Hz at 50 Hz, 24 Hz at 60 Hz) where the part is meshed; a
+ *   generator enters κ with its fictitious resistance RGf (§6.6.1: 0.05·X″d, 0.07·X″d, 0.15·X″d by voltage and power).
  * - Each source's contribution is the current through its internal impedance, referred to the faulted bus.
  * - Line-to-earth faults (§6.3.3, §7.1.2): I″k1 = √3·c·Un / |Z(1) + Z(2) + Z(0)| with Z(2) = Z(1), in both cases. The
  *   zero sequence (zero-sequence.ts): the grid's Z(0)Q = (r0x0Ratio + j)·x0x1Ratio·X(1)Q of the case; a cable or line
@@ -34,8 +40,10 @@ import { zeroSequenceNetwork, zeroSequenceOf, type Case, type SequenceBranch, ty
  *   from the star side it earths plus 3·ZN (YNd, Dyn) or through it (YNyn); an earthed generator
  *   KG·(rxRatio + j)·X(0)G + 3·ZN; motors are not earthed. Missing zero-sequence data
  *   does not fail the study: the buses it leaves without a current are listed with what they lack (`earthFaults`).
- * Not computed: power station units (KS), three-winding transformers, UPS/battery contributions, earth faults in
- * isolated or resonant-earthed parts (capacitive currents).
+ * Not computed: UPS/battery contributions, earth faults in isolated or resonant-earthed parts (capacitive currents),
+ * earth faults through a three-winding transformer with an earthed star point (`earthFaults` lists the buses it
+ * leaves out), power station units in the earth faults beyond their corrected impedances. Checked within 1 % (to
+ * the fourth digit) against the IEC TR 60909-4 example network (test/fixtures/electrical/iec-60909-4.json).
  */
 
 export interface ShortCircuitOptions {
@@ -89,7 +97,8 @@ export const MAX_MISSING_LISTED = 100
 
 export interface CorrectionFactor {
   readonly nodeId: string
-  readonly factor: 'KT' | 'KG'
+  /** KTAB, KTAC, KTBC: a three-winding transformer's per pair of windings (HV A, MV B, LV C); KS, KSO: a power station unit's. */
+  readonly factor: 'KT' | 'KG' | 'KTAB' | 'KTAC' | 'KTBC' | 'KS' | 'KSO'
   readonly value: number
 }
 
@@ -123,6 +132,19 @@ export interface ShortCircuitResult {
 
 const { UtilitySupply, Generator, PowerTransformer, Motor, UpsBattery } = NodeType
 
+interface UnitCorrection {
+  readonly generator: number
+  readonly factor: 'KS' | 'KSO'
+  readonly value: number
+  readonly inside: number
+}
+
+/** pG of a generator (`voltageRangePercent`), 0 when not given: it is operated at its rated voltage. */
+function voltageRange(node: ElectricalNode): number {
+  const p = node.study?.voltageRangePercent
+  return typeof p === 'number' ? p / 100 : 0
+}
+
 /**
  * Energised buses the study accepts. The solver is sparse (load-flow-sparse.ts: minimum-degree order, one
  * factorisation a case) and reads of Z = Y⁻¹ only what it needs (sparse-inverse.ts): 0.44 s for 5 000 buses with 200 motors on the
@@ -135,6 +157,14 @@ const SQRT3 = Math.sqrt(3)
 interface Shunt extends SequenceShunt {
   readonly node: ElectricalNode
   readonly kind: SourceContribution['sourceType']
+  /** A generator's impedance for the peak current (κ), with the fictitious resistance RGf of IEC 60909-0 §6.6.1, maximum case. */
+  readonly peak?: readonly [number, number]
+}
+
+/** RGf/X″d for the peak current (IEC 60909-0 §6.6.1): 0.05 above 1 kV and from 100 MVA, 0.07 above 1 kV below it, 0.15 up to 1 kV. */
+function fictitiousRx(urKv: number, sMva: number): number {
+  if (urKv <= 1) return 0.15
+  return sMva >= 100 ? 0.05 : 0.07
 }
 
 function cFactors(kv: number, options: ShortCircuitOptions): { max: number; min: number } {
@@ -165,14 +195,20 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   const { nodes, edges, edgeSource, edgeTarget, adjStart } = graph
   const { missing, need, num, cablesFromSize, cableOhms } = studyParameters()
   const notModelled: { nodeId: string; reason: string }[] = []
-  const { busCount, termBase, isPair, conflicts, bus, busOf, busOfTerm, busOfNode, vn, nodesOnBus, nameOf } = studyBuses(graph)
+  const { busCount, termBase, isPair, isTriple, conflicts, bus, busOf, busOfTerm, busOfNode, vn: busVn, nodesOnBus, nameOf, windingBuses } = studyBuses(graph)
+  // A three-winding transformer is three branches to a star point of its own (IEC 60909-0 eq. 10): buses
+  // busCount… after the network's, at the HV side's nominal voltage.
+  const starOf = new Map<number, number>()
+  for (let i = 0; i < nodes.length; i++) if (isTriple(i)) starOf.set(i, busCount + starOf.size)
+  const totalBuses = busCount + starOf.size
+  const vn: (number | null)[] = [...busVn, ...new Array<null>(starOf.size).fill(null)]
 
   // Branches and energised parts: buses joined by lines and transformers.
   const branches: SequenceBranch[] = []
   const branchOfEdge = new Map<number, SequenceBranch>()
-  const branchOfTransformer = new Map<number, SequenceBranch>()
-  const zero = zeroSequenceNetwork(busCount)
-  const parts = new UnionFind(busCount)
+  const branchOfTransformer = new Map<number, readonly SequenceBranch[]>()
+  const zero = zeroSequenceNetwork(totalBuses)
+  const parts = new UnionFind(totalBuses)
   const correction: CorrectionFactor[] = []
   const kvOf = (bus: number) => vn[bus] ?? Number.NaN
   for (let e = 0; e < edges.length; e++) {
@@ -201,12 +237,19 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     }
   }
   const shunts: Shunt[] = []
+  const units = powerStationUnits()
+  /** Per unit: the generator's shunt and the transformer's branch as corrected for faults outside the unit. */
+  const unitElements = new Map<number, { shunt?: Shunt; branch?: SequenceBranch }>()
   for (let i = 0; i < nodes.length; i++) {
     const node = nodes[i]!
     const at = busOfNode(i)
+    if (node.nodeType === PowerTransformer && isTriple(i)) {
+      threeWinding(i, node)
+      continue
+    }
     if (node.nodeType === PowerTransformer) {
       if (!isPair(i)) {
-        need(node, 'edges', `a transformer needs exactly two connections, it has ${adjStart[i + 1]! - adjStart[i]!}`)
+        need(node, 'edges', `a transformer needs two connections (three for a three-winding one), it has ${adjStart[i + 1]! - adjStart[i]!}`)
         continue
       }
       const a = busOfTerm(termBase[i]!)
@@ -229,14 +272,16 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
       const rT = typeof ur === 'number' ? (ur / 100) * zBaseT : zT / Math.sqrt(1 + (xr as number) ** 2)
       const xT = Math.sqrt(Math.max(zT * zT - rT * rT, 0))
       const cmax = cFactors(kvOf(lv), options).max
-      const kt = (0.95 * cmax) / (1 + (0.6 * xT) / zBaseT)
-      correction.push({ nodeId: node.id, factor: 'KT', value: kt })
+      const unit = units.ofTransformer.get(i)
+      const kt = unit?.value ?? (0.95 * cmax) / (1 + (0.6 * xT) / zBaseT)
+      correction.push({ nodeId: node.id, factor: unit?.factor ?? 'KT', value: kt })
       // ZT at the LV rating, per unit on the LV bus's nominal voltage; the rated ratio over the ratio of the
       // nominal voltages is the off-nominal ratio on the HV side.
       const t = hvKv / lvKv / (kvOf(hv) / kvOf(lv))
       const branch = { from: hv, to: lv, r: kt * rT, x: kt * xT, t }
       branches.push(branch)
-      branchOfTransformer.set(i, branch)
+      branchOfTransformer.set(i, [branch])
+      if (unit !== undefined) unitElements.set(unit.generator, { ...unitElements.get(unit.generator), branch })
       const group = node.study?.vectorGroup
       const kind = typeof group === 'string' ? zeroSequenceOf(group) : null
       if (kind === null) zero.need(node, 'vectorGroup', 'which windings pass zero sequence and which are earthed', [hv, lv])
@@ -303,10 +348,15 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
       const cosPhi = num(node, 'powerFactor', why)
       const kv = vn[at] ?? Number.NaN
       const xdOhm = (xd * urKv * urKv) / sMva
-      const kg = ((kv / urKv) * cFactors(kv, options).max) / (1 + xd * Math.sqrt(Math.max(1 - cosPhi * cosPhi, 0)))
-      correction.push({ nodeId: node.id, factor: 'KG', value: kg })
+      const pG = voltageRange(node)
+      const unit = units.ofGenerator.get(i)
+      const kg = unit?.value ?? ((kv / (urKv * (1 + pG))) * cFactors(kv, options).max) / (1 + xd * Math.sqrt(Math.max(1 - cosPhi * cosPhi, 0)))
+      correction.push({ nodeId: node.id, factor: unit?.factor ?? 'KG', value: kg })
       const z = [kg * rx * xdOhm, kg * xdOhm] as const
-      shunts.push({ bus: at, node, kind: 'Generator', zOhm: { max: z, min: z } })
+      const peak = [kg * fictitiousRx(urKv, sMva) * xdOhm, kg * xdOhm] as const
+      const shunt: Shunt = { bus: at, node, kind: 'Generator', zOhm: { max: z, min: z }, peak }
+      shunts.push(shunt)
+      if (unit !== undefined) unitElements.set(i, { ...unitElements.get(i), shunt })
       const earthed = node.study?.neutralEarthing
       if (earthed === undefined) zero.need(node, 'neutralEarthing', 'whether the star point is earthed', [at])
       else if (earthed === 'earthed') {
@@ -334,16 +384,18 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   // The studied buses: those of a part holding a utility supply or a generator.
   const fed = new Set<number>()
   for (const shunt of shunts) if (shunt.kind !== 'Motor') fed.add(parts.find(shunt.bus))
-  const index = new Int32Array(busCount).fill(-1)
+  const index = new Int32Array(totalBuses).fill(-1)
   const studied: number[] = []
   const unsuppliedBusIds: string[] = []
-  for (let b = 0; b < busCount; b++) {
-    if (bus(b) !== b) continue
-    if (fed.has(parts.find(b))) {
+  // Star points last (busCount…): the answer's buses are studied[0…busesListed).
+  for (let b = 0; b < totalBuses; b++) {
+    if (b < busCount && bus(b) !== b) continue
+    if (fed.has(parts.find(b)) && (b < busCount || vn[b] != null)) {
       index[b] = studied.length
       studied.push(b)
-    } else unsuppliedBusIds.push(nameOf(b))
+    } else if (b < busCount) unsuppliedBusIds.push(nameOf(b))
   }
+  const busesListed = studied.filter((b) => b < busCount).length
   for (const b of studied) {
     if (vn[b] == null) missing.push({ nodeId: nameOf(b), parameter: 'ratedVoltageV', reason: 'the nominal voltage of the bus' })
   }
@@ -421,10 +473,10 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   /** Z_kk for every studied bus k: (re, im) at 2k, 2k + 1. */
   const diagonal = ({ values, inverses }: ReturnType<typeof factored>) => inverseDiagonal(pattern, values, inverses)
   const buses: BusShortCircuit[] = []
-  const earth = zero.classify(studied)
+  const earth = zero.classify(studied.slice(0, busesListed))
   if (n === 0) return { result: result(), view: () => result(), currentsAlong: (_path, at) => at.map(() => null) }
   // The zero sequence on the buses that have it complete and earthed: Z(0)kk, (re, im) at 2k, 2k + 1 of index0.
-  const index0 = new Int32Array(busCount).fill(-1)
+  const index0 = new Int32Array(totalBuses).fill(-1)
   earth.computed.forEach((b, k) => {
     index0[b] = k
   })
@@ -446,8 +498,12 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   }
   const min = factored('min', 1)
   const zMin = diagonal(min)
-  const zFc = studied.some(meshed) ? diagonal(factored('max', fc / options.fHz)) : null
+  // κ from the peak impedances: generators with RGf instead of RG (IEC 60909-0 §6.6.1).
+  const forPeak = (list: readonly Shunt[]): SequenceShunt[] => list.map((s) => (s.peak === undefined ? s : { bus: s.bus, zOhm: { max: s.peak, min: null } }))
+  const peakShunts = forPeak(shunts)
+  const zFc = studied.some(meshed) ? diagonal(factor(pattern, index, branches, peakShunts, 'max', fc / options.fHz)) : null
   const max = factored('max', 1)
+  const zPeak = shunts.some((s) => s.peak !== undefined) && !studied.every(meshed) ? diagonal(factor(pattern, index, branches, peakShunts, 'max', 1)) : null
   const zMax = diagonal(max)
   // I_s = y_s · Z_jk · I_f with I_f = c / Z_kk (per unit), referred to the faulted bus k: column j of Z (Z is
   // symmetric) gives Z_jk for every k, one sparse solve per bus holding sources.
@@ -477,17 +533,22 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
       sources.push({ shunt: s, ikssKa })
     }
   }
-  for (let k = 0; k < n; k++) {
+  const inUnit = unitFaults()
+  for (let k = 0; k < busesListed; k++) {
     const b = studied[k]!
     const kv = vn[b]!
     const c = cFactors(kv, options)
     const iBase = 1 / (SQRT3 * kv) // kA per unit on 1 MVA
-    const zr = zMax[2 * k]!
-    const zx = zMax[2 * k + 1]!
-    const ikssMaxKa = (c.max / Math.hypot(zr, zx)) * iBase
-    const ikssMinKa = (c.min / Math.hypot(zMin[2 * k]!, zMin[2 * k + 1]!)) * iBase
+    const unit = inUnit.get(k)
+    const [zr, zx] = unit?.max ?? [zMax[2 * k]!, zMax[2 * k + 1]!]
+    // Between a unit's generator and transformer the source is c·UrG/√3 (IEC 60909-0 §6.7.1), not c·Un/√3.
+    const source = unit?.voltageRatio ?? 1
+    const ikssMaxKa = ((source * c.max) / Math.hypot(zr, zx)) * iBase
+    const ikssMinKa = ((source * c.min) / Math.hypot(...(unit?.min ?? [zMin[2 * k]!, zMin[2 * k + 1]!]))) * iBase
     const isMeshed = meshed(b)
-    const rx = isMeshed ? (zFc![2 * k]! / zFc![2 * k + 1]!) * (fc / options.fHz) : zr / zx
+    const [fr, fx] = unit?.fc ?? (zFc === null ? [0, 1] : [zFc[2 * k]!, zFc[2 * k + 1]!])
+    const [pr, px] = unit?.peak ?? (zPeak === null ? [zr, zx] : [zPeak[2 * k]!, zPeak[2 * k + 1]!])
+    const rx = isMeshed ? (fr / fx) * (fc / options.fHz) : pr / px
     const kappa = 1.02 + 0.98 * Math.exp(-3 * rx)
     buses.push({
       busId: nameOf(b),
@@ -563,6 +624,47 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     )
   }
   const whole = result()
+  /**
+   * Z_kk (max, min, and at fc where meshed) of each bus between a power station unit's generator and transformer, the
+   * unit's generator corrected by its `inside` factor and its transformer uncorrected (one factorisation each).
+   */
+  function unitFaults() {
+    type Z = readonly [number, number]
+    const answers = new Map<number, { max: Z; min: Z; fc: Z | null; peak: Z; voltageRatio: number }>()
+    for (const [g, { shunt, branch }] of unitElements) {
+      const unit = units.ofGenerator.get(g)!
+      const k = shunt === undefined ? -1 : index[shunt.bus]!
+      if (shunt === undefined || branch === undefined || k === -1 || k >= busesListed) continue
+      const z = shunt.zOhm.max!
+      const scale = unit.inside / unit.value
+      const peak = shunt.peak!
+      const inner: Shunt = {
+        ...shunt,
+        zOhm: { max: [z[0] * scale, z[1] * scale], min: [z[0] * scale, z[1] * scale] },
+        peak: [peak[0] * scale, peak[1] * scale],
+      }
+      const plain = { ...branch, r: branch.r / unit.value, x: branch.x / unit.value }
+      const series = branches.map((br) => (br === branch ? plain : br))
+      const toEarth = shunts.map((s) => (s === shunt ? inner : s))
+      const at = (caseName: Case, xScale: number, list: readonly SequenceShunt[] = toEarth): readonly [number, number] => {
+        const f = factor(pattern, index, series, list, caseName, xScale)
+        const column = new Float64Array(2 * n)
+        column[2 * k] = 1
+        solveBlocks(pattern, f.values, f.inverses, column)
+        return [column[2 * k]!, column[2 * k + 1]!]
+      }
+      const max = at('max', 1)
+      const isMeshed = meshed(studied[k]!)
+      answers.set(k, {
+        max,
+        min: at('min', 1),
+        fc: isMeshed ? at('max', fc / options.fHz, forPeak(toEarth)) : null,
+        peak: isMeshed ? max : at('max', 1, forPeak(toEarth)),
+        voltageRatio: (shunt.node.study?.ratedVoltageKv as number) / vn[shunt.bus]!,
+      })
+    }
+    return answers
+  }
   const contribution = (source: (typeof sources)[number], k: number): SourceContribution => ({
     sourceId: source.shunt.node.id,
     sourceType: source.shunt.kind,
@@ -601,6 +703,126 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     return answer
   }
   return { result: whole, view, currentsAlong }
+
+  /**
+   * Power station units (IEC 60909-0 §6.7): each generator naming its unit transformer (`unitTransformerId`), with
+   * the factor that replaces KG and KT for faults outside the unit, KS (eq. 21, on-load tap changer) or KSO (eq. 23),
+   * and `inside`, the generator's for a fault on the bus between the two: cmax/(1 + x″d·sin φrG), divided by 1 + pG
+   * without an on-load tap changer, the transformer then uncorrected (as pandapower does). Missing generator or
+   * transformer data is reported where those nodes are read.
+   */
+  function powerStationUnits() {
+    const ofGenerator = new Map<number, UnitCorrection>()
+    const ofTransformer = new Map<number, UnitCorrection>()
+    const value = (node: ElectricalNode, parameter: string) => {
+      const v = node.study?.[parameter]
+      return typeof v === 'number' ? v : Number.NaN
+    }
+    for (let g = 0; g < nodes.length; g++) {
+      const node = nodes[g]!
+      const id = node.study?.unitTransformerId
+      if (node.nodeType !== Generator || typeof id !== 'string') continue
+      const t = graph.indexOf.get(id)
+      const sides = t === undefined || nodes[t]!.nodeType !== PowerTransformer || !isPair(t) ? [] : [busOfTerm(termBase[t]!), busOfTerm(termBase[t]! + 1)]
+      const lv = busOfNode(g)
+      if (t === undefined || !sides.includes(lv) || ofTransformer.has(t)) {
+        need(
+          node,
+          'unitTransformerId',
+          `${id} is not a two-winding transformer with one side on this generator's bus and no other generator's unit transformer`,
+        )
+        continue
+      }
+      const transformer = nodes[t]!
+      const tap = transformer.study?.tapChanger
+      if (typeof tap !== 'string') {
+        need(transformer, 'tapChanger', `the unit transformer of ${node.id}: whether it has an on-load tap changer (KS) or not (KSO)`)
+        continue
+      }
+      const hv = sides.find((b) => b !== lv) ?? lv
+      const [hvKv, lvKv] = [value(transformer, 'hvRatedVoltageKv'), value(transformer, 'lvRatedVoltageKv')]
+      const uk = value(transformer, 'ukPercent') / 100
+      const ur = typeof transformer.study?.urPercent === 'number' ? transformer.study.urPercent / 100 : uk / Math.sqrt(1 + value(transformer, 'xrRatio') ** 2)
+      const xT = Math.sqrt(Math.max(uk * uk - ur * ur, 0))
+      const [urG, xd, cosPhi] = [value(node, 'ratedVoltageKv'), value(node, 'xdSubtransientPercent') / 100, value(node, 'powerFactor')]
+      const sinPhi = Math.sqrt(Math.max(1 - cosPhi * cosPhi, 0))
+      const pG = voltageRange(node)
+      const cmax = cFactors(kvOf(lv), options).max
+      const unQ = kvOf(hv)
+      const offLoad = transformer.study?.offLoadTapPercent
+      const pT = typeof offLoad === 'number' ? offLoad / 100 : 0
+      const unit: UnitCorrection =
+        tap === 'onLoad'
+          ? {
+              generator: g,
+              factor: 'KS',
+              value: ((unQ * unQ) / (urG * urG)) * ((lvKv * lvKv) / (hvKv * hvKv)) * (cmax / (1 + Math.abs(xd - xT) * sinPhi)),
+              inside: cmax / (1 + xd * sinPhi),
+            }
+          : {
+              generator: g,
+              factor: 'KSO',
+              value: (unQ / (urG * (1 + pG))) * (lvKv / hvKv) * (1 - pT) * (cmax / (1 + xd * sinPhi)),
+              inside: cmax / ((1 + pG) * (1 + xd * sinPhi)),
+            }
+      ofGenerator.set(g, unit)
+      ofTransformer.set(t, unit)
+      notModelled.push({
+        nodeId: node.id,
+        reason:
+          'power station unit: at the bus between generator and unit transformer, I″k, ip and κ are solved with the unit corrected for a fault there; ' +
+          'the sources’ contributions, the per-device currents and I″k1 there are those of the network corrected for faults outside the unit (KS/KSO)',
+      })
+    }
+    return { ofGenerator, ofTransformer }
+  }
+
+  /**
+   * A three-winding transformer (IEC 60909-0 §6.3.2, eq. 10): the impedances of its three pairs of windings, each
+   * ukr·UrTHV²/SrT of the pair's smaller rated power, corrected by its own KT = 0.95·cmax/(1 + 0.6·xT) (§6.3.3, cmax
+   * of the LV side), make a star ZA = ½(ZAB + ZAC − ZBC), ZB = ½(ZBC + ZAB − ZAC), ZC = ½(ZAC + ZBC − ZAB) referred to
+   * the HV side: three branches from a star-point bus at the HV side's nominal voltage, the MV and LV ones through their
+   * rated ratios. Which connection is which winding: `hvNodeId`, `mvNodeId`, `lvNodeId` name the neighbours.
+   */
+  function threeWinding(i: number, node: ElectricalNode) {
+    const why = 'three-winding transformer impedance'
+    const p = (parameter: string) => num(node, parameter, why)
+    const kv = { hv: p('hvRatedVoltageKv'), mv: p('mvRatedVoltageKv'), lv: p('lvRatedVoltageKv') }
+    const sMva = { hv: p('hvRatedPowerKva') / 1000, mv: p('mvRatedPowerKva') / 1000, lv: p('lvRatedPowerKva') / 1000 }
+    const pair = (name: 'HvMv' | 'HvLv' | 'MvLv', s: number) => ({ uk: p(`uk${name}Percent`) / 100, ur: p(`ur${name}Percent`) / 100, s })
+    const pairs = [pair('HvMv', Math.min(sMva.hv, sMva.mv)), pair('HvLv', Math.min(sMva.hv, sMva.lv)), pair('MvLv', Math.min(sMva.mv, sMva.lv))]
+    const windings = windingBuses(i, need)
+    if (windings === null) return
+    const [hv, mv, lv] = windings
+    const star = starOf.get(i)!
+    parts.union(hv, mv)
+    parts.union(hv, lv)
+    parts.union(hv, star)
+    if (vn[hv] == null || vn[mv] == null || vn[lv] == null) return
+    vn[star] = vn[hv]
+    const cmax = cFactors(kvOf(lv), options).max
+    const names = ['KTAB', 'KTAC', 'KTBC'] as const
+    const [ab, ac, bc] = pairs.map(({ uk, ur, s }, k) => {
+      const zBase = (kv.hv * kv.hv) / s
+      const x = Math.sqrt(Math.max(uk * uk - ur * ur, 0))
+      const kt = (0.95 * cmax) / (1 + 0.6 * x)
+      correction.push({ nodeId: node.id, factor: names[k]!, value: kt })
+      return { r: kt * ur * zBase, x: kt * x * zBase }
+    }) as [{ r: number; x: number }, { r: number; x: number }, { r: number; x: number }]
+    const [a, b, c] = starEquivalent(ab, ac, bc)
+    const arms = [
+      { from: star, to: hv, ...a, t: 1 },
+      { from: mv, to: star, ...b, t: kv.mv / kv.hv / (kvOf(mv) / kvOf(hv)) },
+      { from: lv, to: star, ...c, t: kv.lv / kv.hv / (kvOf(lv) / kvOf(hv)) },
+    ]
+    branches.push(...arms)
+    branchOfTransformer.set(i, arms)
+    const group = node.study?.vectorGroup
+    if (typeof group !== 'string') zero.need(node, 'vectorGroup', 'which windings pass zero sequence and which are earthed', [hv, mv, lv])
+    else if (/n/i.test(group)) {
+      zero.need(node, 'vectorGroup', `three-winding transformers with an earthed star point (${group}) are not modelled in the zero sequence`, [hv, mv, lv])
+    }
+  }
 
   function result(): ShortCircuitResult {
     return {

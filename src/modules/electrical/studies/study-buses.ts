@@ -24,7 +24,7 @@ export function studyBuses(graph: Graph) {
   const { nodes, edges, edgeSource, edgeTarget } = graph
   const conflicts: string[] = []
   const model = buildBuses(graph, (_code, _message, nodeId) => conflicts.push(nodeId))
-  const { busCount, busName, termBase, isPair } = model
+  const { busCount, busName, termBase, isPair, isTriple } = model
   const merged = new UnionFind(busCount)
   for (let e = 0; e < edges.length; e++) {
     if (edges[e]!.edgeType === EdgeType.BusTie) merged.union(model.busOf(edgeSource[e]!, e), model.busOf(edgeTarget[e]!, e))
@@ -37,21 +37,42 @@ export function studyBuses(graph: Graph) {
   const busOfNode = (i: number) => busOfTerm(termBase[i]!)
   const vn: (number | null)[] = new Array<number | null>(busCount).fill(null)
   for (let b = 0; b < busCount; b++) if (model.vn[b] != null && vn[bus(b)] == null) vn[bus(b)] = model.vn[b]!
-  // The nodes on each bus (a closed switching device with both sides on it too; a transformer sits between two).
+  // The nodes on each bus (a closed switching device with both sides on it too; a transformer sits between two or three).
   const nodesOnBus = new Map<number, string[]>()
   const namedBy = new Map<number, string>()
   for (let i = 0; i < nodes.length; i++) {
-    if (isPair(i) && nodes[i]!.nodeType === NodeType.PowerTransformer) continue
+    if ((isPair(i) && nodes[i]!.nodeType === NodeType.PowerTransformer) || isTriple(i)) continue
     const b = busOfNode(i)
     const here = nodesOnBus.get(b)
     if (here) here.push(nodes[i]!.id)
     else nodesOnBus.set(b, [nodes[i]!.id])
     if (!isPair(i) && !namedBy.has(b)) namedBy.set(b, nodes[i]!.id)
   }
+  /**
+   * The buses of three-winding transformer `i`'s HV, MV and LV windings: the connections to the neighbours its
+   * `hvNodeId`, `mvNodeId`, `lvNodeId` name; null (each one missing reported to `need`) when one names none.
+   */
+  const windingBuses = (i: number, need: (node: ElectricalNode, parameter: string, reason: string) => void): [number, number, number] | null => {
+    const { adjStart, adjNode } = graph
+    const node = nodes[i]!
+    const found = (['hvNodeId', 'mvNodeId', 'lvNodeId'] as const).map((parameter) => {
+      const id = node.study?.[parameter]
+      const at = typeof id === 'string' ? model.busToward(i, id) : null
+      if (at === null) {
+        const ids = Array.from(adjNode.subarray(adjStart[i]!, adjStart[i + 1]!), (k) => nodes[k]!.id)
+        const which = `the neighbour the ${parameter.slice(0, 2).toUpperCase()} winding connects to, one of ${ids.join(', ')}`
+        need(node, parameter, typeof id === 'string' ? `names ${id}, not ${which}` : which)
+      }
+      return at === null ? -1 : bus(at)
+    })
+    return found.includes(-1) ? null : (found as [number, number, number])
+  }
   return {
     busCount,
+    windingBuses,
     termBase,
     isPair,
+    isTriple,
     conflicts,
     bus,
     busOf: (i: number, e: number) => bus(model.busOf(i, e)),
@@ -92,4 +113,15 @@ export function studyParameters() {
     return { rOhm: (r * (lengthM ?? 0)) / 1000, xOhm: (x * (lengthM ?? 0)) / 1000 }
   }
   return { missing, need, num, cablesFromSize, cableOhms }
+}
+
+interface Impedance {
+  readonly r: number
+  readonly x: number
+}
+
+/** IEC 60909-0 eq. 10: the star of a three-winding transformer from its pairs' impedances ZAB, ZAC, ZBC (any one reference side). */
+export function starEquivalent(ab: Impedance, ac: Impedance, bc: Impedance): [Impedance, Impedance, Impedance] {
+  const half = (p: Impedance, q: Impedance, m: Impedance) => ({ r: (p.r + q.r - m.r) / 2, x: (p.x + q.x - m.x) / 2 })
+  return [half(ab, ac, bc), half(bc, ab, ac), half(ac, bc, ab)]
 }
