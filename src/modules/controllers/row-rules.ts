@@ -1,7 +1,8 @@
 import { Type } from 'typebox'
 import { recordRules, withoutNulls, type RuleBreak } from '../../http/validation.ts'
 import { AssignControllerBody, CreateControllerBody, UpdateControllerBody, type CreateControllerInput } from './schemas.ts'
-import { checkAddress, cipRouteOf } from './service.ts'
+import type { ControllersTable } from '../../db/schema.ts'
+import { checkAddress, cipRouteOf, NO_LOAD, toController } from './service.ts'
 
 /** What a controller can hold after its create, updates and assignment: an update may clear its name. */
 const StoredController = Type.Object(
@@ -22,24 +23,17 @@ const controllerRules = recordRules<CreateControllerInput>(StoredController, ({ 
 
 /** The first rule of the controller endpoints a stored controller row breaks, for rows that arrive without a request. */
 export function controllerRowBreak(row: Readonly<Record<string, unknown>>): RuleBreak | undefined {
-  return controllerRules(
-    withoutNulls({
-      name: row.name,
-      platform: row.platform,
-      firmwareVersion: row.firmware_version,
-      assetNumber: row.asset_number,
-      edgeId: row.edge_id,
-      edgePlcId: row.edge_plc_id,
-      connection: withoutNulls({
-        protocol: row.protocol,
-        ipAddress: row.ip_address,
-        port: row.port,
-        cipPath: row.cip_path,
-        pollIntervalMs: row.poll_interval_ms,
-        timeoutMs: row.timeout_ms,
-        retryDelayMs: row.retry_delay_ms,
-        maxRetries: row.max_retries,
-      }),
-    }),
-  )
+  // The row's values fit their columns (tenant-transfer/value-rules.ts checks them first): it reads as a stored one.
+  const {
+    id: _id,
+    siteId: _siteId,
+    platformName: _platformName,
+    cipRoute: _cipRoute,
+    pollBudget: _pollBudget,
+    createdAt: _createdAt,
+    updatedAt: _updatedAt,
+    connection,
+    ...fields
+  } = toController(row as unknown as ControllersTable, NO_LOAD)
+  return controllerRules(withoutNulls({ ...fields, connection: withoutNulls(connection) }))
 }

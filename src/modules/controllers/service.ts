@@ -48,7 +48,7 @@ export interface WriteOptions {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
-const NO_LOAD: ControllerLoad = { instances: 0, mappedTags: 0 }
+export const NO_LOAD: ControllerLoad = { instances: 0, mappedTags: 0 }
 
 /** The route of a CIP connection, or null; a malformed route is a 400 naming the hop. */
 export function cipRouteOf(protocol: string, cipPath: string | null) {

@@ -45,22 +45,7 @@ const TWO_WINDING_ONLY = [
 
 export const STUDY_FIELDS_BY_TYPE: Readonly<Partial<Record<number, readonly (keyof NodeStudyInput)[]>>> = {
   [NodeType.UtilitySupply]: ['scPowerMaxMva', 'scPowerMinMva', 'scCurrentMaxKa', 'scCurrentMinKa', 'rxRatio', 'voltageSetpointPu', 'x0x1Ratio', 'r0x0Ratio'],
-  [NodeType.PowerTransformer]: [
-    'ratedPowerKva',
-    'hvRatedVoltageKv',
-    'lvRatedVoltageKv',
-    'ukPercent',
-    'urPercent',
-    'xrRatio',
-    'vectorGroup',
-    'uk0Percent',
-    'ur0Percent',
-    'neutralEarthingROhm',
-    'neutralEarthingXOhm',
-    'tapChanger',
-    'offLoadTapPercent',
-    ...THREE_WINDING_FIELDS,
-  ],
+  [NodeType.PowerTransformer]: ['hvRatedVoltageKv', 'lvRatedVoltageKv', 'vectorGroup', ...TWO_WINDING_ONLY, ...THREE_WINDING_FIELDS],
   [NodeType.Generator]: [
     'ratedPowerKva',
     'ratedVoltageKv',
