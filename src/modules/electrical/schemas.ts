@@ -519,7 +519,19 @@ export const IsolatedSchema = Type.Object(
   { additionalProperties: false },
 )
 
-/** The short-circuit study's option the protection reads pass on to it. */
+/** The short-circuit study's options the protection reads pass on to it. */
+const ConductorEndTemperatureC = Type.Optional(
+  Type.Number({
+    minimum: 20,
+    maximum: 250,
+    default: 20,
+    description:
+      'Conductor temperature at the end of the short circuit for the minimum case (°C, 20 to 250, default 20): IEC 60909-0 §7.1.2 takes the ' +
+      'resistances of cables and lines (positive and zero sequence) at it, RL = (1 + 0.004/K·(θe − 20 °C))·RL20, for minimum currents ' +
+      '(IEC TR 60909-4 uses 80 °C). The default leaves them at 20 °C, which states the minimum on the high side; the maximum case always uses 20 °C.',
+  }),
+)
+
 const LvTolerancePercent = Type.Optional(
   Type.Integer({
     enum: [6, 10],
@@ -554,7 +566,7 @@ const CurrentRatio = Type.Number({
 })
 
 export const TripTimeQuery = Type.Object(
-  { faultCurrentA: typedFaultCurrent('the node'), lvTolerancePercent: LvTolerancePercent },
+  { faultCurrentA: typedFaultCurrent('the node'), lvTolerancePercent: LvTolerancePercent, conductorEndTemperatureC: ConductorEndTemperatureC },
   { additionalProperties: false },
 )
 export type TripTimeQueryInput = Static<typeof TripTimeQuery>
@@ -581,6 +593,7 @@ export const CoordinationQuery = Type.Object(
   {
     faultCurrentA: typedFaultCurrent('the node (each device on the path sees it referred through the transformers between)'),
     lvTolerancePercent: LvTolerancePercent,
+    conductorEndTemperatureC: ConductorEndTemperatureC,
     gradingMarginS: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -673,6 +686,7 @@ export const ProtectionCurvesQuery = Type.Object(
     ),
     faultCurrentA: typedFaultCurrent('the node, marked on the plot'),
     lvTolerancePercent: LvTolerancePercent,
+    conductorEndTemperatureC: ConductorEndTemperatureC,
     fromA: Type.Optional(
       Type.Number({
         exclusiveMinimum: 0,
@@ -760,6 +774,7 @@ export const PandapowerSchema = Type.Object(
 export const ShortCircuitQuery = Type.Object(
   {
     lvTolerancePercent: LvTolerancePercent,
+    conductorEndTemperatureC: ConductorEndTemperatureC,
     fHz: Type.Optional(
       Type.Integer({ enum: [50, 60], default: 50, description: 'System frequency (50 or 60, default 50): the equivalent frequency of κ method C.' }),
     ),
@@ -820,7 +835,10 @@ export const ShortCircuitSchema = Type.Object(
         notModelled: Type.Array(Type.Object({ nodeId: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
           description: 'Nodes the study left out or read with a choice (a UPS, a bus whose nodes disagree on ratedVoltageV).',
         }),
-        conductorTemperatureC: Type.Number({ description: 'Cable and line resistances are taken as given, at this temperature, in both cases.' }),
+        conductorTemperatureC: Type.Number({ description: 'Cable and line resistances are taken as given, at this temperature, in the maximum case.' }),
+        minCaseConductorTemperatureC: Type.Number({
+          description: "The minimum case takes cable and line resistances at this temperature (the query's `conductorEndTemperatureC`).",
+        }),
         cablesFromSize: Type.Array(
           Type.Object({ nodeId: Type.String(), cableSize: Type.String(), rOhmPerKm: Type.Number(), xOhmPerKm: Type.Number() }, { additionalProperties: false }),
           {

@@ -16,7 +16,7 @@ const TRANSFORMERS = fixture.cases[0]!.network
 const MOTOR = fixture.cases[1]!.network
 const iec = JSON.parse(readFileSync(new URL('../../../test/fixtures/electrical/iec-60909-4.json', import.meta.url), 'utf8')) as {
   network: { nodes: Array<{ id: string; study?: Record<string, unknown> }>; edges: object[] }
-  expected: Array<{ busId: string; ikssMaxKa: number }>
+  expected: Array<{ busId: string; ikssMaxKa: number; ikssMinKaLinesAt80C: number }>
 }
 const IEC = iec.network
 const IEC_EXPECTED = iec.expected
@@ -126,18 +126,30 @@ for (const dialect of testDialects()) {
       assert.equal(await snapshot(h, org), before)
     })
 
-    it('IEC TR 60909-4 example network through the API: I″k at every bus within 1 % of the published values; a three-winding transformer updated like any node', async (t) => {
+    it('IEC TR 60909-4 example network through the API: I″k at every bus within 1 % of the published values, the minimum with conductors at 80 °C; a three-winding transformer updated like any node', async (t) => {
       const { as, asMember } = await electricalSetup(t, dialect)
       await loadNetwork(as, IEC)
       const res = await asMember('GET', `${BASE}/studies/short-circuit?contributions=none`)
       assert.equal(res.statusCode, 200, res.body)
-      type Bus = { nodeIds: string[]; ikssMaxKa: number; ipKa: number }
+      type Bus = { nodeIds: string[]; ikssMaxKa: number; ikssMinKa: number; ipKa: number }
       const buses = (res.json() as { buses: Bus[] }).buses
       const at = (list: Bus[], id: string) => list.find((b) => b.nodeIds.includes(id))!
       for (const e of IEC_EXPECTED) {
         const actual = at(buses, e.busId).ikssMaxKa
         assert.ok(Math.abs(actual - e.ikssMaxKa) <= 0.01 * e.ikssMaxKa, `${e.busId}: ${actual} vs ${e.ikssMaxKa}`)
       }
+      // The minimum case with conductors at the reference's 80 °C (IEC 60909-0 §7.1.2), asked by the query.
+      const hot = await asMember('GET', `${BASE}/studies/short-circuit?contributions=none&conductorEndTemperatureC=80`)
+      assert.equal(hot.statusCode, 200, hot.body)
+      const hotStudy = hot.json() as { buses: Bus[]; assumed: { minCaseConductorTemperatureC: number } }
+      assert.equal(hotStudy.assumed.minCaseConductorTemperatureC, 80)
+      for (const e of IEC_EXPECTED) {
+        const actual = at(hotStudy.buses, e.busId).ikssMinKa
+        assert.ok(Math.abs(actual - e.ikssMinKaLinesAt80C) <= 0.01 * e.ikssMinKaLinesAt80C, `${e.busId} min at 80 °C: ${actual} vs ${e.ikssMinKaLinesAt80C}`)
+      }
+      const tooHot = await asMember('GET', `${BASE}/studies/short-circuit?conductorEndTemperatureC=300`)
+      assert.equal(tooHot.statusCode, 400, tooHot.body)
+      assert.deepEqual(problemPointers(tooHot.body), ['/conductorEndTemperatureC'])
       // T5 without its LV winding's neighbour: 422 naming the node and parameter; put back, the same answer.
       const t5 = IEC.nodes.find((n) => n.id === 'T5')!.study!
       const { lvNodeId: _, ...withoutLv } = t5

@@ -43,6 +43,9 @@ export interface AnalysisDeps {
 }
 
 /** The curve formula with its constants, as a protection engineer would check it by hand. */
+/** Short-circuit solutions kept per network version, by options (the oldest goes first). */
+const STUDIES_PER_NETWORK = 4
+
 export function curveFormula(id: CurveId): string {
   const spec = CURVES[id]
   if (spec.kind === 'iec') return `t = TMS × ${spec.k} / ((I/Is)^${spec.alpha} − 1)  [IEC 60255-151 ${spec.label}]`
@@ -95,12 +98,20 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
   }
 
   function shortCircuitOf(graph: Graph, query: ShortCircuitQueryInput): ShortCircuitSolution {
-    const options = { lvTolerancePercent: query.lvTolerancePercent === 6 ? 6 : 10, fHz: query.fHz === 60 ? 60 : 50 } as const
-    const key = `${options.lvTolerancePercent}/${options.fHz}`
+    const options = {
+      lvTolerancePercent: query.lvTolerancePercent === 6 ? 6 : 10,
+      fHz: query.fHz === 60 ? 60 : 50,
+      conductorEndTemperatureC: query.conductorEndTemperatureC ?? 20,
+    } as const
+    const key = `${options.lvTolerancePercent}/${options.fHz}/${options.conductorEndTemperatureC}`
     let results = studies.get(graph)
     if (results === undefined) studies.set(graph, (results = new Map()))
     let result = results.get(key)
-    if (result === undefined) results.set(key, (result = shortCircuitSolve(graph, options)))
+    if (result === undefined) {
+      // The options are the caller's (an end temperature is any number from 20 to 250): a few kept per network version.
+      if (results.size >= STUDIES_PER_NETWORK) results.delete(results.keys().next().value!)
+      results.set(key, (result = shortCircuitSolve(graph, options)))
+    }
     return result
   }
 
@@ -113,7 +124,12 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
    * `deviceRatios`: for each path index of `devices`, the share of the fault current the node carries: from the study,
    * its branch current over I″k (a motor on the fault's side of it feeds the fault past it), else its `ratios` entry.
    */
-  function faultAlong(graph: Graph, path: SupplyPath, devices: readonly number[], query: { faultCurrentA?: number; lvTolerancePercent?: number }) {
+  function faultAlong(
+    graph: Graph,
+    path: SupplyPath,
+    devices: readonly number[],
+    query: { faultCurrentA?: number; lvTolerancePercent?: number; conductorEndTemperatureC?: number },
+  ) {
     const through = Math.max(0, ...devices)
     const typedA = query.faultCurrentA
     const { ratios, missing } = pathCurrentRatios(graph, path, through)
@@ -121,7 +137,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     let solution: ShortCircuitSolution | null = null
     let minimumFaultCheck: { checked: boolean; detail: string | null; missing: MissingStudyData[] } = { checked: true, detail: null, missing: [] }
     try {
-      solution = shortCircuitOf(graph, { lvTolerancePercent: query.lvTolerancePercent })
+      solution = shortCircuitOf(graph, { lvTolerancePercent: query.lvTolerancePercent, conductorEndTemperatureC: query.conductorEndTemperatureC })
     } catch (error) {
       if (typedA === undefined || !(error instanceof StudyDataMissing || error instanceof StudyTooLarge)) throw error
       const extensions = error.extensions as { missing?: MissingStudyData[] }

@@ -228,20 +228,17 @@ describe('IEC TR 60909-4 example network (three-winding transformers, power stat
     }
   })
 
-  it('the minimum case at every bus within 1 % once the lines are at the 80 °C of the reference; at 20 °C only the 1 km cable to B7 moves it further', () => {
+  it('the minimum case at every bus within 1 % with conductors at the 80 °C of the reference (conductorEndTemperatureC); at the default 20 °C the 1 km cable to B7 moves it further', () => {
     // IEC 60909-0 raises line resistances to their end temperature for minimum currents: RL = (1 + 0.004/K·(θe − 20 °C))·RL20.
-    const at80 = {
-      nodes: iec.network.nodes.map((n) =>
-        typeof n.study?.rOhmPerKm === 'number' ? { ...n, study: { ...n.study, rOhmPerKm: n.study.rOhmPerKm * (1 + 0.004 * 60) } } : n,
-      ),
-      edges: iec.network.edges,
-    }
-    const hot = shortCircuitStudy(graphOf(at80), { lvTolerancePercent: 10, fHz: 50 }, { contributions: 'none' })
+    const hot = shortCircuitStudy(graphOf(iec.network), { lvTolerancePercent: 10, fHz: 50, conductorEndTemperatureC: 80 }, { contributions: 'none' })
+    assert.equal(hot.assumed.minCaseConductorTemperatureC, 80)
     for (const e of iec.expected) within1Percent(busOf(hot, e.busId).ikssMinKa, e.ikssMinKaLinesAt80C, `${e.busId} I″k min, lines at 80 °C`)
-    // The study's own 20 °C (stated in `assumed`): B7, behind 1 km of cable with R ≈ X, comes out 2.1 % higher.
-    const cold = shortCircuitStudy(graphOf(iec.network), { lvTolerancePercent: 10, fHz: 50 }, { contributions: 'none' })
-    assert.equal(cold.assumed.conductorTemperatureC, 20)
-    const b7 = busOf(cold, 'B7').ikssMinKa / iec.expected.find((e) => e.busId === 'B7')!.ikssMinKaLinesAt80C
+    // The maximum case keeps its conductors at 20 °C.
+    const cool = shortCircuitStudy(graphOf(iec.network), { lvTolerancePercent: 10, fHz: 50 }, { contributions: 'none' })
+    for (const e of iec.expected) assert.equal(busOf(hot, e.busId).ikssMaxKa, busOf(cool, e.busId).ikssMaxKa, `${e.busId} I″k max unchanged`)
+    // The default 20 °C (stated in `assumed`): B7, behind 1 km of cable with R ≈ X, comes out 2.1 % higher.
+    assert.equal(cool.assumed.minCaseConductorTemperatureC, 20)
+    const b7 = busOf(cool, 'B7').ikssMinKa / iec.expected.find((e) => e.busId === 'B7')!.ikssMinKaLinesAt80C
     assert.ok(b7 > 1.02 && b7 < 1.025, `B7 at 20 °C over the 80 °C reference: ${b7}`)
   })
 

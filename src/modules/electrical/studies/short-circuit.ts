@@ -27,8 +27,8 @@ import { zeroSequenceNetwork, zeroSequenceOf, type Case, type SequenceBranch, ty
  *   generator and its transformer instead of KG and KT; at the bus between them the generator takes KG without
  *   Un/UrG, the transformer no factor, and the source is c·UrG/√3 (as pandapower does; `powerStationUnits`).
  * - Motor (maximum case only): ZM = (1/(ILR/IrM))·UrM²/SrM, SrM = PrM/(ηr·cos φr), RM = rxRatio·XM.
- * - Minimum case: cmin, the grid's minimum, no motors; conductor resistances at 20 °C (not raised to the end
- *   temperature).
+ * - Minimum case: cmin, the grid's minimum, no motors; cable and line resistances (both sequences) at the end
+ *   temperature θe, RL = (1 + 0.004·(θe − 20 °C))·RL20 (§7.1.2; `conductorEndTemperatureC`, 20 °C unless asked).
  * - ip = κ·√2·I″k(max): κ = 1.02 + 0.98·e^(−3R/X) with R/X of the fault's impedance in a radial part of the
  *   network, by method C (equivalent frequency fc = 20 Hz at 50 Hz, 24 Hz at 60 Hz) where the part is meshed; a
  *   generator enters κ with its fictitious resistance RGf (§6.6.1: 0.05·X″d, 0.07·X″d, 0.15·X″d by voltage and power).
@@ -50,7 +50,12 @@ export interface ShortCircuitOptions {
   /** Voltage tolerance of LV networks: 6 → cmax 1.05, 10 → cmax 1.10. */
   readonly lvTolerancePercent: 6 | 10
   readonly fHz: 50 | 60
+  /** The minimum case's conductor temperature θe (°C, default 20): cable and line resistances times 1 + 0.004·(θe − 20). */
+  readonly conductorEndTemperatureC?: number
 }
+
+/** IEC 60909-0 §7.1.2: α of copper, aluminium and aluminium alloy, per kelvin. */
+const CONDUCTOR_ALPHA_PER_K = 0.004
 
 export interface SourceContribution {
   readonly sourceId: string
@@ -114,6 +119,7 @@ export interface ShortCircuitResult {
     readonly correctionFactors: CorrectionFactor[]
     readonly notModelled: { readonly nodeId: string; readonly reason: string }[]
     readonly conductorTemperatureC: number
+    readonly minCaseConductorTemperatureC: number
     readonly cablesFromSize: CableFromSizeUsed[]
   }
   readonly buses: BusShortCircuit[]
@@ -206,6 +212,11 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   // Branches and energised parts: buses joined by lines and transformers.
   const branches: SequenceBranch[] = []
   const branchOfEdge = new Map<number, SequenceBranch>()
+  // Cable and line branches (both sequences): the minimum case takes their resistance at the end temperature.
+  const conductors = new Set<SequenceBranch>()
+  const endTemperatureC = options.conductorEndTemperatureC ?? 20
+  const heat = 1 + CONDUCTOR_ALPHA_PER_K * (endTemperatureC - 20)
+  const inCase = (br: SequenceBranch, caseName: Case): SequenceBranch => (caseName === 'min' && conductors.has(br) ? { ...br, r: br.r * heat } : br)
   const branchOfTransformer = new Map<number, readonly SequenceBranch[]>()
   const zero = zeroSequenceNetwork(totalBuses)
   const parts = new UnionFind(totalBuses)
@@ -223,12 +234,15 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     const branch = { from, to, r: rOhm, x: xOhm, t: 1 }
     branches.push(branch)
     branchOfEdge.set(e, branch)
+    conductors.add(branch)
     const why = 'the zero-sequence impedance of the cable or line feeding this node'
     const r0 = zero.num(fed, 'r0OhmPerKm', why, [from, to])
     const x0 = zero.num(fed, 'x0OhmPerKm', why, [from, to])
     const km = (fed.cableLengthM ?? Number.NaN) / 1000
     zero.join(from, to)
-    zero.branches.push({ from, to, r: r0 * km, x: x0 * km, t: 1 })
+    const branch0 = { from, to, r: r0 * km, x: x0 * km, t: 1 }
+    zero.branches.push(branch0)
+    conductors.add(branch0)
     const c0 = fed.study?.c0NfPerKm
     if (typeof c0 === 'number') {
       // Half the line's zero-sequence capacitance at each end: −j/(ω·C/2) ohms to earth.
@@ -439,7 +453,8 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
       values[at + 2] = values[at + 2]! + b
       values[at + 3] = values[at + 3]! + g
     }
-    for (const br of series) {
+    for (const stated of series) {
+      const br = inCase(stated, caseName)
       const f = idx[br.from]!
       const t = idx[br.to]!
       if (f === -1 || t === -1) continue
@@ -607,7 +622,7 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
         busOf,
         busOfNode,
         vn,
-        branchOfEdge,
+        branchOfEdge: caseName === 'min' ? new Map([...branchOfEdge].map(([e, br]) => [e, inCase(br, caseName)])) : branchOfEdge,
         branchOfTransformer,
         shuntOf: (i) => shuntOf(i, caseName),
         faultNode,
@@ -837,6 +852,7 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
         correctionFactors: correction,
         notModelled,
         conductorTemperatureC: 20,
+        minCaseConductorTemperatureC: endTemperatureC,
         cablesFromSize,
       },
       buses,
