@@ -1,6 +1,7 @@
 // Draining (app.close(), which `sitegrid serve` calls on SIGTERM; README § Stopping the server): every request the
 // kernel accepted before the signal is answered normally, only new connections are refused.
 import { readFileSync } from 'node:fs'
+import type { IncomingMessage } from 'node:http'
 import { Server } from 'node:net'
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
@@ -15,6 +16,17 @@ const LISTEN_BACKLOG = 511
  * are closed, and only those that stayed idle through DRAIN_IDLE_MS are. Fastify (return503OnClosing false) goes on
  * serving the requests that arrive on open connections meanwhile; its own server.close() then waits for the rest.
  */
+/**
+ * Whether part of the request's body may still be unread. A request that declares no body has none left behind even
+ * before the parser marks it complete: an answer sent from a synchronous hook (the auth hook's 401 on a remembered
+ * key) comes before that mark, and closing its connection made every refused request pay a new connection.
+ */
+function bodyUnread(raw: IncomingMessage): boolean {
+  if (raw.complete) return false
+  const { headers } = raw
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+}
+
 export function installDraining(app: FastifyInstance): void {
   let draining = false
   // Callback style: no promise on every request. An answer routed before the drain began needs the header too.
@@ -22,7 +34,7 @@ export function installDraining(app: FastifyInstance): void {
   // connection too: the parser stopped reading the body, so its unread rest would hold the connection's next request
   // unanswered (a browser reuses the connection for the corrected upload).
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (draining || !request.raw.complete) reply.header('connection', 'close')
+    if (draining || bodyUnread(request.raw)) reply.header('connection', 'close')
     done(null, payload)
   })
   app.addHook('preClose', async () => {

@@ -135,5 +135,19 @@ for (const dialect of testDialects()) {
       assert.notEqual(first.headers.connection, 'close')
       assert.ok(second !== 'closed' && second.status === 200, 'answered on the same connection')
     })
+
+    it('a request without a body refused by the auth hook keeps its connection: a remembered unknown key, then a read', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey('admin')
+      const host = `${org.slug}.localhost`
+      const unknown = raw('GET /api/sites HTTP/1.1', { host, 'x-api-key': `${key.slice(0, -4)}zzzz` }, Buffer.alloc(0))
+      const read = raw('GET /api/sites HTTP/1.1', { host, 'x-api-key': key }, Buffer.alloc(0))
+      // Refused once, the key is remembered: the next refusal is answered synchronously in the hook (issue 29).
+      assert.equal((await h.app.inject({ method: 'GET', url: '/api/sites', headers: { host, 'x-api-key': `${key.slice(0, -4)}zzzz` } })).statusCode, 401)
+      const { first, second } = await twoOnOneConnection(h, unknown, read)
+      assert.equal(first.status, 401, first.body)
+      assert.notEqual(first.headers.connection, 'close', 'a refusal of a request without a body does not end its connection')
+      assert.ok(second !== 'closed' && second.status === 200, 'answered on the same connection')
+    })
   })
 }
