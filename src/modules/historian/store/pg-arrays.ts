@@ -43,34 +43,27 @@ export class BinaryArrays {
   numbers(type: NumberType, length: number, at: (k: number) => number | null): Buffer {
     const { oid, size } = ELEMENT[type]
     const view = this.#view
-    const start = this.#at
-    let hasNull = false
-    let p = start + HEADER
-    for (let k = 0; k < length; k++) {
-      const value = at(k)
-      if (value === null) {
-        hasNull = true
-        view.setInt32(p, -1)
-        p += 4
-        continue
-      }
-      view.setInt32(p, size)
-      if (type === 'int2') view.setInt16(p + 4, value)
-      else if (type === 'int4') view.setInt32(p + 4, value)
-      else if (type === 'float8') view.setFloat64(p + 4, value)
+    return this.#elements(oid, length, at, (p, value) => {
+      if (type === 'int2') view.setInt16(p, value)
+      else if (type === 'int4') view.setInt32(p, value)
+      else if (type === 'float8') view.setFloat64(p, value)
       else {
         // An integer of up to 53 bits as int8, without a BigInt.
         const high = Math.floor(value / 0x1_0000_0000)
-        view.setInt32(p + 4, high)
-        view.setUint32(p + 8, value - high * 0x1_0000_0000)
+        view.setInt32(p, high)
+        view.setUint32(p + 4, value - high * 0x1_0000_0000)
       }
-      p += 4 + size
-    }
-    return this.#end(start, p, oid, length, hasNull)
+      return size
+    })
   }
 
   /** A text array (UTF-8). */
   texts(length: number, at: (k: number) => string | null): Buffer {
+    return this.#elements(TEXT_OID, length, at, (p, value) => this.#bytes.write(value, p, 'utf8'))
+  }
+
+  /** The elements after the header: a null as the length −1, a value as its length and the bytes `put` writes at `p` (it answers their count). */
+  #elements<T>(oid: number, length: number, at: (k: number) => T | null, put: (p: number, value: T) => number): Buffer {
     const start = this.#at
     let hasNull = false
     let p = start + HEADER
@@ -82,11 +75,11 @@ export class BinaryArrays {
         p += 4
         continue
       }
-      const written = this.#bytes.write(value, p + 4, 'utf8')
-      this.#view.setInt32(p, written)
-      p += 4 + written
+      const size = put(p + 4, value)
+      this.#view.setInt32(p, size)
+      p += 4 + size
     }
-    return this.#end(start, p, TEXT_OID, length, hasNull)
+    return this.#end(start, p, oid, length, hasNull)
   }
 
   #end(start: number, end: number, oid: number, length: number, hasNull: boolean): Buffer {
