@@ -142,6 +142,14 @@ for (const dialect of testDialects()) {
       close((await as('GET', `${BASE}/nodes/OUT/coordination?lvTolerancePercent=6`)).json().faultCurrentA, mcc6, 'coordination at +6 %')
       close((await as('GET', `${BASE}/nodes/OUT/trip-time?lvTolerancePercent=6`)).json().faultCurrentA, mcc6, 'trip time at +6 %')
       close((await as('GET', `${BASE}/nodes/OUT/protection-curves?lvTolerancePercent=6`)).json().faultCurrentA, mcc6, 'curves at +6 %')
+      // So does the minimum case's conductor temperature: the zone-end minimum is the study's own at 80 °C, below 20 °C's.
+      const study80 = (await as('GET', `${BASE}/studies/short-circuit?conductorEndTemperatureC=80`)).json() as {
+        buses: Array<{ busId: string; ikssTwoPhaseMinKa: number }>
+      }
+      const mccMin80 = study80.buses.find((b) => b.busId === 'MCC')!.ikssTwoPhaseMinKa * 1000
+      assert.ok(mccMin80 < MCC_MIN * 0.999, `${mccMin80} vs ${MCC_MIN}`)
+      const hot = (await as('GET', `${BASE}/nodes/OUT/coordination?conductorEndTemperatureC=80`)).json() as { rows: Row[] }
+      close(hot.rows[0]!.zoneEndMinFaultA!, mccMin80, 'I″k2 min at the MCC with conductors at 80 °C')
       const seven = await as('GET', `${BASE}/nodes/OUT/coordination?lvTolerancePercent=7`)
       assert.equal(seven.statusCode, 400)
       assert.deepEqual(
