@@ -69,6 +69,19 @@ type Dtype = 'object' | 'float64' | 'bool' | 'uint32' | 'int64'
 type Cell = string | number | boolean | null
 type TableSpec = readonly (readonly [column: string, dtype: Dtype])[]
 
+/** The tap changer's columns, in pandapower's order, shared by `trafo` and `trafo3w`. */
+const TAP_COLUMNS = [
+  ['tap_side', 'object'],
+  ['tap_neutral', 'float64'],
+  ['tap_min', 'float64'],
+  ['tap_max', 'float64'],
+  ['tap_step_percent', 'float64'],
+  ['tap_step_degree', 'float64'],
+  ['tap_pos', 'float64'],
+] as const
+/** A transformer's TAP_COLUMNS when it has no tap changer the study models. */
+const NO_TAP_CHANGER = TAP_COLUMNS.map(() => null)
+
 // Column sets and dtypes as pandapower 3.0 writes them (create_empty_network defaults).
 const TABLES = {
   bus: [
@@ -112,13 +125,7 @@ const TABLES = {
     ['pfe_kw', 'float64'],
     ['i0_percent', 'float64'],
     ['shift_degree', 'float64'],
-    ['tap_side', 'object'],
-    ['tap_neutral', 'float64'],
-    ['tap_min', 'float64'],
-    ['tap_max', 'float64'],
-    ['tap_step_percent', 'float64'],
-    ['tap_step_degree', 'float64'],
-    ['tap_pos', 'float64'],
+    ...TAP_COLUMNS,
     ['tap_phase_shifter', 'bool'],
     ['parallel', 'uint32'],
     ['df', 'float64'],
@@ -156,13 +163,7 @@ const TABLES = {
     ['i0_percent', 'float64'],
     ['shift_mv_degree', 'float64'],
     ['shift_lv_degree', 'float64'],
-    ['tap_side', 'object'],
-    ['tap_neutral', 'float64'],
-    ['tap_min', 'float64'],
-    ['tap_max', 'float64'],
-    ['tap_step_percent', 'float64'],
-    ['tap_step_degree', 'float64'],
-    ['tap_pos', 'float64'],
+    ...TAP_COLUMNS,
     ['tap_at_star_point', 'bool'],
     ['tap_changer_type', 'object'],
     ['in_service', 'bool'],
@@ -784,13 +785,7 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       0,
       0,
       0,
-      null,
-      null,
-      null,
-      null,
-      null,
-      null,
-      null,
+      ...NO_TAP_CHANGER,
       false,
       null,
       true,
@@ -852,13 +847,7 @@ export function toPandapowerNet(graph: Graph, options: PandapowerExportOptions =
       0,
       0,
       0,
-      null,
-      null,
-      null,
-      null,
-      null,
-      null,
-      null,
+      ...NO_TAP_CHANGER,
       false,
       1,
       1,
