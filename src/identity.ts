@@ -27,7 +27,8 @@ export function roleAtLeast(role: Role, required: Role): boolean {
   return RANK[role] >= RANK[required]
 }
 
-export type PrincipalKind = 'apiKey' | 'user' | 'sitePin' | 'link'
+export const PRINCIPAL_KINDS = ['apiKey', 'user', 'sitePin', 'link'] as const
+export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number]
 
 /**
  * Who is calling, after authentication. The organisation and the role come from the credential's record

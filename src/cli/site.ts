@@ -34,7 +34,7 @@ const SITE_OPTIONS = Object.fromEntries(Object.entries(FIELD_OPTIONS).map(([opti
 
 /** The body of POST/PUT /api/sites from the options, checked against the same schema as the API's. */
 async function siteBody(values: Values, kind: 'create' | 'update', code?: string): Promise<Record<string, unknown>> {
-  const [{ CreateSiteBody, UpdateSiteBody }, { SITE_STATUS }, { createBodyValidator }, { describeAjvError }] = await Promise.all([
+  const [{ CreateSiteBody, UpdateSiteBody }, { SITE_STATUS }, { createBodyValidator }, { describeAjvErrors }] = await Promise.all([
     import('../modules/sites/schemas.ts'),
     import('../modules/sites/codes.ts'),
     import('../http/validation.ts'),
@@ -51,7 +51,7 @@ async function siteBody(values: Values, kind: 'create' | 'update', code?: string
   }
   const check = createBodyValidator().compile(kind === 'create' ? CreateSiteBody : UpdateSiteBody)
   if (!check(body)) {
-    const problems = (check.errors ?? []).map(describeAjvError).filter((p) => p.message !== 'must be null' && p.message !== 'must match a schema in anyOf')
+    const problems = describeAjvErrors(check.errors ?? [])
     const seen = new Set<string>()
     throw new OptionsInvalid(
       problems.flatMap(({ pointer, message }) => {

@@ -441,7 +441,7 @@ export interface HistorianTagMarksTable {
   site_code: string
   instance_id: string
   tag_key: string
-  /** `step` or `linear` as the API writes it (the link and packages check its type only: anything else reads linear). */
+  /** `step` or `linear` (packages and the fleet link held to it too, historian/row-rules.ts; anything else reads linear). */
   interpolation: string
   updated_at: number
 }

@@ -92,13 +92,8 @@ interface AjvError {
 
 /**
  * One Ajv error as the field it names and the rule it broke: a missing or unknown property is named by its own
- * pointer (`/name` "is required", not "must have required property 'name'"); an enumeration lists its values.
+ * pointer (`/name` "is required", not "must have required property 'name'"); an enumeration gives its values.
  */
-export function describeAjvError(e: AjvError): { pointer: string; message: string } {
-  const { pointer, message, allowed } = describe(e)
-  return { pointer, message: allowed ? oneOf(allowed) : message }
-}
-
 function describe(e: AjvError): { pointer: string; message: string; allowed?: string[] } {
   const child = e.params.missingProperty ?? e.params.additionalProperty
   const pointer = child === undefined ? e.instancePath : `${e.instancePath}/${String(child)}`

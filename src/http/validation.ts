@@ -2,7 +2,7 @@ import { Ajv, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
 import { DomainError } from '../errors/domain-error.ts'
-import { describeAjvError } from './problem.ts'
+import { describeAjvErrors } from './problem.ts'
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
@@ -40,7 +40,8 @@ export interface RuleBreak {
 export function recordRules<T>(schema: object, more: (record: T) => readonly RuleBreak[] = () => []): (record: unknown) => RuleBreak | undefined {
   const check = createBodyValidator().compile<T>(schema)
   return (record) => {
-    if (!check(record)) return check.errors?.[0] && describeAjvError(check.errors[0])
+    // Every error of the record, as a request's would be described: a union of values names all its values.
+    if (!check(record)) return describeAjvErrors(check.errors ?? [])[0]
     return firstBreak(() => more(record))
   }
 }

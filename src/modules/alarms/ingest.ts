@@ -1,7 +1,7 @@
 import type { Actor } from '../../identity.ts'
 import type { AlarmEventsTable, AlarmHistoryTable, AlarmsTable, Db } from '../../db/schema.ts'
 import { newId, type OrgId } from '../../ids.ts'
-import { activeKey, applyProcessEvent, effectiveState, isOpen } from './lifecycle.ts'
+import { activeKey, applyProcessEvent, effectiveState, isOpen, type EventEffect } from './lifecycle.ts'
 import { StaleWrite } from './retry.ts'
 import type { AlarmEventInput } from './schemas.ts'
 import {
@@ -143,7 +143,7 @@ export async function applyEventBatch(
       expireShelf(w)
       w = open.get(key)
     }
-    let effect = 'none'
+    let effect: EventEffect = 'none'
     const isNewer = w !== undefined && item.occurredAt >= w.row.last_event_at
     if (e.state === 'active' && w === undefined) {
       w = { row: raise(orgId, siteCode, key, item, now), readVersion: null, isDirty: true }

@@ -58,6 +58,23 @@ export function refusal(action: OperatorAction, f: LifecycleFlags): string | und
 
 export type OperatorAction = 'acknowledge' | 'shelve' | 'unshelve' | 'remove_from_service' | 'return_to_service'
 
+/** The actions an alarm's history records: its process events', its operators' and the shelve expiry's. */
+export const TRANSITION_ACTIONS = [
+  'activated',
+  'returned',
+  'acknowledged',
+  'shelved',
+  'unshelved',
+  'shelve_expired',
+  'removed_from_service',
+  'returned_to_service',
+] as const
+export type TransitionAction = (typeof TRANSITION_ACTIONS)[number]
+
+/** What an event did to its alarm (the event row's `effect`). */
+export const EVENT_EFFECTS = ['activated', 'suppressed', 'returned', 'none'] as const
+export type EventEffect = (typeof EVENT_EFFECTS)[number]
+
 /** The flags after an allowed operator action (`refusal` returned undefined). */
 export function applyOperatorAction(action: OperatorAction, f: LifecycleFlags, shelvedUntil?: number): LifecycleFlags {
   switch (action) {

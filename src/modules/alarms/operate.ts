@@ -2,14 +2,14 @@ import type { Actor } from '../../identity.ts'
 import type { AlarmsTable, Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 import { AlarmStateConflict } from './errors.ts'
-import { activeKey, applyOperatorAction, effectiveState, isOpen, refusal, type OperatorAction } from './lifecycle.ts'
+import { activeKey, applyOperatorAction, effectiveState, isOpen, refusal, type OperatorAction, type TransitionAction } from './lifecycle.ts'
 import { isUniqueViolation } from '../../db/constraint-errors.ts'
 import { StaleWrite } from './retry.ts'
 import { endShelveWindow, insertAlarmHistory, insertShelveWindow, updateAlarmIfVersion } from './store.ts'
 import { flagsOf } from './view.ts'
 
 /** History names of the operator actions. */
-const ACTION_NAMES: Record<OperatorAction, string> = {
+const ACTION_NAMES: Record<OperatorAction, TransitionAction> = {
   acknowledge: 'acknowledged',
   shelve: 'shelved',
   unshelve: 'unshelved',

@@ -1,7 +1,7 @@
-import { Ajv } from 'ajv'
 import type { InstancesTable } from '../../db/schema.ts'
 import type { FieldProblem } from '../../errors/domain-error.ts'
-import { describeAjvError } from '../../http/problem.ts'
+import { describeAjvErrors } from '../../http/problem.ts'
+import { createBodyValidator } from '../../http/validation.ts'
 import type { OrgId } from '../../ids.ts'
 import { sizeProblems } from './checks.ts'
 import { CreateInstanceBody, type BulkReport, type CreateInstanceInput } from './schemas.ts'
@@ -21,10 +21,10 @@ export interface BulkItem {
 
 /** Checks one instance body against the create schema; the same rules as POST …/instances. */
 export function createItemValidator(): (value: unknown) => Problem[] {
-  const check = new Ajv({ allErrors: true, strict: false, coerceTypes: false }).compile(CreateInstanceBody)
+  const check = createBodyValidator().compile(CreateInstanceBody)
   return (value) => {
     if (check(value)) return sizeProblems(value as CreateInstanceInput)
-    return (check.errors ?? []).map(describeAjvError)
+    return describeAjvErrors(check.errors ?? [])
   }
 }
 

@@ -13,12 +13,23 @@ import { repack, unpack } from '../../../test/support/tenant-package.ts'
 
 type Case = [
   name: string,
-  part: 'sites' | 'controllers' | 'instances' | 'electrical_nodes' | 'electrical_edges' | 'memberships' | 'domain_bindings',
+  part:
+    | 'sites'
+    | 'controllers'
+    | 'instances'
+    | 'electrical_nodes'
+    | 'electrical_edges'
+    | 'memberships'
+    | 'domain_bindings'
+    | 'alarms'
+    | 'alarm_events'
+    | 'alarm_history'
+    | 'historian_tag_marks',
   column: string,
   value: unknown,
   rule: 'type' | 'not null' | 'field',
-  /** type: what the column holds; field: the API field and its rule. */
-  expected: string | undefined,
+  /** type: what the column holds; field: the API field and its rule (from the part's first row where it names a value of it). */
+  expected: string | undefined | ((first: Record<string, unknown>) => string),
 ]
 
 const INT4 = 'an integer from -2147483648 to 2147483647'
@@ -106,6 +117,39 @@ const CASES: Case[] = [
   ['an IP address as a domain', 'domain_bindings', 'domain', '127.0.0.1', 'field', 'domain must be a host name, not an IP address'],
   ['a domain under the base domain', 'domain_bindings', 'domain', 'plant.localhost', 'field', 'domain must not be the base domain localhost or under it'],
   ['a binding neither enabled nor disabled', 'domain_bindings', 'is_enabled', 2, 'field', 'isEnabled must be 0 or 1'],
+  // The alarm tables have no create body: their rules are the ingestion's and the operators' (alarms/row-rules.ts).
+  ['an alarm priority that is none', 'alarms', 'priority', 'urgent', 'field', 'priority must be one of critical, high, medium, low'],
+  ['an alarm flag of 2', 'alarms', 'is_active', 2, 'field', 'isActive must be 0 or 1'],
+  ['an alarm state its flags do not give', 'alarms', 'state', 'normal', 'field', 'state must be active_unacknowledged, the state its flags give'],
+  [
+    "an open alarm without its tag's key (a second open alarm for the tag)",
+    'alarms',
+    'active_key',
+    null,
+    'field',
+    (first) => `activeKey must be ${String(first.active_key)}: an open alarm holds its tag's key`,
+  ],
+  ['an alarm message past 500 characters', 'alarms', 'message', 'm'.repeat(501), 'field', 'message must be 0 to 500 characters, or null'],
+  ['an event effect that is none', 'alarm_events', 'effect', 'boom', 'field', 'effect must be one of activated, suppressed, returned, none'],
+  ['an event priority that is none', 'alarm_events', 'priority', 'urgent', 'field', 'priority must be one of critical, high, medium, low'],
+  [
+    'a history action that is none',
+    'alarm_history',
+    'action',
+    'exploded',
+    'field',
+    'action must be one of activated, returned, acknowledged, shelved, unshelved, shelve_expired, removed_from_service, returned_to_service',
+  ],
+  [
+    'a history state that is none',
+    'alarm_history',
+    'to_state',
+    'bogus',
+    'field',
+    'toState must be one of active_unacknowledged, active_acknowledged, returned_unacknowledged, normal, shelved, out_of_service',
+  ],
+  ['a tag mark that is no interpolation', 'historian_tag_marks', 'interpolation', 'cubic', 'field', 'interpolation must be one of "linear", "step"'],
+  ['a history actor that is none', 'alarm_history', 'actor_kind', 'root', 'field', 'actorKind must be one of apiKey, user, sitePin, link, cli, system'],
 ]
 
 for (const dialect of testDialects()) {
@@ -122,7 +166,7 @@ for (const dialect of testDialects()) {
           (await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)} where org_id = ${tenant.org.id}`.execute(h.handle.db)).rows[0]!.n,
         )
       const before = await snapshotOrg(h, tenant.org.id)
-      const counts = { controllers: await count('controllers'), instances: await count('instances') }
+      const counts = { controllers: await count('controllers'), instances: await count('instances'), alarms: await count('alarms') }
       for (const [name, part, column, value, rule, expected] of CASES) {
         const changed = new Map([...parts].map(([k, rows]) => [k, structuredClone(rows)]))
         const rows = changed.get(part)!
@@ -145,14 +189,18 @@ for (const dialect of testDialects()) {
         const body = res.json()
         const broken =
           rule === 'field'
-            ? `breaks a rule of its field: ${expected}`
+            ? `breaks a rule of its field: ${typeof expected === 'function' ? expected(first) : expected}`
             : `breaks a ${rule} rule of this server's table${expected ? ` (it holds ${expected})` : ''}`
         assert.deepEqual(
           [res.statusCode, body.code, body.reason, body.part, body.row, body.column, body.rule],
           [422, 'PackageInvalid', `row ${line} of part ${part}: ${column} ${broken}`, part, line, column, rule],
           `${name}: ${res.body}`,
         )
-        assert.deepEqual({ controllers: await count('controllers'), instances: await count('instances') }, counts, `${name}: nothing written`)
+        assert.deepEqual(
+          { controllers: await count('controllers'), instances: await count('instances'), alarms: await count('alarms') },
+          counts,
+          `${name}: nothing written`,
+        )
       }
       // The last crafted package stays staged (a refused import leaves it there to be replaced); nothing else moved.
       assert.deepEqual(

@@ -1,8 +1,10 @@
 import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
 import type { RuleBreak } from '../../http/validation.ts'
+import { alarmEventRowBreak, alarmHistoryRowBreak, alarmRowBreak, alarmShelveRowBreak } from '../alarms/row-rules.ts'
 import { controllerRowBreak } from '../controllers/row-rules.ts'
 import { edgeRowBreak, nodeRowBreak } from '../electrical/row-rules.ts'
+import { retentionRowBreak, tagMarkRowBreak } from '../historian/row-rules.ts'
 import { instanceRowBreak } from '../instances/row-rules.ts'
 import { domainBindingRowBreak, membershipRowBreak } from '../orgs/row-rules.ts'
 import { siteRowBreak } from '../sites/row-rules.ts'
@@ -65,14 +67,14 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'instances', scope: 'site', json: ['tag_mappings', 'config'], rules: instanceRowBreak },
   { name: 'electrical_nodes', scope: 'site', json: ['tag_bindings', 'metadata', 'study'], rules: nodeRowBreak },
   { name: 'electrical_edges', scope: 'site', rules: edgeRowBreak },
-  { name: 'alarms', scope: 'site' },
-  { name: 'alarm_events', scope: 'site' },
-  { name: 'alarm_history', scope: 'site' },
-  { name: 'alarm_shelves', scope: 'site' },
+  { name: 'alarms', scope: 'site', rules: alarmRowBreak },
+  { name: 'alarm_events', scope: 'site', rules: alarmEventRowBreak },
+  { name: 'alarm_history', scope: 'site', rules: alarmHistoryRowBreak },
+  { name: 'alarm_shelves', scope: 'site', rules: alarmShelveRowBreak },
   { name: 'historian_batches', scope: 'site', json: ['tags', 'report', 'options'] },
   { name: 'historian_samples', scope: 'site', isStoredPart: true },
-  { name: 'historian_retention', scope: 'site' },
-  { name: 'historian_tag_marks', scope: 'site' },
+  { name: 'historian_retention', scope: 'site', rules: retentionRowBreak },
+  { name: 'historian_tag_marks', scope: 'site', rules: tagMarkRowBreak },
   { name: 'memberships', scope: 'org', rules: membershipRowBreak },
   { name: 'domain_bindings', scope: 'org', rules: domainBindingRowBreak },
   {

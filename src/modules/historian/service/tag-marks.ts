@@ -28,8 +28,8 @@ const iso = (ms: number) => new Date(ms).toISOString()
 const toTagMark = (row: HistorianTagMarksTable) => ({
   instanceId: row.instance_id,
   tag: row.tag_key,
-  // The API writes `step` or `linear`; a row the fleet link or a package brought is checked for its type only (text),
-  // so anything else reads as the series reads take it: linear.
+  // The API writes `step` or `linear`, and so must a package or the fleet link (row-rules.ts); a row stored before
+  // that check holding anything else reads as the series reads take it: linear.
   interpolation: row.interpolation === 'step' ? ('step' as const) : ('linear' as const),
   updatedAt: iso(Number(row.updated_at)),
 })
