@@ -61,9 +61,17 @@ export interface Principal {
   readonly site?: string
 }
 
+/** Who can act: a principal, or the CLI on the server's own machine. */
+export const ACTOR_KINDS = [...PRINCIPAL_KINDS, 'cli'] as const
+export type ActorKind = (typeof ACTOR_KINDS)[number]
+
+export function isActorKind(value: string): value is ActorKind {
+  return (ACTOR_KINDS as readonly string[]).includes(value)
+}
+
 /** Who did something, as recorded in audit rows and `createdByUserId`. */
 export interface Actor {
-  readonly kind: PrincipalKind | 'cli'
+  readonly kind: ActorKind
   readonly subject: string
   readonly role: Role
   /** As Principal.account: set for signed-in users only. */

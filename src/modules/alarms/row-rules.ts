@@ -1,5 +1,5 @@
 import type { RuleBreak } from '../../http/validation.ts'
-import { PRINCIPAL_KINDS } from '../../identity.ts'
+import { ACTOR_KINDS } from '../../identity.ts'
 import type { AlarmsTable } from '../../db/schema.ts'
 import { activeKey, ALARM_PRIORITIES, ALARM_STATES, EVENT_EFFECTS, effectiveState, isOpen, TRANSITION_ACTIONS } from './lifecycle.ts'
 import { flagsOf } from './view.ts'
@@ -11,8 +11,8 @@ import { flagsOf } from './view.ts'
 
 type Row = Readonly<Record<string, unknown>>
 
-/** Who writes history rows: a principal, the CLI, or the server itself (the shelve expiry). */
-const ACTOR_KINDS = [...PRINCIPAL_KINDS, 'cli', 'system'] as const
+/** Who writes history rows: an actor, or the server itself (the shelve expiry, a stale gateway's alarm). */
+const HISTORY_ACTOR_KINDS = [...ACTOR_KINDS, 'system'] as const
 
 function oneOf(pointer: string, value: unknown, allowed: readonly unknown[]): RuleBreak | undefined {
   return allowed.includes(value) ? undefined : { pointer, message: `must be one of ${allowed.join(', ')}` }
@@ -77,7 +77,7 @@ export function alarmHistoryRowBreak(row: Row): RuleBreak | undefined {
     oneOf('/action', row.action, TRANSITION_ACTIONS) ??
     oneOf('/fromState', row.from_state, ALARM_STATES) ??
     oneOf('/toState', row.to_state, ALARM_STATES) ??
-    oneOf('/actorKind', row.actor_kind, ACTOR_KINDS) ??
+    oneOf('/actorKind', row.actor_kind, HISTORY_ACTOR_KINDS) ??
     text('/comment', row.comment, 1)
   )
 }

@@ -115,7 +115,9 @@ export const AlarmTransitionSchema = Type.Object(
     }),
     fromState: Type.String(),
     toState: Type.String(),
-    actorKind: Type.String({ description: '`apiKey`, `user`, `sitePin`, or `system` (shelve expiry).' }),
+    actorKind: Type.String({
+      description: '`apiKey`, `user`, `sitePin`, `link` (a site server), `cli` (the command line), or `system` (shelve expiry, a silent controller).',
+    }),
     actorId: Type.String(),
     comment: Type.Union([Type.String(), Type.Null()]),
     eventId: Type.Union([Type.String(), Type.Null()]),

@@ -1,7 +1,7 @@
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import { DomainError, invalidField } from '../../../errors/domain-error.ts'
-import { isRole, type Actor } from '../../../identity.ts'
+import { ACTOR_KINDS, isActorKind, isRole, type Actor } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
 import type { SettleApplied } from '../../alarms/forward.ts'
 import { listCommands, settleCommand } from './store.ts'
@@ -64,10 +64,11 @@ function decode(actorText: string, bodyText: string): { actor: Actor; body: unkn
     throw invalidField('/', 'the command is not JSON')
   }
   const a = actor as Partial<Record<keyof Actor, unknown>> | null
-  if (typeof a?.kind !== 'string' || typeof a.subject !== 'string' || typeof a.role !== 'string' || !isRole(a.role)) {
-    throw invalidField('/actor', 'must name the kind, subject and role of who took the action')
+  // The kind is recorded in the alarm's history, which the link carries back: one its rows may not hold would stop it.
+  if (typeof a?.kind !== 'string' || !isActorKind(a.kind) || typeof a.subject !== 'string' || typeof a.role !== 'string' || !isRole(a.role)) {
+    throw invalidField('/actor', `must name the kind (${ACTOR_KINDS.join(', ')}), subject and role of who took the action`)
   }
-  const kind = a.kind as Actor['kind']
+  const { kind } = a
   return {
     actor: typeof a.account === 'string' ? { kind, subject: a.subject, role: a.role, account: a.account } : { kind, subject: a.subject, role: a.role },
     body,

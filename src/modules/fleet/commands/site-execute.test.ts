@@ -119,8 +119,10 @@ for (const dialect of testDialects()) {
         await receive(a, 'delete', { comment: 'x' }, now + 2),
         await receive('alm_NOPE', 'acknowledge', {}, now + 3),
         await receive(a, 'acknowledge', {}, now + 4, { kind: 'user' }),
+        // A kind the history may not hold: applied, the link would then refuse to carry the history row back.
+        await receive(a, 'acknowledge', {}, now + 5, { kind: 'root', subject: 'x', role: 'owner' }),
       ]
-      assert.deepEqual(await executePendingCommands(deps, orgId), { applied: 0, refused: 5 })
+      assert.deepEqual(await executePendingCommands(deps, orgId), { applied: 0, refused: 6 })
       const results = await Promise.all(ids.map(command))
       assert.deepEqual(
         results.map((c) => [c.status, c.result.code]),
@@ -130,9 +132,11 @@ for (const dialect of testDialects()) {
           ['refused', 'ValidationFailed'],
           ['refused', 'NotFound'],
           ['refused', 'ValidationFailed'],
+          ['refused', 'ValidationFailed'],
         ],
       )
       assert.match(results[1]!.result.detail, /until/)
+      assert.match(results[5]!.result.detail, /kind \(apiKey, user, sitePin, link, cli\)/)
       assert.equal((await read(a)).history.length, 1)
     })
 
