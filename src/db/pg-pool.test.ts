@@ -9,7 +9,7 @@ import { appRoleUrl } from '../../test/postgres.ts'
 import { connectDatabase, type ConnectOptions } from './connect.ts'
 import { reusableQuery } from './reusable-query.ts'
 import type { Db } from './schema.ts'
-import { withOrgScope, withSystemScope } from './tenant-scope.ts'
+import { currentScope, withOrgScope, withSystemScope } from './tenant-scope.ts'
 
 // No org_id filter: what a read sees here is row-level security's doing alone.
 const everySite = reusableQuery((db: Db) => db.selectFrom('sites').select(['org_id', 'code']).orderBy('code'))
@@ -49,9 +49,17 @@ if (testDialects().includes('postgres')) {
       const { app, a, b } = await twoOrgs(t, { poolSize: 1 })
       const reads = Array.from({ length: 24 }, (_, i) => {
         const org = i % 3 === 0 ? a : b
-        return withOrgScope(org, async () => ({ org, rows: await everySite(app.db) }))
+        return withOrgScope(org, async () => {
+          const rows = await everySite(app.db)
+          // The pool answers from other reads' callbacks; the caller goes on in its own scope all the same.
+          return { org, rows, after: currentScope(), again: await everySite(app.db) }
+        })
       })
-      for (const { org, rows } of await Promise.all(reads)) assert.deepEqual(rows, [{ org_id: org, code: `S-${org}` }])
+      for (const { org, rows, after, again } of await Promise.all(reads)) {
+        assert.deepEqual(rows, [{ org_id: org, code: `S-${org}` }])
+        assert.equal(after, org)
+        assert.deepEqual(again, rows)
+      }
       // Kysely's path and the direct one share the client's scope: a transaction in one scope, a read in the other.
       await withOrgScope(a, () => app.db.transaction().execute((trx) => sql`select 1`.execute(trx)))
       assert.deepEqual(await withOrgScope(b, () => everySite(app.db)), [{ org_id: b, code: `S-${b}` }])
