@@ -13,6 +13,7 @@ import { migrateToLatest } from '../src/db/migrate.ts'
 import { createApiKeysService } from '../src/modules/api-keys/service.ts'
 import { verifierOf } from '../src/modules/api-keys/plaintext.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
+import { appRoleUrl, ensureAppRole } from '../test/postgres.ts'
 import { benchRuns, cpuRatios, type HttpFigures, loadSpread, measureHttp, medianWithSpread, printHttpFigure, startBenchServer, stopBenchServer } from './lib.ts'
 
 export async function benchApiKeys(dialects: Array<{ name: string; url?: string }>, seconds: number): Promise<void> {
@@ -22,7 +23,9 @@ export async function benchApiKeys(dialects: Array<{ name: string; url?: string 
     await measureHttp(run, 'bare node:http', await startBenchServer('bare.ts'), path, () => ({ 'x-api-key': 'x' }), seconds)
     await measureHttp(run, 'bare Fastify', await startBenchServer('bare-fastify.ts'), path, () => ({ 'x-api-key': 'x' }), seconds)
     for (const dialect of dialects) {
-      const app = await startBenchServer('app.ts', dialect.url ? { BENCH_DATABASE_URL: dialect.url } : {})
+      // PostgreSQL: the application runs as the app role, so that row-level security applies (a superuser passes it).
+      if (dialect.url) await ensureAppRole(dialect.url)
+      const app = await startBenchServer('app.ts', dialect.url ? { BENCH_DATABASE_URL: dialect.url, BENCH_DATABASE_APP_URL: appRoleUrl(dialect.url) } : {})
       try {
         const host = app.info.host!
         await measureHttp(run, `${dialect.name} authenticated GET`, app, path, () => ({ host, 'x-api-key': app.info.key! }), seconds, false)

@@ -10,6 +10,7 @@ import { systemClock } from '../../src/clock.ts'
 import { loadConfig } from '../../src/config/load.ts'
 import { connectDatabase } from '../../src/db/connect.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
+import { grantAppRole, roleOfUrl } from '../../src/db/row-level-security.ts'
 import { createLogger } from '../../src/http/logger.ts'
 import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
 import { createMembersService } from '../../src/modules/orgs/members-service.ts'
@@ -34,20 +35,26 @@ const config = loadConfig(
   },
   { requireKeySecret: true },
 )
-const handle = await connectDatabase(config.databaseUrl)
-await migrateToLatest(handle.db)
-const org = await createOrgsService({ handle, clock: systemClock }).provision(process.env.BENCH_ORG_SLUG ?? `bench-${randomBytes(3).toString('hex')}`)
+// BENCH_DATABASE_APP_URL (PostgreSQL): the owner migrates and grants, and the application runs as this role, which is
+// neither owner nor superuser, so row-level security applies as in a cell (a superuser passes every policy).
+const owner = await connectDatabase(config.databaseUrl)
+await migrateToLatest(owner.db)
+const appUrl = process.env.BENCH_DATABASE_APP_URL
+if (appUrl) await grantAppRole(owner.db, roleOfUrl(appUrl))
+const org = await createOrgsService({ handle: owner, clock: systemClock }).provision(process.env.BENCH_ORG_SLUG ?? `bench-${randomBytes(3).toString('hex')}`)
 const adminOid = process.env.BENCH_OIDC_ADMIN_OID
 if (adminOid) {
-  const members = createMembersService({ handle, clock: systemClock, endSessions: endSessionsOfAccount })
+  const members = createMembersService({ handle: owner, clock: systemClock, endSessions: endSessionsOfAccount })
   await members.recordSignIn(org.id, { oid: adminOid, email: 'bench@example.test', name: 'Bench' })
   await members.approve(org.id, { actor: CLI_ACTOR, isPlatformAdmin: true }, adminOid, 'admin')
 }
-const minted = await createApiKeysService({ handle, clock: systemClock, keySecret: config.keySecret }).mint(org.id, CLI_ACTOR, {
+const minted = await createApiKeysService({ handle: owner, clock: systemClock, keySecret: config.keySecret }).mint(org.id, CLI_ACTOR, {
   role: 'owner',
   name: 'bench',
   expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
 })
+if (appUrl) await owner.close()
+const handle = appUrl ? await connectDatabase(appUrl) : owner
 const app = await buildApp({ config, handle, clock: systemClock, log: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn') })
 await app.listen({ host: '127.0.0.1', port: 0 })
 console.log(

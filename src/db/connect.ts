@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type Driver } from 'kysely'
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Driver } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.ts'
 import { startCheckpointer, type CheckpointOptions } from './checkpointer.ts'
 import { delegatingDriver } from './delegating-driver.ts'
 import { DriverMeter, meteredDriver, type PoolStats } from './pool-meter.ts'
-import { carryTenantScopes, currentScope } from './tenant-scope.ts'
+import { scopedPool } from './pg-pool.ts'
+import { carryTenantScopes } from './tenant-scope.ts'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -114,15 +115,18 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
-type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined
+/** The rows at once (SQLite), once they came (PostgreSQL), or undefined: run it through Kysely. */
+type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]> | undefined
 const directReaders = new WeakMap<Kysely<Database>, DirectReader>()
 
 /**
- * SQLite: runs a read at once on the one connection, without Kysely's driver (its connection lock and promise
- * chain cost more than a small indexed read). Answers undefined for a statement that is not a read, and while a
- * transaction is open on the connection (the read must wait for it, through Kysely, or it would see that
- * transaction's uncommitted rows); a read outside a transaction sees what Kysely's own would have seen.
- * None for PostgreSQL or for a transaction's `db`.
+ * Runs a reusable query without Kysely's executor and driver (their connection lock or provider and promise chain
+ * cost more than a small indexed read). None for a transaction's `db`: its queries go through its connection.
+ * - SQLite: at once on the one connection. Answers undefined for a statement that is not a read, and while a
+ *   transaction is open on the connection (the read must wait for it, through Kysely, or it would see that
+ *   transaction's uncommitted rows); a read outside a transaction sees what Kysely's own would have seen.
+ * - PostgreSQL: any statement, on a pooled client carrying the caller's tenant scope, as Kysely's would run it
+ *   outside a transaction (pg-pool.ts `read`).
  */
 export function directReader(db: Kysely<Database>): DirectReader | undefined {
   return directReaders.get(db)
@@ -195,7 +199,9 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
   })
   pool.on('error', () => {}) // idle-client errors surface on the next query; never crash the process
   const meter = new DriverMeter(() => pool.idleCount > 0 || pool.totalCount < max)
-  const db = new Kysely<Database>({ dialect: new TenantScopedPostgresDialect({ pool: discardingBrokenClients(pool) }, meter) })
+  const lender = scopedPool(pool, meter)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: lender }) })
+  directReaders.set(db, lender.read)
   const listener = createListener(url, types)
   await listener.start()
   let local = 0
@@ -219,87 +225,6 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
       await db.destroy()
     },
   }
-}
-
-/**
- * A client whose query timed out (no answer from the server: the query is still pending on it) or whose connection
- * failed must not go back to the pool, or every later request would queue behind it. pg-pool destroys a client
- * released with an error; Kysely releases without one, so the release is wrapped.
- */
-function discardingBrokenClients(pool: pg.Pool): { connect(): Promise<pg.PoolClient>; end(): Promise<void> } {
-  const broken = new WeakSet<pg.PoolClient>()
-  const watched = new WeakSet<pg.PoolClient>()
-  return {
-    async connect() {
-      const client = await pool.connect()
-      if (!watched.has(client)) {
-        watched.add(client)
-        const query = client.query.bind(client) as (...args: unknown[]) => unknown
-        client.on('error', () => broken.add(client))
-        client.query = ((...args: unknown[]) => {
-          const result = query(...args)
-          if (result instanceof Promise)
-            result.catch((err: unknown) => {
-              if (isConnectionFault(err)) broken.add(client)
-            })
-          return result
-        }) as typeof client.query
-      }
-      const release = client.release.bind(client)
-      client.release = (err?: Error | boolean) => release(err ?? (broken.has(client) ? true : undefined))
-      return client
-    },
-    end: () => pool.end(),
-  }
-}
-
-/** Errors after which a connection cannot be trusted with another query. */
-export function isConnectionFault(err: unknown): boolean {
-  const { code, message } = (err ?? {}) as { code?: string; message?: string }
-  return (
-    ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'].includes(code ?? '') ||
-    /Query read timeout|Connection terminated|timeout exceeded when trying to connect/i.test(message ?? '')
-  )
-}
-
-/**
- * Row-level security (migration 1200): every connection a query or transaction acquires carries the tenant
- * scope of the async context that acquired it (tenant-scope.ts) in its session setting `sitegrid.org_id`; no
- * scope is '' and shows no tenant rows. The setting is session-wide (`set_config(…, false)`), so it is written
- * only when the connection last carried another scope: one extra round trip per change, none per query.
- * A transaction keeps the scope of its start (its connection is acquired once).
- */
-class TenantScopedPostgresDialect extends PostgresDialect {
-  readonly #meter: DriverMeter
-  constructor(config: ConstructorParameters<typeof PostgresDialect>[0], meter: DriverMeter) {
-    super(config)
-    this.#meter = meter
-  }
-  override createDriver(): Driver {
-    // Metered inside the scope: the wait measured is the pool's, not the scope's set_config round trip.
-    return tenantScopedDriver(meteredDriver(super.createDriver(), this.#meter))
-  }
-}
-
-function tenantScopedDriver(inner: Driver): Driver {
-  const applied = new WeakMap<DatabaseConnection, string>()
-  return delegatingDriver(inner, {
-    async acquireConnection() {
-      const connection = await inner.acquireConnection()
-      const scope = currentScope()
-      if (applied.get(connection) !== scope) {
-        try {
-          applied.delete(connection)
-          await connection.executeQuery(CompiledQuery.raw(`select set_config('sitegrid.org_id', $1, false)`, [scope]))
-        } catch (err) {
-          await inner.releaseConnection(connection)
-          throw err
-        }
-        applied.set(connection, scope)
-      }
-      return connection
-    },
-  })
 }
 
 // A dedicated connection LISTENs for invalidations. While it is down we cannot hear revocations,

@@ -29,6 +29,22 @@ export class DriverMeter {
   readonly timeouts: Record<DatabaseTimeout, number> = { statement: 0, query: 0, connect: 0, busy: 0 }
   constructor(readonly isFree: () => boolean) {}
 
+  /** Before asking for a connection: counts the wait it may be; returns the start for `endAcquire`. */
+  startAcquire(): number {
+    if (!this.isFree()) this.waited++
+    this.pending++
+    return performance.now()
+  }
+
+  /** The connection asked for at `started` came (one more lent), or failed with `err`. */
+  endAcquire(started: number, err?: unknown): void {
+    this.pending--
+    this.acquireSeconds += (performance.now() - started) / 1000
+    if (err) return this.failed(err)
+    this.acquired++
+    this.lent++
+  }
+
   failed(err: unknown): void {
     const kind = timeoutOf(err)
     if (kind) this.timeouts[kind]++
@@ -54,21 +70,15 @@ export function meteredDriver(inner: Driver, meter: DriverMeter): Driver {
   const watched = new WeakSet<DatabaseConnection>()
   return delegatingDriver(inner, {
     async acquireConnection() {
-      if (!meter.isFree()) meter.waited++
-      meter.pending++
-      const started = performance.now()
+      const started = meter.startAcquire()
       let connection: DatabaseConnection
       try {
         connection = await inner.acquireConnection()
       } catch (err) {
-        meter.failed(err)
+        meter.endAcquire(started, err)
         throw err
-      } finally {
-        meter.pending--
-        meter.acquireSeconds += (performance.now() - started) / 1000
       }
-      meter.acquired++
-      meter.lent++
+      meter.endAcquire(started)
       if (!watched.has(connection)) {
         watched.add(connection)
         const execute = connection.executeQuery.bind(connection)

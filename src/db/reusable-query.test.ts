@@ -23,7 +23,7 @@ const orgRow = (s: string) => ({ id: `org_${s}`, slug: s, name: 'Before', create
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: reusable queries`, () => {
-    it('answer what the same query built by Kysely answers, and run a write through Kysely', async (t) => {
+    it('answer what the same query built by Kysely answers, and run a write as Kysely would', async (t) => {
       const { db } = await open(t, dialect)
       const s = slug()
       await withSystemScope(async () => {
@@ -47,7 +47,7 @@ if (testDialects().includes('sqlite')) {
       const s = slug()
       await db.insertInto('orgs').values(orgRow(s)).execute()
       const read = directReader(db)!
-      assert.equal(read('select slug from orgs where slug = ?', [s])!.length, 1)
+      assert.equal((read('select slug from orgs where slug = ?', [s]) as unknown[]).length, 1)
       assert.equal(read('update orgs set name = ? where slug = ?', ['x', s]), undefined, 'a write is not a read')
       await db.transaction().execute(async (trx) => {
         assert.equal(directReader(trx), undefined)
@@ -89,15 +89,6 @@ if (testDialects().includes('sqlite')) {
         during = orgBySlug(db, committed)
       })
       assert.deepEqual((await during!).length, 1, 'the read ran after the commit')
-    })
-  })
-}
-
-if (testDialects().includes('postgres')) {
-  describe('postgres: reusable reads', () => {
-    it('always go through Kysely (no direct reader)', async (t) => {
-      const { db } = await open(t, 'postgres')
-      assert.equal(directReader(db), undefined)
     })
   })
 }

@@ -15,10 +15,17 @@ const counting = new AsyncLocalStorage<string[]>()
 /** The counting contexts of requests sent and not yet received by the server, in order (one request at a time here). */
 const waiting: string[][] = []
 const query = pg.Client.prototype.query
-// Only the queries made inside `counted` are recorded (background jobs and other tests' requests are not).
+// Only the queries made inside `counted` are recorded (background jobs and other tests' requests are not). A query's
+// callback runs where pg's socket read its answer, outside any request's context: it is run in the context of the
+// query that registered it, so that a query issued from it (the pool's read after the scope's set_config) counts.
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const text = args[0]
-  counting.getStore()?.push(typeof text === 'string' ? text : String((text as { text?: string }).text))
+  const store = counting.getStore()
+  store?.push(typeof text === 'string' ? text : String((text as { text?: string }).text))
+  const last = args.length - 1
+  const callback = args[last]
+  if (store && typeof callback === 'function')
+    args[last] = (...results: unknown[]) => counting.run(store, () => (callback as (...r: unknown[]) => unknown)(...results))
   return (query as (...a: unknown[]) => unknown).apply(this, args)
 } as typeof query
 

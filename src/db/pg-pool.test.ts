@@ -1,0 +1,112 @@
+// The pool's guarantees on the reusable queries' direct path (pg-pool.ts `read`, issue 29 fifth pass): the tenant
+// scope of each caller on a shared client, the pool meter's counts, a timed-out client never lent again, and the
+// statement prepared by name. PostgreSQL only; the application's role, so that row-level security applies.
+import assert from 'node:assert/strict'
+import { describe, it, type TestContext } from 'node:test'
+import { sql } from 'kysely'
+import { postgresUrl, testDialects } from '../../test/harness.ts'
+import { appRoleUrl } from '../../test/postgres.ts'
+import { connectDatabase, type ConnectOptions } from './connect.ts'
+import { reusableQuery } from './reusable-query.ts'
+import type { Db } from './schema.ts'
+import { currentScope, withOrgScope, withSystemScope } from './tenant-scope.ts'
+
+// No org_id filter: what a read sees here is row-level security's doing alone.
+const everySite = reusableQuery((db: Db) => db.selectFrom('sites').select(['org_id', 'code']).orderBy('code'))
+const siteOf = reusableQuery((db: Db, code: string) => db.selectFrom('sites').select(['org_id', 'code', 'created_at']).where('code', '=', code))
+const backend = reusableQuery((db: Db, seconds: string) =>
+  db.selectNoFrom([sql<number>`pg_backend_pid()`.as('pid'), sql<string>`pg_sleep(${seconds}::float8)::text`.as('slept')]),
+)
+
+const unique = () => Math.random().toString(36).slice(2, 10)
+
+/** Two organisations with a site each, written by the owner; the application's handle, as the app role. */
+async function twoOrgs(t: TestContext, options: ConnectOptions) {
+  const url = await postgresUrl()
+  const owner = await connectDatabase(url, { poolSize: 1 })
+  t.after(() => owner.close())
+  const [a, b] = [`org_${unique()}`, `org_${unique()}`]
+  await withSystemScope(async () => {
+    for (const id of [a, b]) {
+      await owner.db
+        .insertInto('orgs')
+        .values({ id, slug: id.replace('_', '-'), name: id, created_at: 1 })
+        .execute()
+      await owner.db
+        .insertInto('sites')
+        .values({ org_id: id, code: `S-${id}`, name: id, description: null, location: null, time_zone: 'UTC', status: 0, created_at: 7, updated_at: 7 })
+        .execute()
+    }
+  })
+  const app = await connectDatabase(appRoleUrl(url), options)
+  t.after(() => app.close())
+  return { app, owner, a, b }
+}
+
+if (testDialects().includes('postgres')) {
+  describe('postgres: reusable queries on the pool directly (pg-pool.ts)', () => {
+    it("concurrent reads of two organisations on one pooled client each see their own organisation's rows only", async (t) => {
+      const { app, a, b } = await twoOrgs(t, { poolSize: 1 })
+      const reads = Array.from({ length: 24 }, (_, i) => {
+        const org = i % 3 === 0 ? a : b
+        return withOrgScope(org, async () => {
+          const rows = await everySite(app.db)
+          // The pool answers from other reads' callbacks; the caller goes on in its own scope all the same.
+          return { org, rows, after: currentScope(), again: await everySite(app.db) }
+        })
+      })
+      for (const { org, rows, after, again } of await Promise.all(reads)) {
+        assert.deepEqual(rows, [{ org_id: org, code: `S-${org}` }])
+        assert.equal(after, org)
+        assert.deepEqual(again, rows)
+      }
+      // Kysely's path and the direct one share the client's scope: a transaction in one scope, a read in the other.
+      await withOrgScope(a, () => app.db.transaction().execute((trx) => sql`select 1`.execute(trx)))
+      assert.deepEqual(await withOrgScope(b, () => everySite(app.db)), [{ org_id: b, code: `S-${b}` }])
+      assert.deepEqual((await withOrgScope(a, () => sql<{ org_id: string }>`select org_id from sites`.execute(app.db))).rows, [{ org_id: a }])
+      assert.deepEqual(await everySite(app.db), [], 'no scope: no tenant rows')
+    })
+
+    it("answer Kysely's rows, prepared once by name on the client, and never in a transaction's place", async (t) => {
+      const { app, a } = await twoOrgs(t, { poolSize: 2 })
+      const code = `S-${a}`
+      const kysely = await withOrgScope(a, () => app.db.selectFrom('sites').select(['org_id', 'code', 'created_at']).where('code', '=', code).execute())
+      assert.deepEqual(await withOrgScope(a, () => siteOf(app.db, code)), kysely)
+      assert.equal(typeof kysely[0]!.created_at, 'number', "the pool's type parsers apply to both")
+      await withOrgScope(a, async () => {
+        await app.db.transaction().execute(async (trx) => {
+          await trx.updateTable('sites').set({ created_at: 8 }).where('org_id', '=', a).where('code', '=', code).execute()
+          const [inside] = await siteOf(trx, code)
+          assert.equal(inside!.created_at, 8, "the transaction's own write, on its client")
+          const [outside] = await siteOf(app.db, code)
+          assert.equal(outside!.created_at, 7, 'another client: not the uncommitted write')
+          throw new Error('roll back')
+        })
+      }).catch((err: Error) => assert.equal(err.message, 'roll back'))
+      const single = await connectDatabase(appRoleUrl(await postgresUrl()), { poolSize: 1 })
+      t.after(() => single.close())
+      for (let i = 0; i < 3; i++) await withOrgScope(a, () => siteOf(single.db, code))
+      const prepared = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(single.db)
+      assert.deepEqual(
+        prepared.rows.filter((r) => r.statement.includes('"sites"')).map((r) => r.name.startsWith('sitegrid_')),
+        [true],
+        'the read is prepared once, by name',
+      )
+    })
+
+    it('a client whose read timed out is never lent again; the meter counts the loans and the timeout', async (t) => {
+      const { app } = await twoOrgs(t, { poolSize: 1, queryTimeoutMs: 300 })
+      const [first] = await backend(app.db, '0')
+      const before = app.poolStats()
+      await assert.rejects(backend(app.db, '3'), /Query read timeout/)
+      const started = performance.now()
+      const [after] = await backend(app.db, '0')
+      assert.ok(performance.now() - started < 2_000, 'the next read did not wait behind the timed-out one')
+      assert.notEqual(after!.pid, first!.pid, 'a new connection, not the one still running the slow statement')
+      const stats = app.poolStats()
+      assert.equal(stats.acquired - before.acquired, 2)
+      assert.equal(stats.timeouts.query - before.timeouts.query, 1)
+      assert.equal(stats.idle, 1, 'lent back')
+    })
+  })
+}

@@ -1,0 +1,135 @@
+import pg from 'pg'
+import type { DriverMeter } from './pool-meter.ts'
+import { SCOPE_SETTING } from './row-level-security.ts'
+import { currentScope } from './tenant-scope.ts'
+
+const SET_SCOPE = `select set_config('${SCOPE_SETTING}', $1, false)`
+
+/**
+ * The PostgreSQL pool as the service borrows from it, for Kysely's driver (`connect`, `end`) and for the reusable
+ * queries (`read`) alike, so that both keep the same three guarantees, written once here:
+ *
+ * - **Row-level security** (migration 1200): a lent client carries the tenant scope of the async context that asked
+ *   for it (tenant-scope.ts) in its session setting `sitegrid.org_id`; no scope is '' and shows no tenant rows. The
+ *   setting is session-wide (`set_config(…, false)`, sent outside any transaction, so no rollback undoes it) and is
+ *   written only when the client last carried another scope: one extra round trip per change, none per query. The
+ *   scope a client carries is forgotten before it is written, so a failed write is written again on the next loan.
+ *   A transaction keeps the scope of its start (its client is borrowed once).
+ * - **The pool meter's counts** (pool-meter.ts): each loan, the wait for it (the pool's, not the scope's round trip),
+ *   the clients lent, the queries that time out.
+ * - **A broken client is never lent again**: a client whose query timed out (no answer from the server: the query is
+ *   still pending on it), whose connection failed, or which emitted an error is released with an error, which makes
+ *   pg-pool destroy it; otherwise every later request would queue behind it.
+ *
+ * `read` is the reusable queries' path (issue 29, fifth pass): one statement, prepared by name on each client, on a
+ * client borrowed and returned with callbacks, making one promise where Kysely's executor, its connection provider
+ * and the driver layers made some thirty — each of them running Node's promise hooks for the scope's
+ * AsyncLocalStorage. Its rows are pg's, as Kysely's are.
+ */
+export interface ScopedPool {
+  connect(): Promise<pg.PoolClient>
+  end(): Promise<void>
+  read(text: string, values: readonly unknown[]): Promise<unknown[]>
+}
+
+type Lent = (err: Error | undefined, client?: pg.PoolClient) => void
+
+/**
+ * A statement prepared by name. pg copies a query config object by its property descriptors (~5 µs a query, more than
+ * the rest of its work on a small read); given the text as a string it does not, and the name is set afterwards.
+ */
+class NamedQuery extends pg.Query {
+  constructor(name: string, text: string, values: readonly unknown[], callback: (err: Error | undefined, result: pg.QueryResult) => void) {
+    super(text, values as unknown[], callback as ConstructorParameters<typeof pg.Query>[2])
+    ;(this as unknown as { name: string }).name = name
+  }
+}
+
+export function scopedPool(pool: pg.Pool, meter: DriverMeter): ScopedPool {
+  const scopes = new WeakMap<pg.PoolClient, string>()
+  const broken = new WeakSet<pg.PoolClient>()
+  const watched = new WeakSet<pg.PoolClient>()
+  /** The name each reusable statement is prepared under, by its text (one name per text across the clients). */
+  const names = new Map<string, string>()
+
+  function failed(client: pg.PoolClient, err: unknown): void {
+    meter.failed(err)
+    if (isConnectionFault(err)) broken.add(client)
+  }
+
+  /** Kysely's queries (promise style): a failure counted and, for a fault, the client marked. Callbacks report their own. */
+  function watch(client: pg.PoolClient): void {
+    watched.add(client)
+    client.on('error', () => broken.add(client))
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown
+    client.query = ((...args: unknown[]) => {
+      const result = query(...args)
+      if (result instanceof Promise) result.catch((err: unknown) => failed(client, err))
+      return result
+    }) as typeof client.query
+  }
+
+  /** Borrows a client carrying `scope`; `then` owns it (its `release` counts it back) or gets the error. */
+  function lend(scope: string, then: Lent): void {
+    const started = meter.startAcquire()
+    pool.connect((err, client) => {
+      meter.endAcquire(started, err)
+      if (err || !client) return then(err ?? new Error('pg-pool lent no client'))
+      if (!watched.has(client)) watch(client)
+      const release = client.release
+      client.release = (failure?: Error | boolean) => {
+        release(failure ?? (broken.has(client) || undefined))
+        meter.lent--
+      }
+      if (scopes.get(client) === scope) return then(undefined, client)
+      scopes.delete(client)
+      client.query(SET_SCOPE, [scope], (err: Error | undefined) => {
+        if (err) {
+          failed(client, err)
+          client.release()
+          return then(err)
+        }
+        scopes.set(client, scope)
+        then(undefined, client)
+      })
+    })
+  }
+
+  return {
+    connect() {
+      const scope = currentScope()
+      return new Promise((resolve, reject) => lend(scope, (err, client) => (err ? reject(err) : resolve(client!))))
+    },
+    end: () => pool.end(),
+    read(text, values) {
+      const scope = currentScope()
+      let name = names.get(text)
+      if (name === undefined) {
+        name = `sitegrid_${names.size}`
+        names.set(text, name)
+      }
+      return new Promise((resolve, reject) =>
+        lend(scope, (err, client) => {
+          if (err) return reject(err)
+          client!.query(
+            new NamedQuery(name, text, values, (err, result) => {
+              if (err) failed(client!, err)
+              client!.release()
+              if (err) reject(err)
+              else resolve(result.rows)
+            }),
+          )
+        }),
+      )
+    },
+  }
+}
+
+/** Errors after which a connection cannot be trusted with another query. */
+function isConnectionFault(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: string; message?: string }
+  return (
+    ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03'].includes(code ?? '') ||
+    /Query read timeout|Connection terminated|timeout exceeded when trying to connect/i.test(message ?? '')
+  )
+}
