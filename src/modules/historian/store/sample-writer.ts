@@ -287,7 +287,8 @@ async function sqliteWrite(
  * interleaves its series row by row; in key order its rows land next to each other). OR IGNORE does what the
  * import's upsert would: the batch is new and its buffer deduplicated, so a conflict is always another batch's row,
  * which the upsert's `batch_id` filter never overwrote either. It also leaves nothing in the statement that can abort
- * it half-way (a NOT NULL check or a key conflict under the default ABORT), so SQLite keeps no statement journal for
+ * it half-way (a NOT NULL check or a key conflict under the default ABORT; the NOT NULL columns are bound from the
+ * scope and typed arrays here, never null, so OR IGNORE drops no row for them), so SQLite keeps no statement journal for
  * it: with the upsert, each statement of the transaction first copied every page it changed into one, a temporary
  * file past 64 KiB, 2.3 writes for each write to the WAL (docs/benchmarks.md, issue 30 third pass). Statements of
  * power-of-two sizes, one prepared statement each, at most log2 of a push's rows of them.
