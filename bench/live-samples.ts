@@ -85,11 +85,11 @@ async function pushOnce({ url, samples, batch, concurrency }: LiveJob) {
     }
   }
   const rss = rssWatch()
-  const { ms } = await timed(() => withOrgScope(orgId, () => Promise.all(Array.from({ length: concurrency }, gateway))))
+  const { ms, cpuMs } = await timed(() => withOrgScope(orgId, () => Promise.all(Array.from({ length: concurrency }, gateway))))
   const memory = rss.stop()
   await handle.db.deleteFrom('orgs').where('id', '=', orgId).execute()
   await handle.close()
-  return { rate: perSecond(batches * batch, ms), memory }
+  return { rate: perSecond(batches * batch, ms), cpuUsPerSample: (cpuMs * 1000) / (batches * batch), memory }
 }
 
 /** The pushes in a process of their own (this file, BENCH_LIVE_JOB naming the job): its RSS growth is theirs alone. */
@@ -121,12 +121,27 @@ export async function benchLiveSamples(dialects: Array<{ name: string; url?: str
       const { figures, loads } = await benchRuns(async () => {
         const imported = await importInChild({ url, file, rows: samples })
         const pushed = await pushInChild({ url, samples, batch, concurrency })
-        return { imported: imported.rate, pushed: pushed.rate, ratio: pushed.rate / imported.rate, rss: pushed.memory.growthMiB }
+        return {
+          imported: imported.rate,
+          pushed: pushed.rate,
+          ratio: pushed.rate / imported.rate,
+          rss: pushed.memory.growthMiB,
+          importCpu: imported.cpuUsPerSample,
+          pushCpu: pushed.cpuUsPerSample,
+          cpuRatio: imported.cpuUsPerSample / pushed.cpuUsPerSample,
+        }
       })
       console.log(`${dialect.name.padEnd(8)} ${loadSpread(loads)}`)
       console.log(`${dialect.name.padEnd(8)} historian import     ${medianWithSpread(figures.imported, fmt)}`)
       console.log(
         `${dialect.name.padEnd(8)} live push            ${medianWithSpread(figures.pushed, fmt)}  vs the import ${medianWithSpread(figures.ratio, (n) => `${n.toFixed(2)}x`)}  peak RSS +${medianWithSpread(figures.rss, (n) => `${n.toFixed(1)} MiB`)}`,
+      )
+      // Beside the figure, less moved by other work on the machine: the CPU time (user + system, all threads) of each
+      // side's process per sample, and the import's over the push's (the push's share of the import's speed, were both
+      // bound by their own CPU). PostgreSQL: the client's only, the server's is not counted.
+      const us = (n: number) => `${n.toFixed(2)} µs`
+      console.log(
+        `${dialect.name.padEnd(8)} CPU a sample         push ${medianWithSpread(figures.pushCpu, us)}  import ${medianWithSpread(figures.importCpu, us)}  import/push ${medianWithSpread(figures.cpuRatio, (n) => `${n.toFixed(2)}x`)}`,
       )
     }
   } finally {

@@ -76,20 +76,30 @@ export function readLines(body: string): LiveItem[] {
 }
 
 function readLine(line: string, index: number): LiveItem {
+  // A line without a double quote (the usual: numbers) is its commas' fields as they are, split natively.
+  if (line.indexOf('"') === -1) {
+    const texts = line.split(',')
+    if (texts.length < 4 || texts.length > 5) return { index, reason: `has ${texts.length} fields; instance,tagKey,timestamp,value[,quality]` }
+    return readSample(index, texts[0]!, texts[1]!, texts[2]!, texts[3]!, false, texts[4])
+  }
   const fields = splitFields(line)
   if (typeof fields === 'string') return { index, reason: fields }
   if (fields.length < 4 || fields.length > 5) return { index, reason: `has ${fields.length} fields; instance,tagKey,timestamp,value[,quality]` }
   const [instance, tag, time, value, quality] = fields as [Field, Field, Field, Field, Field | undefined]
-  if (instance.text === '' || tag.text === '') return { index, reason: 'instance and tagKey must not be empty' }
-  const ts = readTimestamp(time.text)
+  return readSample(index, instance.text, tag.text, time.text, value.text, value.isQuoted, quality?.text)
+}
+
+function readSample(index: number, instanceId: string, tagKey: string, time: string, value: string, isText: boolean, quality: string | undefined): LiveItem {
+  if (instanceId === '' || tagKey === '') return { index, reason: 'instance and tagKey must not be empty' }
+  const ts = readTimestamp(time)
   if (typeof ts === 'string') return { index, reason: ts }
-  const code = readQuality(quality?.text)
+  const code = readQuality(quality)
   if (typeof code === 'string') return { index, reason: code }
-  if (value.isQuoted && value.text.length > MAX_TEXT_LENGTH) return { index, reason: `the text state is longer than ${MAX_TEXT_LENGTH} characters` }
-  if (value.isQuoted) return { index, instanceId: instance.text, tagKey: tag.text, ts, value: null, text: value.text, quality: code }
-  const number = value.text.trim() === '' ? Number.NaN : Number(value.text)
-  if (!Number.isFinite(number)) return { index, reason: `value '${value.text}' is not a finite number (quote a text state)` }
-  return { index, instanceId: instance.text, tagKey: tag.text, ts, value: number, text: null, quality: code }
+  if (isText && value.length > MAX_TEXT_LENGTH) return { index, reason: `the text state is longer than ${MAX_TEXT_LENGTH} characters` }
+  if (isText) return { index, instanceId, tagKey, ts, value: null, text: value, quality: code }
+  const number = value.trim() === '' ? Number.NaN : Number(value)
+  if (!Number.isFinite(number)) return { index, reason: `value '${value}' is not a finite number (quote a text state)` }
+  return { index, instanceId, tagKey, ts, value: number, text: null, quality: code }
 }
 
 interface Field {

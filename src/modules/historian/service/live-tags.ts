@@ -13,8 +13,8 @@ export interface EquipmentVersions {
   configVersion(orgId: OrgId, siteCode: string): Promise<number>
 }
 
-/** Tag mappings by instance id. */
-export type SiteTags = ReadonlyMap<string, Readonly<Record<string, string>>>
+/** The mapped tag keys by instance id (a Set: looking a key up in a mappings object internalized each sample's key string). */
+export type SiteTags = ReadonlyMap<string, ReadonlySet<string>>
 
 /** Sites whose tags a process keeps (the least recently pushed go first). */
 const SITES_KEPT = 256
@@ -36,7 +36,7 @@ export function createLiveTags(deps: { versions: EquipmentVersions; instances: T
       kept.set(key, hit)
       return hit.tags
     }
-    const tags: SiteTags = new Map((await deps.instances.listTagMappings(orgId, siteCode)).map((i) => [i.instanceId, i.tagMappings]))
+    const tags: SiteTags = new Map((await deps.instances.listTagMappings(orgId, siteCode)).map((i) => [i.instanceId, new Set(Object.keys(i.tagMappings))]))
     kept.set(key, { version, tags })
     if (kept.size > SITES_KEPT) kept.delete(kept.keys().next().value!)
     return tags

@@ -94,7 +94,7 @@ export function createLiveIngest(deps: LiveDeps) {
   function refusalOf(s: LiveSample, tags: SiteTags, now: number): string | undefined {
     const mappings = tags.get(s.instanceId)
     if (mappings === undefined) return `instance '${s.instanceId}' does not exist in this site`
-    if (!Object.hasOwn(mappings, s.tagKey)) return `tag key '${s.tagKey}' is not one of instance '${s.instanceId}''s tag mappings`
+    if (!mappings.has(s.tagKey)) return `tag key '${s.tagKey}' is not one of instance '${s.instanceId}''s tag mappings`
     if (s.ts > now + limits.maxSkewMs)
       return `timestamp ${new Date(s.ts).toISOString()} is in the future (more than ${limits.maxSkewMs} ms ahead of the server)`
     if (s.ts < now - limits.maxAgeMs) return `timestamp ${new Date(s.ts).toISOString()} is too old (more than ${limits.maxAgeMs} ms behind the server)`

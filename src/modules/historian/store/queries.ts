@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Dialect } from '../../../db/connect.ts'
+import { isPostgres } from '../../../db/row-level-security.ts'
 import type { Db, HistorianBatchesTable } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
 
@@ -118,14 +119,25 @@ async function findSeriesIds(
   pairs: Array<{ instanceId: string; tagKey: string }>,
   ids: Map<string, number>,
 ): Promise<void> {
-  const found = await db
-    .selectFrom('historian_series')
-    .select(['id', 'instance_id', 'tag_key'])
-    .where('org_id', '=', orgId)
-    .where('site_code', '=', siteCode)
-    .where('instance_id', 'in', [...new Set(pairs.map((p) => p.instanceId))])
-    .where('tag_key', 'in', [...new Set(pairs.map((p) => p.tagKey))])
-    .execute()
+  // SQLite searches the pairs themselves, one key search each: `instance_id in (…) and tag_key in (…)` had it search
+  // every instance with every tag key (100 tags over 10 instances: 1 000 searches for 100 rows, most of a push's
+  // lookup). PostgreSQL's index scan takes the two lists as arrays and searches only where they can match (EXPLAIN, a
+  // site of 2 000 series: 11 index searches), where it plans a VALUES list of pairs as a hash join over every series
+  // of the site.
+  const found = isPostgres(db)
+    ? await db
+        .selectFrom('historian_series')
+        .select(['id', 'instance_id', 'tag_key'])
+        .where('org_id', '=', orgId)
+        .where('site_code', '=', siteCode)
+        .where('instance_id', 'in', [...new Set(pairs.map((p) => p.instanceId))])
+        .where('tag_key', 'in', [...new Set(pairs.map((p) => p.tagKey))])
+        .execute()
+    : (
+        await sql<{ id: number; instance_id: string; tag_key: string }>`select id, instance_id, tag_key from historian_series
+          where org_id = ${orgId} and site_code = ${siteCode}
+          and (instance_id, tag_key) in (values ${sql.join(pairs.map((p) => sql`(${p.instanceId}, ${p.tagKey})`))})`.execute(db)
+      ).rows
   for (const r of found) ids.set(seriesKey(r.instance_id, r.tag_key), Number(r.id))
 }
 

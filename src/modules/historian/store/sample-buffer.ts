@@ -7,14 +7,16 @@ export interface SeriesPair {
 /** The pairs an import meets, numbered from 0 in order of first sample; buffer rows refer to a pair by its number. */
 export class SeriesPairs {
   readonly list: SeriesPair[] = []
-  readonly #numbers = new Map<string, number>()
+  /** By instance, then tag key: no key string joined (and hashed) a sample. */
+  readonly #numbers = new Map<string, Map<string, number>>()
 
   number(instanceId: string, tagKey: string): number {
-    const key = `${instanceId}\u0000${tagKey}`
-    let n = this.#numbers.get(key)
+    let tags = this.#numbers.get(instanceId)
+    if (tags === undefined) this.#numbers.set(instanceId, (tags = new Map()))
+    let n = tags.get(tagKey)
     if (n === undefined) {
       n = this.list.length
-      this.#numbers.set(key, n)
+      tags.set(tagKey, n)
       this.list.push({ instanceId, tagKey })
     }
     return n

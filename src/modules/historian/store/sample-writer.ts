@@ -30,8 +30,9 @@ interface Scope {
   /**
    * Other transactions may write the same series and timestamps at once (live pushes, service/live.ts): every write
    * counts another's row as a collision after waiting for its transaction. The plain INSERT chosen when no stored
-   * sample lies in the range would fail on the other's row instead. SQLite: every write is the upsert. PostgreSQL (a
-   * push: small, into historian_points): arrays in one call that falls back to the upsert only on a unique violation
+   * sample lies in the range would fail on the other's row instead. Such a write is a new batch's (a push: small, into
+   * historian_points), so a conflict is always another batch's row: SQLite inserts OR IGNORE (sqliteLiveWrite),
+   * PostgreSQL sends arrays in one call that falls back to ON CONFLICT DO NOTHING only on a unique violation
    * (postgresArrayWrite), not through COPY.
    */
   isContended?: boolean
@@ -125,6 +126,7 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
       const upsert = scope.isContended === true || (await mayCollide(db, ids, buffer.ts))
       let written: number
       if (dialect === 'postgres' && scope.isContended === true) written = await postgresArrayWrite(db, scope, ids, buffer)
+      else if (scope.isContended === true) written = await sqliteLiveWrite(db, scope, ids, buffer)
       else if (dialect === 'postgres') {
         const payload = ahead?.payload ?? payloadOf(ids, buffer)
         written = await postgresWrite(db, table, scope, buffer, upsert, payload)
@@ -257,16 +259,12 @@ async function sqliteWrite(
   const { ts, qualities } = buffer
   const { orgId, batchId } = scope
   let written = 0
-  // A push (contended, small) interleaves its series row by row: in primary-key order its rows land next to each other
-  // (a fifth less time a push, measured; an import's chunks are large and keep the file's order).
-  const order = scope.isContended === true ? primaryKeyOrder(ids, ts) : undefined
   for (let start = 0; start < buffer.length; ) {
     const rows = SQLITE_STATEMENT_ROWS.find((n) => n <= buffer.length - start)!
     let params = paramArrays.get(rows)
     if (params === undefined) paramArrays.set(rows, (params = new Array<unknown>(rows * 7)))
     let p = 0
-    for (let k = start; k < start + rows; k++) {
-      const i = order === undefined ? k : order[k]!
+    for (let i = start; i < start + rows; i++) {
       params[p++] = orgId
       params[p++] = batchId
       params[p++] = ids[i]
@@ -281,4 +279,59 @@ async function sqliteWrite(
     start += rows
   }
   return written
+}
+
+/**
+ * SQLite, a live push (a contended write, service/live.ts): `INSERT OR IGNORE … SELECT` from a VALUES list of the
+ * five columns that change, the organisation and batch bound once a statement, in primary-key order (a push
+ * interleaves its series row by row; in key order its rows land next to each other). OR IGNORE does what the
+ * import's upsert would: the batch is new and its buffer deduplicated, so a conflict is always another batch's row,
+ * which the upsert's `batch_id` filter never overwrote either. It also leaves nothing in the statement that can abort
+ * it half-way (a NOT NULL check or a key conflict under the default ABORT; the NOT NULL columns are bound from the
+ * scope and typed arrays here, never null, so OR IGNORE drops no row for them), so SQLite keeps no statement journal for
+ * it: with the upsert, each statement of the transaction first copied every page it changed into one, a temporary
+ * file past 64 KiB, 2.3 writes for each write to the WAL (docs/benchmarks.md, issue 30 third pass). Statements of
+ * power-of-two sizes, one prepared statement each, at most log2 of a push's rows of them.
+ */
+async function sqliteLiveWrite(db: Db, scope: Scope, ids: Int32Array, buffer: SampleBuffer): Promise<number> {
+  const { ts, qualities } = buffer
+  const order = primaryKeyOrder(ids, ts)
+  let written = 0
+  for (let start = 0; start < order.length; ) {
+    const rows = Math.min(2 ** Math.floor(Math.log2(order.length - start)), SQLITE_LIVE_ROWS_MAX)
+    const params = new Array<unknown>(2 + rows * 5)
+    params[0] = scope.orgId
+    params[1] = scope.batchId
+    let p = 2
+    for (let k = start; k < start + rows; k++) {
+      const i = order[k]!
+      params[p++] = ids[i]
+      params[p++] = ts[i]
+      params[p++] = buffer.value(i)
+      params[p++] = buffer.text(i)
+      params[p++] = qualities[i]
+    }
+    // Not CompiledQuery.raw(text, params): it freezes the array.
+    const result = await db.executeQuery({ ...CompiledQuery.raw(sqliteLiveStatement(rows)), parameters: params })
+    written += Number(result.numAffectedRows ?? 0n)
+    start += rows
+  }
+  return written
+}
+
+/** The largest live statement: its parameter array (2 + 5 × 2 048 values) stays small enough for V8's young generation. */
+const SQLITE_LIVE_ROWS_MAX = 2048
+
+/** Live statement texts by size: one string each, so connect.ts's statement cache finds it without hashing it again. */
+const sqliteLiveStatements = new Map<number, string>()
+
+/** The live insert of `rows` rows (sqliteLiveWrite). */
+export function sqliteLiveStatement(rows: number): string {
+  let text = sqliteLiveStatements.get(rows)
+  if (text === undefined) {
+    text = `insert or ignore into historian_points (org_id, batch_id, series_id, ts, value, text, quality)
+      select ?, ?, column1, column2, column3, column4, column5 from (values ${new Array<string>(rows).fill('(?,?,?,?,?)').join(',')})`
+    sqliteLiveStatements.set(rows, text)
+  }
+  return text
 }
