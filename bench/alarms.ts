@@ -6,21 +6,31 @@
 // site of its own, one multi-row INSERT a table (the alarms as an upsert) in one transaction a batch, the schema's
 // triggers and foreign keys included; then read every page of the alarms list
 // (limit 1000) through the service against the same keyset SELECT through the driver. Each figure BENCH_RUNS times
-// (median, spread, 1-minute load), each run into fresh sites of the same database, with the peak RSS growth of the
-// service's ingest (issue 29's memory bound is for 1 000 000 events: BENCH_ALARM_EVENTS=1000000).
-// Before the runs, a warm-up of WARMUP_BATCHES batches into a site of its own, then (PostgreSQL) `analyze` as autovacuum
-// would have done on a live database: on a table that has never been analyzed, PostgreSQL's cached plan for the
-// foreign-key check of every history row scans `alarms` (the cost of a history insert grows with the table, 3–5× at
-// 5 000 alarms), a state no database that has served alarms for a minute is in. Both sides run on the analyzed tables.
+// (median, spread, 1-minute load), each run into fresh sites of the same database.
+// Memory (issue 29's bound: ingestion of 1 000 000 events ≤ +64 MiB, BENCH_ALARM_EVENTS=1000000): the service's ingest
+// runs in a process of its own (this file, BENCH_ALARM_JOB naming the job), so its peak RSS growth is the service's
+// alone; the baselines run in the bench's process, each phase's peak growth measured and printed apart (session 19:
+// in one process, a run's service figure included what the previous run's baselines had left in the heap).
+// BENCH_ALARM_BASELINES=none measures the service alone (its time and memory; no baselines, no list), for the 1 000 000
+// event memory figure in minutes rather than most of an hour.
+// Before each run's ingest, a warm-up of WARMUP_BATCHES batches into a site of its own (in the ingesting process, so
+// its code is compiled before it is timed), and once before the runs (PostgreSQL) `analyze` as autovacuum would have
+// done on a live database: on a table that has never been analyzed, PostgreSQL's cached plan for the foreign-key check
+// of every history row scans `alarms` (the cost of a history insert grows with the table, 3–5× at 5 000 alarms), a
+// state no database that has served alarms for a minute is in. Both sides run on the analyzed tables.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
 import { CLI_ACTOR } from '../src/identity.ts'
 import { systemClock } from '../src/clock.ts'
-import { connectDatabase } from '../src/db/connect.ts'
+import { connectDatabase, type DatabaseHandle } from '../src/db/connect.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
+import type { OrgId } from '../src/ids.ts'
 import { createAlarmsService } from '../src/modules/alarms/service.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
 import { createSitesService } from '../src/modules/sites/service.ts'
@@ -67,6 +77,7 @@ function batchOf(b: number, base: number) {
 
 export async function benchAlarms(dialects: Array<{ name: string; url?: string }>): Promise<void> {
   const total = Number(process.env.BENCH_ALARM_EVENTS ?? 100_000)
+  const withBaselines = process.env.BENCH_ALARM_BASELINES !== 'none'
   const batches = Math.ceil(total / BATCH)
   for (const dialect of dialects) {
     const dir = mkdtempSync(join(tmpdir(), 'sitegrid-bench-alarms-'))
@@ -76,40 +87,25 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
     await migrateToLatest(handle.db)
     const org = await createOrgsService({ handle, clock: systemClock }).provision(`alarms-${Date.now().toString(36)}`)
     const sites = createSitesService({ handle, clock: systemClock, dependents: [] })
-    const known = new Set(Array.from({ length: INSTANCES }, (_, i) => `P${i}`))
-    // The instance check is the instances area's; a fixed set stands in for it so both sides measure storage.
-    const alarms = createAlarmsService({
-      handle,
-      clock: systemClock,
-      sites,
-      instances: { existingIds: async (_o, _s, ids) => new Set(ids.filter((id) => known.has(id))) },
-    })
+    const alarms = alarmsService(handle)
     const base = Date.now() - total * 10 - 3_600_000
     const raw = await rawDriver(url)
     await sites.create(org.id, CLI_ACTOR, { code: 'WARM', name: 'WARM' })
     for (let b = 0; b < WARMUP_BATCHES; b++) await alarms.ingest(org.id, CLI_ACTOR, 'WARM', batchOf(b, base))
     if (handle.dialect === 'postgres') await sql`analyze`.execute(handle.db)
 
-    const { figures, loads } = await benchRuns(async (run) => {
-      const [svc, rawSite, rawRowsSite] = [`SVC${run}`, `RAW${run}`, `ROWS${run}`]
-      for (const code of [svc, rawSite, rawRowsSite]) await sites.create(org.id, CLI_ACTOR, { code, name: code })
-      // Sampled after every batch: on SQLite the ingest never yields to the event loop's timers, so a sampling timer
-      // would not run until it ends.
-      const rssAtStart = process.memoryUsage.rss()
-      let rssPeak = rssAtStart
-      let serviceMs = 0
-      let serviceCpuMs = 0
-      // The outbox position after each batch (not timed): the rows a batch wrote are the outbox rows between two marks.
-      const marks = [await raw.outboxMark(org.id)]
-      for (let b = 0; b < batches; b++) {
-        const [started, cpu] = [performance.now(), process.cpuUsage()]
-        await alarms.ingest(org.id, CLI_ACTOR, svc, batchOf(b, base))
-        serviceMs += performance.now() - started
-        serviceCpuMs += cpuMs(cpu)
-        rssPeak = Math.max(rssPeak, process.memoryUsage.rss())
-        marks.push(await raw.outboxMark(org.id))
+    const { figures: measured, loads } = await benchRuns(async (run): Promise<Record<string, number>> => {
+      const [svc, warm, rawSite, rawRowsSite] = [`SVC${run}`, `WARM${run}`, `RAW${run}`, `ROWS${run}`]
+      for (const code of [svc, warm, rawSite, rawRowsSite]) await sites.create(org.id, CLI_ACTOR, { code, name: code })
+      const ingest = await ingestInChild({ url, orgId: org.id, site: svc, warmSite: warm, total, base })
+      const service = {
+        serviceMs: ingest.ms,
+        rssMiB: ingest.memory.rssMiB,
+        heapMiB: ingest.memory.heapMiB,
+        externalMiB: ingest.memory.externalMiB,
       }
-      const rssMiB = (rssPeak - rssAtStart) / 2 ** 20
+      if (!withBaselines) return service
+      const driverRss = peakWatch()
       let t = performance.now()
       for (let b = 0; b < batches; b++) {
         const now = Date.now()
@@ -131,24 +127,29 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
             'none',
           ]),
         )
+        driverRss.sample()
       }
       const driverMs = performance.now() - t
+      const driverMemory = driverRss.stop()
       // The all-rows baseline: each batch's rows as the service wrote them (read back, not timed) written again by the
       // driver into a site of its own, one transaction a batch.
       let driverRowsMs = 0
       let driverRowsCpuMs = 0
       let rowsWritten = 0
+      const rowsRss = peakWatch()
       for (let b = 0; b < batches; b++) {
-        const rows = await raw.writtenRows(org.id, svc, marks[b]!, marks[b + 1]!)
+        const rows = await raw.writtenRows(org.id, svc, ingest.marks[b]!, ingest.marks[b + 1]!)
         rowsWritten += rows.alarms.length + rows.history.length + rows.events.length
         const [started, cpu] = [performance.now(), process.cpuUsage()]
         await raw.insertRows(rawRowsSite, rows)
         driverRowsMs += performance.now() - started
         driverRowsCpuMs += cpuMs(cpu)
+        rowsRss.sample()
       }
+      const rowsMemory = rowsRss.stop()
       for (const table of ['alarms', 'alarm_history', 'alarm_events']) {
-        const [service, driver] = [await raw.count(table, org.id, svc), await raw.count(table, org.id, rawRowsSite)]
-        if (service !== driver) throw new Error(`${table}: the service wrote ${service} rows, the all-rows baseline ${driver}`)
+        const [written, driver] = [await raw.count(table, org.id, svc), await raw.count(table, org.id, rawRowsSite)]
+        if (written !== driver) throw new Error(`${table}: the service wrote ${written} rows, the all-rows baseline ${driver}`)
       }
 
       t = performance.now()
@@ -165,50 +166,174 @@ export async function benchAlarms(dialects: Array<{ name: string; url?: string }
       const rawListMs = performance.now() - t
       if (rawPages !== pages) throw new Error(`the driver read ${rawPages} pages, the service ${pages}`)
       return {
-        serviceMs,
+        ...service,
         driverMs,
-        speed: driverMs / serviceMs,
+        speed: driverMs / ingest.ms,
         driverRowsMs,
-        rowsSpeed: driverRowsMs / serviceMs,
-        rowsCpuSpeed: driverRowsCpuMs / serviceCpuMs,
+        rowsSpeed: driverRowsMs / ingest.ms,
+        rowsCpuSpeed: driverRowsCpuMs / ingest.cpuMs,
         rowsPerEvent: rowsWritten / total,
-        rssMiB,
+        driverRssMiB: driverMemory.rssMiB,
+        rowsRssMiB: rowsMemory.rssMiB,
         pages,
         listMs,
         rawListMs,
         listRatio: listMs / rawListMs,
       }
     })
+    const figures = (name: string) => measured[name]!
     const ms = (n: number) => `${n.toFixed(0)} ms`
     const x = (n: number) => `${n.toFixed(3)}x`
+    const mib = (n: number) => `${n < 0 ? '-' : '+'}${Math.abs(n).toFixed(0)} MiB`
     const name = dialect.name.padEnd(8)
-    console.log(
-      `alarm ingest ${total} events  ${name} service ${medianWithSpread(figures.serviceMs, ms)} (${medianWithSpread(
-        figures.serviceMs.map((m) => (total / m) * 1000),
-        (n) => n.toFixed(0),
-      )} ev/s)   driver INSERT ${medianWithSpread(figures.driverMs, ms)}   service speed ${medianWithSpread(figures.speed, x)} the driver's   ${loadSpread(loads)}`,
+    const rate = medianWithSpread(
+      figures('serviceMs').map((m) => (total / m) * 1000),
+      (n) => n.toFixed(0),
     )
+    if (withBaselines) {
+      console.log(
+        `alarm ingest ${total} events  ${name} service ${medianWithSpread(figures('serviceMs'), ms)} (${rate} ev/s)   driver INSERT ${medianWithSpread(figures('driverMs'), ms)}   service speed ${medianWithSpread(figures('speed'), x)} the driver's   ${loadSpread(loads)}`,
+      )
+      console.log(
+        `alarm ingest ${total} events  ${name} driver INSERT of every row the service wrote (${figures('rowsPerEvent')[0]!.toFixed(2)} rows an event, link triggers included) ${medianWithSpread(
+          figures('driverRowsMs'),
+          ms,
+        )}   service speed ${medianWithSpread(figures('rowsSpeed'), x)} the driver's all-rows${
+          handle.dialect === 'sqlite' ? `; by CPU time (each side's process) ${medianWithSpread(figures('rowsCpuSpeed'), x)}` : ''
+        }`,
+      )
+    } else {
+      console.log(
+        `alarm ingest ${total} events  ${name} service ${medianWithSpread(figures('serviceMs'), ms)} (${rate} ev/s), no baselines   ${loadSpread(loads)}`,
+      )
+    }
     console.log(
-      `alarm ingest ${total} events  ${name} driver INSERT of every row the service wrote (${figures.rowsPerEvent[0]!.toFixed(2)} rows an event, link triggers included) ${medianWithSpread(
-        figures.driverRowsMs,
-        ms,
-      )}   service speed ${medianWithSpread(figures.rowsSpeed, x)} the driver's all-rows${
-        handle.dialect === 'sqlite' ? `; by this process's CPU time ${medianWithSpread(figures.rowsCpuSpeed, x)}` : ''
-      }`,
+      `alarm ingest ${total} events  ${name} peak RSS growth of the service's ingest (a process of its own) ${medianWithSpread(figures('rssMiB'), mib)}; at the peak V8's heap ${medianWithSpread(
+        figures('heapMiB'),
+        mib,
+      )}, outside it ${medianWithSpread(figures('externalMiB'), mib)}`,
     )
-    console.log(
-      `alarm ingest ${total} events  ${name} peak RSS growth during the service's ingest +${medianWithSpread(figures.rssMiB, (n) => `${n.toFixed(0)} MiB`)}`,
-    )
-    console.log(
-      `alarm list ${figures.pages[0]} pages of 1000  ${name} service ${medianWithSpread(figures.listMs, ms)}   driver SELECT ${medianWithSpread(
-        figures.rawListMs,
-        ms,
-      )}   service/driver ${medianWithSpread(figures.listRatio, (n) => `${n.toFixed(2)}x`)}`,
-    )
+    if (withBaselines) {
+      console.log(
+        `alarm ingest ${total} events  ${name} peak RSS growth of the baselines (the bench's process, each phase from its start): events-only INSERT ${medianWithSpread(
+          figures('driverRssMiB'),
+          mib,
+        )}, all-rows ${medianWithSpread(figures('rowsRssMiB'), mib)}`,
+      )
+      console.log(
+        `alarm list ${figures('pages')[0]} pages of 1000  ${name} service ${medianWithSpread(figures('listMs'), ms)}   driver SELECT ${medianWithSpread(
+          figures('rawListMs'),
+          ms,
+        )}   service/driver ${medianWithSpread(figures('listRatio'), (n) => `${n.toFixed(2)}x`)}`,
+      )
+    }
 
     await raw.close()
     await handle.close()
     rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** The alarms service as the bench measures it: the instance check is the instances area's, a fixed set stands in for it so both sides measure storage. */
+function alarmsService(handle: DatabaseHandle) {
+  const known = new Set(Array.from({ length: INSTANCES }, (_, i) => `P${i}`))
+  return createAlarmsService({
+    handle,
+    clock: systemClock,
+    sites: createSitesService({ handle, clock: systemClock, dependents: [] }),
+    instances: { existingIds: async (_o, _s, ids) => new Set(ids.filter((id) => known.has(id))) },
+  })
+}
+
+/** One run's ingest through the service: `total` events into `site` after a warm-up into `warmSite` (both made by the bench). */
+interface IngestJob {
+  url: string
+  orgId: string
+  site: string
+  warmSite: string
+  total: number
+  base: number
+}
+type IngestResult = Awaited<ReturnType<typeof ingestOnce>>
+
+/**
+ * The ingest runs in a process of its own (this file, BENCH_ALARM_JOB naming the job), so that its peak RSS growth is
+ * over a process that did nothing else: in the bench's process the baselines of the runs before leave a larger heap,
+ * and V8 lets garbage grow in proportion to what the heap holds.
+ */
+async function ingestInChild(job: IngestJob): Promise<IngestResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
+    env: { ...process.env, BENCH_ALARM_JOB: JSON.stringify(job) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  let out = ''
+  child.stdout.setEncoding('utf8').on('data', (text: string) => {
+    out += text
+  })
+  const [code] = (await once(child, 'exit')) as [number | null]
+  if (code !== 0) throw new Error(`the ingest process exited with ${code}`)
+  return JSON.parse(out) as IngestResult
+}
+
+/**
+ * The service's ingest, timed batch by batch, its CPU time, the outbox position after each batch (not timed: the rows
+ * a batch wrote are the outbox rows between two marks) and the peak RSS growth from after the warm-up.
+ */
+async function ingestOnce({ url, orgId, site, warmSite, total, base }: IngestJob) {
+  const handle = await connectDatabase(url, { checkpoints: {} })
+  const alarms = alarmsService(handle)
+  const org = orgId as OrgId
+  for (let b = 0; b < WARMUP_BATCHES; b++) await alarms.ingest(org, CLI_ACTOR, warmSite, batchOf(b, base))
+  // SQLite: the outbox's newest seq is its last row (the bench is its only writer); PostgreSQL: the organisation's.
+  const outboxMark = async () =>
+    Number(
+      (handle.dialect === 'sqlite'
+        ? await sql<{ seq: number }>`select coalesce(max(seq), 0) as seq from link_outbox`.execute(handle.db)
+        : await sql<{ seq: number }>`select coalesce(max(seq), 0) as seq from link_outbox where org_id = ${org}`.execute(handle.db)
+      ).rows[0]!.seq,
+    )
+  const marks = [await outboxMark()]
+  const rss = peakWatch()
+  let ms = 0
+  let cpu = 0
+  for (let b = 0; b < Math.ceil(total / BATCH); b++) {
+    const [started, cpuAtStart] = [performance.now(), process.cpuUsage()]
+    await alarms.ingest(org, CLI_ACTOR, site, batchOf(b, base))
+    ms += performance.now() - started
+    cpu += cpuMs(cpuAtStart)
+    rss.sample()
+    marks.push(await outboxMark())
+  }
+  const memory = rss.stop()
+  await handle.close()
+  return { ms, cpuMs: cpu, marks, memory }
+}
+
+/**
+ * Peak RSS over the start, sampled every 20 ms and at each `sample()` (a SQLite batch never yields to the event loop's
+ * timers, so a timer alone would not run until the ingest ends), with V8's heap and the memory outside it (`external`:
+ * Buffers, ArrayBuffers) at the peak, each as growth over the start.
+ */
+function peakWatch() {
+  const first = process.memoryUsage()
+  let atPeak = first
+  const sample = () => {
+    const now = process.memoryUsage()
+    if (now.rss > atPeak.rss) atPeak = now
+  }
+  const timer = setInterval(sample, 20)
+  const mib = (a: number, b: number) => (a - b) / 2 ** 20
+  return {
+    sample,
+    stop: () => {
+      clearInterval(timer)
+      sample()
+      return {
+        rssMiB: mib(atPeak.rss, first.rss),
+        heapMiB: mib(atPeak.heapTotal, first.heapTotal),
+        externalMiB: mib(atPeak.external, first.external),
+      }
+    },
   }
 }
 
@@ -374,4 +499,8 @@ async function rawDriver(url: string) {
       await pool.end()
     },
   }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` && process.env.BENCH_ALARM_JOB !== undefined) {
+  console.log(JSON.stringify(await ingestOnce(JSON.parse(process.env.BENCH_ALARM_JOB) as IngestJob)))
 }

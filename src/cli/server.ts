@@ -49,8 +49,9 @@ export async function serve(values: Record<string, string | boolean | undefined>
       await owner.close()
     }
   }
-  // SQLite: the serving process checkpoints the WAL from a worker thread, off the request path (db/checkpointer.ts).
-  const handle = await connectDatabase(config.databaseAppUrl ?? config.databaseUrl, { ...config.database, checkpoints: {} })
+  // SQLite: the serving process checkpoints the WAL from a worker thread, off the request path (db/checkpointer.ts),
+  // whose failures go to the log.
+  const handle = await connectDatabase(config.databaseAppUrl ?? config.databaseUrl, { ...config.database, checkpoints: { log } })
   if (!config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
   const metrics = createMetrics({ poolStats: () => handle.poolStats() })
   collectProcessMetrics(metrics)

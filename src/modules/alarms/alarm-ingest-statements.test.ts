@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
-import { findAlarm, insertNewAlarms, updateAlarmsIfVersion } from './store.ts'
+import { findAlarm, insertAlarmEvents, insertNewAlarms, updateAlarmsIfVersion } from './store.ts'
 import { setup } from './test-helpers.ts'
 
 // Issue 29: ingestion writes through statements of its own (PostgreSQL: `unnest` arrays, one a column; SQLite:
@@ -82,6 +82,44 @@ for (const dialect of testDialects()) {
         ],
       )
       assert.equal(await findAlarm(h.handle.db, org.id, 'S1', 'alm_again'), undefined)
+    })
+
+    it('statements in flight at once each send their own rows (PostgreSQL: no two share the bytes of their arrays)', async (t) => {
+      const { h, org, t0 } = await setup(t, dialect)
+      // Eight inserts at once, each on a connection of its own: each encodes its arrays, then waits for a connection.
+      const batches = Array.from({ length: 8 }, (_, b) =>
+        Array.from({ length: 300 }, (_, i) => ({
+          org_id: org.id,
+          site_code: 'S1',
+          event_id: `flight-${b}-${i}`,
+          alarm_id: null,
+          instance_id: 'P1',
+          condition: `C${b}`,
+          priority: 'high',
+          is_active: b % 2,
+          occurred_at: t0 + b * 1000 + i,
+          received_at: t0,
+          message: `batch ${b} row ${i}`,
+          value: b + i / 1000,
+          limit_value: null,
+          effect: 'none',
+        })),
+      )
+      assert.deepEqual(
+        await Promise.all(batches.map((rows) => insertAlarmEvents(h.handle.db, rows))),
+        batches.map((rows) => rows.length),
+      )
+      const stored = await h.handle.db
+        .selectFrom('alarm_events')
+        .select(['event_id', 'condition', 'is_active', 'occurred_at', 'message', 'value'])
+        .where('org_id', '=', org.id)
+        .where('event_id', 'like', 'flight-%')
+        .execute()
+      const byId = new Map(stored.map((r) => [r.event_id, [r.condition, r.is_active, Number(r.occurred_at), r.message, r.value]]))
+      assert.equal(byId.size, 8 * 300)
+      for (const row of batches.flat()) {
+        assert.deepEqual(byId.get(row.event_id), [row.condition, row.is_active, row.occurred_at, row.message, row.value], row.event_id)
+      }
     })
   })
 }

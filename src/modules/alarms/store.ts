@@ -2,6 +2,7 @@ import { CompiledQuery } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { AlarmEventsTable, AlarmHistoryTable, AlarmsTable, Db } from '../../db/schema.ts'
 import { inMultiRowStatements } from '../../db/multi-row.ts'
+import { numberArrayBytes, textArrayBytes, withBinaryArrays, type BinaryArrays } from '../../db/pg-arrays.ts'
 import { isPostgres } from '../../db/row-level-security.ts'
 import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import type { OrgId } from '../../ids.ts'
@@ -9,8 +10,12 @@ import type { OrgId } from '../../ids.ts'
 // Ids per `IN (…)` list of the SQLite lookups.
 const CHUNK = 2000
 
-/** The columns a statement of ingestion writes, each with its PostgreSQL type (the type of its `unnest` array). */
-type Columns<T> = ReadonlyArray<readonly [keyof T & string, string]>
+/** A column's PostgreSQL type (of its `unnest` array) and the element its binary array is written with (db/pg-arrays.ts). */
+const ELEMENTS = { text: 'text', integer: 'int4', bigint: 'int8', 'double precision': 'float8' } as const
+type PgType = keyof typeof ELEMENTS
+
+/** The columns a statement of ingestion writes, each with its PostgreSQL type. */
+type Columns<T> = ReadonlyArray<readonly [keyof T & string, PgType]>
 
 const EVENT_COLUMNS = [
   ['org_id', 'text'],
@@ -85,8 +90,34 @@ void everyColumnWritten
 /** `$from::type[], …` (PostgreSQL): one array parameter a column. */
 const unnestArrays = <T>(columns: Columns<T>, from: number) => columns.map(([, type], i) => `$${from + i}::${type}[]`).join(', ')
 const names = <T>(columns: Columns<T>) => columns.map(([c]) => `"${c}"`).join(', ')
-/** The column arrays of `rows` (PostgreSQL `unnest`). */
-const arraysOf = <T>(columns: Columns<T>, rows: T[]) => columns.map(([c]) => rows.map((r) => r[c]))
+/**
+ * The column arrays of `rows` (PostgreSQL `unnest`), binary, in `arrays` (valid until their statement has answered):
+ * pg's text form of JS arrays was most of what a batch allocated, and made it outlive young collections (issue 29).
+ * `value` answers a row's value of a column.
+ */
+function arraysOf<R>(
+  arrays: BinaryArrays,
+  columns: ReadonlyArray<readonly [string, PgType]>,
+  rows: readonly R[],
+  value: (row: R, column: string) => unknown,
+): Buffer[] {
+  const n = rows.length
+  const text = (c: string) => (k: number) => (value(rows[k]!, c) ?? null) as string | null
+  const number = (c: string) => (k: number) => (value(rows[k]!, c) ?? null) as number | null
+  arrays.start(columns.reduce((bytes, [c, type]) => bytes + (type === 'text' ? textArrayBytes(n, text(c)) : numberArrayBytes(ELEMENTS[type], n)), 0))
+  return columns.map(([c, type]) => (type === 'text' ? arrays.texts(n, text(c)) : arrays.numbers(ELEMENTS[type], n, number(c))))
+}
+const fieldOf = <T>(row: T, column: string) => row[column as keyof T]
+/**
+ * SQLite: the values of `rows` one row after another (`getters`: a row's values in column order) in one array, not an
+ * array a row flattened (session 19: those were a third of what a batch allocated).
+ */
+function flatValues<R>(rows: readonly R[], getters: ReadonlyArray<(row: R) => unknown>): unknown[] {
+  const values = new Array<unknown>(rows.length * getters.length)
+  let k = 0
+  for (const row of rows) for (const get of getters) values[k++] = get(row)
+  return values
+}
 /** `(?, …), …` (SQLite) for `rows` rows of `width` values. */
 const placeholders = (rows: number, width: number) => new Array<string>(rows).fill(`(${new Array<string>(width).fill('?').join(', ')})`).join(', ')
 
@@ -119,12 +150,19 @@ async function inStatements<T>(rows: T[], width: number, statement: (n: number) 
 async function insertRows<T>(db: Db, table: string, columns: Columns<T>, rows: T[], tail = ''): Promise<number> {
   if (rows.length === 0) return 0
   const head = `insert into ${table} (${names(columns)})`
-  if (isPostgres(db)) return run(db, `${head} select * from unnest(${unnestArrays(columns, 1)}) ${tail}`, arraysOf(columns, rows))
+  if (isPostgres(db)) {
+    return withBinaryArrays((arrays) => run(db, `${head} select * from unnest(${unnestArrays(columns, 1)}) ${tail}`, arraysOf(arrays, columns, rows, fieldOf)))
+  }
+  const getters = columns.map(
+    ([c]) =>
+      (row: T) =>
+        row[c],
+  )
   return inStatements(
     rows,
     columns.length,
     (n) => `${head} values ${placeholders(n, columns.length)} ${tail}`,
-    (chunk) => chunk.flatMap((r) => columns.map(([c]) => r[c])),
+    (chunk) => flatValues(chunk, getters),
     db,
   )
 }
@@ -156,32 +194,37 @@ export async function updateAlarmsIfVersion(db: Db, orgId: OrgId, siteCode: stri
   const set = INGEST_COLUMNS.map(([c]) => `"${c}" = v."${c}"`).join(', ')
   const match = 'alarms.id = v.id and alarms.version = v.read_version'
   if (isPostgres(db)) {
-    return run(
-      db,
-      `update alarms set ${set} from unnest($3::text[], $4::integer[], ${unnestArrays(INGEST_COLUMNS, 5)}) as v(id, read_version, ${names(INGEST_COLUMNS)})
-        where alarms.org_id = $1 and alarms.site_code = $2 and ${match}`,
-      [
-        orgId,
-        siteCode,
-        writes.map((w) => w.row.id),
-        writes.map((w) => w.readVersion),
-        ...arraysOf(
-          INGEST_COLUMNS,
-          writes.map((w) => w.row),
-        ),
-      ],
+    const columns = [['id', 'text'], ['read_version', 'integer'], ...INGEST_COLUMNS] as const
+    return withBinaryArrays((arrays) =>
+      run(
+        db,
+        `update alarms set ${set} from unnest(${unnestArrays(columns, 3)}) as v(${names(columns)})
+          where alarms.org_id = $1 and alarms.site_code = $2 and ${match}`,
+        [orgId, siteCode, ...arraysOf(arrays, columns, writes, (w, c) => (c === 'read_version' ? w.readVersion : fieldOf(w.row, c)))],
+      ),
     )
   }
   // SQLite: the site in every row, so that the only way into `alarms` is its primary key from each row of `v` (with
   // the site as constants, SQLite's planner walks every alarm of the site and searches `v` for each).
-  const width = 4 + INGEST_COLUMNS.length
+  const getters: Array<(w: VersionedAlarmWrite) => unknown> = [
+    () => orgId,
+    () => siteCode,
+    (w) => w.row.id,
+    (w) => w.readVersion,
+    ...INGEST_COLUMNS.map(
+      ([c]) =>
+        (w: VersionedAlarmWrite) =>
+          w.row[c],
+    ),
+  ]
+  const width = getters.length
   return inStatements(
     writes,
     width,
     (n) =>
       `with v(org_id, site_code, id, read_version, ${names(INGEST_COLUMNS)}) as (values ${placeholders(n, width)})
         update alarms set ${set} from v where alarms.org_id = v.org_id and alarms.site_code = v.site_code and ${match}`,
-    (chunk) => chunk.flatMap(({ row, readVersion }) => [orgId, siteCode, row.id, readVersion, ...INGEST_COLUMNS.map(([c]) => row[c])]),
+    (chunk) => flatValues(chunk, getters),
     db,
   )
 }
@@ -202,7 +245,11 @@ export function lockSiteAlarms(db: Db, dialect: Dialect, orgId: OrgId, siteCode:
 async function selectIn<Row>(db: Db, columns: string, table: string, orgId: OrgId, siteCode: string, column: string, values: string[]): Promise<Row[]> {
   const head = (org: string, site: string) => `select ${columns} from ${table} where org_id = ${org} and site_code = ${site} and ${column}`
   if (isPostgres(db)) {
-    return values.length === 0 ? [] : (await query<Row>(db, `${head('$1', '$2')} = any($3::text[])`, [orgId, siteCode, values])).rows
+    if (values.length === 0) return []
+    return withBinaryArrays(async (arrays) => {
+      const [list] = arraysOf(arrays, [['value', 'text']], values, (v) => v)
+      return (await query<Row>(db, `${head('$1', '$2')} = any($3::text[])`, [orgId, siteCode, list])).rows
+    })
   }
   const out: Row[] = []
   for (let i = 0; i < values.length; i += CHUNK) {
