@@ -3,7 +3,7 @@ import type { Dialect } from '../../../db/connect.ts'
 import type { Db } from '../../../db/schema.ts'
 import type { OrgId } from '../../../ids.ts'
 import { anySampleInRanges, ensureSeries, seriesKey } from './queries.ts'
-import { BinaryArrays, numberArrayBytes, textArrayBytes } from './pg-arrays.ts'
+import { numberArrayBytes, textArrayBytes, withBinaryArrays } from '../../../db/pg-arrays.ts'
 import { BinaryCopy, copyIn } from './pg-copy.ts'
 import type { SampleBuffer } from './sample-buffer.ts'
 
@@ -159,7 +159,7 @@ async function postgresWrite(db: Db, table: string, scope: Scope, buffer: Sample
 }
 
 /**
- * PostgreSQL, a contended (live) write: the buffer as five binary arrays (pg-arrays.ts) in primary-key order, in one
+ * PostgreSQL, a contended (live) write: the buffer as five binary arrays (db/pg-arrays.ts) in primary-key order, in one
  * call of `historian_live_points` (migration 2550: a plain INSERT, written again with ON CONFLICT DO NOTHING only
  * when it met a stored sample). A push is at most SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES rows, so one statement is one
  * round trip where the COPY path takes three (the temporary table, the COPY, the move). The buffer is deduplicated, so
@@ -169,8 +169,7 @@ async function postgresArrayWrite(db: Db, scope: Scope, ids: Int32Array, buffer:
   const order = primaryKeyOrder(ids, buffer.ts)
   const n = order.length
   const text = (k: number) => buffer.text(order[k]!)
-  const arrays = spareArrays.pop() ?? new BinaryArrays()
-  try {
+  return withBinaryArrays(async (arrays) => {
     const fixed = numberArrayBytes('int4', n) + numberArrayBytes('int8', n) + numberArrayBytes('float8', n) + numberArrayBytes('int2', n)
     arrays.start(fixed + textArrayBytes(n, text))
     const parameters = [
@@ -186,16 +185,8 @@ async function postgresArrayWrite(db: Db, scope: Scope, ids: Int32Array, buffer:
       CompiledQuery.raw('select historian_live_points($1, $2, $3::integer[], $4::bigint[], $5::float8[], $6::text[], $7::smallint[]) as written', parameters),
     )
     return result.rows[0]!.written
-  } finally {
-    // Answered (or failed): pg has sent the bytes, they may be filled again.
-    if (spareArrays.length < SPARE_ARRAYS) spareArrays.push(arrays)
-  }
+  })
 }
-
-/** Array bytes of finished writes, shared by the process's pushes (each takes its own while it runs). */
-const spareArrays: BinaryArrays[] = []
-/** Pushes written at once that keep their bytes for the next (more allocate theirs and drop them). */
-const SPARE_ARRAYS = 8
 
 /** The buffer's row indexes sorted by series then time: an INSERT … SELECT then walks each series' part of the index once. */
 function primaryKeyOrder(ids: Int32Array, ts: Float64Array): Uint32Array {

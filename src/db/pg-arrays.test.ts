@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { CompiledQuery } from 'kysely'
-import { connectDatabase } from '../../../db/connect.ts'
-import { postgresUrl, testDialects } from '../../../../test/harness.ts'
+import { connectDatabase } from './connect.ts'
+import { postgresUrl, testDialects } from '../../test/harness.ts'
 import { BinaryArrays, numberArrayBytes, textArrayBytes } from './pg-arrays.ts'
 
-// The binary arrays a live push sends (postgresArrayWrite) read back by PostgreSQL as the values written.
+// The binary arrays a live push and an alarm batch send read back by PostgreSQL as the values written.
 if (testDialects().includes('postgres')) {
   describe('postgres: binary array parameters', () => {
     it('integers of every width (int8 past 32 bits and negative), doubles, nulls and UTF-8 texts arrive as written, also from reused bytes', async () => {
