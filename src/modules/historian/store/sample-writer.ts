@@ -30,7 +30,8 @@ interface Scope {
   /**
    * Other transactions may write the same series and timestamps at once (live pushes, service/live.ts): every write
    * counts another's row as a collision after waiting for its transaction. The plain INSERT chosen when no stored
-   * sample lies in the range would fail on the other's row instead. SQLite: every write is the upsert. PostgreSQL (a
+   * sample lies in the range would fail on the other's row instead. Whatever is stored is kept (an earlier push into
+   * the same open batch counts like another batch). SQLite: every write is ON CONFLICT DO NOTHING. PostgreSQL (a
    * push: small, into historian_points): arrays in one call that falls back to the upsert only on a unique violation
    * (postgresArrayWrite), not through COPY.
    */
@@ -48,6 +49,8 @@ const SQLITE_STATEMENT_ROWS = [4_600, 256, 16, 1]
 const POINT_UPSERT = `on conflict (org_id, series_id, ts)
   do update set value = excluded.value, text = excluded.text, quality = excluded.quality
   where historian_points.batch_id = excluded.batch_id`
+/** A live push (contended) keeps every stored sample, those of earlier pushes into its own open batch included. */
+const POINT_KEEP = 'on conflict (org_id, series_id, ts) do nothing'
 const STAGING_UPSERT = `on conflict (org_id, batch_id, series_id, ts)
   do update set value = excluded.value, text = excluded.text, quality = excluded.quality`
 
@@ -137,7 +140,8 @@ export function createSampleWriter(dialect: Dialect, target: WriteTarget, scope:
 }
 
 const insertHead = (table: string) => `insert into ${table} (org_id, batch_id, series_id, ts, value, text, quality)`
-const conflictClause = (table: string, upsert: boolean) => (!upsert ? '' : table === 'historian_points' ? POINT_UPSERT : STAGING_UPSERT)
+const conflictClause = (table: string, upsert: boolean, isContended = false) =>
+  !upsert ? '' : table !== 'historian_points' ? STAGING_UPSERT : isContended ? POINT_KEEP : POINT_UPSERT
 
 /**
  * PostgreSQL: the buffer is loaded with `COPY … FROM STDIN` (binary format) into a temporary table of the import's
@@ -161,7 +165,7 @@ async function postgresWrite(db: Db, table: string, scope: Scope, buffer: Sample
  * call of `historian_live_points` (migration 2550: a plain INSERT, written again with ON CONFLICT DO NOTHING only
  * when it met a stored sample). A push is at most SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES rows, so one statement is one
  * round trip where the COPY path takes three (the temporary table, the COPY, the move). The buffer is deduplicated, so
- * a conflict is always another batch's row, which the upsert's `batch_id` filter would not have overwritten either.
+ * a conflict is another batch's row or one of an earlier push into the same open batch: the stored one is kept.
  */
 async function postgresArrayWrite(db: Db, scope: Scope, ids: Int32Array, buffer: SampleBuffer): Promise<number> {
   const order = primaryKeyOrder(ids, buffer.ts)
@@ -229,11 +233,11 @@ interface Payload {
 }
 
 /** SQLite: the text of a multi-row insert of `rows` rows, built once per size (connect.ts caches the prepared statements by text). */
-function sqliteStatement(statements: Map<string, string>, table: string, rows: number, upsert: boolean): string {
+function sqliteStatement(statements: Map<string, string>, table: string, rows: number, upsert: boolean, isContended: boolean): string {
   const key = `${table}:${rows}:${upsert}`
   let text = statements.get(key)
   if (text === undefined) {
-    text = `${insertHead(table)} values ${new Array<string>(rows).fill('(?,?,?,?,?,?,?)').join(',')} ${conflictClause(table, upsert)}`
+    text = `${insertHead(table)} values ${new Array<string>(rows).fill('(?,?,?,?,?,?,?)').join(',')} ${conflictClause(table, upsert, isContended)}`
     statements.set(key, text)
   }
   return text
@@ -276,7 +280,10 @@ async function sqliteWrite(
       params[p++] = qualities[i]
     }
     // Not CompiledQuery.raw(text, params): it freezes the array.
-    const result = await db.executeQuery({ ...CompiledQuery.raw(sqliteStatement(statements, table, rows, upsert)), parameters: params })
+    const result = await db.executeQuery({
+      ...CompiledQuery.raw(sqliteStatement(statements, table, rows, upsert, scope.isContended === true)),
+      parameters: params,
+    })
     written += Number(result.numAffectedRows ?? 0n)
     start += rows
   }
