@@ -18,6 +18,7 @@ import { plant, sampleCount, series, sharedHarness, type Plant } from './test-se
 const WINDOW = Date.parse('2024-05-01T12:00:00Z')
 const MIN = 60_000
 const DAY = 86_400_000
+const iso = (ms: number) => new Date(ms).toISOString()
 const ENV = {
   SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES: '100',
   SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS: String(MIN),
@@ -103,6 +104,11 @@ for (const dialect of testDialects()) {
         read.samples.map((s) => s.value),
         [1, 2, 3, 6],
       )
+      // Every retrieval mode reads the open batch: a value at a time between two pushes' samples, a bucket's count.
+      const at = await h.inject(p.member, { url: `/api/sites/${p.siteCode}/historian/series?instanceId=ins_pump&tag=speed&mode=at&at=${iso(WINDOW + 1500)}` })
+      assert.equal(at.json().points[0].value, 2.5, at.body)
+      const buckets = await series(h, p, `instanceId=ins_pump&tag=speed&bucket=1h&from=${iso(WINDOW)}&to=${iso(WINDOW + 60 * MIN)}`)
+      assert.equal(buckets.buckets[0]!.count, 4)
       // Another gateway (key) pushing in the same window and site: a batch of its own.
       const other = (await h.mintKey(p.owner.org, 'member')).plaintext
       const theirs = await answered(h, p, 'o-1', [sample(WINDOW + 4000, 7)], other)
