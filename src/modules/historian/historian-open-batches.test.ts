@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { gunzipSync } from 'node:zlib'
 import type { Harness } from '../../../test/harness.ts'
 import { testDialects } from '../../../test/harness.ts'
 import { connectDatabase } from '../../db/connect.ts'
@@ -279,6 +280,32 @@ for (const dialect of testDialects()) {
       assert.deepEqual([(await batchOf(h, p, after.historianBatchId)).samplesStored], [2])
     })
 
+    it('an open batch deleted while its gateway pushes: every push answered, no sample left without its batch, every count its samples', async () => {
+      const h = shared()
+      const p = await livePlant(h)
+      const first = await answered(h, p, 'z-0', [sample(WINDOW, 0)])
+      const pushes = (from: number) =>
+        Array.from({ length: 15 }, (_, i) => push(h, p, `z-${from + i}`, [sample(WINDOW + from + i, i), sample(WINDOW + from + i, i, 'state')]))
+      const results = await Promise.all([
+        ...pushes(1),
+        h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${first.historianBatchId}` }),
+        ...pushes(16),
+      ])
+      assert.deepEqual(
+        results.map((r) => r.statusCode),
+        [...Array<number>(15).fill(200), 204, ...Array<number>(15).fill(200)],
+      )
+      const orgId = p.owner.org.id
+      const points = await h.handle.db.selectFrom('historian_points').select(['batch_id']).where('org_id', '=', orgId).execute()
+      const batches = await h.handle.db.selectFrom('historian_batches').select(['id', 'samples_stored']).where('org_id', '=', orgId).execute()
+      assert.deepEqual(
+        points.filter((pt) => !batches.some((b) => b.id === pt.batch_id)),
+        [],
+        'samples of a deleted batch',
+      )
+      for (const b of batches) assert.equal(b.samples_stored, points.filter((pt) => pt.batch_id === b.id).length, `batch ${b.id}`)
+    })
+
     it('retention over an open batch deletes its old samples and leaves it open with the counts it stored; the next push still goes into it', async () => {
       const h = shared()
       const p = await livePlant(h)
@@ -292,6 +319,38 @@ for (const dialect of testDialects()) {
       const next = await answered(h, p, 'ret-2', [sample(WINDOW + 1, 3)])
       assert.equal(next.historianBatchId, a.historianBatchId)
       assert.equal((await batchOf(h, p, a.historianBatchId)).samplesStored, 3)
+    })
+
+    it('a tenant export carries an open batch as it stands (open, its samples); imported, it is read at once and the close job closes it after its window', async () => {
+      const h = shared()
+      const p = await livePlant(h)
+      const a = await answered(h, p, 'x-1', [sample(WINDOW, 1), sample(WINDOW + 1, 2)])
+      const exported = await h.inject(p.owner, { url: `/api/admin/orgs/${p.owner.org.slug}/tenant/export` })
+      assert.equal(exported.statusCode, 200, exported.body)
+      const rows = gunzipSync(exported.rawPayload)
+        .toString('utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; part?: string; row?: Record<string, unknown> })
+        .filter((r) => r.type === 'row')
+      const batch = rows.find((r) => r.part === 'historian_batches')!.row!
+      assert.deepEqual([batch.id, batch.status, batch.samples_stored], [a.historianBatchId, 'open', 2])
+      assert.equal(rows.filter((r) => r.part === 'historian_samples' && r.row!.batch_id === a.historianBatchId).length, 2)
+      // Imported where the batch is gone (as on a new server): back, open, read at once.
+      assert.equal((await h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${a.historianBatchId}` })).statusCode, 204)
+      const staged = await h.inject(p.owner, {
+        method: 'PUT',
+        url: `/api/admin/orgs/${p.owner.org.slug}/tenant/import/package`,
+        headers: { 'content-type': 'application/gzip' },
+        payload: exported.rawPayload,
+      })
+      assert.equal(staged.statusCode, 200, staged.body)
+      const applied = await h.inject(p.owner, { method: 'POST', url: `/api/admin/orgs/${p.owner.org.slug}/tenant/import?force=true` })
+      assert.equal(applied.statusCode, 200, applied.body)
+      assert.deepEqual([(await batchOf(h, p, a.historianBatchId)).status, await sampleCount(h, p.owner.org.id)], ['open', 2])
+      h.clock.set(WINDOW + LIVE_WINDOW_MS)
+      assert.deepEqual(await closeEndedLiveBatches(h.handle, h.clock, { orgs: [p.owner.org.id] }), { closed: 1 })
+      assert.equal((await batchOf(h, p, a.historianBatchId)).status, 'complete')
     })
   })
 }
