@@ -10,7 +10,7 @@ import type { OrgId } from '../../ids.ts'
 import { findConfigVersion } from '../edges/store.ts'
 import { streamBatchSamples } from './link.ts'
 import { createLiveIngest } from './service/live.ts'
-import { closeEndedLiveBatches, LIVE_WINDOW_MS } from './service/open-batch.ts'
+import { closeEndedLiveBatches, LIVE_WINDOW_MS, lockOpenBatch } from './service/open-batch.ts'
 import { sweepHistorianRetention } from './service/retention.ts'
 import { plant, sampleCount, series, sharedHarness, type Plant } from './test-setup.ts'
 
@@ -284,13 +284,37 @@ for (const dialect of testDialects()) {
       const h = shared()
       const p = await livePlant(h)
       const first = await answered(h, p, 'z-0', [sample(WINDOW, 0)])
+      let target = first.historianBatchId
+      if (dialect === 'postgres') {
+        // The delete takes the gateway's lock (held here by another connection, as a push in another process would).
+        const row = await h.handle.db.selectFrom('historian_batches').select('created_by').where('id', '=', first.historianBatchId).executeTakeFirstOrThrow()
+        const other = await connectDatabase(h.config.databaseUrl, { poolSize: 1 })
+        let release!: () => void
+        let locked!: () => void
+        const isLocked = new Promise<void>((resolve) => (locked = resolve))
+        const holding = other.db.transaction().execute(async (trx) => {
+          await lockOpenBatch(trx, other, p.owner.org.id as OrgId, p.siteCode, row.created_by)
+          locked()
+          await new Promise<void>((resolve) => (release = resolve))
+        })
+        await isLocked
+        let isDeleted = false
+        const deleting = h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${first.historianBatchId}` }).then((r) => {
+          isDeleted = true
+          return r
+        })
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        assert.equal(isDeleted, false, 'the delete waits for the gateway lock')
+        release()
+        await holding
+        await other.close()
+        assert.equal((await deleting).statusCode, 204)
+        target = (await answered(h, p, 'z-again', [sample(WINDOW, 0)])).historianBatchId
+        assert.notEqual(target, first.historianBatchId)
+      }
       const pushes = (from: number) =>
         Array.from({ length: 15 }, (_, i) => push(h, p, `z-${from + i}`, [sample(WINDOW + from + i, i), sample(WINDOW + from + i, i, 'state')]))
-      const results = await Promise.all([
-        ...pushes(1),
-        h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${first.historianBatchId}` }),
-        ...pushes(16),
-      ])
+      const results = await Promise.all([...pushes(1), h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${target}` }), ...pushes(16)])
       assert.deepEqual(
         results.map((r) => r.statusCode),
         [...Array<number>(15).fill(200), 204, ...Array<number>(15).fill(200)],
