@@ -133,8 +133,9 @@ export function createLiveIngest(deps: LiveDeps) {
     const createdBy = `${p.actor.kind}:${p.actor.subject}`
     await lockOpenBatch(trx, handle, orgId, siteCode, createdBy)
     const open = await findOpenLiveBatch(trx, orgId, siteCode, createdBy)
-    if (open !== undefined && windowOf(open.created_at) !== windowOf(now)) await closeOpenBatch(trx, orgId, open.id, now)
-    const row = open !== undefined && windowOf(open.created_at) === windowOf(now) ? open : openBatchRow(orgId, siteCode, createdBy, batchKey, now)
+    const current = open !== undefined && windowOf(open.created_at) === windowOf(now) ? open : undefined
+    if (open !== undefined && current === undefined) await closeOpenBatch(trx, orgId, open.id, now)
+    const row = current ?? openBatchRow(orgId, siteCode, createdBy, batchKey, now)
     const writer = createSampleWriter(handle.dialect, 'samples', { orgId, siteCode, batchId: row.id, isContended: true })
     const { attempted, written } = await writer.write(trx, buffer)
     const answer: LiveAnswer = {
@@ -148,7 +149,7 @@ export function createLiveIngest(deps: LiveDeps) {
     }
     // A new row goes in after its samples (no key ties them), counted: one write of it, not two.
     const grown = grownBatch(row, buffer, { batchKey, received: p.received, stored: written, refused: p.refusals.length, refusals: p.refusals }, now)
-    if (row === open) await updateBatch(trx, orgId, row.id, grown)
+    if (row === current) await updateBatch(trx, orgId, row.id, grown)
     else await insertBatch(trx, { ...row, ...grown })
     await insertLiveBatch(trx, {
       org_id: orgId,
