@@ -15,7 +15,7 @@ import { systemClock } from '../src/clock.ts'
 import { connectDatabase } from '../src/db/connect.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
 import { withOrgScope } from '../src/db/tenant-scope.ts'
-import { CLI_ACTOR } from '../src/identity.ts'
+import type { Actor } from '../src/identity.ts'
 import type { OrgId } from '../src/ids.ts'
 import { findConfigVersion } from '../src/modules/edges/store.ts'
 import { createLiveIngest } from '../src/modules/historian/service/live.ts'
@@ -78,9 +78,11 @@ async function pushOnce({ url, samples, batch, concurrency }: LiveJob) {
   const start = now - Math.ceil(samples / TAGS) * 1000
   const batches = Math.ceil(samples / batch)
   let next = 0
-  const gateway = async () => {
+  // Each gateway its own key: its pushes of a window share one open batch, as a real gateway's do (open-batch.ts).
+  const gateway = async (_: unknown, g: number) => {
+    const actor: Actor = { kind: 'apiKey', subject: `bench-gateway-${g}`, role: 'member' }
     for (let n = next++; n < batches; n = next++) {
-      const answer = await live.push(orgId, CLI_ACTOR, 'bench', `gw-${n}`, readLines(body(n, batch, start)))
+      const answer = await live.push(orgId, actor, 'bench', `gw-${n}`, readLines(body(n, batch, start)))
       if (answer.stored !== batch) throw new Error(`batch ${n}: stored ${answer.stored} of ${batch} (${JSON.stringify(answer.refusals.slice(0, 3))})`)
     }
   }

@@ -7,6 +7,7 @@ import { startReminderJob } from './jobs/reminders.ts'
 import { startEdgeSweepJob } from './modules/edges/sweep-job.ts'
 import type { EdgesService } from './modules/edges/service.ts'
 import { startOutboxRetentionJob } from './modules/fleet/outbox/retention.ts'
+import { startLiveBatchCloseJob } from './modules/historian/service/open-batch.ts'
 import { startHistorianRetentionJob } from './modules/historian/service/retention.ts'
 import { reminderServiceFrom } from './reminder-service.ts'
 
@@ -31,6 +32,8 @@ export function startServingJobs(deps: {
     // Fleet link (issue 26): the outbox keeps what a peer may still read, and the latest change of each record.
     startOutboxRetentionJob(handle, clock, { mode: config.mode, retentionMs: config.link.outboxRetentionDays * 86_400_000 }, log),
     startHistorianRetentionJob(handle, clock, config.historianRetentionIntervalMs, log),
+    // Issue 30: a gateway's open live batch is closed once its window ends, also when no push follows.
+    startLiveBatchCloseJob(handle, clock, log),
     startEdgeSweepJob(deps.edges, config.edgeStaleAfterMs, log),
   ]
   return async () => {

@@ -20,8 +20,11 @@ export interface LinkedTable {
   direction: 'down' | 'up' | 'both'
   siteColumn: string | null
   key: readonly string[]
-  /** Rows recorded only when this holds (a historian batch while it is still being written is not, nor its delete). */
-  only?: { column: string; not: string }
+  /**
+   * Rows recorded only when the column holds none of these values (a historian batch while it is still being written
+   * or while it is open to a gateway's pushes is not, nor its delete: the peer never saw it).
+   */
+  only?: { column: string; not: readonly string[] }
 }
 
 export const LINKED_TABLES: readonly LinkedTable[] = [
@@ -37,7 +40,7 @@ export const LINKED_TABLES: readonly LinkedTable[] = [
   { name: 'alarm_events', direction: 'up', siteColumn: 'site_code', key: ['site_code', 'event_id'] },
   { name: 'alarm_history', direction: 'up', siteColumn: 'site_code', key: ['site_code', 'alarm_id', 'seq'] },
   { name: 'alarm_shelves', direction: 'up', siteColumn: 'site_code', key: ['site_code', 'alarm_id', 'seq'] },
-  { name: 'historian_batches', direction: 'up', siteColumn: 'site_code', key: ['id'], only: { column: 'status', not: 'running' } },
+  { name: 'historian_batches', direction: 'up', siteColumn: 'site_code', key: ['id'], only: { column: 'status', not: ['running', 'open'] } },
   { name: 'audit_events', direction: 'up', siteColumn: null, key: ['id'] },
 ]
 
@@ -112,6 +115,8 @@ export function rowKeySql(pg: boolean, key: readonly string[], ref: string): Raw
   )
 }
 
+const notIn = (values: readonly string[]) => sql.join(values.map((v) => sql.lit(v)))
+
 async function installSqlite(db: Kysely<unknown>, table: LinkedTable): Promise<void> {
   const { rows } = await sql<{ name: string }>`select name from pragma_table_info(${table.name}) order by cid`.execute(db)
   const image = (ref: 'NEW' | 'OLD') => sql.raw(`json_object(${rows.map((c) => `'${c.name}', ${ref}."${c.name}"`).join(', ')})`)
@@ -124,7 +129,7 @@ async function installSqlite(db: Kysely<unknown>, table: LinkedTable): Promise<v
       (select version from link_base b where b.org_id = ${sql.raw(ref)}.org_id and b.table_name = ${name} and b.row_key = ${key(ref)}),
       (select origin from link_apply_origin), cast((julianday('now') - 2440587.5) * 86400000 as integer));`
   const only = (ref: 'NEW' | 'OLD') =>
-    table.only === undefined ? sql`` : sql` when ${sql.raw(ref)}.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)}`
+    table.only === undefined ? sql`` : sql` when ${sql.raw(ref)}.${sql.id(table.only.column)} not in (${notIn(table.only.not)})`
   const trigger = (suffix: string) => sql.id(`link_${table.name}_${suffix}`)
   const t = sql.table(table.name)
   for (const suffix of ['insert', 'update', 'rekey', 'delete']) await sql`drop trigger if exists ${trigger(suffix)}`.execute(db)
@@ -151,7 +156,7 @@ async function installPostgres(db: Kysely<unknown>, tables: readonly LinkedTable
     // are the columns' JSON text, as in the row's image. The image itself is built once per row (to_jsonb(r)).
     const key = rowKeySql(true, table.key, 'r')
     const site = sql.raw(table.siteColumn === null ? `''` : `r."${table.siteColumn}"`)
-    const only = (ref: string) => (table.only === undefined ? sql`true` : sql`${sql.raw(ref)}.${sql.id(table.only.column)} <> ${sql.lit(table.only.not)}`)
+    const only = (ref: string) => (table.only === undefined ? sql`true` : sql`${sql.raw(ref)}.${sql.id(table.only.column)} not in (${notIn(table.only.not)})`)
     const record = (rows: 'new_rows' | 'old_rows', op: 'upsert' | 'delete', where: ReturnType<typeof sql>) => sql`
       insert into link_outbox (org_id, table_name, site_code, row_key, op, "row", base, origin, at)
       select r.org_id, ${name}, ${site}, ${key}, ${sql.lit(op)}, to_jsonb(r)::text,

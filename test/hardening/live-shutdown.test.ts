@@ -128,17 +128,31 @@ const tally = (items: unknown[]) =>
     .map(([k, n]) => `${n}×${String(k)}`)
     .join(', ') || 'none'
 
-/** Samples stored per batchKey (through the push's historian batch) and the batch rows' own counts. */
+/**
+ * Samples stored per batchKey and the batch rows' own counts. A gateway's pushes of a window share one open batch
+ * (service/open-batch.ts), so a key's share is its batch's points (and its row's count) less what its other keys'
+ * stored answers say they stored: a push stored in part, or a count lost, leaves some key's share off.
+ */
 async function storedByKey(w: ProcessWorld): Promise<Map<string, { points: number; counted: number }>> {
-  const rows = await w.handle.db
-    .selectFrom('historian_live_batches as l')
-    .innerJoin('historian_batches as b', (j) => j.onRef('b.org_id', '=', 'l.org_id').onRef('b.id', '=', 'l.batch_id'))
+  const keys = await w.handle.db.selectFrom('historian_live_batches').select(['batch_key', 'batch_id', 'answer']).where('org_id', '=', w.orgId).execute()
+  const batches = await w.handle.db
+    .selectFrom('historian_batches as b')
     .leftJoin('historian_points as p', (j) => j.onRef('p.org_id', '=', 'b.org_id').onRef('p.batch_id', '=', 'b.id'))
-    .select((eb) => ['l.batch_key', 'b.samples_stored', eb.fn.count<number>('p.ts').as('n')])
-    .where('l.org_id', '=', w.orgId)
-    .groupBy(['l.batch_key', 'b.samples_stored'])
+    .select((eb) => ['b.id', 'b.samples_stored', eb.fn.count<number>('p.ts').as('n')])
+    .where('b.org_id', '=', w.orgId)
+    .groupBy(['b.id', 'b.samples_stored'])
     .execute()
-  return new Map(rows.map((r) => [r.batch_key, { points: Number(r.n), counted: Number(r.samples_stored) }]))
+  const stored = new Map(keys.map((k) => [k.batch_key, (JSON.parse(k.answer) as { stored: number }).stored]))
+  const answeredIn = new Map<string, number>()
+  for (const k of keys) answeredIn.set(k.batch_id, (answeredIn.get(k.batch_id) ?? 0) + stored.get(k.batch_key)!)
+  const batch = new Map(batches.map((b) => [b.id, { points: Number(b.n), counted: Number(b.samples_stored) }]))
+  return new Map(
+    keys.map((k) => {
+      const others = answeredIn.get(k.batch_id)! - stored.get(k.batch_key)!
+      const b = batch.get(k.batch_id)!
+      return [k.batch_key, { points: b.points - others, counted: b.counted - others }]
+    }),
+  )
 }
 
 for (const dialect of testDialects()) {

@@ -27,6 +27,7 @@ import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { createSitesService } from '../../src/modules/sites/service.ts'
 import { createTenantTransferService } from '../../src/modules/tenant-transfer/service.ts'
 import { historianStoredParts } from '../../src/modules/historian/transfer.ts'
+import { closeEndedLiveBatches, LIVE_WINDOW_MS } from '../../src/modules/historian/service/open-batch.ts'
 import { sweepHistorianRetention } from '../../src/modules/historian/service/retention.ts'
 import { withOrgScope } from '../../src/db/tenant-scope.ts'
 import { applyPull } from '../../src/modules/fleet/sync/apply-pull.ts'
@@ -65,6 +66,11 @@ const GLOBAL_BY_DESIGN: ReadonlyArray<{ name: string; reason: string; statement:
     name: 'historian retention job, the sites with a policy (historian/store/retention-store.ts listRetainedSites, system scope)',
     reason: "the cell's job finds every organisation's sites with a retention policy; each site's deletes and progress then name its org_id",
     statement: /^select "org_id", "site_code", "retention_days" from "historian_retention" where "retention_days" is not null order by/,
+  },
+  {
+    name: 'historian live close job, the open batches whose window ended (historian/store/live-store.ts listOpenBatchesBefore, system scope)',
+    reason: "the cell's job finds every organisation's open live batches past their window; each close then names its org_id",
+    statement: /^select "org_id", "site_code", "id", "created_by" from "historian_batches" where "status" = \$1 and "created_at" < \$2$/,
   },
 ]
 
@@ -338,6 +344,11 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       ok(await h.inject(p.owner, { method: 'PUT', url: `/api/sites/${p.siteCode}/historian/retention`, payload: { retentionDays: 30 } }), 'retention set')
       ok(await h.inject(p.member, { url: `/api/sites/${p.siteCode}/historian/retention` }), 'retention')
       await sweepHistorianRetention(h.appHandle, h.clock)
+      // The live push's open batch, closed by the job once its window ended.
+      const now = h.clock.now()
+      h.clock.set(now + LIVE_WINDOW_MS)
+      assert.equal((await closeEndedLiveBatches(h.appHandle, h.clock)).closed, 1)
+      h.clock.set(now)
     })
 
     it('cloud: AI completion and usage', async (t) => {

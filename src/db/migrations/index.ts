@@ -36,6 +36,7 @@ import * as linkStatementTriggers from './2480-link-statement-triggers.ts'
 import * as linkChunkReplacing from './2520-link-chunk-replacing.ts'
 import * as linkSeedVersions from './2530-link-seed-versions.ts'
 import * as historianLivePoints from './2550-historian-live-points.ts'
+import * as historianOpenBatches from './2560-historian-open-batches.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -79,4 +80,5 @@ export const migrations: Record<string, Migration> = {
   '2520-link-chunk-replacing': linkChunkReplacing,
   '2530-link-seed-versions': linkSeedVersions,
   '2550-historian-live-points': historianLivePoints,
+  '2560-historian-open-batches': historianOpenBatches,
 }

@@ -37,8 +37,11 @@ export const docs = {
     "line's from 0) and the reason, the others stored: an instance not in the site, a tag key not in the instance's `tagMappings`, a timestamp " +
     'more than SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS ahead of the server or more than SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS behind it, an unreadable ' +
     'line or value. A sample at a tag and timestamp already stored (an import, an earlier push) keeps the stored value and counts as a duplicate, ' +
-    'as does the earlier of two in one push. `stored + duplicates + refused = received`. The samples form a historian batch of format `live` ' +
-    '(`historianBatchId`; deleting it deletes them).',
+    'as does the earlier of two in one push. `stored + duplicates + refused = received`. The samples go into a historian batch of format `live` ' +
+    '(`historianBatchId`; deleting it deletes them), one per gateway (its API key), site and 10-minute UTC window (:00, :10, … of each hour): ' +
+    'the pushes of a window share it, with status `open` (a sitegrid extension: its samples are read at once, its counts and coverage grow with ' +
+    'each push, the fleet link leaves it alone). The first push of that gateway after the window closes it (`complete`) and opens the next; ' +
+    'a periodic job closes the others, so a batch stays open at most about a minute past its window while the server runs.',
   readRetention:
     "The site's `retentionDays` (null: every sample kept) and the retention job's progress: its last run over the site, the samples that run deleted, the oldest sample kept.",
   setRetention:

@@ -89,8 +89,8 @@ function parseCoverage(tags: string): Array<{ instanceId: string; tagKey: string
  * [n·chunkSize, (n+1)·chunkSize) of that order, the same on every call while the batch's samples do not change, so
  * an upload resumes at any chunk. Starting at `fromChunk` skips whole series by their counts and positions inside
  * one series with an offset on its primary key, without reading the skipped samples. Memory: the batch's series
- * list (one entry a tag) plus one page and one chunk, never the batch. Nothing for an absent batch; a running
- * batch's samples are still changing, so asking for them is a programming error (TypeError).
+ * list (one entry a tag) plus one page and one chunk, never the batch. Nothing for an absent batch; a running or
+ * open batch's samples are still changing, so asking for them is a programming error (TypeError).
  */
 export async function* streamBatchSamples(
   db: Db,
@@ -104,7 +104,8 @@ export async function* streamBatchSamples(
   if (!Number.isSafeInteger(fromChunk) || fromChunk < 0) throw new TypeError('fromChunk must be a non-negative integer')
   const batch = await findBatchForLink(db, orgId, batchId)
   if (batch === undefined) return
-  if (batch.status === 'running') throw new TypeError(`batch ${batchId} is still running; its samples move once it has ended`)
+  if (batch.status === 'running' || batch.status === 'open')
+    throw new TypeError(`batch ${batchId} is still ${batch.status}; its samples move once it has ended`)
   const plan = await planOf(db, dialect, orgId, batch.site_code, batch.tags)
 
   let skip = fromChunk * o.chunkSize

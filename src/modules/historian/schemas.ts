@@ -71,7 +71,13 @@ const BatchFields = {
   id: Type.Union([Type.String({ description: '`bat_…`' }), Type.Null()], { description: 'Null for a dry run (nothing stored).' }),
   siteId: Type.String(),
   format: Type.String({ description: 'The layout used: the one sent, or the one `auto` chose.' }),
-  status: Type.String({ description: '`running` (invisible to reads), `complete`, `failed` (nothing kept: `samplesStored` 0) or `dryRun`.' }),
+  status: Type.String({
+    description:
+      '`running` (invisible to reads), `complete`, `failed` (nothing kept: `samplesStored` 0), `dryRun`, or `open` (a sitegrid extension, ' +
+      "format `live` only: a gateway's batch of the current 10-minute window, read at once and still growing with each push; " +
+      '`completedAt` null until the first push after the window, or the close job a minute at most after it, makes it `complete`).',
+    'x-sitegrid-extension-values': ['open'],
+  }),
   isDryRun: Type.Boolean(),
   isForced: Type.Boolean({ description: 'Imported with force=true: its samples replaced stored ones at the same tag and timestamp.' }),
   forcedOver: Type.Union([Type.String(), Type.Null()], { description: 'The earlier batch of the same two files, when forced over one.' }),

@@ -23,6 +23,7 @@ import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchRepor
 import { FormFields, storableFileName, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
+import { lockOpenBatch } from './open-batch.ts'
 import type { MultiSeriesQuery, SeriesQuery } from '../schemas.ts'
 import { checkPairs, planSeries, readCursor, readSeriesPage, seriesCsv, targetsOf } from './series.ts'
 import { readSmallFile, spoolToDisk, streamingSource, unknownFilePart } from './upload.ts'
@@ -186,10 +187,17 @@ export function createHistorianService(deps: HistorianDeps) {
       }
     },
 
-    /** Deletes a batch and every sample it holds; a running batch cannot be deleted (409). */
+    /**
+     * Deletes a batch and every sample it holds; a running batch cannot be deleted (409). An open one can: under its
+     * gateway's lock, so a push waits and then opens a new batch, and the samples deleted are all the batch holds.
+     */
     async remove(orgId: OrgId, actor: Actor, batchId: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
-        const row = await findBatch(trx, orgId, batchId)
+        let row = await findBatch(trx, orgId, batchId)
+        if (row?.status === 'open') {
+          await lockOpenBatch(trx, handle, orgId, row.site_code, row.created_by)
+          row = await findBatch(trx, orgId, batchId)
+        }
         if (!row) throw new NotFound()
         if (row.status === 'running') throw new BatchStillRunning(batchId)
         const samples = await deleteSamplesOfBatch(trx, orgId, batchId, { siteCode: row.site_code, coverage: JSON.parse(row.tags) as BatchCoverage[] })

@@ -7,14 +7,14 @@ import { lockUntilCommit } from '../../../db/transaction-lock.ts'
 import type { Actor } from '../../../identity.ts'
 import { newId, type OrgId } from '../../../ids.ts'
 import { LiveBatchTooLarge, LivePushEmpty } from '../errors.ts'
-import { findLiveAnswer, insertLiveBatch } from '../store/live-store.ts'
-import { insertBatch } from '../store/queries.ts'
+import { closeOpenBatch, findLiveAnswer, findOpenLiveBatch, insertLiveBatch } from '../store/live-store.ts'
+import { insertBatch, updateBatch } from '../store/queries.ts'
 import { SampleBuffer, SeriesPairs } from '../store/sample-buffer.ts'
 import { createSampleWriter } from '../store/sample-writer.ts'
-import type { BatchReport, TagCoverage } from './batch-view.ts'
 import { createGroupCommit } from './group-commit.ts'
 import { isRefusal, type LiveItem, type LiveRefusal, type LiveSample } from './live-samples.ts'
 import { createLiveTags, type EquipmentVersions, type SiteTags, type TagDirectory } from './live-tags.ts'
+import { emptyLiveReport, grownBatch, lockOpenBatch, windowOf } from './open-batch.ts'
 
 /** Bounds of a push (config `historianLive`, SITEGRID_HISTORIAN_LIVE_*). */
 export interface LiveLimits {
@@ -46,15 +46,13 @@ export interface LiveAnswer {
   refusals: LiveRefusal[]
 }
 
-/** Refusals the historian batch row lists (its rejection report); the answer lists all of them. */
-const REFUSALS_LISTED = 100
-
 /**
  * Live samples (issue 30): a gateway's push, all of it in one transaction that also records its batch id, so a
  * resend (even 50 at once) stores nothing twice and answers what the first stored. On SQLite, pushes of an
  * organisation that arrive while its previous ones are written share the next transaction (group-commit.ts), each
- * still answered alone. The samples go into a historian batch of their own (format `live`, complete at once: visible
- * to reads on commit), through the import's writer, so they are the same series and rows as imported ones. A sample at a series and timestamp already stored (by an import
+ * still answered alone. The samples go into the gateway's open historian batch of the window (format `live`,
+ * open-batch.ts: visible to reads on commit, closed after its window), through the import's writer, so they are the
+ * same series and rows as imported ones. A sample at a series and timestamp already stored (by an import
  * or an earlier push) keeps the stored value and counts as a duplicate, as does the earlier of two samples of the
  * push at the same series and timestamp.
  */
@@ -131,7 +129,13 @@ export function createLiveIngest(deps: LiveDeps) {
     await lockUntilCommit(trx, handle.dialect, `historian live ${orgId} ${siteCode} ${batchKey}`)
     const earlier = await findLiveAnswer(trx, orgId, siteCode, batchKey)
     if (earlier !== undefined) return { ...(JSON.parse(earlier) as LiveAnswer), replayed: true }
-    const row = batchRow(orgId, siteCode, p.actor, batchKey, now)
+    // Then the gateway's pushes take turns on its open batch (always after a batch id's lock: no two wait on each other).
+    const createdBy = `${p.actor.kind}:${p.actor.subject}`
+    await lockOpenBatch(trx, handle, orgId, siteCode, createdBy)
+    const open = await findOpenLiveBatch(trx, orgId, siteCode, createdBy)
+    const current = open !== undefined && windowOf(open.created_at) === windowOf(now) ? open : undefined
+    if (open !== undefined && current === undefined) await closeOpenBatch(trx, orgId, open.id, now)
+    const row = current ?? openBatchRow(orgId, siteCode, createdBy, batchKey, now)
     const writer = createSampleWriter(handle.dialect, 'samples', { orgId, siteCode, batchId: row.id, isContended: true })
     const { attempted, written } = await writer.write(trx, buffer)
     const answer: LiveAnswer = {
@@ -143,8 +147,10 @@ export function createLiveIngest(deps: LiveDeps) {
       refused: p.refusals.length,
       refusals: p.refusals,
     }
-    // The row goes in after its samples (no key ties them), complete and counted: one write of it, not two.
-    await insertBatch(trx, { ...row, ...completedChanges(row, buffer, answer) })
+    // A new row goes in after its samples (no key ties them), counted: one write of it, not two.
+    const grown = grownBatch(row, buffer, { batchKey, received: p.received, stored: written, refused: p.refusals.length, refusals: p.refusals }, now)
+    if (row === current) await updateBatch(trx, orgId, row.id, grown)
+    else await insertBatch(trx, { ...row, ...grown })
     await insertLiveBatch(trx, {
       org_id: orgId,
       site_code: siteCode,
@@ -174,15 +180,15 @@ const PUSHES_PER_TRANSACTION = 16
 
 export type LiveIngest = ReturnType<typeof createLiveIngest>
 
-/** The push's historian batch as inserted: complete (its samples are visible once the transaction commits). */
-function batchRow(orgId: OrgId, siteCode: string, actor: Actor, batchKey: string, now: number): HistorianBatchesTable {
+/** A gateway's new open batch in a site (open-batch.ts), before the first push's samples are counted into it. */
+function openBatchRow(orgId: OrgId, siteCode: string, createdBy: string, batchKey: string, now: number): HistorianBatchesTable {
   const keyHash = createHash('sha256').update(batchKey).digest('hex')
   return {
     org_id: orgId,
     site_code: siteCode,
     id: newId('bat', now),
     format: 'live',
-    status: 'complete',
+    status: 'open',
     rows_read: 0,
     samples_stored: 0,
     rejected_count: 0,
@@ -193,59 +199,17 @@ function batchRow(orgId: OrgId, siteCode: string, actor: Actor, batchKey: string
     first_ts: null,
     last_ts: null,
     tags: '[]',
-    report: '{}',
+    report: emptyLiveReport(),
     options: '{}',
-    // A push has no files: the gateway's batch id stands for both (and shows as the trend file's name).
+    // A push has no files: the first push's batch id stands for both (and shows as the trend file's name).
     trend_sha256: keyHash,
     mapping_sha256: keyHash,
     trend_name: batchKey,
     is_forced: 0,
     error: null,
-    created_by: `${actor.kind}:${actor.subject}`,
+    created_by: createdBy,
     created_at: now,
     updated_at: now,
-    completed_at: now,
-  }
-}
-
-/** The batch row's counters, coverage (what delete and the fleet link go by) and report once the samples are written. */
-function completedChanges(row: HistorianBatchesTable, buffer: SampleBuffer, answer: LiveAnswer): Partial<HistorianBatchesTable> {
-  const coverage = new Map<number, TagCoverage>()
-  for (let i = 0; i < buffer.length; i++) {
-    const pair = buffer.pair[i]!
-    const ts = buffer.ts[i]!
-    const c = coverage.get(pair)
-    if (c === undefined) {
-      const { instanceId, tagKey } = buffer.pairs.list[pair]!
-      coverage.set(pair, { historianTag: tagKey, instanceId, tagKey, unit: null, scale: 1, samples: 1, firstTs: ts, lastTs: ts })
-      continue
-    }
-    c.samples++
-    if (ts < c.firstTs!) c.firstTs = ts
-    if (ts > c.lastTs!) c.lastTs = ts
-  }
-  const tags = [...coverage.values()]
-  const report: BatchReport = {
-    separator: null,
-    timezone: 'UTC',
-    rejections: answer.refusals.slice(0, REFUSALS_LISTED).map((r) => ({ line: r.index + 1, reason: r.reason })),
-    unmappedTags: [],
-    emptyCells: 0,
-    sentinelCells: 0,
-    valuesRead: answer.received,
-    duplicatesInFile: answer.duplicates - (buffer.length - answer.stored),
-    forcedOver: null,
-    collisions: [],
-  }
-  return {
-    rows_read: answer.received,
-    samples_stored: answer.stored,
-    rejected_count: answer.refused,
-    collision_count: buffer.length - answer.stored,
-    first_ts: tags.length === 0 ? null : Math.min(...tags.map((t) => t.firstTs!)),
-    last_ts: tags.length === 0 ? null : Math.max(...tags.map((t) => t.lastTs!)),
-    tags: JSON.stringify(tags),
-    report: JSON.stringify(report),
-    updated_at: row.updated_at,
+    completed_at: null,
   }
 }

@@ -443,7 +443,7 @@ export function bucketsQuery(
     with visible as materialized (
       select s.ts, s.value, s.ts - (((s.ts % ${bucketMs}) + ${bucketMs}) % ${bucketMs}) as bucket_start
       from historian_points s
-      join historian_batches b on b.org_id = s.org_id and b.id = s.batch_id and b.status = 'complete'
+      join historian_batches b on b.org_id = s.org_id and b.id = s.batch_id and b.status in ('complete', 'open')
       where s.org_id = ${orgId} and s.series_id = ${seriesId}
         and s.ts >= ${page.from} and s.ts < ${page.to} and s.value is not null${page.includeBad === true ? sql`` : sql` and s.quality >= 64`}
     ), buckets as (

@@ -30,9 +30,10 @@ interface Scope {
   /**
    * Other transactions may write the same series and timestamps at once (live pushes, service/live.ts): every write
    * counts another's row as a collision after waiting for its transaction. The plain INSERT chosen when no stored
-   * sample lies in the range would fail on the other's row instead. Such a write is a new batch's (a push: small, into
-   * historian_points), so a conflict is always another batch's row: SQLite inserts OR IGNORE (sqliteLiveWrite),
-   * PostgreSQL sends arrays in one call that falls back to ON CONFLICT DO NOTHING only on a unique violation
+   * sample lies in the range would fail on the other's row instead. Such a write is a push into historian_points, and
+   * whatever is stored is kept (another batch's row, or an earlier push's into the same open batch): SQLite inserts
+   * OR IGNORE (sqliteLiveWrite), PostgreSQL sends arrays in one call that falls back to ON CONFLICT DO NOTHING only on
+   * a unique violation
    * (postgresArrayWrite), not through COPY.
    */
   isContended?: boolean
@@ -163,7 +164,7 @@ async function postgresWrite(db: Db, table: string, scope: Scope, buffer: Sample
  * call of `historian_live_points` (migration 2550: a plain INSERT, written again with ON CONFLICT DO NOTHING only
  * when it met a stored sample). A push is at most SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES rows, so one statement is one
  * round trip where the COPY path takes three (the temporary table, the COPY, the move). The buffer is deduplicated, so
- * a conflict is always another batch's row, which the upsert's `batch_id` filter would not have overwritten either.
+ * a conflict is another batch's row or one of an earlier push into the same open batch: the stored one is kept.
  */
 async function postgresArrayWrite(db: Db, scope: Scope, ids: Int32Array, buffer: SampleBuffer): Promise<number> {
   const order = primaryKeyOrder(ids, buffer.ts)
@@ -265,7 +266,10 @@ async function sqliteWrite(
       params[p++] = qualities[i]
     }
     // Not CompiledQuery.raw(text, params): it freezes the array.
-    const result = await db.executeQuery({ ...CompiledQuery.raw(sqliteStatement(statements, table, rows, upsert)), parameters: params })
+    const result = await db.executeQuery({
+      ...CompiledQuery.raw(sqliteStatement(statements, table, rows, upsert)),
+      parameters: params,
+    })
     written += Number(result.numAffectedRows ?? 0n)
     start += rows
   }
@@ -275,9 +279,9 @@ async function sqliteWrite(
 /**
  * SQLite, a live push (a contended write, service/live.ts): `INSERT OR IGNORE … SELECT` from a VALUES list of the
  * five columns that change, the organisation and batch bound once a statement, in primary-key order (a push
- * interleaves its series row by row; in key order its rows land next to each other). OR IGNORE does what the
- * import's upsert would: the batch is new and its buffer deduplicated, so a conflict is always another batch's row,
- * which the upsert's `batch_id` filter never overwrote either. It also leaves nothing in the statement that can abort
+ * interleaves its series row by row; in key order its rows land next to each other). OR IGNORE keeps what is stored:
+ * the buffer is deduplicated, so a conflict is another batch's row or an earlier push's into the same open batch,
+ * neither of which a push may overwrite. It also leaves nothing in the statement that can abort
  * it half-way (a NOT NULL check or a key conflict under the default ABORT; the NOT NULL columns are bound from the
  * scope and typed arrays here, never null, so OR IGNORE drops no row for them), so SQLite keeps no statement journal for
  * it: with the upsert, each statement of the transaction first copied every page it changed into one, a temporary

@@ -28,8 +28,8 @@ export async function findSeriesId(db: Db, orgId: OrgId, siteCode: string, insta
   return row === undefined ? undefined : Number(row.id)
 }
 
-/** Joined to `historian_points p`: the sample's batch, complete (the samples of other batches are not visible). */
-const completeBatch = sql`join historian_batches b on b.org_id = p.org_id and b.id = p.batch_id and b.status = 'complete'`
+/** Joined to `historian_points p`: the sample's batch, visible (complete, or open to a gateway's pushes; others are not). */
+const completeBatch = sql`join historian_batches b on b.org_id = p.org_id and b.id = p.batch_id and b.status in ('complete', 'open')`
 
 /** Of `historian_points p`: a numeric sample, of good or uncertain quality unless bad ones are asked for. */
 const usable = (key: SignalKey) => sql`p.value is not null${key.includeBad ? sql`` : sql` and p.quality >= 64`}`
@@ -40,7 +40,7 @@ function visibleSamples(key: SignalKey) {
 }
 
 /**
- * The statement of `rawSamples` (exported for the read bench): a page of the series' samples of complete batches,
+ * The statement of `rawSamples` (exported for the read bench): a page of the series' samples of complete (or open) batches,
  * every quality and text states included, oldest first, keyset-paged by timestamp: one primary-key range read in key
  * order that stops at the page's end, on both databases. By series id (joined to historian_series by its key instead,
  * PostgreSQL planned a parallel scan of the whole table and a sort), and the batch checked by a scalar subquery, a
@@ -52,7 +52,7 @@ export function rawSamplesQuery(orgId: OrgId, seriesId: number, from: number, to
   return sql<{ ts: number; value: number | null; text: string | null; quality: number; batch_id: string }>`
     select p.ts, p.value, p.text, p.quality, p.batch_id from historian_points p
     where p.org_id = ${orgId} and p.series_id = ${seriesId} and p.ts >= ${from} and p.ts < ${to}${page.after === undefined ? sql`` : sql` and p.ts > ${page.after}`}
-      and (select b.status from historian_batches b where b.org_id = p.org_id and b.id = p.batch_id) = 'complete'
+      and (select b.status from historian_batches b where b.org_id = p.org_id and b.id = p.batch_id) in ('complete', 'open')
     order by p.ts limit ${page.limit + 1}`
 }
 
