@@ -24,7 +24,8 @@ type Case = [
     | 'alarms'
     | 'alarm_events'
     | 'alarm_history'
-    | 'historian_tag_marks',
+    | 'historian_tag_marks'
+    | 'historian_batches',
   column: string,
   value: unknown,
   rule: 'type' | 'not null' | 'field',
@@ -149,6 +150,9 @@ const CASES: Case[] = [
     'toState must be one of active_unacknowledged, active_acknowledged, returned_unacknowledged, normal, shelved, out_of_service',
   ],
   ['a tag mark that is no interpolation', 'historian_tag_marks', 'interpolation', 'cubic', 'field', 'interpolation must be one of "linear", "step"'],
+  ['a batch status that is none', 'historian_batches', 'status', 'weird', 'field', 'status must be one of running, complete, failed, open'],
+  ['an open batch of an import', 'historian_batches', 'status', 'open', 'field', 'status may be open for a batch of format live only'],
+  ['a negative count of stored samples', 'historian_batches', 'samples_stored', -1, 'field', 'samplesStored must be >= 0'],
   ['a history actor that is none', 'alarm_history', 'actor_kind', 'root', 'field', 'actorKind must be one of apiKey, user, sitePin, link, cli, system'],
 ]
 

@@ -4,7 +4,7 @@ import type { RuleBreak } from '../../http/validation.ts'
 import { alarmEventRowBreak, alarmHistoryRowBreak, alarmRowBreak, alarmShelveRowBreak } from '../alarms/row-rules.ts'
 import { controllerRowBreak } from '../controllers/row-rules.ts'
 import { edgeRowBreak, nodeRowBreak } from '../electrical/row-rules.ts'
-import { retentionRowBreak, tagMarkRowBreak } from '../historian/row-rules.ts'
+import { batchRowBreak, retentionRowBreak, tagMarkRowBreak } from '../historian/row-rules.ts'
 import { instanceRowBreak } from '../instances/row-rules.ts'
 import { domainBindingRowBreak, membershipRowBreak } from '../orgs/row-rules.ts'
 import { siteRowBreak } from '../sites/row-rules.ts'
@@ -71,7 +71,7 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'alarm_events', scope: 'site', rules: alarmEventRowBreak },
   { name: 'alarm_history', scope: 'site', rules: alarmHistoryRowBreak },
   { name: 'alarm_shelves', scope: 'site', rules: alarmShelveRowBreak },
-  { name: 'historian_batches', scope: 'site', json: ['tags', 'report', 'options'] },
+  { name: 'historian_batches', scope: 'site', json: ['tags', 'report', 'options'], rules: batchRowBreak },
   { name: 'historian_samples', scope: 'site', isStoredPart: true },
   { name: 'historian_retention', scope: 'site', rules: retentionRowBreak },
   { name: 'historian_tag_marks', scope: 'site', rules: tagMarkRowBreak },
