@@ -205,6 +205,17 @@ test("engineering pages: the site page's one-line diagram and the historian page
       .click()
     await page.locator('.trend[data-points]').waitFor()
     assert.equal(await picker.locator('input[type=checkbox]:checked').count(), 2)
+
+    // A gateway's live samples: its batch of the current window is listed open and is trended like a complete one.
+    await c.must('PUT', `/api/sites/${SITE}/instances/ins_pump`, { tagMappings: { flow: 'N7:0' } })
+    const now = Date.now()
+    const samples = Array.from({ length: 30 }, (_, i) => ({ instanceId: 'ins_pump', tagKey: 'flow', ts: now - (30 - i) * 1_000, value: 40 + i }))
+    await c.must('POST', `/api/sites/${SITE}/historian/samples?batchKey=gw-1`, { samples })
+    await page.reload()
+    const open = page.locator('tr[data-status="open"]').first()
+    await open.getByRole('button', { name: /Trend the tags/ }).click()
+    await page.locator('.trend[data-points]').waitFor()
+    assert.deepEqual(await picker.locator('label').allInnerTexts(), ['ins_pump · flow'])
   })
 
   await t.test('alarm load chart (for the alarms page) draws a real load answer', async () => {

@@ -8,7 +8,7 @@ import type { OrgId } from '../../ids.ts'
 import { findConfigVersion } from '../edges/store.ts'
 import { createLiveIngest } from './service/live.ts'
 import type { LiveItem } from './service/live-samples.ts'
-import { plant, sampleCount, series, sharedHarness, standardParts, upload, type Plant } from './test-setup.ts'
+import { livePlant, sampleCount, series, sharedHarness, standardParts, upload, type Plant } from './test-setup.ts'
 
 // Issue 30, live samples (POST …/historian/samples). The clock is pinned at NOW; the window is 1 min ahead, 1 h behind.
 const NOW = Date.parse('2024-05-01T12:00:00Z')
@@ -18,19 +18,6 @@ const ENV = {
   SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES: '60',
   SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS: String(MIN),
   SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS: String(60 * MIN),
-}
-
-/** A plant whose instances ins_pump and ins_motor map the tags `speed` and `state`. */
-async function livePlant(h: Harness): Promise<Plant> {
-  h.clock.set(NOW)
-  const p = await plant(h)
-  await h.handle.db
-    .updateTable('instances')
-    .set({ tag_mappings: JSON.stringify({ speed: 'N7:0', state: 'N7:1' }), tag_count: 2 })
-    .where('org_id', '=', p.owner.org.id)
-    .where('id', 'in', ['ins_pump', 'ins_motor'])
-    .execute()
-  return p
 }
 
 function push(h: Harness, p: Plant, batchKey: string, body: unknown, contentType = 'application/json') {
@@ -52,7 +39,7 @@ for (const dialect of testDialects()) {
 
     it('JSON: stored and read at once; unknown instances and tag keys, timestamps outside the window and bad samples refused one by one', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, NOW)
       const res = await push(h, p, 'gw1-0001', {
         samples: [
           { instanceId: 'ins_pump', tagKey: 'speed', ts: at(-2), value: 10.5 },
@@ -103,7 +90,7 @@ for (const dialect of testDialects()) {
 
     it('lines: quoted text states with doubled quotes, epoch and ISO timestamps, quality names and codes, CRLF; unreadable lines refused by index', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, NOW)
       const lines = [
         `ins_pump,speed,${NOW - 3 * MIN},1.5`,
         `ins_pump,speed,${at(-2)},-2e1,uncertain\r`,
@@ -142,7 +129,7 @@ for (const dialect of testDialects()) {
 
     it('a sample at a tag and timestamp already stored (import or earlier push) keeps the stored value; a repeat within a push is a duplicate', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, NOW)
       const imported = await upload(
         h,
         p.owner,
@@ -169,7 +156,7 @@ for (const dialect of testDialects()) {
 
     it('a batch id pushed again stores nothing twice and answers the first answer, also to 50 resends at once; other batch ids with the same samples at once store each once', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, NOW)
       const samples = (from: number) => Array.from({ length: 30 }, (_, i) => ({ instanceId: 'ins_pump', tagKey: 'speed', ts: at(from + i), value: i }))
       const body = { samples: [...samples(-50), { instanceId: 'ins_ghost', tagKey: 'speed', ts: at(0), value: 0 }] }
       const first = await push(h, p, 'gw-7', body)
@@ -219,7 +206,7 @@ for (const dialect of testDialects()) {
 
     it('50 pushes at once from 10 keys of two organisations (same site code, instances and tag) beside 25 resends of one batch id in each: each push answered its own counts and refusals, stored in its own organisation; each batch id stored once per organisation', async () => {
       const h = shared()
-      const plants = [await livePlant(h), await livePlant(h)]
+      const plants = [await livePlant(h, NOW), await livePlant(h, NOW)]
       const keys = await Promise.all(
         plants.flatMap((p) => Array.from({ length: 5 }, async () => ({ p, key: (await h.mintKey(p.owner.org, 'member')).plaintext }))),
       )
@@ -275,7 +262,7 @@ for (const dialect of testDialects()) {
 
     it('the service under 100 pushes of two organisations interleaved as one process issues them (SQLite groups them): each group one organisation, each push its own counts and refusals, a batch id stored once per organisation', async () => {
       const h = shared()
-      const plants = [await livePlant(h), await livePlant(h)]
+      const plants = [await livePlant(h, NOW), await livePlant(h, NOW)]
       const orgs = plants.map((p) => p.owner.org.id as OrgId)
       const live = createLiveIngest({
         handle: h.handle,
@@ -336,7 +323,7 @@ for (const dialect of testDialects()) {
 
     it('refused whole, nothing stored: 413 above the batch size, 400 without a batch id, 415 another type, 404 an unknown site', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, NOW)
       const many = Array.from({ length: 61 }, (_, i) => ({ instanceId: 'ins_pump', tagKey: 'speed', ts: NOW - i, value: i }))
       const tooMany = await push(h, p, 'big', { samples: many })
       assert.equal(tooMany.statusCode, 413, tooMany.body)
@@ -367,7 +354,7 @@ for (const dialect of testDialects()) {
 
     it('a push of no samples (an empty array, a body of no lines) is a 422 naming /samples and makes no batch, also when resent', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, NOW)
       for (const [body, type] of [
         [{ samples: [] }, 'application/json'],
         ['\r\n\n', 'text/plain'],
@@ -392,7 +379,7 @@ for (const dialect of testDialects()) {
 
     it("a tag key mapped after a push is taken by the next push: the site's tag mappings are read again once its equipment changed", async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, NOW)
       const sample = { instanceId: 'ins_pump', tagKey: 'flow', ts: at(0), value: 1 }
       const before = await push(h, p, 'map-1', { samples: [sample] })
       assert.deepEqual([before.json().stored, before.json().refused], [0, 1])

@@ -12,7 +12,7 @@ import { streamBatchSamples } from './link.ts'
 import { createLiveIngest } from './service/live.ts'
 import { closeEndedLiveBatches, LIVE_WINDOW_MS, lockOpenBatch } from './service/open-batch.ts'
 import { sweepHistorianRetention } from './service/retention.ts'
-import { plant, sampleCount, series, sharedHarness, type Plant } from './test-setup.ts'
+import { livePlant, sampleCount, series, sharedHarness, type Plant } from './test-setup.ts'
 
 // Issue 30: a gateway's live pushes of one 10-minute UTC window share one `open` batch (service/open-batch.ts).
 // The clock starts a minute into the window 12:00–12:10.
@@ -24,18 +24,6 @@ const ENV = {
   SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES: '100',
   SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS: String(MIN),
   SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS: String(3 * DAY),
-}
-
-async function livePlant(h: Harness): Promise<Plant> {
-  h.clock.set(WINDOW + MIN)
-  const p = await plant(h)
-  await h.handle.db
-    .updateTable('instances')
-    .set({ tag_mappings: JSON.stringify({ speed: 'N7:0', state: 'N7:1' }), tag_count: 2 })
-    .where('org_id', '=', p.owner.org.id)
-    .where('id', 'in', ['ins_pump', 'ins_motor'])
-    .execute()
-  return p
 }
 
 const sample = (ts: number, value: number, tagKey = 'speed', instanceId = 'ins_pump') => ({ instanceId, tagKey, ts, value })
@@ -77,7 +65,7 @@ for (const dialect of testDialects()) {
 
     it("one key's pushes of one window share an open batch: counts, coverage and time range grow, reads see every sample, the list and the read say `open`; another key has its own", async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const first = await answered(h, p, 'k-1', [sample(WINDOW, 1), sample(WINDOW + 1000, 2), sample(WINDOW, 9, 'flow')])
       h.clock.advance(MIN)
       const second = await answered(h, p, 'k-2', [sample(WINDOW + 2000, 3), sample(WINDOW + 500, 4, 'state', 'ins_motor')])
@@ -119,7 +107,7 @@ for (const dialect of testDialects()) {
 
     it('a sample an earlier push of the open batch stored is a duplicate under another batch key: the stored value is kept', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       await answered(h, p, 'a', [sample(WINDOW, 1)])
       const again = await answered(h, p, 'b', [sample(WINDOW, 2), sample(WINDOW + 1, 3)])
       assert.deepEqual([again.stored, again.duplicates], [1, 1])
@@ -134,7 +122,7 @@ for (const dialect of testDialects()) {
 
     it("the first push after the window closes the gateway's batch (complete) and opens the next one", async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const first = await answered(h, p, 'w1', [sample(WINDOW, 1)])
       h.clock.set(WINDOW + LIVE_WINDOW_MS + 5 * 1000)
       const next = await answered(h, p, 'w2', [sample(WINDOW + LIVE_WINDOW_MS, 2)])
@@ -148,7 +136,7 @@ for (const dialect of testDialects()) {
 
     it('the close job closes an open batch whose window ended with no push after it, and leaves the current one open', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const idle = await answered(h, p, 'idle', [sample(WINDOW, 1)])
       const orgs = [p.owner.org.id]
       assert.deepEqual(await closeEndedLiveBatches(h.handle, h.clock, { orgs }), { closed: 0 })
@@ -165,7 +153,7 @@ for (const dialect of testDialects()) {
 
     it('a resend answers the first answer and stores nothing, while the batch is open and after it closed', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const body = [sample(WINDOW, 1), sample(WINDOW + 1, 2), sample(WINDOW, 0, 'flow')]
       const { replayed, ...first } = await answered(h, p, 'r-1', body)
       await answered(h, p, 'r-2', [sample(WINDOW + 2, 3)])
@@ -190,7 +178,7 @@ for (const dialect of testDialects()) {
 
     it('concurrent pushes of one gateway (on PostgreSQL from two processes) lose no count: one batch holds every push', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const orgId = p.owner.org.id as OrgId
       const actor: Actor = { kind: 'apiKey', subject: 'key-gw', role: 'member' }
       const deps = (handle: typeof h.handle) => ({
@@ -241,7 +229,7 @@ for (const dialect of testDialects()) {
 
     it('the fleet link: an open batch is not in the outbox and its samples are not streamed; once closed it goes up once, as complete', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const a = await answered(h, p, 'f-1', [sample(WINDOW, 1)])
       await answered(h, p, 'f-2', [sample(WINDOW + 1, 2)])
       assert.deepEqual(await outboxBatches(h, p), [])
@@ -268,7 +256,7 @@ for (const dialect of testDialects()) {
 
     it('deleting an open batch deletes its samples and key rows; the next push opens a new batch, and a resend of a deleted key stores anew', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const a = await answered(h, p, 'd-1', [sample(WINDOW, 1), sample(WINDOW + 1, 2)])
       await answered(h, p, 'd-2', [sample(WINDOW + 2, 3)])
       assert.equal((await h.inject(p.owner, { method: 'DELETE', url: `/api/historian/import-batches/${a.historianBatchId}` })).statusCode, 204)
@@ -282,7 +270,7 @@ for (const dialect of testDialects()) {
 
     it('an open batch deleted while its gateway pushes: every push answered, no sample left without its batch, every count its samples', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const first = await answered(h, p, 'z-0', [sample(WINDOW, 0)])
       let target = first.historianBatchId
       if (dialect === 'postgres') {
@@ -332,7 +320,7 @@ for (const dialect of testDialects()) {
 
     it('retention over an open batch deletes its old samples and leaves it open with the counts it stored; the next push still goes into it', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const a = await answered(h, p, 'ret-1', [sample(WINDOW - 2 * DAY, 1), sample(WINDOW, 2)])
       const policy = await h.inject(p.owner, { method: 'PUT', url: `/api/sites/${p.siteCode}/historian/retention`, payload: { retentionDays: 1 } })
       assert.equal(policy.statusCode, 200, policy.body)
@@ -347,7 +335,7 @@ for (const dialect of testDialects()) {
 
     it('a tenant export carries an open batch as it stands (open, its samples); imported, it is read at once and the close job closes it after its window', async () => {
       const h = shared()
-      const p = await livePlant(h)
+      const p = await livePlant(h, WINDOW + MIN)
       const a = await answered(h, p, 'x-1', [sample(WINDOW, 1), sample(WINDOW + 1, 2)])
       const exported = await h.inject(p.owner, { url: `/api/admin/orgs/${p.owner.org.slug}/tenant/export` })
       assert.equal(exported.statusCode, 200, exported.body)

@@ -61,6 +61,19 @@ export async function plant(h: Harness, options: { timeZone?: string; instances?
  * The body arrives whole unless `pieceBytes` cuts it into pieces as a network would (the import then writes a large
  * file in several transactions instead of one).
  */
+/** A plant at `now` whose instances ins_pump and ins_motor map the tags `speed` and `state` (live pushes, issue 30). */
+export async function livePlant(h: Harness, now: number): Promise<Plant> {
+  h.clock.set(now)
+  const p = await plant(h)
+  await h.handle.db
+    .updateTable('instances')
+    .set({ tag_mappings: JSON.stringify({ speed: 'N7:0', state: 'N7:1' }), tag_count: 2 })
+    .where('org_id', '=', p.owner.org.id)
+    .where('id', 'in', ['ins_pump', 'ins_motor'])
+    .execute()
+  return p
+}
+
 export function upload(h: Harness, credential: Credential, parts: Part[], options: { pieceBytes?: number } = {}) {
   const body = multipart(parts)
   const { pieceBytes } = options

@@ -35,6 +35,8 @@ const CSS = `
 const isAdmin = (ctx: PageContext) => ctx.principal.role === 'owner' || ctx.principal.role === 'admin'
 
 /** The end of a period that includes a sample at `lastMs` (periods are [from, to)): the next whole second. */
+/** A batch the series reads take: complete, or a gateway's open live batch of the current window (still growing). */
+const isReadable = (b: BatchSummary) => b.status === 'complete' || b.status === 'open'
 const after = (lastMs: number) => Math.floor(lastMs / 1000) * 1000 + 1000
 
 export const page: Page = async (root, ctx) => {
@@ -144,7 +146,7 @@ export const page: Page = async (root, ctx) => {
                   'Rejected rows',
                 )
               : null,
-            b.id && b.status === 'complete' && b.tagCount > 0
+            b.id && isReadable(b) && b.tagCount > 0
               ? h(
                   'button',
                   {
@@ -411,7 +413,7 @@ export const page: Page = async (root, ctx) => {
     const mine = ++pickerGeneration
     let sources: Batch[]
     try {
-      sources = batch ? [batch] : await Promise.all(shown.filter((x) => x.id && x.status === 'complete' && x.tagCount > 0).map((x) => wholeBatch(x.id!)))
+      sources = batch ? [batch] : await Promise.all(shown.filter((x) => x.id && isReadable(x) && x.tagCount > 0).map((x) => wholeBatch(x.id!)))
       if (mine !== pickerGeneration) return
     } catch (error) {
       if (mine !== pickerGeneration) return
@@ -539,10 +541,10 @@ export const page: Page = async (root, ctx) => {
 
   await batches.reload()
   await tagOptions(null)
-  const firstComplete = shown.find((b) => b.status === 'complete' && b.timeRange)
-  if (firstComplete?.timeRange) {
-    fromInput.value = wallClock(Date.parse(firstComplete.timeRange.from), zone)
-    toInput.value = wallClock(after(Date.parse(firstComplete.timeRange.to)), zone)
+  const firstReadable = shown.find((b) => isReadable(b) && b.timeRange)
+  if (firstReadable?.timeRange) {
+    fromInput.value = wallClock(Date.parse(firstReadable.timeRange.from), zone)
+    toInput.value = wallClock(after(Date.parse(firstReadable.timeRange.to)), zone)
   }
   return () => {
     stopped = true
