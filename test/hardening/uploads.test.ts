@@ -343,7 +343,9 @@ for (const dialect of testDialects()) {
       // alarms: one open alarm per (site, instance and condition). The package's al-1 is open; here al-2 is, al-1 closed.
       const alarm = (id: string, key: string | null) =>
         sql`insert into alarms (org_id, site_code, id, instance_id, condition, priority, state, is_active, is_acknowledged, is_out_of_service, active_key, activation_count, raised_at, last_event_at, changed_at, created_at, version)
-        values (${w.orgId}, ${HISTORIAN_SITE}, ${id}, 'ins_pump', 'HI', 'high', 'active_unacknowledged', 1, 0, 0, ${key}, 1, ${now}, ${now}, ${now}, ${now}, 1)`.execute(db)
+        values (${w.orgId}, ${HISTORIAN_SITE}, ${id}, 'ins_pump', 'HI', 'high', 'active_unacknowledged', 1, 0, 0, ${key}, 1, ${now}, ${now}, ${now}, ${now}, 1)`.execute(
+          db,
+        )
       await alarm('al-1', '8:ins_pumpHI')
       await exportNow()
       await sql`update alarms set active_key = null, state = 'normal', is_active = 0, is_acknowledged = 1 where org_id = ${w.orgId} and id = 'al-1'`.execute(db)
