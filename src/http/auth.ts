@@ -46,7 +46,8 @@ declare module 'fastify' {
 /** A bearer validator claims the tokens of its issuer; the selector routes by `iss`. */
 export interface BearerValidator {
   accepts(issuer: string): boolean
-  validate(token: string, org: Org): Promise<Principal | undefined>
+  /** A principal at once when its caches answer (no promise on the request path), else a promise. */
+  validate(token: string, org: Org): Principal | undefined | Promise<Principal | undefined>
 }
 
 export interface AuthDeps {

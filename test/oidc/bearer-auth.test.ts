@@ -2,6 +2,12 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { decodeJwt } from 'jose'
 import type { JWTPayload } from 'jose'
+import { createOidcBearerValidator } from '../../src/auth/oidc/bearer.ts'
+import { createOidcKeySet } from '../../src/auth/oidc/key-set.ts'
+import { CLI_ACTOR } from '../../src/identity.ts'
+import { createOidcPrincipalValidator } from '../../src/auth/oidc/principal-validator.ts'
+import { endSessionsOfAccount } from '../../src/auth/sessions/end-sessions.ts'
+import { createMembersService } from '../../src/modules/orgs/members-service.ts'
 import { createPlatformAdminsService } from '../../src/modules/orgs/platform-admins-service.ts'
 import { comparableBody, testDialects } from '../harness.ts'
 import { AUDIENCE, identityHarness, startSharedProvider, type IdentityHarness, type SharedProvider } from './identity-harness.ts'
@@ -38,6 +44,41 @@ for (const dialect of testDialects()) {
       const member = await h.bearer(await h.token('mo'), { method: 'GET', url: KEYS_URL })
       assert.equal(member.statusCode, 403)
       assert.equal(member.json().code, 'Forbidden')
+    })
+
+    it('a remembered token of a cached member is answered without a promise (issue 29), and a revocation still takes effect at once', async (t) => {
+      const h = await identityHarness(t, dialect, shared)
+      await h.activate('ada', 'admin')
+      const members = createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount })
+      const clock = () => new Date()
+      const keySet = createOidcKeySet({ jwksUri: h.op.jwksUri, clock })
+      await keySet.load() // as the relying party does at start-up
+      const validator = createOidcPrincipalValidator({
+        relyingParty: {
+          metadata: { issuer: h.op.issuer } as never,
+          validateBearer: createOidcBearerValidator({
+            issuer: h.op.issuer,
+            audience: AUDIENCE,
+            keySet,
+            clockToleranceSec: 30,
+            clock,
+          }),
+        },
+        members,
+        platformAdmins: createPlatformAdminsService({ handle: h.handle, clock: h.clock }),
+        handle: h.handle,
+        log: h.app.log,
+      })
+      const token = await h.token('ada')
+      const first = validator.validate(token, h.org)
+      assert.ok(first instanceof Promise, 'the first call verifies the signature and looks the membership up')
+      assert.equal((await first)?.role, 'admin')
+      const again = validator.validate(token, h.org)
+      assert.ok(!(again instanceof Promise), 'remembered token, cached access: answered at once')
+      assert.equal(again?.role, 'admin')
+      await members.revoke(h.org.id, { actor: CLI_ACTOR, isPlatformAdmin: true }, h.oidOf('ada'))
+      const revoked = await validator.validate(token, h.org)
+      assert.equal(revoked?.isPending, true, 'the invalidation generation moved: looked up again, refused by every policy')
     })
 
     it('a role claim in the token is ignored: a member with a validly signed "owner" claim is still a member', async (t) => {

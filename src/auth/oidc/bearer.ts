@@ -34,7 +34,11 @@ export interface OidcBearerValidatorOptions {
   jwksRefetchIntervalMs?: number
 }
 
-export type OidcBearerValidator = (token: string) => Promise<OidcIdentity>
+/**
+ * A token's identity: at once for a token remembered as verified (no promise on the request path, issue 29), else a
+ * promise; a refusal is always a rejection (InvalidBearerToken), never a throw.
+ */
+export type OidcBearerValidator = (token: string) => OidcIdentity | Promise<OidcIdentity>
 
 // RFC 9068 §4 wants typ at+jwt; Entra ID v2 access tokens say "JWT", so both pass (an ID token, also
 // "JWT", is kept out by `aud`: its audience is the client id). Any other type is refused: RFC 8725 §3.11.
@@ -65,9 +69,9 @@ export function createOidcBearerValidator(options: OidcBearerValidatorOptions): 
   // tolerance, at the same clock) and with the same key set. Anything else is checked in full again.
   const remembered = new Map<string, Remembered>()
 
-  return async function validateOidcBearer(token: string): Promise<OidcIdentity> {
-    if (typeof token !== 'string') throw new InvalidBearerToken('ERR_JWT_INVALID')
-    if (token.length > MAX_TOKEN_LENGTH) throw new InvalidBearerToken('ERR_TOKEN_TOO_LARGE')
+  return function validateOidcBearer(token: string): OidcIdentity | Promise<OidcIdentity> {
+    if (typeof token !== 'string') return Promise.reject(new InvalidBearerToken('ERR_JWT_INVALID'))
+    if (token.length > MAX_TOKEN_LENGTH) return Promise.reject(new InvalidBearerToken('ERR_TOKEN_TOO_LARGE'))
     const digest = createHash('sha256').update(token).digest('base64url')
     const hit = remembered.get(digest)
     if (hit !== undefined) {
@@ -75,6 +79,11 @@ export function createOidcBearerValidator(options: OidcBearerValidatorOptions): 
       if (hit.keys === keySet.version() && hit.exp > now - clockTolerance && (hit.nbf === undefined || hit.nbf <= now + clockTolerance)) return hit.identity
       remembered.delete(digest)
     }
+    return verify(token, digest)
+  }
+
+  /** The full check of a token not remembered (or no longer passing as remembered): jose's, then ours. */
+  async function verify(token: string, digest: string): Promise<OidcIdentity> {
     const keys = keySet.version()
     try {
       const { payload, protectedHeader } = await jwtVerify(token, keySet.getKey, {

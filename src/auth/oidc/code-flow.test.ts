@@ -159,7 +159,10 @@ describe('OIDC authorization code flow with PKCE against a real provider', () =>
     const code = readAuthorizationCallback(callback.searchParams, expectedCallback(request.state))
     const tokens = await exchangeCode({ ...client(), code, verifier: request.verifier, redirectUri: REDIRECT_URI })
     const validate = createOidcBearerValidator({ issuer: meta.issuer, audience: AUDIENCE, clockToleranceSec: 30, clock: clock.now, keySet })
-    await assert.rejects(validate(tokens.idToken ?? ''), (e: unknown) => e instanceof InvalidBearerToken && e.claim === 'aud')
+    await assert.rejects(
+      async () => validate(tokens.idToken ?? ''),
+      (e: unknown) => e instanceof InvalidBearerToken && e.claim === 'aud',
+    )
     await assert.rejects(verifyIdToken(tokens.accessToken, { ...idTokenOptions(), nonce: request.nonce }), InvalidIdToken)
   })
 })

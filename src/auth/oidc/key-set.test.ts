@@ -23,8 +23,8 @@ function countingFetch(jwksUri: string) {
   return { state, fetch: fetchImpl }
 }
 
-async function reasonOf(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(
+async function reasonOf(validated: unknown): Promise<string> {
+  const error = await Promise.resolve(validated).then(
     () => undefined,
     (e: unknown) => e,
   )

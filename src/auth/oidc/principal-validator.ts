@@ -4,6 +4,7 @@ import type { BearerValidator } from '../../http/auth.ts'
 import type { OrgId } from '../../ids.ts'
 import type { Access, Org, Principal } from '../../identity.ts'
 import type { Memberships, PlatformAdminList } from './accounts.ts'
+import type { OidcIdentity } from './bearer.ts'
 import { InvalidBearerToken } from './errors.ts'
 import type { RelyingParty } from './relying-party.ts'
 
@@ -22,7 +23,7 @@ const MAX_CACHED = 50_000
  * invalidation generation moves (an approval, a revocation or a platform-admin change in any process).
  */
 export function createOidcPrincipalValidator(deps: {
-  relyingParty: RelyingParty
+  relyingParty: Pick<RelyingParty, 'metadata' | 'validateBearer'>
   members: Pick<Memberships, 'accessOf' | 'accessForBearer'>
   platformAdmins: PlatformAdminList
   handle: DatabaseHandle
@@ -33,15 +34,18 @@ export function createOidcPrincipalValidator(deps: {
   const cache = new Map<string, CachedAccess>()
   let cachedGeneration = handle.generation()
 
-  async function accessOf(orgId: OrgId, claims: { oid: string; email?: string; name?: string }): Promise<CachedAccess> {
+  /** The access of (org, oid): at once from the cache, else a promise of the lookup (remembered when no change came meanwhile). */
+  function accessOf(orgId: OrgId, claims: { oid: string; email?: string; name?: string }): CachedAccess | Promise<CachedAccess> {
     const generation = handle.generation()
     if (generation !== cachedGeneration) {
       cache.clear()
       cachedGeneration = generation
     }
     const key = `${orgId}\u0000${claims.oid}`
-    const hit = cache.get(key)
-    if (hit) return hit
+    return cache.get(key) ?? lookUp(orgId, claims, key, generation)
+  }
+
+  async function lookUp(orgId: OrgId, claims: { oid: string; email?: string; name?: string }, key: string, generation: number): Promise<CachedAccess> {
     const isPlatformAdmin = await platformAdmins.isPlatformAdmin(claims.oid)
     // A platform admin acting at a host is not asking to join it: no membership request is recorded.
     const access: Access = isPlatformAdmin
@@ -55,29 +59,39 @@ export function createOidcPrincipalValidator(deps: {
     return value
   }
 
+  function refused(error: unknown): undefined {
+    // The reason is for the operator; the caller gets the one uniform 401.
+    if (error instanceof InvalidBearerToken) log.debug({ event: 'auth.bearer_rejected', reason: error.reason, claim: error.claim }, 'bearer token rejected')
+    else log.warn({ err: error }, 'bearer validation failed unexpectedly')
+    return undefined
+  }
+
+  function principalOf(org: Org, identity: OidcIdentity, { access, isPlatformAdmin }: CachedAccess): Principal {
+    const base = { orgId: org.id, kind: 'user' as const, subject: identity.sub, account: identity.oid, isPlatformAdmin }
+    if (access.status === 'active') return { ...base, role: access.role }
+    // A platform admin without a membership acts with full authority (it passes every policy anyway);
+    // anyone else is pending or revoked: authenticated, refused by every policy.
+    if (isPlatformAdmin) return { ...base, role: 'owner' }
+    return { ...base, role: 'member', isPending: true }
+  }
+
+  function ofIdentity(org: Org, identity: OidcIdentity): Principal | undefined | Promise<Principal | undefined> {
+    if (identity.orgSlug !== org.slug) {
+      log.debug({ event: 'auth.bearer_rejected', reason: 'org_slug differs from the host organisation' }, 'bearer token rejected')
+      return undefined
+    }
+    const access = accessOf(org.id, identity)
+    return access instanceof Promise ? access.then((a) => principalOf(org, identity, a)) : principalOf(org, identity, access)
+  }
+
   return {
     accepts: (iss) => iss === issuer,
-    async validate(token: string, org: Org): Promise<Principal | undefined> {
-      let identity
-      try {
-        identity = await relyingParty.validateBearer(token)
-      } catch (error) {
-        // The reason is for the operator; the caller gets the one uniform 401.
-        if (error instanceof InvalidBearerToken) log.debug({ event: 'auth.bearer_rejected', reason: error.reason, claim: error.claim }, 'bearer token rejected')
-        else log.warn({ err: error }, 'bearer validation failed unexpectedly')
-        return undefined
-      }
-      if (identity.orgSlug !== org.slug) {
-        log.debug({ event: 'auth.bearer_rejected', reason: 'org_slug differs from the host organisation' }, 'bearer token rejected')
-        return undefined
-      }
-      const { access, isPlatformAdmin } = await accessOf(org.id, identity)
-      const base = { orgId: org.id, kind: 'user' as const, subject: identity.sub, account: identity.oid, isPlatformAdmin }
-      if (access.status === 'active') return { ...base, role: access.role }
-      // A platform admin without a membership acts with full authority (it passes every policy anyway);
-      // anyone else is pending or revoked: authenticated, refused by every policy.
-      if (isPlatformAdmin) return { ...base, role: 'owner' }
-      return { ...base, role: 'member', isPending: true }
+    // Synchronous for a remembered token of a cached access (issue 29: no promise on the request path, as the API
+    // key's); a lookup's promise otherwise.
+    validate(token: string, org: Org): Principal | undefined | Promise<Principal | undefined> {
+      const identity = relyingParty.validateBearer(token)
+      if (identity instanceof Promise) return identity.then((found) => ofIdentity(org, found), refused)
+      return ofIdentity(org, identity)
     },
   }
 }
