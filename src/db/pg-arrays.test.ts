@@ -6,6 +6,22 @@ import { postgresUrl, testDialects } from '../../test/harness.ts'
 import { BinaryArrays, numberArrayBytes, textArrayBytes } from './pg-arrays.ts'
 
 // The binary arrays a live push and an alarm batch send read back by PostgreSQL as the values written.
+
+it('an integer element refuses a value it cannot hold instead of writing it wrapped or truncated', () => {
+  const arrays = new BinaryArrays()
+  for (const [type, value] of [
+    ['int4', 2 ** 31],
+    ['int4', -(2 ** 31) - 1],
+    ['int4', 1.5],
+    ['int2', 40_000],
+    ['int8', 2 ** 53],
+  ] as const) {
+    arrays.start(numberArrayBytes(type, 1))
+    assert.throws(() => arrays.numbers(type, 1, () => value), RangeError, `${type} ${value}`)
+  }
+  arrays.start(numberArrayBytes('int4', 2))
+  assert.equal(arrays.numbers('int4', 2, (k) => [2 ** 31 - 1, -(2 ** 31)][k]!).length, numberArrayBytes('int4', 2))
+})
 if (testDialects().includes('postgres')) {
   describe('postgres: binary array parameters', () => {
     it('integers of every width (int8 past 32 bits and negative), doubles, nulls and UTF-8 texts arrive as written, also from reused bytes', async () => {

@@ -9,6 +9,12 @@
  */
 const ELEMENT = { int2: { oid: 21, size: 2 }, int4: { oid: 23, size: 4 }, int8: { oid: 20, size: 8 }, float8: { oid: 701, size: 8 } } as const
 type NumberType = keyof typeof ELEMENT
+/** The values an integer element holds (int8: what a JS number holds exactly). */
+const INTEGER_RANGE: Partial<Record<NumberType, readonly [number, number]>> = {
+  int2: [-32_768, 32_767],
+  int4: [-2_147_483_648, 2_147_483_647],
+  int8: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+}
 const TEXT_OID = 25
 const HEADER = 20
 
@@ -46,7 +52,13 @@ export class BinaryArrays {
   numbers(type: NumberType, length: number, at: (k: number) => number | null): Buffer {
     const { oid, size } = ELEMENT[type]
     const view = this.#view
+    const fits = INTEGER_RANGE[type]
     return this.#elements(oid, length, at, (p, value) => {
+      // DataView wraps an integer past its width and drops a fraction without a word; the server would refuse the text
+      // form of either (22003, 22P02), so a value the element cannot hold is refused here, never written changed.
+      if (fits !== undefined && !(Number.isInteger(value) && value >= fits[0] && value <= fits[1])) {
+        throw new RangeError(`BinaryArrays: ${value} is not an ${type} value`)
+      }
       if (type === 'int2') view.setInt16(p, value)
       else if (type === 'int4') view.setInt32(p, value)
       else if (type === 'float8') view.setFloat64(p, value)
