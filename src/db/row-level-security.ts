@@ -35,14 +35,31 @@ export async function enableTenantRowSecurity<DB>(db: Kysely<DB>, table: string)
 
 /**
  * PostgreSQL only: lets the service's role (`SITEGRID_DATABASE_APP_URL`'s user; neither owner nor BYPASSRLS)
- * read and write every table but the migrator's own, and use the sequences. Run after every migration.
+ * read and write every table but the migrator's own, and use the sequences. Run after every migration, by every
+ * process that starts: it grants only what the role lacks, under an advisory lock, because two GRANTs on one table at
+ * once fail ("tuple concurrently updated") and the processes of a cell start together.
  */
 export async function grantAppRole<DB>(db: Kysely<DB>, role: string): Promise<void> {
+  const lacking = async (q: Kysely<DB>) => {
+    const { rows } = await sql<{ relname: string; relkind: string }>`
+      select c.relname, c.relkind from pg_class c
+      where c.relnamespace = current_schema()::regnamespace
+        and ((c.relkind in ('r', 'p') and c.relname not like 'kysely_migration%'
+              and not (has_table_privilege(${role}, c.oid, 'SELECT') and has_table_privilege(${role}, c.oid, 'INSERT')
+                       and has_table_privilege(${role}, c.oid, 'UPDATE') and has_table_privilege(${role}, c.oid, 'DELETE')))
+          or (c.relkind = 'S' and not (has_sequence_privilege(${role}, c.oid, 'USAGE') and has_sequence_privilege(${role}, c.oid, 'SELECT'))))
+      order by c.relname`.execute(q)
+    return rows
+  }
+  if ((await lacking(db)).length === 0) return
   const r = sql.id(role)
-  const { rows } = await sql<{ tablename: string }>`
-    select tablename from pg_tables where schemaname = current_schema() and tablename not like 'kysely_migration%'`.execute(db)
-  for (const { tablename } of rows) await sql`grant select, insert, update, delete on ${sql.table(tablename)} to ${r}`.execute(db)
-  await sql`grant usage, select on all sequences in schema ${sql.id('public')} to ${r}`.execute(db)
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('sitegrid.grant-app-role'))`.execute(trx)
+    for (const { relname, relkind } of await lacking(trx)) {
+      if (relkind === 'S') await sql`grant usage, select on sequence ${sql.table(relname)} to ${r}`.execute(trx)
+      else await sql`grant select, insert, update, delete on ${sql.table(relname)} to ${r}`.execute(trx)
+    }
+  })
 }
 
 /** The user name of a postgres:// URL (the role `serve` runs as). */

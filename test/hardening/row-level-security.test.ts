@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { test } from 'node:test'
 import { sql, type Kysely } from 'kysely'
 import { migrateCommand } from '../../src/cli/serve.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
 import { connectDatabase } from '../../src/db/connect.ts'
 import { grantAppRole, tenantTables } from '../../src/db/row-level-security.ts'
 import { withOrgScope, withSystemScope } from '../../src/db/tenant-scope.ts'
@@ -224,5 +225,24 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       select has_table_privilege('sites', 'SELECT,INSERT,UPDATE,DELETE') as sites, has_table_privilege('api_keys', 'SELECT,INSERT,UPDATE,DELETE') as api_keys,
         has_table_privilege('kysely_migration', 'INSERT') as migrations, has_schema_privilege('public', 'CREATE') as create`.execute(app.db)
     assert.deepEqual(rights, { sites: true, api_keys: true, migrations: false, create: false })
+  })
+  test(`${dialect}: the processes of a cell starting at once grant the app role together, none fails`, async (t) => {
+    // Stop 39's CI: two servers started at once, both granted, and one died of "tuple concurrently updated".
+    const adminUrl = process.env.TEST_DATABASE_URL!
+    await ensureAppRole(adminUrl)
+    const url = await createTestDatabase(adminUrl)
+    const first = await connectDatabase(url, { poolSize: 1 })
+    t.after(() => first.close())
+    await migrateToLatest(first.db)
+    const processes = await Promise.all(Array.from({ length: 8 }, () => connectDatabase(url, { poolSize: 1 })))
+    t.after(() => Promise.all(processes.map((p) => p.close())))
+    const outcomes = await Promise.allSettled(processes.map((p) => grantAppRole(p.db, TEST_APP_ROLE)))
+    assert.deepEqual(
+      outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason)),
+      [],
+    )
+    const { rows } = await sql<{ relname: string }>`select c.relname from pg_class c where c.relnamespace = current_schema()::regnamespace
+      and c.relkind = 'r' and c.relname not like 'kysely_migration%' and not has_table_privilege(${TEST_APP_ROLE}, c.oid, 'SELECT,INSERT,UPDATE,DELETE')`.execute(first.db)
+    assert.deepEqual(rows, [])
   })
 }
