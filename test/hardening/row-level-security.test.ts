@@ -242,7 +242,9 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       [],
     )
     const { rows } = await sql<{ relname: string }>`select c.relname from pg_class c where c.relnamespace = current_schema()::regnamespace
-      and c.relkind = 'r' and c.relname not like 'kysely_migration%' and not has_table_privilege(${TEST_APP_ROLE}, c.oid, 'SELECT,INSERT,UPDATE,DELETE')`.execute(first.db)
+      and c.relkind = 'r' and c.relname not like 'kysely_migration%' and not has_table_privilege(${TEST_APP_ROLE}, c.oid, 'SELECT,INSERT,UPDATE,DELETE')`.execute(
+      first.db,
+    )
     assert.deepEqual(rows, [])
   })
 }
