@@ -12,12 +12,15 @@ import { describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { httpRequest, runCliAsync, startServer, type Server } from '../cli/process.ts'
 import { CLI_ACTOR } from '../../src/identity.ts'
+import { connectDatabase } from '../../src/db/connect.ts'
+import { migrations } from '../../src/db/migrations/index.ts'
 import { systemClock } from '../../src/clock.ts'
 import { createApiKeysService } from '../../src/modules/api-keys/service.ts'
 import { createOrgsService } from '../../src/modules/orgs/service.ts'
 import { KEY_SECRET, sleep, testDialects, type TestDialect } from '../harness.ts'
 import { startFakeOpenAi } from '../support/fake-openai.ts'
 import { seedHistorianSite, startHistorianUpload, trendRows } from '../support/historian-upload.ts'
+import { appRoleUrl, createTestDatabase, ensureAppRole, TEST_APP_ROLE } from '../postgres.ts'
 import { processWorld, type ProcessWorld } from './process-support.ts'
 
 interface Answer {
@@ -200,6 +203,56 @@ for (const dialect of testDialects()) {
       await raiseTogether(cell, dialect, 24, 30)
       await raiseTogether(cell, dialect, 50, 30)
       if (dialect === 'postgres') await raiseTogether(cell, dialect, 24, 30, whileAlarmRewritten(cell, 8))
+    })
+  })
+}
+
+if (testDialects().includes('postgres')) {
+  describe('postgres: the processes of a cell start together on a fresh database', () => {
+    it('three `sitegrid serve` started at once, on the fresh database and again on a restart, all come up: the schema migrated once, each serving as the app role', async (t) => {
+      // Stop 39's CI: two processes granting the app role at once, one died of "tuple concurrently updated". Process
+      // start-up jitter makes that collision rare here; row-level-security.test.ts reproduces it at will (eight grants).
+      const adminUrl = process.env.TEST_DATABASE_URL!
+      await ensureAppRole(adminUrl)
+      const url = await createTestDatabase(adminUrl)
+      const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-cell-start-'))
+      t.after(() => rmSync(cwd, { recursive: true, force: true }))
+      const env = { DATABASE_URL: url, SITEGRID_DATABASE_APP_URL: appRoleUrl(url), SITEGRID_KEY_SECRET: KEY_SECRET, SITEGRID_DATA_DIR: join(cwd, 'data') }
+      const owner = await connectDatabase(url, { poolSize: 1 })
+      t.after(() => owner.close())
+      // Round 1 on the fresh database (they migrate and grant); round 2, the cell restarted at once (nothing to migrate).
+      for (const round of [1, 2]) {
+        const started = await Promise.allSettled(Array.from({ length: 3 }, () => startServer({ cwd, env })))
+        const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))
+        try {
+          assert.deepEqual(
+            started.flatMap((s) => (s.status === 'rejected' ? [String(s.reason)] : [])),
+            [],
+            `round ${round}`,
+          )
+          const applied = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(owner.db)
+          assert.equal(applied.rows[0]!.n, Object.keys(migrations).length)
+          const slug = `together${round}`
+          const org = await createOrgsService({ handle: owner, clock: systemClock }).provision(slug)
+          const key = await createApiKeysService({ handle: owner, clock: systemClock, keySecret: Buffer.from(KEY_SECRET, 'base64') }).mint(org.id, CLI_ACTOR, {
+            role: 'owner',
+            name: 'owner',
+            expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+          })
+          for (const server of servers) {
+            const answer = await httpRequest(`${server.url}/api/admin/api-keys`, { headers: { host: `${slug}.localhost`, 'x-api-key': key.plaintext } })
+            assert.equal(answer.status, 200, answer.body)
+          }
+          const roles = await sql<{ usename: string }>`select distinct usename from pg_stat_activity
+        where datname = current_database() and usename <> current_user`.execute(owner.db)
+          assert.deepEqual(
+            roles.rows.map((r) => r.usename),
+            [TEST_APP_ROLE],
+          )
+        } finally {
+          for (const s of servers) await s.stop()
+        }
+      }
     })
   })
 }
