@@ -32,6 +32,9 @@ for (const dialect of testDialects()) {
         })
         assert.equal(res.statusCode, 201, res.body)
       }
+      // An instance that maps no tag gives the gateway nothing to poll: left out.
+      const unmapped = await as('POST', '/api/sites/S1/instances', { id: 'VALVE-1', name: 'V', typeId: 'valve', assetNumber: 'AN-V1', controllerId: polled.id })
+      assert.equal(unmapped.statusCode, 201, unmapped.body)
 
       const res = await as('GET', CONFIG)
       assert.equal(res.statusCode, 200)

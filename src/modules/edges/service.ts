@@ -48,7 +48,8 @@ export function createEdgesService(deps: EdgesDeps) {
       const ids = new Set(controllers.map((c) => c.id))
       const byController = new Map<string, EdgeConfig['controllers'][number]['instances']>()
       for (const m of await deps.instances.listTagMappings(orgId, siteCode)) {
-        if (!ids.has(m.controllerId)) continue
+        // An instance without mappings gives its gateway nothing to poll.
+        if (!ids.has(m.controllerId) || Object.keys(m.tagMappings).length === 0) continue
         const list = byController.get(m.controllerId) ?? []
         list.push({ id: m.instanceId, tagMappings: m.tagMappings })
         byController.set(m.controllerId, list)

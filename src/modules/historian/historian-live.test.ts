@@ -37,6 +37,26 @@ for (const dialect of testDialects()) {
   describe(`${dialect}: historian live samples`, () => {
     const shared = sharedHarness(dialect, ENV)
 
+    it('a sample of an instance that maps no tags is refused as such, not as an unknown instance', async () => {
+      const h = shared()
+      const p = await livePlant(h, NOW)
+      const res = await push(h, p, 'gw1-unmapped', {
+        samples: [
+          { instanceId: 'ins_boiler1', tagKey: 'speed', ts: at(0), value: 1 },
+          { instanceId: 'ins_ghost', tagKey: 'speed', ts: at(0), value: 1 },
+          { instanceId: 'ins_pump', tagKey: 'speed', ts: at(0), value: 1 },
+        ],
+      })
+      assert.equal(res.statusCode, 200, res.body)
+      assert.deepEqual(
+        res.json().refusals.map((r: { index: number; reason: string }) => [r.index, r.reason]),
+        [
+          [0, "instance 'ins_boiler1' has no tag mappings: map the tag key 'speed' first"],
+          [1, "instance 'ins_ghost' does not exist in this site"],
+        ],
+      )
+    })
+
     it('JSON: stored and read at once; unknown instances and tag keys, timestamps outside the window and bad samples refused one by one', async () => {
       const h = shared()
       const p = await livePlant(h, NOW)

@@ -58,7 +58,6 @@ export function listTagMappingRows(db: Db, orgId: OrgId, siteCode: string) {
     .select(['id', 'controller_id', 'tag_mappings'])
     .where('org_id', '=', orgId)
     .where('site_code', '=', siteCode)
-    .where('tag_count', '>', 0)
     .orderBy('id')
     .execute()
 }

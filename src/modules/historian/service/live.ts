@@ -92,6 +92,7 @@ export function createLiveIngest(deps: LiveDeps) {
   function refusalOf(s: LiveSample, tags: SiteTags, now: number): string | undefined {
     const mappings = tags.get(s.instanceId)
     if (mappings === undefined) return `instance '${s.instanceId}' does not exist in this site`
+    if (mappings.size === 0) return `instance '${s.instanceId}' has no tag mappings: map the tag key '${s.tagKey}' first`
     if (!mappings.has(s.tagKey)) return `tag key '${s.tagKey}' is not one of instance '${s.instanceId}''s tag mappings`
     if (s.ts > now + limits.maxSkewMs)
       return `timestamp ${new Date(s.ts).toISOString()} is in the future (more than ${limits.maxSkewMs} ms ahead of the server)`
