@@ -57,6 +57,34 @@ for (const dialect of testDialects()) {
       )
     })
 
+    it('a timestamp of a day or hour that does not exist is refused, never rolled over into the next (push and read)', async () => {
+      const h = shared()
+      const p = await livePlant(h, Date.parse('2024-02-29T12:30:00Z'))
+      const res = await push(
+        h,
+        p,
+        'gw1-calendar',
+        'ins_pump,speed,2024-02-30T12:00:00Z,1\nins_pump,speed,2024-02-29T24:00:00Z,2\nins_pump,speed,2024-02-29T12:00:00Z,3\n',
+        'text/plain',
+      )
+      assert.equal(res.statusCode, 200, res.body)
+      assert.deepEqual(
+        res.json().refusals.map((r: { index: number; reason: string }) => [r.index, r.reason]),
+        [
+          [0, "timestamp '2024-02-30T12:00:00Z': epoch milliseconds, or an ISO 8601 date and time that exists, with Z or an offset"],
+          [1, "timestamp '2024-02-29T24:00:00Z': epoch milliseconds, or an ISO 8601 date and time that exists, with Z or an offset"],
+        ],
+      )
+      for (const from of ['2024-02-30T00:00:00Z', '2024-02-29T00:00:00']) {
+        const read = await h.inject(p.member, {
+          method: 'GET',
+          url: `/api/sites/${p.siteCode}/historian/series?instanceId=ins_pump&tag=speed&from=${encodeURIComponent(from)}`,
+        })
+        assert.equal(read.statusCode, 400, from)
+        assert.equal(read.json().errors[0].pointer, '/from')
+      }
+    })
+
     it('JSON: stored and read at once; unknown instances and tag keys, timestamps outside the window and bad samples refused one by one', async () => {
       const h = shared()
       const p = await livePlant(h, NOW)

@@ -10,6 +10,7 @@
  * holding a comma or a double quote is enclosed in double quotes, a quote inside doubled (`"say ""hi"""`); a field
  * cannot hold a line break (send such a text in JSON).
  */
+import { parseZonedTime } from '../parse/calendar.ts'
 
 /** A sample read; `index` is its position in the body (the JSON array's, or the line's from 0). */
 export interface LiveSample {
@@ -36,16 +37,14 @@ export const MAX_TEXT_LENGTH = 1000
 export const isRefusal = (item: LiveItem): item is LiveRefusal => 'reason' in item
 
 const QUALITY_NAMES: Readonly<Record<string, number>> = { good: 192, uncertain: 64, bad: 0 }
-const ISO_ZONED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i
 const INTEGER = /^-?\d{1,16}$/
 
 /** A timestamp (epoch ms, or ISO 8601 with its offset) in ms, or the reason it is refused. */
 export function readTimestamp(raw: string | number): number | string {
-  if (typeof raw === 'number') return Number.isSafeInteger(raw) ? raw : 'timestamp: epoch milliseconds are an integer'
+  if (typeof raw === 'number') return Number.isSafeInteger(raw) ? raw : 'timestamp: epoch milliseconds are a whole number of at most 16 digits'
   if (INTEGER.test(raw)) return Number(raw)
-  if (!ISO_ZONED.test(raw)) return `timestamp '${raw}': epoch milliseconds or ISO 8601 with Z or an offset`
-  const ms = Date.parse(raw)
-  return Number.isNaN(ms) ? `timestamp '${raw}' is not a date` : ms
+  const ms = parseZonedTime(raw)
+  return Number.isNaN(ms) ? `timestamp '${raw}': epoch milliseconds, or an ISO 8601 date and time that exists, with Z or an offset` : ms
 }
 
 /** A quality name or OPC DA code as the stored code, or the reason it is refused. */

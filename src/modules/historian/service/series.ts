@@ -2,6 +2,7 @@ import type { Db } from '../../../db/schema.ts'
 import { invalidField } from '../../../errors/domain-error.ts'
 import { decodeCursor, encodeCursor } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
+import { parseZonedTime } from '../parse/calendar.ts'
 import { ZoneClock } from '../parse/zone-clock.ts'
 import type { MultiSeriesQuery, Series, SeriesMode, SeriesQuery } from '../schemas.ts'
 import { listBuckets } from '../store/queries.ts'
@@ -54,7 +55,7 @@ export function parseWidth(field: 'bucket' | 'interval', text: string): Width {
 
 function parseTime(name: 'from' | 'to' | 'at', text: string | undefined): number | undefined {
   if (text === undefined) return undefined
-  const ms = Date.parse(text)
+  const ms = parseZonedTime(text)
   if (!Number.isFinite(ms) || Math.abs(ms) > MAX_TIME) throw invalidField(`/${name}`, 'must be an RFC 3339 date-time such as 2024-03-31T00:00:00Z', 'query')
   return ms
 }
