@@ -73,6 +73,19 @@ export function parseTimestamp(text: string, order: DateOrder, out: ParsedTime):
   return undefined
 }
 
+const ZONED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i
+const zoned: ParsedTime = { wallMs: 0, offsetMs: 0 }
+
+/**
+ * An ISO 8601 date-time with `Z` or an offset (seconds and fraction optional) in epoch ms, or NaN for any other text
+ * and for a date, time or offset that does not exist (the live push, the series reads). `Date.parse` would roll
+ * 2024-02-31 over to 2 March and read text without an offset in the server's zone.
+ */
+export function parseZonedTime(text: string): number {
+  if (!ZONED.test(text) || parseTimestamp(text, 'ymd', zoned) !== undefined) return Number.NaN
+  return zoned.wallMs - zoned.offsetMs
+}
+
 /**
  * Fixed-position fast path for `yyyy-MM-dd[T ]HH:mm:ss[.fff…][Z]`, the most common form in
  * large exports; returns false (and the general parser runs) for anything else.

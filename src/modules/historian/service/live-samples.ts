@@ -10,7 +10,7 @@
  * holding a comma or a double quote is enclosed in double quotes, a quote inside doubled (`"say ""hi"""`); a field
  * cannot hold a line break (send such a text in JSON).
  */
-import { parseZonedTime } from '../parse/calendar.ts'
+import { parseZonedTime } from '../parse/timestamps.ts'
 
 /** A sample read; `index` is its position in the body (the JSON array's, or the line's from 0). */
 export interface LiveSample {
