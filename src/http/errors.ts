@@ -11,13 +11,13 @@ export class UnsupportedMediaType extends domainError('UnsupportedMediaType') {
 }
 
 /**
- * A JSON body sent with a content encoding (gzip, deflate, br): no JSON route inflates one, so it is refused as what
- * it is rather than read as broken JSON (a 400 MalformedBody that a client cannot correct from).
+ * A body sent with a content encoding (gzip, deflate, br) in a type its route reads: no route inflates one, so it is
+ * refused as what it is rather than read as broken JSON or CSV (a 400 that a client cannot correct from).
  */
 export class ContentEncodingRefused extends domainError('UnsupportedMediaType') {
-  constructor(encoding: string) {
-    super(`The body is sent with Content-Encoding ${encoding}: send application/json unencoded (identity).`, {
-      extensions: { acceptedTypes: ['application/json'], acceptedEncodings: ['identity'] },
+  constructor(encoding: string, type: string) {
+    super(`The body is sent with Content-Encoding ${encoding}: send ${type} unencoded (identity).`, {
+      extensions: { acceptedTypes: [type], acceptedEncodings: ['identity'] },
     })
   }
 }

@@ -148,15 +148,20 @@ export function unsafeInputOf(request: FastifyRequest): FieldProblem | undefined
  * goes, so text/plain, like any other type no route reads, answers 415 `UnsupportedMediaType`.
  * JSON.parse (V8) and secure-json-parse's prototype scan are iterative, so parsing itself is safe at any depth.
  */
+const BINARY_TYPES = new Set(['application/gzip', 'application/octet-stream'])
+
 export function installInputGuard(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain')
-  // A JSON body with a content encoding is a 415 naming it, before its bytes are read as JSON (the tenant package's
-  // gzip route refuses an encoding on top of its own; a CSV or form is not JSON and keeps its route's answer).
+  // A body with a content encoding is a 415 naming it, before its bytes are read: no route inflates one, and read as
+  // they are a gzip's bytes were JSON's "malformed body" or a CSV's "NUL character". The binary types are the tenant
+  // package's, whose route refuses an encoding on top of its own gzip naming its types.
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const encoding = request.headers['content-encoding']?.trim().toLowerCase()
-    const json = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(request.headers['content-type']?.trim() ?? '')
-    if (!encoding || encoding === 'identity' || !json) return done(null, payload)
-    done(new ContentEncodingRefused(encoding))
+    const type = request.headers['content-type']?.split(';')[0]!.trim().toLowerCase()
+    // A type the route does not read at all keeps that answer (a 415 naming the types it reads).
+    if (!encoding || encoding === 'identity' || type === undefined || BINARY_TYPES.has(type) || !request.server.hasContentTypeParser(type))
+      return done(null, payload)
+    done(new ContentEncodingRefused(encoding, type))
   })
   app.addHook('preValidation', (request, _reply, done) => {
     const problem = unsafeInputOf(request)

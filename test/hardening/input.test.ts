@@ -32,6 +32,16 @@ const unsupported = (acceptedTypes: string[]) => ({
   acceptedTypes,
 })
 
+const encodingRefused = (encoding: string, type: string) => ({
+  type: '/problems/UnsupportedMediaType',
+  title: 'Unsupported media type',
+  status: 415,
+  detail: `The body is sent with Content-Encoding ${encoding}: send ${type} unencoded (identity).`,
+  code: 'UnsupportedMediaType',
+  acceptedTypes: [type],
+  acceptedEncodings: ['identity'],
+})
+
 /** The pointer of the first object past the 64 levels in a chain of `{"a": …}` under a top-level field (level 2). */
 const tooDeepUnder = (field: string) => field + '/a'.repeat(63)
 
@@ -44,6 +54,7 @@ interface Case {
   path: string
   body?: string
   contentType?: string | null
+  encoding?: string
   expected: unknown
 }
 
@@ -133,6 +144,42 @@ const CASES: Case[] = [
     body: 'id,name\n',
     expected: unsupported(['application/json', 'text/csv', 'application/csv']),
   },
+  // Read as they were, a gzip's bytes answered "must not contain the NUL character" on a CSV line.
+  {
+    name: 'a gzip-encoded CSV body to the bulk import',
+    method: 'POST',
+    path: '/api/sites/S1/instances/bulk',
+    contentType: 'text/csv',
+    encoding: 'gzip',
+    body: 'id,name,typeId,assetNumber,controllerId\nI1,Pump,pump,A-I1,CTL\n',
+    expected: encodingRefused('gzip', 'text/csv'),
+  },
+  {
+    name: 'a gzip-encoded live push in the line format',
+    method: 'POST',
+    path: '/api/sites/S1/historian/samples?batchKey=gw-1',
+    contentType: 'text/plain',
+    encoding: 'gzip',
+    body: 'I1,speed,1700000000000,1\n',
+    expected: encodingRefused('gzip', 'text/plain'),
+  },
+  {
+    name: 'a br-encoded JSON body',
+    method: 'POST',
+    path: '/api/sites',
+    encoding: 'br',
+    body: '{"code":"S2","name":"x"}',
+    expected: encodingRefused('br', 'application/json'),
+  },
+  {
+    name: 'a gzip-encoded body of a type the operation does not read',
+    method: 'POST',
+    path: '/api/sites',
+    contentType: 'text/xml',
+    encoding: 'gzip',
+    body: '<site/>',
+    expected: unsupported(['application/json']),
+  },
 ]
 
 for (const dialect of testDialects()) {
@@ -147,7 +194,12 @@ for (const dialect of testDialects()) {
         return httpRequest(`${server.url}${c.path}`, {
           method: c.method,
           body: c.body,
-          headers: { host, 'x-api-key': w.ownerKey, ...(type === null ? {} : { 'content-type': type }) },
+          headers: {
+            host,
+            'x-api-key': w.ownerKey,
+            ...(type === null ? {} : { 'content-type': type }),
+            ...(c.encoding === undefined ? {} : { 'content-encoding': c.encoding }),
+          },
         })
       }
       const json = (method: string, path: string, body: unknown) =>
