@@ -82,7 +82,7 @@ export const docs = {
     "KG for generators, κ from R/X in radial parts and by method C in meshed ones, motors in the maximum case only), with the sources' contributions " +
     "(each bus's 5 largest by default; `contributions=all` or `none`, `busId` for one bus: a network of 5 000 buses and 200 motors holds 1 000 000) " +
     'and the data assumed. It reads the study parameters of the nodes (`study` object): a missing one is a 422 `StudyDataMissing` listing every ' +
-    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine). Line-to-line (two-phase) currents are given with Z(2) = Z(1). ' +
+    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine), and so are equations made singular by the parameters (an impedance of zero or one far out of scale), naming the bus in `busId`. Line-to-line (two-phase) currents are given with Z(2) = Z(1). ' +
     'Line-to-earth currents I″k1 (max and min) are computed at every bus whose zero-sequence part is earthed and complete: the grid by x0x1Ratio and r0x0Ratio, ' +
     'transformers by vectorGroup (YNd and Dyn earth their star side through uk0Percent/ur0Percent plus 3·ZN, YNyn passes zero sequence, the others block it), ' +
     'cables and lines by r0OhmPerKm/x0OhmPerKm (c0NfPerKm optional), generators by neutralEarthing and x0Percent. Missing zero-sequence data is not a 422: ' +

@@ -127,6 +127,21 @@ export class StudyTooLarge extends domainError('UnprocessableEntity') {
   }
 }
 
+/**
+ * A study whose equations are singular as the network's parameters stand (an impedance of zero, or values so far out
+ * of scale that the arithmetic loses them): named by the bus where the solve failed, never a 500.
+ */
+export class StudyNotSolvable extends domainError('UnprocessableEntity') {
+  constructor(study: string, busId: string) {
+    super(
+      `The ${study} has no solution as the network's parameters stand: its equations are singular at bus ${JSON.stringify(busId)}. ` +
+        'An impedance there or next to it is zero or far out of scale (a power factor of 1e-300, a short-circuit power of 1e308 MVA): ' +
+        "check the study parameters of the bus's nodes and their neighbours.",
+      { extensions: { busId } },
+    )
+  }
+}
+
 /** A protection read asked to compute the fault current at a node the short-circuit study has no bus for (issue 31). */
 export class NoFaultLevel extends domainError('UnprocessableEntity') {
   constructor(nodeId: string) {

@@ -295,6 +295,26 @@ for (const dialect of testDialects()) {
       assert.equal((await as('GET', '/api/sites/NOPE/electrical/studies/short-circuit')).statusCode, 404)
     })
 
+    it('short circuit: parameters that make the equations singular answer 422 naming the bus, never a 500 (found probing with values far out of scale)', async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      for (const [nodeId, parameter, value] of [
+        ['M', 'powerFactor', 5e-324],
+        ['M', 'ratedVoltageKv', 1e-300],
+        ['B1', 'scPowerMaxMva', Number.MAX_VALUE],
+      ] as const) {
+        const network = structuredClone(MOTOR) as typeof MOTOR
+        const node = network.nodes.find((n) => n.id === nodeId)!
+        node.study = { ...node.study, [parameter]: value }
+        await loadNetwork(as, network)
+        const res = await as('GET', `${BASE}/studies/short-circuit`)
+        assert.equal(res.statusCode, 422, `${nodeId}.${parameter} = ${value}: ${res.body}`)
+        const problem = res.json()
+        assert.equal(problem.code, 'UnprocessableEntity')
+        assert.ok(['B1', 'B2', 'B3'].includes(problem.busId), res.body)
+        assert.match(problem.detail, /singular at bus/)
+      }
+    })
+
     it('short circuit: answered from the cache per network version; an edit (in any process) computes it again', async (t) => {
       const { h, org, as } = await electricalSetup(t, dialect)
       await loadNetwork(as, MOTOR)

@@ -1,7 +1,16 @@
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { OrgId } from '../../../ids.ts'
 import type { SitesService } from '../../sites/service.ts'
-import { curveRangeEmpty, NoFaultLevel, NodeNotSupplied, NoProtectionSettings, StudyDataMissing, StudyTooLarge, type MissingStudyData } from '../errors.ts'
+import {
+  curveRangeEmpty,
+  NoFaultLevel,
+  NodeNotSupplied,
+  NoProtectionSettings,
+  StudyDataMissing,
+  StudyNotSolvable,
+  StudyTooLarge,
+  type MissingStudyData,
+} from '../errors.ts'
 import { toPandapowerNet } from '../pandapower.ts'
 import {
   checkCoordination,
@@ -139,7 +148,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     try {
       solution = shortCircuitOf(graph, { lvTolerancePercent: query.lvTolerancePercent, conductorEndTemperatureC: query.conductorEndTemperatureC })
     } catch (error) {
-      if (typedA === undefined || !(error instanceof StudyDataMissing || error instanceof StudyTooLarge)) throw error
+      if (typedA === undefined || !(error instanceof StudyDataMissing || error instanceof StudyTooLarge || error instanceof StudyNotSolvable)) throw error
       const extensions = error.extensions as { missing?: MissingStudyData[] }
       minimumFaultCheck = { checked: false, detail: error.message, missing: extensions.missing ?? [] }
     }

@@ -95,10 +95,10 @@ const less = (a: [number, number], b: [number, number]) => a[0] < b[0] || (a[0] 
 
 /**
  * Factorises in place the block matrix in `values` (laid out by `pattern.slot`): afterwards block (i, k), i after k,
- * holds L and block (k, j) holds U; `inverses` receives each diagonal block's inverse. Returns false, leaving the
- * numbers half-done, when a pivot block is singular.
+ * holds L and block (k, j) holds U; `inverses` receives each diagonal block's inverse. Returns -1, or the block (bus)
+ * whose pivot is singular or not finite, leaving the numbers half-done.
  */
-export function factorBlocks(pattern: BlockPattern, values: Float64Array, inverses: Float64Array): boolean {
+export function factorBlocks(pattern: BlockPattern, values: Float64Array, inverses: Float64Array): number {
   const l = new Float64Array(4)
   const { later, below, right } = pattern
   for (const k of pattern.order) {
@@ -106,7 +106,7 @@ export function factorBlocks(pattern: BlockPattern, values: Float64Array, invers
     const [a, b, c, e] = [values[d]!, values[d + 1]!, values[d + 2]!, values[d + 3]!]
     const det = a * e - b * c
     const scale = Math.max(Math.abs(a), Math.abs(b), Math.abs(c), Math.abs(e))
-    if (!(Math.abs(det) > 1e-14 * scale * scale) || !Number.isFinite(det)) return false
+    if (!(Math.abs(det) > 1e-14 * scale * scale) || !Number.isFinite(det)) return k
     const o = 4 * k
     inverses[o] = e / det
     inverses[o + 1] = -b / det
@@ -121,7 +121,7 @@ export function factorBlocks(pattern: BlockPattern, values: Float64Array, invers
       for (let b = 0; b < neighbours.length; b++) subtractProduct(values, slots.get(neighbours[b]!)!, l, values, right[k]![b]!)
     }
   }
-  return true
+  return -1
 }
 
 /** Solves A x = rhs with the factors of `factorBlocks`; `rhs` (2 per bus) is overwritten by x. */

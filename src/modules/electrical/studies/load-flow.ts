@@ -121,7 +121,7 @@ export function solveLoadFlow(study: LoadFlowCase, options: LoadFlowOptions = {}
       if (!Number.isFinite(norm) || norm > DIVERGED_PU) return 'Diverged'
       if (iterations === maxIterations) return 'IterationLimit'
       fillJacobian(y, vm, va, p, q, kind, unknownOf, pattern.slot, values)
-      if (!factorBlocks(pattern, values, inverses)) return 'SingularJacobian'
+      if (factorBlocks(pattern, values, inverses) !== -1) return 'SingularJacobian'
       for (let u = 0; u < busOf.length; u++) {
         const i = busOf[u]!
         step[2 * u] = pSpec[i]! - p[i]!

@@ -1,5 +1,5 @@
 import { EdgeType, NodeType } from '../codes.ts'
-import { StudyDataMissing, StudyTooLarge, type MissingStudyData } from '../errors.ts'
+import { StudyDataMissing, StudyNotSolvable, StudyTooLarge, type MissingStudyData } from '../errors.ts'
 import { UnionFind } from '../pandapower.ts'
 import type { ElectricalNode, Graph, SupplyPath } from '../topology.ts'
 import { factorBlocks, orderBlockPattern, solveBlocks } from './load-flow-sparse.ts'
@@ -481,7 +481,8 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     }
     const inverses = new Float64Array(4 * on.size)
     // Every studied part holds an impedance to the reference: Y is regular unless an impedance is 0 or huge.
-    if (!factorBlocks(on, values, inverses)) throw new Error('singular admittance matrix')
+    const singular = factorBlocks(on, values, inverses)
+    if (singular !== -1) throw new StudyNotSolvable('short-circuit study', nameOf(idx.indexOf(singular)))
     return { values, inverses }
   }
   const factored = (caseName: Case, xScale: number) => factor(pattern, index, branches, shunts, caseName, xScale)
