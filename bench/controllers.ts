@@ -6,10 +6,13 @@
 // multi-row INSERTs of 2 000 (one transaction each, as one bulk request is), the same keyset pages by SELECT.
 // Each figure BENCH_RUNS (3) times, a server of its own each run: the median, the spread and the 1-minute load; the
 // ratio printed is the API's speed as a share of the driver's (driver time ÷ API time; issue 29 aims at ≥ 0.3×).
+// PostgreSQL: the server runs the application as the app role (BENCH_DATABASE_APP_URL, as bench/api-keys.ts), so
+// row-level security checks its rows as in a cell; the driver baseline writes as the database's owner, without it.
 import { randomUUID } from 'node:crypto'
 import { Agent, request } from 'node:http'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
+import { appRoleUrl, ensureAppRole } from '../test/postgres.ts'
 import { benchRuns, loadSpread, medianWithSpread, scratchSqlite, startBenchServer, stopBenchServer } from './lib.ts'
 
 const BULK = 2000
@@ -176,7 +179,9 @@ async function driverRun(databaseUrl: string, orgId: string, controllers: number
 
 /** The candidate: a server process over `databaseUrl`, stopped before this returns. */
 async function benchApi(databaseUrl: string, controllers: number, instances: number) {
-  const server = await startBenchServer('app.ts', { BENCH_DATABASE_URL: databaseUrl })
+  const postgres = !databaseUrl.startsWith('sqlite:')
+  if (postgres) await ensureAppRole(databaseUrl)
+  const server = await startBenchServer('app.ts', { BENCH_DATABASE_URL: databaseUrl, ...(postgres ? { BENCH_DATABASE_APP_URL: appRoleUrl(databaseUrl) } : {}) })
   const base = `http://127.0.0.1:${server.info.port}`
   const headers = { host: server.info.host!, 'x-api-key': server.info.key!, 'content-type': 'application/json' }
   const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT })
