@@ -1,21 +1,27 @@
 // Issue 6: controllers and instances at volume through the HTTP API (a server process on loopback, an owner key)
 // against the same rows written and read directly through the database driver in the same run.
-// API: BENCH_CONTROLLERS (1 000) controllers by POST, 16 requests in flight; BENCH_INSTANCES (50 000) instances by
+// API: BENCH_CONTROLLERS (1 000) controllers by POST, 16 requests in flight, after 100 untimed ones into a site of their
+// own (the driver too: a fresh server's first requests ran on code not yet compiled, session 20); BENCH_INSTANCES (50 000) instances by
 // POST …/instances/bulk, 2 000 a request (within the default 1 MiB body limit); then every page of both lists (500 controllers, 1 000 instances a page).
 // Driver: the same controllers one INSERT each (one transaction each, as one request is), the instances in
 // multi-row INSERTs of 2 000 (one transaction each, as one bulk request is), the same keyset pages by SELECT.
 // Each figure BENCH_RUNS (3) times, a server of its own each run: the median, the spread and the 1-minute load; the
 // ratio printed is the API's speed as a share of the driver's (driver time ÷ API time; issue 29 aims at ≥ 0.3×).
+// PostgreSQL: the server runs the application as the app role (BENCH_DATABASE_APP_URL, as bench/api-keys.ts), so
+// row-level security checks its rows as in a cell; the driver baseline writes as the database's owner, without it.
 import { randomUUID } from 'node:crypto'
 import { Agent, request } from 'node:http'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
+import { appRoleUrl, ensureAppRole } from '../test/postgres.ts'
 import { benchRuns, loadSpread, medianWithSpread, scratchSqlite, startBenchServer, stopBenchServer } from './lib.ts'
 
 const BULK = 2000
 const CONTROLLER_PAGE = 500
 const INSTANCE_PAGE = 1000
 const IN_FLIGHT = 16
+/** Created first, untimed, on each side (a site of their own): the timed creates start on compiled code, as the alarms bench's warm-up. */
+const WARMUP_CONTROLLERS = 100
 
 const CONTROLLER_COLUMNS = [
   'org_id',
@@ -110,35 +116,40 @@ async function benchDialect(name: string, databaseUrl: string, controllers: numb
 async function driverRun(databaseUrl: string, orgId: string, controllers: number, instances: number) {
   const raw = await rawDriver(databaseUrl)
   const now = Date.now()
-  let t = performance.now()
-  const rawControllerIds: string[] = []
-  for (let i = 0; i < controllers; i++) {
-    const id = randomUUID()
-    rawControllerIds.push(id)
-    await raw.insert('controllers', CONTROLLER_COLUMNS, [
-      [
-        orgId,
-        'RAW',
-        id,
-        `PLC ${i}`,
-        1,
-        null,
-        `PLC-${i}`,
-        'EtherNet/IP',
-        `10.${(i >> 8) & 255}.${i & 255}.1`,
-        44818,
-        null,
-        1000,
-        5000,
-        5000,
-        3,
-        null,
-        null,
-        now,
-        now,
-      ],
-    ])
+  const insertControllers = async (site: string, count: number) => {
+    const ids: string[] = []
+    for (let i = 0; i < count; i++) {
+      const id = randomUUID()
+      ids.push(id)
+      await raw.insert('controllers', CONTROLLER_COLUMNS, [
+        [
+          orgId,
+          site,
+          id,
+          `PLC ${i}`,
+          1,
+          null,
+          `PLC-${i}`,
+          'EtherNet/IP',
+          `10.${(i >> 8) & 255}.${i & 255}.1`,
+          44818,
+          null,
+          1000,
+          5000,
+          5000,
+          3,
+          null,
+          null,
+          now,
+          now,
+        ],
+      ])
+    }
+    return ids
   }
+  await insertControllers('RAWWARM', WARMUP_CONTROLLERS)
+  let t = performance.now()
+  const rawControllerIds = await insertControllers('RAW', controllers)
   const controllersMs = performance.now() - t
   t = performance.now()
   for (let b = 0; b * BULK < instances; b++) {
@@ -176,7 +187,9 @@ async function driverRun(databaseUrl: string, orgId: string, controllers: number
 
 /** The candidate: a server process over `databaseUrl`, stopped before this returns. */
 async function benchApi(databaseUrl: string, controllers: number, instances: number) {
-  const server = await startBenchServer('app.ts', { BENCH_DATABASE_URL: databaseUrl })
+  const postgres = !databaseUrl.startsWith('sqlite:')
+  if (postgres) await ensureAppRole(databaseUrl)
+  const server = await startBenchServer('app.ts', { BENCH_DATABASE_URL: databaseUrl, ...(postgres ? { BENCH_DATABASE_APP_URL: appRoleUrl(databaseUrl) } : {}) })
   const base = `http://127.0.0.1:${server.info.port}`
   const headers = { host: server.info.host!, 'x-api-key': server.info.key!, 'content-type': 'application/json' }
   const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT })
@@ -198,27 +211,36 @@ async function benchApi(databaseUrl: string, controllers: number, instances: num
       req.on('error', reject).end(body === undefined ? undefined : JSON.stringify(body))
     })
   try {
-    await call('POST', '/api/sites', { code: 'API', name: 'through the API' })
-    await call('POST', '/api/sites', { code: 'RAW', name: 'through the driver' })
-
-    // API: controllers one request each.
-    let t = performance.now()
-    const controllerIds: string[] = []
-    for (let next = 0; next < controllers; ) {
-      const wave = Array.from({ length: Math.min(IN_FLIGHT, controllers - next) }, (_, k) => next + k)
-      next += wave.length
-      const made = await Promise.all(
-        wave.map((i) =>
-          call('POST', '/api/sites/API/controllers', {
-            name: `PLC ${i}`,
-            platform: 1,
-            assetNumber: `PLC-${i}`,
-            connection: { protocol: 'EtherNet/IP', ipAddress: `10.${(i >> 8) & 255}.${i & 255}.1` },
-          }),
-        ),
-      )
-      for (const c of made) controllerIds.push(String(c.controllerId ?? c.id))
+    for (const [code, name] of [
+      ['API', 'through the API'],
+      ['RAW', 'through the driver'],
+      ['WARM', 'the warm-up through the API'],
+      ['RAWWARM', 'the warm-up through the driver'],
+    ])
+      await call('POST', '/api/sites', { code, name })
+    // Controllers one request each, IN_FLIGHT at a time.
+    const createControllers = async (site: string, count: number) => {
+      const ids: string[] = []
+      for (let next = 0; next < count; ) {
+        const wave = Array.from({ length: Math.min(IN_FLIGHT, count - next) }, (_, k) => next + k)
+        next += wave.length
+        const made = await Promise.all(
+          wave.map((i) =>
+            call('POST', `/api/sites/${site}/controllers`, {
+              name: `PLC ${i}`,
+              platform: 1,
+              assetNumber: `PLC-${i}`,
+              connection: { protocol: 'EtherNet/IP', ipAddress: `10.${(i >> 8) & 255}.${i & 255}.1` },
+            }),
+          ),
+        )
+        for (const c of made) ids.push(String(c.controllerId ?? c.id))
+      }
+      return ids
     }
+    await createControllers('WARM', WARMUP_CONTROLLERS)
+    let t = performance.now()
+    const controllerIds = await createControllers('API', controllers)
     const controllersMs = performance.now() - t
     t = performance.now()
     for (let b = 0; b * BULK < instances; b++) {

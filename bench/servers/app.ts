@@ -37,7 +37,10 @@ const config = loadConfig(
 )
 // BENCH_DATABASE_APP_URL (PostgreSQL): the owner migrates and grants, and the application runs as this role, which is
 // neither owner nor superuser, so row-level security applies as in a cell (a superuser passes every policy).
-const owner = await connectDatabase(config.databaseUrl)
+// SQLite: as the server connects (cli/server.ts), WAL checkpoints in a worker thread (db/checkpointer.ts), not inside
+// whichever request's commit crosses 1 000 pages (issue 29, session 20: those were 75–88 % of a controller create's commit
+// time, the event loop blocked on their fsyncs).
+const owner = await connectDatabase(config.databaseUrl, { checkpoints: {} })
 await migrateToLatest(owner.db)
 const appUrl = process.env.BENCH_DATABASE_APP_URL
 if (appUrl) await grantAppRole(owner.db, roleOfUrl(appUrl))

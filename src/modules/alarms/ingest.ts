@@ -12,6 +12,7 @@ import {
   insertAlarmHistory,
   insertNewAlarms,
   updateAlarmsIfVersion,
+  type OpenAlarm,
   type ShelveWindow,
 } from './store.ts'
 import { flagsOf } from './view.ts'
@@ -31,7 +32,7 @@ export interface Outcome {
 }
 
 interface Working {
-  row: AlarmsTable
+  row: OpenAlarm
   /** The version read from the database; null for an alarm raised by this batch. */
   readVersion: number | null
   isDirty: boolean
@@ -86,6 +87,7 @@ export async function applyEventBatch(
     open.set(row.active_key!, { row, readVersion: row.version, isDirty: false })
   }
   const touched: Working[] = [...open.values()]
+  const raised: AlarmsTable[] = []
   const history: AlarmHistoryTable[] = []
   const events: AlarmEventsTable[] = []
 
@@ -146,7 +148,9 @@ export async function applyEventBatch(
     let effect: EventEffect = 'none'
     const isNewer = w !== undefined && item.occurredAt >= w.row.last_event_at
     if (e.state === 'active' && w === undefined) {
-      w = { row: raise(orgId, siteCode, key, item, now), readVersion: null, isDirty: true }
+      const row = raise(orgId, siteCode, key, item, now)
+      raised.push(row)
+      w = { row, readVersion: null, isDirty: true }
       open.set(key, w)
       touched.push(w)
       transition(w, item, 'activated', 'normal')
@@ -215,7 +219,6 @@ export async function applyEventBatch(
       return { row: w.row, readVersion: w.readVersion! }
     })
   if ((await updateAlarmsIfVersion(trx, orgId, siteCode, writes)) !== writes.length) throw new StaleWrite()
-  const raised = touched.filter((w) => w.readVersion === null).map((w) => w.row)
   if ((await insertNewAlarms(trx, raised)) !== raised.length) throw new StaleWrite()
   await insertAlarmHistory(trx, history)
   await insertAlarmEvents(trx, events)

@@ -4,7 +4,7 @@ import type { Alarm, AlarmTransition } from './schemas.ts'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-export function flagsOf(row: AlarmsTable): LifecycleFlags {
+export function flagsOf(row: Pick<AlarmsTable, 'is_active' | 'is_acknowledged' | 'is_out_of_service' | 'shelved_until'>): LifecycleFlags {
   return {
     isActive: row.is_active === 1,
     isAcknowledged: row.is_acknowledged === 1,
