@@ -5,7 +5,7 @@ import { roleAtLeast, type Principal, type Role, type Org } from '../identity.ts
 import type { Config } from '../config/schema.ts'
 import { runInRequestScope } from '../db/tenant-scope.ts'
 import { Forbidden, NotFound, UNAUTHORIZED_DETAIL } from '../errors/domain-error.ts'
-import { sendProblem } from './problem.ts'
+import { constantProblem, sendProblem } from './problem.ts'
 import type { createRateLimiter } from './rate-limit.ts'
 import type { Tenancy } from './tenancy.ts'
 
@@ -135,6 +135,8 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
 
 type RouteOptions = FastifyRequest['routeOptions']
 
+const unauthorized = constantProblem('Unauthorized', UNAUTHORIZED_DETAIL)
+
 /** Whether the request goes on: its credential's principal, at once from the caches, or once its lookup settles. */
 function decide(
   request: FastifyRequest,
@@ -154,7 +156,7 @@ function admit(request: FastifyRequest, reply: FastifyReply, route: RouteOptions
   // Spec 5 rule 3 and 1 (tenancy): one uniform 401 whatever failed, including a credential of another org.
   // Answered here rather than thrown: no Error (stack capture) and no error-handler round on the hottest refusal.
   if (!org || !principal || principal.orgId !== org.id) {
-    sendProblem(reply, request, 'Unauthorized', UNAUTHORIZED_DETAIL)
+    unauthorized(reply, request)
     return false
   }
   request.org = org
