@@ -17,7 +17,8 @@ const INVALIDATION_CHANNEL = 'sitegrid_invalidate'
 /**
  * The open database plus a cross-process invalidation signal. `generation()` changes whenever another
  * process may have revoked a credential or removed an organisation: caches that matter for security
- * compare it on every use and drop everything when it moved.
+ * compare it on every use and drop everything when it moved. SQLite reads another process's commits once per turn
+ * of the event loop; this process's own invalidations move it at once.
  */
 export interface DatabaseHandle {
   readonly db: Kysely<Database>
@@ -73,10 +74,12 @@ function connectSqlite(path: string, checkpoints: CheckpointOptions | undefined)
   let local = 0
   /**
    * data_version as read first in this turn of the event loop, forgotten at its check phase (issue 29, sixth pass):
-   * each read takes and drops the WAL read lock (two fcntl), ~4 % of an authenticated request's CPU, and the requests
-   * of one turn are dispatched from the sockets the loop's one poll found readable, so their bytes had arrived before
-   * the first read. Serving them with it is still exact: a revoke another process committed after that read is
-   * honoured by every request read from a later poll. Our own commits move `local`, which is not remembered.
+   * each read takes and drops the WAL read lock (two fcntl), ~4 % of an authenticated request's CPU. The requests of
+   * one turn come from the sockets its poll found readable, so they were sent before that first read, and answering
+   * them as of it is still linearisable; a revoke another process commits after it is honoured from the next poll on.
+   * Not covered (docs/benchmarks.md, sixth pass): a pipelined request that arrived after the poll behind one that
+   * made its socket readable, a second poll within one turn (over 1 024 readable sockets), and a first read outside
+   * the poll phase (a timer or an immediate: no request path reads it there). Our own commits move `local` at once.
    */
   let remembered: number | undefined
   const forget = () => {
