@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiKeyValidator } from '../auth/api-key-validator.ts'
 import { isLinkCredential, type LinkValidator } from '../auth/link-validator.ts'
 import { roleAtLeast, type Principal, type Role, type Org } from '../identity.ts'
 import type { Config } from '../config/schema.ts'
 import { runInRequestScope } from '../db/tenant-scope.ts'
 import { Forbidden, NotFound, UNAUTHORIZED_DETAIL } from '../errors/domain-error.ts'
-import { sendProblem } from './problem.ts'
+import { constantProblem, sendProblem } from './problem.ts'
 import type { createRateLimiter } from './rate-limit.ts'
 import type { Tenancy } from './tenancy.ts'
 
@@ -107,49 +107,64 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   // promise on a remembered key's request; a lookup's promise calls `done` when it settles. A request answered here
   // (401, 429) does not call `done`: its answer may still be under way, and the hooks after this one must not run.
   app.addHook('onRequest', (request, reply, done) => {
-    const {
-      config: { policy, siteParam },
-      url,
-    } = request.routeOptions // a getter that builds its object on every read
-    if (deps.authRateLimiter && url !== undefined && isSignInPath(url)) {
+    const route = request.routeOptions // a getter that builds its object on every read
+    if (deps.authRateLimiter && route.url !== undefined && isSignInPath(route.url)) {
       const wait = deps.authRateLimiter.hit(`ip:${request.ip}`)
       if (wait > 0) {
         reply.header('retry-after', String(wait))
         return void sendProblem(reply, request, 'RateLimited', 'Too many sign-in requests from this address; see Retry-After.')
       }
     }
-    if (policy === undefined || policy === 'public') return done() // undefined: the not-found handler
+    if (route.config.policy === undefined || route.config.policy === 'public') return done() // undefined: the not-found handler
     const retryAfter = deps.rateLimiter.hit(rateBucket(request))
     if (retryAfter > 0) {
       reply.header('retry-after', String(retryAfter))
       return void sendProblem(reply, request, 'RateLimited', 'Too many requests for this credential; see Retry-After.')
     }
     const generation = deps.generation()
-    /** Whether the request goes on (false: answered with the uniform 401). */
-    const admit = (org: Org | undefined, principal: Principal | undefined): boolean => {
-      // Spec 5 rule 3 and 1 (tenancy): one uniform 401 whatever failed, including a credential of another org.
-      // Answered here rather than thrown: no Error (stack capture) and no error-handler round on the hottest refusal.
-      if (!org || !principal || principal.orgId !== org.id) {
-        sendProblem(reply, request, 'Unauthorized', UNAUTHORIZED_DETAIL)
-        return false
-      }
-      request.org = org
-      request.principal = principal
-      if (!satisfiesPolicy(principal, policy)) throw new Forbidden()
-      if (principal.site !== undefined) refuseOutsideSite(request, principal.site, siteParam, url)
-      return true
-    }
-    const withOrg = (org: Org | undefined) =>
-      org ? andThen(authenticate(request, org, deps, generation), (principal) => admit(org, principal)) : admit(org, undefined)
-    const decided = andThen(deps.tenancy.resolve(request.hostname, generation), withOrg)
+    // No closure made per request (issue 29, sixth pass): the steps are module functions given what they need.
+    const org = deps.tenancy.resolve(request.hostname, generation)
+    const decided =
+      org instanceof Promise
+        ? org.then((found) => decide(request, reply, route, found, deps, generation))
+        : decide(request, reply, route, org, deps, generation)
     if (decided instanceof Promise) decided.then((goesOn) => goesOn && done(), done)
     else if (decided) done()
   })
 }
 
-/** `f` of a value now, or of a promise's value once it settles: the hot path's cache hits make no promise. */
-function andThen<T, R>(value: T | Promise<T>, f: (resolved: T) => R | Promise<R>): R | Promise<R> {
-  return value instanceof Promise ? value.then(f) : f(value)
+type RouteOptions = FastifyRequest['routeOptions']
+
+const unauthorized = constantProblem('Unauthorized', UNAUTHORIZED_DETAIL)
+
+/** Whether the request goes on: its credential's principal, at once from the caches, or once its lookup settles. */
+function decide(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  route: RouteOptions,
+  org: Org | undefined,
+  deps: AuthDeps,
+  generation: number,
+): boolean | Promise<boolean> {
+  if (!org) return admit(request, reply, route, org, undefined)
+  const principal = authenticate(request, org, deps, generation)
+  return principal instanceof Promise ? principal.then((found) => admit(request, reply, route, org, found)) : admit(request, reply, route, org, principal)
+}
+
+/** Whether the request goes on (false: answered with the uniform 401); throws Forbidden or NotFound past its policy. */
+function admit(request: FastifyRequest, reply: FastifyReply, route: RouteOptions, org: Org | undefined, principal: Principal | undefined): boolean {
+  // Spec 5 rule 3 and 1 (tenancy): one uniform 401 whatever failed, including a credential of another org.
+  // Answered here rather than thrown: no Error (stack capture) and no error-handler round on the hottest refusal.
+  if (!org || !principal || principal.orgId !== org.id) {
+    unauthorized(reply, request)
+    return false
+  }
+  request.org = org
+  request.principal = principal
+  const { policy, siteParam } = route.config
+  if (!satisfiesPolicy(principal, policy as Exclude<Policy, 'public'>)) throw new Forbidden()
+  if (principal.site !== undefined) refuseOutsideSite(request, principal.site, siteParam, route.url)
+  return true
 }
 
 /** A site-scoped route: its path starts with the site (`/api/sites/:siteId/…`, `/api/sites/:code`). */

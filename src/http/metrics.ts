@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
 import type { DatabaseTimeout, PoolStats } from '../db/pool-meter.ts'
+import { createAnswerSeries } from './answer-series.ts'
 import type { TransferKind, TransferMeter } from './transfer-meter.ts'
 
 /**
@@ -13,6 +14,9 @@ import type { TransferKind, TransferMeter } from './transfer-meter.ts'
 export const UNMATCHED_ROUTE = '(unmatched)'
 
 const PREFIX = 'sitegrid_'
+
+/** The request duration histogram's bucket bounds, in seconds. */
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120] as const
 
 export function createMetrics(deps: { poolStats: () => PoolStats }) {
   const registry = new Registry()
@@ -40,13 +44,34 @@ export function createMetrics(deps: { poolStats: () => PoolStats }) {
       },
     })
 
-  const requests = counter('http_requests_total', 'HTTP requests answered, by route pattern, method and status', ['route', 'method', 'status'])
-  const durations = new Histogram({
+  // The answers are kept by answer-series.ts and written into these two at each scrape (issue 29, sixth pass).
+  const answers = createAnswerSeries(DURATION_BUCKETS)
+  new Counter<'route' | 'method' | 'status'>({
+    name: `${PREFIX}http_requests_total`,
+    help: 'HTTP requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'],
+    registers,
+    collect() {
+      this.reset()
+      for (const { labels, count } of answers.statuses()) this.inc(labels, count)
+    },
+  })
+  new Histogram<'route' | 'method'>({
     name: `${PREFIX}http_request_duration_seconds`,
     help: 'Time from a request arriving to its answer sent, by route pattern and method',
     labelNames: ['route', 'method'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+    buckets: [...DURATION_BUCKETS],
     registers,
+    collect() {
+      // prom-client has no call that sets a series' buckets, sum and count: its table of series is written as its
+      // `observe` leaves it (keyed by its label hash, in first-seen order), and its own export reads it.
+      const table: Record<string, unknown> = {}
+      for (const { labels, buckets, sum, count } of answers.durations()) {
+        const bucketValues = Object.fromEntries(DURATION_BUCKETS.map((bound, i) => [bound, buckets[i]]))
+        table[`route:${labels.route},method:${labels.method},`] = { labels, bucketValues, sum, count }
+      }
+      ;(this as unknown as { hashMap: Record<string, unknown> }).hashMap = table
+    },
   })
   gauge('db_pool_max_connections', 'Connections the database pool may open (SQLite: 1)', (s) => s.size)
   gauge('db_pool_open_connections', 'Connections the database pool holds open', (s) => s.open)
@@ -100,8 +125,7 @@ export function createMetrics(deps: { poolStats: () => PoolStats }) {
     registry,
     /** One answer sent: `route` is the route's pattern (UNMATCHED_ROUTE when none matched). */
     request(route: string, method: string, status: number, seconds: number): void {
-      requests.inc({ route, method, status: String(status) })
-      durations.observe({ route, method }, seconds)
+      answers.add(route, method, status, seconds)
     },
     rateLimited(limiter: 'credential' | 'sign_in'): void {
       refusals.inc({ limiter })

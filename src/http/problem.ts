@@ -73,8 +73,24 @@ function problemOf(code: ErrorCode, detail: string, instance: string, extra?: Pr
 
 /** Sends a problem document with its status (and the 401's challenge). */
 export function replyProblem(reply: FastifyReply, problem: Problem) {
-  if (problem.code === 'Unauthorized') reply.header('www-authenticate', 'Bearer, ApiKey')
-  return reply.code(problem.status).header('content-type', PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem))
+  return sendProblemJson(reply, problem.code, problem.status, JSON.stringify(problem))
+}
+
+function sendProblemJson(reply: FastifyReply, code: ErrorCode, status: number, json: string) {
+  if (code === 'Unauthorized') reply.header('www-authenticate', 'Bearer, ApiKey')
+  return reply.code(status).header('content-type', PROBLEM_CONTENT_TYPE).send(json)
+}
+
+/**
+ * `sendProblem` for a code and detail that never change (the uniform 401): the document's JSON is built once, cut
+ * around its `instance`, and each answer joins the request id in (issue 29, sixth pass: serialising the document was
+ * ~2.5 % of a refused request's CPU). Byte for byte what `sendProblem` sends.
+ */
+export function constantProblem(code: ErrorCode, detail: string): (reply: FastifyReply, request: FastifyRequest) => FastifyReply {
+  const marker = '\u0000instance\u0000'
+  const [head, tail] = JSON.stringify(problemOf(code, detail, marker)).split(JSON.stringify(marker)) as [string, string]
+  const { status } = catalog[code]
+  return (reply, request) => sendProblemJson(reply, code, status, head + JSON.stringify(request.id) + tail)
 }
 
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, detail: string, extra?: ProblemExtras) {
