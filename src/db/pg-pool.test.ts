@@ -94,6 +94,37 @@ if (testDialects().includes('postgres')) {
       )
     })
 
+    it("build Kysely's rows from the statement's columns: every type through the pool's parsers, null, a repeated name", async (t) => {
+      const { app, a } = await twoOrgs(t, { poolSize: 2 })
+      const columns = (text: string) => [
+        sql<string>`${text}::text`.as('text'),
+        sql<number>`9007199254740991::int8`.as('big'),
+        sql<number>`12.5::numeric`.as('amount'),
+        sql<Date>`'2026-01-02T03:04:05.678Z'::timestamptz`.as('at'),
+        sql<unknown>`'{"x":[1,null],"y":"z"}'::jsonb`.as('doc'),
+        sql<unknown>`'[2]'::json`.as('plain'),
+        sql<number[]>`array[1, 2]::int4[]`.as('list'),
+        sql<boolean>`true`.as('flag'),
+        sql<string | null>`null::text`.as('nothing'),
+        sql<number>`1`.as('twice'),
+        sql<number>`2`.as('twice'),
+      ]
+      const typed = reusableQuery((db: Db, text: string) => db.selectNoFrom(columns(text)))
+      const kysely = (text: string) => withOrgScope(a, () => app.db.selectNoFrom(columns(text)).execute())
+      for (const text of ['first', 'again', '']) {
+        const rows = await withOrgScope(a, () => typed(app.db, text))
+        assert.deepEqual(rows, await kysely(text))
+        assert.deepEqual(Object.keys(rows[0]!), ['text', 'big', 'amount', 'at', 'doc', 'plain', 'list', 'flag', 'nothing', 'twice'])
+      }
+      const [row] = await withOrgScope(a, () => typed(app.db, 'x'))
+      assert.ok(row!.at instanceof Date && row!.at.toISOString() === '2026-01-02T03:04:05.678Z')
+      assert.deepEqual(
+        [row!.big, row!.amount, row!.doc, row!.list, row!.nothing, row!.twice],
+        [9007199254740991, 12.5, { x: [1, null], y: 'z' }, [1, 2], null, 2],
+      )
+      assert.deepEqual(await withOrgScope(a, () => siteOf(app.db, 'no such site')), [], 'no row')
+    })
+
     it('a client whose read timed out is never lent again; the meter counts the loans and the timeout', async (t) => {
       const { app } = await twoOrgs(t, { poolSize: 1, queryTimeoutMs: 300 })
       const [first] = await backend(app.db, '0')
