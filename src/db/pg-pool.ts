@@ -29,6 +29,8 @@ const SET_SCOPE = `select set_config('${SCOPE_SETTING}', $1, false)`
 export interface ScopedPool {
   connect(): Promise<pg.PoolClient>
   end(): Promise<void>
+  /** Clients open and lent to no one: those kept here and those idle in pg-pool. */
+  idleCount(): number
   read(text: string, values: readonly unknown[]): Promise<unknown[]>
 }
 
@@ -105,10 +107,16 @@ function describe(fields: Field[], types: Parsers): Columns {
   return { names: fields.map((f) => f.name), parsers: fields.map((f) => types.getTypeParser(f.dataTypeID, 'text')) }
 }
 
-export function scopedPool(pool: pg.Pool, meter: DriverMeter): ScopedPool {
+export function scopedPool(pool: pg.Pool, meter: DriverMeter, idleTimeoutMs: number): ScopedPool {
   const scopes = new WeakMap<pg.PoolClient, string>()
   const broken = new WeakSet<pg.PoolClient>()
   const watched = new WeakSet<pg.PoolClient>()
+  /** pg-pool's own release of each client it lent: the client goes back to it (and, with a failure, is destroyed). */
+  const returns = new WeakMap<pg.PoolClient, (failure?: Error | boolean) => void>()
+  /** The clients our callers gave back, most recent last: lent from pg-pool still, so its timers see none of their loans. */
+  const idle: Array<{ client: pg.PoolClient; since: number }> = []
+  let closing: NodeJS.Timeout | undefined
+  let ending = false
   /** Each reusable statement by its text: one name per text across the clients, and its columns once described. */
   const statements = new Map<string, Statement>()
 
@@ -120,6 +128,7 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter): ScopedPool {
   /** Kysely's queries (promise style): a failure counted and, for a fault, the client marked. Callbacks report their own. */
   function watch(client: pg.PoolClient): void {
     watched.add(client)
+    // Also while the client is idle here: pg-pool listens to its clients only while they are idle in its own list.
     client.on('error', () => broken.add(client))
     const query = client.query.bind(client) as (...args: unknown[]) => unknown
     client.query = ((...args: unknown[]) => {
@@ -129,29 +138,70 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter): ScopedPool {
     }) as typeof client.query
   }
 
-  /** Borrows a client carrying `scope`; `then` owns it (its `release` counts it back) or gets the error. */
+  function usable(client: pg.PoolClient): boolean {
+    const state = client as unknown as { _queryable: boolean; _ending: boolean }
+    return !broken.has(client) && state._queryable && !state._ending
+  }
+
+  /** A client given back is kept here unless pg-pool must have it: callers wait for it, the pool ends, or it is broken. */
+  function giveBack(client: pg.PoolClient): void {
+    if (!usable(client)) return returns.get(client)!(true)
+    if (ending || pool.waitingCount > 0) return returns.get(client)!()
+    idle.push({ client, since: performance.now() })
+    closing ??= setTimeout(closeIdle, idleTimeoutMs).unref()
+  }
+
+  /** pg-pool's idle timeout, for the clients kept here: one idle this long is closed. One timer at a time, not one a loan. */
+  function closeIdle(): void {
+    closing = undefined
+    const now = performance.now()
+    while (idle.length > 0 && now - idle[0]!.since >= idleTimeoutMs) returns.get(idle.shift()!.client)!(true)
+    if (idle.length > 0) closing = setTimeout(closeIdle, idleTimeoutMs - (now - idle[0]!.since)).unref()
+  }
+
+  /**
+   * Borrows a client carrying `scope`; `then` owns it (its `release` counts it back) or gets the error. A client kept
+   * here is lent at once: pg-pool's loan costs a timer for the connection timeout, a tick, and on release a timer for
+   * the idle timeout (issue 29, sixth pass); only when none is kept does pg-pool lend, open or make the caller wait.
+   */
   function lend(scope: string, then: Lent): void {
     const started = meter.startAcquire()
+    for (let kept = idle.pop(); kept; kept = idle.pop()) {
+      if (!usable(kept.client)) {
+        returns.get(kept.client)!(true)
+        continue
+      }
+      meter.endAcquire(started)
+      return carry(kept.client, scope, then)
+    }
     pool.connect((err, client) => {
       meter.endAcquire(started, err)
       if (err || !client) return then(err ?? new Error('pg-pool lent no client'))
       if (!watched.has(client)) watch(client)
-      const release = client.release
-      client.release = (failure?: Error | boolean) => {
-        release(failure ?? (broken.has(client) || undefined))
-        meter.lent--
+      returns.set(client, client.release)
+      carry(client, scope, then)
+    })
+  }
+
+  function carry(client: pg.PoolClient, scope: string, then: Lent): void {
+    let released = false
+    client.release = (failure?: Error | boolean) => {
+      if (released) throw new Error('Release called on client which has already been released to the pool.')
+      released = true
+      meter.lent--
+      if (failure) returns.get(client)!(failure)
+      else giveBack(client)
+    }
+    if (scopes.get(client) === scope) return then(undefined, client)
+    scopes.delete(client)
+    client.query(SET_SCOPE, [scope], (err: Error | undefined) => {
+      if (err) {
+        failed(client, err)
+        client.release()
+        return then(err)
       }
-      if (scopes.get(client) === scope) return then(undefined, client)
-      scopes.delete(client)
-      client.query(SET_SCOPE, [scope], (err: Error | undefined) => {
-        if (err) {
-          failed(client, err)
-          client.release()
-          return then(err)
-        }
-        scopes.set(client, scope)
-        then(undefined, client)
-      })
+      scopes.set(client, scope)
+      then(undefined, client)
     })
   }
 
@@ -160,7 +210,13 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter): ScopedPool {
       const scope = currentScope()
       return new Promise((resolve, reject) => lend(scope, (err, client) => (err ? reject(err) : resolve(client!))))
     },
-    end: () => pool.end(),
+    end() {
+      ending = true
+      clearTimeout(closing)
+      for (const { client } of idle.splice(0)) returns.get(client)!()
+      return pool.end()
+    },
+    idleCount: () => pool.idleCount + idle.length,
     read(text, values) {
       const scope = currentScope()
       let statement = statements.get(text)
