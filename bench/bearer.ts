@@ -6,6 +6,7 @@
 // membership table (cached per invalidation generation): no call to the provider on the request path. Every figure
 // BENCH_RUNS times: the median, the spread and the 1-minute load.
 import { randomBytes } from 'node:crypto'
+import { appRoleUrl, ensureAppRole } from '../test/postgres.ts'
 import { startOidcProvider } from '../test/support/oidc-provider.ts'
 import { benchRuns, type HttpFigures, loadSpread, measureHttp, printHttpFigure, startBenchServer, stopBenchServer } from './lib.ts'
 
@@ -24,8 +25,10 @@ export async function benchBearer(dialects: Array<{ name: string; url?: string }
         audience: AUDIENCE,
       })
       try {
+        // PostgreSQL: the application runs as the app role, so that row-level security applies (a superuser passes it).
+        if (dialect.url) await ensureAppRole(dialect.url)
         const app = await startBenchServer('app.ts', {
-          ...(dialect.url ? { BENCH_DATABASE_URL: dialect.url } : {}),
+          ...(dialect.url ? { BENCH_DATABASE_URL: dialect.url, BENCH_DATABASE_APP_URL: appRoleUrl(dialect.url) } : {}),
           BENCH_OIDC_ISSUER: op.issuer,
           BENCH_OIDC_AUDIENCE: AUDIENCE,
           BENCH_ORG_SLUG: slug,

@@ -1,13 +1,16 @@
 // Issue 30: an edge gateway's configuration poll with an unchanged ETag (304) against the authenticated key-list GET,
 // server CPU per request in the same run (the figure: ≤ 1.5× the key list), BENCH_RUNS times (median, spread, load). The site holds BENCH_EDGE_CONTROLLERS
 // (20) controllers on the polled edge with BENCH_EDGE_INSTANCES (10) instances each, so that a full build would show.
+import { appRoleUrl, ensureAppRole } from '../test/postgres.ts'
 import { benchRuns, httpRequest, type HttpFigures, loadSpread, measureHttp, printHttpFigure, startBenchServer, stopBenchServer } from './lib.ts'
 
 export async function benchEdges(dialects: Array<{ name: string; url?: string }>, seconds: number): Promise<void> {
   const controllers = Number(process.env.BENCH_EDGE_CONTROLLERS ?? 20)
   const instances = Number(process.env.BENCH_EDGE_INSTANCES ?? 10)
   for (const dialect of dialects) {
-    const app = await startBenchServer('app.ts', dialect.url ? { BENCH_DATABASE_URL: dialect.url } : {})
+    // PostgreSQL: the application runs as the app role, so that row-level security applies (a superuser passes it).
+    if (dialect.url) await ensureAppRole(dialect.url)
+    const app = await startBenchServer('app.ts', dialect.url ? { BENCH_DATABASE_URL: dialect.url, BENCH_DATABASE_APP_URL: appRoleUrl(dialect.url) } : {})
     try {
       const origin = `http://127.0.0.1:${app.info.port}`
       const get = { host: app.info.host!, 'x-api-key': app.info.key! }

@@ -49,6 +49,8 @@ export interface ConnectOptions {
   connectTimeoutMs?: number
   /** PostgreSQL: a query the server does not answer within this fails and its connection is discarded (0: off). */
   queryTimeoutMs?: number
+  /** PostgreSQL: a connection lent to no one for this long is closed (default 10 s, pg-pool's). */
+  idleTimeoutMs?: number
   /** SQLite file: WAL checkpoints by a worker thread, off the request path (db/checkpointer.ts); the server's. */
   checkpoints?: CheckpointOptions
 }
@@ -210,17 +212,20 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
     },
   }
   const max = options.poolSize ?? 10
+  const idleTimeoutMs = options.idleTimeoutMs ?? 10_000
   const pool = new pg.Pool({
     connectionString: url,
     max,
     types,
+    idleTimeoutMillis: idleTimeoutMs,
     connectionTimeoutMillis: options.connectTimeoutMs ?? options.statementTimeoutMs ?? 5_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
   })
   pool.on('error', () => {}) // idle-client errors surface on the next query; never crash the process
-  const meter = new DriverMeter(() => pool.idleCount > 0 || pool.totalCount < max)
-  const lender = scopedPool(pool, meter)
+  // The meter's `lender` is assigned before any loan: the check runs as a loan starts.
+  const meter: DriverMeter = new DriverMeter(() => lender.idleCount() > 0 || pool.totalCount < max)
+  const lender = scopedPool(pool, meter, idleTimeoutMs)
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: lender }) })
   directReaders.set(db, lender.read)
   const listener = createListener(url, types)
@@ -239,8 +244,8 @@ async function connectPostgres(url: string, options: ConnectOptions): Promise<Da
     ping: async () => {
       await sql`select 1`.execute(db)
     },
-    spareConnections: () => pool.idleCount + (max - pool.totalCount) - pool.waitingCount,
-    poolStats: () => meter.stats({ size: max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    spareConnections: () => lender.idleCount() + (max - pool.totalCount) - pool.waitingCount,
+    poolStats: () => meter.stats({ size: max, open: pool.totalCount, idle: lender.idleCount(), waiting: pool.waitingCount }),
     close: async () => {
       await listener.stop()
       await db.destroy()

@@ -94,6 +94,37 @@ if (testDialects().includes('postgres')) {
       )
     })
 
+    it("build Kysely's rows from the statement's columns: every type through the pool's parsers, null, a repeated name", async (t) => {
+      const { app, a } = await twoOrgs(t, { poolSize: 2 })
+      const columns = (text: string) => [
+        sql<string>`${text}::text`.as('text'),
+        sql<number>`9007199254740991::int8`.as('big'),
+        sql<number>`12.5::numeric`.as('amount'),
+        sql<Date>`'2026-01-02T03:04:05.678Z'::timestamptz`.as('at'),
+        sql<unknown>`'{"x":[1,null],"y":"z"}'::jsonb`.as('doc'),
+        sql<unknown>`'[2]'::json`.as('plain'),
+        sql<number[]>`array[1, 2]::int4[]`.as('list'),
+        sql<boolean>`true`.as('flag'),
+        sql<string | null>`null::text`.as('nothing'),
+        sql<number>`1`.as('twice'),
+        sql<number>`2`.as('twice'),
+      ]
+      const typed = reusableQuery((db: Db, text: string) => db.selectNoFrom(columns(text)))
+      const kysely = (text: string) => withOrgScope(a, () => app.db.selectNoFrom(columns(text)).execute())
+      for (const text of ['first', 'again', '']) {
+        const rows = await withOrgScope(a, () => typed(app.db, text))
+        assert.deepEqual(rows, await kysely(text))
+        assert.deepEqual(Object.keys(rows[0]!), ['text', 'big', 'amount', 'at', 'doc', 'plain', 'list', 'flag', 'nothing', 'twice'])
+      }
+      const [row] = await withOrgScope(a, () => typed(app.db, 'x'))
+      assert.ok(row!.at instanceof Date && row!.at.toISOString() === '2026-01-02T03:04:05.678Z')
+      assert.deepEqual(
+        [row!.big, row!.amount, row!.doc, row!.list, row!.nothing, row!.twice],
+        [9007199254740991, 12.5, { x: [1, null], y: 'z' }, [1, 2], null, 2],
+      )
+      assert.deepEqual(await withOrgScope(a, () => siteOf(app.db, 'no such site')), [], 'no row')
+    })
+
     it('a client whose read timed out is never lent again; the meter counts the loans and the timeout', async (t) => {
       const { app } = await twoOrgs(t, { poolSize: 1, queryTimeoutMs: 300 })
       const [first] = await backend(app.db, '0')
@@ -108,5 +139,42 @@ if (testDialects().includes('postgres')) {
       assert.equal(stats.timeouts.query - before.timeouts.query, 1)
       assert.equal(stats.idle, 1, 'lent back')
     })
+
+    it('a client given back is lent again without a timer; one idle past the idle timeout is closed; a dead one is never lent', async (t) => {
+      const { app, owner, a } = await twoOrgs(t, { poolSize: 2, idleTimeoutMs: 1_000 })
+      const code = `S-${a}`
+      await Promise.all([withOrgScope(a, () => siteOf(app.db, code)), withOrgScope(a, () => siteOf(app.db, code))])
+      assert.deepEqual([app.poolStats().open, app.poolStats().idle], [2, 2])
+      // pg-pool arms a connection timer on every loan and an idle timer on every release; a client kept by the lender
+      // arms neither (the idle timeout is one timer for all the kept clients, armed when the first is kept).
+      const timers = countTimers(t)
+      for (let i = 0; i < 20; i++) await withOrgScope(a, () => siteOf(app.db, code))
+      assert.ok(timers.count <= 1, `${timers.count} timers for 20 loans`)
+      timers.stop()
+      const before = app.poolStats()
+      const pid = (await backend(app.db, '0'))[0]!.pid
+      assert.equal(app.poolStats().acquired - before.acquired, 1, 'the meter counts a kept client lent')
+      // The server ends the backend of an idle client: the next loans get a live one, never the dead one.
+      await sql`select pg_terminate_backend(${pid}::int)`.execute(owner.db)
+      await new Promise((r) => setTimeout(r, 200))
+      for (let i = 0; i < 2; i++) assert.notEqual((await backend(app.db, '0'))[0]!.pid, pid)
+      const waited = performance.now()
+      while (app.poolStats().open > 0 && performance.now() - waited < 5_000) await new Promise((r) => setTimeout(r, 50))
+      assert.equal(app.poolStats().open, 0, 'every client idle past the idle timeout is closed')
+      assert.ok(performance.now() - waited >= 800, 'not before the idle timeout')
+      assert.deepEqual(await withOrgScope(a, () => siteOf(app.db, code)).then((rows) => rows.length), 1, 'a closed pool opens again')
+    })
   })
+}
+
+/** Counts the timers set from now until `stop` (pg-pool's and the lender's own use the global setTimeout). */
+function countTimers(t: TestContext) {
+  const original = globalThis.setTimeout
+  const counter = { count: 0, stop: () => void (globalThis.setTimeout = original) }
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    counter.count++
+    return original(...args)
+  }) as typeof setTimeout
+  t.after(counter.stop)
+  return counter
 }
