@@ -230,3 +230,20 @@ export function comparableBody(body: string): Record<string, unknown> {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * PostgreSQL hears invalidations (NOTIFY) asynchronously, its own included: waits until `handle`'s generation has
+ * held still for 250 ms, so that a count of queries or lookups that follows is not cut short by a late one.
+ */
+export async function invalidationsSettled(handle: { generation(): number }): Promise<void> {
+  let last = handle.generation()
+  let stillSince = Date.now()
+  while (Date.now() - stillSince < 250) {
+    await sleep(25)
+    const now = handle.generation()
+    if (now !== last) {
+      last = now
+      stillSince = Date.now()
+    }
+  }
+}

@@ -28,7 +28,11 @@ for (const dialect of testDialects()) {
 
       assert.deepEqual([...(await instances.existingIds(org.id, 'S1', ['CV-1', 'CV-2', 'CV-3', 'CV-1']))].sort(), ['CV-1', 'CV-2'])
       assert.deepEqual([...(await instances.existingIds(other.org.id, 'S1', ['CV-1']))], [])
-      assert.deepEqual(await instances.listTagMappings(org.id, 'S1'), [{ instanceId: 'CV-1', controllerId: c.id, tagMappings: { run: 'R', speed: 'S' } }])
+      // Every instance, one that maps no tag too (the live push names it as such rather than as unknown).
+      assert.deepEqual(await instances.listTagMappings(org.id, 'S1'), [
+        { instanceId: 'CV-1', controllerId: c.id, tagMappings: { run: 'R', speed: 'S' } },
+        { instanceId: 'CV-2', controllerId: c.id, tagMappings: {} },
+      ])
       assert.deepEqual(await instances.listTagMappings(other.org.id, 'S1'), [])
       assert.deepEqual(await controllers.summary(org.id, 'S1'), [
         {
