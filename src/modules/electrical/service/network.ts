@@ -6,6 +6,7 @@ import type { Actor } from '../../../identity.ts'
 import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { ElectricalEdgesTable, ElectricalNodesTable } from '../../../db/schema.ts'
+import { lockUntilCommit } from '../../../db/transaction-lock.ts'
 import { invalidField, NotFound } from '../../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
@@ -74,11 +75,15 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
 
   /**
    * A write to the site's network: one transaction that also tells the other processes (their graph caches drop
-   * it, see graph-cache.ts); this process's cached graphs of the site are forgotten however it ends.
+   * it, see graph-cache.ts); this process's cached graphs of the site are forgotten however it ends. The writes of one
+   * site's network take turns (PostgreSQL: an advisory lock across the cell's processes) before they touch a row: a
+   * whole-network replace deleting the edges while an edit locked some of them in another order was a deadlock, a 500
+   * (session 20's rehearsal, org-concurrency.test.ts).
    */
   async function writeNetwork<T>(orgId: OrgId, siteCode: string, work: (trx: Db) => Promise<T>): Promise<T> {
     try {
       return await db.transaction().execute(async (trx) => {
+        await lockUntilCommit(trx, handle.dialect, `electrical ${orgId} ${siteCode}`)
         const out = await work(trx)
         await handle.announceInvalidation(trx)
         return out
