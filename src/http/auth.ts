@@ -48,6 +48,11 @@ export interface BearerValidator {
   accepts(issuer: string): boolean
   /** A principal at once when its caches answer (no promise on the request path), else a promise. */
   validate(token: string, org: Org): Principal | undefined | Promise<Principal | undefined>
+  /**
+   * The principal of a token this validator verified before, at once, if it would pass again unchanged (its verdict
+   * and the caller's access both cached); else undefined, and the selector peeks at the issuer and validates.
+   */
+  remembered?(token: string, org: Org): Principal | undefined
 }
 
 export interface AuthDeps {
@@ -199,6 +204,11 @@ function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, generat
   const token = match[1]!
   // A link credential is not a JWT: routed by its prefix before the issuer peek.
   if (isLinkCredential(token)) return deps.validateLink?.(token, org.id, generation)
+  // Issue 29: a remembered token of a cached access skips the issuer peek (an unverified decode) altogether.
+  for (const validator of deps.bearerValidators) {
+    const principal = validator.remembered?.(token, org)
+    if (principal !== undefined) return principal
+  }
   const issuer = deps.peekIssuer(token)
   const validator = issuer === undefined ? undefined : deps.bearerValidators.find((v) => v.accepts(issuer))
   return validator?.validate(token, org)

@@ -129,13 +129,16 @@ describe('OIDC bearer validator against a real provider', () => {
     const counting = { ...keySet, getKey: (...args: Parameters<typeof keySet.getKey>) => (keyLookups++, keySet.getKey(...args)) }
     const validate = validatorFor(clock, { jwksUri: undefined, keySet: counting })
     const token = await op.issueAccessToken('alice', { expiresInSec: 60 })
+    assert.equal(validate.remembered(token), undefined)
     assert.equal((await validate(token)).oid, ALICE.oid)
+    assert.equal(validate.remembered(token)?.oid, ALICE.oid)
     const again = validate(token)
     assert.ok(!(again instanceof Promise), 'a remembered token is answered at once, without a promise')
     assert.equal((await again).oid, ALICE.oid)
     assert.equal(keyLookups, 1)
     const [header, payload, signature] = token.split('.')
     const forged = `${header}.${payload}.${signature!.slice(0, -4)}AAAA`
+    assert.equal(validate.remembered(forged), undefined)
     assert.equal((await rejection(validate, forged)).reason, 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED')
     assert.equal(keyLookups, 2)
     // Remembered, it still expires exactly as jose would refuse it: past exp by more than the tolerance.
@@ -143,6 +146,7 @@ describe('OIDC bearer validator against a real provider', () => {
     assert.equal((await validate(token)).oid, ALICE.oid)
     assert.equal(keyLookups, 2)
     clock.advance(10_000)
+    assert.equal(validate.remembered(token), undefined, 'past exp and the tolerance: no longer remembered')
     assert.equal((await rejection(validate, token)).reason, 'ERR_JWT_EXPIRED')
   })
 

@@ -38,7 +38,11 @@ export interface OidcBearerValidatorOptions {
  * A token's identity: at once for a token remembered as verified (no promise on the request path, issue 29), else a
  * promise; a refusal is always a rejection (InvalidBearerToken), never a throw.
  */
-export type OidcBearerValidator = (token: string) => OidcIdentity | Promise<OidcIdentity>
+export interface OidcBearerValidator {
+  (token: string): OidcIdentity | Promise<OidcIdentity>
+  /** The identity of a token remembered as verified that would pass again unchanged, at once; else undefined. */
+  remembered(token: string): OidcIdentity | undefined
+}
 
 // RFC 9068 §4 wants typ at+jwt; Entra ID v2 access tokens say "JWT", so both pass (an ID token, also
 // "JWT", is kept out by `aud`: its audience is the client id). Any other type is refused: RFC 8725 §3.11.
@@ -69,18 +73,24 @@ export function createOidcBearerValidator(options: OidcBearerValidatorOptions): 
   // tolerance, at the same clock) and with the same key set. Anything else is checked in full again.
   const remembered = new Map<string, Remembered>()
 
-  return function validateOidcBearer(token: string): OidcIdentity | Promise<OidcIdentity> {
+  /** The identity of the token of this digest while jose would still pass it; a token that no longer would is forgotten. */
+  function rememberedAs(digest: string): OidcIdentity | undefined {
+    const hit = remembered.get(digest)
+    if (hit === undefined) return undefined
+    const now = Math.floor(clock().getTime() / 1000)
+    if (hit.keys === keySet.version() && hit.exp > now - clockTolerance && (hit.nbf === undefined || hit.nbf <= now + clockTolerance)) return hit.identity
+    remembered.delete(digest)
+    return undefined
+  }
+
+  function validateOidcBearer(token: string): OidcIdentity | Promise<OidcIdentity> {
     if (typeof token !== 'string') return Promise.reject(new InvalidBearerToken('ERR_JWT_INVALID'))
     if (token.length > MAX_TOKEN_LENGTH) return Promise.reject(new InvalidBearerToken('ERR_TOKEN_TOO_LARGE'))
-    const digest = createHash('sha256').update(token).digest('base64url')
-    const hit = remembered.get(digest)
-    if (hit !== undefined) {
-      const now = Math.floor(clock().getTime() / 1000)
-      if (hit.keys === keySet.version() && hit.exp > now - clockTolerance && (hit.nbf === undefined || hit.nbf <= now + clockTolerance)) return hit.identity
-      remembered.delete(digest)
-    }
-    return verify(token, digest)
+    const digest = digestOf(token)
+    return rememberedAs(digest) ?? verify(token, digest)
   }
+  const rememberedToken = (token: string) => (typeof token === 'string' && token.length <= MAX_TOKEN_LENGTH ? rememberedAs(digestOf(token)) : undefined)
+  return Object.assign(validateOidcBearer, { remembered: rememberedToken })
 
   /** The full check of a token not remembered (or no longer passing as remembered): jose's, then ours. */
   async function verify(token: string, digest: string): Promise<OidcIdentity> {
@@ -105,6 +115,10 @@ export function createOidcBearerValidator(options: OidcBearerValidatorOptions): 
       throw toRejection(error)
     }
   }
+}
+
+function digestOf(token: string): string {
+  return createHash('sha256').update(token).digest('base64url')
 }
 
 function resolveKeySet(options: OidcBearerValidatorOptions): OidcKeySet {

@@ -9,8 +9,10 @@ import { InvalidBearerToken } from './errors.ts'
 import type { RelyingParty } from './relying-party.ts'
 
 interface CachedAccess {
-  access: Access
-  isPlatformAdmin: boolean
+  readonly access: Access
+  readonly isPlatformAdmin: boolean
+  /** The principal last built from this access (its subject: the token's `sub`), reused while the access is cached. */
+  principal?: Principal
 }
 
 const MAX_CACHED = 50_000
@@ -34,15 +36,20 @@ export function createOidcPrincipalValidator(deps: {
   const cache = new Map<string, CachedAccess>()
   let cachedGeneration = handle.generation()
 
-  /** The access of (org, oid): at once from the cache, else a promise of the lookup (remembered when no change came meanwhile). */
-  function accessOf(orgId: OrgId, claims: { oid: string; email?: string; name?: string }): CachedAccess | Promise<CachedAccess> {
+  /** The access of (org, oid) if cached under the current invalidation generation. */
+  function cachedAccess(key: string): CachedAccess | undefined {
     const generation = handle.generation()
     if (generation !== cachedGeneration) {
       cache.clear()
       cachedGeneration = generation
     }
+    return cache.get(key)
+  }
+
+  /** The access of (org, oid): at once from the cache, else a promise of the lookup (remembered when no change came meanwhile). */
+  function accessOf(orgId: OrgId, claims: { oid: string; email?: string; name?: string }): CachedAccess | Promise<CachedAccess> {
     const key = `${orgId}\u0000${claims.oid}`
-    return cache.get(key) ?? lookUp(orgId, claims, key, generation)
+    return cachedAccess(key) ?? lookUp(orgId, claims, key, cachedGeneration)
   }
 
   async function lookUp(orgId: OrgId, claims: { oid: string; email?: string; name?: string }, key: string, generation: number): Promise<CachedAccess> {
@@ -66,13 +73,15 @@ export function createOidcPrincipalValidator(deps: {
     return undefined
   }
 
-  function principalOf(org: Org, identity: OidcIdentity, { access, isPlatformAdmin }: CachedAccess): Principal {
+  function principalOf(org: Org, identity: OidcIdentity, cached: CachedAccess): Principal {
+    if (cached.principal?.subject === identity.sub) return cached.principal
+    const { access, isPlatformAdmin } = cached
     const base = { orgId: org.id, kind: 'user' as const, subject: identity.sub, account: identity.oid, isPlatformAdmin }
-    if (access.status === 'active') return { ...base, role: access.role }
     // A platform admin without a membership acts with full authority (it passes every policy anyway);
     // anyone else is pending or revoked: authenticated, refused by every policy.
-    if (isPlatformAdmin) return { ...base, role: 'owner' }
-    return { ...base, role: 'member', isPending: true }
+    cached.principal =
+      access.status === 'active' ? { ...base, role: access.role } : isPlatformAdmin ? { ...base, role: 'owner' } : { ...base, role: 'member', isPending: true }
+    return cached.principal
   }
 
   function ofIdentity(org: Org, identity: OidcIdentity): Principal | undefined | Promise<Principal | undefined> {
@@ -88,6 +97,12 @@ export function createOidcPrincipalValidator(deps: {
     accepts: (iss) => iss === issuer,
     // Synchronous for a remembered token of a cached access (issue 29: no promise on the request path, as the API
     // key's); a lookup's promise otherwise.
+    remembered(token: string, org: Org): Principal | undefined {
+      const identity = relyingParty.validateBearer.remembered(token)
+      if (identity === undefined || identity.orgSlug !== org.slug) return undefined
+      const cached = cachedAccess(`${org.id}\u0000${identity.oid}`)
+      return cached === undefined ? undefined : principalOf(org, identity, cached)
+    },
     validate(token: string, org: Org): Principal | undefined | Promise<Principal | undefined> {
       const identity = relyingParty.validateBearer(token)
       if (identity instanceof Promise) return identity.then((found) => ofIdentity(org, found), refused)
