@@ -39,10 +39,14 @@ export const isRefusal = (item: LiveItem): item is LiveRefusal => 'reason' in it
 const QUALITY_NAMES: Readonly<Record<string, number>> = { good: 192, uncertain: 64, bad: 0 }
 const INTEGER = /^-?\d{1,16}$/
 
+/** The furthest instant from the epoch a date holds (ECMAScript's time range), in ms either way. */
+const MAX_TIME = 8_640_000_000_000_000
+const EPOCH_RULE = `epoch milliseconds are a whole number from -${MAX_TIME} to ${MAX_TIME}`
+
 /** A timestamp (epoch ms, or ISO 8601 with its offset) in ms, or the reason it is refused. */
 export function readTimestamp(raw: string | number): number | string {
-  if (typeof raw === 'number') return Number.isSafeInteger(raw) ? raw : 'timestamp: epoch milliseconds are a whole number of at most 16 digits'
-  if (INTEGER.test(raw)) return Number(raw)
+  if (typeof raw === 'number') return Number.isInteger(raw) && Math.abs(raw) <= MAX_TIME ? raw : `timestamp ${raw}: ${EPOCH_RULE}`
+  if (INTEGER.test(raw)) return Math.abs(Number(raw)) <= MAX_TIME ? Number(raw) : `timestamp '${raw}': ${EPOCH_RULE}`
   const ms = parseZonedTime(raw)
   return Number.isNaN(ms) ? `timestamp '${raw}': epoch milliseconds, or an ISO 8601 date and time that exists, with Z or an offset` : ms
 }

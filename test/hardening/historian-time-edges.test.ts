@@ -1,0 +1,65 @@
+// Session 21 review (hostile user): timestamps at the edges of what a date can hold, through HTTP.
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { Harness } from '../harness.ts'
+import { testDialects } from '../harness.ts'
+import { livePlant, plant, sharedHarness, type Plant } from '../../src/modules/historian/test-setup.ts'
+
+const NOW = Date.parse('2024-05-01T12:00:00Z')
+const ENV = { SITEGRID_HISTORIAN_LIVE_MAX_SKEW_MS: '60000', SITEGRID_HISTORIAN_LIVE_MAX_AGE_MS: '3600000' }
+
+function push(h: Harness, p: Plant, batchKey: string, body: unknown, contentType = 'application/json') {
+  const payload = typeof body === 'string' ? body : JSON.stringify(body)
+  return h.inject(p.member, {
+    method: 'POST',
+    url: `/api/sites/${p.siteCode}/historian/samples?batchKey=${batchKey}`,
+    payload,
+    headers: { 'content-type': contentType },
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: historian timestamps at the edges of the date range`, () => {
+    const shared = sharedHarness(dialect, ENV)
+
+    it('a live sample whose epoch milliseconds no date holds is refused one by one, never a 500', async () => {
+      const h = shared()
+      const p = await livePlant(h, NOW)
+      const beyond = [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 8_640_000_000_000_001, -8_640_000_000_000_001]
+      const json = await push(h, p, 'edge-json', { samples: [...beyond, NOW].map((ts) => ({ instanceId: 'ins_pump', tagKey: 'speed', ts, value: 1 })) })
+      assert.equal(json.statusCode, 200, json.body)
+      const lines = [...beyond.map(String), '9999999999999999', '-9999999999999999', String(NOW + 1)].map((ts) => `ins_pump,speed,${ts},2`).join('\n')
+      const text = await push(h, p, 'edge-lines', lines, 'text/plain')
+      assert.equal(text.statusCode, 200, text.body)
+      for (const [res, count] of [
+        [json, 4],
+        [text, 6],
+      ] as const) {
+        const answer = res.json() as { stored: number; refusals: Array<{ index: number; reason: string }> }
+        assert.equal(answer.stored, 1, res.body)
+        assert.deepEqual(
+          answer.refusals.map((r) => r.index),
+          Array.from({ length: count }, (_, i) => i),
+        )
+        for (const r of answer.refusals) assert.match(r.reason, /^timestamp .*epoch milliseconds .*-8640000000000000 to 8640000000000000/, r.reason)
+      }
+    })
+
+    it('a read by local days from the first centuries starts at `from`, in UTC and in a zone with its local mean time then', async () => {
+      const h = shared()
+      for (const timeZone of ['UTC', 'Europe/Paris']) {
+        const p = await plant(h, { timeZone })
+        const res = await h.inject(p.member, {
+          method: 'GET',
+          url: `/api/sites/${p.siteCode}/historian/series?instanceId=ins_pump&tag=speed&mode=interpolated&interval=1d&from=0001-01-01T00:00:00Z&to=0001-01-04T00:00:00Z`,
+        })
+        assert.equal(res.statusCode, 200, res.body)
+        assert.deepEqual(
+          (res.json() as { points: Array<{ ts: string }> }).points.map((x) => x.ts),
+          ['0001-01-01T00:00:00.000Z', '0001-01-02T00:00:00.000Z', '0001-01-03T00:00:00.000Z'],
+          timeZone,
+        )
+      }
+    })
+  })
+}
