@@ -4,7 +4,8 @@
  * never a failure of the push.
  *
  * Line format (`text/plain` or `text/csv`, UTF-8): one sample a line, `instance,tagKey,timestamp,value[,quality]`,
- * lines ended by LF or CRLF, empty lines skipped (their index is used by nothing). `timestamp`: integer milliseconds
+ * lines ended by LF or CRLF, empty lines skipped (their index is used by nothing), a byte order mark before the first
+ * skipped (as the import's CSV reader does). `timestamp`: integer milliseconds
  * since the Unix epoch, or ISO 8601 with `Z` or an offset. `value`: unquoted, a number (`-12.5`, `1e3`); quoted
  * (`"RUNNING"`), a text state. `quality`: `good`, `uncertain`, `bad` or an OPC DA code 0–255; absent, good. A field
  * holding a comma or a double quote is enclosed in double quotes, a quote inside doubled (`"say ""hi"""`); a field
@@ -69,7 +70,7 @@ export function countLines(body: string): number {
 /** Reads the line format (module comment). */
 export function readLines(body: string): LiveItem[] {
   const items: LiveItem[] = []
-  const lines = body.split('\n')
+  const lines = (body.charCodeAt(0) === 0xfeff ? body.slice(1) : body).split('\n')
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index]!.endsWith('\r') ? lines[index]!.slice(0, -1) : lines[index]!
     if (line.trim() === '') continue
