@@ -61,6 +61,21 @@ for (const dialect of testDialects()) {
       assert.equal(computed.json().code, 'StudyDataMissing')
       assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time?faultCurrentA=-1`)).statusCode, 400)
       assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time?faultCurrentA=abc`)).statusCode, 400)
+      // A number past the largest double reads as Infinity: the 400 names the query parameter, where it was sent.
+      for (const url of [
+        `${BASE}/nodes/CB1/trip-time?faultCurrentA=1e309`,
+        `${BASE}/nodes/CB1/trip-time?faultCurrentA=Infinity`,
+        `${BASE}/nodes/M1/coordination?faultCurrentA=1e309`,
+      ]) {
+        const res = await as('GET', url)
+        assert.equal(res.statusCode, 400, url)
+        assert.match(String(res.headers['content-type']), /^application\/problem\+json/)
+        assert.deepEqual(
+          res.json().errors.map((e: { in: string; pointer: string }) => [e.in, e.pointer]),
+          [['query', '/faultCurrentA']],
+          url,
+        )
+      }
       assert.equal((await as('GET', `${BASE}/nodes/NOPE/trip-time?faultCurrentA=1`)).statusCode, 404)
     })
 

@@ -61,13 +61,17 @@ export class UnknownProtectionCurve extends domainError('ValidationFailed') {
   }
 }
 
-/** A 400 naming the unusable setting or study value (`/pickupA`, `/tms`, `/faultCurrentA`, `/gradingMarginS`). */
+/**
+ * A 400 naming the unusable setting or study value: a node's `/pickupA` or `/tms` (sent in a body), or the protection
+ * reads' query parameters `/faultCurrentA` and `/gradingMarginS` (a number past the largest double reads as Infinity).
+ */
 export class InvalidProtectionInput extends domainError('ValidationFailed') {
   constructor(
     readonly field: string,
     message: string,
   ) {
-    super(message, { errors: [{ in: 'body', pointer: `/${field}`, message }] })
+    const where = field === 'faultCurrentA' || field === 'gradingMarginS' ? 'query' : 'body'
+    super(message, { errors: [{ in: where, pointer: `/${field}`, message }] })
     this.name = 'InvalidProtectionInput'
   }
 }
