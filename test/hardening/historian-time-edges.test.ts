@@ -63,3 +63,35 @@ for (const dialect of testDialects()) {
     })
   })
 }
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: a live push's lines are bounded as its JSON is`, () => {
+    const shared = sharedHarness(dialect, ENV)
+
+    it('a field longer than the JSON body allows is refused without echoing it: the answer, and the batch that lists refusals, stay small', async () => {
+      const h = shared()
+      const p = await livePlant(h, NOW)
+      const long = (c: string) => c.repeat(100_000)
+      const lines = [
+        `${long('i')},speed,${NOW},1`,
+        `ins_pump,${long('t')},${NOW},1`,
+        `ins_pump,speed,${long('9')}Z,1`,
+        `ins_pump,speed,${NOW},${long('1')}`,
+        `ins_pump,speed,${NOW},1,${long('q')}`,
+        `ins_pump,speed,${NOW},2`,
+      ]
+      const res = await push(h, p, 'long-fields', lines.join('\n'), 'text/plain')
+      assert.equal(res.statusCode, 200, res.body.slice(0, 300))
+      const answer = res.json() as { stored: number; refusals: Array<{ index: number; reason: string }> }
+      assert.deepEqual([answer.stored, answer.refusals.map((r) => r.index)], [1, [0, 1, 2, 3, 4]])
+      for (const r of answer.refusals) assert.ok(r.reason.length < 200, r.reason.slice(0, 300))
+      assert.ok(res.body.length < 2_000, `answer of ${res.body.length} characters`)
+      const batch = await h.inject(p.member, {
+        method: 'GET',
+        url: `/api/historian/import-batches/${(res.json() as { historianBatchId: string }).historianBatchId}`,
+      })
+      assert.equal(batch.statusCode, 200)
+      assert.ok(batch.body.length < 10_000, `batch of ${batch.body.length} characters`)
+    })
+  })
+}
