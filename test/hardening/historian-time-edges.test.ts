@@ -95,3 +95,40 @@ for (const dialect of testDialects()) {
     })
   })
 }
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: a series read's times as a new user types them`, () => {
+    const shared = sharedHarness(dialect, ENV)
+
+    it("an offset's + left unescaped in the URL (read as a space) and a time without an offset are 400s saying what to send", async () => {
+      const h = shared()
+      const p = await plant(h)
+      for (const [query, pointer, hint] of [
+        ['from=2024-05-01T00:00:00+02:00', '/from', /\+ .*%2B/],
+        ['mode=at&at=2024-05-01T00:00:00.5+05:30', '/at', /\+ .*%2B/],
+        ['to=2024-05-01T00:00:00', '/to', /Z or an offset/],
+      ] as const) {
+        const res = await h.inject(p.member, { method: 'GET', url: `/api/sites/${p.siteCode}/historian/series?instanceId=ins_pump&tag=speed&${query}` })
+        assert.equal(res.statusCode, 400, query)
+        const problem = res.json() as { errors: Array<{ in: string; pointer: string; message: string }> }
+        assert.deepEqual([problem.errors[0]!.in, problem.errors[0]!.pointer], ['query', pointer], query)
+        assert.match(problem.errors[0]!.message, hint, query)
+      }
+      const escaped = await h.inject(p.member, {
+        method: 'GET',
+        url: `/api/sites/${p.siteCode}/historian/series?instanceId=ins_pump&tag=speed&from=2024-05-01T00:00:00%2B02:00`,
+      })
+      assert.equal(escaped.statusCode, 200, escaped.body)
+      // The same times in the multi-tag read's JSON body: the 400 places them in the body.
+      const body = await h.inject(p.member, {
+        method: 'POST',
+        url: `/api/sites/${p.siteCode}/historian/series/query`,
+        payload: { series: [{ instanceId: 'ins_pump', tag: 'speed' }], from: '2024-05-01T00:00:00' },
+      })
+      assert.equal(body.statusCode, 400, body.body)
+      const problem = body.json() as { errors: Array<{ in: string; pointer: string; message: string }> }
+      assert.deepEqual([problem.errors[0]!.in, problem.errors[0]!.pointer], ['body', '/from'])
+      assert.doesNotMatch(problem.errors[0]!.message, /%2B/)
+    })
+  })
+}
