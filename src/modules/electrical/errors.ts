@@ -128,6 +128,18 @@ export class StudyTooLarge extends domainError('UnprocessableEntity') {
 }
 
 /**
+ * More electrical network writes wait for their site's turn in this server process than it keeps waiting
+ * (service/network.ts): refused at once, nothing changed.
+ */
+export class NetworkWritesQueueFull extends domainError('ServiceUnavailable') {
+  constructor(limit: number) {
+    super(`${limit} electrical network writes are already waiting in this server process; nothing was changed. Send it again shortly.`, {
+      extensions: { limit },
+    })
+  }
+}
+
+/**
  * A study whose equations are singular as the network's parameters stand (an impedance of zero, or values so far out
  * of scale that the arithmetic loses them): named by the bus where the solve failed, never a 500.
  */

@@ -61,6 +61,21 @@ for (const dialect of testDialects()) {
       assert.equal(computed.json().code, 'StudyDataMissing')
       assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time?faultCurrentA=-1`)).statusCode, 400)
       assert.equal((await as('GET', `${BASE}/nodes/CB1/trip-time?faultCurrentA=abc`)).statusCode, 400)
+      // A number past the largest double reads as Infinity: the 400 names the query parameter, where it was sent.
+      for (const url of [
+        `${BASE}/nodes/CB1/trip-time?faultCurrentA=1e309`,
+        `${BASE}/nodes/CB1/trip-time?faultCurrentA=Infinity`,
+        `${BASE}/nodes/M1/coordination?faultCurrentA=1e309`,
+      ]) {
+        const res = await as('GET', url)
+        assert.equal(res.statusCode, 400, url)
+        assert.match(String(res.headers['content-type']), /^application\/problem\+json/)
+        assert.deepEqual(
+          res.json().errors.map((e: { in: string; pointer: string }) => [e.in, e.pointer]),
+          [['query', '/faultCurrentA']],
+          url,
+        )
+      }
       assert.equal((await as('GET', `${BASE}/nodes/NOPE/trip-time?faultCurrentA=1`)).statusCode, 404)
     })
 
@@ -149,6 +164,12 @@ for (const dialect of testDialects()) {
       const ranged = (await as('GET', `${BASE}/nodes/M1/protection-curves?fromA=200&toA=2000&points=2&supplyId=G&faultCurrentA=2000`)).json()
       assert.deepEqual(ranged.currentsA, [200, 2000])
       close(ranged.devices[1].timesS[1], iec(0.3, 0.14, 0.02, 5), 'CB1 at 2000 A')
+      // A range wider than a double's ratio (the smallest positive current up to 1e9 A): every current sampled, none NaN.
+      const widest = await as('GET', `${BASE}/nodes/M1/protection-curves?fromA=5e-324&toA=1e9&points=500&supplyId=G&faultCurrentA=2000`)
+      assert.equal(widest.statusCode, 200, widest.body.slice(0, 300))
+      const currents = widest.json().currentsA as number[]
+      assert.deepEqual([currents.length, currents[0], currents[499]], [500, 5e-324, 1e9])
+      for (let i = 1; i < currents.length; i++) assert.ok(currents[i]! > currents[i - 1]!, `currentsA[${i}] = ${currents[i]}`)
 
       const problem = async (query: string, pointer: string, status = 400) => {
         const bad = await as('GET', `${BASE}/nodes/M1/protection-curves?faultCurrentA=2000&${query}`)

@@ -61,13 +61,17 @@ export class UnknownProtectionCurve extends domainError('ValidationFailed') {
   }
 }
 
-/** A 400 naming the unusable setting or study value (`/pickupA`, `/tms`, `/faultCurrentA`, `/gradingMarginS`). */
+/**
+ * A 400 naming the unusable setting or study value: a node's `/pickupA` or `/tms` (sent in a body), or the protection
+ * reads' query parameters `/faultCurrentA` and `/gradingMarginS` (a number past the largest double reads as Infinity).
+ */
 export class InvalidProtectionInput extends domainError('ValidationFailed') {
   constructor(
     readonly field: string,
     message: string,
   ) {
-    super(message, { errors: [{ in: 'body', pointer: `/${field}`, message }] })
+    const where = field === 'faultCurrentA' || field === 'gradingMarginS' ? 'query' : 'body'
+    super(message, { errors: [{ in: where, pointer: `/${field}`, message }] })
     this.name = 'InvalidProtectionInput'
   }
 }
@@ -123,9 +127,11 @@ export function tripTime(setting: RelaySetting, faultCurrentA: number): TripOutc
 
 /** `points` currents spaced evenly on a logarithmic scale from `fromA` to `toA`, both included (0 < fromA < toA, points ≥ 2). */
 export function logSpacedCurrents(fromA: number, toA: number, points: number): number[] {
-  const step = Math.log(toA / fromA) / (points - 1)
-  // The last one is toA itself, not exp(log(fromA) + …), which can miss it in the last digit.
-  return Array.from({ length: points }, (_, i) => (i === points - 1 ? toA : fromA * Math.exp(step * i)))
+  // Logarithms apart, not log(toA / fromA): that ratio overflows to Infinity for a fromA as small as 5e-324 A.
+  const logFrom = Math.log(fromA)
+  const step = (Math.log(toA) - logFrom) / (points - 1)
+  // The ends are fromA and toA themselves, not exp(log(…)), which can miss them in the last digit.
+  return Array.from({ length: points }, (_, i) => (i === 0 ? fromA : i === points - 1 ? toA : Math.exp(logFrom + step * i)))
 }
 
 /** A device's time–current curve sampled at these currents: tripTime() of each, null where it does not trip. */

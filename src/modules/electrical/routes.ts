@@ -59,7 +59,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
         description: docs.createNode,
         params: SiteParams,
         body: CreateNodeBody,
-        response: { 201: NodeSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        response: { 201: NodeSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429, 503) },
       },
     },
     async (request, reply) =>
@@ -110,7 +110,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
         description: docs.updateNode,
         params: NodeParams,
         body: UpdateNodeBody,
-        response: { 200: NodeSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: { 200: NodeSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429, 503) },
       },
     },
     async (request) => electrical.updateNode(request.principal.orgId, actorOf(request.principal), request.params.siteId, request.params.nodeId, request.body),
@@ -127,7 +127,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
         description: docs.deleteNode,
         params: NodeParams,
         querystring: DeleteNodeQuery,
-        response: { 204: NO_CONTENT, ...problemResponses(400, 401, 403, 404, 409, 429) },
+        response: { 204: NO_CONTENT, ...problemResponses(400, 401, 403, 404, 409, 429, 503) },
       },
     },
     async (request, reply) => {
@@ -153,7 +153,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
         description: docs.createEdge,
         params: SiteParams,
         body: EdgeBody,
-        response: { 201: EdgeSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: { 201: EdgeSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429, 503) },
       },
     },
     async (request, reply) =>
@@ -188,7 +188,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
         description: docs.deleteEdge,
         params: SiteParams,
         querystring: DeleteEdgeQuery,
-        response: { 204: NO_CONTENT, ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 204: NO_CONTENT, ...problemResponses(400, 401, 403, 404, 429, 503) },
       },
     },
     async (request, reply) => {
@@ -232,7 +232,7 @@ export const electricalRoutes: FastifyPluginAsyncTypebox<{ electrical: Electrica
           description: docs.replaceNetwork(electrical.networkLoadLimits),
           params: SiteParams,
           body: NetworkBody,
-          response: { 200: NetworkReplacedSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 422, 429) },
+          response: { 200: NetworkReplacedSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 422, 429, 503) },
         },
       },
       async (request) => {

@@ -31,7 +31,8 @@ export const docs = {
     'counts with `replayed: true`. JSON: `{ samples: [{ instanceId, tagKey, ts, value | text, quality }] }`. Lines (`text/plain` or `text/csv`, ' +
     'UTF-8): one sample a line, `instance,tagKey,timestamp,value[,quality]`, LF or CRLF, empty lines skipped; timestamp in epoch milliseconds or ' +
     'ISO 8601 with Z or an offset; an unquoted value is a number, a double-quoted one a text state; quality `good`, `uncertain`, `bad` or an OPC ' +
-    'code 0–255 (default good); a field holding a comma or a double quote is double-quoted, its quotes doubled; no line breaks inside a field. ' +
+    'code 0–255 (default good); a field holding a comma or a double quote is double-quoted, its quotes doubled; no line breaks inside a field; ' +
+    'the fields as long as the JSON allows (instance 100 characters, tagKey 200, timestamp 40, text 1 000), a longer one refuses its line. ' +
     'At most SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES samples (413 above, nothing stored); a push of none (an empty array, a body of no lines) is a 422 ' +
     "naming `/samples` and makes no batch. Refused one by one, with their index (the array's, or the " +
     "line's from 0) and the reason, the others stored: an instance not in the site, a tag key not in the instance's `tagMappings`, a timestamp " +

@@ -175,6 +175,14 @@ for (const dialect of testDialects()) {
       assert.deepEqual([csv.statusCode, csv.json().stored], [200, 1])
     })
 
+    it('lines: a UTF-8 byte order mark before the first line (a CSV saved by a spreadsheet) is not part of its instance id, as in an import', async () => {
+      const h = shared()
+      const p = await livePlant(h, NOW)
+      const res = await push(h, p, 'lines-bom', `\uFEFFins_pump,speed,${at(-5)},4\r\nins_pump,speed,${at(-6)},5\r\n`, 'text/csv')
+      assert.equal(res.statusCode, 200, res.body)
+      assert.deepEqual([res.json().stored, res.json().refusals], [2, []])
+    })
+
     it('a sample at a tag and timestamp already stored (import or earlier push) keeps the stored value; a repeat within a push is a duplicate', async () => {
       const h = shared()
       const p = await livePlant(h, NOW)

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { MAX_TEXT_LENGTH } from './service/live-samples.ts'
+import { MAX_INSTANCE_ID_LENGTH, MAX_TAG_KEY_LENGTH, MAX_TEXT_LENGTH, MAX_TIMESTAMP_LENGTH } from './service/live-samples.ts'
 
 /** POST …/historian/samples and GET/PUT …/historian/retention (issue 30). */
 
@@ -21,9 +21,9 @@ const Quality = Type.Union([Type.Literal('good'), Type.Literal('uncertain'), Typ
 
 const LiveSampleSchema = Type.Object(
   {
-    instanceId: Type.String({ minLength: 1, maxLength: 100 }),
-    tagKey: Type.String({ minLength: 1, maxLength: 200, description: "One of the instance's `tagMappings` keys." }),
-    ts: Type.Union([Type.String({ minLength: 1, maxLength: 40 }), Type.Integer()], {
+    instanceId: Type.String({ minLength: 1, maxLength: MAX_INSTANCE_ID_LENGTH }),
+    tagKey: Type.String({ minLength: 1, maxLength: MAX_TAG_KEY_LENGTH, description: "One of the instance's `tagMappings` keys." }),
+    ts: Type.Union([Type.String({ minLength: 1, maxLength: MAX_TIMESTAMP_LENGTH }), Type.Integer()], {
       description: 'ISO 8601 with `Z` or an offset, or integer milliseconds since the Unix epoch.',
     }),
     value: Type.Optional(Type.Number({ description: 'A numeric value; exactly one of `value` and `text`.' })),

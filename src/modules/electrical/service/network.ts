@@ -10,10 +10,11 @@ import { lockUntilCommit } from '../../../db/transaction-lock.ts'
 import { invalidField, NotFound } from '../../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../../http/paging.ts'
 import type { OrgId } from '../../../ids.ts'
+import { createTurns } from '../../alarms/turns.ts'
 import { recordAudit } from '../../audit/service.ts'
 import type { SitesService } from '../../sites/service.ts'
 import { EDGE_TYPES } from '../codes.ts'
-import { createOnly, EdgeEndsUnknown, EdgeExists, NodeHasEdges, NodeIdTaken, notUpdatable, SelfLoop } from '../errors.ts'
+import { createOnly, EdgeEndsUnknown, EdgeExists, NetworkWritesQueueFull, NodeHasEdges, NodeIdTaken, notUpdatable, SelfLoop } from '../errors.ts'
 import { compareEdges, compareIds, nodeFieldProblems, nodeRow, toEdge, toNode } from '../rows.ts'
 import type {
   CreateNodeInput,
@@ -57,7 +58,12 @@ export interface NetworkDeps {
   sites: SitesService
   /** Bounds of the streamed bulk load, and the age after which a load's staging rows are an orphan's. */
   networkLoad?: NetworkLoadLimits & { staleAfterMs: number }
+  /** Network writes of all sites that may wait for their site's turn (or run) in the process at once; one more is a 503. */
+  maxWaitingWrites?: number
 }
+
+/** Default of `maxWaitingWrites`: far above what people editing networks send at once, a bound on a burst's memory. */
+const MAX_WAITING_WRITES = 1000
 
 /** `type` of DELETE …/edges: the code `0`…`4` or the name (`Cable`, any case). */
 export function parseEdgeType(raw: string): number {
@@ -72,22 +78,28 @@ export function createNetworkService(deps: NetworkDeps, graphs: GraphCache) {
   const { handle, clock, sites } = deps
   const load = deps.networkLoad ?? DEFAULT_NETWORK_LOAD
   const db = handle.db
+  const maxWaiting = deps.maxWaitingWrites ?? MAX_WAITING_WRITES
+  const inSiteTurn = createTurns(maxWaiting, () => new NetworkWritesQueueFull(maxWaiting))
 
   /**
    * A write to the site's network: one transaction that also tells the other processes (their graph caches drop
    * it, see graph-cache.ts); this process's cached graphs of the site are forgotten however it ends. The writes of one
    * site's network take turns (PostgreSQL: an advisory lock across the cell's processes) before they touch a row: a
    * whole-network replace deleting the edges while an edit locked some of them in another order was a deadlock, a 500
-   * (session 20's rehearsal, org-concurrency.test.ts).
+   * (session 20's rehearsal, org-concurrency.test.ts). In this process they take turns first, before borrowing a
+   * connection: each write waiting in the lock held one, and a site's writes behind a long replace took the whole pool
+   * (503 for every other request of the process; electrical-site-lock.test.ts).
    */
   async function writeNetwork<T>(orgId: OrgId, siteCode: string, work: (trx: Db) => Promise<T>): Promise<T> {
     try {
-      return await db.transaction().execute(async (trx) => {
-        await lockUntilCommit(trx, handle.dialect, `electrical ${orgId} ${siteCode}`)
-        const out = await work(trx)
-        await handle.announceInvalidation(trx)
-        return out
-      })
+      return await inSiteTurn(`${orgId}\u0000${siteCode}`, () =>
+        db.transaction().execute(async (trx) => {
+          await lockUntilCommit(trx, handle.dialect, `electrical ${orgId} ${siteCode}`)
+          const out = await work(trx)
+          await handle.announceInvalidation(trx)
+          return out
+        }),
+      )
     } finally {
       graphs.forget(orgId, siteCode)
     }

@@ -171,8 +171,10 @@ function readZone(s: Cursor): number {
   s.eat(0x3a)
   const mm = s.digits(2)
   const minuteDigits: number = s.count
-  if (minuteDigits === 1 || hh > 14 || mm > 59) return Infinity
-  const offset = (hh * 60 + (minuteDigits === 2 ? mm : 0)) * 60_000
+  const minutes = hh * 60 + (minuteDigits === 2 ? mm : 0)
+  // No zone is further from UTC than ±14:00 (Kiribati's +14:00 the furthest east).
+  if (minuteDigits === 1 || mm > 59 || minutes > 14 * 60) return Infinity
+  const offset = minutes * 60_000
   return c === 0x2d ? -offset : offset
 }
 

@@ -7,6 +7,24 @@ const wall = (iso: string) => Date.parse(`${iso}Z`)
 const utc = (ms: number) => new Date(ms).toISOString()
 
 describe('ZoneClock', () => {
+  it('reads the offset of the first centuries and of years before 1 right (not 1900 + a two-digit year, not 1 BC as 1 AD)', () => {
+    const utcClock = new ZoneClock('UTC')
+    const paris = new ZoneClock('Europe/Paris')
+    for (const text of [
+      '0000-01-01T00:00:00',
+      '-000001-06-15T12:00:00',
+      '0001-01-01T00:00:00',
+      '0050-06-01T12:00:00',
+      '0099-12-31T23:59:59',
+      '1899-12-31T23:00:00',
+    ]) {
+      assert.equal(utcClock.offsetAt(wall(text)), 0, text)
+      // Paris kept its local mean time, +00:09:21, until 1891.
+      assert.equal(paris.offsetAt(wall(text)), 561_000, text)
+      assert.equal(utc(paris.toUtc(wall(text), 'a')), utc(wall(text) - 561_000), text)
+    }
+  })
+
   it('converts Europe/Paris winter and summer wall times', () => {
     const clock = new ZoneClock('Europe/Paris')
     assert.equal(utc(clock.toUtc(wall('2024-01-15T12:00:00'), 'a')), '2024-01-15T11:00:00.000Z')

@@ -1,4 +1,4 @@
-import { formatWall } from './calendar.ts'
+import { daysFromCivil, formatWall } from './calendar.ts'
 
 const HOUR_MS = 3_600_000
 const DAY_MS = 86_400_000
@@ -49,6 +49,7 @@ export class ZoneClock {
     this.#format = new Intl.DateTimeFormat('en-US', {
       timeZone,
       hourCycle: 'h23',
+      era: 'short',
       year: 'numeric',
       month: 'numeric',
       day: 'numeric',
@@ -82,16 +83,19 @@ export class ZoneClock {
       d = 0,
       h = 0,
       mi = 0,
-      s = 0
+      s = 0,
+      isBc = false
     for (const part of this.#format.formatToParts(second)) {
       if (part.type === 'year') y = Number(part.value)
+      else if (part.type === 'era') isBc = part.value === 'BC'
       else if (part.type === 'month') mo = Number(part.value)
       else if (part.type === 'day') d = Number(part.value)
       else if (part.type === 'hour') h = Number(part.value)
       else if (part.type === 'minute') mi = Number(part.value)
       else if (part.type === 'second') s = Number(part.value)
     }
-    return Date.UTC(y, mo - 1, d, h, mi, s) - second
+    // Not Date.UTC: it reads a year 0-99 as 1900-1999. The year is the era's (1 BC is year 0).
+    return daysFromCivil(isBc ? 1 - y : y, mo, d) * DAY_MS + h * HOUR_MS + mi * 60_000 + s * 1000 - second
   }
 
   #hourInfo(hour: number): HourInfo {

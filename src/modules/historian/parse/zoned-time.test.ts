@@ -15,7 +15,8 @@ test('a zoned ISO 8601 date-time reads as Date.parse reads it, over every offset
     const day = 1 + next(28)
     const time = `${two(next(24))}:${two(next(60))}`
     const seconds = next(3) === 0 ? '' : `:${two(next(60))}${next(2) === 0 ? '' : `.${String(next(1_000_000_000)).slice(0, 1 + next(9))}`}`
-    const zone = next(3) === 0 ? 'Z' : `${next(2) === 0 ? '+' : '-'}${two(next(15))}:${two(next(60))}`
+    const hours = next(15)
+    const zone = next(3) === 0 ? 'Z' : `${next(2) === 0 ? '+' : '-'}${two(hours)}:${two(hours === 14 ? 0 : next(60))}`
     const text = `${String(year).padStart(4, '0')}-${two(month)}-${two(day)}T${time}${seconds}${zone}`
     assert.equal(parseZonedTime(text), Date.parse(text), text)
   }
@@ -36,6 +37,8 @@ test('a date or time that does not exist, or text without a zone, is NaN where D
     '2026-01-01T00:60:00Z',
     '2026-12-31T23:59:60Z',
     '2026-01-01T00:00:00+15:00', // no zone is that far east
+    '2026-01-01T00:00:00+14:30',
+    '2026-01-01T00:00:00-14:01',
     '2026-01-01T00:00:00+01:60',
     '2026-01-01T00:00:00', // Date.parse: the server's zone
     '2026-01-01',
@@ -46,4 +49,6 @@ test('a date or time that does not exist, or text without a zone, is NaN where D
   ])
     assert.ok(Number.isNaN(parseZonedTime(text)), text)
   assert.equal(parseZonedTime('2000-02-29T00:00:00Z'), Date.parse('2000-02-29T00:00:00Z'))
+  for (const text of ['2026-01-01T00:00:00+14:00', '2026-01-01T00:00:00-14:00', '2026-01-01T00:00:00-12:00', '2026-01-01T00:00:00+05:45'])
+    assert.equal(parseZonedTime(text), Date.parse(text), text)
 })

@@ -4,11 +4,13 @@
  * never a failure of the push.
  *
  * Line format (`text/plain` or `text/csv`, UTF-8): one sample a line, `instance,tagKey,timestamp,value[,quality]`,
- * lines ended by LF or CRLF, empty lines skipped (their index is used by nothing). `timestamp`: integer milliseconds
+ * lines ended by LF or CRLF, empty lines skipped (their index is used by nothing), a byte order mark before the first
+ * skipped (as the import's CSV reader does). `timestamp`: integer milliseconds
  * since the Unix epoch, or ISO 8601 with `Z` or an offset. `value`: unquoted, a number (`-12.5`, `1e3`); quoted
  * (`"RUNNING"`), a text state. `quality`: `good`, `uncertain`, `bad` or an OPC DA code 0–255; absent, good. A field
  * holding a comma or a double quote is enclosed in double quotes, a quote inside doubled (`"say ""hi"""`); a field
- * cannot hold a line break (send such a text in JSON).
+ * cannot hold a line break (send such a text in JSON). The bounds are the JSON body's: instance 100 characters, tagKey
+ * 200, timestamp 40, a text state 1 000; a reason quotes at most 40 characters of a refused field.
  */
 import { parseZonedTime } from '../parse/timestamps.ts'
 
@@ -33,16 +35,30 @@ export type LiveItem = LiveSample | LiveRefusal
 
 /** The longest text state a sample holds, in either body. */
 export const MAX_TEXT_LENGTH = 1000
+/** The longest instance id, tag key and timestamp text a sample names, in either body (the JSON schema's bounds). */
+export const MAX_INSTANCE_ID_LENGTH = 100
+export const MAX_TAG_KEY_LENGTH = 200
+export const MAX_TIMESTAMP_LENGTH = 40
+/** The most characters of a refused field a reason quotes: refusals are answered and listed in the batch. */
+const QUOTED_LENGTH = 40
+
+/** A field as a reason quotes it: whole, or its first characters and how long it is. */
+const quoted = (text: string) => (text.length <= QUOTED_LENGTH ? `'${text}'` : `'${text.slice(0, QUOTED_LENGTH)}…' (${text.length} characters)`)
 
 export const isRefusal = (item: LiveItem): item is LiveRefusal => 'reason' in item
 
 const QUALITY_NAMES: Readonly<Record<string, number>> = { good: 192, uncertain: 64, bad: 0 }
 const INTEGER = /^-?\d{1,16}$/
 
+/** The furthest instant from the epoch a date holds (ECMAScript's time range), in ms either way. */
+const MAX_TIME = 8_640_000_000_000_000
+const EPOCH_RULE = `epoch milliseconds are a whole number from -${MAX_TIME} to ${MAX_TIME}`
+
 /** A timestamp (epoch ms, or ISO 8601 with its offset) in ms, or the reason it is refused. */
 export function readTimestamp(raw: string | number): number | string {
-  if (typeof raw === 'number') return Number.isSafeInteger(raw) ? raw : 'timestamp: epoch milliseconds are a whole number of at most 16 digits'
-  if (INTEGER.test(raw)) return Number(raw)
+  if (typeof raw === 'number') return Number.isInteger(raw) && Math.abs(raw) <= MAX_TIME ? raw : `timestamp ${raw}: ${EPOCH_RULE}`
+  if (raw.length > MAX_TIMESTAMP_LENGTH) return `timestamp ${quoted(raw)}: longer than ${MAX_TIMESTAMP_LENGTH} characters`
+  if (INTEGER.test(raw)) return Math.abs(Number(raw)) <= MAX_TIME ? Number(raw) : `timestamp '${raw}': ${EPOCH_RULE}`
   const ms = parseZonedTime(raw)
   return Number.isNaN(ms) ? `timestamp '${raw}': epoch milliseconds, or an ISO 8601 date and time that exists, with Z or an offset` : ms
 }
@@ -51,7 +67,8 @@ export function readTimestamp(raw: string | number): number | string {
 export function readQuality(raw: string | number | undefined): number | string {
   if (raw === undefined || raw === '') return 192
   const code = typeof raw === 'number' ? raw : INTEGER.test(raw) ? Number(raw) : QUALITY_NAMES[raw.toLowerCase()]
-  if (code === undefined || !Number.isInteger(code) || code < 0 || code > 255) return `quality '${raw}': good, uncertain, bad or an OPC code 0-255`
+  if (code === undefined || !Number.isInteger(code) || code < 0 || code > 255)
+    return `quality ${quoted(String(raw))}: good, uncertain, bad or an OPC code 0-255`
   return code
 }
 
@@ -65,7 +82,7 @@ export function countLines(body: string): number {
 /** Reads the line format (module comment). */
 export function readLines(body: string): LiveItem[] {
   const items: LiveItem[] = []
-  const lines = body.split('\n')
+  const lines = (body.charCodeAt(0) === 0xfeff ? body.slice(1) : body).split('\n')
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index]!.endsWith('\r') ? lines[index]!.slice(0, -1) : lines[index]!
     if (line.trim() === '') continue
@@ -90,6 +107,8 @@ function readLine(line: string, index: number): LiveItem {
 
 function readSample(index: number, instanceId: string, tagKey: string, time: string, value: string, isText: boolean, quality: string | undefined): LiveItem {
   if (instanceId === '' || tagKey === '') return { index, reason: 'instance and tagKey must not be empty' }
+  if (instanceId.length > MAX_INSTANCE_ID_LENGTH) return { index, reason: `instance ${quoted(instanceId)}: longer than ${MAX_INSTANCE_ID_LENGTH} characters` }
+  if (tagKey.length > MAX_TAG_KEY_LENGTH) return { index, reason: `tagKey ${quoted(tagKey)}: longer than ${MAX_TAG_KEY_LENGTH} characters` }
   const ts = readTimestamp(time)
   if (typeof ts === 'string') return { index, reason: ts }
   const code = readQuality(quality)
@@ -97,7 +116,7 @@ function readSample(index: number, instanceId: string, tagKey: string, time: str
   if (isText && value.length > MAX_TEXT_LENGTH) return { index, reason: `the text state is longer than ${MAX_TEXT_LENGTH} characters` }
   if (isText) return { index, instanceId, tagKey, ts, value: null, text: value, quality: code }
   const number = value.trim() === '' ? Number.NaN : Number(value)
-  if (!Number.isFinite(number)) return { index, reason: `value '${value}' is not a finite number (quote a text state)` }
+  if (!Number.isFinite(number)) return { index, reason: `value ${quoted(value)} is not a finite number (quote a text state)` }
   return { index, instanceId, tagKey, ts, value: number, text: null, quality: code }
 }
 

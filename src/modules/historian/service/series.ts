@@ -53,11 +53,17 @@ export function parseWidth(field: 'bucket' | 'interval', text: string): Width {
   return { ms, days: match![2] === 'd' ? Number(match![1]) : null }
 }
 
-function parseTime(name: 'from' | 'to' | 'at', text: string | undefined): number | undefined {
+/** A time whose offset's `+` a URL query read as a space: `2024-05-01T00:00:00 02:00`. */
+const PLUS_AS_SPACE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}:\d{2}$/i
+
+function parseTime(name: 'from' | 'to' | 'at', text: string | undefined, where: 'query' | 'body'): number | undefined {
   if (text === undefined) return undefined
   const ms = parseZonedTime(text)
-  if (!Number.isFinite(ms) || Math.abs(ms) > MAX_TIME) throw invalidField(`/${name}`, 'must be an RFC 3339 date-time such as 2024-03-31T00:00:00Z', 'query')
-  return ms
+  if (Number.isFinite(ms) && Math.abs(ms) <= MAX_TIME) return ms
+  const rule = 'must be an RFC 3339 date-time with Z or an offset, such as 2024-03-31T00:00:00Z'
+  // In a URL query an offset's + is sent as %2B: a bare one arrives as a space.
+  const hint = where === 'body' ? '' : PLUS_AS_SPACE.test(text) ? ': a + in a URL query reads as a space, send it as %2B' : ' or 2024-03-31T02:00:00%2B02:00'
+  throw invalidField(`/${name}`, rule + hint, where)
 }
 
 type ReadOptions = Omit<SeriesQuery, 'instanceId' | 'tag' | 'cursor' | 'limit'>
@@ -81,8 +87,8 @@ export interface SeriesPlan {
 
 export function planSeries(options: ReadOptions, siteTimeZone: string, where: 'query' | 'body'): SeriesPlan {
   const mode: SeriesMode = options.mode ?? (options.bucket === undefined ? 'raw' : 'aggregate')
-  const from = parseTime('from', options.from)
-  const to = parseTime('to', options.to)
+  const from = parseTime('from', options.from, where)
+  const to = parseTime('to', options.to, where)
   if (from !== undefined && to !== undefined && to <= from) throw invalidField('/to', 'must be after from', where)
   const needs = (field: string, value: unknown) => {
     if (value === undefined) throw invalidField(`/${field}`, `is required by mode=${mode}`, where)
@@ -121,7 +127,7 @@ export function planSeries(options: ReadOptions, siteTimeZone: string, where: 'q
     to: to ?? MAX_TIME,
     bucket: options.bucket === undefined ? null : { text: options.bucket, ms: parseWidth('bucket', options.bucket).ms },
     interval,
-    at: parseTime('at', options.at) ?? null,
+    at: parseTime('at', options.at, where) ?? null,
     width: options.width ?? null,
     interpolation: options.interpolation ?? null,
     includeBad: options.includeBad === true,
