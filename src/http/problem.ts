@@ -292,6 +292,12 @@ export function toProblem(thrown: unknown, request?: FastifyRequest): Problem {
     request?.log.info('a write raced a concurrent change (unique)')
     return problem('Conflict', 'A record with the same unique value was written meanwhile.')
   }
+  if (error.code === '40P01') {
+    // PostgreSQL broke a deadlock by ending this request's transaction (rolled back whole): a concurrent writer took
+    // the same rows or locks in another order. Transient: the same request sent again goes through.
+    request?.log.warn({ err: error }, 'database deadlock: this request was the one rolled back')
+    return problem('ServiceUnavailable', 'The database ended this request to resolve a deadlock with a concurrent one; nothing of it was written: send it again.')
+  }
   if (error.code === '57014') {
     // PostgreSQL cancelled the statement: SITEGRID_DB_STATEMENT_TIMEOUT_MS, or an operator
     request?.log.error({ err: error }, 'database statement cancelled')
