@@ -296,7 +296,10 @@ export function toProblem(thrown: unknown, request?: FastifyRequest): Problem {
     // PostgreSQL broke a deadlock by ending this request's transaction (rolled back whole): a concurrent writer took
     // the same rows or locks in another order. Transient: the same request sent again goes through.
     request?.log.warn({ err: error }, 'database deadlock: this request was the one rolled back')
-    return problem('ServiceUnavailable', 'The database ended this request to resolve a deadlock with a concurrent one; nothing of it was written: send it again.')
+    return problem(
+      'ServiceUnavailable',
+      'The database ended this request to resolve a deadlock with a concurrent one; nothing of it was written: send it again.',
+    )
   }
   if (error.code === '57014') {
     // PostgreSQL cancelled the statement: SITEGRID_DB_STATEMENT_TIMEOUT_MS, or an operator
