@@ -39,16 +39,19 @@ export interface RowInsert<T extends keyof Database> {
 /** The SQL text of each one-row INSERT shape (dialect, table and column list) met so far: a handful, fixed by the code. */
 const insertTexts = new Map<string, string>()
 
+const isBindable = (value: unknown) => value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint'
+
 /**
  * `insert` as a compiled query whose text is built once per dialect, table and column list, its values bound in
  * column order: Kysely builds and compiles a query's tree on every call, which on SQLite cost more than running a
- * small INSERT (issue 29, session 21). A value Kysely would not bind as a parameter (a `sql` fragment) changes the
- * text, so it is refused with a TypeError when the shape is first met.
+ * small INSERT (issue 29, session 21). Only text, numbers and null are taken: anything else (a `sql` fragment, which
+ * Kysely would write into the text) is a TypeError, as is a shape whose compiled parameters are not its values.
  */
 export function compiledRowInsert<T extends keyof Database & string>(db: Db, dialect: Dialect, insert: RowInsert<T>): CompiledQuery {
   const row = insert.row as Record<string, unknown>
   const columns = Object.keys(row)
   const values = columns.map((column) => row[column])
+  if (!values.every(isBindable)) throw new TypeError(`compiledRowInsert: a ${insert.table} row holds a value that is not text, a number or null`)
   const shape = `${dialect} ${insert.table} ${columns.join(',')}`
   let text = insertTexts.get(shape)
   if (text === undefined) {
