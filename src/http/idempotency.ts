@@ -113,16 +113,38 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
     if (typeof schema.description === 'string') {
       schema.description += ' Accepts `Idempotency-Key` (retries replay the first answer; see the header).'
     }
-    // Route-level hooks: the other routes pay nothing for idempotency on their request path.
-    route.preHandler = [...hooksOf(route.preHandler), claimOrReplay]
-    route.onSend = [...hooksOf(route.onSend), storeAnswer]
-    route.onResponse = [...hooksOf(route.onResponse), releaseUnsent]
+    // Route-level hooks: the other routes pay nothing for idempotency on their request path. Callback style, and
+    // synchronous for a request without the header (issue 29, session 21): no promise, no microtask on most requests.
+    const option = route.config.idempotent
+    route.preHandler = [
+      ...hooksOf(route.preHandler),
+      (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+        const raw = request.headers[IDEMPOTENCY_HEADER]
+        if (raw === undefined) return done()
+        claimOrReplay(request, reply, option, raw).then(() => done(), done)
+      },
+    ]
+    route.onSend = [
+      ...hooksOf(route.onSend),
+      (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+        const claim = claims.get(request)
+        if (claim === undefined) return done(null, payload)
+        claims.delete(request)
+        void storeAnswer(request, reply, claim, payload).then(() => done(null, payload))
+      },
+    ]
+    route.onResponse = [
+      ...hooksOf(route.onResponse),
+      (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+        const claim = claims.get(request)
+        if (claim === undefined) return done()
+        claims.delete(request)
+        void releaseUnsent(request, claim).then(done)
+      },
+    ]
   })
 
-  async function claimOrReplay(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const option = request.routeOptions.config.idempotent
-    const raw = request.headers[IDEMPOTENCY_HEADER]
-    if (!option || raw === undefined) return
+  async function claimOrReplay(request: FastifyRequest, reply: FastifyReply, option: IdempotentOption, raw: string | string[]): Promise<void> {
     const key = Array.isArray(raw) ? raw.join(', ') : raw
     if (!KEY_PATTERN.test(key)) throw invalidField(POINTER, 'must be 1 to 255 printable ASCII characters', 'headers')
     if (option !== true) {
@@ -144,10 +166,8 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
     await withOrgScope(orgId, () => deleteExpiredIdempotencyKeys(handle.db, orgId, clock.now() - IDEMPOTENCY_TTL_MS))
   }
 
-  async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-    const claim = claims.get(request)
-    if (claim === undefined) return payload
-    claims.delete(request)
+  /** Never rejects: a failure is logged and the answer still goes out. */
+  async function storeAnswer(request: FastifyRequest, reply: FastifyReply, claim: Claim, payload: unknown): Promise<void> {
     const status = reply.statusCode
     try {
       if (isStorableStatus(status) && (typeof payload === 'string' || Buffer.isBuffer(payload) || payload === null || payload === undefined)) {
@@ -172,14 +192,10 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
       // The answer still goes out; the claim goes stale and is retaken after IDEMPOTENCY_STALE_MS.
       request.log.error({ err }, 'idempotency: could not store the answer')
     }
-    return payload
   }
 
-  /** An answer that never reached onSend (the connection went away): frees the key for a retry. */
-  async function releaseUnsent(request: FastifyRequest): Promise<void> {
-    const claim = claims.get(request)
-    if (claim === undefined) return
-    claims.delete(request)
+  /** An answer that never reached onSend (the connection went away): frees the key for a retry. Never rejects. */
+  async function releaseUnsent(request: FastifyRequest, claim: Claim): Promise<void> {
     await withOrgScope(claim.orgId, () => releaseIdempotencyClaim(handle.db, claim.orgId, claim.key)).catch((err: unknown) =>
       request.log.error({ err }, 'idempotency: could not release a claim'),
     )

@@ -1,12 +1,12 @@
 import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
-import { sql, type InsertQueryBuilder, type InsertResult } from 'kysely'
+import { sql } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { Database, Db } from '../../db/schema.ts'
 import { newId, type OrgId } from '../../ids.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import type { AuditEvent } from './schemas.ts'
-import { insertAuditEvent, insertWithAuditEvent, listAuditEventsPage, type AuditRow } from './store.ts'
+import { insertAuditEvent, insertRowAndAuditEvent, insertWithAuditEvent, listAuditEventsPage, type AuditRow, type RowInsert } from './store.ts'
 
 export type { AuditEvent } from './schemas.ts'
 
@@ -37,25 +37,27 @@ export async function recordAudit(trx: Db, clock: Clock, orgId: OrgId, actor: Ac
 /**
  * A one-row INSERT and its audit row, atomically: on PostgreSQL one statement (audit/store.ts
  * `insertWithAuditEvent`, one round trip instead of four), on SQLite one transaction (no data-modifying WITH there;
- * its statements run in-process). `insert` builds the write on the executor it is given; a constraint that refuses
- * it throws, and no audit row is written.
+ * its statements run in-process), both INSERTs as SQL text compiled once (`compiledRowInsert`). A constraint that
+ * refuses the row throws, and no audit row is written.
  */
-export async function insertAudited<Table extends keyof Database>(
+export async function insertAudited<Table extends keyof Database & string>(
   handle: { db: Db; dialect: Dialect },
   clock: Clock,
   orgId: OrgId,
   actor: Actor,
   entry: AuditEntry,
-  insert: (db: Db) => InsertQueryBuilder<Database, Table, InsertResult>,
+  insert: RowInsert<Table>,
 ): Promise<void> {
+  const audit = auditRow(clock, actor, entry)
   if (handle.dialect === 'postgres') {
-    await insertWithAuditEvent(handle.db, orgId, insert(handle.db).returning(sql<number>`1`.as('written')), auditRow(clock, actor, entry))
+    const write = handle.db
+      .insertInto(insert.table)
+      .values(insert.row as never)
+      .returning(sql<number>`1`.as('written'))
+    await insertWithAuditEvent(handle.db, orgId, write, audit)
     return
   }
-  await handle.db.transaction().execute(async (trx) => {
-    await insert(trx).execute()
-    await recordAudit(trx, clock, orgId, actor, entry)
-  })
+  await handle.db.transaction().execute((trx) => insertRowAndAuditEvent(trx, orgId, insert, audit))
 }
 
 /** An audit row as the API shows it (the organisation's trail and the platform's). */

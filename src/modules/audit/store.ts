@@ -1,5 +1,6 @@
-import { sql, type OperationNodeSource } from 'kysely'
-import type { Db } from '../../db/schema.ts'
+import { CompiledQuery, sql, type Insertable, type OperationNodeSource } from 'kysely'
+import type { Dialect } from '../../db/connect.ts'
+import type { AuditEventsTable, Database, Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 
 export interface AuditRow {
@@ -12,20 +13,65 @@ export interface AuditRow {
   detail: string | null
 }
 
+function auditEventRow(orgId: OrgId, row: AuditRow): AuditEventsTable {
+  return {
+    org_id: orgId,
+    id: row.id,
+    at: row.at,
+    actor_kind: row.actorKind,
+    actor_id: row.actorId,
+    action: row.action,
+    target: row.target,
+    detail: row.detail,
+  }
+}
+
 export async function insertAuditEvent(db: Db, orgId: OrgId, row: AuditRow): Promise<void> {
-  await db
-    .insertInto('audit_events')
-    .values({
-      org_id: orgId,
-      id: row.id,
-      at: row.at,
-      actor_kind: row.actorKind,
-      actor_id: row.actorId,
-      action: row.action,
-      target: row.target,
-      detail: row.detail,
-    })
-    .execute()
+  await db.insertInto('audit_events').values(auditEventRow(orgId, row)).execute()
+}
+
+/** One row for `table`, its columns named as in the schema. */
+export interface RowInsert<T extends keyof Database> {
+  table: T
+  row: Insertable<Database[T]>
+}
+
+/** The SQL text of each one-row INSERT shape (dialect, table and column list) met so far: a handful, fixed by the code. */
+const insertTexts = new Map<string, string>()
+
+const isBindable = (value: unknown) => value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint'
+
+/**
+ * `insert` as a compiled query whose text is built once per dialect, table and column list, its values bound in
+ * column order: Kysely builds and compiles a query's tree on every call, which on SQLite cost more than running a
+ * small INSERT (issue 29, session 21). Only text, numbers and null are taken: anything else (a `sql` fragment, which
+ * Kysely would write into the text) is a TypeError, as is a shape whose compiled parameters are not its values.
+ */
+export function compiledRowInsert<T extends keyof Database & string>(db: Db, dialect: Dialect, insert: RowInsert<T>): CompiledQuery {
+  const row = insert.row as Record<string, unknown>
+  const columns = Object.keys(row)
+  const values = columns.map((column) => row[column])
+  if (!values.every(isBindable)) throw new TypeError(`compiledRowInsert: a ${insert.table} row holds a value that is not text, a number or null`)
+  const shape = `${dialect} ${insert.table} ${columns.join(',')}`
+  let text = insertTexts.get(shape)
+  if (text === undefined) {
+    const compiled = db
+      .insertInto(insert.table)
+      .values(insert.row as never)
+      .compile()
+    if (compiled.parameters.length !== values.length || compiled.parameters.some((p, i) => p !== values[i])) {
+      throw new TypeError(`compiledRowInsert: every value of a ${insert.table} row must be a bound parameter`)
+    }
+    text = compiled.sql
+    insertTexts.set(shape, text)
+  }
+  return CompiledQuery.raw(text, values)
+}
+
+/** SQLite: `insert` and its audit row, each a one-row INSERT compiled once (compiledRowInsert), in the caller's transaction. */
+export async function insertRowAndAuditEvent<T extends keyof Database & string>(trx: Db, orgId: OrgId, insert: RowInsert<T>, row: AuditRow): Promise<void> {
+  await trx.executeQuery(compiledRowInsert(trx, 'sqlite', insert))
+  await trx.executeQuery(compiledRowInsert(trx, 'sqlite', { table: 'audit_events', row: auditEventRow(orgId, row) }))
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   deleteController,
   findController,
   findControllerByAssetNumber,
-  insertController,
+  controllerInsert,
   listAllControllers,
   listControllerIds,
   listControllers,
@@ -198,7 +198,7 @@ export function createControllersService(deps: { handle: DatabaseHandle; clock: 
           orgId,
           actor,
           { action: 'controller.created', target: `${siteCode}/${row.id}`, detail: { assetNumber: input.assetNumber } },
-          (executor) => insertController(executor, row),
+          controllerInsert(row),
         )
       } catch (err) {
         if (isUniqueViolation(err)) throw new ControllerAssetNumberTaken(input.assetNumber)

@@ -3,8 +3,9 @@ import type { OrgId } from '../../ids.ts'
 
 export type ControllerChanges = Partial<Omit<ControllersTable, 'org_id' | 'site_code' | 'id' | 'asset_number' | 'created_at'>>
 
-export function insertController(db: Db, row: ControllersTable) {
-  return db.insertInto('controllers').values(row)
+/** A new controller's row, for the audited insert (audit/service.ts `insertAudited`). */
+export function controllerInsert(row: ControllersTable) {
+  return { table: 'controllers' as const, row }
 }
 
 export function findController(db: Db, orgId: OrgId, siteCode: string, id: string) {
