@@ -70,7 +70,9 @@ export const docs = {
     "an interval in days (`1d`) stepping local days in `timezone` (default the site's: 23 or 25 hours across a DST change). `at` (`at`): the " +
     'signal at one time. `plot` (`width`, `from`, `to`): [from, to) cut into `width` columns, in each the first, last, lowest and highest sample ' +
     '(at most 4 a column, the shape kept). Paged by `cursor` (`plot`: one page). `format=csv`: every row from `cursor` on, streamed as ' +
-    "`instanceId,tag,` and the mode's fields, read 5 000 rows at a time. A field a mode does not use, or one it lacks, is a 400 naming it.",
+    "`instanceId,tag,` and the mode's fields, read 5 000 rows at a time; a text a spreadsheet would run as a formula (starting with `=`, " +
+    "`+`, `-`, `@`, a tab or a carriage return) is written with a `'` before it, numbers as they are. A field a mode does not use, or one it " +
+    'lacks, is a 400 naming it.',
   readManyTagsHistory:
     'The options of `GET …/historian/series` for 1 to 100 instance/tag pairs (`series`; `interpolation` per pair overrides the shared one, ' +
     "which overrides each tag's stored mark): " +

@@ -183,6 +183,38 @@ for (const dialect of testDialects()) {
       assert.deepEqual([res.json().stored, res.json().refusals], [2, []])
     })
 
+    it('the CSV export writes a text state a spreadsheet would run as a formula with a quote before it (OWASP CSV injection); numbers as they are', async () => {
+      const h = shared()
+      const p = await livePlant(h, NOW)
+      const states = ['=HYPERLINK("http://evil.example","open")', '+1+cmd', '-FAULT', '@SUM(A1)', '\tTAB', 'RUNNING']
+      const samples = [
+        ...states.map((text, i) => ({ instanceId: 'ins_motor', tagKey: 'state', ts: at(-10 + i), text })),
+        { instanceId: 'ins_pump', tagKey: 'speed', ts: at(-3), value: -12.5 },
+        { instanceId: 'ins_pump', tagKey: 'speed', ts: at(-2), value: -1e-7 },
+      ]
+      const res = await h.inject(p.member, { method: 'POST', url: `/api/sites/${p.siteCode}/historian/samples?batchKey=csv-formula`, payload: { samples } })
+      assert.equal(res.json().stored, samples.length, res.body)
+      const csv = async (instanceId: string, tag: string) => {
+        const read = await h.inject(p.member, {
+          method: 'GET',
+          url: `/api/sites/${p.siteCode}/historian/series?instanceId=${instanceId}&tag=${tag}&from=${at(-120)}&to=${at(120)}&format=csv`,
+        })
+        assert.equal(read.statusCode, 200, read.body)
+        return read.body.trimEnd().split('\r\n').slice(1)
+      }
+      const texts = (await csv('ins_motor', 'state')).map((line) => line.split(',').slice(4, -2).join(','))
+      assert.deepEqual(texts, ['"\'=HYPERLINK(""http://evil.example"",""open"")"', "'+1+cmd", "'-FAULT", "'@SUM(A1)", "'\tTAB", 'RUNNING'])
+      assert.deepEqual(
+        (await csv('ins_pump', 'speed')).map((line) => line.split(',')[3]),
+        ['-12.5', '-1e-7'],
+      )
+      // The JSON read answers the stored text as it is.
+      assert.deepEqual(
+        (await raw(h, p, 'ins_motor', 'state')).map(([, text]) => text),
+        states,
+      )
+    })
+
     it('a sample at a tag and timestamp already stored (import or earlier push) keeps the stored value; a repeat within a push is a duplicate', async () => {
       const h = shared()
       const p = await livePlant(h, NOW)

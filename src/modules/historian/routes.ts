@@ -27,6 +27,7 @@ import type { HistorianService, UploadPart } from './service/index.ts'
 import { FIELD_NAMES } from './service/form.ts'
 import { docs } from './docs.ts'
 import { attachment } from '../../http/openapi.ts'
+import { csvCell } from './csv-cell.ts'
 
 /** POST/GET/DELETE /api/historian/import-batches. Multipart is registered for the upload only. */
 export const historianRoutes: FastifyPluginAsyncTypebox<{ historian: HistorianService; maxFileBytes: number }> = async (app, { historian, maxFileBytes }) => {
@@ -268,8 +269,4 @@ function asUploadProblem(error: unknown): unknown {
   }
   if ('code' in error || 'statusCode' in error) return error
   return new MultipartMalformed(error.message)
-}
-
-function csvCell(text: string): string {
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
 }

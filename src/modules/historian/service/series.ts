@@ -8,6 +8,7 @@ import type { MultiSeriesQuery, Series, SeriesMode, SeriesQuery } from '../schem
 import { listBuckets } from '../store/queries.ts'
 import { findSeriesId, plotValues, rawSamples, signalAt, timeWeightedAverages, type SignalKey } from '../store/series-reads.ts'
 import { marksOf, type Interpolation } from '../store/tag-marks-store.ts'
+import { csvCell } from '../csv-cell.ts'
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 const QUALITY_NAME = (q: number) => (q >= 192 ? 'good' : q >= 64 ? 'uncertain' : 'bad')
@@ -295,11 +296,6 @@ const HEADERS: Record<SeriesMode, string[]> = {
   interpolated: ['ts', 'value'],
   at: ['ts', 'value'],
   plot: ['ts', 'value'],
-}
-
-const csvCell = (value: unknown) => {
-  const text = value === null || value === undefined ? '' : String(value)
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
 }
 
 /**
