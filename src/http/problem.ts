@@ -298,7 +298,7 @@ export function toProblem(thrown: unknown, request?: FastifyRequest): Problem {
     request?.log.warn({ err: error }, 'database deadlock: this request was the one rolled back')
     return problem(
       'ServiceUnavailable',
-      'The database ended this request to resolve a deadlock with a concurrent one; nothing of it was written: send it again.',
+      'The database ended this request to resolve a deadlock with a concurrent one and rolled its transaction back: send it again.',
     )
   }
   if (error.code === '57014') {

@@ -95,14 +95,15 @@ export function createOidcPrincipalValidator(deps: {
 
   return {
     accepts: (iss) => iss === issuer,
-    // Synchronous for a remembered token of a cached access (issue 29: no promise on the request path, as the API
-    // key's); a lookup's promise otherwise.
+    // The selector's shortcut (issue 29): a remembered token of a cached access, without the issuer peek.
     remembered(token: string, org: Org): Principal | undefined {
       const identity = relyingParty.validateBearer.remembered(token)
       if (identity === undefined || identity.orgSlug !== org.slug) return undefined
       const cached = cachedAccess(`${org.id}\u0000${identity.oid}`)
       return cached === undefined ? undefined : principalOf(org, identity, cached)
     },
+    // Synchronous for a remembered token of a cached access (issue 29: no promise on the request path, as the API
+    // key's); a lookup's promise otherwise.
     validate(token: string, org: Org): Principal | undefined | Promise<Principal | undefined> {
       const identity = relyingParty.validateBearer(token)
       if (identity instanceof Promise) return identity.then((found) => ofIdentity(org, found), refused)
