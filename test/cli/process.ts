@@ -58,7 +58,22 @@ export interface Server {
  * with the malloc setting and the V8 flag bin/sitegrid gives node (so memory figures are the product's).
  */
 export async function startServer(options: { cwd: string; env: Record<string, string>; port?: number; bundle?: string }): Promise<Server> {
-  const port = options.port ?? (await freePort())
+  // A free port can be taken between freePort() and the server's listen (tests start servers concurrently): such a
+  // start is tried again on another port. The server counts as started once it says it listens on its port (its ready
+  // line), so that another process answering /healthz there is never taken for it.
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await freePort())
+    try {
+      return await startServerOn(port, options)
+    } catch (err) {
+      if (options.port !== undefined || attempt >= 5 || !(err instanceof PortTaken)) throw err
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startServerOn(port: number, options: { cwd: string; env: Record<string, string>; bundle?: string }): Promise<Server> {
   const [command, args] = options.bundle ? [process.execPath, ['--heap-growing-percent=50', options.bundle, 'serve']] : [BIN, ['serve']]
   const env = { PATH: process.env.PATH, ...(options.bundle ? { MALLOC_ARENA_MAX: '2' } : {}), ...options.env, PORT: String(port), HOST: '127.0.0.1' }
   const child = spawn(command, args, { cwd: options.cwd, env })
@@ -71,14 +86,19 @@ export async function startServer(options: { cwd: string; env: Record<string, st
   })
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   const url = `http://127.0.0.1:${port}`
+  const ready = () => output.includes(' ready: ') && output.includes(`:${port}/`)
   let healthy = false
   for (let i = 0; i < 1200 && !healthy; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited early: ${output}`)
-    try {
-      healthy = (await fetch(`${url}/healthz`)).ok
-    } catch {
-      await sleep(100)
+    if (child.exitCode !== null) {
+      if (output.includes('EADDRINUSE')) throw new PortTaken(`port ${port} taken: ${output}`)
+      throw new Error(`server exited early: ${output}`)
     }
+    try {
+      healthy = ready() && (await fetch(`${url}/healthz`)).ok
+    } catch {
+      healthy = false
+    }
+    if (!healthy) await sleep(100)
   }
   if (!healthy) {
     child.kill('SIGKILL')
