@@ -8,6 +8,11 @@ import type { SiteUserCredentials } from './site-users.ts'
 import { CLOCK_TOLERANCE_S, SIGNING_ALG, SITE_AUDIENCE, SITE_ISSUER } from './token-policy.ts'
 
 const MAX_TOKEN_LENGTH = 4096
+/**
+ * The kids this server mints: RFC 7638 thumbprints (base64url SHA-256). The header is read before any signature is
+ * checked, so any other kid is unknown without asking the database (PostgreSQL refuses a NUL in text: a 500).
+ */
+const KID_PATTERN = /^[A-Za-z0-9_-]{43}$/
 
 /**
  * The local validator of the auth selector: claims bearer tokens whose issuer ends in `-local` and verifies
@@ -33,7 +38,7 @@ export function createSitePinValidator(deps: {
         return undefined
       }
       try {
-        if (typeof header.kid !== 'string' || header.alg !== SIGNING_ALG || header.typ !== 'at+jwt') return undefined
+        if (typeof header.kid !== 'string' || !KID_PATTERN.test(header.kid) || header.alg !== SIGNING_ALG || header.typ !== 'at+jwt') return undefined
         const key = await signingKeys.verificationKey(org.id, header.kid)
         if (!key) return undefined
         const { payload } = await jwtVerify(token, key, {

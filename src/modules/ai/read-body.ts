@@ -5,6 +5,8 @@ export const MAX_ANSWER_BYTES = 4 * 1024 * 1024
 export const MAX_ERROR_BYTES = 64 * 1024
 // A single SSE line longer than this means the server is not sending events.
 const MAX_SSE_LINE_CHARS = 1024 * 1024
+/** The data lines of one event are held until its blank line: a server that never sends one must not fill memory. */
+export const MAX_SSE_EVENT_CHARS = MAX_ANSWER_BYTES
 
 /** The body as text, at most `maxBytes`; `isTruncated` tells whether more was sent. */
 export async function readBody(response: Response, maxBytes: number): Promise<{ text: string; isTruncated: boolean }> {
@@ -40,6 +42,7 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, hooks: Read
   const decoder = new TextDecoder()
   let buffer = ''
   let data: string[] = []
+  let dataChars = 0
   try {
     for (;;) {
       hooks.beforeRead()
@@ -53,8 +56,11 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, hooks: Read
         if (line === '') {
           if (data.length > 0) yield data.join('\n')
           data = []
+          dataChars = 0
         } else if (line.startsWith('data:')) {
           data.push(line.slice(line.startsWith('data: ') ? 6 : 5))
+          dataChars += line.length
+          if (dataChars > MAX_SSE_EVENT_CHARS) throw new MalformedAnswer('an event-stream event is too long')
         }
       }
       if (buffer.length > MAX_SSE_LINE_CHARS) throw new MalformedAnswer('an event-stream line is too long')

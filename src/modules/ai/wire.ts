@@ -58,11 +58,18 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** A token count: a whole number from 0 to 2^53 - 1. */
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+
+/**
+ * The provider's usage, when its counts are counts: a negative one would be summed against the tier's tokensPerDay
+ * (giving tokens back), and a fraction or one past 2^53 cannot be stored (PostgreSQL bigint). Otherwise it is estimated.
+ */
 function readUsage(value: unknown): TokenUsage | undefined {
   if (!isRecord(value)) return undefined
   const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = value
-  if (typeof prompt !== 'number' || typeof completion !== 'number') return undefined
-  return { promptTokens: prompt, completionTokens: completion, totalTokens: typeof total === 'number' ? total : prompt + completion }
+  if (!isCount(prompt) || !isCount(completion)) return undefined
+  return { promptTokens: prompt, completionTokens: completion, totalTokens: isCount(total) ? total : prompt + completion }
 }
 
 function readErrorObject(body: Record<string, unknown>): void {

@@ -2,7 +2,7 @@ import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
-import { invalidField, NotFound } from '../../errors/domain-error.ts'
+import { invalidField, NotFound, type FieldProblem } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
@@ -48,6 +48,19 @@ export interface AlarmsDeps {
   writeRetryDeadlineMs?: number
   /** Cloud: the fleet link. A linked site's alarms are its site server's: actions are forwarded, events refused (forward.ts). */
   link?: AlarmLink
+}
+
+/**
+ * ajv's `date-time` admits RFC 3339 forms that Date.parse reads as NaN: a leap second (`23:59:60Z`) and an offset of
+ * hours only (`+01`). A NaN instant reached the SQL (a 500, or in SQLite a shelve stored without its end).
+ */
+export const READABLE_INSTANT_RULE =
+  'must be a date-time with seconds 00 to 59 and Z or an offset ±hh:mm (a leap second or an offset without minutes cannot be read)'
+
+function instantOf(text: string, pointer: string, where: FieldProblem['in'] = 'body'): number {
+  const ms = Date.parse(text)
+  if (!Number.isFinite(ms)) throw invalidField(pointer, READABLE_INSTANT_RULE, where)
+  return ms
 }
 
 /** The default of SITEGRID_ALARM_WRITE_QUEUE_MAX. */
@@ -165,7 +178,7 @@ export function createAlarmsService(deps: AlarmsDeps) {
 
   /** The shelve's end, checked against this server's clock: after now, at most MAX_SHELVE_MS ahead. */
   function shelveUntil(until: string): number {
-    const untilMs = Date.parse(until)
+    const untilMs = instantOf(until, '/until')
     const now = clock.now()
     if (untilMs <= now) throw invalidField('/until', 'must be in the future')
     if (untilMs > now + MAX_SHELVE_MS) throw invalidField('/until', `must be at most ${MAX_SHELVE_MS / 86_400_000} days ahead; use out of service for longer`)
@@ -189,12 +202,14 @@ export function createAlarmsService(deps: AlarmsDeps) {
   /** A batch of a site not linked: events for sources `known` does not return, or stamped in the future, are refused one by one. */
   async function ingestChecked(orgId: OrgId, actor: EventActor, siteCode: string, events: AlarmEventInput[], known: (ids: string[]) => Promise<Set<string>>) {
     // No upfront expiry here: the batch ends each shelve at its expiry in event time (ingest.ts).
+    // Every instant is read before anything is written: one unreadable refuses the batch, as the schema would.
+    const instants = events.map((e, index) => instantOf(e.occurredAt, `/events/${index}/occurredAt`))
     const now = clock.now()
     const results: EventResult[] = events.map((e) => ({ eventId: e.eventId, status: 'accepted', alarmId: null }))
     const seen = new Set<string>()
     const checked: CheckedEvent[] = []
     events.forEach((event, index) => {
-      const occurredAt = Date.parse(event.occurredAt)
+      const occurredAt = instants[index]!
       if (seen.has(event.eventId)) results[index]!.status = 'duplicate'
       else if (occurredAt > now + MAX_FUTURE_SKEW_MS)
         refuse(results[index]!, 'OccurredInFuture', `occurredAt is more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of the server clock`)
@@ -314,8 +329,8 @@ export function createAlarmsService(deps: AlarmsDeps) {
 
     /** The site's alarm load over [from, to): rates per 10 minutes and position, floods, most frequent, chattering. */
     async load(orgId: OrgId, siteCode: string, query: AlarmLoadQueryInput): Promise<AlarmLoad> {
-      const from = Date.parse(query.from)
-      const to = Date.parse(query.to)
+      const from = instantOf(query.from, '/from', 'query')
+      const to = instantOf(query.to, '/to', 'query')
       if (to <= from) throw invalidField('/to', 'must be after from', 'query')
       if (to - from > MAX_LOAD_PERIOD_MS) throw invalidField('/to', `must be at most ${MAX_LOAD_PERIOD_MS / 86_400_000} days after from`, 'query')
       await sites.require(orgId, siteCode)
