@@ -28,7 +28,7 @@ export const docs = {
     'crafted package: 422 `PackageInvalid` naming the part and the rule, nothing written. Every value is checked against its column before a row is ' +
     "written, the same on both databases (`part`, `row`, `column`, `rule`: `not null` or `type`: an integer in its column's range, a finite number, a " +
     'string, JSON text where the column holds JSON), then each site, controller, instance, electrical node and edge, membership and domain binding ' +
-    "against the rules of its endpoints (`rule` `field`: a code in its table, a bound, a node's study parameters of its type, an instance's tag count, " +
+    "against the rules of its endpoints (`rule` `field`: a code in its table, a bound, a node's study parameters of its type, an instance's tag count, a sample's instance id (1 to 100 characters) and tag key (1 to 200), " +
     'a role, a domain as `POST …/domains` takes it; the `reason` names the ' +
     'API field and its rule), since a record can only be stored the way the API would have stored it. `dryRun=true` answers the counts without writing. ' +
     "`{slug}` must be the host's organisation, else the uniform 404 (platform admins excepted).",

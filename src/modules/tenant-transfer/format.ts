@@ -171,7 +171,22 @@ function checkHeader(record: Record<string, unknown>): PackageHeader {
   if (typeof record.formatVersion !== 'number' || record.formatVersion > PACKAGE_FORMAT_VERSION || record.formatVersion < 1) {
     throw new PackageVersionUnsupported(record.formatVersion)
   }
-  const org = record.org as PackageHeader['org'] | undefined
-  if (!org || typeof org.id !== 'string' || !Array.isArray(record.tables)) throw new PackageCorrupt('the header is incomplete')
+  const problem = headerFieldProblem(record)
+  if (problem) throw new PackageCorrupt(`the header's ${problem}`)
   return record as unknown as PackageHeader
+}
+
+/**
+ * The header's fields a staging and an import answer with or read: of another type, the answer failed to serialise
+ * (a 500) after the package was stored.
+ */
+function headerFieldProblem(record: Record<string, unknown>): string | undefined {
+  const org = record.org
+  if (typeof org !== 'object' || org === null || Array.isArray(org)) return 'org must be an object'
+  for (const field of ['id', 'slug', 'name']) if (typeof (org as Record<string, unknown>)[field] !== 'string') return `org.${field} must be a string`
+  if (record.sourceMode !== 'site' && record.sourceMode !== 'cloud') return 'sourceMode must be one of site, cloud'
+  if (typeof record.exportedAt !== 'string') return 'exportedAt must be a string'
+  if (record.site !== null && typeof record.site !== 'string') return 'site must be a string or null'
+  if (!Array.isArray(record.tables) || !record.tables.every((t) => typeof t === 'string')) return 'tables must be an array of strings'
+  return undefined
 }

@@ -5,6 +5,7 @@ import { alarmEventRowBreak, alarmHistoryRowBreak, alarmRowBreak, alarmShelveRow
 import { controllerRowBreak } from '../controllers/row-rules.ts'
 import { edgeRowBreak, nodeRowBreak } from '../electrical/row-rules.ts'
 import { batchRowBreak, retentionRowBreak, tagMarkRowBreak } from '../historian/row-rules.ts'
+import { INSTANCE_LIMITS } from '../instances/limits.ts'
 import { instanceRowBreak } from '../instances/row-rules.ts'
 import { domainBindingRowBreak, membershipRowBreak } from '../orgs/row-rules.ts'
 import { siteRowBreak } from '../sites/row-rules.ts'
@@ -61,6 +62,21 @@ export interface RowRulesContext {
   baseDomain?: string
 }
 
+/**
+ * A series key (a sample's, a tag mark's) as an instance holds it (instances/limits.ts, the fleet link's chunks too):
+ * a longer one made PostgreSQL's key index refuse the row, a 500. The historian has no row rules for samples.
+ */
+function seriesKeyBreak(row: Row): RuleBreak | undefined {
+  for (const [column, pointer, max] of [
+    ['instance_id', '/instanceId', INSTANCE_LIMITS.idMaxLength],
+    ['tag_key', '/tagKey', INSTANCE_LIMITS.tagKeyMaxLength],
+  ] as const) {
+    const length = String(row[column]).length
+    if (length === 0 || length > max) return { pointer, message: `must have 1 to ${max} characters` }
+  }
+  return undefined
+}
+
 export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'sites', scope: 'site', rules: siteRowBreak },
   { name: 'controllers', scope: 'site', rules: controllerRowBreak },
@@ -72,9 +88,9 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'alarm_history', scope: 'site', rules: alarmHistoryRowBreak },
   { name: 'alarm_shelves', scope: 'site', rules: alarmShelveRowBreak },
   { name: 'historian_batches', scope: 'site', json: ['tags', 'report', 'options'], rules: batchRowBreak },
-  { name: 'historian_samples', scope: 'site', isStoredPart: true },
+  { name: 'historian_samples', scope: 'site', isStoredPart: true, rules: seriesKeyBreak },
   { name: 'historian_retention', scope: 'site', rules: retentionRowBreak },
-  { name: 'historian_tag_marks', scope: 'site', rules: tagMarkRowBreak },
+  { name: 'historian_tag_marks', scope: 'site', rules: (row) => seriesKeyBreak(row) ?? tagMarkRowBreak(row) },
   { name: 'memberships', scope: 'org', rules: membershipRowBreak },
   { name: 'domain_bindings', scope: 'org', rules: domainBindingRowBreak },
   {

@@ -4,7 +4,8 @@ export const docs = {
     "Stores chunk `{n}` (from 0) of the site server's historian batch `{batchId}`: the samples, a record that the chunk arrived and its " +
     '`sha256`, in one transaction. The batch row follows through the push; its samples become visible when it arrives. `site` must be one ' +
     "of the site server's sites (else 403 `LinkSiteNotLinked`); every sample's instance must exist in that site (else 422 naming each " +
-    'sample); samples ascend by instanceId, then tagKey (byte order), then ts, with no key twice (else 400). `sha256` is the lower-case ' +
+    "sample); a tagKey has 1 to 200 characters, as an instance's `tagMappings` keys, and samples ascend by instanceId, then tagKey " +
+    '(byte order), then ts, with no key twice (else 400). `sha256` is the lower-case ' +
     'hex SHA-256 of `JSON.stringify(samples)`; a mismatch (a corrupted or cut body) answers 400 `LinkChecksumMismatch`. A batch the cloud ' +
     'holds under another site, or that another site server sent, answers the uniform 404. The same chunk again stores nothing and ' +
     'answers the same (exactly once); the same number with other samples (another count or digest) answers 409: the batch changed on ' +

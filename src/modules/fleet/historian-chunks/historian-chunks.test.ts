@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { describe, it, type TestContext } from 'node:test'
 import { harness, testDialects, type Harness } from '../../../../test/harness.ts'
 import type { Org } from '../../../identity.ts'
@@ -614,6 +615,11 @@ for (const dialect of testDialects()) {
         ['a text value', samples.map((s, i) => (i === 4 ? [s[0], s[1], s[2], 'x', s[4], s[5]] : s)), '/samples/4/3'],
         ['quality out of range', samples.map((s, i) => (i === 5 ? [s[0], s[1], s[2], s[3], s[4], 40_000] : s)), '/samples/5/5'],
         ['NUL in text', samples.map((s, i) => (i === 6 ? [s[0], s[1], s[2], s[3], 'a\u0000b', s[5]] : s)), '/samples/6/4'],
+        [
+          'a tag key past 200 characters',
+          samples.map((s, i) => (i === 7 ? [s[0], randomBytes(3000).toString('base64'), s[2], s[3], s[4], s[5]] : s)),
+          '/samples/7/1',
+        ],
       ]
       for (const [name, bad, pointer] of cases) {
         // The service checks what the route's schema and input guard check too (a caller of the service skips them).

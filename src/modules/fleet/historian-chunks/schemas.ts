@@ -1,8 +1,11 @@
 import { Type, type Static } from 'typebox'
+import { INSTANCE_LIMITS } from '../../instances/limits.ts'
 
 /** The most samples a chunk may carry; the uploader's default (2 000) keeps a chunk's body well under the body limit. */
 export const MAX_CHUNK_SAMPLES = 5000
 export const DEFAULT_CHUNK_SAMPLES = 2000
+/** A sample's tag key: one of its instance's tagMappings keys, as long as those may be. */
+export const TAG_KEY_MAX = INSTANCE_LIMITS.tagKeyMaxLength
 
 const BatchId = Type.String({ minLength: 1, maxLength: 100, description: "The site's batch id (`bat_…`)." })
 const ChunkNumber = Type.Integer({ minimum: 0, maximum: 10_000_000, description: 'The chunk number, from 0.' })
@@ -19,7 +22,7 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => T
 export const LinkSampleSchema = Type.Tuple(
   [
     Type.String({ minLength: 1, maxLength: 100, description: 'instanceId' }),
-    Type.String({ minLength: 1, description: 'tagKey' }),
+    Type.String({ minLength: 1, maxLength: TAG_KEY_MAX, description: 'tagKey' }),
     Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: 'ts, epoch ms' }),
     Nullable(Type.Number({ description: 'value' })),
     Nullable(Type.String({ description: 'text' })),

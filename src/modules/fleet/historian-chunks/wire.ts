@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FieldProblem } from '../../../errors/domain-error.ts'
 import { textRule } from '../../../http/input-guard.ts'
 import type { LinkSample } from '../../historian/link.ts'
-import { MAX_CHUNK_SAMPLES } from './schemas.ts'
+import { MAX_CHUNK_SAMPLES, TAG_KEY_MAX } from './schemas.ts'
 
 /** The chunk's checksum: lower-case hex SHA-256 of the canonical samples, `JSON.stringify(samples)`. */
 export function chunkDigest(samples: readonly LinkSample[]): string {
@@ -40,7 +40,8 @@ export function findSampleProblems(samples: readonly unknown[]): FieldProblem[] 
     const [instanceId, tagKey, ts, value, text, quality] = s as unknown[]
     const before = problems.length
     if (typeof instanceId !== 'string' || instanceId.length === 0 || instanceId.length > 100) add(`${at}/0`, 'must be an instance id (1 to 100 characters)')
-    if (typeof tagKey !== 'string' || tagKey.length === 0) add(`${at}/1`, 'must be a non-empty tag key')
+    // An instance's tag key (its tagMappings' rule): a longer one made PostgreSQL's series index refuse the row (a 500).
+    if (typeof tagKey !== 'string' || tagKey.length === 0 || tagKey.length > TAG_KEY_MAX) add(`${at}/1`, `must be a tag key (1 to ${TAG_KEY_MAX} characters)`)
     if (!isInt(ts, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) add(`${at}/2`, 'must be an integer (epoch ms)')
     if (value !== null && !(typeof value === 'number' && Number.isFinite(value))) add(`${at}/3`, 'must be a finite number or null')
     if (text !== null && typeof text !== 'string') add(`${at}/4`, 'must be a string or null')
