@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox'
 import { invalidField } from '../errors/domain-error.ts'
+import { textRule } from './input-guard.ts'
 
 /**
  * One paging convention for the whole API: `limit` and an opaque `cursor` in, `{ items, nextCursor }` out.
@@ -43,7 +44,14 @@ export function decodeCursor(cursor: string | undefined, shape: ReadonlyArray<'s
   if (cursor === undefined) return undefined
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-    if (Array.isArray(key) && key.length === shape.length && key.every((v, i) => typeof v === shape[i])) return key as CursorKey
+    // As made by encodeCursor: whole numbers (times, sequences, codes) and storable texts. A crafted `[1e400]` (read as
+    // Infinity), `[1.5]` or a NUL in a text reached the database and answered 500 on PostgreSQL.
+    if (
+      Array.isArray(key) &&
+      key.length === shape.length &&
+      key.every((v, i) => typeof v === shape[i] && (typeof v === 'number' ? Number.isSafeInteger(v) : textRule(v) === undefined))
+    )
+      return key as CursorKey
   } catch {
     // fall through to the 400
   }

@@ -79,3 +79,16 @@ describe('validation messages of enumerations, from the errors of the body valid
     ])
   })
 })
+
+describe('the date-time format', () => {
+  it('takes what the service can read: a leap second or an offset of hours alone breaks the format (they passed, then answered 500)', () => {
+    const validate = createBodyValidator().compile(Type.Object({ at: Type.String({ format: 'date-time' }) }))
+    for (const at of ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00.123+01:00', '2024-05-01t10:00:00z', '2016-12-31T23:59:59-14:00']) {
+      assert.equal(validate({ at }), true, at)
+    }
+    for (const at of ['2016-12-31T23:59:60Z', '2024-05-01T10:00:00+01', '2024-05-01T10:00:00-00', '2024-02-30T10:00:00Z', '2024-05-01 10:00:00']) {
+      assert.equal(validate({ at }), false, at)
+      assert.deepEqual(describeAjvErrors(validate.errors ?? []), [{ pointer: '/at', message: 'must match format "date-time"' }], at)
+    }
+  })
+})

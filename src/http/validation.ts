@@ -5,7 +5,23 @@ import { DomainError } from '../errors/domain-error.ts'
 import { describeAjvErrors } from './problem.ts'
 
 // ajv-formats is CommonJS with a default export.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+const addFormatsOf = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+
+/**
+ * ajv-formats' formats, `date-time` narrowed to what the service can read: RFC 3339 also allows a leap second
+ * (`23:59:60`) and ajv-formats an offset of hours alone (`+01`), which `Date.parse` reads as NaN — a value that passed
+ * the schema and then failed deep in a module (a 500). Such a value now breaks the format, a 400 naming its field.
+ */
+function addFormats(ajv: Ajv): Ajv {
+  addFormatsOf(ajv)
+  const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean; compare: (a: string, b: string) => number | undefined }
+  ajv.addFormat('date-time', {
+    type: 'string',
+    compare: rfc3339.compare,
+    validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)),
+  })
+  return ajv
+}
 
 // `verbose`: an error carries the schema that failed, so an enumeration's message names its codes (http/problem.ts).
 const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false, verbose: true }
