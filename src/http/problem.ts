@@ -110,11 +110,15 @@ interface AjvError {
  * One Ajv error as the field it names and the rule it broke: a missing or unknown property is named by its own
  * pointer (`/name` "is required", not "must have required property 'name'"); an enumeration gives its values.
  */
+/** How a refused `date-time` is told, wherever it is checked (the schemas' format, a module reading an instant). */
+export const DATE_TIME_RULE = 'must be a date-time as RFC 3339 with Z or an offset ±hh:mm (2024-05-01T10:00:00Z), its seconds 00 to 59'
+
 function describe(e: AjvError): { pointer: string; message: string; allowed?: string[] } {
   const child = e.params.missingProperty ?? e.params.additionalProperty
   const pointer = child === undefined ? e.instancePath : `${e.instancePath}/${String(child)}`
   if (e.keyword === 'required') return { pointer, message: 'is required' }
   if (e.keyword === 'additionalProperties') return { pointer, message: 'is not a known property' }
+  if (e.keyword === 'format' && e.params.format === 'date-time') return { pointer, message: DATE_TIME_RULE }
   const message = e.message ?? 'is not valid'
   if (e.keyword === 'const') return { pointer, message, allowed: [JSON.stringify(e.params.allowedValue)] }
   if (e.keyword !== 'enum' || !Array.isArray(e.params.allowedValues)) return { pointer, message }

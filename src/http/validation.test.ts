@@ -5,7 +5,7 @@ import { harness, testDialects } from '../../test/harness.ts'
 import { PLATFORMS } from '../modules/controllers/codes.ts'
 import { EDGE_TYPES, NODE_TYPES } from '../modules/electrical/codes.ts'
 import { SITE_STATUS } from '../modules/sites/codes.ts'
-import { describeAjvErrors } from './problem.ts'
+import { DATE_TIME_RULE, describeAjvErrors } from './problem.ts'
 import { createBodyValidator } from './validation.ts'
 
 /** The message of a refused coded integer: each code with its name, from the table the schema is built from. */
@@ -88,7 +88,7 @@ describe('the date-time format', () => {
     }
     for (const at of ['2016-12-31T23:59:60Z', '2024-05-01T10:00:00+01', '2024-05-01T10:00:00-00', '2024-02-30T10:00:00Z', '2024-05-01 10:00:00']) {
       assert.equal(validate({ at }), false, at)
-      assert.deepEqual(describeAjvErrors(validate.errors ?? []), [{ pointer: '/at', message: 'must match format "date-time"' }], at)
+      assert.deepEqual(describeAjvErrors(validate.errors ?? []), [{ pointer: '/at', message: DATE_TIME_RULE }], at)
     }
   })
 })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
-import { READABLE_INSTANT_RULE } from './service.ts'
+import { DATE_TIME_RULE } from '../../http/problem.ts'
 import { MIN, setup } from './test-helpers.ts'
 
 const DAY_MS = 86_400_000
@@ -14,7 +14,7 @@ function assertUnreadable(res: { statusCode: number; body: string; json(): unkno
   assert.equal(res.statusCode, 400, res.body)
   const problem = res.json() as { code: string; errors: Array<{ in: string; pointer: string; message: string }> }
   assert.equal(problem.code, 'ValidationFailed')
-  assert.deepEqual(problem.errors[0], { in: where, pointer, message: READABLE_INSTANT_RULE })
+  assert.deepEqual(problem.errors[0], { in: where, pointer, message: DATE_TIME_RULE })
 }
 
 for (const dialect of testDialects()) {

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
 import { invalidField, NotFound, type FieldProblem } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
+import { DATE_TIME_RULE } from '../../http/problem.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import type { SiteDependent } from '../sites/service.ts'
@@ -50,16 +51,9 @@ export interface AlarmsDeps {
   link?: AlarmLink
 }
 
-/**
- * ajv's `date-time` admits RFC 3339 forms that Date.parse reads as NaN: a leap second (`23:59:60Z`) and an offset of
- * hours only (`+01`). A NaN instant reached the SQL (a 500, or in SQLite a shelve stored without its end).
- */
-export const READABLE_INSTANT_RULE =
-  'must be a date-time with seconds 00 to 59 and Z or an offset ±hh:mm (a leap second or an offset without minutes cannot be read)'
-
 function instantOf(text: string, pointer: string, where: FieldProblem['in'] = 'body'): number {
   const ms = Date.parse(text)
-  if (!Number.isFinite(ms)) throw invalidField(pointer, READABLE_INSTANT_RULE, where)
+  if (!Number.isFinite(ms)) throw invalidField(pointer, DATE_TIME_RULE, where)
   return ms
 }
 
