@@ -4,7 +4,7 @@
 // waiting for S1 take turns in the process before they borrow a connection, so they cannot starve the pool.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { connectDatabase } from '../../src/db/connect.ts'
+import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.ts'
 import { withOrgScope } from '../../src/db/tenant-scope.ts'
 import { lockUntilCommit } from '../../src/db/transaction-lock.ts'
 import { CLI_ACTOR } from '../../src/identity.ts'
@@ -13,7 +13,7 @@ import { NetworkWritesQueueFull } from '../../src/modules/electrical/errors.ts'
 import { createElectricalService } from '../../src/modules/electrical/service.ts'
 import { createSitesService } from '../../src/modules/sites/service.ts'
 import { BASE, electricalSetup, RADIAL } from '../../src/modules/electrical/test-support.ts'
-import { sleep, testDialects } from '../harness.ts'
+import { sleep, testDialects, type TestDialect } from '../harness.ts'
 
 const WAIT_MS = 1_500
 /**
@@ -32,6 +32,25 @@ async function beforeRelease<T>(answer: Promise<T>, what: string): Promise<T> {
   }
 }
 
+/** A transaction of the test's own holding the named lock until `release()`; resolves once it holds it. */
+async function holdSiteLock(handle: DatabaseHandle, dialect: TestDialect, name: string): Promise<{ release: () => void; holder: Promise<void> }> {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let locked!: () => void
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve
+  })
+  const holder = handle.db.transaction().execute(async (trx) => {
+    await lockUntilCommit(trx, dialect, name)
+    locked()
+    await released
+  })
+  await isLocked
+  return { release, holder }
+}
+
 for (const dialect of testDialects().filter((d) => d === 'postgres')) {
   describe(`${dialect}: the electrical write lock is per site`, () => {
     it("a site's network writes go on while another process holds another site's lock; the held site's wait for it", async (t) => {
@@ -47,20 +66,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
         () => as('DELETE', `${base}/edges?source=ISO&target=MSB&type=0`),
         () => as('DELETE', `${base}/nodes/ISO?cascade=true`),
       ]
-      let release!: () => void
-      const released = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      let locked!: () => void
-      const isLocked = new Promise<void>((resolve) => {
-        locked = resolve
-      })
-      const holder = h.handle.db.transaction().execute(async (trx) => {
-        await lockUntilCommit(trx, dialect, `electrical ${org.id} S1`)
-        locked()
-        await released
-      })
-      await isLocked
+      const { release, holder } = await holdSiteLock(h.handle, dialect, `electrical ${org.id} S1`)
       try {
         for (const [i, write] of writes(S2, 1).entries()) {
           const res = await beforeRelease(write(), `S2 write ${i}`)
@@ -83,20 +89,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
     it("many writes waiting for one site's lock hold no more than one pooled connection: the other sites' reads and writes go on", async (t) => {
       const { h, org, as } = await electricalSetup(t, dialect)
       assert.equal((await as('POST', '/api/sites', { code: 'S2', name: 'Plant 2' })).statusCode, 201)
-      let release!: () => void
-      const released = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      let locked!: () => void
-      const isLocked = new Promise<void>((resolve) => {
-        locked = resolve
-      })
-      const holder = h.handle.db.transaction().execute(async (trx) => {
-        await lockUntilCommit(trx, dialect, `electrical ${org.id} S1`)
-        locked()
-        await released
-      })
-      await isLocked
+      const { release, holder } = await holdSiteLock(h.handle, dialect, `electrical ${org.id} S1`)
       try {
         // More writes of S1 than the pool (10) has connections, all waiting for S1's turn.
         const waiting = Array.from({ length: 15 }, (_, i) => as('POST', `${BASE}/nodes`, { id: `W${i}`, name: 'waits', nodeType: 3 }))
@@ -126,20 +119,7 @@ for (const dialect of testDialects().filter((d) => d === 'postgres')) {
       })
       const orgId = org.id as OrgId
       const create = (id: string) => withOrgScope(orgId, () => electrical.createNode(orgId, CLI_ACTOR, 'S1', { id, name: id, nodeType: 3 }))
-      let release!: () => void
-      const released = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      let locked!: () => void
-      const isLocked = new Promise<void>((resolve) => {
-        locked = resolve
-      })
-      const holder = h.handle.db.transaction().execute(async (trx) => {
-        await lockUntilCommit(trx, dialect, `electrical ${org.id} S1`)
-        locked()
-        await released
-      })
-      await isLocked
+      const { release, holder } = await holdSiteLock(h.handle, dialect, `electrical ${org.id} S1`)
       try {
         const waiting = [create('A'), create('B')]
         await sleep(200)
