@@ -8,7 +8,7 @@ import { describe, it } from 'node:test'
 import { sql } from 'kysely'
 import { NO_RATE_LIMIT } from '../../../test/hardening/support.ts'
 import { harness, testDialects, type Harness } from '../../../test/harness.ts'
-import { repack, unpack } from '../../../test/support/tenant-package.ts'
+import { apply, repack, stage, unpack } from '../../../test/support/tenant-package.ts'
 import type { Org } from '../../identity.ts'
 import type { PackageHeader } from './format.ts'
 
@@ -25,14 +25,6 @@ async function exported(h: Harness, cred: Cred) {
   return unpack(res.rawPayload)
 }
 
-const stage = (h: Harness, cred: Cred, body: Buffer) =>
-  h.inject(cred, {
-    method: 'PUT',
-    url: `/api/admin/orgs/${cred.org.slug}/tenant/import/package`,
-    headers: { 'content-type': 'application/gzip' },
-    payload: body,
-  })
-const apply = (h: Harness, cred: Cred, query: string) => h.inject(cred, { method: 'POST', url: `/api/admin/orgs/${cred.org.slug}/tenant/import${query}` })
 const siteCodes = async (h: Harness, cred: Cred) =>
   ((await h.inject(cred, { url: '/api/sites' })).json().items as Array<{ code: string }>).map((s) => s.code).sort()
 

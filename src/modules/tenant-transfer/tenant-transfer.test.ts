@@ -3,6 +3,7 @@ import { gunzipSync, gzipSync } from 'node:zlib'
 import { describe, it } from 'node:test'
 import { harness, testDialects, type Harness } from '../../../test/harness.ts'
 import type { Org } from '../../identity.ts'
+import { apply, stage } from '../../../test/support/tenant-package.ts'
 
 type Cred = { org: Org; apiKey: string }
 
@@ -12,15 +13,6 @@ async function exportOf(h: Harness, cred: Cred, query = ''): Promise<Buffer> {
   assert.equal(res.headers['content-type'], 'application/gzip')
   return res.rawPayload
 }
-
-const stage = (h: Harness, cred: Cred, body: Buffer) =>
-  h.inject(cred, {
-    method: 'PUT',
-    url: `/api/admin/orgs/${cred.org.slug}/tenant/import/package`,
-    headers: { 'content-type': 'application/gzip' },
-    payload: body,
-  })
-const apply = (h: Harness, cred: Cred, query = '') => h.inject(cred, { method: 'POST', url: `/api/admin/orgs/${cred.org.slug}/tenant/import${query}` })
 
 /** The records of a package, by part, in a canonical order (packages compare by records, not bytes). */
 function recordsOf(pkg: Buffer): Record<string, string[]> {
