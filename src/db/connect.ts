@@ -97,6 +97,7 @@ function connectSqlite(path: string, checkpoints: CheckpointOptions | undefined)
   const meter: DriverMeter = new DriverMeter(() => meter.lent === 0)
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachingStatements(raw) }, meter) })
   directReaders.set(db, rowBuildingReader(raw, prepare))
+  directWriters.set(db, immediateWriter(raw, prepare))
   return {
     db,
     dialect: 'sqlite',
@@ -153,6 +154,44 @@ const directReaders = new WeakMap<Kysely<Database>, DirectReader>()
  */
 export function directReader(db: Kysely<Database>): DirectReader | undefined {
   return directReaders.get(db)
+}
+
+/** Ran the statements as one transaction at once (true), or did nothing (false): run them through Kysely. */
+type DirectWriter = (statements: readonly CompiledQuery[]) => boolean
+const directWriters = new WeakMap<Kysely<Database>, DirectWriter>()
+
+/**
+ * SQLite only: runs a few write statements as one `BEGIN IMMEDIATE` transaction synchronously on the connection,
+ * without Kysely's connection lock, transaction and promise chain, which cost a one-row create more than its
+ * INSERTs (issue 29, session 22). Does nothing while a transaction is open on the connection (a Kysely transaction
+ * between its statements): the caller runs the same statements through Kysely, which waits its turn. Nothing else
+ * runs on the connection meanwhile, so the transaction is as any other; a statement that fails rolls it back and throws
+ * as Kysely's would (the same SqliteError). Waiting for another process's write lock blocks for busy_timeout, as
+ * every statement of better-sqlite3 does. None for a transaction's `db` nor on PostgreSQL.
+ */
+export function directWriter(db: Kysely<Database>): DirectWriter | undefined {
+  return directWriters.get(db)
+}
+
+function immediateWriter(raw: BetterSqlite3.Database, prepare: BetterSqlite3.Database['prepare']): DirectWriter {
+  const statements = new Map<string, BetterSqlite3.Statement>()
+  const statement = (source: string) => {
+    let found = statements.get(source)
+    if (!found) {
+      if (statements.size >= 200) statements.clear()
+      found = prepare(source)
+      statements.set(source, found)
+    }
+    return found
+  }
+  const transaction = raw.transaction((queries: readonly CompiledQuery[]) => {
+    for (const query of queries) statement(query.sql).run(query.parameters)
+  })
+  return (queries) => {
+    if (raw.inTransaction) return false
+    transaction.immediate(queries)
+    return true
+  }
 }
 
 /**

@@ -57,7 +57,7 @@ export async function insertAudited<Table extends keyof Database & string>(
     await insertWithAuditEvent(handle.db, orgId, write, audit)
     return
   }
-  await handle.db.transaction().execute((trx) => insertRowAndAuditEvent(trx, orgId, insert, audit))
+  await insertRowAndAuditEvent(handle.db, orgId, insert, audit)
 }
 
 /** An audit row as the API shows it (the organisation's trail and the platform's). */

@@ -1,5 +1,5 @@
 import { CompiledQuery, sql, type Insertable, type OperationNodeSource } from 'kysely'
-import type { Dialect } from '../../db/connect.ts'
+import { directWriter, type Dialect } from '../../db/connect.ts'
 import type { AuditEventsTable, Database, Db } from '../../db/schema.ts'
 import type { OrgId } from '../../ids.ts'
 
@@ -68,10 +68,16 @@ export function compiledRowInsert<T extends keyof Database & string>(db: Db, dia
   return CompiledQuery.raw(text, values)
 }
 
-/** SQLite: `insert` and its audit row, each a one-row INSERT compiled once (compiledRowInsert), in the caller's transaction. */
-export async function insertRowAndAuditEvent<T extends keyof Database & string>(trx: Db, orgId: OrgId, insert: RowInsert<T>, row: AuditRow): Promise<void> {
-  await trx.executeQuery(compiledRowInsert(trx, 'sqlite', insert))
-  await trx.executeQuery(compiledRowInsert(trx, 'sqlite', { table: 'audit_events', row: auditEventRow(orgId, row) }))
+/**
+ * SQLite: `insert` and its audit row, each a one-row INSERT compiled once (compiledRowInsert), in one transaction: at
+ * once on the connection when it is free (connect.ts `directWriter`), else through Kysely once it is.
+ */
+export async function insertRowAndAuditEvent<T extends keyof Database & string>(db: Db, orgId: OrgId, insert: RowInsert<T>, row: AuditRow): Promise<void> {
+  const queries = [compiledRowInsert(db, 'sqlite', insert), compiledRowInsert(db, 'sqlite', { table: 'audit_events', row: auditEventRow(orgId, row) })]
+  if (directWriter(db)?.(queries)) return
+  await db.transaction().execute(async (trx) => {
+    for (const query of queries) await trx.executeQuery(query)
+  })
 }
 
 /**
