@@ -126,6 +126,21 @@ describe('ai provider: timeouts and aborts', () => {
     assert.equal(seen.filter((e) => e.type === 'delta').length, 6)
   })
 
+  for (const as of ['comment', 'empty-chunk'] as const) {
+    it(`a stream that sends only keep-alives (${as}) after its first words ends with AiProviderTimeout: only content restarts the idle timer`, async (t) => {
+      // Keep-alives every 100 ms for far longer than the deadline: before the fix the stream stayed open all that time.
+      const { fake, provider } = await fakeProvider(t, { timeoutMs: TIMEOUT_MS })
+      fake.enqueue({ kind: 'ok', chunks: ['first ', 'late'], keepAlive: { afterChunks: 1, everyMs: 100, forMs: TIMEOUT_MS + 2 * GRACE_MS, as } })
+      const seen: ChatStreamEvent[] = []
+      const started = performance.now()
+      const error = await drain(provider.stream(REQUEST), seen)
+      const elapsed = performance.now() - started
+      assert.ok(error instanceof AiProviderTimeout, `ended with ${String(error)} after ${elapsed} ms`)
+      assert.ok(elapsed >= TIMEOUT_MS - 5 && elapsed < TIMEOUT_MS + GRACE_MS, `gave up after ${elapsed} ms for a ${TIMEOUT_MS} ms timeout`)
+      assert.deepEqual(seen, [{ type: 'delta', text: 'first ' }])
+    })
+  }
+
   it('a stream reset after some chunks ends with AiProviderUnavailable and is not replayed', async (t) => {
     const { fake, provider } = await fakeProvider(t, { timeoutMs: 2_000 })
     fake.enqueue({ kind: 'reset', afterChunks: 2 })
