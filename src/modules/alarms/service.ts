@@ -2,6 +2,7 @@ import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
+import { createTurns } from '../../db/turns.ts'
 import { invalidField, NotFound, type FieldProblem } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import { DATE_TIME_RULE } from '../../http/problem.ts'
@@ -15,7 +16,6 @@ import type { OperatorAction } from './lifecycle.ts'
 import { computeAlarmLoad } from './load.ts'
 import { applyAction, expireShelvesIn } from './operate.ts'
 import { retryOnRace } from './retry.ts'
-import { createTurns } from './turns.ts'
 import {
   MAX_FUTURE_SKEW_MS,
   MAX_LOAD_PERIOD_MS,
