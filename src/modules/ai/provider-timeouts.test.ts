@@ -115,7 +115,7 @@ describe('ai provider: timeouts and aborts', () => {
     assert.ok(performance.now() - started < TIMEOUT_MS + GRACE_MS)
   })
 
-  it('a slow but steady stream is not cut: for a stream, timeoutMs is the longest silence allowed', async (t) => {
+  it('a slow but steady stream is not cut: for a stream, timeoutMs is the longest time without content allowed', async (t) => {
     // Six gaps of 300 ms: 1.8 s in all, well over the 1 s limit, while each gap leaves 700 ms for a loaded machine.
     const { fake, provider } = await fakeProvider(t, { timeoutMs: TIMEOUT_MS })
     fake.enqueue({ kind: 'ok', chunks: ['a ', 'b ', 'c ', 'd ', 'e ', 'f'], chunkDelayMs: 300 })
