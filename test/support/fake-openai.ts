@@ -17,6 +17,11 @@ export type FakeBehaviour =
       readonly headersDelayMs?: number
       /** Wait before each streamed chunk (a slow or stalled stream). */
       readonly chunkDelayMs?: number
+      /**
+       * After `afterChunks` content chunks, only keep-alives for `forMs` (then the rest of the answer): an SSE comment
+       * (`: ping`, as llama.cpp and proxies send) or a chunk with no choices, every `everyMs`.
+       */
+      readonly keepAlive?: { readonly afterChunks: number; readonly everyMs: number; readonly forMs: number; readonly as: 'comment' | 'empty-chunk' }
     }
   | {
       /** 429, 500, 502, 503, 401, … with an OpenAI error body. */
@@ -155,13 +160,25 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
         await wait(50)
         return void res.socket?.resetAndDestroy()
       }
+      if (ok.keepAlive?.afterChunks === index) {
+        for (let waited = 0; waited < ok.keepAlive.forMs; waited += ok.keepAlive.everyMs) {
+          await wait(ok.keepAlive.everyMs)
+          if (isGone(res)) return
+          if (ok.keepAlive.as === 'comment') res.write(': ping\n\n')
+          else send({ ...base, choices: [], ...usageField })
+        }
+      }
       if (ok.chunkDelayMs) await wait(ok.chunkDelayMs)
-      if (isClosed || res.destroyed || res.socket === null || res.socket.destroyed) return
+      if (isGone(res)) return
       send({ ...base, choices: [{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }], ...usageField })
     }
     send({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: ok.finishReason ?? 'stop' }], ...usageField })
     if (includeUsage) send({ ...base, choices: [], usage: ok.usage ?? usageOf(body, pieces.length) })
     res.end('data: [DONE]\n\n')
+  }
+
+  function isGone(res: ServerResponse): boolean {
+    return isClosed || res.destroyed || res.socket === null || res.socket.destroyed
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -69,6 +69,27 @@ for (const dialect of testDialects()) {
       assert.equal(row?.error_code, 'AiProviderError')
     })
 
+    it('a stream that sends only keep-alive comments ends with the AiProviderTimeout error event after timeoutMs, recorded as failed', async (t) => {
+      const { box, ask, settledRows: usageRows } = await setUpAi(t, dialect)
+      // The tier `hasty` calls a provider with timeoutMs 300; pings every 50 ms for 6 s (then the answer would finish).
+      box.enqueue({ kind: 'ok', chunks: ['Check ', 'late'], keepAlive: { afterChunks: 1, everyMs: 50, forMs: 6_000, as: 'comment' } })
+      const res = await ask({ prompt: 'x', tier: 'hasty', stream: true })
+      assert.equal(res.statusCode, 200)
+      const events = parseSse(res.body)
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ['delta', 'error'],
+      )
+      assert.deepEqual(events.at(-1), {
+        event: 'error',
+        data: { code: 'AiProviderTimeout', status: 504, message: 'The AI provider did not answer within 300 ms.' },
+      })
+      const [row] = await usageRows()
+      assert.equal(row?.status, 'failed')
+      assert.equal(row?.error_code, 'AiProviderTimeout')
+      assert.equal(Number(row?.is_estimated), 1)
+    })
+
     it('a stream cut mid-way ends with an error event carrying a stable code and no provider text', async (t) => {
       const { cloud, ask, settledRows: usageRows } = await setUpAi(t, dialect)
       cloud.enqueue({ kind: 'reset', afterChunks: 2 })

@@ -3,7 +3,8 @@ const COMPLETE_NOTE = [
   'Prompts bound for a provider that is not `trusted` are redacted first (IP addresses, CIP routes, `csk_` keys, PIN-like digit runs); ' +
     '`redactions` counts them.',
   '`stream: true` answers `text/event-stream`: `event: delta` `{text}` as the model writes, then `event: done` ' +
-    '(model, tier, finishReason, usage, redactions, grounding) or `event: error` `{code, status, message}`. ' +
+    '(model, tier, finishReason, usage, redactions, grounding) or `event: error` `{code, status, message}` ' +
+    '(`AiProviderTimeout` when the provider sends no content for its `timeoutMs`: keep-alives do not count). ' +
     'A failure before the first event is an ordinary problem response.',
   'Provider failures: 502 `AiProviderError`, 503 `AiProviderUnavailable` (with `Retry-After` when known), 504 `AiProviderTimeout`; ' +
     "the provider's own text is never returned. 503 `AiNotConfigured` when the server has no AI configuration.",

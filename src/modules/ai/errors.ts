@@ -34,7 +34,7 @@ export class AiProviderError extends domainError('AiProviderError') {
   }
 }
 
-/** The provider did not answer within the configured `timeoutMs` (or went silent that long mid-stream). */
+/** The provider did not answer within the configured `timeoutMs` (or sent no content that long mid-stream, keep-alives aside). */
 export class AiProviderTimeout extends domainError('AiProviderTimeout') {
   readonly provider: string
   readonly timeoutMs: number

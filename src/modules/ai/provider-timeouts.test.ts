@@ -115,7 +115,7 @@ describe('ai provider: timeouts and aborts', () => {
     assert.ok(performance.now() - started < TIMEOUT_MS + GRACE_MS)
   })
 
-  it('a slow but steady stream is not cut: for a stream, timeoutMs is the longest silence allowed', async (t) => {
+  it('a slow but steady stream is not cut: for a stream, timeoutMs is the longest time without content allowed', async (t) => {
     // Six gaps of 300 ms: 1.8 s in all, well over the 1 s limit, while each gap leaves 700 ms for a loaded machine.
     const { fake, provider } = await fakeProvider(t, { timeoutMs: TIMEOUT_MS })
     fake.enqueue({ kind: 'ok', chunks: ['a ', 'b ', 'c ', 'd ', 'e ', 'f'], chunkDelayMs: 300 })
@@ -125,6 +125,21 @@ describe('ai provider: timeouts and aborts', () => {
     assert.ok(performance.now() - started > TIMEOUT_MS, 'the whole stream outlasted timeoutMs')
     assert.equal(seen.filter((e) => e.type === 'delta').length, 6)
   })
+
+  for (const as of ['comment', 'empty-chunk'] as const) {
+    it(`a stream that sends only keep-alives (${as}) after its first words ends with AiProviderTimeout: only content restarts the idle timer`, async (t) => {
+      // Keep-alives every 100 ms for far longer than the deadline: before the fix the stream stayed open all that time.
+      const { fake, provider } = await fakeProvider(t, { timeoutMs: TIMEOUT_MS })
+      fake.enqueue({ kind: 'ok', chunks: ['first ', 'late'], keepAlive: { afterChunks: 1, everyMs: 100, forMs: TIMEOUT_MS + 2 * GRACE_MS, as } })
+      const seen: ChatStreamEvent[] = []
+      const started = performance.now()
+      const error = await drain(provider.stream(REQUEST), seen)
+      const elapsed = performance.now() - started
+      assert.ok(error instanceof AiProviderTimeout, `ended with ${String(error)} after ${elapsed} ms`)
+      assert.ok(elapsed >= TIMEOUT_MS - 5 && elapsed < TIMEOUT_MS + GRACE_MS, `gave up after ${elapsed} ms for a ${TIMEOUT_MS} ms timeout`)
+      assert.deepEqual(seen, [{ type: 'delta', text: 'first ' }])
+    })
+  }
 
   it('a stream reset after some chunks ends with AiProviderUnavailable and is not replayed', async (t) => {
     const { fake, provider } = await fakeProvider(t, { timeoutMs: 2_000 })

@@ -116,20 +116,26 @@ async function* readStream(response: Response, request: ChatRequest, call: Call)
     yield { type: 'done', ...rest }
     return
   }
-  // From here the deadline becomes an idle timer: it runs only while we wait for the next bytes.
-  const hooks = { beforeRead: () => call.watchdog.restart(), afterRead: () => call.watchdog.pause() }
+  // From here the deadline becomes an idle timer: the longest the provider may go without content (text, finish reason
+  // or usage). Keep-alives (SSE comments, chunks with no choices) do not restart it, or a provider sending only them
+  // would hold the stream open forever; the time our own reader takes over a delta is not counted.
+  call.watchdog.restart()
   let id = ''
   let model = request.model
   let finishReason: string | undefined
   let usage: TokenUsage | undefined
-  for await (const data of readSseData(response.body, hooks)) {
+  for await (const data of readSseData(response.body)) {
     if (data === '[DONE]') break
     const chunk = parseChunk(data)
     id = chunk.id ?? id
     model = chunk.model ?? model
     finishReason = chunk.finishReason ?? finishReason
     usage = chunk.usage ?? usage
-    if (chunk.text !== undefined) yield { type: 'delta', text: chunk.text }
+    if (chunk.text !== undefined) {
+      call.watchdog.pause()
+      yield { type: 'delta', text: chunk.text }
+    }
+    if (chunk.text !== undefined || chunk.finishReason !== undefined || chunk.usage !== undefined) call.watchdog.restart()
   }
   if (finishReason === undefined) throw new MalformedAnswer('the stream ended without a finish_reason')
   yield { type: 'done', id, model, finishReason, usage }

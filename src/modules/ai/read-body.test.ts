@@ -3,8 +3,6 @@ import { describe, it } from 'node:test'
 import { MAX_SSE_EVENT_CHARS, readSseData } from './read-body.ts'
 import { MalformedAnswer } from './wire.ts'
 
-const HOOKS = { beforeRead: () => undefined, afterRead: () => undefined }
-
 /** A body of `chunks` (text), then its end. */
 function bodyOf(chunks: Iterable<string>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
@@ -28,7 +26,7 @@ describe('ai provider: reading an event stream', () => {
     }
     const yielded: number[] = []
     const error = await (async () => {
-      for await (const data of readSseData(bodyOf(chunks()), HOOKS)) yielded.push(data.length)
+      for await (const data of readSseData(bodyOf(chunks()))) yielded.push(data.length)
     })().catch((e: unknown) => e)
     assert.ok(error instanceof MalformedAnswer, `refused, not yielded (${yielded.length} events yielded)`)
     assert.deepEqual(yielded, [])
@@ -37,7 +35,7 @@ describe('ai provider: reading an event stream', () => {
 
   it('events under the bound, each ended by its blank line, are yielded whole, multi-line data joined by \\n', async () => {
     const yielded: string[] = []
-    for await (const data of readSseData(bodyOf(['data: a\ndata: b\n\n', ': comment\n', 'data: {"c":1}\r\n\r\n']), HOOKS)) yielded.push(data)
+    for await (const data of readSseData(bodyOf(['data: a\ndata: b\n\n', ': comment\n', 'data: {"c":1}\r\n\r\n']))) yielded.push(data)
     assert.deepEqual(yielded, ['a\nb', '{"c":1}'])
   })
 })

@@ -27,17 +27,11 @@ export async function readBody(response: Response, maxBytes: number): Promise<{ 
   return { text: Buffer.concat(parts).toString('utf8'), isTruncated: false }
 }
 
-export interface ReadHooks {
-  /** Called before waiting on the network (to start the idle timer) and after each read (to stop it). */
-  readonly beforeRead: () => void
-  readonly afterRead: () => void
-}
-
 /**
  * Yields the `data` of each Server-Sent Event (WHATWG HTML §9.2.6: lines joined by \n, comments and other fields
  * ignored). Stopping the iteration early cancels the body, which closes the connection to the provider.
  */
-export async function* readSseData(body: ReadableStream<Uint8Array>, hooks: ReadHooks): AsyncGenerator<string> {
+export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const reader = body.getReader()
   const decoder = new TextDecoder()
   let buffer = ''
@@ -45,9 +39,7 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, hooks: Read
   let dataChars = 0
   try {
     for (;;) {
-      hooks.beforeRead()
       const { done, value } = await reader.read()
-      hooks.afterRead()
       buffer += done ? decoder.decode() : decoder.decode(value, { stream: true })
       let newline: number
       while ((newline = buffer.indexOf('\n')) >= 0) {

@@ -10,36 +10,60 @@ export const CHATTER_THRESHOLD = 3
 export const CHATTER_WINDOW_MS = 60_000
 const TOP = 10
 
-export interface ActivationRow {
-  instance_id: string
-  condition: string
-  priority: string
-  occurred_at: number
-  /** `activated` (annunciated) or `suppressed` (while shelved or out of service). */
+/** Annunciated activations in one 10-minute interval. */
+export interface IntervalCount {
+  /** The interval's index, counted from `from`. */
+  interval: number
+  activations: number
+}
+
+/** Activations of one effect (`activated`, annunciated, or `suppressed`, while shelved or out of service) and priority. */
+export interface PriorityCount {
   effect: string
+  priority: string
+  activations: number
+}
+
+/** One alarm (instance and condition): its annunciated activations and the most of them within any CHATTER_WINDOW_MS. */
+export interface AlarmActivations {
+  instanceId: string
+  condition: string
+  activations: number
+  maxInWindow: number
+}
+
+/**
+ * The period's activations counted where they are stored (store.ts countActivations): one entry per non-empty
+ * interval, per effect and priority, and per alarm; nothing here grows with the number of activations.
+ */
+export interface ActivationCounts {
+  intervals: readonly IntervalCount[]
+  priorities: readonly PriorityCount[]
+  alarms: readonly AlarmActivations[]
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000
 const iso = (ms: number) => new Date(ms).toISOString()
 
 /**
- * The alarm-load report of a period [from, to) from its activations. Intervals are aligned to `from`; the last
+ * The alarm-load report of a period [from, to) from its activation counts. Intervals are aligned to `from`; the last
  * may be partial and then counts for its real length in the time-in-flood share.
  */
-export function computeAlarmLoad(rows: ActivationRow[], period: { from: number; to: number; operatorPositions: number }): AlarmLoad {
+export function computeAlarmLoad(counts: ActivationCounts, period: { from: number; to: number; operatorPositions: number }): AlarmLoad {
   const { from, to, operatorPositions: positions } = period
-  const annunciated = rows.filter((r) => r.effect === 'activated')
   const intervals = Math.ceil((to - from) / INTERVAL_MS)
   const perInterval = new Array<number>(intervals).fill(0)
-  const byTag = new Map<string, { instanceId: string; condition: string; times: number[] }>()
   const byPriority: Record<string, number> = Object.fromEntries(ALARM_PRIORITIES.map((p) => [p, 0]))
-  for (const r of annunciated) {
-    perInterval[Math.floor((r.occurred_at - from) / INTERVAL_MS)]! += 1
-    if (r.priority in byPriority) byPriority[r.priority]! += 1
-    const key = `${r.instance_id}\u0000${r.condition}`
-    const tag = byTag.get(key) ?? { instanceId: r.instance_id, condition: r.condition, times: [] }
-    tag.times.push(r.occurred_at)
-    byTag.set(key, tag)
+  for (const c of counts.intervals) perInterval[c.interval] = c.activations
+  let total = 0
+  let suppressed = 0
+  for (const c of counts.priorities) {
+    if (c.effect !== 'activated') {
+      suppressed += c.activations
+      continue
+    }
+    total += c.activations
+    if (c.priority in byPriority) byPriority[c.priority]! += c.activations
   }
 
   const floods: AlarmLoad['floods'] = []
@@ -59,18 +83,15 @@ export function computeAlarmLoad(rows: ActivationRow[], period: { from: number; 
     }
   })
 
-  const total = annunciated.length
-  const tags = [...byTag.values()]
-  const byCount = (a: { activations: number; instanceId: string; condition: string }, b: typeof a) =>
+  const byCount = (a: AlarmActivations, b: AlarmActivations) =>
     b.activations - a.activations || a.instanceId.localeCompare(b.instanceId) || a.condition.localeCompare(b.condition)
-  const mostFrequent = tags
-    .map((t) => ({ instanceId: t.instanceId, condition: t.condition, activations: t.times.length }))
-    .sort(byCount)
+  const mostFrequent = counts.alarms
+    .toSorted(byCount)
     .slice(0, TOP)
-    .map((t) => ({ ...t, percentOfTotal: round((t.activations / total) * 100) }))
-  const chattering = tags
-    .map((t) => ({ instanceId: t.instanceId, condition: t.condition, activations: t.times.length, maxInWindow: maxInWindow(t.times) }))
+    .map((t) => ({ instanceId: t.instanceId, condition: t.condition, activations: t.activations, percentOfTotal: round((t.activations / total) * 100) }))
+  const chattering = counts.alarms
     .filter((t) => t.maxInWindow >= CHATTER_THRESHOLD)
+    .map((t) => ({ instanceId: t.instanceId, condition: t.condition, activations: t.activations, maxInWindow: t.maxInWindow }))
     .sort((a, b) => b.maxInWindow - a.maxInWindow || byCount(a, b))
 
   return {
@@ -78,7 +99,7 @@ export function computeAlarmLoad(rows: ActivationRow[], period: { from: number; 
     to: iso(to),
     operatorPositions: positions,
     activations: total,
-    suppressedActivations: rows.length - total,
+    suppressedActivations: suppressed,
     intervals,
     activationsPer10Min: perInterval,
     averagePer10MinPerPosition: round(total / intervals / positions),
@@ -93,15 +114,4 @@ export function computeAlarmLoad(rows: ActivationRow[], period: { from: number; 
     chatterThreshold: CHATTER_THRESHOLD,
     chattering,
   }
-}
-
-/** Most activations within any window of CHATTER_WINDOW_MS (times sorted ascending). */
-function maxInWindow(times: number[]): number {
-  let best = 0
-  let start = 0
-  for (let end = 0; end < times.length; end++) {
-    while (times[end]! - times[start]! >= CHATTER_WINDOW_MS) start++
-    best = Math.max(best, end - start + 1)
-  }
-  return best
 }

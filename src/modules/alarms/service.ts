@@ -2,6 +2,7 @@ import type { Actor } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
+import { createTurns } from '../../db/turns.ts'
 import { invalidField, NotFound, type FieldProblem } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import { DATE_TIME_RULE } from '../../http/problem.ts'
@@ -12,10 +13,9 @@ import { AlarmEventsFromSiteServer, AlarmStateConflict, AlarmWriteQueueFull } fr
 import { checkForwardedAction, ForwardedToSite, OPERATOR_ACTIONS, type AlarmLink, type CheckedAction, type SettleApplied } from './forward.ts'
 import { applyEventBatch, type CheckedEvent, type EventActor } from './ingest.ts'
 import type { OperatorAction } from './lifecycle.ts'
-import { computeAlarmLoad } from './load.ts'
+import { CHATTER_WINDOW_MS, computeAlarmLoad, INTERVAL_MS } from './load.ts'
 import { applyAction, expireShelvesIn } from './operate.ts'
 import { retryOnRace } from './retry.ts'
-import { createTurns } from './turns.ts'
 import {
   MAX_FUTURE_SKEW_MS,
   MAX_LOAD_PERIOD_MS,
@@ -28,7 +28,7 @@ import {
   type EventResult,
   type ListAlarmsInput,
 } from './schemas.ts'
-import { countAlarmsOfSite, findAlarm, lockSiteAlarms, findExpiredShelves, listActivationEvents, listAlarmHistory, listAlarmsBySite } from './store.ts'
+import { countAlarmsOfSite, findAlarm, lockSiteAlarms, findExpiredShelves, countActivations, listAlarmHistory, listAlarmsBySite } from './store.ts'
 import { toAlarm, toTransition } from './view.ts'
 
 /** The instances area answers which instance ids exist in a site (through its service, never its table). */
@@ -328,8 +328,8 @@ export function createAlarmsService(deps: AlarmsDeps) {
       if (to <= from) throw invalidField('/to', 'must be after from', 'query')
       if (to - from > MAX_LOAD_PERIOD_MS) throw invalidField('/to', `must be at most ${MAX_LOAD_PERIOD_MS / 86_400_000} days after from`, 'query')
       await sites.require(orgId, siteCode)
-      const rows = await listActivationEvents(db, orgId, siteCode, from, to)
-      return computeAlarmLoad(rows, { from, to, operatorPositions: query.operatorPositions ?? 1 })
+      const counts = await countActivations(db, orgId, siteCode, { from, to, intervalMs: INTERVAL_MS, windowMs: CHATTER_WINDOW_MS })
+      return computeAlarmLoad(counts, { from, to, operatorPositions: query.operatorPositions ?? 1 })
     },
   }
 }

@@ -1,4 +1,4 @@
-import { CompiledQuery } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { AlarmEventsTable, AlarmHistoryTable, AlarmsTable, Db } from '../../db/schema.ts'
 import { inMultiRowStatements } from '../../db/multi-row.ts'
@@ -6,6 +6,7 @@ import { numberArrayBytes, textArrayBytes, withBinaryArrays, type BinaryArrays }
 import { isPostgres } from '../../db/row-level-security.ts'
 import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import type { OrgId } from '../../ids.ts'
+import type { ActivationCounts, AlarmActivations, IntervalCount, PriorityCount } from './load.ts'
 
 // Ids per `IN (…)` list of the SQLite lookups.
 const CHUNK = 2000
@@ -350,17 +351,58 @@ export function findExpiredShelves(db: Db, orgId: OrgId, siteCode: string, now: 
   return db.selectFrom('alarms').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode).where('shelved_until', '<=', now).execute()
 }
 
-export function listActivationEvents(db: Db, orgId: OrgId, siteCode: string, from: number, to: number) {
-  return db
-    .selectFrom('alarm_events')
-    .select(['instance_id', 'condition', 'priority', 'occurred_at', 'effect'])
-    .where('org_id', '=', orgId)
-    .where('site_code', '=', siteCode)
-    .where('occurred_at', '>=', from)
-    .where('occurred_at', '<', to)
-    .where('effect', 'in', ['activated', 'suppressed'])
-    .orderBy('occurred_at')
-    .execute()
+/** A row of countActivations' statement: an interval's (its index set), an effect and priority's, or an alarm's (its instance set). */
+interface ActivationCountRow {
+  interval_index: number | string | null
+  effect: string | null
+  priority: string | null
+  instance_id: string | null
+  condition: string | null
+  activations: number | string
+  max_in_window: number | string | null
+}
+
+/**
+ * The activations (annunciated or suppressed) of [from, to) counted in the database, in one statement (one snapshot):
+ * the annunciated ones per interval of `intervalMs` from `from`, all per effect and priority, and per alarm its
+ * annunciated activations and the most of them within any `windowMs` (a window over the alarm's activations in time
+ * order). Its rows grow with the intervals and the alarms, never with the activations: a month of floods is not read.
+ */
+export async function countActivations(
+  db: Db,
+  orgId: OrgId,
+  siteCode: string,
+  period: { from: number; to: number; intervalMs: number; windowMs: number },
+): Promise<ActivationCounts> {
+  const { from, to, intervalMs, windowMs } = period
+  // Times are whole milliseconds: "within windowMs of an activation" is the range [t, t + windowMs - 1].
+  const { rows } = await sql<ActivationCountRow>`with activations as (
+      select instance_id, condition, priority, effect, occurred_at
+      from alarm_events
+      where org_id = ${orgId} and site_code = ${siteCode} and occurred_at >= ${from} and occurred_at < ${to} and effect in ('activated', 'suppressed')
+    )
+    select interval_index, null as effect, null as priority, null as instance_id, null as condition, count(*) as activations, cast(null as bigint) as max_in_window
+    from (
+      select (occurred_at - cast(${from} as bigint)) / cast(${intervalMs} as bigint) as interval_index from activations where effect = 'activated'
+    ) as annunciated
+    group by interval_index
+    union all
+    select null, effect, priority, null, null, count(*), null from activations group by effect, priority
+    union all
+    select null, null, null, instance_id, condition, count(*), max(in_window)
+    from (
+      select instance_id, condition,
+        count(*) over (partition by instance_id, condition order by occurred_at range between current row and ${sql.lit(windowMs - 1)} following) as in_window
+      from activations where effect = 'activated'
+    ) as alarm_activations
+    group by instance_id, condition`.execute(db)
+  const counts: { intervals: IntervalCount[]; priorities: PriorityCount[]; alarms: AlarmActivations[] } = { intervals: [], priorities: [], alarms: [] }
+  for (const r of rows) {
+    if (r.interval_index !== null) counts.intervals.push({ interval: Number(r.interval_index), activations: Number(r.activations) })
+    else if (r.instance_id === null) counts.priorities.push({ effect: r.effect!, priority: r.priority!, activations: Number(r.activations) })
+    else counts.alarms.push({ instanceId: r.instance_id, condition: r.condition!, activations: Number(r.activations), maxInWindow: Number(r.max_in_window) })
+  }
+  return counts
 }
 
 export async function countAlarmsOfSite(db: Db, orgId: OrgId, siteCode: string): Promise<number> {

@@ -160,6 +160,18 @@ for (const dialect of testDialects()) {
       assert.equal((await as('GET', `${BASE}/studies/load-flow`)).statusCode, 200)
     })
 
+    it('an unknown query parameter is a 400 naming it (the load flow takes none), as on the other studies; the OpenAPI document lists the 400', async (t) => {
+      const { h, as } = await electricalSetup(t, dialect)
+      await loadNetwork(as, plant())
+      const res = await as('GET', `${BASE}/studies/load-flow?busId=MSB`)
+      assert.equal(res.statusCode, 400, res.body)
+      assert.equal(res.json().code, 'ValidationFailed')
+      assert.deepEqual(res.json().errors, [{ in: 'query', pointer: '/busId', message: 'is not a known property' }])
+      assert.equal((await as('GET', `${BASE}/studies/load-flow`)).statusCode, 200)
+      const doc = (await h.inject(undefined, { method: 'GET', url: '/openapi.json' })).json()
+      assert.ok(doc.paths['/api/sites/{siteId}/electrical/studies/load-flow'].get.responses['400'], 'the 400 documented')
+    })
+
     it('the load-flow parameters: voltageSetpointPu (0.8 to 1.2) on a supply or generator, activePowerKw on a generator, ampacityA on any node; else a 400 naming them', async (t) => {
       const { as } = await electricalSetup(t, dialect)
       await loadNetwork(as, plant())

@@ -800,6 +800,9 @@ export const ShortCircuitQuery = Type.Object(
 )
 export type ShortCircuitQueryInput = Static<typeof ShortCircuitQuery>
 
+/** The load flow takes no parameter: an unknown one is refused by name, as the other studies refuse theirs. */
+export const LoadFlowQuery = Type.Object({}, { additionalProperties: false })
+
 export const ShortCircuitSchema = Type.Object(
   {
     siteId: Type.String(),
