@@ -15,6 +15,8 @@ import { repack, unpack } from '../support/tenant-package.ts'
 import { processWorld, rawRequest, type ProcessWorld } from './process-support.ts'
 
 const PIECES = 12
+/** The import is sent this long before the upload, so that its transaction has begun (it then runs for seconds). */
+const IMPORT_HEAD_START_MS = 200
 
 interface Cell {
   w: ProcessWorld
@@ -129,10 +131,12 @@ for (const dialect of testDialects()) {
       const last = cell.servers[cell.servers.length - 1]!
       const staged = await pacedUpload(cell.servers[0]!, cell, big, 0)
       assert.equal(staged.status, 200, staged.text)
-      const importing = applyStaged(cell.servers[0]!, cell)
-      await sleep(30)
+      const began = Date.now()
+      const importing = applyStaged(cell.servers[0]!, cell).then((answer) => ({ ...answer, ms: Date.now() - began }))
+      await sleep(IMPORT_HEAD_START_MS)
       const upload = pacedUpload(last, cell, next, 60)
       const [applied, uploaded] = await Promise.all([importing, upload])
+      t.diagnostic(`${dialect}: the import answered after ${applied.ms} ms; the upload began ${IMPORT_HEAD_START_MS} ms after it was sent`)
       assert.equal(applied.status, 200, applied.body.toString())
       assert.equal(uploaded.status, 200, uploaded.text)
       assert.deepEqual([await siteCodes(cell.w, 'big'), await siteCodes(cell.w, 'next')], [6000, 0])
