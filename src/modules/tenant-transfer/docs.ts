@@ -15,7 +15,8 @@ export const docs = {
     'nothing kept. No body, another content type (`application/json` included) or a `Content-Encoding` other than `identity`: ' +
     '415 `UnsupportedMediaType` listing `acceptedTypes`. Staging replaces an earlier staged package, or an upload of the organisation still arriving: ' +
     'that upload answers 409 `Conflict` (`reason` `replaced by a later upload`) and nothing of it is kept, so the staged package is always one upload ' +
-    'whole. An upload that begins while an import applies waits for the import to end. The answer names the upload (`uploadId`). ' +
+    'whole. An upload that begins while an import applies waits for the import to end (PostgreSQL: at most the statement timeout, then 503 ' +
+    '`ServiceUnavailable`, nothing kept). The answer names the upload (`uploadId`). ' +
     "`{slug}` must be the host's organisation, else the uniform 404 (platform admins excepted).",
   applyStagedPackage:
     'No body (spec 4.5): applies the package staged with PUT …/tenant/import/package, in one transaction, which also drops it (not on a dry run); ' +
