@@ -6,7 +6,7 @@ import { endSessionsOfAccount } from '../../src/auth/sessions/end-sessions.ts'
 import { createMembersService } from '../../src/modules/orgs/members-service.ts'
 import { createPlatformAdminsService } from '../../src/modules/orgs/platform-admins-service.ts'
 import { harness, type Harness, type TestDialect } from '../harness.ts'
-import { startOidcProvider, type OidcTestAccount, type OidcTestProvider } from '../support/oidc-provider.ts'
+import { startOidcProvider, type OidcTestAccount, type OidcTestProvider, type StartOidcProviderOptions } from '../support/oidc-provider.ts'
 
 export const AUDIENCE = 'https://api.sitegrid.test'
 export const CLIENT_ID = 'console'
@@ -39,7 +39,9 @@ export interface SharedProvider {
   stop(): Promise<void>
 }
 
-export async function startSharedProvider(options: { scheme?: 'http' | 'https'; port?: number; slots?: number } = {}): Promise<SharedProvider> {
+export async function startSharedProvider(
+  options: { scheme?: 'http' | 'https'; port?: number; slots?: number; tokenResponse?: StartOidcProviderOptions['tokenResponse'] } = {},
+): Promise<SharedProvider> {
   const scheme = options.scheme ?? 'https'
   const slugs = Array.from({ length: options.slots ?? 60 }, () => `t-${randomBytes(5).toString('hex')}`)
   const accounts: Record<string, OidcTestAccount> = {}
@@ -53,6 +55,7 @@ export async function startSharedProvider(options: { scheme?: 'http' | 'https'; 
     })),
     accounts,
     audience: AUDIENCE,
+    ...(options.tokenResponse ? { tokenResponse: options.tokenResponse } : {}),
   })
   // Under heavy load a pooled keep-alive connection to the provider can be closed by its server (5 s idle
   // timeout) just as the next request reuses it (ECONNRESET). Every hop of authorize() is a GET that

@@ -28,6 +28,11 @@ export interface StartOidcProviderOptions {
   accounts: Record<string, OidcTestAccount>
   audience: string
   alg?: 'RS256' | 'ES256'
+  /**
+   * Edits each token endpoint answer (its JSON body) before it is sent, for a field no configuration makes the
+   * provider send (an `expires_in` of 1e300): the answer stays the real provider's in every other respect.
+   */
+  tokenResponse?: (body: Record<string, unknown>) => void
 }
 export interface IssueAccessTokenOptions {
   /** Defaults to the first configured client. */
@@ -186,6 +191,13 @@ function buildProvider(
   }
   const provider = new Provider(issuer, configuration)
   provider.use((ctx, next) => autoInteraction(provider, accounts, ctx, next))
+  const { tokenResponse } = options
+  if (tokenResponse) {
+    provider.use(async (ctx, next) => {
+      await next()
+      if (ctx.path === '/token' && ctx.status === 200 && typeof ctx.body === 'object' && ctx.body !== null) tokenResponse(ctx.body as Record<string, unknown>)
+    })
+  }
   return provider
 }
 

@@ -60,7 +60,13 @@ export function createSessionsService(deps: {
     clockToleranceSec: relyingParty.config.clockSkewSec,
   }
 
-  const accessExpiry = (tokens: OidcTokenSet, now: number) => now + (tokens.expiresInSec === undefined ? DEFAULT_ACCESS_TTL_MS : tokens.expiresInSec * 1000)
+  /**
+   * When the session's access token is refreshed: after the provider's `expires_in`, 5 minutes when it sent none it
+   * could state (token-endpoint.ts), never after the session ends (`sessionEnd`): a hostile `expires_in` of 1e300 made
+   * a time no bigint column or Date holds (a 500 at sign-in or at POST /auth/token).
+   */
+  const accessExpiry = (tokens: OidcTokenSet, now: number, sessionEnd: number) =>
+    Math.min(now + (tokens.expiresInSec === undefined ? DEFAULT_ACCESS_TTL_MS : tokens.expiresInSec * 1000), sessionEnd)
   const context = (org: Org, id: string, field: string) => `${org.id}\u0000${id}\u0000${field}`
 
   async function requestTokens<T>(call: () => Promise<T>, what: string): Promise<T> {
@@ -166,7 +172,7 @@ export function createSessionsService(deps: {
           account_id: identity.oid,
           sub: identity.sub,
           access_token: sealer.seal(tokens.accessToken, context(org, id, 'access')),
-          access_expires_at: accessExpiry(tokens, created),
+          access_expires_at: accessExpiry(tokens, created, created + SESSION_TTL_MS),
           refresh_token: tokens.refreshToken === undefined ? null : sealer.seal(tokens.refreshToken, context(org, id, 'refresh')),
           created_at: created,
           expires_at: created + SESSION_TTL_MS,
@@ -214,7 +220,7 @@ export function createSessionsService(deps: {
         throw new Unauthorized()
       }
       const at = clock.now()
-      const expiresAt = accessExpiry(renewed, at)
+      const expiresAt = accessExpiry(renewed, at, row.expires_at)
       const result = await updateSessionTokens(db, org.id, id, {
         access_token: sealer.seal(renewed.accessToken, context(org, id, 'access')),
         access_expires_at: expiresAt,

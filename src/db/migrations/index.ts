@@ -37,6 +37,7 @@ import * as linkChunkReplacing from './2520-link-chunk-replacing.ts'
 import * as linkSeedVersions from './2530-link-seed-versions.ts'
 import * as historianLivePoints from './2550-historian-live-points.ts'
 import * as historianOpenBatches from './2560-historian-open-batches.ts'
+import * as tenantUploadId from './2570-tenant-upload-id.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -81,4 +82,5 @@ export const migrations: Record<string, Migration> = {
   '2530-link-seed-versions': linkSeedVersions,
   '2550-historian-live-points': historianLivePoints,
   '2560-historian-open-batches': historianOpenBatches,
+  '2570-tenant-upload-id': tenantUploadId,
 }

@@ -142,6 +142,25 @@ for (const dialect of testDialects()) {
         assert.match(res.json().errors[0].message, /^line 3: .*ins_ghost/)
       })
 
+      it("a mapping tag_key over 200 characters or instance_id over 100 (as an instance's) is 422 naming the file, line and column; 200 and 100 pass", async () => {
+        const h = shared()
+        const p = await plant(h, { instances: ['ins_pump', 'i'.repeat(100)] })
+        const trend = 'timestamp,tag,value\n2024-01-01T00:00:00Z,A,1\n2024-01-01T00:00:00Z,B,2\n'
+        const mapping = (tagKey: string, instanceId: string) => `historian_tag,instance_id,tag_key\nA,ins_pump,${tagKey}\nB,${instanceId},q\n`
+        const refusals = async (tagKey: string, instanceId: string) => {
+          const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, mapping(tagKey, instanceId)))
+          assert.equal(res.statusCode, 422, res.body)
+          assert.equal(res.json().code, 'HistorianMappingInvalid')
+          await assertNothingStored(h, p)
+          return res.json().errors.map((e: { pointer: string; message: string }) => [e.pointer, e.message])
+        }
+        // A few KiB of key passed PostgreSQL's btree limit of its series index (a 500) as a tenant package's did.
+        assert.deepEqual(await refusals('k'.repeat(3000), 'i'.repeat(100)), [['/mapping_csv', 'line 2: tag_key is longer than 200 characters']])
+        assert.deepEqual(await refusals('p', 'i'.repeat(101)), [['/mapping_csv', 'line 3: instance_id is longer than 100 characters']])
+        const longest = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, mapping('k'.repeat(200), 'i'.repeat(100))))
+        assert.equal(longest.statusCode, 201, longest.body)
+      })
+
       it('a trend file over SITEGRID_HISTORIAN_MAX_FILE_BYTES is 413, apart from the JSON body limit', async (t) => {
         const h = await harness(t, dialect, { SITEGRID_HISTORIAN_MAX_FILE_BYTES: '2048', SITEGRID_BODY_LIMIT_BYTES: '1024' })
         const p = await plant(h)

@@ -13,10 +13,15 @@ export const docs = {
     'a lone surrogate or JSON text nested deeper than 64 levels) is discarded with 422 `PackageInvalid`. It is inflated in constant memory: ' +
     'past `SITEGRID_TENANT_PACKAGE_MAX_BYTES` gzip bytes, or `SITEGRID_TENANT_PACKAGE_MAX_INFLATED_BYTES` inflated, 413 `PayloadTooLarge` naming the limit, ' +
     'nothing kept. No body, another content type (`application/json` included) or a `Content-Encoding` other than `identity`: ' +
-    '415 `UnsupportedMediaType` listing `acceptedTypes`. Staging replaces an earlier staged package. ' +
+    '415 `UnsupportedMediaType` listing `acceptedTypes`. Staging replaces an earlier staged package, or an upload of the organisation still arriving: ' +
+    'that upload answers 409 `Conflict` (`reason` `replaced by a later upload`) and nothing of it is kept, so the staged package is always one upload ' +
+    'whole. An upload that begins while an import applies waits for the import to end (PostgreSQL: at most the statement timeout, then 503 ' +
+    '`ServiceUnavailable`, nothing kept). The answer names the upload (`uploadId`). ' +
     "`{slug}` must be the host's organisation, else the uniform 404 (platform admins excepted).",
   applyStagedPackage:
-    'No body (spec 4.5): applies the package staged with PUT …/tenant/import/package, in one transaction. Records identical to existing ones are left alone; ' +
+    'No body (spec 4.5): applies the package staged with PUT …/tenant/import/package, in one transaction, which also drops it (not on a dry run); ' +
+    "none staged, or an upload still arriving: 409 `Conflict`. `uploadId` (the staging answer's) applies that upload and no other: 409 `Conflict` " +
+    '(`reason` `replaced by a later upload`), nothing written, when a later upload replaced it. Records identical to existing ones are left alone; ' +
     'without `force`, records that would overwrite different ones make it change nothing and answer 409 `Conflict` listing them (`conflicts`, first 100, and ' +
     '`conflictCount`); with `force` they are replaced. `force` replaces only records with the same key: ' +
     "a record whose unique value (a controller's asset number in its site, an open alarm's instance and condition, a bound domain, …) another record holds " +

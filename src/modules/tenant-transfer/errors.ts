@@ -44,6 +44,21 @@ export class NoStagedPackage extends domainError('Conflict') {
   }
 }
 
+/**
+ * A later upload of the organisation's package replaced this one: before this one was checked (its PUT), or before its
+ * import (a POST naming its uploadId). Nothing of this upload is kept.
+ */
+export class StagedUploadReplaced extends domainError('Conflict') {
+  constructor() {
+    super(
+      'A later upload of a package for this organisation replaced this one; nothing of this upload is kept. Stage this package again if it is the one to import.',
+      {
+        extensions: { reason: 'replaced by a later upload' },
+      },
+    )
+  }
+}
+
 export class ImportConflicts extends domainError('Conflict') {
   constructor(conflicts: Array<{ part: string; key: Record<string, unknown> }>, total: number) {
     super(`The import would overwrite ${total} existing record(s); nothing was changed. Repeat with force=true to replace them.`, {

@@ -67,6 +67,7 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
       const org = await targetOrg(request, request.params.slug, orgs)
       const staged = await transfer.stage(org, actorOf(request.principal), request.body as AsyncIterable<Buffer>)
       return {
+        uploadId: staged.uploadId,
         bytes: staged.bytes,
         formatVersion: staged.header.formatVersion,
         sourceMode: staged.header.sourceMode,
@@ -93,7 +94,11 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
     },
     async (request) => {
       const org = await targetOrg(request, request.params.slug, orgs)
-      return transfer.applyStaged(org, actorOf(request.principal), { force: request.query.force ?? false, dryRun: request.query.dryRun ?? false })
+      return transfer.applyStaged(org, actorOf(request.principal), {
+        force: request.query.force ?? false,
+        dryRun: request.query.dryRun ?? false,
+        uploadId: request.query.uploadId,
+      })
     },
   )
 }

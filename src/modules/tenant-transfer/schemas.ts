@@ -24,6 +24,14 @@ export const ImportQuery = Type.Object(
       }),
     ),
     dryRun: Type.Optional(Type.Boolean({ default: false, description: 'Answer what the import would create, replace and leave alone, without writing.' })),
+    uploadId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          'Apply this upload (the `uploadId` its PUT …/tenant/import/package answered) and no other: 409 `Conflict` (`reason` `replaced by a later upload`) when a later upload replaced it.',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -50,6 +58,7 @@ export const PackageFile = Type.String({
 
 export const StagedSchema = Type.Object(
   {
+    uploadId: Type.String({ description: 'This upload; POST …/tenant/import?uploadId= applies it and no later upload.' }),
     bytes: Type.Integer(),
     formatVersion: Type.Integer(),
     sourceMode: Type.String(),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { pipeline, Readable, Transform } from 'node:stream'
 import type { RawBuilder } from 'kysely'
 import { createGzip } from 'node:zlib'
@@ -12,7 +13,16 @@ import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import type { SitesService } from '../sites/service.ts'
 import { isUniqueViolation, rowRuleBroken } from '../../db/constraint-errors.ts'
-import { ImportConflicts, NoStagedPackage, PackageCorrupt, PackageOfAnotherOrg, PackageTooLarge, PackageValueRefused, UniqueRuleConflicts } from './errors.ts'
+import {
+  ImportConflicts,
+  NoStagedPackage,
+  PackageCorrupt,
+  PackageOfAnotherOrg,
+  PackageTooLarge,
+  PackageValueRefused,
+  StagedUploadReplaced,
+  UniqueRuleConflicts,
+} from './errors.ts'
 import { PACKAGE_FORMAT, PACKAGE_FORMAT_VERSION, readPackage, writePackage, type PackageHeader } from './format.ts'
 import { describeTable, describeUniqueKeys, type Row, type TableShape } from './introspect.ts'
 import {
@@ -20,12 +30,12 @@ import {
   dropStaged,
   EXTRA_COLUMN,
   findExisting,
-  findStaged,
   hasAnyRow,
   markStaged,
   readChunks,
   replaceStagedPackage,
   streamRows,
+  takeStaged,
   upsertRows,
 } from './store.ts'
 import type { ImportReport } from './schemas.ts'
@@ -91,6 +101,14 @@ export interface TenantTransferDeps {
   meters?: { export: TransferMeter; import: TransferMeter }
 }
 
+/** Where an import's bytes come from: a file (the CLI), or the staged package, which the import holds and, when it writes, drops. */
+interface PackageSource {
+  /** Runs first in the import's transaction; answers the bytes. */
+  open(trx: Db): Promise<AsyncIterable<Buffer>>
+  /** Runs last in the import's transaction when it writes (not on a dry run). */
+  consumed?(trx: Db): Promise<unknown>
+}
+
 export interface ImportOptions {
   force: boolean
   dryRun: boolean
@@ -126,13 +144,14 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
    * Applies (or, with dryRun, only measures) the staged package in one transaction: all or nothing. `origin`: the
    * fleet link's peer the rows come from (a seed: 'cloud'), as the outbox records them.
    */
-  async function apply(org: Org, actor: Actor, bytes: (trx: Db) => AsyncIterable<Buffer>, options: ImportOptions): Promise<ImportReport> {
+  async function apply(org: Org, actor: Actor, source: PackageSource, options: ImportOptions): Promise<ImportReport> {
     let report: ImportReport | undefined
     const rollback = new Error('dry run')
     const metered = meters.import.begin()
     try {
       await db.transaction().execute(async (trx) => {
         let header: PackageHeader | undefined
+        const bytes = await source.open(trx)
         const parts = new Map((await partsFor('org', trx)).map((p) => [p.spec.name, p]))
         const counts: ImportReport['parts'] = {}
         const conflicts: Array<{ part: string; key: Record<string, unknown> }> = []
@@ -203,7 +222,7 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
           batchKeys.clear()
         }
         const applyRows = async () => {
-          for await (const { part: name, row } of readPackage(bytes(trx), deps.maxInflatedBytes, (h) => {
+          for await (const { part: name, row } of readPackage(bytes, deps.maxInflatedBytes, (h) => {
             if (h.org.id !== org.id) throw new PackageOfAnotherOrg()
             header = h
           })) {
@@ -228,6 +247,7 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
           source: { orgSlug: header!.org.slug, site: header!.site, sourceMode: header!.sourceMode, exportedAt: header!.exportedAt },
         }
         if (options.dryRun) throw rollback
+        await source.consumed?.(trx)
         await recordAudit(trx, clock, org.id as OrgId, actor, {
           action: 'tenant.imported',
           target: org.slug,
@@ -298,9 +318,17 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
       )
     },
 
-    /** Stores the uploaded package, then checks it whole (format version, counts, checksums, organisation). */
-    async stage(org: Org, actor: Actor, body: AsyncIterable<Buffer>): Promise<{ bytes: number; header: PackageHeader; counts: Record<string, number> }> {
-      await replaceStagedPackage(db, org.id, { stagedAt: clock.now(), stagedBy: actor.subject })
+    /**
+     * Stores the uploaded package, then checks it whole (format version, counts, checksums, organisation). A later
+     * upload begun meanwhile replaces this one: StagedUploadReplaced (409), nothing of this one kept.
+     */
+    async stage(
+      org: Org,
+      actor: Actor,
+      body: AsyncIterable<Buffer>,
+    ): Promise<{ uploadId: string; bytes: number; header: PackageHeader; counts: Record<string, number> }> {
+      const uploadId = randomUUID()
+      await db.transaction().execute((trx) => replaceStagedPackage(trx, org.id, { uploadId, stagedAt: clock.now(), stagedBy: actor.subject }))
       let seq = 0
       let total = 0
       const metered = meters.import.begin()
@@ -310,7 +338,9 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
           metered.advanced(0, piece.length)
           if (total > deps.maxPackageBytes) throw new PackageTooLarge(deps.maxPackageBytes)
           // Stored as it arrives (a socket read is at most 64 KiB), in views of at most MAX_CHUNK_BYTES: no copy.
-          for (let at = 0; at < piece.length; at += MAX_CHUNK_BYTES) await appendChunk(db, org.id, seq++, piece.subarray(at, at + MAX_CHUNK_BYTES))
+          for (let at = 0; at < piece.length; at += MAX_CHUNK_BYTES) {
+            if (!(await appendChunk(db, handle.dialect, org.id, uploadId, seq++, piece.subarray(at, at + MAX_CHUNK_BYTES)))) throw new StagedUploadReplaced()
+          }
         }
         let header: PackageHeader | undefined
         const counts: Record<string, number> = {}
@@ -319,26 +349,45 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
           header = h
         }))
           counts[part] = (counts[part] ?? 0) + 1
-        await markStaged(db, org.id, total, JSON.stringify({ header, counts }))
+        // The chunks just read were this upload's only if no later upload replaced it before this mark.
+        if (!(await markStaged(db, org.id, uploadId, total, JSON.stringify({ header, counts })))) throw new StagedUploadReplaced()
         metered.ended('complete')
-        return { bytes: total, header: header!, counts }
+        return { uploadId, bytes: total, header: header!, counts }
       } catch (err) {
         metered.ended('failed')
-        await dropStaged(db, org.id)
+        // Replaced meanwhile: the refusal may come from the later upload's chunks read as this one's, and that one is not ours to drop.
+        if (!(await db.transaction().execute((trx) => dropStaged(trx, org.id, uploadId)))) throw new StagedUploadReplaced()
         throw err
       }
     },
 
-    async applyStaged(org: Org, actor: Actor, options: { force: boolean; dryRun: boolean }): Promise<ImportReport> {
-      const staged = await findStaged(db, org.id)
-      if (!staged || staged.is_valid !== 1) throw new NoStagedPackage()
-      const report = await apply(org, actor, (trx) => readChunks(trx, org.id, CHUNKS_PER_READ), options)
-      if (!options.dryRun) await dropStaged(db, org.id)
-      return report
+    /**
+     * Applies the staged package and, unless a dry run, drops it in the same transaction (an upload begun meanwhile
+     * waits for it). NoStagedPackage when none is checked and staged; StagedUploadReplaced when `uploadId` names
+     * another upload than the staged one.
+     */
+    async applyStaged(org: Org, actor: Actor, options: { force: boolean; dryRun: boolean; uploadId?: string | undefined }): Promise<ImportReport> {
+      let uploadId = ''
+      return apply(
+        org,
+        actor,
+        {
+          async open(trx) {
+            const staged = await takeStaged(trx, handle.dialect, org.id)
+            if (staged && options.uploadId !== undefined && staged.uploadId !== options.uploadId) throw new StagedUploadReplaced()
+            if (!staged?.isValid) throw new NoStagedPackage()
+            uploadId = staged.uploadId
+            return readChunks(trx, org.id, CHUNKS_PER_READ)
+          },
+          consumed: (trx) => dropStaged(trx, org.id, uploadId),
+        },
+        options,
+      )
     },
 
     /** The CLI's offline import: the file is checked while it is applied, inside the one transaction. */
-    importFile: (org: Org, actor: Actor, bytes: () => AsyncIterable<Buffer>, options: ImportOptions) => apply(org, actor, () => bytes(), options),
+    importFile: (org: Org, actor: Actor, bytes: () => AsyncIterable<Buffer>, options: ImportOptions) =>
+      apply(org, actor, { open: async () => bytes() }, options),
   }
 }
 

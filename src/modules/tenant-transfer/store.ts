@@ -86,36 +86,64 @@ export async function upsertRows(db: Db, table: TableShape, orgId: string, rows:
     on conflict (${sql.join(table.primaryKey.map((c) => sql.ref(c)))}) ${update}`.execute(db)
 }
 
-export async function replaceStagedPackage(db: Db, orgId: string, row: { stagedAt: number; stagedBy: string }) {
-  await sql`delete from tenant_import_chunks where org_id = ${orgId}`.execute(db)
-  await sql`delete from tenant_import_packages where org_id = ${orgId}`.execute(db)
-  await sql`insert into tenant_import_packages (org_id, staged_at, staged_by, bytes, is_valid) values (${orgId}, ${row.stagedAt}, ${row.stagedBy}, 0, 0)`.execute(
-    db,
-  )
+/**
+ * Begins upload `uploadId` (in the caller's transaction): the organisation's staged package, or the upload still
+ * arriving, is replaced by an empty one of that id. The upsert comes first: on PostgreSQL it waits for a chunk being
+ * written under the earlier upload (which holds the row FOR SHARE) and for an import applying the staged package
+ * (FOR UPDATE), so the delete after it sees every chunk they committed; after it, their id no longer matches.
+ */
+export async function replaceStagedPackage(trx: Db, orgId: string, row: { uploadId: string; stagedAt: number; stagedBy: string }): Promise<void> {
+  await sql`insert into tenant_import_packages (org_id, upload_id, staged_at, staged_by, bytes, is_valid, summary)
+    values (${orgId}, ${row.uploadId}, ${row.stagedAt}, ${row.stagedBy}, 0, 0, null)
+    on conflict (org_id) do update set upload_id = excluded.upload_id, staged_at = excluded.staged_at, staged_by = excluded.staged_by,
+      bytes = 0, is_valid = 0, summary = null`.execute(trx)
+  await sql`delete from tenant_import_chunks where org_id = ${orgId}`.execute(trx)
 }
 
-/** A chunk of the staged package, its bytes bound as they are (bytea, blob). */
-export async function appendChunk(db: Db, orgId: string, seq: number, data: Buffer): Promise<void> {
-  await sql`insert into tenant_import_chunks (org_id, seq, data) values (${orgId}, ${seq}, ${data})`.execute(db)
+/** Holds the staged row of upload `uploadId` until the statement ends (PostgreSQL; SQLite has one writer at a time). */
+const whileStaged = (dialect: Dialect) => (dialect === 'postgres' ? sql` for share` : sql``)
+
+/**
+ * A chunk of upload `uploadId`, its bytes bound as they are (bytea, blob), written only while that upload is the
+ * organisation's: false once a later upload replaced it (nothing written).
+ */
+export async function appendChunk(db: Db, dialect: Dialect, orgId: string, uploadId: string, seq: number, data: Buffer): Promise<boolean> {
+  const bytes = dialect === 'postgres' ? sql`cast(${data} as bytea)` : sql`${data}`
+  const result = await sql`insert into tenant_import_chunks (org_id, seq, data)
+    select org_id, ${seq}, ${bytes} from tenant_import_packages where org_id = ${orgId} and upload_id = ${uploadId}${whileStaged(dialect)}`.execute(db)
+  return Number(result.numAffectedRows ?? 0) === 1
 }
 
-export async function markStaged(db: Db, orgId: string, bytes: number, summary: string): Promise<void> {
-  await sql`update tenant_import_packages set bytes = ${bytes}, is_valid = 1, summary = ${summary} where org_id = ${orgId}`.execute(db)
+/** Marks upload `uploadId` checked and staged; false when a later upload replaced it. */
+export async function markStaged(db: Db, orgId: string, uploadId: string, bytes: number, summary: string): Promise<boolean> {
+  const result = await sql`update tenant_import_packages set bytes = ${bytes}, is_valid = 1, summary = ${summary}
+    where org_id = ${orgId} and upload_id = ${uploadId}`.execute(db)
+  return Number(result.numAffectedRows ?? 0) === 1
 }
 
-export async function findStaged(db: Db, orgId: string) {
+/**
+ * The organisation's staged package or upload still arriving (isValid false), held until the caller's transaction ends
+ * (PostgreSQL: FOR UPDATE, so no upload replaces it meanwhile; SQLite: the transaction's write lock).
+ */
+export async function takeStaged(trx: Db, dialect: Dialect, orgId: string): Promise<{ uploadId: string; isValid: boolean } | undefined> {
+  const lock = dialect === 'postgres' ? sql` for update` : sql``
   const { rows } = await sql<{
-    bytes: number
+    upload_id: string
     is_valid: number
-    summary: string | null
-    staged_at: number
-  }>`select bytes, is_valid, summary, staged_at from tenant_import_packages where org_id = ${orgId}`.execute(db)
-  return rows[0]
+  }>`select upload_id, is_valid from tenant_import_packages where org_id = ${orgId}${lock}`.execute(trx)
+  return rows[0] === undefined ? undefined : { uploadId: rows[0].upload_id, isValid: rows[0].is_valid === 1 }
 }
 
-export async function dropStaged(db: Db, orgId: string): Promise<void> {
-  await sql`delete from tenant_import_chunks where org_id = ${orgId}`.execute(db)
-  await sql`delete from tenant_import_packages where org_id = ${orgId}`.execute(db)
+/**
+ * Drops upload `uploadId` with its chunks (in the caller's transaction); false, dropping nothing, when a later upload
+ * replaced it. While the row carries the id, every chunk of the organisation is that upload's (a replacement deletes
+ * the chunks in the transaction that changes the id).
+ */
+export async function dropStaged(trx: Db, orgId: string, uploadId: string): Promise<boolean> {
+  const result = await sql`delete from tenant_import_packages where org_id = ${orgId} and upload_id = ${uploadId}`.execute(trx)
+  if (Number(result.numAffectedRows ?? 0) === 0) return false
+  await sql`delete from tenant_import_chunks where org_id = ${orgId}`.execute(trx)
+  return true
 }
 
 /** The staged bytes in order, `perRead` chunks a query. */

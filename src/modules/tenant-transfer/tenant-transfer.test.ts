@@ -150,6 +150,35 @@ for (const dialect of testDialects()) {
       assert.equal((await h.inject(cred, { url: '/api/admin/api-keys' })).statusCode, 200)
     })
 
+    it('an import naming its uploadId applies that upload only: after a later one was staged it answers 409 and writes nothing; the later applies', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey('owner')
+      const cred = { org, apiKey: key }
+      await seed(h, cred, 'U1')
+      const first = await exportOf(h, cred)
+      await h.handle.db.deleteFrom('sites').where('org_id', '=', org.id).execute()
+      const earlier = await stage(h, cred, first)
+      assert.equal(earlier.statusCode, 200, earlier.body)
+      const later = await stage(
+        h,
+        cred,
+        rewrite(first, (lines) => lines),
+      )
+      assert.equal(later.statusCode, 200, later.body)
+      assert.notEqual(earlier.json().uploadId, later.json().uploadId)
+      const refused = await apply(h, cred, `?force=true&uploadId=${earlier.json().uploadId}`)
+      assert.equal(refused.statusCode, 409, refused.body)
+      assert.equal(refused.json().code, 'Conflict')
+      assert.equal(refused.json().reason, 'replaced by a later upload')
+      const sites = () => h.handle.db.selectFrom('sites').select('code').where('org_id', '=', org.id).execute()
+      assert.deepEqual(await sites(), [], 'nothing written')
+      const applied = await apply(h, cred, `?force=true&uploadId=${later.json().uploadId}`)
+      assert.equal(applied.statusCode, 200, applied.body)
+      assert.equal(applied.json().parts.sites.create, 2)
+      assert.equal((await sites()).length, 2)
+      assert.equal((await apply(h, cred, `?uploadId=${later.json().uploadId}`)).json().code, 'Conflict', 'an applied package is no longer staged')
+    })
+
     it("members and admins are refused (403); another organisation's slug is the uniform 404", async (t) => {
       const h = await harness(t, dialect)
       const { org } = await h.orgWithKey('owner')

@@ -2,6 +2,7 @@ import { readCsvBatches } from './csv.ts'
 import type { CsvRow } from './csv.ts'
 import { HistorianMappingInvalid } from './errors.ts'
 import type { MappingProblem } from './errors.ts'
+import { INSTANCE_LIMITS } from '../../instances/limits.ts'
 import { findColumn } from './header.ts'
 import { parseDecimal } from './numbers.ts'
 import type { ByteSource } from './types.ts'
@@ -90,6 +91,12 @@ function readRow(row: CsvRow, columns: Columns, problems: MappingProblem[]): [st
   if (tag === '') problems.push({ line: row.line, message: 'historian_tag is empty' })
   if (instanceId === '') problems.push({ line: row.line, message: 'instance_id is empty' })
   if (tagKey === '') problems.push({ line: row.line, message: 'tag_key is empty' })
+  // As long as an instance's id and tag mapping keys may be (the live push and the fleet link's chunks hold them so):
+  // a few KiB of key stored unchecked reached PostgreSQL's btree limit of an index elsewhere (a 500).
+  if (instanceId.length > INSTANCE_LIMITS.idMaxLength)
+    problems.push({ line: row.line, message: `instance_id is longer than ${INSTANCE_LIMITS.idMaxLength} characters` })
+  if (tagKey.length > INSTANCE_LIMITS.tagKeyMaxLength)
+    problems.push({ line: row.line, message: `tag_key is longer than ${INSTANCE_LIMITS.tagKeyMaxLength} characters` })
   if (!Number.isFinite(scale) || scale === 0) problems.push({ line: row.line, message: `scale '${scaleText}' is not a non-zero number` })
   if (problems.length > before) return undefined
   const unit = cell(columns.unit)
