@@ -45,11 +45,17 @@ export function checkNetworks(networks: readonly string[]): string[] {
   return [...new Set(blocks)]
 }
 
+/**
+ * Who mints a key: its actor, and whether platform authority lifts the role ceiling (spec 4.1 rule 2 names a verified
+ * platform admin beside the organisation's owners and admins, whatever its own membership; as for members' approvals).
+ */
+export type KeyMinter = Actor & { readonly isPlatformAdmin?: boolean }
+
 /** Checks a mint request against spec 4.1 rules 5 and 6; throws ReservedRole, ValidationFailed, Forbidden or ExpiryPolicyViolation. */
-export function checkMintRequest(actor: Actor, input: MintApiKeyInput, now: number): { expiresAt: number } {
+export function checkMintRequest(actor: KeyMinter, input: MintApiKeyInput, now: number): { expiresAt: number } {
   if (RESERVED_ROLES.has(input.role.toLowerCase())) throw new ReservedRole(input.role)
   if (!isRole(input.role)) throw invalidField('/role', 'must be one of owner, admin, member')
-  if (!roleAtLeast(actor.role, input.role)) throw new RoleAboveCaller()
+  if (actor.isPlatformAdmin !== true && !roleAtLeast(actor.role, input.role)) throw new RoleAboveCaller()
   const expiresAt = Date.parse(input.expiresAt)
   if (!Number.isFinite(expiresAt)) throw invalidField('/expiresAt', 'must be an RFC 3339 date-time')
   if (expiresAt - now < MIN_LIFETIME_MS || expiresAt - now > MAX_LIFETIME_MS) throw new ExpiryPolicyViolation()
@@ -94,7 +100,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
   }
   return {
     /** Mints a key for the caller's organisation; the plaintext is in the result and nowhere else. */
-    async mint(orgId: OrgId, actor: Actor, input: MintApiKeyInput): Promise<MintedApiKey> {
+    async mint(orgId: OrgId, actor: KeyMinter, input: MintApiKeyInput): Promise<MintedApiKey> {
       if (!deps.keySecret) throw new TypeError('minting a key needs the verifier secret')
       const now = clock.now()
       const { expiresAt } = checkMintRequest(actor, input, now)
