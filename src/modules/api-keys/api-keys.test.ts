@@ -27,7 +27,7 @@ for (const dialect of testDialects()) {
       assert.deepEqual(Object.keys(body).sort(), MINT_FIELDS)
       assert.match(body.plaintext, /^csk_[0-9A-Za-z]{32}$/)
       assert.equal(body.keyPrefix, body.plaintext.slice(0, 8))
-      assert.match(body.keyId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      assert.match(body.keyId, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a UUIDv7 (key-id.ts)')
       assert.equal(res.headers['cache-control'], 'no-store')
       const use = await h.inject({ org, apiKey: body.plaintext }, { url: '/api/admin/api-keys' })
       assert.equal(use.statusCode, 403, 'the new member key authenticates (and is refused by policy)')
@@ -173,6 +173,26 @@ for (const dialect of testDialects()) {
       for (const item of list) assert.deepEqual(Object.keys(item).sort(), LIST_FIELDS)
       assert.equal(list[0]!.createdByUserId, keyId)
       assert.equal(list[2]!.createdByUserId, 'cli')
+    })
+
+    it('keys minted in one millisecond still list newest created first, each keyId a UUID', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey()
+      // The harness's clock stands still: every mint below happens in the same millisecond, as quick mints on a server do.
+      const minted: string[] = []
+      for (let i = 0; i < 20; i++) {
+        const res = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/admin/api-keys', payload: mintBody(h, { name: `k${i}` }) })
+        assert.equal(res.statusCode, 201, res.body)
+        assert.match(res.json().keyId, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        minted.push(res.json().keyId)
+      }
+      const listed = ((await h.inject({ org, apiKey: key }, { url: '/api/admin/api-keys' })).json() as Array<{ keyId: string; name: string }>).filter((k) =>
+        k.name.startsWith('k'),
+      )
+      assert.deepEqual(
+        listed.map((k) => k.keyId),
+        minted.reverse(),
+      )
     })
 
     it("the list of one organisation never shows another organisation's keys", async (t) => {

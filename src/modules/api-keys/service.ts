@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { parseNetwork } from '../../auth/client-networks.ts'
 import { roleAtLeast, isRole, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
@@ -7,6 +6,7 @@ import { invalidField, NotFound } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import { ExpiryPolicyViolation, ReservedRole, RoleAboveCaller } from './errors.ts'
+import { keyIdGenerator } from './key-id.ts'
 import { generatePlaintext, KEY_PATTERN, KEY_PREFIX_LENGTH, verifierOf, verifiersEqual } from './plaintext.ts'
 import type { ApiKey, MintApiKeyInput, MintedApiKey } from './schemas.ts'
 import { findActiveApiKey, findActiveKeyByVerifier, insertApiKey, listActiveApiKeys, markKeysUsed, revokeApiKey } from './store.ts'
@@ -87,6 +87,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
   const { handle, clock } = deps
   const db = handle.db
   if (deps.keySecret && deps.keySecret.length < 32) throw new TypeError('the verifier secret must hold at least 32 bytes')
+  const nextKeyId = keyIdGenerator()
 
   // Before the mint's transaction: on SQLite the sites service's query would wait for the one connection it holds.
   async function requireSite(orgId: OrgId, code: string): Promise<void> {
@@ -108,7 +109,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       const siteId = input.siteId ?? null
       if (siteId !== null) await requireSite(orgId, siteId)
       const plaintext = generatePlaintext()
-      const keyId = randomUUID()
+      const keyId = nextKeyId(now)
       await db.transaction().execute(async (trx) => {
         await insertApiKey(trx, {
           org_id: orgId,
