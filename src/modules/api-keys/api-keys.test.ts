@@ -249,6 +249,17 @@ for (const dialect of testDialects()) {
       assert.equal(foreign.json().length, 1, 'the foreign key is untouched')
     })
 
+    it('a keyId is one UUID in any letter case (RFC 9562 §4): read and revoke find the key by its upper-case form', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey()
+      const { keyId } = await h.mintKey(org, 'member')
+      const read = await h.inject({ org, apiKey: key }, { url: `/api/admin/api-keys/${keyId.toUpperCase()}` })
+      assert.equal(read.statusCode, 200, read.body)
+      assert.equal(read.json().keyId, keyId)
+      assert.equal((await h.inject({ org, apiKey: key }, { method: 'DELETE', url: `/api/admin/api-keys/${keyId.toUpperCase()}` })).statusCode, 204)
+      assert.equal((await h.inject({ org, apiKey: key }, { method: 'DELETE', url: `/api/admin/api-keys/${keyId}` })).statusCode, 404, 'revoked once')
+    })
+
     it('a key may revoke itself', async (t) => {
       const h = await harness(t, dialect)
       const { org, key, keyId } = await h.orgWithKey()

@@ -20,6 +20,9 @@ const RESERVED_ROLES = new Set(['platform_admin', 'platform_operator', 'service'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
+/** RFC 9562 §4: a UUID is the same in any letter case; ids are minted and stored in lower case (key-id.ts). */
+const storedKeyId = (keyId: string) => keyId.toLowerCase()
+
 function toApiKey(r: PublicKeyRow): ApiKey {
   return {
     keyId: r.id,
@@ -157,13 +160,14 @@ export function createApiKeysService(deps: ApiKeysDeps) {
 
     /** One non-revoked key of the organisation; absent, foreign or revoked: NotFound. */
     async read(orgId: OrgId, keyId: string): Promise<ApiKey> {
-      const row = await findActiveApiKey(db, orgId, keyId)
+      const row = await findActiveApiKey(db, orgId, storedKeyId(keyId))
       if (!row) throw new NotFound()
       return toApiKey(row)
     },
 
     /** Revokes at once in every process sharing the database; absent, foreign or revoked: NotFound. */
-    async revoke(orgId: OrgId, actor: Actor, keyId: string, reason: string | null): Promise<void> {
+    async revoke(orgId: OrgId, actor: Actor, given: string, reason: string | null): Promise<void> {
+      const keyId = storedKeyId(given)
       await db.transaction().execute(async (trx) => {
         const result = await revokeApiKey(trx, orgId, keyId, clock.now(), actor.subject, reason)
         if (Number(result.numUpdatedRows) === 0) throw new NotFound()
