@@ -11,7 +11,7 @@ export const catalog = {
   MalformedBody: {
     status: 400,
     title: 'The body could not be parsed',
-    doc: 'The body is not well-formed for its content type (for example broken JSON, or an empty body with a JSON content type).',
+    doc: 'The body is not well-formed for its content type (for example broken JSON). A JSON content type with no content is no body.',
   },
   ReservedRole: {
     status: 400,

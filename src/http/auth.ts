@@ -199,7 +199,8 @@ function authenticate(request: FastifyRequest, org: Org, deps: AuthDeps, generat
     return typeof apiKey === 'string' ? deps.validateApiKey(apiKey, org.id, request.ip, generation) : undefined
   }
   if (authorization === undefined) return undefined
-  const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(authorization)
+  // RFC 9110 §11.1 and §11.4: the scheme is case-insensitive and one or more spaces precede the token68.
+  const match = /^bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(authorization)
   if (!match) return undefined
   const token = match[1]!
   // A link credential is not a JWT: routed by its prefix before the issuer peek.

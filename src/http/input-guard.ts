@@ -152,6 +152,15 @@ const BINARY_TYPES = new Set(['application/gzip', 'application/octet-stream'])
 
 export function installInputGuard(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain')
+  // RFC 9110 §8.6: a request of Content-Length 0 has no content, whatever type it names. Fastify's JSON parser refused
+  // it (400 MalformedBody), so a client sending `Content-Type: application/json` on every request could not revoke a key
+  // without a reason (spec 4.1: the body is optional). It is now an absent body: the route's schema decides (a
+  // required body is a 400 naming it, validated as null); any other text is parsed as before.
+  const json = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    body === '' ? done(null, undefined) : json(request, body as string, done),
+  )
   // A body with a content encoding is a 415 naming it, before its bytes are read: no route inflates one, and read as
   // they are a gzip's bytes were JSON's "malformed body" or a CSV's "NUL character". The binary types are the tenant
   // package's, whose route refuses an encoding on top of its own gzip naming its types.

@@ -187,7 +187,6 @@ export function acceptedTypesOf(request: FastifyRequest): string[] {
 const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PayloadTooLarge',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'MalformedBody',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'MalformedBody',
   FST_ERR_CTP_INVALID_JSON_BODY: 'MalformedBody',
 }
 

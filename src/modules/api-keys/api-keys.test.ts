@@ -27,7 +27,7 @@ for (const dialect of testDialects()) {
       assert.deepEqual(Object.keys(body).sort(), MINT_FIELDS)
       assert.match(body.plaintext, /^csk_[0-9A-Za-z]{32}$/)
       assert.equal(body.keyPrefix, body.plaintext.slice(0, 8))
-      assert.match(body.keyId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      assert.match(body.keyId, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a UUIDv7 (key-id.ts)')
       assert.equal(res.headers['cache-control'], 'no-store')
       const use = await h.inject({ org, apiKey: body.plaintext }, { url: '/api/admin/api-keys' })
       assert.equal(use.statusCode, 403, 'the new member key authenticates (and is refused by policy)')
@@ -175,6 +175,26 @@ for (const dialect of testDialects()) {
       assert.equal(list[2]!.createdByUserId, 'cli')
     })
 
+    it('keys minted in one millisecond still list newest created first, each keyId a UUID', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey()
+      // The harness's clock stands still: every mint below happens in the same millisecond, as quick mints on a server do.
+      const minted: string[] = []
+      for (let i = 0; i < 20; i++) {
+        const res = await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/admin/api-keys', payload: mintBody(h, { name: `k${i}` }) })
+        assert.equal(res.statusCode, 201, res.body)
+        assert.match(res.json().keyId, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        minted.push(res.json().keyId)
+      }
+      const listed = ((await h.inject({ org, apiKey: key }, { url: '/api/admin/api-keys' })).json() as Array<{ keyId: string; name: string }>).filter((k) =>
+        k.name.startsWith('k'),
+      )
+      assert.deepEqual(
+        listed.map((k) => k.keyId),
+        minted.reverse(),
+      )
+    })
+
     it("the list of one organisation never shows another organisation's keys", async (t) => {
       const h = await harness(t, dialect)
       const a = await h.orgWithKey()
@@ -227,6 +247,17 @@ for (const dialect of testDialects()) {
       }
       const foreign = await h.inject({ org: other.org, apiKey: other.key }, { url: '/api/admin/api-keys' })
       assert.equal(foreign.json().length, 1, 'the foreign key is untouched')
+    })
+
+    it('a keyId is one UUID in any letter case (RFC 9562 §4): read and revoke find the key by its upper-case form', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey()
+      const { keyId } = await h.mintKey(org, 'member')
+      const read = await h.inject({ org, apiKey: key }, { url: `/api/admin/api-keys/${keyId.toUpperCase()}` })
+      assert.equal(read.statusCode, 200, read.body)
+      assert.equal(read.json().keyId, keyId)
+      assert.equal((await h.inject({ org, apiKey: key }, { method: 'DELETE', url: `/api/admin/api-keys/${keyId.toUpperCase()}` })).statusCode, 204)
+      assert.equal((await h.inject({ org, apiKey: key }, { method: 'DELETE', url: `/api/admin/api-keys/${keyId}` })).statusCode, 404, 'revoked once')
     })
 
     it('a key may revoke itself', async (t) => {

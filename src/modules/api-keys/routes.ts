@@ -21,7 +21,8 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
       },
     },
     async (request, reply) => {
-      const minted = await apiKeys.mint(request.principal.orgId, actorOf(request.principal), request.body)
+      const { principal } = request
+      const minted = await apiKeys.mint(principal.orgId, { ...actorOf(principal), isPlatformAdmin: principal.isPlatformAdmin }, request.body)
       return reply.code(201).header('cache-control', 'no-store').send(minted)
     },
   )

@@ -8,7 +8,8 @@ export const KeyRole = Type.String({
   maxLength: 50,
   description:
     'One of `owner`, `admin`, `member`. The control-plane roles `platform_admin`, ' +
-    "`platform_operator` and `service` are reserved (400 `ReservedRole`); a role above the caller's own is refused (403).",
+    "`platform_operator` and `service` are reserved (400 `ReservedRole`); a role above the caller's own is refused (403), " +
+    'except for a platform admin.',
   examples: ['member'],
 })
 

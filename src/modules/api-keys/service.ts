@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { parseNetwork } from '../../auth/client-networks.ts'
 import { roleAtLeast, isRole, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
@@ -7,6 +6,7 @@ import { invalidField, NotFound } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import { ExpiryPolicyViolation, ReservedRole, RoleAboveCaller } from './errors.ts'
+import { keyIdGenerator } from './key-id.ts'
 import { generatePlaintext, KEY_PATTERN, KEY_PREFIX_LENGTH, verifierOf, verifiersEqual } from './plaintext.ts'
 import type { ApiKey, MintApiKeyInput, MintedApiKey } from './schemas.ts'
 import { findActiveApiKey, findActiveKeyByVerifier, insertApiKey, listActiveApiKeys, markKeysUsed, revokeApiKey } from './store.ts'
@@ -19,6 +19,9 @@ export const MAX_LIFETIME_MS = 730 * 24 * HOUR_MS
 const RESERVED_ROLES = new Set(['platform_admin', 'platform_operator', 'service'])
 
 const iso = (ms: number) => new Date(ms).toISOString()
+
+/** RFC 9562 §4: a UUID is the same in any letter case; ids are minted and stored in lower case (key-id.ts). */
+const storedKeyId = (keyId: string) => keyId.toLowerCase()
 
 function toApiKey(r: PublicKeyRow): ApiKey {
   return {
@@ -45,11 +48,17 @@ export function checkNetworks(networks: readonly string[]): string[] {
   return [...new Set(blocks)]
 }
 
+/**
+ * Who mints a key: its actor, and whether platform authority lifts the role ceiling (spec 4.1 rule 2 names a verified
+ * platform admin beside the organisation's owners and admins, whatever its own membership; as for members' approvals).
+ */
+export type KeyMinter = Actor & { readonly isPlatformAdmin?: boolean }
+
 /** Checks a mint request against spec 4.1 rules 5 and 6; throws ReservedRole, ValidationFailed, Forbidden or ExpiryPolicyViolation. */
-export function checkMintRequest(actor: Actor, input: MintApiKeyInput, now: number): { expiresAt: number } {
+export function checkMintRequest(actor: KeyMinter, input: MintApiKeyInput, now: number): { expiresAt: number } {
   if (RESERVED_ROLES.has(input.role.toLowerCase())) throw new ReservedRole(input.role)
   if (!isRole(input.role)) throw invalidField('/role', 'must be one of owner, admin, member')
-  if (!roleAtLeast(actor.role, input.role)) throw new RoleAboveCaller()
+  if (actor.isPlatformAdmin !== true && !roleAtLeast(actor.role, input.role)) throw new RoleAboveCaller()
   const expiresAt = Date.parse(input.expiresAt)
   if (!Number.isFinite(expiresAt)) throw invalidField('/expiresAt', 'must be an RFC 3339 date-time')
   if (expiresAt - now < MIN_LIFETIME_MS || expiresAt - now > MAX_LIFETIME_MS) throw new ExpiryPolicyViolation()
@@ -81,6 +90,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
   const { handle, clock } = deps
   const db = handle.db
   if (deps.keySecret && deps.keySecret.length < 32) throw new TypeError('the verifier secret must hold at least 32 bytes')
+  const nextKeyId = keyIdGenerator()
 
   // Before the mint's transaction: on SQLite the sites service's query would wait for the one connection it holds.
   async function requireSite(orgId: OrgId, code: string): Promise<void> {
@@ -94,7 +104,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
   }
   return {
     /** Mints a key for the caller's organisation; the plaintext is in the result and nowhere else. */
-    async mint(orgId: OrgId, actor: Actor, input: MintApiKeyInput): Promise<MintedApiKey> {
+    async mint(orgId: OrgId, actor: KeyMinter, input: MintApiKeyInput): Promise<MintedApiKey> {
       if (!deps.keySecret) throw new TypeError('minting a key needs the verifier secret')
       const now = clock.now()
       const { expiresAt } = checkMintRequest(actor, input, now)
@@ -102,7 +112,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       const siteId = input.siteId ?? null
       if (siteId !== null) await requireSite(orgId, siteId)
       const plaintext = generatePlaintext()
-      const keyId = randomUUID()
+      const keyId = nextKeyId(now)
       await db.transaction().execute(async (trx) => {
         await insertApiKey(trx, {
           org_id: orgId,
@@ -150,13 +160,14 @@ export function createApiKeysService(deps: ApiKeysDeps) {
 
     /** One non-revoked key of the organisation; absent, foreign or revoked: NotFound. */
     async read(orgId: OrgId, keyId: string): Promise<ApiKey> {
-      const row = await findActiveApiKey(db, orgId, keyId)
+      const row = await findActiveApiKey(db, orgId, storedKeyId(keyId))
       if (!row) throw new NotFound()
       return toApiKey(row)
     },
 
     /** Revokes at once in every process sharing the database; absent, foreign or revoked: NotFound. */
-    async revoke(orgId: OrgId, actor: Actor, keyId: string, reason: string | null): Promise<void> {
+    async revoke(orgId: OrgId, actor: Actor, given: string, reason: string | null): Promise<void> {
+      const keyId = storedKeyId(given)
       await db.transaction().execute(async (trx) => {
         const result = await revokeApiKey(trx, orgId, keyId, clock.now(), actor.subject, reason)
         if (Number(result.numUpdatedRows) === 0) throw new NotFound()

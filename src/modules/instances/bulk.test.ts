@@ -198,6 +198,31 @@ for (const dialect of testDialects()) {
       assert.deepEqual((await as('GET', `${URL}/CV-2`)).json().tagMappings, { running: 'R2', speed: 'S2' })
     })
 
+    it('a CSV JSON cell keeps the rules of a JSON body: nesting past 64 levels, a NUL or lone surrogate escape and a number past the largest double are refused naming the cell, never a 500 or a changed value', async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const c = await createController(as)
+      const line = (column: 'config' | 'tagMappings', cell: string) =>
+        `id,name,typeId,assetNumber,controllerId,${column}\nI1,n,pump,A1,${c.id},"${cell.replaceAll('"', '""')}"\n`
+      const cases: Array<[string, string, string]> = [
+        // Before: a stack overflow walking the config (500 on both databases).
+        [line('config', `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`), `/line/2/config/a${'/0'.repeat(63)}`, 'must not nest deeper than'],
+        // Before: stored, and a NUL or lone surrogate that a JSON body may not carry came back in every read.
+        [line('config', '{"a":"x\\u0000y"}'), '/line/2/config/a', 'NUL'],
+        [line('tagMappings', '{"run":"\\ud800"}'), '/line/2/tagMappings/run', 'lone surrogate'],
+        [line('tagMappings', '{"\\udc00":"Program:Main.Run"}'), '/line/2/tagMappings/\udc00', 'property name'],
+        // Before: stored as null (JSON has no Infinity), a value other than the one sent.
+        [line('config', '{"a":1e400}'), '/line/2/config/a', 'finite'],
+      ]
+      for (const [csv, pointer, rule] of cases) {
+        const res = await as('POST', BULK, csv, CSV)
+        assert.equal(res.statusCode, 422, `${pointer}: ${res.body.slice(0, 200)}`)
+        const error = res.json().errors[0] as { pointer: string; message: string }
+        assert.equal(error.pointer, pointer)
+        assert.ok(error.message.includes(rule), error.message)
+      }
+      assert.equal(await rowCount(h, 'instances', org.id), 0)
+    })
+
     it('a malformed request as a whole is a 400: not an array, unknown or missing CSV columns, too many lines', async (t) => {
       const { h, org, as } = await equipmentSetup(t, dialect)
       const c = await createController(as)

@@ -1,4 +1,5 @@
 import { invalidField } from '../../errors/domain-error.ts'
+import { findUnsafeJson, MAX_JSON_DEPTH } from '../../http/input-guard.ts'
 import type { BulkItem } from './bulk.ts'
 
 /** RFC 4180 records with the line each starts on; quoted fields may hold commas, quotes ("") and line breaks. */
@@ -74,11 +75,18 @@ export function csvToBulkItems(text: string, maxItems: number): BulkItem[] {
       if (column.startsWith('tag:')) {
         Object.defineProperty(tags, column.slice(4), { value: cell, enumerable: true, configurable: true, writable: true })
       } else if (JSON_COLUMNS.has(column)) {
+        let parsed: unknown
         try {
-          value[column] = JSON.parse(cell) as unknown
+          parsed = JSON.parse(cell)
         } catch {
           problems.push({ pointer: `/${column}`, message: 'is not valid JSON' })
+          return
         }
+        // The input guard's rules for a JSON body (http/input-guard.ts): a cell's escapes (`\u0000`, `\ud800`), a
+        // number past the largest double and nesting deep enough to overflow the walks of the config reach no further.
+        const unsafe = findUnsafeJson(parsed, `/${column}`, MAX_JSON_DEPTH, true)
+        if (unsafe) problems.push(unsafe)
+        else value[column] = parsed
       } else {
         value[column] = cell
       }

@@ -126,6 +126,10 @@ export function createMembersService(deps: { handle: DatabaseHandle; clock: Cloc
     async approve(orgId: OrgId, admin: MemberAdmin, accountId: string, role: Role): Promise<Member> {
       if (!admin.isPlatformAdmin && !roleAtLeast(admin.actor.role, role)) throw new RoleAboveCaller('grant')
       const row = await db.transaction().execute(async (trx) => {
+        // As revoke: membership changes of one organisation take turns, so a second approval reads the first's answer
+        // (409, not a 404 from an update that found nothing), and an approval never holds the membership row while
+        // waiting for the organisation row a removal locked first (a deadlock on PostgreSQL).
+        await lockOrgForMembershipChange(trx, orgId, handle.dialect)
         const current = await findMembership(trx, orgId, accountId)
         if (!current || current.status === 'revoked') throw new NotFound()
         if (current.status === 'active') throw new MembershipAlreadyActive()

@@ -191,6 +191,33 @@ for (const dialect of testDialects()) {
       assert.equal((await membership(h, org, 'oid-o2'))?.status, 'active')
     })
 
+    it('a request approved 20 times at once is approved once, the others 409 as after it (never 404); approvals racing removals never 5xx', async (t) => {
+      const h = await harness(t, dialect, { ...CLOUD, SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000' })
+      const { org, key } = await h.orgWithKey('owner')
+      const approve = (oid: string) =>
+        h.inject({ org, apiKey: key }, { method: 'POST', url: `/api/admin/orgs/${org.slug}/members/${oid}/approve`, payload: {} })
+      const remove = (oid: string) => h.inject({ org, apiKey: key }, { method: 'DELETE', url: `/api/admin/orgs/${org.slug}/members/${oid}` })
+      const answers = (all: Array<{ statusCode: number; json(): { code?: string } }>) =>
+        all.map((r) => (r.statusCode < 300 ? String(r.statusCode) : `${r.statusCode} ${r.json().code}`)).sort()
+      await seed(h, org, { 'oid-p': 'pending' })
+      const approvals = answers(await Promise.all(Array.from({ length: 20 }, () => approve('oid-p'))))
+      assert.deepEqual(approvals, ['200', ...Array<string>(19).fill('409 Conflict')])
+      assert.equal((await audit(h, org)).filter((a) => a.action === 'member.approved' && a.target === 'oid-p').length, 1)
+      // Before the fix, PostgreSQL: an approval held the membership row and waited for the organisation row the removal locked first (a deadlock, 503).
+      for (let round = 0; round < 5; round++) {
+        const oid = `oid-r${round}`
+        await seed(h, org, { [oid]: 'pending' })
+        const raced = answers(await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? remove(oid) : approve(oid)))))
+        assert.equal(raced.filter((a) => a === '204').length, 1, raced.join())
+        assert.ok(raced.filter((a) => a === '200').length <= 1, raced.join())
+        assert.ok(
+          raced.every((a) => ['200', '204', '404 NotFound', '409 Conflict'].includes(a)),
+          raced.join(),
+        )
+        assert.equal((await membership(h, org, oid))?.status, 'revoked')
+      }
+    })
+
     it('an admin cannot remove an owner (403), and refusing a pending request is recorded as such', async (t) => {
       const h = await harness(t, dialect, CLOUD)
       const { org, key } = await h.orgWithKey('admin')

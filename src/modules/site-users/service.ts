@@ -2,7 +2,7 @@ import { isRole, roleAtLeast, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
-import { NotFound } from '../../errors/domain-error.ts'
+import { invalidField, NotFound } from '../../errors/domain-error.ts'
 import { decodeCursor, toPage } from '../../http/paging.ts'
 import { newId, type OrgId } from '../../ids.ts'
 import { lockUntilCommit } from '../../db/transaction-lock.ts'
@@ -25,6 +25,13 @@ import {
 const iso = (ms: number) => new Date(ms).toISOString()
 
 export const normaliseEmail = (email: string) => email.trim().toLowerCase()
+
+/** The display name as stored: trimmed, so one of spaces only (1 character for the schema) is refused naming it. */
+function displayNameOf(text: string): string {
+  const name = text.trim()
+  if (name === '') throw invalidField('/displayName', 'must not be blank (spaces only)')
+  return name
+}
 
 function toSiteUser(row: {
   id: string
@@ -90,6 +97,7 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
     /** Adds a site user; throws Forbidden (role above the caller's) or Conflict (e-mail taken). */
     async create(orgId: OrgId, actor: Actor, input: CreateSiteUserInput): Promise<SiteUser> {
       checkRank(actor, input.siteRole)
+      const displayName = displayNameOf(input.displayName)
       const now = clock.now()
       const email = normaliseEmail(input.email)
       const pinHash = await hashPin(input.pin, cost)
@@ -97,7 +105,7 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
         org_id: orgId,
         id: newId('su', now),
         email,
-        display_name: input.displayName.trim(),
+        display_name: displayName,
         site_role: input.siteRole,
         pin_hash: pinHash,
         token_version: 1,
@@ -145,7 +153,7 @@ export function createSiteUsersService(deps: { handle: DatabaseHandle; clock: Cl
         if (row.site_role === 'owner' && patch.siteRole !== undefined && patch.siteRole !== 'owner') await guardLastOwner(trx, orgId, userId)
         const now = clock.now()
         const changes = {
-          ...(patch.displayName !== undefined ? { display_name: patch.displayName.trim() } : {}),
+          ...(patch.displayName !== undefined ? { display_name: displayNameOf(patch.displayName) } : {}),
           ...(patch.siteRole !== undefined ? { site_role: patch.siteRole } : {}),
           updated_at: now,
         }

@@ -26,6 +26,23 @@ for (const dialect of testDialects()) {
       assert.equal((await userRows(h, org)).length, 1)
     })
 
+    it('a display name of spaces only is a 400 naming /displayName on add and rename (it was stored trimmed to an empty name)', async (t) => {
+      const h = await harness(t, dialect, CHEAP_PINS)
+      const org = await h.createOrg()
+      const owner = await signedIn(h, org, 'owner')
+      const as = (method: 'POST' | 'PATCH', url: string, payload: object) => h.inject({ org, bearer: owner.accessToken }, { method, url, payload })
+      const added = await as('POST', '/api/site/users', newUser('member', { displayName: ' \t ' }))
+      assert.equal(added.statusCode, 400, added.body)
+      assert.deepEqual(added.json().errors[0].pointer, '/displayName')
+      assert.equal((await userRows(h, org)).length, 1)
+      const renamed = await as('PATCH', `/api/site/users/${owner.user.id}`, { displayName: '   ' })
+      assert.equal(renamed.statusCode, 400, renamed.body)
+      assert.deepEqual(renamed.json().errors[0].pointer, '/displayName')
+      assert.equal((await userRows(h, org))[0]!.display_name, 'owner user')
+      const trimmed = await as('POST', '/api/site/users', newUser('member', { displayName: '  Ada  ' }))
+      assert.equal(trimmed.json().displayName, 'Ada')
+    })
+
     it('a duplicate e-mail (any case) is 409 Conflict and changes nothing', async (t) => {
       const h = await harness(t, dialect, CHEAP_PINS)
       const org = await h.createOrg()
