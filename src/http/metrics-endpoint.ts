@@ -12,7 +12,7 @@ import type { Metrics } from './metrics.ts'
 
 /** Whether `authorization` is `Bearer <the token whose SHA-256 is sealedToken>`. */
 export function bearsMetricsToken(authorization: string | undefined, sealedToken: Buffer): boolean {
-  const match = /^Bearer (\S+)$/.exec(authorization ?? '')
+  const match = /^bearer +(\S+)$/i.exec(authorization ?? '') // RFC 9110 §11.1: the scheme in any case, as http/auth.ts reads it
   // Hashes of equal length whatever was sent: the comparison takes the same time for every wrong token.
   return match !== null && timingSafeEqual(createHash('sha256').update(match[1]!).digest(), sealedToken)
 }

@@ -46,6 +46,9 @@ for (const dialect of testDialects()) {
         assert.deepEqual(comparableBody(refused.body), comparableBody(unknown.body))
         assert.deepEqual(comparableHeaders(refused.headers), comparableHeaders(unknown.headers))
       }
+      // RFC 9110 §11.1: the scheme in any letter case, as the API's own credentials (http/auth.ts).
+      const lowerCase = await h.app.inject({ method: 'GET', url: '/metrics', headers: { host: 'x.localhost', authorization: `bearer  ${TOKEN}` } })
+      assert.equal(lowerCase.statusCode, 200)
 
       const { org, key } = await h.orgWithKey('owner')
       const owner = { org, apiKey: key }
