@@ -139,6 +139,31 @@ for (const dialect of testDialects()) {
       assert.equal((await h.inject({ org }, { url: '/landing' })).statusCode, 404)
     })
 
+    it('a problem beside the console (unknown path, no credential, bad input) is application/problem+json with nosniff, never HTML', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey('admin')
+      const answers = [
+        await h.inject({ org }, { url: '/api/<img src=x onerror=alert(1)>' }),
+        await h.inject({ org }, { url: '/<script>alert(1)</script>' }),
+        await h.inject({ org }, { url: '/api/me' }),
+        await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/sites', payload: { code: '<b>x</b>', name: '' } }),
+        await h.inject(
+          { org, apiKey: key },
+          { method: 'POST', url: '/api/sites', headers: { 'content-type': 'text/html' }, payload: '<script>alert(1)</script>' },
+        ),
+      ]
+      assert.deepEqual(
+        answers.map((res) => [res.statusCode, res.headers['content-type'], res.headers['x-content-type-options']]),
+        [
+          [404, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [404, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [401, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [400, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [415, 'application/problem+json; charset=utf-8', 'nosniff'],
+        ],
+      )
+    })
+
     it('the console routes are left out of the OpenAPI document', async (t) => {
       const h = await harness(t, dialect)
       const doc = (await h.inject(undefined, { url: '/openapi.json' })).json() as { paths: Record<string, unknown> }
