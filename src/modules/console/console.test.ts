@@ -8,6 +8,7 @@ import { harness, testDialects } from '../../../test/harness.ts'
 import { buildConsole, ensureConsoleBuilt } from '../../../web/build.ts'
 import { CONSOLE_PATHS } from '../../../web/src/paths.ts'
 import { installProblemHandlers } from '../../http/problem.ts'
+import { controllerBody } from '../controllers/test-support.ts'
 import { CONSOLE_CSP, consoleRoutes, type ConsoleOptions } from './routes.ts'
 
 // The static console is the same on both databases: its own rules are tested once on a bare Fastify with a
@@ -152,6 +153,17 @@ for (const dialect of testDialects()) {
           { method: 'POST', url: '/api/sites', headers: { 'content-type': 'text/html' }, payload: '<script>alert(1)</script>' },
         ),
       ]
+      // A problem stored under an Idempotency-Key and replayed is sent with the same header.
+      const unknownSite = {
+        method: 'POST',
+        url: '/api/sites/NOPE/controllers',
+        headers: { 'idempotency-key': 'k-nosniff' },
+        payload: controllerBody(),
+      } as const
+      answers.push(await h.inject({ org, apiKey: key }, unknownSite))
+      const replayed = await h.inject({ org, apiKey: key }, unknownSite)
+      assert.equal(replayed.headers['idempotent-replayed'], 'true')
+      answers.push(replayed)
       assert.deepEqual(
         answers.map((res) => [res.statusCode, res.headers['content-type'], res.headers['x-content-type-options']]),
         [
@@ -160,6 +172,8 @@ for (const dialect of testDialects()) {
           [401, 'application/problem+json; charset=utf-8', 'nosniff'],
           [400, 'application/problem+json; charset=utf-8', 'nosniff'],
           [415, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [404, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [404, 'application/problem+json; charset=utf-8', 'nosniff'],
         ],
       )
     })
