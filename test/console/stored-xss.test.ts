@@ -1,5 +1,5 @@
 // Stored XSS, as a hostile tenant user would try it: markup written through the API into every text a page of the
-// console shows (site name and location, controller and instance names, an alarm's message) must be shown as that
+// console shows (site name and location, controller, instance and node names, an alarm's message) must be shown as that
 // text, never parsed: no element of the payload in the DOM, its handler never run, no page error or CSP refusal.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
@@ -17,7 +17,7 @@ async function shownAsText(page: Page, n: number, where: string): Promise<void> 
 }
 
 describe('web console in headless Chromium: stored markup is text', () => {
-  it('site, controller, instance names and an alarm message holding markup are shown as text on every page, never run', async (t) => {
+  it('site, controller, instance and network node names and an alarm message holding markup are shown as text on every page, never run', async (t) => {
     const c = await siteConsole(t)
     await c.must('POST', '/api/sites', { code: 'XSS-1', name: payload(1), location: payload(2) })
     const ctl = await c.must<{ id: string }>('POST', '/api/sites/XSS-1/controllers', {
@@ -41,12 +41,18 @@ describe('web console in headless Chromium: stored markup is text', () => {
       ],
     })
 
+    await c.must('POST', '/api/sites/XSS-1/electrical/nodes', { id: 'N1', name: payload(6), nodeType: 3 })
+
     const page = await c.browser.page()
     await signInWithPin(page, c.origin, c.owner)
     await shownAsText(page, 1, '/sites')
     await shownAsText(page, 2, '/sites')
     await page.goto(`${c.origin}/sites/XSS-1`)
     for (const n of [1, 3, 4]) await shownAsText(page, n, '/sites/XSS-1')
+    // The one-line diagram (SVG): the node's name is its title's text, whole.
+    await page.locator('.ol-node title').first().waitFor({ state: 'attached' })
+    assert.ok(String(await page.locator('.ol-node title').first().textContent()).startsWith(payload(6)), 'the node is titled with its name as text')
+    await shownAsText(page, 1, '/sites/XSS-1 with its diagram')
     await page.goto(`${c.origin}/alarms?site=XSS-1`)
     await shownAsText(page, 5, '/alarms')
     assert.deepEqual(page.errors, [])
