@@ -223,7 +223,16 @@ export async function buildApp(
   await app.register(linkCommandsRoutes, { prefix: '/api/link', commands })
   await app.register(historianRoutes, { prefix: '/api/historian/import-batches', historian, maxFileBytes: config.historianMaxFileBytes })
   await app.register(historianSeriesRoutes, { prefix: '/api/sites', historian })
-  const edges = createEdgesService({ handle, clock, sites, controllers, instances, alarms, staleAfterMs: config.edgeStaleAfterMs })
+  const edges = createEdgesService({
+    handle,
+    clock,
+    sites,
+    controllers,
+    instances,
+    alarms,
+    staleAfterMs: config.edgeStaleAfterMs,
+    maxWaitingTurns: config.edgeStatusQueueMax,
+  })
   await app.register(historianLiveRoutes, { prefix: '/api/sites', handle, clock, sites, instances, versions: edges, limits: config.historianLive })
   await app.register(historianTagRoutes, { prefix: '/api/sites', handle, clock, sites, instances })
   await app.register(edgesRoutes, { prefix: '/api/sites', edges })

@@ -34,6 +34,7 @@ const SETTING_NAMES: Record<string, string> = {
   historianMaxFileBytes: 'SITEGRID_HISTORIAN_MAX_FILE_BYTES',
   aiConfigFile: 'SITEGRID_AI_CONFIG_FILE',
   alarmWriteQueueMax: 'SITEGRID_ALARM_WRITE_QUEUE_MAX',
+  edgeStatusQueueMax: 'SITEGRID_EDGE_STATUS_QUEUE_MAX',
   edgeStaleAfterMs: 'SITEGRID_EDGE_STALE_AFTER_MS',
   idempotencyWaitMs: 'SITEGRID_IDEMPOTENCY_WAIT_MS',
   oidc: 'SITEGRID_OIDC_*',

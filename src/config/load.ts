@@ -102,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
       maxEdges: candidate.SITEGRID_NETWORK_MAX_EDGES,
     }),
     alarmWriteQueueMax: candidate.SITEGRID_ALARM_WRITE_QUEUE_MAX,
+    edgeStatusQueueMax: candidate.SITEGRID_EDGE_STATUS_QUEUE_MAX,
     edgeStaleAfterMs: candidate.SITEGRID_EDGE_STALE_AFTER_MS,
     idempotencyWaitMs: candidate.SITEGRID_IDEMPOTENCY_WAIT_MS,
     link: Object.freeze({

@@ -159,6 +159,13 @@ export const RawConfigSchema = Type.Object({
     maximum: 1_000_000,
     description: 'most alarm writes (event batches, operator actions) waiting or running in one server process; one more answers 503 with Retry-After at once',
   }),
+  SITEGRID_EDGE_STATUS_QUEUE_MAX: Type.Integer({
+    default: 1000,
+    minimum: 1,
+    maximum: 1_000_000,
+    description:
+      "most edge gateway heartbeats and stale sweeps waiting for their site's turn or running in one server process; one more answers 503 with Retry-After at once",
+  }),
   SITEGRID_EDGE_STALE_AFTER_MS: Type.Integer({
     default: 60_000,
     minimum: 1000,
@@ -345,6 +352,7 @@ export const ConfigSchema = Type.ReadonlyObject(
       ),
     ),
     alarmWriteQueueMax: Type.Integer({ description: 'Most alarm writes waiting or running in one process (then 503 with Retry-After at once).' }),
+    edgeStatusQueueMax: Type.Integer({ description: 'Most edge heartbeats and sweeps waiting or running in one process (then 503 with Retry-After at once).' }),
     edgeStaleAfterMs: Type.Integer({ description: 'An edge gateway with no heartbeat within this is stale (issue 30).' }),
     idempotencyWaitMs: Type.Integer({ description: 'A request whose Idempotency-Key is still executing waits at most this long for its answer (then 409).' }),
     link: Type.ReadonlyObject(

@@ -34,8 +34,8 @@ export const REPLAYED_HEADER = 'idempotent-replayed'
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
 /** A claim whose executor has been silent this long belongs to a process that died; another request may take it. */
 export const IDEMPOTENCY_STALE_MS = 10 * 60_000
-/** Response headers kept with the answer and replayed. */
-const STORED_HEADERS = ['content-type', 'location', 'cache-control']
+/** Response headers kept with the answer and replayed (nosniff too: a replayed problem goes out as the first did, http/problem.ts). */
+const STORED_HEADERS = ['content-type', 'x-content-type-options', 'location', 'cache-control']
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/
 const POINTER = `/${IDEMPOTENCY_HEADER}`
 

@@ -78,7 +78,8 @@ export function replyProblem(reply: FastifyReply, problem: Problem) {
 
 function sendProblemJson(reply: FastifyReply, code: ErrorCode, status: number, json: string) {
   if (code === 'Unauthorized') reply.header('www-authenticate', 'Bearer, ApiKey')
-  return reply.code(status).header('content-type', PROBLEM_CONTENT_TYPE).send(json)
+  // A problem may echo what the client sent (a path, a field's value): nosniff keeps a browser from reading it as HTML.
+  return reply.code(status).header('content-type', PROBLEM_CONTENT_TYPE).header('x-content-type-options', 'nosniff').send(json)
 }
 
 /**

@@ -23,6 +23,11 @@ describe('post-login returnTo', () => {
     '/\n/evil.example',
     '/%2F/evil.example',
     '/%5cevil.example',
+    '/.//evil.example',
+    '/..//evil.example',
+    '/a/..//evil.example',
+    '/%2e//evil.example',
+    '/%2E%2e//evil.example/x?y#z',
     'sites',
     '',
     ' /sites',
@@ -41,7 +46,7 @@ describe('post-login returnTo', () => {
 
   it('whatever is accepted resolves to the same origin and starts with a single slash', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.constantFrom('', '/', '//', '/\\', '\\'), (tail, head) => {
+      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.constantFrom('', '/', '//', '/\\', '\\', '/.//', '/a/..//', '/%2e//'), (tail, head) => {
         const accepted = safeReturnTo(`${head}${tail}`)
         if (accepted === undefined) return
         assert.equal(new URL(accepted, 'https://acme.sitegrid.test').origin, 'https://acme.sitegrid.test')

@@ -5,7 +5,7 @@ const PLACEHOLDER_ORIGIN = 'https://return-to.invalid'
  * The post-login redirect target if it is a safe same-host absolute path (`/sites/A?tab=x`), else undefined.
  * Refused: other hosts and schemes, `//host` and `/\host` (browsers read both as network paths),
  * any backslash, control characters (browsers strip tab and newline, turning `/\t/evil` into `//evil`),
- * and an encoded slash or backslash right after the first `/`.
+ * an encoded slash or backslash right after the first `/`, and a path that becomes `//host` once its dot segments go.
  */
 export function safeReturnTo(value: unknown): string | undefined {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_RETURN_TO_LENGTH) return undefined
@@ -19,6 +19,8 @@ export function safeReturnTo(value: unknown): string | undefined {
     return undefined
   }
   if (url.origin !== PLACEHOLDER_ORIGIN) return undefined
+  // Dot segments are removed by the parse: `/.//evil.example` and `/%2e//evil.example` come out as `//evil.example`.
+  if (url.pathname.startsWith('//')) return undefined
   return `${url.pathname}${url.search}${url.hash}`
 }
 

@@ -14,11 +14,17 @@ after(() => shared.stop())
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: browser sessions (spec 5 rule 6): token, refresh, logout, revocation`, () => {
-    it('/auth/token and /auth/logout check Origin (403 when missing or foreign) and leave the session alone', async (t) => {
+    it('/auth/token and /auth/logout check Origin (403 when missing, null or foreign) and leave the session alone', async (t) => {
       const h = await identityHarness(t, dialect, shared)
       await h.activate('ada', 'member')
       const { session } = await signIn(h, 'ada')
-      for (const headers of [{}, { origin: 'https://evil.example' }, { origin: `http://${h.org.slug}.localhost` }] as Array<Record<string, string>>) {
+      for (const headers of [
+        {},
+        { origin: 'null' },
+        { origin: 'https://evil.example' },
+        { origin: `https://${h.org.slug}.localhost.evil.example` },
+        { origin: `http://${h.org.slug}.localhost` },
+      ] as Array<Record<string, string>>) {
         assert.equal((await postSession(h, '/auth/token', session, headers)).statusCode, 403)
         assert.equal((await postSession(h, '/auth/logout', session, headers)).statusCode, 403)
       }

@@ -134,10 +134,17 @@ for (const dialect of testDialects()) {
       assert.equal(late.statusCode, 400)
     })
 
-    it('returnTo must be a path on this host: another host, //host and schemes land on /', async (t) => {
+    it('returnTo must be a path on this host: another host, //host (also after dot segments) and schemes land on /', async (t) => {
       const h = await identityHarness(t, dialect, shared)
       await h.activate('ada', 'member')
-      for (const returnTo of ['https://evil.example/', '//evil.example/x', '/\\evil.example', 'javascript:alert(1)']) {
+      for (const returnTo of [
+        'https://evil.example/',
+        '//evil.example/x',
+        '/\\evil.example',
+        '/.//evil.example',
+        '/%2e//evil.example',
+        'javascript:alert(1)',
+      ]) {
         const { callback } = await signIn(h, 'ada', { returnTo })
         assert.equal(callback.headers.location, '/', returnTo)
       }

@@ -8,6 +8,7 @@ import { harness, testDialects } from '../../../test/harness.ts'
 import { buildConsole, ensureConsoleBuilt } from '../../../web/build.ts'
 import { CONSOLE_PATHS } from '../../../web/src/paths.ts'
 import { installProblemHandlers } from '../../http/problem.ts'
+import { controllerBody } from '../controllers/test-support.ts'
 import { CONSOLE_CSP, consoleRoutes, type ConsoleOptions } from './routes.ts'
 
 // The static console is the same on both databases: its own rules are tested once on a bare Fastify with a
@@ -137,6 +138,44 @@ for (const dialect of testDialects()) {
       assert.equal((await h.inject(undefined, { url: '/alarms' })).statusCode, 200, 'the page has no data: any host gets it')
       assert.equal((await h.inject({ org }, { url: '/api/me' })).statusCode, 401)
       assert.equal((await h.inject({ org }, { url: '/landing' })).statusCode, 404)
+    })
+
+    it('a problem beside the console (unknown path, no credential, bad input) is application/problem+json with nosniff, never HTML', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, key } = await h.orgWithKey('admin')
+      const answers = [
+        await h.inject({ org }, { url: '/api/<img src=x onerror=alert(1)>' }),
+        await h.inject({ org }, { url: '/<script>alert(1)</script>' }),
+        await h.inject({ org }, { url: '/api/me' }),
+        await h.inject({ org, apiKey: key }, { method: 'POST', url: '/api/sites', payload: { code: '<b>x</b>', name: '' } }),
+        await h.inject(
+          { org, apiKey: key },
+          { method: 'POST', url: '/api/sites', headers: { 'content-type': 'text/html' }, payload: '<script>alert(1)</script>' },
+        ),
+      ]
+      // A problem stored under an Idempotency-Key and replayed is sent with the same header.
+      const unknownSite = {
+        method: 'POST',
+        url: '/api/sites/NOPE/controllers',
+        headers: { 'idempotency-key': 'k-nosniff' },
+        payload: controllerBody(),
+      } as const
+      answers.push(await h.inject({ org, apiKey: key }, unknownSite))
+      const replayed = await h.inject({ org, apiKey: key }, unknownSite)
+      assert.equal(replayed.headers['idempotent-replayed'], 'true')
+      answers.push(replayed)
+      assert.deepEqual(
+        answers.map((res) => [res.statusCode, res.headers['content-type'], res.headers['x-content-type-options']]),
+        [
+          [404, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [404, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [401, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [400, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [415, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [404, 'application/problem+json; charset=utf-8', 'nosniff'],
+          [404, 'application/problem+json; charset=utf-8', 'nosniff'],
+        ],
+      )
     })
 
     it('the console routes are left out of the OpenAPI document', async (t) => {

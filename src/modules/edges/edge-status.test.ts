@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { describe, it } from 'node:test'
-import { harness, testDialects, type TestDialect } from '../../../test/harness.ts'
+import { harness, sleep, testDialects, type TestDialect } from '../../../test/harness.ts'
 import { withSystemScope } from '../../db/tenant-scope.ts'
 import { createSiteServices } from '../../site-services.ts'
 import { createAlarmsService } from '../alarms/service.ts'
@@ -327,6 +327,51 @@ for (const dialect of testDialects()) {
         alarms.map((a) => a.isActive),
         [false],
         'the resend cleared the alarm',
+      )
+    })
+
+    it("past SITEGRID_EDGE_STATUS_QUEUE_MAX heartbeats waiting for the site's turn, one more answers 503 with Retry-After at once; the waiting ones are stored", async (t) => {
+      const h = await harness(t, dialect, { SITEGRID_EDGE_STATUS_QUEUE_MAX: '3' })
+      const { org, key } = await h.orgWithKey('admin')
+      const as: As = (method, url, payload) => h.inject({ org, apiKey: key }, { method: method as 'GET', url, payload: payload as object })
+      assert.equal((await as('POST', '/api/sites', { code: 'S1', name: 'Plant' })).statusCode, 201)
+      const controller = await createController(as)
+      await as('POST', `/api/sites/S1/controllers/${controller.id}/assign`, { edgeId: 'GW-1' })
+      assert.equal((await as('PUT', STATUS, heartbeat([{ controllerId: controller.id, communication: 'failed' }]))).statusCode, 200)
+      // The site's turn is held by a heartbeat whose clearing alarm write keeps losing its race (retried until the test
+      // lets it win): the heartbeats that come meanwhile wait for the turn or are refused, whatever the timing.
+      const name = sql.raw(`edge_hold_turn_${org.id.toLowerCase()}`)
+      const orgLit = sql.lit(org.id)
+      if (dialect === 'sqlite')
+        await sql`create trigger ${name} before update on alarms when old.org_id = ${orgLit} begin select raise(ignore); end`.execute(h.handle.db)
+      else {
+        await sql`create function ${name}() returns trigger language plpgsql as $$ begin return null; end $$`.execute(h.handle.db)
+        await sql`create trigger ${name} before update on alarms for each row when (old.org_id = ${orgLit}) execute function ${name}()`.execute(h.handle.db)
+      }
+      const ok = heartbeat([{ controllerId: controller.id, communication: 'ok' }])
+      const held = as('PUT', STATUS, ok)
+      while (!h.logs().some((l) => l.msg === 'alarm write retried after a concurrent change')) await sleep(5)
+      let settled = 0
+      const flood = Array.from({ length: 30 }, () => as('PUT', STATUS, ok).finally(() => (settled += 1)))
+      // The two that find room wait for the held turn; the others are answered at once (unbounded, none would be).
+      const deadline = Date.now() + 10_000
+      while (settled < 28 && Date.now() < deadline) await sleep(5)
+      if (dialect === 'sqlite') await sql`drop trigger ${name}`.execute(h.handle.db)
+      else {
+        await sql`drop trigger ${name} on alarms`.execute(h.handle.db)
+        await sql`drop function ${name}()`.execute(h.handle.db)
+      }
+      const answers = await Promise.all(flood)
+      assert.equal((await held).statusCode, 200)
+      const busy = answers.filter((a) => a.statusCode === 503)
+      assert.deepEqual([answers.length - busy.length, busy.length], [2, 28], answers.map((a) => a.statusCode).join(' '))
+      for (const a of answers.filter((a) => a.statusCode !== 503)) assert.equal(a.statusCode, 200, a.body)
+      for (const a of busy)
+        assert.deepEqual([a.json().code, a.json().setting, a.headers['retry-after']], ['ServiceUnavailable', 'SITEGRID_EDGE_STATUS_QUEUE_MAX', '1'], a.body)
+      assert.deepEqual(
+        (await commAlarms(as)).map((a) => a.isActive),
+        [false],
+        'the held heartbeat cleared the alarm',
       )
     })
 

@@ -19,6 +19,8 @@ export interface EdgesDeps {
   alarms: Pick<AlarmsService, 'raiseSystemEvents'>
   /** SITEGRID_EDGE_STALE_AFTER_MS */
   staleAfterMs: number
+  /** SITEGRID_EDGE_STATUS_QUEUE_MAX */
+  maxWaitingTurns?: number
 }
 
 export function createEdgesService(deps: EdgesDeps) {

@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
+import { createTurns } from '../../db/turns.ts'
 import { invalidField, NotFound } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
 import { AlarmEventsFromSiteServer } from '../alarms/errors.ts'
@@ -7,6 +8,7 @@ import type { AlarmsService } from '../alarms/service.ts'
 import type { AlarmEventInput } from '../alarms/schemas.ts'
 import type { Controller } from '../controllers/schemas.ts'
 import type { ControllersService } from '../controllers/service.ts'
+import { EdgeStatusQueueFull } from './errors.ts'
 import type { EdgeHeartbeat, EdgeStatus, HeartbeatResult } from './schemas.ts'
 import {
   deleteControllerStatus,
@@ -27,6 +29,8 @@ const PAGE = 500
 /** The alarm raised for a controller that stopped communicating: its source is the controller (`instanceId` its id). */
 export const COMM_LOSS = 'COMM_LOSS'
 const RAISER = 'edge-monitor'
+/** The default of SITEGRID_EDGE_STATUS_QUEUE_MAX. */
+export const MAX_WAITING_EDGE_TURNS = 1000
 
 export interface EdgeStatusDeps {
   handle: DatabaseHandle
@@ -34,6 +38,8 @@ export interface EdgeStatusDeps {
   controllers: Pick<ControllersService, 'list' | 'get'>
   alarms: Pick<AlarmsService, 'raiseSystemEvents'>
   staleAfterMs: number
+  /** Heartbeats and sweeps of all sites waiting for their site's turn (or running) in the process at once (SITEGRID_EDGE_STATUS_QUEUE_MAX); one more is a 503. */
+  maxWaitingTurns?: number
   /** The site's equipment version (service.ts): moves with every change to its controllers, by any writer. */
   configVersion(orgId: OrgId, siteCode: string): Promise<number>
 }
@@ -69,17 +75,10 @@ export function createEdgeStatus(deps: EdgeStatusDeps) {
   /** Site → the equipment version at which each of its alarmed reports named a controller still on that gateway. */
   const verified = new Map<string, number>()
   // A site's heartbeats and sweeps take turns in this process: each reads the alarm flags, raises, then writes them.
-  const tails = new Map<string, Promise<unknown>>()
-  function inTurn<T>(orgId: OrgId, siteCode: string, work: () => Promise<T>): Promise<T> {
-    const key = `${orgId} ${siteCode}`
-    const run = (tails.get(key) ?? Promise.resolve()).then(work)
-    const tail = run.catch(() => {})
-    tails.set(key, tail)
-    void tail.then(() => {
-      if (tails.get(key) === tail) tails.delete(key)
-    })
-    return run
-  }
+  // Bounded: a gateway flooding heartbeats while its site's turn is held (a slow alarm write) is refused, not queued.
+  const maxWaiting = deps.maxWaitingTurns ?? MAX_WAITING_EDGE_TURNS
+  const inSiteTurn = createTurns(maxWaiting, () => new EdgeStatusQueueFull(maxWaiting))
+  const inTurn = <T>(orgId: OrgId, siteCode: string, work: () => Promise<T>): Promise<T> => inSiteTurn(`${orgId} ${siteCode}`, work)
 
   const assigned = (orgId: OrgId, siteCode: string, edgeId?: string) => listAssigned(controllers, orgId, siteCode, edgeId)
 
