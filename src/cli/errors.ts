@@ -17,3 +17,13 @@ export class OptionsInvalid extends domainError('ValidationFailed') {
     super('the arguments are not valid', { errors: problems.map((p) => ({ in: 'body', pointer: `/${p.argument}`, message: p.message })) })
   }
 }
+
+/**
+ * An organisation named on the command line that this server does not hold: NotFound (exit 1) naming it. The operator
+ * at the server's own console may learn which slugs exist (`org list` shows them), unlike an API caller.
+ */
+export class OrgNotFound extends domainError('NotFound') {
+  constructor(slug: string) {
+    super(`no organisation ${JSON.stringify(slug)} on this server (\`sitegrid org list\` shows them)`)
+  }
+}
