@@ -19,11 +19,8 @@ export class OptionsInvalid extends domainError('ValidationFailed') {
 }
 
 /**
- * An organisation named on the command line that this server does not hold: NotFound (exit 1) naming it. The operator
- * at the server's own console may learn which slugs exist (`org list` shows them), unlike an API caller.
+ * A thing named on the command line (an organisation, a site user) that this server does not hold: NotFound (exit 1)
+ * naming it and the command that lists them. The operator at the server itself may learn what exists, unlike an API
+ * caller (the API's one anonymous 404).
  */
-export class OrgNotFound extends domainError('NotFound') {
-  constructor(slug: string) {
-    super(`no organisation ${JSON.stringify(slug)} on this server (\`sitegrid org list\` shows them)`)
-  }
-}
+export class NotOnServer extends domainError('NotFound') {}

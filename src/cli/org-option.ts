@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.ts'
 import type { Org } from '../identity.ts'
 import type { OrgsService } from '../modules/orgs/service.ts'
 import { UsageError } from './command.ts'
-import { OrgNotFound } from './errors.ts'
+import { NotOnServer } from './errors.ts'
 
 /** `--org SLUG` of the commands that act in one organisation and default to the site's. */
 export const ORG_OPTION = {
@@ -12,7 +12,7 @@ export const ORG_OPTION = {
 /** The organisation a command names by its slug; NotFound naming the slug when there is none. */
 export async function orgBySlug(orgs: Pick<OrgsService, 'findBySlug'>, slug: string): Promise<Org> {
   const org = await orgs.findBySlug(slug)
-  if (!org) throw new OrgNotFound(slug)
+  if (!org) throw new NotOnServer(`no organisation ${JSON.stringify(slug)} on this server (\`sitegrid org list\` shows them)`)
   return org
 }
 
