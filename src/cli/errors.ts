@@ -1,4 +1,5 @@
-import { domainError } from '../errors/domain-error.ts'
+import { DomainError, domainError } from '../errors/domain-error.ts'
+import type { Org } from '../identity.ts'
 
 /**
  * Ctrl-C during a long command (progress.ts): what it was reading stops. A DomainError, so the services treat it as
@@ -24,3 +25,14 @@ export class OptionsInvalid extends domainError('ValidationFailed') {
  * caller (the API's one anonymous 404).
  */
 export class NotOnServer extends domainError('NotFound') {}
+
+/** A command naming a site by CODE: the service's anonymous NotFound names the site and where to look. */
+export async function onSite<T>(org: Org, code: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action()
+  } catch (err) {
+    if (err instanceof DomainError && err.code === 'NotFound')
+      throw new NotOnServer(`no site ${JSON.stringify(code)} in ${org.slug} (\`sitegrid site list\` shows them)`)
+    throw err
+  }
+}

@@ -3,7 +3,7 @@ import { DomainError } from '../errors/domain-error.ts'
 import type { CreateSiteInput, Site, UpdateSiteInput } from '../modules/sites/schemas.ts'
 import type { SitesService } from '../modules/sites/service.ts'
 import { JSON_OPTION, UsageError, type Command, type CommandIo, type CommandOption } from './command.ts'
-import { NotOnServer, OptionsInvalid } from './errors.ts'
+import { onSite, OptionsInvalid } from './errors.ts'
 import { ORG_OPTION, siteOrg } from './org-option.ts'
 import { withServices } from './runtime.ts'
 import { cliSiteServices } from './site-services.ts'
@@ -70,17 +70,6 @@ function withSites<T>(io: CommandIo, values: Values, fn: (s: { org: Org; sites: 
     const org = await siteOrg(orgs, config, values.org)
     return fn({ org, sites: (await cliSiteServices(config, handle)).sites })
   })
-}
-
-/** A command naming a site by CODE: the service's anonymous NotFound names the site and where to look. */
-async function onSite<T>(org: Org, code: string, action: () => Promise<T>): Promise<T> {
-  try {
-    return await action()
-  } catch (err) {
-    if (err instanceof DomainError && err.code === 'NotFound')
-      throw new NotOnServer(`no site ${JSON.stringify(code)} in ${org.slug} (\`sitegrid site list\` shows them)`)
-    throw err
-  }
 }
 
 const statusOf = (s: Site) => `${s.status} ${s.statusName}`
