@@ -149,6 +149,8 @@ export const linkCommands: Command[] = [
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'site', 'enrol')
         const cloudUrl = requireString(values, 'cloud')
+        if (!/^https?:\/\/[^/]/i.test(cloudUrl))
+          throw new UsageError(`--cloud must be the cloud cell's http(s) URL, e.g. https://acme.cloud.example; got ${JSON.stringify(cloudUrl)}`)
         const enrolment = (await linkServices(config, handle)).enrolment(orgs)
         const code = requireString(values, 'code')
         const result = await withCloud(cloudUrl, io.env, (http) => enrolment.enrol({ cloudUrl, code, http, actor: CLI_ACTOR }))
