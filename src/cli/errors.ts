@@ -1,4 +1,5 @@
-import { domainError } from '../errors/domain-error.ts'
+import { DomainError, domainError } from '../errors/domain-error.ts'
+import type { Org } from '../identity.ts'
 
 /**
  * Ctrl-C during a long command (progress.ts): what it was reading stops. A DomainError, so the services treat it as
@@ -15,5 +16,23 @@ export class Cancelled extends domainError('MalformedBody') {
 export class OptionsInvalid extends domainError('ValidationFailed') {
   constructor(problems: Array<{ argument: string; message: string }>) {
     super('the arguments are not valid', { errors: problems.map((p) => ({ in: 'body', pointer: `/${p.argument}`, message: p.message })) })
+  }
+}
+
+/**
+ * A thing named on the command line (an organisation, a site user) that this server does not hold: NotFound (exit 1)
+ * naming it and the command that lists them. The operator at the server itself may learn what exists, unlike an API
+ * caller (the API's one anonymous 404).
+ */
+export class NotOnServer extends domainError('NotFound') {}
+
+/** A command naming a site by CODE: the service's anonymous NotFound names the site and where to look. */
+export async function onSite<T>(org: Org, code: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action()
+  } catch (err) {
+    if (err instanceof DomainError && err.code === 'NotFound')
+      throw new NotOnServer(`no site ${JSON.stringify(code)} in ${org.slug} (\`sitegrid site list\` shows them)`)
+    throw err
   }
 }

@@ -4,6 +4,7 @@ import { CLI_ACTOR } from '../identity.ts'
 import type { BatchView } from '../modules/historian/service/batch-view.ts'
 import type { UploadPart } from '../modules/historian/service/index.ts'
 import { JSON_OPTION, UsageError, type Command, type CommandIo } from './command.ts'
+import { onSite } from './errors.ts'
 import { ORG_OPTION, siteOrg } from './org-option.ts'
 import { cancellable, fileSize, Progress } from './progress.ts'
 import { withServices } from './runtime.ts'
@@ -101,6 +102,7 @@ export const historianCommands: Command[] = [
     },
     run: async ({ values, positionals }, io) => {
       if (typeof values.site !== 'string') throw new UsageError('--site CODE is required')
+      const site = values.site
       if (typeof values.mapping !== 'string') throw new UsageError('--mapping FILE is required')
       const file = positionals[0]!
       const mapping = values.mapping
@@ -113,7 +115,9 @@ export const historianCommands: Command[] = [
           const label = `historian import ${basename(file)}`
           const progress = new Progress({ label, totalBytes, isCountingRows: true, sink: process.stderr, signal })
           const trend = progress.track(createReadStream(file, { highWaterMark: 256 * 1024 }))
-          const imported = await historian.importBatch(org.id, CLI_ACTOR, uploadParts(values, mapping, trend, basename(file)), { bytesTotal: totalBytes })
+          const imported = await onSite(org, site, () =>
+            historian.importBatch(org.id, CLI_ACTOR, uploadParts(values, mapping, trend, basename(file)), { bytesTotal: totalBytes }),
+          )
           progress.finish(imported.isDryRun ? 'checked' : 'imported')
           return imported
         })
@@ -132,12 +136,13 @@ export const historianCommands: Command[] = [
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
         if (typeof values.site !== 'string') throw new UsageError('--site CODE is required')
+        const site = values.site
         const org = await siteOrg(orgs, config, values.org)
         const { historian } = await cliSiteServices(config, handle)
         const batches: Awaited<ReturnType<typeof historian.list>>['items'] = []
         let cursor: string | undefined
         do {
-          const page = await historian.list(org.id, { siteId: values.site, limit: 200, cursor })
+          const page = await onSite(org, site, () => historian.list(org.id, { siteId: site, limit: 200, cursor }))
           batches.push(...page.items)
           cursor = page.nextCursor ?? undefined
         } while (cursor !== undefined)

@@ -1,6 +1,6 @@
 import { CLI_ACTOR } from '../identity.ts'
-import { NotFound } from '../errors/domain-error.ts'
 import { JSON_OPTION, parseDuration, UsageError, type Command } from './command.ts'
+import { orgBySlug } from './org-option.ts'
 import { withServices } from './runtime.ts'
 
 function requireString(values: Record<string, unknown>, name: string): string {
@@ -29,8 +29,7 @@ export const keyCommands: Command[] = [
       const name = requireString(values, 'name')
       const lifetimeMs = parseDuration(requireString(values, 'expires-in'))
       await withServices(io.env, { requireKeySecret: true }, async ({ orgs, apiKeys }) => {
-        const org = await orgs.findBySlug(slug)
-        if (!org) throw new NotFound()
+        const org = await orgBySlug(orgs, slug)
         const restriction = {
           ...(typeof values.site === 'string' ? { siteId: values.site } : {}),
           ...(Array.isArray(values.network) ? { networks: values.network as string[] } : {}),
@@ -51,8 +50,7 @@ export const keyCommands: Command[] = [
     options: { org: { type: 'string', value: 'SLUG', description: 'the organisation (its slug)' }, ...JSON_OPTION },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ orgs, apiKeys }) => {
-        const org = await orgs.findBySlug(requireString(values, 'org'))
-        if (!org) throw new NotFound()
+        const org = await orgBySlug(orgs, requireString(values, 'org'))
         for (const k of await apiKeys.list(org.id)) {
           io.out(
             values.json
@@ -73,8 +71,7 @@ export const keyCommands: Command[] = [
     },
     run: ({ values, positionals }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ orgs, apiKeys }) => {
-        const org = await orgs.findBySlug(requireString(values, 'org'))
-        if (!org) throw new NotFound()
+        const org = await orgBySlug(orgs, requireString(values, 'org'))
         await apiKeys.revoke(org.id, CLI_ACTOR, positionals[0]!, (values.reason as string | undefined) ?? null)
         io.err(`revoked key ${positionals[0]}`)
       }),

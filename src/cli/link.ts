@@ -3,10 +3,10 @@ import { systemClock } from '../clock.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import type { LinkHttp } from '../modules/fleet/agent/http.ts'
-import { NotFound } from '../errors/domain-error.ts'
 import { CLI_ACTOR } from '../identity.ts'
 import { NotEnrolled } from '../modules/fleet/enrolment/errors.ts'
 import { JSON_OPTION, UsageError, type Command } from './command.ts'
+import { orgBySlug } from './org-option.ts'
 import { withServices } from './runtime.ts'
 import { cliTenantTransfer } from './tenant-transfer.ts'
 
@@ -77,8 +77,7 @@ export const linkCommands: Command[] = [
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'cloud', 'register')
-        const org = await orgs.findBySlug(requireString(values, 'org'))
-        if (!org) throw new NotFound()
+        const org = await orgBySlug(orgs, requireString(values, 'org'))
         const sites = (values.site as unknown as string[] | undefined) ?? []
         if (sites.length === 0) throw new UsageError('--site is required (once per site)')
         const registered = await (await linkServices(config, handle)).siteServers.register(org.id, CLI_ACTOR, { name: requireString(values, 'name'), sites })
@@ -95,8 +94,7 @@ export const linkCommands: Command[] = [
     run: ({ values, positionals }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'cloud', 'code')
-        const org = await orgs.findBySlug(requireString(values, 'org'))
-        if (!org) throw new NotFound()
+        const org = await orgBySlug(orgs, requireString(values, 'org'))
         const issued = await (await linkServices(config, handle)).siteServers.issueEnrolmentCode(org.id, CLI_ACTOR, positionals[0]!)
         io.out(issued.enrolmentCode)
         io.err(`new enrolment code for site server ${issued.id}; it expires ${issued.codeExpiresAt}`)
@@ -111,8 +109,7 @@ export const linkCommands: Command[] = [
     run: ({ values, positionals }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'cloud', 'revoke')
-        const org = await orgs.findBySlug(requireString(values, 'org'))
-        if (!org) throw new NotFound()
+        const org = await orgBySlug(orgs, requireString(values, 'org'))
         await (await linkServices(config, handle)).siteServers.revoke(org.id, CLI_ACTOR, positionals[0]!)
         io.err(`revoked site server ${positionals[0]}`)
       }),
@@ -126,8 +123,7 @@ export const linkCommands: Command[] = [
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'cloud', 'list')
-        const org = await orgs.findBySlug(requireString(values, 'org'))
-        if (!org) throw new NotFound()
+        const org = await orgBySlug(orgs, requireString(values, 'org'))
         const { siteServers } = await linkServices(config, handle)
         let cursor: string | undefined
         do {
@@ -153,6 +149,8 @@ export const linkCommands: Command[] = [
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         requireMode(config, 'site', 'enrol')
         const cloudUrl = requireString(values, 'cloud')
+        if (!/^https?:\/\/[^/]/i.test(cloudUrl))
+          throw new UsageError(`--cloud must be the cloud cell's http(s) URL, e.g. https://acme.cloud.example; got ${JSON.stringify(cloudUrl)}`)
         const enrolment = (await linkServices(config, handle)).enrolment(orgs)
         const code = requireString(values, 'code')
         const result = await withCloud(cloudUrl, io.env, (http) => enrolment.enrol({ cloudUrl, code, http, actor: CLI_ACTOR }))

@@ -35,6 +35,8 @@ export class Progress {
   readonly #started: number
   #bytes = 0
   #rows = 0
+  /** The last byte seen: a last line without its newline (e.g. a PI export) is still a line. */
+  #lastByte = NEWLINE
   #shownAt = Number.NEGATIVE_INFINITY
   #isBarShown = false
 
@@ -79,6 +81,7 @@ export class Progress {
   /** Counts a chunk that went through (`track` does it for its source). */
   add(chunk: Uint8Array): void {
     this.#bytes += chunk.length
+    if (chunk.length > 0) this.#lastByte = chunk[chunk.length - 1]!
     if (this.#o.isCountingRows) for (let at = chunk.indexOf(NEWLINE); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) this.#rows += 1
     this.#show(false)
   }
@@ -87,7 +90,8 @@ export class Progress {
   finish(outcome: string): void {
     this.#clearBar()
     const seconds = (this.#now() - this.#started) / 1000
-    const rows = this.#o.isCountingRows ? `, ${count(this.#rows)} lines` : ''
+    const lines = this.#rows + (this.#lastByte === NEWLINE ? 0 : 1)
+    const rows = this.#o.isCountingRows ? `, ${count(lines)} lines` : ''
     this.#line(`${this.#o.label}: ${outcome}: ${bytes(this.#bytes)}${rows} in ${seconds.toFixed(1)} s`)
   }
 

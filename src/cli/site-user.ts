@@ -2,10 +2,11 @@ import { createInterface } from 'node:readline'
 import { Writable } from 'node:stream'
 import { CLI_ACTOR, isRole, type Org } from '../identity.ts'
 import { systemClock } from '../clock.ts'
-import { invalidField, NotFound } from '../errors/domain-error.ts'
+import { invalidField } from '../errors/domain-error.ts'
 import { PIN_PATTERN } from '../modules/site-users/pin-hash.ts'
 import type { SiteUsersService } from '../modules/site-users/service.ts'
 import { JSON_OPTION, UsageError, type Command } from './command.ts'
+import { NotOnServer } from './errors.ts'
 import { ORG_OPTION, siteOrg } from './org-option.ts'
 import { withServices } from './runtime.ts'
 
@@ -22,8 +23,11 @@ function required(values: Record<string, unknown>, name: string): string {
 }
 
 /** USER is an e-mail or a site user id. */
+/** The site user named by e-mail or id; NotFound naming it when the organisation has none such. */
 async function findUser(siteUsers: SiteUsersService, org: Org, user: string) {
-  return user.includes('@') ? siteUsers.findByEmail(org.id, user) : siteUsers.get(org.id, user).catch(() => undefined)
+  const found = await (user.includes('@') ? siteUsers.findByEmail(org.id, user) : siteUsers.get(org.id, user).catch(() => undefined))
+  if (!found) throw new NotOnServer(`no site user ${JSON.stringify(user)} in ${org.slug} (\`sitegrid site-user list\` shows them)`)
+  return found
 }
 
 // The PIN never goes on the command line (it would show in `ps` and the shell history): it is read from
@@ -113,7 +117,6 @@ export const siteUserCommands: Command[] = [
       withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
         const siteRole = role(values)
         const user = await findUser(siteUsers, org, positionals[0]!)
-        if (!user) throw new NotFound()
         await siteUsers.update(org.id, CLI_ACTOR, user.id, { siteRole })
         io.err(`${user.email} is now ${siteRole}`)
       }),
@@ -128,7 +131,6 @@ export const siteUserCommands: Command[] = [
       const pin = await readPin()
       await withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
         const user = await findUser(siteUsers, org, positionals[0]!)
-        if (!user) throw new NotFound()
         await siteUsers.setPin(org.id, CLI_ACTOR, user.id, pin)
         io.err(`PIN replaced for ${user.email}`)
       })
@@ -143,7 +145,6 @@ export const siteUserCommands: Command[] = [
     run: ({ values, positionals }, io) =>
       withSiteUsers(io.env, values.org, async ({ org, siteUsers }) => {
         const user = await findUser(siteUsers, org, positionals[0]!)
-        if (!user) throw new NotFound()
         await siteUsers.remove(org.id, CLI_ACTOR, user.id)
         io.err(`removed ${user.email}`)
       }),

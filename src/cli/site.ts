@@ -3,7 +3,7 @@ import { DomainError } from '../errors/domain-error.ts'
 import type { CreateSiteInput, Site, UpdateSiteInput } from '../modules/sites/schemas.ts'
 import type { SitesService } from '../modules/sites/service.ts'
 import { JSON_OPTION, UsageError, type Command, type CommandIo, type CommandOption } from './command.ts'
-import { OptionsInvalid } from './errors.ts'
+import { onSite, OptionsInvalid } from './errors.ts'
 import { ORG_OPTION, siteOrg } from './org-option.ts'
 import { withServices } from './runtime.ts'
 import { cliSiteServices } from './site-services.ts'
@@ -140,7 +140,8 @@ export const siteCommands: Command[] = [
     positionals: ['CODE'],
     summary: 'Shows one site (NotFound, exit 1, when the organisation has no such site).',
     options: { ...ORG_OPTION, ...JSON_OPTION },
-    run: ({ values, positionals }, io) => withSites(io, values, async ({ org, sites }) => showSite(io, await sites.require(org.id, positionals[0]!), values)),
+    run: ({ values, positionals }, io) =>
+      withSites(io, values, async ({ org, sites }) => showSite(io, await onSite(org, positionals[0]!, () => sites.require(org.id, positionals[0]!)), values)),
   },
   {
     path: ['site', 'update'],
@@ -156,7 +157,9 @@ export const siteCommands: Command[] = [
             .join(', ')}`,
         )
       const body = (await siteBody(values, 'update')) as UpdateSiteInput
-      await withSites(io, values, async ({ org, sites }) => showSite(io, await sites.update(org.id, CLI_ACTOR, positionals[0]!, body), values))
+      await withSites(io, values, async ({ org, sites }) =>
+        showSite(io, await onSite(org, positionals[0]!, () => sites.update(org.id, CLI_ACTOR, positionals[0]!, body)), values),
+      )
     },
   },
   {
@@ -170,7 +173,7 @@ export const siteCommands: Command[] = [
       withSites(io, values, async ({ org, sites }) => {
         const code = positionals[0]!
         try {
-          await sites.remove(org.id, CLI_ACTOR, code, typeof values.confirm === 'string' ? values.confirm : undefined)
+          await onSite(org, code, () => sites.remove(org.id, CLI_ACTOR, code, typeof values.confirm === 'string' ? values.confirm : undefined))
         } catch (err) {
           if (!(err instanceof DomainError) || err.code !== 'ConfirmationRequired') throw err
           const counts = Object.entries((err.extensions?.wouldDelete ?? {}) as Record<string, number>)

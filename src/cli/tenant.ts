@@ -3,9 +3,9 @@ import { rename, rm } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { CLI_ACTOR } from '../identity.ts'
-import { NotFound } from '../errors/domain-error.ts'
 import { UsageError, type Command } from './command.ts'
 import { cancellable, fileSize, Progress } from './progress.ts'
+import { orgBySlug } from './org-option.ts'
 import { withServices } from './runtime.ts'
 import { cliTenantTransfer } from './tenant-transfer.ts'
 
@@ -29,8 +29,7 @@ export const tenantCommands: Command[] = [
       if (output === undefined && process.stdout.isTTY)
         throw new UsageError('standard output is a terminal: give --output FILE or redirect it (> package.jsonl.gz)')
       await withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
-        const org = await orgs.findBySlug(positionals[0]!)
-        if (!org) throw new NotFound()
+        const org = await orgBySlug(orgs, positionals[0]!)
         const transfer = await cliTenantTransfer(config, handle)
         await cancellable(process.stderr, async (signal) => {
           const progress = new Progress({ label: `tenant export ${org.slug}`, totalBytes: null, isCountingRows: false, sink: process.stderr, signal })
@@ -66,8 +65,7 @@ export const tenantCommands: Command[] = [
       const file = positionals[1]!
       const totalBytes = fileSize(file, 'FILE')
       return withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
-        const org = await orgs.findBySlug(positionals[0]!)
-        if (!org) throw new NotFound()
+        const org = await orgBySlug(orgs, positionals[0]!)
         const transfer = await cliTenantTransfer(config, handle)
         const report = await cancellable(process.stderr, async (signal) => {
           const progress = new Progress({ label: `tenant import ${basename(file)}`, totalBytes, isCountingRows: false, sink: process.stderr, signal })

@@ -86,6 +86,15 @@ describe('the sitegrid command', () => {
     assert.match(badExpiry.stderr, /ExpiryPolicyViolation/)
     const reserved = runCli(['key', 'mint', '--org', 'acme', '--role', 'Platform_Admin', '--name', 'x', '--expires-in', '1d'], { cwd })
     assert.match(reserved.stderr, /ReservedRole/)
+    // A misspelt organisation is named, with where to find the right one (not the API's anonymous "No such resource.").
+    for (const args of [
+      ['key', 'mint', '--org', 'acne', '--role', 'admin', '--name', 'x', '--expires-in', '1d'],
+      ['tenant', 'export', 'acne', '--output', join(cwd, 'p.gz')],
+    ]) {
+      const unknown = runCli(args, { cwd })
+      assert.equal(unknown.code, 1, args.join(' '))
+      assert.match(unknown.stderr, /NotFound: no organisation "acne" on this server \(`sitegrid org list` shows them\)/, args.join(' '))
+    }
     assert.equal(runCli(['key', 'revoke', '--org', 'acme', keys[0].keyId], { cwd }).code, 0)
     assert.equal(runCli(['key', 'revoke', '--org', 'acme', keys[0].keyId], { cwd }).code, 1)
     assert.equal(runCli(['key', 'list', '--org', 'acme'], { cwd }).stdout, '')

@@ -41,6 +41,10 @@ describe('examples/historian: the mapping files of the public samples', () => {
       const read = await parseAll(createReadStream(SAMPLES_DIR + s.file), s.options)
       assert.deepEqual([read.summary.valuesRead, read.summary.samples, read.summary.sentinelCells, read.summary.emptyCells], s.figures, s.file)
       assert.equal(summary.valuesRead, s.figures[0])
+      // format=auto, as the README's historian example sends it: the same layout found, the same accounting.
+      const auto = await parseAll(createReadStream(SAMPLES_DIR + s.file), { ...s.options, format: 'auto' })
+      assert.equal(auto.summary.format, s.options.format, `${s.file}: format=auto finds ${s.options.format}`)
+      assert.deepEqual([auto.summary.valuesRead, auto.summary.samples, auto.summary.sentinelCells, auto.summary.emptyCells], s.figures, `${s.file} (auto)`)
       assert.ok(readme.includes(`| \`${s.file}\` | \`${s.instance}\` |`), `the README's table lists ${s.file}`)
     }
   })

@@ -50,6 +50,9 @@ describe('sitegrid link (processes, SQLite)', () => {
     assert.equal(runCli(['link', 'enrol', '--cloud', cloud.url, '--code', code], { cwd: cloudDir, env: cloudEnv }).code, 2, 'enrol is for a site server')
     assert.equal(runCli(['link', 'list', '--org', 'plant'], { cwd: siteDir }).code, 2, 'list is for a cloud cell')
 
+    const hostOnly = runCli(['link', 'enrol', '--cloud', cloud.url.replace(/^https?:\/\//, ''), '--code', code], { cwd: siteDir })
+    assert.equal(hostOnly.code, 2, 'a --cloud without its scheme is bad usage')
+    assert.match(hostOnly.stderr, /--cloud must be the cloud cell's http\(s\) URL/)
     const enrolled = runCli(['link', 'enrol', '--cloud', cloud.url, '--code', code], { cwd: siteDir })
     assert.equal(enrolled.code, 0, enrolled.stderr)
     assert.match(enrolled.stderr, new RegExp(`enrolled as site server ${serverId} of plant \\(${orgId}\\) for PIT-3; seeded PIT-3`))

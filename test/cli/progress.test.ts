@@ -58,6 +58,15 @@ describe('progress of the long commands (src/cli/progress.ts)', () => {
     assert.equal(written.at(-1), 'historian import trend.csv: imported: 8.1 kB, 300 lines in 6.0 s\n')
   })
 
+  it('the last line counts without its final newline (osisoft_pidata_piconfig.csv has none: 4 lines, not 3)', () => {
+    const { written, progress } = setup(false, null)
+    progress.add(Buffer.from('a,1,GOOD,23-Mar-20 06:57:23.02055\nb,2,GOOD,23-Mar-20 06:57:24.02055\n'))
+    progress.add(Buffer.from('c,3,GOOD,23-Mar-20 06:57:25.02055'))
+    progress.add(Buffer.alloc(0))
+    progress.finish('checked')
+    assert.match(written.at(-1)!, /, 3 lines in /)
+  })
+
   it('an unknown total (a pipe, an export) shows bytes and a rate without a percentage or ETA', () => {
     const { written, progress, advance } = setup(false, null)
     advance(2000)

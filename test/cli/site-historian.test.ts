@@ -84,7 +84,9 @@ describe('sitegrid site and historian commands (processes)', () => {
     assert.match(unconfirmed.stderr, /nothing deleted.*0 controllers.*Repeat with --confirm plant-1/s)
     assert.equal(cli('site', 'show', 'plant-1').code, 0, 'still there')
     assert.equal(cli('site', 'delete', 'plant-1', '--confirm', 'plant-1').code, 0)
-    assert.match(cli('site', 'show', 'plant-1').stderr, /NotFound/)
+    assert.match(cli('site', 'show', 'plant-1').stderr, /NotFound: no site "plant-1" in \S+ \(`sitegrid site list` shows them\)/)
+    assert.match(cli('site', 'update', 'plant-1', '--name', 'X').stderr, /NotFound: no site "plant-1"/)
+    assert.match(cli('historian', 'batches', '--site', 'plant-1').stderr, /NotFound: no site "plant-1"/)
     assert.equal(existsSync(join(elsewhere, 'data')), false, 'no command created a data folder in the working directory')
   })
 

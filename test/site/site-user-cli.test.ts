@@ -59,7 +59,9 @@ describe('sitegrid site-user and site-key', () => {
     assert.equal(runSitegrid(['site-user', 'set-role', 'op@plant.example', '--role', 'owner'], { cwd }).code, 0)
     assert.equal(runSitegrid(['site-user', 'set-pin', member], { cwd, input: '99887766\n' }).code, 0)
     assert.equal(runSitegrid(['site-user', 'remove', 'owner@plant.example'], { cwd }).code, 0)
-    assert.equal(runSitegrid(['site-user', 'remove', 'owner@plant.example'], { cwd }).code, 1, 'absent: NotFound')
+    const absent = runSitegrid(['site-user', 'remove', 'owner@plant.example'], { cwd })
+    assert.equal(absent.code, 1, 'absent: NotFound')
+    assert.match(absent.stderr, /NotFound: no site user "owner@plant\.example" in \S+ \(`sitegrid site-user list` shows them\)/, 'named, with where to look')
     const rows = runSitegrid(['site-user', 'list'], { cwd }).stdout.trim().split('\n')
     assert.deepEqual(
       rows.map((r) => r.split('\t').slice(1, 3)),

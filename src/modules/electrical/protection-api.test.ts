@@ -190,6 +190,12 @@ for (const dialect of testDialects()) {
       await problem('fromA=0', '/fromA')
       await problem('toA=abc', '/toA')
       await problem('supplyId=ISO', '', 422)
+      const emptyRange = await as('GET', `${BASE}/nodes/M1/protection-curves?fromA=2000&toA=1000`)
+      assert.equal(emptyRange.statusCode, 400, `an empty range is refused before the study the fault current would need: ${emptyRange.body}`)
+      assert.deepEqual(
+        emptyRange.json().errors?.map((e: { pointer: string }) => e.pointer),
+        ['/toA'],
+      )
       assert.equal((await as('GET', `${BASE}/nodes/ISO/protection-curves`)).statusCode, 422, 'no supply, no path')
       assert.equal((await as('GET', `${BASE}/nodes/NOPE/protection-curves`)).statusCode, 404)
     })

@@ -272,6 +272,8 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
      * for an empty range; 422 when no supply is reachable.
      */
     async protectionCurves(orgId: OrgId, siteCode: string, nodeId: string, query: ProtectionCurvesQueryInput) {
+      // A range typed empty is the query's fault, answered before any study the fault current may need.
+      if (query.fromA !== undefined && query.toA !== undefined && !(query.toA > query.fromA)) throw curveRangeEmpty(query.fromA, query.toA)
       const graph = await loadGraph(orgId, siteCode)
       const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
