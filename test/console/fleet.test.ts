@@ -188,6 +188,9 @@ describe('fleet link in the consoles (headless Chromium)', () => {
     assert.equal(await row3.getAttribute('data-connection'), 'online')
     assert.match((await row3.locator('td[data-label="Connection"]').textContent()) ?? '', /Online/)
     assert.match((await row3.locator('td[data-label="Waiting to go up"]').textContent()) ?? '', /7 changes, 2\.0 KiB/)
+    // The reported oldest change (sent in epoch ms, answered as a date-time) shows as a time about two minutes ago.
+    const oldest = Date.parse((await row3.locator('td[data-label="Waiting to go up"] time').getAttribute('datetime')) ?? '')
+    assert.ok(Date.now() - oldest >= 120_000 && Date.now() - oldest < 600_000, String(oldest))
     // Down: the cloud's rename and the conflict record, made after the position it reported.
     assert.equal(await row3.locator('td[data-label="Waiting to go down"] [data-backlog]').getAttribute('data-backlog'), '2')
     assert.equal(await row4.getAttribute('data-status'), 'registered')

@@ -11,11 +11,11 @@ export function bytes(n: number): string {
   return `${(n / 1024 ** 3).toFixed(2)} GiB`
 }
 
-/** `oldestAt` as the API gives it: an ISO string, or epoch milliseconds in what a site server reported. */
+/** `oldestAt` as the API gives it: an ISO string, or null. */
 export function backlogText(b: { items?: unknown; bytes?: unknown; oldestAt?: unknown } | null | undefined): Child {
   if (!b || typeof b.items !== 'number') return h('span', { class: 'hint' }, 'Not reported yet')
   if (b.items === 0) return h('span', { 'data-backlog': '0' }, 'Nothing waiting')
-  const oldest = typeof b.oldestAt === 'number' ? new Date(b.oldestAt).toISOString() : typeof b.oldestAt === 'string' ? b.oldestAt : null
+  const oldest = typeof b.oldestAt === 'string' ? b.oldestAt : null
   return h(
     'span',
     { 'data-backlog': String(b.items) },

@@ -37,7 +37,8 @@ for (const dialect of testDialects()) {
       await link.heartbeat(principal, { state: 'online', lastError: null, backlog: up, pulledTo: START, versions: { protocol: 1, schema: 'x' } })
       const beat = await read()
       assert.equal(beat.connection, 'online')
-      assert.deepEqual(beat.backlog.up, up)
+      // Reported in epoch ms, answered as a date-time like the down backlog's and every other instant.
+      assert.deepEqual(beat.backlog.up, { ...up, oldestAt: new Date(up.oldestAt).toISOString() })
       // S1's site row is the one change for it; S2's is another server's business.
       assert.equal(beat.down.items, 1)
       assert.ok(beat.down.bytes > 0)

@@ -46,7 +46,9 @@ export const SiteServerSchema = Type.Object(
       description: 'What the site server announced at its last contact: `protocol` and `schema`.',
     }),
     backlog: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
-      description: 'What the site server reported waiting at its last contact (items, bytes, the oldest).',
+      description:
+        'What the site server reported at its last contact: `up`, what waits on it to go up (items, bytes, `oldestAt` as a date-time or null), ' +
+        'the position it pulled to and its link state.',
     }),
     connection: Type.Union([Type.Literal('online'), Type.Literal('offline'), Type.Literal('never')], {
       description:

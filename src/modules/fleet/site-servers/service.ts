@@ -71,6 +71,17 @@ function pulledToOf(row: SiteServersTable): Cursor | undefined {
   return { tx: reported.tx, seq: reported.seq }
 }
 
+/**
+ * What the site server reported at its last heartbeat (`up`: what waits on it to go up, `pulledTo`, `state`), its
+ * `up.oldestAt` as a date-time like every instant the API answers (the heartbeat carries epoch ms).
+ */
+function reportedBacklog(row: SiteServersTable): Record<string, unknown> | null {
+  const reported = jsonOrNull(row.backlog)
+  const up = reported?.up as { oldestAt?: unknown } | undefined
+  if (!reported || typeof up?.oldestAt !== 'number') return reported
+  return { ...reported, up: { ...up, oldestAt: iso(up.oldestAt) } }
+}
+
 function toSiteServer(row: SiteServersTable, now: number, down: SiteServer['down'] = null): SiteServer {
   return {
     id: row.id,
@@ -84,7 +95,7 @@ function toSiteServer(row: SiteServersTable, now: number, down: SiteServer['down
     lastContactAt: iso(row.last_contact_at),
     lastError: row.last_error,
     peerVersions: jsonOrNull(row.peer_versions),
-    backlog: jsonOrNull(row.backlog),
+    backlog: reportedBacklog(row),
     connection: connectionOf(row, now),
     down,
   }
