@@ -36,6 +36,28 @@ async function gateways(t: TestContext, dialect: TestDialect) {
   return { ...setup, a: a.id, b: b.id, other: other.id }
 }
 
+/**
+ * Every update of the organisation's alarms is skipped from now on (as when another writer won each attempt's race),
+ * until the returned function drops the trigger that does it.
+ */
+async function loseAlarmRaces(h: Awaited<ReturnType<typeof harness>>, dialect: TestDialect, orgId: string): Promise<() => Promise<void>> {
+  const name = sql.raw(`edge_lose_race_${orgId.toLowerCase()}`)
+  const orgLit = sql.lit(orgId)
+  if (dialect === 'sqlite')
+    await sql`create trigger ${name} before update on alarms when old.org_id = ${orgLit} begin select raise(ignore); end`.execute(h.handle.db)
+  else {
+    await sql`create function ${name}() returns trigger language plpgsql as $$ begin return null; end $$`.execute(h.handle.db)
+    await sql`create trigger ${name} before update on alarms for each row when (old.org_id = ${orgLit}) execute function ${name}()`.execute(h.handle.db)
+  }
+  return async () => {
+    if (dialect === 'sqlite') await sql`drop trigger ${name}`.execute(h.handle.db)
+    else {
+      await sql`drop trigger ${name} on alarms`.execute(h.handle.db)
+      await sql`drop function ${name}()`.execute(h.handle.db)
+    }
+  }
+}
+
 async function commAlarms(as: As) {
   const res = await as('GET', '/api/sites/S1/alarms?limit=100')
   assert.equal(res.statusCode, 200, res.body)
@@ -301,26 +323,14 @@ for (const dialect of testDialects()) {
       const controller = await createController(as)
       await as('POST', `/api/sites/S1/controllers/${controller.id}/assign`, { edgeId: 'GW-1' })
       assert.equal((await as('PUT', STATUS, heartbeat([{ controllerId: controller.id, communication: 'failed' }]))).statusCode, 200)
-      // Every update of the organisation's alarms is skipped, as when another writer won each attempt's race.
-      const name = sql.raw(`edge_lose_race_${org.id.toLowerCase()}`)
-      const orgLit = sql.lit(org.id)
-      if (dialect === 'sqlite')
-        await sql`create trigger ${name} before update on alarms when old.org_id = ${orgLit} begin select raise(ignore); end`.execute(h.handle.db)
-      else {
-        await sql`create function ${name}() returns trigger language plpgsql as $$ begin return null; end $$`.execute(h.handle.db)
-        await sql`create trigger ${name} before update on alarms for each row when (old.org_id = ${orgLit}) execute function ${name}()`.execute(h.handle.db)
-      }
+      const winAlarmRaces = await loseAlarmRaces(h, dialect, org.id)
       h.clock.advance(1000)
       const recovered = heartbeat([{ controllerId: controller.id, communication: 'ok' }])
       const busy = await as('PUT', STATUS, recovered)
       assert.deepEqual([busy.statusCode, busy.json().code, busy.headers['retry-after']], [503, 'ServiceUnavailable', '1'], busy.body)
       const stored = await h.handle.db.selectFrom('edge_controller_status').select(['communication', 'is_alarmed']).where('org_id', '=', org.id).execute()
       assert.deepEqual(stored, [{ communication: 'failed', is_alarmed: 1 }], 'the flags stay as they were')
-      if (dialect === 'sqlite') await sql`drop trigger ${name}`.execute(h.handle.db)
-      else {
-        await sql`drop trigger ${name} on alarms`.execute(h.handle.db)
-        await sql`drop function ${name}()`.execute(h.handle.db)
-      }
+      await winAlarmRaces()
       assert.equal((await as('PUT', STATUS, recovered)).statusCode, 200)
       const alarms = await commAlarms(as)
       assert.deepEqual(
@@ -340,14 +350,7 @@ for (const dialect of testDialects()) {
       assert.equal((await as('PUT', STATUS, heartbeat([{ controllerId: controller.id, communication: 'failed' }]))).statusCode, 200)
       // The site's turn is held by a heartbeat whose clearing alarm write keeps losing its race (retried until the test
       // lets it win): the heartbeats that come meanwhile wait for the turn or are refused, whatever the timing.
-      const name = sql.raw(`edge_hold_turn_${org.id.toLowerCase()}`)
-      const orgLit = sql.lit(org.id)
-      if (dialect === 'sqlite')
-        await sql`create trigger ${name} before update on alarms when old.org_id = ${orgLit} begin select raise(ignore); end`.execute(h.handle.db)
-      else {
-        await sql`create function ${name}() returns trigger language plpgsql as $$ begin return null; end $$`.execute(h.handle.db)
-        await sql`create trigger ${name} before update on alarms for each row when (old.org_id = ${orgLit}) execute function ${name}()`.execute(h.handle.db)
-      }
+      const winAlarmRaces = await loseAlarmRaces(h, dialect, org.id)
       const ok = heartbeat([{ controllerId: controller.id, communication: 'ok' }])
       const held = as('PUT', STATUS, ok)
       while (!h.logs().some((l) => l.msg === 'alarm write retried after a concurrent change')) await sleep(5)
@@ -356,11 +359,7 @@ for (const dialect of testDialects()) {
       // The two that find room wait for the held turn; the others are answered at once (unbounded, none would be).
       const deadline = Date.now() + 10_000
       while (settled < 28 && Date.now() < deadline) await sleep(5)
-      if (dialect === 'sqlite') await sql`drop trigger ${name}`.execute(h.handle.db)
-      else {
-        await sql`drop trigger ${name} on alarms`.execute(h.handle.db)
-        await sql`drop function ${name}()`.execute(h.handle.db)
-      }
+      await winAlarmRaces()
       const answers = await Promise.all(flood)
       assert.equal((await held).statusCode, 200)
       const busy = answers.filter((a) => a.statusCode === 503)
