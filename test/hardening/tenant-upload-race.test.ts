@@ -8,15 +8,15 @@
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import { describe, it, type TestContext } from 'node:test'
+import BetterSqlite3 from 'better-sqlite3'
 import { sql } from 'kysely'
 import { sleep, testDialects, type TestDialect } from '../harness.ts'
 import { startServer, type Server } from '../cli/process.ts'
+import { withSystemScope } from '../../src/db/tenant-scope.ts'
 import { repack, unpack } from '../support/tenant-package.ts'
 import { processWorld, rawRequest, type ProcessWorld } from './process-support.ts'
 
 const PIECES = 12
-/** The import is sent this long before the upload, so that its transaction has begun (it then runs for seconds). */
-const IMPORT_HEAD_START_MS = 200
 
 interface Cell {
   w: ProcessWorld
@@ -100,6 +100,40 @@ async function stagedRows(w: ProcessWorld): Promise<{ packages: number; chunks: 
   return { packages: await count('tenant_import_packages'), chunks: await count('tenant_import_chunks') }
 }
 
+/**
+ * Resolves once the import's transaction holds the staged package — on PostgreSQL its row FOR UPDATE (a probe's
+ * `for update nowait` is refused), on SQLite the write lock (a probe's `begin immediate` without waiting is busy), three
+ * probes in a row — so that the upload sent next begins during the import however slow the machine.
+ */
+async function importHolds(cell: Cell, dialect: TestDialect): Promise<void> {
+  const { w } = cell
+  const probe = dialect === 'sqlite' ? new BetterSqlite3(w.databaseUrl.slice('sqlite:'.length), { timeout: 0 }) : undefined
+  const held = async (): Promise<boolean> => {
+    try {
+      if (probe) {
+        probe.exec('begin immediate')
+        probe.exec('rollback')
+      } else
+        await withSystemScope(() =>
+          w.handle.db.transaction().execute((trx) => sql`select 1 from tenant_import_packages where org_id = ${w.orgId} for update nowait`.execute(trx)),
+        )
+      return false
+    } catch (err) {
+      if ((err as { code?: string }).code === (probe ? 'SQLITE_BUSY' : '55P03')) return true
+      throw err
+    }
+  }
+  try {
+    const deadline = Date.now() + 20_000
+    for (let inARow = 0; inARow < 3; inARow = (await held()) ? inARow + 1 : 0) {
+      if (Date.now() > deadline) throw new Error('the import did not take the staged package within 20 s')
+      await sleep(10)
+    }
+  } finally {
+    probe?.close()
+  }
+}
+
 const applyStaged = (server: Server, cell: Cell) =>
   rawRequest(`${server.url}/api/admin/orgs/${cell.w.slug}/tenant/import?force=true`, { method: 'POST', headers: cell.host })
 
@@ -133,10 +167,10 @@ for (const dialect of testDialects()) {
       assert.equal(staged.status, 200, staged.text)
       const began = Date.now()
       const importing = applyStaged(cell.servers[0]!, cell).then((answer) => ({ ...answer, ms: Date.now() - began }))
-      await sleep(IMPORT_HEAD_START_MS)
+      await importHolds(cell, dialect)
       const upload = pacedUpload(last, cell, next, 60)
       const [applied, uploaded] = await Promise.all([importing, upload])
-      t.diagnostic(`${dialect}: the import answered after ${applied.ms} ms; the upload began ${IMPORT_HEAD_START_MS} ms after it was sent`)
+      t.diagnostic(`${dialect}: the import answered after ${applied.ms} ms; the upload began once it held the staged package`)
       assert.equal(applied.status, 200, applied.body.toString())
       assert.equal(uploaded.status, 200, uploaded.text)
       assert.deepEqual([await siteCodes(cell.w, 'big'), await siteCodes(cell.w, 'next')], [6000, 0])
