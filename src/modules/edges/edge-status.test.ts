@@ -36,6 +36,17 @@ async function gateways(t: TestContext, dialect: TestDialect) {
   return { ...setup, a: a.id, b: b.id, other: other.id }
 }
 
+/** Site S1 with one controller on gateway GW-1, whose first heartbeat reported it failed (its COMM_LOSS alarm raised). */
+async function alarmedGateway(h: Awaited<ReturnType<typeof harness>>) {
+  const { org, key } = await h.orgWithKey('admin')
+  const as: As = (method, url, payload) => h.inject({ org, apiKey: key }, { method: method as 'GET', url, payload: payload as object })
+  assert.equal((await as('POST', '/api/sites', { code: 'S1', name: 'Plant' })).statusCode, 201)
+  const controller = await createController(as)
+  await as('POST', `/api/sites/S1/controllers/${controller.id}/assign`, { edgeId: 'GW-1' })
+  assert.equal((await as('PUT', STATUS, heartbeat([{ controllerId: controller.id, communication: 'failed' }]))).statusCode, 200)
+  return { org, as, controller }
+}
+
 /**
  * Every update of the organisation's alarms is skipped from now on (as when another writer won each attempt's race),
  * until the returned function drops the trigger that does it.
@@ -317,12 +328,7 @@ for (const dialect of testDialects()) {
 
     it('a heartbeat whose alarm write loses its race answers 503 with Retry-After and stores nothing; the next one applies', async (t) => {
       const h = await harness(t, dialect, {}, { alarmWrites: { writeRetryDeadlineMs: 0 } })
-      const { org, key } = await h.orgWithKey('admin')
-      const as: As = (method, url, payload) => h.inject({ org, apiKey: key }, { method: method as 'GET', url, payload: payload as object })
-      assert.equal((await as('POST', '/api/sites', { code: 'S1', name: 'Plant' })).statusCode, 201)
-      const controller = await createController(as)
-      await as('POST', `/api/sites/S1/controllers/${controller.id}/assign`, { edgeId: 'GW-1' })
-      assert.equal((await as('PUT', STATUS, heartbeat([{ controllerId: controller.id, communication: 'failed' }]))).statusCode, 200)
+      const { org, as, controller } = await alarmedGateway(h)
       const winAlarmRaces = await loseAlarmRaces(h, dialect, org.id)
       h.clock.advance(1000)
       const recovered = heartbeat([{ controllerId: controller.id, communication: 'ok' }])
@@ -342,12 +348,7 @@ for (const dialect of testDialects()) {
 
     it("past SITEGRID_EDGE_STATUS_QUEUE_MAX heartbeats waiting for the site's turn, one more answers 503 with Retry-After at once; the waiting ones are stored", async (t) => {
       const h = await harness(t, dialect, { SITEGRID_EDGE_STATUS_QUEUE_MAX: '3' })
-      const { org, key } = await h.orgWithKey('admin')
-      const as: As = (method, url, payload) => h.inject({ org, apiKey: key }, { method: method as 'GET', url, payload: payload as object })
-      assert.equal((await as('POST', '/api/sites', { code: 'S1', name: 'Plant' })).statusCode, 201)
-      const controller = await createController(as)
-      await as('POST', `/api/sites/S1/controllers/${controller.id}/assign`, { edgeId: 'GW-1' })
-      assert.equal((await as('PUT', STATUS, heartbeat([{ controllerId: controller.id, communication: 'failed' }]))).statusCode, 200)
+      const { org, as, controller } = await alarmedGateway(h)
       // The site's turn is held by a heartbeat whose clearing alarm write keeps losing its race (retried until the test
       // lets it win): the heartbeats that come meanwhile wait for the turn or are refused, whatever the timing.
       const winAlarmRaces = await loseAlarmRaces(h, dialect, org.id)
