@@ -11,6 +11,8 @@ export interface FieldProblem {
 export interface DomainErrorOptions {
   errors?: FieldProblem[]
   extensions?: Record<string, unknown>
+  /** Seconds the caller should wait before sending it again: the answer's `Retry-After` header (http/problem.ts). */
+  retryAfterSeconds?: number
   /** For logs (debug) only; the error handler never puts it in a response. */
   cause?: unknown
 }
@@ -23,6 +25,7 @@ export class DomainError<C extends ErrorCode = ErrorCode> extends Error {
   readonly code: C
   readonly errors: FieldProblem[] | undefined
   readonly extensions: Record<string, unknown> | undefined
+  readonly retryAfterSeconds: number | undefined
 
   constructor(code: C, detail: string, options?: DomainErrorOptions) {
     // `cause` is for logs (debug) only; the error handler never puts it in a response.
@@ -31,6 +34,7 @@ export class DomainError<C extends ErrorCode = ErrorCode> extends Error {
     this.code = code
     this.errors = options?.errors
     this.extensions = options?.extensions
+    this.retryAfterSeconds = options?.retryAfterSeconds
   }
 
   /** The HTTP status, from the catalog only: no error class states its own. */

@@ -46,6 +46,6 @@ export class IdempotencyAnswerUnreadable extends domainError('IdempotencyKeyReus
 /** Another request with the same key and body is still executing after the wait. */
 export class IdempotencyKeyInProgress extends domainError('IdempotencyKeyInProgress') {
   constructor() {
-    super('A request with this Idempotency-Key is still executing; retry after Retry-After seconds to receive its answer.')
+    super('A request with this Idempotency-Key is still executing; retry after Retry-After seconds to receive its answer.', { retryAfterSeconds: 1 })
   }
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import { withOrgScope } from '../db/tenant-scope.ts'
-import { DomainError, invalidField } from '../errors/domain-error.ts'
+import { invalidField } from '../errors/domain-error.ts'
 import {
   completeIdempotencyKey,
   deleteExpiredIdempotencyKeys,
@@ -153,14 +153,8 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
     }
     const orgId = request.org.id
     const wanted = { key, requestMethod: request.method, requestPath: request.url, fingerprint: bodyFingerprint(request.body) }
-    let row: IdempotencyRow | undefined
-    try {
-      // Explicitly in the organisation's scope (row-level security), whatever async context a hook runs in.
-      row = await withOrgScope(orgId, () => acquire(orgId, wanted))
-    } catch (error) {
-      if (error instanceof DomainError && error.code === 'IdempotencyKeyInProgress') reply.header('retry-after', '1')
-      throw error
-    }
+    // Explicitly in the organisation's scope (row-level security), whatever async context a hook runs in.
+    const row = await withOrgScope(orgId, () => acquire(orgId, wanted))
     if (row !== undefined) return replay(reply, row, orgId)
     claims.set(request, { orgId, key })
     await withOrgScope(orgId, () => deleteExpiredIdempotencyKeys(handle.db, orgId, clock.now() - IDEMPOTENCY_TTL_MS))

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import Fastify from 'fastify'
-import { UNAUTHORIZED_DETAIL } from '../errors/domain-error.ts'
-import { constantProblem, sendProblem } from './problem.ts'
+import { domainError, UNAUTHORIZED_DETAIL } from '../errors/domain-error.ts'
+import { constantProblem, installProblemHandlers, sendProblem } from './problem.ts'
 
 async function twoRoutes(t: TestContext, id: string) {
   const app = Fastify({ genReqId: () => id })
@@ -34,4 +34,28 @@ describe('problem documents', () => {
       }
     })
   }
+
+  it('a thrown error that says when to come back carries Retry-After on any route; one that does not, none', async (t) => {
+    class Busy extends domainError('ServiceUnavailable') {
+      constructor(retryAfterSeconds?: number) {
+        super('Busy.', { retryAfterSeconds })
+      }
+    }
+    const app = Fastify()
+    t.after(() => app.close())
+    installProblemHandlers(app)
+    app.get('/busy', async () => {
+      throw new Busy(7)
+    })
+    app.get('/down', async () => {
+      throw new Busy()
+    })
+    const busy = await app.inject({ url: '/busy' })
+    assert.equal(busy.statusCode, 503)
+    assert.equal(busy.headers['retry-after'], '7')
+    assert.equal(busy.json().code, 'ServiceUnavailable')
+    const down = await app.inject({ url: '/down' })
+    assert.equal(down.statusCode, 503)
+    assert.equal(down.headers['retry-after'], undefined)
+  })
 })

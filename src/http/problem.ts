@@ -221,7 +221,11 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if (missing.length > 0) schema.response = { ...schema.response, ...problemResponses(...missing) }
   })
 
-  app.setErrorHandler((error, request, reply) => replyProblem(reply, toProblem(error, request)))
+  app.setErrorHandler((error, request, reply) => {
+    // Every refusal that says when to come back (a busy queue, a limit, a lock) says it in the header too.
+    if (error instanceof DomainError && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
+    return replyProblem(reply, toProblem(error, request))
+  })
 
   app.setNotFoundHandler((request, reply) => sendProblem(reply, request, 'NotFound', 'No such resource.'))
 

@@ -10,20 +10,19 @@ function lockExtensions(lockedUntil: number, now: number) {
  * lasts, whatever the PIN and whether or not the e-mail belongs to a site user (no PIN is checked).
  */
 export class PinLocked extends domainError('PinLocked') {
-  readonly retryAfterSec: number
   constructor(lockedUntil: number, now: number) {
     const extensions = lockExtensions(lockedUntil, now)
-    super('Sign-in with this e-mail is locked after repeated wrong PINs; try again after Retry-After seconds, or ask an owner to unlock it.', { extensions })
-    this.retryAfterSec = extensions.retryAfter
+    super('Sign-in with this e-mail is locked after repeated wrong PINs; try again after Retry-After seconds, or ask an owner to unlock it.', {
+      extensions,
+      retryAfterSeconds: extensions.retryAfter,
+    })
   }
 }
 
 /** Too many failures from this client address: refused before any PIN is checked. */
 export class SignInThrottled extends domainError('SignInThrottled') {
-  readonly retryAfterSec: number
   constructor(lockedUntil: number, now: number) {
     const extensions = lockExtensions(lockedUntil, now)
-    super('Too many failed sign-ins from this address; try again after Retry-After seconds.', { extensions })
-    this.retryAfterSec = extensions.retryAfter
+    super('Too many failed sign-ins from this address; try again after Retry-After seconds.', { extensions, retryAfterSeconds: extensions.retryAfter })
   }
 }

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NotFound, Unauthorized } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import type { Tenancy } from '../../http/tenancy.ts'
-import { PinLocked, SignInThrottled } from './errors.ts'
 import { ChangePinBody, JwksSchema, RefreshBody, SiteLoginBody, SiteSessionSchema } from './schemas.ts'
 import type { SiteSignIn } from './sign-in.ts'
 import type { SigningKeys } from './signing-keys.ts'
@@ -33,13 +32,8 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
     async (request, reply) => {
       const org = await tenancy.resolve(request.hostname)
       if (!org) throw new Unauthorized()
-      try {
-        const session = await signIn.login(org, request.body.email, request.body.pin, request.ip)
-        return reply.header('cache-control', 'no-store').send(session)
-      } catch (err) {
-        if (err instanceof PinLocked || err instanceof SignInThrottled) reply.header('retry-after', String(err.retryAfterSec))
-        throw err
-      }
+      const session = await signIn.login(org, request.body.email, request.body.pin, request.ip)
+      return reply.header('cache-control', 'no-store').send(session)
     },
   )
 
@@ -60,13 +54,8 @@ export const sitePinRoutes: FastifyPluginAsyncTypebox<{ tenancy: Tenancy; signIn
     async (request, reply) => {
       const org = await tenancy.resolve(request.hostname)
       if (!org) throw new Unauthorized()
-      try {
-        await signIn.changePin(org, request.body.email, request.body.pin, request.body.newPin, request.ip)
-        return reply.code(204).send(null)
-      } catch (err) {
-        if (err instanceof PinLocked || err instanceof SignInThrottled) reply.header('retry-after', String(err.retryAfterSec))
-        throw err
-      }
+      await signIn.changePin(org, request.body.email, request.body.pin, request.body.newPin, request.ip)
+      return reply.code(204).send(null)
     },
   )
 

@@ -11,16 +11,15 @@ interface CauseOption {
 export class AiProviderUnavailable extends domainError('AiProviderUnavailable') {
   /** Provider name from the configuration (not secret), for logs. */
   readonly provider: string
-  /** Whole seconds the caller should wait before trying again, when the provider said so (send as Retry-After). */
-  readonly retryAfterSeconds: number | undefined
 
+  /** `retryAfterSeconds`: whole seconds the caller should wait before trying again, when the provider said so. */
   constructor(provider: string, options: CauseOption & { readonly retryAfterSeconds?: number } = {}) {
     super('The AI provider is unavailable. Try again later.', {
       cause: options.cause,
       extensions: options.retryAfterSeconds === undefined ? undefined : { retryAfterSeconds: options.retryAfterSeconds },
+      retryAfterSeconds: options.retryAfterSeconds,
     })
     this.provider = provider
-    this.retryAfterSeconds = options.retryAfterSeconds
   }
 }
 
@@ -85,14 +84,12 @@ export function isAiError(error: unknown): error is AiError {
 
 /** The organisation used up a tier's `requestsPerMinute` or `tokensPerDay`; `Retry-After` says when it frees up. */
 export class AiLimitExceeded extends domainError('RateLimited') {
-  readonly retryAfterSeconds: number
-
   constructor(limit: 'requestsPerMinute' | 'tokensPerDay', tier: string, retryAfterSeconds: number) {
     const what = limit === 'requestsPerMinute' ? 'requests per minute' : 'tokens per day'
     super(`The organisation reached its AI limit of ${what} for tier "${tier}"; see Retry-After.`, {
       extensions: { limit, tier, retryAfterSeconds },
+      retryAfterSeconds,
     })
-    this.retryAfterSeconds = retryAfterSeconds
   }
 }
 

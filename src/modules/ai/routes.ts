@@ -1,22 +1,19 @@
-import type { FastifyBaseLogger, FastifyReply } from 'fastify'
+import type { FastifyBaseLogger } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { actorOf } from '../../identity.ts'
 import { DomainError } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
 import { HttpFailure } from './call.ts'
-import { AiClientGone, AiLimitExceeded, AiProviderUnavailable, isAiError } from './errors.ts'
+import { AiClientGone, isAiError } from './errors.ts'
 import { CompleteBody, CompletionSchema, UsageQuery, UsageReportSchema } from './schemas.ts'
 import type { AiService } from './service.ts'
 import { clientGoneSignal, sendSseStream } from './sse.ts'
 import { docs } from './docs.ts'
 import { NO_STORE } from '../../http/openapi.ts'
 
-/** Retry-After for limits and provider back-off; the provider's detail (`cause`) goes to the debug log only. */
-function beforeProblem(reply: FastifyReply, log: FastifyBaseLogger, error: unknown): void {
-  if (error instanceof AiLimitExceeded || (error instanceof AiProviderUnavailable && error.retryAfterSeconds !== undefined)) {
-    reply.header('retry-after', String(error.retryAfterSeconds))
-  }
+/** The provider's detail (`cause`) of a failure goes to the debug log only (Retry-After: the error handler). */
+function logProviderCause(log: FastifyBaseLogger, error: unknown): void {
   if (isAiError(error) && error.cause !== undefined) {
     const cause = error.cause
     log.debug(
@@ -88,12 +85,12 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
           await ai.recordFailure(orgId, ticket, error, false)
           throw error
         }
-        if (result.error !== undefined) beforeProblem(reply, request.log, result.error)
+        if (result.error !== undefined) logProviderCause(request.log, result.error)
         // The answer has been sent (hijacked): a failure to record it can only be logged.
         await ai.recordStream(orgId, ticket, result).catch((err: unknown) => request.log.error({ err }, 'AI usage of a stream could not be recorded'))
         return reply
       } catch (error) {
-        if (error instanceof DomainError) beforeProblem(reply, request.log, error)
+        if (error instanceof DomainError) logProviderCause(request.log, error)
         throw error
       }
     },

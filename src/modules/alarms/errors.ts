@@ -11,11 +11,10 @@ export const ALARM_WRITE_RETRY_AFTER_SECONDS = 1
 
 /** A write that lost its race with the site's other writers on every attempt until its deadline: nothing was written. */
 export class AlarmWriteRacesLost extends domainError('ServiceUnavailable') {
-  readonly retryAfterSeconds = ALARM_WRITE_RETRY_AFTER_SECONDS
-
   constructor(cause: unknown) {
     super("The site's alarms kept changing under this write until it gave up; nothing was changed. Send it again after Retry-After seconds.", {
       extensions: { retryAfterSeconds: ALARM_WRITE_RETRY_AFTER_SECONDS },
+      retryAfterSeconds: ALARM_WRITE_RETRY_AFTER_SECONDS,
       cause,
     })
   }
@@ -23,12 +22,13 @@ export class AlarmWriteRacesLost extends domainError('ServiceUnavailable') {
 
 /** More alarm writes are waiting in this process than SITEGRID_ALARM_WRITE_QUEUE_MAX: refused at once, nothing written. */
 export class AlarmWriteQueueFull extends domainError('ServiceUnavailable') {
-  readonly retryAfterSeconds = ALARM_WRITE_RETRY_AFTER_SECONDS
-
   constructor(limit: number) {
     super(
       `${limit} alarm writes are already waiting in this server process (SITEGRID_ALARM_WRITE_QUEUE_MAX); nothing was changed. Send it again after Retry-After seconds.`,
-      { extensions: { retryAfterSeconds: ALARM_WRITE_RETRY_AFTER_SECONDS, limit, setting: 'SITEGRID_ALARM_WRITE_QUEUE_MAX' } },
+      {
+        extensions: { retryAfterSeconds: ALARM_WRITE_RETRY_AFTER_SECONDS, limit, setting: 'SITEGRID_ALARM_WRITE_QUEUE_MAX' },
+        retryAfterSeconds: ALARM_WRITE_RETRY_AFTER_SECONDS,
+      },
     )
   }
 }

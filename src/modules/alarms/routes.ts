@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, onErrorAsyncHookHandler } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import { actorOf } from '../../identity.ts'
 import { Forbidden } from '../../errors/domain-error.ts'
 import { problemResponses } from '../../http/problem.ts'
@@ -23,7 +23,6 @@ import {
 } from './schemas.ts'
 import type { AlarmsService } from './service.ts'
 import { docs } from './docs.ts'
-import { AlarmWriteQueueFull, AlarmWriteRacesLost } from './errors.ts'
 import { ForwardedToSite } from './forward.ts'
 
 const TAGS = ['Alarms']
@@ -38,17 +37,7 @@ function answer<T, F>(reply: FastifyReply, outcome: T | ForwardedToSite<F>): T |
   return outcome.answer
 }
 
-/**
- * An alarm write refused for a busy process or a race lost until its deadline is a 503 the client retries: the
- * `onError` hook of every route that writes alarms (these and the edge gateways' heartbeat) says when.
- */
-export const alarmWriteRetryAfter: onErrorAsyncHookHandler = async (_request, reply, error) => {
-  if (error instanceof AlarmWriteQueueFull || error instanceof AlarmWriteRacesLost) reply.header('retry-after', String(error.retryAfterSeconds))
-}
-
 export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> = async (app, { alarms }) => {
-  app.addHook('onError', alarmWriteRetryAfter)
-
   app.post(
     '/:siteId/alarms/events',
     {

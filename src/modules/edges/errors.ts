@@ -5,12 +5,13 @@ export const EDGE_STATUS_RETRY_AFTER_SECONDS = 1
 
 /** More heartbeats and sweeps wait for their site's turn in this process than SITEGRID_EDGE_STATUS_QUEUE_MAX: refused at once, nothing stored. */
 export class EdgeStatusQueueFull extends domainError('ServiceUnavailable') {
-  readonly retryAfterSeconds = EDGE_STATUS_RETRY_AFTER_SECONDS
-
   constructor(limit: number) {
     super(
       `${limit} edge heartbeats are already waiting in this server process (SITEGRID_EDGE_STATUS_QUEUE_MAX); nothing was stored. Send it again after Retry-After seconds.`,
-      { extensions: { retryAfterSeconds: EDGE_STATUS_RETRY_AFTER_SECONDS, limit, setting: 'SITEGRID_EDGE_STATUS_QUEUE_MAX' } },
+      {
+        extensions: { retryAfterSeconds: EDGE_STATUS_RETRY_AFTER_SECONDS, limit, setting: 'SITEGRID_EDGE_STATUS_QUEUE_MAX' },
+        retryAfterSeconds: EDGE_STATUS_RETRY_AFTER_SECONDS,
+      },
     )
   }
 }

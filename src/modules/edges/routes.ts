@@ -1,9 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { problemResponses } from '../../http/problem.ts'
-import { alarmWriteRetryAfter } from '../alarms/routes.ts'
 import { withHeaders } from '../../http/openapi.ts'
 import { docs } from './docs.ts'
-import { EdgeStatusQueueFull } from './errors.ts'
 import {
   EdgeConfigParams,
   EdgeConfigSchema,
@@ -27,13 +25,6 @@ function noneMatch(header: string | undefined, etag: string): boolean {
 }
 
 export const edgesRoutes: FastifyPluginAsyncTypebox<{ edges: EdgesService }> = async (app, { edges }) => {
-  // A heartbeat whose alarm write found the process busy, or lost its race until its deadline, or that found its site's
-  // turns full, is a 503 the gateway retries.
-  app.addHook('onError', alarmWriteRetryAfter)
-  app.addHook('onError', async (_request, reply, error) => {
-    if (error instanceof EdgeStatusQueueFull) reply.header('retry-after', String(error.retryAfterSeconds))
-  })
-
   app.get(
     '/:siteId/edges/:edgeId/config',
     {
