@@ -177,7 +177,7 @@ export const siteCommands: Command[] = [
         } catch (err) {
           if (!(err instanceof DomainError) || err.code !== 'ConfirmationRequired') throw err
           const counts = Object.entries((err.extensions?.wouldDelete ?? {}) as Record<string, number>)
-          io.err(`sitegrid site delete: nothing deleted. Deleting site ${code} removes ${counts.map(([what, n]) => `${n} ${what}`).join(', ')}.`)
+          io.err(`sitegrid site delete: nothing deleted. Deleting site ${code} removes ${counts.map(([what, n]) => `${what}: ${n}`).join(', ')}.`)
           io.err(`Repeat with --confirm ${code} to delete it.`)
           return 1
         }

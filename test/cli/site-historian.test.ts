@@ -81,7 +81,7 @@ describe('sitegrid site and historian commands (processes)', () => {
 
     const unconfirmed = cli('site', 'delete', 'plant-1')
     assert.equal(unconfirmed.code, 1)
-    assert.match(unconfirmed.stderr, /nothing deleted.*0 controllers.*Repeat with --confirm plant-1/s)
+    assert.match(unconfirmed.stderr, /nothing deleted\. Deleting site plant-1 removes controllers: 0, .*Repeat with --confirm plant-1/s)
     assert.equal(cli('site', 'show', 'plant-1').code, 0, 'still there')
     assert.equal(cli('site', 'delete', 'plant-1', '--confirm', 'plant-1').code, 0)
     assert.match(cli('site', 'show', 'plant-1').stderr, /NotFound: no site "plant-1" in \S+ \(`sitegrid site list` shows them\)/)
