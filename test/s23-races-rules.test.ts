@@ -1,0 +1,186 @@
+// Session 23: the rules the earlier concurrency suites (test/hardening/cell-concurrency.test.ts, org-concurrency.test.ts,
+// idempotency-processes.test.ts) leave out, each under 50 requests at once: split over two `sitegrid serve` processes
+// on one PostgreSQL database (as the app role), or sent at once to the one process that serves a SQLite file (a second
+// process on a served file is refused at start-up by design, tested in cell-concurrency.test.ts). Every answer is the
+// rule's documented one, never a 5xx; the database and the audit trail hold exactly what the 2xx answers claim.
+import assert from 'node:assert/strict'
+import { Agent, request } from 'node:http'
+import { describe, it, type TestContext } from 'node:test'
+import { startServer, type Server } from './cli/process.ts'
+import { systemClock } from '../src/clock.ts'
+import { CLI_ACTOR } from '../src/identity.ts'
+import { createMembersService } from '../src/modules/orgs/members-service.ts'
+import { LINK_PROTOCOL, SCHEMA_VERSION } from '../src/modules/fleet/site-servers/protocol.ts'
+import { endSessionsOfAccount } from '../src/auth/sessions/end-sessions.ts'
+import { testDialects, type TestDialect } from './harness.ts'
+import { processWorld, type ProcessWorld } from './hardening/process-support.ts'
+
+const RACERS = 50
+const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+
+interface Answer {
+  status: number
+  body: string
+  code: string
+}
+
+interface Cell {
+  world: ProcessWorld
+  servers: Server[]
+  dialect: TestDialect
+}
+
+async function startCell(t: TestContext, dialect: TestDialect, slug: string, mode: 'cloud' | 'site'): Promise<Cell> {
+  const world = await processWorld(t, dialect, slug, { SITEGRID_MODE: mode, SITEGRID_PIN_SCRYPT_LOG2N: '10', SITEGRID_IDEMPOTENCY_WAIT_MS: '60000' })
+  const processes = dialect === 'postgres' ? 2 : 1
+  const servers = await Promise.all(Array.from({ length: processes }, () => startServer({ cwd: world.cwd, env: world.env })))
+  t.after(async () => {
+    for (const s of servers) await s.stop()
+  })
+  return { world, servers, dialect }
+}
+
+/** Request `i` to process `i % servers.length`, at the cell's organisation, with `headers` (an API key by default). */
+function call(cell: Cell, i: number, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  const server = cell.servers[i % cell.servers.length]!
+  const all: Record<string, string> = { host: `${cell.world.slug}.localhost`, 'x-api-key': cell.world.ownerKey, ...headers }
+  if (all['x-api-key'] === '') delete all['x-api-key']
+  if (body !== undefined) all['content-type'] = 'application/json'
+  return new Promise<Answer>((resolve, reject) => {
+    const req = request(`${server.url}${path}`, { method, headers: all, agent }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d: string) => {
+        text += d
+      })
+      res.on('end', () => {
+        const status = res.statusCode ?? 0
+        let code = String(status)
+        if (status >= 300 && text.startsWith('{')) code = `${status} ${(JSON.parse(text) as { code?: string }).code}`
+        resolve({ status, body: text, code })
+      })
+    })
+    req.on('error', reject)
+    req.end(body === undefined ? undefined : JSON.stringify(body))
+  })
+}
+
+/** `RACERS` requests at once; none a 5xx, every other answer a 2xx or one of `refusals` ("409 Conflict"). */
+async function race(cell: Cell, rule: string, refusals: string[], send: (i: number) => Promise<Answer>): Promise<Answer[]> {
+  const answers = await Promise.all(Array.from({ length: RACERS }, (_, i) => send(i)))
+  const codes: Record<string, number> = {}
+  for (const a of answers) codes[a.code] = (codes[a.code] ?? 0) + 1
+  console.log(`s23-races ${cell.dialect}: ${rule}: ${RACERS} at once over ${cell.servers.length} process(es) -> ${JSON.stringify(codes)}`)
+  assert.deepEqual(
+    answers.filter((a) => a.status >= 500).map((a) => a.body),
+    [],
+    rule,
+  )
+  for (const code of Object.keys(codes)) assert.ok(/^2\d\d$/.test(code) || refusals.includes(code), `${rule}: undocumented answer ${code}`)
+  return answers
+}
+
+async function audits(cell: Cell, action: string, target?: string): Promise<number> {
+  let q = cell.world.handle.db.selectFrom('audit_events').select('id').where('org_id', '=', cell.world.orgId).where('action', '=', action)
+  if (target !== undefined) q = q.where('target', '=', target)
+  return (await q.execute()).length
+}
+
+const controller = (assetNumber: string) => ({ name: 'PLC', platform: 1, assetNumber, connection: { protocol: 'EtherNet/IP', ipAddress: '10.0.0.1' } })
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: s23 races, cloud rules under ${RACERS} concurrent requests (two processes on PostgreSQL)`, () => {
+    it('one Idempotency-Key with two bodies executes once; one pending member approved once; keys minted at once all distinct; one site linked to one site server; one enrolment code used once; a site server revoked once', async (t) => {
+      const cell = await startCell(t, dialect, 'racers', 'cloud')
+      const { world } = cell
+      assert.equal((await call(cell, 0, 'POST', '/api/sites', { code: 'S1', name: 'Plant' })).status, 201)
+
+      // Idempotency-Key: the same key with two different bodies at once. One request executes; a request with its
+      // body replays its answer, one with the other body is 422 IdempotencyKeyReused. One controller exists.
+      const keyed = await race(cell, 'one Idempotency-Key, two bodies', ['422 IdempotencyKeyReused'], (i) =>
+        call(cell, i, 'POST', '/api/sites/S1/controllers', controller(i % 4 < 2 ? 'IDEM-A' : 'IDEM-B'), { 'idempotency-key': 'two-bodies' }),
+      )
+      const made = await world.handle.db.selectFrom('controllers').select(['id', 'asset_number']).where('org_id', '=', world.orgId).execute()
+      assert.equal(made.length, 1)
+      const winner = made[0]!.asset_number === 'IDEM-A' ? 0 : 2
+      keyed.forEach((a, i) => {
+        if (i % 4 < 2 === (winner === 0)) {
+          assert.equal(a.status, 201, `request ${i} has the executed body`)
+          assert.equal((JSON.parse(a.body) as { id: string }).id, made[0]!.id)
+        } else assert.equal(a.code, '422 IdempotencyKeyReused', `request ${i} has the other body`)
+      })
+
+      // Member approval: one pending request approved 50 times at once (as admin or as member): one 200, the others
+      // 409 (already active); one audit row, and the role is the winner's.
+      const members = createMembersService({ handle: world.handle, clock: systemClock, endSessions: endSessionsOfAccount })
+      await members.recordSignIn(world.orgId, { oid: 'pending-1', email: 'p1@example.test', name: 'P1' })
+      const approvals = await race(cell, 'member approve', ['409 Conflict'], (i) =>
+        call(cell, i, 'POST', `/api/admin/orgs/${world.slug}/members/pending-1/approve`, { role: i % 2 === 0 ? 'admin' : 'member' }),
+      )
+      const approved = approvals.filter((a) => a.status === 200)
+      assert.equal(approved.length, 1)
+      assert.equal(await audits(cell, 'member.approved', 'pending-1'), 1)
+      const access = await members.accessOf(world.orgId, 'pending-1')
+      assert.deepEqual(access, { status: 'active', role: (JSON.parse(approved[0]!.body) as { role: string }).role })
+
+      // Key mint: 50 at once are 50 keys, each audited once, each authenticating.
+      const expiresAt = new Date(Date.now() + 86_400_000).toISOString()
+      const mintedBefore = await audits(cell, 'api_key.minted')
+      const mints = await race(cell, 'api key mint', [], (i) => call(cell, i, 'POST', '/api/admin/api-keys', { role: 'member', name: `k${i}`, expiresAt }))
+      const minted = mints.map((a) => JSON.parse(a.body) as { keyId: string; plaintext: string })
+      assert.equal(new Set(minted.map((k) => k.keyId)).size, RACERS)
+      assert.equal(await audits(cell, 'api_key.minted'), mintedBefore + RACERS)
+      const uses = await race(cell, 'each minted key authenticates', [], (i) => call(cell, i + 1, 'GET', '/api/sites', undefined, { 'x-api-key': minted[i]!.plaintext }))
+      assert.equal(uses.length, RACERS)
+
+      // Site servers: one site registered 50 times at once is linked to one (the others 409 Conflict, SiteAlreadyLinked).
+      const registrations = await race(cell, 'site server registration of one site', ['409 Conflict'], (i) =>
+        call(cell, i, 'POST', '/api/admin/site-servers', { name: `box ${i}`, sites: ['S1'] }),
+      )
+      const registered = registrations.filter((a) => a.status === 201)
+      assert.equal(registered.length, 1)
+      const servers = await world.handle.db.selectFrom('site_servers').select('id').where('org_id', '=', world.orgId).execute()
+      assert.equal(servers.length, 1)
+      assert.equal(await audits(cell, 'site_server.registered'), 1)
+      const { id: serverId, enrolmentCode } = JSON.parse(registered[0]!.body) as { id: string; enrolmentCode: string }
+
+      // Its one-time code used 50 times at once: one enrolment (one credential), the others the uniform 401.
+      const enrolments = await race(cell, 'one enrolment code used at once', ['401 Unauthorized'], (i) =>
+        call(cell, i, 'POST', '/api/link/enrol', { code: enrolmentCode, orgId: null, protocol: LINK_PROTOCOL, schema: SCHEMA_VERSION }, { 'x-api-key': '' }),
+      )
+      assert.equal(enrolments.filter((a) => a.status === 200).length, 1)
+      assert.equal(await audits(cell, 'site_server.enrolled', serverId), 1)
+
+      // Revoked 50 times at once: one 200, the others 404 (already revoked); one audit row.
+      const revokes = await race(cell, 'site server revoke', ['404 NotFound'], (i) => call(cell, i, 'POST', `/api/admin/site-servers/${serverId}/revoke`))
+      assert.equal(revokes.filter((a) => a.status === 200).length, 1)
+      assert.equal(await audits(cell, 'site_server.revoked', serverId), 1)
+    })
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: s23 races, site-server rules under ${RACERS} concurrent requests (two processes on PostgreSQL)`, () => {
+    it('one refresh token used at once rotates once; configuration reloads at once each answer and audit once', async (t) => {
+      const cell = await startCell(t, dialect, 'plant', 'site')
+      const added = await call(cell, 0, 'POST', '/api/site/users', { email: 'op@plant.example', displayName: 'Operator', siteRole: 'owner', pin: '482913' })
+      assert.equal(added.status, 201, added.body)
+      const login = await call(cell, 0, 'POST', '/auth/site/login', { email: 'op@plant.example', pin: '482913' }, { 'x-api-key': '' })
+      assert.equal(login.status, 200, login.body)
+      const { refreshToken, accessToken } = JSON.parse(login.body) as { refreshToken: string; accessToken: string }
+
+      // Each refresh token works once: of 50 uses at once exactly one rotates it, the others the uniform 401.
+      const refreshes = await race(cell, 'one refresh token used at once', ['401 Unauthorized'], (i) =>
+        call(cell, i, 'POST', '/auth/site/refresh', { refreshToken }, { 'x-api-key': '' }),
+      )
+      assert.equal(refreshes.filter((a) => a.status === 200).length, 1)
+
+      // Reloads run one at a time; each answers and writes one audit row.
+      const reloads = await race(cell, 'configuration reload', [], (i) =>
+        call(cell, i, 'POST', '/api/admin/config/reload', { reason: `r${i}` }, { 'x-api-key': '', authorization: `Bearer ${accessToken}` }),
+      )
+      assert.equal(reloads.length, RACERS)
+      assert.equal(await audits(cell, 'config.reloaded'), RACERS)
+    })
+  })
+}
