@@ -5,14 +5,17 @@
 // rule's documented one, never a 5xx; the database and the audit trail hold exactly what the 2xx answers claim.
 import assert from 'node:assert/strict'
 import { Agent, request } from 'node:http'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import { startServer, type Server } from './cli/process.ts'
 import { systemClock } from '../src/clock.ts'
-import { CLI_ACTOR } from '../src/identity.ts'
 import { createMembersService } from '../src/modules/orgs/members-service.ts'
 import { LINK_PROTOCOL, SCHEMA_VERSION } from '../src/modules/fleet/site-servers/protocol.ts'
 import { endSessionsOfAccount } from '../src/auth/sessions/end-sessions.ts'
 import { testDialects, type TestDialect } from './harness.ts'
+import { startFakeOpenAi } from './support/fake-openai.ts'
 import { processWorld, type ProcessWorld } from './hardening/process-support.ts'
 
 const RACERS = 50
@@ -30,8 +33,8 @@ interface Cell {
   dialect: TestDialect
 }
 
-async function startCell(t: TestContext, dialect: TestDialect, slug: string, mode: 'cloud' | 'site'): Promise<Cell> {
-  const world = await processWorld(t, dialect, slug, { SITEGRID_MODE: mode, SITEGRID_PIN_SCRYPT_LOG2N: '10', SITEGRID_IDEMPOTENCY_WAIT_MS: '60000' })
+async function startCell(t: TestContext, dialect: TestDialect, slug: string, mode: 'cloud' | 'site', env: Record<string, string> = {}): Promise<Cell> {
+  const world = await processWorld(t, dialect, slug, { SITEGRID_MODE: mode, SITEGRID_PIN_SCRYPT_LOG2N: '10', SITEGRID_IDEMPOTENCY_WAIT_MS: '60000', ...env })
   const processes = dialect === 'postgres' ? 2 : 1
   const servers = await Promise.all(Array.from({ length: processes }, () => startServer({ cwd: world.cwd, env: world.env })))
   t.after(async () => {
@@ -130,7 +133,9 @@ for (const dialect of testDialects()) {
       const minted = mints.map((a) => JSON.parse(a.body) as { keyId: string; plaintext: string })
       assert.equal(new Set(minted.map((k) => k.keyId)).size, RACERS)
       assert.equal(await audits(cell, 'api_key.minted'), mintedBefore + RACERS)
-      const uses = await race(cell, 'each minted key authenticates', [], (i) => call(cell, i + 1, 'GET', '/api/sites', undefined, { 'x-api-key': minted[i]!.plaintext }))
+      const uses = await race(cell, 'each minted key authenticates', [], (i) =>
+        call(cell, i + 1, 'GET', '/api/sites', undefined, { 'x-api-key': minted[i]!.plaintext }),
+      )
       assert.equal(uses.length, RACERS)
 
       // Site servers: one site registered 50 times at once is linked to one (the others 409 Conflict, SiteAlreadyLinked).
@@ -232,15 +237,63 @@ for (const dialect of testDialects()) {
         if (action.audit !== null) assert.equal(await audits(cell, action.audit, alarmId), applied, `${action.path} audited`)
       }
       assert.equal(answers.filter((a, i) => i % 6 === 0 && a.status === 200).length <= 2, true, 'acknowledged at most once per activation')
-      const open = await world.handle.db
-        .selectFrom('alarms')
-        .select('id')
-        .where('org_id', '=', world.orgId)
-        .where('active_key', 'is not', null)
-        .execute()
+      const open = await world.handle.db.selectFrom('alarms').select('id').where('org_id', '=', world.orgId).where('active_key', 'is not', null).execute()
       assert.ok(open.length <= 1, 'one open alarm per source')
       const events = await world.handle.db.selectFrom('alarm_events').select('event_id').where('org_id', '=', world.orgId).execute()
       assert.equal(events.length, 1 + answers.filter((_, i) => i % 6 === 5).length, 'every event stored once')
+    })
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: s23 races, AI tokensPerDay under ${RACERS} requests at once (two processes on PostgreSQL)`, () => {
+    it('requests in flight hold back what they may use: the day overshoots tokensPerDay by less than one request, the others 429 tokensPerDay; sent one by one afterwards, the room left is used', async (t) => {
+      // Each answer uses 40 tokens, after 300 ms (all 50 are in flight together); the tier allows 200 a day.
+      const box = await startFakeOpenAi({
+        fallback: { kind: 'ok', text: 'fake answer', usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40 }, headersDelayMs: 300 },
+      })
+      t.after(() => box.close())
+      const dir = mkdtempSync(join(tmpdir(), 'sitegrid-s23-ai-'))
+      t.after(() => rmSync(dir, { recursive: true, force: true }))
+      const file = join(dir, 'ai.json')
+      const perDay = 200
+      const perRequest = 40
+      writeFileSync(
+        file,
+        JSON.stringify({
+          providers: [{ name: 'box', baseUrl: box.baseUrl, trusted: true, allowPrivateNetwork: true, timeoutMs: 30_000, maxRetries: 0 }],
+          tiers: [{ name: 'fast', provider: 'box', model: 'qwen-local', maxTokensCeiling: 64, requestsPerMinute: 10_000, tokensPerDay: perDay }],
+          defaultTier: 'fast',
+        }),
+      )
+      const cell = await startCell(t, dialect, 'thinkers', 'cloud', { SITEGRID_AI_CONFIG_FILE: file })
+      const { world } = cell
+      const used = async () => {
+        const rows = await world.handle.db.selectFrom('ai_usage').select(['total_tokens', 'status']).where('org_id', '=', world.orgId).execute()
+        return { requests: rows.length, tokens: rows.reduce((n, r) => n + Number(r.total_tokens), 0) }
+      }
+      const asks = await race(cell, `AI tokensPerDay ${perDay}`, ['429 RateLimited'], (i) =>
+        call(cell, i, 'POST', '/api/ai/complete', { prompt: `question ${i}` }),
+      )
+      const admitted = asks.filter((a) => a.status === 200).length
+      for (const a of asks.filter((x) => x.status === 429)) assert.equal((JSON.parse(a.body) as { limit: string }).limit, 'tokensPerDay')
+      const atOnce = await used()
+      console.log(`s23-races ${dialect}: AI tokensPerDay ${perDay}, ${perRequest} a request: admitted at once ${admitted}, tokens used ${atOnce.tokens}`)
+      assert.ok(admitted >= 1)
+      assert.equal(atOnce.requests, admitted)
+      assert.equal(box.requests.length, admitted, 'refused requests reach no provider')
+      assert.ok(atOnce.tokens < perDay + perRequest, `the day overshoots by less than one request: ${atOnce.tokens} tokens used`)
+
+      // One by one, requests are admitted while the day has room (none refused before it is used up), then refused.
+      let tokens = atOnce.tokens
+      while (tokens < perDay) {
+        const one = await call(cell, 0, 'POST', '/api/ai/complete', { prompt: 'one more' })
+        assert.equal(one.status, 200, one.body)
+        tokens += perRequest
+      }
+      const refused = await call(cell, 1, 'POST', '/api/ai/complete', { prompt: 'over' })
+      assert.equal(refused.code, '429 RateLimited')
+      assert.equal((await used()).tokens, tokens)
     })
   })
 }
