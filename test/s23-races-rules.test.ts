@@ -14,7 +14,7 @@ import { systemClock } from '../src/clock.ts'
 import { createMembersService } from '../src/modules/orgs/members-service.ts'
 import { LINK_PROTOCOL, SCHEMA_VERSION } from '../src/modules/fleet/site-servers/protocol.ts'
 import { endSessionsOfAccount } from '../src/auth/sessions/end-sessions.ts'
-import { testDialects, type TestDialect } from './harness.ts'
+import { sleep, testDialects, type TestDialect } from './harness.ts'
 import { startFakeOpenAi } from './support/fake-openai.ts'
 import { processWorld, type ProcessWorld } from './hardening/process-support.ts'
 
@@ -294,6 +294,59 @@ for (const dialect of testDialects()) {
       const refused = await call(cell, 1, 'POST', '/api/ai/complete', { prompt: 'over' })
       assert.equal(refused.code, '429 RateLimited')
       assert.equal((await used()).tokens, tokens)
+    })
+  })
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: s23 races, historian live pushes of one gateway under ${RACERS} requests at once (two processes on PostgreSQL)`, () => {
+    it('one batchKey pushed at once stores once (the others replay its answer); distinct batchKeys of one key in one window share one open batch; every sample stored once', async (t) => {
+      const cell = await startCell(t, dialect, 'pushers', 'cloud')
+      const { world } = cell
+      assert.equal((await call(cell, 0, 'POST', '/api/sites', { code: 'S1', name: 'Plant' })).status, 201)
+      const ctl = await call(cell, 0, 'POST', '/api/sites/S1/controllers', controller('PLC-1'))
+      const controllerId = (JSON.parse(ctl.body) as { id: string }).id
+      const pump = { id: 'P1', name: 'P1', typeId: 'pump', assetNumber: 'A-P1', controllerId, tagMappings: { speed: 'N7:0', flow: 'N7:1' } }
+      assert.equal((await call(cell, 0, 'POST', '/api/sites/S1/instances', pump)).status, 201)
+      // The pushes must fall in one 10-minute UTC window (a new window opens a new batch): not in the last 20 s of one.
+      const toNextWindow = 600_000 - (Date.now() % 600_000)
+      if (toNextWindow < 20_000) await sleep(toNextWindow + 100)
+      const now = Date.now()
+      const samples = (i: number, n: number) =>
+        Array.from({ length: n }, (_, j) => ({ instanceId: 'P1', tagKey: j % 2 === 0 ? 'speed' : 'flow', ts: now - 60_000 + i * 100 + j, value: i }))
+      const push = (i: number, batchKey: string, body: unknown) => call(cell, i, 'POST', `/api/sites/S1/historian/samples?batchKey=${batchKey}`, body)
+      const stored = async () =>
+        Number(
+          (
+            await world.handle.db
+              .selectFrom('historian_points')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('org_id', '=', world.orgId)
+              .executeTakeFirstOrThrow()
+          ).n,
+        )
+
+      const same = await race(cell, 'one batchKey pushed at once', [], (i) => push(i, 'gw-same', { samples: samples(0, 10) }))
+      const sameAnswers = same.map((a) => JSON.parse(a.body) as { replayed: boolean; stored: number; historianBatchId: string })
+      assert.equal(sameAnswers.filter((a) => !a.replayed).length, 1)
+      assert.deepEqual(new Set(sameAnswers.map((a) => `${a.historianBatchId} ${a.stored}`)).size, 1)
+      assert.equal(await stored(), 10)
+
+      const distinct = await race(cell, 'distinct batchKeys of one key at once', [], (i) => push(i, `gw-${i}`, { samples: samples(i + 1, 4) }))
+      const answers = distinct.map((a) => JSON.parse(a.body) as { replayed: boolean; stored: number; historianBatchId: string })
+      assert.equal(
+        answers.reduce((n, a) => n + a.stored, 0),
+        RACERS * 4,
+      )
+      assert.equal(await stored(), 10 + RACERS * 4)
+      const live = await world.handle.db
+        .selectFrom('historian_batches')
+        .select(['id', 'status'])
+        .where('org_id', '=', world.orgId)
+        .where('format', '=', 'live')
+        .execute()
+      assert.deepEqual(new Set(answers.map((a) => a.historianBatchId)).size, 1, `one batch: ${JSON.stringify(live)}`)
+      assert.equal(live.length, 1, 'one open batch for the key and window')
     })
   })
 }
