@@ -350,3 +350,62 @@ for (const dialect of testDialects()) {
     })
   })
 }
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: s23 races, a site deleted while its gateway writes (two processes on PostgreSQL)`, () => {
+    it('live samples, tag marks and gateway heartbeats sent while the site is deleted: each done before the delete or 404, none a 5xx, nothing of the site left behind', async (t) => {
+      const cell = await startCell(t, dialect, 'gateways', 'cloud')
+      const { world } = cell
+      const { db } = world.handle
+      for (let round = 0; round < 2; round++) {
+        const code = `G${round}`
+        assert.equal((await call(cell, 0, 'POST', '/api/sites', { code, name: 'Doomed' })).status, 201)
+        const ctl = await call(cell, 0, 'POST', `/api/sites/${code}/controllers`, controller('PLC-1'))
+        const controllerId = (JSON.parse(ctl.body) as { id: string }).id
+        assert.equal((await call(cell, 0, 'POST', `/api/sites/${code}/controllers/${controllerId}/assign`, { edgeId: 'GW-1', edgePlcId: null })).status, 200)
+        const pump = { id: 'P1', name: 'P1', typeId: 'pump', assetNumber: 'A-P1', controllerId, tagMappings: { speed: 'N7:0', flow: 'N7:1' } }
+        assert.equal((await call(cell, 0, 'POST', `/api/sites/${code}/instances`, pump)).status, 201)
+        const now = Date.now()
+        const writes: Array<(i: number) => Promise<Answer>> = [
+          (i) =>
+            call(cell, i, 'POST', `/api/sites/${code}/historian/samples?batchKey=b-${i}`, {
+              samples: [{ instanceId: 'P1', tagKey: i % 4 < 2 ? 'speed' : 'flow', ts: now - 1000 - i, value: i }],
+            }),
+          (i) => call(cell, i, 'PUT', `/api/sites/${code}/historian/tags/P1/${i % 4 < 2 ? 'speed' : 'flow'}`, { interpolation: 'step' }),
+          (i) =>
+            call(cell, i, 'PUT', `/api/sites/${code}/edges/GW-1/status`, {
+              gatewayVersion: '2.4.1',
+              controllers: [{ controllerId, communication: i % 2 === 0 ? 'ok' : 'failed', lastGoodPollAt: new Date(now).toISOString(), errorCount: i }],
+            }),
+        ]
+        await race(cell, `site delete against its gateway's writes (round ${round})`, ['404 NotFound', '409 Conflict'], (i) =>
+          // The deletes a moment after the writes began, so that writes are in flight on both sides of the delete.
+          i % 10 === 5 ? sleep(40).then(() => call(cell, i, 'DELETE', `/api/sites/${code}?confirm=${code}`)) : writes[i % writes.length]!(i),
+        )
+        assert.equal(await audits(cell, 'site.deleted', code), 1, 'the site is deleted once')
+        for (const table of [
+          'historian_series',
+          'historian_batches',
+          'historian_live_batches',
+          'historian_tag_marks',
+          'edge_gateways',
+          'edge_controller_status',
+          'edge_config_versions',
+          'alarms',
+        ] as const) {
+          const left = await db.selectFrom(table).select('site_code').where('org_id', '=', world.orgId).where('site_code', '=', code).execute()
+          assert.equal(left.length, 0, `${table} left in the deleted site`)
+        }
+        const orphans = await db
+          .selectFrom('historian_points')
+          .select('series_id')
+          .where('org_id', '=', world.orgId)
+          .where(({ not, exists, selectFrom }) =>
+            not(exists(selectFrom('historian_series as s').select('s.id').whereRef('s.id', '=', 'historian_points.series_id'))),
+          )
+          .execute()
+        assert.equal(orphans.length, 0, 'samples left without their series')
+      }
+    })
+  })
+}
