@@ -409,3 +409,17 @@ for (const dialect of testDialects()) {
     })
   })
 }
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: s23 races, the request rate limit under ${RACERS} requests at once (two processes on PostgreSQL)`, () => {
+    it('SITEGRID_RATE_LIMIT_PER_MINUTE counts per credential and process: exactly the limit in each process answers, the others 429 RateLimited', async (t) => {
+      const perMinute = 10
+      const cell = await startCell(t, dialect, 'limited', 'cloud', { SITEGRID_RATE_LIMIT_PER_MINUTE: String(perMinute) })
+      const answers = await race(cell, `rate limit ${perMinute} a minute`, ['429 RateLimited'], (i) => call(cell, i, 'GET', '/api/sites'))
+      for (let s = 0; s < cell.servers.length; s++) {
+        const mine = answers.filter((_, i) => i % cell.servers.length === s)
+        assert.equal(mine.filter((a) => a.status === 200).length, perMinute, `process ${s}`)
+      }
+    })
+  })
+}
