@@ -4,10 +4,12 @@ import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import type { OrgId } from '../../ids.ts'
 import type { AiTierConfig } from './config.ts'
 import { AiLimitExceeded } from './errors.ts'
-import { countRecentRequests, insertUsage, sumDayTokens } from './store.ts'
+import { countPendingRequests, countRecentRequests, insertUsage, sumDayTokens } from './store.ts'
 
 const MINUTE_MS = 60_000
 const DAY_MS = 86_400_000
+/** How long a pending request holds tokens back: longer, its process ended without finishing it (as an idempotency claim). */
+const IN_FLIGHT_HOLD_MS = 10 * MINUTE_MS
 
 /** The UTC calendar day of an epoch-ms time, `YYYY-MM-DD`: the window of `tokensPerDay`. */
 export function utcDay(ms: number): string {
@@ -19,7 +21,9 @@ export function utcDay(ms: number): string {
  * AiLimitExceeded (429) and leaves no row. Count and insert are one short transaction that holds nothing while the
  * provider works; the admissions of one organisation and tier take turns (PostgreSQL: a transaction-level advisory
  * lock, across the processes of a cell; SQLite: its one writer), so N requests sent at once admit exactly the limit:
- * none more, and none refused while the limit has room.
+ * none more, and none refused while the limit has room. A request in flight holds back the tier's maxTokensCeiling
+ * (the most its completion may use; its tokens are unknown until it finishes), so requests sent at once overshoot
+ * tokensPerDay by about one request's size, as one at a time do, not by one request's size each.
  */
 export async function admitRequest(db: Db, dialect: Dialect, orgId: OrgId, tier: AiTierConfig, row: AiUsageTable): Promise<void> {
   const now = row.at
@@ -30,6 +34,9 @@ export async function admitRequest(db: Db, dialect: Dialect, orgId: OrgId, tier:
       const nextDay = Date.parse(`${row.day}T00:00:00.000Z`) + DAY_MS
       throw new AiLimitExceeded('tokensPerDay', tier.name, secondsUntil(nextDay, now))
     }
+    const inFlight = await countPendingRequests(trx, orgId, tier.name, row.day, now - IN_FLIGHT_HOLD_MS)
+    // The day has room, held back by requests in flight: it frees up (or is used) as they finish.
+    if (tokens + inFlight * tier.maxTokensCeiling >= tier.tokensPerDay) throw new AiLimitExceeded('tokensPerDay', tier.name, 1)
     const recent = await countRecentRequests(trx, orgId, tier.name, now - MINUTE_MS)
     if (recent.requests >= tier.requestsPerMinute) {
       throw new AiLimitExceeded('requestsPerMinute', tier.name, secondsUntil((recent.oldest ?? now) + MINUTE_MS, now))

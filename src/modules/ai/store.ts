@@ -37,6 +37,23 @@ export async function sumDayTokens(db: Db, orgId: OrgId, tier: string, day: stri
   return Number(row.tokens)
 }
 
+/**
+ * Requests of the tier and day still in flight (pending) that began after `since`: a pending row older than that was
+ * left by a process that ended mid-request and holds nothing back.
+ */
+export async function countPendingRequests(db: Db, orgId: OrgId, tier: string, day: string, since: number): Promise<number> {
+  const row = await db
+    .selectFrom('ai_usage')
+    .select((eb) => eb.fn.countAll<number>().as('requests'))
+    .where('org_id', '=', orgId)
+    .where('day', '=', day)
+    .where('tier', '=', tier)
+    .where('status', '=', 'pending')
+    .where('at', '>', since)
+    .executeTakeFirstOrThrow()
+  return Number(row.requests)
+}
+
 /** Per day and tier, oldest day first, for `from` <= day <= `to` (ISO dates compare as text). */
 export function summariseUsageByDay(db: Db, orgId: OrgId, from: string, to: string) {
   return db
