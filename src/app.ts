@@ -34,7 +34,7 @@ import { installOpenApi } from './http/openapi.ts'
 import { frameworkErrorProblem, installProblemHandlers, MAX_PARAM_LENGTH, ProblemSchema } from './http/problem.ts'
 import { createRateLimiter } from './http/rate-limit.ts'
 import { buildSerializer } from './http/serializer.ts'
-import { createTenancy } from './http/tenancy.ts'
+import { createTenancy, installHostRules } from './http/tenancy.ts'
 import { installValidators } from './http/validation.ts'
 import { createLastUsedTracker } from './jobs/last-used.ts'
 import { aiRoutes } from './modules/ai/routes.ts'
@@ -162,6 +162,7 @@ export async function buildApp(
     ...(signingKeys ? [createSitePinValidator({ signingKeys, siteUsers, clock, log })] : []),
     ...(relyingParty ? [createOidcPrincipalValidator({ relyingParty, members, platformAdmins, handle, log })] : []),
   ]
+  installHostRules(app)
   installAuth(app, {
     config,
     tenancy,
