@@ -150,5 +150,23 @@ for (const dialect of testDialects()) {
       assert.equal(await proxied.servedAs(get('/api/me', via(d.key, `X-Forwarded-Host: ${c.org.slug}.localhost, ${d.org.slug}.localhost`))), d.org.slug)
       assert.equal(await proxied.servedAs(get('/api/me', via(d.key, `Forwarded: host=${d.org.slug}.localhost`))), 401)
     })
+
+    it("behind the trusted proxy a key's client networks judge the address the proxy saw (the last X-Forwarded-For entry), not one the client wrote before it", async (t) => {
+      const { h, a, servedAs } = await cell(t, dialect, { SITEGRID_TRUST_PROXY: 'true' })
+      const minted = await h.inject(
+        { org: a.org, apiKey: a.key },
+        {
+          method: 'POST',
+          url: '/api/admin/api-keys',
+          payload: { name: 'plant gateway', role: 'member', expiresAt: new Date(h.clock.now() + 86_400_000).toISOString(), networks: ['10.9.0.0/16'] },
+        },
+      )
+      assert.equal(minted.statusCode, 201, minted.body)
+      const key = (minted.json() as { plaintext: string }).plaintext
+      const from = (forwardedFor: string) => get('/api/me', [`Host: ${a.org.slug}.localhost`, `X-Forwarded-For: ${forwardedFor}`, `X-Api-Key: ${key}`])
+      assert.equal(await servedAs(from('10.9.0.7')), a.org.slug, 'the proxy saw a client inside the network')
+      assert.equal(await servedAs(from('10.9.0.7, 203.0.113.9')), 401, 'the client wrote 10.9.0.7; the proxy saw 203.0.113.9')
+      assert.equal(await servedAs(from('203.0.113.9')), 401)
+    })
   })
 }
