@@ -7,11 +7,12 @@ import type { Org } from '../identity.ts'
 
 /** The organisations by slug (the orgs module's service satisfies it; app.ts passes it in). */
 export interface OrgDirectory {
-  findBySlug(slug: string): Promise<Org | undefined>
+  /** The organisation a slug's host serves: none while an operator has it suspended. */
+  findServedBySlug(slug: string): Promise<Org | undefined>
   list(): Promise<Org[]>
 }
 
-/** The custom domain bindings (the orgs module's domains service satisfies it). */
+/** The custom domain bindings (the orgs module's domains service satisfies it); a suspended organisation's are disabled. */
 export interface HostBindings {
   findByHost(host: string): Promise<{ org: Org; isEnabled: boolean } | undefined>
 }
@@ -55,7 +56,7 @@ export function createTenancy(deps: { config: Config; orgs: OrgDirectory; handle
   }
 
   async function findSlug(slug: string, generation: number): Promise<Org | undefined> {
-    const org = await withSystemScope(() => orgs.findBySlug(slug))
+    const org = await withSystemScope(() => orgs.findServedBySlug(slug))
     if (org && handle.generation() === generation) cache.set(slug, org)
     return org
   }
