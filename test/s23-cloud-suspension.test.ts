@@ -1,7 +1,11 @@
 // Session 23 (part HN): a cloud cell's operator suspends an organisation (`sitegrid org suspend`, the orgs service)
 // and resumes it. While suspended its hosts serve nothing, to any credential; nothing it owns changes.
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import { httpRequest, runCli, startServer } from './cli/process.ts'
 import { createOrgsService } from '../src/modules/orgs/service.ts'
 import { harness, testDialects } from './harness.ts'
 import { NO_RATE_LIMIT, stableBody } from './hardening/support.ts'
@@ -43,3 +47,25 @@ for (const dialect of testDialects()) {
     })
   })
 }
+
+describe('sitegrid org suspend and resume beside a serving cloud process', () => {
+  it('the command suspends at once in the server it does not run in (uniform 401 to the key), resume serves the same key again; an unknown slug exits non-zero', async (t) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-suspend-'))
+    t.after(() => rmSync(cwd, { recursive: true, force: true }))
+    const env = { SITEGRID_MODE: 'cloud' }
+    assert.equal(runCli(['init'], { cwd, env }).code, 0)
+    assert.equal(runCli(['org', 'create', 'pit'], { cwd, env }).code, 0)
+    const key = runCli(['key', 'mint', '--org', 'pit', '--role', 'owner', '--name', 'ops', '--expires-in', '30d'], { cwd, env }).stdout.trim()
+    const server = await startServer({ cwd, env })
+    t.after(() => server.stop())
+    const me = () => httpRequest(`${server.url}/api/me`, { headers: { host: 'pit.localhost', 'x-api-key': key } })
+    assert.equal((await me()).status, 200)
+    const suspended = runCli(['org', 'suspend', 'pit'], { cwd, env })
+    assert.equal(suspended.code, 0, suspended.stderr)
+    assert.equal((await me()).status, 401)
+    const resumed = runCli(['org', 'resume', 'pit'], { cwd, env })
+    assert.equal(resumed.code, 0, resumed.stderr)
+    assert.equal((await me()).status, 200)
+    assert.notEqual(runCli(['org', 'suspend', 'nobody'], { cwd, env }).code, 0)
+  })
+})
