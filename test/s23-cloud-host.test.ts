@@ -63,7 +63,7 @@ async function cell(t: TestContext, dialect: 'sqlite' | 'postgres', env: Record<
 }
 
 for (const dialect of testDialects()) {
-  describe(`${dialect}: the Host header of a cloud cell, on a real server`, () => {
+  describe(`${dialect}: the Host header of a cloud cell on a real server, and of a site server's bindings`, () => {
     it("one host, however spelled (upper case, a port, the fully qualified name's trailing dot), serves its organisation", async (t) => {
       const { a, servedAs } = await cell(t, dialect)
       const key = `X-Api-Key: ${a.key}`
@@ -72,6 +72,22 @@ for (const dialect of testDialects()) {
       assert.equal(await servedAs(get('/api/me', [`Host: ${a.org.slug}.localhost.`, key])), a.org.slug, 'the trailing dot names the same host')
       assert.equal(await servedAs(get('/api/me', [`Host: ${a.org.slug}.localhost.:8443`, key])), a.org.slug)
       assert.equal(await servedAs(get('/api/me', [`Host: ${a.org.slug}.localhost..`, key])), 401, 'two dots are no host name')
+    })
+
+    it("on a site server a disabled custom domain stays an unknown host when spelled with a trailing dot or upper case (not the site's organisation)", async (t) => {
+      const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_MODE: 'site' })
+      const a = await h.orgWithKey()
+      const domain = `plant-${a.org.slug}.example.com`
+      const bound = await h.inject({ org: a.org, apiKey: a.key }, { method: 'POST', url: `/api/admin/orgs/${a.org.slug}/domains`, payload: { domain } })
+      assert.equal(bound.statusCode, 201, bound.body)
+      for (const host of [domain, `${domain}.`, `${domain.toUpperCase()}.`]) {
+        assert.equal((await h.inject({ org: a.org, apiKey: a.key }, { url: '/api/me', host })).statusCode, 401, host)
+      }
+      assert.equal(
+        (await h.inject({ org: a.org, apiKey: a.key }, { url: '/api/me', host: 'plant-box.example.net' })).statusCode,
+        200,
+        'an unbound host serves the site',
+      )
     })
 
     it('two Host headers are a 400 naming the header (RFC 9112 §3.2), whichever organisation each names and whose key is sent', async (t) => {
