@@ -2,6 +2,7 @@
 // Node parser, not inject): the spellings of one host, two Host headers, an absolute-form target, HTTP/1.0 without a
 // Host, and the forwarded headers with the proxy trusted and not.
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { connect, type AddressInfo } from 'node:net'
 import { describe, it, type TestContext } from 'node:test'
 import { harness, testDialects } from './harness.ts'
@@ -75,8 +76,11 @@ for (const dialect of testDialects()) {
     })
 
     it("on a site server a disabled custom domain stays an unknown host when spelled with a trailing dot or upper case (not the site's organisation)", async (t) => {
-      const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_MODE: 'site' })
-      const a = await h.orgWithKey()
+      // Named: a PostgreSQL database of the test run may hold other tests' organisations (then no one is "the only one").
+      const slug = `site-${randomBytes(4).toString('hex')}`
+      const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_MODE: 'site', SITEGRID_SITE_ORG: slug })
+      const org = await h.createOrg(slug)
+      const a = { org, key: (await h.mintKey(org)).plaintext }
       const domain = `plant-${a.org.slug}.example.com`
       const bound = await h.inject({ org: a.org, apiKey: a.key }, { method: 'POST', url: `/api/admin/orgs/${a.org.slug}/domains`, payload: { domain } })
       assert.equal(bound.statusCode, 201, bound.body)
