@@ -93,7 +93,7 @@ for (const dialect of testDialects()) {
   // Both modes: the cloud's own operations (the fleet link, the site servers) and the site server's (site users, PIN sign-in).
   for (const mode of ['cloud', 'site'] as const)
     describe(`${dialect}, ${mode} mode: every operation of the served OpenAPI document, called over HTTP on a seeded server`, () => {
-      it('a valid and an invalid request to each: every answer has a declared status, a declared content type, a body its schema accepts (closed objects) and, as a problem, a listed code whose type page exists', async (t) => {
+      it('a valid request, the same without a credential and an invalid one to each: every answer has a declared status, a declared content type, a body its schema accepts (closed objects) and, as a problem, a listed code whose type page exists', async (t) => {
         const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_MODE: mode, SITEGRID_PIN_SCRYPT_LOG2N: '10' })
         const tenant = await seedTenant(h, 'OA')
         await h.app.listen({ port: 0, host: '127.0.0.1' })
@@ -185,6 +185,27 @@ for (const dialect of testDialects()) {
           if (valid.status === 0) continue
           if (valid.status < 300) succeeded++
           await check(op, 'valid', valid)
+
+          // Without a credential: a secured operation is the uniform 401; one documented with no security answers as it did
+          // with the credential (a sign-in's own 401 is about the PIN or code in its body, not a header).
+          const { 'x-api-key': _key, authorization: _bearer, ...anonymous } = jsonHeaders
+          const bare = await send(
+            op,
+            'no credential',
+            port,
+            op.method,
+            path + query,
+            anonymous,
+            schema ? JSON.stringify(exampleOf(schema, h.clock.now())) : undefined,
+          )
+          const isPublic = Array.isArray(op.spec.security) && op.spec.security.length === 0
+          if (bare.status !== 0) {
+            if (isPublic ? bare.status !== valid.status : bare.status !== 401)
+              findings.push(
+                `${label(op)} (no credential): ${bare.status}, documented ${isPublic ? `public (with the credential: ${valid.status})` : 'secured'}`,
+              )
+            await check(op, 'no credential', bare)
+          }
 
           // The invalid one: a body of the wrong JSON type, else an integer query parameter that is no number.
           const integerQuery = queryParams(op).find((p) => p.schema.type === 'integer')
