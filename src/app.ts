@@ -34,7 +34,7 @@ import { installOpenApi } from './http/openapi.ts'
 import { frameworkErrorProblem, installProblemHandlers, MAX_PARAM_LENGTH, ProblemSchema } from './http/problem.ts'
 import { createRateLimiter } from './http/rate-limit.ts'
 import { buildSerializer } from './http/serializer.ts'
-import { createTenancy } from './http/tenancy.ts'
+import { createTenancy, installHostRules } from './http/tenancy.ts'
 import { installValidators } from './http/validation.ts'
 import { createLastUsedTracker } from './jobs/last-used.ts'
 import { aiRoutes } from './modules/ai/routes.ts'
@@ -106,6 +106,9 @@ export interface AppDeps {
   metrics?: Metrics
 }
 
+/** The peer (hop 0) is the trusted proxy; whatever it forwards from before it is the client's word. */
+const trustsOneHop = (_address: string, hop: number) => hop === 0
+
 /** Builds the whole HTTP application from its dependencies; no globals, so tests build their own. */
 export async function buildApp(
   deps: AppDeps,
@@ -119,7 +122,9 @@ export async function buildApp(
     loggerInstance: log,
     childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    // One hop, the load balancer in front: the client address is the last X-Forwarded-For entry (the one it appended);
+    // `true` would trust every hop and take the first, which the client writes (a key's networks, the sign-in limits).
+    trustProxy: config.trustProxy ? trustsOneHop : false,
     return503OnClosing: false, // draining serves the requests that arrive on open connections (http/drain.ts)
     // Slow clients (API4): a request must arrive whole within requestTimeout, its headers within headersTimeout;
     // at most maxConnections sockets are open (README § Resource limits).
@@ -162,6 +167,7 @@ export async function buildApp(
     ...(signingKeys ? [createSitePinValidator({ signingKeys, siteUsers, clock, log })] : []),
     ...(relyingParty ? [createOidcPrincipalValidator({ relyingParty, members, platformAdmins, handle, log })] : []),
   ]
+  installHostRules(app)
   installAuth(app, {
     config,
     tenancy,

@@ -37,6 +37,31 @@ export const orgCommands: Command[] = [
       }),
   },
   {
+    path: ['org', 'suspend'],
+    usage: 'SLUG',
+    positionals: ['SLUG'],
+    summary:
+      "Suspends an organisation: at once, in every serving process, its subdomain and custom domains answer as an unknown host (the uniform 401; sign-in 404) to every credential — its keys, sessions, tokens, site servers' links, platform admins' too. Nothing it owns is changed or deleted: `org resume` serves it again, keys and all.",
+    options: {},
+    run: ({ positionals }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+        await orgs.suspend(positionals[0]!)
+        io.err(`suspended organisation ${positionals[0]}`)
+      }),
+  },
+  {
+    path: ['org', 'resume'],
+    usage: 'SLUG',
+    positionals: ['SLUG'],
+    summary: 'Serves a suspended organisation again, with the keys, sessions and links it had.',
+    options: {},
+    run: ({ positionals }, io) =>
+      withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+        await orgs.resume(positionals[0]!)
+        io.err(`resumed organisation ${positionals[0]}`)
+      }),
+  },
+  {
     path: ['org', 'delete'],
     usage: 'SLUG',
     positionals: ['SLUG'],

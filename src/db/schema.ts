@@ -8,6 +8,8 @@ export interface OrgsTable {
   slug: string
   name: string
   created_at: number
+  /** Set while an operator has the organisation suspended (`sitegrid org suspend`): its hosts serve nothing. */
+  suspended_at: ColumnType<number | null, number | null | undefined, number | null>
 }
 
 export interface ApiKeysTable {

@@ -26,8 +26,10 @@ const AUTH =
   `Every endpoint needs \`X-Api-Key: csk_…\` (a tenant API key) or \`Authorization: Bearer …\` (an OIDC access token, ` +
   `or a site-PIN token on a site server), except those marked with no security. ` +
   `When both headers are present the API key is used. Every failed credential answers the same 401. ` +
-  `The organisation is the one of the Host header (\`{slug}.{base domain}\`); ` +
-  `a credential of another organisation answers the same 401.`
+  `The organisation is the one of the Host header (\`{slug}.{base domain}\`, case and a trailing dot aside; ` +
+  `an absolute-form request target's host instead, RFC 9112 §3.2.2); ` +
+  `a credential of another organisation answers the same 401. A request with two Host headers answers 400 \`ValidationFailed\` ` +
+  `naming \`/host\` (\`in\`: \`headers\`).`
 
 const INPUT =
   `Rules of every operation, checked before its own: a path parameter, query parameter or JSON string (value or property ` +

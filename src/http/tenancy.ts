@@ -1,15 +1,18 @@
+import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
 import { enterRequestOrgScope, withSystemScope } from '../db/tenant-scope.ts'
+import { invalidField } from '../errors/domain-error.ts'
 import type { Org } from '../identity.ts'
 
 /** The organisations by slug (the orgs module's service satisfies it; app.ts passes it in). */
 export interface OrgDirectory {
-  findBySlug(slug: string): Promise<Org | undefined>
+  /** The organisation a slug's host serves: none while an operator has it suspended. */
+  findServedBySlug(slug: string): Promise<Org | undefined>
   list(): Promise<Org[]>
 }
 
-/** The custom domain bindings (the orgs module's domains service satisfies it). */
+/** The custom domain bindings (the orgs module's domains service satisfies it); a suspended organisation's are disabled. */
 export interface HostBindings {
   findByHost(host: string): Promise<{ org: Org; isEnabled: boolean } | undefined>
 }
@@ -53,7 +56,7 @@ export function createTenancy(deps: { config: Config; orgs: OrgDirectory; handle
   }
 
   async function findSlug(slug: string, generation: number): Promise<Org | undefined> {
-    const org = await withSystemScope(() => orgs.findBySlug(slug))
+    const org = await withSystemScope(() => orgs.findServedBySlug(slug))
     if (org && handle.generation() === generation) cache.set(slug, org)
     return org
   }
@@ -109,10 +112,65 @@ export function createTenancy(deps: { config: Config; orgs: OrgDirectory; handle
      * both the tenancy and the key caches: each read is a database call on SQLite).
      */
     resolve(hostname: string, generation = handle.generation()): Org | undefined | Promise<Org | undefined> {
-      const org = resolveHost(hostname.toLowerCase(), generation)
+      const org = resolveHost(canonicalHost(hostname), generation)
       return org instanceof Promise ? org.then(enterScope) : enterScope(org)
     },
   }
+}
+
+/**
+ * One spelling per host name: DNS names are case-insensitive, and a fully qualified name's trailing dot
+ * (`acme.example.com.`) names the same host as without it, so neither selects another organisation or slips past a
+ * disabled binding.
+ */
+function canonicalHost(hostname: string): string {
+  const lower = hostname.toLowerCase()
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower
+}
+
+export const ONE_HOST_RULE = 'must appear once (RFC 9112 §3.2)'
+
+/**
+ * The Host the tenancy reads is the one the request names, whatever a proxy in front of the server would read:
+ * - RFC 9112 §3.2: a request with more than one Host header is a 400 (a front proxy may route by the last one, Node
+ *   keeps the first), naming the header;
+ * - RFC 9112 §3.2.2: an absolute-form target (`GET http://other.example/api/… HTTP/1.1`) names the host, and the Host
+ *   header is ignored; it is replaced by the target's authority, so every reader of the host (the tenancy, the
+ *   sign-in's origin, the log) sees the one the target names.
+ * Installed before the auth selector, for every route.
+ */
+export function installHostRules(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    const raw = request.raw
+    if (hostHeaderCount(raw.rawHeaders) > 1) return done(invalidField('/host', ONE_HOST_RULE, 'headers'))
+    const target = raw.url ?? ''
+    if (target.charCodeAt(0) !== 47 /* / */ && ABSOLUTE_FORM.test(target)) {
+      const authority = authorityOf(target)
+      if (authority === undefined) return done(invalidField('', ABSOLUTE_FORM_RULE, 'params'))
+      raw.headers.host = authority
+    }
+    done()
+  })
+}
+
+const ABSOLUTE_FORM = /^https?:\/\//i
+export const ABSOLUTE_FORM_RULE = 'an absolute-form request target must name a valid host'
+
+function authorityOf(target: string): string | undefined {
+  try {
+    return new URL(target).host || undefined
+  } catch {
+    return undefined
+  }
+}
+
+function hostHeaderCount(rawHeaders: string[]): number {
+  let count = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!
+    if (name.length === 4 && name.toLowerCase() === 'host') count++
+  }
+  return count
 }
 
 function enterScope(org: Org | undefined): Org | undefined {

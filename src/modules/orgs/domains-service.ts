@@ -96,7 +96,8 @@ export function createDomainsService(deps: { handle: DatabaseHandle; clock: Cloc
       if (!row) return undefined
       return {
         org: { id: row.id as OrgId, slug: row.slug, name: row.name, createdAt: iso(row.created_at) },
-        isEnabled: row.is_enabled === 1,
+        // A suspended organisation's domains serve nothing, as a disabled binding (its subdomain too: tenancy.ts).
+        isEnabled: row.is_enabled === 1 && row.suspended_at === null,
       }
     },
   }

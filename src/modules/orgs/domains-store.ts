@@ -41,7 +41,7 @@ export function findBindingByHost(db: Db, domain: string) {
   return db
     .selectFrom('domain_bindings')
     .innerJoin('orgs', 'orgs.id', 'domain_bindings.org_id')
-    .select(['orgs.id', 'orgs.slug', 'orgs.name', 'orgs.created_at', 'domain_bindings.is_enabled'])
+    .select(['orgs.id', 'orgs.slug', 'orgs.name', 'orgs.created_at', 'orgs.suspended_at', 'domain_bindings.is_enabled'])
     .where('domain_bindings.domain', '=', domain)
     .executeTakeFirst()
 }

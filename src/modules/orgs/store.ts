@@ -1,11 +1,21 @@
+import type { Insertable } from 'kysely'
 import type { Db, OrgsTable } from '../../db/schema.ts'
 
-export function insertOrg(db: Db, row: OrgsTable) {
+export function insertOrg(db: Db, row: Insertable<OrgsTable>) {
   return db.insertInto('orgs').values(row).execute()
 }
 
 export function findOrgBySlug(db: Db, slug: string) {
   return db.selectFrom('orgs').selectAll().where('slug', '=', slug).executeTakeFirst()
+}
+
+/** The organisation a host serves: none while it is suspended. */
+export function findServedOrgBySlug(db: Db, slug: string) {
+  return db.selectFrom('orgs').selectAll().where('slug', '=', slug).where('suspended_at', 'is', null).executeTakeFirst()
+}
+
+export function setOrgSuspendedAt(db: Db, slug: string, suspendedAt: number | null) {
+  return db.updateTable('orgs').set({ suspended_at: suspendedAt }).where('slug', '=', slug).executeTakeFirst()
 }
 
 export function listOrgs(db: Db) {
