@@ -4,7 +4,7 @@ import { lockUntilCommit } from '../../db/transaction-lock.ts'
 import type { OrgId } from '../../ids.ts'
 import type { AiTierConfig } from './config.ts'
 import { AiLimitExceeded } from './errors.ts'
-import { countPendingRequests, countRecentRequests, insertUsage, sumDayTokens } from './store.ts'
+import { countRecentRequests, dayUsage, insertUsage, sumDayTokens } from './store.ts'
 
 const MINUTE_MS = 60_000
 const DAY_MS = 86_400_000
@@ -29,12 +29,11 @@ export async function admitRequest(db: Db, dialect: Dialect, orgId: OrgId, tier:
   const now = row.at
   await db.transaction().execute(async (trx) => {
     await lockUntilCommit(trx, dialect, `ai ${orgId} ${tier.name}`)
-    const tokens = await sumDayTokens(trx, orgId, tier.name, row.day)
+    const { tokens, pending: inFlight } = await dayUsage(trx, orgId, tier.name, row.day, now - IN_FLIGHT_HOLD_MS)
     if (tokens >= tier.tokensPerDay) {
       const nextDay = Date.parse(`${row.day}T00:00:00.000Z`) + DAY_MS
       throw new AiLimitExceeded('tokensPerDay', tier.name, secondsUntil(nextDay, now))
     }
-    const inFlight = await countPendingRequests(trx, orgId, tier.name, row.day, now - IN_FLIGHT_HOLD_MS)
     // The day has room, held back by requests in flight: it frees up (or is used) as they finish.
     if (tokens + inFlight * tier.maxTokensCeiling >= tier.tokensPerDay) throw new AiLimitExceeded('tokensPerDay', tier.name, 1)
     const recent = await countRecentRequests(trx, orgId, tier.name, now - MINUTE_MS)

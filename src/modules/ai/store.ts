@@ -38,20 +38,26 @@ export async function sumDayTokens(db: Db, orgId: OrgId, tier: string, day: stri
 }
 
 /**
- * Requests of the tier and day still in flight (pending) that began after `since`: a pending row older than that was
- * left by a process that ended mid-request and holds nothing back.
+ * The tier's tokens used on the day and its requests still in flight (pending) that began after `pendingSince` (a
+ * pending row older than that was left by a process that ended mid-request and holds nothing back), read in one
+ * statement: under PostgreSQL's read committed each statement sees its own snapshot, so a request finishing between
+ * two reads would count in neither (its tokens not yet, its pending row no longer).
  */
-export async function countPendingRequests(db: Db, orgId: OrgId, tier: string, day: string, since: number): Promise<number> {
+export async function dayUsage(db: Db, orgId: OrgId, tier: string, day: string, pendingSince: number): Promise<{ tokens: number; pending: number }> {
   const row = await db
     .selectFrom('ai_usage')
-    .select((eb) => eb.fn.countAll<number>().as('requests'))
+    .select((eb) => [
+      eb.fn.coalesce(eb.fn.sum<number>('total_tokens'), eb.lit(0)).as('tokens'),
+      eb.fn
+        .countAll<number>()
+        .filterWhere((f) => f.and([f('status', '=', 'pending'), f('at', '>', pendingSince)]))
+        .as('pending'),
+    ])
     .where('org_id', '=', orgId)
     .where('day', '=', day)
     .where('tier', '=', tier)
-    .where('status', '=', 'pending')
-    .where('at', '>', since)
     .executeTakeFirstOrThrow()
-  return Number(row.requests)
+  return { tokens: Number(row.tokens), pending: Number(row.pending) }
 }
 
 /** Per day and tier, oldest day first, for `from` <= day <= `to` (ISO dates compare as text). */
