@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import { testDialects, type Harness } from '../../../../test/harness.ts'
 import { startTcpProxy } from '../../../../test/support/tcp-proxy.ts'
 import { CLI_ACTOR } from '../../../identity.ts'
+import { createOrgsService } from '../../orgs/service.ts'
 import { standardParts, upload } from '../../historian/test-setup.ts'
 import { alarmEvent, cloudCell, FAST_LINK, register, siteServer, until } from '../enrolment/test-link.ts'
 import { createLinkHttp } from './http.ts'
@@ -133,6 +134,21 @@ for (const dialect of testDialects()) {
       )
       await same('alarms after the forwarded acknowledge', alarms)
       assert.equal(((await alarms(cell.cloud, inCloud))[0]!.state as string).endsWith('_acknowledged'), true)
+
+      // Suspended by the cell's operator: the same 401, shown as revoked, the site keeps working; resumed, the link
+      // carries on by itself (asked again at the longest back-off) with what was made meanwhile.
+      const operator = createOrgsService({ handle: cell.cloud.handle, clock: cell.cloud.clock })
+      await operator.suspend(cell.org.slug)
+      await until(
+        'the site sees the suspension',
+        async () => (await onSite('GET', '/api/link')).json(),
+        (s) => s.state === 'revoked',
+      )
+      assert.equal((await onSite('PUT', '/api/sites/S1/instances/CV-1', { name: 'edited while suspended' })).statusCode, 200)
+      await operator.resume(cell.org.slug)
+      await same('instances after the resume', instances)
+      assert.equal((await instances(cell.cloud, inCloud))[0]!.name, 'edited while suspended')
+      assert.equal((await onSite('GET', '/api/link')).json().state, 'online')
 
       // Revoked: the uniform 401 on the link, the site keeps working; a new code resumes without loss.
       assert.equal((await inCloud('POST', `/api/admin/site-servers/${server.id}/revoke`)).statusCode, 200)

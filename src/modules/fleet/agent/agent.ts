@@ -55,8 +55,10 @@ const PULL_BATCH = 500
  * loops run, a push loop that sends the local outbox's changes after the cloud's acknowledged mark (a (tx, seq)
  * cursor, read up to the horizon that is safe on PostgreSQL: outbox/store.ts), and a pull loop
  * that long-polls the cloud and applies its changes. Only this side opens connections. While the cloud is
- * unreachable both back off and the outbox keeps every change; a revoked credential, a version mismatch or a
- * diverged outbox stops the loops' traffic until the enrolment changes (re-enrolment, upgrade, reseed).
+ * unreachable both back off and the outbox keeps every change; a version mismatch or a diverged outbox stops the
+ * loops' traffic until the enrolment changes (upgrade, reseed). A refused credential (revoked, or its organisation
+ * suspended by the cell's operator: the same uniform 401) is tried again at the longest back-off, so a resumed
+ * organisation's link comes back on its own and a revoked one costs the cloud one refused call a loop a period.
  */
 export function createLinkAgent(deps: LinkAgentDeps) {
   const { handle, clock, log, timing } = deps
@@ -123,12 +125,20 @@ export function createLinkAgent(deps: LinkAgentDeps) {
       if (abort.signal.aborted) return
       const f: LinkFailure = await client.describeFailure(failure)
       if (f.kind === 'aborted') return
-      if (f.kind === 'unauthorized' || f.kind === 'version' || f.kind === 'diverged') {
-        // Nothing changes by retrying: wait for a new enrolment (a new credential), a reseed (a new epoch) or a restart
-        // after an upgrade. The enrolment the failed call was made with: one changed meanwhile is not blocked.
+      if (f.kind === 'version' || f.kind === 'diverged') {
+        // Nothing changes by retrying: wait for a reseed (a new epoch) or a restart after an upgrade. The enrolment the
+        // failed call was made with: one changed meanwhile is not blocked.
         blockedUntilChange = enrolmentOf(peer)
-        await setState(f.kind === 'unauthorized' ? 'revoked' : f.kind, f.message)
+        await setState(f.kind, f.message)
         log.warn({ event: `link.${f.kind}`, orgId, loop }, f.message)
+        return
+      }
+      if (f.kind === 'unauthorized') {
+        // Revoked (a new enrolment lifts it: current() reads the new credential) or suspended (a resume lifts it): the
+        // same 401, so the loop asks again at the longest back-off, and says so once.
+        if (status.state !== 'revoked') log.warn({ event: 'link.unauthorized', orgId, loop }, f.message)
+        await setState('revoked', f.message)
+        await pause(timing.backoffMaxMs, abort.signal)
         return
       }
       await setState(f.kind === 'refused' ? 'refused' : 'offline', f.message)

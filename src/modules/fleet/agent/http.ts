@@ -271,7 +271,12 @@ async function describeResponse(res: Response): Promise<LinkFailure> {
   if (peerProtocol !== null && peerProtocol !== String(LINK_PROTOCOL)) {
     return { kind: 'version', status, ...problem, message: `version: the cloud speaks link protocol ${peerProtocol}, this server ${LINK_PROTOCOL} (${said})` }
   }
-  if (status === 401) return { kind: 'unauthorized', status, message: 'unauthorized: the cloud refused the link credential (revoked or unknown): re-enrol' }
+  if (status === 401)
+    return {
+      kind: 'unauthorized',
+      status,
+      message: 'unauthorized: the cloud refused the link credential (revoked, unknown, or its organisation suspended): re-enrol if it was revoked',
+    }
   if (status === 409 && code === 'LinkVersionMismatch') return { kind: 'version', status, ...problem, message: `version: ${said}` }
   if (status === 409 && code === 'LinkDiverged') return { kind: 'diverged', status, ...problem, message: `diverged: ${said}` }
   if (status === 408 || status === 429 || status >= 500) {
