@@ -1,0 +1,97 @@
+// Session 23 (streams and shutdown): requests that hold their answer open — the fleet link's long poll — when the
+// server drains (app.close(), which `sitegrid serve` calls on SIGTERM), over a real socket on a real port.
+import assert from 'node:assert/strict'
+import { request } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { describe, it } from 'node:test'
+import { harness, sleep, testDialects } from './harness.ts'
+import { LINK_HEADERS, seedCloudLink } from './support/fleet-link.ts'
+
+const NO_RATE_LIMIT = { SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE: '100000000' }
+
+/** One GET over a new connection; resolves with the status, the body and when the answer ended (or the error). */
+function get(port: number, path: string, headers: Record<string, string>, signal?: AbortSignal) {
+  return new Promise<{ status?: number; body?: string; error?: string; endedAt: number }>((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path, headers, agent: false, signal }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (d: string) => {
+        body += d
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, endedAt: performance.now() }))
+      res.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message, endedAt: performance.now() }))
+    })
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message, endedAt: performance.now() }))
+    req.end()
+  })
+}
+
+/** Pulls until nothing more is there: the cursor from which a pull waits, as an agent's does once caught up. */
+async function caughtUp(port: number, headers: Record<string, string>): Promise<{ tx: string; seq: number }> {
+  let next = { tx: '0', seq: 0 }
+  for (let more = true; more; ) {
+    const page = await get(port, `/api/link/pull?tx=${next.tx}&seq=${next.seq}&limit=1000`, headers)
+    assert.equal(page.status, 200, page.error ?? page.body)
+    const answer = JSON.parse(page.body!) as { next: { tx: string; seq: number }; more: boolean }
+    next = answer.next
+    more = answer.more
+  }
+  return next
+}
+
+for (const dialect of testDialects()) {
+  describe(`${dialect}: long polls when the server drains`, () => {
+    it('a fleet link pull waiting for changes (waitMs 25 s) is answered at once when the server drains, with its cursor, and the close does not wait for it', async (t) => {
+      const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_LOG_LEVEL: 'warn', SITEGRID_MODE: 'cloud' })
+      const { org, key } = await h.orgWithKey('owner')
+      const link = await seedCloudLink(h, { org, apiKey: key }, 'LP')
+      await h.app.listen({ host: '127.0.0.1', port: 0 })
+      const { port } = h.app.server.address() as AddressInfo
+      const headers = { host: `${org.slug}.localhost`, authorization: `Bearer ${link.credential}`, ...LINK_HEADERS }
+      const next = await caughtUp(port, headers)
+      const polls = Array.from({ length: 3 }, () => get(port, `/api/link/pull?tx=${next.tx}&seq=${next.seq}&waitMs=25000`, headers))
+      await sleep(300) // the polls are waiting
+      const closing = performance.now()
+      await h.app.close()
+      const closedIn = performance.now() - closing
+      for (const poll of await Promise.all(polls)) {
+        assert.equal(poll.status, 200, `${poll.error ?? poll.body}`)
+        const answer = JSON.parse(poll.body!) as { changes: unknown[]; next: unknown; more: boolean }
+        assert.deepEqual(answer.changes, [])
+        assert.equal(answer.more, false)
+        assert.ok(poll.endedAt - closing < 2_000, `the poll was answered ${Math.round(poll.endedAt - closing)} ms after the drain began`)
+      }
+      assert.ok(closedIn < 2_000, `the close took ${Math.round(closedIn)} ms`)
+    })
+
+    it('50 pulls waiting for changes whose clients go away stop looking at once: no query, timer or connection left behind', async (t) => {
+      const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_LOG_LEVEL: 'warn', SITEGRID_MODE: 'cloud' })
+      const { org, key } = await h.orgWithKey('owner')
+      const link = await seedCloudLink(h, { org, apiKey: key }, 'LA')
+      await h.app.listen({ host: '127.0.0.1', port: 0 })
+      const { port } = h.app.server.address() as AddressInfo
+      const headers = { host: `${org.slug}.localhost`, authorization: `Bearer ${link.credential}`, ...LINK_HEADERS }
+      const next = await caughtUp(port, headers)
+      const timersBefore = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+      const aborted = Array.from({ length: 50 }, () => {
+        const controller = new AbortController()
+        const done = get(port, `/api/link/pull?tx=${next.tx}&seq=${next.seq}&waitMs=25000`, headers, controller.signal)
+        return { controller, done }
+      })
+      await sleep(500) // every pull is waiting, looking again every pullPollMs
+      const lookingAt = h.appHandle.poolStats().acquired
+      await sleep(300)
+      assert.ok(h.appHandle.poolStats().acquired > lookingAt, 'the waiting pulls look for changes')
+      for (const a of aborted) a.controller.abort()
+      for (const a of aborted) assert.ok((await a.done).error, 'the client went away')
+      await sleep(300)
+      const after = h.appHandle.poolStats()
+      await sleep(1_000)
+      assert.equal(h.appHandle.poolStats().acquired, after.acquired, 'no pull looks again once its client has gone')
+      assert.equal(after.waiting, 0)
+      assert.equal(after.idle, after.open)
+      const timersAfter = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+      assert.ok(timersAfter <= timersBefore, `timers: ${timersBefore} before, ${timersAfter} after`)
+    })
+  })
+}
