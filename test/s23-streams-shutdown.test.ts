@@ -1,9 +1,10 @@
-// Session 23 (streams and shutdown): requests that hold their answer open — the fleet link's long poll — when the
-// server drains (app.close(), which `sitegrid serve` calls on SIGTERM), over a real socket on a real port.
+// Session 23 (streams and shutdown): requests that hold their answer open — the fleet link's long poll, the AI
+// completion's event stream — when the server drains (app.close(), which `sitegrid serve` calls on SIGTERM), over a real socket on a real port.
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
+import { parseSse, setUpAi } from '../src/modules/ai/route-test-setup.ts'
 import { harness, sleep, testDialects } from './harness.ts'
 import { LINK_HEADERS, seedCloudLink } from './support/fleet-link.ts'
 
@@ -92,6 +93,60 @@ for (const dialect of testDialects()) {
       assert.equal(after.idle, after.open)
       const timersAfter = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
       assert.ok(timersAfter <= timersBefore, `timers: ${timersBefore} before, ${timersAfter} after`)
+    })
+  })
+
+  describe(`${dialect}: AI event streams when the server drains`, () => {
+    it('a completion still streaming when the server drains ends at once with an error event (503 ServiceUnavailable), recorded as failed, and the close does not wait for the provider', async (t) => {
+      const { h, box, org, key, settledRows } = await setUpAi(t, dialect)
+      // 20 words, one a second: the provider would take 20 s (its timeoutMs, 5 s, is an idle timer).
+      box.enqueue({ kind: 'ok', chunks: Array.from({ length: 20 }, (_, i) => `word${i} `), chunkDelayMs: 1_000 })
+      await h.app.listen({ host: '127.0.0.1', port: 0 })
+      const { port } = h.app.server.address() as AddressInfo
+      let sawDelta!: () => void
+      const firstDelta = new Promise<void>((resolve) => (sawDelta = resolve))
+      const answer = new Promise<{ status: number; body: string; complete: boolean; endedAt: number }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/api/ai/complete',
+            method: 'POST',
+            agent: false,
+            headers: { host: `${org.slug}.localhost`, 'x-api-key': key, 'content-type': 'application/json' },
+          },
+          (res) => {
+            let body = ''
+            res.setEncoding('utf8')
+            res.on('data', (d: string) => {
+              body += d
+              if (body.includes('event: delta')) sawDelta()
+            })
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body, complete: res.complete, endedAt: performance.now() }))
+            res.on('error', reject)
+          },
+        )
+        req.on('error', reject)
+        req.end(JSON.stringify({ prompt: 'Why does the pump cavitate?', stream: true }))
+      })
+      await firstDelta
+      const closing = performance.now()
+      await h.app.close()
+      const closedIn = performance.now() - closing
+      const { status, body, complete, endedAt } = await answer
+      assert.equal(status, 200)
+      assert.ok(complete, 'the stream ended cleanly (its last chunk sent), not cut off')
+      const events = parseSse(body)
+      assert.equal(events.at(0)?.event, 'delta')
+      assert.deepEqual(events.at(-1), {
+        event: 'error',
+        data: { code: 'ServiceUnavailable', status: 503, message: 'The server is shutting down; send the request again.' },
+      })
+      assert.ok(endedAt - closing < 2_000, `the stream ended ${Math.round(endedAt - closing)} ms after the drain began`)
+      assert.ok(closedIn < 2_000, `the close took ${Math.round(closedIn)} ms`)
+      const [row] = await settledRows()
+      assert.equal(row?.status, 'failed')
+      assert.equal(row?.error_code, 'ServiceUnavailable')
     })
   })
 }
