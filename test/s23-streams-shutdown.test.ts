@@ -155,5 +155,52 @@ for (const dialect of testDialects()) {
       assert.equal(row?.status, 'failed')
       assert.equal(row?.error_code, 'ServiceUnavailable')
     })
+
+    it('50 completions whose clients go away mid-stream are each settled as cancelled: no row left pending, the pool idle, no timer behind', async (t) => {
+      const { h, box, org, key, settledRows } = await setUpAi(t, dialect)
+      await h.app.listen({ host: '127.0.0.1', port: 0 })
+      const { port } = h.app.server.address() as AddressInfo
+      const timersBefore = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+      for (let round = 0; round < 5; round++) {
+        box.enqueue(...Array.from({ length: 10 }, () => ({ kind: 'ok' as const, chunks: Array.from({ length: 50 }, (_, i) => `w${i} `), chunkDelayMs: 100 })))
+        await Promise.all(
+          Array.from(
+            { length: 10 },
+            () =>
+              new Promise<void>((resolve) => {
+                const req = request(
+                  {
+                    host: '127.0.0.1',
+                    port,
+                    path: '/api/ai/complete',
+                    method: 'POST',
+                    agent: false,
+                    headers: { host: `${org.slug}.localhost`, 'x-api-key': key, 'content-type': 'application/json' },
+                  },
+                  (res) => {
+                    res.on('data', (d: Buffer) => {
+                      if (String(d).includes('event: delta')) req.destroy() // gone after its first words
+                    })
+                    res.on('close', () => resolve())
+                  },
+                )
+                req.on('error', () => resolve())
+                req.end(JSON.stringify({ prompt: 'Why does the pump cavitate?', stream: true }))
+              }),
+          ),
+        )
+      }
+      const rows = await settledRows()
+      assert.equal(rows.length, 50)
+      assert.deepEqual(
+        rows.filter((r) => r.status !== 'cancelled').map((r) => r.status),
+        [],
+      )
+      await sleep(300)
+      const pool = h.appHandle.poolStats()
+      assert.equal(pool.idle, pool.open)
+      const timersAfter = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+      assert.ok(timersAfter <= timersBefore, `timers: ${timersBefore} before, ${timersAfter} after`)
+    })
   })
 }
