@@ -1,7 +1,7 @@
 // Session 23 (streams and shutdown): requests that hold their answer open — the fleet link's long poll, the AI
 // completion's event stream — when the server drains (app.close(), which `sitegrid serve` calls on SIGTERM), over a real socket on a real port.
 import assert from 'node:assert/strict'
-import { request } from 'node:http'
+import { request, type ClientRequest, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { parseSse, setUpAi } from '../src/modules/ai/route-test-setup.ts'
@@ -160,6 +160,51 @@ for (const dialect of testDialects()) {
       const [row] = await settledRows()
       assert.equal(row?.status, 'failed')
       assert.equal(row?.error_code, 'ServiceUnavailable')
+    })
+
+    it('a completion whose client stopped reading (its socket full) does not hold the drain: the response is cut off at once, and the close does not wait', async (t) => {
+      const { h, box, org, key, settledRows } = await setUpAi(t, dialect)
+      // 10 MB of deltas at once: far more than the socket buffers take.
+      box.enqueue({ kind: 'ok', chunks: Array.from({ length: 20_000 }, (_, i) => `${i} ${'x'.repeat(500)} `) })
+      await h.app.listen({ host: '127.0.0.1', port: 0 })
+      const { port } = h.app.server.address() as AddressInfo
+      let sawHeaders!: () => void
+      const headersSeen = new Promise<void>((resolve) => (sawHeaders = resolve))
+      let req!: ClientRequest
+      let response!: IncomingMessage
+      const answer = new Promise<{ complete: boolean }>((resolve) => {
+        req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/api/ai/complete',
+            method: 'POST',
+            agent: false,
+            headers: { host: `${org.slug}.localhost`, 'x-api-key': key, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.pause() // never reads the body (until the close below)
+            response = res
+            sawHeaders()
+            res.on('close', () => resolve({ complete: res.complete }))
+          },
+        )
+        req.on('error', () => resolve({ complete: false }))
+        req.end(JSON.stringify({ prompt: 'Why does the pump cavitate?', stream: true }))
+      })
+      await headersSeen
+      await sleep(1_000) // the server's writes back up
+      const closing = performance.now()
+      const closed = await Promise.race([h.app.close().then(() => 'closed'), sleep(5_000).then(() => 'still closing after 5 s')])
+      const closedIn = performance.now() - closing
+      if (closed !== 'closed') req.destroy() // the close waits for this client: end it, so that the test ends
+      response.resume() // what the server sent, then how the body ended
+      const { complete } = await answer
+      assert.equal(closed, 'closed')
+      assert.ok(closedIn < 2_000, `the close took ${Math.round(closedIn)} ms`)
+      assert.equal(complete, false, 'the body is cut off, not ended as if whole')
+      const [row] = await settledRows()
+      assert.notEqual(row?.status, 'pending')
     })
 
     it('50 completions whose clients go away mid-stream are each settled as cancelled: no row left pending, the pool idle, no timer behind', async (t) => {

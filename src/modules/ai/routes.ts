@@ -34,6 +34,7 @@ function beforeProblem(reply: FastifyReply, log: FastifyBaseLogger, error: unkno
 export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app, { ai }) => {
   // A draining server (app.close(): SIGTERM) ends the event streams still open at once, with an `error` event (503
   // ServerDraining) and the provider call stopped: a completion can stream far longer than the shutdown grace period.
+  // A client that stopped reading cannot take that event: its response is cut off instead.
   const draining = new AbortController()
   app.addHook('preClose', async () => draining.abort(new ServerDraining()))
   app.post(
@@ -87,6 +88,7 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
         try {
           result = await sendSseStream(reply.raw, ai.stream(ticket, AbortSignal.any([signal, draining.signal])), {
             onStart: () => reply.hijack(),
+            cutOff: draining.signal,
             doneData: (done, completionChars) => ai.doneData(ticket, done, completionChars),
           })
         } catch (error) {
