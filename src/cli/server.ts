@@ -83,7 +83,12 @@ export async function serve(values: Record<string, string | boolean | undefined>
   return new Promise<number>((resolve) => {
     let stopping = false
     const stop = (signal: string) => {
-      if (stopping) return
+      // A second signal while draining (a repeated Ctrl-C, `kill` sent twice) must not kill the process with the
+      // requests still being answered: the listeners stay, and the grace period alone bounds the exit.
+      if (stopping) {
+        log.warn({ signal }, 'already draining; the grace period bounds the exit')
+        return
+      }
       stopping = true
       log.info({ signal }, 'draining')
       // The grace period bounds the exit: a request still open then (an upload, a stuck query) does not hold it.
@@ -99,15 +104,20 @@ export async function serve(values: Record<string, string | boolean | undefined>
         .then(() => {
           clearTimeout(force)
           log.info('stopped')
-          resolve(0)
+          return 0
         })
         .catch((err: unknown) => {
           log.error({ err }, 'shutdown failed')
-          resolve(1)
+          return 1
+        })
+        .then((code) => {
+          process.off('SIGTERM', onTerm).off('SIGINT', onInt)
+          resolve(code)
         })
     }
-    process.once('SIGTERM', () => stop('SIGTERM'))
-    process.once('SIGINT', () => stop('SIGINT'))
+    const onTerm = () => stop('SIGTERM')
+    const onInt = () => stop('SIGINT')
+    process.on('SIGTERM', onTerm).on('SIGINT', onInt)
   })
 }
 

@@ -90,7 +90,7 @@ export const catalog = {
   ServiceUnavailable: {
     status: 503,
     title: 'Service unavailable',
-    doc: 'A dependency (the database, the identity provider) is not reachable, or the server is too busy to take the write (alarm writes: `Retry-After` says when). Nothing was changed; retry later.',
+    doc: 'A dependency (the database, the identity provider) is not reachable, or the server is too busy to take the write (alarm writes: `Retry-After` says when), or is shutting down (an AI completion stream open then ends with it). Nothing was changed; retry later.',
   },
   AiNotConfigured: {
     status: 503,

@@ -29,6 +29,13 @@ export class DatabaseUnreachable extends domainError('ServiceUnavailable') {
   }
 }
 
+/** The server is draining (SIGTERM): an answer it holds open (an AI completion's event stream) ends with this. */
+export class ServerDraining extends domainError('ServiceUnavailable') {
+  constructor() {
+    super('The server is shutting down; send the request again.')
+  }
+}
+
 /** The organisation used this `Idempotency-Key` within 24 hours for another method, path or body. */
 export class IdempotencyKeyReused extends domainError('IdempotencyKeyReused') {
   constructor() {

@@ -4,7 +4,8 @@ const COMPLETE_NOTE = [
     '`redactions` counts them.',
   '`stream: true` answers `text/event-stream`: `event: delta` `{text}` as the model writes, then `event: done` ' +
     '(model, tier, finishReason, usage, redactions, grounding) or `event: error` `{code, status, message}` ' +
-    '(`AiProviderTimeout` when the provider sends no content for its `timeoutMs`: keep-alives do not count). ' +
+    '(`AiProviderTimeout` when the provider sends no content for its `timeoutMs`: keep-alives do not count; ' +
+    '`ServiceUnavailable` when the server shuts down meanwhile: send the request again). ' +
     'A failure before the first event is an ordinary problem response.',
   'Provider failures: 502 `AiProviderError`, 503 `AiProviderUnavailable` (with `Retry-After` when known), 504 `AiProviderTimeout`; ' +
     "the provider's own text is never returned. 503 `AiNotConfigured` when the server has no AI configuration.",

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { actorOf } from '../../identity.ts'
 import { DomainError } from '../../errors/domain-error.ts'
+import { ServerDraining } from '../../http/errors.ts'
 import { problemResponses } from '../../http/problem.ts'
 import { HttpFailure } from './call.ts'
 import { AiClientGone, isAiError } from './errors.ts'
@@ -28,6 +29,11 @@ function logProviderCause(log: FastifyBaseLogger, error: unknown): void {
 }
 
 export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app, { ai }) => {
+  // A draining server (app.close(): SIGTERM) ends the event streams still open at once, with an `error` event (503
+  // ServerDraining) and the provider call stopped: a completion can stream far longer than the shutdown grace period.
+  // A client that stopped reading cannot take that event: its response is cut off instead.
+  const draining = new AbortController()
+  app.addHook('preClose', async () => draining.abort(new ServerDraining()))
   app.post(
     '/complete',
     {
@@ -77,8 +83,9 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ ai: AiService }> = async (app
         }
         let result
         try {
-          result = await sendSseStream(reply.raw, ai.stream(ticket, signal), {
+          result = await sendSseStream(reply.raw, ai.stream(ticket, AbortSignal.any([signal, draining.signal])), {
             onStart: () => reply.hijack(),
+            cutOff: draining.signal,
             doneData: (done, completionChars) => ai.doneData(ticket, done, completionChars),
           })
         } catch (error) {

@@ -27,21 +27,26 @@ export function startSse(res: ServerResponse, headers: OutgoingHttpHeaders = {})
 
 /**
  * Writes one event with JSON data. JSON.stringify escapes every line break, so the data is always one line.
- * Resolves when the socket can take more (backpressure); resolves false when the client has gone.
+ * Resolves when the socket can take more (backpressure); resolves false when the client has gone. `cutOff`: while
+ * it is aborted (the server draining), a client that does not read is not waited for: its response is destroyed.
  */
-export function writeSseEvent(res: ServerResponse, event: SseEventName, data: unknown): Promise<boolean> {
+export function writeSseEvent(res: ServerResponse, event: SseEventName, data: unknown, cutOff?: AbortSignal): Promise<boolean> {
   if (res.destroyed || res.writableEnded) return Promise.resolve(false)
   if (res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)) return Promise.resolve(true)
   return new Promise((resolve) => {
     const done = (isOpen: boolean) => () => {
       res.off('drain', onDrain)
       res.off('close', onClose)
+      cutOff?.removeEventListener('abort', onCutOff)
       resolve(isOpen)
     }
     const onDrain = done(true)
     const onClose = done(false)
+    const onCutOff = () => res.destroy()
     res.once('drain', onDrain)
     res.once('close', onClose)
+    if (cutOff?.aborted) res.destroy()
+    else cutOff?.addEventListener('abort', onCutOff, { once: true })
   })
 }
 
@@ -78,6 +83,8 @@ export interface SseStreamOptions {
   readonly headers?: OutgoingHttpHeaders
   /** The data of the `done` event (default: the provider's finish reason, usage and model). */
   readonly doneData?: (done: Extract<ChatStreamEvent, { type: 'done' }>, completionChars: number) => unknown
+  /** Aborted when the server drains: a client that stopped reading then is cut off (writeSseEvent). */
+  readonly cutOff?: AbortSignal
 }
 
 /**
@@ -105,7 +112,7 @@ export async function sendSseStream(res: ServerResponse, events: AsyncIterable<C
       const { type, ...fields } = event
       if (event.type === 'delta') completionChars += event.text.length
       const data = event.type === 'done' && options.doneData ? options.doneData(event, completionChars) : fields
-      if (!(await writeSseEvent(res, type, data))) return { done: undefined, error: undefined, isClientGone: true, completionChars }
+      if (!(await writeSseEvent(res, type, data, options.cutOff))) return { done: undefined, error: undefined, isClientGone: true, completionChars }
       if (event.type === 'done') {
         res.end()
         return { done: event, error: undefined, isClientGone: false, completionChars }
@@ -115,7 +122,7 @@ export async function sendSseStream(res: ServerResponse, events: AsyncIterable<C
     return { done: undefined, error: undefined, isClientGone: false, completionChars }
   } catch (error) {
     const isClientGone = res.destroyed
-    if (!isClientGone) await writeSseEvent(res, 'error', toSseError(error))
+    if (!isClientGone) await writeSseEvent(res, 'error', toSseError(error), options.cutOff)
     res.end()
     return { done: undefined, error: isClientGone ? undefined : error, isClientGone, completionChars }
   } finally {

@@ -15,7 +15,7 @@ export const docs = {
     'The body is plain JSON of at most 64 MiB (413 `PayloadTooLarge` past it); one sent with a `Content-Encoding` is refused with 415.',
   pull:
     "The cloud's changes for the server's sites after the cursor (`tx`, `seq`: the previous answer's `next`), not those the server sent itself, " +
-    'in order, at most `limit`; a `superseded` change only moves the cursor (its row has a newer change earlier in the order). With `waitMs`, an empty answer waits up to that long for a change (a long poll, at most 25 s). `more`: pull again at once.',
+    'in order, at most `limit`; a `superseded` change only moves the cursor (its row has a newer change earlier in the order). With `waitMs`, an empty answer waits up to that long for a change (a long poll, at most 25 s; a server shutting down answers at once). `more`: pull again at once.',
   heartbeat: 'A site server reports its link state, what waits on it to go up and how far it pulled; the fleet view (`GET /api/admin/site-servers`) shows it.',
   linkStatus:
     "Site mode: this site server's enrolment and the link's state — online/offline/revoked/version/diverged, last contact, last error, what waits " +

@@ -39,6 +39,10 @@ export const linkSyncRoutes: FastifyPluginAsyncTypebox<{ link: LinkService }> = 
   app.addHook('preValidation', async (request) => {
     checkPeerVersions(request.headers)
   })
+  // A draining server (app.close(): SIGTERM) answers the pulls still waiting at once, with what they have: a long poll
+  // (waitMs up to 25 s) would otherwise hold the drain past its grace period, and the agent polls again anyway.
+  const closing = new AbortController()
+  app.addHook('preClose', async () => closing.abort())
 
   app.post(
     '/push',
@@ -71,11 +75,11 @@ export const linkSyncRoutes: FastifyPluginAsyncTypebox<{ link: LinkService }> = 
       },
     },
     async (request) => {
-      // A client that goes away ends the wait at once.
+      // A client that goes away ends the wait at once, as the drain does.
       const gone = new AbortController()
       request.raw.once('close', () => gone.abort())
       const { tx, seq, limit = 500, waitMs = 0 } = request.query
-      return link.pull(request.principal, { tx, seq, limit, waitMs }, gone.signal)
+      return link.pull(request.principal, { tx, seq, limit, waitMs }, AbortSignal.any([gone.signal, closing.signal]))
     },
   )
 
