@@ -1,7 +1,7 @@
 // Session 23 (streams and shutdown): the tenant package export, a download streamed as it is read, over a real socket.
-// - 50 clients that go away mid-download leave nothing behind: the pool idle, no timer, the server serving;
-// - a database failure after the headers were sent ends the download visibly broken (no complete-looking gzip body),
-//   never an unhandled rejection, and the server goes on serving.
+// 50 clients that go away mid-download leave nothing behind: the pool idle, no timer, the server serving. (A database
+// failure after the headers: tenant-transfer/export-errors.test.ts; a table renamed under a paused download here was
+// a race with the server's own pace, not a check.)
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -40,8 +40,8 @@ interface Download {
   error?: string
 }
 
-/** GET the export; `stopAfter`: destroy the connection once this many body bytes arrived; `pauseAfter`: stop reading then. */
-function download(port: number, host: string, key: string, o: { stopAfter?: number; pauseAfter?: number; resume?: Promise<void> } = {}) {
+/** GET the export; `stopAfter`: destroy the connection once this many body bytes arrived. */
+function download(port: number, host: string, key: string, o: { stopAfter?: number } = {}) {
   return new Promise<Download>((resolve) => {
     const chunks: Buffer[] = []
     let received = 0
@@ -50,16 +50,10 @@ function download(port: number, host: string, key: string, o: { stopAfter?: numb
       (res) => {
         const done = (error?: string) =>
           resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), complete: res.complete, ...(error ? { error } : {}) })
-        let paused = false
         res.on('data', (d: Buffer) => {
           chunks.push(d)
           received += d.length
           if (o.stopAfter !== undefined && received >= o.stopAfter) req.destroy()
-          if (o.pauseAfter !== undefined && received >= o.pauseAfter && !paused) {
-            paused = true
-            res.pause()
-            void o.resume?.then(() => res.resume())
-          }
         })
         res.on('end', () => done())
         res.on('error', (err: NodeJS.ErrnoException) => done(err.code ?? err.message))
@@ -96,35 +90,6 @@ for (const dialect of testDialects()) {
       const again = await download(port, host, key)
       assert.ok(again.complete)
       assert.equal(gunzipSync(again.bytes).length, gunzipSync(whole.bytes).length)
-    })
-
-    it('a database failure after the headers were sent ends the download broken (not a whole gzip body), with no unhandled rejection, and the server serves on', async (t) => {
-      const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_LOG_LEVEL: 'warn' })
-      const { slug, key } = await bigTenant(h)
-      await h.app.listen({ host: '127.0.0.1', port: 0 })
-      const { port } = h.app.server.address() as AddressInfo
-      const host = `${slug}.localhost`
-      const rejections: unknown[] = []
-      const onRejection = (reason: unknown) => rejections.push(reason)
-      process.on('unhandledRejection', onRejection)
-      t.after(() => process.off('unhandledRejection', onRejection))
-      // The client stops reading inside the instances part; a later part's table disappears meanwhile.
-      let resume!: () => void
-      const resumed = new Promise<void>((resolve) => (resume = resolve))
-      const broken = download(port, host, key, { pauseAfter: 256 * 1024, resume: resumed })
-      await sleep(1_000)
-      await sql`alter table alarm_shelves rename to alarm_shelves_gone`.execute(h.handle.db)
-      resume()
-      const d = await broken
-      assert.equal(d.status, 200)
-      assert.equal(d.complete, false, 'the body is cut off, not ended as if whole')
-      assert.throws(() => gunzipSync(d.bytes), 'the bytes received are no whole gzip stream')
-      await sql`alter table alarm_shelves_gone rename to alarm_shelves`.execute(h.handle.db)
-      const again = await download(port, host, key)
-      assert.ok(again.complete)
-      gunzipSync(again.bytes)
-      await sleep(100)
-      assert.deepEqual(rejections, [])
     })
   })
 }
