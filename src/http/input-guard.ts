@@ -17,6 +17,14 @@ export const SURROGATE_RULE = 'must not contain a lone surrogate (U+D800 to U+DF
 /** JSON has no Infinity, but JSON.parse reads a number past the largest double (`1e400`) as it. */
 export const FINITE_RULE = 'must be a finite number (this one is past the largest double)'
 
+/**
+ * The instants an ISO 8601 date-time with a four-digit year writes (0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z),
+ * which every answer's `date-time` is: a stored time past them answered a 500 wherever it was read (session 23).
+ */
+export const FIRST_ISO_MS = -62_167_219_200_000
+export const LAST_ISO_MS = 253_402_300_799_999
+export const ISO_TIME_RULE = 'epoch milliseconds from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z'
+
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one (code units: no `u` flag). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 

@@ -1,11 +1,8 @@
+import { FIRST_ISO_MS, LAST_ISO_MS } from '../../../http/input-guard.ts'
 import type { DateOrder } from './options.ts'
 import { parseTimestamp } from './timestamps.ts'
 import type { ParsedTime } from './timestamps.ts'
 import { ZoneClock } from './zone-clock.ts'
-
-/** The instants an ISO 8601 date-time with a four-digit year writes (0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z). */
-const FIRST_ISO_MS = -62_167_219_200_000
-const LAST_ISO_MS = 253_402_300_799_999
 
 /** Timestamp cell → UTC epoch ms, for one batch's date order and time zone. */
 export class TimeReader {
