@@ -63,6 +63,23 @@ for (const dialect of testDialects()) {
       }
     })
 
+    it('a file whose lines end in CR alone (classic Mac OS) is read line by line, its rejections named by line, where it stored nothing and said nothing', async () => {
+      const h = shared()
+      const p = await plant(h)
+      const cr = (text: string) => text.replaceAll('\n', '\r')
+      const trend = cr(`${HEADER}2024-02-01 00:00:00,T1,1,100\n2024-02-01 00:00:01,T1,2,100\n2024-02-01 00:00:02,T1,NaN,100\n2024-02-01 00:00:03,T1,4,100\n`)
+      const res = await upload(h, p.owner, standardParts(p.siteCode, 'long', trend, cr(MAPPING)))
+      assert.equal(res.statusCode, 201, res.body)
+      const batch = res.json() as { id: string; rowsRead: number; samplesStored: number; rowsRejected: number }
+      assert.deepEqual([batch.rowsRead, batch.samplesStored, batch.rowsRejected], [4, 3, 1])
+      assert.equal(await sampleCount(h, p.owner.org.id), 3)
+      const report = await h.inject(p.owner, { method: 'GET', url: `/api/historian/import-batches/${batch.id}/rejections` })
+      assert.deepEqual(
+        (report.json() as { rejections: Rejection[] }).rejections.map((r) => r.line),
+        [4],
+      )
+    })
+
     it('a header naming a required column twice is refused 422 naming the column and both positions; nothing is stored', async () => {
       const h = shared()
       const p = await plant(h)

@@ -89,6 +89,8 @@ export class CsvTokenizer {
   #pending = ''
   #line = 1
   #isFirstChunk = true
+  /** Lines ended by CR alone (classic Mac OS exports); undefined until a line end is seen. */
+  #isCrOnly: boolean | undefined
   /** Fatal: a byte that is not UTF-8 is refused naming its line, where it became U+FFFD in the stored text before (session 23). */
   readonly #decoder = new TextDecoder('utf-8', { fatal: true })
   readonly #maxRowChars: number
@@ -136,7 +138,11 @@ export class CsvTokenizer {
   }
 
   #feed(decoded: string, isFinal: boolean, out: CsvRows): void {
-    const text = this.#pending + decoded
+    let text = this.#pending + decoded
+    // A file whose lines end in CR alone was one header line holding every row: imported, it stored nothing and said
+    // nothing (session 23). Its CRs are read as line ends (a file with any LF keeps CR as a character before LF).
+    this.#isCrOnly ??= crOnlyLineEnds(text)
+    if (this.#isCrOnly) text = text.replaceAll('\r', '\n')
     // PostgreSQL cannot store NUL in text (a tag name with one failed the import with a 500, an unmapped one every
     // later list of the site's batches), and no CSV export writes it: the file is not text (issue 24, defect 10).
     const nul = decoded.indexOf('\0')
@@ -205,6 +211,13 @@ export class CsvTokenizer {
     this.#line = line
     return Math.min(pos, n)
   }
+}
+
+/** True when `text`'s first line ends in CR alone and it holds no LF; undefined while it holds no line end to tell. */
+function crOnlyLineEnds(text: string): boolean | undefined {
+  const cr = text.indexOf('\r')
+  if (text.includes('\n')) return false
+  return cr === -1 || cr + 1 === text.length ? undefined : true
 }
 
 function countNewlines(text: string, end: number): number {
