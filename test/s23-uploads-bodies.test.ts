@@ -122,13 +122,15 @@ for (const dialect of testDialects()) {
       ['POST', 'application/json; charset=latin1', instanceJson('caf\u00e9')],
       ['POST', 'text/csv;charset=utf-16', Buffer.from(`${csvHeader}U8-c,a,t,a,${controller}\n`, 'utf16le')],
       ['PUT', 'application/json; charset="ISO-8859-1"', nodeDocument([0x41])],
+      ['POST', 'application/json; charset=utf-8; charset=latin1', instanceJson('a')],
+      ['POST', 'application/json; charset=', instanceJson('a')],
     ]
     for (const [method, type, payload] of charsets) {
       const res = await call(method as 'POST', method === 'PUT' ? network : bulk, type, payload)
       assert.equal(res.statusCode, 415, `${type}: ${res.body}`)
       const problem = res.json() as Problem & { acceptedCharsets: string[] }
       assert.equal(problem.code, 'UnsupportedMediaType')
-      assert.match(problem.detail, /^The body is sent with charset=(latin1|utf-16|iso-8859-1): send (application\/json|text\/csv) as UTF-8/)
+      assert.match(problem.detail, /^The body is sent with charset=(latin1|utf-16|iso-8859-1|""): send (application\/json|text\/csv) as UTF-8/)
       assert.deepEqual(problem.acceptedCharsets, ['utf-8'])
     }
     assert.deepEqual(snapshotDiff(before, await snapshotOrg(h, tenant.org.id)), [], 'no row changed')

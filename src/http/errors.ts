@@ -25,7 +25,7 @@ export class ContentEncodingRefused extends domainError('UnsupportedMediaType') 
 /** A text body declared in a character set other than UTF-8 (`charset=latin1`, `utf-16`): every text is read as UTF-8. */
 export class CharsetRefused extends domainError('UnsupportedMediaType') {
   constructor(charset: string, type: string) {
-    super(`The body is sent with charset=${charset}: send ${type} as UTF-8 (charset=utf-8, or no charset).`, {
+    super(`The body is sent with charset=${charset || '""'}: send ${type} as UTF-8 (charset=utf-8, or no charset).`, {
       extensions: { acceptedTypes: [type], acceptedCharsets: ['utf-8'] },
     })
   }

@@ -263,7 +263,8 @@ export function unsafeInputOf(request: FastifyRequest): FieldProblem | undefined
  * JSON.parse (V8) and secure-json-parse's prototype scan are iterative, so parsing itself is safe at any depth.
  */
 const BINARY_TYPES = new Set(['application/gzip', 'application/octet-stream'])
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i
+/** Every charset parameter (a second one, `charset=utf-8; charset=latin1`, is not left unread). */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/gi
 /** Charsets whose text is UTF-8 (US-ASCII is a part of it). */
 const UTF8_NAMES = ['utf-8', 'utf8', 'us-ascii']
 
@@ -291,8 +292,8 @@ export function installInputGuard(app: FastifyInstance): void {
     const encoding = request.headers['content-encoding']?.trim().toLowerCase()
     if (encoding && encoding !== 'identity') return done(new ContentEncodingRefused(encoding, type))
     // Every text is read as UTF-8: another declared charset (latin1, utf-16) was read as UTF-8 all the same (session 23).
-    const charset = CHARSET.exec(header!)?.[1]!.toLowerCase()
-    if (charset !== undefined && !UTF8_NAMES.includes(charset)) return done(new CharsetRefused(charset, type))
+    const other = [...header!.matchAll(CHARSET)].map((m) => m[1]!.toLowerCase()).find((charset) => !UTF8_NAMES.includes(charset))
+    if (other !== undefined) return done(new CharsetRefused(other, type))
     done(null, payload)
   })
   app.addHook('preValidation', (request, _reply, done) => {
