@@ -4,6 +4,7 @@
 // did). Such a row is refused 422 PackageInvalid naming the part, row and column, and nothing is written.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { gunzipSync, gzipSync } from 'node:zlib'
 import { harness, testDialects } from './harness.ts'
 import { NO_RATE_LIMIT, seedTenant, snapshotDiff, snapshotOrg } from './hardening/support.ts'
 import { apply, repack, stage, unpack } from './support/tenant-package.ts'
@@ -62,5 +63,32 @@ for (const dialect of testDialects()) {
     const site = await h.inject(tenant.owner, { method: 'GET', url: `/api/sites/${tenant.ids.site}` })
     assert.equal(site.statusCode, 200, site.body)
     assert.equal((site.json() as { updatedAt: string }).updatedAt, '9999-12-31T23:59:59.999Z')
+  })
+}
+
+for (const dialect of testDialects()) {
+  test(`${dialect}: a tenant package holding a byte that is not UTF-8 is refused 422 naming its line, even with checksums that match its decoded text; nothing is staged (session 23)`, async (t) => {
+    const h = await harness(t, dialect, NO_RATE_LIMIT)
+    const tenant = await seedTenant(h, 'PU')
+    const cred = { org: tenant.owner.org, apiKey: tenant.owner.apiKey! }
+    const exported = await h.inject(tenant.owner, { method: 'GET', url: `/api/admin/orgs/${tenant.ids.slug}/tenant/export` })
+    const { header, parts } = unpack(exported.rawPayload)
+    parts.set(
+      'sites',
+      parts.get('sites')!.map((row) => ({ ...row, name: `${String(row.name)}\ufffd` })),
+    )
+    // The checksums are those of the text with U+FFFD, which is what decoding 0xFF used to give: only the byte differs.
+    const text = gunzipSync(await repack(header, parts))
+    const marker = Buffer.from('\ufffd')
+    const at = text.indexOf(marker)
+    const line = text.subarray(0, at).toString('utf8').split('\n').length
+    const crafted = gzipSync(Buffer.concat([text.subarray(0, at), Buffer.from([0xff]), text.subarray(at + marker.length)]))
+    const before = await snapshotOrg(h, tenant.org.id)
+    const res = await stage(h, cred, crafted)
+    assert.equal(res.statusCode, 422, res.body)
+    const body = res.json() as { code: string; detail: string }
+    assert.equal(body.code, 'PackageInvalid')
+    assert.match(body.detail, new RegExp(`line ${line} is not UTF-8 text`))
+    assert.deepEqual(snapshotDiff(before, await snapshotOrg(h, tenant.org.id)), [], 'nothing staged or written')
   })
 }
