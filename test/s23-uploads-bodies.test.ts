@@ -117,6 +117,21 @@ for (const dialect of testDialects()) {
       assert.ok(problem.errors![0]!.message.startsWith(`${line}The file is not UTF-8 text`), `${label}: ${problem.errors![0]!.message}`)
     }
 
+    // A file name that is not UTF-8 (the form's headers are decoded with U+FFFD in its place): 400 naming the part.
+    const named = multipart([
+      { name: 'site_id', value: site },
+      { name: 'format', value: 'long' },
+      { name: 'mapping_csv', filename: 'mapping.csv', content: mapping },
+      { name: 'trend_csv', filename: 'trend\ufffd.csv', content: trend },
+    ])
+    const replacement = named.payload.indexOf(Buffer.from('\ufffd'))
+    const payload = Buffer.concat([named.payload.subarray(0, replacement), Buffer.from([0xff]), named.payload.subarray(replacement + 3)])
+    const badName = await h.inject(tenant.owner, { method: 'POST', url: '/api/historian/import-batches', payload, headers: named.headers })
+    assert.equal(badName.statusCode, 400, badName.body)
+    const nameProblem = badName.json() as Problem
+    assert.deepEqual([nameProblem.code, nameProblem.errors?.[0]?.in, nameProblem.errors?.[0]?.pointer], ['ValidationFailed', 'part', '/trend_csv'])
+    assert.match(nameProblem.errors![0]!.message, /^\(its file name\) must be UTF-8 text/)
+
     // A declared charset other than UTF-8: 415 naming it, the body never read.
     const charsets: Array<[string, string, Buffer]> = [
       ['POST', 'application/json; charset=latin1', instanceJson('caf\u00e9')],
