@@ -79,7 +79,7 @@ for (const dialect of testDialects()) {
       const res = await call(method, url, type, payload)
       assert.equal(res.statusCode, 400, `${label}: ${res.body}`)
       const problem = res.json() as Problem
-      assert.equal(problem.code, 'ValidationFailed', label)
+      assert.equal(problem.code, 'MalformedBody', label)
       assert.equal(problem.errors?.[0]?.in, 'body', label)
       assert.equal(problem.errors?.[0]?.pointer, pointer, `${label}: ${problem.errors?.[0]?.message}`)
       assert.match(problem.errors![0]!.message, /^must be UTF-8 text/, label)

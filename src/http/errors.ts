@@ -31,6 +31,16 @@ export class CharsetRefused extends domainError('UnsupportedMediaType') {
   }
 }
 
+/**
+ * A text body holding a byte that is not UTF-8, the only character set read: not well-formed for its type (as broken
+ * JSON is), and named by its line and column.
+ */
+export class BodyNotUtf8 extends domainError('MalformedBody') {
+  constructor(line: number, message: string) {
+    super(`The body is not UTF-8 text: line ${line}: ${message}`, { errors: [{ in: 'body', pointer: `/line/${line}`, message }] })
+  }
+}
+
 /** `GET /readyz`: the database did not answer its ping. */
 export class DatabaseUnreachable extends domainError('ServiceUnavailable') {
   constructor() {

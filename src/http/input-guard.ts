@@ -1,8 +1,8 @@
 import { isUtf8 } from 'node:buffer'
 import { Transform } from 'node:stream'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { invalidField, type DomainError, type FieldProblem } from '../errors/domain-error.ts'
-import { CharsetRefused, ContentEncodingRefused } from './errors.ts'
+import { invalidField, type FieldProblem } from '../errors/domain-error.ts'
+import { BodyNotUtf8, CharsetRefused, ContentEncodingRefused } from './errors.ts'
 
 /**
  * The deepest a JSON body nests (objects and arrays; the body itself is level 1). Free-form fields (an instance's
@@ -65,18 +65,14 @@ function linesBefore(bytes: Uint8Array, end: number): { breaks: number; lineStar
 }
 
 /** Where a text body stops being UTF-8: decoded, the byte would have become U+FFFD and the text been stored changed. */
-function notUtf8(byte: number, line: number, column: number, offset: number): DomainError {
+function notUtf8(byte: number, line: number, column: number, offset: number): BodyNotUtf8 {
   const hex = byte.toString(16).toUpperCase().padStart(2, '0')
-  return invalidField(
-    `/line/${line}`,
-    `${UTF8_RULE}: byte 0x${hex} at column ${column} (byte ${offset} of the body; columns counted in bytes) is not UTF-8`,
-    'body',
-  )
+  return new BodyNotUtf8(line, `${UTF8_RULE}: byte 0x${hex} at column ${column} (byte ${offset} of the body; columns counted in bytes) is not UTF-8`)
 }
 
 export const UTF8_RULE = 'must be UTF-8 text (the only character set read)'
 
-/** A whole body's text; a byte that is not UTF-8 answers 400 naming its line and column. */
+/** A whole body's text; a byte that is not UTF-8 answers 400 MalformedBody naming its line and column. */
 export function utf8Text(bytes: Buffer): string {
   const bad = firstNonUtf8(bytes)
   if (bad === -1) return bytes.toString('utf8')
