@@ -22,6 +22,25 @@ export class ContentEncodingRefused extends domainError('UnsupportedMediaType') 
   }
 }
 
+/** A text body declared in a character set other than UTF-8 (`charset=latin1`, `utf-16`): every text is read as UTF-8. */
+export class CharsetRefused extends domainError('UnsupportedMediaType') {
+  constructor(charset: string, type: string) {
+    super(`The body is sent with charset=${charset || '""'}: send ${type} as UTF-8 (charset=utf-8, or no charset).`, {
+      extensions: { acceptedTypes: [type], acceptedCharsets: ['utf-8'] },
+    })
+  }
+}
+
+/**
+ * A text body holding a byte that is not UTF-8, the only character set read: not well-formed for its type (as broken
+ * JSON is), and named by its line and column.
+ */
+export class BodyNotUtf8 extends domainError('MalformedBody') {
+  constructor(line: number, message: string) {
+    super(`The body is not UTF-8 text: line ${line}: ${message}`, { errors: [{ in: 'body', pointer: `/line/${line}`, message }] })
+  }
+}
+
 /** `GET /readyz`: the database did not answer its ping. */
 export class DatabaseUnreachable extends domainError('ServiceUnavailable') {
   constructor() {

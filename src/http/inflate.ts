@@ -1,5 +1,4 @@
 import { pipeline, Readable } from 'node:stream'
-import { StringDecoder } from 'node:string_decoder'
 import { createGunzip } from 'node:zlib'
 
 /**
@@ -27,20 +26,35 @@ export async function* gunzipLimited(gzip: AsyncIterable<Buffer>, maxInflatedByt
 
 /**
  * The lines of `bytes` (split at \n, decoded as UTF-8), holding at most `maxLineBytes` of one line: a longer line
- * throws `tooLong()` before more of it is kept, so a file without newlines cannot grow memory. Pieces are decoded as
- * they come (no copy of a line's bytes): young strings go at the next scavenge, where copied buffers would wait for
- * V8's external-memory trigger.
+ * throws `tooLong()` before more of it is kept, so a file without newlines cannot grow memory. A byte that is not
+ * UTF-8 throws `notUtf8(line)` (1-based): decoded, it became U+FFFD, and a package whose checksums were computed over
+ * that text imported it changed (session 23). Pieces are decoded as they come (no copy of a line's bytes): young
+ * strings go at the next scavenge, where copied buffers would wait for V8's external-memory trigger.
  */
-export async function* splitLines(bytes: AsyncIterable<Buffer>, maxLineBytes: number, tooLong: () => Error): AsyncGenerator<string> {
-  const decoder = new StringDecoder('utf8')
+export async function* splitLines(
+  bytes: AsyncIterable<Buffer>,
+  maxLineBytes: number,
+  tooLong: () => Error,
+  notUtf8: (line: number) => Error,
+): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  let line = 1
+  // `stream`: the piece may end inside a sequence that the next completes; without it, the line ends here.
+  const decode = (piece: Uint8Array, stream: boolean) => {
+    try {
+      return decoder.decode(piece, { stream })
+    } catch {
+      throw notUtf8(line)
+    }
+  }
   let pending = ''
   let pendingBytes = 0
   for await (const chunk of bytes) {
     let start = 0
     for (let newline = chunk.indexOf(10); newline >= 0; newline = chunk.indexOf(10, start)) {
       if (pendingBytes + newline - start > maxLineBytes) throw tooLong()
-      // A newline never falls inside a UTF-8 sequence: end() turns a sequence cut short into U+FFFD, as toString does.
-      yield pending + decoder.write(chunk.subarray(start, newline)) + decoder.end()
+      yield pending + decode(chunk.subarray(start, newline), false)
+      line++
       pending = ''
       pendingBytes = 0
       start = newline + 1
@@ -48,7 +62,7 @@ export async function* splitLines(bytes: AsyncIterable<Buffer>, maxLineBytes: nu
     if (start === chunk.length) continue
     pendingBytes += chunk.length - start
     if (pendingBytes > maxLineBytes) throw tooLong()
-    pending += decoder.write(chunk.subarray(start))
+    pending += decode(chunk.subarray(start), true)
   }
-  if (pendingBytes > 0) yield pending + decoder.end()
+  if (pendingBytes > 0) yield pending + decode(new Uint8Array(0), false)
 }

@@ -12,6 +12,9 @@ export const docs = {
     'their sum). Local times are read in `timezone`: a wall time of the repeated hour of a fall-back change is the first pass (the earlier offset: ' +
     '+02:00 CEST in Europe/Paris) until its series goes back in time or lists that wall time again, then the second pass (+01:00 CET), so both 02:30 rows of ' +
     'that night are kept, in file order; a wall time in the spring-forward gap does not exist and its row is rejected (`local time … does not exist in …`). ' +
+    'Files are UTF-8 (a BOM is skipped; lines end in LF, CRLF or CR alone): a byte that is not UTF-8, UTF-16 or a NUL is 422 `HistorianCsvInvalid` ' +
+    'naming the file and line, and a header naming a required column twice 422 `HistorianHeaderInvalid`. A value past the largest double (`1e400`) and ' +
+    'a time outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC are rejected rows. ' +
     'A file over SITEGRID_HISTORIAN_MAX_FILE_BYTES, or more parts than the form holds (each field and file once): 413, nothing kept.',
   listImportBatches:
     'Paged, newest first; running and failed batches included. Each batch as a summary: the lists that grow with the file (tags covered, unmapped tags, the ' +

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Forbidden } from '../../errors/domain-error.ts'
+import { parseUtf8Text } from '../../http/input-guard.ts'
 import { problemResponses } from '../../http/problem.ts'
 import { actorOf } from '../../identity.ts'
 import { docs } from './docs.ts'
@@ -20,7 +21,7 @@ export const historianLiveRoutes: FastifyPluginAsyncTypebox<LiveDeps> = async (a
   // The push in a scope of its own: the line format's text types are read there alone (the retention PUT answers them 415).
   await app.register(async (scope) => {
     const push = scope.withTypeProvider<TypeBoxTypeProvider>()
-    push.addContentTypeParser(['text/plain', 'text/csv'], { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body))
+    push.addContentTypeParser(['text/plain', 'text/csv'], { parseAs: 'buffer', bodyLimit }, parseUtf8Text)
     push.post(
       '/:siteId/historian/samples',
       {

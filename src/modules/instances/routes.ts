@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
 import { actorOf } from '../../identity.ts'
 import { invalidField } from '../../errors/domain-error.ts'
+import { parseUtf8Text } from '../../http/input-guard.ts'
 import { problemResponses } from '../../http/problem.ts'
 import type { BulkItem } from './bulk.ts'
 import { csvToBulkItems } from './csv.ts'
@@ -34,7 +35,7 @@ function jsonItems(body: unknown): BulkItem[] {
 }
 
 export const instancesRoutes: FastifyPluginAsyncTypebox<{ instances: InstancesService }> = async (app, { instances }) => {
-  app.addContentTypeParser(['text/csv', 'application/csv'], { parseAs: 'string' }, (_request, body, done) => done(null, body))
+  app.addContentTypeParser(['text/csv', 'application/csv'], { parseAs: 'buffer' }, parseUtf8Text)
   // The bulk body is checked line by line by the service, so that one bad line is reported rather than failing the request.
   const coercing = new Ajv({ allErrors: true, strict: false, coerceTypes: 'array', useDefaults: true })
 

@@ -87,7 +87,12 @@ export async function* readPackage(
   onHeader: (header: PackageHeader) => void,
 ): AsyncGenerator<PackageEvent> {
   const inflated = gunzipLimited(bytes, maxInflatedBytes, () => new PackageInflatesTooLarge(maxInflatedBytes))
-  const lines = splitLines(inflated, MAX_LINE_BYTES, () => new PackageCorrupt(`a line is longer than ${MAX_LINE_BYTES} bytes`))
+  const lines = splitLines(
+    inflated,
+    MAX_LINE_BYTES,
+    () => new PackageCorrupt(`a line is longer than ${MAX_LINE_BYTES} bytes`),
+    (line) => new PackageCorrupt(`line ${line} is not UTF-8 text`),
+  )
   const whole = createHash('sha256')
   let header: PackageHeader | undefined
   let part: { name: string; hash: ReturnType<typeof createHash>; count: number } | undefined

@@ -1,3 +1,4 @@
+import { FIRST_ISO_MS, ISO_TIME_RULE, LAST_ISO_MS } from '../../http/input-guard.ts'
 import type { TableShape } from './introspect.ts'
 import type { ExportedTable, RowRulesContext } from './tables.ts'
 
@@ -34,6 +35,9 @@ function kindOf(declared: string | undefined): Kind | undefined {
   return undefined
 }
 
+/** A column of epoch milliseconds (`created_at`, `first_ts`, `ts`, `shelved_until`): every answer writes it as an ISO 8601 date-time. */
+const TIME_COLUMN = /(?:^|_)(?:at|ts|until)$/
+
 export interface ValueProblem {
   column: string
   /** `field`: a rule of the table's area (ExportedTable `rules`), in `expected` with the API field it names. */
@@ -63,6 +67,8 @@ export function findValueProblem(
     }
     const kind = kindOf(shape.types[column])
     if (!fits(kind, value)) return { column, rule: 'type', expected: kind?.text ?? 'a scalar' }
+    if (TIME_COLUMN.test(column) && kind?.kind === 'integer' && ((value as number) < FIRST_ISO_MS || (value as number) > LAST_ISO_MS))
+      return { column, rule: 'type', expected: ISO_TIME_RULE }
     if (json.includes(column) && !isJsonText(value as string)) return { column, rule: 'type', expected: 'JSON text' }
   }
   const broken = table.rules?.(row, server)

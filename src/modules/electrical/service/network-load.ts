@@ -4,7 +4,7 @@ import { parser } from 'stream-json'
 import { Assembler } from 'stream-json/assembler.js'
 import { batch } from 'stream-json/utils/batch.js'
 import { DomainError, type FieldProblem } from '../../../errors/domain-error.ts'
-import { DEPTH_RULE, findUnsafeJson, MAX_JSON_DEPTH } from '../../../http/input-guard.ts'
+import { DEPTH_RULE, findUnsafeJson, MAX_JSON_DEPTH, utf8Checked } from '../../../http/input-guard.ts'
 import { createBodyValidator } from '../../../http/validation.ts'
 import type { OrgId } from '../../../ids.ts'
 import { NetworkBodyCutOff, NetworkBodyEmpty, NetworkBodyNotJson, NetworkFieldsInvalid, NetworkTooLarge } from '../errors.ts'
@@ -305,7 +305,8 @@ export async function stageDocument(body: Readable, target: StageTarget): Promis
   const tokens = parser.asStream({ streamValues: false }) // packed keys, strings and numbers only: half the tokens
   const groups = batch.asStream({ batchSize: 512 })
   const meter = byteMeter(limits.maxBytes)
-  const source = pipeline(meter, tokens, groups, () => {})
+  // UTF-8 checked as it streams: stream-json's decoding put U+FFFD in the place of a byte that is not UTF-8 (session 23).
+  const source = pipeline(meter, utf8Checked(), tokens, groups, () => {})
   body.pipe(meter)
   const onClose = () => {
     if (!body.readableEnded) meter.destroy(new NetworkBodyCutOff())

@@ -1,3 +1,4 @@
+import { firstNonUtf8 } from '../../../http/input-guard.ts'
 import { HistorianCsvInvalid } from './errors.ts'
 import { readQuotedRow } from './csv-quoted.ts'
 import { detectSeparator, findSeparatorLine } from './csv-separator.ts'
@@ -88,7 +89,10 @@ export class CsvTokenizer {
   #pending = ''
   #line = 1
   #isFirstChunk = true
-  readonly #decoder = new TextDecoder('utf-8')
+  /** Lines ended by CR alone (classic Mac OS exports); undefined until a line end is seen. */
+  #isCrOnly: boolean | undefined
+  /** Fatal: a byte that is not UTF-8 is refused naming its line, where it became U+FFFD in the stored text before (session 23). */
+  readonly #decoder = new TextDecoder('utf-8', { fatal: true })
   readonly #maxRowChars: number
 
   constructor(options: CsvOptions = {}) {
@@ -108,7 +112,7 @@ export class CsvTokenizer {
 
   /** Flushes the last row (a file without a final newline) into `out`. */
   end(out: CsvRows): void {
-    this.#feed(this.#decoder.decode(), true, out)
+    this.#feed(this.#decoded(new Uint8Array(0), false), true, out)
   }
 
   #decode(chunk: Uint8Array | string): string {
@@ -119,11 +123,26 @@ export class CsvTokenizer {
     if (isFirst && (chunk[0] === 0xff || chunk[0] === 0xfe)) {
       throw new HistorianCsvInvalid('The file is UTF-16; export it as UTF-8 (or ASCII) CSV.', 1)
     }
-    return this.#decoder.decode(chunk, { stream: true })
+    return this.#decoded(chunk, true)
+  }
+
+  #decoded(bytes: Uint8Array, stream: boolean): string {
+    try {
+      return this.#decoder.decode(bytes, { stream })
+    } catch {
+      // The byte is in `bytes`, or (a sequence cut short by the file's end) in none: its line counts the ones before it.
+      const before = this.#pending + new TextDecoder().decode(bytes.subarray(0, Math.max(0, firstNonUtf8(bytes))))
+      const line = this.#line + countNewlines(before, before.length)
+      throw new HistorianCsvInvalid('The file is not UTF-8 text (a byte on this line is not UTF-8); export it as UTF-8 (or ASCII) CSV.', line)
+    }
   }
 
   #feed(decoded: string, isFinal: boolean, out: CsvRows): void {
-    const text = this.#pending + decoded
+    let text = this.#pending + decoded
+    // A file whose lines end in CR alone was one header line holding every row: imported, it stored nothing and said
+    // nothing (session 23). Its CRs are read as line ends (a file with any LF keeps CR as a character before LF).
+    this.#isCrOnly ??= crOnlyLineEnds(text)
+    if (this.#isCrOnly) text = text.replaceAll('\r', '\n')
     // PostgreSQL cannot store NUL in text (a tag name with one failed the import with a 500, an unmapped one every
     // later list of the site's batches), and no CSV export writes it: the file is not text (issue 24, defect 10).
     const nul = decoded.indexOf('\0')
@@ -192,6 +211,13 @@ export class CsvTokenizer {
     this.#line = line
     return Math.min(pos, n)
   }
+}
+
+/** True when `text`'s first line ends in CR alone and it holds no LF; undefined while it holds no line end to tell. */
+function crOnlyLineEnds(text: string): boolean | undefined {
+  const cr = text.indexOf('\r')
+  if (text.includes('\n')) return false
+  return cr === -1 || cr + 1 === text.length ? undefined : true
 }
 
 function countNewlines(text: string, end: number): number {

@@ -34,6 +34,13 @@ export function requireColumns<K extends string>(
     const index = findColumn(header, spec[key])
     if (index === -1) missing.push(spec[key].join('|'))
     found[key] = index
+    // The same name twice leaves which column holds the samples to chance: refused, never picked.
+    const again = index === -1 ? -1 : header.findIndex((cell, i) => i > index && normaliseName(cell) === normaliseName(header[index]!))
+    if (again !== -1)
+      throw new HistorianHeaderInvalid(
+        `The ${layout} header on line ${line} has column "${header[index]!.trim()}" twice (columns ${index + 1} and ${again + 1}); name each column once.`,
+        line,
+      )
   }
   if (missing.length === 0) return found
   throw new HistorianHeaderInvalid(

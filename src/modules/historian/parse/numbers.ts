@@ -55,7 +55,9 @@ export function parseDecimal(text: string, decimal: DecimalMark | 'either'): num
     return isNegative ? -value : value
   }
   const body = text.slice(start, end)
-  return Number(markAt !== -1 && text.charCodeAt(markAt) === COMMA ? body.replace(',', '.') : body)
+  const value = Number(markAt !== -1 && text.charCodeAt(markAt) === COMMA ? body.replace(',', '.') : body)
+  // Past the largest double (`1e400`, 400 digits) Number() answers Infinity, which no sample may hold.
+  return Number.isFinite(value) ? value : Number.NaN
 }
 
 const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k)
@@ -69,6 +71,7 @@ export function isNumberLike(text: string): boolean {
 export function numberProblem(text: string, decimal: DecimalMark | 'either'): string {
   const t = text.trim()
   if (/^[+-]?(?:nan|inf(?:inity)?)$/i.test(t)) return `'${t}' is not accepted as a number (NaN/Infinity)`
+  if (Math.abs(Number(t.replace(',', '.'))) === Infinity) return `'${t}' is past the largest number a sample holds (about ±1.8e308)`
   const dots = t.split('.').length - 1
   const commas = t.split(',').length - 1
   if (dots + commas > 1 || /\d[ '\u00a0\u202f]\d/.test(t)) return `'${t}' has a thousands separator, which is refused`

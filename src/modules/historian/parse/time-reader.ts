@@ -1,3 +1,4 @@
+import { FIRST_ISO_MS, LAST_ISO_MS } from '../../../http/input-guard.ts'
 import type { DateOrder } from './options.ts'
 import { parseTimestamp } from './timestamps.ts'
 import type { ParsedTime } from './timestamps.ts'
@@ -32,9 +33,14 @@ export class TimeReader {
       return Number.NaN
     }
     const { wallMs, offsetMs } = this.#parsed
-    if (offsetMs === offsetMs) return wallMs + extraMs - offsetMs
-    const utc = this.#clock.toUtc(wallMs + extraMs, seriesKey)
+    const utc = offsetMs === offsetMs ? wallMs + extraMs - offsetMs : this.#clock.toUtc(wallMs + extraMs, seriesKey)
     if (utc !== utc) this.reason = this.#clock.reason
+    // A wall time of year 0000 or 9999 shifted by its zone's offset left the years every answer writes: stored, the
+    // batch's time range could not be answered (a 500 after the samples were written).
+    else if (utc < FIRST_ISO_MS || utc > LAST_ISO_MS) {
+      this.reason = `'${text}' is outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (an ISO 8601 year has four digits)`
+      return Number.NaN
+    }
     return utc
   }
 }

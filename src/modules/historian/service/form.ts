@@ -1,5 +1,5 @@
 import { invalidField } from '../../../errors/domain-error.ts'
-import { textRule } from '../../../http/input-guard.ts'
+import { textRule, UTF8_RULE } from '../../../http/input-guard.ts'
 import { FORMAT_NAMES } from '../parse/index.ts'
 import type { DateOrder, DecimalMark, FormatName, ParseOptions, QualityScale, Separator } from '../parse/index.ts'
 
@@ -40,6 +40,8 @@ const part = (name: string, message: string) => invalidField(`/${name}`, message
 export function storableFileName(name: string, filename: string): string {
   const rule = textRule(filename)
   if (rule) throw part(name, `(its file name) ${rule}`)
+  // The form's headers are decoded as UTF-8 with U+FFFD for a byte that is not: such a name was stored changed (session 23).
+  if (filename.includes('\ufffd')) throw part(name, `(its file name) ${UTF8_RULE}: a byte of it is not UTF-8 (or it holds U+FFFD)`)
   return filename
 }
 
