@@ -79,6 +79,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
     let http: LinkHttpClient | undefined
     let credentialSeen: string | null = null
     let blockedUntilChange: string | null = null // the enrolment (credential and epoch) a blocking failure was met with
+    let blockedRetryAt = Infinity // when a refused credential is asked again (performance.now(), as the timers run)
     // A reseed keeps the credential and changes the epoch: either lifts a block.
     const enrolmentOf = (peer: LinkPeerTable) => `${peer.sealed_credential}\n${peer.epoch}`
 
@@ -115,7 +116,7 @@ export function createLinkAgent(deps: LinkAgentDeps) {
         http = deps.connect(peer)
         credentialSeen = peer.sealed_credential
       }
-      if (blockedUntilChange !== null && blockedUntilChange !== enrolmentOf(peer)) blockedUntilChange = null
+      if (blockedUntilChange !== null && (blockedUntilChange !== enrolmentOf(peer) || performance.now() >= blockedRetryAt)) blockedUntilChange = null
       if (!http || blockedUntilChange === enrolmentOf(peer)) return undefined
       return { peer, http }
     }
@@ -129,16 +130,18 @@ export function createLinkAgent(deps: LinkAgentDeps) {
         // Nothing changes by retrying: wait for a reseed (a new epoch) or a restart after an upgrade. The enrolment the
         // failed call was made with: one changed meanwhile is not blocked.
         blockedUntilChange = enrolmentOf(peer)
+        blockedRetryAt = Infinity
         await setState(f.kind, f.message)
         log.warn({ event: `link.${f.kind}`, orgId, loop }, f.message)
         return
       }
       if (f.kind === 'unauthorized') {
-        // Revoked (a new enrolment lifts it: current() reads the new credential) or suspended (a resume lifts it): the
-        // same 401, so the loop asks again at the longest back-off, and says so once.
+        // Revoked (a new enrolment lifts the block at once) or suspended (a resume does not show but by asking): the
+        // same 401, so the loops wait for a new enrolment and ask again at the longest back-off; said once.
         if (status.state !== 'revoked') log.warn({ event: 'link.unauthorized', orgId, loop }, f.message)
+        blockedUntilChange = enrolmentOf(peer)
+        blockedRetryAt = performance.now() + timing.backoffMaxMs
         await setState('revoked', f.message)
-        await pause(timing.backoffMaxMs, abort.signal)
         return
       }
       await setState(f.kind === 'refused' ? 'refused' : 'offline', f.message)
