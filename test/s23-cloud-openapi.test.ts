@@ -11,6 +11,7 @@ import {
   callerFor,
   exampleOf,
   fillPath,
+  inlinedDocument,
   jsonBodySchema,
   label,
   NO_RATE_LIMIT,
@@ -55,19 +56,6 @@ function call(port: number, method: string, path: string, headers: Record<string
   })
 }
 
-/** The document with its `#/components/schemas/…` references inlined. */
-function inlined(raw: OpenApiDocument): OpenApiDocument {
-  const components = raw.components?.schemas ?? {}
-  const inline = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(inline)
-    if (value === null || typeof value !== 'object') return value
-    const ref = (value as { $ref?: unknown }).$ref
-    if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) return inline(components[ref.slice('#/components/schemas/'.length)])
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inline(v)]))
-  }
-  return { ...raw, paths: inline(raw.paths) as OpenApiDocument['paths'] }
-}
-
 /**
  * A response schema as an integrator's strict client reads it: an object that names its properties and says nothing
  * of others has no others (a field the document does not name is a finding). One that says (`additionalProperties`,
@@ -101,7 +89,7 @@ for (const dialect of testDialects()) {
         const host = `${tenant.org.slug}.localhost`
         const served = await call(port, 'GET', '/openapi.json', { host })
         assert.equal(served.status, 200)
-        const doc = inlined(JSON.parse(served.body) as OpenApiDocument)
+        const doc = inlinedDocument(JSON.parse(served.body) as OpenApiDocument)
         // Deletions and a site server's revocation last, the site itself at the very end (test/hardening/fuzz.test.ts).
         const last = (op: Operation) => op.method === 'DELETE' || op.path.endsWith('/revoke')
         const rank = (op: Operation) => (!last(op) ? 0 : op.path === '/api/sites/{code}' ? 2 : 1)

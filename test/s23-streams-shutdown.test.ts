@@ -16,6 +16,23 @@ const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeo
 const POOL_TIMERS = 6
 const NO_RATE_LIMIT = { SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE: '100000000' }
 
+/** POST a streamed completion (`stream: true`) to the organisation's host on a fresh connection. */
+function streamCompletion(port: number, slug: string, key: string, onResponse: (res: IncomingMessage) => void): ClientRequest {
+  const req = request(
+    {
+      host: '127.0.0.1',
+      port,
+      path: '/api/ai/complete',
+      method: 'POST',
+      agent: false,
+      headers: { host: `${slug}.localhost`, 'x-api-key': key, 'content-type': 'application/json' },
+    },
+    onResponse,
+  )
+  req.end(JSON.stringify({ prompt: 'Why does the pump cavitate?', stream: true }))
+  return req
+}
+
 /** One GET over a new connection; resolves with the status, the body and when the answer ended (or the error). */
 function get(port: number, path: string, headers: Record<string, string>, signal?: AbortSignal) {
   return new Promise<{ status?: number; body?: string; error?: string; endedAt: number }>((resolve) => {
@@ -119,28 +136,17 @@ for (const dialect of testDialects()) {
       let sawDelta!: () => void
       const firstDelta = new Promise<void>((resolve) => (sawDelta = resolve))
       const answer = new Promise<{ status: number; body: string; complete: boolean; endedAt: number }>((resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port,
-            path: '/api/ai/complete',
-            method: 'POST',
-            agent: false,
-            headers: { host: `${org.slug}.localhost`, 'x-api-key': key, 'content-type': 'application/json' },
-          },
-          (res) => {
-            let body = ''
-            res.setEncoding('utf8')
-            res.on('data', (d: string) => {
-              body += d
-              if (body.includes('event: delta')) sawDelta()
-            })
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body, complete: res.complete, endedAt: performance.now() }))
-            res.on('error', reject)
-          },
-        )
+        const req = streamCompletion(port, org.slug, key, (res) => {
+          let body = ''
+          res.setEncoding('utf8')
+          res.on('data', (d: string) => {
+            body += d
+            if (body.includes('event: delta')) sawDelta()
+          })
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body, complete: res.complete, endedAt: performance.now() }))
+          res.on('error', reject)
+        })
         req.on('error', reject)
-        req.end(JSON.stringify({ prompt: 'Why does the pump cavitate?', stream: true }))
       })
       await firstDelta
       const closing = performance.now()
@@ -173,24 +179,13 @@ for (const dialect of testDialects()) {
       let req!: ClientRequest
       let response!: IncomingMessage
       const answer = new Promise<{ complete: boolean }>((resolve) => {
-        req = request(
-          {
-            host: '127.0.0.1',
-            port,
-            path: '/api/ai/complete',
-            method: 'POST',
-            agent: false,
-            headers: { host: `${org.slug}.localhost`, 'x-api-key': key, 'content-type': 'application/json' },
-          },
-          (res) => {
-            res.pause() // never reads the body (until the close below)
-            response = res
-            sawHeaders()
-            res.on('close', () => resolve({ complete: res.complete }))
-          },
-        )
+        req = streamCompletion(port, org.slug, key, (res) => {
+          res.pause() // never reads the body (until the close below)
+          response = res
+          sawHeaders()
+          res.on('close', () => resolve({ complete: res.complete }))
+        })
         req.on('error', () => resolve({ complete: false }))
-        req.end(JSON.stringify({ prompt: 'Why does the pump cavitate?', stream: true }))
       })
       await headersSeen
       await sleep(1_000) // the server's writes back up
@@ -219,24 +214,13 @@ for (const dialect of testDialects()) {
             { length: 10 },
             () =>
               new Promise<void>((resolve) => {
-                const req = request(
-                  {
-                    host: '127.0.0.1',
-                    port,
-                    path: '/api/ai/complete',
-                    method: 'POST',
-                    agent: false,
-                    headers: { host: `${org.slug}.localhost`, 'x-api-key': key, 'content-type': 'application/json' },
-                  },
-                  (res) => {
-                    res.on('data', (d: Buffer) => {
-                      if (String(d).includes('event: delta')) req.destroy() // gone after its first words
-                    })
-                    res.on('close', () => resolve())
-                  },
-                )
+                const req = streamCompletion(port, org.slug, key, (res) => {
+                  res.on('data', (d: Buffer) => {
+                    if (String(d).includes('event: delta')) req.destroy() // gone after its first words
+                  })
+                  res.on('close', () => resolve())
+                })
                 req.on('error', () => resolve())
-                req.end(JSON.stringify({ prompt: 'Why does the pump cavitate?', stream: true }))
               }),
           ),
         )

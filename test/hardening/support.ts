@@ -51,7 +51,11 @@ export const NO_RATE_LIMIT = { SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITE
 
 /** The served OpenAPI document with every `#/components/schemas/…` reference inlined. */
 export async function openApiDocument(h: Harness): Promise<OpenApiDocument> {
-  const raw = (await h.inject(undefined, { url: '/openapi.json' })).json() as OpenApiDocument
+  return inlinedDocument((await h.inject(undefined, { url: '/openapi.json' })).json() as OpenApiDocument)
+}
+
+/** An OpenAPI document with its `#/components/schemas/…` references inlined. */
+export function inlinedDocument(raw: OpenApiDocument): OpenApiDocument {
   const components = raw.components?.schemas ?? {}
   const inline = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(inline)
