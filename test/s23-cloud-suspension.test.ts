@@ -67,5 +67,10 @@ describe('sitegrid org suspend and resume beside a serving cloud process', () =>
     assert.equal(resumed.code, 0, resumed.stderr)
     assert.equal((await me()).status, 200)
     assert.notEqual(runCli(['org', 'suspend', 'nobody'], { cwd, env }).code, 0)
+    // A site server serves its one organisation at any unbound host: suspending it there is bad usage, nothing changed.
+    const onSite = runCli(['org', 'suspend', 'pit'], { cwd, env: { SITEGRID_MODE: 'site' } })
+    assert.equal(onSite.code, 2)
+    assert.match(onSite.stderr, /runs on a cloud cell/)
+    assert.equal((await me()).status, 200)
   })
 })

@@ -44,7 +44,12 @@ export const orgCommands: Command[] = [
       "Suspends an organisation: at once, in every serving process, its subdomain and custom domains answer as an unknown host (the uniform 401; sign-in 404) to every credential — its keys, sessions, tokens, site servers' links, platform admins' too. Nothing it owns is changed or deleted: `org resume` serves it again, keys and all.",
     options: {},
     run: ({ positionals }, io) =>
-      withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
+      withServices(io.env, { requireKeySecret: false }, async ({ config, orgs }) => {
+        // A site server answers any unbound host (its IP, `localhost`) as its one organisation: suspension is the cell's.
+        if (config.mode !== 'cloud') {
+          io.err('sitegrid org suspend runs on a cloud cell (SITEGRID_MODE=cloud): a site server serves its one organisation')
+          return 2
+        }
         await orgs.suspend(positionals[0]!)
         io.err(`suspended organisation ${positionals[0]}`)
       }),
