@@ -2,7 +2,7 @@
 // completion's event stream — when the server drains (app.close(), which `sitegrid serve` calls on SIGTERM), over a real socket on a real port.
 import assert from 'node:assert/strict'
 import { request, type ClientRequest, type IncomingMessage } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { describe, it } from 'node:test'
 import { parseSse, setUpAi } from '../src/modules/ai/route-test-setup.ts'
 import { harness, sleep, testDialects } from './harness.ts'
@@ -170,10 +170,17 @@ for (const dialect of testDialects()) {
 
     it('a completion whose client stopped reading (its socket full) does not hold the drain: the response is cut off at once, and the close does not wait', async (t) => {
       const { h, box, org, key, settledRows } = await setUpAi(t, dialect)
-      // 10 MB of deltas at once: far more than the socket buffers take.
-      box.enqueue({ kind: 'ok', chunks: Array.from({ length: 20_000 }, (_, i) => `${i} ${'x'.repeat(500)} `) })
+      // 10 MB of deltas at once, then the provider keeps the stream open (keep-alives only), so that the answer cannot
+      // end before the drain even where the loopback's buffers take all of it (the receive buffer may grow to 32 MB).
+      box.enqueue({
+        kind: 'ok',
+        chunks: Array.from({ length: 20_000 }, (_, i) => `${i} ${'x'.repeat(500)} `),
+        keepAlive: { afterChunks: 19_999, everyMs: 200, forMs: 30_000, as: 'comment' },
+      })
       await h.app.listen({ host: '127.0.0.1', port: 0 })
       const { port } = h.app.server.address() as AddressInfo
+      const serverSockets: Socket[] = []
+      h.app.server.on('connection', (socket: Socket) => serverSockets.push(socket))
       let sawHeaders!: () => void
       const headersSeen = new Promise<void>((resolve) => (sawHeaders = resolve))
       let req!: ClientRequest
@@ -188,7 +195,13 @@ for (const dialect of testDialects()) {
         req.on('error', () => resolve({ complete: false }))
       })
       await headersSeen
-      await sleep(1_000) // the server's writes back up
+      // The case's premise: the server waits for this client to read, its socket's buffer full (about 4 MB in here). The
+      // case used to wait a fixed second; one CI run found the body whole, most likely the backup not yet reached.
+      for (let waited = 0; waited < 10_000 && !serverSockets.some((s) => s.writableNeedDrain); waited += 50) await sleep(50)
+      assert.ok(
+        serverSockets.some((s) => s.writableNeedDrain),
+        "the server's writes to the client backed up (the case's premise)",
+      )
       const closing = performance.now()
       const closed = await Promise.race([h.app.close().then(() => 'closed'), sleep(5_000).then(() => 'still closing after 5 s')])
       const closedIn = performance.now() - closing
