@@ -24,6 +24,7 @@ import { withSystemScope } from './db/tenant-scope.ts'
 import { installAuth, type BearerValidator } from './http/auth.ts'
 import { installDraining } from './http/drain.ts'
 import { installIdempotency } from './http/idempotency.ts'
+import { clientErrorProblem } from './http/client-error.ts'
 import { installInputGuard } from './http/input-guard.ts'
 import { healthRoutes } from './http/health.ts'
 import { installMetricsRoute } from './http/metrics-endpoint.ts'
@@ -117,6 +118,9 @@ export async function buildApp(
   if (!config.keySecret) throw new TypeError('buildApp needs the API-key verifier secret')
   const requestIdPrefix = randomBytes(4).toString('hex')
   let requestCounter = 0
+  // Fixed-length ids keep every uniform 401 the same length.
+  const nextRequestId = () => `${requestIdPrefix}-${(requestCounter++ % 0xffffffff).toString(16).padStart(8, '0')}`
+  const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs)
 
   const app = Fastify({
     loggerInstance: log,
@@ -129,13 +133,17 @@ export async function buildApp(
     // Slow clients (API4): a request must arrive whole within requestTimeout, its headers within headersTimeout;
     // at most maxConnections sockets are open (README § Resource limits).
     requestTimeout: config.requestTimeoutMs,
-    // Fixed-length ids keep every uniform 401 the same length.
-    genReqId: () => `${requestIdPrefix}-${(requestCounter++ % 0xffffffff).toString(16).padStart(8, '0')}`,
+    // Node looks for requests past those timeouts every 30 s by default, which would let a 1 s headers timeout run
+    // to 31 s: a tenth of the shorter timeout (at most Node's 30 s).
+    http: { connectionsCheckingInterval: Math.min(30_000, Math.ceil(headersTimeout / 10)) },
+    // A request Node's parser refuses (syntax, headers over 16 KiB, too slow) answers a problem document too.
+    clientErrorHandler: clientErrorProblem(nextRequestId, log),
+    genReqId: nextRequestId,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorProblem,
     schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>()
-  app.server.headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs)
+  app.server.headersTimeout = headersTimeout
   app.server.maxConnections = config.maxConnections
 
   const metrics = deps.metrics ?? createMetrics({ poolStats: () => handle.poolStats() })

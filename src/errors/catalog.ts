@@ -13,6 +13,14 @@ export const catalog = {
     title: 'The body could not be parsed',
     doc: 'The body is not well-formed for its content type (for example broken JSON). A JSON content type with no content is no body.',
   },
+  MalformedRequest: {
+    status: 400,
+    title: 'The request is not well-formed HTTP',
+    doc:
+      "The server's HTTP/1.1 parser refused the request before any route read it (RFC 9112): a request line, a header " +
+      "line or the body's framing (`Content-Length`, `Transfer-Encoding`, a chunk) that is not as the protocol writes it. " +
+      'The detail names the part and the rule; the connection is closed.',
+  },
   ReservedRole: {
     status: 400,
     title: 'The role is reserved for the account control plane',
@@ -43,6 +51,13 @@ export const catalog = {
     title: 'Confirmation required',
     doc: 'A destructive operation needs an explicit confirmation; the answer says what would be affected.',
   },
+  RequestTimeout: {
+    status: 408,
+    title: 'The request did not arrive in time',
+    doc:
+      'The request headers did not arrive whole within `SITEGRID_HEADERS_TIMEOUT_MS`, or the whole request (headers and ' +
+      'body) within `SITEGRID_REQUEST_TIMEOUT_MS`. Nothing was changed; the connection is closed.',
+  },
   PayloadTooLarge: { status: 413, title: 'Payload too large', doc: 'The body exceeds the configured size limit (`SITEGRID_BODY_LIMIT_BYTES`).' },
   UnsupportedMediaType: {
     status: 415,
@@ -56,6 +71,11 @@ export const catalog = {
     status: 422,
     title: 'Unprocessable entity',
     doc: 'The body is well-formed but refers to something that does not exist or cannot be used.',
+  },
+  HeadersTooLarge: {
+    status: 431,
+    title: 'Request headers too large',
+    doc: 'The request line and headers together exceed 16 KiB. Nothing was changed; the connection is closed.',
   },
   RateLimited: { status: 429, title: 'Too many requests', doc: 'The per-credential request rate was exceeded. `Retry-After` says when to try again.' },
   PackageInvalid: {

@@ -63,7 +63,7 @@ export interface Problem {
 
 type ProblemExtras = { errors?: FieldProblem[] | undefined; extensions?: Record<string, unknown> | undefined }
 
-function problemOf(code: ErrorCode, detail: string, instance: string, extra?: ProblemExtras): Problem {
+export function problemOf(code: ErrorCode, detail: string, instance: string, extra?: ProblemExtras): Problem {
   const { status, title } = catalog[code]
   const body: Record<string, unknown> = { type: problemTypeUri(code), title, status, detail, instance, code }
   if (extra?.errors) body.errors = extra.errors
