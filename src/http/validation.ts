@@ -1,4 +1,4 @@
-import { Ajv, type Options } from 'ajv'
+import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
 import { DomainError } from '../errors/domain-error.ts'
@@ -28,12 +28,43 @@ const base: Options = { allErrors: true, removeAdditional: false, useDefaults: t
 
 /**
  * Bodies are validated strictly (no coercion: `"80"` is not a port) and unknown properties are refused,
- * naming them; query strings and path parameters are text on the wire, so they are coerced to their types.
+ * naming them; query strings and path parameters are text on the wire, so they are coerced to their types, a number
+ * only from decimal digits (`decimalNumerals`).
  */
 export function installValidators(app: FastifyInstance): void {
   const strict = createBodyValidator()
   const coercing = addFormats(new Ajv({ ...base, coerceTypes: 'array' }))
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema))
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict.compile(schema) : decimalNumerals(schema, coercing.compile(schema))))
+}
+
+const INTEGER_TEXT = /^-?[0-9]+$/
+const NUMBER_TEXT = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
+const NUMERAL_RULE = { integer: 'must be integer, written in decimal digits', number: 'must be number, written in decimal digits' }
+
+/**
+ * Ajv coerces any text JavaScript reads as a number (`0x10`, `1e1`, ` 12 `, `1.0` for an integer, `0b11`): a query or
+ * path value of an integer or number property (or a list of them) is first checked as text, decimal digits only.
+ */
+function decimalNumerals(schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const properties = (schema as { properties?: Record<string, { type?: unknown; items?: { type?: unknown } }> }).properties ?? {}
+  const numeric = Object.entries(properties).flatMap(([name, property]) => {
+    const type = property.type === 'array' ? property.items?.type : property.type
+    return type === 'integer' || type === 'number' ? [{ name, type: type as 'integer' | 'number' }] : []
+  })
+  if (numeric.length === 0) return validate
+  const checked = ((data: Record<string, unknown> | null) => {
+    const errors = numeric
+      .filter(({ name, type }) => [data?.[name]].flat().some((v) => typeof v === 'string' && !(type === 'integer' ? INTEGER_TEXT : NUMBER_TEXT).test(v)))
+      .map(({ name, type }) => ({ instancePath: `/${name}`, schemaPath: '', keyword: 'type', params: { type }, message: NUMERAL_RULE[type] }))
+    if (errors.length > 0) {
+      checked.errors = errors
+      return false
+    }
+    const valid = validate(data)
+    checked.errors = validate.errors ?? null
+    return valid
+  }) as ValidateFunction
+  return checked
 }
 
 /** The validator of request bodies, for a route that reads its body itself (the streamed electrical network load). */
