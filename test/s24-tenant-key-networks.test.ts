@@ -32,6 +32,8 @@ for (const dialect of testDialects()) {
         [['10.20.0.0/8'], '/networks/0'],
         [['10.21.0.0/16'], '/networks/0'],
         [['10.20.0.0/24', '10.21.0.0/16'], '/networks/1'],
+        // The pointer names the block as sent, duplicates counted.
+        [['10.20.0.0/24', '10.20.0.0/24', '10.21.0.0/16'], '/networks/2'],
         [['2001:db8::/32'], '/networks/0'],
         [['::ffff:10.20.0.0/100'], '/networks/0'],
       ]

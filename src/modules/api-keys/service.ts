@@ -63,12 +63,16 @@ function isWithin(outer: string, inner: string): boolean {
 /**
  * A key restricted to client networks mints only keys restricted to blocks inside its own (`stored`, canonical blocks
  * joined by commas): otherwise whoever holds it inside those networks could make a key that works from anywhere, as a
- * role above the caller's is refused. Throws NetworksWiderThanCaller (403 naming `/networks`).
+ * role above the caller's is refused. `requested` is the body's list as sent, so the pointer names the block sent.
+ * Throws NetworksWiderThanCaller (403 naming `/networks` or `/networks/i`).
  */
-export function checkNetworksWithin(stored: string, networks: readonly string[] | null): void {
+export function checkNetworksWithin(stored: string, requested: readonly string[] | undefined): void {
   const own = stored.split(',')
-  if (networks === null) throw new NetworksWiderThanCaller('/networks')
-  const wider = networks.findIndex((block) => !own.some((outer) => isWithin(outer, block)))
+  if (requested === undefined) throw new NetworksWiderThanCaller('/networks')
+  const wider = requested.findIndex((text) => {
+    const block = parseNetwork(text)
+    return block === undefined || !own.some((outer) => isWithin(outer, block))
+  })
   if (wider >= 0) throw new NetworksWiderThanCaller(`/networks/${wider}`)
 }
 
@@ -135,7 +139,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       const networks = input.networks === undefined ? null : checkNetworks(input.networks)
       if (actor.kind === 'apiKey') {
         const caller = await findActiveApiKey(db, orgId, actor.subject)
-        if (caller?.networks != null) checkNetworksWithin(caller.networks, networks)
+        if (caller !== undefined && caller.networks !== null) checkNetworksWithin(caller.networks, input.networks)
       }
       const siteId = input.siteId ?? null
       if (siteId !== null) await requireSite(orgId, siteId)
