@@ -21,3 +21,11 @@ export class RoleAboveCaller extends domainError('Forbidden') {
     super('A key cannot carry a role above the role of the caller who mints it.')
   }
 }
+
+export class NetworksWiderThanCaller extends domainError('Forbidden') {
+  constructor(pointer: string) {
+    super('A key restricted to client networks mints only keys restricted to networks inside its own.', {
+      errors: [{ in: 'body', pointer, message: "must lie inside the minting key's own networks" }],
+    })
+  }
+}

@@ -30,7 +30,8 @@ const KeyNetworks = Type.Array(Type.String({ minLength: 1, maxLength: 50 }), {
   description:
     `Restricts the key to clients in these networks: up to ${MAX_KEY_NETWORKS} CIDR blocks, IPv4 or IPv6 (a bare address is /32 or /128). ` +
     "From any other address the key fails like an unknown key (the uniform 401). The client address is the socket's, or behind a trusted " +
-    'proxy (`SITEGRID_TRUST_PROXY`) the forwarded one. Absent: any address.',
+    'proxy (`SITEGRID_TRUST_PROXY`) the forwarded one. Absent: any address. A key that is itself restricted to networks mints only keys ' +
+    'restricted to blocks inside its own (403 naming `/networks` or the wider block otherwise).',
   examples: [['10.20.0.0/16', '2001:db8:5::/48']],
 })
 

@@ -1,3 +1,4 @@
+import { BlockList, isIPv4 } from 'node:net'
 import { parseNetwork } from '../../auth/client-networks.ts'
 import { roleAtLeast, isRole, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
@@ -5,7 +6,7 @@ import type { DatabaseHandle } from '../../db/connect.ts'
 import { invalidField, NotFound } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
-import { ExpiryPolicyViolation, ReservedRole, RoleAboveCaller } from './errors.ts'
+import { ExpiryPolicyViolation, NetworksWiderThanCaller, ReservedRole, RoleAboveCaller } from './errors.ts'
 import { keyIdGenerator } from './key-id.ts'
 import { generatePlaintext, KEY_PATTERN, KEY_PREFIX_LENGTH, verifierOf, verifiersEqual } from './plaintext.ts'
 import type { ApiKey, MintApiKeyInput, MintedApiKey } from './schemas.ts'
@@ -46,6 +47,33 @@ export function checkNetworks(networks: readonly string[]): string[] {
     return block
   })
   return [...new Set(blocks)]
+}
+
+/** Whether the canonical block `inner` lies wholly inside `outer` (same family, a prefix at least as long, its address inside). */
+function isWithin(outer: string, inner: string): boolean {
+  const [outerAddress = '', outerPrefix] = outer.split('/')
+  const [innerAddress = '', innerPrefix] = inner.split('/')
+  const family = isIPv4(outerAddress) ? 'ipv4' : 'ipv6'
+  if (family !== (isIPv4(innerAddress) ? 'ipv4' : 'ipv6') || Number(outerPrefix) > Number(innerPrefix)) return false
+  const list = new BlockList()
+  list.addSubnet(outerAddress, Number(outerPrefix), family)
+  return list.check(innerAddress, family)
+}
+
+/**
+ * A key restricted to client networks mints only keys restricted to blocks inside its own (`stored`, canonical blocks
+ * joined by commas): otherwise whoever holds it inside those networks could make a key that works from anywhere, as a
+ * role above the caller's is refused. `requested` is the body's list as sent, so the pointer names the block sent.
+ * Throws NetworksWiderThanCaller (403 naming `/networks` or `/networks/i`).
+ */
+export function checkNetworksWithin(stored: string, requested: readonly string[] | undefined): void {
+  const own = stored.split(',')
+  if (requested === undefined) throw new NetworksWiderThanCaller('/networks')
+  const wider = requested.findIndex((text) => {
+    const block = parseNetwork(text)
+    return block === undefined || !own.some((outer) => isWithin(outer, block))
+  })
+  if (wider >= 0) throw new NetworksWiderThanCaller(`/networks/${wider}`)
 }
 
 /**
@@ -109,6 +137,10 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       const now = clock.now()
       const { expiresAt } = checkMintRequest(actor, input, now)
       const networks = input.networks === undefined ? null : checkNetworks(input.networks)
+      if (actor.kind === 'apiKey') {
+        const caller = await findActiveApiKey(db, orgId, actor.subject)
+        if (caller !== undefined && caller.networks !== null) checkNetworksWithin(caller.networks, input.networks)
+      }
       const siteId = input.siteId ?? null
       if (siteId !== null) await requireSite(orgId, siteId)
       const plaintext = generatePlaintext()
