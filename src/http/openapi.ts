@@ -44,7 +44,8 @@ const ERRORS =
   `Errors are RFC 9457 \`application/problem+json\` with a stable \`code\`; \`type\` links a page explaining it. ` +
   `Validation failures list each field in \`errors\` (\`in\`, \`pointer\`, \`message\`); ` +
   `the pointer names the field itself, a missing one too (\`/name\`, "is required"). ` +
-  `A caller whose role is too low gets 403 \`Forbidden\`; an absent or foreign resource the same 404 \`NotFound\`. ` +
+  `A caller whose role is too low gets 403 \`Forbidden\`; an absent or foreign resource the same 404 \`NotFound\`; a ` +
+  `path asked with a method it does not take 405 \`MethodNotAllowed\` with \`Allow\` listing those it does. ` +
   `A request the HTTP parser refuses before any route reads it gets a problem too, on any path, and its connection ` +
   `closed: 400 \`MalformedRequest\` (a request line, header line or body framing not as RFC 9112 writes it), 408 ` +
   `\`RequestTimeout\` (slower than \`SITEGRID_HEADERS_TIMEOUT_MS\` or \`SITEGRID_REQUEST_TIMEOUT_MS\`), 431 \`HeadersTooLarge\` (over 16 KiB).`

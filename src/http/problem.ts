@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { Type } from 'typebox'
 import { catalog, isErrorCode, type ErrorCode } from '../errors/catalog.ts'
 import { isForeignKeyViolation, isUniqueViolation } from '../db/constraint-errors.ts'
@@ -191,6 +192,9 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'MalformedBody',
 }
 
+/** The methods routes are declared with, in the order an `Allow` header lists them. */
+const ROUTE_METHODS: readonly HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+
 /** Methods whose requests Fastify reads a body of (GET and HEAD bodies are ignored). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -227,7 +231,19 @@ export function installProblemHandlers(app: FastifyInstance): void {
     return replyProblem(reply, toProblem(error, request))
   })
 
-  app.setNotFoundHandler((request, reply) => sendProblem(reply, request, 'NotFound', 'No such resource.'))
+  // A path that exists with other methods answers 405 with `Allow` (RFC 9110 §15.5.6), not 404: the routes' paths are
+  // kept in a router of their own, since Fastify's cannot be asked which methods match a concrete path.
+  const paths = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH })
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (!paths.hasRoute(method as HTTPMethod, route.url)) paths.on(method as HTTPMethod, route.url, () => {})
+  })
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0]!
+    const allowed = ROUTE_METHODS.filter((method) => paths.find(method, path) !== null)
+    if (allowed.length === 0 || allowed.includes(request.method as HTTPMethod)) return sendProblem(reply, request, 'NotFound', 'No such resource.')
+    reply.header('allow', allowed.join(', '))
+    return sendProblem(reply, request, 'MethodNotAllowed', `This path takes ${allowed.join(', ')}, not ${request.method}.`)
+  })
 
   // The problem pages the `type` URIs point at (public).
   app.get(

@@ -566,7 +566,7 @@ for (const dialect of testDialects()) {
                 { eventId: `e-${round}-${i}`, instanceId: 'P1', condition: `C${i}`, priority: 'high', state: 'active', occurredAt: new Date().toISOString() },
               ],
             }),
-          (i) => cell.call(i, 'PATCH', `/api/sites/${code}/controllers/${controllerId}`, { name: `PLC ${i}` }),
+          (i) => cell.call(i, 'PUT', `/api/sites/${code}/controllers/${controllerId}`, { name: `PLC ${i}` }),
         ]
         const answers = await race(
           cell,

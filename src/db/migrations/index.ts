@@ -39,6 +39,7 @@ import * as historianLivePoints from './2550-historian-live-points.ts'
 import * as historianOpenBatches from './2560-historian-open-batches.ts'
 import * as tenantUploadId from './2570-tenant-upload-id.ts'
 import * as orgSuspension from './2610-org-suspension.ts'
+import * as apiKeysListOrder from './2630-api-keys-list-order.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -85,4 +86,5 @@ export const migrations: Record<string, Migration> = {
   '2560-historian-open-batches': historianOpenBatches,
   '2570-tenant-upload-id': tenantUploadId,
   '2610-org-suspension': orgSuspension,
+  '2630-api-keys-list-order': apiKeysListOrder,
 }

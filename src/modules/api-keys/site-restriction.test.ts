@@ -41,7 +41,7 @@ for (const dialect of testDialects()) {
         assert.equal(res.statusCode, 404, url)
         assert.deepEqual(comparableBody(res.body), comparableBody(unknown.body), `${url} reads as an unknown site`)
       }
-      const write = await h.inject(gateway, { method: 'PATCH', url: '/api/sites/B', payload: { name: 'taken over' } })
+      const write = await h.inject(gateway, { method: 'PUT', url: '/api/sites/B', payload: { name: 'taken over' } })
       assert.equal(write.statusCode, 404)
       assert.equal((await h.inject(as, { url: '/api/sites/B' })).json().name, 'Plant B', 'the refused write changed nothing')
 
