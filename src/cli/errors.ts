@@ -36,3 +36,14 @@ export async function onSite<T>(org: Org, code: string, action: () => Promise<T>
     throw err
   }
 }
+
+/** A command naming an organisation by SLUG: the service's anonymous NotFound names the slug, as orgBySlug does. */
+export async function onOrg<T>(slug: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action()
+  } catch (err) {
+    if (err instanceof DomainError && err.code === 'NotFound')
+      throw new NotOnServer(`no organisation ${JSON.stringify(slug)} on this server (\`sitegrid org list\` shows them)`)
+    throw err
+  }
+}

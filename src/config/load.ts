@@ -39,12 +39,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
   checkNumerals(merged, problems)
   const candidate = Value.Convert(RawConfigSchema, Value.Default(RawConfigSchema, merged)) as RawConfig
   // Setting by setting: TypeBox buffers at most 8 errors per call, and one bad union setting alone fills them.
-  for (const [key, schema] of Object.entries(RawConfigSchema.properties) as Array<[string, TSchema & { anyOf?: Array<{ const?: unknown }> }]>) {
+  for (const [key, schema] of Object.entries(RawConfigSchema.properties) as Array<[string, TSchema & { anyOf?: Array<{ const?: unknown }>; type?: unknown }]>) {
     const value = (candidate as Record<string, unknown>)[key]
     if (value === undefined || Value.Check(schema, value)) continue // every required setting has a default
     const choices = schema.anyOf?.map((s) => s.const)
     const [error] = Value.Errors(schema, value)
-    problems.push(`${key}: ${choices ? `must be one of ${choices.join(', ')}` : (error?.message ?? 'is not valid')}`)
+    const rule = choices ? `must be one of ${choices.join(', ')}` : schema.type === 'boolean' ? 'must be true or false' : (error?.message ?? 'is not valid')
+    problems.push(`${key}: ${rule}`)
   }
   const dataDir = dataDirOf(configFile, candidate.SITEGRID_DATA_DIR)
   const databaseUrl = candidate.DATABASE_URL ?? `sqlite:${join(dataDir, 'sitegrid.db')}`
@@ -123,6 +124,43 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     publicOriginScheme: candidate.SITEGRID_PUBLIC_ORIGIN_SCHEME as 'https' | 'http',
     metrics: metrics!,
   })
+}
+
+/** `SITEGRID_` variables the program reads that are not settings: the config file's path, bin/sitegrid's switch to the sources. */
+const OTHER_VARIABLES = new Set(['SITEGRID_CONFIG_FILE', 'SITEGRID_FROM_SOURCE'])
+
+/**
+ * A `SITEGRID_` variable that is no setting (a typo such as SITEGRID_RATE_LIMT) is ignored, so each is named in a
+ * warning with the setting nearest it: a warning and not a refusal, because the environment is shared with other
+ * programs (the test harness's SITEGRID_TEST_* among them), unlike the config file, whose unknown keys are refused.
+ */
+export function unknownEnvSettings(env: NodeJS.ProcessEnv): string[] {
+  const settings = Object.keys(RawConfigSchema.properties)
+  return Object.keys(env)
+    .filter((name) => name.startsWith('SITEGRID_') && !name.startsWith('SITEGRID_TEST_') && !OTHER_VARIABLES.has(name) && !settings.includes(name))
+    .sort()
+    .map((name) => {
+      const [nearest] = settings.map((s) => [s, nameDistance(name, s)] as const).sort((a, b) => a[1] - b[1])
+      const hint = nearest && nearest[1] <= Math.max(1, Math.floor(name.length / 8)) ? ` (did you mean ${nearest[0]}?)` : ''
+      return `${name} is not a setting and is ignored${hint}; the settings are listed in README.md § Configuration`
+    })
+}
+
+/** How far a misspelt name is from a setting: edits between the two, either cut short (RATE_LIMT is near RATE_LIMIT_PER_MINUTE). */
+function nameDistance(a: string, b: string): number {
+  const [x, y] = [a.replace(/^SITEGRID_/, ''), b.replace(/^SITEGRID_/, '')]
+  return Math.min(prefixDistance(x, y), prefixDistance(y, x))
+}
+
+/** The fewest edits from `a` to some prefix of `b` (Levenshtein, the last row's minimum). */
+function prefixDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    previous = row
+  }
+  return Math.min(...previous)
 }
 
 const INTEGER_TEXT = /^-?\d+$/
@@ -249,11 +287,32 @@ function readConfigFile(path: string, env: NodeJS.ProcessEnv, problems: string[]
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new TypeError('not an object')
     const unknownKeys = Object.keys(parsed).filter((k) => !Object.hasOwn(RawConfigSchema.properties, k))
     for (const key of unknownKeys) problems.push(`${path}: unknown setting ${key}`)
-    return rebased(parsed as Record<string, unknown>, dirname(path))
+    return rebased(typedSettings(parsed as Record<string, unknown>, path, problems), dirname(path))
   } catch {
     problems.push(`${path}: not a JSON object`)
     return {}
   }
+}
+
+const JSON_TYPES = { integer: ['number', 'a whole number'], boolean: ['boolean', 'true or false'] } as Record<string, [string, string]>
+
+/**
+ * The file's values as JSON types them: a setting's own type, or a string as the environment would give it. Anything
+ * else (`"PORT": true`, which TypeBox's conversion would take as port 1) is refused naming the setting and the type
+ * found, never the value (it may be a secret), and left out.
+ */
+function typedSettings(parsed: Record<string, unknown>, path: string, problems: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(parsed)) {
+    const schema = (RawConfigSchema.properties as Record<string, { type?: string }>)[key]
+    const [type, wanted] = JSON_TYPES[schema?.type ?? ''] ?? ['string', 'a string']
+    if (schema && typeof value !== 'string' && typeof value !== type) {
+      problems.push(`${key}: must be ${wanted} in ${path}, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}`)
+      continue
+    }
+    out[key] = value
+  }
+  return out
 }
 
 const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY', 'no_proxy', 'NO_PROXY']
