@@ -34,7 +34,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
   const fromFile = readConfigFile(configFile, env, problems)
   const merged: Record<string, unknown> = { ...fromFile }
   for (const key of Object.keys(RawConfigSchema.properties)) {
-    if (env[key] !== undefined && env[key] !== '') merged[key] = env[key]
+    // An empty value (`PORT=`, a compose file's unset `${PORT}`) is a mistake to name, not a silent default.
+    if (env[key] === '') problems.push(`${key}: is empty: give it a value, or unset it for its default`)
+    else if (env[key] !== undefined) merged[key] = env[key]
   }
   checkNumerals(merged, problems)
   const candidate = Value.Convert(RawConfigSchema, Value.Default(RawConfigSchema, merged)) as RawConfig
@@ -44,7 +46,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
     if (value === undefined || Value.Check(schema, value)) continue // every required setting has a default
     const choices = schema.anyOf?.map((s) => s.const)
     const [error] = Value.Errors(schema, value)
-    const rule = choices ? `must be one of ${choices.join(', ')}` : schema.type === 'boolean' ? 'must be true or false' : (error?.message ?? 'is not valid')
+    const rule = choices
+      ? `must be one of ${choices.join(', ')}`
+      : schema.type === 'boolean'
+        ? 'must be true or false'
+        : (PATTERN_RULES[key] ?? error?.message ?? 'is not valid')
     problems.push(`${key}: ${rule}`)
   }
   const dataDir = dataDirOf(configFile, candidate.SITEGRID_DATA_DIR)
@@ -161,6 +167,15 @@ function prefixDistance(a: string, b: string): number {
     previous = row
   }
   return Math.min(...previous)
+}
+
+/** The rule of a setting with a pattern, as an operator reads it (TypeBox says only `must match pattern "…"`). */
+const PATTERN_RULES: Record<string, string> = {
+  DATABASE_URL: 'must be sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE',
+  SITEGRID_DATABASE_APP_URL: 'must be postgres://USER:PASSWORD@HOST:PORT/DATABASE',
+  SITEGRID_BASE_DOMAIN: 'must be a domain name in lower case (a-z, 0-9, dots and hyphens)',
+  SITEGRID_SITE_ORG: "must be an organisation's slug (a-z, 0-9 and hyphens, starting with a letter or digit)",
+  SITEGRID_METRICS_ADDRESS: 'must be HOST:PORT, [IPv6]:PORT, PORT or off',
 }
 
 const INTEGER_TEXT = /^-?\d+$/
