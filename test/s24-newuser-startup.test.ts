@@ -137,4 +137,24 @@ describe('the sitegrid command as a new user meets it', () => {
       assert.equal(res.stderr, `sitegrid org ${command}: NotFound: no organisation "nosuch" on this server (\`sitegrid org list\` shows them)\n`)
     }
   })
+
+  it('site-key list takes --json as its sibling lists do: one object a line with the named fields, never the sealed key', (t) => {
+    const cwd = workdir(t)
+    assert.equal(runCli(['init'], { cwd }).code, 0)
+    assert.equal(runCli(['org', 'create', 'plant'], { cwd }).code, 0)
+    const kid = runCli(['site-key', 'rotate'], { cwd }).stdout.trim()
+    const res = runCli(['site-key', 'list', '--json'], { cwd })
+    assert.equal(res.code, 0, res.stderr)
+    const rows = res.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+    assert.deepEqual(
+      rows.map((r) => Object.keys(r)),
+      [['kid', 'alg', 'createdAt', 'retiredAt']],
+    )
+    assert.equal(rows[0]!.kid, kid)
+    assert.equal(rows[0]!.alg, 'ES256')
+    assert.equal(runCli(['site-key', 'list'], { cwd }).stdout.split('\t')[0], kid, 'without --json: tab-separated as before')
+  })
 })
