@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -114,6 +114,32 @@ describe('a new user starting sitegrid', () => {
       }
     })
   }
+})
+
+describe('a data folder that cannot be used', () => {
+  it('init names SITEGRID_DATA_DIR when it cannot create the data folder (a file of that name), exit 1', (t) => {
+    const cwd = workdir(t)
+    writeFileSync(join(cwd, 'data'), '')
+    const res = runCli(['init'], { cwd })
+    assert.equal(res.code, 1)
+    assert.match(
+      res.stderr,
+      /^sitegrid init: SITEGRID_DATA_DIR: cannot create the data folder \S+\/data \(EEXIST: file already exists, mkdir [^)]+\); set SITEGRID_DATA_DIR to/,
+    )
+    assert.equal(res.stderr.trimEnd().split('\n').length, 1, res.stderr)
+  })
+
+  it("serve names DATABASE_URL when the SQLite file or its serve lock cannot be opened, instead of SQLite's bare words, exit 1", async (t) => {
+    const cwd = workdir(t)
+    assert.equal(runCli(['init'], { cwd }).code, 0)
+    mkdirSync(join(cwd, 'data', 'sitegrid.db.serve-lock')) // a folder where the lock file goes: SQLite cannot open it
+    const res = await serveFor(60_000, { cwd, env: { SITEGRID_METRICS_ADDRESS: 'off', PORT: String(await freePort()) } })
+    assert.equal(res.code, 1, res.stderr)
+    assert.equal(
+      res.stderr,
+      `sitegrid serve: DATABASE_URL: cannot open the database sqlite:${join(cwd, 'data', 'sitegrid.db')}: unable to open database file (SQLite creates the file, its -wal and -shm and a .serve-lock beside it: a folder this user may write)\n`,
+    )
+  })
 })
 
 describe('the sitegrid command as a new user meets it', () => {

@@ -20,7 +20,15 @@ export const initCommand: Command = {
     for (const change of upgradeConfigPaths(configFilePath(io.env), process.cwd()))
       io.err(`init: ${change} (paths in the config file are relative to its folder)`)
     const { configFile, dataDir } = locateDataFolder(io.env)
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+    try {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+    } catch (err) {
+      // A file of that name, a folder this user may not write: say which setting chose the folder.
+      throw new Error(
+        `SITEGRID_DATA_DIR: cannot create the data folder ${dataDir} (${(err as Error).message}); set SITEGRID_DATA_DIR to a folder this user may create`,
+        { cause: err },
+      )
+    }
     if (io.env.SITEGRID_KEY_SECRET) {
       io.err('init: the verifier secret comes from SITEGRID_KEY_SECRET; nothing to create')
       return

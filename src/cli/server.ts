@@ -5,7 +5,6 @@ import { buildApp } from '../app.ts'
 import { systemClock } from '../clock.ts'
 import { loadConfig } from '../config/load.ts'
 import { migrateToLatest } from '../db/migrate.ts'
-import { holdSqliteServerLock } from '../db/server-lock.ts'
 import { grantAppRole, roleOfUrl } from '../db/row-level-security.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
@@ -13,7 +12,7 @@ import { createLogger } from '../http/logger.ts'
 import { startMetricsListener, type MetricsListener } from '../http/metrics-endpoint.ts'
 import { collectProcessMetrics, createMetrics, type Metrics } from '../http/metrics.ts'
 import type { CommandIo } from './command.ts'
-import { describeDatabase, openDatabase } from './database.ts'
+import { describeDatabase, holdServeLock, openDatabase } from './database.ts'
 import { prettyDestination } from './pretty-log.ts'
 import { siteOrgAmbiguityOf } from './site-org.ts'
 
@@ -34,7 +33,7 @@ export async function serve(values: Record<string, string | boolean | undefined>
   // Human lines on a terminal, JSON lines otherwise (a file, a pipe, the journal): cli/pretty-log.ts.
   const log = createLogger(config.logLevel, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined)
   // SQLite: one serving process per file; a second start stops here, naming the first (db/server-lock.ts).
-  if (config.databaseUrl.startsWith('sqlite:')) holdSqliteServerLock(config.databaseUrl.slice('sqlite:'.length))
+  if (config.databaseUrl.startsWith('sqlite:')) holdServeLock(config.databaseUrl)
   // PostgreSQL with SITEGRID_DATABASE_APP_URL: the owner (DATABASE_URL) migrates and grants, then closes; the
   // service runs as the app role, which row-level security applies to (README § PostgreSQL).
   if (config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) {
@@ -146,7 +145,7 @@ function listenFailed(err: unknown, config: Config): Error {
     EACCES: 'needs privileges this process lacks (a port below 1024): choose a PORT of 1024 or more',
     ENOTFOUND: 'names a host that does not resolve: choose another HOST',
   }
-  return code && why[code] ? new Error(`HOST, PORT: cannot listen on ${address}: it ${why[code]}`) : (err as Error)
+  return code && why[code] ? new Error(`HOST, PORT: cannot listen on ${address}: it ${why[code]}`, { cause: err }) : (err as Error)
 }
 
 /**
