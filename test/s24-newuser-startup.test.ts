@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -114,6 +114,28 @@ describe('a new user starting sitegrid', () => {
       }
     })
   }
+})
+
+describe('init, which npm start runs at every start', () => {
+  it('creates no secret file when the config file already names the verifier secret (a file elsewhere, or the secret itself)', (t) => {
+    const cwd = workdir(t)
+    mkdirSync(join(cwd, 'data'))
+    mkdirSync(join(cwd, 'etc'))
+    const secret = Buffer.alloc(32, 7).toString('base64')
+    writeFileSync(join(cwd, 'etc', 'secret'), `${secret}\n`)
+    writeFileSync(join(cwd, 'data', 'sitegrid.json'), JSON.stringify({ SITEGRID_KEY_SECRET_FILE: '../etc/secret' }))
+    const named = runCli(['init'], { cwd })
+    assert.equal(named.code, 0, named.stderr)
+    assert.equal(named.stderr, `init: verifier secret file ${join(cwd, 'etc', 'secret')} already exists\n`)
+    assert.ok(!existsSync(join(cwd, 'data', 'key-secret')), 'no second secret that nothing reads')
+    writeFileSync(join(cwd, 'data', 'sitegrid.json'), JSON.stringify({ SITEGRID_KEY_SECRET: secret }))
+    const inline = runCli(['init'], { cwd })
+    assert.equal(inline.code, 0, inline.stderr)
+    assert.equal(inline.stderr, 'init: the verifier secret comes from SITEGRID_KEY_SECRET; nothing to create\n')
+    assert.ok(!existsSync(join(cwd, 'data', 'key-secret')))
+    assert.equal(runCli(['org', 'create', 'plant'], { cwd }).code, 0)
+    assert.equal(runCli(['key', 'mint', '--org', 'plant', '--role', 'owner', '--name', 'k', '--expires-in', '1d'], { cwd }).code, 0)
+  })
 })
 
 describe('a data folder that cannot be used', () => {

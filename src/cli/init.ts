@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import type { Command } from './command.ts'
 
 /**
@@ -19,7 +19,7 @@ export const initCommand: Command = {
     const { configFilePath, locateDataFolder, upgradeConfigPaths } = await import('../config/load.ts') // typebox: not for `sitegrid --help`
     for (const change of upgradeConfigPaths(configFilePath(io.env), process.cwd()))
       io.err(`init: ${change} (paths in the config file are relative to its folder)`)
-    const { configFile, dataDir } = locateDataFolder(io.env)
+    const { configFile, dataDir, keySecretFile, hasInlineKeySecret } = locateDataFolder(io.env)
     try {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 })
     } catch (err) {
@@ -29,11 +29,11 @@ export const initCommand: Command = {
         { cause: err },
       )
     }
-    if (io.env.SITEGRID_KEY_SECRET) {
+    if (hasInlineKeySecret) {
       io.err('init: the verifier secret comes from SITEGRID_KEY_SECRET; nothing to create')
       return
     }
-    const secretFile = resolve(io.env.SITEGRID_KEY_SECRET_FILE || join(dataDir, 'key-secret'))
+    const secretFile = keySecretFile ?? join(dataDir, 'key-secret')
     if (existsSync(secretFile)) {
       io.err(`init: verifier secret file ${secretFile} already exists`)
     } else {

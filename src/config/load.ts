@@ -205,12 +205,22 @@ function dataDirOf(configFile: string, setting: string | undefined): string {
   return resolve(setting ?? dirname(configFile))
 }
 
-/** For `sitegrid init`, before there is anything to validate: the configuration file and the data folder it implies. */
-export function locateDataFolder(env: NodeJS.ProcessEnv): { configFile: string; dataDir: string } {
+/**
+ * For `sitegrid init`, before there is anything to validate: the configuration file, the data folder it implies and
+ * the verifier secret already configured (in the environment or the file, the environment first), so that init
+ * creates no secret file that nothing would read.
+ */
+export function locateDataFolder(env: NodeJS.ProcessEnv): { configFile: string; dataDir: string; keySecretFile?: string; hasInlineKeySecret: boolean } {
   const configFile = configFilePath(env)
   const fromFile = readConfigFile(configFile, env, [])
-  const setting = env.SITEGRID_DATA_DIR || (typeof fromFile.SITEGRID_DATA_DIR === 'string' ? fromFile.SITEGRID_DATA_DIR : undefined)
-  return { configFile, dataDir: dataDirOf(configFile, setting) }
+  const setting = (key: string) => env[key] || (typeof fromFile[key] === 'string' && fromFile[key] !== '' ? fromFile[key] : undefined)
+  const keySecretFile = setting('SITEGRID_KEY_SECRET_FILE')
+  return {
+    configFile,
+    dataDir: dataDirOf(configFile, setting('SITEGRID_DATA_DIR')),
+    keySecretFile: keySecretFile === undefined ? undefined : resolve(keySecretFile),
+    hasInlineKeySecret: setting('SITEGRID_KEY_SECRET') !== undefined,
+  }
 }
 
 /** Settings that name a file or a folder: relative in the configuration file, they are relative to the file's folder. */
