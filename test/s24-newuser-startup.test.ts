@@ -186,6 +186,33 @@ describe('the sitegrid command as a new user meets it', () => {
     }
   })
 
+  it('key revoke, platform-admin remove and tenant export --site of something the server does not hold name it in one line (NotFound, exit 1)', (t) => {
+    const cwd = workdir(t)
+    assert.equal(runCli(['init'], { cwd }).code, 0)
+    assert.equal(runCli(['org', 'create', 'plant'], { cwd }).code, 0)
+    const missingKey = '00000000-0000-4000-8000-000000000000'
+    const cases: Array<[string[], string]> = [
+      [
+        ['key', 'revoke', '--org', 'plant', missingKey],
+        `sitegrid key revoke: NotFound: no key "${missingKey}" in plant (\`sitegrid key list --org plant\` shows them)`,
+      ],
+      [
+        ['platform-admin', 'remove', 'no-such-oid'],
+        'sitegrid platform-admin remove: NotFound: no platform admin "no-such-oid" (`sitegrid platform-admin list` shows them)',
+      ],
+      [
+        ['tenant', 'export', 'plant', '--site', 'nosuch', '--output', join(cwd, 'p.gz')],
+        'sitegrid tenant export: NotFound: no site "nosuch" in plant (`sitegrid site list` shows them)',
+      ],
+    ]
+    for (const [args, line] of cases) {
+      const res = runCli(args, { cwd })
+      assert.equal(res.code, 1, `${args.join(' ')}: ${res.stderr}`)
+      assert.equal(res.stderr, `${line}\n`)
+    }
+    assert.ok(!existsSync(join(cwd, 'p.gz')))
+  })
+
   it('site-key list takes --json as its sibling lists do: one object a line with the named fields, never the sealed key', (t) => {
     const cwd = workdir(t)
     assert.equal(runCli(['init'], { cwd }).code, 0)
