@@ -176,6 +176,14 @@ describe('the sitegrid command as a new user meets it', () => {
     assert.match(help.stdout, /^Usage: sitegrid COMMAND/)
   })
 
+  it("an unknown option is named alone, without Node's advice on positionals starting with '-', then the command's usage (exit 2)", (t) => {
+    const cwd = workdir(t)
+    const res = runCli(['serve', '--port', '9000'], { cwd })
+    assert.equal(res.code, 2)
+    assert.equal(res.stderr.split('\n')[0], "sitegrid serve: Unknown option '--port'")
+    assert.equal(res.stderr.split('\n')[1], 'Usage: sitegrid serve [--no-migrate]')
+  })
+
   it('org delete, suspend and resume of an organisation the server does not hold name it (NotFound, exit 1)', (t) => {
     const cwd = workdir(t)
     assert.equal(runCli(['init'], { cwd }).code, 0)
