@@ -138,6 +138,23 @@ describe('init, which npm start runs at every start', () => {
   })
 })
 
+describe('a lost secret file', () => {
+  it('init warns, naming the database, when it makes a new secret beside a database in use (the old keys no longer verify)', (t) => {
+    const cwd = workdir(t)
+    assert.equal(runCli(['init'], { cwd }).code, 0)
+    assert.equal(runCli(['org', 'create', 'plant'], { cwd }).code, 0)
+    rmSync(join(cwd, 'data', 'key-secret'))
+    const res = runCli(['init'], { cwd })
+    assert.equal(res.code, 0, res.stderr)
+    assert.ok(
+      res.stderr.includes(
+        `init: warning: the database ${join(cwd, 'data', 'sitegrid.db')} already exists: the API keys and site sign-in keys made under the previous secret do not verify with this new one`,
+      ),
+      res.stderr,
+    )
+  })
+})
+
 describe('a data folder that cannot be used', () => {
   it('init names SITEGRID_DATA_DIR when it cannot create the data folder (a file of that name), exit 1', (t) => {
     const cwd = workdir(t)

@@ -40,6 +40,13 @@ export const initCommand: Command = {
       mkdirSync(dirname(secretFile), { recursive: true, mode: 0o700 })
       writeFileSync(secretFile, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' })
       io.err(`init: created verifier secret file ${secretFile} (mode 0600); back it up: without it no key verifies`)
+      // A lost secret file beside a database in use (npm start runs init every time): the new secret verifies none of
+      // the keys minted before, which then fail as the uniform 401 with nothing to say why.
+      const database = join(dataDir, 'sitegrid.db')
+      if (existsSync(database))
+        io.err(
+          `init: warning: the database ${database} already exists: the API keys and site sign-in keys made under the previous secret do not verify with this new one; restore the previous secret file from its backup to keep them`,
+        )
     }
     if (!io.env.SITEGRID_KEY_SECRET_FILE && !existsSync(configFile)) {
       mkdirSync(dirname(configFile), { recursive: true, mode: 0o700 })
