@@ -40,7 +40,8 @@ export function parseCommandArgs(command: Command, argv: string[]) {
     const options = Object.fromEntries(Object.entries(command.options).map(([name, o]) => [name, { type: o.type, multiple: o.multiple === true }]))
     parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
   } catch (err) {
-    throw new UsageError((err as Error).message)
+    // Node adds to an unknown option how to pass a positional starting with '-', which no command here takes.
+    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument starting with a '-'[\s\S]*$/, ''))
   }
   if (parsed.values.help) return { help: true as const }
   if (parsed.positionals.length !== command.positionals.length) {

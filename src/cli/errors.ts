@@ -26,13 +26,22 @@ export class OptionsInvalid extends domainError('ValidationFailed') {
  */
 export class NotOnServer extends domainError('NotFound') {}
 
-/** A command naming a site by CODE: the service's anonymous NotFound names the site and where to look. */
-export async function onSite<T>(org: Org, code: string, action: () => Promise<T>): Promise<T> {
+/** The service's anonymous NotFound of a thing the command named, as NotOnServer saying what and where to look. */
+export async function naming<T>(missing: string, action: () => Promise<T>): Promise<T> {
   try {
     return await action()
   } catch (err) {
-    if (err instanceof DomainError && err.code === 'NotFound')
-      throw new NotOnServer(`no site ${JSON.stringify(code)} in ${org.slug} (\`sitegrid site list\` shows them)`)
+    if (err instanceof DomainError && err.code === 'NotFound') throw new NotOnServer(missing)
     throw err
   }
+}
+
+/** A command naming a site by CODE: the service's anonymous NotFound names the site and where to look. */
+export function onSite<T>(org: Org, code: string, action: () => Promise<T>): Promise<T> {
+  return naming(`no site ${JSON.stringify(code)} in ${org.slug} (\`sitegrid site list\` shows them)`, action)
+}
+
+/** A command naming an organisation by SLUG: the service's anonymous NotFound names the slug, as orgBySlug does. */
+export function onOrg<T>(slug: string, action: () => Promise<T>): Promise<T> {
+  return naming(`no organisation ${JSON.stringify(slug)} on this server (\`sitegrid org list\` shows them)`, action)
 }

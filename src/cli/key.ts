@@ -1,5 +1,6 @@
 import { CLI_ACTOR } from '../identity.ts'
 import { JSON_OPTION, parseDuration, UsageError, type Command } from './command.ts'
+import { naming } from './errors.ts'
 import { orgBySlug } from './org-option.ts'
 import { withServices } from './runtime.ts'
 
@@ -72,7 +73,10 @@ export const keyCommands: Command[] = [
     run: ({ values, positionals }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ orgs, apiKeys }) => {
         const org = await orgBySlug(orgs, requireString(values, 'org'))
-        await apiKeys.revoke(org.id, CLI_ACTOR, positionals[0]!, (values.reason as string | undefined) ?? null)
+        const keyId = positionals[0]!
+        await naming(`no key ${JSON.stringify(keyId)} in ${org.slug} (\`sitegrid key list --org ${org.slug}\` shows them)`, () =>
+          apiKeys.revoke(org.id, CLI_ACTOR, keyId, (values.reason as string | undefined) ?? null),
+        )
         io.err(`revoked key ${positionals[0]}`)
       }),
   },

@@ -16,9 +16,13 @@ function overview(): string {
 
 /** Runs one command; returns the exit code. Domain errors and bad usage go to stderr, never a stack trace. */
 export async function runCli(argv: string[], io: CommandIo): Promise<number> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+  if (argv.length === 0) {
+    io.err(overview()) // bad usage: stderr, as every other usage error
+    return 2
+  }
+  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     io.out(overview())
-    return argv.length === 0 ? 2 : 0
+    return 0
   }
   const command = commands.filter((c) => c.path.every((word, i) => argv[i] === word)).sort((a, b) => b.path.length - a.path.length)[0]
   if (!command) {
@@ -38,6 +42,8 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
       io.out(helpText(command))
       return 0
     }
+    // Loaded here, not at the top: it brings typebox, which `sitegrid --help` does not need (src/cli/build.ts).
+    for (const warning of (await import('../config/load.ts')).unknownEnvSettings(io.env)) io.err(`sitegrid: warning: ${warning}`)
     return (await command.run(parsed, io)) ?? 0
   } catch (err) {
     // Loaded here, not at the top: it brings typebox, which `sitegrid --help` does not need (src/cli/build.ts).
@@ -47,7 +53,7 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
       return 2
     }
     if (err instanceof ConfigInvalid) {
-      io.err(`sitegrid: ${err.message}`)
+      for (const problem of err.problems) io.err(`sitegrid: invalid configuration: ${problem}`) // one line each, naming its setting
       return 78 // EX_CONFIG
     }
     if (err instanceof Cancelled) {

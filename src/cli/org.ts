@@ -1,5 +1,6 @@
 import { siteOrgAmbiguity } from '../config/site-org.ts'
 import { JSON_OPTION, type Command } from './command.ts'
+import { onOrg } from './errors.ts'
 import { withServices } from './runtime.ts'
 
 export const orgCommands: Command[] = [
@@ -50,7 +51,7 @@ export const orgCommands: Command[] = [
           io.err('sitegrid org suspend runs on a cloud cell (SITEGRID_MODE=cloud): a site server serves its one organisation')
           return 2
         }
-        await orgs.suspend(positionals[0]!)
+        await onOrg(positionals[0]!, () => orgs.suspend(positionals[0]!))
         io.err(`suspended organisation ${positionals[0]}`)
       }),
   },
@@ -62,7 +63,7 @@ export const orgCommands: Command[] = [
     options: {},
     run: ({ positionals }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
-        await orgs.resume(positionals[0]!)
+        await onOrg(positionals[0]!, () => orgs.resume(positionals[0]!))
         io.err(`resumed organisation ${positionals[0]}`)
       }),
   },
@@ -74,7 +75,7 @@ export const orgCommands: Command[] = [
     options: {},
     run: ({ positionals }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ orgs }) => {
-        await orgs.deprovision(positionals[0]!)
+        await onOrg(positionals[0]!, () => orgs.deprovision(positionals[0]!))
         io.err(`deleted organisation ${positionals[0]}`)
       }),
   },

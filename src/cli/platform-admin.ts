@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os'
 import type { Actor } from '../identity.ts'
 import { JSON_OPTION, UsageError, type Command } from './command.ts'
+import { naming } from './errors.ts'
 import { withServices } from './runtime.ts'
 
 // Platform admins are the control plane's operators (issue 4): a server-side list of OIDC `oid`s that pass
@@ -47,7 +48,9 @@ export const platformAdminCommands: Command[] = [
     run: ({ positionals }, io) =>
       withServices(io.env, { requireKeySecret: false }, async ({ platformAdmins }) => {
         const oid = checkOid(positionals[0]!)
-        await platformAdmins.remove(oid, cliActor(io.env))
+        await naming(`no platform admin ${JSON.stringify(oid)} (\`sitegrid platform-admin list\` shows them)`, () =>
+          platformAdmins.remove(oid, cliActor(io.env)),
+        )
         io.err(`platform admin removed: ${oid}`)
       }),
   },

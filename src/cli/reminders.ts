@@ -8,11 +8,11 @@ export const remindersCommand: Command = {
   summary: 'Runs one poll of the key-expiry reminder job (for cron and tests) and prints its summary as JSON. Needs SITEGRID_SMTP_HOST.',
   run: async (_args, io) => {
     // Loaded on use: `sitegrid --help` loads no database driver (src/cli/build.ts).
-    const [{ systemClock }, { loadConfig }, { connectDatabase }, { withSystemScope }, { migrateToLatest }, { createLogger }, { reminderServiceFrom }] =
+    const [{ systemClock }, { loadConfig }, { openDatabase }, { withSystemScope }, { migrateToLatest }, { createLogger }, { reminderServiceFrom }] =
       await Promise.all([
         import('../clock.ts'),
         import('../config/load.ts'),
-        import('../db/connect.ts'),
+        import('./database.ts'),
         import('../db/tenant-scope.ts'),
         import('../db/migrate.ts'),
         import('../http/logger.ts'),
@@ -23,7 +23,7 @@ export const remindersCommand: Command = {
       io.err('sitegrid reminders run-once: no SMTP relay configured (SITEGRID_SMTP_HOST)')
       return 78
     }
-    const handle = await connectDatabase(config.databaseUrl, { poolSize: 2 })
+    const handle = await openDatabase(config.databaseUrl, 'DATABASE_URL', { poolSize: 2 })
     try {
       await migrateToLatest(handle.db)
       const log = createLogger(config.logLevel, process.stderr) // stdout carries the summary alone

@@ -12,16 +12,16 @@ export async function withServices<T>(
   options: LoadOptions,
   fn: (s: { config: Config; handle: DatabaseHandle } & ReturnType<typeof createIdentityServices>) => Promise<T>,
 ): Promise<T> {
-  const [{ createIdentityServices }, { systemClock }, { loadConfig }, { connectDatabase }, { migrateToLatest }, { withSystemScope }] = await Promise.all([
+  const [{ createIdentityServices }, { systemClock }, { loadConfig }, { openDatabase }, { migrateToLatest }, { withSystemScope }] = await Promise.all([
     import('../identity-services.ts'),
     import('../clock.ts'),
     import('../config/load.ts'),
-    import('../db/connect.ts'),
+    import('./database.ts'),
     import('../db/migrate.ts'),
     import('../db/tenant-scope.ts'),
   ])
   const config = loadConfig(env, { ...options, requireDatabaseFolder: true })
-  const handle = await connectDatabase(config.databaseUrl, { poolSize: 2 })
+  const handle = await openDatabase(config.databaseUrl, 'DATABASE_URL', { poolSize: 2 })
   try {
     await migrateToLatest(handle.db)
     const clock = systemClock

@@ -4,9 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { buildApp } from '../app.ts'
 import { systemClock } from '../clock.ts'
 import { loadConfig } from '../config/load.ts'
-import { connectDatabase } from '../db/connect.ts'
 import { migrateToLatest } from '../db/migrate.ts'
-import { holdSqliteServerLock } from '../db/server-lock.ts'
 import { grantAppRole, roleOfUrl } from '../db/row-level-security.ts'
 import type { Config } from '../config/schema.ts'
 import type { DatabaseHandle } from '../db/connect.ts'
@@ -14,6 +12,7 @@ import { createLogger } from '../http/logger.ts'
 import { startMetricsListener, type MetricsListener } from '../http/metrics-endpoint.ts'
 import { collectProcessMetrics, createMetrics, type Metrics } from '../http/metrics.ts'
 import type { CommandIo } from './command.ts'
+import { describeDatabase, holdServeLock, openDatabase } from './database.ts'
 import { prettyDestination } from './pretty-log.ts'
 import { siteOrgAmbiguityOf } from './site-org.ts'
 
@@ -28,21 +27,17 @@ export function readyLine(config: Config, port: number): string {
   return `sitegrid (cloud cell) ready: console ${base}/  API ${base}/api/  (OpenAPI http://${host}:${port}/openapi.json)`
 }
 
-function describeDatabase(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@')
-}
-
 /** `sitegrid serve`: resolves to the exit code once the server has stopped (SIGTERM, SIGINT). */
 export async function serve(values: Record<string, string | boolean | undefined>, io: CommandIo): Promise<number> {
   const config = loadConfig(io.env, { requireKeySecret: true, requireDatabaseFolder: true })
   // Human lines on a terminal, JSON lines otherwise (a file, a pipe, the journal): cli/pretty-log.ts.
   const log = createLogger(config.logLevel, process.stdout.isTTY ? prettyDestination(process.stdout) : undefined)
   // SQLite: one serving process per file; a second start stops here, naming the first (db/server-lock.ts).
-  if (config.databaseUrl.startsWith('sqlite:')) holdSqliteServerLock(config.databaseUrl.slice('sqlite:'.length))
+  if (config.databaseUrl.startsWith('sqlite:')) holdServeLock(config.databaseUrl)
   // PostgreSQL with SITEGRID_DATABASE_APP_URL: the owner (DATABASE_URL) migrates and grants, then closes; the
   // service runs as the app role, which row-level security applies to (README § PostgreSQL).
   if (config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) {
-    const owner = await connectDatabase(config.databaseUrl, { poolSize: 1 })
+    const owner = await openDatabase(config.databaseUrl, 'DATABASE_URL', { poolSize: 1 })
     try {
       await migrateAndGrant(owner, config)
     } finally {
@@ -51,23 +46,15 @@ export async function serve(values: Record<string, string | boolean | undefined>
   }
   // SQLite: the serving process checkpoints the WAL from a worker thread, off the request path (db/checkpointer.ts),
   // whose failures go to the log.
-  const handle = await connectDatabase(config.databaseAppUrl ?? config.databaseUrl, { ...config.database, checkpoints: { log } })
-  if (!config.databaseAppUrl && config.migrateOnStart && !values['no-migrate']) await migrateToLatest(handle.db)
-  const metrics = createMetrics({ poolStats: () => handle.poolStats() })
-  collectProcessMetrics(metrics)
-  // POST /api/admin/config/reload rereads the same sources the start did (the file and this environment).
-  const app = await buildApp({
-    config,
-    handle,
-    clock: systemClock,
-    log,
-    metrics,
-    runJobs: true,
-    reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }),
+  const handle = await openDatabase(config.databaseAppUrl ?? config.databaseUrl, config.databaseAppUrl ? 'SITEGRID_DATABASE_APP_URL' : 'DATABASE_URL', {
+    ...config.database,
+    checkpoints: { log },
   })
-  await app.listen({ host: config.host, port: config.port })
-  const metricsListener = await listenForMetrics(metrics, config, log).catch(async (err: unknown) => {
-    await app.close() // nothing may hold the process open once the start has failed
+  // Nothing may hold the process open once the start has failed: its jobs, the database, the SQLite serve lock.
+  const { app, metricsListener } = await listening(
+    { config, handle, log, migrate: !config.databaseAppUrl && config.migrateOnStart && !values['no-migrate'] },
+    io,
+  ).catch(async (err: unknown) => {
     await handle.close()
     throw err
   })
@@ -121,6 +108,46 @@ export async function serve(values: Record<string, string | boolean | undefined>
   })
 }
 
+/** Migrates (unless told not to), builds the app and listens; the app is closed again if the start fails after it was built. */
+async function listening(start: { config: Config; handle: DatabaseHandle; log: FastifyBaseLogger; migrate: boolean }, io: CommandIo) {
+  const { config, handle, log } = start
+  if (start.migrate) await migrateToLatest(handle.db)
+  const metrics = createMetrics({ poolStats: () => handle.poolStats() })
+  collectProcessMetrics(metrics)
+  // POST /api/admin/config/reload rereads the same sources the start did (the file and this environment).
+  const app = await buildApp({
+    config,
+    handle,
+    clock: systemClock,
+    log,
+    metrics,
+    runJobs: true,
+    reloadConfig: () => loadConfig(io.env, { requireKeySecret: true }),
+  })
+  try {
+    await app.listen({ host: config.host, port: config.port }).catch((err: unknown) => {
+      throw listenFailed(err, config)
+    })
+    return { app, metricsListener: await listenForMetrics(metrics, config, log) }
+  } catch (err) {
+    await app.close()
+    throw err
+  }
+}
+
+/** The listen address refused (taken, not on this host, a privileged port): the line names HOST and PORT and why. */
+function listenFailed(err: unknown, config: Config): Error {
+  const code = (err as NodeJS.ErrnoException).code
+  const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
+  const why: Record<string, string> = {
+    EADDRINUSE: 'is already in use (another server, or another sitegrid serve on another data folder): stop it or choose another PORT',
+    EADDRNOTAVAIL: 'is not an address of this machine: choose another HOST',
+    EACCES: 'needs privileges this process lacks (a port below 1024): choose a PORT of 1024 or more',
+    ENOTFOUND: 'names a host that does not resolve: choose another HOST',
+  }
+  return code && why[code] ? new Error(`HOST, PORT: cannot listen on ${address}: it ${why[code]}`, { cause: err }) : (err as Error)
+}
+
 /**
  * The metrics' own listener (SITEGRID_METRICS_ADDRESS; docs/metrics.md). Its address taken (another sitegrid process
  * on this host, each wants its own) only costs this process its metrics, with a warning; any other failure stops the start.
@@ -150,7 +177,7 @@ async function migrateAndGrant(handle: DatabaseHandle, config: Config) {
 /** `sitegrid migrate`. */
 export async function migrate(io: CommandIo): Promise<void> {
   const config = loadConfig(io.env, { requireKeySecret: false, requireDatabaseFolder: true })
-  const handle = await connectDatabase(config.databaseUrl, { poolSize: 1 })
+  const handle = await openDatabase(config.databaseUrl, 'DATABASE_URL', { poolSize: 1 })
   try {
     const results = await migrateAndGrant(handle, config)
     for (const r of results) io.out(`${r.status.toLowerCase()}\t${r.migrationName}`)

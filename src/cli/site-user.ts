@@ -190,17 +190,19 @@ export const siteKeyCommands: Command[] = [
   },
   {
     path: ['site-key', 'list'],
-    usage: '[--org SLUG]',
+    usage: '[--org SLUG] [--json]',
     positionals: [],
-    summary: 'Lists the signing keys that still verify: kid, algorithm, created, retired (or -). Never a private key.',
-    options: { ...ORG_OPTION },
+    summary:
+      'Lists the signing keys that still verify: kid, algorithm, created, retired (or -; tab-separated, or JSON lines with --json). Never a private key.',
+    options: { ...ORG_OPTION, ...JSON_OPTION },
     run: ({ values }, io) =>
       withServices(io.env, { requireKeySecret: true }, async ({ config, handle, orgs }) => {
         const org = await siteOrg(orgs, config, values.org)
         for (const k of await (await import('../auth/site-pin/signing-keys.ts'))
           .createSigningKeys({ handle, clock: systemClock, keySecret: config.keySecret! })
           .list(org.id)) {
-          io.out([k.kid, k.alg, k.createdAt, k.retiredAt ?? '-'].join('\t'))
+          const row = { kid: k.kid, alg: k.alg, createdAt: k.createdAt, retiredAt: k.retiredAt ?? null } // named fields only: never the sealed key
+          io.out(values.json ? JSON.stringify(row) : [row.kid, row.alg, row.createdAt, row.retiredAt ?? '-'].join('\t'))
         }
       }),
   },

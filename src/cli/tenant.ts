@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises'
 import { CLI_ACTOR } from '../identity.ts'
 import { UsageError, type Command } from './command.ts'
 import { cancellable, fileSize, Progress } from './progress.ts'
+import { onSite } from './errors.ts'
 import { orgBySlug } from './org-option.ts'
 import { withServices } from './runtime.ts'
 import { cliTenantTransfer } from './tenant-transfer.ts'
@@ -31,9 +32,12 @@ export const tenantCommands: Command[] = [
       await withServices(io.env, { requireKeySecret: false }, async ({ config, handle, orgs }) => {
         const org = await orgBySlug(orgs, positionals[0]!)
         const transfer = await cliTenantTransfer(config, handle)
+        const site = typeof values.site === 'string' ? values.site : undefined
         await cancellable(process.stderr, async (signal) => {
+          // Opened before the progress starts: an unknown site is one line naming it, not a started export that fails.
+          const exported = await (site === undefined ? transfer.exportPackage(org, null) : onSite(org, site, () => transfer.exportPackage(org, site)))
           const progress = new Progress({ label: `tenant export ${org.slug}`, totalBytes: null, isCountingRows: false, sink: process.stderr, signal })
-          const source = progress.track(await transfer.exportPackage(org, (values.site as string | undefined) ?? null))
+          const source = progress.track(exported)
           if (output === undefined) {
             await pipeline(source, process.stdout)
           } else {

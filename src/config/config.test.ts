@@ -57,6 +57,30 @@ describe('configuration', () => {
     )
   })
 
+  it('an empty setting in the environment is refused naming it, never taken as its default', () => {
+    for (const key of ['PORT', 'SITEGRID_MODE', 'SITEGRID_KEY_SECRET', 'DATABASE_URL']) {
+      assert.throws(
+        () => loadConfig({ ...base, SITEGRID_KEY_SECRET: secret, [key]: '' }, { requireKeySecret: true }),
+        (err: ConfigInvalid) => err.problems.length === 1 && err.problems[0] === `${key}: is empty: give it a value, or unset it for its default`,
+        key,
+      )
+    }
+  })
+
+  it('a setting with a pattern names its rule in words, not the pattern; sqlite: needs a path', () => {
+    const env = { ...base, DATABASE_URL: 'mysql://u:pw@h/db', SITEGRID_BASE_DOMAIN: 'Plant.Example', SITEGRID_METRICS_ADDRESS: 'everywhere' }
+    assert.throws(
+      () => loadConfig(env, { requireKeySecret: false }),
+      (err: ConfigInvalid) =>
+        assert.deepEqual(err.problems, [
+          'DATABASE_URL: must be sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE',
+          'SITEGRID_BASE_DOMAIN: must be a domain name in lower case (a-z, 0-9, dots and hyphens)',
+          'SITEGRID_METRICS_ADDRESS: must be HOST:PORT, [IPv6]:PORT, PORT or off',
+        ]) ?? true,
+    )
+    assert.throws(() => loadConfig({ ...base, DATABASE_URL: 'sqlite:' }, { requireKeySecret: false }), /DATABASE_URL: must be sqlite:PATH/)
+  })
+
   it('a numeric setting is digits: a fraction, a hexadecimal, an exponent or spaces are refused naming the value, never truncated or read otherwise', () => {
     for (const value of ['8080.5', '0x50', '1e3', ' 80', '80abc']) {
       assert.throws(

@@ -34,17 +34,24 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
   const fromFile = readConfigFile(configFile, env, problems)
   const merged: Record<string, unknown> = { ...fromFile }
   for (const key of Object.keys(RawConfigSchema.properties)) {
-    if (env[key] !== undefined && env[key] !== '') merged[key] = env[key]
+    // An empty value (`PORT=`, a compose file's unset `${PORT}`) is a mistake to name, not a silent default.
+    if (env[key] === '') problems.push(`${key}: is empty: give it a value, or unset it for its default`)
+    else if (env[key] !== undefined) merged[key] = env[key]
   }
   checkNumerals(merged, problems)
   const candidate = Value.Convert(RawConfigSchema, Value.Default(RawConfigSchema, merged)) as RawConfig
   // Setting by setting: TypeBox buffers at most 8 errors per call, and one bad union setting alone fills them.
-  for (const [key, schema] of Object.entries(RawConfigSchema.properties) as Array<[string, TSchema & { anyOf?: Array<{ const?: unknown }> }]>) {
+  for (const [key, schema] of Object.entries(RawConfigSchema.properties) as Array<[string, TSchema & { anyOf?: Array<{ const?: unknown }>; type?: unknown }]>) {
     const value = (candidate as Record<string, unknown>)[key]
     if (value === undefined || Value.Check(schema, value)) continue // every required setting has a default
     const choices = schema.anyOf?.map((s) => s.const)
     const [error] = Value.Errors(schema, value)
-    problems.push(`${key}: ${choices ? `must be one of ${choices.join(', ')}` : (error?.message ?? 'is not valid')}`)
+    const rule = choices
+      ? `must be one of ${choices.join(', ')}`
+      : schema.type === 'boolean'
+        ? 'must be true or false'
+        : (PATTERN_RULES[key] ?? error?.message ?? 'is not valid')
+    problems.push(`${key}: ${rule}`)
   }
   const dataDir = dataDirOf(configFile, candidate.SITEGRID_DATA_DIR)
   const databaseUrl = candidate.DATABASE_URL ?? `sqlite:${join(dataDir, 'sitegrid.db')}`
@@ -125,6 +132,52 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions): Config
   })
 }
 
+/** `SITEGRID_` variables the program reads that are not settings: the config file's path, bin/sitegrid's switch to the sources. */
+const OTHER_VARIABLES = new Set(['SITEGRID_CONFIG_FILE', 'SITEGRID_FROM_SOURCE'])
+
+/**
+ * A `SITEGRID_` variable that is no setting (a typo such as SITEGRID_RATE_LIMT) is ignored, so each is named in a
+ * warning with the setting nearest it: a warning and not a refusal, because the environment is shared with other
+ * programs (the test harness's SITEGRID_TEST_* among them), unlike the config file, whose unknown keys are refused.
+ */
+export function unknownEnvSettings(env: NodeJS.ProcessEnv): string[] {
+  const settings = Object.keys(RawConfigSchema.properties)
+  return Object.keys(env)
+    .filter((name) => name.startsWith('SITEGRID_') && !name.startsWith('SITEGRID_TEST_') && !OTHER_VARIABLES.has(name) && !settings.includes(name))
+    .sort()
+    .map((name) => {
+      const [nearest] = settings.map((s) => [s, nameDistance(name, s)] as const).sort((a, b) => a[1] - b[1])
+      const hint = nearest && nearest[1] <= Math.max(1, Math.floor(name.length / 8)) ? ` (did you mean ${nearest[0]}?)` : ''
+      return `${name} is not a setting and is ignored${hint}; the settings are listed in README.md § Configuration`
+    })
+}
+
+/** How far a misspelt name is from a setting: edits between the two, either cut short (RATE_LIMT is near RATE_LIMIT_PER_MINUTE). */
+function nameDistance(a: string, b: string): number {
+  const [x, y] = [a.replace(/^SITEGRID_/, ''), b.replace(/^SITEGRID_/, '')]
+  return Math.min(prefixDistance(x, y), prefixDistance(y, x))
+}
+
+/** The fewest edits from `a` to some prefix of `b` (Levenshtein, the last row's minimum). */
+function prefixDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    previous = row
+  }
+  return Math.min(...previous)
+}
+
+/** The rule of a setting with a pattern, as an operator reads it (TypeBox says only `must match pattern "…"`). */
+const PATTERN_RULES: Record<string, string> = {
+  DATABASE_URL: 'must be sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE',
+  SITEGRID_DATABASE_APP_URL: 'must be postgres://USER:PASSWORD@HOST:PORT/DATABASE',
+  SITEGRID_BASE_DOMAIN: 'must be a domain name in lower case (a-z, 0-9, dots and hyphens)',
+  SITEGRID_SITE_ORG: "must be an organisation's slug (a-z, 0-9 and hyphens, starting with a letter or digit)",
+  SITEGRID_METRICS_ADDRESS: 'must be HOST:PORT, [IPv6]:PORT, PORT or off',
+}
+
 const INTEGER_TEXT = /^-?\d+$/
 
 /**
@@ -152,12 +205,22 @@ function dataDirOf(configFile: string, setting: string | undefined): string {
   return resolve(setting ?? dirname(configFile))
 }
 
-/** For `sitegrid init`, before there is anything to validate: the configuration file and the data folder it implies. */
-export function locateDataFolder(env: NodeJS.ProcessEnv): { configFile: string; dataDir: string } {
+/**
+ * For `sitegrid init`, before there is anything to validate: the configuration file, the data folder it implies and
+ * the verifier secret already configured (in the environment or the file, the environment first), so that init
+ * creates no secret file that nothing would read.
+ */
+export function locateDataFolder(env: NodeJS.ProcessEnv): { configFile: string; dataDir: string; keySecretFile?: string; hasInlineKeySecret: boolean } {
   const configFile = configFilePath(env)
   const fromFile = readConfigFile(configFile, env, [])
-  const setting = env.SITEGRID_DATA_DIR || (typeof fromFile.SITEGRID_DATA_DIR === 'string' ? fromFile.SITEGRID_DATA_DIR : undefined)
-  return { configFile, dataDir: dataDirOf(configFile, setting) }
+  const setting = (key: string) => env[key] || (typeof fromFile[key] === 'string' && fromFile[key] !== '' ? fromFile[key] : undefined)
+  const keySecretFile = setting('SITEGRID_KEY_SECRET_FILE')
+  return {
+    configFile,
+    dataDir: dataDirOf(configFile, setting('SITEGRID_DATA_DIR')),
+    keySecretFile: keySecretFile === undefined ? undefined : resolve(keySecretFile),
+    hasInlineKeySecret: setting('SITEGRID_KEY_SECRET') !== undefined,
+  }
 }
 
 /** Settings that name a file or a folder: relative in the configuration file, they are relative to the file's folder. */
@@ -249,11 +312,32 @@ function readConfigFile(path: string, env: NodeJS.ProcessEnv, problems: string[]
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new TypeError('not an object')
     const unknownKeys = Object.keys(parsed).filter((k) => !Object.hasOwn(RawConfigSchema.properties, k))
     for (const key of unknownKeys) problems.push(`${path}: unknown setting ${key}`)
-    return rebased(parsed as Record<string, unknown>, dirname(path))
+    return rebased(typedSettings(parsed as Record<string, unknown>, path, problems), dirname(path))
   } catch {
     problems.push(`${path}: not a JSON object`)
     return {}
   }
+}
+
+const JSON_TYPES = { integer: ['number', 'a whole number'], boolean: ['boolean', 'true or false'] } as Record<string, [string, string]>
+
+/**
+ * The file's values as JSON types them: a setting's own type, or a string as the environment would give it. Anything
+ * else (`"PORT": true`, which TypeBox's conversion would take as port 1) is refused naming the setting and the type
+ * found, never the value (it may be a secret), and left out.
+ */
+function typedSettings(parsed: Record<string, unknown>, path: string, problems: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(parsed)) {
+    const schema = (RawConfigSchema.properties as Record<string, { type?: string }>)[key]
+    const [type, wanted] = JSON_TYPES[schema?.type ?? ''] ?? ['string', 'a string']
+    if (schema && typeof value !== 'string' && typeof value !== type) {
+      problems.push(`${key}: must be ${wanted} in ${path}, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}`)
+      continue
+    }
+    out[key] = value
+  }
+  return out
 }
 
 const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY', 'no_proxy', 'NO_PROXY']

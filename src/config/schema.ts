@@ -9,7 +9,7 @@ import { Type, type Static, type TSchema } from 'typebox'
 export const RawConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(
     Type.String({
-      pattern: '^(sqlite:|postgres://|postgresql://)',
+      pattern: '^(sqlite:.|postgres://|postgresql://)',
       description: '`sqlite:PATH` or `postgres://…`; unset: `sqlite:` the data folder `/sitegrid.db`',
     }),
   ),
