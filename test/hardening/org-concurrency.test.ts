@@ -291,7 +291,7 @@ for (const dialect of testDialects()) {
           (i) => as(i, 'POST', '/api/sites/S1/electrical/nodes', { id: `E${i}`, name: `edit ${i}`, nodeType: 0 }),
           (i) => as(i, 'POST', '/api/sites/S1/electrical/edges', { sourceId: `N${i % 10}`, targetId: `R${i % 5}`, edgeType: 1 + (i % 4) }),
           (i) => as(i, 'POST', '/api/sites/S1/electrical/edges', { sourceId: `N${5 + (i % 5)}`, targetId: `N${i % 5}`, edgeType: 1 + (i % 4) }),
-          (i) => as(i, 'PATCH', `/api/sites/S1/electrical/nodes/N${i % 10}`, { name: `renamed ${i}` }),
+          (i) => as(i, 'PUT', `/api/sites/S1/electrical/nodes/N${i % 10}`, { name: `renamed ${i}` }),
           (i) => as(i, 'DELETE', `/api/sites/S1/electrical/nodes/N${i % 10}?cascade=true`),
           (i) => as(i, 'DELETE', `/api/sites/S1/electrical/edges?source=N${i % 9}&target=N${(i % 9) + 1}&type=0`),
         ]
