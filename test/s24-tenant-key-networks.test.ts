@@ -3,6 +3,9 @@
 // whoever held it inside the LAN walked out with a credential the restriction no longer bound.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { Unauthorized } from '../src/errors/domain-error.ts'
+import { CLI_ACTOR } from '../src/identity.ts'
+import { createApiKeysService } from '../src/modules/api-keys/service.ts'
 import { harness, testDialects } from './harness.ts'
 
 const DAY = 86_400_000
@@ -58,6 +61,19 @@ for (const dialect of testDialects()) {
       // An unrestricted key (the owner's) still mints any restriction or none, from anywhere.
       assert.equal((await mint(owner, undefined, '192.0.2.1')).statusCode, 201)
       assert.equal((await mint(owner, ['0.0.0.0/0'], '192.0.2.1')).statusCode, 201)
+
+      // A caller key revoked after it was verified (by another request or process) mints nothing, not even unrestricted.
+      const apiKeys = createApiKeysService({ handle: h.handle, clock: h.clock, keySecret: h.config.keySecret })
+      const gone = await h.mintKey(org, 'admin')
+      await apiKeys.revoke(org.id, CLI_ACTOR, gone.keyId, null)
+      const before = await count()
+      const minting = apiKeys.mint(
+        org.id,
+        { kind: 'apiKey', subject: gone.keyId, role: 'admin' },
+        { role: 'member', name: 'late', expiresAt: new Date(h.clock.now() + DAY).toISOString() },
+      )
+      await assert.rejects(minting, (err: unknown) => err instanceof Unauthorized)
+      assert.equal(await count(), before)
     })
   })
 }

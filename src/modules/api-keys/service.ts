@@ -3,7 +3,7 @@ import { parseNetwork } from '../../auth/client-networks.ts'
 import { roleAtLeast, isRole, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
-import { invalidField, NotFound } from '../../errors/domain-error.ts'
+import { invalidField, NotFound, Unauthorized } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
 import { ExpiryPolicyViolation, NetworksWiderThanCaller, ReservedRole, RoleAboveCaller } from './errors.ts'
@@ -138,8 +138,11 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       const { expiresAt } = checkMintRequest(actor, input, now)
       const networks = input.networks === undefined ? null : checkNetworks(input.networks)
       if (actor.kind === 'apiKey') {
+        // Revoked since it was verified (another request, another process): a credential no longer valid, not one
+        // without networks to check.
         const caller = await findActiveApiKey(db, orgId, actor.subject)
-        if (caller !== undefined && caller.networks !== null) checkNetworksWithin(caller.networks, input.networks)
+        if (caller === undefined) throw new Unauthorized()
+        if (caller.networks !== null) checkNetworksWithin(caller.networks, input.networks)
       }
       const siteId = input.siteId ?? null
       if (siteId !== null) await requireSite(orgId, siteId)
