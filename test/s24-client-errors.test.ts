@@ -106,11 +106,16 @@ describe('requests the HTTP parser refuses, on a real server', () => {
     assert.match(page.body, /^MalformedRequest \(400\): The request is not well-formed HTTP/)
   })
 
-  it('headers over 16 KiB: 431 HeadersTooLarge, and the connection closed', async (t) => {
+  it('headers over 16 KiB: 431 HeadersTooLarge, a chunk extension over 16 KiB 413 PayloadTooLarge, and the connection closed', async (t) => {
     const { org, port } = await server(t)
     const answer = await raw(port, [`GET /api/me HTTP/1.1\r\nHost: ${org.slug}.localhost\r\nX-Pad: ${'a'.repeat(17_000)}\r\n\r\n`])
     const { detail } = assertProblem(answer, 431, 'HeadersTooLarge')
     assert.equal(detail, 'The request line and headers exceed 16 KiB.')
+    // A chunk's extensions, which Node's parser bounds as it bounds the headers.
+    const extended = await raw(port, [
+      `POST /api/sites HTTP/1.1\r\nHost: ${org.slug}.localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2;x=${'a'.repeat(20_000)}\r\n{}\r\n0\r\n\r\n`,
+    ])
+    assert.equal(assertProblem(extended, 413, 'PayloadTooLarge').detail, "A chunk's extensions exceed 16 KiB.")
   })
 
   it('headers slower than SITEGRID_HEADERS_TIMEOUT_MS, and a body slower than SITEGRID_REQUEST_TIMEOUT_MS: 408 RequestTimeout within a tenth of the timeout more; nothing created', async (t) => {
