@@ -4,3 +4,6 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => Date.now() }
+
+/** The largest instant a JavaScript Date holds, epoch ms (ECMA-262 §21.4.1.1): an `at` beyond it has no date to answer. */
+export const MAX_TIME = 8_640_000_000_000_000

@@ -4,7 +4,7 @@ import { problemResponses } from '../../http/problem.ts'
 import { docs } from './docs.ts'
 import { checkPeerVersions, LINK_PROTOCOL, PROTOCOL_HEADER, SCHEMA_HEADER, SCHEMA_VERSION } from './site-servers/protocol.ts'
 import type { LinkService } from './link-service.ts'
-import { CursorSchema, PullAnswerSchema, PullQuerySchema, PushAnswerSchema, PushBodySchema } from './sync/schemas.ts'
+import { CursorSchema, LinkTime, PullAnswerSchema, PullQuerySchema, PushAnswerSchema, PushBodySchema } from './sync/schemas.ts'
 
 const TAGS = ['Fleet link']
 
@@ -16,7 +16,7 @@ const HeartbeatBodySchema = Type.Object(
       {
         items: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
         bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-        oldestAt: Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]),
+        oldestAt: Type.Union([LinkTime('When the oldest of them was made, epoch ms.'), Type.Null()]),
       },
       { additionalProperties: false, description: 'What waits on the site server to go up.' },
     ),

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { MAX_TIME } from '../../../clock.ts'
 import { INSTANCE_LIMITS } from '../../instances/limits.ts'
 
 /** The most samples a chunk may carry; the uploader's default (2 000) keeps a chunk's body well under the body limit. */
@@ -23,7 +24,7 @@ export const LinkSampleSchema = Type.Tuple(
   [
     Type.String({ minLength: 1, maxLength: 100, description: 'instanceId' }),
     Type.String({ minLength: 1, maxLength: TAG_KEY_MAX, description: 'tagKey' }),
-    Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: 'ts, epoch ms' }),
+    Type.Integer({ minimum: -MAX_TIME, maximum: MAX_TIME, description: 'ts, epoch ms (an instant a date holds)' }),
     Nullable(Type.Number({ description: 'value' })),
     Nullable(Type.String({ description: 'text' })),
     Type.Integer({ minimum: -32_768, maximum: 32_767, description: 'quality (OPC: 192 good, 64 uncertain, 0 bad)' }),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { MAX_TIME } from '../../../clock.ts'
 import type { FieldProblem } from '../../../errors/domain-error.ts'
 import { textRule } from '../../../http/input-guard.ts'
 import type { LinkSample } from '../../historian/link.ts'
@@ -42,7 +43,7 @@ export function findSampleProblems(samples: readonly unknown[]): FieldProblem[] 
     if (typeof instanceId !== 'string' || instanceId.length === 0 || instanceId.length > 100) add(`${at}/0`, 'must be an instance id (1 to 100 characters)')
     // An instance's tag key (its tagMappings' rule): a longer one made PostgreSQL's series index refuse the row (a 500).
     if (typeof tagKey !== 'string' || tagKey.length === 0 || tagKey.length > TAG_KEY_MAX) add(`${at}/1`, `must be a tag key (1 to ${TAG_KEY_MAX} characters)`)
-    if (!isInt(ts, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) add(`${at}/2`, 'must be an integer (epoch ms)')
+    if (!isInt(ts, -MAX_TIME, MAX_TIME)) add(`${at}/2`, `must be an integer (epoch ms) from -${MAX_TIME} to ${MAX_TIME}`)
     if (value !== null && !(typeof value === 'number' && Number.isFinite(value))) add(`${at}/3`, 'must be a finite number or null')
     if (text !== null && typeof text !== 'string') add(`${at}/4`, 'must be a string or null')
     if (!isInt(quality, -32_768, 32_767)) add(`${at}/5`, 'must be an integer from -32768 to 32767')

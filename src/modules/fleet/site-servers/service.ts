@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import type { Clock } from '../../../clock.ts'
+import { MAX_TIME, type Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { Db, SiteServersTable } from '../../../db/schema.ts'
 import { lockUntilCommit } from '../../../db/transaction-lock.ts'
@@ -79,7 +79,8 @@ function reportedBacklog(row: SiteServersTable): Record<string, unknown> | null 
   const reported = jsonOrNull(row.backlog)
   const up = reported?.up as { oldestAt?: unknown } | undefined
   if (!reported || typeof up?.oldestAt !== 'number') return reported
-  return { ...reported, up: { ...up, oldestAt: iso(up.oldestAt) } }
+  // One stored before the heartbeat's schema bounded it to a date's range reads as the latest date.
+  return { ...reported, up: { ...up, oldestAt: iso(Math.min(up.oldestAt, MAX_TIME)) } }
 }
 
 function toSiteServer(row: SiteServersTable, now: number, down: SiteServer['down'] = null): SiteServer {

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { MAX_TIME } from '../../../clock.ts'
 import { Page, PageQuery } from '../../../http/paging.ts'
 
 /**
@@ -11,11 +12,14 @@ import { Page, PageQuery } from '../../../http/paging.ts'
 const NAME = '^[a-z_][a-z0-9_]{0,62}$'
 
 /**
- * A position, a transaction id or a time on the wire: an integer a JavaScript number holds exactly. Bounded, so that a
- * larger one (`18446744073709551616`, or `1e400`, which a query string coerces to Infinity) is a 400 naming it, not a
+ * A position or a transaction id on the wire: an integer a JavaScript number holds exactly. Bounded, so that a larger
+ * one (`18446744073709551616`, or `1e400`, which a query string coerces to Infinity) is a 400 naming it, not a
  * PostgreSQL bigint overflow (a 500) nor a cursor rounded to another position.
  */
 const SAFE_MAX = Number.MAX_SAFE_INTEGER
+
+/** A time on the wire, epoch ms: one a date holds, so that every answer that shows it as a date-time can. */
+export const LinkTime = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_TIME, description })
 
 /** A column value: the link carries what a tenant package carries (text, numbers, null). */
 const ScalarSchema = Type.Union([Type.String({ maxLength: 1_048_576 }), Type.Number(), Type.Null()])
@@ -52,7 +56,7 @@ export const ChangeSchema = Type.Object(
       description: "Site edits of cloud-authoritative tables: the cloud's seq of the version the edit was based on; null for a row the site created.",
     }),
     origin: Type.String({ maxLength: 100, description: "'' for a change made on the sender; else the peer it came from." }),
-    at: Type.Integer({ minimum: 0, maximum: SAFE_MAX, description: "When the change was made, epoch ms (the sender's database clock)." }),
+    at: LinkTime("When the change was made, epoch ms (the sender's database clock)."),
     superseded: Type.Optional(
       Type.Boolean({
         description:

@@ -13,6 +13,7 @@
  * 200, timestamp 40, a text state 1 000; a reason quotes at most 40 characters of a refused field.
  */
 import { parseZonedTime } from '../parse/timestamps.ts'
+import { MAX_TIME } from '../../../clock.ts'
 
 /** A sample read; `index` is its position in the body (the JSON array's, or the line's from 0). */
 export interface LiveSample {
@@ -51,7 +52,6 @@ const QUALITY_NAMES: Readonly<Record<string, number>> = { good: 192, uncertain: 
 const INTEGER = /^-?\d{1,16}$/
 
 /** The furthest instant from the epoch a date holds (ECMAScript's time range), in ms either way. */
-const MAX_TIME = 8_640_000_000_000_000
 const EPOCH_RULE = `epoch milliseconds are a whole number from -${MAX_TIME} to ${MAX_TIME}`
 
 /** A timestamp (epoch ms, or ISO 8601 with its offset) in ms, or the reason it is refused. */

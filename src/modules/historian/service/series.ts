@@ -1,3 +1,4 @@
+import { MAX_TIME } from '../../../clock.ts'
 import type { Db } from '../../../db/schema.ts'
 import { invalidField } from '../../../errors/domain-error.ts'
 import { decodeCursor, encodeCursor } from '../../../http/paging.ts'
@@ -12,7 +13,6 @@ import { csvCell } from '../csv-cell.ts'
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 const QUALITY_NAME = (q: number) => (q >= 192 ? 'good' : q >= 64 ? 'uncertain' : 'bad')
-const MAX_TIME = 8_640_000_000_000_000
 const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'))
 const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'))
 let isoDay = Number.NaN
