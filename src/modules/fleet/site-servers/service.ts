@@ -1,9 +1,10 @@
 import type { Readable } from 'node:stream'
-import { MAX_TIME, type Clock } from '../../../clock.ts'
+import type { Clock } from '../../../clock.ts'
 import type { DatabaseHandle } from '../../../db/connect.ts'
 import type { Db, SiteServersTable } from '../../../db/schema.ts'
 import { lockUntilCommit } from '../../../db/transaction-lock.ts'
 import { invalidField, NotFound, Unauthorized } from '../../../errors/domain-error.ts'
+import { LAST_ISO_MS } from '../../../http/input-guard.ts'
 import { decodeCursor, toPage } from '../../../http/paging.ts'
 import type { Actor, Org, Principal } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
@@ -79,8 +80,8 @@ function reportedBacklog(row: SiteServersTable): Record<string, unknown> | null 
   const reported = jsonOrNull(row.backlog)
   const up = reported?.up as { oldestAt?: unknown } | undefined
   if (!reported || typeof up?.oldestAt !== 'number') return reported
-  // One stored before the heartbeat's schema bounded it to a date's range reads as the latest date.
-  return { ...reported, up: { ...up, oldestAt: iso(Math.min(up.oldestAt, MAX_TIME)) } }
+  // One stored before the heartbeat's schema bounded it (session 25) reads as the last date it may be.
+  return { ...reported, up: { ...up, oldestAt: iso(Math.min(up.oldestAt, LAST_ISO_MS)) } }
 }
 
 function toSiteServer(row: SiteServersTable, now: number, down: SiteServer['down'] = null): SiteServer {

@@ -1,6 +1,6 @@
-import { MAX_TIME } from '../../../clock.ts'
 import type { Db } from '../../../db/schema.ts'
 import { decodeCursor, toPage } from '../../../http/paging.ts'
+import { LAST_ISO_MS } from '../../../http/input-guard.ts'
 import type { Actor } from '../../../identity.ts'
 import type { OrgId } from '../../../ids.ts'
 import { recordAudit } from '../../audit/service.ts'
@@ -25,8 +25,8 @@ export function toConflict(r: ConflictRow): Conflict {
     key: JSON.parse(r.row_key) as Conflict['key'],
     losingOp: r.losing_op as Conflict['losingOp'],
     losingRow: JSON.parse(r.losing_row) as Conflict['losingRow'],
-    // The sender's clock as sent; one stored before the wire bounded it to a date's range reads as the latest date.
-    losingAt: iso(Math.min(r.losing_at, MAX_TIME)),
+    // The sender's clock as sent; one stored before the wire bounded it (session 25) reads as the last date it may be.
+    losingAt: iso(Math.min(r.losing_at, LAST_ISO_MS)),
     winningOp: r.winning_op as Conflict['winningOp'],
     winningRow: r.winning_row === null ? null : (JSON.parse(r.winning_row) as NonNullable<Conflict['winningRow']>),
     recordedAt: iso(r.recorded_at),

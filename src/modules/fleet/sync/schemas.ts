@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { MAX_TIME } from '../../../clock.ts'
+import { LAST_ISO_MS } from '../../../http/input-guard.ts'
 import { Page, PageQuery } from '../../../http/paging.ts'
 
 /**
@@ -18,8 +18,11 @@ const NAME = '^[a-z_][a-z0-9_]{0,62}$'
  */
 const SAFE_MAX = Number.MAX_SAFE_INTEGER
 
-/** A time on the wire, epoch ms: one a date holds, so that every answer that shows it as a date-time can. */
-export const LinkTime = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_TIME, description })
+/**
+ * A time on the wire, epoch ms, up to 9999-12-31T23:59:59.999Z: every answer that shows it writes an RFC 3339
+ * date-time (a four-digit year; a time past a Date's range answered a 500 wherever it was read).
+ */
+export const LinkTime = (description: string) => Type.Integer({ minimum: 0, maximum: LAST_ISO_MS, description })
 
 /** A column value: the link carries what a tenant package carries (text, numbers, null). */
 const ScalarSchema = Type.Union([Type.String({ maxLength: 1_048_576 }), Type.Number(), Type.Null()])
