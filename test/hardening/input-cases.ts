@@ -43,7 +43,7 @@ interface BodyField {
   freeForm: boolean
 }
 
-const pointerOf = (segments: string[]) => segments.map((s) => `/${s.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
+export const pointerOf = (segments: string[]) => segments.map((s) => `/${s.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
 
 /** Every string field and free-form value of a body schema, one each per pointer (array items as item 0). */
 export function bodyFields(schema: Schema, segments: string[] = []): BodyField[] {
@@ -233,11 +233,11 @@ export function numberFields(schema: Schema, segments: string[] = [], only?: 'in
 }
 
 /**
- * The example body with every container on the way to `segments` filled with its own example (an array's first item,
- * an optional object), so that the value put there is the only thing wrong with the body.
+ * The example body (or a copy of `base`) with every container on the way to `segments` filled with its own example (an
+ * array's first item, an optional object), so that the value put there is the only thing wrong with the body.
  */
-function exampleAlong(schema: Schema, segments: string[], now: number): unknown {
-  const root = exampleOf(schema, now)
+export function exampleAlong(schema: Schema, segments: string[], now: number, base?: unknown): unknown {
+  const root = base === undefined ? exampleOf(schema, now) : structuredClone(base)
   let s: Schema | undefined = schema
   let holder = root as Record<string, unknown>
   for (const segment of segments.slice(0, -1)) {
