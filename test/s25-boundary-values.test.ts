@@ -1,10 +1,10 @@
 // Session 25: stop 43's CI failure was a value the schema allowed that no later answer could show (a heartbeat's
 // `oldestAt` past a date's range: every read of the site server answered 500). The fuzz suite found it by chance
 // once in many runs; this suite looks for the whole class on purpose. Every bounded field of every body the OpenAPI
-// document declares is sent at its bounds, one field at a time in the operation's example body — integers and numbers
-// at their minimum and maximum (the safe integers and the largest finite numbers where the schema declares none),
-// strings at their longest — and after each one that is stored (2xx) every read of the tenant is asked again: none may
-// answer a 5xx or an answer its schema does not allow.
+// document declares is sent at its bounds, one field at a time in a body the tenant accepts (the operation's example,
+// or BASES) — integers and numbers at their minimum and maximum (the safe integers and the largest finite numbers
+// where the schema declares none), strings at their longest in ASCII and in a four-byte character — then all at once;
+// after each one stored (2xx) every read of the tenant is asked again. None may answer a 5xx or outside its schema.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -47,7 +47,8 @@ const LONGEST = 1_000_000
 /**
  * Every field of a body schema with the values at its bounds (array items as item 0, tuple positions by position):
  * an integer's minimum and maximum (the safe integers where none is declared), a number's (the largest finite
- * numbers), a string's longest text when it has no pattern, format or enumeration.
+ * numbers), a string's longest text when it has no pattern, format or enumeration: in ASCII, and in a character of four
+ * bytes in UTF-8 (PostgreSQL's index entries are bounded in bytes: a tag key of the longest length once failed there).
  */
 function boundsOf(schema: Schema): Bound[] {
   const found = new Map<string, Bound>()
@@ -73,7 +74,7 @@ function boundsOf(schema: Schema): Bound[] {
         ].filter((v) => v !== undefined),
       )
     else if (s.type === 'string' && typeof s.maxLength === 'number' && s.maxLength <= LONGEST && !s.pattern && !s.format && !s.enum && s.const === undefined)
-      add('string', ['x'.repeat(s.maxLength)])
+      add('string', ['x'.repeat(s.maxLength), '𝄞'.repeat(s.maxLength)])
     else if (s.type === 'array' && s.prefixItems) s.prefixItems.forEach((item, i) => walk(item, [...at, String(i)]))
     else if (s.type === 'array' && s.items) walk(s.items, [...at, '0'])
     else if (s.type === 'object' && s.properties) for (const [key, value] of Object.entries(s.properties)) walk(value, [...at, key])
