@@ -5,6 +5,7 @@ import { alarmEventRowBreak, alarmHistoryRowBreak, alarmRowBreak, alarmShelveRow
 import { controllerRowBreak } from '../controllers/row-rules.ts'
 import { edgeRowBreak, nodeRowBreak } from '../electrical/row-rules.ts'
 import { batchRowBreak, retentionRowBreak, tagMarkRowBreak } from '../historian/row-rules.ts'
+import { isSampleValue, SAMPLE_VALUE_RULE } from '../historian/sample-value.ts'
 import { INSTANCE_LIMITS } from '../instances/limits.ts'
 import { instanceRowBreak } from '../instances/row-rules.ts'
 import { domainBindingRowBreak, membershipRowBreak } from '../orgs/row-rules.ts'
@@ -77,6 +78,11 @@ function seriesKeyBreak(row: Row): RuleBreak | undefined {
   return undefined
 }
 
+/** A sample's value within the historian's range (historian/sample-value.ts); null for a text state. */
+function sampleValueBreak(row: Row): RuleBreak | undefined {
+  return row.value === null || isSampleValue(Number(row.value)) ? undefined : { pointer: '/value', message: `must be ${SAMPLE_VALUE_RULE}` }
+}
+
 export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'sites', scope: 'site', rules: siteRowBreak },
   { name: 'controllers', scope: 'site', rules: controllerRowBreak },
@@ -88,7 +94,7 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'alarm_history', scope: 'site', rules: alarmHistoryRowBreak },
   { name: 'alarm_shelves', scope: 'site', rules: alarmShelveRowBreak },
   { name: 'historian_batches', scope: 'site', json: ['tags', 'report', 'options'], rules: batchRowBreak },
-  { name: 'historian_samples', scope: 'site', isStoredPart: true, rules: seriesKeyBreak },
+  { name: 'historian_samples', scope: 'site', isStoredPart: true, rules: (row) => seriesKeyBreak(row) ?? sampleValueBreak(row) },
   { name: 'historian_retention', scope: 'site', rules: retentionRowBreak },
   { name: 'historian_tag_marks', scope: 'site', rules: (row) => seriesKeyBreak(row) ?? tagMarkRowBreak(row) },
   { name: 'memberships', scope: 'org', rules: membershipRowBreak },

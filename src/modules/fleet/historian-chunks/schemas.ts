@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { MAX_TIME } from '../../../clock.ts'
 import { INSTANCE_LIMITS } from '../../instances/limits.ts'
+import { SAMPLE_VALUE_LIMIT } from '../../historian/sample-value.ts'
 
 /** The most samples a chunk may carry; the uploader's default (2 000) keeps a chunk's body well under the body limit. */
 export const MAX_CHUNK_SAMPLES = 5000
@@ -25,7 +26,7 @@ export const LinkSampleSchema = Type.Tuple(
     Type.String({ minLength: 1, maxLength: 100, description: 'instanceId' }),
     Type.String({ minLength: 1, maxLength: TAG_KEY_MAX, description: 'tagKey' }),
     Type.Integer({ minimum: -MAX_TIME, maximum: MAX_TIME, description: 'ts, epoch ms (an instant a date holds)' }),
-    Nullable(Type.Number({ description: 'value' })),
+    Nullable(Type.Number({ minimum: -SAMPLE_VALUE_LIMIT, maximum: SAMPLE_VALUE_LIMIT, description: 'value' })),
     Nullable(Type.String({ description: 'text' })),
     Type.Integer({ minimum: -32_768, maximum: 32_767, description: 'quality (OPC: 192 good, 64 uncertain, 0 bad)' }),
   ],

@@ -6,6 +6,7 @@ import type { ParseOptions, ParseSummary, Quality, Rejection, SampleBatch, TagMa
 import type { BatchChanges } from '../store/import-store.ts'
 import type { BatchWhere, listStagedCollisions } from '../store/queries.ts'
 import type { SampleBuffer } from '../store/sample-buffer.ts'
+import { isSampleValue, SAMPLE_VALUE_RULE } from '../sample-value.ts'
 import type { BatchReport, CollisionEntry, TagCoverage } from './batch-view.ts'
 
 /** Collisions listed in the batch report (all are counted); the report pages through these. */
@@ -131,12 +132,23 @@ export class BatchRecord {
         continue
       }
       const ts = samples.ts[i]!
+      // Mapping `scale` multiplies numbers only; a text state is kept as it is.
+      const text = samples.texts[i] ?? null
+      const value = text === null ? samples.values[i]! * c.scale : null
+      if (value !== null && !isSampleValue(value)) {
+        state.rows++
+        row.rejected_count++
+        if (this.#ownRejections.length < maxKept)
+          this.#ownRejections.push({
+            line: samples.lines[i]!,
+            reason: `value ${samples.values[i]}${c.scale === 1 ? '' : ` × scale ${c.scale}`} is not ${SAMPLE_VALUE_RULE}`,
+          })
+        continue
+      }
       c.samples++
       if (c.firstTs === null || ts < c.firstTs) c.firstTs = ts
       if (c.lastTs === null || ts > c.lastTs) c.lastTs = ts
-      // Mapping `scale` multiplies numbers only; a text state is kept as it is.
-      const text = samples.texts[i] ?? null
-      into.push(state.pair, ts, text === null ? samples.values[i]! * c.scale : null, text, QUALITY_CODE[samples.qualities[i]!])
+      into.push(state.pair, ts, value, text, QUALITY_CODE[samples.qualities[i]!])
     }
     row.rows_read += batch.rowsRead
     row.rejected_count += batch.rejections.length
