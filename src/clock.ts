@@ -5,5 +5,5 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() }
 
-/** The largest instant a JavaScript Date holds, epoch ms (ECMA-262 §21.4.1.1): an `at` beyond it has no date to answer. */
+/** The furthest instant from the epoch a JavaScript Date holds, in ms either way (ECMA-262 §21.4.1.1). */
 export const MAX_TIME = 8_640_000_000_000_000

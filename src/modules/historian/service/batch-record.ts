@@ -136,7 +136,6 @@ export class BatchRecord {
       const text = samples.texts[i] ?? null
       const value = text === null ? samples.values[i]! * c.scale : null
       if (value !== null && !isSampleValue(value)) {
-        state.rows++
         row.rejected_count++
         if (this.#ownRejections.length < maxKept)
           this.#ownRejections.push({

@@ -52,7 +52,7 @@ export const isRefusal = (item: LiveItem): item is LiveRefusal => 'reason' in it
 const QUALITY_NAMES: Readonly<Record<string, number>> = { good: 192, uncertain: 64, bad: 0 }
 const INTEGER = /^-?\d{1,16}$/
 
-/** The furthest instant from the epoch a date holds (ECMAScript's time range), in ms either way. */
+/** An epoch-ms timestamp's rule: the furthest instants from the epoch a date holds (ECMAScript's time range). */
 const EPOCH_RULE = `epoch milliseconds are a whole number from -${MAX_TIME} to ${MAX_TIME}`
 
 /** A timestamp (epoch ms, or ISO 8601 with its offset) in ms, or the reason it is refused. */
