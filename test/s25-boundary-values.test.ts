@@ -6,20 +6,16 @@
 // where the schema declares none), strings at their longest in ASCII and in a four-byte character — then all at once;
 // after each one stored (2xx) every read of the tenant is asked again. None may answer a 5xx or outside its schema.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { baseAiConfig, CLOUD_KEY } from '../src/modules/ai/route-test-setup.ts'
-import { harness, testDialects, type Harness } from './harness.ts'
+import { testDialects, type Harness } from './harness.ts'
 import { exampleAlong, pointerOf, urlFor, withValue } from './hardening/input-cases.ts'
 import {
   callerFor,
   exampleOf,
+  harnessForEveryOperation,
   jsonBodySchema,
   label,
-  NO_RATE_LIMIT,
   openApiDocument,
   operations,
   queryParams,
@@ -30,7 +26,6 @@ import {
   type Tenant,
   type TenantIds,
 } from './hardening/support.ts'
-import { startFakeOpenAi } from './support/fake-openai.ts'
 import { chunkDigest } from '../src/modules/fleet/historian-chunks/wire.ts'
 import type { LinkSample } from '../src/modules/historian/link.ts'
 
@@ -138,23 +133,7 @@ for (const dialect of testDialects()) {
   for (const mode of ['site', 'cloud'] as const)
     describe(`${dialect}, ${mode} mode: every body field at its bounds is stored or refused, and every read answers it as documented`, () => {
       it('each bounded field of each body at its minimum, its maximum and its longest: 0 × 5xx, 0 answers outside their schema, and after each stored one every read of the tenant likewise', async (t) => {
-        // AI completion against loopback OpenAI-compatible fakes (the fuzz suite's configuration), so that it runs.
-        const box = await startFakeOpenAi()
-        const cloud = await startFakeOpenAi({ apiKey: CLOUD_KEY })
-        const dir = mkdtempSync(join(tmpdir(), 'sitegrid-bounds-'))
-        t.after(async () => {
-          await box.close()
-          await cloud.close()
-          rmSync(dir, { recursive: true, force: true })
-        })
-        writeFileSync(join(dir, 'ai.json'), JSON.stringify(baseAiConfig(box, cloud)))
-        const h = await harness(t, dialect, {
-          ...NO_RATE_LIMIT,
-          SITEGRID_PIN_SCRYPT_LOG2N: '10',
-          SITEGRID_AI_CONFIG_FILE: join(dir, 'ai.json'),
-          CLOUD_AI_KEY: CLOUD_KEY,
-          SITEGRID_MODE: mode,
-        })
+        const h = await harnessForEveryOperation(t, dialect, mode)
         const tenant = await seedTenant(h, 'BV')
         const all = operations(await openApiDocument(h))
         // Revocations last: the link's own operations keep a credential that passes until then.

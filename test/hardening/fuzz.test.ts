@@ -1,19 +1,15 @@
 // Issue 14, fuzzing from the OpenAPI document: property-based bodies, queries and path parameters for every operation.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { harness, sleep, testDialects } from '../harness.ts'
-import { baseAiConfig, CLOUD_KEY } from '../../src/modules/ai/route-test-setup.ts'
-import { startFakeOpenAi } from '../support/fake-openai.ts'
 import { arbitraryFromSchema } from '../support/schema-arbitrary.ts'
 import { bodyTypesOf, depthCases, hugeNumberCases, mediaTypeCases, textCases, type Expected } from './input-cases.ts'
 import {
   callerFor,
   fillPath,
+  harnessForEveryOperation,
   jsonBodySchema,
   label,
   leaksIn,
@@ -123,23 +119,7 @@ for (const dialect of testDialects()) {
   for (const mode of ['site', 'cloud'] as const)
     describe(`${dialect}, ${mode} mode: fuzzing every operation of the OpenAPI document (fast-check)`, () => {
       it(`${RUNS} generated requests per operation (bodies, queries and path parameters from the document): 0 × 5xx, 0 response-schema violations, 0 leaks, 0 rows changed by a refused (4xx) request`, async (t) => {
-        // AI completion against loopback OpenAI-compatible fakes (the AI route tests' configuration), so that it runs.
-        const box = await startFakeOpenAi()
-        const cloud = await startFakeOpenAi({ apiKey: CLOUD_KEY })
-        const dir = mkdtempSync(join(tmpdir(), 'sitegrid-fuzz-'))
-        t.after(async () => {
-          await box.close()
-          await cloud.close()
-          rmSync(dir, { recursive: true, force: true })
-        })
-        writeFileSync(join(dir, 'ai.json'), JSON.stringify(baseAiConfig(box, cloud)))
-        const h = await harness(t, dialect, {
-          ...NO_RATE_LIMIT,
-          SITEGRID_PIN_SCRYPT_LOG2N: '10',
-          SITEGRID_AI_CONFIG_FILE: join(dir, 'ai.json'),
-          CLOUD_AI_KEY: CLOUD_KEY,
-          SITEGRID_MODE: mode,
-        })
+        const h = await harnessForEveryOperation(t, dialect, mode)
         const tenant = await seedTenant(h, 'FZ')
         // Deletions and a site server's revocation last, the site itself at the very end: the other operations keep
         // finding the seeded rows, the link's own a credential that still passes.

@@ -6,7 +6,13 @@ import type { LightMyRequestResponse } from 'fastify'
 import { CLI_ACTOR, type Org } from '../../src/identity.ts'
 import { endSessionsOfAccount } from '../../src/auth/sessions/end-sessions.ts'
 import { createMembersService } from '../../src/modules/orgs/members-service.ts'
-import type { Credential, Harness } from '../harness.ts'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import { harness, type Credential, type Harness, type TestDialect } from '../harness.ts'
+import { baseAiConfig, CLOUD_KEY } from '../../src/modules/ai/route-test-setup.ts'
+import { startFakeOpenAi } from '../support/fake-openai.ts'
 import { multipart } from '../../src/modules/historian/test-setup.ts'
 import { responseValidator } from '../support/response-validator.ts'
 import { ENROLMENT_CODE, LINK_CREDENTIAL, LINK_HEADERS, seedCloudLink, seedSiteLink, type CloudLink } from '../support/fleet-link.ts'
@@ -48,6 +54,29 @@ export interface OpenApiDocument {
 
 /** A settings override common to the suites: they send thousands of requests with one credential. */
 export const NO_RATE_LIMIT = { SITEGRID_RATE_LIMIT_PER_MINUTE: '100000000', SITEGRID_AUTH_RATE_LIMIT_PER_MINUTE: '100000000' }
+
+/**
+ * A harness for the suites that call every operation: no rate limit, a fast PIN hash, and AI completion against
+ * loopback OpenAI-compatible fakes (the AI route tests' configuration), so that the AI operations run too.
+ */
+export async function harnessForEveryOperation(t: TestContext, dialect: TestDialect, mode: 'site' | 'cloud'): Promise<Harness> {
+  const box = await startFakeOpenAi()
+  const cloud = await startFakeOpenAi({ apiKey: CLOUD_KEY })
+  const dir = mkdtempSync(join(tmpdir(), 'sitegrid-every-operation-'))
+  t.after(async () => {
+    await box.close()
+    await cloud.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  writeFileSync(join(dir, 'ai.json'), JSON.stringify(baseAiConfig(box, cloud)))
+  return harness(t, dialect, {
+    ...NO_RATE_LIMIT,
+    SITEGRID_PIN_SCRYPT_LOG2N: '10',
+    SITEGRID_AI_CONFIG_FILE: join(dir, 'ai.json'),
+    CLOUD_AI_KEY: CLOUD_KEY,
+    SITEGRID_MODE: mode,
+  })
+}
 
 /** The served OpenAPI document with every `#/components/schemas/…` reference inlined. */
 export async function openApiDocument(h: Harness): Promise<OpenApiDocument> {
