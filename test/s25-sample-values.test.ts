@@ -6,6 +6,7 @@
 // refused naming its value and the rule.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { OUT_OF_RANGE_TEXT, up as migrateValuesInRange } from '../src/db/migrations/2640-historian-values-in-range.ts'
 import { findSampleProblems } from '../src/modules/fleet/historian-chunks/wire.ts'
 import { livePlant, sampleCount, sharedHarness, standardParts, upload } from '../src/modules/historian/test-setup.ts'
 import { EXPORTED_TABLES } from '../src/modules/tenant-transfer/tables.ts'
@@ -78,6 +79,45 @@ for (const dialect of testDialects()) {
         'format=csv&bucket=1h',
       ])
         assert.equal((await series(query)).statusCode, 200, query)
+    })
+
+    it('a value past it stored by an earlier version becomes the text state `value out of range` (migration 2640); the aggregate read then answers numbers', async () => {
+      const h = shared()
+      const now = Date.UTC(2026, 0, 11, 12)
+      const p = await livePlant(h, now)
+      const samples = [1, 2, 3, 4, 5].map((v, i) => ({ instanceId: 'ins_motor', tagKey: 'speed', ts: now - HOUR + i * 60_000, value: v }))
+      const pushed = await h.inject(p.owner, { method: 'POST', url: `/api/sites/${p.siteCode}/historian/samples?batchKey=old`, payload: { samples } })
+      assert.equal((pushed.json() as { stored: number }).stored, 5, pushed.body)
+      const points = () =>
+        h.handle.db
+          .selectFrom('historian_points')
+          .select(['ts', 'value', 'text', 'quality'])
+          .where('org_id', '=', p.owner.org.id)
+          .where('ts', '>=', now - HOUR)
+          .orderBy('ts')
+          .execute()
+      const stored = await points()
+      // As an earlier version could store them: past the bound, and a scale's overflow.
+      for (const [i, value] of [1e300, Number.POSITIVE_INFINITY, -1e101].entries())
+        await h.handle.db.updateTable('historian_points').set({ value }).where('org_id', '=', p.owner.org.id).where('ts', '=', Number(stored[i]!.ts)).execute()
+      await migrateValuesInRange(h.handle.db as never)
+      assert.deepEqual(
+        (await points()).map((r) => [r.value === null ? null : Number(r.value), r.text, Number(r.quality)]),
+        [
+          [null, OUT_OF_RANGE_TEXT, 192],
+          [null, OUT_OF_RANGE_TEXT, 192],
+          [null, OUT_OF_RANGE_TEXT, 192],
+          [4, null, 192],
+          [5, null, 192],
+        ],
+      )
+      const from = encodeURIComponent(new Date(now - 2 * HOUR).toISOString())
+      const read = await h.inject(p.owner, {
+        url: `/api/sites/${p.siteCode}/historian/series?instanceId=ins_motor&tag=speed&from=${from}&to=${encodeURIComponent(new Date(now).toISOString())}&bucket=1d`,
+      })
+      assert.equal(read.statusCode, 200, read.body)
+      const [bucket] = (read.json() as { buckets: Bucket[] }).buckets
+      assert.deepEqual([bucket!.count, bucket!.mean], [2, 4.5])
     })
 
     it("an imported value past it, as read or after the mapping's scale, is a rejected row naming it; the rest is stored", async () => {
