@@ -13,6 +13,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
+import { readFileSync } from 'node:fs'
+import { SAMPLES_DIR } from '../src/modules/historian/parse/test-support.ts'
 import { multipart, type Part } from '../src/modules/historian/test-setup.ts'
 import { describeTable } from '../src/modules/tenant-transfer/introspect.ts'
 import { EXPORTED_TABLES } from '../src/modules/tenant-transfer/tables.ts'
@@ -120,6 +122,35 @@ function uploads(): Upload[] {
         ['Pen2', ''],
       ],
     },
+    // The third-party exports (shared/data/historian-samples) whole, with extreme rows in their own forms appended.
+    {
+      name: 'hurence_chemistry_long.csv + extremes',
+      format: 'auto',
+      trend: `${sample('hurence_chemistry_long.csv').trimEnd()}\n31/12/9999 23:59:59;067_PI01;1e100;100.0\n01/01/0000 00:00:00;067_PI01;-1e100;0.0\n01/01/2020 00:00:00;067_PI01;5e-324;100.0\n01/01/2020 00:00:01;067_PI02;1,5e99;100.1\n`,
+      tags: [
+        ['067_PI01', ''],
+        ['067_PI02', '1e-300'],
+      ],
+    },
+    {
+      name: 'logisland_heating_controller_wide.csv + extremes, sentinel 888.8',
+      format: 'auto',
+      options: { sentinels: '888.8,1e100' },
+      trend: `${sample('logisland_heating_controller_wide.csv').trimEnd()}\n31.12.9999 23:59:59.999;1e100;-1e100\n01.01.0000 00:00:00.000;5e-324;-0\n`,
+      tags: [
+        ['temperatur_sensor_1', ''],
+        ['temperatur_sensor_2', '1e300'],
+      ],
+    },
+    {
+      name: 'osisoft_pidata_piconfig.csv + extremes',
+      format: 'piconfig',
+      trend: `${sample('osisoft_pidata_piconfig.csv').trimEnd()}\nX,1e100,GOOD,31-Dec-9999 23:59:59.99999\nX,-1e100,GOOD,01-Jan-0000 00:00:00\n`,
+      tags: [
+        ['Building_Data_101215.AnalogValue1.PresentValue', ''],
+        ['X', ''],
+      ],
+    },
     {
       name: 'piconfig',
       format: 'piconfig',
@@ -128,6 +159,8 @@ function uploads(): Upload[] {
     },
   ]
 }
+
+const sample = (name: string) => readFileSync(SAMPLES_DIR + name, 'utf8')
 
 const csvCell = (s: string) => (/[",;\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s)
 
@@ -237,6 +270,20 @@ for (const dialect of testDialects()) {
               })
         }
       }
+      // A scale of 0 would store every value as 0: the mapping is refused naming its line, and nothing is stored.
+      const zero = multipart([
+        { name: 'site_id', value: tenant.ids.site },
+        { name: 'format', value: 'long' },
+        { name: 'mapping_csv', filename: 'mapping.csv', content: `historian_tag,instance_id,tag_key,unit,scale\nZ,${tenant.ids.instance},z,u,0\n` },
+        { name: 'trend_csv', filename: 'trend.csv', content: 'Timestamp,TagName,Value,Quality\n2024-01-01 00:00:00,Z,1,100\n' },
+      ])
+      const refused = judge(
+        op('POST', '/api/historian/import-batches'),
+        await h.inject(tenant.owner, { method: 'POST', url: '/api/historian/import-batches', payload: zero.payload, headers: zero.headers }),
+        'import with scale 0',
+      )
+      assert.equal(refused.statusCode, 422, refused.body)
+      assert.match(refused.body, /line 2/)
       for (const l of h
         .logs()
         .filter((l) => Number(l.level) >= 50)
