@@ -111,12 +111,17 @@ export function tripTime(setting: RelaySetting, faultCurrentA: number): TripOutc
   if (typeof faultCurrentA !== 'number' || !Number.isFinite(faultCurrentA) || faultCurrentA < 0) {
     throw new InvalidProtectionInput('faultCurrentA', `faultCurrentA must be a finite number ≥ 0 (got ${String(faultCurrentA)}).`)
   }
-  const multiple = faultCurrentA / setting.pickupA
+  const ratio = faultCurrentA / setting.pickupA
+  // Session 25: a stored pickup of 5e-324 A (finite and ≥ 0, as the node's rule asks), or a typed fault current near
+  // the largest number, made the ratio Infinity: written as null where the answer declares a number, and the curve's
+  // time 0, so a fault far above pickup was reported as not tripping. The ratio stated saturates at the largest
+  // finite number; the time is computed from the logarithms, which stay finite.
+  const multiple = Math.min(ratio, Number.MAX_VALUE)
   const noTrip = { curve, multiple, trips: false, tripTimeS: null, reason: 'AtOrBelowPickup' } as const
-  if (!(multiple > 1)) return noTrip
+  if (!(ratio > 1)) return noTrip
   const spec = CURVES[curve]
   // expm1(x·ln M) keeps M^x − 1 accurate just above pickup, where plain pow() − 1 cancels to 0.
-  const logM = Math.log(multiple)
+  const logM = Number.isFinite(ratio) ? Math.log(ratio) : Math.log(faultCurrentA) - Math.log(setting.pickupA)
   let seconds: number
   if (spec.kind === 'iec') seconds = (setting.tms * spec.k) / Math.expm1(spec.alpha * logM)
   else if (spec.kind === 'ieee') seconds = setting.tms * (spec.a / Math.expm1(spec.p * logM) + spec.b)

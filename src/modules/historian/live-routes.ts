@@ -9,7 +9,7 @@ import { SeriesParams } from './schemas.ts'
 import { createLiveIngest, type LiveDeps } from './service/live.ts'
 import { countLines, readLines, readQuality, readTimestamp, type LiveItem } from './service/live-samples.ts'
 import { createRetentionService } from './service/retention.ts'
-import { isSampleValue, SAMPLE_VALUE_RULE } from './sample-value.ts'
+import { sampleValueRule } from './sample-value.ts'
 
 /** Bytes a pushed sample may take on average: the body limit of a push of SITEGRID_HISTORIAN_LIVE_MAX_SAMPLES. */
 const BYTES_PER_SAMPLE = 512
@@ -93,7 +93,8 @@ export const historianLiveRoutes: FastifyPluginAsyncTypebox<LiveDeps> = async (a
 /** A JSON sample as the service takes it; what the schema cannot say (one of value and text, a readable time) is a refusal. */
 function fromJson(s: LiveSamplesBody['samples'][number], index: number): LiveItem {
   if ((s.value === undefined) === (s.text === undefined)) return { index, reason: 'exactly one of value and text' }
-  if (s.value !== undefined && !isSampleValue(s.value)) return { index, reason: `value ${s.value} is not ${SAMPLE_VALUE_RULE}` }
+  const valueRule = s.value === undefined ? undefined : sampleValueRule(s.value)
+  if (valueRule !== undefined) return { index, reason: `value ${s.value} is not ${valueRule}` }
   const ts = readTimestamp(s.ts)
   if (typeof ts === 'string') return { index, reason: ts }
   const quality = readQuality(s.quality)

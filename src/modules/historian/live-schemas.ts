@@ -27,7 +27,10 @@ const LiveSampleSchema = Type.Object(
       description: 'ISO 8601 with `Z` or an offset, or integer milliseconds since the Unix epoch.',
     }),
     value: Type.Optional(
-      Type.Number({ description: 'A numeric value from -1e100 to 1e100 (past it the sample is refused, with its reason); exactly one of `value` and `text`.' }),
+      Type.Number({
+        description:
+          'A numeric value from -1e100 to 1e100, 0 or at least 1e-100 in magnitude (else the sample is refused, with its reason); exactly one of `value` and `text`.',
+      }),
     ),
     text: Type.Optional(Type.String({ maxLength: MAX_TEXT_LENGTH, description: 'A text state; exactly one of `value` and `text`.' })),
     quality: Type.Optional(Quality),

@@ -331,7 +331,10 @@ export const SeriesSchema = Type.Object(
       Type.Array(
         Type.Object(
           {
-            start: Iso,
+            start: Type.String({
+              format: 'date-time',
+              description: 'A multiple of the width since 1970-01-01T00:00Z; 0000-01-01T00:00:00.000Z for a bucket that begins before it.',
+            }),
             min: Type.Number(),
             max: Type.Number(),
             mean: Type.Number({ description: 'Of the samples, each counted once.' }),

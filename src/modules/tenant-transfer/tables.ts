@@ -5,7 +5,7 @@ import { alarmEventRowBreak, alarmHistoryRowBreak, alarmRowBreak, alarmShelveRow
 import { controllerRowBreak } from '../controllers/row-rules.ts'
 import { edgeRowBreak, nodeRowBreak } from '../electrical/row-rules.ts'
 import { batchRowBreak, retentionRowBreak, tagMarkRowBreak } from '../historian/row-rules.ts'
-import { isSampleValue, SAMPLE_VALUE_RULE } from '../historian/sample-value.ts'
+import { sampleValueRule } from '../historian/sample-value.ts'
 import { INSTANCE_LIMITS } from '../instances/limits.ts'
 import { instanceRowBreak } from '../instances/row-rules.ts'
 import { domainBindingRowBreak, membershipRowBreak } from '../orgs/row-rules.ts'
@@ -80,7 +80,8 @@ function seriesKeyBreak(row: Row): RuleBreak | undefined {
 
 /** A sample's value within the historian's range (historian/sample-value.ts); null for a text state. */
 function sampleValueBreak(row: Row): RuleBreak | undefined {
-  return row.value === null || isSampleValue(Number(row.value)) ? undefined : { pointer: '/value', message: `must be ${SAMPLE_VALUE_RULE}` }
+  const rule = row.value === null ? undefined : sampleValueRule(Number(row.value))
+  return rule === undefined ? undefined : { pointer: '/value', message: `must be ${rule}` }
 }
 
 export const EXPORTED_TABLES: readonly ExportedTable[] = [

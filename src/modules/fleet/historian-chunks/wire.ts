@@ -3,7 +3,7 @@ import { MAX_TIME } from '../../../clock.ts'
 import type { FieldProblem } from '../../../errors/domain-error.ts'
 import { textRule } from '../../../http/input-guard.ts'
 import type { LinkSample } from '../../historian/link.ts'
-import { isSampleValue, SAMPLE_VALUE_RULE } from '../../historian/sample-value.ts'
+import { SAMPLE_VALUE_RULE, sampleValueRule } from '../../historian/sample-value.ts'
 import { MAX_CHUNK_SAMPLES, TAG_KEY_MAX } from './schemas.ts'
 
 /** The chunk's checksum: lower-case hex SHA-256 of the canonical samples, `JSON.stringify(samples)`. */
@@ -45,7 +45,8 @@ export function findSampleProblems(samples: readonly unknown[]): FieldProblem[] 
     // An instance's tag key (its tagMappings' rule): a longer one made PostgreSQL's series index refuse the row (a 500).
     if (typeof tagKey !== 'string' || tagKey.length === 0 || tagKey.length > TAG_KEY_MAX) add(`${at}/1`, `must be a tag key (1 to ${TAG_KEY_MAX} characters)`)
     if (!isInt(ts, -MAX_TIME, MAX_TIME)) add(`${at}/2`, `must be an integer (epoch ms) from -${MAX_TIME} to ${MAX_TIME}`)
-    if (value !== null && !(typeof value === 'number' && isSampleValue(value))) add(`${at}/3`, `must be ${SAMPLE_VALUE_RULE} or null`)
+    const valueRule = value === null ? undefined : typeof value === 'number' ? sampleValueRule(value) : SAMPLE_VALUE_RULE
+    if (valueRule !== undefined) add(`${at}/3`, `must be ${valueRule} or null`)
     if (text !== null && typeof text !== 'string') add(`${at}/4`, 'must be a string or null')
     if (!isInt(quality, -32_768, 32_767)) add(`${at}/5`, 'must be an integer from -32768 to 32767')
     // PostgreSQL text holds no NUL nor a lone surrogate: refused here rather than failing the insert (a 500).

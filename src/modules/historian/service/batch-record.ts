@@ -6,7 +6,7 @@ import type { ParseOptions, ParseSummary, Quality, Rejection, SampleBatch, TagMa
 import type { BatchChanges } from '../store/import-store.ts'
 import type { BatchWhere, listStagedCollisions } from '../store/queries.ts'
 import type { SampleBuffer } from '../store/sample-buffer.ts'
-import { isSampleValue, SAMPLE_VALUE_RULE } from '../sample-value.ts'
+import { sampleValueRule } from '../sample-value.ts'
 import type { BatchReport, CollisionEntry, TagCoverage } from './batch-view.ts'
 
 /** Collisions listed in the batch report (all are counted); the report pages through these. */
@@ -135,12 +135,13 @@ export class BatchRecord {
       // Mapping `scale` multiplies numbers only; a text state is kept as it is.
       const text = samples.texts[i] ?? null
       const value = text === null ? samples.values[i]! * c.scale : null
-      if (value !== null && !isSampleValue(value)) {
+      const valueRule = value === null ? undefined : sampleValueRule(value)
+      if (valueRule !== undefined) {
         row.rejected_count++
         if (this.#ownRejections.length < maxKept)
           this.#ownRejections.push({
             line: samples.lines[i]!,
-            reason: `value ${samples.values[i]}${c.scale === 1 ? '' : ` × scale ${c.scale}`} is not ${SAMPLE_VALUE_RULE}`,
+            reason: `value ${samples.values[i]}${c.scale === 1 ? '' : ` × scale ${c.scale}`} is not ${valueRule}`,
           })
         continue
       }

@@ -52,6 +52,24 @@ export interface CollisionEntry {
   discarded: CollisionValue
 }
 
+/**
+ * A batch's report as stored. One kept without its lists or settings (a batch row a package or the fleet link carried,
+ * written by another version) reads as empty lists and no settings (timezone UTC) instead of failing the read.
+ */
+export function readReport(text: string): BatchReport {
+  const stored = JSON.parse(text) as Partial<BatchReport>
+  return {
+    separator: null,
+    timezone: 'UTC',
+    emptyCells: 0,
+    sentinelCells: 0,
+    forcedOver: null,
+    ...stored,
+    rejections: stored.rejections ?? [],
+    unmappedTags: stored.unmappedTags ?? [],
+  }
+}
+
 const QUALITY_NAME = (code: number) => (code >= 192 ? 'good' : code >= 64 ? 'uncertain' : 'bad')
 const collisionValue = (v: CollisionValue) => ({ batchId: v.batchId, value: v.value, text: v.text, quality: QUALITY_NAME(v.quality) })
 
@@ -126,7 +144,7 @@ const collisionCount = (row: SummaryColumns) => (row.is_forced === 1 ? row.repla
 
 /** The API shape of a batch (schemas.ts BatchSchema); `id` is null for a dry run. */
 export function toBatch(row: HistorianBatchesTable, options: { isDryRun?: boolean } = {}) {
-  const report = JSON.parse(row.report) as BatchReport
+  const report = readReport(row.report)
   const tags = JSON.parse(row.tags) as TagCoverage[]
   const isDryRun = options.isDryRun === true
   return {
@@ -154,7 +172,7 @@ export type BatchView = ReturnType<typeof toBatch>
  * unmapped tags, first rejections and collisions) are counted, not listed; GET …/{batchId} has them.
  */
 export function toBatchSummary(row: ListedBatchRow) {
-  const report = JSON.parse(row.report) as BatchReport
+  const report = readReport(row.report)
   return {
     ...batchFields(row, report, false),
     rejections: { count: row.rejected_count, reportUrl: reportUrl(row, false, 'rejections') },

@@ -19,7 +19,7 @@ import {
   listBatchesOfSite,
   listRunningBatches,
 } from '../store/queries.ts'
-import { listedCollisions, toBatch, toBatchSummary, toCollision, type BatchReport, type BatchView } from './batch-view.ts'
+import { listedCollisions, readReport, toBatch, toBatchSummary, toCollision, type BatchView } from './batch-view.ts'
 import { FormFields, storableFileName, type UploadPart } from './form.ts'
 import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
@@ -166,7 +166,7 @@ export function createHistorianService(deps: HistorianDeps) {
     async rejections(orgId: OrgId, batchId: string) {
       const row = await findBatch(db, orgId, batchId)
       if (!row) throw new NotFound()
-      const report = JSON.parse(row.report) as BatchReport
+      const report = readReport(row.report)
       return { batchId: row.id, count: row.rejected_count, rejections: report.rejections, unmappedTags: report.unmappedTags }
     },
 
@@ -174,7 +174,7 @@ export function createHistorianService(deps: HistorianDeps) {
     async collisions(orgId: OrgId, batchId: string, page: { limit?: number; cursor?: string }) {
       const row = await findBatch(db, orgId, batchId)
       if (!row) throw new NotFound()
-      const listed = listedCollisions(JSON.parse(row.report) as BatchReport)
+      const listed = listedCollisions(readReport(row.report))
       const limit = page.limit ?? 100
       const from = (decodeCursor(page.cursor, ['number'])?.[0] as number | undefined) ?? 0
       const items = listed.slice(from, from + limit)

@@ -14,7 +14,7 @@
  */
 import { parseZonedTime } from '../parse/timestamps.ts'
 import { MAX_TIME } from '../../../clock.ts'
-import { isSampleValue, SAMPLE_VALUE_RULE } from '../sample-value.ts'
+import { sampleValueRule } from '../sample-value.ts'
 
 /** A sample read; `index` is its position in the body (the JSON array's, or the line's from 0). */
 export interface LiveSample {
@@ -118,7 +118,8 @@ function readSample(index: number, instanceId: string, tagKey: string, time: str
   if (isText) return { index, instanceId, tagKey, ts, value: null, text: value, quality: code }
   const number = value.trim() === '' ? Number.NaN : Number(value)
   if (!Number.isFinite(number)) return { index, reason: `value ${quoted(value)} is not a finite number (quote a text state)` }
-  if (!isSampleValue(number)) return { index, reason: `value ${quoted(value)} is not ${SAMPLE_VALUE_RULE}` }
+  const valueRule = sampleValueRule(number)
+  if (valueRule !== undefined) return { index, reason: `value ${quoted(value)} is not ${valueRule}` }
   return { index, instanceId, tagKey, ts, value: number, text: null, quality: code }
 }
 

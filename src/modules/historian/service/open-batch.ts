@@ -8,7 +8,7 @@ import type { OrgId } from '../../../ids.ts'
 import { startPeriodicJob } from '../../../jobs/periodic.ts'
 import { closeOpenBatch, listOpenBatchesBefore } from '../store/live-store.ts'
 import type { SampleBuffer } from '../store/sample-buffer.ts'
-import type { BatchReport, TagCoverage } from './batch-view.ts'
+import { readReport, type BatchReport, type TagCoverage } from './batch-view.ts'
 
 /**
  * A gateway's live pushes (issue 30) go into one historian batch per gateway (its API key), site and window: UTC
@@ -73,7 +73,7 @@ export function grownBatch(row: HistorianBatchesTable, buffer: SampleBuffer, pus
     if (ts > c.lastTs!) c.lastTs = ts
   }
   const tags = [...coverage.values()]
-  const report = JSON.parse(row.report) as BatchReport
+  const report = readReport(row.report)
   const room = REFUSALS_LISTED - report.rejections.length
   if (room > 0) report.rejections.push(...push.refusals.slice(0, room).map((r) => ({ line: r.index + 1, reason: `push ${push.batchKey}: ${r.reason}` })))
   const collisions = buffer.length - push.stored

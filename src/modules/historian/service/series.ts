@@ -1,4 +1,5 @@
 import { MAX_TIME } from '../../../clock.ts'
+import { FIRST_ISO_MS } from '../../../http/input-guard.ts'
 import type { Db } from '../../../db/schema.ts'
 import { invalidField } from '../../../errors/domain-error.ts'
 import { decodeCursor, encodeCursor } from '../../../http/paging.ts'
@@ -226,7 +227,9 @@ export async function readSeriesPage(db: Db, orgId: OrgId, target: SeriesTarget,
     const windows = items.map((b) => ({ start: b.start, a: Math.max(b.start, plan.from), z: Math.min(b.start + bucketMs, plan.to) }))
     const averages = signal === undefined ? [] : await timeWeightedAverages(db, signal, bucketMs, plan.from, windows)
     answer.buckets = items.map((b, i) => ({
-      start: iso(b.start),
+      // A bucket holding samples of the year 0000 (an import stores times from 0000-01-01T00:00:00Z) may begin before
+      // it, where no RFC 3339 time can name its start (`-000001-12-04T…`): its start is that first instant.
+      start: iso(Math.max(b.start, FIRST_ISO_MS)),
       min: b.min,
       max: b.max,
       mean: b.mean,
