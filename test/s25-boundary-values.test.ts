@@ -7,10 +7,10 @@
 // after each one stored (2xx) every read of the tenant is asked again. None may answer a 5xx or outside its schema.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { LightMyRequestResponse } from 'fastify'
 import { testDialects, type Harness } from './harness.ts'
 import { exampleAlong, pointerOf, urlFor, withValue } from './hardening/input-cases.ts'
 import {
+  answerJudge,
   callerFor,
   exampleOf,
   harnessForEveryOperation,
@@ -19,7 +19,6 @@ import {
   openApiDocument,
   operations,
   queryParams,
-  responseChecker,
   seedTenant,
   type Operation,
   type Schema,
@@ -141,7 +140,6 @@ for (const dialect of testDialects()) {
           .filter((op) => ['POST', 'PUT', 'PATCH'].includes(op.method) && jsonBodySchema(op))
           .sort((a, b) => Number(a.path.endsWith('/revoke')) - Number(b.path.endsWith('/revoke')))
         const reads = all.filter((op) => op.method === 'GET')
-        const checkResponse = responseChecker()
         const problems: string[] = []
         const now = h.clock.now()
         const send = (op: Operation, payload?: string, path: Record<string, string> = {}) => {
@@ -153,11 +151,7 @@ for (const dialect of testDialects()) {
             ...(payload === undefined ? {} : { payload }),
           })
         }
-        const judge = (op: Operation, res: LightMyRequestResponse, where: string) => {
-          if (res.statusCode >= 500) problems.push(`${where}: ${res.statusCode} ${res.body.slice(0, 200)}`)
-          const violation = checkResponse(op, res)
-          if (violation) problems.push(`${violation} [${where}]`)
-        }
+        const judge = answerJudge(problems)
         let cases = 0
         let stored = 0
         const storedBy = new Set<string>()

@@ -12,7 +12,6 @@
 //   a fault far above pickup as not tripping; the ratio saturates and the time comes from logarithms.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { LightMyRequestResponse } from 'fastify'
 import { readFileSync } from 'node:fs'
 import { SAMPLES_DIR } from '../src/modules/historian/parse/test-support.ts'
 import { multipart, type Part } from '../src/modules/historian/test-setup.ts'
@@ -21,7 +20,7 @@ import { EXPORTED_TABLES } from '../src/modules/tenant-transfer/tables.ts'
 import { FIRST_ISO_MS, LAST_ISO_MS } from '../src/http/input-guard.ts'
 import { harness, testDialects } from './harness.ts'
 import { urlFor } from './hardening/input-cases.ts'
-import { callerFor, label, NO_RATE_LIMIT, openApiDocument, operations, responseChecker, seedTenant, type Operation, type Tenant } from './hardening/support.ts'
+import { answerJudge, callerFor, label, NO_RATE_LIMIT, openApiDocument, operations, seedTenant, type Tenant } from './hardening/support.ts'
 import { apply, repack, stage, unpack } from './support/tenant-package.ts'
 
 const FIRST = '0000-01-01T00:00:00.000Z'
@@ -170,15 +169,9 @@ for (const dialect of testDialects()) {
       const h = await harness(t, dialect, { ...NO_RATE_LIMIT, SITEGRID_MODE: 'site' })
       const tenant = await seedTenant(h, 'UB')
       const ops = operations(await openApiDocument(h))
-      const check = responseChecker()
       const problems: string[] = []
       const op = (method: string, path: string) => ops.find((o) => o.method === method && o.path === path)!
-      const judge = (o: Operation, res: LightMyRequestResponse, where: string) => {
-        if (res.statusCode >= 500) problems.push(`${where}: ${res.statusCode} ${res.body.slice(0, 300)}`)
-        const violation = check(o, res)
-        if (violation) problems.push(`${violation.slice(0, 300)} [${where}] ${res.body.slice(0, 400)}`)
-        return res
-      }
+      const judge = answerJudge(problems)
       let cases = 0
       let accepted = 0
       let reads = 0
@@ -348,14 +341,9 @@ for (const dialect of testDialects()) {
         const cred = tenant.owner as { org: Tenant['org']; apiKey: string }
         const all = operations(await openApiDocument(h))
         const reads = all.filter((op) => op.method === 'GET')
-        const check = responseChecker()
         const problems: string[] = []
         const now = h.clock.now()
-        const judge = (op: Operation, res: LightMyRequestResponse, where: string) => {
-          if (res.statusCode >= 500) problems.push(`${where}: ${res.statusCode} ${res.body.slice(0, 300)}`)
-          const violation = check(op, res)
-          if (violation) problems.push(`${violation.slice(0, 400)} [${where}]`)
-        }
+        const judge = answerJudge(problems)
         const exported = await h.inject(cred, { url: `/api/admin/orgs/${cred.org.slug}/tenant/export` })
         assert.equal(exported.statusCode, 200, exported.body)
         const { header, parts } = unpack(exported.rawPayload)
@@ -494,15 +482,9 @@ for (const dialect of testDialects()) {
       const all = operations(await openApiDocument(h))
       const reads = all.filter((op) => op.method === 'GET' && op.path.includes('/electrical/'))
       const put = all.find((op) => op.method === 'PUT' && op.path === '/api/sites/{siteId}/electrical/network')!
-      const check = responseChecker()
       const problems: string[] = []
       const now = h.clock.now()
-      const judge = (op: Operation, res: LightMyRequestResponse, where: string) => {
-        if (res.statusCode >= 500) problems.push(`${where}: ${res.statusCode} ${res.body.slice(0, 300)}`)
-        const violation = check(op, res)
-        if (violation) problems.push(`${violation.slice(0, 400)} [${where}] ${res.body.slice(0, 300)}`)
-        return res
-      }
+      const judge = answerJudge(problems)
       const QUERIES: Record<string, Array<Record<string, string>>> = {
         '/api/sites/{siteId}/electrical/nodes/{nodeId}/trip-time': [{ faultCurrentA: '1000' }, { faultCurrentA: '1.7976931348623157e308' }],
         '/api/sites/{siteId}/electrical/nodes/{nodeId}/coordination': [{}, { faultCurrentA: '5e-324' }],

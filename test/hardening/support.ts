@@ -420,6 +420,20 @@ export function responseChecker() {
   }
 }
 
+/**
+ * A judge of answers for the suites that sweep operations: each 5xx, and each answer its operation's declared
+ * responses do not allow, is added to `problems` with where it came from; the answer is returned.
+ */
+export function answerJudge(problems: string[]) {
+  const check = responseChecker()
+  return (op: Operation, res: LightMyRequestResponse, where: string): LightMyRequestResponse => {
+    if (res.statusCode >= 500) problems.push(`${where}: ${res.statusCode} ${res.body.slice(0, 300)}`)
+    const violation = check(op, res)
+    if (violation) problems.push(`${violation.slice(0, 400)} [${where}] ${res.body.slice(0, 300)}`)
+    return res
+  }
+}
+
 /** Field names that would hold a credential in a response. `contentHash` is the SHA-256 of an uploaded file, not a secret. */
 const SECRET_FIELD = /verifier|hash|salt|secret|password|^pin$|^newpin$/i
 const ALLOWED_FIELDS = new Set(['contentHash'])
