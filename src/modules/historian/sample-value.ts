@@ -16,10 +16,10 @@ export const SAMPLE_VALUE_RULE = 'a number from -1e100 to 1e100'
  * 1e300 rounding) made every aggregate read of the tag a 500 (`value out of range: underflow`, its squared differences
  * and its time-weighted sums). From 1e-100 on, every difference, square and product a read forms stays a normal number.
  */
-export const SAMPLE_VALUE_SMALLEST = 1e-100
+const SAMPLE_VALUE_SMALLEST = 1e-100
 
 /** The rule a refused value too close to 0 is named with. */
-export const SAMPLE_VALUE_SMALL_RULE = '0 or a number at least 1e-100 in magnitude'
+const SAMPLE_VALUE_SMALL_RULE = '0 or a number at least 1e-100 in magnitude'
 
 /** The rule `value` breaks as a sample's value (NaN and the infinities break the first), or undefined. */
 export function sampleValueRule(value: number): string | undefined {
