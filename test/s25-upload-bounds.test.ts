@@ -284,6 +284,8 @@ for (const dialect of testDialects()) {
         console.log(`# LOG ${JSON.stringify(l).slice(0, 1500)}`)
       console.log(`# upload bounds, historian (${dialect}): ${cases} imports, ${accepted} accepted, ${reads} reads; ${problems.length} problems`)
       for (const problem of problems.slice(0, 6)) console.log(`# upload bounds problem: ${problem.slice(0, 1200)}`)
+      // Every import is built to be accepted (its extreme rows rejected one by one): a refused one reads nothing.
+      assert.equal(accepted, cases, `${accepted} of ${cases} imports accepted`)
       assert.deepEqual(problems, [])
     })
   })
@@ -550,6 +552,7 @@ for (const dialect of testDialects()) {
       }
       console.log(`# upload bounds, network (${dialect}): ${puts} documents, ${stored} stored, ${readCount} reads; ${problems.length} problems`)
       for (const problem of problems.slice(0, 12)) console.log(`# upload bounds problem: ${problem.slice(0, 900)}`)
+      assert.ok(stored >= 100, `${stored} of ${puts} documents stored: too few to look at the reads`)
       assert.deepEqual(problems, [])
     })
   })
