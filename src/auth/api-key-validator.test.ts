@@ -34,7 +34,12 @@ for (const dialect of testDialects()) {
       const org = await withSystemScope(() => createOrgsService({ handle, clock }).provision(`akv-${randomBytes(3).toString('hex')}`))
       const keys = createApiKeysService({ handle, clock, keySecret })
       let lookups = 0
-      const counted = { ...keys, activeKeyByVerifier: (...args: Parameters<typeof keys.activeKeyByVerifier>) => (lookups++, keys.activeKeyByVerifier(...args)) }
+      let verifiers = 0
+      const counted = {
+        ...keys,
+        activeKeyByVerifier: (...args: Parameters<typeof keys.activeKeyByVerifier>) => (lookups++, keys.activeKeyByVerifier(...args)),
+        verifierOf: (plaintext: string) => (verifiers++, keys.verifierOf(plaintext)),
+      }
       const validate = createApiKeyValidator({ handle, clock, keys: counted, onUse: () => {} })
       const unknownKey = `csk_${'Z'.repeat(32)}`
 
@@ -57,6 +62,9 @@ for (const dialect of testDialects()) {
       // The hot path makes no promise: a remembered key, verified or unknown, is answered at once.
       assert.equal(validate(minted.plaintext, org.id, '127.0.0.1') instanceof Promise, false, 'a verified key from memory')
       assert.equal(validate(unknownKey, org.id, '127.0.0.1') instanceof Promise, false, 'an unknown key from memory')
+      // Remembered by the plaintext's digest: the verifier's HMAC is computed for a lookup only; a malformed key costs none.
+      assert.equal(await validate('csk_malformed', org.id, '127.0.0.1'), undefined)
+      assert.equal(verifiers, lookups, 'a verifier computed for each lookup, none for a remembered or malformed key')
 
       await keys.revoke(org.id, CLI_ACTOR, minted.keyId, null)
       assert.equal(await validate(minted.plaintext, org.id, '127.0.0.1'), undefined, 'revoked: refused at once')

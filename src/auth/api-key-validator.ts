@@ -3,11 +3,14 @@ import type { DatabaseHandle } from '../db/connect.ts'
 import type { OrgId } from '../ids.ts'
 import type { Principal, Role } from '../identity.ts'
 import { networkMatcher } from './client-networks.ts'
+import { credentialDigest } from './credential-digest.ts'
 
 /** The API keys as the selector reads them: the api-keys module's service satisfies it, app.ts passes it in. */
 export interface ApiKeyLookup {
-  /** The verifier a well-formed plaintext is stored under; undefined for a malformed one (no query). */
-  verifierOf(plaintext: string): string | undefined
+  /** Whether a plaintext has the shape of a key (spec 2.1); a malformed one costs no hash and no query. */
+  isWellFormed(plaintext: string): boolean
+  /** The verifier a well-formed plaintext is stored under (a keyed hash under the verifier secret). */
+  verifierOf(plaintext: string): string
   /** The organisation's non-revoked key stored under a verifier, compared in constant time, whose role is known. */
   activeKeyByVerifier(
     orgId: OrgId,
@@ -34,14 +37,16 @@ export interface ApiKeyValidatorDeps {
 
 /**
  * Returns `(plaintext) => Principal | undefined`: at once for a remembered key, a promise only when it looks one up
- * (issue 29: no promise on the hot path). Malformed keys cost no query; verified keys are cached by verifier, and so
- * are the organisation's unknown ones (issue 29: a refused key is not looked up again), and both are dropped whenever
- * the database handle's invalidation generation moves (a mint, a revoke, an import or an org removal in any process).
+ * (issue 29: no promise on the hot path). Malformed keys cost no query; verified keys are remembered, and so are the
+ * organisation's unknown ones (issue 29: a refused key is not looked up again), and both are dropped whenever the
+ * database handle's invalidation generation moves (a mint, a revoke, an import or an org removal in any process).
  * Expiry is checked against the clock on every call, cached or not.
+ * Both are remembered by the plaintext's digest (credential-digest.ts); the verifier's HMAC is computed only to look
+ * a key up.
  */
 export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
   const cache = new Map<string, VerifiedKey>()
-  /** `${orgId} ${verifier}` of well-formed keys the organisation does not hold (or holds revoked). */
+  /** `${orgId} ${digest}` of well-formed keys the organisation does not hold (or holds revoked). */
   const unknown = new Set<string>()
   let cachedGeneration = deps.handle.generation()
 
@@ -57,22 +62,22 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
     clientIp: string,
     generation = deps.handle.generation(),
   ): Principal | undefined | Promise<Principal | undefined> {
-    const verifier = deps.keys.verifierOf(plaintext)
-    if (verifier === undefined) return undefined
+    if (!deps.keys.isWellFormed(plaintext)) return undefined
+    const digest = credentialDigest(plaintext)
     if (generation !== cachedGeneration) {
       cache.clear()
       unknown.clear()
       cachedGeneration = generation
     }
-    const hit = cache.get(verifier)
+    const hit = cache.get(digest)
     if (hit) return admit(hit, clientIp)
-    const absent = `${orgId} ${verifier}`
+    const absent = `${orgId} ${digest}`
     if (unknown.has(absent)) return undefined
-    return lookUp(orgId, verifier, absent, generation).then((found) => found && admit(found, clientIp))
+    return lookUp(orgId, plaintext, digest, absent, generation).then((found) => found && admit(found, clientIp))
   }
 
-  async function lookUp(orgId: OrgId, verifier: string, absent: string, generation: number): Promise<VerifiedKey | undefined> {
-    const key = await deps.keys.activeKeyByVerifier(orgId, verifier)
+  async function lookUp(orgId: OrgId, plaintext: string, digest: string, absent: string, generation: number): Promise<VerifiedKey | undefined> {
+    const key = await deps.keys.activeKeyByVerifier(orgId, deps.keys.verifierOf(plaintext))
     if (!key) {
       // As for a found key: a mint that committed while we were reading must not be hidden by remembering its absence.
       if (deps.handle.generation() === generation) {
@@ -90,7 +95,7 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
     // A revoke that committed while we were reading must not be undone by caching the old row.
     if (deps.handle.generation() === generation) {
       if (cache.size >= MAX_CACHED_KEYS) cache.clear()
-      cache.set(verifier, found)
+      cache.set(digest, found)
     }
     return found
   }

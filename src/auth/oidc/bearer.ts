@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { credentialDigest } from '../credential-digest.ts'
 import { errors, jwtVerify } from 'jose'
 import type { JWTPayload } from 'jose'
 import { InvalidBearerToken, JwksFetchFailed } from './errors.ts'
@@ -86,10 +86,10 @@ export function createOidcBearerValidator(options: OidcBearerValidatorOptions): 
   function validateOidcBearer(token: string): OidcIdentity | Promise<OidcIdentity> {
     if (typeof token !== 'string') return Promise.reject(new InvalidBearerToken('ERR_JWT_INVALID'))
     if (token.length > MAX_TOKEN_LENGTH) return Promise.reject(new InvalidBearerToken('ERR_TOKEN_TOO_LARGE'))
-    const digest = digestOf(token)
+    const digest = credentialDigest(token)
     return rememberedAs(digest) ?? verify(token, digest)
   }
-  const rememberedToken = (token: string) => (typeof token === 'string' && token.length <= MAX_TOKEN_LENGTH ? rememberedAs(digestOf(token)) : undefined)
+  const rememberedToken = (token: string) => (typeof token === 'string' && token.length <= MAX_TOKEN_LENGTH ? rememberedAs(credentialDigest(token)) : undefined)
   return Object.assign(validateOidcBearer, { remembered: rememberedToken })
 
   /** The full check of a token not remembered (or no longer passing as remembered): jose's, then ours. */
@@ -115,10 +115,6 @@ export function createOidcBearerValidator(options: OidcBearerValidatorOptions): 
       throw toRejection(error)
     }
   }
-}
-
-function digestOf(token: string): string {
-  return createHash('sha256').update(token).digest('base64url')
 }
 
 function resolveKeySet(options: OidcBearerValidatorOptions): OidcKeySet {

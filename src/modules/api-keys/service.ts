@@ -219,8 +219,11 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     },
 
     /** The verifier a well-formed plaintext is stored under; undefined for a malformed one, which is worth no query. */
-    verifierOf(plaintext: string): string | undefined {
-      if (!KEY_PATTERN.test(plaintext)) return undefined
+    isWellFormed(plaintext: string): boolean {
+      return KEY_PATTERN.test(plaintext)
+    },
+
+    verifierOf(plaintext: string): string {
       if (!deps.keySecret) throw new TypeError('checking a key needs the verifier secret')
       return verifierOf(deps.keySecret, plaintext)
     },

@@ -8,9 +8,14 @@ export function createLinkCredentials(deps: { handle: DatabaseHandle; keySecret:
   const { handle, keySecret } = deps
   if (keySecret.length < 32) throw new TypeError('the verifier secret must hold at least 32 bytes')
   return {
-    /** The verifier a well-formed link credential is stored under; undefined for a malformed one, worth no query. */
-    verifierOf(credential: string): string | undefined {
-      return CREDENTIAL_PATTERN.test(credential) ? credentialVerifierOf(keySecret, credential) : undefined
+    /** Whether a credential has the shape of a link credential; a malformed one is worth no hash and no query. */
+    isWellFormed(credential: string): boolean {
+      return CREDENTIAL_PATTERN.test(credential)
+    },
+
+    /** The verifier a well-formed link credential is stored under. */
+    verifierOf(credential: string): string {
+      return credentialVerifierOf(keySecret, credential)
     },
 
     /** The enrolled, non-revoked site server stored under a verifier (compared in constant time); undefined otherwise. */
