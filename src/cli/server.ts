@@ -156,7 +156,7 @@ async function listenForMetrics(metrics: Metrics, config: Config, log: FastifyBa
   const listen = config.metrics.listen
   if (!listen) return undefined
   try {
-    const listener = await startMetricsListener(metrics, { ...listen, sealedToken: config.metrics.sealedToken })
+    const listener = await startMetricsListener(metrics, { ...listen, sealedToken: config.metrics.sealedToken, log })
     const { address, port } = listener.address
     log.info({ metrics: `http://${address.includes(':') ? `[${address}]` : address}:${port}/metrics` }, 'metrics listening')
     return listener

@@ -1,8 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { ErrorCode } from '../errors/catalog.ts'
+import { clientErrorProblem } from './client-error.ts'
 import type { Metrics } from './metrics.ts'
+import { PROBLEM_CONTENT_TYPE, problemOf } from './problem.ts'
 
 /**
  * Where GET /metrics is served (docs/metrics.md): a listener of its own, on loopback by default
@@ -33,26 +36,42 @@ export interface MetricsListener {
   close(): Promise<void>
 }
 
-/** The metrics' own listener (plain node:http: nothing of the API runs on it). Rejects when it cannot listen. */
-export async function startMetricsListener(metrics: Metrics, o: { host: string; port: number; sealedToken: Buffer | undefined }): Promise<MetricsListener> {
+/**
+ * The metrics' own listener (plain node:http: nothing of the API runs on it). Rejects when it cannot listen. Its
+ * refusals are problem documents as the API's are (`instance`: `metrics-` and a counter), those of Node's HTTP parser
+ * included (http/client-error.ts).
+ */
+export async function startMetricsListener(
+  metrics: Metrics,
+  o: { host: string; port: number; sealedToken: Buffer | undefined; log: FastifyBaseLogger },
+): Promise<MetricsListener> {
+  let counter = 0
+  const nextInstance = () => `metrics-${(counter++ % 0xffffffff).toString(16).padStart(8, '0')}`
+  const answer = (response: ServerResponse, code: ErrorCode, detail: string): void => {
+    const problem = problemOf(code, detail, nextInstance())
+    const json = JSON.stringify(problem)
+    response.writeHead(problem.status, { 'content-type': PROBLEM_CONTENT_TYPE, 'x-content-type-options': 'nosniff' })
+    response.end(json)
+  }
   const server = createServer((request, response) => {
-    if (request.url?.split('?')[0] !== '/metrics') return answer(response, 404, 'Not found: the metrics are at /metrics.')
+    if (request.url?.split('?')[0] !== '/metrics') return answer(response, 'NotFound', 'The metrics are at /metrics.')
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.setHeader('allow', 'GET, HEAD')
-      return answer(response, 405, 'Method not allowed.')
+      return answer(response, 'MethodNotAllowed', 'The metrics are read with GET (or HEAD).')
     }
     if (o.sealedToken && !bearsMetricsToken(request.headers.authorization, o.sealedToken)) {
       response.setHeader('www-authenticate', 'Bearer')
-      return answer(response, 401, 'Unauthorized: send Authorization: Bearer <SITEGRID_METRICS_TOKEN>.')
+      return answer(response, 'Unauthorized', 'Send Authorization: Bearer <SITEGRID_METRICS_TOKEN>.')
     }
     metrics.registry.metrics().then(
       (body) => {
         response.writeHead(200, { 'content-type': metrics.registry.contentType })
         response.end(request.method === 'HEAD' ? undefined : body)
       },
-      () => answer(response, 500, 'The metrics could not be collected.'),
+      () => answer(response, 'InternalError', 'The metrics could not be collected.'),
     )
   })
+  server.on('clientError', clientErrorProblem(nextInstance, o.log))
   server.headersTimeout = 10_000
   server.requestTimeout = 10_000
   await new Promise<void>((resolve, reject) => {
@@ -70,9 +89,4 @@ export async function startMetricsListener(metrics: Metrics, o: { host: string; 
         server.closeAllConnections() // a scraper's keep-alive connection must not hold the shutdown
       }),
   }
-}
-
-function answer(response: ServerResponse, status: number, text: string): void {
-  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' })
-  response.end(`${text}\n`)
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -148,17 +149,56 @@ for (const dialect of testDialects()) {
 describe('the metrics listener and the reminder job', () => {
   it('with SITEGRID_METRICS_TOKEN the listener answers 401 to anyone without it', async (t) => {
     const metrics = createMetrics({ poolStats: () => IDLE_POOL })
-    const listener = await startMetricsListener(metrics, { host: '127.0.0.1', port: 0, sealedToken: createHash('sha256').update(TOKEN).digest() })
+    const listener = await startMetricsListener(metrics, {
+      host: '127.0.0.1',
+      port: 0,
+      sealedToken: createHash('sha256').update(TOKEN).digest(),
+      log: createLogger('silent'),
+    })
     t.after(() => listener.close())
     const url = `http://127.0.0.1:${listener.address.port}/metrics`
     for (const authorization of [undefined, 'Bearer nope', TOKEN]) {
       const refused = await fetch(url, { headers: authorization ? { authorization } : {} })
       assert.equal(refused.status, 401, String(authorization))
       assert.equal(refused.headers.get('www-authenticate'), 'Bearer')
+      assert.equal(refused.headers.get('content-type'), 'application/problem+json')
+      assert.equal(((await refused.json()) as { code: string }).code, 'Unauthorized')
     }
     const scraped = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } })
     assert.equal(scraped.status, 200)
     assert.equal(valueOf(parseExposition(await scraped.text()), 'sitegrid_db_pool_max_connections'), 1)
+  })
+
+  it('its refusals are problem documents: an unknown path, another method, and a request the HTTP parser refuses (session 26)', async (t) => {
+    const metrics = createMetrics({ poolStats: () => IDLE_POOL })
+    const listener = await startMetricsListener(metrics, { host: '127.0.0.1', port: 0, sealedToken: undefined, log: createLogger('silent') })
+    t.after(() => listener.close())
+    const url = `http://127.0.0.1:${listener.address.port}`
+    for (const [path, method, status, code] of [
+      ['/other', 'GET', 404, 'NotFound'],
+      ['/metrics', 'POST', 405, 'MethodNotAllowed'],
+    ] as const) {
+      const refused = await fetch(`${url}${path}`, { method })
+      assert.equal(refused.status, status)
+      assert.equal(refused.headers.get('content-type'), 'application/problem+json')
+      const problem = (await refused.json()) as { code: string; status: number; instance: string }
+      assert.deepEqual([problem.code, problem.status], [code, status])
+      assert.match(problem.instance, /^metrics-[0-9a-f]{8}$/)
+    }
+    // Bytes that are not HTTP/1.1: before, Node's own bare `400 Bad Request` with no body.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(listener.address.port, '127.0.0.1')
+      const chunks: Buffer[] = []
+      socket.on('data', (d: Buffer) => chunks.push(d))
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')))
+      socket.on('error', reject)
+      socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n')
+    })
+    assert.match(answer, /^HTTP\/1\.1 400 /)
+    assert.match(answer, /^content-type: application\/problem\+json$/im)
+    assert.equal((JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { code: string }).code, 'MalformedRequest')
+    const scraped = await fetch(`${url}/metrics`)
+    assert.equal(scraped.status, 200, 'the listener serves on')
   })
 
   it('reminder runs and the reminders they sent, skipped or failed are counted; a failed run too', async (t) => {
