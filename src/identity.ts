@@ -59,6 +59,11 @@ export interface Principal {
    * other site answers as an unknown one. Absent: every site of the organisation.
    */
   readonly site?: string
+  /**
+   * An API key restricted to client networks (issue 30): it gives no access that works from elsewhere (http/auth.ts
+   * refuses the routes marked `grantsAccess`; the mint keeps new keys inside its networks, api-keys/service.ts).
+   */
+  readonly networkBound?: true
 }
 
 /** Who can act: a principal, or the CLI on the server's own machine. */

@@ -86,9 +86,17 @@ export function createApiKeyValidator(deps: ApiKeyValidatorDeps) {
       }
       return undefined
     }
-    const principal: Principal = { orgId: key.orgId, kind: 'apiKey', role: key.role, subject: key.keyId, isPlatformAdmin: false }
+    const principal: Principal = {
+      orgId: key.orgId,
+      kind: 'apiKey',
+      role: key.role,
+      subject: key.keyId,
+      isPlatformAdmin: false,
+      ...(key.siteCode === null ? {} : { site: key.siteCode }),
+      ...(key.networks === null ? {} : { networkBound: true }),
+    }
     const found: VerifiedKey = {
-      principal: key.siteCode === null ? principal : { ...principal, site: key.siteCode },
+      principal,
       expiresAt: key.expiresAt,
       ...(key.networks === null ? {} : { fromNetwork: networkMatcher(key.networks) }),
     }

@@ -33,6 +33,13 @@ declare module 'fastify' {
     policy?: Policy
     /** Set from the path (`/api/sites/:siteId/…`): the parameter naming the route's site, for site-restricted keys. */
     siteParam?: string
+    /**
+     * The route gives another account or machine access of its own (approves a member, creates a site user or sets
+     * its role or PIN, registers a site server or issues its enrolment code, imports a tenant package with its
+     * memberships and keys): refused to a key restricted to client networks, whose holder would otherwise leave its
+     * networks with a credential they do not bind (the OpenAPI document says so on each such operation).
+     */
+    grantsAccess?: true
   }
   interface FastifyInstance {
     routeTable: RouteEntry[]
@@ -166,11 +173,15 @@ function admit(request: FastifyRequest, reply: FastifyReply, route: RouteOptions
   }
   request.org = org
   request.principal = principal
-  const { policy, siteParam } = route.config
+  const { policy, siteParam, grantsAccess } = route.config
   if (!satisfiesPolicy(principal, policy as Exclude<Policy, 'public'>)) throw new Forbidden()
   if (principal.site !== undefined) refuseOutsideSite(request, principal.site, siteParam, route.url)
+  if (grantsAccess && principal.networkBound) throw new Forbidden(NETWORK_BOUND_GRANT)
   return true
 }
+
+const NETWORK_BOUND_GRANT =
+  'This API key is restricted to client networks: it gives no access that works from elsewhere (members, site users, their roles and PINs, site servers, tenant packages), and mints keys only within its networks. Use a credential without that restriction.'
 
 /** A site-scoped route: its path starts with the site (`/api/sites/:siteId/…`, `/api/sites/:code`). */
 const SITE_SCOPED_PATH = /^\/api\/sites\/:([A-Za-z]+)(?:\/|$)/

@@ -203,6 +203,10 @@ function documentedSchema(route: RouteOptions, components: Record<string, unknow
   return documented
 }
 
+/** Said of the routes marked `grantsAccess` (http/auth.ts). */
+const GRANTS_ACCESS_SENTENCE =
+  'It gives access of its own to another account or machine, so an API key restricted to client networks is refused (403 `Forbidden`): its holder would leave the networks with a credential they do not bind.'
+
 /** Registers the OpenAPI 3.1 generator; must run before any route is added. */
 export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
   // The named schemas (components.schemas): each route's as it is added, then those they name.
@@ -215,7 +219,7 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
     documentedSchema(route, components)
     const policy = route.config?.policy
     if (policy === undefined) return
-    const sentence = POLICY_SENTENCES[policy]
+    const sentence = route.config?.grantsAccess ? `${POLICY_SENTENCES[policy]} ${GRANTS_ACCESS_SENTENCE}` : POLICY_SENTENCES[policy]
     // A copy: a GET's schema object is shared with its HEAD route, and a route file may reuse one for several routes.
     route.schema = { ...schema, description: schema.description === undefined ? sentence : `${schema.description} ${sentence}` }
   })

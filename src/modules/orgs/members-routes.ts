@@ -33,7 +33,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{ members: MembersService;
   app.post(
     '/:slug/members/:accountId/approve',
     {
-      config: { policy: 'orgAdmin' },
+      config: { policy: 'orgAdmin', grantsAccess: true },
       schema: {
         tags: ['Organisation administration'],
         operationId: 'approveMember',

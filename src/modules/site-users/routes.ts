@@ -27,7 +27,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
   app.post(
     '/',
     {
-      config: { policy: 'admin', idempotent: true },
+      config: { policy: 'admin', idempotent: true, grantsAccess: true },
       schema: {
         tags: TAGS,
         operationId: 'createSiteUser',
@@ -62,7 +62,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
   app.patch(
     '/:userId',
     {
-      config: { policy: 'admin' },
+      config: { policy: 'admin', grantsAccess: true },
       schema: {
         tags: TAGS,
         operationId: 'updateSiteUser',
@@ -79,7 +79,7 @@ export const siteUsersRoutes: FastifyPluginAsyncTypebox<{ siteUsers: SiteUsersSe
   app.put(
     '/:userId/pin',
     {
-      config: { policy: 'admin' },
+      config: { policy: 'admin', grantsAccess: true },
       schema: {
         tags: TAGS,
         operationId: 'setSiteUserPin',

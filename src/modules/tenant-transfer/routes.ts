@@ -81,7 +81,7 @@ export const tenantTransferRoutes: FastifyPluginAsyncTypebox<{ transfer: TenantT
   app.post(
     '/:slug/tenant/import',
     {
-      config: { policy: 'owner' },
+      config: { policy: 'owner', grantsAccess: true },
       schema: {
         tags: ['Tenant transfer'],
         operationId: 'importTenant',

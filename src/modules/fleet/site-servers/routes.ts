@@ -13,7 +13,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
   app.post(
     '/',
     {
-      config: { policy: 'orgAdmin' },
+      config: { policy: 'orgAdmin', grantsAccess: true },
       schema: {
         tags: TAGS,
         operationId: 'registerSiteServer',
@@ -80,7 +80,7 @@ export const siteServersRoutes: FastifyPluginAsyncTypebox<{ siteServers: SiteSer
   app.post(
     '/:id/enrolment-code',
     {
-      config: { policy: 'orgAdmin' },
+      config: { policy: 'orgAdmin', grantsAccess: true },
       schema: {
         tags: TAGS,
         operationId: 'issueEnrolmentCode',
