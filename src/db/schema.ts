@@ -456,6 +456,8 @@ export interface IdempotencyKeysTable {
   request_path: string
   /** SHA-256 of the canonical JSON body. */
   fingerprint: string
+  /** Who made the request (`kind:subject` of its principal), the only caller its answer is replayed to; null before 2650. */
+  caller: string | null
   /** running (claimed, executing) → done (answer stored). */
   state: string
   status: number | null

@@ -58,7 +58,7 @@ export class ServerDraining extends domainError('ServiceUnavailable') {
 /** The organisation used this `Idempotency-Key` within 24 hours for another method, path or body. */
 export class IdempotencyKeyReused extends domainError('IdempotencyKeyReused') {
   constructor() {
-    super('This Idempotency-Key was used for another request (method, path or body) within the last 24 hours.')
+    super('This Idempotency-Key was used for another request (method, path or body) or by another credential within the last 24 hours.')
   }
 }
 

@@ -7,6 +7,7 @@ export interface ClaimRow {
   requestMethod: string
   requestPath: string
   fingerprint: string
+  caller: string
   now: number
 }
 
@@ -24,6 +25,7 @@ export async function insertIdempotencyClaim(db: Db, orgId: string, claim: Claim
       request_method: claim.requestMethod,
       request_path: claim.requestPath,
       fingerprint: claim.fingerprint,
+      caller: claim.caller,
       state: 'running',
       status: null,
       headers: null,

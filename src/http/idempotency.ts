@@ -48,7 +48,8 @@ const HEADER_SCHEMA = {
     'Optional. 1 to 255 printable ASCII characters chosen by the client (a UUID is a good choice). ' +
     'The first request with a key executes; a retry with the same key, method, ' +
     'path and body within 24 hours gets the stored answer again, with `Idempotent-Replayed: true`, and changes nothing. ' +
-    'Keys are scoped to the organisation. Stored: 2xx and 4xx answers except 409 and 429; a 5xx, 409 or 429 is not stored, ' +
+    'Keys are scoped to the organisation, and an answer is replayed only to the credential that made the request (the same API key, ' +
+    'signed-in account, site user or site server); another credential sending the same key answers 422 `IdempotencyKeyReused`. Stored: 2xx and 4xx answers except 409 and 429; a 5xx, 409 or 429 is not stored, ' +
     'so a retry executes anew. The same key with another body or path: 422 `IdempotencyKeyReused`. ' +
     'A retry while the first is still executing waits for its answer (409 `IdempotencyKeyInProgress` with `Retry-After` if ' +
     'it takes longer than the configured wait).',
@@ -152,7 +153,8 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
       if (refusal !== undefined) throw invalidField(POINTER, refusal, 'headers')
     }
     const orgId = request.org.id
-    const wanted = { key, requestMethod: request.method, requestPath: request.url, fingerprint: bodyFingerprint(request.body) }
+    const { kind, subject } = request.principal
+    const wanted = { key, requestMethod: request.method, requestPath: request.url, fingerprint: bodyFingerprint(request.body), caller: `${kind}:${subject}` }
     // Explicitly in the organisation's scope (row-level security), whatever async context a hook runs in.
     const row = await withOrgScope(orgId, () => acquire(orgId, wanted))
     if (row !== undefined) return replay(reply, row, orgId)
@@ -198,7 +200,7 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
   /** Claims the key (undefined) or returns the finished row to replay; waits while another request executes it. */
   async function acquire(
     orgId: string,
-    wanted: { key: string; requestMethod: string; requestPath: string; fingerprint: string },
+    wanted: { key: string; requestMethod: string; requestPath: string; fingerprint: string; caller: string },
   ): Promise<IdempotencyRow | undefined> {
     let waited = 0
     let delay = 5
@@ -216,6 +218,8 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
       if (row.request_method !== wanted.requestMethod || row.request_path !== wanted.requestPath || row.fingerprint !== wanted.fingerprint) {
         throw new IdempotencyKeyReused()
       }
+      // The answer is the caller's own (a mint's plaintext, an enrolment code): another credential's retry is a reuse.
+      if (row.caller !== null && row.caller !== wanted.caller) throw new IdempotencyKeyReused()
       if (row.state === 'done') return row
       if (Number(row.locked_at) <= now - IDEMPOTENCY_STALE_MS && (await retakeIdempotencyClaim(handle.db, orgId, wanted.key, Number(row.locked_at), now)))
         return undefined

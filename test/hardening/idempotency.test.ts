@@ -71,6 +71,28 @@ for (const dialect of testDialects()) {
       assert.equal(theirsAgain.headers['idempotent-replayed'], 'true')
     })
 
+    it("an answer is replayed to the credential that made the request only: another key of the organisation gets 422 and changes nothing; a row stored before 2650 (no caller) keeps the organisation's scope", async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const colleague = await h.mintKey(org, 'admin', { name: 'colleague' })
+      const asColleague = (payload: object, key: string) =>
+        h.inject({ org, apiKey: colleague.plaintext }, { method: 'POST', url: '/api/sites', payload, headers: { 'idempotency-key': key } })
+      const mine = await as('POST', '/api/sites', { code: 'S7', name: 'Mine' }, { 'idempotency-key': 'site-s7' })
+      assert.equal(mine.statusCode, 201)
+      const theirs = await asColleague({ code: 'S7', name: 'Mine' }, 'site-s7')
+      assert.equal(theirs.statusCode, 422, theirs.body)
+      assert.equal(theirs.json().code, 'IdempotencyKeyReused')
+      assert.equal(theirs.headers['idempotent-replayed'], undefined)
+      assert.match(theirs.json().detail, /another credential/)
+      assert.equal((await as('POST', '/api/sites', { code: 'S7', name: 'Mine' }, { 'idempotency-key': 'site-s7' })).headers['idempotent-replayed'], 'true')
+      const [row] = await keyRows(h, org)
+      assert.match(String(row!.caller), /^apiKey:/, 'the row names its caller')
+      // A row an earlier version stored has no caller: any credential passing the policy replays it, until it expires.
+      assert.equal((await as('POST', '/api/sites', { code: 'S8', name: 'Old' }, { 'idempotency-key': 'site-s8' })).statusCode, 201)
+      await h.handle.db.updateTable('idempotency_keys').set({ caller: null }).where('org_id', '=', org.id).where('key', '=', 'site-s8').execute()
+      assert.equal((await asColleague({ code: 'S8', name: 'Old' }, 'site-s8')).headers['idempotent-replayed'], 'true')
+      assert.equal((await keyRows(h, org)).length, 2, 'nothing more stored')
+    })
+
     it('a key expires 24 hours after first use: until then it replays, after it the request executes anew and the old record is pruned', async (t) => {
       const { h, org, as } = await equipmentSetup(t, dialect)
       const body = controllerBody()

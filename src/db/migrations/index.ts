@@ -41,6 +41,7 @@ import * as tenantUploadId from './2570-tenant-upload-id.ts'
 import * as orgSuspension from './2610-org-suspension.ts'
 import * as apiKeysListOrder from './2630-api-keys-list-order.ts'
 import * as historianValuesInRange from './2640-historian-values-in-range.ts'
+import * as idempotencyCaller from './2650-idempotency-caller.ts'
 
 /**
  * The one list of migrations, applied in key order on SQLite and PostgreSQL alike. Append only: a shipped
@@ -89,4 +90,5 @@ export const migrations: Record<string, Migration> = {
   '2610-org-suspension': orgSuspension,
   '2630-api-keys-list-order': apiKeysListOrder,
   '2640-historian-values-in-range': historianValuesInRange,
+  '2650-idempotency-caller': idempotencyCaller,
 }
