@@ -6,6 +6,7 @@ import type { Config } from './config/schema.ts'
 import type { DatabaseHandle } from './db/connect.ts'
 import type { TransferMeter } from './http/transfer-meter.ts'
 import { alarmsSiteDependent } from './modules/alarms/service.ts'
+import { apiKeysSiteDependent } from './modules/api-keys/service.ts'
 import { controllersSiteDependent, createControllersService } from './modules/controllers/service.ts'
 import { electricalSiteDependents } from './modules/electrical/service.ts'
 import { linkedSites } from './modules/fleet/commands/service.ts'
@@ -21,6 +22,7 @@ const SITE_DEPENDENTS: readonly SiteDependent[] = [
   ...electricalSiteDependents,
   alarmsSiteDependent,
   ...historianSiteDependents,
+  apiKeysSiteDependent,
 ]
 
 /** Sites, controllers, instances and the historian, built for buildApp (app.ts) and for the CLI's site commands. */

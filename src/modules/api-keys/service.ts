@@ -10,7 +10,17 @@ import { ExpiryPolicyViolation, NetworksWiderThanCaller, ReservedRole, RoleAbove
 import { keyIdGenerator } from './key-id.ts'
 import { generatePlaintext, KEY_PATTERN, KEY_PREFIX_LENGTH, verifierOf, verifiersEqual } from './plaintext.ts'
 import type { ApiKey, MintApiKeyInput, MintedApiKey } from './schemas.ts'
-import { findActiveApiKey, findActiveKeyByVerifier, insertApiKey, listActiveApiKeys, markKeysUsed, revokeApiKey } from './store.ts'
+import type { SiteDependent } from '../sites/service.ts'
+import {
+  countActiveKeysOfSite,
+  findActiveApiKey,
+  findActiveKeyByVerifier,
+  insertApiKey,
+  listActiveApiKeys,
+  markKeysUsed,
+  revokeApiKey,
+  revokeKeysOfSite,
+} from './store.ts'
 
 type PublicKeyRow = Awaited<ReturnType<typeof listActiveApiKeys>>[number]
 
@@ -20,6 +30,23 @@ export const MAX_LIFETIME_MS = 730 * 24 * HOUR_MS
 const RESERVED_ROLES = new Set(['platform_admin', 'platform_operator', 'service'])
 
 const iso = (ms: number) => new Date(ms).toISOString()
+
+const SITE_DELETED = 'site deleted'
+
+/**
+ * Deleting a site revokes the keys restricted to it, in the delete's transaction (the preview counts them as
+ * `apiKeys`): a site made later under the same code is another site, which a gateway key of the old one must not reach.
+ */
+export const apiKeysSiteDependent: SiteDependent = {
+  name: 'apiKeys',
+  count: countActiveKeysOfSite,
+  async release(db, orgId, siteCode, { actor, clock }) {
+    const ids = await revokeKeysOfSite(db, orgId, siteCode, clock.now(), actor.subject, SITE_DELETED)
+    for (const id of ids)
+      await recordAudit(db, clock, orgId, actor, { action: 'api_key.revoked', target: id, detail: { reason: SITE_DELETED, siteId: siteCode } })
+    return ids.length
+  },
+}
 
 /** RFC 9562 §4: a UUID is the same in any letter case; ids are minted and stored in lower case (key-id.ts). */
 const storedKeyId = (keyId: string) => keyId.toLowerCase()
@@ -218,11 +245,12 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       return row && { kind: row.created_by_kind, subject: row.created_by_user_id }
     },
 
-    /** The verifier a well-formed plaintext is stored under; undefined for a malformed one, which is worth no query. */
+    /** Whether a plaintext has a key's shape (spec 2.1): a malformed one is worth no hash and no query. */
     isWellFormed(plaintext: string): boolean {
       return KEY_PATTERN.test(plaintext)
     },
 
+    /** The verifier a well-formed plaintext is stored under. */
     verifierOf(plaintext: string): string {
       if (!deps.keySecret) throw new TypeError('checking a key needs the verifier secret')
       return verifierOf(deps.keySecret, plaintext)

@@ -62,6 +62,45 @@ for (const dialect of testDialects()) {
       assert.equal(byGateway.statusCode, 403, 'a restricted key cannot mint itself an unrestricted one')
     })
 
+    it('deleting the site revokes the keys restricted to it (previewed as apiKeys, audited): a site made again under its code is not reached by them; other keys are untouched', async (t) => {
+      const h = await harness(t, dialect)
+      const { org, as, mint } = await orgWithSites(h)
+      const keyOf = async (over: Record<string, unknown>) => {
+        const res = await mint(over)
+        assert.equal(res.statusCode, 201, res.body)
+        return { org, apiKey: res.json().plaintext as string, keyId: res.json().keyId as string }
+      }
+      const [gatewayA, secondA, gatewayB, unrestricted] = [
+        await keyOf({ siteId: 'A' }),
+        await keyOf({ siteId: 'A' }),
+        await keyOf({ siteId: 'B' }),
+        await keyOf({}),
+      ]
+      assert.equal((await h.inject(gatewayA, { url: '/api/sites/A' })).statusCode, 200)
+
+      const preview = await h.inject(as, { method: 'DELETE', url: '/api/sites/A' })
+      assert.equal(preview.statusCode, 409)
+      assert.equal(preview.json().wouldDelete.apiKeys, 2)
+      assert.equal((await h.inject(gatewayA, { url: '/api/sites/A' })).statusCode, 200, 'the preview revoked nothing')
+
+      assert.equal((await h.inject(as, { method: 'DELETE', url: '/api/sites/A?confirm=A' })).statusCode, 204)
+      assert.equal((await h.inject(as, { method: 'POST', url: '/api/sites', payload: { code: 'A', name: 'Another plant A' } })).statusCode, 201)
+      for (const gone of [gatewayA, secondA]) {
+        const res = await h.inject(gone, { url: '/api/sites/A' })
+        assert.equal(res.statusCode, 401, 'revoked: the uniform 401, also on the new site of the same code')
+      }
+      const listed = (await h.inject(as, { url: '/api/admin/api-keys' })).json() as Array<{ keyId: string }>
+      assert.deepEqual(
+        [gatewayA, secondA, gatewayB, unrestricted].map((k) => listed.some((l) => l.keyId === k.keyId)),
+        [false, false, true, true],
+      )
+      assert.equal((await h.inject(gatewayB, { url: '/api/sites/B' })).statusCode, 200)
+      assert.equal((await h.inject(unrestricted, { url: '/api/sites/A' })).statusCode, 200)
+      const audit = await h.handle.db.selectFrom('audit_events').selectAll().where('org_id', '=', org.id).where('action', '=', 'api_key.revoked').execute()
+      assert.deepEqual(audit.map((a) => a.target).sort(), [gatewayA.keyId, secondA.keyId].sort())
+      assert.match(String(audit[0]!.detail), /site deleted/)
+    })
+
     it('mint, the key list and the key read show the restriction; an unrestricted key shows null for both', async (t) => {
       const h = await harness(t, dialect)
       const { as, keyId: ownerKeyId, mint } = await orgWithSites(h)

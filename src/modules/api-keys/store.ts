@@ -34,6 +34,30 @@ export function findActiveApiKey(db: Db, orgId: OrgId, keyId: string) {
     .executeTakeFirst()
 }
 
+/** Revokes the organisation's active keys restricted to a site (its deletion); answers their ids. */
+export async function revokeKeysOfSite(db: Db, orgId: OrgId, siteCode: string, at: number, by: string, reason: string): Promise<string[]> {
+  const rows = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at, revoked_by: by, revoke_reason: reason })
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .execute()
+  return rows.map((r) => r.id)
+}
+
+export async function countActiveKeysOfSite(db: Db, orgId: OrgId, siteCode: string): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('org_id', '=', orgId)
+    .where('site_code', '=', siteCode)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
 /** Sets revoked_at once: a key already revoked matches no row, so the timestamp never advances. */
 export function revokeApiKey(db: Db, orgId: OrgId, keyId: string, at: number, by: string, reason: string | null) {
   return db

@@ -14,12 +14,15 @@ import { deleteSite, findSiteByCode, insertSite, listSites, updateSite } from '.
 import { isIanaTimeZone } from './time-zone.ts'
 
 /**
- * What another area owns under a site, for the deletion preview. Areas register one in app.ts; their tables
- * reference (org_id, site code) with ON DELETE CASCADE, so the delete itself is one statement.
+ * What another area owns under a site, for the deletion preview. Areas register one in site-services.ts; their tables
+ * reference (org_id, site code) with ON DELETE CASCADE, so the delete itself is one statement. An area whose records
+ * outlive the site changed (the API keys restricted to it, revoked) does that in `release`, in the delete's
+ * transaction, and answers how many records it changed.
  */
 export interface SiteDependent {
   name: string
   count(db: Db, orgId: OrgId, siteCode: string): Promise<number>
+  release?(db: Db, orgId: OrgId, siteCode: string, by: { actor: Actor; clock: Clock }): Promise<number>
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -132,7 +135,12 @@ export function createSitesService(deps: SitesDeps) {
         // that request did not delete it, so it answers the uniform 404 and records nothing.
         if (Number((await deleteSite(trx, orgId, code)).numDeletedRows) === 0) throw new NotFound()
         await recordAudit(trx, clock, orgId, actor, { action: 'site.deleted', target: code })
+        let released = 0
+        for (const d of deps.dependents) released += (await d.release?.(trx, orgId, code, { actor, clock })) ?? 0
+        // Every process forgets what it remembered of those records (a revoked key's verification).
+        if (released > 0) await handle.announceInvalidation(trx)
       })
+      handle.invalidateLocally()
     },
   }
 }
