@@ -136,6 +136,31 @@ async function cloudRules(cell: Cell): Promise<void> {
   )
   assert.equal(uses.length, RACERS)
 
+  // Session 26: keys restricted to a site minted while the site is deleted. The delete revokes the site's keys in its
+  // transaction and a mint holds the site's row in its own: a mint either came first (its key revoked with the
+  // others) or found no site (400 naming /siteId). No key restricted to the deleted site stays live.
+  assert.equal((await call(cell, 0, 'POST', '/api/sites', { code: 'D1', name: 'Doomed' })).status, 201)
+  const deleteAt = 10 // sent among the first: most mints arrive after it
+  const doomed = await race(cell, 'site-restricted mints racing the delete of the site', ['400 ValidationFailed'], (i) =>
+    i === deleteAt
+      ? call(cell, i, 'DELETE', '/api/sites/D1?confirm=D1')
+      : call(cell, i, 'POST', '/api/admin/api-keys', { role: 'member', name: `gw${i}`, expiresAt, siteId: 'D1' }),
+  )
+  assert.equal(doomed[deleteAt]!.status, 204)
+  const mintedForD1 = doomed.filter((a, i) => i !== deleteAt && a.status === 201).length
+  const keysOfD1 = await world.handle.db
+    .selectFrom('api_keys')
+    .select(['id', 'revoked_at'])
+    .where('org_id', '=', world.orgId)
+    .where('site_code', '=', 'D1')
+    .execute()
+  assert.equal(keysOfD1.length, mintedForD1, 'a refused mint stored no key')
+  assert.deepEqual(
+    keysOfD1.filter((k) => k.revoked_at === null).map((k) => k.id),
+    [],
+    `no live key of the deleted site (${mintedForD1} minted before the delete)`,
+  )
+
   // Site servers: one site registered 50 times at once is linked to one (the others 409 Conflict, SiteAlreadyLinked).
   const registrations = await race(cell, 'site server registration of one site', ['409 Conflict'], (i) =>
     call(cell, i, 'POST', '/api/admin/site-servers', { name: `box ${i}`, sites: ['S1'] }),

@@ -3,6 +3,7 @@ import { parseNetwork } from '../../auth/client-networks.ts'
 import { roleAtLeast, isRole, type Actor, type Role } from '../../identity.ts'
 import type { Clock } from '../../clock.ts'
 import type { DatabaseHandle } from '../../db/connect.ts'
+import type { Db } from '../../db/schema.ts'
 import { invalidField, NotFound, Unauthorized } from '../../errors/domain-error.ts'
 import type { OrgId } from '../../ids.ts'
 import { recordAudit } from '../audit/service.ts'
@@ -137,8 +138,11 @@ export interface ApiKeysDeps {
   handle: DatabaseHandle
   clock: Clock
   keySecret: Buffer | undefined
-  /** The sites, to check a site-restricted key's site at mint (the sites service satisfies it); absent: such a mint is a TypeError. */
-  sites?: { require(orgId: OrgId, code: string): Promise<unknown> }
+  /**
+   * The sites, to check a site-restricted key's site in the mint's transaction, held against a concurrent delete (the
+   * sites service satisfies it); absent: such a mint is a TypeError.
+   */
+  sites?: { exists(trx: Db, orgId: OrgId, code: string): Promise<boolean> }
 }
 
 export function createApiKeysService(deps: ApiKeysDeps) {
@@ -147,15 +151,11 @@ export function createApiKeysService(deps: ApiKeysDeps) {
   if (deps.keySecret && deps.keySecret.length < 32) throw new TypeError('the verifier secret must hold at least 32 bytes')
   const nextKeyId = keyIdGenerator()
 
-  // Before the mint's transaction: on SQLite the sites service's query would wait for the one connection it holds.
-  async function requireSite(orgId: OrgId, code: string): Promise<void> {
+  // In the mint's transaction, the site's row held: a delete of the site either came first (the mint refused) or waits
+  // for the mint and then revokes the key with the site's others (apiKeysSiteDependent).
+  async function requireSite(trx: Db, orgId: OrgId, code: string): Promise<void> {
     if (!deps.sites) throw new TypeError('minting a site-restricted key needs the sites')
-    try {
-      await deps.sites.require(orgId, code)
-    } catch (err) {
-      if (err instanceof NotFound) throw invalidField('/siteId', 'names no site of this organisation')
-      throw err
-    }
+    if (!(await deps.sites.exists(trx, orgId, code))) throw invalidField('/siteId', 'names no site of this organisation')
   }
   return {
     /** Mints a key for the caller's organisation; the plaintext is in the result and nowhere else. */
@@ -172,10 +172,10 @@ export function createApiKeysService(deps: ApiKeysDeps) {
         if (caller.networks !== null) checkNetworksWithin(caller.networks, input.networks)
       }
       const siteId = input.siteId ?? null
-      if (siteId !== null) await requireSite(orgId, siteId)
       const plaintext = generatePlaintext()
       const keyId = nextKeyId(now)
       await db.transaction().execute(async (trx) => {
+        if (siteId !== null) await requireSite(trx, orgId, siteId)
         await insertApiKey(trx, {
           org_id: orgId,
           id: keyId,

@@ -10,7 +10,7 @@ import { recordAudit } from '../audit/service.ts'
 import { siteStatusName } from './codes.ts'
 import { SiteCodeTaken, SiteDeletionUnconfirmed, SiteLinked } from './errors.ts'
 import type { CreateSiteInput, ListSitesQueryInput, Site, UpdateSiteInput } from './schemas.ts'
-import { deleteSite, findSiteByCode, insertSite, listSites, updateSite } from './store.ts'
+import { deleteSite, findSiteByCode, holdSite, insertSite, listSites, updateSite } from './store.ts'
 import { isIanaTimeZone } from './time-zone.ts'
 
 /**
@@ -62,6 +62,14 @@ export function createSitesService(deps: SitesDeps) {
       const row = await findSiteByCode(db, orgId, code)
       if (!row) throw new NotFound()
       return toSite(row)
+    },
+
+    /**
+     * Inside another area's write transaction (`trx`): whether the site exists, held until that transaction ends so
+     * that a concurrent delete either comes first (then: false) or waits and sees what the transaction wrote.
+     */
+    exists(trx: Db, orgId: OrgId, code: string): Promise<boolean> {
+      return holdSite(trx, orgId, code, handle.dialect)
     },
 
     async create(orgId: OrgId, actor: Actor, input: CreateSiteInput): Promise<Site> {

@@ -9,6 +9,12 @@ export function findSiteByCode(db: Db, orgId: OrgId, code: string) {
   return db.selectFrom('sites').selectAll().where('org_id', '=', orgId).where('code', '=', code).executeTakeFirst()
 }
 
+/** Whether the site exists, its row held against a delete until the transaction ends (PostgreSQL; SQLite writes one at a time). */
+export async function holdSite(db: Db, orgId: OrgId, code: string, dialect: 'sqlite' | 'postgres'): Promise<boolean> {
+  const query = db.selectFrom('sites').select('code').where('org_id', '=', orgId).where('code', '=', code)
+  return (await (dialect === 'postgres' ? query.forKeyShare() : query).executeTakeFirst()) !== undefined
+}
+
 export function listSites(db: Db, orgId: OrgId, options: { limit: number; after?: string; status?: number }) {
   let query = db.selectFrom('sites').selectAll().where('org_id', '=', orgId)
   if (options.after !== undefined) query = query.where('code', '>', options.after)
