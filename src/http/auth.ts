@@ -26,6 +26,10 @@ export interface RouteEntry {
   method: string
   url: string
   policy: Policy | undefined
+  /** The path parameter naming the route's site (site-restricted keys reach only theirs). */
+  siteParam: string | undefined
+  /** Refused to a key restricted to client networks (config.grantsAccess). */
+  grantsAccess: boolean
 }
 
 declare module 'fastify' {
@@ -102,8 +106,9 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     if (!route.config?.policy) {
       throw new TypeError(`route ${String(route.method)} ${route.url} declares no policy (config.policy); routes are closed by default`)
     }
-    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, policy: route.config?.policy })
     const siteParam = SITE_SCOPED_PATH.exec(route.url)?.[1]
+    const grantsAccess = route.config.grantsAccess === true
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, policy: route.config.policy, siteParam, grantsAccess })
     if (siteParam !== undefined) route.config = { ...route.config, siteParam }
   })
 

@@ -44,12 +44,29 @@ const SESSION_COOKIE_ROUTES = new Set(['POST /auth/token'])
 type Caller =
   | { name: string; kind: 'none' }
   | { name: string; kind: 'apiKey' | 'sitePin' | 'user'; role: Role; credential: { apiKey?: string; bearer?: string } }
+  /** An owner API key restricted to the site `site` (issue 30), or to client networks the test's requests come from. */
+  | { name: string; kind: 'siteKey'; role: 'owner'; site: string; credential: { apiKey: string } }
+  | { name: string; kind: 'networkKey'; role: 'owner'; credential: { apiKey: string } }
   | { name: string; kind: 'platformAdmin' | 'pending'; credential: { bearer: string } }
   | { name: string; kind: 'link'; credential: { bearer: string } }
 
-/** What the documented policy (src/http/auth.ts, spec 4.5) says a caller gets before any handler runs. */
-function expected(caller: Caller, policy: string, route: string): 'allowed' | 401 | 403 {
+/**
+ * What the documented policy (src/http/auth.ts, spec 4.5) says a caller gets before any handler runs. A restricted key
+ * first passes its role's policy; then a site-restricted one reaches its site's routes only (another site: the 404 of
+ * an unknown site; a route of no site but /api/me: 403), and one restricted to client networks no route that gives
+ * access of its own (403).
+ */
+function expected(caller: Caller, entry: RouteEntry): 'allowed' | 401 | 403 | 404 {
+  const { policy } = entry as { policy: string }
+  const route = key(entry)
   if (SESSION_COOKIE_ROUTES.has(route)) return 401
+  if (policy !== 'public' && (caller.kind === 'siteKey' || caller.kind === 'networkKey')) {
+    const byRole = expected({ name: 'its role', kind: 'apiKey', role: caller.role, credential: caller.credential }, entry)
+    if (byRole !== 'allowed') return byRole
+    if (caller.kind === 'networkKey') return entry.grantsAccess ? 403 : 'allowed'
+    if (entry.siteParam === undefined) return entry.url === '/api/me' ? 'allowed' : 403
+    return 404 // the harmless request names a site other than the key's
+  }
   if (policy === 'public') return 'allowed'
   if (caller.kind === 'none') return 401
   if (caller.kind === 'link') return policy === 'link' ? 'allowed' : 403 // a site server's credential: the link routes only
@@ -62,6 +79,22 @@ function expected(caller: Caller, policy: string, route: string): 'allowed' | 40
 }
 
 const key = (r: RouteEntry) => `${r.method} ${r.url}`
+
+/** An owner key restricted to a site made for it, and one restricted to the networks the test's requests come from. */
+async function restrictedKeys(h: Harness, org: Org): Promise<Caller[]> {
+  const owner = { org, apiKey: (await h.mintKey(org, 'owner')).plaintext }
+  assert.equal((await h.inject(owner, { method: 'POST', url: '/api/sites', payload: { code: 'GW-SITE', name: 'Gateway site' } })).statusCode, 201)
+  const mint = async (restriction: object) => {
+    const expiresAt = new Date(h.clock.now() + 86_400_000).toISOString()
+    const res = await h.inject(owner, { method: 'POST', url: '/api/admin/api-keys', payload: { role: 'owner', name: 'restricted', expiresAt, ...restriction } })
+    assert.equal(res.statusCode, 201, res.body)
+    return res.json().plaintext as string
+  }
+  return [
+    { name: 'site-restricted owner API key', kind: 'siteKey', role: 'owner', site: 'GW-SITE', credential: { apiKey: await mint({ siteId: 'GW-SITE' }) } },
+    { name: 'network-restricted owner API key', kind: 'networkKey', role: 'owner', credential: { apiKey: await mint({ networks: ['127.0.0.0/8', '::1'] }) } },
+  ]
+}
 
 /**
  * A request that cannot change anything: path ids that name nothing (the organisation's own slug, so that
@@ -81,7 +114,7 @@ async function matrix(h: Harness, org: Org, callers: Caller[], scheme = 'https')
   let cells = 0
   for (const route of routes) {
     for (const caller of callers) {
-      const want = expected(caller, route.policy!, key(route))
+      const want = expected(caller, route)
       const request = harmless(route, org, `${scheme}://${org.slug}.localhost`)
       // A site server sends the link's protocol and schema headers, so its requests reach the handlers.
       if (caller.kind === 'link') Object.assign(request.headers, LINK_HEADERS)
@@ -91,7 +124,7 @@ async function matrix(h: Harness, org: Org, callers: Caller[], scheme = 'https')
       })
       cells++
       const got = res.statusCode
-      const ok = want === 'allowed' ? got !== 401 && got !== 403 : got === want
+      const ok = want === 'allowed' ? got !== 401 && got !== 403 : got === want && (want !== 404 || route.method === 'HEAD' || res.json().code === 'NotFound')
       if (!ok) mismatches.push(`${key(route)} as ${caller.name} (policy ${route.policy}): expected ${want}, got ${got} ${res.body.slice(0, 160)}`)
     }
   }
@@ -121,7 +154,7 @@ before(async () => {
 after(() => shared.stop())
 
 describe('sqlite: function-level authorisation (OWASP API5), a role × route matrix from the route table', () => {
-  it("site server: no credential, member/admin/owner API keys and member/admin/owner site-PIN principals get exactly what each route's declared policy says: 0 mismatches; 0 routes without a policy; every public route is on the allow-list", async (t) => {
+  it("site server: no credential, member/admin/owner API keys, site- and network-restricted owner keys and member/admin/owner site-PIN principals get exactly what each route's declared policy says: 0 mismatches; 0 routes without a policy; every public route is on the allow-list", async (t) => {
     const h = await harness(t, 'sqlite', { ...NO_RATE_LIMIT, ...CHEAP_PINS })
     const org = await h.createOrg()
     const callers: Caller[] = [{ name: 'no credential', kind: 'none' }]
@@ -129,6 +162,7 @@ describe('sqlite: function-level authorisation (OWASP API5), a role × route mat
       callers.push({ name: `${role} API key`, kind: 'apiKey', role, credential: { apiKey: (await h.mintKey(org, role)).plaintext } })
       callers.push({ name: `${role} site-PIN user`, kind: 'sitePin', role, credential: { bearer: (await signedIn(h, org, role)).accessToken } })
     }
+    callers.push(...(await restrictedKeys(h, org)))
     const checks = routeTableChecks(h)
     const { routes, cells, mismatches } = await matrix(h, org, callers)
     console.log(
@@ -140,8 +174,9 @@ describe('sqlite: function-level authorisation (OWASP API5), a role × route mat
     assert.deepEqual(mismatches, [])
   })
 
-  it("cloud server: no credential, API keys, OIDC member/admin/owner users, a pending user and a platform admin get exactly what each route's declared policy says (POST /auth/token: the uniform 401 without its session cookie): 0 mismatches; 0 routes without a policy; every public route is on the allow-list", async (t) => {
-    const h = await identityHarness(t, 'sqlite', shared)
+  it("cloud server: no credential, API keys (site- and network-restricted owner keys too), OIDC member/admin/owner users, a pending user and a platform admin get exactly what each route's declared policy says (POST /auth/token: the uniform 401 without its session cookie): 0 mismatches; 0 routes without a policy; every public route is on the allow-list", async (t) => {
+    // No rate limit: 12 callers × the sign-in routes are more requests from one address than a minute allows.
+    const h = await identityHarness(t, 'sqlite', shared, NO_RATE_LIMIT)
     const org = h.org
     const callers: Caller[] = [{ name: 'no credential', kind: 'none' }]
     for (const role of ['member', 'admin', 'owner'] as const) {
@@ -156,6 +191,7 @@ describe('sqlite: function-level authorisation (OWASP API5), a role × route mat
     const owner = await h.mintKey(org, 'owner')
     const link = await seedCloudLink(h, { org, apiKey: owner.plaintext }, 'AZ')
     callers.push({ name: 'site server link credential', kind: 'link', credential: { bearer: link.credential } })
+    callers.push(...(await restrictedKeys(h, org)))
     const checks = routeTableChecks(h)
     const { routes, cells, mismatches } = await matrix(h, org, callers, shared.scheme)
     console.log(

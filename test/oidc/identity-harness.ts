@@ -84,7 +84,12 @@ export async function startSharedProvider(
 }
 
 /** A cloud-mode app wired to the shared provider, with one organisation of the pool. */
-export async function identityHarness(t: TestContext, dialect: TestDialect, shared: SharedProvider): Promise<IdentityHarness> {
+export async function identityHarness(
+  t: TestContext,
+  dialect: TestDialect,
+  shared: SharedProvider,
+  env: Record<string, string> = {},
+): Promise<IdentityHarness> {
   const { op, accounts } = shared
   const slug = shared.takeSlug()
   const h = await harness(t, dialect, {
@@ -94,6 +99,7 @@ export async function identityHarness(t: TestContext, dialect: TestDialect, shar
     SITEGRID_OIDC_CLIENT_ID: clientIdOf(slug),
     SITEGRID_OIDC_CLIENT_SECRET: CLIENT_SECRET,
     SITEGRID_PUBLIC_ORIGIN_SCHEME: shared.scheme,
+    ...env,
   })
   const org = await h.createOrg(slug)
   const members = createMembersService({ handle: h.handle, clock: h.clock, endSessions: endSessionsOfAccount })
