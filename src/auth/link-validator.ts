@@ -23,8 +23,8 @@ export function isLinkCredential(token: string): boolean {
 /**
  * Returns `(credential, orgId, generation) => Principal | undefined`: a principal of kind `link` whose subject is the
  * site server id and whose `sites` are its sites. Malformed credentials cost no query; verified ones are remembered by
- * the credential's digest (credential-digest.ts) and forgotten whenever the database handle's invalidation generation moves (a revoke or a
- * re-enrolment in any process: the site-servers service announces it in the same transaction).
+ * the credential's digest (credential-digest.ts) and forgotten whenever the database handle's invalidation generation
+ * moves (a revoke or a re-enrolment in any process: the site-servers service announces it in the same transaction).
  */
 export function createLinkValidator(deps: { handle: DatabaseHandle; links: LinkLookup }) {
   const cache = new Map<string, Principal>()

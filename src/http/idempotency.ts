@@ -218,7 +218,7 @@ export function installIdempotency(app: FastifyInstance, deps: IdempotencyDeps):
       if (row.request_method !== wanted.requestMethod || row.request_path !== wanted.requestPath || row.fingerprint !== wanted.fingerprint) {
         throw new IdempotencyKeyReused()
       }
-      // The answer is the caller's own (a mint's plaintext, an enrolment code): another credential's retry is a reuse.
+      // The answer is the caller's own (the audit trail names it): the same key from another credential is a reuse.
       if (row.caller !== null && row.caller !== wanted.caller) throw new IdempotencyKeyReused()
       if (row.state === 'done') return row
       if (Number(row.locked_at) <= now - IDEMPOTENCY_STALE_MS && (await retakeIdempotencyClaim(handle.db, orgId, wanted.key, Number(row.locked_at), now)))

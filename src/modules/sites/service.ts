@@ -131,7 +131,7 @@ export function createSitesService(deps: SitesDeps) {
 
     /** Deletes the site and all it owns in one transaction, only when `confirm` equals its code. */
     async remove(orgId: OrgId, actor: Actor, code: string, confirm: string | undefined): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      const released = await db.transaction().execute(async (trx) => {
         if (!(await findSiteByCode(trx, orgId, code))) throw new NotFound()
         if (deps.linked && (await deps.linked.isLinked(trx, orgId, code))) throw new SiteLinked(code, deps.linked.side)
         if (confirm !== code) {
@@ -147,8 +147,9 @@ export function createSitesService(deps: SitesDeps) {
         for (const d of deps.dependents) released += (await d.release?.(trx, orgId, code, { actor, clock })) ?? 0
         // Every process forgets what it remembered of those records (a revoked key's verification).
         if (released > 0) await handle.announceInvalidation(trx)
+        return released
       })
-      handle.invalidateLocally()
+      if (released > 0) handle.invalidateLocally()
     },
   }
 }
