@@ -1,5 +1,6 @@
 import { isNumberLike, numberProblem, parseDecimal } from './numbers.ts'
 import type { SettledOptions } from './options.ts'
+import { quoted } from './quoted.ts'
 
 /** What a value cell holds; see CellReader.read. */
 export const CELL_NUMBER = 0
@@ -56,7 +57,7 @@ export class CellReader {
       this.text = t
       return CELL_TEXT
     }
-    this.reason = `'${t}' is not a number (this layout keeps no text states)`
+    this.reason = `${quoted(t)} is not a number (this layout keeps no text states)`
     return CELL_INVALID
   }
 

@@ -6,6 +6,7 @@ import { INSTANCE_LIMITS } from '../../instances/limits.ts'
 import { findColumn } from './header.ts'
 import { parseDecimal } from './numbers.ts'
 import type { ByteSource } from './types.ts'
+import { quoted } from './quoted.ts'
 
 /** Where one historian tag's samples go. */
 export interface TagMapping {
@@ -25,6 +26,12 @@ const COLUMNS = {
   scale: ['scale'],
 }
 const MAX_PROBLEMS = 100
+
+/**
+ * The longest historian tag name a mapping names (session 26): longer than any historian's own (PI's 1 023, AVEVA's
+ * 256); a batch lists and remembers unmapped tags by name, which a row of 1 MiB made 1 MiB each.
+ */
+export const MAX_HISTORIAN_TAG_LENGTH = 1024
 
 type Columns = Record<keyof typeof COLUMNS, number>
 
@@ -52,7 +59,7 @@ export async function parseMappingCsv(source: ByteSource | string): Promise<Map<
       const [tag, value] = mapping
       const seenAt = firstLine.get(tag)
       if (seenAt !== undefined) {
-        problems.push({ line: row.line, message: `historian tag '${tag}' is mapped twice, on lines ${seenAt} and ${row.line}` })
+        problems.push({ line: row.line, message: `historian tag ${quoted(tag)} is mapped twice, on lines ${seenAt} and ${row.line}` })
       } else {
         firstLine.set(tag, row.line)
         mappings.set(tag, value)
@@ -76,7 +83,7 @@ function readHeader(row: CsvRow, problems: MappingProblem[]): Columns | undefine
   }
   const missing = (['historian_tag', 'instance_id', 'tag_key'] as const).filter((_, i) => [columns.historianTag, columns.instanceId, columns.tagKey][i] === -1)
   if (missing.length === 0) return columns
-  problems.push({ line: row.line, message: `the header lacks ${missing.join(', ')}; found ${row.fields.join(',')}` })
+  problems.push({ line: row.line, message: `the header lacks ${missing.join(', ')}; found ${quoted(row.fields.join(','))}` })
   return undefined
 }
 
@@ -95,9 +102,10 @@ function readRow(row: CsvRow, columns: Columns, problems: MappingProblem[]): [st
   // a few KiB of key stored unchecked reached PostgreSQL's btree limit of an index elsewhere (a 500).
   if (instanceId.length > INSTANCE_LIMITS.idMaxLength)
     problems.push({ line: row.line, message: `instance_id is longer than ${INSTANCE_LIMITS.idMaxLength} characters` })
+  if (tag.length > MAX_HISTORIAN_TAG_LENGTH) problems.push({ line: row.line, message: `historian_tag is longer than ${MAX_HISTORIAN_TAG_LENGTH} characters` })
   if (tagKey.length > INSTANCE_LIMITS.tagKeyMaxLength)
     problems.push({ line: row.line, message: `tag_key is longer than ${INSTANCE_LIMITS.tagKeyMaxLength} characters` })
-  if (!Number.isFinite(scale) || scale === 0) problems.push({ line: row.line, message: `scale '${scaleText}' is not a non-zero number` })
+  if (!Number.isFinite(scale) || scale === 0) problems.push({ line: row.line, message: `scale ${quoted(scaleText)} is not a non-zero number` })
   if (problems.length > before) return undefined
   const unit = cell(columns.unit)
   return [tag, { instanceId, tagKey, unit: unit === '' ? null : unit, scale }]

@@ -1,4 +1,5 @@
 import type { DecimalMark } from './options.ts'
+import { quoted } from './quoted.ts'
 
 const PLUS = 0x2b
 const MINUS = 0x2d
@@ -70,12 +71,12 @@ export function isNumberLike(text: string): boolean {
 /** Why `parseDecimal` refused a number-like text; only called on the error path. */
 export function numberProblem(text: string, decimal: DecimalMark | 'either'): string {
   const t = text.trim()
-  if (/^[+-]?(?:nan|inf(?:inity)?)$/i.test(t)) return `'${t}' is not accepted as a number (NaN/Infinity)`
-  if (Math.abs(Number(t.replace(',', '.'))) === Infinity) return `'${t}' is past the largest number a sample holds (about ±1.8e308)`
+  if (/^[+-]?(?:nan|inf(?:inity)?)$/i.test(t)) return `${quoted(t)} is not accepted as a number (NaN/Infinity)`
+  if (Math.abs(Number(t.replace(',', '.'))) === Infinity) return `${quoted(t)} is past the largest number a sample holds (about ±1.8e308)`
   const dots = t.split('.').length - 1
   const commas = t.split(',').length - 1
-  if (dots + commas > 1 || /\d[ '\u00a0\u202f]\d/.test(t)) return `'${t}' has a thousands separator, which is refused`
-  if (commas === 1 && decimal === '.') return `'${t}' has a decimal comma, which this file's settings refuse (decimal '.')`
-  if (dots === 1 && decimal === ',') return `'${t}' has a decimal point, but decimal ',' was chosen`
-  return `'${t}' is not a number`
+  if (dots + commas > 1 || /\d[ '\u00a0\u202f]\d/.test(t)) return `${quoted(t)} has a thousands separator, which is refused`
+  if (commas === 1 && decimal === '.') return `${quoted(t)} has a decimal comma, which this file's settings refuse (decimal '.')`
+  if (dots === 1 && decimal === ',') return `${quoted(t)} has a decimal point, but decimal ',' was chosen`
+  return `${quoted(t)} is not a number`
 }

@@ -3,6 +3,7 @@ import type { DateOrder } from './options.ts'
 import { parseTimestamp } from './timestamps.ts'
 import type { ParsedTime } from './timestamps.ts'
 import { ZoneClock } from './zone-clock.ts'
+import { quoted } from './quoted.ts'
 
 /** Timestamp cell → UTC epoch ms, for one batch's date order and time zone. */
 export class TimeReader {
@@ -38,7 +39,7 @@ export class TimeReader {
     // A wall time of year 0000 or 9999 shifted by its zone's offset left the years every answer writes: stored, the
     // batch's time range could not be answered (a 500 after the samples were written).
     else if (utc < FIRST_ISO_MS || utc > LAST_ISO_MS) {
-      this.reason = `'${text}' is outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (an ISO 8601 year has four digits)`
+      this.reason = `${quoted(text)} is outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (an ISO 8601 year has four digits)`
       return Number.NaN
     }
     return utc

@@ -1,6 +1,7 @@
 import { daysFromCivil, daysInMonth } from './calendar.ts'
 import type { DateOrder } from './options.ts'
 import { Cursor, isLetter } from './timestamp-cursor.ts'
+import { quoted } from './quoted.ts'
 
 /** A parsed timestamp: wall-clock milliseconds as if UTC, plus the offset when the text gave one. */
 export interface ParsedTime {
@@ -45,7 +46,7 @@ export function parseTimestamp(text: string, order: DateOrder, out: ParsedTime):
     if (month === 0 || !(s.eat(sep) || s.eat(0x20))) return unrecognised(text)
     year = s.year()
   } else if (firstCount <= 2) {
-    if (order === 'ymd') return `'${text}' is not year-first, as dateOrder ymd requires`
+    if (order === 'ymd') return `${quoted(text)} is not year-first, as dateOrder ymd requires`
     const second = s.digits(2)
     if (!s.eat(sep)) return unrecognised(text)
     year = s.year()
@@ -55,16 +56,16 @@ export function parseTimestamp(text: string, order: DateOrder, out: ParsedTime):
     return unrecognised(text)
   }
   if (Number.isNaN(year + month + day)) return unrecognised(text)
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return `'${text}' is not a calendar date`
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return `${quoted(text)} is not a calendar date`
   let clock = 0
   out.offsetMs = Number.NaN
   if (s.eat(0x54) || s.eat(0x74) || s.skipSpaces()) {
     if (!s.atEnd()) {
       clock = readClock(s)
-      if (Number.isNaN(clock)) return `'${text}' has no valid time of day`
+      if (Number.isNaN(clock)) return `${quoted(text)} has no valid time of day`
       s.skipSpaces()
       out.offsetMs = readZone(s)
-      if (out.offsetMs === Infinity) return `'${text}' has an unreadable UTC offset`
+      if (out.offsetMs === Infinity) return `${quoted(text)} has an unreadable UTC offset`
     }
   }
   s.skipSpaces()
@@ -179,5 +180,5 @@ function readZone(s: Cursor): number {
 }
 
 function unrecognised(text: string): string {
-  return `'${text}' is not a timestamp this parser reads`
+  return `${quoted(text)} is not a timestamp this parser reads`
 }

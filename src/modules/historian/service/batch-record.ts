@@ -8,6 +8,8 @@ import type { BatchWhere, listStagedCollisions } from '../store/queries.ts'
 import type { SampleBuffer } from '../store/sample-buffer.ts'
 import { sampleValueRule } from '../sample-value.ts'
 import type { BatchReport, CollisionEntry, TagCoverage } from './batch-view.ts'
+import { MAX_HISTORIAN_TAG_LENGTH } from '../parse/mapping.ts'
+import { quoted } from '../parse/quoted.ts'
 
 /** Collisions listed in the batch report (all are counted); the report pages through these. */
 export const MAX_COLLISIONS_LISTED = 1000
@@ -18,6 +20,12 @@ export const MAX_COLLISIONS_LISTED = 1000
  * `long`, each value taken for a tag) must not grow the import's memory with every row.
  */
 export const MAX_UNMAPPED_TAGS_LISTED = 1000
+
+/** A tag longer than any mapping may name is not listed as unmapped (its name could be 1 MiB): its rows say why. */
+const unmappedReason = (tag: string) =>
+  tag.length > MAX_HISTORIAN_TAG_LENGTH
+    ? `historian tag ${quoted(tag)} is longer than ${MAX_HISTORIAN_TAG_LENGTH} characters, which no mapping_csv names`
+    : `historian tag ${quoted(tag)} is not in mapping_csv`
 
 const QUALITY_CODE: Record<Quality, number> = { good: 192, uncertain: 64, bad: 0 }
 
@@ -128,7 +136,7 @@ export class BatchRecord {
       if (c === null) {
         state.rows++
         row.rejected_count++
-        if (this.#ownRejections.length < maxKept) this.#ownRejections.push({ line: samples.lines[i]!, reason: `historian tag '${tag}' is not in mapping_csv` })
+        if (this.#ownRejections.length < maxKept) this.#ownRejections.push({ line: samples.lines[i]!, reason: unmappedReason(tag) })
         continue
       }
       const ts = samples.ts[i]!
@@ -248,7 +256,7 @@ export class BatchRecord {
   #tagState(tag: string, into: SampleBuffer): TagState {
     const m = this.#plan.mapping.get(tag)
     if (m === undefined) {
-      if (this.#unmappedTagsListed >= MAX_UNMAPPED_TAGS_LISTED) return this.#unlisted
+      if (this.#unmappedTagsListed >= MAX_UNMAPPED_TAGS_LISTED || tag.length > MAX_HISTORIAN_TAG_LENGTH) return this.#unlisted
       this.#unmappedTagsListed++
     }
     const state: TagState =

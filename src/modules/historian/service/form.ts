@@ -2,6 +2,7 @@ import { invalidField } from '../../../errors/domain-error.ts'
 import { textRule, UTF8_RULE } from '../../../http/input-guard.ts'
 import { FORMAT_NAMES } from '../parse/index.ts'
 import type { DateOrder, DecimalMark, FormatName, ParseOptions, QualityScale, Separator } from '../parse/index.ts'
+import { quoted } from '../parse/quoted.ts'
 
 /** A part of the multipart upload, whatever the HTTP library: a text field or a file stream. */
 export type UploadPart =
@@ -73,9 +74,9 @@ export class FormFields {
     const format = get('format')
     if (format === undefined) throw part('format', `is required: auto or one of ${FORMAT_NAMES.join(', ')}`)
     if (format !== 'auto' && !(FORMAT_NAMES as readonly string[]).includes(format))
-      throw part('format', `'${format}' is not a known layout; use auto or one of ${FORMAT_NAMES.join(', ')}`)
+      throw part('format', `${quoted(format)} is not a known layout; use auto or one of ${FORMAT_NAMES.join(', ')}`)
     const timezone = get('timezone')
-    if (timezone !== undefined && !isZone(timezone)) throw part('timezone', `'${timezone}' is not an IANA time zone such as Europe/Paris`)
+    if (timezone !== undefined && !isZone(timezone)) throw part('timezone', `${quoted(timezone)} is not an IANA time zone such as Europe/Paris`)
     const parse: ImportFields['parse'] = {}
     const separator = get('separator')
     if (separator !== undefined) parse.separator = oneOf('separator', separator === 'tab' ? '\t' : separator, [',', ';', '\t'] as Separator[])

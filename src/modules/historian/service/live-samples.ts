@@ -15,6 +15,7 @@
 import { parseZonedTime } from '../parse/timestamps.ts'
 import { MAX_TIME } from '../../../clock.ts'
 import { sampleValueRule } from '../sample-value.ts'
+import { quoted } from '../parse/quoted.ts'
 
 /** A sample read; `index` is its position in the body (the JSON array's, or the line's from 0). */
 export interface LiveSample {
@@ -41,11 +42,6 @@ export const MAX_TEXT_LENGTH = 1000
 export const MAX_INSTANCE_ID_LENGTH = 100
 export const MAX_TAG_KEY_LENGTH = 200
 export const MAX_TIMESTAMP_LENGTH = 40
-/** The most characters of a refused field a reason quotes: refusals are answered and listed in the batch. */
-const QUOTED_LENGTH = 40
-
-/** A field as a reason quotes it: whole, or its first characters and how long it is. */
-const quoted = (text: string) => (text.length <= QUOTED_LENGTH ? `'${text}'` : `'${text.slice(0, QUOTED_LENGTH)}…' (${text.length} characters)`)
 
 export const isRefusal = (item: LiveItem): item is LiveRefusal => 'reason' in item
 

@@ -5,6 +5,7 @@ import { describeHeader, normaliseName, separatorHint } from '../header.ts'
 import type { BatchSink } from '../sink.ts'
 import type { DecodeContext, FormatAdapter, RowDecoder } from './adapter.ts'
 import { decodeWideCells, readTagColumns, rejectWideRow } from './wide-row.ts'
+import { quoted } from '../quoted.ts'
 
 // Process Analyst writes these for "no value at this time"; localized exports may differ.
 const MISSING_WORDS = ['NA', 'N/A', 'GATED']
@@ -44,7 +45,7 @@ class CitectDecoder implements RowDecoder {
     const msText = (row.fields[1] ?? '').trim()
     const ms = msText === '' ? 0 : Number(msText)
     if (!/^\d{0,3}$/.test(msText)) {
-      rejectWideRow(sink, row.line, `Milliseconds '${msText}' is not an integer from 0 to 999`)
+      rejectWideRow(sink, row.line, `Milliseconds ${quoted(msText)} is not an integer from 0 to 999`)
       return
     }
     const ts = this.#ctx.times.read(row.fields[0]!, '', ms)

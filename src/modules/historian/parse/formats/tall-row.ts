@@ -3,6 +3,7 @@ import type { CsvRow } from '../csv.ts'
 import type { BatchSink } from '../sink.ts'
 import type { Quality } from '../types.ts'
 import type { DecodeContext } from './adapter.ts'
+import { quoted } from '../quoted.ts'
 
 /** Column positions of a one-sample-a-row layout; `quality` is -1 when there is none. */
 export interface TallColumns {
@@ -50,7 +51,7 @@ export function decodeTallRow(ctx: DecodeContext, readers: TallReaders, columns:
     const raw = f[columns.quality]!
     quality = readers.qualities.read(raw)
     if (quality === undefined) {
-      sink.reject(row.line, raw.trim() === '' ? 'empty quality' : `unknown quality '${raw.trim()}'`)
+      sink.reject(row.line, raw.trim() === '' ? 'empty quality' : `unknown quality ${quoted(raw.trim())}`)
       return
     }
   }

@@ -3,6 +3,7 @@ import type { CsvRow } from '../csv.ts'
 import { HistorianHeaderInvalid } from '../errors.ts'
 import { describeHeader } from '../header.ts'
 import type { BatchSink } from '../sink.ts'
+import { quoted } from '../quoted.ts'
 
 /**
  * Tag names of a one-row-a-timestamp header, from column `first` on. An unnamed column is
@@ -15,7 +16,7 @@ export function readTagColumns(header: readonly string[], first: number, line: n
   }
   const seen = new Set<string>()
   for (const tag of tags) {
-    if (tag !== '' && seen.has(tag)) throw new HistorianHeaderInvalid(`Tag column '${tag}' appears twice in the header on line ${line}.`, line)
+    if (tag !== '' && seen.has(tag)) throw new HistorianHeaderInvalid(`Tag column ${quoted(tag)} appears twice in the header on line ${line}.`, line)
     seen.add(tag)
   }
   return tags

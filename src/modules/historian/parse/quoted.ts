@@ -1,0 +1,16 @@
+/** The most characters of a refused cell or field a reason quotes. */
+const QUOTED_LENGTH = 40
+
+/**
+ * A cell, field or name as a reason quotes it: whole, or its first characters and how long it is. Reasons are
+ * answered, and an import keeps up to 10 000 of them in its batch: quoting a row of 1 MiB whole made an import's answer
+ * and stored report grow by that much for every rejected row (session 26).
+ */
+export function quoted(text: string): string {
+  if (text.length <= QUOTED_LENGTH) return `'${text}'`
+  // By code points, so that a pair of surrogates is never cut in two.
+  const head = Array.from(text.slice(0, QUOTED_LENGTH + 1))
+    .slice(0, QUOTED_LENGTH)
+    .join('')
+  return `'${head}…' (${text.length} characters)`
+}
