@@ -4,6 +4,7 @@
 // 500 on PostgreSQL (its key index refused it) and stored on SQLite. Each is 422 PackageInvalid naming the rule.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { gunzipSync, gzipSync } from 'node:zlib'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
 import { NO_RATE_LIMIT } from '../../../test/hardening/support.ts'
@@ -25,6 +26,8 @@ async function exported(h: Harness, cred: Cred) {
   return unpack(res.rawPayload)
 }
 
+const TABLES_RULE = 'tables must be an array of table names (a-z, 0-9 and _, at most 63 characters)'
+
 const siteCodes = async (h: Harness, cred: Cred) =>
   ((await h.inject(cred, { url: '/api/sites' })).json().items as Array<{ code: string }>).map((s) => s.code).sort()
 
@@ -41,7 +44,10 @@ for (const dialect of testDialects()) {
         ['a sourceMode whose toString is no function', (x) => (x.sourceMode = { toString: 1 }), 'sourceMode must be one of site, cloud'],
         ['a sourceMode of no mode', (x) => (x.sourceMode = 'moon'), 'sourceMode must be one of site, cloud'],
         ['an org slug that is an array', (x) => ((x.org as Record<string, unknown>).slug = ['a']), 'org.slug must be a string'],
-        ['a table name that is a number', (x) => (x.tables = [...(x.tables as string[]), 7]), 'tables must be an array of strings'],
+        ['a table name that is a number', (x) => (x.tables = [...(x.tables as string[]), 7]), TABLES_RULE],
+        // Every refusal may name a part: a name of 100 000 characters was echoed whole (session 26).
+        ['a table name of 100 000 characters', (x) => (x.tables = [...(x.tables as string[]), 'p'.repeat(100_000)]), TABLES_RULE],
+        ['a table name that is no SQL name', (x) => (x.tables = [...(x.tables as string[]), 'sites; drop']), TABLES_RULE],
       ]
       for (const [name, edit, rule] of cases) {
         const crafted = structuredClone(header) as unknown as Record<string, unknown>
@@ -52,6 +58,39 @@ for (const dialect of testDialects()) {
         assert.equal((await apply(h, cred, '?force=true')).statusCode, 409, `${name}: nothing staged`)
       }
       assert.equal((await stage(h, cred, await repack(header, parts))).statusCode, 200, 'the header as exported stages')
+    })
+
+    it('what a refusal quotes of the package is bounded: a format version, a record type and a repeated key of 100 000 characters are quoted in 40 (session 26)', async (t) => {
+      const h = await harness(t, dialect, NO_RATE_LIMIT)
+      const { org, key } = await h.orgWithKey('owner')
+      const cred = { org, apiKey: key }
+      const { header, parts } = await exported(h, cred)
+      const lines = gunzipSync(await repack(header, parts))
+        .toString('utf8')
+        .trimEnd()
+        .split('\n')
+      const long = 'v'.repeat(100_000)
+      const withHeader = (edit: (x: Record<string, unknown>) => void) => {
+        const first = JSON.parse(lines[0]!) as Record<string, unknown>
+        edit(first)
+        return [JSON.stringify(first), ...lines.slice(1)]
+      }
+      const crafted: Array<[string, string[]]> = [
+        ['a format version', withHeader((x) => (x.formatVersion = long))],
+        ['a record type', [lines[0]!, JSON.stringify({ type: long }), ...lines.slice(1)]],
+      ]
+      for (const [name, text] of crafted) {
+        const res = await stage(h, cred, gzipSync(`${text.join('\n')}\n`))
+        assert.equal(res.statusCode, 422, `${name}: ${res.body.slice(0, 200)}`)
+        assert.match(res.json().detail, /'v{40}…' \(100000 characters\)/, name)
+        assert.ok(res.body.length < 2_000, `${name}: the refusal holds ${res.body.length} characters`)
+      }
+      const sites = parts.get('sites')!
+      sites.push({ ...sites[0]!, code: `D${'d'.repeat(40)}`, name: 'First' }, { ...sites[0]!, code: `D${'d'.repeat(40)}`, name: 'Second' })
+      assert.equal((await stage(h, cred, await repack(header, parts))).statusCode, 200)
+      const repeated = await apply(h, cred, '?force=true')
+      assert.equal(repeated.statusCode, 422)
+      assert.match(repeated.json().detail, /\(code 'Dd{39}…' \(41 characters\)\)/)
     })
 
     it('a row repeating the key of an earlier row of its batch is refused with 422 naming both rows, and nothing is written', async (t) => {
@@ -69,7 +108,7 @@ for (const dialect of testDialects()) {
         const body = res.json()
         assert.deepEqual(
           [res.statusCode, body.code, body.reason],
-          [422, 'PackageInvalid', `row ${line + 1} of part sites repeats the key (code DUP) of row ${line}`],
+          [422, 'PackageInvalid', `row ${line + 1} of part sites repeats the key (code 'DUP') of row ${line}`],
           `${query}: ${res.body}`,
         )
       }

@@ -1,6 +1,7 @@
 import type { ValueProblem } from './value-rules.ts'
 import { domainError } from '../../errors/domain-error.ts'
 import type { UniqueConflict } from './unique-rules.ts'
+import { quoted } from '../../errors/quoted.ts'
 
 export class PackageCorrupt extends domainError('PackageInvalid') {
   constructor(reason: string) {
@@ -28,7 +29,7 @@ export function valueRuleText({ rule, expected }: ValueProblem): string {
 
 export class PackageVersionUnsupported extends domainError('PackageInvalid') {
   constructor(version: unknown) {
-    super(`The package has format version ${String(version)}; this server reads version 1.`, { extensions: { reason: 'unsupported format version' } })
+    super(`The package has format version ${quoted(String(version))}; this server reads version 1.`, { extensions: { reason: 'unsupported format version' } })
   }
 }
 

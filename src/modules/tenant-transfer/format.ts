@@ -4,6 +4,7 @@ import { gunzipLimited, splitLines } from '../../http/inflate.ts'
 import { DEPTH_RULE, findUnsafeJson, jsonTextDepth, MAX_JSON_DEPTH } from '../../http/input-guard.ts'
 import { PackageCorrupt, PackageInflatesTooLarge, PackageVersionUnsupported } from './errors.ts'
 import type { Row } from './introspect.ts'
+import { quoted } from '../../errors/quoted.ts'
 
 /**
  * A tenant package is gzip of newline-delimited JSON, one record a line, streamable both ways in constant memory:
@@ -113,10 +114,10 @@ export async function* readPackage(
       if (record.type === 'row') {
         const name = String(record.part)
         if (!part) {
-          if (!header.tables.includes(name) || seen.has(name)) throw new PackageCorrupt(`unexpected part ${name}`)
+          if (!header.tables.includes(name) || seen.has(name)) throw new PackageCorrupt(`unexpected part ${quoted(name)}`)
           part = { name, hash: createHash('sha256'), count: 0 }
         }
-        if (name !== part.name || typeof record.row !== 'object' || record.row === null) throw new PackageCorrupt(`row of part ${name} out of place`)
+        if (name !== part.name || typeof record.row !== 'object' || record.row === null) throw new PackageCorrupt(`row of part ${quoted(name)} out of place`)
         part.hash.update(line)
         part.count += 1
         whole.update(line)
@@ -125,7 +126,7 @@ export async function* readPackage(
       } else if (record.type === 'partEnd') {
         const name = String(record.part)
         const current = part ?? (header.tables.includes(name) && !seen.has(name) ? { name, hash: createHash('sha256'), count: 0 } : undefined)
-        if (!current || current.name !== name) throw new PackageCorrupt(`unexpected end of part ${name}`)
+        if (!current || current.name !== name) throw new PackageCorrupt(`unexpected end of part ${quoted(name)}`)
         if (record.count !== current.count || record.sha256 !== current.hash.digest('hex')) throw new PackageCorrupt(`part ${name} does not match its checksum`)
         seen.add(name)
         part = undefined
@@ -135,7 +136,7 @@ export async function* readPackage(
         if (record.sha256 !== whole.digest('hex')) throw new PackageCorrupt('the package does not match its checksum')
         ended = true
       } else {
-        throw new PackageCorrupt(`unknown record type ${String(record.type)}`)
+        throw new PackageCorrupt(`unknown record type ${quoted(String(record.type))}`)
       }
     }
   } catch (err) {
@@ -171,6 +172,8 @@ function parseRecord(text: string): Record<string, unknown> {
   throw new PackageCorrupt('a line is not a JSON record')
 }
 
+const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
 function checkHeader(record: Record<string, unknown>): PackageHeader {
   if (record.type !== 'header' || record.format !== PACKAGE_FORMAT) throw new PackageCorrupt('not a sitegrid tenant package')
   if (typeof record.formatVersion !== 'number' || record.formatVersion > PACKAGE_FORMAT_VERSION || record.formatVersion < 1) {
@@ -192,6 +195,8 @@ function headerFieldProblem(record: Record<string, unknown>): string | undefined
   if (record.sourceMode !== 'site' && record.sourceMode !== 'cloud') return 'sourceMode must be one of site, cloud'
   if (typeof record.exportedAt !== 'string') return 'exportedAt must be a string'
   if (record.site !== null && typeof record.site !== 'string') return 'site must be a string or null'
-  if (!Array.isArray(record.tables) || !record.tables.every((t) => typeof t === 'string')) return 'tables must be an array of strings'
+  // Table names as SQL writes them (at most 63 characters): every refusal may name a part, and a name was any string.
+  if (!Array.isArray(record.tables) || !record.tables.every((t) => typeof t === 'string' && TABLE_NAME.test(t)))
+    return 'tables must be an array of table names (a-z, 0-9 and _, at most 63 characters)'
   return undefined
 }

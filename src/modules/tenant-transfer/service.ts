@@ -42,6 +42,7 @@ import type { ImportReport } from './schemas.ts'
 import { EXPORTED_TABLES, type ExportedTable, type StoredPart, type StoredParts } from './tables.ts'
 import { findValueProblem } from './value-rules.ts'
 import { findHeldElsewhere, findUniqueConflicts, uniqueRulesOf, type UniqueRule } from './unique-rules.ts'
+import { quoted } from '../../errors/quoted.ts'
 
 /**
  * A staged package is stored a chunk of at most 16 KiB a statement, as the body arrives, and read back 32 chunks a
@@ -227,7 +228,7 @@ export function createTenantTransferService(deps: TenantTransferDeps) {
             header = h
           })) {
             const part = parts.get(name)
-            if (!part) throw new PackageCorrupt(`part ${name} is not a table of this server`)
+            if (!part) throw new PackageCorrupt(`part ${quoted(name)} is not a table of this server`)
             rowOfPart = part === batchPart ? rowOfPart + 1 : 1
             checkRow(part, row, rowOfPart, deps.baseDomain)
             if (part !== batchPart || batch.length >= (part.stored ? STORED_BATCH_ROWS : BATCH_ROWS)) await flush()
@@ -428,7 +429,9 @@ function refuseRepeatedKey(part: Part, row: Row, line: number, seen: Map<string,
   const text = JSON.stringify(key.map((c) => row[c]))
   const earlier = seen.get(text)
   if (earlier !== undefined) {
-    throw new PackageCorrupt(`row ${line} of part ${part.spec.name} repeats the key (${key.map((c) => `${c} ${String(row[c])}`).join(', ')}) of row ${earlier}`)
+    throw new PackageCorrupt(
+      `row ${line} of part ${part.spec.name} repeats the key (${key.map((c) => `${c} ${quoted(String(row[c]))}`).join(', ')}) of row ${earlier}`,
+    )
   }
   seen.set(text, line)
 }

@@ -1,6 +1,6 @@
 import { isNumberLike, numberProblem, parseDecimal } from './numbers.ts'
 import type { SettledOptions } from './options.ts'
-import { quoted } from './quoted.ts'
+import { quoted } from '../../../errors/quoted.ts'
 
 /** What a value cell holds; see CellReader.read. */
 export const CELL_NUMBER = 0

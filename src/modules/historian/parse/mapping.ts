@@ -6,7 +6,7 @@ import { INSTANCE_LIMITS } from '../../instances/limits.ts'
 import { findColumn } from './header.ts'
 import { parseDecimal } from './numbers.ts'
 import type { ByteSource } from './types.ts'
-import { quoted } from './quoted.ts'
+import { quoted } from '../../../errors/quoted.ts'
 
 /** Where one historian tag's samples go. */
 export interface TagMapping {

@@ -1,5 +1,5 @@
 import type { DecimalMark } from './options.ts'
-import { quoted } from './quoted.ts'
+import { quoted } from '../../../errors/quoted.ts'
 
 const PLUS = 0x2b
 const MINUS = 0x2d

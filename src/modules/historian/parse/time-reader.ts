@@ -3,7 +3,7 @@ import type { DateOrder } from './options.ts'
 import { parseTimestamp } from './timestamps.ts'
 import type { ParsedTime } from './timestamps.ts'
 import { ZoneClock } from './zone-clock.ts'
-import { quoted } from './quoted.ts'
+import { quoted } from '../../../errors/quoted.ts'
 
 /** Timestamp cell → UTC epoch ms, for one batch's date order and time zone. */
 export class TimeReader {

@@ -1,7 +1,7 @@
 import { daysFromCivil, daysInMonth } from './calendar.ts'
 import type { DateOrder } from './options.ts'
 import { Cursor, isLetter } from './timestamp-cursor.ts'
-import { quoted } from './quoted.ts'
+import { quoted } from '../../../errors/quoted.ts'
 
 /** A parsed timestamp: wall-clock milliseconds as if UTC, plus the offset when the text gave one. */
 export interface ParsedTime {

@@ -9,7 +9,7 @@ import type { SampleBuffer } from '../store/sample-buffer.ts'
 import { sampleValueRule } from '../sample-value.ts'
 import type { BatchReport, CollisionEntry, TagCoverage } from './batch-view.ts'
 import { MAX_HISTORIAN_TAG_LENGTH } from '../parse/mapping.ts'
-import { quoted } from '../parse/quoted.ts'
+import { quoted } from '../../../errors/quoted.ts'
 
 /** Collisions listed in the batch report (all are counted); the report pages through these. */
 export const MAX_COLLISIONS_LISTED = 1000

@@ -2,7 +2,7 @@ import { invalidField } from '../../../errors/domain-error.ts'
 import { textRule, UTF8_RULE } from '../../../http/input-guard.ts'
 import { FORMAT_NAMES } from '../parse/index.ts'
 import type { DateOrder, DecimalMark, FormatName, ParseOptions, QualityScale, Separator } from '../parse/index.ts'
-import { quoted } from '../parse/quoted.ts'
+import { quoted } from '../../../errors/quoted.ts'
 
 /** A part of the multipart upload, whatever the HTTP library: a text field or a file stream. */
 export type UploadPart =

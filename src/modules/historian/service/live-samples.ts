@@ -15,7 +15,7 @@
 import { parseZonedTime } from '../parse/timestamps.ts'
 import { MAX_TIME } from '../../../clock.ts'
 import { sampleValueRule } from '../sample-value.ts'
-import { quoted } from '../parse/quoted.ts'
+import { quoted } from '../../../errors/quoted.ts'
 
 /** A sample read; `index` is its position in the body (the JSON array's, or the line's from 0). */
 export interface LiveSample {

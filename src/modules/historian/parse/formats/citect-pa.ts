@@ -5,7 +5,7 @@ import { describeHeader, normaliseName, separatorHint } from '../header.ts'
 import type { BatchSink } from '../sink.ts'
 import type { DecodeContext, FormatAdapter, RowDecoder } from './adapter.ts'
 import { decodeWideCells, readTagColumns, rejectWideRow } from './wide-row.ts'
-import { quoted } from '../quoted.ts'
+import { quoted } from '../../../../errors/quoted.ts'
 
 // Process Analyst writes these for "no value at this time"; localized exports may differ.
 const MISSING_WORDS = ['NA', 'N/A', 'GATED']

@@ -3,7 +3,7 @@ import type { CsvRow } from '../csv.ts'
 import type { BatchSink } from '../sink.ts'
 import type { Quality } from '../types.ts'
 import type { DecodeContext } from './adapter.ts'
-import { quoted } from '../quoted.ts'
+import { quoted } from '../../../../errors/quoted.ts'
 
 /** Column positions of a one-sample-a-row layout; `quality` is -1 when there is none. */
 export interface TallColumns {

@@ -3,7 +3,7 @@ import type { CsvRow } from '../csv.ts'
 import { HistorianHeaderInvalid } from '../errors.ts'
 import { describeHeader } from '../header.ts'
 import type { BatchSink } from '../sink.ts'
-import { quoted } from '../quoted.ts'
+import { quoted } from '../../../../errors/quoted.ts'
 
 /**
  * Tag names of a one-row-a-timestamp header, from column `first` on. An unnamed column is
