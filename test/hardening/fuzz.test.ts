@@ -63,7 +63,7 @@ interface FuzzRequest {
 
 /**
  * A streamed AI answer (`text/event-stream`) records its usage once the stream has ended, after the response: the
- * next request's snapshot would otherwise see that write as its own (stop 45's seed 606, PostgreSQL: a 400 "changed
+ * next request's snapshot would otherwise see that write as its own (session 26, seed 606, PostgreSQL: a 400 "changed
  * ai_usage"). Waits (at most 5 s) until the organisation has no request in flight.
  */
 async function streamSettled(h: Harness, orgId: string, res: LightMyRequestResponse): Promise<void> {
