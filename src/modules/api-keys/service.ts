@@ -268,9 +268,10 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       await db.transaction().execute((trx) => markKeysUsed(trx, uses))
     },
 
-    /** The name of a key that still authenticates, for GET /api/me. */
-    async nameOf(orgId: OrgId, keyId: string): Promise<string | undefined> {
-      return (await findActiveApiKey(db, orgId, keyId))?.name
+    /** The name and restriction of a key that still authenticates, for GET /api/me. */
+    async describe(orgId: OrgId, keyId: string): Promise<{ name: string; siteId: string | null; networks: string[] | null } | undefined> {
+      const row = await findActiveApiKey(db, orgId, keyId)
+      return row && { name: row.name, siteId: row.site_code, networks: row.networks === null ? null : row.networks.split(',') }
     },
   }
 }

@@ -101,9 +101,9 @@ for (const dialect of testDialects()) {
       assert.match(String(audit[0]!.detail), /site deleted/)
     })
 
-    it('mint, the key list and the key read show the restriction; an unrestricted key shows null for both', async (t) => {
+    it("mint, the key list, the key read and the key's own GET /api/me show the restriction; an unrestricted key shows null for both", async (t) => {
       const h = await harness(t, dialect)
-      const { as, keyId: ownerKeyId, mint } = await orgWithSites(h)
+      const { org, as, keyId: ownerKeyId, mint } = await orgWithSites(h)
       const minted = await mint({ siteId: 'A', networks: ['10.20.0.0/16', '2001:DB8:5::/48', '10.20.0.0/16', '192.0.2.7'] })
       assert.equal(minted.statusCode, 201)
       const networks = ['10.20.0.0/16', '2001:db8:5::/48', '192.0.2.7/32']
@@ -125,6 +125,13 @@ for (const dialect of testDialects()) {
       const absent = await h.inject(as, { url: '/api/admin/api-keys/11111111-1111-4111-8111-111111111111' })
       assert.equal(absent.statusCode, 404)
       assert.equal(absent.json().code, 'NotFound')
+
+      // A gateway's key cannot list keys (a route of no site): /api/me tells it its own restriction.
+      const me = await h.inject({ org, apiKey: minted.json().plaintext as string }, { url: '/api/me', remoteAddress: '10.20.1.5' })
+      assert.equal(me.statusCode, 200, me.body)
+      assert.deepEqual([me.json().siteId, me.json().networks], ['A', networks])
+      const mine = (await h.inject(as, { url: '/api/me' })).json()
+      assert.deepEqual([mine.siteId, mine.networks], [null, null])
     })
 
     it('mint refuses an unknown site (400 naming /siteId) and a malformed network (400 naming it), storing no key', async (t) => {

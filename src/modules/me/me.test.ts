@@ -4,7 +4,7 @@ import { harness, testDialects } from '../../../test/harness.ts'
 import { identityHarness, startSharedProvider, type SharedProvider } from '../../../test/oidc/identity-harness.ts'
 import { CHEAP_PINS, signedIn } from '../../../test/site/support.ts'
 
-const FIELDS = ['email', 'id', 'isPlatformAdmin', 'kind', 'mode', 'name', 'orgSlug', 'role']
+const FIELDS = ['email', 'id', 'isPlatformAdmin', 'kind', 'mode', 'name', 'networks', 'orgSlug', 'role', 'siteId']
 
 for (const dialect of testDialects()) {
   describe(`${dialect}: GET /api/me`, () => {
@@ -30,6 +30,8 @@ for (const dialect of testDialects()) {
         email: null,
         orgSlug: org.slug,
         mode: 'site',
+        siteId: null,
+        networks: null,
       })
       assert.equal(res.headers['cache-control'], 'no-store')
     })
@@ -60,6 +62,8 @@ for (const dialect of testDialects()) {
         email: user.email,
         orgSlug: org.slug,
         mode: 'site',
+        siteId: null,
+        networks: null,
       })
     })
 
@@ -77,6 +81,8 @@ for (const dialect of testDialects()) {
         email: 'ada@example.test',
         orgSlug: h.org.slug,
         mode: 'cloud',
+        siteId: null,
+        networks: null,
       })
     })
 

@@ -14,6 +14,13 @@ export const MeSchema = Type.Object(
     email: Type.Union([Type.String(), Type.Null()], { description: "The signed-in person's e-mail; null for an API key." }),
     orgSlug: Type.String({ description: 'The organisation the host serves (and the credential belongs to).' }),
     mode: Type.Union([Type.Literal('cloud'), Type.Literal('site')], { description: "The server's mode." }),
+    siteId: Type.Union([Type.String(), Type.Null()], {
+      description: "An API key restricted to one site: that site's code, the only one whose routes it reaches. Null otherwise.",
+    }),
+    networks: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description:
+        'An API key restricted to client networks: its CIDR blocks (it gives no access of its own to others, see the operations marked so). Null otherwise.',
+    }),
   },
   { $id: 'Me', additionalProperties: false },
 )
