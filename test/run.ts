@@ -3,6 +3,8 @@
 import { spawn } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { FailureDigest } from './failure-digest.ts'
 import { dropTestDatabases, startPostgres } from './postgres.ts'
 
 function findTests(dir: string): string[] {
@@ -28,10 +30,21 @@ if (wantsPostgres && !url) {
 // This run's databases carry its id (test/postgres.ts), so the clean-up below leaves other runs' databases alone.
 const run = Math.random().toString(36).slice(2, 8)
 const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=900000', ...files], {
-  stdio: 'inherit',
+  stdio: ['inherit', 'pipe', 'inherit'],
   env: { ...process.env, SITEGRID_TEST_RUN: run, ...(url ? { TEST_DATABASE_URL: url } : {}) },
 })
-const code = await new Promise<number>((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))))
+// The report passes through line by line; the failures are repeated just above the closing summary, so a reader of
+// the run's last lines (a CI log's tail) sees which tests failed and why without the whole report.
+const digest = new FailureDigest()
+const lines = createInterface({ input: child.stdout })
+lines.on('line', (line) => {
+  for (const out of digest.push(line)) process.stdout.write(`${out}\n`)
+})
+const [code] = await Promise.all([
+  new Promise<number>((resolve) => child.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0)))),
+  new Promise((resolve) => lines.on('close', resolve)),
+])
+for (const out of digest.end()) process.stdout.write(`${out}\n`)
 if (url && !stop) await dropTestDatabases(url, run).catch((err: unknown) => console.error('could not drop test databases:', err))
 await stop?.()
 process.exit(code)
