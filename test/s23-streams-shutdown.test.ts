@@ -83,9 +83,9 @@ for (const dialect of testDialects()) {
         const answer = JSON.parse(poll.body!) as { changes: unknown[]; next: unknown; more: boolean }
         assert.deepEqual(answer.changes, [])
         assert.equal(answer.more, false)
-        assert.ok(poll.endedAt - closing < 2_000, `the poll was answered ${Math.round(poll.endedAt - closing)} ms after the drain began`)
+        assert.ok(poll.endedAt - closing < 5_000, `the poll was answered ${Math.round(poll.endedAt - closing)} ms after the drain began`)
       }
-      assert.ok(closedIn < 2_000, `the close took ${Math.round(closedIn)} ms`)
+      assert.ok(closedIn < 5_000, `the close took ${Math.round(closedIn)} ms (the grace is 10 s)`)
     })
 
     it('50 pulls waiting for changes whose clients go away stop looking at once: no query, timer or connection left behind', async (t) => {
@@ -161,8 +161,8 @@ for (const dialect of testDialects()) {
         event: 'error',
         data: { code: 'ServiceUnavailable', status: 503, message: 'The server is shutting down; send the request again.' },
       })
-      assert.ok(endedAt - closing < 2_000, `the stream ended ${Math.round(endedAt - closing)} ms after the drain began`)
-      assert.ok(closedIn < 2_000, `the close took ${Math.round(closedIn)} ms`)
+      assert.ok(endedAt - closing < 5_000, `the stream ended ${Math.round(endedAt - closing)} ms after the drain began`)
+      assert.ok(closedIn < 5_000, `the close took ${Math.round(closedIn)} ms (the grace is 10 s)`)
       const [row] = await settledRows()
       assert.equal(row?.status, 'failed')
       assert.equal(row?.error_code, 'ServiceUnavailable')
@@ -203,13 +203,13 @@ for (const dialect of testDialects()) {
         "the server's writes to the client backed up (the case's premise)",
       )
       const closing = performance.now()
-      const closed = await Promise.race([h.app.close().then(() => 'closed'), sleep(5_000).then(() => 'still closing after 5 s')])
+      const closed = await Promise.race([h.app.close().then(() => 'closed'), sleep(8_000).then(() => 'still closing after 8 s')])
       const closedIn = performance.now() - closing
       if (closed !== 'closed') req.destroy() // the close waits for this client: end it, so that the test ends
       response.resume() // what the server sent, then how the body ended
       const { complete } = await answer
       assert.equal(closed, 'closed')
-      assert.ok(closedIn < 2_000, `the close took ${Math.round(closedIn)} ms`)
+      assert.ok(closedIn < 5_000, `the close took ${Math.round(closedIn)} ms (the grace is 10 s)`)
       assert.equal(complete, false, 'the body is cut off, not ended as if whole')
       const [row] = await settledRows()
       assert.notEqual(row?.status, 'pending')

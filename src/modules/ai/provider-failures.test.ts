@@ -48,7 +48,7 @@ describe('ai provider: retries and failures', () => {
     assert.equal(answer.text, 'ok now')
     assert.equal(fake.requests.length, 2)
     assert.ok(elapsed >= 950, `waited ${elapsed} ms, Retry-After asked for 1000`)
-    assert.ok(elapsed < 2_500, `waited ${elapsed} ms`)
+    assert.ok(elapsed < 5_000, `waited ${elapsed} ms`)
   })
 
   it('500 on every attempt ends in AiProviderError (502) after maxRetries + 1 attempts, without the provider text', async (t) => {
@@ -95,7 +95,7 @@ describe('ai provider: retries and failures', () => {
     assert.ok(error instanceof AiProviderUnavailable)
     assert.equal(error.retryAfterSeconds, 120)
     assert.equal(fake.requests.length, 1)
-    assert.ok(performance.now() - started < 1_000)
+    assert.ok(performance.now() - started < 10_000, 'not the 120 s asked for')
   })
 
   it('a 400 from the provider is not retried and maps to AiProviderError', async (t) => {
