@@ -118,7 +118,7 @@ describe('requests the HTTP parser refuses, on a real server', () => {
     assert.equal(assertProblem(extended, 413, 'PayloadTooLarge').detail, "A chunk's extensions exceed 16 KiB.")
   })
 
-  it('headers slower than SITEGRID_HEADERS_TIMEOUT_MS, and a body slower than SITEGRID_REQUEST_TIMEOUT_MS: 408 RequestTimeout soon after the timeout (not Node's own check, up to 31 s later); nothing created', async (t) => {
+  it("headers slower than SITEGRID_HEADERS_TIMEOUT_MS, and a body slower than SITEGRID_REQUEST_TIMEOUT_MS: 408 RequestTimeout soon after the timeout (not at Node's own check, up to 31 s later); nothing created", async (t) => {
     const { org, key, port, sites } = await server(t, { SITEGRID_HEADERS_TIMEOUT_MS: '1000', SITEGRID_REQUEST_TIMEOUT_MS: '2000' })
     const head = `POST /api/sites HTTP/1.1\r\nHost: ${org.slug}.localhost\r\nX-Api-Key: ${key}\r\nContent-Type: application/json\r\n`
     const site = JSON.stringify({ code: 'PLANT1', name: 'Plant 1' })
