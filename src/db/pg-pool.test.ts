@@ -14,6 +14,7 @@ import { currentScope, withOrgScope, withSystemScope } from './tenant-scope.ts'
 // No org_id filter: what a read sees here is row-level security's doing alone.
 const everySite = reusableQuery((db: Db) => db.selectFrom('sites').select(['org_id', 'code']).orderBy('code'))
 const siteOf = reusableQuery((db: Db, code: string) => db.selectFrom('sites').select(['org_id', 'code', 'created_at']).where('code', '=', code))
+const sitesWithBackend = reusableQuery((db: Db) => db.selectFrom('sites').select(['org_id', 'code', sql<number>`pg_backend_pid()`.as('pid')]))
 const backend = reusableQuery((db: Db, seconds: string) =>
   db.selectNoFrom([sql<number>`pg_backend_pid()`.as('pid'), sql<string>`pg_sleep(${seconds}::float8)::text`.as('slept')]),
 )
@@ -125,14 +126,90 @@ if (testDialects().includes('postgres')) {
       assert.deepEqual(await withOrgScope(a, () => siteOf(app.db, 'no such site')), [], 'no row')
     })
 
+    it('the reads of one turn go to the server together: one loan and one client for up to 64 of them', async (t) => {
+      const { app, a, b } = await twoOrgs(t, { poolSize: 10 })
+      const turn = (count: number) =>
+        Promise.all(
+          Array.from({ length: count }, (_, i) =>
+            withOrgScope(i % 2 === 0 ? a : b, async () => ({ org: currentScope(), rows: await sitesWithBackend(app.db) })),
+          ),
+        )
+      await turn(1)
+      let before = app.poolStats().acquired
+      const answers = await turn(30)
+      assert.equal(app.poolStats().acquired - before, 1, 'one loan for the thirty reads of the turn')
+      assert.equal(new Set(answers.map((r) => r.rows[0]!.pid)).size, 1, 'one client answered them')
+      for (const { org, rows } of answers)
+        assert.deepEqual(
+          rows.map(({ pid: _, ...site }) => site),
+          [{ org_id: org, code: `S-${org}` }],
+        )
+      before = app.poolStats().acquired
+      const many = await turn(150)
+      assert.equal(app.poolStats().acquired - before, 3, 'batches of at most 64')
+      assert.ok(new Set(many.map((r) => r.rows[0]!.pid)).size <= 3)
+      for (const { org, rows } of many)
+        assert.deepEqual(
+          rows.map(({ pid: _, ...site }) => site),
+          [{ org_id: org, code: `S-${org}` }],
+        )
+    })
+
+    it('a read the server refuses fails alone: the reads before and after it in its turn answer, each in its own scope', async (t) => {
+      const { app, a, b } = await twoOrgs(t, { poolSize: 1 })
+      const before = app.poolStats().acquired
+      const settled = await Promise.allSettled([
+        withOrgScope(a, () => everySite(app.db)),
+        withOrgScope(b, () => everySite(app.db)),
+        withOrgScope(b, () => backend(app.db, 'not a number')),
+        withOrgScope(a, () => everySite(app.db)),
+        withOrgScope(b, () => backend(app.db, 'nor this')),
+        withOrgScope(b, () => everySite(app.db)),
+        everySite(app.db),
+      ])
+      assert.deepEqual(
+        settled.map((r) => (r.status === 'fulfilled' ? r.value : String((r.reason as Error).message))),
+        [
+          [{ org_id: a, code: `S-${a}` }],
+          [{ org_id: b, code: `S-${b}` }],
+          'invalid input syntax for type double precision: "not a number"',
+          [{ org_id: a, code: `S-${a}` }],
+          'invalid input syntax for type double precision: "nor this"',
+          [{ org_id: b, code: `S-${b}` }],
+          [],
+        ],
+      )
+      // The batch of seven failed at its third read; the four after it ran again, each by itself (one loan each).
+      assert.equal(app.poolStats().acquired - before, 1 + 4)
+      assert.equal(app.poolStats().open, 1, 'the client is not discarded for an error of a read')
+    })
+
+    it("a scope set in a batch that failed is undone with it, and set again: a read never runs in another's scope", async (t) => {
+      const { app, a, b } = await twoOrgs(t, { poolSize: 1 })
+      assert.deepEqual(await withOrgScope(a, () => everySite(app.db)), [{ org_id: a, code: `S-${a}` }])
+      // Alone in its turn: the batch sets b, then fails; the server's session is back in a's scope.
+      await assert.rejects(
+        withOrgScope(b, () => backend(app.db, 'x')),
+        /invalid input syntax/,
+      )
+      assert.deepEqual(await withOrgScope(b, () => everySite(app.db)), [{ org_id: b, code: `S-${b}` }])
+      // A statement first prepared in a failed batch is prepared again without a clash.
+      await assert.rejects(Promise.all([withOrgScope(a, () => siteOf(app.db, `S-${a}`)), withOrgScope(a, () => backend(app.db, 'y'))]), /invalid input/)
+      assert.deepEqual(
+        (await withOrgScope(a, () => siteOf(app.db, `S-${a}`))).map((r) => r.code),
+        [`S-${a}`],
+      )
+      assert.deepEqual(await everySite(app.db), [], 'no scope: no tenant rows')
+    })
+
     it('a client whose read timed out is never lent again; the meter counts the loans and the timeout', async (t) => {
       const { app } = await twoOrgs(t, { poolSize: 1, queryTimeoutMs: 300 })
       const [first] = await backend(app.db, '0')
       const before = app.poolStats()
-      await assert.rejects(backend(app.db, '3'), /Query read timeout/)
+      await assert.rejects(backend(app.db, '10'), /Query read timeout/)
       const started = performance.now()
       const [after] = await backend(app.db, '0')
-      assert.ok(performance.now() - started < 2_000, 'the next read did not wait behind the timed-out one')
+      assert.ok(performance.now() - started < 6_000, 'the next read did not wait behind the timed-out one (10 s)')
       assert.notEqual(after!.pid, first!.pid, 'a new connection, not the one still running the slow statement')
       const stats = app.poolStats()
       assert.equal(stats.acquired - before.acquired, 2)
@@ -143,7 +220,9 @@ if (testDialects().includes('postgres')) {
     it('a client given back is lent again without a timer; one idle past the idle timeout is closed; a dead one is never lent', async (t) => {
       const { app, owner, a } = await twoOrgs(t, { poolSize: 2, idleTimeoutMs: 1_000 })
       const code = `S-${a}`
-      await Promise.all([withOrgScope(a, () => siteOf(app.db, code)), withOrgScope(a, () => siteOf(app.db, code))])
+      // Two transactions at once hold two clients (the reads of one turn would share one).
+      const held = () => withOrgScope(a, () => app.db.transaction().execute((trx) => sql`select pg_sleep(0.05)`.execute(trx)))
+      await Promise.all([held(), held()])
       assert.deepEqual([app.poolStats().open, app.poolStats().idle], [2, 2])
       // pg-pool arms a connection timer on every loan and an idle timer on every release; a client kept by the lender
       // arms neither (the idle timeout is one timer for all the kept clients, armed when the first is kept).

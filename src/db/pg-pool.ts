@@ -11,9 +11,10 @@ const SET_SCOPE = `select set_config('${SCOPE_SETTING}', $1, false)`
  *
  * - **Row-level security** (migration 1200): a lent client carries the tenant scope of the async context that asked
  *   for it (tenant-scope.ts) in its session setting `sitegrid.org_id`; no scope is '' and shows no tenant rows. The
- *   setting is session-wide (`set_config(…, false)`, sent outside any transaction, so no rollback undoes it) and is
- *   written only when the client last carried another scope: one extra round trip per change, none per query. The
- *   scope a client carries is forgotten before it is written, so a failed write is written again on the next loan.
+ *   setting is session-wide (`set_config(…, false)`, committed before the client's next transaction begins, so no rollback of it undoes it) and is
+ *   written only when the client last carried another scope: one extra round trip per change (a read's batch: one
+ *   more statement in the same write), none per query. The scope a client carries is forgotten before it is written
+ *   and known again only once the write committed, so a failed write is written again on the next loan.
  *   A transaction keeps the scope of its start (its client is borrowed once).
  * - **The pool meter's counts** (pool-meter.ts): each loan, the wait for it (the pool's, not the scope's round trip),
  *   the clients lent, the queries that time out.
@@ -21,10 +22,12 @@ const SET_SCOPE = `select set_config('${SCOPE_SETTING}', $1, false)`
  *   still pending on it), whose connection failed, or which emitted an error is released with an error, which makes
  *   pg-pool destroy it; otherwise every later request would queue behind it.
  *
- * `read` is the reusable queries' path (issue 29, fifth pass): one statement, prepared by name on each client, on a
- * client borrowed and returned with callbacks, making one promise where Kysely's executor, its connection provider
- * and the driver layers made some thirty — each of them running Node's promise hooks for the scope's
- * AsyncLocalStorage. Its rows are the objects pg builds, made from the statement's columns read once (sixth pass).
+ * `read` is the reusable queries' path (issue 29, fifth pass; reads only, reusable-query.ts): no Kysely executor, one
+ * promise a read where Kysely's layers made some thirty, each running Node's promise hooks for the scope's
+ * AsyncLocalStorage. The reads asked for in one turn of the event loop go to the server together (session 27,
+ * `ReadBatch`): one write and one answer for all of them on one client, where each read made its own write and its
+ * own answer on a client of its own (the pair of system calls a read cost more than the rest of its work). A read
+ * carries the scope it was asked in: the batch sets each scope before the reads of it, in the same transaction.
  *
  * A client given back is kept by the lender and lent again at once (issue 29, sixth pass): pg-pool opens the clients,
  * makes callers wait when all are lent, and destroys the broken ones; its timers a loan and a release are not paid.
@@ -55,35 +58,109 @@ interface Columns {
 type Field = { name: string; dataTypeID: number; format: string }
 type Parsers = { getTypeParser(oid: number, format: 'text'): (value: string) => unknown }
 
+/** A read waiting for its batch: the statement, its values, the scope it runs in, and its caller. */
+interface Read {
+  readonly statement: Statement
+  readonly values: readonly unknown[]
+  readonly scope: string
+  readonly resolve: (rows: unknown[]) => void
+  readonly reject: (err: Error) => void
+}
+
+/** What the lender knows of one client's session: the scope it carries, and the statements prepared on it. */
+interface Session {
+  scope: string | undefined
+  readonly prepared: Set<string>
+}
+
+/** One statement of a batch: a read, or the scope setting that the reads after it run in. */
+interface Step {
+  readonly statement: Statement
+  readonly values: readonly unknown[]
+  readonly read?: Read
+  readonly rows: unknown[]
+  error?: unknown
+}
+
+const SCOPE_STATEMENT: Statement = { name: 'sitegrid_scope', text: SET_SCOPE }
+
+/** How a batch ended: the failure if any, and the reads still to run (those after the one that failed). */
+type BatchEnd = (err: Error | undefined, unrun: Read[]) => void
+
 /**
- * A statement prepared by name. pg copies a query config object by its property descriptors (~5 µs a query, more than
- * the rest of its work on a small read); given the text as a string it does not, and the name is set afterwards.
+ * The reads of one event-loop turn, sent to the server in one write and answered in order (issue 29, session 27):
+ * each read is its statement prepared by name (parsed once per client), bound and executed; a change of scope between
+ * two reads is its `set_config` statement between them; one Sync ends them all, so they run as one implicit
+ * transaction. A statement that fails aborts that transaction: what follows it never runs, and a scope set before it
+ * is undone — so no read runs in a scope its setting did not reach. The failed read gets its error; the reads after it
+ * are handed back to run again; the reads before it already have their rows (reads only: nothing of theirs is undone).
  *
- * Its rows are built from the statement's columns, read from the first answer's description and kept: pg's `Result`
- * looks every column's type parser up and builds a row template on every answer (`addFields`, 3 % of a cached
- * request's CPU, issue 29 sixth pass). The same objects as pg's: one property a column, in column order, a repeated
- * name keeping its last value, each value through the pool's type parser for its type, null as null.
+ * Rows are built from the statement's columns, read from the first answer's description and kept (the first batch to
+ * send a statement asks for its description; later ones do not): pg's `Result` looks every column's type parser up
+ * and builds a row template on every answer (`addFields`, issue 29 sixth pass). The same objects as pg's: one property
+ * a column, in column order, a repeated name keeping its last value, each value through the pool's type parser for its
+ * type, null as null.
  */
-class NamedQuery extends pg.Query {
-  readonly #statement: Statement
-  #columns: Columns | undefined
-  readonly #rows: unknown[] = []
-  constructor(statement: Statement, values: readonly unknown[], callback: (err: Error | undefined, rows: unknown[]) => void) {
-    super(statement.text, values as unknown[], ((err: Error | undefined) => callback(err, this.#rows)) as ConstructorParameters<typeof pg.Query>[2])
-    ;(this as unknown as { name: string }).name = statement.name
-    this.#statement = statement
+class ReadBatch extends pg.Query {
+  readonly #steps: Step[] = []
+  readonly #session: Session
+  readonly #end: BatchEnd
+  /** The scope the session carries once the batch commits, and the statements it prepares. */
+  readonly #scope: string | undefined
+  readonly #preparing = new Set<string>()
+  #at = 0
+  #ended = false
+
+  constructor(reads: readonly Read[], session: Session, end: BatchEnd) {
+    super('')
+    this.#session = session
+    this.#end = end
+    let scope = session.scope
+    for (const read of reads) {
+      if (read.scope !== scope) {
+        scope = read.scope
+        this.#steps.push({ statement: SCOPE_STATEMENT, values: [scope], rows: [] })
+      }
+      this.#steps.push({ statement: read.statement, values: read.values, read, rows: [] })
+    }
+    this.#scope = scope
+  }
+
+  override submit = (connection: pg.Connection): null => {
+    const con = connection as unknown as Wire
+    con.stream.cork()
+    try {
+      for (const { statement, values, read } of this.#steps) {
+        const { name, text } = statement
+        if (!this.#session.prepared.has(name) && !this.#preparing.has(name)) {
+          // A statement of a batch that failed may or may not exist on the server: closing a missing one is no error.
+          con.close({ type: 'S', name })
+          con.parse({ name, text })
+          this.#preparing.add(name)
+        }
+        con.bind({ statement: name, values, valueMapper: prepareValue })
+        if (read && !statement.columns) con.describe({ type: 'P', name: '' })
+        con.execute({ portal: '' })
+      }
+      con.sync()
+    } finally {
+      con.stream.uncork()
+    }
+    return null
   }
 
   handleRowDescription(msg: { fields: Field[] }): void {
+    const step = this.#steps[this.#at]!
     const types = (this as unknown as { _result: { _types: Parsers } })._result._types
     // The pool binds every statement's results as text; a binary column would need pg's own decoding.
-    if (msg.fields.some((f) => f.format !== 'text')) this.#cancel(new TypeError('a reusable statement answered a binary column'))
-    else this.#columns = this.#statement.columns ??= describe(msg.fields, types)
+    if (msg.fields.some((f) => f.format !== 'text')) step.error = new TypeError('a reusable statement answered a binary column')
+    else step.statement.columns ??= describe(msg.fields, types)
   }
 
   handleDataRow(msg: { fields: Array<string | null> }): void {
-    if (this.#canceled()) return
-    const { names, parsers } = this.#columns!
+    const step = this.#steps[this.#at]!
+    if (!step.read || step.error) return
+    const { names, parsers } = step.statement.columns!
     const row: Record<string, unknown> = {}
     try {
       for (let i = 0; i < names.length; i++) {
@@ -91,29 +168,78 @@ class NamedQuery extends pg.Query {
         row[names[i]!] = value === null || value === undefined ? null : parsers[i]!(value)
       }
     } catch (err) {
-      return this.#cancel(err)
+      step.error = err
+      return
     }
-    this.#rows.push(row)
+    step.rows.push(row)
   }
 
-  /** As pg's own: a failure reading the answer is the query's, reported once the server is ready again. */
-  #cancel(err: unknown): void {
-    ;(this as unknown as { _canceledDueToError: unknown })._canceledDueToError = err
+  handleCommandComplete(): void {
+    const { read, rows, error } = this.#steps[this.#at++]!
+    if (!read) return
+    if (error) read.reject(error as Error)
+    else read.resolve(rows)
   }
 
-  #canceled(): boolean {
-    return Boolean((this as unknown as { _canceledDueToError: unknown })._canceledDueToError)
+  handleReadyForQuery(): void {
+    if (this.#ended) return
+    this.#session.scope = this.#scope
+    for (const name of this.#preparing) this.#session.prepared.add(name)
+    this.#finish(undefined)
+  }
+
+  /**
+   * The server's error for the read being answered: that read fails, and the batch's transaction is aborted (the scope
+   * and preparations of the batch are not trusted; the reads after it never ran and are handed back). Any other
+   * failure (a read timeout, a lost connection, a scope setting refused) fails every read not yet answered.
+   */
+  handleError(err: Error): void {
+    if (this.#ended) return
+    this.#session.scope = undefined
+    const failed = this.#steps[this.#at]
+    if (err instanceof pg.DatabaseError && failed?.read) {
+      this.#at++
+      failed.read.reject(err)
+    } else {
+      for (const { read } of this.#steps.slice(this.#at)) read?.reject(err)
+      this.#at = this.#steps.length
+    }
+    this.#finish(err)
+  }
+
+  #finish(err: Error | undefined): void {
+    this.#ended = true
+    // pg's query timeout, if set, waits for the query's callback.
+    ;(this as unknown as { callback?: (err?: Error) => void }).callback?.(err)
+    const unrun = this.#steps.slice(this.#at).flatMap(({ read }) => (read ? [read] : []))
+    this.#end(err, unrun)
   }
 }
+
+/** The extended-protocol messages of pg's connection a batch writes. */
+interface Wire {
+  stream: { cork(): void; uncork(): void }
+  close(msg: { type: 'S'; name: string }): void
+  parse(msg: { name: string; text: string }): void
+  bind(msg: { statement: string; values: readonly unknown[]; valueMapper: (value: unknown) => unknown }): void
+  describe(msg: { type: 'P'; name: string }): void
+  execute(msg: { portal: string }): void
+  sync(): void
+}
+
+// pg's own mapping of a bound value to its text (as for Kysely's queries); exported by pg, absent from its types.
+const { prepareValue } = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils
 
 function describe(fields: Field[], types: Parsers): Columns {
   return { names: fields.map((f) => f.name), parsers: fields.map((f) => types.getTypeParser(f.dataTypeID, 'text')) }
 }
 
+/** The most reads one batch carries; more in one turn go in several batches, on several clients. */
+const MAX_BATCH = 64
+
 export function scopedPool(pool: pg.Pool, meter: DriverMeter, idleTimeoutMs: number): ScopedPool {
-  const scopes = new WeakMap<pg.PoolClient, string>()
+  const sessions = new WeakMap<pg.PoolClient, Session>()
   const broken = new WeakSet<pg.PoolClient>()
-  const watched = new WeakSet<pg.PoolClient>()
   /** pg-pool's own release of each client it lent: the client goes back to it (and, with a failure, is destroyed). */
   const returns = new WeakMap<pg.PoolClient, (failure?: Error | boolean) => void>()
   /** The clients our callers gave back, most recent last: lent from pg-pool still, so its timers see none of their loans. */
@@ -122,6 +248,9 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter, idleTimeoutMs: num
   let ending = false
   /** Each reusable statement by its text: one name per text across the clients, and its columns once described. */
   const statements = new Map<string, Statement>()
+  /** The reads asked for in this turn of the event loop, sent together once it ends (`flush`). */
+  let waiting: Read[] = []
+  let flushing: NodeJS.Immediate | undefined
 
   function failed(client: pg.PoolClient, err: unknown): void {
     meter.failed(err)
@@ -130,7 +259,7 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter, idleTimeoutMs: num
 
   /** Kysely's queries (promise style): a failure counted and, for a fault, the client marked. Callbacks report their own. */
   function watch(client: pg.PoolClient): void {
-    watched.add(client)
+    sessions.set(client, { scope: undefined, prepared: new Set() })
     // Also while the client is idle here: pg-pool listens to its clients only while they are idle in its own list.
     client.on('error', () => broken.add(client))
     const query = client.query.bind(client) as (...args: unknown[]) => unknown
@@ -163,11 +292,11 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter, idleTimeoutMs: num
   }
 
   /**
-   * Borrows a client carrying `scope`; `then` owns it (its `release` counts it back) or gets the error. A client kept
-   * here is lent at once: pg-pool's loan costs a timer for the connection timeout, a tick, and on release a timer for
-   * the idle timeout (issue 29, sixth pass); only when none is kept does pg-pool lend, open or make the caller wait.
+   * Borrows a client; `then` owns it (its `release` counts it back) or gets the error. A client kept here is lent at
+   * once: pg-pool's loan costs a timer for the connection timeout, a tick, and on release a timer for the idle timeout
+   * (issue 29, sixth pass); only when none is kept does pg-pool lend, open or make the caller wait.
    */
-  function lend(scope: string, then: Lent): void {
+  function lend(then: Lent): void {
     const started = meter.startAcquire()
     for (let kept = idle.pop(); kept; kept = idle.pop()) {
       if (!usable(kept.client)) {
@@ -175,18 +304,18 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter, idleTimeoutMs: num
         continue
       }
       meter.endAcquire(started)
-      return carry(kept.client, scope, then)
+      return owned(kept.client, then)
     }
     pool.connect((err, client) => {
       meter.endAcquire(started, err)
       if (err || !client) return then(err ?? new Error('pg-pool lent no client'))
-      if (!watched.has(client)) watch(client)
+      if (!sessions.has(client)) watch(client)
       returns.set(client, client.release)
-      carry(client, scope, then)
+      owned(client, then)
     })
   }
 
-  function carry(client: pg.PoolClient, scope: string, then: Lent): void {
+  function owned(client: pg.PoolClient, then: Lent): void {
     let released = false
     client.release = (failure?: Error | boolean) => {
       if (released) throw new Error('Release called on client which has already been released to the pool.')
@@ -195,23 +324,58 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter, idleTimeoutMs: num
       if (failure) returns.get(client)!(failure)
       else giveBack(client)
     }
-    if (scopes.get(client) === scope) return then(undefined, client)
-    scopes.delete(client)
-    client.query(SET_SCOPE, [scope], (err: Error | undefined) => {
+    then(undefined, client)
+  }
+
+  /** Kysely's loan: a client carrying `scope`, written first only when the client last carried another. */
+  function carry(scope: string, then: Lent): void {
+    lend((err, client) => {
+      if (err) return then(err)
+      const session = sessions.get(client!)!
+      if (session.scope === scope) return then(undefined, client)
+      session.scope = undefined
+      client!.query(SET_SCOPE, [scope], (err: Error | undefined) => {
+        if (err) {
+          failed(client!, err)
+          client!.release()
+          return then(err)
+        }
+        session.scope = scope
+        then(undefined, client)
+      })
+    })
+  }
+
+  /** Sends the reads of the turn, in batches of at most MAX_BATCH, each on a client of its own. */
+  function flush(): void {
+    flushing = undefined
+    const reads = waiting
+    waiting = []
+    for (let at = 0; at < reads.length; at += MAX_BATCH) send(reads.slice(at, at + MAX_BATCH))
+  }
+
+  function send(reads: Read[]): void {
+    lend((err, client) => {
       if (err) {
-        failed(client, err)
-        client.release()
-        return then(err)
+        for (const read of reads) read.reject(err)
+        return
       }
-      scopes.set(client, scope)
-      then(undefined, client)
+      client!.query(
+        new ReadBatch(reads, sessions.get(client!)!, (err, unrun) => {
+          if (err) failed(client!, err)
+          client!.release()
+          // Sent again at once, each by itself: a read never runs again behind another's failure, and a turn of many
+          // failing reads costs each read one more execution at most, not one for every failure before it.
+          for (const read of unrun) send([read])
+        }),
+      )
     })
   }
 
   return {
     connect() {
       const scope = currentScope()
-      return new Promise((resolve, reject) => lend(scope, (err, client) => (err ? reject(err) : resolve(client!))))
+      return new Promise((resolve, reject) => carry(scope, (err, client) => (err ? reject(err) : resolve(client!))))
     },
     end() {
       ending = true
@@ -227,19 +391,11 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter, idleTimeoutMs: num
         statement = { name: `sitegrid_${statements.size}`, text }
         statements.set(text, statement)
       }
-      return new Promise((resolve, reject) =>
-        lend(scope, (err, client) => {
-          if (err) return reject(err)
-          client!.query(
-            new NamedQuery(statement, values, (err, rows) => {
-              if (err) failed(client!, err)
-              client!.release()
-              if (err) reject(err)
-              else resolve(rows)
-            }),
-          )
-        }),
-      )
+      const target = statement
+      return new Promise((resolve, reject) => {
+        waiting.push({ statement: target, values, scope, resolve, reject })
+        flushing ??= setImmediate(flush)
+      })
     },
   }
 }

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Compilable } from 'kysely'
+import { CompiledQuery, type Compilable, SelectQueryNode } from 'kysely'
 import { directReader } from './connect.ts'
 import type { Db } from './schema.ts'
 
@@ -11,8 +11,10 @@ interface Shape {
 
 /**
  * Kysely builds and compiles a query's tree on every call, which costs more than running a small indexed query.
- * For a hot query whose shape never changes, this compiles it once per database (with marker values in place of
- * the string arguments) and afterwards runs the same SQL with the real arguments bound. Arguments must be bound
+ * For a hot read whose shape never changes, this compiles it once per database (with marker values in place of
+ * the string arguments) and afterwards runs the same SQL with the real arguments bound. Reads only (a SELECT without
+ * locking clause): on PostgreSQL the reads of a turn run together in one transaction (pg-pool.ts), where a write
+ * would hold its locks for the others' time and be undone by their failure. Arguments must be bound
  * parameters of the query (values compared or inserted), never identifiers or anything that changes its shape.
  * Outside a transaction the statement runs without Kysely's executor (connect.ts `directReader`): on SQLite directly on
  * the connection, on PostgreSQL prepared by name on a pooled client carrying the caller's scope (pg-pool.ts).
@@ -27,6 +29,9 @@ export function reusableQuery<Args extends string[], Row>(build: (db: Db, ...arg
       if (!shape) {
         const markers = args.map((_, i) => `\u0000reusable-query-argument-${i}\u0000`) as Args
         const compiled = build(db, ...markers).compile()
+        if (!SelectQueryNode.is(compiled.query) || compiled.query.endModifiers?.length) {
+          throw new TypeError('reusableQuery: reads only (a SELECT without a locking clause such as FOR UPDATE)')
+        }
         const slots = compiled.parameters.map((p) => (typeof p === 'string' ? markers.indexOf(p) : -1))
         if (new Set(slots.filter((s) => s >= 0)).size !== args.length) throw new TypeError('reusableQuery: every argument must be a bound parameter')
         shape = { sql: compiled.sql, slots, constants: [...compiled.parameters] }
