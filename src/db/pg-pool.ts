@@ -126,6 +126,11 @@ class ReadBatch extends pg.Query {
     this.#scope = scope
   }
 
+  /** The statements the batch sends, in order (the scope settings among them). */
+  texts(): string[] {
+    return this.#steps.map(({ statement }) => statement.text)
+  }
+
   override submit = (connection: pg.Connection): null => {
     const con = connection as unknown as Wire
     con.stream.cork()
@@ -214,6 +219,14 @@ class ReadBatch extends pg.Query {
     const unrun = this.#steps.slice(this.#at).flatMap(({ read }) => (read ? [read] : []))
     this.#end(err, unrun)
   }
+}
+
+/**
+ * The statements of a batch of reads handed to pg's `Client#query` (one round trip), or undefined for any other query:
+ * for tests that watch what the process sends through pg.
+ */
+export function batchedStatements(query: unknown): string[] | undefined {
+  return query instanceof ReadBatch ? query.texts() : undefined
 }
 
 /** The extended-protocol messages of pg's connection a batch writes. */

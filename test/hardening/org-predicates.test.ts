@@ -8,6 +8,7 @@ import { after, before, describe, it, type TestContext } from 'node:test'
 import pg from 'pg'
 import { postgresUrl, harness, testDialects, type Harness } from '../harness.ts'
 import { connectDatabase } from '../../src/db/connect.ts'
+import { batchedStatements } from '../../src/db/pg-pool.ts'
 import { REFERENCE_TABLES } from '../../src/db/distribution.ts'
 import { tenantTables } from '../../src/db/row-level-security.ts'
 import { createIdentityServices } from '../../src/app.ts'
@@ -81,8 +82,9 @@ const clientQuery = pg.Client.prototype.query
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   if (recording) {
     const config = args[0] as string | { text?: string } | undefined
-    const text = typeof config === 'string' ? config : config?.text
-    if (text) {
+    // A batch of the pool's reusable reads sends several statements in one query (db/pg-pool.ts).
+    for (const text of batchedStatements(config) ?? [typeof config === 'string' ? config : config?.text]) {
+      if (!text) continue
       const normalised = text.replace(/\s+/g, ' ').trim()
       recorded.set(normalised, (recorded.get(normalised) ?? 0) + 1)
     }
