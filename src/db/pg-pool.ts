@@ -126,7 +126,7 @@ class ReadBatch extends pg.Query {
     this.#scope = scope
   }
 
-  /** The statements the batch sends, in order (the scope settings among them). */
+  /** The statements the batch sends, in order (the scope settings among them); their values are mapped already (`read`). */
   texts(): string[] {
     return this.#steps.map(({ statement }) => statement.text)
   }
@@ -143,7 +143,7 @@ class ReadBatch extends pg.Query {
           con.parse({ name, text })
           this.#preparing.add(name)
         }
-        con.bind({ statement: name, values, valueMapper: prepareValue })
+        con.bind({ statement: name, values })
         if (read && !statement.columns) con.describe({ type: 'P', name: '' })
         con.execute({ portal: '' })
       }
@@ -234,7 +234,7 @@ interface Wire {
   stream: { cork(): void; uncork(): void }
   close(msg: { type: 'S'; name: string }): void
   parse(msg: { name: string; text: string }): void
-  bind(msg: { statement: string; values: readonly unknown[]; valueMapper: (value: unknown) => unknown }): void
+  bind(msg: { statement: string; values: readonly unknown[] }): void
   describe(msg: { type: 'P'; name: string }): void
   execute(msg: { portal: string }): void
   sync(): void
@@ -404,9 +404,16 @@ export function scopedPool(pool: pg.Pool, meter: DriverMeter, idleTimeoutMs: num
         statement = { name: `sitegrid_${statements.size}`, text }
         statements.set(text, statement)
       }
+      // Each value as pg sends it, mapped now: a value it cannot send fails this read alone, before any batch is written.
+      let mapped: unknown[]
+      try {
+        mapped = values.map((value) => prepareValue(value))
+      } catch (err) {
+        return Promise.reject(err as Error)
+      }
       const target = statement
       return new Promise((resolve, reject) => {
-        waiting.push({ statement: target, values, scope, resolve, reject })
+        waiting.push({ statement: target, values: mapped, scope, resolve, reject })
         flushing ??= setImmediate(flush)
       })
     },
