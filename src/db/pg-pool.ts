@@ -11,10 +11,11 @@ const SET_SCOPE = `select set_config('${SCOPE_SETTING}', $1, false)`
  *
  * - **Row-level security** (migration 1200): a lent client carries the tenant scope of the async context that asked
  *   for it (tenant-scope.ts) in its session setting `sitegrid.org_id`; no scope is '' and shows no tenant rows. The
- *   setting is session-wide (`set_config(…, false)`, committed before the client's next transaction begins, so no rollback of it undoes it) and is
- *   written only when the client last carried another scope: one extra round trip per change (a read's batch: one
- *   more statement in the same write), none per query. The scope a client carries is forgotten before it is written
- *   and known again only once the write committed, so a failed write is written again on the next loan.
+ *   setting is session-wide (`set_config(…, false)`, committed before the client's next transaction begins, so no
+ *   rollback of that transaction undoes it) and is written only when the client last carried another scope: one extra
+ *   round trip per change (in a batch of reads: one more statement in the same write), none per query. The scope a
+ *   client carries is forgotten before it is written and known again only once the write committed, so a failed write
+ *   is written again on the next loan.
  *   A transaction keeps the scope of its start (its client is borrowed once).
  * - **The pool meter's counts** (pool-meter.ts): each loan, the wait for it (the pool's, not the scope's round trip),
  *   the clients lent, the queries that time out.
