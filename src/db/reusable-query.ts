@@ -13,8 +13,9 @@ interface Shape {
  * Kysely builds and compiles a query's tree on every call, which costs more than running a small indexed query.
  * For a hot read whose shape never changes, this compiles it once per database (with marker values in place of
  * the string arguments) and afterwards runs the same SQL with the real arguments bound. Reads only (a SELECT without
- * locking clause): on PostgreSQL the reads of a turn run together in one transaction (pg-pool.ts), where a write
- * would hold its locks for the others' time and be undone by their failure. Arguments must be bound
+ * locking clause), and small ones (an indexed lookup): on PostgreSQL the reads of a turn run together in one
+ * transaction, one after the other on one connection (pg-pool.ts), where a write would hold its locks for the others'
+ * time and be undone by their failure, and a slow read would hold up the others. Arguments must be bound
  * parameters of the query (values compared or inserted), never identifiers or anything that changes its shape.
  * Outside a transaction the statement runs without Kysely's executor (connect.ts `directReader`): on SQLite directly on
  * the connection, on PostgreSQL prepared by name on a pooled client carrying the caller's scope (pg-pool.ts).
