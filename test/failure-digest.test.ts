@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { it } from 'node:test'
 import { FailureDigest } from './failure-digest.ts'
@@ -46,4 +46,20 @@ it('a passing run prints no digest: the summary comes through unchanged', () => 
   const { passed, tail } = digestOf(['# Subtest: a', 'ok 1 - a', '1..1', '# tests 1', '# pass 1', '# fail 0'])
   assert.deepEqual(passed, ['# Subtest: a', 'ok 1 - a', '1..1'])
   assert.deepEqual(tail, ['# tests 1', '# pass 1', '# fail 0'])
+})
+
+it('the runner outlives a reader that goes away: it still waits for the tests and exits with their code', async () => {
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env
+  const runner = fileURLToPath(new URL('./run.ts', import.meta.url))
+  const child = spawn(process.execPath, ['--import', 'tsx', runner, fixture], { env: { ...env, SITEGRID_TEST_DIALECTS: 'sqlite' } })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  // The first line read, the pipe is closed: the runner's later writes meet EPIPE.
+  await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()))
+  child.stdout.destroy()
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  assert.equal(code, 1, `the fixture's failures decide the exit code; stderr: ${stderr}`)
+  assert.doesNotMatch(stderr, /EPIPE|Unhandled 'error'/)
 })

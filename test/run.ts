@@ -36,6 +36,10 @@ const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-conc
 // The report passes through line by line; the failures are repeated just above the closing summary, so a reader of
 // the run's last lines (a CI log's tail) sees which tests failed and why without the whole report.
 const digest = new FailureDigest()
+// A reader that went away (`npm test | head`) must not end the runner before the child and the clean-up below.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err
+})
 const lines = createInterface({ input: child.stdout })
 lines.on('line', (line) => {
   for (const out of digest.push(line)) process.stdout.write(`${out}\n`)

@@ -52,6 +52,9 @@ export const apiKeysSiteDependent: SiteDependent = {
 /** RFC 9562 §4: a UUID is the same in any letter case; ids are minted and stored in lower case (key-id.ts). */
 const storedKeyId = (keyId: string) => keyId.toLowerCase()
 
+/** A key's stored client networks (canonical blocks joined by commas) as the API shows them; null: any address. */
+const shownNetworks = (stored: string | null): string[] | null => (stored === null ? null : stored.split(','))
+
 function toApiKey(r: PublicKeyRow): ApiKey {
   return {
     keyId: r.id,
@@ -63,7 +66,7 @@ function toApiKey(r: PublicKeyRow): ApiKey {
     expiresAt: iso(r.expires_at),
     lastUsedAt: r.last_used_at === null ? null : iso(r.last_used_at),
     siteId: r.site_code,
-    networks: r.networks === null ? null : r.networks.split(','),
+    networks: shownNetworks(r.networks),
   }
 }
 
@@ -271,7 +274,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     /** The name and restriction of a key that still authenticates, for GET /api/me. */
     async describe(orgId: OrgId, keyId: string): Promise<{ name: string; siteId: string | null; networks: string[] | null } | undefined> {
       const row = await findActiveApiKey(db, orgId, keyId)
-      return row && { name: row.name, siteId: row.site_code, networks: row.networks === null ? null : row.networks.split(',') }
+      return row && { name: row.name, siteId: row.site_code, networks: shownNetworks(row.networks) }
     },
   }
 }
