@@ -7,7 +7,7 @@
 // the cloud with all its samples. Peak memory of both sides during the catch-up is printed (FLEET_OFFLINE_SAMPLES /
 // FLEET_OFFLINE_EVENTS scale the case down for a quick run).
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { existsSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
@@ -31,11 +31,17 @@ const SITE = 'PIT'
 const OUTAGE_DAYS = 30
 const DAY_MS = 86_400_000
 
-/** The environment that runs a process `days` ahead (libfaketime, as `faketime -f +Nd` sets it; monotonic time real). */
+/**
+ * The environment that runs a process `days` ahead (libfaketime preloaded, as `faketime -f +Nd` sets it; monotonic time
+ * real). The library is preloaded directly: Debian's `faketime` wrapper refuses to start ("sem_open: File exists") when a
+ * semaphore named after its process id is already in /dev/shm, as one left by a killed process under libfaketime is.
+ */
 function faketimeEnv(days: number): Record<string, string> {
-  const probe = spawnSync('faketime', ['-f', '+0d', 'printenv', 'LD_PRELOAD'], { encoding: 'utf8' })
-  assert.equal(probe.status, 0, `faketime (Debian package faketime) must be installed: ${probe.error ?? probe.stderr}`)
-  return { LD_PRELOAD: probe.stdout.trim(), FAKETIME: `+${days}d`, FAKETIME_DONT_FAKE_MONOTONIC: '1' }
+  const triplet = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' }[process.arch as string] ?? ''
+  const libraries = [`/usr/lib/${triplet}/faketime`, '/usr/lib64/faketime', '/usr/lib/faketime', '/usr/local/lib/faketime']
+  const library = libraries.map((dir) => `${dir}/libfaketime.so.1`).find((file) => existsSync(file))
+  assert.ok(library, `libfaketime (Debian package faketime) must be installed: none of ${libraries.join(', ')} holds it`)
+  return { LD_PRELOAD: library, FAKETIME: `+${days}d`, FAKETIME_DONT_FAKE_MONOTONIC: '1' }
 }
 
 /** A `long` trend CSV upload of `rows` samples (TAGS tags over INSTANCES instances, one sample per tag per second). */
@@ -220,6 +226,15 @@ describe('fleet link, real processes: 1 000 000 samples and 10 000 alarm events 
     const later = faketimeEnv(OUTAGE_DAYS)
     cloud = await startServer({ cwd: world.cwd, env: { ...world.env, ...later }, bundle, port: cloudPort })
     site.server = await startServer({ cwd: site.cwd, env: { ...site.env, ...later }, bundle })
+    // libfaketime makes a semaphore and a shared memory object named after each process and removes them when it
+    // exits; a process killed leaves them in /dev/shm, so they are removed here once the processes are gone.
+    const faked = [cloud, site.server]
+    t.after(async () => {
+      for (const server of faked) {
+        await server.stop('SIGKILL')
+        for (const name of [`sem.faketime_sem_${server.child.pid}`, `faketime_shm_${server.child.pid}`]) rmSync(`/dev/shm/${name}`, { force: true })
+      }
+    })
     const afterShelve = (await site.call('GET', `/api/sites/${SITE}/alarms/${shelved.alarmId}`)).json() as { state: string }
     assert.notEqual(afterShelve.state, 'shelved', 'the 8-hour shelve ran out during the 30 days')
     const lateEvents = Array.from({ length: 10 }, (_, j) => ({
