@@ -1,12 +1,12 @@
 /**
  * Every wire error code with its HTTP status, title and documentation. Codes never change once shipped.
- * `satisfies` makes a missing entry a compile error; `test/errors.test.ts` walks the whole table.
+ * `satisfies` makes a missing entry a compile error; `src/errors/errors.test.ts` walks the whole table.
  */
 export const catalog = {
   ValidationFailed: {
     status: 400,
     title: 'The request is not valid',
-    doc: 'A field breaks a rule of the schema. `errors` lists each field (`in`, `pointer`) with the rule it breaks.',
+    doc: 'A field breaks a rule of the schema. `errors` lists each field (`in`, `pointer`) with the rule it breaks (of a request its schema refuses, the first 100, `detail` saying how many more).',
   },
   MalformedBody: {
     status: 400,
