@@ -8,6 +8,9 @@ export interface FieldProblem {
   message: string
 }
 
+/** A property's name as one token of a JSON pointer (RFC 6901: `~` is written `~0`, `/` is written `~1`). */
+export const pointerToken = (name: string): string => name.replaceAll('~', '~0').replaceAll('/', '~1')
+
 export interface DomainErrorOptions {
   errors?: FieldProblem[]
   extensions?: Record<string, unknown>

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import { Transform } from 'node:stream'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { invalidField, type FieldProblem } from '../errors/domain-error.ts'
+import { invalidField, pointerToken, type FieldProblem } from '../errors/domain-error.ts'
 import { BodyNotUtf8, CharsetRefused, ContentEncodingRefused } from './errors.ts'
 
 /**
@@ -135,9 +135,6 @@ export function utf8Checked(): Transform {
   })
 }
 
-/** RFC 6901: `~` and `/` in a reference token are escaped. */
-const token = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1')
-
 /** A value met by the walk; its pointer is spelled out only when it is refused. */
 interface Visit {
   value: unknown
@@ -148,7 +145,7 @@ interface Visit {
 
 function pointerOf(visit: Visit, base: string): string {
   const tokens: string[] = []
-  for (let v: Visit | undefined = visit; v?.parent !== undefined; v = v.parent) tokens.push(token(String(v.key)))
+  for (let v: Visit | undefined = visit; v?.parent !== undefined; v = v.parent) tokens.push(pointerToken(String(v.key)))
   return tokens.length === 0 ? base : `${base}/${tokens.reverse().join('/')}`
 }
 

@@ -3,7 +3,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { Type } from 'typebox'
 import { catalog, isErrorCode, type ErrorCode } from '../errors/catalog.ts'
 import { isForeignKeyViolation, isUniqueViolation } from '../db/constraint-errors.ts'
-import { DomainError, NotFound, type FieldProblem } from '../errors/domain-error.ts'
+import { DomainError, NotFound, pointerToken, type FieldProblem } from '../errors/domain-error.ts'
 import { UnsupportedMediaType } from './errors.ts'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
@@ -117,8 +117,8 @@ export const DATE_TIME_RULE = 'must be a date-time as RFC 3339 with Z or an offs
 
 function describe(e: AjvError): { pointer: string; message: string; allowed?: string[] } {
   const child = e.params.missingProperty ?? e.params.additionalProperty
-  // A property's name is a pointer's token (RFC 6901): `~` and `/` escaped, as Ajv's instancePath has them.
-  const pointer = child === undefined ? e.instancePath : `${e.instancePath}/${String(child).replaceAll('~', '~0').replaceAll('/', '~1')}`
+  // A property's name as a pointer's token, as Ajv's instancePath has them.
+  const pointer = child === undefined ? e.instancePath : `${e.instancePath}/${pointerToken(String(child))}`
   if (e.keyword === 'required') return { pointer, message: 'is required' }
   if (e.keyword === 'additionalProperties') return { pointer, message: 'is not a known property' }
   if (e.keyword === 'format' && e.params.format === 'date-time') return { pointer, message: DATE_TIME_RULE }

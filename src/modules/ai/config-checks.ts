@@ -1,6 +1,7 @@
 // Turns the schema validator's errors (Ajv, allErrors) into the AI configuration's problems: one per JSON pointer,
 // worded from the schema's own keywords, so that one pass reports every bad key instead of stopping at the first.
 import type { ErrorObject } from 'ajv'
+import { pointerToken } from '../../errors/domain-error.ts'
 
 export interface AiConfigProblem {
   /** JSON pointer into the input, e.g. `/providers/1/baseUrl`. */
@@ -93,7 +94,7 @@ function unionProblems(node: Node, value: unknown, pointer: string): Problems {
   const branch = node.anyOf?.find((b) => b.properties?.[present[0]!] !== undefined) ?? {}
   const unknown = Object.keys(value)
     .filter((key) => !keys.includes(key))
-    .map((key) => ({ pointer: `${pointer}/${key}`, message: `unknown key; expected one of ${keys.join(', ')}` }))
+    .map((key) => ({ pointer: `${pointer}/${pointerToken(key)}`, message: `unknown key; expected one of ${keys.join(', ')}` }))
   const field = branch.properties?.[present[0]!] ?? {}
   const own = value[present[0]!]
   const fine = typeof own === 'string' && own !== '' && (field.pattern === undefined || new RegExp(field.pattern).test(own))
@@ -128,7 +129,7 @@ export function schemaProblems(schema: object, input: unknown, errors: readonly 
       add(`${at}/${key}`, requiredMessage(node?.properties?.[key]))
     } else if (error.keyword === 'additionalProperties') {
       const key = (error.params as { additionalProperty: string }).additionalProperty
-      add(`${at}/${key}`, `unknown key; expected one of ${Object.keys(node?.properties ?? {}).join(', ')}`)
+      add(`${at}/${pointerToken(key)}`, `unknown key; expected one of ${Object.keys(node?.properties ?? {}).join(', ')}`)
     } else if (error.keyword === 'anyOf') {
       unions.add(at)
     } else if (node) {

@@ -106,6 +106,17 @@ describe('ai configuration', () => {
       ['/providers/0/timeoutMS', '/providers/1/maxRetries', '/tiers/0/provider', '/tiers/1/maxTokensCeiling', '/defaultTier'],
     )
     assert.match(problems[0]?.message ?? '', /unknown key/)
+    // An unknown key's name is one token of its pointer (RFC 6901), in a union's branch too.
+    const escaped = problemsOf(
+      withChange((c) => {
+        Object.assign(c.providers[0]!, { 'a/b': 1 })
+        Object.assign(c.providers[1]!, { apiKey: { env: 'OPENAI_API_KEY', 'c~d': 1 } })
+      }),
+    )
+    assert.deepEqual(
+      escaped.map((p) => p.pointer),
+      ['/providers/0/a~1b', '/providers/1/apiKey/c~0d'],
+    )
     assert.match(problems[1]?.message ?? '', /integer from 0 to 10, got -1/)
     assert.match(problems[2]?.message ?? '', /"nowhere" is not a configured provider; expected one of plant-box, openai/)
     assert.match(problems[4]?.message ?? '', /"ultra" is not a tier; expected one of fast, deep/)
