@@ -102,24 +102,50 @@ const idList = (ids: readonly string[]): string =>
   `${ids.slice(0, MAX_LISTED_IDS).join(', ')}${ids.length > MAX_LISTED_IDS ? `, … ${ids.length - MAX_LISTED_IDS} more` : ''}`
 
 const WORD_CHAR = /[\p{L}\p{N}_-]/u
+/** The most occurrences of node ids and names in a prompt looked at; the nodes after the budget count as not named. */
+const MENTION_BUDGET = 1_000_000
 
-/** Where the prompt first names the node by id or name as a whole word ("TX-1" is not in "TX-12"); -1: nowhere. */
-function mentionAt(prompt: string, ...names: Array<string | null | undefined>): number {
+/**
+ * Where a prompt first names each node by id or name as a whole word ("TX-1" is not in "TX-12"). The prompt is read
+ * once (lower-cased, each character's word class), each distinct id or name is looked for once, and the occurrences
+ * looked at are bounded by MENTION_BUDGET: a network of many nodes named alike and a prompt of one letter repeated
+ * made every node scan the whole prompt (minutes for 100 000 nodes).
+ */
+function mentionFinder(prompt: string): (...names: Array<string | null | undefined>) => number {
   const text = prompt.toLowerCase()
-  let first = -1
-  for (const name of names) {
-    if (!name || name.length < 2) continue
-    const wanted = name.toLowerCase()
-    for (let at = text.indexOf(wanted); at >= 0; at = text.indexOf(wanted, at + 1)) {
-      const before = text[at - 1]
-      const after = text[at + wanted.length]
-      if ((before === undefined || !WORD_CHAR.test(before)) && (after === undefined || !WORD_CHAR.test(after))) {
-        if (first < 0 || at < first) first = at
-        break
-      }
+  const word = new Uint8Array(text.length)
+  for (let i = 0; i < text.length; i++) word[i] = WORD_CHAR.test(text[i]!) ? 1 : 0
+  const found = new Map<string, number>()
+  let budget = MENTION_BUDGET
+  const firstAt = (wanted: string): number => {
+    for (let at = text.indexOf(wanted); at >= 0 && budget > 0; at = text.indexOf(wanted, at + 1), budget--) {
+      const end = at + wanted.length
+      if ((at === 0 || word[at - 1] === 0) && (end === text.length || word[end] === 0)) return at
     }
+    return -1
   }
-  return first
+  return (...names) => {
+    let first = -1
+    for (const name of names) {
+      if (!name || name.length < 2) continue
+      const wanted = name.toLowerCase()
+      let at = found.get(wanted)
+      if (at === undefined) found.set(wanted, (at = firstAt(wanted)))
+      if (at >= 0 && (first < 0 || at < first)) first = at
+    }
+    return first
+  }
+}
+
+/** The nodes `prompt` names by id or name, in the order it names them: the first MAX_NAMED_NODES + 1 (one more tells "first"). */
+export function namedNodes<T extends { id: string; name?: string | null }>(prompt: string, nodes: readonly T[]): T[] {
+  const mentionAt = mentionFinder(prompt)
+  return nodes
+    .map((node) => ({ node, at: mentionAt(node.id, node.name) }))
+    .filter((m) => m.at >= 0)
+    .sort((a, b) => a.at - b.at)
+    .map((m) => m.node)
+    .slice(0, MAX_NAMED_NODES + 1)
 }
 
 /** Node count by type, supplies, islands, loops, and the nodes named in the prompt with their neighbours. */
@@ -140,13 +166,7 @@ async function summariseNetwork(electrical: NonNullable<GroundingSources['electr
     `Islands: ${islands.islandCount}, of which ${islands.unsuppliedIslandCount} without a supply${unsupplied.length === 0 ? '' : ` (nodes ${idList(unsupplied.flatMap((i) => i.nodeIds))})`}.`,
     `Loops: ${loops.loopCount} independent (${loops.isRadial ? 'radial' : 'meshed'}).`,
   ]
-  // In the order the prompt names them: the first mentioned are the ones kept when there are too many.
-  const named = network.nodes
-    .map((node) => ({ node, at: mentionAt(prompt, node.id, node.name) }))
-    .filter((m) => m.at >= 0)
-    .sort((a, b) => a.at - b.at)
-    .map((m) => m.node)
-    .slice(0, MAX_NAMED_NODES + 1)
+  const named = namedNodes(prompt, network.nodes)
   if (named.length === 0) return lines
   const supplied = new Map(islands.islands.flatMap((i) => i.nodeIds.map((id) => [id, i.hasSupply] as const)))
   lines.push(`Nodes named in the question (${named.length > MAX_NAMED_NODES ? `first ${MAX_NAMED_NODES}` : named.length}):`)

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
 import { createController, equipmentSetup, rowCount, snapshot } from '../controllers/test-support.ts'
-import { parseCsvRecords } from './csv.ts'
+import { MAX_FIELD_PROBLEMS } from '../../http/problem.ts'
+import { MAX_LINE_PROBLEMS } from './bulk.ts'
+import { MAX_CSV_COLUMNS, parseCsvRecords } from './csv.ts'
 
 const URL = '/api/sites/S1/instances'
 const BULK = `${URL}/bulk`
@@ -238,6 +240,45 @@ for (const dialect of testDialects()) {
       const empty = await as('POST', BULK, [])
       assert.equal(empty.statusCode, 200)
       assert.equal(empty.json().created, 0)
+      assert.equal(await rowCount(h, 'instances', org.id), 0)
+    })
+
+    it(`a hostile batch is answered in proportion: a line lists at most ${MAX_LINE_PROBLEMS} problems, \`errors\` the first ${MAX_FIELD_PROBLEMS}; a CSV header of more than ${MAX_CSV_COLUMNS} columns is refused before any line is read`, async (t) => {
+      const { h, org, as } = await equipmentSetup(t, dialect)
+      const c = await createController(as)
+      // One line of 60 000 unknown properties and 30 lines of 5: the report and errors stay small, each count told.
+      const wide = Object.fromEntries([...Object.entries(item('W', c.id)), ...Array.from({ length: 60_000 }, (_, i) => [`u${i}`, 0])])
+      const body = [wide, ...Array.from({ length: 30 }, (_, i) => ({ ...item(`N${i}`, c.id), a: 0, b: 0, c: 0, d: 0, e: 0 }))]
+      const payload = JSON.stringify(body)
+      const res = await as('POST', `${BULK}?dryRun=true`, body)
+      assert.equal(res.statusCode, 200, res.body.slice(0, 500))
+      assert.ok(res.body.length < payload.length / 10, `${res.body.length} bytes answered to ${payload.length}`)
+      const lines = res.json().lines as Array<{ errors: Array<{ pointer: string; message: string }> }>
+      assert.equal(lines[0]!.errors.length, MAX_LINE_PROBLEMS)
+      assert.deepEqual(lines[0]!.errors.at(-1), { pointer: '', message: 'and 59991 more problems on this line' })
+      assert.deepEqual(
+        lines[1]!.errors.map((e) => e.pointer),
+        ['/a', '/b', '/c', '/d', '/e'],
+      )
+      const refused = await as('POST', BULK, body)
+      assert.equal(refused.statusCode, 422)
+      const errors = refused.json().errors as Array<{ pointer: string }>
+      assert.equal(errors.length, MAX_FIELD_PROBLEMS)
+      assert.deepEqual(
+        errors.slice(9, 11).map((e) => e.pointer),
+        ['/0', '/1/a'],
+      )
+      // A header of one column too many (and one of 80 005, within the body limit): refused as a whole, naming the bound.
+      const fields = 'id,name,typeId,assetNumber,controllerId'
+      for (const tags of [MAX_CSV_COLUMNS - 4, 80_000]) {
+        const header = `${fields},${Array.from({ length: tags }, (_, i) => `tag:t${i}`).join(',')}`
+        const csv = await as('POST', BULK, `${header}\n${Array.from({ length: 5000 }, (_, i) => `L${i}`).join('\n')}`, CSV)
+        assert.equal(csv.statusCode, 400, csv.body)
+        assert.match(csv.json().detail, new RegExp(`the header has ${tags + 5} columns; at most ${MAX_CSV_COLUMNS}`))
+      }
+      const atBound = `${fields},${Array.from({ length: 1000 }, (_, i) => `tag:t${i}`).join(',')}`
+      const fine = await as('POST', `${BULK}?dryRun=true`, `${atBound}\nA,n,t,a,${c.id}`, CSV)
+      assert.equal(fine.statusCode, 200, fine.body.slice(0, 500))
       assert.equal(await rowCount(h, 'instances', org.id), 0)
     })
 

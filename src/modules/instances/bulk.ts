@@ -1,6 +1,6 @@
 import type { InstancesTable } from '../../db/schema.ts'
 import type { FieldProblem } from '../../errors/domain-error.ts'
-import { describeAjvErrors } from '../../http/problem.ts'
+import { describeAjvErrors, MAX_FIELD_PROBLEMS } from '../../http/problem.ts'
 import { createBodyValidator } from '../../http/validation.ts'
 import type { OrgId } from '../../ids.ts'
 import { sizeProblems } from './checks.ts'
@@ -26,6 +26,19 @@ export function createItemValidator(): (value: unknown) => Problem[] {
     if (check(value)) return sizeProblems(value as CreateInstanceInput)
     return describeAjvErrors(check.errors ?? [])
   }
+}
+
+/** The most problems a refused line lists; the last then says how many more it has. */
+export const MAX_LINE_PROBLEMS = 10
+
+/**
+ * A refused line's problems as the report lists them: a line of a hundred thousand unknown properties would make a
+ * report many times the size of the request (the whole request's `errors` keep the first MAX_FIELD_PROBLEMS).
+ */
+function listedProblems(problems: Problem[]): Problem[] {
+  if (problems.length <= MAX_LINE_PROBLEMS) return problems
+  const more = problems.length - (MAX_LINE_PROBLEMS - 1)
+  return [...problems.slice(0, MAX_LINE_PROBLEMS - 1), { pointer: '', message: `and ${more} more problems on this line` }]
 }
 
 export interface BulkPlan {
@@ -62,8 +75,11 @@ export function planBulk(
     if (item.id !== null && !firstLine.has(item.id)) firstLine.set(item.id, item.line)
     if (problems.length > 0) {
       plan.report.refused++
-      plan.report.lines.push({ line: item.line, id: item.id, outcome: 'refused', errors: problems })
-      for (const p of problems) plan.errors.push({ in: 'body', pointer: `${item.at}${p.pointer}`, message: p.message })
+      const listed = listedProblems(problems)
+      plan.report.lines.push({ line: item.line, id: item.id, outcome: 'refused', errors: listed })
+      for (const p of listed) {
+        if (plan.errors.length < MAX_FIELD_PROBLEMS) plan.errors.push({ in: 'body', pointer: `${item.at}${p.pointer}`, message: p.message })
+      }
       continue
     }
     const row = rowOf(orgId, siteCode, input, ctx.now)

@@ -1,6 +1,8 @@
 import { invalidField } from '../../errors/domain-error.ts'
+import { quoted } from '../../errors/quoted.ts'
 import { findUnsafeJson, MAX_JSON_DEPTH } from '../../http/input-guard.ts'
 import type { BulkItem } from './bulk.ts'
+import { INSTANCE_LIMITS } from './limits.ts'
 
 /** RFC 4180 records with the line each starts on; quoted fields may hold commas, quotes ("") and line breaks. */
 export function parseCsvRecords(text: string): Array<{ line: number; fields: string[] }> {
@@ -51,16 +53,28 @@ const PLAIN = new Set(['id', 'name', 'typeId', 'typeVersion', 'assetNumber', 'co
 const JSON_COLUMNS = new Set(['config', 'tagMappings'])
 const REQUIRED = ['id', 'name', 'typeId', 'assetNumber', 'controllerId']
 
+/** The most columns a header can name: every field once and a `tag:` column for each mapping an instance can have. */
+export const MAX_CSV_COLUMNS = PLAIN.size + JSON_COLUMNS.size + INSTANCE_LIMITS.tagMappingsMaxKeys
+
 /** CSV to bulk items: the header names the fields, `tag:NAME` columns add mappings, empty cells are absent. */
 export function csvToBulkItems(text: string, maxItems: number): BulkItem[] {
   const records = parseCsvRecords(text)
   const header = records.shift()
   if (!header) throw invalidField('/', 'the CSV has no header row')
+  // Bounded before anything walks the columns: every line is read column by column.
+  if (header.fields.length > MAX_CSV_COLUMNS) {
+    throw invalidField(
+      '/',
+      `the header has ${header.fields.length} columns; at most ${MAX_CSV_COLUMNS} (each field once and up to ${INSTANCE_LIMITS.tagMappingsMaxKeys} tag: columns)`,
+    )
+  }
   const columns = header.fields.map((c) => c.trim())
+  const seen = new Set<string>()
   columns.forEach((c, i) => {
     if (!PLAIN.has(c) && !JSON_COLUMNS.has(c) && !(c.startsWith('tag:') && c.length > 4))
-      throw invalidField('/', `header column ${i + 1} ("${c}") is not a known column`)
-    if (columns.indexOf(c) !== i) throw invalidField('/', `header column ${i + 1} ("${c}") appears twice`)
+      throw invalidField('/', `header column ${i + 1} (${quoted(c)}) is not a known column`)
+    if (seen.has(c)) throw invalidField('/', `header column ${i + 1} (${quoted(c)}) appears twice`)
+    seen.add(c)
   })
   for (const r of REQUIRED) if (!columns.includes(r)) throw invalidField('/', `the header has no ${r} column`)
   if (records.length > maxItems) throw invalidField('/', `at most ${maxItems} lines`)

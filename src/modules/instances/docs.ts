@@ -1,3 +1,5 @@
+import { MAX_FIELD_PROBLEMS } from '../../http/problem.ts'
+import { MAX_LINE_PROBLEMS } from './bulk.ts'
 import { INSTANCE_LIMITS } from './limits.ts'
 
 const SCOPE_404 = 'A site or instance of another organisation or another site is the uniform 404.'
@@ -11,8 +13,10 @@ export const docs = {
     `Each line is an instance body (spec 2.4) checked like \`POST …/instances\`; a line whose id exists replaces that instance whole (absent optional fields ` +
     `are cleared), one identical to the stored instance is \`unchanged\`. With \`dryRun=true\` nothing is written and the 200 report says what would be ` +
     `created, updated, left unchanged and refused (by line). Otherwise all or nothing: any refused line answers 422 \`UnprocessableEntity\` with the report ` +
-    `in \`report\` and each problem in \`errors\` (pointer \`/INDEX/field\` for JSON, \`/line/N/field\` for CSV), and nothing is written. ` +
-    `At most ${INSTANCE_LIMITS.bulkMaxItems} lines, within the body size limit. Batches sent at once that name the same new ids all apply: ` +
+    `in \`report\` and each problem in \`errors\` (pointer \`/INDEX/field\` for JSON, \`/line/N/field\` for CSV), and nothing is written; ` +
+    `a line lists at most ${MAX_LINE_PROBLEMS} problems (the last saying how many more it has), \`errors\` the first ${MAX_FIELD_PROBLEMS}. ` +
+    `At most ${INSTANCE_LIMITS.bulkMaxItems} lines, within the body size limit; a CSV header names each field once and at most ` +
+    `${INSTANCE_LIMITS.tagMappingsMaxKeys} \`tag:\` columns. Batches sent at once that name the same new ids all apply: ` +
     `one creates them, the others are planned again on what it left (replaced or \`unchanged\`); ` +
     `only a site that keeps changing under a batch answers 409 \`Conflict\` (nothing written; retry). ${SCOPE_404}`,
   listInstances: `Paged, ordered by id; filters \`controllerId\`, \`area\`, \`typeId\` (exact matches, combined with AND). ${SCOPE_404}`,
