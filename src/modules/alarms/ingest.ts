@@ -78,7 +78,11 @@ export async function applyEventBatch(
 
   const windows = new Map<string, ShelveWindow[]>()
   if (fresh.length > 0) {
-    for (const w of await findShelveWindowsEndingAfter(trx, orgId, siteCode, fresh[0]!.occurredAt)) windows.set(w.tagKey, [...(windows.get(w.tagKey) ?? []), w])
+    for (const w of await findShelveWindowsEndingAfter(trx, orgId, siteCode, fresh[0]!.occurredAt)) {
+      const ofTag = windows.get(w.tagKey)
+      if (ofTag) ofTag.push(w)
+      else windows.set(w.tagKey, [w])
+    }
   }
   const shelvedAt = (key: string, at: number) => windows.get(key)?.some((w) => w.startsAt <= at && at < w.endsAt) ?? false
 

@@ -337,6 +337,11 @@ export type EdgeStatusService = ReturnType<typeof createEdgeStatus>
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>()
-  for (const item of items) out.set(key(item), [...(out.get(key(item)) ?? []), item])
+  for (const item of items) {
+    const k = key(item)
+    const group = out.get(k)
+    if (group) group.push(item)
+    else out.set(k, [item])
+  }
   return out
 }
