@@ -7,6 +7,7 @@ import { loadFlowNetwork } from '../src/modules/electrical/studies/load-flow-net
 import { loadFlowStudy } from '../src/modules/electrical/studies/load-flow-study.ts'
 import { solveLoadFlow } from '../src/modules/electrical/studies/load-flow.ts'
 import { buildGraph, type ElectricalEdge, type ElectricalNode } from '../src/modules/electrical/topology.ts'
+import { seededRandom } from '../test/support/seeded-random.ts'
 import { BENCH_RUNS, loadNow, loadSpread, median, medianWithSpread, ratio } from './lib.ts'
 
 /**
@@ -15,11 +16,7 @@ import { BENCH_RUNS, loadNow, loadSpread, median, medianWithSpread, ratio } from
  * transformer with an off-nominal tap, loads of 0.05–0.11 MW at power factor ≈ 0.93.
  */
 export function generatedNetwork(size: number, seed = 1): LoadFlowCase {
-  let state = seed >>> 0
-  const next = () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0
-    return state / 2 ** 32
-  }
+  const next = seededRandom(seed)
   const id = (i: number) => `B${i}`
   const buses: LoadFlowBus[] = [{ id: id(0), kind: 'slack', vSetPu: 1.02 }]
   const branches: LoadFlowBranch[] = []
@@ -84,11 +81,7 @@ export function benchLoadFlow(size: number, runs = Math.max(BENCH_RUNS, 5)): voi
  * 100 boards. Deterministic from `seed`.
  */
 export function generatedSiteNetwork(size: number, seed = 1): { nodes: ElectricalNode[]; edges: ElectricalEdge[] } {
-  let state = seed >>> 0
-  const next = () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0
-    return state / 2 ** 32
-  }
+  const next = seededRandom(seed)
   const board = (i: number) => (i === 0 ? 'G' : `S${i}`)
   const circuit = () => ({ cableLengthM: 1000 + 1000 * next(), study: { rOhmPerKm: 0.1, xOhmPerKm: 0.08 } })
   const nodes: ElectricalNode[] = [{ id: 'G', nodeType: 0, ratedVoltageV: 33_000 }]

@@ -1,4 +1,5 @@
 import type { NetworkLoadLimits } from './service/network-load.ts'
+import { MAX_ELIMINATION_WORK } from './studies/load-flow-sparse.ts'
 
 const SITE_404 = 'An unknown site, or one of another organisation, is the uniform 404.'
 const NODE_404 = "An unknown site or node (or another organisation's) is the uniform 404."
@@ -13,6 +14,15 @@ const FAULT_CURRENT =
   "transformer's rated voltage ratio (`currentRatio`: I·UrLV/UrHV on the HV side of an LV fault), every device carrying all of it; a missing " +
   'hvRatedVoltageKv/lvRatedVoltageKv there is a 422 naming it (typed or computed). A device on a transformer node measures on its supply side, and ' +
   'a fault at a transformer node is at its supply-side terminals.'
+
+/** The elimination-work bound of both studies (studies/load-flow-sparse.ts, MAX_ELIMINATION_WORK). */
+const TOO_MESHED =
+  'a network too meshed for the sparse solver: a 422 `UnprocessableEntity` (`rule: "network too meshed"`, with `busCount`, `branchCount`, ' +
+  `\`eliminatedBuses\`, \`fillBlocks\`, \`eliminationWork\` and \`maxEliminationWork\`) once eliminating its buses passes ${MAX_ELIMINATION_WORK} operations ` +
+  "(the sum over the buses of the square of each one's remaining neighbours, fill-in included, when it is eliminated), refused while the buses " +
+  'are ordered, before any factorisation, and nothing kept. Radial networks with rings, as plants are, need 1.3 to 1.5 a bus (up to the ' +
+  '100 000 nodes of the network limits), a full 50 × 50 grid 1.2 million; a random mesh of 6 branches a bus is refused from about 550 buses ' +
+  '(at 2 000 buses it would need 110 million, minutes of work)'
 
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {
@@ -51,11 +61,13 @@ export const docs = {
   islands: `Direction ignored; each island lists its nodes and supplies (UtilitySupply, Generator, UpsBattery), largest first. ${SITE_404}`,
   loops:
     `\`isRadial\` and each independent loop with the edge that closes it (the candidate normally-open point). Parallel edges between two nodes form a loop. ` +
-    `${SITE_404}`,
+    `Loops are listed in edge order up to \`maxLoops\` and while the node ids listed over them stay within 100000 (the first loop always, whole); ` +
+    `\`isTruncated\` says some were left out, \`loopCount\` counts them all. ${SITE_404}`,
   isolatedNodes: SITE_404,
   supplyPaths:
     `One shortest path (by hops, direction ignored) to each supply reachable from the node, nearest first; \`isSupplied\` false and no path when none is. ` +
-    `${NODE_404}`,
+    `At most 1000 paths and 100000 node ids over all paths are listed (the nearest path always, whole): when more supplies are reachable, the ` +
+    `nearest are listed, \`isTruncated\` is true and \`supplyCount\` counts every supply reached; both are absent from a whole answer. ${NODE_404}`,
   tripTime:
     `Uses the node's \`protectionCurve\`, \`protectionPickupA\` (Is) and \`protectionTms\`. IEC 60255-151: ` +
     `t = TMS·k/((I/Is)^α − 1) with SI k 0.14 α 0.02, VI 13.5/1, EI 80/2, LTI 120/1; IEEE C37.112: ` +
@@ -82,7 +94,9 @@ export const docs = {
     "KG for generators, κ from R/X in radial parts and by method C in meshed ones, motors in the maximum case only), with the sources' contributions " +
     "(each bus's 5 largest by default; `contributions=all` or `none`, `busId` for one bus: a network of 5 000 buses and 200 motors holds 1 000 000) " +
     'and the data assumed. It reads the study parameters of the nodes (`study` object): a missing one is a 422 `StudyDataMissing` listing every ' +
-    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine), and so are equations made singular by the parameters (an impedance of zero or one far out of scale), naming the bus in `busId`. Line-to-line (two-phase) currents are given with Z(2) = Z(1). ' +
+    '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine), so is ' +
+    TOO_MESHED +
+    ', and so are equations made singular by the parameters (an impedance of zero or one far out of scale), naming the bus in `busId`. Line-to-line (two-phase) currents are given with Z(2) = Z(1). ' +
     'Line-to-earth currents I″k1 (max and min) are computed at every bus whose zero-sequence part is earthed and complete: the grid by x0x1Ratio and r0x0Ratio, ' +
     'transformers by vectorGroup (YNd and Dyn earth their star side through uk0Percent/ur0Percent plus 3·ZN, YNyn passes zero sequence, the others block it), ' +
     'cables and lines by r0OhmPerKm/x0OhmPerKm (c0NfPerKm optional), generators by neutralEarthing and x0Percent. Missing zero-sequence data is not a 422: ' +
@@ -101,6 +115,7 @@ export const docs = {
     'at the rated ratio ratedPowerKva, hvRatedVoltageKv/lvRatedVoltageKv (no magnetising branch, tap or phase shift); a UPS idle. A missing ' +
     'parameter is a 422 `StudyDataMissing` listing every `{nodeId, parameter, reason}`, never a default. A case with no solution (demand beyond ' +
     'what the network carries) is a 200 with `converged: false`, a `note` naming the reason and the worst bus, and no bus or branch values. ' +
+    `There is no cap on the buses (the work besides the elimination grows with the network, which the network limits bound: 50 000 buses in about 1.4 s); ${TOO_MESHED}. ` +
     "The study and its answers without all contributions are kept per network version (an answer with all of them is built for each request): any edit of the site's network computes them again. " +
     SITE_404,
   exportPandapowerNetwork:

@@ -127,6 +127,43 @@ export class StudyTooLarge extends domainError('UnprocessableEntity') {
   }
 }
 
+/** The figures of a refused elimination (studies/load-flow-sparse.ts): work is Σ d² over the pivots, d a pivot's later neighbours. */
+export interface EliminationFigures {
+  readonly buses: number
+  readonly branches: number
+  readonly eliminated: number
+  readonly fillBlocks: number
+  readonly work: number
+  readonly maxWork: number
+}
+
+/**
+ * A study whose network is so meshed that its sparse elimination fills in towards a dense matrix: refused once the
+ * work passes the bound (MAX_ELIMINATION_WORK), before the minutes it would take; nothing computed is kept.
+ */
+export class StudyTooMeshed extends domainError('UnprocessableEntity') {
+  constructor(study: string, figures: EliminationFigures) {
+    const { buses, branches, eliminated, fillBlocks, work, maxWork } = figures
+    super(
+      `The network is too meshed for the ${study}: its sparse solver accepts at most ${maxWork} elimination operations ` +
+        `(the sum over the buses of the square of each one's remaining neighbours when it is eliminated), and this network of ` +
+        `${buses} buses and ${branches} branches passed that after ${eliminated} buses (${work} operations, ${fillBlocks} fill-in blocks). ` +
+        'Radial networks with a few rings, as plants are, need 1.3 to 1.5 operations a bus; check the edges for ties or connections made in error.',
+      {
+        extensions: {
+          rule: 'network too meshed',
+          busCount: buses,
+          branchCount: branches,
+          eliminatedBuses: eliminated,
+          fillBlocks,
+          eliminationWork: work,
+          maxEliminationWork: maxWork,
+        },
+      },
+    )
+  }
+}
+
 /**
  * More electrical network writes wait for their site's turn in this server process than it keeps waiting
  * (service/network.ts): refused at once, nothing changed.

@@ -471,8 +471,13 @@ export const SupplyPathsSchema = Type.Object(
         },
         { additionalProperties: false },
       ),
-      { description: 'One shortest path (by hops, direction ignored) per reachable supply, nearest first.' },
+      {
+        description:
+          'One shortest path (by hops, direction ignored) per reachable supply, nearest first: at most 1000 paths and 100000 node ids in all (the nearest path always).',
+      },
     ),
+    supplyCount: Type.Optional(Type.Integer({ description: 'Only when paths were left out: every supply reachable from the node.' })),
+    isTruncated: Type.Optional(Type.Boolean({ description: 'True, only when paths were left out (the nearest are listed).' })),
   },
   { additionalProperties: false },
 )
@@ -484,7 +489,7 @@ export const LoopsQuery = Type.Object(
         minimum: 0,
         maximum: 10_000,
         default: 1000,
-        description: 'Loops listed at most (0 to 10000, default 1000); `loopCount` counts them all.',
+        description: 'Loops listed at most (0 to 10000, default 1000), and 100000 node ids in all over the loops listed; `loopCount` counts them all.',
       }),
     ),
   },

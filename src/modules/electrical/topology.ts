@@ -262,25 +262,44 @@ export interface SupplyPath {
   readonly edges: EdgeRef[]
 }
 
+/** Supply paths listed at most in one answer. */
+export const MAX_SUPPLY_PATHS = 1000
+/**
+ * Node ids listed at most over all the paths of one answer (supply paths, loops), as many as the default network
+ * holds (SITEGRID_NETWORK_MAX_NODES): a chain of n supplies would otherwise list n²/2. The first path or loop is
+ * always listed whole, however long.
+ */
+export const MAX_LISTED_PATH_NODES = 100_000
+
 export interface SupplyPathResult {
   readonly nodeId: string
   readonly isSupplied: boolean
-  /** One shortest path per reachable supply, nearest first; empty when the node has no supply. */
+  /**
+   * One shortest path per reachable supply, nearest first; empty when the node has no supply. At most
+   * `MAX_SUPPLY_PATHS` paths and `MAX_LISTED_PATH_NODES` node ids in all (the nearest path always).
+   */
   readonly paths: SupplyPath[]
+  /** Only when paths were left out: every supply reachable from the node. */
+  readonly supplyCount?: number
+  /** Only when paths were left out: true. */
+  readonly isTruncated?: true
 }
 
+/** `supplySearch`'s `stopAt` for a search that ends at the first (nearest) supply. */
+const NEAREST_SUPPLY = -2
+
 /**
- * Shortest path (by hops, undirected) from a node to every supply in its island, by one BFS.
- * Among equal-length paths the one through earlier-listed edges wins, so answers are deterministic.
- * A path may pass through another supply; a supply queried for itself gets a zero-hop path.
+ * Breadth-first search from `start` over the whole island, or until node `stopAt` (or with `NEAREST_SUPPLY` any
+ * supply) is dequeued: the BFS tree by parent node and edge, the hop count of each node reached, and the supplies in
+ * the order dequeued (nearest first). Neighbours are taken in edge order, so among equal-length paths the one through
+ * earlier-listed edges wins; stopping early changes no path to a supply already reached.
  */
-export function findSupplyPaths(graph: Graph, nodeId: string): SupplyPathResult {
-  const start = graph.indexOf.get(nodeId)
-  if (start === undefined) throw new NodeNotInNetwork(nodeId)
+function supplySearch(graph: Graph, start: number, stopAt = -1) {
   const n = graph.nodes.length
   const { adjStart, adjNode, adjEdge, isSupply } = graph
   const parent = new Int32Array(n).fill(-1)
   const parentEdge = new Int32Array(n).fill(-1)
+  const hops = new Int32Array(n)
   const visited = new Uint8Array(n)
   const queue = new Int32Array(n)
   const reached: number[] = []
@@ -290,28 +309,73 @@ export function findSupplyPaths(graph: Graph, nodeId: string): SupplyPathResult 
   visited[start] = 1
   while (head < tail) {
     const u = queue[head++]!
-    if (isSupply[u] === 1) reached.push(u)
+    if (isSupply[u] === 1) {
+      reached.push(u)
+      if (stopAt === NEAREST_SUPPLY) break
+    }
+    if (u === stopAt) break
     for (let k = adjStart[u]!, end = adjStart[u + 1]!; k < end; k++) {
       const v = adjNode[k]!
       if (visited[v] === 1) continue
       visited[v] = 1
       parent[v] = u
       parentEdge[v] = adjEdge[k]!
+      hops[v] = hops[u]! + 1
       queue[tail++] = v
     }
   }
-  const paths = reached.map((supply) => {
-    const nodeIds: string[] = []
-    const edges: EdgeRef[] = []
-    for (let v = supply; v !== -1; v = parent[v]!) {
-      nodeIds.push(graph.nodes[v]!.id)
-      if (parentEdge[v] !== -1) edges.push(edgeRef(graph, parentEdge[v]!))
-    }
-    nodeIds.reverse()
-    edges.reverse()
-    return { supplyId: graph.nodes[supply]!.id, hops: edges.length, nodeIds, edges }
-  })
-  return { nodeId, isSupplied: paths.length > 0, paths }
+  return { parent, parentEdge, hops, reached }
+}
+
+/** The path from the search's start to `supply`, up the BFS tree. */
+function pathTo(graph: Graph, parent: Int32Array, parentEdge: Int32Array, supply: number): SupplyPath {
+  const nodeIds: string[] = []
+  const edges: EdgeRef[] = []
+  for (let v = supply; v !== -1; v = parent[v]!) {
+    nodeIds.push(graph.nodes[v]!.id)
+    if (parentEdge[v] !== -1) edges.push(edgeRef(graph, parentEdge[v]!))
+  }
+  nodeIds.reverse()
+  edges.reverse()
+  return { supplyId: graph.nodes[supply]!.id, hops: edges.length, nodeIds, edges }
+}
+
+/**
+ * Shortest path (by hops, undirected) from a node to every supply in its island, by one BFS.
+ * Among equal-length paths the one through earlier-listed edges wins, so answers are deterministic.
+ * A path may pass through another supply; a supply queried for itself gets a zero-hop path.
+ * Paths are listed nearest first while at most `MAX_SUPPLY_PATHS` paths and `MAX_LISTED_PATH_NODES` node ids in all
+ * are listed (the nearest always); when some are left out, `supplyCount` counts every supply and `isTruncated` is true.
+ */
+export function findSupplyPaths(graph: Graph, nodeId: string): SupplyPathResult {
+  const start = graph.indexOf.get(nodeId)
+  if (start === undefined) throw new NodeNotInNetwork(nodeId)
+  const { parent, parentEdge, hops, reached } = supplySearch(graph, start)
+  let listed = 0
+  let listedNodes = 0
+  for (const supply of reached) {
+    const size = hops[supply]! + 1
+    if (listed > 0 && (listed >= MAX_SUPPLY_PATHS || listedNodes + size > MAX_LISTED_PATH_NODES)) break
+    listed++
+    listedNodes += size
+  }
+  const paths = reached.slice(0, listed).map((supply) => pathTo(graph, parent, parentEdge, supply))
+  const result = { nodeId, isSupplied: paths.length > 0, paths }
+  return listed < reached.length ? { ...result, supplyCount: reached.length, isTruncated: true } : result
+}
+
+/**
+ * The one path `findSupplyPaths` lists first (no `supplyId`) or lists to `supplyId`, built alone: the search stops at
+ * that supply. Null when the node reaches no supply, or `supplyId` names no supply it reaches.
+ */
+export function findSupplyPath(graph: Graph, nodeId: string, supplyId?: string): SupplyPath | null {
+  const start = graph.indexOf.get(nodeId)
+  if (start === undefined) throw new NodeNotInNetwork(nodeId)
+  const target = supplyId === undefined ? -1 : (graph.indexOf.get(supplyId) ?? -1)
+  if (supplyId !== undefined && (target === -1 || graph.isSupply[target] !== 1)) return null
+  const { parent, parentEdge, reached } = supplySearch(graph, start, supplyId === undefined ? NEAREST_SUPPLY : target)
+  const supply = supplyId === undefined ? reached[0] : reached.at(-1) === target ? target : undefined
+  return supply === undefined ? null : pathTo(graph, parent, parentEdge, supply)
 }
 
 export interface Loop {
@@ -328,7 +392,10 @@ export interface LoopReport {
   /** Independent loops (cyclomatic number m − n + c): one per closing edge. */
   readonly loopCount: number
   readonly loops: Loop[]
-  /** True when more than `maxLoops` loops exist and only the first are listed. */
+  /**
+   * True when only the first loops are listed: more than `maxLoops` exist, or listing the next would take the node
+   * ids listed over all loops past `MAX_LISTED_PATH_NODES` (the first loop is always listed whole).
+   */
   readonly isTruncated: boolean
 }
 
@@ -371,13 +438,44 @@ export function findLoops(graph: Graph, options: { maxLoops?: number } = {}): Lo
 
   const loops: Loop[] = []
   let loopCount = 0
+  let listedNodes = 0
+  let full = maxLoops === 0
   for (let e = 0; e < graph.edges.length; e++) {
     if (isTreeEdge[e] === 1) continue
     loopCount++
-    if (loops.length >= maxLoops) continue
+    if (full) continue
+    // 1000 loops of 90 000 nodes each (a long ladder) would list 90 million ids: the node ids listed are bounded too.
+    const size = loopSize(edgeSource[e]!, edgeTarget[e]!, parent, depth)
+    if (loops.length > 0 && listedNodes + size > MAX_LISTED_PATH_NODES) {
+      full = true
+      continue
+    }
+    listedNodes += size
     loops.push(traceLoop(graph, e, edgeSource[e]!, edgeTarget[e]!, parent, parentEdge, depth))
+    if (loops.length >= maxLoops) full = true
   }
   return { isRadial: loopCount === 0, loopCount, loops, isTruncated: loopCount > loops.length }
+}
+
+/** The nodes on the loop a non-tree edge closes: both ends climbed to their lowest common ancestor, nothing kept. */
+function loopSize(source: number, target: number, parent: Int32Array, depth: Int32Array): number {
+  let a = source
+  let b = target
+  let size = 1
+  while (depth[a]! > depth[b]!) {
+    a = parent[a]!
+    size++
+  }
+  while (depth[b]! > depth[a]!) {
+    b = parent[b]!
+    size++
+  }
+  while (a !== b) {
+    a = parent[a]!
+    b = parent[b]!
+    size += 2
+  }
+  return size
 }
 
 function traceLoop(graph: Graph, closing: number, source: number, target: number, parent: Int32Array, parentEdge: Int32Array, depth: Int32Array): Loop {

@@ -39,6 +39,7 @@ import {
   findIslands,
   findIsolatedNodes,
   findLoops,
+  findSupplyPath,
   findSupplyPaths,
   NodeNotInNetwork,
   type ElectricalNode,
@@ -98,12 +99,21 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     return graph.nodes[index]!
   }
 
-  /** The path from the node to a supply (the nearest unless `supplyId` names one); 422 when there is none. */
+  /**
+   * The path from the node to a supply (the nearest unless `supplyId` names one), the one `supply-paths` lists for it,
+   * built alone; 422 when there is none.
+   */
   function supplyPathOf(graph: Graph, nodeId: string, supplyId: string | undefined) {
-    const { paths } = findSupplyPaths(graph, nodeId)
-    const path = supplyId === undefined ? paths[0] : paths.find((p) => p.supplyId === supplyId)
+    const path = findSupplyPath(graph, nodeId, supplyId)
     if (!path) throw new NodeNotSupplied(nodeId, supplyId)
     return path
+  }
+
+  /** Each device's index on the path (fault end first), by one map of the path's node ids: linear in the path. */
+  function indexesOn(path: SupplyPath, devices: readonly { id: string }[]): number[] {
+    const at = new Map<string, number>()
+    path.nodeIds.forEach((id, k) => at.set(id, k))
+    return devices.map((d) => at.get(d.id) ?? -1)
   }
 
   function shortCircuitOf(graph: Graph, query: ShortCircuitQueryInput): ShortCircuitSolution {
@@ -139,7 +149,8 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     devices: readonly number[],
     query: { faultCurrentA?: number; lvTolerancePercent?: number; conductorEndTemperatureC?: number },
   ) {
-    const through = Math.max(0, ...devices)
+    let through = 0
+    for (const k of devices) if (k > through) through = k
     const typedA = query.faultCurrentA
     const { ratios, missing } = pathCurrentRatios(graph, path, through)
     if (missing.length > 0) throw new StudyDataMissing('referral of the fault current through transformers', missing)
@@ -158,12 +169,15 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     if (typedA === undefined && !levels[0]) throw new NoFaultLevel(path.nodeIds[0]!)
     const faultCurrentA = typedA ?? levels[0]!.ikssMaxKa * 1000
     const carriedKa = typedA === undefined && solution !== null ? solution.currentsAlong(path, devices) : devices.map(() => null)
-    // For the minimum-fault checks: each device's share of a minimum-case fault at the end of its zone.
+    // For the minimum-fault checks: each device's share of a minimum-case fault at the end of its zone. The study
+    // reads the path's first node (the fault) and the device's node and edge: each zone's part of the path is enough,
+    // and the zones together copy the path about once.
     const zoneEndShares = devices.map((k, d) => {
       const level = levels[d === 0 ? 0 : devices[d - 1]!]
       const start = faultIndexAlong(graph, path, d === 0 ? 0 : devices[d - 1]!)
       if (solution === null || !level || k < start) return null
-      const [carried] = solution.currentsAlong({ ...path, nodeIds: path.nodeIds.slice(start), edges: path.edges.slice(start) }, [k - start], 'min')
+      const zone = { ...path, nodeIds: path.nodeIds.slice(start, k + 1), edges: path.edges.slice(start, k + 1) }
+      const [carried] = solution.currentsAlong(zone, [k - start], 'min')
       return carried == null ? null : carried / level.ikssMinKa
     })
     return {
@@ -240,7 +254,7 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       const graph = await loadGraph(orgId, siteCode)
       const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
-      const deviceIndex = devices.map((d) => path.nodeIds.indexOf(d.id))
+      const deviceIndex = indexesOn(path, devices)
       const fault = faultAlong(graph, path, deviceIndex, query)
       const seen = devices.map((d, i) => ({ ...d, faultCurrentA: fault.faultCurrentA * fault.deviceRatios[i]! }))
       const report = checkCoordination(seen, fault.faultCurrentA, { gradingMarginS: query.gradingMarginS })
@@ -277,13 +291,20 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
       const graph = await loadGraph(orgId, siteCode)
       const path = supplyPathOf(graph, nodeId, query.supplyId)
       const { devices, skipped } = devicesOnSupplyPath(graph, path)
-      const deviceIndex = devices.map((d) => path.nodeIds.indexOf(d.id))
+      const deviceIndex = indexesOn(path, devices)
       const fault = faultAlong(graph, path, deviceIndex, query)
       const ratioOf = (i: number) => fault.deviceRatios[i]!
       // Pickups referred to the fault's side: the currents at the fault at which each device starts to see a fault.
       const pickups = devices.map((d, i) => d.pickupA / ratioOf(i))
-      const fromA = query.fromA ?? (pickups.length > 0 ? Math.min(...pickups) : null)
-      const toA = query.toA ?? (pickups.length > 0 ? 30 * Math.max(...pickups) : null)
+      // A loop, not Math.min(...pickups): spreading 200 000 arguments overflows the stack.
+      let least = Number.POSITIVE_INFINITY
+      let most = Number.NEGATIVE_INFINITY
+      for (const p of pickups) {
+        least = Math.min(least, p)
+        most = Math.max(most, p)
+      }
+      const fromA = query.fromA ?? (pickups.length > 0 ? least : null)
+      const toA = query.toA ?? (pickups.length > 0 ? 30 * most : null)
       if (fromA !== null && toA !== null && !(toA > fromA)) throw curveRangeEmpty(fromA, toA)
       const currentsA = fromA !== null && toA !== null ? logSpacedCurrents(fromA, toA, query.points ?? 100) : []
       return {

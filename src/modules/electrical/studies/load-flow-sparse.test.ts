@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { seededRandom } from '../../../../test/support/seeded-random.ts'
 import { factorBlocks, orderBlockPattern, solveBlocks } from './load-flow-sparse.ts'
 
-/** A deterministic pseudo-random sequence in [−1, 1) (a linear congruential generator), so failures reproduce. */
+/** A deterministic pseudo-random sequence in [−1, 1), so failures reproduce. */
 function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0
-    return state / 2 ** 31 - 1
-  }
+  const next = seededRandom(seed)
+  return () => 2 * next() - 1
 }
 
 /** A 30 × 30 grid of nodes (meshed: ordering it makes fill-in) plus 40 random chords. */

@@ -70,7 +70,9 @@ const RAD = Math.PI / 180
 
 /**
  * Solves the load flow of `study`. A case it cannot solve as given throws LoadFlowCaseInvalid (naming the bus or
- * branch); a case that does not converge answers `converged: false` with the reason, never throws.
+ * branch); a case too meshed for the sparse solver (more than MAX_ELIMINATION_WORK, load-flow-sparse.ts) throws
+ * StudyTooMeshed while being ordered, before any factorisation; a case that does not converge answers
+ * `converged: false` with the reason, never throws.
  */
 export function solveLoadFlow(study: LoadFlowCase, options: LoadFlowOptions = {}): LoadFlowResult {
   const index = checkLoadFlowCase(study)
@@ -94,6 +96,7 @@ export function solveLoadFlow(study: LoadFlowCase, options: LoadFlowOptions = {}
   const pattern = orderBlockPattern(
     busOf.length,
     branches.filter((b) => unknownOf[b.from]! >= 0 && unknownOf[b.to]! >= 0).map((b) => [unknownOf[b.from]!, unknownOf[b.to]!] as const),
+    'load flow',
   )
   const values = new Float64Array(4 * pattern.blockCount)
   const inverses = new Float64Array(4 * busOf.length)

@@ -435,6 +435,7 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   const pattern = orderBlockPattern(
     n,
     branches.flatMap((br) => (index[br.from] === -1 || index[br.to] === -1 ? [] : [[index[br.from]!, index[br.to]!] as const])),
+    'short-circuit study',
   )
   /** Y of one sequence on `on` (the buses of `idx` ≠ −1), factored: positive and negative share it, zero has its own. */
   const factor = (
@@ -499,6 +500,7 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   const pattern0 = orderBlockPattern(
     earth.computed.length,
     zero.branches.flatMap((br) => (index0[br.from] === -1 || index0[br.to] === -1 ? [] : [[index0[br.from]!, index0[br.to]!] as const])),
+    'short-circuit study',
   )
   const zero0 = (caseName: Case) => {
     const { values, inverses } = factor(pattern0, index0, zero.branches, [...zero.shunts, ...zero.capacitances], caseName, 1)
