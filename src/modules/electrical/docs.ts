@@ -1,5 +1,6 @@
 import type { NetworkLoadLimits } from './service/network-load.ts'
 import { MAX_ELIMINATION_WORK } from './studies/load-flow-sparse.ts'
+import { MAX_LISTED_CONTRIBUTIONS, MAX_SOURCE_SHARES } from './studies/short-circuit.ts'
 
 const SITE_404 = 'An unknown site, or one of another organisation, is the uniform 404.'
 const NODE_404 = "An unknown site or node (or another organisation's) is the uniform 404."
@@ -95,6 +96,8 @@ export const docs = {
     "(each bus's 5 largest by default; `contributions=all` or `none`, `busId` for one bus: a network of 5 000 buses and 200 motors holds 1 000 000) " +
     'and the data assumed. It reads the study parameters of the nodes (`study` object): a missing one is a 422 `StudyDataMissing` listing every ' +
     '`{nodeId, parameter, reason}`, never a default; a network of more than 10 000 energised buses is a 422 (sparse solver: 0.44 s for 5 000 buses with 200 motors on the development machine), so is ' +
+    `one of more than ${MAX_SOURCE_SHARES} shares of sources at buses (sources × buses: each share is kept), and \`contributions=all\` without \`busId\` over more than ` +
+    `${MAX_LISTED_CONTRIBUTIONS} contributions (buses × sources; the largest of each bus or one bus's are answered), so is ` +
     TOO_MESHED +
     ', and so are equations made singular by the parameters (an impedance of zero or one far out of scale), naming the bus in `busId`. Line-to-line (two-phase) currents are given with Z(2) = Z(1). ' +
     'Line-to-earth currents I″k1 (max and min) are computed at every bus whose zero-sequence part is earthed and complete: the grid by x0x1Ratio and r0x0Ratio, ' +

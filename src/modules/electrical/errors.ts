@@ -127,6 +127,30 @@ export class StudyTooLarge extends domainError('UnprocessableEntity') {
   }
 }
 
+/** A short-circuit study of more sources' shares (sources × buses) than it keeps (studies/short-circuit.ts). */
+export class StudyTooManySources extends domainError('UnprocessableEntity') {
+  constructor(buses: number, sources: number, max: number) {
+    super(
+      `The short-circuit study keeps at most ${max} shares of sources at buses (sources × buses); this network has ${sources} sources and ${buses} buses.`,
+      { extensions: { busCount: buses, sourceCount: sources, maxSourceShares: max } },
+    )
+  }
+}
+
+/** An answer of every source's contribution at every bus larger than one is listed (studies/short-circuit.ts). */
+export class TooManyContributions extends domainError('UnprocessableEntity') {
+  constructor(buses: number, sources: number, max: number) {
+    super(
+      `contributions=all lists at most ${max} contributions over the network (buses × sources); this one has ${buses} buses and ${sources} sources: ` +
+        'ask for the largest of each bus (contributions=largest) or for one bus (busId).',
+      {
+        extensions: { busCount: buses, sourceCount: sources, maxContributions: max },
+        errors: [{ in: 'query', pointer: '/contributions', message: `must not be all for more than ${max} contributions without busId` }],
+      },
+    )
+  }
+}
+
 /** The figures of a refused elimination (studies/load-flow-sparse.ts): work is Σ d² over the pivots, d a pivot's later neighbours. */
 export interface EliminationFigures {
   readonly buses: number

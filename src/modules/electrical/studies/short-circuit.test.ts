@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { compareEdges, compareIds } from '../rows.ts'
 import { buildGraph, type ElectricalEdge, type ElectricalNode } from '../topology.ts'
-import { StudyDataMissing, StudyTooLarge, type MissingStudyData } from '../errors.ts'
+import { StudyDataMissing, StudyTooLarge, StudyTooManySources, TooManyContributions, type MissingStudyData } from '../errors.ts'
 import { cableFromSize } from './cable-table.ts'
-import { MAX_STUDY_BUSES, shortCircuitStudy } from './short-circuit.ts'
+import { MAX_LISTED_CONTRIBUTIONS, MAX_SOURCE_SHARES, MAX_STUDY_BUSES, shortCircuitStudy } from './short-circuit.ts'
 
 interface Expected {
   lvTolerancePercent: 6 | 10
@@ -152,6 +152,39 @@ describe('short-circuit study (IEC 60909-0) against pandapower reference values'
       (err: unknown) => err instanceof StudyTooLarge && err.extensions?.busCount === MAX_STUDY_BUSES + 1,
     )
     assert.equal(shortCircuitStudy(graphOf(feeder(20)), { lvTolerancePercent: 10, fHz: 50 }).buses.length, 20)
+  })
+
+  it(`sources × buses bounded: past ${MAX_SOURCE_SHARES} shares refused before any source is solved; contributions=all past ${MAX_LISTED_CONTRIBUTIONS} refused, the largest or one bus's answered`, () => {
+    const options = { lvTolerancePercent: 10, fHz: 50 } as const
+    /** The feeder with a 75 kW motor on each bus after the grid: as many sources as buses. */
+    const motorised = (count: number) => {
+      const { nodes, edges } = feeder(count)
+      const motor = {
+        nodeType: 8,
+        ratedVoltageV: 400,
+        study: { ratedPowerKw: 75, ratedVoltageKv: 0.4, powerFactor: 0.85, efficiencyPercent: 94, lockedRotorRatio: 6, rxRatio: 0.3 },
+      }
+      return {
+        nodes: [...nodes, ...Array.from({ length: count - 1 }, (_, i) => ({ ...motor, id: `M${i + 1}` }))],
+        edges: [...edges, ...Array.from({ length: count - 1 }, (_, i) => ({ sourceId: bus(i + 1), targetId: `M${i + 1}`, edgeType: 2 }))],
+      } as { nodes: ElectricalNode[]; edges: ElectricalEdge[] }
+    }
+    // 2 100 buses and as many sources (the grid and 2 099 motors): 4.41 million shares.
+    assert.throws(
+      () => shortCircuitStudy(graphOf(motorised(2100)), options, { contributions: 'none' }),
+      (err: unknown) => err instanceof StudyTooManySources && err.extensions?.busCount === 2100 && err.extensions?.sourceCount === 2100,
+    )
+    // 1 100 buses and sources: computed; every contribution at every bus would be 1.21 million.
+    const graph = graphOf(motorised(1100))
+    assert.throws(
+      () => shortCircuitStudy(graph, options, { contributions: 'all' }),
+      (err: unknown) => err instanceof TooManyContributions && err.extensions?.sourceCount === 1100 && err.errors?.[0]?.pointer === '/contributions',
+    )
+    const largest = shortCircuitStudy(graph, options, { contributions: 'largest' })
+    assert.equal(largest.buses.length, 1100)
+    assert.ok(largest.buses.every((b) => b.contributions?.length === 5))
+    const one = shortCircuitStudy(graph, options, { contributions: 'all', busId: bus(3) })
+    assert.deepEqual([one.buses.length, one.buses[0]?.contributions?.length], [1, 1100])
   })
 
   it('a feeder of 3 000 buses (six times what the dense solver took): bus k sees the grid plus k cable sections, as computed by hand', () => {
