@@ -1,4 +1,5 @@
 import type { NetworkLoadLimits } from './service/network-load.ts'
+import { MAX_STUDIED_DEVICES } from './protection.ts'
 import { MAX_ELIMINATION_WORK } from './studies/load-flow-sparse.ts'
 import { MAX_LISTED_CONTRIBUTIONS, MAX_SOURCE_SHARES } from './studies/short-circuit.ts'
 
@@ -8,7 +9,9 @@ const NODE_404 = "An unknown site or node (or another organisation's) is the uni
 const FAULT_CURRENT =
   "The fault current: `faultCurrentA` when given (it wins), else the short-circuit study's I″k max at the bus of the node (IEC 60909, its default " +
   'options), computed per network version; when the study lacks data, 422 `StudyDataMissing` naming each node and parameter, and a node the study ' +
-  'has no bus for (fed only by a UPS) is a 422 asking for `faultCurrentA`. `faultCurrentSource` says which. With the computed current each ' +
+  'has no bus for (fed only by a UPS) is a 422 asking for `faultCurrentA`. `faultCurrentSource` says which. The study gives the currents of ' +
+  `at most ${MAX_STUDIED_DEVICES} protective devices on the path: more is a 422 (\`deviceCount\`, \`maxDevices\`), or with \`faultCurrentA\` ` +
+  'typed they are graded without the minimum-fault checks (`minimumFaultCheck.checked` false, its `detail` saying why). With the computed current each ' +
   "device sees its own branch current from the study's fault state (maximum case): a motor or other source on the fault's side of a device feeds the " +
   'fault past it, so the device carries less than the bus current (`currentRatio` = its current over the fault current; on the HV side of a ' +
   'transformer the current that winding carries). A typed current is referred through every transformer between the device and the fault by the ' +

@@ -127,6 +127,17 @@ export class StudyTooLarge extends domainError('UnprocessableEntity') {
   }
 }
 
+/** A supply path of more protective devices than the study's per-device currents are given for (protection.ts). */
+export class TooManyStudiedDevices extends domainError('UnprocessableEntity') {
+  constructor(devices: number, max: number) {
+    super(
+      `The short-circuit study gives the currents of at most ${max} protective devices on a supply path; this one has ${devices}. ` +
+        'Type faultCurrentA to grade them by the referral of that current.',
+      { extensions: { deviceCount: devices, maxDevices: max } },
+    )
+  }
+}
+
 /** A short-circuit study of more sources' shares (sources × buses) than it keeps (studies/short-circuit.ts). */
 export class StudyTooManySources extends domainError('UnprocessableEntity') {
   constructor(buses: number, sources: number, max: number) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { testDialects } from '../../../test/harness.ts'
-import { tripTime } from './protection.ts'
+import { MAX_STUDIED_DEVICES, tripTime } from './protection.ts'
 import { BASE, electricalSetup, loadNetwork } from './test-support.ts'
 import { buildGraph, findLoops, findSupplyPath, findSupplyPaths, MAX_LISTED_PATH_NODES, MAX_SUPPLY_PATHS } from './topology.ts'
 
@@ -166,6 +166,56 @@ for (const dialect of testDialects()) {
       const two = (await as('GET', `${BASE}/topology/loops?maxLoops=2`)).json()
       assert.equal(two.loops.length, 2)
       assert.equal(two.isTruncated, true)
+    })
+
+    it(`the study gives the currents of at most ${MAX_STUDIED_DEVICES} devices on a path: more is a 422, or with a typed current graded without the study's checks`, async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      /** UTIL — 50 m cable — CB0 — B0 — CB1 — B1 — … — B(n−1): n protected breakers on one 400 V bus, all the study's data. */
+      const studied = (n: number) => {
+        const cb = (i: number) => `CB${String(i).padStart(4, '0')}`
+        const bus = (i: number) => `B${String(i).padStart(4, '0')}`
+        const relay = { protectionCurve: 'IEC SI', protectionPickupA: 100, protectionTms: 0.1 }
+        return {
+          nodes: [
+            { id: 'UTIL', name: 'Grid', nodeType: 0, ratedVoltageV: 400, study: { scPowerMaxMva: 10, scPowerMinMva: 8, rxRatio: 0.1 } },
+            ...Array.from({ length: n }, (_, i) => ({
+              id: cb(i),
+              name: `Breaker ${i}`,
+              nodeType: 5,
+              ...relay,
+              ...(i === 0 ? { cableLengthM: 50, study: { rOhmPerKm: 0.1, xOhmPerKm: 0.08 } } : {}),
+            })),
+            ...Array.from({ length: n }, (_, i) => ({ id: bus(i), name: `Board ${i}`, nodeType: 3, ratedVoltageV: 400 })),
+          ],
+          edges: [
+            { sourceId: 'UTIL', targetId: cb(0), edgeType: 0 },
+            ...Array.from({ length: n }, (_, i) => ({ sourceId: cb(i), targetId: bus(i), edgeType: 2 })),
+            ...Array.from({ length: n - 1 }, (_, i) => ({ sourceId: bus(i), targetId: cb(i + 1), edgeType: 2 })),
+          ],
+          end: bus(n - 1),
+        }
+      }
+      const { end: atBound, ...bounded } = studied(MAX_STUDIED_DEVICES)
+      await loadNetwork(as, bounded)
+      const computed = await as('GET', `${BASE}/nodes/${atBound}/coordination`)
+      assert.equal(computed.statusCode, 200, computed.body.slice(0, 500))
+      assert.equal(computed.json().rows.length, MAX_STUDIED_DEVICES)
+      assert.equal(computed.json().faultCurrentSource, 'shortCircuitStudy')
+      const { end, ...over } = studied(MAX_STUDIED_DEVICES + 1)
+      await loadNetwork(as, over)
+      for (const read of ['coordination', 'protection-curves']) {
+        const refused = await as('GET', `${BASE}/nodes/${end}/${read}`)
+        assert.equal(refused.statusCode, 422, refused.body.slice(0, 500))
+        assert.deepEqual(
+          [refused.json().code, refused.json().deviceCount, refused.json().maxDevices],
+          ['UnprocessableEntity', MAX_STUDIED_DEVICES + 1, MAX_STUDIED_DEVICES],
+        )
+      }
+      const typed = await as('GET', `${BASE}/nodes/${end}/coordination?faultCurrentA=2000`)
+      assert.equal(typed.statusCode, 200, typed.body.slice(0, 500))
+      assert.equal(typed.json().rows.length, MAX_STUDIED_DEVICES + 1)
+      assert.equal(typed.json().minimumFaultCheck.checked, false)
+      assert.match(typed.json().minimumFaultCheck.detail, new RegExp(`at most ${MAX_STUDIED_DEVICES} protective devices`))
     })
 
     it('coordination and protection curves along 2000 protected breakers: every device, in order, with its trip time and margin', async (t) => {

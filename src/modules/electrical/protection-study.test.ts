@@ -278,6 +278,47 @@ for (const dialect of testDialects()) {
       )
     })
 
+    it('a device whose fault side is a long chain of busbar links carries its own current too (the walk of 20 000 links overflowed the call stack, and the device took the whole current)', async (t) => {
+      const { as } = await electricalSetup(t, dialect)
+      // 400 V grid — 50 m cable — CB1 — MCC — CB2 — F — X1 — … — X20000 — M (500 kW motor): all one bus past the cable.
+      const MOTOR = { ratedPowerKw: 500, ratedVoltageKv: 0.4, powerFactor: 0.9, efficiencyPercent: 95, lockedRotorRatio: 7, rxRatio: 0.4 }
+      const links = 20_000
+      const x = (i: number) => `X${String(i).padStart(5, '0')}`
+      const { nodes } = mccNetwork({ id: 'M', name: 'Motor', nodeType: 8, study: MOTOR })
+      await loadNetwork(as, {
+        nodes: [
+          ...nodes.filter((n) => n.id !== 'F'),
+          { id: 'F', name: 'Board', nodeType: 3, ratedVoltageV: 400 },
+          ...Array.from({ length: links }, (_, i) => ({ id: x(i + 1), name: `Link ${i + 1}`, nodeType: 3, ratedVoltageV: 400 })),
+        ],
+        edges: [
+          { sourceId: 'UTIL', targetId: 'CB1', edgeType: 0 },
+          { sourceId: 'CB1', targetId: 'MCC', edgeType: 2 },
+          { sourceId: 'MCC', targetId: 'CB2', edgeType: 2 },
+          { sourceId: 'CB2', targetId: 'F', edgeType: 2 },
+          { sourceId: 'F', targetId: x(1), edgeType: 2 },
+          ...Array.from({ length: links - 1 }, (_, i) => ({ sourceId: x(i + 1), targetId: x(i + 2), edgeType: 2 })),
+          { sourceId: x(links), targetId: 'M', edgeType: 2 },
+        ],
+      })
+      // One bus from CB1 on: a fault at F is fed by the grid through the cable and by the motor past both breakers.
+      const xq = (1.1 * 0.16) / 10 / Math.sqrt(1.01)
+      const up = add([0.1 * xq, xq], [0.005, 0.004])
+      const zm = 0.16 / (7 * (0.5 / (0.95 * 0.9)))
+      const xm = zm / Math.sqrt(1 + 0.4 ** 2)
+      const motor: Z = [0.4 * xm, xm]
+      const faultA = ik(1.1, parallel(up, motor))
+      const gridShare = abs(div(motor, add(up, motor)))
+      const res = await as('GET', `${BASE}/nodes/F/coordination`)
+      assert.equal(res.statusCode, 200, res.body.slice(0, 1000))
+      const c = res.json() as { faultCurrentA: number; rows: Row[] }
+      close(c.faultCurrentA, faultA, 'I″k max at F')
+      const [cb2, cb1] = c.rows as [Row, Row]
+      assert.deepEqual([cb2.deviceId, cb1.deviceId], ['CB2', 'CB1'])
+      close(cb1.currentRatio, gridShare, 'CB1 carries the grid share')
+      close(cb2.currentRatio, gridShare, 'CB2 carries the grid share: the motor feeds F from its fault side')
+    })
+
     it("each device's least fault at the end of its zone is its own branch current: a generator on the MCC feeds a minimum fault there past the incomer (by hand)", async (t) => {
       const { as } = await electricalSetup(t, dialect)
       // 400 V grid — 50 m cable — CB1 — MCC (500 kVA generator SG) — CB2 — 30 m cable — F. CB1's zone ends at CB2 (the MCC).

@@ -266,6 +266,13 @@ export function devicesFromNodes(nodes: readonly ElectricalNode[]): {
 }
 
 /** The protective devices met walking a supply path from its node (the fault) to the supply. */
+/**
+ * Devices on a supply path whose currents and zone-end checks the short-circuit study gives (coordination, protection
+ * curves): each costs a walk of the network and a solve. Supply paths of plants hold a handful; a longer list is a
+ * 422 unless `faultCurrentA` is typed (the devices then take the referral by ratios and no minimum-fault check).
+ */
+export const MAX_STUDIED_DEVICES = 100
+
 export function devicesOnSupplyPath(graph: Graph, path: SupplyPath): ReturnType<typeof devicesFromNodes> {
   return devicesFromNodes(path.nodeIds.map((id) => graph.nodes[graph.indexOf.get(id)!]!))
 }

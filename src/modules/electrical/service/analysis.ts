@@ -9,6 +9,9 @@ import {
   StudyDataMissing,
   StudyNotSolvable,
   StudyTooLarge,
+  StudyTooManySources,
+  StudyTooMeshed,
+  TooManyStudiedDevices,
   type MissingStudyData,
 } from '../errors.ts'
 import { toPandapowerNet } from '../pandapower.ts'
@@ -19,6 +22,7 @@ import {
   devicesOnSupplyPath,
   faultLevelsAlong,
   logSpacedCurrents,
+  MAX_STUDIED_DEVICES,
   minimumFaultChecks,
   faultIndexAlong,
   pathCurrentRatios,
@@ -62,6 +66,10 @@ export function curveFormula(id: CurveId): string {
   if (spec.kind === 'ieee') return `t = TD × (${spec.a} / ((I/Is)^${spec.p} − 1) + ${spec.b})  [IEEE C37.112 ${spec.label}]`
   return 't = TMS seconds when I > Is  [Definite Time]'
 }
+
+/** The refusals of a short-circuit study a typed `faultCurrentA` goes on without (no minimum-fault check then). */
+const STUDY_REFUSALS = [StudyDataMissing, StudyTooLarge, StudyNotSolvable, StudyTooMeshed, StudyTooManySources, TooManyStudiedDevices]
+const isStudyRefusal = (error: unknown): error is InstanceType<(typeof STUDY_REFUSALS)[number]> => STUDY_REFUSALS.some((refusal) => error instanceof refusal)
 
 export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
   const { sites } = deps
@@ -157,9 +165,11 @@ export function createAnalysisService(deps: AnalysisDeps, graphs: GraphCache) {
     let solution: ShortCircuitSolution | null = null
     let minimumFaultCheck: { checked: boolean; detail: string | null; missing: MissingStudyData[] } = { checked: true, detail: null, missing: [] }
     try {
+      // Each device's current and zone-end check costs a walk of the network and a solve: bounded before the study.
+      if (devices.length > MAX_STUDIED_DEVICES) throw new TooManyStudiedDevices(devices.length, MAX_STUDIED_DEVICES)
       solution = shortCircuitOf(graph, { lvTolerancePercent: query.lvTolerancePercent, conductorEndTemperatureC: query.conductorEndTemperatureC })
     } catch (error) {
-      if (typedA === undefined || !(error instanceof StudyDataMissing || error instanceof StudyTooLarge || error instanceof StudyNotSolvable)) throw error
+      if (typedA === undefined || !isStudyRefusal(error)) throw error
       const extensions = error.extensions as { missing?: MissingStudyData[] }
       minimumFaultCheck = { checked: false, detail: error.message, missing: extensions.missing ?? [] }
     }

@@ -54,34 +54,64 @@ export function currentsIntoPath(state: FaultState, path: SupplyPath, at: readon
     const [vf, vt] = [v(br.from), v(br.to)]
     return bus === br.from ? mul(y, sub(scale(vf, 1 / (br.t * br.t)), scale(vt, 1 / br.t))) : mul(y, sub(vt, scale(vf, 1 / br.t)))
   }
-  /** Current flowing along edge `e` into node `into`. */
-  const along = (e: number, into: number, visited: Set<number>): Complex => {
+  /** Current flowing along edge `e` into node `into`; null when it is what `into` draws on (no branch on `e`). */
+  const branchAlong = (e: number, into: number): Complex | null => {
     const branch = state.branchOfEdge.get(e)
-    if (branch !== undefined) return scale(branchCurrent(branch, busOf(into, e)), -1)
-    return absorbed(into, e, visited)
+    return branch === undefined ? null : scale(branchCurrent(branch, busOf(into, e)), -1)
   }
-  /** Current node `i` draws from edge `via`: into its branch, its sources, the fault, and on along its other edges. */
-  const absorbed = (i: number, via: number, visited: Set<number>): Complex => {
+  /**
+   * What node `i` draws from edge `via` on its own: its transformer winding (all of it), or its sources and the
+   * fault; null for a node already walked (a loop of zero-impedance connections counts it once).
+   */
+  const own = (i: number, via: number, visited: Set<number>): { total: Complex; walk: boolean } | null => {
     const transformer = state.branchOfTransformer.get(i)
     if (transformer !== undefined) {
       const bus = busOf(i, via)
       const winding = transformer.find((br) => br.from === bus || br.to === bus)
-      return winding === undefined ? [0, 0] : branchCurrent(winding, bus)
+      return { total: winding === undefined ? [0, 0] : branchCurrent(winding, bus), walk: false }
     }
-    if (visited.has(i)) return [0, 0]
+    if (visited.has(i)) return null
     visited.add(i)
     let total: Complex = [0, 0]
     const shunt = state.shuntOf(i)
     if (shunt !== null) total = mul(shunt, v(state.busOfNode(i)))
     if (i === state.faultNode) total = [total[0] + state.faultCurrent[0], total[1] + state.faultCurrent[1]]
-    for (let a = adjStart[i]!; a < adjStart[i + 1]!; a++) {
-      const e = adjEdge[a]!
-      if (e === via) continue
-      const other = edgeSource[e] === i ? edgeTarget[e]! : edgeSource[e]!
-      const flow = along(e, other, visited)
-      total = [total[0] + flow[0], total[1] + flow[1]]
+    return { total, walk: true }
+  }
+  /**
+   * Current flowing along edge `e` into node `into`: a branch's current, or what `into` draws — into its branch, its
+   * sources, the fault, and on along its other edges. Walked with a stack of its own, not the call stack: a chain of
+   * zero-impedance connections can be longer than the call stack is deep.
+   */
+  const along = (e: number, into: number, visited: Set<number>): Complex => {
+    const direct = branchAlong(e, into)
+    if (direct !== null) return direct
+    const first = own(into, e, visited)
+    if (first === null) return [0, 0]
+    if (!first.walk) return first.total
+    const stack = [{ i: into, via: e, next: adjStart[into]!, re: first.total[0], im: first.total[1] }]
+    for (;;) {
+      const frame = stack[stack.length - 1]!
+      if (frame.next === adjStart[frame.i + 1]!) {
+        stack.pop()
+        const parent = stack[stack.length - 1]
+        if (parent === undefined) return [frame.re, frame.im]
+        parent.re += frame.re
+        parent.im += frame.im
+        continue
+      }
+      const edge = adjEdge[frame.next++]!
+      if (edge === frame.via) continue
+      const other = edgeSource[edge] === frame.i ? edgeTarget[edge]! : edgeSource[edge]!
+      const flow = branchAlong(edge, other)
+      const drawn = flow === null ? own(other, edge, visited) : { total: flow, walk: false }
+      if (drawn === null) continue
+      if (drawn.walk) stack.push({ i: other, via: edge, next: adjStart[other]!, re: drawn.total[0], im: drawn.total[1] })
+      else {
+        frame.re += drawn.total[0]
+        frame.im += drawn.total[1]
+      }
     }
-    return total
   }
   return at.map((k) => {
     const i = graph.indexOf.get(path.nodeIds[k]!)!

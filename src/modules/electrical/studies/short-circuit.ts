@@ -622,6 +622,8 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     const i = graph.indexOf.get(s.node.id)!
     shuntsOfNode.set(i, [...(shuntsOfNode.get(i) ?? []), s])
   }
+  // The minimum case's branches, made once for every call (a coordination asks once per device).
+  let minBranchOfEdge: Map<number, SequenceBranch> | undefined
   const currentsAlong = (path: SupplyPath, at: readonly number[], caseName: Case = 'max'): (number | null)[] => {
     const faultNode = graph.indexOf.get(path.nodeIds[0]!)!
     const kf = index[busOfNode(faultNode)]!
@@ -641,7 +643,7 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
         busOf,
         busOfNode,
         vn,
-        branchOfEdge: caseName === 'min' ? new Map([...branchOfEdge].map(([e, br]) => [e, inCase(br, caseName)])) : branchOfEdge,
+        branchOfEdge: caseName === 'min' ? (minBranchOfEdge ??= new Map([...branchOfEdge].map(([e, br]) => [e, inCase(br, caseName)]))) : branchOfEdge,
         branchOfTransformer,
         shuntOf: (i) => shuntOf(i, caseName),
         faultNode,
