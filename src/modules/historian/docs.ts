@@ -1,3 +1,5 @@
+import { MAX_JSON_POINTS } from './service/series.ts'
+
 /** The OpenAPI descriptions of this area's routes (routes.ts); the policy sentence is added from `config.policy` (http/openapi.ts). */
 export const docs = {
   importHistorianExport:
@@ -80,5 +82,7 @@ export const docs = {
     'The options of `GET …/historian/series` for 1 to 100 instance/tag pairs (`series`; `interpolation` per pair overrides the shared one, ' +
     "which overrides each tag's stored mark): " +
     'the first page of each (`limit` rows a tag), in the order asked, each with its `nextCursor` for `GET …/series`; with `format=csv` every row ' +
-    'of each tag in turn, in one CSV streamed. A pair named twice is a 400 naming it; a pair without samples answers empty.',
+    'of each tag in turn, in one CSV streamed. A pair named twice is a 400 naming it; a pair without samples answers empty. As JSON the ' +
+    `answer holds at most ${MAX_JSON_POINTS} points (pairs × \`limit\`, × 4 a column of \`width\` in \`plot\`): past it, a 400 naming ` +
+    '`limit` (`width`); the CSV form has no such bound.',
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { Harness } from '../../../test/harness.ts'
 import { testDialects } from '../../../test/harness.ts'
+import { MAX_JSON_POINTS } from './service/series.ts'
 import { plant, standardParts, upload, sharedHarness, type Plant } from './test-setup.ts'
 
 // Issue 30, the retrieval modes: known series, every answer computed by hand in the comments.
@@ -225,6 +226,33 @@ for (const dialect of testDialects()) {
         assert.equal(refused.statusCode, 404)
         assert.equal(refused.json().code, 'NotFound')
       }
+    })
+
+    it(`many tags as JSON: at most ${MAX_JSON_POINTS} points in all (series × limit, or 4 a column of width in plot); past it a 400 naming the field, the CSV form streams`, async () => {
+      const h = shared()
+      const p = await seed(h)
+      const url = `/api/sites/${p.siteCode}/historian/series/query`
+      const series = Array.from({ length: 100 }, (_, i) => ({ instanceId: 'ins_pump', tag: i === 0 ? 'a' : `t${i}` }))
+      const ask = (payload: object) =>
+        h.inject(p.member, { method: 'POST', url, payload: { series, from: `${DAY}00:00:00Z`, to: `${DAY}06:30:00Z`, ...payload } })
+      for (const [payload, field] of [
+        [{ mode: 'raw', limit: MAX_JSON_POINTS / 100 + 1 }, '/limit'],
+        [{ mode: 'plot', width: MAX_JSON_POINTS / 400 + 1 }, '/width'],
+      ] as const) {
+        const refused = await ask(payload)
+        assert.equal(refused.statusCode, 400, refused.body)
+        assert.equal(refused.json().errors[0].pointer, field)
+        assert.match(refused.json().errors[0].message, /format=csv/)
+      }
+      const raw = await ask({ mode: 'raw', limit: MAX_JSON_POINTS / 100 })
+      assert.equal(raw.statusCode, 200, raw.body.slice(0, 500))
+      assert.equal(raw.json().items[0].samples.length, A_ROWS.length)
+      const plot = await ask({ mode: 'plot', width: MAX_JSON_POINTS / 400 })
+      assert.equal(plot.statusCode, 200, plot.body.slice(0, 500))
+      assert.equal(plot.json().items.length, 100)
+      const csv = await ask({ mode: 'raw', limit: 10_000, format: 'csv' })
+      assert.equal(csv.statusCode, 200, csv.body.slice(0, 500))
+      assert.equal(csv.body.trim().split('\n').length, 1 + A_ROWS.length)
     })
 
     it('CSV export streams every row of the query across pages, and of many tags under one header', async () => {

@@ -25,7 +25,7 @@ import { ImportRun, type TrendSource } from './import-run.ts'
 import { readMapping, type InstanceDirectory } from './mapping.ts'
 import { lockOpenBatch } from './open-batch.ts'
 import type { MultiSeriesQuery, SeriesQuery } from '../schemas.ts'
-import { checkPairs, planSeries, readCursor, readSeriesPage, seriesCsv, targetsOf } from './series.ts'
+import { checkJsonPoints, checkPairs, planSeries, readCursor, readSeriesPage, seriesCsv, targetsOf } from './series.ts'
 import { readSmallFile, spoolToDisk, streamingSource, unknownFilePart } from './upload.ts'
 
 export type { UploadPart } from './form.ts'
@@ -226,6 +226,7 @@ export function createHistorianService(deps: HistorianDeps) {
       const site = await sites.require(orgId, siteCode)
       const plan = planSeries(body, site.timeZone, 'body')
       checkPairs(body)
+      checkJsonPoints(body, plan)
       const targets = await targetsOf(db, orgId, site.code, plan, body.series)
       if (plan.isCsv) return { csv: seriesCsv(db, orgId, targets, plan) }
       const items = []
