@@ -47,11 +47,14 @@ export function createEdgesService(deps: EdgesDeps) {
       const version = await configVersion(orgId, siteCode)
       const controllers = await listAssigned(deps.controllers, orgId, siteCode, edgeId)
       if (controllers.length === 0) throw new NotFound()
-      const ids = new Set(controllers.map((c) => c.id))
       const byController = new Map<string, EdgeConfig['controllers'][number]['instances']>()
-      for (const m of await deps.instances.listTagMappings(orgId, siteCode)) {
+      for (const m of await deps.instances.listTagMappings(
+        orgId,
+        siteCode,
+        controllers.map((c) => c.id),
+      )) {
         // An instance without mappings gives its gateway nothing to poll.
-        if (!ids.has(m.controllerId) || Object.keys(m.tagMappings).length === 0) continue
+        if (Object.keys(m.tagMappings).length === 0) continue
         const list = byController.get(m.controllerId) ?? []
         list.push({ id: m.instanceId, tagMappings: m.tagMappings })
         byController.set(m.controllerId, list)

@@ -188,9 +188,16 @@ export function createInstancesService(deps: {
       return new Set((await findInstances(db, orgId, siteCode, [...new Set(ids)])).map((r) => r.id))
     },
 
-    /** Every instance's tag mappings in the site, ordered by instance id (historian import, alarms). */
-    async listTagMappings(orgId: OrgId, siteCode: string): Promise<Array<{ instanceId: string; controllerId: string; tagMappings: Record<string, string> }>> {
-      const rows = await listTagMappingRows(db, orgId, siteCode)
+    /**
+     * Every instance's tag mappings in the site, ordered by instance id (historian import, alarms), or only those of the
+     * instances of `controllerIds` (an edge's configuration: a site's other instances are not read).
+     */
+    async listTagMappings(
+      orgId: OrgId,
+      siteCode: string,
+      controllerIds?: readonly string[],
+    ): Promise<Array<{ instanceId: string; controllerId: string; tagMappings: Record<string, string> }>> {
+      const rows = await listTagMappingRows(db, orgId, siteCode, controllerIds)
       return rows.map((r) => ({ instanceId: r.id, controllerId: r.controller_id, tagMappings: JSON.parse(r.tag_mappings) as Record<string, string> }))
     },
 

@@ -52,14 +52,20 @@ export function listInstances(
     .execute()
 }
 
-export function listTagMappingRows(db: Db, orgId: OrgId, siteCode: string) {
-  return db
-    .selectFrom('instances')
-    .select(['id', 'controller_id', 'tag_mappings'])
-    .where('org_id', '=', orgId)
-    .where('site_code', '=', siteCode)
-    .orderBy('id')
-    .execute()
+/** The tag mappings of the site's instances, or of those of `controllerIds` (by controller, each ordered by id). */
+export async function listTagMappingRows(db: Db, orgId: OrgId, siteCode: string, controllerIds?: readonly string[]) {
+  const query = db.selectFrom('instances').select(['id', 'controller_id', 'tag_mappings']).where('org_id', '=', orgId).where('site_code', '=', siteCode)
+  if (controllerIds === undefined) return query.orderBy('id').execute()
+  const out: Array<{ id: string; controller_id: string; tag_mappings: string }> = []
+  for (let i = 0; i < controllerIds.length; i += CHUNK) {
+    out.push(
+      ...(await query
+        .where('controller_id', 'in', controllerIds.slice(i, i + CHUNK))
+        .orderBy('id')
+        .execute()),
+    )
+  }
+  return out
 }
 
 export function updateInstance(db: Db, orgId: OrgId, siteCode: string, id: string, changes: InstanceChanges) {
