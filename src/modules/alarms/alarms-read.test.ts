@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { describe, it } from 'node:test'
 import { harness, testDialects, type TestDialect } from '../../../test/harness.ts'
+import { MAX_LISTED_HISTORY } from './schemas.ts'
 import { addInstances, MIN, type Call } from './test-helpers.ts'
 
 interface Page {
@@ -130,6 +131,33 @@ for (const dialect of testDialects()) {
       const wrongSite = await as('GET', `/api/sites/S2/alarms/${id}`)
       assert.equal(wrongSite.statusCode, 404)
       assert.equal(wrongSite.json().code, 'NotFound')
+    })
+
+    it(`an alarm of more than ${MAX_LISTED_HISTORY} transitions is read with its latest ${MAX_LISTED_HISTORY} (historyTruncated); …/history pages them all, oldest first`, async (t) => {
+      const { as, ev, post, t0 } = await setup(t, dialect)
+      // One source flapping 1 500 times, never acknowledged: one open alarm, a transition each time.
+      const flaps = Array.from({ length: 1500 }, (_, i) => ev('P1', 'FLAP', i % 2 === 0 ? 'active' : 'normal', t0 + i * 1000))
+      const [id] = await post(flaps.slice(0, 1000))
+      await post(flaps.slice(1000))
+      const pages: Array<{ at: string; to: string }> = []
+      let cursor = ''
+      do {
+        const res = await as('GET', `/api/sites/S1/alarms/${id}/history?limit=400${cursor ? `&cursor=${cursor}` : ''}`)
+        assert.equal(res.statusCode, 200, res.body)
+        const page = res.json() as { items: Array<{ at: string; to: string }>; nextCursor: string | null }
+        pages.push(...page.items)
+        cursor = page.nextCursor ?? ''
+      } while (cursor)
+      assert.equal(pages.length, 1500)
+      const one = (await as('GET', `/api/sites/S1/alarms/${id}`)).json() as { history: unknown[]; historyTruncated?: boolean }
+      assert.equal(one.historyTruncated, true)
+      assert.deepEqual(one.history, pages.slice(-MAX_LISTED_HISTORY))
+      // An alarm of few transitions: all of them, no flag; the history of an unknown alarm or with a forged cursor is refused.
+      const [few] = await post([ev('P2', 'A', 'active', t0)])
+      const whole = (await as('GET', `/api/sites/S1/alarms/${few}`)).json() as { history: unknown[]; historyTruncated?: boolean }
+      assert.deepEqual([whole.history.length, whole.historyTruncated], [1, undefined])
+      assert.equal((await as('GET', '/api/sites/S1/alarms/alm_none/history')).statusCode, 404)
+      assert.equal((await as('GET', `/api/sites/S1/alarms/${id}/history?cursor=x`)).statusCode, 400)
     })
 
     it('the load endpoint reports a hand-built stream: chattering, a flood, suppressed activations, per-position rates', async (t) => {

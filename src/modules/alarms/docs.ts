@@ -1,4 +1,4 @@
-import { MAX_EVENTS_PER_BATCH } from './schemas.ts'
+import { MAX_EVENTS_PER_BATCH, MAX_LISTED_HISTORY } from './schemas.ts'
 
 /** Issue 26: what every action on one alarm says about a linked site in the cloud (alarms/forward.ts). */
 const FORWARDED =
@@ -27,7 +27,10 @@ export const docs = {
     'annunciated alarms per 10 minutes and per hour per operator position, the count of each 10-minute interval (`activationsPer10Min`, for a chart), the peak 10 minutes, flood periods (more than 10 per 10 minutes per position, ' +
     'intervals aligned to `from`) and the share of time in flood, activations by priority, the 10 most frequent alarms and the chattering ones (3 or more ' +
     'activations within 60 seconds). Activations while shelved or out of service are counted apart.',
-  readAlarm: 'Every transition, oldest first, with who and when.',
+  readAlarm:
+    `Every transition, oldest first, with who and when: the latest ${MAX_LISTED_HISTORY} of an alarm that has more, with \`historyTruncated: true\` ` +
+    '(`…/history` pages them all). The answer of every action on one alarm is this read.',
+  alarmHistory: 'Every transition of the alarm, oldest first, a page at a time (keyset on the transition order: stable while the alarm changes).',
   acknowledgeAlarms:
     'Acknowledges each listed alarm that is unacknowledged, in one transaction; each other is reported as `refused` with `NotFound` or `AlarmStateConflict` ' +
     'without failing the rest. Cloud, a site linked to a site server: one pending acknowledge command per alarm found (202, `results` per id, ' +

@@ -9,6 +9,8 @@ import {
   AlarmLoadQuery,
   AlarmLoadSchema,
   AlarmPage,
+  AlarmHistoryPage,
+  AlarmHistoryQuery,
   AlarmParams,
   AlarmWithHistorySchema,
   BulkAcknowledgeBody,
@@ -106,6 +108,23 @@ export const alarmsRoutes: FastifyPluginAsyncTypebox<{ alarms: AlarmsService }> 
       },
     },
     async (request) => alarms.get(request.principal.orgId, request.params.siteId, request.params.alarmId),
+  )
+
+  app.get(
+    '/:siteId/alarms/:alarmId/history',
+    {
+      config: { policy: 'member' },
+      schema: {
+        tags: TAGS,
+        operationId: 'listAlarmHistory',
+        summary: "Page through an alarm's transitions",
+        description: docs.alarmHistory,
+        params: AlarmParams,
+        querystring: AlarmHistoryQuery,
+        response: { 200: AlarmHistoryPage, ...problemResponses(400, 401, 403, 404, 429, 503) },
+      },
+    },
+    async (request) => alarms.history(request.principal.orgId, request.params.siteId, request.params.alarmId, request.query),
   )
 
   app.post(

@@ -126,10 +126,20 @@ export const AlarmTransitionSchema = Type.Object(
 )
 export type AlarmTransition = Static<typeof AlarmTransitionSchema>
 
+/** The transitions an alarm's read lists at most: its latest (`…/history` pages them all). */
+export const MAX_LISTED_HISTORY = 1000
+
 export const AlarmWithHistorySchema = Type.Object(
   {
     ...AlarmSchema.properties,
-    history: Type.Array(AlarmTransitionSchema, { description: 'Every transition, oldest first.' }),
+    history: Type.Array(AlarmTransitionSchema, {
+      description: `Every transition, oldest first: the latest ${MAX_LISTED_HISTORY} when there are more (\`historyTruncated\`).`,
+    }),
+    historyTruncated: Type.Optional(
+      Type.Literal(true, {
+        description: `Only when \`history\` leaves out earlier transitions (more than ${MAX_LISTED_HISTORY}): \`…/history\` pages them all.`,
+      }),
+    ),
     pendingCommands: Type.Optional(
       Type.Integer({ description: "Cloud, a linked site's alarm: actions forwarded to the site server that it has not applied or refused yet." }),
     ),
@@ -138,6 +148,8 @@ export const AlarmWithHistorySchema = Type.Object(
 )
 
 export const AlarmPage = Page(AlarmSchema, 'Alarms, newest change first.')
+export const AlarmHistoryQuery = Type.Object({ ...PageQuery({ defaultLimit: 100, maxLimit: 1000 }) }, { additionalProperties: false })
+export const AlarmHistoryPage = Page(AlarmTransitionSchema, 'Transitions, oldest first.')
 
 export const ListAlarmsQuery = Type.Object(
   {

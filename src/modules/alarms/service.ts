@@ -18,6 +18,7 @@ import { applyAction, expireShelvesIn } from './operate.ts'
 import { retryOnRace } from './retry.ts'
 import {
   MAX_FUTURE_SKEW_MS,
+  MAX_LISTED_HISTORY,
   MAX_LOAD_PERIOD_MS,
   MAX_SHELVE_MS,
   type AlarmActionName,
@@ -186,11 +187,16 @@ export function createAlarmsService(deps: AlarmsDeps) {
     return act(orgId, actor, siteCode, alarmId, OPERATOR_ACTIONS[action], comment, undefined, settle)
   }
 
+  /**
+   * The alarm with its latest MAX_LISTED_HISTORY transitions, oldest first; `historyTruncated` when earlier ones are
+   * left out (an alarm left open and flapping for months gathers hundreds of thousands): `history` pages them all.
+   */
   async function read(orgId: OrgId, siteCode: string, alarmId: string) {
     const row = await findAlarm(db, orgId, siteCode, alarmId)
     if (!row) throw new NotFound()
-    const history = await listAlarmHistory(db, orgId, siteCode, alarmId)
-    return { ...toAlarm(row), history: history.map(toTransition) }
+    const latest = await listAlarmHistory(db, orgId, siteCode, alarmId, { limit: MAX_LISTED_HISTORY + 1, latest: true })
+    const history = latest.slice(0, MAX_LISTED_HISTORY).reverse().map(toTransition)
+    return { ...toAlarm(row), history, ...(latest.length > MAX_LISTED_HISTORY ? { historyTruncated: true as const } : {}) }
   }
 
   /** A batch of a site not linked: events for sources `known` does not return, or stamped in the future, are refused one by one. */
@@ -259,7 +265,17 @@ export function createAlarmsService(deps: AlarmsDeps) {
       return toPage(rows, limit, toAlarm, (r) => [r.changed_at, r.id])
     },
 
-    /** The alarm with every transition, oldest first; NotFound when absent or in another site or organisation. */
+    /** Every transition of the alarm, oldest first, a page at a time; NotFound when absent or in another site or organisation. */
+    async history(orgId: OrgId, siteCode: string, alarmId: string, query: { limit?: number; cursor?: string }) {
+      await sites.require(orgId, siteCode)
+      if (!(await findAlarm(db, orgId, siteCode, alarmId))) throw new NotFound()
+      const limit = query.limit ?? 100
+      const after = decodeCursor(query.cursor, ['number'])
+      const rows = await listAlarmHistory(db, orgId, siteCode, alarmId, { limit: limit + 1, afterSeq: after?.[0] as number | undefined })
+      return toPage(rows, limit, toTransition, (r) => [r.seq])
+    },
+
+    /** The alarm with its latest transitions, oldest first; NotFound when absent or in another site or organisation. */
     async get(orgId: OrgId, siteCode: string, alarmId: string) {
       await sites.require(orgId, siteCode)
       await expireShelves(orgId, siteCode)

@@ -311,14 +311,13 @@ export async function updateAlarmIfVersion(
   return Number(result.numUpdatedRows) === 1
 }
 
-export function listAlarmHistory(db: Db, orgId: OrgId, siteCode: string, alarmId: string) {
-  return db
-    .selectFrom('alarm_history')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('site_code', '=', siteCode)
-    .where('alarm_id', '=', alarmId)
-    .orderBy('seq')
+/** An alarm's transitions: oldest first after `afterSeq`, or (`latest`) newest first; at most `limit`. */
+export function listAlarmHistory(db: Db, orgId: OrgId, siteCode: string, alarmId: string, page: { limit: number; afterSeq?: number; latest?: boolean }) {
+  let query = db.selectFrom('alarm_history').selectAll().where('org_id', '=', orgId).where('site_code', '=', siteCode).where('alarm_id', '=', alarmId)
+  if (page.afterSeq !== undefined) query = query.where('seq', '>', page.afterSeq)
+  return query
+    .orderBy('seq', page.latest ? 'desc' : 'asc')
+    .limit(page.limit)
     .execute()
 }
 
