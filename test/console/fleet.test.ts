@@ -53,7 +53,9 @@ async function playedSiteServer(c: CloudConsole, code: string) {
 async function enrolledSiteServer(t: TestContext, c: CloudConsole, code: string) {
   const cwd = mkdtempSync(join(tmpdir(), 'sitegrid-console-site-'))
   t.after(() => rmSync(cwd, { recursive: true, force: true }))
-  const env: Record<string, string> = { ...consoleServerEnv(cwd), SITEGRID_LINK_HEARTBEAT_MS: '500' }
+  // A short long-poll: a new enrolment waits for the old credential's pull to end before the link goes on (its client
+  // closes gracefully), up to the pull's wait (20 s by default), which a loaded machine pushed past the test's 30 s.
+  const env: Record<string, string> = { ...consoleServerEnv(cwd), SITEGRID_LINK_HEARTBEAT_MS: '500', SITEGRID_LINK_PULL_WAIT_MS: '2000' }
   let handle = await connectDatabase(env.DATABASE_URL!, { poolSize: 1 })
   await migrateToLatest(handle.db)
   await handle.close()
