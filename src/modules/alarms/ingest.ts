@@ -16,6 +16,7 @@ import {
   type ShelveWindow,
 } from './store.ts'
 import { flagsOf } from './view.ts'
+import { appendTo } from '../../grouping.ts'
 
 /** Who applied a batch: a principal, or `system` for events the server raises itself (history's `actor_kind`). */
 export type EventActor = Pick<Actor, 'kind' | 'subject'> | { kind: 'system'; subject: string }
@@ -78,11 +79,7 @@ export async function applyEventBatch(
 
   const windows = new Map<string, ShelveWindow[]>()
   if (fresh.length > 0) {
-    for (const w of await findShelveWindowsEndingAfter(trx, orgId, siteCode, fresh[0]!.occurredAt)) {
-      const ofTag = windows.get(w.tagKey)
-      if (ofTag) ofTag.push(w)
-      else windows.set(w.tagKey, [w])
-    }
+    for (const w of await findShelveWindowsEndingAfter(trx, orgId, siteCode, fresh[0]!.occurredAt)) appendTo(windows, w.tagKey, w)
   }
   const shelvedAt = (key: string, at: number) => windows.get(key)?.some((w) => w.startsAt <= at && at < w.endsAt) ?? false
 

@@ -24,6 +24,7 @@ import {
   type ControllerStatusRow,
   type GatewayRow,
 } from './store.ts'
+import { appendTo } from '../../grouping.ts'
 
 const PAGE = 500
 /** The alarm raised for a controller that stopped communicating: its source is the controller (`instanceId` its id). */
@@ -337,11 +338,6 @@ export type EdgeStatusService = ReturnType<typeof createEdgeStatus>
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>()
-  for (const item of items) {
-    const k = key(item)
-    const group = out.get(k)
-    if (group) group.push(item)
-    else out.set(k, [item])
-  }
+  for (const item of items) appendTo(out, key(item), item)
   return out
 }

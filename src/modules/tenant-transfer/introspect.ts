@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Dialect } from '../../db/connect.ts'
 import type { Db } from '../../db/schema.ts'
+import { appendTo } from '../../grouping.ts'
 
 /** A row of a table or of a package part: column name to value. */
 export type Row = Record<string, unknown>
@@ -96,6 +97,6 @@ export async function describeUniqueKeys(db: Db, dialect: Dialect, name: string)
 
 function groupColumns(rows: Array<{ index_name: string; column_name: string }>): string[][] {
   const byIndex = new Map<string, string[]>()
-  for (const r of rows) byIndex.set(r.index_name, [...(byIndex.get(r.index_name) ?? []), r.column_name])
+  for (const r of rows) appendTo(byIndex, r.index_name, r.column_name)
   return [...byIndex.values()]
 }

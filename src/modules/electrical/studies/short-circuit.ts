@@ -7,6 +7,7 @@ import { inverseDiagonal } from './sparse-inverse.ts'
 import { currentsIntoPath } from './device-currents.ts'
 import { starEquivalent, studyBuses, studyParameters, type CableFromSizeUsed } from './study-buses.ts'
 import { zeroSequenceNetwork, zeroSequenceOf, type Case, type SequenceBranch, type SequenceShunt } from './zero-sequence.ts'
+import { appendTo } from '../../../grouping.ts'
 
 /**
  * Three-phase short-circuit currents by IEC 60909-0 (2016): the equivalent voltage source c·Un/√3 at the fault,
@@ -543,9 +544,7 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
     const j = index[s.bus]!
     if (s.zOhm.max === null || j === -1) continue
     sourceCount++
-    const here = shuntsAt.get(j)
-    if (here) here.push(s)
-    else shuntsAt.set(j, [s])
+    appendTo(shuntsAt, j, s)
   }
   if (sourceCount * n > MAX_SOURCE_SHARES) throw new StudyTooManySources(n, sourceCount, MAX_SOURCE_SHARES)
   // c · iBase / |Z_kk| per faulted bus: a source's share is then |Z_jk| / |z_s| times it.
@@ -620,7 +619,7 @@ export function shortCircuitSolve(graph: Graph, options: ShortCircuitOptions): S
   for (const s of shunts) {
     if (s.zOhm.max === null || index[s.bus] === -1) continue
     const i = graph.indexOf.get(s.node.id)!
-    shuntsOfNode.set(i, [...(shuntsOfNode.get(i) ?? []), s])
+    appendTo(shuntsOfNode, i, s)
   }
   // The minimum case's branches, made once for every call (a coordination asks once per device).
   let minBranchOfEdge: Map<number, SequenceBranch> | undefined
